@@ -1,0 +1,50 @@
+# The two commands of the README: `make demo` and `make test`. Each installs what it
+# needs (Debian packages via apt, Python packages via pip), builds, and runs.
+
+APT_PACKAGES := g++ libeigen3-dev libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
+PIP_PACKAGES := cmake ninja nanobind scikit-build-core numpy pytest tqdm
+PYTHON ?= python3
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+
+.PHONY: all deps deps-apt deps-pip build demo test test-cpp test-python bench clean
+
+all: build
+
+deps: deps-apt deps-pip
+
+deps-apt:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+deps-pip:
+	@$(PYTHON) -c "import nanobind, scikit_build_core, numpy, pytest, tqdm" 2>/dev/null && command -v cmake >/dev/null || \
+	  $(PYTHON) -m pip install -q $(PIP_PACKAGES)
+
+build: deps
+	cmake -S . -B $(BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./scripts/demo.sh $(BUILD)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure
+	@if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then $(MAKE) --no-print-directory test-python; fi
+
+test-python: deps
+	$(PYTHON) -m pip install -q . && $(PYTHON) -m pytest -q tests/python
+
+bench: build
+	./scripts/bench.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

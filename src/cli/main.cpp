@@ -1,0 +1,28 @@
+// The lrnn command: subcommands live in their own files and register themselves.
+#include <algorithm>
+#include <iostream>
+
+#include "cli/command.hpp"
+#include "lrnn/diagnostics.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"lrnn: differentiable logic programs (Lifted Relational Neural Networks)", "lrnn"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("lrnn 0.1.0"));
+  auto& commands = lrnn::cli::CommandRegistry::all();
+  std::stable_sort(commands.begin(), commands.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [order, setup] : commands) setup(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const lrnn::Error& e) {
+    std::cerr << e.what() << "\n";
+    return e.kind() == lrnn::ErrorKind::Parse ? lrnn::cli::kExitBadInput : lrnn::cli::kExitFailure;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return lrnn::cli::kExitFailure;
+  }
+  return lrnn::cli::kExitOk;
+}

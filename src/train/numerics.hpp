@@ -1,0 +1,93 @@
+// Training numerics that know nothing of networks: parameter initialisers, losses,
+// optimizers, learning-rate schedules, metrics. They work on flat double arrays; the
+// trainer (src/train/trainer.*) owns the parameters and calls these once per step.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace lrnn::train {
+
+using Rng = std::mt19937_64;  // the one generator: a seed reproduces everything
+
+// ---- initialisers ----------------------------------------------------------------------
+enum class InitKind : uint8_t { Uniform, Normal, Glorot, He, Constant };
+struct Initializer {
+  InitKind kind = InitKind::Glorot;
+  double scale = 1.0;  // Uniform: U(-scale, scale); Normal: N(0, scale^2); Constant: value
+  static Initializer parse(const std::string& name);  // throws lrnn::Error on unknown name
+};
+// Fills `w` (a rows x cols weight; fan_in = cols, fan_out = rows; scalars use 1, 1).
+// Glorot: U(-a, a), a = sqrt(6 / (fan_in + fan_out)); He: N(0, 2 / fan_in).
+void initialize(const Initializer& init, int rows, int cols, std::span<double> w, Rng& rng);
+
+// ---- losses ------------------------------------------------------------------------------
+enum class LossKind : uint8_t {
+  Mse,                 // mean over entries of (y - t)^2
+  CrossEntropy,        // from logits: binary (sigmoid) for 1-entry outputs, softmax otherwise
+};
+LossKind parse_loss(const std::string& name);  // "mse", "crossentropy" / "cross_entropy"
+// Loss of one output (n entries) against its target (n entries; for multi-class
+// cross-entropy a one-hot or probability vector, or n == 1 target holding the class
+// index when the output has more than one entry). Writes dL/dy into `grad` (n entries).
+double loss(LossKind kind, std::span<const double> y, std::span<const double> target,
+            std::span<double> grad);
+// What the model predicts from an output for reporting: sigmoid/softmax for
+// cross-entropy, identity for MSE.
+void predict(LossKind kind, std::span<const double> y, std::span<double> prediction);
+
+// ---- optimizers ------------------------------------------------------------------------------
+enum class OptimizerKind : uint8_t { Sgd, Adam, AdamW };
+struct OptimizerConfig {
+  OptimizerKind kind = OptimizerKind::Adam;
+  double lr = 1e-3;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double weight_decay = 0.0;  // SGD/Adam: L2 added to the gradient; AdamW: decoupled (default 0.01)
+  double momentum = 0.0;      // SGD
+  static OptimizerKind parse(const std::string& name);  // "sgd", "adam", "adamw"
+};
+// Keeps its own state (moments) for a parameter vector of fixed size.
+class Optimizer {
+ public:
+  Optimizer(const OptimizerConfig& config, size_t num_params);
+  // params -= update(grads); lr is the scheduled rate for this step.
+  void step(std::span<double> params, std::span<const double> grads, double lr);
+  const OptimizerConfig& config() const { return config_; }
+  // State for checkpoints (moments and step count), flat.
+  std::vector<double> state() const;
+  void set_state(const std::vector<double>& s);
+
+ private:
+  OptimizerConfig config_;
+  std::vector<double> m_, v_;
+  uint64_t t_ = 0;
+};
+
+// ---- learning-rate schedules ----------------------------------------------------------------
+enum class ScheduleKind : uint8_t { Constant, Step, Exponential, Cosine };
+struct Schedule {
+  ScheduleKind kind = ScheduleKind::Constant;
+  int step_size = 10;    // Step: multiply by gamma every step_size epochs
+  double gamma = 0.5;    // Step / Exponential (lr * gamma^epoch)
+  int total_epochs = 1;  // Cosine: anneal to min_lr over total_epochs
+  double min_lr = 0.0;
+  static ScheduleKind parse(const std::string& name);  // "constant", "step", "exponential", "cosine"
+  double lr(double base_lr, int epoch) const;  // epoch is 0-based
+};
+
+// ---- metrics --------------------------------------------------------------------------------
+// Accuracy of predictions against targets: for single-entry outputs, prediction rounded
+// at `threshold` (0.5; for MSE targets in {-1, 1} the threshold is 0 and the sign counts);
+// for multi-entry outputs, argmax against the target's argmax (or the class index).
+double accuracy(const std::vector<std::vector<double>>& predictions,
+                const std::vector<std::vector<double>>& targets);
+// Area under the ROC curve of single-entry scores against binary targets (ties counted
+// half); NaN if only one class is present.
+double auc(const std::vector<double>& scores, const std::vector<double>& targets);
+
+}  // namespace lrnn::train
