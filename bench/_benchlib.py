@@ -109,6 +109,21 @@ def header() -> dict:
     }
 
 
+def load_warning() -> str | None:
+    """A warning when other processes already keep every core busy: then multi-threaded
+    timings measure the scheduler as much as the code (a 2-thread parallel region waits
+    for whichever of its threads was preempted)."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return None
+    cpus = os.cpu_count() or 1
+    if load > cpus:
+        return (f"warning: load average {load:.1f} on {cpus} cores before the run: timings are "
+                f"dominated by other processes; compare ratios of this run only")
+    return None
+
+
 def ratio(numerator, denominator):
     if numerator is None or denominator is None or denominator <= 0:
         return None

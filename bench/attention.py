@@ -73,6 +73,9 @@ def main() -> int:
     args = parser.parse_args()
     args.build = os.path.abspath(args.build)
 
+    warning = benchlib.load_warning()
+    if warning:
+        print(warning)
     print(f"attention: forward+backward, d={args.dim}, window={args.window}, {args.threads} threads, "
           f"{args.stat} time per pass")
     torch_report = run_torch(args)

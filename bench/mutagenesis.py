@@ -169,6 +169,9 @@ def main() -> int:
     args = parser.parse_args()
     args.build, args.data = os.path.abspath(args.build), os.path.abspath(args.data)
 
+    warning = benchlib.load_warning()
+    if warning:
+        print(warning)
     print(f"mutagenesis: {os.path.relpath(TEMPLATE, benchlib.REPO)}, {args.epochs} epochs, adam lr={args.lr}, "
           f"mse, batch size {args.batch_size}, seed {args.seed}")
     lrnn = run_lrnn(args)
