@@ -63,6 +63,9 @@ Shape activation_shape(const Activation& a, Shape in) {
     case ActivationKind::Transpose:
       return {in.cols, in.rows};
     case ActivationKind::Slice: {
+      if ((a.row_end >= 0 && (a.row_begin < 0 || a.row_begin >= a.row_end)) ||
+          (a.col_end >= 0 && (a.col_begin < 0 || a.col_begin >= a.col_end)))
+        throw Error(ErrorKind::Shape, to_string(a) + " is an empty or negative range");
       if (a.row_end > in.rows || a.col_end > in.cols)
         throw Error(ErrorKind::Shape, to_string(a) + " is out of range for a value of shape " +
                                           to_string(in));
@@ -70,7 +73,7 @@ Shape activation_shape(const Activation& a, Shape in) {
       return {b.r1 - b.r0, b.c1 - b.c0};
     }
     case ActivationKind::Reshape:
-      if (a.rows * a.cols != in.size())
+      if (a.rows <= 0 || a.cols <= 0 || a.rows * a.cols != in.size())
         throw Error(ErrorKind::Shape, to_string(a) + " cannot reshape a value of shape " +
                                           to_string(in) + " (" + std::to_string(in.size()) +
                                           " entries) into " + std::to_string(a.rows) + "x" +
