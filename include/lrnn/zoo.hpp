@@ -22,7 +22,11 @@
 //    which is exactly torch's out_proj(concat(heads)).
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lrnn/ast.hpp"
@@ -148,5 +152,66 @@ std::vector<Literal> sequence_facts(const std::string& predicate, const double* 
 ExampleAst sequence_example(const std::string& predicate, const double* x, int n, int d);
 // Queries `predicate(0)`, ..., `predicate(n-1)` (no targets).
 std::vector<Literal> sequence_queries(const std::string& predicate, int n);
+
+// ---- running a module on sequences ---------------------------------------------------
+// One named input sequence: rows of a row-major [n, d] array become `<[row i]> predicate(i)`.
+struct SequenceInput {
+  std::string predicate;
+  const double* data = nullptr;
+  int n = 0, d = 0;
+};
+
+// A torch tensor flattened row-major (1-D tensors: rows = size, cols = 1).
+struct TorchTensor {
+  std::vector<double> data;
+  int rows = 0, cols = 1;
+};
+
+// Runs a Module (or any template whose output is predicate/1 over positions) on sequences
+// with the lrnn engine. Grounding depends only on the sequence lengths and the extra
+// facts (edges, mask facts), never on the values, so one grounded plan is kept per
+// distinct (input lengths, extra facts) and later calls only write the new values into it:
+// after the first pass over a dataset of equal-length sequences no grounding happens.
+class SequenceModel {
+ public:
+  explicit SequenceModel(const Module& module, uint64_t seed = 1);
+  SequenceModel(const TemplateAst& ast, std::string input, std::string output, uint64_t seed = 1);
+  ~SequenceModel();
+  SequenceModel(SequenceModel&&) noexcept;
+  SequenceModel& operator=(SequenceModel&&) noexcept;
+
+  // Parameters by weight name (without '$'), values row-major.
+  std::vector<std::string> parameter_names() const;
+  std::pair<int, int> parameter_shape(const std::string& name) const;
+  std::vector<double> parameter(const std::string& name) const;
+  void set_parameter(const std::string& name, const std::vector<double>& values);
+  // Copies every weight from a torch state_dict (keys as in Module::torch); throws
+  // lrnn::Error naming a missing key or a shape that does not fit.
+  void load_torch(const std::vector<TorchSlice>& mapping, const std::map<std::string, TorchTensor>& state);
+
+  // Forward pass: output(0..out_n-1) as a row-major [out_n, d_out] array. extra_facts are
+  // added to the example as written (e.g. `<[..]> edge(0, 1)` or mask facts).
+  std::vector<double> forward(const std::vector<SequenceInput>& inputs, int out_n,
+                              const std::vector<Literal>& extra_facts = {});
+  std::vector<double> forward(const double* x, int n, int d);  // input = module input
+  // After forward: propagates dL/d(output) ([out_n, d_out]); returns dL/d(input) per input
+  // sequence (same order and shapes as forward's inputs) and ACCUMULATES parameter
+  // gradients (read with parameter_grad, reset with zero_grad).
+  std::vector<std::vector<double>> backward(const std::vector<double>& grad_output);
+  std::vector<double> parameter_grad(const std::string& name) const;
+  void zero_grad();
+
+  struct Stats {
+    size_t groundings = 0;   // examples grounded (plan cache misses)
+    size_t cache_hits = 0;   // forward calls served by a cached plan
+    size_t ground_rules = 0; // ground rules of the last plan used
+  };
+  Stats stats() const;
+  int output_dim() const;  // rows of an output value (after the first forward)
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace lrnn::zoo
