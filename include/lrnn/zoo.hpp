@@ -16,6 +16,7 @@
 //        <1/sqrt(hd)> p_d_k.
 //        p_q{h}(I) :- $p_wq{h}={hd,E} x(I), $p_bq{h}={hd}.            (k, v alike on the key input)
 //        p_w{h}(I, J) :- p_d_k, p_k{h}(J)^T, p_q{h}(I), MASK. [combination=product, aggregation=softmax(J)]
+//    (a mask with helper variables, e.g. D = I - J, normalises over them too: softmax(J, D))
 //        p_a{h}(I) :- p_w{h}(I, J), p_v{h}(J). [combination=product, aggregation=sum]
 //    and the output projection sums the heads through column slices of W_o:
 //        out(I) :- $p_wo0={E,hd} p_a0(I), ..., $p_bo={E}.

@@ -1,5 +1,6 @@
 // Attention generators: masks, the shared head emission, Attention, MultiheadAttention and
 // relational attention over graph edges.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -73,13 +74,30 @@ std::string filled_vector(int n, double v) {
 std::string dims(int rows, int cols) { return "{" + std::to_string(rows) + "," + std::to_string(cols) + "}"; }
 std::string dims(int rows) { return "{" + std::to_string(rows) + "}"; }
 
-namespace {
 std::string mask_suffix(const Mask& mask) {
   std::string s;
   for (const auto& l : mask.literals) s += ", " + l;
   return s;
 }
-}  // namespace
+
+std::string softmax_over(const Mask& mask) {
+  // softmax(J) normalises across the groundings that differ only in J; a mask's helper
+  // variables (D = I - J) differ together with J, so they join the normalised variables:
+  // the softmax then runs over every key J allowed for one query I.
+  std::string over = "J";
+  if (mask.empty()) return over;
+  std::string body;
+  for (const auto& l : mask.literals) body += (body.empty() ? "" : ", ") + l;
+  Rule r = parse_rule("mask(I, J) :- " + body, "<mask>");
+  std::vector<std::string> seen = {"I", "J"};
+  for (const Literal& l : r.body)
+    for (const Term& t : l.args)
+      if (t.is_variable() && t.text != "_" && std::find(seen.begin(), seen.end(), t.text) == seen.end()) {
+        seen.push_back(t.text);
+        over += ", " + t.text;
+      }
+  return over;
+}
 
 std::string emit_heads(Module& m, const HeadsSpec& spec) {
   const int E = spec.embed_dim, H = spec.heads;
@@ -106,7 +124,8 @@ std::string emit_heads(Module& m, const HeadsSpec& spec) {
       }
     }
     m.lines.push_back(p + "_w" + hs + "(I, J) :- " + p + "_d_k, " + p + "_k" + hs + "(J)^T, " + p + "_q" + hs + "(I)" +
-                      mask_suffix(spec.mask) + ". [combination=product, aggregation=softmax(J)]");
+                      mask_suffix(spec.mask) + ". [combination=product, aggregation=softmax(" +
+                      softmax_over(spec.mask) + ")]");
     m.lines.push_back(p + "_a" + hs + "(I) :- " + p + "_w" + hs + "(I, J), " + p + "_v" + hs +
                       "(J). [combination=product, aggregation=sum]");
   }
@@ -207,7 +226,8 @@ Module relational_attention(int node_dim, int edge_dim, int num_heads, const Rel
                         "(I, J), $" + p + "_b" + n + hs + "=" + dims(hd) + ".");
     }
     m.lines.push_back(p + "_w" + hs + "(I, J) :- " + p + "_d_k, " + p + "_k" + hs + "(I, J)^T, " + p + "_q" + hs +
-                      "(I, J)" + mask + ". [combination=product, aggregation=softmax(J)]");
+                      "(I, J)" + mask + ". [combination=product, aggregation=softmax(" +
+                      detail::softmax_over(o.mask) + ")]");
     m.lines.push_back(p + "_a" + hs + "(I) :- " + p + "_w" + hs + "(I, J), " + p + "_v" + hs +
                       "(I, J). [combination=product, aggregation=sum]");
     out_body += (h ? ", $" : "$") + p + "_wo" + hs + "=" + dims(E, hd) + " " + p + "_a" + hs + "(I)";

@@ -15,6 +15,11 @@ std::string filled_vector(int n, double v);          // "[v, v, ...]"
 std::string dims(int rows, int cols);                // "{rows,cols}"
 std::string dims(int rows);                          // "{rows}"
 
+// ", lit1, lit2" (empty without a mask).
+std::string mask_suffix(const Mask& mask);
+// The variables of the score rule's softmax: J and every helper variable of the mask.
+std::string softmax_over(const Mask& mask);
+
 // The pieces of a group of attention heads, written into a Module.
 struct HeadsSpec {
   std::string prefix;        // p: predicates p_q0, p_k0, p_v0, p_w0, p_a0, ..., weights $p_wq0, ...
