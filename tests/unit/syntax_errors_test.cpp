@@ -289,6 +289,29 @@ TEST(SyntaxErrors, InlineInputsGiveExactDiagnostics) {
   }
 }
 
+// The caret lines up under the offending character even after multi-byte UTF-8 text
+// (one terminal column per character), and bytes that are not UTF-8 are shown as '?'.
+TEST(SyntaxErrors, CaretCountsCharactersNotBytes) {
+  try {
+    lrnn::parse_template("h :- p('caf\xc3\xa9 \xe2\x82\xac'), q(X) & r.");
+    FAIL();
+  } catch (const lrnn::Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "<string>:1:27: error: unexpected character '&'\n"  // columns count bytes
+              "h :- p('caf\xc3\xa9 \xe2\x82\xac'), q(X) & r.\n"
+              "                       ^");
+  }
+  try {
+    lrnn::parse_template("h :- p.\nq :- '\xff'.");
+    FAIL();
+  } catch (const lrnn::Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "<string>:2:7: error: invalid UTF-8: byte 0xFF at byte offset 14\n"
+              "q :- '?'.\n"
+              "      ^");
+  }
+}
+
 TEST(SyntaxErrors, SelfImportIsACycle) {
   auto dir = std::filesystem::temp_directory_path() / ("lrnn_syntax_self_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
