@@ -20,6 +20,7 @@ struct Shape {
   bool scalar() const { return rows == 1 && cols == 1; }
   bool operator==(const Shape&) const = default;
 };
+std::string to_string(Shape s);  // "3x1"
 
 // ---- activations ---------------------------------------------------------------------
 enum class ActivationKind : uint8_t {
@@ -76,6 +77,9 @@ std::string to_string(const Aggregation& a);
 // Max/Min are element-wise. Count is 1x1 (segment length). Concat stacks the segment's
 // values (needs equal segment lengths: out rows = len * rows). Softmax is NOT a segment
 // reduction here: use segment_softmax below, then a Sum aggregation.
+// Output shape of one segment of `segment_length` values of shape `in` (segment_length
+// matters only for Concat); Softmax keeps `in` (it is applied by segment_softmax).
+Shape aggregation_shape(AggregationKind a, Shape in, size_t segment_length);
 void aggregation_forward(AggregationKind a, Shape in, size_t segments, const uint32_t* offsets,
                          const double* x, double* y);
 void aggregation_backward(AggregationKind a, Shape in, size_t segments, const uint32_t* offsets,

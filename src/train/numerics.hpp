@@ -15,13 +15,26 @@ namespace lrnn::train {
 
 using Rng = std::mt19937_64;  // the one generator: a seed reproduces everything
 
+// Portable draws from Rng. std::uniform_real_distribution, normal_distribution and
+// std::shuffle are implementation-defined, so the same seed could give different numbers
+// under another standard library; these are defined here bit for bit (the normal uses
+// std::log/std::cos/std::sqrt, which glibc rounds correctly).
+double uniform01(Rng& rng);                    // [0, 1): the top 53 bits of one draw
+double standard_normal(Rng& rng);              // Box-Muller (cosine branch), two draws
+uint64_t uniform_below(Rng& rng, uint64_t n);  // unbiased integer in [0, n), n > 0
+void shuffle(std::span<uint32_t> items, Rng& rng);  // Fisher-Yates with uniform_below
+void shuffle(std::span<size_t> items, Rng& rng);
+
 // ---- initialisers ----------------------------------------------------------------------
 enum class InitKind : uint8_t { Uniform, Normal, Glorot, He, Constant };
 struct Initializer {
   InitKind kind = InitKind::Glorot;
   double scale = 1.0;  // Uniform: U(-scale, scale); Normal: N(0, scale^2); Constant: value
+  // "glorot" (alias "xavier"), "he" ("kaiming"), "uniform", "normal" ("gaussian"),
+  // "constant"; an optional "(x)" sets scale: "uniform(0.1)", "constant(0.5)".
   static Initializer parse(const std::string& name);  // throws lrnn::Error on unknown name
 };
+std::string to_string(const Initializer& init);  // parses back to the same initializer
 // Fills `w` (a rows x cols weight; fan_in = cols, fan_out = rows; scalars use 1, 1).
 // Glorot: U(-a, a), a = sqrt(6 / (fan_in + fan_out)); He: N(0, 2 / fan_in).
 void initialize(const Initializer& init, int rows, int cols, std::span<double> w, Rng& rng);
@@ -32,6 +45,7 @@ enum class LossKind : uint8_t {
   CrossEntropy,        // from logits: binary (sigmoid) for 1-entry outputs, softmax otherwise
 };
 LossKind parse_loss(const std::string& name);  // "mse", "crossentropy" / "cross_entropy"
+std::string to_string(LossKind kind);
 // Loss of one output (n entries) against its target (n entries; for multi-class
 // cross-entropy a one-hot or probability vector, or n == 1 target holding the class
 // index when the output has more than one entry). Writes dL/dy into `grad` (n entries).
@@ -50,7 +64,12 @@ struct OptimizerConfig {
   double weight_decay = 0.0;  // SGD/Adam: L2 added to the gradient; AdamW: decoupled (default 0.01)
   double momentum = 0.0;      // SGD
   static OptimizerKind parse(const std::string& name);  // "sgd", "adam", "adamw"
+  // The defaults PyTorch uses for that optimizer: the fields above, except that AdamW's
+  // weight_decay is 0.01 (torch.optim.AdamW). Callers start from this and override what
+  // the user gave.
+  static OptimizerConfig defaults(OptimizerKind kind);
 };
+std::string to_string(OptimizerKind kind);
 // Keeps its own state (moments) for a parameter vector of fixed size.
 class Optimizer {
  public:
@@ -79,6 +98,7 @@ struct Schedule {
   static ScheduleKind parse(const std::string& name);  // "constant", "step", "exponential", "cosine"
   double lr(double base_lr, int epoch) const;  // epoch is 0-based
 };
+std::string to_string(ScheduleKind kind);
 
 // ---- metrics --------------------------------------------------------------------------------
 // Accuracy of predictions against targets: for single-entry outputs, prediction rounded

@@ -1,0 +1,147 @@
+"""Shared helpers of the Python benchmark runners (bench/[!_]*.py): running a command while
+measuring its peak memory, reading its JSON, and describing the run."""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATASETS = os.path.join(os.path.dirname(REPO), "shared", "datasets")
+if not os.path.isdir(DATASETS):
+    DATASETS = "/work/shared/datasets"
+RESULTS = os.path.join(REPO, "bench", "results")
+
+
+@dataclass
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+    wall_s: float
+    peak_rss_mb: float  # of the child and the descendants it waited for
+
+
+def run_with_rss(cmd: list[str], timeout_s: float | None = None, cwd: str | None = None) -> Run:
+    """Run cmd to completion and return its output, wall time and peak RSS.
+
+    The child is reaped with os.wait4, whose rusage belongs to that child alone (Linux's
+    ru_maxrss: the peak RSS, in KiB, of the child or of its largest waited-for descendant).
+    That is why each command gets its own number here; getrusage(RUSAGE_CHILDREN) would give
+    the maximum over every child this process has ever waited for. Output goes through
+    temporary files so no pipe can fill up while we wait."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, cwd=cwd)
+        deadline = None if timeout_s is None else start + timeout_s
+        killed = False
+        while True:
+            flags = 0 if deadline is None else os.WNOHANG
+            pid, status, rusage = os.wait4(proc.pid, flags)
+            if pid == proc.pid:
+                break
+            if time.perf_counter() > deadline and not killed:
+                proc.kill()
+                killed = True
+                deadline = None  # now wait for it to die
+            else:
+                time.sleep(0.05)
+        wall_s = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)  # tell Popen the child is reaped
+        out.seek(0)
+        err.seek(0)
+        stderr = err.read() + (f"\n(killed after {timeout_s} s)" if killed else "")
+        return Run(proc.returncode, out.read(), stderr, wall_s, rusage.ru_maxrss / 1024.0)
+
+
+def last_json_object(text: str) -> dict | None:
+    """The JSON object a tool printed: the whole output, or else its last line that parses."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+        return value if isinstance(value, dict) else None
+    except json.JSONDecodeError:
+        pass
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                continue
+    return None
+
+
+def git_commit() -> str | None:
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def machine() -> dict:
+    try:
+        load = os.getloadavg()
+    except OSError:
+        load = None
+    return {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "loadavg_at_start": load,
+    }
+
+
+def header() -> dict:
+    return {
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "commit": git_commit(),
+        "machine": machine(),
+    }
+
+
+def load_warning() -> str | None:
+    """A warning when other processes already keep every core busy: then multi-threaded
+    timings measure the scheduler as much as the code (a 2-thread parallel region waits
+    for whichever of its threads was preempted)."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return None
+    cpus = os.cpu_count() or 1
+    if load > cpus:
+        return (f"warning: load average {load:.1f} on {cpus} cores before the run: timings are "
+                f"dominated by other processes; compare ratios of this run only")
+    return None
+
+
+def ratio(numerator, denominator):
+    if numerator is None or denominator is None or denominator <= 0:
+        return None
+    return numerator / denominator
+
+
+def fmt(value, unit="", digits=3):
+    if value is None:
+        return "n/a"
+    return f"{value:.{digits}g}{unit}"
+
+
+def write_result(name: str, result: dict, path: str | None = None) -> str:
+    path = path or os.path.join(RESULTS, f"{name}.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fp:
+        json.dump(result, fp, indent=2)
+        fp.write("\n")
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Benchmark bench/attention (issue 5): lrnn attention vs PyTorch SDPA, one run.
+
+For n in 128, 512, 2048 and d = 64, float64 and float32, forward + backward time of
+  full    lrnn full attention  vs torch.nn.functional.scaled_dot_product_attention
+  window  lrnn sliding-window attention (0 <= i - j <= 16, the mask as a body literal, so
+          masked scores are never computed) vs torch SDPA with the equivalent boolean mask
+and the ratio torch / lrnn per configuration (above 1 means lrnn is faster). Targets:
+full within 2x of torch (ratio >= 0.5); window at n = 2048 at least 10x faster (ratio >= 10);
+lrnn's windowed cost growing linearly in n.
+
+PyTorch runs in its own process (bench/peers/torch_attention.py, 2 threads). Writes
+bench/results/attention.json.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import _benchlib as benchlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PEER = os.path.join(HERE, "peers", "torch_attention.py")
+
+
+# ---------------------------------------------------------------------------------------
+# LRNN SIDE. lrnn's attention (issue 5) does not exist yet. When it does, this function
+# must time the same thing as the torch peer: one forward + backward pass of single-head
+# attention on q, k, v of shape [n, d] (output gradient given, gradients of q, k, v
+# computed), with the same dtype, for variant "full" or "window" (0 <= i - j <= window),
+# warmed up and repeated like the peer, and return {"available": True, "median_s": ...,
+# "min_s": ..., "repeats": ...}. Run it in its own process (e.g. a bench_attention
+# executable or the Python package) with 2 threads, like the peer.
+# ---------------------------------------------------------------------------------------
+def run_lrnn_attention(n: int, d: int, dtype: str, variant: str, window: int, args) -> dict:
+    return {"available": False, "reason": "lrnn attention not available yet"}
+
+
+def run_torch(args) -> dict:
+    cmd = [
+        sys.executable, PEER,
+        "--sizes", args.sizes, "--dim", str(args.dim), "--window", str(args.window),
+        "--dtypes", args.dtypes, "--threads", str(args.threads),
+        "--min-time", str(args.min_time), "--max-repeats", str(args.max_repeats),
+    ]
+    run = benchlib.run_with_rss(cmd, timeout_s=args.timeout)
+    report = benchlib.last_json_object(run.stdout)
+    if run.returncode != 0 or report is None:
+        tail = (run.stderr or run.stdout).strip().splitlines()[-5:]
+        hint = " (pip install torch==2.13.0)" if "No module named 'torch'" in run.stderr else ""
+        return {"available": False, "command": cmd,
+                "reason": f"torch run failed (exit {run.returncode}){hint}: " + " | ".join(tail)}
+    report.update(available=True, command=cmd, peak_rss_mb=run.peak_rss_mb)
+    return report
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", default=os.path.join(benchlib.REPO, "build"), help="lrnn build directory")
+    parser.add_argument("--sizes", default="128,512,2048")
+    parser.add_argument("--dim", type=int, default=64)
+    parser.add_argument("--window", type=int, default=16)
+    parser.add_argument("--dtypes", default="float64,float32")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--min-time", type=float, default=1.0, help="seconds of timed passes per configuration")
+    parser.add_argument("--max-repeats", type=int, default=50)
+    parser.add_argument("--stat", choices=("min", "median"), default="min",
+                        help="statistic compared (default min: on a shared machine the median also "
+                             "measures other processes' load)")
+    parser.add_argument("--timeout", type=float, default=1800)
+    parser.add_argument("--out", default=None, help="result file (default bench/results/attention.json)")
+    args = parser.parse_args()
+    args.build = os.path.abspath(args.build)
+
+    warning = benchlib.load_warning()
+    if warning:
+        print(warning)
+    print(f"attention: forward+backward, d={args.dim}, window={args.window}, {args.threads} threads, "
+          f"{args.stat} time per pass")
+    torch_report = run_torch(args)
+    if not torch_report["available"]:
+        print(f"torch unavailable: {torch_report['reason']}")
+    torch_times = {
+        (r["n"], r["dtype"], r["variant"]): r for r in torch_report.get("results", [])
+    }
+
+    rows = []
+    for n in (int(s) for s in args.sizes.split(",")):
+        for dtype in args.dtypes.split(","):
+            for variant in ("full", "window"):
+                peer = torch_times.get((n, dtype, variant))
+                mine = run_lrnn_attention(n, args.dim, dtype, variant, args.window, args)
+                stat = f"{args.stat}_s"
+                speedup = benchlib.ratio(peer[stat] if peer else None,
+                                         mine.get(stat) if mine.get("available") else None)
+                rows.append({"n": n, "d": args.dim, "dtype": dtype, "variant": variant,
+                             "torch": peer, "lrnn": mine, "speedup": speedup})
+                torch_text = benchlib.fmt(peer[stat] * 1e3, " ms", 4) if peer else "n/a"
+                lrnn_text = (benchlib.fmt(mine[stat] * 1e3, " ms", 4) if mine.get("available")
+                             else mine["reason"])
+                print(f"n={n:<5} {dtype:<8} {variant:<7} torch {torch_text:>10}   lrnn {lrnn_text}"
+                      f"   torch/lrnn {benchlib.fmt(speedup, 'x')}")
+
+    result = {
+        "benchmark": "attention",
+        **benchlib.header(),
+        "config": {"sizes": args.sizes, "d": args.dim, "window": args.window, "dtypes": args.dtypes,
+                   "threads": args.threads, "min_time_s": args.min_time, "stat": args.stat},
+        "torch": {k: v for k, v in torch_report.items() if k != "results"},
+        "rows": rows,
+        "notes": [
+            "times: min and median seconds of one forward+backward pass (q, k, v gradients) after warm-up",
+            "window mask: allowed[i, j] = 0 <= i - j <= window; torch computes all n*n scores and masks them",
+            "speedup: torch / lrnn of the statistic in config.stat (above 1 means lrnn is faster)",
+        ],
+    }
+    path = benchlib.write_result("attention", result, args.out)
+    print(f"wrote {os.path.relpath(path, benchlib.REPO) if path.startswith(benchlib.REPO) else path}")
+    return 0 if torch_report["available"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

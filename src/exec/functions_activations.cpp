@@ -1,0 +1,303 @@
+// Activation kernels: one switch per call, then a flat loop over every entry of the
+// batch (element-wise) or over every value (whole-value functions).
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "exec/functions.hpp"
+
+namespace lrnn::exec {
+
+namespace {
+
+constexpr double kLeakySlope = 0.01;
+constexpr double kNormEps = 1e-5;  // PyTorch's layer_norm default
+
+inline double stable_sigmoid(double x) {
+  if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
+  double e = std::exp(x);
+  return e / (1.0 + e);
+}
+
+// Resolved slice bounds for an input shape (end < 0 means the whole axis).
+struct SliceBounds {
+  int r0, r1, c0, c1;
+};
+SliceBounds slice_bounds(const Activation& a, Shape in) {
+  return {a.row_end < 0 ? 0 : a.row_begin, a.row_end < 0 ? in.rows : a.row_end,
+          a.col_end < 0 ? 0 : a.col_begin, a.col_end < 0 ? in.cols : a.col_end};
+}
+
+void softmax_value(int n, const double* x, double* y) {
+  double m = x[0];
+  for (int i = 1; i < n; ++i) m = std::max(m, x[i]);
+  double s = 0;
+  for (int i = 0; i < n; ++i) s += (y[i] = std::exp(x[i] - m));
+  double inv = 1.0 / s;
+  for (int i = 0; i < n; ++i) y[i] *= inv;
+}
+
+// Sparsemax (Martins & Astudillo 2016): the Euclidean projection of x onto the simplex.
+// `sorted` is scratch of n entries.
+void sparsemax_value(int n, const double* x, double* y, double* sorted) {
+  std::copy(x, x + n, sorted);
+  std::sort(sorted, sorted + n, [](double a, double b) { return a > b; });
+  double cumulative = 0, tau_sum = 0;
+  int k = 0;
+  for (int j = 0; j < n; ++j) {
+    cumulative += sorted[j];
+    // z_(j) is in the support iff 1 + (j+1) z_(j) > sum_{i<=j} z_(i).
+    if (1.0 + (j + 1) * sorted[j] > cumulative) {
+      k = j + 1;
+      tau_sum = cumulative;
+    }
+  }
+  double tau = (tau_sum - 1.0) / k;
+  for (int i = 0; i < n; ++i) y[i] = std::max(x[i] - tau, 0.0);
+}
+
+}  // namespace
+
+Shape activation_shape(const Activation& a, Shape in) {
+  switch (a.kind) {
+    case ActivationKind::Transpose:
+      return {in.cols, in.rows};
+    case ActivationKind::Slice: {
+      if ((a.row_end >= 0 && (a.row_begin < 0 || a.row_begin >= a.row_end)) ||
+          (a.col_end >= 0 && (a.col_begin < 0 || a.col_begin >= a.col_end)))
+        throw Error(ErrorKind::Shape, to_string(a) + " is an empty or negative range");
+      if (a.row_end > in.rows || a.col_end > in.cols)
+        throw Error(ErrorKind::Shape, to_string(a) + " is out of range for a value of shape " +
+                                          to_string(in));
+      SliceBounds b = slice_bounds(a, in);
+      return {b.r1 - b.r0, b.c1 - b.c0};
+    }
+    case ActivationKind::Reshape:
+      if (a.rows <= 0 || a.cols <= 0 || a.rows * a.cols != in.size())
+        throw Error(ErrorKind::Shape, to_string(a) + " cannot reshape a value of shape " +
+                                          to_string(in) + " (" + std::to_string(in.size()) +
+                                          " entries) into " + std::to_string(a.rows) + "x" +
+                                          std::to_string(a.cols));
+      return {a.rows, a.cols};
+    default:
+      return in;
+  }
+}
+
+void activation_forward(const Activation& a, Shape in, size_t count, const double* x, double* y) {
+  const size_t total = count * static_cast<size_t>(in.size());
+  const int n = in.size();
+  switch (a.kind) {
+    case ActivationKind::Identity:
+      std::copy(x, x + total, y);
+      return;
+    case ActivationKind::Sigmoid:
+      for (size_t i = 0; i < total; ++i) y[i] = stable_sigmoid(x[i]);
+      return;
+    case ActivationKind::Tanh:
+      for (size_t i = 0; i < total; ++i) y[i] = std::tanh(x[i]);
+      return;
+    case ActivationKind::Relu:
+      for (size_t i = 0; i < total; ++i) y[i] = x[i] > 0 ? x[i] : 0.0;
+      return;
+    case ActivationKind::LeakyRelu:
+      for (size_t i = 0; i < total; ++i) y[i] = x[i] > 0 ? x[i] : kLeakySlope * x[i];
+      return;
+    case ActivationKind::Exp:
+      for (size_t i = 0; i < total; ++i) y[i] = std::exp(x[i]);
+      return;
+    case ActivationKind::Log:
+      for (size_t i = 0; i < total; ++i) y[i] = std::log(x[i]);
+      return;
+    case ActivationKind::Sqrt:
+      for (size_t i = 0; i < total; ++i) y[i] = std::sqrt(x[i]);
+      return;
+    case ActivationKind::Inverse:
+      for (size_t i = 0; i < total; ++i) y[i] = 1.0 / x[i];
+      return;
+    case ActivationKind::Reverse:
+      for (size_t i = 0; i < total; ++i) y[i] = 1.0 - x[i];
+      return;
+    case ActivationKind::Signum:
+      for (size_t i = 0; i < total; ++i) y[i] = x[i] > 0 ? 1.0 : 0.0;
+      return;
+    case ActivationKind::Lukasiewicz:
+      for (size_t i = 0; i < total; ++i) y[i] = std::min(1.0, std::max(0.0, x[i]));
+      return;
+    case ActivationKind::Softmax:
+      for (size_t v = 0; v < count; ++v) softmax_value(n, x + v * n, y + v * n);
+      return;
+    case ActivationKind::Sparsemax: {
+      std::vector<double> sorted(n);
+      for (size_t v = 0; v < count; ++v) sparsemax_value(n, x + v * n, y + v * n, sorted.data());
+      return;
+    }
+    case ActivationKind::Norm:
+      for (size_t v = 0; v < count; ++v) {
+        const double* xv = x + v * n;
+        double* yv = y + v * n;
+        double mean = 0;
+        for (int i = 0; i < n; ++i) mean += xv[i];
+        mean /= n;
+        double var = 0;
+        for (int i = 0; i < n; ++i) var += (xv[i] - mean) * (xv[i] - mean);
+        var /= n;
+        double inv_sigma = 1.0 / std::sqrt(var + kNormEps);
+        for (int i = 0; i < n; ++i) yv[i] = (xv[i] - mean) * inv_sigma;
+      }
+      return;
+    case ActivationKind::Transpose:
+      if (in.rows == 1 || in.cols == 1) {  // vectors: same entries, other orientation
+        std::copy(x, x + total, y);
+        return;
+      }
+      for (size_t v = 0; v < count; ++v) {
+        const double* xv = x + v * n;
+        double* yv = y + v * n;
+        for (int r = 0; r < in.rows; ++r)
+          for (int c = 0; c < in.cols; ++c) yv[c * in.rows + r] = xv[r * in.cols + c];
+      }
+      return;
+    case ActivationKind::Slice: {
+      Shape out = activation_shape(a, in);
+      SliceBounds b = slice_bounds(a, in);
+      const int m = out.size();
+      for (size_t v = 0; v < count; ++v) {
+        const double* xv = x + v * n;
+        double* yv = y + v * m;
+        for (int r = b.r0; r < b.r1; ++r)
+          std::copy(xv + r * in.cols + b.c0, xv + r * in.cols + b.c1, yv + (r - b.r0) * out.cols);
+      }
+      return;
+    }
+    case ActivationKind::Reshape:
+      activation_shape(a, in);  // validates the entry count
+      std::copy(x, x + total, y);  // row-major data is unchanged
+      return;
+  }
+}
+
+void activation_backward(const Activation& a, Shape in, size_t count, const double* x,
+                         const double* y, const double* gy, double* gx) {
+  const size_t total = count * static_cast<size_t>(in.size());
+  const int n = in.size();
+  switch (a.kind) {
+    case ActivationKind::Identity:
+    case ActivationKind::Reshape:
+      for (size_t i = 0; i < total; ++i) gx[i] += gy[i];
+      return;
+    case ActivationKind::Sigmoid:
+      for (size_t i = 0; i < total; ++i) gx[i] += gy[i] * y[i] * (1.0 - y[i]);
+      return;
+    case ActivationKind::Tanh:
+      for (size_t i = 0; i < total; ++i) gx[i] += gy[i] * (1.0 - y[i] * y[i]);
+      return;
+    case ActivationKind::Relu:
+      for (size_t i = 0; i < total; ++i) gx[i] += x[i] > 0 ? gy[i] : 0.0;
+      return;
+    case ActivationKind::LeakyRelu:
+      for (size_t i = 0; i < total; ++i) gx[i] += x[i] > 0 ? gy[i] : kLeakySlope * gy[i];
+      return;
+    case ActivationKind::Exp:
+      for (size_t i = 0; i < total; ++i) gx[i] += gy[i] * y[i];
+      return;
+    case ActivationKind::Log:
+      for (size_t i = 0; i < total; ++i) gx[i] += gy[i] / x[i];
+      return;
+    case ActivationKind::Sqrt:
+      for (size_t i = 0; i < total; ++i) gx[i] += gy[i] * 0.5 / y[i];
+      return;
+    case ActivationKind::Inverse:
+      for (size_t i = 0; i < total; ++i) gx[i] -= gy[i] * y[i] * y[i];
+      return;
+    case ActivationKind::Reverse:
+      for (size_t i = 0; i < total; ++i) gx[i] -= gy[i];
+      return;
+    case ActivationKind::Signum:
+      return;  // piecewise constant: zero gradient
+    case ActivationKind::Lukasiewicz:
+      // Like PyTorch's clamp: the gradient passes where min <= x <= max.
+      for (size_t i = 0; i < total; ++i)
+        if (x[i] >= 0.0 && x[i] <= 1.0) gx[i] += gy[i];
+      return;
+    case ActivationKind::Softmax:
+      for (size_t v = 0; v < count; ++v) {
+        const double* yv = y + v * n;
+        const double* gyv = gy + v * n;
+        double* gxv = gx + v * n;
+        double dot = 0;
+        for (int i = 0; i < n; ++i) dot += gyv[i] * yv[i];
+        for (int i = 0; i < n; ++i) gxv[i] += yv[i] * (gyv[i] - dot);
+      }
+      return;
+    case ActivationKind::Sparsemax:
+      // Jacobian diag(s) - s s^T / |S| on the support S (s = indicator of y > 0).
+      for (size_t v = 0; v < count; ++v) {
+        const double* yv = y + v * n;
+        const double* gyv = gy + v * n;
+        double* gxv = gx + v * n;
+        double sum = 0;
+        int support = 0;
+        for (int i = 0; i < n; ++i)
+          if (yv[i] > 0) {
+            sum += gyv[i];
+            ++support;
+          }
+        double mean = support ? sum / support : 0.0;
+        for (int i = 0; i < n; ++i)
+          if (yv[i] > 0) gxv[i] += gyv[i] - mean;
+      }
+      return;
+    case ActivationKind::Norm:
+      // y = (x - mean) / sigma: dx = (gy - mean(gy) - y mean(gy y)) / sigma.
+      for (size_t v = 0; v < count; ++v) {
+        const double* xv = x + v * n;
+        const double* yv = y + v * n;
+        const double* gyv = gy + v * n;
+        double* gxv = gx + v * n;
+        double mean = 0;
+        for (int i = 0; i < n; ++i) mean += xv[i];
+        mean /= n;
+        double var = 0;
+        for (int i = 0; i < n; ++i) var += (xv[i] - mean) * (xv[i] - mean);
+        var /= n;
+        double inv_sigma = 1.0 / std::sqrt(var + kNormEps);
+        double mean_g = 0, mean_gy = 0;
+        for (int i = 0; i < n; ++i) {
+          mean_g += gyv[i];
+          mean_gy += gyv[i] * yv[i];
+        }
+        mean_g /= n;
+        mean_gy /= n;
+        for (int i = 0; i < n; ++i) gxv[i] += (gyv[i] - mean_g - yv[i] * mean_gy) * inv_sigma;
+      }
+      return;
+    case ActivationKind::Transpose:
+      if (in.rows == 1 || in.cols == 1) {
+        for (size_t i = 0; i < total; ++i) gx[i] += gy[i];
+        return;
+      }
+      for (size_t v = 0; v < count; ++v) {
+        const double* gyv = gy + v * n;
+        double* gxv = gx + v * n;
+        for (int r = 0; r < in.rows; ++r)
+          for (int c = 0; c < in.cols; ++c) gxv[r * in.cols + c] += gyv[c * in.rows + r];
+      }
+      return;
+    case ActivationKind::Slice: {
+      Shape out = activation_shape(a, in);
+      SliceBounds b = slice_bounds(a, in);
+      const int m = out.size();
+      for (size_t v = 0; v < count; ++v) {
+        const double* gyv = gy + v * m;
+        double* gxv = gx + v * n;
+        for (int r = b.r0; r < b.r1; ++r)
+          for (int c = b.c0; c < b.c1; ++c)
+            gxv[r * in.cols + c] += gyv[(r - b.r0) * out.cols + (c - b.c0)];
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace lrnn::exec

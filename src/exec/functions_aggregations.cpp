@@ -1,0 +1,205 @@
+// Aggregation kernels: segment reductions over CSR offsets (segment s covers input
+// values [offsets[s], offsets[s+1])), and the segment softmax of attention.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "exec/functions.hpp"
+
+namespace lrnn::exec {
+
+namespace {
+
+// Concat needs one segment length for the whole batch (the output shape depends on it).
+uint32_t common_segment_length(size_t segments, const uint32_t* offsets) {
+  if (segments == 0) return 0;
+  const uint32_t len = offsets[1] - offsets[0];
+  for (size_t s = 1; s < segments; ++s)
+    if (offsets[s + 1] - offsets[s] != len)
+      throw Error(ErrorKind::Shape,
+                  "aggregation 'concat' needs the same number of groundings for every head, but one "
+                  "head has " + std::to_string(len) + " and another " +
+                  std::to_string(offsets[s + 1] - offsets[s]));
+  return len;
+}
+
+}  // namespace
+
+Shape aggregation_shape(AggregationKind a, Shape in, size_t segment_length) {
+  switch (a) {
+    case AggregationKind::Count:
+      return {1, 1};
+    case AggregationKind::Concat:
+      return {static_cast<int>(segment_length) * in.rows, in.cols};
+    default:
+      return in;
+  }
+}
+
+void aggregation_forward(AggregationKind a, Shape in, size_t segments, const uint32_t* offsets,
+                         const double* x, double* y) {
+  const size_t n = static_cast<size_t>(in.size());
+  switch (a) {
+    case AggregationKind::Sum:
+    case AggregationKind::Avg:
+      for (size_t s = 0; s < segments; ++s) {
+        double* ys = y + s * n;
+        std::fill(ys, ys + n, 0.0);
+        const uint32_t b = offsets[s], e = offsets[s + 1];
+        for (uint32_t j = b; j < e; ++j) {
+          const double* xj = x + size_t(j) * n;
+          for (size_t i = 0; i < n; ++i) ys[i] += xj[i];
+        }
+        if (a == AggregationKind::Avg && e > b) {
+          const double inv = 1.0 / double(e - b);
+          for (size_t i = 0; i < n; ++i) ys[i] *= inv;
+        }
+      }
+      return;
+    case AggregationKind::Max:
+    case AggregationKind::Min: {
+      const bool is_max = a == AggregationKind::Max;
+      for (size_t s = 0; s < segments; ++s) {
+        double* ys = y + s * n;
+        const uint32_t b = offsets[s], e = offsets[s + 1];
+        if (b == e) {
+          std::fill(ys, ys + n, 0.0);
+          continue;
+        }
+        std::copy(x + size_t(b) * n, x + size_t(b + 1) * n, ys);
+        for (uint32_t j = b + 1; j < e; ++j) {
+          const double* xj = x + size_t(j) * n;
+          for (size_t i = 0; i < n; ++i)
+            if (is_max ? xj[i] > ys[i] : xj[i] < ys[i]) ys[i] = xj[i];
+        }
+      }
+      return;
+    }
+    case AggregationKind::Count:
+      for (size_t s = 0; s < segments; ++s) y[s] = double(offsets[s + 1] - offsets[s]);
+      return;
+    case AggregationKind::Concat: {
+      // Segments are contiguous and of equal length: the stacked values are the input.
+      common_segment_length(segments, offsets);
+      if (segments > 0)
+        std::copy(x + size_t(offsets[0]) * n, x + size_t(offsets[segments]) * n, y);
+      return;
+    }
+    case AggregationKind::Softmax:
+      throw Error(ErrorKind::Runtime,
+                  "softmax aggregation is computed by segment_softmax_forward followed by a sum "
+                  "aggregation, not by aggregation_forward");
+  }
+}
+
+void aggregation_backward(AggregationKind a, Shape in, size_t segments, const uint32_t* offsets,
+                          const double* x, const double* y, const double* gy, double* gx) {
+  const size_t n = static_cast<size_t>(in.size());
+  switch (a) {
+    case AggregationKind::Sum:
+    case AggregationKind::Avg:
+      for (size_t s = 0; s < segments; ++s) {
+        const uint32_t b = offsets[s], e = offsets[s + 1];
+        if (b == e) continue;
+        const double scale = a == AggregationKind::Avg ? 1.0 / double(e - b) : 1.0;
+        const double* gs = gy + s * n;
+        for (uint32_t j = b; j < e; ++j) {
+          double* gj = gx + size_t(j) * n;
+          for (size_t i = 0; i < n; ++i) gj[i] += scale * gs[i];
+        }
+      }
+      return;
+    case AggregationKind::Max:
+    case AggregationKind::Min: {
+      // Each entry's gradient goes to the first value attaining the extreme (recomputed
+      // from x, so the result does not depend on y being bit-identical).
+      const bool is_max = a == AggregationKind::Max;
+      for (size_t s = 0; s < segments; ++s) {
+        const uint32_t b = offsets[s], e = offsets[s + 1];
+        if (b == e) continue;
+        const double* gs = gy + s * n;
+        for (size_t i = 0; i < n; ++i) {
+          uint32_t arg = b;
+          double best = x[size_t(b) * n + i];
+          for (uint32_t j = b + 1; j < e; ++j) {
+            const double v = x[size_t(j) * n + i];
+            if (is_max ? v > best : v < best) {
+              best = v;
+              arg = j;
+            }
+          }
+          gx[size_t(arg) * n + i] += gs[i];
+        }
+      }
+      return;
+    }
+    case AggregationKind::Count:
+      return;  // depends on the structure only
+    case AggregationKind::Concat: {
+      common_segment_length(segments, offsets);
+      if (segments == 0) return;
+      const size_t begin = size_t(offsets[0]) * n, end = size_t(offsets[segments]) * n;
+      for (size_t j = begin; j < end; ++j) gx[j] += gy[j - begin];
+      return;
+    }
+    case AggregationKind::Softmax:
+      throw Error(ErrorKind::Runtime,
+                  "softmax aggregation is differentiated by segment_softmax_backward, not by "
+                  "aggregation_backward");
+  }
+}
+
+void segment_softmax_forward(Shape in, size_t segments, const uint32_t* offsets, const double* x,
+                             double* y) {
+  const size_t n = static_cast<size_t>(in.size());
+  if (n == 1) {  // scalar scores (attention): one pass per segment, no scratch
+    for (size_t s = 0; s < segments; ++s) {
+      const uint32_t b = offsets[s], e = offsets[s + 1];
+      if (b == e) continue;
+      double m = x[b];
+      for (uint32_t j = b + 1; j < e; ++j) m = std::max(m, x[j]);
+      double sum = 0;
+      for (uint32_t j = b; j < e; ++j) sum += (y[j] = std::exp(x[j] - m));
+      const double inv = 1.0 / sum;
+      for (uint32_t j = b; j < e; ++j) y[j] *= inv;
+    }
+    return;
+  }
+  // Vector values: walk each segment value by value (contiguous rows), keeping the
+  // per-entry maximum and sum in scratch allocated once.
+  std::vector<double> max(n), sum(n);
+  for (size_t s = 0; s < segments; ++s) {
+    const uint32_t b = offsets[s], e = offsets[s + 1];
+    if (b == e) continue;
+    std::copy(x + size_t(b) * n, x + size_t(b + 1) * n, max.begin());
+    for (uint32_t j = b + 1; j < e; ++j)
+      for (size_t i = 0; i < n; ++i) max[i] = std::max(max[i], x[size_t(j) * n + i]);
+    std::fill(sum.begin(), sum.end(), 0.0);
+    for (uint32_t j = b; j < e; ++j)
+      for (size_t i = 0; i < n; ++i) sum[i] += (y[size_t(j) * n + i] = std::exp(x[size_t(j) * n + i] - max[i]));
+    for (size_t i = 0; i < n; ++i) sum[i] = 1.0 / sum[i];
+    for (uint32_t j = b; j < e; ++j)
+      for (size_t i = 0; i < n; ++i) y[size_t(j) * n + i] *= sum[i];
+  }
+}
+
+void segment_softmax_backward(Shape in, size_t segments, const uint32_t* offsets, const double* y,
+                              const double* gy, double* gx) {
+  // gx[j][i] += y[j][i] (gy[j][i] - sum_k y[k][i] gy[k][i]) over the segment.
+  const size_t n = static_cast<size_t>(in.size());
+  std::vector<double> dot(n);
+  for (size_t s = 0; s < segments; ++s) {
+    const uint32_t b = offsets[s], e = offsets[s + 1];
+    if (b == e) continue;
+    std::fill(dot.begin(), dot.end(), 0.0);
+    for (uint32_t j = b; j < e; ++j)
+      for (size_t i = 0; i < n; ++i) dot[i] += y[size_t(j) * n + i] * gy[size_t(j) * n + i];
+    for (uint32_t j = b; j < e; ++j)
+      for (size_t i = 0; i < n; ++i) {
+        const size_t k = size_t(j) * n + i;
+        gx[k] += y[k] * (gy[k] - dot[i]);
+      }
+  }
+}
+
+}  // namespace lrnn::exec

@@ -1,0 +1,615 @@
+// Combination kernels: how a rule's weighted inputs (or an atom's weighted aggregates)
+// combine into one value, for a whole batch of `count` neurons at once.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "exec/functions.hpp"
+
+namespace lrnn::exec {
+
+namespace {
+
+using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MatMap = Eigen::Map<RowMat>;
+using ConstMatMap = Eigen::Map<const RowMat>;
+
+constexpr double kCosSimEps = 1e-8;  // PyTorch's cosine_similarity eps
+
+[[noreturn]] void mismatch(CombinationKind c, const std::string& rule, Shape a, Shape b) {
+  throw Error(ErrorKind::Shape, "combination '" + to_string(c) + "' " + rule + ", but got shapes " +
+                                    to_string(a) + " and " + to_string(b));
+}
+
+bool is_vector(Shape s) { return s.rows == 1 || s.cols == 1; }
+
+// The common shape of element-wise combinations: every non-scalar input has it.
+Shape broadcast_shape(CombinationKind c, const std::vector<Shape>& in) {
+  Shape common{1, 1};
+  bool have = false;
+  for (Shape s : in) {
+    if (s.scalar()) continue;
+    if (!have) {
+      common = s;
+      have = true;
+    } else if (!(s == common)) {
+      mismatch(c, "needs equal shapes (scalars broadcast)", common, s);
+    }
+  }
+  return common;
+}
+
+// Stride of input i inside an element-wise value of n entries: scalars broadcast.
+inline bool broadcasts(Shape s, int n) { return s.scalar() && n != 1; }
+
+// Product plan: the non-scalar inputs (matrices, chained) and the scalar ones (scales).
+struct ProductPlan {
+  std::vector<int> mats, scalars;
+};
+ProductPlan product_plan(const std::vector<Shape>& in) {
+  ProductPlan p;
+  for (int i = 0; i < static_cast<int>(in.size()); ++i)
+    (in[i].scalar() ? p.scalars : p.mats).push_back(i);
+  return p;
+}
+
+double scalar_product(const ProductPlan& p, const double* const* in, size_t v, int skip = -1) {
+  double s = 1.0;
+  for (int j : p.scalars)
+    if (j != skip) s *= in[j][v];
+  return s;
+}
+
+// Softmax over a flat vector of n entries.
+void softmax_flat(int n, const double* x, double* y) {
+  double m = x[0];
+  for (int i = 1; i < n; ++i) m = std::max(m, x[i]);
+  double s = 0;
+  for (int i = 0; i < n; ++i) s += (y[i] = std::exp(x[i] - m));
+  double inv = 1.0 / s;
+  for (int i = 0; i < n; ++i) y[i] *= inv;
+}
+
+}  // namespace
+
+Shape combination_shape(CombinationKind c, const std::vector<Shape>& in) {
+  for (Shape s : in)
+    if (s.rows <= 0 || s.cols <= 0)
+      throw Error(ErrorKind::Shape, "combination '" + to_string(c) + "' got an empty value of shape " +
+                                        to_string(s));
+  switch (c) {
+    case CombinationKind::Sum:
+    case CombinationKind::Avg:
+    case CombinationKind::Max:
+    case CombinationKind::Min:
+    case CombinationKind::ElProduct:
+      return broadcast_shape(c, in);
+    case CombinationKind::Count:
+      return {1, 1};
+    case CombinationKind::Product: {
+      Shape cur{1, 1};
+      bool have = false;
+      for (Shape s : in) {
+        if (s.scalar()) continue;
+        if (!have) {
+          cur = s;
+          have = true;
+        } else if (cur.cols != s.rows) {
+          mismatch(c, "multiplies left to right as matrices (columns of the left must equal rows "
+                      "of the right)", cur, s);
+        } else {
+          cur.cols = s.cols;
+        }
+      }
+      return cur;
+    }
+    case CombinationKind::Concat: {
+      if (in.empty()) throw Error(ErrorKind::Shape, "combination 'concat' needs at least one input");
+      // Values with equal column counts stack vertically (column vectors; scalars count as
+      // 1-vectors); row vectors concatenate horizontally. Both are plain concatenations of
+      // the row-major data.
+      bool same_cols = true, all_rows = true;
+      int rows = 0, cols = 0;
+      for (Shape s : in) {
+        same_cols = same_cols && s.cols == in[0].cols;
+        all_rows = all_rows && s.rows == 1;
+        rows += s.rows;
+        cols += s.cols;
+      }
+      if (same_cols) return {rows, in[0].cols};
+      if (all_rows) return {1, cols};
+      for (Shape s : in)
+        if (s.cols != in[0].cols)
+          mismatch(c, "stacks column vectors (equal column counts; scalars count as 1-vectors)",
+                   in[0], s);
+      return {rows, in[0].cols};
+    }
+    case CombinationKind::CrossSum:
+      if (in.size() != 2)
+        throw Error(ErrorKind::Shape, "combination 'crosssum' needs exactly two vector inputs, got " +
+                                          std::to_string(in.size()));
+      if (!is_vector(in[0]) || !is_vector(in[1]))
+        mismatch(c, "needs two vectors", in[0], in[1]);
+      return {in[0].size() * in[1].size(), 1};
+    case CombinationKind::CosSim:
+      if (in.size() != 2)
+        throw Error(ErrorKind::Shape, "combination 'cossim' needs exactly two inputs, got " +
+                                          std::to_string(in.size()));
+      if (in[0].size() != in[1].size())
+        mismatch(c, "needs two values with the same number of entries", in[0], in[1]);
+      return {1, 1};
+    case CombinationKind::Softmax: {
+      if (in.empty()) throw Error(ErrorKind::Shape, "combination 'softmax' needs at least one input");
+      int n = 0;
+      for (Shape s : in) n += s.size();
+      return {n, 1};
+    }
+  }
+  return {1, 1};
+}
+
+void combination_forward(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count,
+                         const double* const* in, double* out) {
+  const Shape out_shape = combination_shape(c, in_shapes);
+  const int n = out_shape.size();
+  const size_t total = count * static_cast<size_t>(n);
+  const size_t k = in_shapes.size();
+  switch (c) {
+    case CombinationKind::Sum:
+    case CombinationKind::Avg: {
+      std::fill(out, out + total, 0.0);
+      for (size_t i = 0; i < k; ++i) {
+        const double* x = in[i];
+        if (broadcasts(in_shapes[i], n)) {
+          for (size_t v = 0; v < count; ++v)
+            for (int e = 0; e < n; ++e) out[v * n + e] += x[v];
+        } else {
+          for (size_t j = 0; j < total; ++j) out[j] += x[j];
+        }
+      }
+      if (c == CombinationKind::Avg && k > 0) {
+        const double inv = 1.0 / static_cast<double>(k);
+        for (size_t j = 0; j < total; ++j) out[j] *= inv;
+      }
+      return;
+    }
+    case CombinationKind::Max:
+    case CombinationKind::Min: {
+      if (k == 0) {
+        std::fill(out, out + total, 0.0);
+        return;
+      }
+      const bool is_max = c == CombinationKind::Max;
+      for (size_t i = 0; i < k; ++i) {
+        const double* x = in[i];
+        const bool b = broadcasts(in_shapes[i], n);
+        for (size_t v = 0; v < count; ++v)
+          for (int e = 0; e < n; ++e) {
+            double val = b ? x[v] : x[v * n + e];
+            double& o = out[v * n + e];
+            if (i == 0 || (is_max ? val > o : val < o)) o = val;
+          }
+      }
+      return;
+    }
+    case CombinationKind::Count:
+      std::fill(out, out + total, static_cast<double>(k));
+      return;
+    case CombinationKind::ElProduct: {
+      std::fill(out, out + total, 1.0);
+      for (size_t i = 0; i < k; ++i) {
+        const double* x = in[i];
+        if (broadcasts(in_shapes[i], n)) {
+          for (size_t v = 0; v < count; ++v)
+            for (int e = 0; e < n; ++e) out[v * n + e] *= x[v];
+        } else {
+          for (size_t j = 0; j < total; ++j) out[j] *= x[j];
+        }
+      }
+      return;
+    }
+    case CombinationKind::Product: {
+      const ProductPlan p = product_plan(in_shapes);
+      if (p.mats.empty()) {
+        for (size_t v = 0; v < count; ++v) out[v] = scalar_product(p, in, v);
+        return;
+      }
+      if (p.mats.size() == 1) {
+        const int a = p.mats[0];
+        for (size_t v = 0; v < count; ++v) {
+          const double s = scalar_product(p, in, v);
+          const double* x = in[a] + v * n;
+          for (int e = 0; e < n; ++e) out[v * n + e] = s * x[e];
+        }
+        return;
+      }
+      const Shape first = in_shapes[p.mats[0]];
+      if (p.mats.size() == 2) {
+        const Shape second = in_shapes[p.mats[1]];
+        const int sa = first.size(), sb = second.size();
+        if (first.rows == 1 && second.cols == 1) {  // dot product: the common attention score
+          const int len = first.cols;
+          for (size_t v = 0; v < count; ++v) {
+            const double* x = in[p.mats[0]] + v * sa;
+            const double* y = in[p.mats[1]] + v * sb;
+            double d = 0;
+            for (int e = 0; e < len; ++e) d += x[e] * y[e];
+            out[v] = scalar_product(p, in, v) * d;
+          }
+          return;
+        }
+        for (size_t v = 0; v < count; ++v) {
+          ConstMatMap A(in[p.mats[0]] + v * sa, first.rows, first.cols);
+          ConstMatMap B(in[p.mats[1]] + v * sb, second.rows, second.cols);
+          MatMap O(out + v * n, out_shape.rows, out_shape.cols);
+          O.noalias() = A * B;
+          if (!p.scalars.empty()) O *= scalar_product(p, in, v);
+        }
+        return;
+      }
+      // Longer chains: ping-pong between two scratch buffers sized for the largest prefix.
+      size_t max_prefix = 0;
+      for (int m : p.mats) max_prefix = std::max<size_t>(max_prefix, size_t(first.rows) * in_shapes[m].cols);
+      std::vector<double> buf_a(max_prefix), buf_b(max_prefix);
+      for (size_t v = 0; v < count; ++v) {
+        const double* cur = in[p.mats[0]] + v * first.size();
+        int cols = first.cols;
+        double* dst = buf_a.data();
+        for (size_t q = 1; q < p.mats.size(); ++q) {
+          const Shape s = in_shapes[p.mats[q]];
+          ConstMatMap L(cur, first.rows, cols);
+          ConstMatMap R(in[p.mats[q]] + v * s.size(), s.rows, s.cols);
+          MatMap D(q + 1 == p.mats.size() ? out + v * n : dst, first.rows, s.cols);
+          D.noalias() = L * R;
+          cur = D.data();
+          cols = s.cols;
+          dst = dst == buf_a.data() ? buf_b.data() : buf_a.data();
+        }
+        if (!p.scalars.empty()) {
+          const double s = scalar_product(p, in, v);
+          for (int e = 0; e < n; ++e) out[v * n + e] *= s;
+        }
+      }
+      return;
+    }
+    case CombinationKind::Concat: {
+      for (size_t v = 0; v < count; ++v) {
+        double* o = out + v * n;
+        for (size_t i = 0; i < k; ++i) {
+          const int m = in_shapes[i].size();
+          std::copy(in[i] + v * m, in[i] + (v + 1) * m, o);
+          o += m;
+        }
+      }
+      return;
+    }
+    case CombinationKind::CrossSum: {
+      const int na = in_shapes[0].size(), nb = in_shapes[1].size();
+      for (size_t v = 0; v < count; ++v) {
+        const double* a = in[0] + v * na;
+        const double* b = in[1] + v * nb;
+        double* o = out + v * n;
+        for (int i = 0; i < na; ++i)
+          for (int j = 0; j < nb; ++j) o[i * nb + j] = a[i] + b[j];
+      }
+      return;
+    }
+    case CombinationKind::CosSim: {
+      const int m = in_shapes[0].size();
+      for (size_t v = 0; v < count; ++v) {
+        const double* a = in[0] + v * m;
+        const double* b = in[1] + v * m;
+        double dot = 0, na = 0, nb = 0;
+        for (int e = 0; e < m; ++e) {
+          dot += a[e] * b[e];
+          na += a[e] * a[e];
+          nb += b[e] * b[e];
+        }
+        out[v] = dot / (std::max(std::sqrt(na), kCosSimEps) * std::max(std::sqrt(nb), kCosSimEps));
+      }
+      return;
+    }
+    case CombinationKind::Softmax: {
+      for (size_t v = 0; v < count; ++v) {
+        double* o = out + v * n;
+        for (size_t i = 0; i < k; ++i) {
+          const int m = in_shapes[i].size();
+          std::copy(in[i] + v * m, in[i] + (v + 1) * m, o);
+          o += m;
+        }
+        softmax_flat(n, out + v * n, out + v * n);
+      }
+      return;
+    }
+  }
+}
+
+void combination_backward(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count,
+                          const double* const* in, const double* out, const double* gout,
+                          double* const* gin) {
+  const Shape out_shape = combination_shape(c, in_shapes);
+  const int n = out_shape.size();
+  const size_t total = count * static_cast<size_t>(n);
+  const size_t k = in_shapes.size();
+  switch (c) {
+    case CombinationKind::Sum:
+    case CombinationKind::Avg: {
+      const double scale = c == CombinationKind::Avg && k > 0 ? 1.0 / static_cast<double>(k) : 1.0;
+      for (size_t i = 0; i < k; ++i) {
+        double* g = gin[i];
+        if (!g) continue;
+        if (broadcasts(in_shapes[i], n)) {
+          for (size_t v = 0; v < count; ++v) {
+            double s = 0;
+            for (int e = 0; e < n; ++e) s += gout[v * n + e];
+            g[v] += scale * s;
+          }
+        } else {
+          for (size_t j = 0; j < total; ++j) g[j] += scale * gout[j];
+        }
+      }
+      return;
+    }
+    case CombinationKind::Max:
+    case CombinationKind::Min: {
+      if (k == 0) return;
+      const bool is_max = c == CombinationKind::Max;
+      for (size_t v = 0; v < count; ++v)
+        for (int e = 0; e < n; ++e) {
+          // The first input attaining the extreme takes the whole gradient.
+          size_t arg = 0;
+          double best = 0;
+          for (size_t i = 0; i < k; ++i) {
+            double val = broadcasts(in_shapes[i], n) ? in[i][v] : in[i][v * n + e];
+            if (i == 0 || (is_max ? val > best : val < best)) {
+              best = val;
+              arg = i;
+            }
+          }
+          double* g = gin[arg];
+          if (!g) continue;
+          if (broadcasts(in_shapes[arg], n))
+            g[v] += gout[v * n + e];
+          else
+            g[v * n + e] += gout[v * n + e];
+        }
+      return;
+    }
+    case CombinationKind::Count:
+      return;
+    case CombinationKind::ElProduct: {
+      if (k == 2) {
+        const bool b0 = broadcasts(in_shapes[0], n), b1 = broadcasts(in_shapes[1], n);
+        for (size_t v = 0; v < count; ++v)
+          for (int e = 0; e < n; ++e) {
+            const size_t j = v * n + e;
+            const double x0 = b0 ? in[0][v] : in[0][j], x1 = b1 ? in[1][v] : in[1][j];
+            if (gin[0]) gin[0][b0 ? v : j] += gout[j] * x1;
+            if (gin[1]) gin[1][b1 ? v : j] += gout[j] * x0;
+          }
+        return;
+      }
+      // Product of the other inputs without division: prefix and suffix products.
+      std::vector<double> prefix(k + 1), suffix(k + 1);
+      for (size_t v = 0; v < count; ++v)
+        for (int e = 0; e < n; ++e) {
+          const size_t j = v * n + e;
+          prefix[0] = 1.0;
+          for (size_t i = 0; i < k; ++i)
+            prefix[i + 1] = prefix[i] * (broadcasts(in_shapes[i], n) ? in[i][v] : in[i][j]);
+          suffix[k] = 1.0;
+          for (size_t i = k; i-- > 0;)
+            suffix[i] = suffix[i + 1] * (broadcasts(in_shapes[i], n) ? in[i][v] : in[i][j]);
+          for (size_t i = 0; i < k; ++i)
+            if (gin[i]) gin[i][broadcasts(in_shapes[i], n) ? v : j] += gout[j] * prefix[i] * suffix[i + 1];
+        }
+      return;
+    }
+    case CombinationKind::Product: {
+      const ProductPlan p = product_plan(in_shapes);
+      const size_t pm = p.mats.size();
+      // Scalars: d/ds_j = (product of the other scalars) * <G, M_1 ... M_p>.
+      // The unscaled matrix product P is recomputed per value when a scalar needs it.
+      bool scalar_grads = false;
+      for (int j : p.scalars) scalar_grads = scalar_grads || gin[j];
+      if (pm == 0) {
+        for (size_t v = 0; v < count; ++v)
+          for (int j : p.scalars)
+            if (gin[j]) gin[j][v] += gout[v] * scalar_product(p, in, v, j);
+        return;
+      }
+      const Shape first = in_shapes[p.mats[0]];
+      if (pm == 1) {
+        const int a = p.mats[0];
+        for (size_t v = 0; v < count; ++v) {
+          const double* x = in[a] + v * n;
+          const double* g = gout + v * n;
+          if (gin[a]) {
+            const double s = scalar_product(p, in, v);
+            for (int e = 0; e < n; ++e) gin[a][v * n + e] += s * g[e];
+          }
+          if (scalar_grads) {
+            double dot = 0;
+            for (int e = 0; e < n; ++e) dot += g[e] * x[e];
+            for (int j : p.scalars)
+              if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
+          }
+        }
+        return;
+      }
+      if (pm == 2) {
+        const int ia = p.mats[0], ib = p.mats[1];
+        const Shape second = in_shapes[ib];
+        const int sa = first.size(), sb = second.size();
+        for (size_t v = 0; v < count; ++v) {
+          const double s = scalar_product(p, in, v);
+          ConstMatMap A(in[ia] + v * sa, first.rows, first.cols);
+          ConstMatMap B(in[ib] + v * sb, second.rows, second.cols);
+          ConstMatMap G(gout + v * n, out_shape.rows, out_shape.cols);
+          if (first.rows == 1 && second.cols == 1) {  // dot product
+            const double g = s * gout[v];
+            if (gin[ia])
+              for (int e = 0; e < sa; ++e) gin[ia][v * sa + e] += g * in[ib][v * sb + e];
+            if (gin[ib])
+              for (int e = 0; e < sb; ++e) gin[ib][v * sb + e] += g * in[ia][v * sa + e];
+          } else {
+            if (gin[ia]) {
+              MatMap GA(gin[ia] + v * sa, first.rows, first.cols);
+              GA.noalias() += s * (G * B.transpose());
+            }
+            if (gin[ib]) {
+              MatMap GB(gin[ib] + v * sb, second.rows, second.cols);
+              GB.noalias() += s * (A.transpose() * G);
+            }
+          }
+          if (scalar_grads) {
+            double dot = 0;
+            if (first.rows == 1 && second.cols == 1)
+              dot = gout[v] * (A * B)(0, 0);
+            else
+              dot = (G.cwiseProduct(A * B)).sum();
+            for (int j : p.scalars)
+              if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
+          }
+        }
+        return;
+      }
+      // General chain M_0 ... M_{p-1}: grad M_q = s * L_q^T G R_q^T with L_q = M_0..M_{q-1}
+      // (prefix) and R_q = M_{q+1}..M_{p-1} (suffix). Scratch holds every prefix and suffix.
+      std::vector<size_t> pre_off(pm + 1, 0), suf_off(pm + 1, 0);
+      const int last_cols = out_shape.cols;
+      size_t max_t = 0;
+      for (size_t q = 0; q < pm; ++q) {
+        const Shape s = in_shapes[p.mats[q]];
+        pre_off[q + 1] = pre_off[q] + size_t(first.rows) * s.cols;
+        suf_off[q + 1] = suf_off[q] + size_t(s.rows) * last_cols;
+        max_t = std::max<size_t>(max_t, size_t(first.rows) * s.cols);
+      }
+      std::vector<double> prefix(pre_off[pm]), suffix(suf_off[pm]), t(max_t);
+      for (size_t v = 0; v < count; ++v) {
+        const double s = scalar_product(p, in, v);
+        auto mat = [&](size_t q) {
+          const Shape sh = in_shapes[p.mats[q]];
+          return ConstMatMap(in[p.mats[q]] + v * sh.size(), sh.rows, sh.cols);
+        };
+        // prefix[q] = M_0 .. M_q (rows0 x cols_q)
+        MatMap(prefix.data(), first.rows, first.cols) = mat(0);
+        for (size_t q = 1; q < pm; ++q) {
+          const Shape sh = in_shapes[p.mats[q]];
+          const Shape prev = in_shapes[p.mats[q - 1]];
+          MatMap(prefix.data() + pre_off[q], first.rows, sh.cols).noalias() =
+              ConstMatMap(prefix.data() + pre_off[q - 1], first.rows, prev.cols) * mat(q);
+        }
+        // suffix[q] = M_q .. M_{p-1} (rows_q x last_cols)
+        {
+          const Shape sh = in_shapes[p.mats[pm - 1]];
+          MatMap(suffix.data() + suf_off[pm - 1], sh.rows, sh.cols) = mat(pm - 1);
+        }
+        for (size_t q = pm - 1; q-- > 0;) {
+          const Shape sh = in_shapes[p.mats[q]];
+          const Shape next = in_shapes[p.mats[q + 1]];
+          MatMap(suffix.data() + suf_off[q], sh.rows, last_cols).noalias() =
+              mat(q) * ConstMatMap(suffix.data() + suf_off[q + 1], next.rows, last_cols);
+        }
+        ConstMatMap G(gout + v * n, out_shape.rows, out_shape.cols);
+        for (size_t q = 0; q < pm; ++q) {
+          const int idx = p.mats[q];
+          if (!gin[idx]) continue;
+          const Shape sh = in_shapes[idx];
+          MatMap T(t.data(), first.rows, sh.cols);
+          if (q + 1 < pm) {
+            const Shape next = in_shapes[p.mats[q + 1]];
+            T.noalias() = G * ConstMatMap(suffix.data() + suf_off[q + 1], next.rows, last_cols).transpose();
+          } else {
+            T = G;
+          }
+          MatMap GM(gin[idx] + v * sh.size(), sh.rows, sh.cols);
+          if (q > 0) {
+            const Shape prev = in_shapes[p.mats[q - 1]];
+            GM.noalias() += s * (ConstMatMap(prefix.data() + pre_off[q - 1], first.rows, prev.cols).transpose() * T);
+          } else {
+            GM += s * T;
+          }
+        }
+        if (scalar_grads) {
+          const double dot =
+              G.cwiseProduct(ConstMatMap(prefix.data() + pre_off[pm - 1], first.rows, last_cols)).sum();
+          for (int j : p.scalars)
+            if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
+        }
+      }
+      return;
+    }
+    case CombinationKind::Concat: {
+      for (size_t v = 0; v < count; ++v) {
+        const double* g = gout + v * n;
+        for (size_t i = 0; i < k; ++i) {
+          const int m = in_shapes[i].size();
+          if (gin[i])
+            for (int e = 0; e < m; ++e) gin[i][v * m + e] += g[e];
+          g += m;
+        }
+      }
+      return;
+    }
+    case CombinationKind::CrossSum: {
+      const int na = in_shapes[0].size(), nb = in_shapes[1].size();
+      for (size_t v = 0; v < count; ++v) {
+        const double* g = gout + v * n;
+        for (int i = 0; i < na; ++i)
+          for (int j = 0; j < nb; ++j) {
+            if (gin[0]) gin[0][v * na + i] += g[i * nb + j];
+            if (gin[1]) gin[1][v * nb + j] += g[i * nb + j];
+          }
+      }
+      return;
+    }
+    case CombinationKind::CosSim: {
+      // y = a.b / (max(|a|, eps) max(|b|, eps)); where |a| > eps,
+      // dy/da = b / (|a| |b|') - y a / |a|^2 (and symmetrically for b).
+      const int m = in_shapes[0].size();
+      for (size_t v = 0; v < count; ++v) {
+        const double* a = in[0] + v * m;
+        const double* b = in[1] + v * m;
+        double dot = 0, na2 = 0, nb2 = 0;
+        for (int e = 0; e < m; ++e) {
+          dot += a[e] * b[e];
+          na2 += a[e] * a[e];
+          nb2 += b[e] * b[e];
+        }
+        const double na = std::sqrt(na2), nb = std::sqrt(nb2);
+        const double da = std::max(na, kCosSimEps), db = std::max(nb, kCosSimEps);
+        const double y = dot / (da * db);
+        const double g = gout[v];
+        const double inv = 1.0 / (da * db);
+        const double ca = na > kCosSimEps ? y / na2 : 0.0;
+        const double cb = nb > kCosSimEps ? y / nb2 : 0.0;
+        for (int e = 0; e < m; ++e) {
+          if (gin[0]) gin[0][v * m + e] += g * (b[e] * inv - ca * a[e]);
+          if (gin[1]) gin[1][v * m + e] += g * (a[e] * inv - cb * b[e]);
+        }
+      }
+      return;
+    }
+    case CombinationKind::Softmax: {
+      for (size_t v = 0; v < count; ++v) {
+        const double* y = out + v * n;
+        const double* g = gout + v * n;
+        double dot = 0;
+        for (int e = 0; e < n; ++e) dot += g[e] * y[e];
+        int e = 0;
+        for (size_t i = 0; i < k; ++i) {
+          const int m = in_shapes[i].size();
+          if (gin[i])
+            for (int j = 0; j < m; ++j) gin[i][v * m + j] += y[e + j] * (g[e + j] - dot);
+          e += m;
+        }
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace lrnn::exec

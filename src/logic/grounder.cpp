@@ -1,0 +1,841 @@
+#include "logic/grounder.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "logic/relation.hpp"
+#include "lrnn/diagnostics.hpp"
+
+namespace lrnn::logic {
+
+namespace {
+
+using Kind = BodyLiteral::Kind;
+
+// How one argument of a literal is handled when the literal is matched.
+struct ArgAction {
+  enum : uint8_t { Const, Bound, Bind, Same } kind;
+  uint32_t value;  // symbol id (Const) or variable index
+};
+
+enum class Range : uint8_t { Full, Old, Delta };
+
+struct Step {
+  enum Op : uint8_t { Scan, Lookup, Member, NotMember, Builtin, Domain } op;
+  Range range = Range::Full;
+  uint32_t lit = 0;
+  uint32_t pred = kNone;
+  uint32_t index = kNone;   // Lookup: index of the relation
+  uint32_t actions = 0;     // into Plan::actions, one per argument
+  uint32_t out_arg = kNone; // Builtin: the argument it binds, kNone if it only checks
+};
+
+struct Plan {
+  std::vector<Step> steps;
+  std::vector<ArgAction> actions;
+};
+
+bool is_arithmetic(BuiltinOp op) {
+  return op == BuiltinOp::Add || op == BuiltinOp::Sub || op == BuiltinOp::Mul ||
+         op == BuiltinOp::Div || op == BuiltinOp::Mod;
+}
+
+// Open-addressing set of fixed-width rows (dedup of ground rules).
+class RowSet {
+ public:
+  explicit RowSet(uint32_t width) : width_(width), slots_(64, kNone) {}
+  // True if the row was not present (and is now).
+  bool insert(const uint32_t* row) {
+    if ((count_ + 1) * 2 > slots_.size()) grow();
+    uint32_t h = hash(row);
+    size_t m = slots_.size() - 1;
+    for (size_t s = h & m;; s = (s + 1) & m) {
+      if (slots_[s] == kNone) {
+        slots_[s] = count_++;
+        data_.insert(data_.end(), row, row + width_);
+        return true;
+      }
+      if (std::equal(row, row + width_, data_.data() + size_t(slots_[s]) * width_)) return false;
+    }
+  }
+
+ private:
+  uint32_t hash(const uint32_t* row) const {
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    for (uint32_t i = 0; i < width_; ++i) h = hash_mix(h, row[i]);
+    return uint32_t(h >> 32) ^ uint32_t(h);
+  }
+  void grow() {
+    std::vector<uint32_t> slots(slots_.size() * 2, kNone);
+    size_t m = slots.size() - 1;
+    for (uint32_t i = 0; i < count_; ++i) {
+      size_t s = hash(data_.data() + size_t(i) * width_) & m;
+      while (slots[s] != kNone) s = (s + 1) & m;
+      slots[s] = i;
+    }
+    slots_ = std::move(slots);
+  }
+  uint32_t width_;
+  std::vector<uint32_t> slots_;
+  std::vector<uint32_t> data_;
+  uint32_t count_ = 0;
+};
+
+class Grounder {
+ public:
+  Grounder(const Program& program, const GroundingOptions& options)
+      : prog_(program), opt_(options), syms_(program.symbols()) {
+    rels_.reserve(program.num_predicates());
+    for (uint32_t p = 0; p < program.num_predicates(); ++p)
+      rels_.emplace_back(uint32_t(program.predicate_arity(p)));
+  }
+
+  // Loads the facts and computes the least model of the predicates the queries need.
+  void compute_model(const ExampleAst& example, const std::vector<Literal>& queries) {
+    select_relevant(queries);
+    load_facts(example);
+    for (uint32_t s = 0; s < prog_.strata().size(); ++s) evaluate_stratum(prog_.strata()[s]);
+  }
+
+  GroundSample build_sample(const ExampleAst& example, const std::vector<Literal>& queries);
+  GoalAnswers answer(const Literal& goal);
+
+ private:
+  // ---- setup ----
+  void select_relevant(const std::vector<Literal>& queries) {
+    const size_t n = prog_.num_predicates();
+    std::vector<uint32_t> roots;
+    for (const Literal& q : queries) {
+      uint32_t p = q.builtin ? kNone : prog_.predicate_id(q.predicate, q.arity());
+      if (p != kNone) roots.push_back(p);
+    }
+    has_queries_ = !queries.empty();
+    if (!has_queries_) {
+      logic_relevant_.assign(n, 1);
+      neural_relevant_.assign(n, 1);
+      return;
+    }
+    auto closure = [&](const std::vector<std::vector<uint32_t>>& deps) {
+      std::vector<char> seen(n, 0);
+      std::vector<uint32_t> stack = roots;
+      for (uint32_t p : roots) seen[p] = 1;
+      while (!stack.empty()) {
+        uint32_t p = stack.back();
+        stack.pop_back();
+        for (uint32_t d : deps[p])
+          if (!seen[d]) seen[d] = 1, stack.push_back(d);
+      }
+      return seen;
+    };
+    logic_relevant_ = closure(prog_.logic_deps());
+    neural_relevant_ = closure(prog_.input_deps());
+  }
+
+  void load_facts(const ExampleAst& example) {
+    std::vector<uint32_t> tuple;
+    for (uint32_t f = 0; f < example.facts.size(); ++f) {
+      const Literal& l = example.facts[f];
+      uint32_t p = l.builtin ? kNone : prog_.predicate_id(l.predicate, l.arity());
+      tuple.clear();
+      for (const Term& t : l.args) {
+        if (t.is_variable()) {
+          throw Error(ErrorKind::Semantic, t.span,
+                      "an example fact must be ground, found variable " + t.text);
+        }
+        tuple.push_back(syms_.intern_term(t));
+      }
+      if (prog_.uses_domain()) domain_.insert(domain_.end(), tuple.begin(), tuple.end());
+      if (p == kNone) continue;  // no rule reads it and no query can name it
+      auto [row, inserted] = rels_[p].insert(tuple.data());
+      if (inserted) ++total_atoms_;
+      if (rels_[p].example_fact()[row] == kNone) rels_[p].example_fact()[row] = f;
+    }
+    for (Relation& r : rels_) r.delta_begin = r.delta_end = r.rows();
+    if (prog_.uses_domain()) {
+      domain_.insert(domain_.end(), prog_.template_constants().begin(),
+                     prog_.template_constants().end());
+      std::sort(domain_.begin(), domain_.end());
+      domain_.erase(std::unique(domain_.begin(), domain_.end()), domain_.end());
+    }
+  }
+
+  // ---- planning ----
+  // Orders a rule body: builtins and fully bound literals as soon as their inputs are
+  // bound, otherwise the positive literal expected to match the fewest rows.
+  Plan make_plan(const CompiledRule& cr, uint32_t delta_lit, const std::vector<char>& recursive) {
+    Plan plan;
+    const size_t n_lits = cr.body.size();
+    std::vector<char> placed(n_lits, 0), bound(cr.var_names.size(), 0);
+    auto arg_bound = [&](const ArgRef& a) { return !a.is_var || bound[a.value]; };
+    auto range_of = [&](uint32_t i, bool before_delta) {
+      if (i == delta_lit) return Range::Delta;
+      if (delta_lit != kNone && recursive[i] && before_delta) return Range::Old;
+      return Range::Full;
+    };
+    auto range_size = [&](const Relation& r, Range g) -> double {
+      switch (g) {
+        case Range::Full: return r.delta_end;
+        case Range::Old: return r.delta_begin;
+        case Range::Delta: return r.delta_end - r.delta_begin;
+      }
+      return 0;
+    };
+    // "before the delta literal" in the written order decides old vs full (each
+    // derivation is then found exactly once per iteration).
+    auto place = [&](uint32_t i) {
+      const BodyLiteral& bl = cr.body[i];
+      const ArgRef* args = cr.lit_args(bl);
+      Step st;
+      st.lit = i;
+      st.actions = uint32_t(plan.actions.size());
+      if (bl.kind == Kind::Builtin) {
+        st.op = Step::Builtin;
+        auto unbound_var = [&](uint32_t k) { return args[k].is_var && !bound[args[k].value]; };
+        if (is_arithmetic(bl.op) && unbound_var(2)) st.out_arg = 2;
+        if (bl.op == BuiltinOp::Next) st.out_arg = unbound_var(1) ? 1 : (unbound_var(0) ? 0 : kNone);
+        if (bl.op == BuiltinOp::In && unbound_var(0)) st.out_arg = 0;
+        for (uint32_t k = 0; k < bl.arity; ++k)
+          plan.actions.push_back({args[k].is_var ? ArgAction::Bound : ArgAction::Const, args[k].value});
+        if (st.out_arg != kNone) {
+          plan.actions[st.actions + st.out_arg].kind = ArgAction::Bind;
+          bound[args[st.out_arg].value] = 1;
+        }
+      } else if (bl.kind == Kind::Domain) {
+        st.op = Step::Domain;
+        plan.actions.push_back({ArgAction::Bind, args[0].value});
+        bound[args[0].value] = 1;
+      } else {
+        st.pred = bl.pred;
+        st.range = bl.kind == Kind::Negated ? Range::Full : range_of(i, i < delta_lit);
+        uint64_t mask = 0;
+        bool all_bound = true;
+        std::vector<uint32_t> bound_here;
+        for (uint32_t k = 0; k < bl.arity; ++k) {
+          const ArgRef& a = args[k];
+          if (!a.is_var) {
+            plan.actions.push_back({ArgAction::Const, a.value});
+            mask |= uint64_t{1} << k;
+          } else if (bound[a.value]) {
+            bool same = std::find(bound_here.begin(), bound_here.end(), a.value) != bound_here.end();
+            plan.actions.push_back({same ? ArgAction::Same : ArgAction::Bound, a.value});
+            if (!same) mask |= uint64_t{1} << k;
+          } else {
+            plan.actions.push_back({ArgAction::Bind, a.value});
+            bound[a.value] = 1;
+            bound_here.push_back(a.value);
+            all_bound = false;
+          }
+        }
+        if (bl.kind == Kind::Negated) {
+          st.op = Step::NotMember;
+        } else if (all_bound) {
+          st.op = Step::Member;
+        } else if (mask == 0) {
+          st.op = Step::Scan;
+        } else {
+          st.op = Step::Lookup;
+          st.index = rels_[bl.pred].index_for(mask);
+        }
+      }
+      placed[i] = 1;
+      plan.steps.push_back(st);
+    };
+
+    if (delta_lit != kNone) place(delta_lit);
+    for (size_t n_placed = plan.steps.size(); n_placed < n_lits; n_placed = plan.steps.size()) {
+      // Checks and binding builtins whose inputs are bound go first.
+      bool placed_check = false;
+      for (uint32_t i = 0; i < n_lits && !placed_check; ++i) {
+        if (placed[i]) continue;
+        const BodyLiteral& bl = cr.body[i];
+        const ArgRef* args = cr.lit_args(bl);
+        bool ready = false;
+        if (bl.kind == Kind::Builtin) {
+          if (is_arithmetic(bl.op)) {
+            ready = arg_bound(args[0]) && arg_bound(args[1]);
+          } else if (bl.op == BuiltinOp::Next) {
+            ready = arg_bound(args[0]) || arg_bound(args[1]);
+          } else if (bl.op == BuiltinOp::In) {
+            ready = true;
+            for (uint32_t k = 1; k < bl.arity; ++k) ready = ready && arg_bound(args[k]);
+          } else {
+            ready = true;
+            for (uint32_t k = 0; k < bl.arity; ++k) ready = ready && arg_bound(args[k]);
+          }
+        } else if (bl.kind == Kind::Positive || bl.kind == Kind::Negated) {
+          ready = true;
+          for (uint32_t k = 0; k < bl.arity; ++k) ready = ready && arg_bound(args[k]);
+        }
+        if (ready) place(i), placed_check = true;
+      }
+      if (placed_check) continue;
+      // Otherwise the cheapest generator.
+      uint32_t best = kNone;
+      double best_cost = 0;
+      for (uint32_t i = 0; i < n_lits; ++i) {
+        if (placed[i]) continue;
+        const BodyLiteral& bl = cr.body[i];
+        double cost;
+        if (bl.kind == Kind::Positive) {
+          const ArgRef* args = cr.lit_args(bl);
+          uint32_t n_bound = 0;
+          for (uint32_t k = 0; k < bl.arity; ++k) n_bound += arg_bound(args[k]);
+          double size = range_size(rels_[bl.pred], range_of(i, i < delta_lit));
+          cost = bl.arity == 0 ? 1.0 : std::pow(std::max(size, 1.0), double(bl.arity - n_bound) / bl.arity);
+          if (size == 0) cost = 0;
+        } else if (bl.kind == Kind::Domain) {
+          cost = double(domain_.size()) + 0.5;  // after an equally large relation
+        } else {
+          continue;  // a builtin or negation waits for its inputs
+        }
+        if (best == kNone || cost < best_cost) best = i, best_cost = cost;
+      }
+      if (best == kNone) {
+        throw Error(ErrorKind::Runtime, cr.span, "internal: no literal of this rule can be evaluated");
+      }
+      place(best);
+    }
+    return plan;
+  }
+
+  // ---- evaluation ----
+  struct Bounds {
+    uint32_t lo, hi;
+  };
+  Bounds bounds(const Relation& r, Range g) const {
+    switch (g) {
+      case Range::Full: return {0, r.delta_end};
+      case Range::Old: return {0, r.delta_begin};
+      case Range::Delta: return {r.delta_begin, r.delta_end};
+    }
+    return {0, 0};
+  }
+
+  uint32_t value_of(const ArgAction& a) const { return a.kind == ArgAction::Const ? a.value : bind_[a.value]; }
+
+  // Applies Bind/Same actions of a matched tuple; false if a repeated variable differs.
+  bool match(const Plan& plan, const Step& st, uint32_t arity, const uint32_t* tuple) {
+    const ArgAction* acts = plan.actions.data() + st.actions;
+    for (uint32_t k = 0; k < arity; ++k) {
+      const ArgAction& a = acts[k];
+      if (a.kind == ArgAction::Bind) {
+        bind_[a.value] = tuple[k];
+      } else if (a.kind == ArgAction::Same) {
+        if (bind_[a.value] != tuple[k]) return false;
+      }
+    }
+    return true;
+  }
+
+  template <class Emit>
+  void run(const Plan& plan, uint32_t s, Emit& emit) {
+    if (s == plan.steps.size()) {
+      emit();
+      return;
+    }
+    const Step& st = plan.steps[s];
+    const ArgAction* acts = plan.actions.data() + st.actions;
+    switch (st.op) {
+      case Step::Scan: {
+        const Relation& rel = rels_[st.pred];
+        Bounds b = bounds(rel, st.range);
+        const uint32_t arity = rel.arity();
+        for (uint32_t r = b.lo; r < b.hi; ++r) {
+          if (!match(plan, st, arity, rel.row(r))) continue;
+          rows_[st.lit] = r;
+          run(plan, s + 1, emit);
+        }
+        return;
+      }
+      case Step::Lookup: {
+        const Relation& rel = rels_[st.pred];
+        Bounds b = bounds(rel, st.range);
+        const uint32_t arity = rel.arity();
+        const Index& ix = rel.index(st.index);
+        uint32_t key[64];
+        const auto& cols = ix.cols();
+        for (size_t i = 0; i < cols.size(); ++i) key[i] = value_of(acts[cols[i]]);
+        for (uint32_t r = ix.find(key, rel.data(), arity); r != kNone; r = rel.index(st.index).next(r)) {
+          if (r >= b.hi) continue;
+          if (r < b.lo) break;
+          if (!match(plan, st, arity, rel.row(r))) continue;
+          rows_[st.lit] = r;
+          run(plan, s + 1, emit);
+        }
+        return;
+      }
+      case Step::Member:
+      case Step::NotMember: {
+        const Relation& rel = rels_[st.pred];
+        uint32_t tuple[64];
+        for (uint32_t k = 0; k < rel.arity(); ++k) tuple[k] = value_of(acts[k]);
+        uint32_t r = rel.find(tuple);
+        if (st.op == Step::NotMember) {
+          if (r == kNone) run(plan, s + 1, emit);
+          return;
+        }
+        Bounds b = bounds(rel, st.range);
+        if (r != kNone && r >= b.lo && r < b.hi) {
+          rows_[st.lit] = r;
+          run(plan, s + 1, emit);
+        }
+        return;
+      }
+      case Step::Domain: {
+        for (uint32_t c : domain_) {
+          bind_[acts[0].value] = c;
+          run(plan, s + 1, emit);
+        }
+        return;
+      }
+      case Step::Builtin:
+        run_builtin(plan, s, st, acts, emit);
+        return;
+    }
+  }
+
+  template <class Emit>
+  void run_builtin(const Plan& plan, uint32_t s, const Step& st, const ArgAction* acts, Emit& emit) {
+    const CompiledRule& cr = *rule_;
+    const BodyLiteral& bl = cr.body[st.lit];
+    const uint32_t n = bl.arity;
+    auto val = [&](uint32_t k) { return value_of(acts[k]); };
+    auto cmp = [&]() { return syms_.compare(val(0), val(1)); };
+    switch (bl.op) {
+      case BuiltinOp::Eq: if (val(0) == val(1)) run(plan, s + 1, emit); return;
+      case BuiltinOp::Neq: if (val(0) != val(1)) run(plan, s + 1, emit); return;
+      case BuiltinOp::Lt: if (cmp() < 0) run(plan, s + 1, emit); return;
+      case BuiltinOp::Leq: if (cmp() <= 0) run(plan, s + 1, emit); return;
+      case BuiltinOp::Gt: if (cmp() > 0) run(plan, s + 1, emit); return;
+      case BuiltinOp::Geq: if (cmp() >= 0) run(plan, s + 1, emit); return;
+      case BuiltinOp::True: run(plan, s + 1, emit); return;
+      case BuiltinOp::False: return;
+      case BuiltinOp::AllDiff: {
+        for (uint32_t i = 0; i < n; ++i)
+          for (uint32_t j = i + 1; j < n; ++j)
+            if (val(i) == val(j)) return;
+        run(plan, s + 1, emit);
+        return;
+      }
+      case BuiltinOp::In: {
+        if (st.out_arg == kNone) {
+          for (uint32_t k = 1; k < n; ++k)
+            if (val(k) == val(0)) {
+              run(plan, s + 1, emit);
+              return;
+            }
+          return;
+        }
+        for (uint32_t k = 1; k < n; ++k) {
+          bool repeated = false;
+          for (uint32_t j = 1; j < k; ++j) repeated = repeated || val(j) == val(k);
+          if (repeated) continue;
+          bind_[acts[0].value] = val(k);
+          run(plan, s + 1, emit);
+        }
+        return;
+      }
+      case BuiltinOp::Next: {
+        uint32_t in = st.out_arg == 0 ? 1 : 0;
+        uint32_t x = val(in);
+        if (!syms_.is_number(x)) return;
+        double v = syms_.number(x);
+        if (std::nearbyint(v) != v) return;
+        double other = in == 0 ? v + 1 : v - 1;
+        if (st.out_arg == kNone) {
+          uint32_t y = val(1);
+          if (syms_.is_number(y) && syms_.number(y) == other) run(plan, s + 1, emit);
+          return;
+        }
+        bind_[acts[st.out_arg].value] = syms_.intern_number(other);
+        run(plan, s + 1, emit);
+        return;
+      }
+      default: break;
+    }
+    // Arithmetic: c = a op b.
+    uint32_t a = val(0), b = val(1);
+    if (!syms_.is_number(a) || !syms_.is_number(b)) return;
+    double result;
+    if (Symbols::is_small_int(a) && Symbols::is_small_int(b)) {
+      int64_t x = Symbols::small_int(a), y = Symbols::small_int(b);
+      switch (bl.op) {
+        case BuiltinOp::Add: result = double(x + y); break;
+        case BuiltinOp::Sub: result = double(x - y); break;
+        case BuiltinOp::Mul: result = double(x * y); break;
+        case BuiltinOp::Div:
+          if (y == 0) return;
+          result = x % y == 0 ? double(x / y) : double(x) / double(y);
+          break;
+        default: {  // Mod: floored, the sign of the divisor (as Python's %)
+          if (y == 0) return;
+          int64_t m = x % y;
+          if (m != 0 && ((m < 0) != (y < 0))) m += y;
+          result = double(m);
+        }
+      }
+    } else {
+      double x = syms_.number(a), y = syms_.number(b);
+      switch (bl.op) {
+        case BuiltinOp::Add: result = x + y; break;
+        case BuiltinOp::Sub: result = x - y; break;
+        case BuiltinOp::Mul: result = x * y; break;
+        case BuiltinOp::Div:
+          if (y == 0) return;
+          result = x / y;
+          break;
+        default:
+          if (y == 0) return;
+          result = x - y * std::floor(x / y);
+      }
+    }
+    if (!std::isfinite(result)) return;
+    if (st.out_arg == kNone) {
+      uint32_t c = val(2);
+      if (syms_.is_number(c) && syms_.number(c) == result) run(plan, s + 1, emit);
+      return;
+    }
+    bind_[acts[2].value] = syms_.intern_number(result);
+    run(plan, s + 1, emit);
+  }
+
+  void head_tuple(const CompiledRule& cr, uint32_t* out) const {
+    const ArgRef* h = cr.head_args();
+    for (uint32_t k = 0; k < cr.head_arity; ++k) out[k] = h[k].is_var ? bind_[h[k].value] : h[k].value;
+  }
+
+  void prepare_rule(const CompiledRule& cr) {
+    rule_ = &cr;
+    bind_.assign(cr.var_names.size(), kNone);
+    rows_.assign(cr.body.size(), kNone);
+  }
+
+  // Fires a rule for one plan, inserting new head tuples.
+  void fire(const CompiledRule& cr, const Plan& plan) {
+    prepare_rule(cr);
+    Relation& head = rels_[cr.head_pred];
+    uint32_t tuple[64];
+    auto emit = [&]() {
+      head_tuple(cr, tuple);
+      auto [row, inserted] = head.insert(tuple);
+      if (inserted && ++total_atoms_ > opt_.max_atoms) {
+        throw Error(ErrorKind::Limit, cr.span,
+                    "grounding exceeded " + std::to_string(opt_.max_atoms) +
+                        " atoms while deriving " + prog_.predicate_name(cr.head_pred) +
+                        " (GroundingOptions::max_atoms)");
+      }
+      if (cr.is_fact && head.template_fact()[row] == kNone) head.template_fact()[row] = cr.source;
+    };
+    run(plan, 0, emit);
+  }
+
+  void evaluate_stratum(const Stratum& stratum) {
+    std::vector<uint32_t> rules;
+    for (uint32_t r : stratum.rules)
+      if (logic_relevant_[prog_.compiled_rules()[r].head_pred]) rules.push_back(r);
+    if (rules.empty()) return;
+    std::vector<char> in_stratum(prog_.num_predicates(), 0);
+    for (uint32_t p : stratum.preds) in_stratum[p] = 1;
+    // Facts already in the stratum's relations count as the first delta.
+    for (uint32_t p : stratum.preds) rels_[p].delta_begin = 0, rels_[p].delta_end = rels_[p].rows();
+    bool first = true;
+    for (;;) {
+      for (uint32_t r : rules) {
+        const CompiledRule& cr = prog_.compiled_rules()[r];
+        std::vector<char> recursive(cr.body.size(), 0);
+        bool any_recursive = false;
+        for (uint32_t i = 0; i < cr.body.size(); ++i) {
+          recursive[i] = cr.body[i].kind == Kind::Positive && in_stratum[cr.body[i].pred];
+          any_recursive = any_recursive || recursive[i];
+        }
+        if (!any_recursive) {
+          if (first) fire(cr, make_plan(cr, kNone, recursive));
+          continue;
+        }
+        for (uint32_t i = 0; i < cr.body.size(); ++i) {
+          if (!recursive[i]) continue;
+          const Relation& d = rels_[cr.body[i].pred];
+          if (d.delta_end == d.delta_begin) continue;
+          fire(cr, make_plan(cr, i, recursive));
+        }
+      }
+      first = false;
+      bool changed = false;
+      for (uint32_t p : stratum.preds) {
+        Relation& rel = rels_[p];
+        rel.delta_begin = rel.delta_end;
+        rel.delta_end = rel.rows();
+        changed = changed || rel.delta_end > rel.delta_begin;
+      }
+      if (!changed || !stratum.recursive) break;
+    }
+    for (uint32_t p : stratum.preds) rels_[p].delta_begin = rels_[p].delta_end = rels_[p].rows();
+  }
+
+  // The atoms a query literal matches: (predicate, row) pairs.
+  std::vector<std::pair<uint32_t, uint32_t>> match_query(const Literal& q,
+                                                         std::vector<uint32_t>* var_values = nullptr,
+                                                         std::vector<std::string>* var_names = nullptr) {
+    std::vector<std::pair<uint32_t, uint32_t>> out;
+    if (q.builtin) return out;
+    uint32_t p = prog_.predicate_id(q.predicate, q.arity());
+    // Variables: index per distinct named variable; `_` matches anything.
+    std::vector<int> var_of(q.args.size(), -1);
+    std::vector<std::string> names;
+    std::vector<uint32_t> consts(q.args.size(), kNone);
+    for (size_t k = 0; k < q.args.size(); ++k) {
+      const Term& t = q.args[k];
+      if (!t.is_variable()) {
+        consts[k] = syms_.intern_term(t);
+      } else if (t.text != "_") {
+        auto it = std::find(names.begin(), names.end(), t.text);
+        var_of[k] = int(it - names.begin());
+        if (it == names.end()) names.push_back(t.text);
+      }
+    }
+    if (var_names) *var_names = names;
+    if (p == kNone) return out;
+    const Relation& rel = rels_[p];
+    std::vector<uint32_t> vals(names.size());
+    std::vector<char> set(names.size());
+    for (uint32_t r = 0; r < rel.rows(); ++r) {
+      const uint32_t* t = rel.row(r);
+      std::fill(set.begin(), set.end(), 0);
+      bool ok = true;
+      for (size_t k = 0; k < q.args.size() && ok; ++k) {
+        if (consts[k] != kNone) {
+          ok = t[k] == consts[k];
+        } else if (var_of[k] >= 0) {
+          if (set[var_of[k]]) {
+            ok = vals[var_of[k]] == t[k];
+          } else {
+            vals[var_of[k]] = t[k];
+            set[var_of[k]] = 1;
+          }
+        }
+      }
+      if (!ok) continue;
+      out.emplace_back(p, r);
+      if (var_values) var_values->insert(var_values->end(), vals.begin(), vals.end());
+    }
+    return out;
+  }
+
+  const Program& prog_;
+  const GroundingOptions& opt_;
+  Symbols& syms_;
+  std::vector<Relation> rels_;
+  std::vector<uint32_t> domain_;
+  std::vector<char> logic_relevant_, neural_relevant_;
+  bool has_queries_ = false;
+  size_t total_atoms_ = 0;
+  // The rule being evaluated: variable bindings and the matched row per literal.
+  const CompiledRule* rule_ = nullptr;
+  std::vector<uint32_t> bind_, rows_;
+};
+
+GroundSample Grounder::build_sample(const ExampleAst& example, const std::vector<Literal>& queries) {
+  GroundSample sample;
+  const uint32_t n_preds = uint32_t(prog_.num_predicates());
+  // Provisional atom ids: predicate base + row.
+  std::vector<uint32_t> base(n_preds + 1, 0);
+  for (uint32_t p = 0; p < n_preds; ++p) base[p + 1] = base[p] + rels_[p].rows();
+  const uint32_t n_prov = base[n_preds];
+  for (uint32_t p = 0; p < n_preds; ++p) {
+    for (uint32_t r = 0; r < rels_[p].rows(); ++r) {
+      if (rels_[p].example_fact()[r] != kNone) {
+        ++sample.stats.facts;
+      } else if (rels_[p].template_fact()[r] == kNone) {
+        ++sample.stats.derived;
+      }
+    }
+  }
+
+  // Enumerate the ground rules of every template rule whose head a query needs.
+  std::vector<GroundRuleSet> sets;
+  std::vector<size_t> counted;  // counting mode: ground rules per set
+  size_t total = 0;
+  if (opt_.enumerate) {
+    std::vector<char> no_recursion;
+    for (uint32_t r = 0; r < prog_.num_rules(); ++r) {
+      const CompiledRule& cr = prog_.compiled_rules()[r];
+      if (!neural_relevant_[cr.head_pred]) continue;
+      no_recursion.assign(cr.body.size(), 0);
+      Plan plan = make_plan(cr, kNone, no_recursion);
+      prepare_rule(cr);
+      GroundRuleSet set;
+      set.rule = r;
+      set.n_inputs = uint32_t(cr.input_literals.size());
+      set.n_vars = uint32_t(cr.var_names.size());
+      std::vector<uint32_t> input_lits(set.n_inputs);
+      for (uint32_t i = 0; i < cr.body.size(); ++i)
+        if (cr.body[i].input_slot != kNone) input_lits[cr.body[i].input_slot] = i;
+      const bool dedup = cr.needs_dedup && !cr.duplicate_grounding;
+      const bool store = opt_.store_ground_rules;
+      const bool need_ids = store || dedup;
+      RowSet seen(set.n_inputs + 1);
+      std::vector<uint32_t> row(set.n_inputs + 1);
+      Relation& head = rels_[cr.head_pred];
+      uint32_t tuple[64];
+      size_t count = 0;
+      auto limit_error = [&]() {
+        return Error(ErrorKind::Limit, cr.span,
+                     "grounding exceeded " + std::to_string(opt_.max_ground_rules) +
+                         " ground rules in this rule (GroundingOptions::max_ground_rules)");
+      };
+      auto emit = [&]() {
+        if (need_ids) {
+          head_tuple(cr, tuple);
+          row[0] = base[cr.head_pred] + head.find(tuple);
+          for (uint32_t i = 0; i < set.n_inputs; ++i) {
+            const BodyLiteral& bl = cr.body[input_lits[i]];
+            row[i + 1] = base[bl.pred] + rows_[input_lits[i]];
+          }
+          if (dedup && !seen.insert(row.data())) return;
+        }
+        if (++total > opt_.max_ground_rules) throw limit_error();
+        ++count;
+        if (store) {
+          set.head.push_back(row[0]);
+          set.inputs.insert(set.inputs.end(), row.begin() + 1, row.end());
+          set.bindings.insert(set.bindings.end(), bind_.begin(), bind_.end());
+        }
+      };
+      run(plan, 0, emit);
+      if (count > 0) {
+        if (!store) set.head.clear();
+        sets.push_back(std::move(set));
+        if (!store) counted.push_back(count);
+      }
+    }
+  }
+
+  // Which atoms to keep: those supporting a query (when pruning), else all.
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> query_matches;
+  for (const Literal& q : queries) query_matches.push_back(match_query(q));
+  std::vector<char> keep(n_prov, 0);
+  const bool prune = opt_.prune && has_queries_ && opt_.store_ground_rules;
+  if (!prune) {
+    for (uint32_t p = 0; p < n_preds; ++p)
+      if (logic_relevant_[p]) std::fill(keep.begin() + base[p], keep.begin() + base[p + 1], 1);
+    for (auto& qm : query_matches)
+      for (auto [p, r] : qm) keep[base[p] + r] = 1;
+  } else {
+    // Ground rules by head atom (CSR), then a walk down from the query atoms.
+    std::vector<uint32_t> start(n_prov + 1, 0);
+    for (const auto& s : sets)
+      for (uint32_t h : s.head) ++start[h + 1];
+    for (uint32_t a = 0; a < n_prov; ++a) start[a + 1] += start[a];
+    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+    std::vector<std::pair<uint32_t, uint32_t>> by_head(start[n_prov]);
+    for (uint32_t si = 0; si < sets.size(); ++si)
+      for (uint32_t g = 0; g < sets[si].size(); ++g) by_head[fill[sets[si].head[g]]++] = {si, g};
+    std::vector<uint32_t> stack;
+    for (auto& qm : query_matches)
+      for (auto [p, r] : qm)
+        if (!keep[base[p] + r]) keep[base[p] + r] = 1, stack.push_back(base[p] + r);
+    while (!stack.empty()) {
+      uint32_t a = stack.back();
+      stack.pop_back();
+      for (uint32_t k = start[a]; k < start[a + 1]; ++k) {
+        const GroundRuleSet& s = sets[by_head[k].first];
+        const uint32_t* in = s.inputs.data() + size_t(by_head[k].second) * s.n_inputs;
+        for (uint32_t i = 0; i < s.n_inputs; ++i)
+          if (!keep[in[i]]) keep[in[i]] = 1, stack.push_back(in[i]);
+      }
+    }
+  }
+
+  // Renumber the kept atoms densely and write them out.
+  std::vector<uint32_t> new_id(n_prov, kNone);
+  sample.atom_args_begin.push_back(0);
+  for (uint32_t p = 0; p < n_preds; ++p) {
+    Relation& rel = rels_[p];
+    for (uint32_t r = 0; r < rel.rows(); ++r) {
+      if (!keep[base[p] + r]) continue;
+      new_id[base[p] + r] = uint32_t(sample.atom_pred.size());
+      sample.atom_pred.push_back(p);
+      sample.atom_args.insert(sample.atom_args.end(), rel.row(r), rel.row(r) + rel.arity());
+      sample.atom_args_begin.push_back(uint32_t(sample.atom_args.size()));
+      sample.atom_example_fact.push_back(rel.example_fact()[r]);
+      sample.atom_template_fact.push_back(rel.template_fact()[r]);
+    }
+  }
+  for (auto& qm : query_matches) {
+    std::vector<uint32_t> ids;
+    for (auto [p, r] : qm) ids.push_back(new_id[base[p] + r]);
+    sample.query_atoms.push_back(std::move(ids));
+  }
+  size_t n_ground = 0;
+  for (size_t si = 0; si < sets.size(); ++si) {
+    GroundRuleSet& s = sets[si];
+    if (!opt_.store_ground_rules) {
+      n_ground += counted[si];
+      continue;
+    }
+    GroundRuleSet out;
+    out.rule = s.rule;
+    out.n_inputs = s.n_inputs;
+    out.n_vars = s.n_vars;
+    for (uint32_t g = 0; g < s.size(); ++g) {
+      uint32_t h = new_id[s.head[g]];
+      if (h == kNone) continue;
+      out.head.push_back(h);
+      for (uint32_t i = 0; i < s.n_inputs; ++i) out.inputs.push_back(new_id[s.inputs[size_t(g) * s.n_inputs + i]]);
+      out.bindings.insert(out.bindings.end(), s.bindings.begin() + size_t(g) * s.n_vars,
+                          s.bindings.begin() + size_t(g + 1) * s.n_vars);
+    }
+    if (out.size() == 0) continue;
+    n_ground += out.size();
+    sample.rules.push_back(std::move(out));
+  }
+  if (!opt_.store_ground_rules) {
+    // Counting mode: one empty set per rule that had groundings, its count in stats.
+    for (auto& s : sets) sample.rules.push_back(GroundRuleSet{s.rule, s.n_inputs, s.n_vars, {}, {}, {}});
+  }
+  sample.stats.ground_rules = n_ground;
+  return sample;
+}
+
+GoalAnswers Grounder::answer(const Literal& goal) {
+  GoalAnswers out;
+  std::vector<uint32_t> values;
+  auto matches = match_query(goal, &values, &out.variables);
+  const size_t w = out.variables.size();
+  std::vector<std::vector<uint32_t>> rows;
+  for (size_t i = 0; i < matches.size(); ++i)
+    rows.emplace_back(values.begin() + i * w, values.begin() + (i + 1) * w);
+  std::sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) {
+    for (size_t k = 0; k < a.size(); ++k) {
+      int c = syms_.compare(a[k], b[k]);
+      if (c) return c < 0;
+    }
+    return false;
+  });
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  out.rows = std::move(rows);
+  return out;
+}
+
+}  // namespace
+
+GroundSample ground(const Program& program, const ExampleAst& example,
+                    const std::vector<Literal>& queries, const GroundingOptions& options) {
+  auto t0 = std::chrono::steady_clock::now();
+  Grounder g(program, options);
+  g.compute_model(example, queries);
+  GroundSample sample = g.build_sample(example, queries);
+  sample.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return sample;
+}
+
+GoalAnswers answer_goal(const Program& program, const ExampleAst& facts, const Literal& goal) {
+  GroundingOptions options;
+  options.enumerate = false;
+  Grounder g(program, options);
+  g.compute_model(facts, {goal});
+  return g.answer(goal);
+}
+
+}  // namespace lrnn::logic

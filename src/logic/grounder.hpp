@@ -1,0 +1,46 @@
+// Grounding one example against a compiled Program: the least model (semi-naive, per
+// stratum) and then every ground rule per template rule, written into a GroundSample.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "logic/grounding.hpp"
+#include "logic/program.hpp"
+#include "lrnn/ast.hpp"
+
+namespace lrnn::logic {
+
+struct GroundingOptions {
+  // Ground rules (over all template rules of one example) beyond which grounding stops
+  // with ErrorKind::Limit naming the rule being enumerated.
+  size_t max_ground_rules = 100'000'000;
+  // Atoms of the least model beyond which grounding stops with ErrorKind::Limit.
+  size_t max_atoms = 200'000'000;
+  // false: count ground rules (stats.ground_rules, GroundRuleSet::rule set, arrays empty)
+  // without storing them; no atom-level relevance pruning.
+  bool store_ground_rules = true;
+  // false: compute the least model only (query answering); no ground rules at all.
+  bool enumerate = true;
+  // Keep only the atoms and ground rules that support a query atom (when there are
+  // queries). Predicate-level pruning (skipping rules that cannot reach a query) is
+  // always on when there are queries.
+  bool prune = true;
+};
+
+// Grounds `example` (its facts; its labelled queries are ignored) with `queries` as the
+// queries to support. Thread-safe for concurrent calls on one Program.
+GroundSample ground(const Program& program, const ExampleAst& example,
+                    const std::vector<Literal>& queries, const GroundingOptions& options = {});
+
+// Answers of a goal against the least model of the template plus `facts`: one row of
+// symbol ids per answer, holding the values of the goal's named variables in order of
+// first occurrence (`_` is not reported), rows sorted (Symbols::compare) and distinct.
+// A ground goal yields one empty row if true, none if false.
+struct GoalAnswers {
+  std::vector<std::string> variables;
+  std::vector<std::vector<uint32_t>> rows;
+};
+GoalAnswers answer_goal(const Program& program, const ExampleAst& facts, const Literal& goal);
+
+}  // namespace lrnn::logic

@@ -1,0 +1,306 @@
+#include "syntax/lexer.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+namespace lrnn::syntax {
+
+namespace {
+
+bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Length of the UTF-8 sequence starting at text[pos] (1 for ASCII and for bad bytes).
+size_t utf8_length(std::string_view text, size_t pos) {
+  unsigned char c = static_cast<unsigned char>(text[pos]);
+  size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+  return std::min(n, text.size() - pos);
+}
+
+}  // namespace
+
+std::string describe(const Token& t) {
+  // Built with append (not `"literal" + std::string`), which trips a GCC 12 -Wrestrict
+  // false positive.
+  std::string out;
+  auto quoted = [&](const char* prefix) {
+    out.append(prefix);
+    out.push_back('\'');
+    out.append(t.text.substr(0, 40));
+    if (t.text.size() > 40) out.append("...");
+    out.push_back('\'');
+    return out;
+  };
+  switch (t.kind) {
+    case Tok::End: return "end of file";
+    case Tok::Number: return quoted("number ");
+    case Tok::String:
+      out.append("string ");
+      out.append(t.text.substr(0, 40));
+      if (t.text.size() > 40) out.append("...");
+      return out;
+    case Tok::Variable: return quoted("variable ");
+    case Tok::Import: return "import";
+    default: return quoted("");
+  }
+}
+
+void validate_utf8(const std::shared_ptr<const SourceFile>& file) {
+  const std::string& s = file->text;
+  const size_t n = s.size();
+  size_t i = 0;
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    uint32_t cp = 0;
+    if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
+    bool ok = len != 0 && i + len <= n;
+    for (size_t k = 1; ok && k < len; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) ok = false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    // Reject overlong forms, surrogates and code points past U+10FFFF.
+    if (ok && ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+               (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF))
+      ok = false;
+    if (!ok) {
+      // Only on error: find the line and column of byte i.
+      uint32_t line = 1;
+      size_t line_start = 0;
+      for (size_t k = 0; k < i; ++k)
+        if (s[k] == '\n') ++line, line_start = k + 1;
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", c);
+      throw Error(ErrorKind::Parse, Span{file, line, static_cast<uint32_t>(i - line_start + 1), 1},
+                  "invalid UTF-8: byte " + std::string(hex) + " at byte offset " + std::to_string(i));
+    }
+    i += len;
+  }
+}
+
+Lexer::Lexer(std::shared_ptr<const SourceFile> file) : file_(std::move(file)), text_(file_->text) {}
+
+const Token& Lexer::peek(int k) {
+  while (count_ <= k) {
+    buf_[(head_ + count_) % kLookahead] = scan();
+    ++count_;
+  }
+  return buf_[(head_ + k) % kLookahead];
+}
+
+Token Lexer::next() {
+  peek(0);
+  Token t = buf_[head_];
+  head_ = (head_ + 1) % kLookahead;
+  --count_;
+  last_end_ = t.offset + t.text.size();
+  last_line_ = t.line;
+  last_col_end_ = t.col + t.text.size();
+  return t;
+}
+
+Span Lexer::span_from(const Token& from) const {
+  size_t end = std::max(last_end_, from.offset + 1);
+  return Span{file_, from.line, from.col, static_cast<uint32_t>(std::min<size_t>(end - from.offset, UINT32_MAX))};
+}
+
+void Lexer::fail(const Token& at, const std::string& message) const {
+  throw Error(ErrorKind::Parse, span(at), message);
+}
+
+void Lexer::fail_here(size_t offset, uint32_t length, const std::string& message) const {
+  throw Error(ErrorKind::Parse,
+              Span{file_, line_, static_cast<uint32_t>(offset - line_start_ + 1), length}, message);
+}
+
+void Lexer::skip_blanks() {
+  const size_t n = text_.size();
+  while (pos_ < n) {
+    char c = text_[pos_];
+    if (c == '\n') {
+      newline_at(pos_);
+      ++pos_;
+    } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+      ++pos_;
+    } else if (c == '%') {
+      size_t nl = text_.find('\n', pos_);
+      pos_ = nl == std::string_view::npos ? n : nl;
+    } else if (c == '/' && pos_ + 1 < n && text_[pos_ + 1] == '*') {
+      size_t open = pos_;
+      uint32_t open_line = line_;
+      size_t open_line_start = line_start_;
+      pos_ += 2;
+      while (true) {
+        if (pos_ + 1 >= n) {
+          throw Error(ErrorKind::Parse,
+                      Span{file_, open_line, static_cast<uint32_t>(open - open_line_start + 1), 2},
+                      "unterminated block comment: expected '*/', found end of file");
+        }
+        if (text_[pos_] == '*' && text_[pos_ + 1] == '/') {
+          pos_ += 2;
+          break;
+        }
+        if (text_[pos_] == '\n') newline_at(pos_);
+        ++pos_;
+      }
+    } else {
+      break;
+    }
+  }
+}
+
+Token Lexer::scan() {
+  skip_blanks();
+  const size_t n = text_.size();
+  Token t;
+  t.line = line_;
+  t.offset = pos_;
+  t.col = static_cast<uint32_t>(pos_ - line_start_ + 1);
+  if (pos_ >= n) {
+    t.kind = Tok::End;
+    t.text = {};
+    return t;
+  }
+  const size_t start = pos_;
+  const char c = text_[pos_];
+  auto single = [&](Tok kind) {
+    ++pos_;
+    t.kind = kind;
+    t.text = text_.substr(start, 1);
+    return t;
+  };
+  if (is_ident_start(c)) {
+    while (pos_ < n && is_ident_char(text_[pos_])) ++pos_;
+    t.text = text_.substr(start, pos_ - start);
+    t.kind = (c >= 'a' && c <= 'z') ? Tok::Ident : Tok::Variable;
+    if (t.text == "import") {
+      // `import path`: the path is raw text (up to whitespace) or a quoted string. A
+      // predicate called `import` stays possible: `import(X)`, `import :- ...`, `import.`
+      size_t p = pos_;
+      while (p < n && (text_[p] == ' ' || text_[p] == '\t')) ++p;
+      if (p > pos_ && p < n) {
+        char d = text_[p];
+        bool quoted = d == '"' || d == '\'';
+        bool pathlike = d == '/' || (d == '.' && p + 1 < n && (text_[p + 1] == '/' || text_[p + 1] == '.')) ||
+                        is_ident_char(d);
+        if (quoted) {
+          size_t close = text_.find(d, p + 1);
+          size_t nl = text_.find('\n', p + 1);
+          if (close == std::string_view::npos || (nl != std::string_view::npos && nl < close))
+            fail_here(p, 1, "unterminated import path: expected closing " + std::string(1, d));
+          pos_ = close + 1;
+          t.kind = Tok::Import;
+          t.text = text_.substr(p, pos_ - p);
+        } else if (pathlike) {
+          size_t e = p;
+          while (e < n && !std::isspace(static_cast<unsigned char>(text_[e])) && text_[e] != '%') ++e;
+          pos_ = e;
+          t.kind = Tok::Import;
+          t.text = text_.substr(p, e - p);
+        }
+      }
+    }
+    return t;
+  }
+  if (is_digit(c) || (c == '-' && pos_ + 1 < n && is_digit(text_[pos_ + 1]))) {
+    if (c == '-') ++pos_;
+    while (pos_ < n && is_digit(text_[pos_])) ++pos_;
+    if (pos_ + 1 < n && text_[pos_] == '.' && is_digit(text_[pos_ + 1])) {
+      ++pos_;
+      while (pos_ < n && is_digit(text_[pos_])) ++pos_;
+    }
+    if (pos_ < n && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+      size_t p = pos_ + 1;
+      if (p < n && (text_[p] == '+' || text_[p] == '-')) ++p;
+      if (p < n && is_digit(text_[p])) {
+        while (p < n && is_digit(text_[p])) ++p;
+        pos_ = p;
+      }
+    }
+    if (pos_ < n && is_ident_start(text_[pos_])) {
+      size_t e = pos_;
+      while (e < n && is_ident_char(text_[e])) ++e;
+      fail_here(start, static_cast<uint32_t>(e - start),
+                "malformed number '" + std::string(text_.substr(start, std::min<size_t>(e - start, 40))) + "'");
+    }
+    t.kind = Tok::Number;
+    t.text = text_.substr(start, pos_ - start);
+    return t;
+  }
+  if (c == '\'' || c == '"') {
+    ++pos_;
+    while (true) {
+      if (pos_ >= n || text_[pos_] == '\n')
+        fail_here(start, 1, std::string("unterminated string: expected closing ") + c + ", found " +
+                                (pos_ >= n ? "end of file" : "end of line"));
+      if (text_[pos_] == '\\' && pos_ + 1 < n && text_[pos_ + 1] != '\n') {
+        pos_ += 2;
+        continue;
+      }
+      if (text_[pos_] == c) {
+        ++pos_;
+        break;
+      }
+      ++pos_;
+    }
+    t.kind = Tok::String;
+    t.text = text_.substr(start, pos_ - start);
+    return t;
+  }
+  switch (c) {
+    case '(': return single(Tok::LParen);
+    case ')': return single(Tok::RParen);
+    case '[': return single(Tok::LBracket);
+    case ']': return single(Tok::RBracket);
+    case '{': return single(Tok::LBrace);
+    case '}': return single(Tok::RBrace);
+    case '>': return single(Tok::Gt);
+    case ',': return single(Tok::Comma);
+    case '.': return single(Tok::Period);
+    case '$': return single(Tok::Dollar);
+    case '=': return single(Tok::Equals);
+    case '@': return single(Tok::At);
+    case '*': return single(Tok::Star);
+    case '!': return single(Tok::Bang);
+    case '~': return single(Tok::Tilde);
+    case '^': return single(Tok::Caret);
+    case '|': return single(Tok::Pipe);
+    case '/': return single(Tok::Slash);
+    case '<':
+      if (pos_ + 1 < n && text_[pos_ + 1] == '=') {
+        pos_ += 2;
+        t.kind = Tok::Implies;
+        t.text = text_.substr(start, 2);
+        return t;
+      }
+      return single(Tok::Lt);
+    case ':':
+      if (pos_ + 1 < n && text_[pos_ + 1] == '-') {
+        pos_ += 2;
+        t.kind = Tok::Implies;
+        t.text = text_.substr(start, 2);
+        return t;
+      }
+      return single(Tok::Colon);
+    default: break;
+  }
+  size_t len = utf8_length(text_, pos_);
+  std::string shown(text_.substr(pos_, len));
+  if (len == 1 && (static_cast<unsigned char>(c) < 0x20 || c == 0x7F)) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(c));
+    shown = hex;
+  }
+  fail_here(pos_, static_cast<uint32_t>(len), "unexpected character '" + shown + "'");
+}
+
+}  // namespace lrnn::syntax

@@ -1,0 +1,740 @@
+// Recursive-descent parser of LANGUAGE.md. Recursion is bounded: statements, bodies and
+// value lists are loops; only metadata tuples and imports recurse, both with depth limits.
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#include "lrnn/syntax.hpp"
+#include "syntax/lexer.hpp"
+
+namespace lrnn {
+
+namespace syntax {
+
+namespace {
+
+constexpr int kMaxNesting = 64;      // metadata tuples like ((0,1),(2,3))
+constexpr int kMaxImportDepth = 64;  // a chain of imports (cycles are caught earlier)
+
+struct BuiltinArity {
+  int min, max;  // max < 0: unbounded
+};
+
+const std::unordered_map<std::string_view, BuiltinArity>& builtin_arities() {
+  static const std::unordered_map<std::string_view, BuiltinArity> table = {
+      {"eq", {2, 2}},  {"neq", {2, 2}}, {"lt", {2, 2}},     {"leq", {2, 2}},   {"gt", {2, 2}},
+      {"geq", {2, 2}}, {"next", {2, 2}}, {"alldiff", {1, -1}}, {"in", {2, -1}}, {"true", {0, 0}},
+      {"false", {0, 0}}, {"add", {3, 3}}, {"sub", {3, 3}},   {"mul", {3, 3}},   {"div", {3, 3}},
+      {"mod", {3, 3}},
+  };
+  return table;
+}
+
+std::string unquote(std::string_view quoted) {
+  std::string out;
+  out.reserve(quoted.size());
+  for (size_t i = 1; i + 1 < quoted.size(); ++i) {
+    char c = quoted[i];
+    if (c == '\\' && i + 2 < quoted.size()) {
+      char e = quoted[++i];
+      switch (e) {
+        case 'n': out += '\n'; break;
+        case 't': out += '\t'; break;
+        case 'r': out += '\r'; break;
+        default: out += e; break;
+      }
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+bool is_value_start(Tok k) {
+  return k == Tok::Number || k == Tok::Lt || k == Tok::LBracket || k == Tok::LBrace || k == Tok::Dollar;
+}
+bool is_literal_start(Tok k) {
+  return k == Tok::Ident || k == Tok::Bang || k == Tok::Tilde || k == Tok::At || k == Tok::Star ||
+         k == Tok::Variable;  // a variable is rejected with a precise message in literal()
+}
+
+std::string read_file_or_throw(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, "cannot read '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw Error(ErrorKind::Io, "cannot read '" + path + "'");
+  return ss.str();
+}
+
+}  // namespace
+
+class Parser {
+ public:
+  explicit Parser(std::shared_ptr<const SourceFile> file) : lex_(std::move(file)) {}
+
+  Lexer& lex() { return lex_; }
+
+  [[noreturn]] void fail(const Token& t, const std::string& message) { lex_.fail(t, message); }
+  [[noreturn]] void fail(const Span& s, const std::string& message) {
+    throw Error(ErrorKind::Parse, s, message);
+  }
+  [[noreturn]] void expected(const std::string& what) {
+    fail(lex_.peek(), "expected " + what + ", found " + describe(lex_.peek()));
+  }
+
+  Token expect(Tok kind, const std::string& what) {
+    if (!lex_.at(kind)) expected(what);
+    return lex_.next();
+  }
+  bool accept(Tok kind) {
+    if (!lex_.at(kind)) return false;
+    lex_.next();
+    return true;
+  }
+  // The statement-ending '.'. When the next token is on a later line, the caret goes
+  // right after the previous token (where the '.' is missing), not on the next line.
+  void expect_period(const std::string& what) {
+    if (lex_.at(Tok::Period)) {
+      lex_.next();
+      return;
+    }
+    const Token& found = lex_.peek();
+    std::string message = "expected " + what + ", found " + describe(found);
+    if (found.kind == Tok::End || found.line > lex_.last_line()) fail(lex_.span_after_last(), message);
+    fail(found, message);
+  }
+
+  bool at_meta() {
+    return lex_.at(Tok::LBracket) && (lex_.at(Tok::Ident, 1) || lex_.at(Tok::Variable, 1)) &&
+           lex_.at(Tok::Equals, 2);
+  }
+
+  // ---- numbers and values ----
+
+  double number(const Token& t) {
+    double v = 0;
+    auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (ec != std::errc() || p != t.text.data() + t.text.size())
+      fail(t, "number out of range: '" + std::string(t.text) + "'");
+    return v;
+  }
+
+  int positive_int(const Token& t, const std::string& what) {
+    int v = 0;
+    auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (ec != std::errc() || p != t.text.data() + t.text.size() || v <= 0)
+      fail(t, "expected " + what + " (a positive integer), found " + describe(t));
+    return v;
+  }
+
+  double value_number() {
+    if (!lex_.at(Tok::Number)) expected("a number");
+    return number(lex_.next());
+  }
+
+  // [a, b, ...] after the '[' is consumed; returns the entries.
+  void number_list(std::vector<double>& out, const char* close_what) {
+    out.push_back(value_number());
+    while (accept(Tok::Comma)) out.push_back(value_number());
+    expect(Tok::RBracket, std::string("',' or ']' ") + close_what);
+  }
+
+  void base_value(ValueSpec& v) {
+    const Token& t = lex_.peek();
+    switch (t.kind) {
+      case Tok::Number:
+        v.kind = ValueSpec::Kind::Scalar;
+        v.rows = v.cols = 1;
+        v.data = {number(lex_.next())};
+        return;
+      case Tok::LBracket: {
+        lex_.next();
+        if (lex_.at(Tok::LBracket)) {  // matrix: rows of equal length
+          v.kind = ValueSpec::Kind::Matrix;
+          int rows = 0;
+          size_t cols = 0;
+          do {
+            Token open = expect(Tok::LBracket, "'[' starting a matrix row");
+            size_t before = v.data.size();
+            number_list(v.data, "in a matrix row");
+            size_t n = v.data.size() - before;
+            if (rows == 0) cols = n;
+            else if (n != cols)
+              fail(lex_.span_from(open), "matrix row " + std::to_string(rows + 1) + " has " + std::to_string(n) +
+                                             " entries, expected " + std::to_string(cols));
+            ++rows;
+          } while (accept(Tok::Comma));
+          expect(Tok::RBracket, "',' or ']' closing the matrix");
+          v.rows = rows;
+          v.cols = static_cast<int>(cols);
+          return;
+        }
+        if (lex_.at(Tok::Number) && lex_.at(Tok::Pipe, 1)) {  // sparse [n|i:v, ...]
+          Token len_tok = lex_.next();
+          int n = positive_int(len_tok, "a sparse vector length");
+          lex_.next();  // '|'
+          v.kind = ValueSpec::Kind::Vector;
+          v.sparse = true;
+          v.rows = n;
+          v.cols = 1;
+          v.data.assign(static_cast<size_t>(n), 0.0);
+          if (!lex_.at(Tok::RBracket)) {
+            do {
+              if (!lex_.at(Tok::Number)) expected("an index 'i:value' of the sparse vector");
+              Token idx_tok = lex_.next();
+              int idx = -1;
+              auto [p, ec] = std::from_chars(idx_tok.text.data(), idx_tok.text.data() + idx_tok.text.size(), idx);
+              if (ec != std::errc() || p != idx_tok.text.data() + idx_tok.text.size() || idx < 0 || idx >= n)
+                fail(idx_tok, "sparse index " + std::string(idx_tok.text) + " out of range [0, " +
+                                  std::to_string(n) + ")");
+              // `2:-1.5` lexes as `2`, `:-`, `1.5`: a negative entry, not a rule arrow.
+              const Token& sep = lex_.peek();
+              bool negative = sep.kind == Tok::Implies && sep.text == ":-" && lex_.at(Tok::Number, 1) &&
+                              lex_.peek(1).offset == sep.offset + 2;
+              if (negative) lex_.next();
+              else expect(Tok::Colon, "':' after the sparse index");
+              double entry = value_number();
+              v.data[static_cast<size_t>(idx)] = negative ? -entry : entry;
+            } while (accept(Tok::Comma));
+          }
+          expect(Tok::RBracket, "',' or ']' closing the sparse vector");
+          return;
+        }
+        v.kind = ValueSpec::Kind::Vector;
+        number_list(v.data, "closing the vector");
+        v.rows = static_cast<int>(v.data.size());
+        v.cols = 1;
+        return;
+      }
+      case Tok::LBrace: {
+        lex_.next();
+        v.kind = ValueSpec::Kind::Dims;
+        if (!lex_.at(Tok::Number)) expected("a dimension");
+        v.rows = positive_int(lex_.next(), "a dimension");
+        if (accept(Tok::Comma)) {
+          if (!lex_.at(Tok::Number)) expected("a dimension");
+          v.cols = positive_int(lex_.next(), "a dimension");
+          v.dims_is_vector = false;
+        } else {
+          v.cols = 1;
+          v.dims_is_vector = true;
+        }
+        expect(Tok::RBrace, "'}' closing the dimensions (at most two: {rows, cols})");
+        return;
+      }
+      default:
+        expected("a value (a number, [vector], [[matrix]] or {dims})");
+    }
+  }
+
+  std::string weight_name() {
+    if (!lex_.at(Tok::Ident) && !lex_.at(Tok::Variable)) expected("a weight name after '$'");
+    return std::string(lex_.next().text);
+  }
+
+  // `0.5`, `[..]`, `{..}`, `<...>`, `$w=...`, `$w`, `<$w=...>`
+  ValueSpec value() {
+    Token first = lex_.peek();
+    ValueSpec v;
+    if (accept(Tok::Dollar)) {
+      v.name = weight_name();
+      if (!accept(Tok::Equals)) {
+        v.kind = ValueSpec::Kind::Reference;
+        v.rows = v.cols = 1;
+      } else if (accept(Tok::Lt)) {
+        v.fixed = true;
+        base_value(v);
+        expect(Tok::Gt, "'>' closing the fixed value");
+      } else {
+        base_value(v);
+      }
+    } else if (accept(Tok::Lt)) {
+      v.fixed = true;
+      if (accept(Tok::Dollar)) {
+        v.name = weight_name();
+        if (accept(Tok::Equals)) base_value(v);
+        else v.kind = ValueSpec::Kind::Reference;
+      } else {
+        base_value(v);
+      }
+      expect(Tok::Gt, "'>' closing the fixed value");
+    } else {
+      base_value(v);
+    }
+    v.span = lex_.span_from(first);
+    return v;
+  }
+
+  // ---- terms and literals ----
+
+  Term term() {
+    const Token& t = lex_.peek();
+    Term out;
+    switch (t.kind) {
+      case Tok::Variable: out.kind = Term::Kind::Variable; out.text = t.text; break;
+      case Tok::Ident:
+        if (lex_.at(Tok::Colon, 1)) {  // typed term `woman:Y`
+          Token type = lex_.next();
+          lex_.next();
+          Term inner = term();
+          if (!inner.type.empty()) fail(inner.span, "a term has at most one type");
+          inner.type = type.text;
+          inner.span = lex_.span_from(type);
+          return inner;
+        }
+        out.kind = Term::Kind::Constant;
+        out.text = t.text;
+        break;
+      case Tok::Number: out.kind = Term::Kind::Number; out.text = t.text; break;
+      case Tok::String: out.kind = Term::Kind::String; out.text = unquote(t.text); break;
+      default: expected("a term (a variable, constant, number or string)");
+    }
+    out.span = lex_.span(t);
+    lex_.next();
+    return out;
+  }
+
+  void check_builtin(const Literal& lit) {
+    auto it = builtin_arities().find(lit.predicate);
+    if (it == builtin_arities().end())
+      fail(lit.span, "unknown builtin '@" + lit.predicate +
+                         "' (known: eq, neq, lt, leq, gt, geq, next, alldiff, in, true, false, add, sub, mul, "
+                         "div, mod)");
+    int a = lit.arity();
+    const BuiltinArity& want = it->second;
+    if (a < want.min || (want.max >= 0 && a > want.max)) {
+      std::string takes = want.max < 0 ? "at least " + std::to_string(want.min) : std::to_string(want.min);
+      fail(lit.span, "wrong arity: builtin '@" + lit.predicate + "' takes " + takes + " argument" +
+                         (want.min == 1 && want.max == 1 ? "" : "s") + ", found " + std::to_string(a));
+    }
+  }
+
+  // A literal with its prefixes; `weight` was parsed by the caller (or is absent).
+  Literal literal(std::optional<ValueSpec> weight = std::nullopt) {
+    Literal lit;
+    lit.weight = std::move(weight);
+    Token first = lex_.peek();
+    while (true) {
+      const Token& p = lex_.peek();
+      bool* flag = p.kind == Tok::Bang    ? &lit.negated
+                   : p.kind == Tok::Tilde ? &lit.soft_negated
+                   : p.kind == Tok::At    ? &lit.builtin
+                   : p.kind == Tok::Star  ? &lit.hidden
+                                          : nullptr;
+      if (!flag) break;
+      if (*flag) fail(p, "repeated prefix " + describe(p));
+      *flag = true;
+      lex_.next();
+    }
+    const Token& name = lex_.peek();
+    if (name.kind == Tok::Variable)
+      fail(name, "expected a predicate name (starting with a lower-case letter), found " + describe(name));
+    if (name.kind != Tok::Ident) expected("a predicate name");
+    lit.predicate = name.text;
+    lex_.next();
+    if (accept(Tok::LParen)) {
+      if (!lex_.at(Tok::RParen)) {
+        do lit.args.push_back(term());
+        while (accept(Tok::Comma));
+      }
+      expect(Tok::RParen, "',' or ')' after an argument of '" + lit.predicate + "'");
+    }
+    if (lex_.at(Tok::Caret)) {
+      lex_.next();
+      const Token& tt = lex_.peek();
+      if (tt.kind != Tok::Variable || tt.text != "T") expected("'T' after '^' (a transposed literal is 'p(X)^T')");
+      lex_.next();
+      lit.transposed = true;
+    }
+    lit.span = lex_.span_from(first);
+    if (lit.builtin) check_builtin(lit);
+    return lit;
+  }
+
+  // A literal that may be preceded by a value: `<1.0> horse(aida)`, `0.5 a(X)`.
+  Literal valued_literal() {
+    std::optional<ValueSpec> w;
+    if (is_value_start(lex_.peek().kind)) w = value();
+    if (!is_literal_start(lex_.peek().kind)) expected("a literal after the value");
+    return literal(std::move(w));
+  }
+
+  void check_fact(const Literal& lit, const char* where) {
+    if (lit.builtin || lit.negated || lit.soft_negated)
+      fail(lit.span, std::string("expected a fact") + where + ", found a " +
+                         (lit.builtin ? "builtin" : "negated") + " literal");
+  }
+
+  // ---- metadata ----
+
+  // A metadata argument as canonical text: `J`, `0.5`, `(0,2)`, `f(a,b)`.
+  std::string meta_arg(int depth) {
+    if (depth > kMaxNesting) fail(lex_.peek(), "metadata nested too deeply");
+    const Token& t = lex_.peek();
+    if (t.kind == Tok::LParen || t.kind == Tok::LBracket) {
+      Tok close = t.kind == Tok::LParen ? Tok::RParen : Tok::RBracket;
+      std::string out(1, t.kind == Tok::LParen ? '(' : '[');
+      lex_.next();
+      if (!lex_.at(close)) {
+        out += meta_arg(depth + 1);
+        while (accept(Tok::Comma)) out += "," + meta_arg(depth + 1);
+      }
+      expect(close, close == Tok::RParen ? "',' or ')'" : "',' or ']'");
+      out += close == Tok::RParen ? ')' : ']';
+      return out;
+    }
+    if (t.kind != Tok::Ident && t.kind != Tok::Variable && t.kind != Tok::Number && t.kind != Tok::String)
+      expected("a metadata argument (a name, number or tuple)");
+    std::string out(t.text);
+    lex_.next();
+    if (lex_.at(Tok::LParen)) out += meta_arg(depth + 1);
+    return out;
+  }
+
+  FunctionSpec function_spec() {
+    FunctionSpec f;
+    const Token& t = lex_.peek();
+    if (t.kind != Tok::Ident && t.kind != Tok::Variable && t.kind != Tok::Number && t.kind != Tok::String)
+      expected("a metadata value (a name or a number)");
+    f.name = t.text;
+    lex_.next();
+    if (accept(Tok::LParen)) {
+      f.has_parens = true;
+      if (!lex_.at(Tok::RParen)) {
+        do {
+          if ((lex_.at(Tok::Ident) || lex_.at(Tok::Variable)) && lex_.at(Tok::Equals, 1)) {
+            std::string key(lex_.next().text);
+            lex_.next();
+            f.kwargs.emplace_back(std::move(key), meta_arg(1));
+          } else {
+            if (!f.kwargs.empty()) expected("'key=value' (positional arguments come first)");
+            f.args.push_back(meta_arg(1));
+          }
+        } while (accept(Tok::Comma));
+      }
+      expect(Tok::RParen, "',' or ')' closing the arguments of '" + f.name + "'");
+    }
+    return f;
+  }
+
+  std::vector<MetaEntry> meta_list() {
+    std::vector<MetaEntry> meta;
+    expect(Tok::LBracket, "'['");
+    do {
+      if (!lex_.at(Tok::Ident)) expected("a metadata key (e.g. activation, aggregation)");
+      Token key = lex_.next();
+      expect(Tok::Equals, "'=' after the metadata key '" + std::string(key.text) + "'");
+      MetaEntry e;
+      e.key = key.text;
+      e.value = function_spec();
+      e.span = lex_.span_from(key);
+      meta.push_back(std::move(e));
+    } while (accept(Tok::Comma));
+    expect(Tok::RBracket, "',' or ']' closing the metadata list");
+    return meta;
+  }
+
+  // ---- rules ----
+
+  // After `head :-`: body literals, at most one offset, the '.', optional metadata.
+  Rule rule_body(Literal head, const Token& first, bool period_optional) {
+    Rule r;
+    r.head = std::move(head);
+    do {
+      Token el = lex_.peek();
+      if (is_value_start(el.kind)) {
+        ValueSpec w = value();
+        if (is_literal_start(lex_.peek().kind)) {
+          r.body.push_back(literal(std::move(w)));
+        } else {
+          if (r.offset) fail(w.span, "a rule has at most one offset, found a second one");
+          r.offset = std::move(w);
+        }
+      } else if (is_literal_start(el.kind)) {
+        r.body.push_back(literal());
+      } else {
+        expected("a body literal or an offset");
+      }
+    } while (accept(Tok::Comma));
+    if (!(period_optional && lex_.at(Tok::End))) expect_period("',' or '.' after the rule body");
+    if (at_meta()) r.meta = meta_list();
+    r.span = lex_.span_from(first);
+    return r;
+  }
+
+  Rule single_rule() {
+    Token first = lex_.peek();
+    if (first.kind == Tok::End) expected("a rule");
+    Literal head = valued_literal();
+    Rule r;
+    if (accept(Tok::Implies)) {
+      r = rule_body(std::move(head), first, true);
+    } else {
+      r.head = std::move(head);
+      if (!lex_.at(Tok::End)) expect_period("':-' or '.' after the head");
+      if (at_meta()) r.meta = meta_list();
+      r.span = lex_.span_from(first);
+    }
+    if (!lex_.at(Tok::End)) expected("end of input after the rule");
+    return r;
+  }
+
+  Lexer lex_;
+};
+
+// ---- templates with imports ----
+
+namespace {
+
+struct TemplateContext {
+  TemplateAst& out;
+  std::vector<std::string> import_stack;  // canonical paths of the files being parsed
+};
+
+std::string canonical_key(const std::string& path) {
+  std::error_code ec;
+  auto p = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : p.string();
+}
+
+void check_declared_arities(const TemplateAst& t) {
+  std::unordered_map<std::string_view, std::vector<int>> declared;
+  for (const auto& d : t.predicates) declared[d.name].push_back(d.arity);
+  if (declared.empty()) return;
+  auto check = [&](const Literal& lit) {
+    if (lit.builtin) return;
+    auto it = declared.find(lit.predicate);
+    if (it == declared.end()) return;
+    if (std::find(it->second.begin(), it->second.end(), lit.arity()) != it->second.end()) return;
+    std::string decl;
+    for (int a : it->second) decl += (decl.empty() ? "" : ", ") + lit.predicate + "/" + std::to_string(a);
+    throw Error(ErrorKind::Parse, lit.span,
+                "wrong arity: '" + lit.predicate + "' is declared as " + decl + " but used here with " +
+                    std::to_string(lit.arity()) + " argument" + (lit.arity() == 1 ? "" : "s"));
+  };
+  for (const auto& r : t.rules) {
+    check(r.head);
+    for (const auto& b : r.body) check(b);
+  }
+  for (const auto& f : t.facts) check(f);
+}
+
+void parse_template_file(TemplateContext& ctx, std::shared_ptr<const SourceFile> file, bool is_main) {
+  validate_utf8(file);
+  Parser p(file);
+  Lexer& lex = p.lex();
+  if (is_main && lex.at(Tok::End))
+    p.fail(Span{file, 1, 1, 1}, "empty file: expected a template (rules, facts or predicate declarations)");
+  while (!lex.at(Tok::End)) {
+    const Token first = lex.peek();
+    if (first.kind == Tok::Import) {
+      lex.next();
+      std::string rel = (first.text.front() == '"' || first.text.front() == '\'') ? unquote(first.text)
+                                                                                   : std::string(first.text);
+      if (rel.size() > 1 && rel.back() == '.') rel.pop_back();  // `import ./a.txt.`
+      std::filesystem::path base = file->name.empty() || file->name.front() == '<'
+                                       ? std::filesystem::path()
+                                       : std::filesystem::path(file->name).parent_path();
+      std::string full = (base / rel).lexically_normal().string();
+      std::string key = canonical_key(full);
+      auto cyc = std::find(ctx.import_stack.begin(), ctx.import_stack.end(), key);
+      if (cyc != ctx.import_stack.end()) {
+        std::string chain;
+        for (auto it = cyc; it != ctx.import_stack.end(); ++it) chain += *it + " -> ";
+        throw Error(ErrorKind::Parse, lex.span(first), "import cycle: '" + full + "' is already being imported (" +
+                                                           chain + key + ")");
+      }
+      if (static_cast<int>(ctx.import_stack.size()) >= kMaxImportDepth)
+        throw Error(ErrorKind::Parse, lex.span(first), "imports nested too deeply (more than 64 files)");
+      std::ifstream in(full, std::ios::binary);
+      if (!in || std::filesystem::is_directory(full))
+        throw Error(ErrorKind::Parse, lex.span(first), "cannot read imported file '" + full + "'");
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      auto sub = std::make_shared<const SourceFile>(SourceFile{full, ss.str()});
+      ctx.out.sources.push_back(sub);
+      ctx.import_stack.push_back(key);
+      parse_template_file(ctx, sub, false);
+      ctx.import_stack.pop_back();
+      continue;
+    }
+    if (first.kind == Tok::Ident && lex.at(Tok::Slash, 1)) {  // name/arity [meta] | value
+      lex.next();
+      lex.next();
+      if (!lex.at(Tok::Number)) p.expected("an arity after '" + std::string(first.text) + "/'");
+      Token ar = lex.next();
+      int arity = -1;
+      auto [ptr, ec] = std::from_chars(ar.text.data(), ar.text.data() + ar.text.size(), arity);
+      if (ec != std::errc() || ptr != ar.text.data() + ar.text.size() || arity < 0)
+        p.fail(ar, "expected an arity (a non-negative integer), found " + describe(ar));
+      PredicateDecl d;
+      d.name = first.text;
+      d.arity = arity;
+      if (is_value_start(lex.peek().kind) && !p.at_meta()) d.offset = p.value();
+      if (p.at_meta()) d.meta = p.meta_list();
+      if (!d.offset && d.meta.empty())
+        p.expected("metadata '[key=value, ...]' or an offset value after '" + d.name + "/" +
+                   std::to_string(arity) + "'");
+      p.accept(Tok::Period);
+      d.span = lex.span_from(first);
+      ctx.out.predicates.push_back(std::move(d));
+      continue;
+    }
+    if (!is_value_start(first.kind) && !is_literal_start(first.kind))
+      p.expected("a rule, a fact, a predicate declaration 'name/arity [...]' or an import");
+    Literal head = p.valued_literal();
+    if (p.accept(Tok::Implies)) {
+      ctx.out.rules.push_back(p.rule_body(std::move(head), first, false));
+      continue;
+    }
+    // One fact, or several comma-separated facts.
+    p.check_fact(head, " (a rule head needs ':-')");
+    ctx.out.facts.push_back(std::move(head));
+    while (p.accept(Tok::Comma)) {
+      Literal f = p.valued_literal();
+      p.check_fact(f, "");
+      ctx.out.facts.push_back(std::move(f));
+    }
+    p.expect_period("':-', ',' or '.' after the fact");
+    if (p.at_meta()) p.fail(lex.peek(), "metadata lists follow rules, not facts (use 'name/arity [...]' for a predicate)");
+  }
+}
+
+std::shared_ptr<const SourceFile> make_source(std::string_view text, const std::string& name) {
+  return std::make_shared<const SourceFile>(SourceFile{name, std::string(text)});
+}
+
+std::vector<ExampleAst> parse_examples_source(const std::shared_ptr<const SourceFile>& file) {
+  validate_utf8(file);
+  Parser p(file);
+  Lexer& lex = p.lex();
+  if (lex.at(Tok::End))
+    p.fail(Span{file, 1, 1, 1}, "empty file: expected examples (facts separated by ',' and ending with '.')");
+  std::vector<ExampleAst> out;
+  while (!lex.at(Tok::End)) {
+    const Token first = lex.peek();
+    if (!is_value_start(first.kind) && !is_literal_start(first.kind))
+      p.expected("an example (facts separated by ',' and ending with '.')");
+    ExampleAst ex;
+    Literal lead = p.valued_literal();
+    if (p.accept(Tok::Implies)) {
+      bool bare = !lead.weight && lead.args.empty() && !lead.builtin && !lead.hidden && !lead.negated &&
+                  !lead.soft_negated && !lead.transposed;
+      if (bare) ex.id = std::move(lead.predicate);
+      else ex.queries.push_back(std::move(lead));
+      Literal f = p.valued_literal();
+      p.check_fact(f, " in the example");
+      ex.facts.push_back(std::move(f));
+    } else {
+      p.check_fact(lead, " in the example");
+      ex.facts.push_back(std::move(lead));
+    }
+    while (p.accept(Tok::Comma)) {
+      Literal f = p.valued_literal();
+      p.check_fact(f, " in the example");
+      ex.facts.push_back(std::move(f));
+    }
+    p.expect_period("',' or '.' after a fact of the example");
+    ex.span = lex.span_from(first);
+    out.push_back(std::move(ex));
+  }
+  return out;
+}
+
+std::vector<QueryLineAst> parse_queries_source(const std::shared_ptr<const SourceFile>& file) {
+  validate_utf8(file);
+  Parser p(file);
+  Lexer& lex = p.lex();
+  if (lex.at(Tok::End)) p.fail(Span{file, 1, 1, 1}, "empty file: expected queries (e.g. '1.0 predict.')");
+  std::vector<QueryLineAst> out;
+  while (!lex.at(Tok::End)) {
+    const Token first = lex.peek();
+    if (!is_value_start(first.kind) && !is_literal_start(first.kind))
+      p.expected("a query (e.g. '1.0 predict.' or 'id :- 1.0 q.')");
+    QueryLineAst q;
+    Literal lead = p.valued_literal();
+    if (p.accept(Tok::Implies)) {
+      bool bare = !lead.weight && lead.args.empty() && !lead.builtin && !lead.hidden && !lead.negated &&
+                  !lead.soft_negated && !lead.transposed;
+      if (!bare) p.fail(lead.span, "expected an example id (a bare name) before ':-'");
+      q.id = std::move(lead.predicate);
+    } else {
+      p.check_fact(lead, " as a query");
+      q.queries.push_back(std::move(lead));
+      if (!p.accept(Tok::Comma)) {
+        p.expect_period("',' or '.' after the query");
+        q.span = lex.span_from(first);
+        out.push_back(std::move(q));
+        continue;
+      }
+    }
+    do {
+      Literal l = p.valued_literal();
+      p.check_fact(l, " as a query");
+      q.queries.push_back(std::move(l));
+    } while (p.accept(Tok::Comma));
+    p.expect_period("',' or '.' after the query");
+    q.span = lex.span_from(first);
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
+}  // namespace
+
+}  // namespace syntax
+
+TemplateAst parse_template(std::string_view text, const std::string& name) {
+  TemplateAst t;
+  auto file = syntax::make_source(text, name);
+  t.sources.push_back(file);
+  syntax::TemplateContext ctx{t, {}};
+  if (!name.empty() && name.front() != '<') ctx.import_stack.push_back(syntax::canonical_key(name));
+  syntax::parse_template_file(ctx, file, true);
+  syntax::check_declared_arities(t);
+  return t;
+}
+
+TemplateAst load_template(const std::string& path) {
+  return parse_template(syntax::read_file_or_throw(path), path);
+}
+
+std::vector<ExampleAst> parse_examples(std::string_view text, const std::string& name) {
+  return syntax::parse_examples_source(syntax::make_source(text, name));
+}
+
+std::vector<ExampleAst> load_examples(const std::string& path) {
+  return parse_examples(syntax::read_file_or_throw(path), path);
+}
+
+std::vector<QueryLineAst> parse_queries(std::string_view text, const std::string& name) {
+  return syntax::parse_queries_source(syntax::make_source(text, name));
+}
+
+std::vector<QueryLineAst> load_queries(const std::string& path) {
+  return parse_queries(syntax::read_file_or_throw(path), path);
+}
+
+Literal parse_literal(std::string_view text, const std::string& name) {
+  auto file = syntax::make_source(text, name);
+  syntax::validate_utf8(file);
+  syntax::Parser p(file);
+  if (p.lex().at(syntax::Tok::End)) p.fail(Span{file, 1, 1, 1}, "empty input: expected a literal");
+  Literal lit = p.valued_literal();
+  p.accept(syntax::Tok::Period);
+  if (!p.lex().at(syntax::Tok::End)) p.expected("end of input after the literal");
+  return lit;
+}
+
+Rule parse_rule(std::string_view text, const std::string& name) {
+  auto file = syntax::make_source(text, name);
+  syntax::validate_utf8(file);
+  syntax::Parser p(file);
+  return p.single_rule();
+}
+
+}  // namespace lrnn

@@ -1,0 +1,97 @@
+// Accuracy and AUC over a whole set of outputs.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "lrnn/diagnostics.hpp"
+#include "train/numerics.hpp"
+
+namespace lrnn::train {
+
+namespace {
+
+// Targets in {-1, 1} (any negative target) are classified by sign; otherwise at 0.5.
+double binary_threshold(const std::vector<std::vector<double>>& targets) {
+  for (const auto& t : targets)
+    if (t.size() == 1 && t[0] < 0) return 0.0;
+  return 0.5;
+}
+
+size_t argmax(const std::vector<double>& v) {
+  return static_cast<size_t>(std::max_element(v.begin(), v.end()) - v.begin());  // first on ties
+}
+
+}  // namespace
+
+double accuracy(const std::vector<std::vector<double>>& predictions,
+                const std::vector<std::vector<double>>& targets) {
+  if (predictions.size() != targets.size())
+    throw Error(ErrorKind::Runtime, "accuracy of " + std::to_string(predictions.size()) +
+                                        " predictions against " + std::to_string(targets.size()) + " targets");
+  if (predictions.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const double threshold = binary_threshold(targets);
+  size_t correct = 0;
+  for (size_t i = 0; i < predictions.size(); ++i) {
+    const auto& p = predictions[i];
+    const auto& t = targets[i];
+    if (p.empty() || t.empty())
+      throw Error(ErrorKind::Runtime, "accuracy: empty prediction or target at output " + std::to_string(i));
+    if (p.size() == 1) {
+      // A prediction exactly at the threshold counts as the negative class.
+      if (t.size() != 1)
+        throw Error(ErrorKind::Shape, "accuracy: a single-entry prediction against a target of " +
+                                          std::to_string(t.size()) + " entries");
+      correct += (p[0] > threshold) == (t[0] > threshold);
+      continue;
+    }
+    size_t cls;
+    if (t.size() == 1) {
+      cls = static_cast<size_t>(std::llround(t[0]));
+    } else if (t.size() == p.size()) {
+      cls = argmax(t);
+    } else {
+      throw Error(ErrorKind::Shape, "accuracy: a prediction of " + std::to_string(p.size()) +
+                                        " entries against a target of " + std::to_string(t.size()));
+    }
+    correct += argmax(p) == cls;
+  }
+  return static_cast<double>(correct) / static_cast<double>(predictions.size());
+}
+
+double auc(const std::vector<double>& scores, const std::vector<double>& targets) {
+  if (scores.size() != targets.size())
+    throw Error(ErrorKind::Runtime, "AUC of " + std::to_string(scores.size()) + " scores against " +
+                                        std::to_string(targets.size()) + " targets");
+  // Mann-Whitney U: the probability that a random positive scores above a random negative,
+  // ties counted half, from the mid-ranks of the sorted scores.
+  // A NaN score has no rank (and would break the sort's ordering).
+  if (std::any_of(scores.begin(), scores.end(), [](double s) { return std::isnan(s); }))
+    return std::numeric_limits<double>::quiet_NaN();
+  const bool signed_targets = std::any_of(targets.begin(), targets.end(), [](double t) { return t < 0; });
+  const double threshold = signed_targets ? 0.0 : 0.5;
+  std::vector<size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] < scores[b]; });
+  double positive_rank_sum = 0;
+  size_t positives = 0;
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j < order.size() && scores[order[j]] == scores[order[i]]) ++j;
+    const double mid_rank = 0.5 * static_cast<double>(i + 1 + j);  // ranks i+1 .. j
+    for (size_t k = i; k < j; ++k)
+      if (targets[order[k]] > threshold) {
+        positive_rank_sum += mid_rank;
+        ++positives;
+      }
+    i = j;
+  }
+  const size_t negatives = scores.size() - positives;
+  if (positives == 0 || negatives == 0) return std::numeric_limits<double>::quiet_NaN();
+  const double p = static_cast<double>(positives), q = static_cast<double>(negatives);
+  return (positive_rank_sum - p * (p + 1) / 2) / (p * q);
+}
+
+}  // namespace lrnn::train

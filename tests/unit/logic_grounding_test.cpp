@@ -1,0 +1,359 @@
+// The grounding engine on templates built in code: semi-naive against a naive fixpoint,
+// ground-rule enumeration, dedup, relevance pruning, limits, builtins, negation.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "logic/grounder.hpp"
+#include "logic/program.hpp"
+#include "logic/relation.hpp"
+#include "logic_test_util.hpp"
+
+namespace {
+
+using namespace lrnn;
+using namespace lrnn::logic;
+using lrnn::testutil::example;
+using lrnn::testutil::lit;
+using lrnn::testutil::rule;
+
+TemplateAst transitive_closure() {
+  TemplateAst t;
+  t.rules.push_back(rule(lit("path", {"X", "Y"}), {lit("edge", {"X", "Y"})}));
+  t.rules.push_back(rule(lit("path", {"X", "Y"}), {lit("edge", {"X", "Z"}), lit("path", {"Z", "Y"})}));
+  return t;
+}
+
+std::set<std::string> atoms_of(const Program& p, const GroundSample& s, const std::string& pred) {
+  std::set<std::string> out;
+  for (uint32_t a = 0; a < s.num_atoms(); ++a)
+    if (p.predicate_name(s.atom_pred[a]) == pred) out.insert(p.atom_text(s, a));
+  return out;
+}
+
+std::vector<std::string> answers(const Program& p, const ExampleAst& facts, const Literal& goal) {
+  GoalAnswers a = answer_goal(p, facts, goal);
+  std::vector<std::string> out;
+  for (const auto& row : a.rows) {
+    std::string s;
+    for (size_t k = 0; k < row.size(); ++k) s += (k ? ", " : "") + a.variables[k] + "=" + p.constant_text(row[k]);
+    out.push_back(s);
+  }
+  return out;
+}
+
+TEST(LogicIndex, ChainsRowsWithEqualKeysNewestFirst) {
+  Relation rel(2);
+  uint32_t ix = rel.index_for(0b01);  // bound first column
+  uint32_t t[][2] = {{1, 2}, {1, 3}, {2, 3}, {1, 4}, {1, 2}};
+  for (auto& row : t) rel.insert(row);
+  EXPECT_EQ(rel.rows(), 4u);  // {1,2} twice is one row
+  uint32_t key = 1;
+  std::vector<uint32_t> rows;
+  for (uint32_t r = rel.index(ix).find(&key, rel.data(), 2); r != kNone; r = rel.index(ix).next(r))
+    rows.push_back(r);
+  EXPECT_EQ(rows, (std::vector<uint32_t>{3, 1, 0}));
+  uint32_t missing = 7;
+  EXPECT_EQ(rel.index(ix).find(&missing, rel.data(), 2), kNone);
+  uint32_t probe[2] = {2, 3};
+  EXPECT_EQ(rel.find(probe), 2u);
+  // An index built after the rows exist sees them all, and grows past its first table.
+  for (uint32_t i = 0; i < 1000; ++i) {
+    uint32_t row[2] = {100 + i % 10, i};
+    rel.insert(row);
+  }
+  uint32_t ix2 = rel.index_for(0b10);
+  uint32_t second = 3;
+  size_t n = 0;
+  for (uint32_t r = rel.index(ix2).find(&second, rel.data(), 2); r != kNone; r = rel.index(ix2).next(r)) ++n;
+  EXPECT_EQ(n, 3u);  // {1,3}, {2,3}, {103,3}
+  key = 105;
+  n = 0;
+  for (uint32_t r = rel.index(ix).find(&key, rel.data(), 2); r != kNone; r = rel.index(ix).next(r)) ++n;
+  EXPECT_EQ(n, 100u);
+}
+
+TEST(LogicSymbols, NumbersAreCanonicalAndCompareNumerically) {
+  Symbols s;
+  EXPECT_EQ(s.intern_term(Term::number("1")), s.intern_term(Term::number("1.0")));
+  EXPECT_EQ(s.intern_number(0.5), s.intern_term(Term::number("0.50")));
+  EXPECT_EQ(s.name(s.intern_term(Term::number("2.50"))), "2.5");
+  EXPECT_EQ(s.name(s.intern_number(-7)), "-7");
+  EXPECT_LT(s.compare(s.intern_number(9), s.intern_number(10)), 0);  // not "10" < "9"
+  EXPECT_LT(s.compare(s.intern("abc"), s.intern("abd")), 0);
+  EXPECT_LT(s.compare(s.intern_number(1e12), s.intern("a")), 0);
+  EXPECT_EQ(s.intern("x"), s.intern_term(Term{Term::Kind::String, "x", {}, {}}));
+}
+
+TEST(LogicGrounding, TransitiveClosureOnACycle) {
+  Program p(transitive_closure());
+  auto ex = example({lit("edge", {"a", "b"}), lit("edge", {"b", "c"}), lit("edge", {"c", "a"}),
+                     lit("edge", {"c", "d"})});
+  GroundSample s = ground(p, ex, {});
+  auto path = atoms_of(p, s, "path");
+  EXPECT_EQ(path.size(), 12u);  // a,b,c reach a,b,c,d; d reaches nothing
+  EXPECT_TRUE(path.count("path(a, a)"));
+  EXPECT_TRUE(path.count("path(b, d)"));
+  EXPECT_FALSE(path.count("path(d, a)"));
+  EXPECT_EQ(s.stats.facts, 4u);
+  EXPECT_EQ(s.stats.derived, 12u);
+  // rule 0: one per edge; rule 1: edge(X,Z), path(Z,Y): 3 edges into the cycle * 4 + edge(c,d)*0
+  ASSERT_EQ(s.rules.size(), 2u);
+  EXPECT_EQ(s.rules[0].size(), 4u);
+  EXPECT_EQ(s.rules[1].size(), 12u);
+  EXPECT_EQ(s.rules[1].n_inputs, 2u);
+  EXPECT_EQ(s.rules[1].n_vars, 3u);
+  EXPECT_EQ(p.rule_variables(1), (std::vector<std::string>{"X", "Y", "Z"}));
+  // Every ground rule is consistent: head path(X,Y), inputs edge(X,Z), path(Z,Y).
+  const auto& g = s.rules[1];
+  for (size_t i = 0; i < g.size(); ++i) {
+    const uint32_t* b = g.bindings.data() + i * 3;
+    const uint32_t* in = g.inputs.data() + i * 2;
+    auto args = [&](uint32_t atom) {
+      return std::vector<uint32_t>(s.atom_args.begin() + s.atom_args_begin[atom],
+                                   s.atom_args.begin() + s.atom_args_begin[atom + 1]);
+    };
+    EXPECT_EQ(args(g.head[i]), (std::vector<uint32_t>{b[0], b[1]}));
+    EXPECT_EQ(args(in[0]), (std::vector<uint32_t>{b[0], b[2]}));
+    EXPECT_EQ(args(in[1]), (std::vector<uint32_t>{b[2], b[1]}));
+    EXPECT_NE(s.atom_example_fact[in[0]], kNone);
+  }
+  EXPECT_EQ(s.stats.ground_rules, 16u);
+}
+
+// Naive fixpoint and a brute-force count of ground rules, for random graphs.
+TEST(LogicGrounding, SemiNaiveMatchesNaiveFixpointOnRandomGraphs) {
+  Program p(transitive_closure());
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 20; ++trial) {
+    int n = 2 + int(rng() % 12), m = int(rng() % 30);
+    std::set<std::pair<int, int>> edges;
+    for (int i = 0; i < m; ++i) edges.insert({int(rng() % n), int(rng() % n)});
+    std::vector<Literal> facts;
+    for (auto [a, b] : edges) facts.push_back(lit("edge", {"n" + std::to_string(a), "n" + std::to_string(b)}));
+    std::set<std::pair<int, int>> path = edges;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto [x, z] : edges)
+        for (auto [z2, y] : std::set<std::pair<int, int>>(path))
+          if (z == z2 && path.insert({x, y}).second) changed = true;
+    }
+    size_t expected_rule1 = 0;
+    for (auto [x, z] : edges)
+      for (auto [z2, y] : path) expected_rule1 += z == z2;
+    GroundSample s = ground(p, example(facts), {});
+    std::set<std::string> expected;
+    for (auto [a, b] : path) expected.insert("path(n" + std::to_string(a) + ", n" + std::to_string(b) + ")");
+    EXPECT_EQ(atoms_of(p, s, "path"), expected) << "trial " << trial;
+    size_t got_rule1 = 0;
+    for (const auto& g : s.rules)
+      if (g.rule == 1) got_rule1 = g.size();
+    EXPECT_EQ(got_rule1, expected_rule1) << "trial " << trial;
+    // Counting mode agrees with the stored count.
+    GroundingOptions count_only;
+    count_only.store_ground_rules = false;
+    EXPECT_EQ(ground(p, example(facts), {}, count_only).stats.ground_rules, s.stats.ground_rules);
+  }
+}
+
+TEST(LogicGrounding, RecursionThroughSeveralPredicates) {
+  TemplateAst t;
+  t.rules.push_back(rule(lit("even", {"X"}), {lit("zero", {"X"})}));
+  t.rules.push_back(rule(lit("odd", {"Y"}), {lit("even", {"X"}), lit("succ", {"X", "Y"})}));
+  t.rules.push_back(rule(lit("even", {"Y"}), {lit("odd", {"X"}), lit("succ", {"X", "Y"})}));
+  Program p(t);
+  std::vector<Literal> facts{lit("zero", {"0"})};
+  for (int i = 0; i < 7; ++i) facts.push_back(lit("succ", {std::to_string(i), std::to_string(i + 1)}));
+  EXPECT_EQ(answers(p, example(facts), lit("even", {"X"})),
+            (std::vector<std::string>{"X=0", "X=2", "X=4", "X=6"}));
+  EXPECT_EQ(answers(p, example(facts), lit("odd", {"X"})),
+            (std::vector<std::string>{"X=1", "X=3", "X=5", "X=7"}));
+}
+
+TEST(LogicGrounding, IdenticalGroundRulesAreKeptOnceUnlessDuplicateGrounding) {
+  TemplateAst t;
+  // Y occurs only in a hidden literal: substitutions differing in Y give one ground rule.
+  t.rules.push_back(rule(lit("p", {"X"}), {lit("a", {"X"}), lit("*b", {"X", "Y"})}));
+  Rule dup = rule(lit("q", {"X"}), {lit("a", {"X"}), lit("*b", {"X", "Y"})});
+  MetaEntry m;
+  m.key = "duplicate_grounding";
+  m.value.name = "true";
+  dup.meta.push_back(m);
+  t.rules.push_back(dup);
+  Program p(t);
+  auto ex = example({lit("a", {"1"}), lit("b", {"1", "x"}), lit("b", {"1", "y"}), lit("b", {"1", "z"})});
+  GroundSample s = ground(p, ex, {});
+  ASSERT_EQ(s.rules.size(), 2u);
+  EXPECT_EQ(s.rules[0].size(), 1u);
+  EXPECT_EQ(s.rules[1].size(), 3u);
+  EXPECT_EQ(s.rules[0].n_inputs, 1u);  // the hidden literal is no input
+  EXPECT_EQ(p.input_literals(0), (std::vector<uint32_t>{0}));
+}
+
+TEST(LogicGrounding, RelevancePruningKeepsOnlyWhatSupportsTheQuery) {
+  TemplateAst t;
+  t.rules.push_back(rule(lit("h1", {"X"}), {lit("a", {"X"})}));
+  t.rules.push_back(rule(lit("h2", {"X"}), {lit("b", {"X"})}));   // cannot reach the query
+  t.rules.push_back(rule(lit("out"), {lit("h1", {"X"})}));
+  t.rules.push_back(rule(lit("other"), {lit("h2", {"X"})}));
+  Program p(t);
+  auto ex = example({lit("a", {"1"}), lit("a", {"2"}), lit("b", {"1"})});
+  GroundSample all = ground(p, ex, {});
+  EXPECT_EQ(all.num_atoms(), 8u);  // a(1) a(2) b(1) h1(1) h1(2) h2(1) out other
+  EXPECT_EQ(all.rules.size(), 4u);
+  GroundSample pruned = ground(p, ex, {lit("out")});
+  EXPECT_EQ(pruned.num_atoms(), 5u);  // a(1) a(2) h1(1) h1(2) out
+  ASSERT_EQ(pruned.rules.size(), 2u);
+  EXPECT_EQ(pruned.rules[0].rule, 0u);
+  EXPECT_EQ(pruned.rules[1].rule, 2u);
+  ASSERT_EQ(pruned.query_atoms.size(), 1u);
+  ASSERT_EQ(pruned.query_atoms[0].size(), 1u);
+  EXPECT_EQ(p.atom_text(pruned, pruned.query_atoms[0][0]), "out");
+  // Atom-level: a query on h1(1) keeps only a(1) and h1(1).
+  GroundSample one = ground(p, ex, {lit("h1", {"1"})});
+  EXPECT_EQ(one.num_atoms(), 2u);
+  EXPECT_EQ(one.stats.ground_rules, 1u);
+  // A query nothing derives matches no atom.
+  GroundSample none = ground(p, ex, {lit("h1", {"3"})});
+  ASSERT_EQ(none.query_atoms.size(), 1u);
+  EXPECT_TRUE(none.query_atoms[0].empty());
+}
+
+TEST(LogicGrounding, LimitOnGroundRulesNamesTheRule) {
+  TemplateAst t = transitive_closure();
+  auto file = std::make_shared<SourceFile>(SourceFile{"tc.lrnn", "path(X, Y) :- edge(X, Y).\npath(X, Y) :- edge(X, Z), path(Z, Y).\n"});
+  t.rules[1].span = Span{file, 2, 1, 10};
+  Program p(t);
+  std::vector<Literal> facts;
+  for (int i = 0; i < 30; ++i) facts.push_back(lit("edge", {std::to_string(i), std::to_string((i + 1) % 30)}));
+  GroundingOptions o;
+  o.max_ground_rules = 100;
+  try {
+    ground(p, example(facts), {}, o);
+    FAIL() << "expected a limit error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Limit);
+    EXPECT_NE(std::string(e.what()).find("tc.lrnn:2:1"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("100 ground rules"), std::string::npos);
+  }
+  o.max_ground_rules = 30 + 900;  // exactly enough
+  EXPECT_EQ(ground(p, example(facts), {}, o).stats.ground_rules, 930u);
+}
+
+TEST(LogicGrounding, StratifiedNegationAndTheUnstratifiableError) {
+  TemplateAst t;
+  t.rules.push_back(rule(lit("reach", {"X"}), {lit("start", {"X"})}));
+  t.rules.push_back(rule(lit("reach", {"Y"}), {lit("reach", {"X"}), lit("edge", {"X", "Y"})}));
+  t.rules.push_back(rule(lit("unreached", {"X"}), {lit("node", {"X"}), lit("!reach", {"X"})}));
+  Program p(t);
+  auto ex = example({lit("start", {"a"}), lit("edge", {"a", "b"}), lit("edge", {"c", "d"}),
+                     lit("node", {"a"}), lit("node", {"b"}), lit("node", {"c"}), lit("node", {"d"})});
+  EXPECT_EQ(answers(p, ex, lit("unreached", {"X"})), (std::vector<std::string>{"X=c", "X=d"}));
+  EXPECT_EQ(p.input_literals(2), (std::vector<uint32_t>{0}));
+
+  TemplateAst bad;
+  bad.rules.push_back(rule(lit("p", {"X"}), {lit("n", {"X"}), lit("!q", {"X"})}));
+  bad.rules.push_back(rule(lit("q", {"X"}), {lit("n", {"X"}), lit("p", {"X"})}));
+  try {
+    Program q(bad);
+    FAIL() << "expected a stratification error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Semantic);
+    EXPECT_NE(e.message().find("not stratifiable"), std::string::npos);
+    EXPECT_NE(e.message().find("p/1, q/1"), std::string::npos) << e.message();
+  }
+}
+
+TEST(LogicGrounding, UnboundComparisonVariableIsAnErrorNamingTheLiteral) {
+  TemplateAst t;
+  t.rules.push_back(rule(lit("p", {"X"}), {lit("q", {"X"}), lit("@gt", {"Y", "1"})}));
+  try {
+    Program p(t);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("variable Y in '@gt(Y, 1)'"), std::string::npos) << e.message();
+  }
+  TemplateAst u;
+  u.rules.push_back(rule(lit("p", {"X"}), {lit("q", {"X"}), lit("@nosuch", {"X"})}));
+  EXPECT_THROW(Program{u}, Error);
+  TemplateAst v;
+  v.rules.push_back(rule(lit("p", {"X"}), {lit("q", {"X"}), lit("@add", {"X", "1"})}));
+  EXPECT_THROW(Program{v}, Error);  // wrong arity
+}
+
+TEST(LogicGrounding, HeadVariablesOutsidePositiveLiteralsRangeOverTheActiveDomain) {
+  TemplateAst t;
+  Literal self = lit("edge", {"I", "I"});
+  self.weight = ValueSpec::scalar(1.0, true);
+  t.facts.push_back(self);
+  t.rules.push_back(rule(lit("h", {"X"}), {lit("edge", {"X", "Y"})}));
+  Program p(t);
+  auto ex = example({lit("edge", {"a", "b"}), lit("node", {"c"})});
+  GroundSample s = ground(p, ex, {});
+  auto edges = atoms_of(p, s, "edge");
+  EXPECT_EQ(edges, (std::set<std::string>{"edge(a, a)", "edge(a, b)", "edge(b, b)", "edge(c, c)"}));
+  for (uint32_t a = 0; a < s.num_atoms(); ++a) {
+    std::string text = p.atom_text(s, a);
+    if (text == "edge(a, a)") EXPECT_EQ(s.atom_template_fact[a], 0u);
+    if (text == "edge(a, b)") EXPECT_EQ(s.atom_example_fact[a], 0u);
+  }
+}
+
+TEST(LogicGrounding, TypedTermsActAsHiddenLiterals) {
+  TemplateAst t;
+  t.rules.push_back(rule(lit("mother", {"X", "Y"}), {lit("parent", {"X", "woman:Y"})}));
+  Program p(t);
+  auto ex = example({lit("parent", {"ann", "bea"}), lit("parent", {"ann", "carl"}), lit("woman", {"bea"})});
+  GroundSample s = ground(p, ex, {});
+  EXPECT_EQ(atoms_of(p, s, "mother"), (std::set<std::string>{"mother(ann, bea)"}));
+  EXPECT_EQ(p.input_literals(0), (std::vector<uint32_t>{0}));
+  ASSERT_EQ(s.rules.size(), 1u);
+  EXPECT_EQ(s.rules[0].n_inputs, 1u);
+}
+
+TEST(LogicGrounding, AttentionMaskGroundsExactlyThePairsInTheWindow) {
+  TemplateAst t;
+  t.rules.push_back(rule(lit("w", {"I", "J"}), {lit("k", {"J"}), lit("q", {"I"}), lit("@sub", {"I", "J", "D"}),
+                                                 lit("@geq", {"D", "0"}), lit("@leq", {"D", "2"})}));
+  Program p(t);
+  const int n = 12;
+  std::vector<Literal> facts;
+  for (int i = 0; i < n; ++i) facts.push_back(lit("k", {std::to_string(i)})), facts.push_back(lit("q", {std::to_string(i)}));
+  GroundSample s = ground(p, example(facts), {});
+  size_t pairs = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) pairs += i - j >= 0 && i - j <= 2;
+  ASSERT_EQ(s.rules.size(), 1u);
+  EXPECT_EQ(s.rules[0].size(), pairs);
+  for (size_t g = 0; g < s.rules[0].size(); ++g) {
+    const uint32_t* b = s.rules[0].bindings.data() + g * 3;  // I, J, D
+    double i = p.symbols().number(b[0]), j = p.symbols().number(b[1]), d = p.symbols().number(b[2]);
+    EXPECT_EQ(d, i - j);
+    EXPECT_TRUE(d >= 0 && d <= 2);
+  }
+}
+
+TEST(LogicGrounding, ConcurrentGroundingOfOneProgramIsSafe) {
+  Program p(transitive_closure());
+  auto make = [](int offset) {
+    std::vector<Literal> facts;
+    for (int i = 0; i < 40; ++i)
+      facts.push_back(lit("edge", {"v" + std::to_string(offset + i), "v" + std::to_string(offset + (i * 7 + 3) % 40)}));
+    return example(facts);
+  };
+  size_t expected = ground(p, make(0), {}).stats.ground_rules;
+  std::vector<size_t> got(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      // Offsets make each thread intern its own new constants concurrently.
+      got[t] = ground(p, make(1000 * (t + 1)), {}).stats.ground_rules;
+    });
+  for (auto& th : threads) th.join();
+  for (size_t g : got) EXPECT_EQ(g, expected);
+}
+
+}  // namespace
