@@ -9,6 +9,8 @@ namespace lrnn::python {
 namespace nb = nanobind;
 
 void bind_errors(nb::module_& m);  // lrnn::Error -> lrnn.errors.LrnnError
+void bind_syntax(nb::module_& m);  // AST types, parse_* / print_*
+void bind_logic(nb::module_& m);   // answer_query
 
 
 }  // namespace lrnn::python

@@ -5,5 +5,7 @@
 NB_MODULE(_core, m) {
   m.doc() = "lrnn's C++ engine (use the lrnn package, not this module directly)";
   lrnn::python::bind_errors(m);
+  lrnn::python::bind_syntax(m);
+  lrnn::python::bind_logic(m);
 
 }

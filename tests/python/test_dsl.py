@@ -60,7 +60,8 @@ def test_weights():
     assert lit(R.p["w":0.5]) == "$w=0.5 p"
     assert lit(R.p["w"]) == "$w p"
     assert lit(R.p[0.5].fixed()) == "<0.5> p"
-    assert lit(R.p(V.X)["w":3, 3].fixed()) == "<$w={3, 3}> p(X)"
+    assert lit(R.p(V.X)["w":3, 3].fixed()) == "$w=<{3, 3}> p(X)"
+    assert lit(R.p["w"].fixed()) == "<$w> p"
     assert lit(R.p[1e-7]) == "1e-07 p"
     assert lit(R.p[0.1]) == "0.1 p"
 
@@ -194,7 +195,9 @@ def test_template():
     template += [R.a(C.b)[0.3], (R.h / 1) | [F.sigmoid]]
     template.add_rule(R.emb(C.c)[2,])
     assert len(template) == 4
-    assert str(template) == "h(X) :- a(X).\n0.3 a(b).\nh/1 [activation=sigmoid]\n{2} emb(c)."
+    # the C++ printer's layout: declarations, facts, rules, one blank line between groups
+    assert str(template) == "h/1 [activation=sigmoid]\n\n0.3 a(b).\n{2} emb(c).\n\nh(X) :- a(X).\n"
+    assert [str(e) for e in template][:2] == ["h(X) :- a(X).", "0.3 a(b)."]
     with pytest.raises(TypeError):
         template += R.h & R.a
     with pytest.raises(ValueError):

@@ -130,7 +130,7 @@ class Atom:
     def atom_str(self) -> str:
         """The atom without its weight: `~p(X, a)^T`, `@leq(J, I)`, `*edge(X, Y)`."""
         prefix = ("!" if self.negated else "") + ("~" if self.soft_negated else "")
-        prefix += ("*" if self.hidden else "") + ("@" if self.special else "")
+        prefix += ("@" if self.special else "") + ("*" if self.hidden else "")
         text = prefix + self.name
         if self.terms:
             text += "(" + ", ".join(str(t) for t in self.terms) + ")"
@@ -163,7 +163,7 @@ class Predicate:
         self.hidden = hidden
 
     def __str__(self) -> str:
-        return ("*" if self.hidden else "") + ("@" if self.special else "") + f"{self.name}/{self.arity}"
+        return ("@" if self.special else "") + ("*" if self.hidden else "") + f"{self.name}/{self.arity}"
 
     def __repr__(self) -> str:
         return str(self)

@@ -16,20 +16,26 @@ from lrnn.core.settings import Settings
 
 
 class _TextBlock:
-    """Statements that came as text (a file or a string), kept in the C++ printer's
-    canonical form."""
+    """Statements that came as text (a file or a string), each kept in the C++ printer's
+    canonical form, by kind."""
 
-    __slots__ = ("text", "origin")
+    __slots__ = ("predicates", "facts", "rules", "origin")
 
-    def __init__(self, text: str, origin: str):
-        self.text = text
+    def __init__(self, statements: tuple, origin: str):
+        self.predicates, self.facts, self.rules = (list(x) for x in statements)
         self.origin = origin
 
     def __str__(self) -> str:
-        return self.text.rstrip("\n")
+        return _layout(self.predicates, self.facts, self.rules)
 
     def __repr__(self) -> str:
-        return f"<text from {self.origin}>"
+        return f"<template text from {self.origin}>"
+
+
+def _layout(predicates: List[str], facts: List[str], rules: List[str]) -> str:
+    """The C++ printer's layout: declarations, facts, rules, a blank line between groups."""
+    groups = [g for g in (predicates, facts, rules) if g]
+    return "\n".join("".join(line + "\n" for line in g) for g in groups)
 
 
 Entry = Union[Rule, Atom, PredicateDecl, _TextBlock]
@@ -69,7 +75,7 @@ class Template:
         from lrnn import _core
 
         template = cls()
-        template._entries.append(_TextBlock(_core.canonical_template(text, name), name))
+        template._entries.append(_TextBlock(_core.canonical_statements(text, name), name))
         return template
 
     def add_rule(self, rule: Any) -> None:
@@ -117,15 +123,29 @@ class Template:
 
     # ---- text --------------------------------------------------------------------------------
     def __str__(self) -> str:
-        return "\n".join(str(e) for e in self._entries)
+        """The program in lrnn's text format, exactly as the C++ printer writes it:
+        predicate declarations, then facts, then rules (each group in the order added)."""
+        predicates: List[str] = []
+        facts: List[str] = []
+        rules: List[str] = []
+        for e in self._entries:
+            if isinstance(e, PredicateDecl):
+                predicates.append(str(e))
+            elif isinstance(e, Atom):
+                facts.append(str(e))
+            elif isinstance(e, Rule):
+                rules.append(str(e))
+            else:
+                predicates += e.predicates
+                facts += e.facts
+                rules += e.rules
+        return _layout(predicates, facts, rules)
 
     def __repr__(self) -> str:
         return str(self)
 
     def to_text(self) -> str:
-        """The program as lrnn's text format (one statement per line, ending in a newline)."""
-        text = str(self)
-        return text + "\n" if text else text
+        return str(self)
 
     def save_text(self, path: Union[str, os.PathLike]) -> None:
         with open(path, "w", encoding="utf-8") as f:
@@ -153,4 +173,4 @@ class Template:
 def _load_file(path: str) -> _TextBlock:
     from lrnn import _core
 
-    return _TextBlock(_core.canonical_template_file(path), path)
+    return _TextBlock(_core.canonical_statements_file(path), path)

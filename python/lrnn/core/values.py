@@ -151,10 +151,12 @@ class Weight:
         return ""  # reference: only the name
 
     def __str__(self) -> str:
+        if self.kind == Weight.REFERENCE:
+            return f"<${self.name}>" if self.is_fixed else f"${self.name}"
         body = self._body()
-        if self.name is not None:
-            body = f"${self.name}" + (f"={body}" if body else "")
-        return f"<{body}>" if self.is_fixed else body
+        if self.is_fixed:
+            body = f"<{body}>"
+        return f"${self.name}={body}" if self.name is not None else body
 
     def __repr__(self) -> str:
         return f"Weight({self})"
