@@ -70,6 +70,7 @@ def run_lrnn(args) -> dict:
         "--loss", "mse",
         "--batch-size", str(args.batch_size),
         "--seed", str(args.seed),
+        "--initializer", "glorot",
         "--json",
     ]
     run = benchlib.run_with_rss(cmd, timeout_s=args.timeout)
@@ -96,6 +97,7 @@ def run_lrnn(args) -> dict:
         "loss": report.get("loss"),
         "accuracy": report.get("accuracy"),
         "epochs": report.get("epochs"),
+        "parameters": report.get("parameters"),
     }
 
 
@@ -139,19 +141,28 @@ def run_peer(args) -> dict:
         "wall_s": run.wall_s,
         "loss": report.get("loss"),
         "accuracy": report.get("accuracy"),
+        "online_losses": report.get("online_losses"),
         "epochs": report.get("epochs"),
+        "parameters": report.get("parameters"),
     }
 
 
-def line(result: dict) -> str:
+def epoch_statistic(lrnn: dict) -> str:
+    """Median per-epoch time when lrnn reports every epoch, else the mean (lrnn's epoch_s is
+    train_s / epochs): both engines are always compared on the same statistic."""
+    return "median" if lrnn.get("available") and lrnn.get("epoch_s") else "mean"
+
+
+def line(result: dict, stat: str) -> str:
     name = f"{result['engine']:<13}"
     if not result.get("available"):
         return f"{name} {result['reason']}"
     return (
         f"{name} build {benchlib.fmt(result['build_s'], ' s')}"
-        f"  epoch {benchlib.fmt(result['epoch_median_s'], ' s')} (median of {len(result['epoch_s'] or []) or '?'})"
+        f"  epoch {benchlib.fmt(result[f'epoch_{stat}_s'], ' s')} ({stat} of {result.get('epochs') or '?'})"
         f"  peak RSS {benchlib.fmt(result['peak_rss_mb'], ' MB', 4)}"
         f"  loss {benchlib.fmt(result['loss'], '', 4)}  accuracy {benchlib.fmt(result['accuracy'], '', 3)}"
+        f"  ({result.get('parameters') or '?'} parameters)"
     )
 
 
@@ -175,17 +186,22 @@ def main() -> int:
     print(f"mutagenesis: {os.path.relpath(TEMPLATE, benchlib.REPO)}, {args.epochs} epochs, adam lr={args.lr}, "
           f"mse, batch size {args.batch_size}, seed {args.seed}")
     lrnn = run_lrnn(args)
-    print(line(lrnn), flush=True)
+    stat = epoch_statistic(lrnn)
+    print(line(lrnn, stat), flush=True)
     peer = {"engine": "pyneuralogic", "available": False, "reason": "skipped (--skip-peer)"}
     if not args.skip_peer:
         peer = run_peer(args)
-    print(line(peer), flush=True)
+    print(line(peer, stat), flush=True)
+    if lrnn.get("available") and peer.get("available") and lrnn.get("parameters") != peer.get("parameters"):
+        print(f"warning: the engines built different models: {lrnn.get('parameters')} vs "
+              f"{peer.get('parameters')} parameters")
 
     ratios = {}
     if lrnn.get("available") and peer.get("available"):
         ratios = {
+            "epoch_statistic": stat,
             "build_speedup": benchlib.ratio(peer["build_s"], lrnn["build_s"]),
-            "epoch_speedup": benchlib.ratio(peer["epoch_median_s"], lrnn["epoch_median_s"]),
+            "epoch_speedup": benchlib.ratio(peer[f"epoch_{stat}_s"], lrnn[f"epoch_{stat}_s"]),
             "memory_ratio": benchlib.ratio(peer["peak_rss_mb"], lrnn["peak_rss_mb"]),
         }
         print(
@@ -213,7 +229,8 @@ def main() -> int:
         "ratios": ratios,
         "notes": [
             "build_s: lrnn's timing.build_s; PyNeuraLogic's model.build + build_dataset (JVM start excluded, reported as jvm_start_s)",
-            "epoch: median wall time per training epoch",
+            "epoch: median wall time per training epoch if lrnn reports each epoch, else the mean (train time / epochs) for both (see ratios.epoch_statistic)",
+            "loss/accuracy: one evaluation pass after training (MSE over queries; output >= 0.5 counts as 1)",
             "peak_rss_mb: ru_maxrss from os.wait4 on each engine's process (PyNeuraLogic's JVM runs in-process)",
             "ratios: PyNeuraLogic divided by lrnn (above 1 means lrnn is faster / smaller)",
         ],
