@@ -27,6 +27,7 @@ import _benchlib as benchlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEMPLATE = os.path.join(HERE, "templates", "mutagenesis_bench.lrnn")
 PEER = os.path.join(HERE, "peers", "pyneuralogic_mutagenesis.py")
+PARITY = os.path.join(HERE, "peers", "parity_mutagenesis.py")
 DATA = os.path.join(benchlib.DATASETS, "neuralogic", "molecules", "mutagenesis")
 
 
@@ -153,6 +154,19 @@ def epoch_statistic(lrnn: dict) -> str:
     return "median" if lrnn.get("available") and lrnn.get("epoch_s") else "mean"
 
 
+def run_parity(args) -> dict:
+    """Same weights in both engines: outputs on all molecules and one SGD step compared."""
+    cmd = [sys.executable, PARITY, "--lrnn", os.path.join(args.build, "lrnn"), "--template", TEMPLATE,
+           "--data", args.data]
+    run = benchlib.run_with_rss(cmd, timeout_s=args.timeout)
+    report = benchlib.last_json_object(run.stdout)
+    if report is None:
+        tail = (run.stderr or run.stdout).strip().splitlines()[-3:]
+        return {"available": False, "reason": f"parity check failed (exit {run.returncode}): " + " | ".join(tail)}
+    report["available"] = True
+    return report
+
+
 def line(result: dict, stat: str) -> str:
     name = f"{result['engine']:<13}"
     if not result.get("available"):
@@ -176,6 +190,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per engine")
     parser.add_argument("--skip-peer", action="store_true", help="run lrnn only")
+    parser.add_argument("--no-parity", action="store_true",
+                        help="skip the check that both engines compute the same outputs and gradients")
     parser.add_argument("--out", default=None, help="result file (default bench/results/mutagenesis.json)")
     args = parser.parse_args()
     args.build, args.data = os.path.abspath(args.build), os.path.abspath(args.data)
@@ -195,6 +211,16 @@ def main() -> int:
     if lrnn.get("available") and peer.get("available") and lrnn.get("parameters") != peer.get("parameters"):
         print(f"warning: the engines built different models: {lrnn.get('parameters')} vs "
               f"{peer.get('parameters')} parameters")
+
+    parity = {"available": False, "reason": "needs both engines"}
+    if lrnn.get("available") and peer.get("available") and not args.no_parity:
+        parity = run_parity(args)
+        if parity["available"]:
+            print(f"{'parity':<13} same weights: outputs max |diff| {parity['forward_max_abs_diff']:.2g} over "
+                  f"{parity['outputs_compared']} molecules, one SGD step max |weight diff| "
+                  f"{parity['sgd_step_max_abs_weight_diff']:.2g} ({'pass' if parity['pass'] else 'FAIL'})")
+        else:
+            print(f"{'parity':<13} {parity['reason']}")
 
     ratios = {}
     if lrnn.get("available") and peer.get("available"):
@@ -227,6 +253,7 @@ def main() -> int:
         },
         "engines": {"lrnn": lrnn, "pyneuralogic": peer},
         "ratios": ratios,
+        "parity": parity,
         "notes": [
             "build_s: lrnn's timing.build_s; PyNeuraLogic's model.build + build_dataset (JVM start excluded, reported as jvm_start_s)",
             "epoch: median wall time per training epoch if lrnn reports each epoch, else the mean (train time / epochs) for both (see ratios.epoch_statistic)",
