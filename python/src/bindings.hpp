@@ -11,6 +11,7 @@ namespace nb = nanobind;
 void bind_errors(nb::module_& m);  // lrnn::Error -> lrnn.errors.LrnnError
 void bind_syntax(nb::module_& m);  // AST types, parse_* / print_*
 void bind_logic(nb::module_& m);   // answer_query
+void bind_zoo(nb::module_& m);     // attention/transformer generators, SequenceModel (zoo stage)
 
 
 }  // namespace lrnn::python

@@ -255,6 +255,19 @@ TEST(ZooData, SequenceExamplesPrintAsValuedFacts) {
 
 namespace {
 
+// The sequence-task example: one-hot tokens tok(I) embedded to 16 dimensions, one encoder
+// layer (2 heads, feed-forward 32), and 6 class logits hist(I) (the count of the token).
+lrnn::zoo::Module histogram_model() {
+  using namespace lrnn;
+  zoo::Module m = zoo::transformer_encoder_layer(16, 2, 32, {.input = "emb"});
+  m.kind = "TransformerEncoderLayer, histogram task";
+  m.input = "tok";
+  m.output = "hist";
+  m.lines.insert(m.lines.begin(), "emb(I) :- $emb={16,4} tok(I).");
+  m.lines.push_back("hist(I) :- $out_w={6,16} enc(I), $out_b={6}.");
+  return m;
+}
+
 // The template files under examples/transformers/ are the generators' output (so the CLI
 // can use them directly). LRNN_UPDATE_ZOO_EXAMPLES=1 rewrites them.
 TEST(ZooExamples, TemplateFilesMatchTheGenerators) {
@@ -267,6 +280,7 @@ TEST(ZooExamples, TemplateFilesMatchTheGenerators) {
       {"encoder_layer_16_4_32.lrnn", zoo::transformer_encoder_layer(16, 4, 32)},
       {"decoder_layer_16_4_32.lrnn", zoo::transformer_decoder_layer(16, 4, 32, {.self_mask = zoo::Mask::causal()})},
       {"relational_attention_16_4_2.lrnn", zoo::relational_attention(16, 4, 2)},
+      {"histogram.lrnn", histogram_model()},
   };
   const std::string dir = std::string(LRNN_SOURCE_DIR) + "/examples/transformers/";
   const bool update = std::getenv("LRNN_UPDATE_ZOO_EXAMPLES") != nullptr;

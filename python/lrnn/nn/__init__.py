@@ -3,6 +3,11 @@
 from lrnn.nn.init import Constant, Glorot, He, Initializer, Normal, Uniform
 from lrnn.nn.loss import MSE, CrossEntropy, ErrorFunction, SoftEntropy
 from lrnn.optim import SGD, Adam, AdamW, Optimizer
+# Attention and transformer layers as templates (the zoo, issue 5).
+from lrnn.nn.transformer import (
+    Attention, Mask, MultiheadAttention, RelationalAttention, TransformerDecoderLayer, TransformerEncoder,
+    TransformerEncoderLayer, positional_encoding,
+)
 
 
 def get_evaluator(template, settings=None):
@@ -16,4 +21,6 @@ __all__ = [
     "MSE", "CrossEntropy", "SoftEntropy", "ErrorFunction",
     "Initializer", "Uniform", "Normal", "Glorot", "He", "Constant",
     "Optimizer", "SGD", "Adam", "AdamW", "get_evaluator",
+    "Attention", "Mask", "MultiheadAttention", "RelationalAttention", "TransformerDecoderLayer",
+    "TransformerEncoder", "TransformerEncoderLayer", "positional_encoding",
 ]

@@ -1,0 +1,174 @@
+// The zoo (include/lrnn/zoo.hpp) for lrnn.nn: attention/transformer rule generators,
+// masks, and SequenceModel (forward/backward on NumPy [n, d] arrays with a plan cache).
+// Written by the zoo stage; lrnn.nn (python/lrnn/nn/transformer.py) is its only user.
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.hpp"
+#include "lrnn/syntax.hpp"
+#include "lrnn/zoo.hpp"
+
+namespace lrnn::python {
+
+namespace {
+
+using Array = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+
+nb::ndarray<nb::numpy, double, nb::ndim<2>> to_numpy(std::vector<double> v, size_t rows, size_t cols) {
+  auto* owned = new std::vector<double>(std::move(v));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
+  return nb::ndarray<nb::numpy, double, nb::ndim<2>>(owned->data(), {rows, cols}, owner);
+}
+
+zoo::Mask mask_of(const std::vector<std::string>& literals) {
+  zoo::Mask m;
+  if (literals.empty()) return m;
+  std::string body;
+  for (const auto& l : literals) body += (body.empty() ? "" : ", ") + l;
+  return zoo::Mask::custom(body);
+}
+
+std::vector<Literal> facts_of(const std::vector<std::string>& facts) {
+  std::vector<Literal> out;
+  for (const auto& f : facts) out.push_back(parse_literal(f, "<fact>"));
+  return out;
+}
+
+}  // namespace
+
+void bind_zoo(nb::module_& m) {
+  nb::class_<zoo::TorchSlice>(m, "ZooTorchSlice")
+      .def_ro("weight", &zoo::TorchSlice::weight)
+      .def_ro("torch_name", &zoo::TorchSlice::torch_name)
+      .def_ro("row_begin", &zoo::TorchSlice::row_begin)
+      .def_ro("row_end", &zoo::TorchSlice::row_end)
+      .def_ro("col_begin", &zoo::TorchSlice::col_begin)
+      .def_ro("col_end", &zoo::TorchSlice::col_end)
+      .def_ro("vector", &zoo::TorchSlice::vector);
+
+  nb::class_<zoo::Module>(m, "ZooModule")
+      .def_ro("kind", &zoo::Module::kind)
+      .def_ro("prefix", &zoo::Module::prefix)
+      .def_ro("input", &zoo::Module::input)
+      .def_ro("memory", &zoo::Module::memory)
+      .def_ro("output", &zoo::Module::output)
+      .def_ro("edge", &zoo::Module::edge)
+      .def_ro("input_dim", &zoo::Module::input_dim)
+      .def_ro("output_dim", &zoo::Module::output_dim)
+      .def_ro("torch", &zoo::Module::torch)
+      .def("text", &zoo::Module::text);
+
+  // Masks: the literal lists of the C++ definitions.
+  m.def("zoo_mask", [](const std::string& kind, int param) {
+    if (kind == "causal") return zoo::Mask::causal().literals;
+    if (kind == "window") return zoo::Mask::sliding_window(param).literals;
+    if (kind == "strided") return zoo::Mask::strided(param).literals;
+    throw Error(ErrorKind::Semantic, "unknown mask kind '" + kind + "' (causal, window, strided)");
+  });
+  m.def("zoo_custom_mask", [](const std::string& literals) { return zoo::Mask::custom(literals).literals; });
+
+  m.def(
+      "zoo_attention",
+      [](int embed_dim, int num_heads, const std::string& prefix, const std::string& input, const std::string& key_input,
+         const std::string& output, const std::vector<std::string>& mask, bool bias, bool project) {
+        zoo::AttentionOptions o{prefix, input, key_input, output, mask_of(mask), bias};
+        return project ? zoo::multihead_attention(embed_dim, num_heads, o) : zoo::attention(embed_dim, o);
+      },
+      nb::arg("embed_dim"), nb::arg("num_heads"), nb::arg("prefix"), nb::arg("input"), nb::arg("key_input"),
+      nb::arg("output"), nb::arg("mask"), nb::arg("bias"), nb::arg("project"));
+  m.def(
+      "zoo_encoder",
+      [](int d_model, int nhead, int dim_feedforward, int num_layers, const std::string& prefix,
+         const std::string& input, const std::string& output, const std::vector<std::string>& mask, bool norm_first,
+         bool norm_affine) {
+        zoo::EncoderLayerOptions o{prefix, input, output, mask_of(mask), norm_first, norm_affine, ""};
+        return num_layers == 0 ? zoo::transformer_encoder_layer(d_model, nhead, dim_feedforward, o)
+                               : zoo::transformer_encoder(d_model, nhead, dim_feedforward, num_layers, o);
+      },
+      nb::arg("d_model"), nb::arg("nhead"), nb::arg("dim_feedforward"), nb::arg("num_layers"), nb::arg("prefix"),
+      nb::arg("input"), nb::arg("output"), nb::arg("mask"), nb::arg("norm_first"), nb::arg("norm_affine"));
+  m.def(
+      "zoo_decoder",
+      [](int d_model, int nhead, int dim_feedforward, const std::string& prefix, const std::string& input,
+         const std::string& memory, const std::string& output, const std::vector<std::string>& self_mask,
+         const std::vector<std::string>& memory_mask, bool norm_first, bool norm_affine) {
+        zoo::DecoderLayerOptions o{prefix,           input,      memory,      output, mask_of(self_mask),
+                                   mask_of(memory_mask), norm_first, norm_affine, ""};
+        return zoo::transformer_decoder_layer(d_model, nhead, dim_feedforward, o);
+      },
+      nb::arg("d_model"), nb::arg("nhead"), nb::arg("dim_feedforward"), nb::arg("prefix"), nb::arg("input"),
+      nb::arg("memory"), nb::arg("output"), nb::arg("self_mask"), nb::arg("memory_mask"), nb::arg("norm_first"),
+      nb::arg("norm_affine"));
+  m.def(
+      "zoo_relational_attention",
+      [](int node_dim, int edge_dim, int num_heads, const std::string& prefix, const std::string& node,
+         const std::string& edge, const std::string& output, const std::vector<std::string>& mask) {
+        zoo::RelationalAttentionOptions o{prefix, node, edge, output, mask_of(mask)};
+        return zoo::relational_attention(node_dim, edge_dim, num_heads, o);
+      },
+      nb::arg("node_dim"), nb::arg("edge_dim"), nb::arg("num_heads"), nb::arg("prefix"), nb::arg("node"),
+      nb::arg("edge"), nb::arg("output"), nb::arg("mask"));
+  m.def("zoo_positional_encoding", [](int n, int d) { return to_numpy(zoo::positional_encoding(n, d), n, d); });
+
+  nb::class_<zoo::SequenceModel>(m, "ZooSequenceModel")
+      .def(nb::init<const zoo::Module&, uint64_t>(), nb::arg("module"), nb::arg("seed") = 1)
+      .def("parameter_names", &zoo::SequenceModel::parameter_names)
+      .def("parameter",
+           [](const zoo::SequenceModel& s, const std::string& name) {
+             auto [r, c] = s.parameter_shape(name);
+             return to_numpy(s.parameter(name), r, c);
+           })
+      .def("set_parameter",
+           [](zoo::SequenceModel& s, const std::string& name, Array a) {
+             s.set_parameter(name, std::vector<double>(a.data(), a.data() + a.size()));
+           })
+      .def("parameter_grad",
+           [](const zoo::SequenceModel& s, const std::string& name) {
+             auto [r, c] = s.parameter_shape(name);
+             return to_numpy(s.parameter_grad(name), r, c);
+           })
+      .def("zero_grad", &zoo::SequenceModel::zero_grad)
+      .def("load_torch",
+           [](zoo::SequenceModel& s, const zoo::Module& module, const std::map<std::string, Array>& state) {
+             std::map<std::string, zoo::TorchTensor> tensors;
+             for (const auto& [k, a] : state)
+               tensors[k] = zoo::TorchTensor{std::vector<double>(a.data(), a.data() + a.size()), int(a.shape(0)),
+                                             int(a.shape(1))};
+             s.load_torch(module.torch, tensors);
+           })
+      .def(
+          "forward",
+          [](zoo::SequenceModel& s, const std::vector<std::pair<std::string, Array>>& inputs, int out_n,
+             const std::vector<std::string>& extra_facts) {
+            std::vector<zoo::SequenceInput> seq;
+            for (const auto& [pred, a] : inputs) seq.push_back({pred, a.data(), int(a.shape(0)), int(a.shape(1))});
+            std::vector<Literal> extra = facts_of(extra_facts);
+            std::vector<double> out;
+            {
+              nb::gil_scoped_release release;
+              out = s.forward(seq, out_n, extra);
+            }
+            const size_t d = out_n ? out.size() / out_n : 0;
+            return to_numpy(std::move(out), out_n, d);
+          },
+          nb::arg("inputs"), nb::arg("out_n"), nb::arg("extra_facts") = std::vector<std::string>{})
+      .def("backward",
+           [](zoo::SequenceModel& s, Array grad) {
+             std::vector<std::vector<double>> g;
+             {
+               nb::gil_scoped_release release;
+               g = s.backward(std::vector<double>(grad.data(), grad.data() + grad.size()));
+             }
+             return g;  // flat per input; reshaped by lrnn.nn
+           })
+      .def("stats", [](const zoo::SequenceModel& s) {
+        auto st = s.stats();
+        return std::make_tuple(st.groundings, st.cache_hits, st.ground_rules);
+      });
+}
+
+}  // namespace lrnn::python
