@@ -25,31 +25,33 @@ PEER = os.path.join(HERE, "peers", "torch_attention.py")
 
 
 # ---------------------------------------------------------------------------------------
-# LRNN SIDE. lrnn's attention (issue 5) is timed by a compiled benchmark, bench/attention.cpp
-# -> <build>/bench/bench_attention, which this runner calls once per configuration as
-#   bench_attention --n N --d D --window W --variant full|window --dtype float64|float32
-#                   --threads T --min-time S --json
-# and which must print one JSON object {"median_s": ..., "min_s": ..., "repeats": ...}:
-# seconds of one forward + backward pass of single-head attention on q, k, v of shape [n, d]
-# (a given output gradient; gradients of q, k and v computed; the window variant grounds only
-# the pairs 0 <= i - j <= W), warmed up, then repeated for at least S seconds (3 passes at
-# least), with the same number of threads as the torch peer. Until that executable exists
-# (or if it fails), the row says why and has no ratio.
+# LRNN SIDE (issue 5, zoo stage). bench_attention_lrnn (bench/attention_lrnn.cpp) times one
+# forward + backward pass of single-head attention on q, k, v facts of shape [n, d]:
+#   w(I, J) :- d_k, k(J)^T, q(I)[, @sub(I, J, D), @geq(D, 0), @leq(D, w)].
+#       [combination=product, aggregation=softmax(J[, D])]
+#   out(I) :- w(I, J), v(J). [combination=product, aggregation=sum]
+# with the gradients of q, k and v, float64 only (lrnn computes in double precision). The
+# plan is grounded and built once per n (not timed, reported as build_s); each timed pass
+# writes fresh values into the cached plan. One process per configuration, OMP threads =
+# --threads, so a configuration that runs out of memory fails alone.
 # ---------------------------------------------------------------------------------------
 def run_lrnn_attention(n: int, d: int, dtype: str, variant: str, window: int, args) -> dict:
-    exe = os.path.join(args.build, "bench", "bench_attention")
-    if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
-        return {"available": False, "reason": "lrnn attention not available yet"}
-    cmd = [exe, "--n", str(n), "--d", str(d), "--window", str(window), "--variant", variant,
-           "--dtype", dtype, "--threads", str(args.threads), "--min-time", str(args.min_time), "--json"]
+    if dtype != "float64":
+        return {"available": False, "reason": "lrnn computes in float64 only"}
+    exe = os.path.join(args.build, "bench", "bench_attention_lrnn")
+    if not os.path.exists(exe):
+        return {"available": False, "reason": f"{exe} not built (make build)"}
+    cmd = [exe, "--sizes", str(n), "--dim", str(d), "--window", str(window), "--variants", variant,
+           "--min-time", str(args.min_time), "--max-repeats", str(args.max_repeats)]
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)  # inherited by the child only
     run = benchlib.run_with_rss(cmd, timeout_s=args.timeout)
     report = benchlib.last_json_object(run.stdout)
-    if run.returncode != 0 or report is None or "min_s" not in report:
-        tail = (run.stderr or run.stdout).strip().splitlines()[-2:]
-        return {"available": False, "command": cmd,
-                "reason": f"bench_attention failed (exit {run.returncode}): " + " | ".join(tail)}
-    report.update(available=True, command=cmd, peak_rss_mb=run.peak_rss_mb)
-    return report
+    if run.returncode != 0 or report is None or not report.get("results"):
+        tail = (run.stderr or run.stdout or "").strip().splitlines()[-3:]
+        return {"available": False, "command": cmd, "reason": f"lrnn run failed (exit {run.returncode}): " + " | ".join(tail)}
+    r = report["results"][0]
+    r.update(available=True, command=cmd, peak_rss_mb=run.peak_rss_mb)
+    return r
 
 
 def run_torch(args) -> dict:
