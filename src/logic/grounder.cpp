@@ -22,7 +22,7 @@ struct ArgAction {
 enum class Range : uint8_t { Full, Old, Delta };
 
 struct Step {
-  enum Op : uint8_t { Scan, Lookup, Member, NotMember, Builtin, Domain } op;
+  enum Op : uint8_t { Scan, Lookup, LookupFrozen, Member, NotMember, Builtin, Domain } op;
   Range range = Range::Full;
   uint32_t lit = 0;
   uint32_t pred = kNone;
@@ -163,7 +163,9 @@ class Grounder {
   // ---- planning ----
   // Orders a rule body: builtins and fully bound literals as soon as their inputs are
   // bound, otherwise the positive literal expected to match the fewest rows.
-  Plan make_plan(const CompiledRule& cr, uint32_t delta_lit, const std::vector<char>& recursive) {
+  // `frozen`: the model is complete (enumeration), so lookups may use CSR indexes.
+  Plan make_plan(const CompiledRule& cr, uint32_t delta_lit, const std::vector<char>& recursive,
+                 bool frozen = false) {
     Plan plan;
     const size_t n_lits = cr.body.size();
     std::vector<char> placed(n_lits, 0), bound(cr.var_names.size(), 0);
@@ -236,6 +238,10 @@ class Grounder {
         } else {
           st.op = Step::Lookup;
           st.index = rels_[bl.pred].index_for(mask);
+          if (frozen) {
+            rels_[bl.pred].freeze_index(st.index);
+            st.op = Step::LookupFrozen;
+          }
         }
       }
       placed[i] = 1;
@@ -361,6 +367,23 @@ class Grounder {
           if (r < b.lo) break;
           if (!match(plan, st, arity, rel.row(r))) continue;
           rows_[st.lit] = r;
+          run(plan, s + 1, emit);
+        }
+        return;
+      }
+      case Step::LookupFrozen: {
+        const Relation& rel = rels_[st.pred];
+        const uint32_t arity = rel.arity();
+        const Index& ix = rel.index(st.index);
+        uint32_t key[64];
+        const auto& cols = ix.cols();
+        for (size_t i = 0; i < cols.size(); ++i) key[i] = value_of(acts[cols[i]]);
+        auto [begin, end] = ix.frozen_group(key, rel.data(), arity);
+        const uint32_t* rows = ix.frozen_rows();
+        const uint32_t* tuples = ix.frozen_tuples();
+        for (uint32_t i = begin; i < end; ++i) {
+          if (!match(plan, st, arity, tuples + size_t(i) * arity)) continue;
+          rows_[st.lit] = rows[i];
           run(plan, s + 1, emit);
         }
         return;
@@ -662,7 +685,7 @@ GroundSample Grounder::build_sample(const ExampleAst& example, const std::vector
       const CompiledRule& cr = prog_.compiled_rules()[r];
       if (!neural_relevant_[cr.head_pred]) continue;
       no_recursion.assign(cr.body.size(), 0);
-      Plan plan = make_plan(cr, kNone, no_recursion);
+      Plan plan = make_plan(cr, kNone, no_recursion, /*frozen=*/true);
       prepare_rule(cr);
       GroundRuleSet set;
       set.rule = r;
@@ -774,18 +797,24 @@ GroundSample Grounder::build_sample(const ExampleAst& example, const std::vector
       n_ground += counted[si];
       continue;
     }
-    GroundRuleSet out;
-    out.rule = s.rule;
-    out.n_inputs = s.n_inputs;
-    out.n_vars = s.n_vars;
-    for (uint32_t g = 0; g < s.size(); ++g) {
+    // Remap in place, dropping the ground rules whose head was pruned (no copy: the
+    // arrays can hold hundreds of millions of ids).
+    size_t w = 0;
+    for (size_t g = 0; g < s.size(); ++g) {
       uint32_t h = new_id[s.head[g]];
       if (h == kNone) continue;
-      out.head.push_back(h);
-      for (uint32_t i = 0; i < s.n_inputs; ++i) out.inputs.push_back(new_id[s.inputs[size_t(g) * s.n_inputs + i]]);
-      out.bindings.insert(out.bindings.end(), s.bindings.begin() + size_t(g) * s.n_vars,
-                          s.bindings.begin() + size_t(g + 1) * s.n_vars);
+      s.head[w] = h;
+      for (uint32_t i = 0; i < s.n_inputs; ++i)
+        s.inputs[w * s.n_inputs + i] = new_id[s.inputs[g * s.n_inputs + i]];
+      if (w != g)
+        std::copy(s.bindings.begin() + g * s.n_vars, s.bindings.begin() + (g + 1) * s.n_vars,
+                  s.bindings.begin() + w * s.n_vars);
+      ++w;
     }
+    s.head.resize(w);
+    s.inputs.resize(w * s.n_inputs);
+    s.bindings.resize(w * s.n_vars);
+    GroundRuleSet& out = s;
     if (out.size() == 0) continue;
     n_ground += out.size();
     sample.rules.push_back(std::move(out));
