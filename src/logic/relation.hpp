@@ -39,6 +39,13 @@ class Index {
     return s == kNoSlot ? kNone : slots_[s].row;
   }
   uint32_t next(uint32_t row) const { return next_[row]; }
+  // Hints the CPU to load the slot where a key with this tuple would start probing
+  // (batched lookups hide the memory latency of large tables).
+  void prefetch(const uint32_t* tuple) const {
+    uint32_t key[64];
+    for (size_t i = 0; i < cols_.size(); ++i) key[i] = tuple[cols_[i]];
+    __builtin_prefetch(&slots_[hash_key(key) & (slots_.size() - 1)]);
+  }
 
   // Adds row (the newest) whose values are at data + row * arity.
   void insert(uint32_t row, const uint32_t* data, uint32_t arity) {
@@ -174,6 +181,7 @@ class Relation {
   const uint32_t* data() const { return data_.data(); }
   const uint32_t* row(uint32_t r) const { return data_.data() + size_t(r) * arity_; }
 
+  void prefetch(const uint32_t* tuple) const { unique_.prefetch(tuple); }
   // Row of the tuple, or kNone.
   uint32_t find(const uint32_t* tuple) const { return unique_.find(tuple, data_.data(), arity_); }
 
