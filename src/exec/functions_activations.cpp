@@ -2,6 +2,7 @@
 // batch (element-wise) or over every value (whole-value functions).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "exec/functions.hpp"
@@ -40,6 +41,12 @@ void softmax_value(int n, const double* x, double* y) {
 // Sparsemax (Martins & Astudillo 2016): the Euclidean projection of x onto the simplex.
 // `sorted` is scratch of n entries.
 void sparsemax_value(int n, const double* x, double* y, double* sorted) {
+  // NaN has no order (sorting it is undefined behaviour): a NaN input gives a NaN value.
+  for (int i = 0; i < n; ++i)
+    if (std::isnan(x[i])) {
+      std::fill(y, y + n, std::numeric_limits<double>::quiet_NaN());
+      return;
+    }
   std::copy(x, x + n, sorted);
   std::sort(sorted, sorted + n, [](double a, double b) { return a > b; });
   double cumulative = 0, tau_sum = 0;
