@@ -3,6 +3,17 @@
 // (scalar 1x1, column vector n x 1, row vector 1 x n); a batch holds `count` values of
 // one shape back to back. Every backward ACCUMULATES (+=) into its gradient outputs.
 // No virtual calls, no allocation per value: one call processes a whole group.
+// Forward outputs must not overlap their inputs, except that element-wise activations
+// may run in place (x == y). Kernels are serial and deterministic: the caller decides
+// how to spread groups over threads. Conventions (LANGUAGE.md leaves them open):
+// - relu'(0) = 0, leaky_relu slope 0.01, signum has gradient 0, lukasiewicz passes the
+//   gradient on [0, 1] inclusive (like torch.clamp); sparsemax of a value with a NaN is NaN.
+// - max/min (combination and aggregation) send the gradient of each entry to the first
+//   input attaining the extreme.
+// - A combination with no inputs: sum/avg/max/min 0, count 0, product/elproduct 1;
+//   concat/softmax/crosssum/cossim need inputs (Shape error).
+// - cossim divides by max(|a|, 1e-8) max(|b|, 1e-8) (PyTorch's eps), so a zero vector gives 0.
+// - norm: (x - mean) / sqrt(biased variance + 1e-5), over all entries of the value.
 #pragma once
 
 #include <cstddef>
@@ -36,7 +47,10 @@ struct Activation {
   bool elementwise() const { return kind < ActivationKind::Softmax; }
 };
 // From metadata (`sigmoid`, `slice(rows=(0,2), cols=(1,3))`, `reshape(2,3)`); throws
-// lrnn::Error naming the span on an unknown name or bad arguments.
+// lrnn::Error naming the span on an unknown name or bad arguments. Names are
+// case-insensitive and ignore '_' and '-' (leaky_relu = leakyrelu); aliases: linear
+// (identity), transp (transpose), layernorm (norm). A slice axis left out (or end < 0 in
+// a hand-built Activation) is the whole axis.
 Activation parse_activation(const FunctionSpec& f, const Span& span);
 std::string to_string(const Activation& a);
 Shape activation_shape(const Activation& a, Shape in);  // throws on a bad slice/reshape
@@ -56,6 +70,8 @@ std::string to_string(CombinationKind c);
 // product left to right, scalars scale. concat: stacks column vectors (rows add up).
 // crosssum: every pair sum of two vectors (n*m). cossim: 1x1. count: 1x1 (number of
 // inputs). softmax: softmax over the concatenation of scalar inputs (n x 1).
+// Also accepted: concat of row vectors (1 x total cols), and vector inputs to softmax
+// (their entries join the concatenation). crosssum puts a_i + b_j at i*m + j.
 Shape combination_shape(CombinationKind c, const std::vector<Shape>& in);
 // k = in_shapes.size() inputs; in[i] points at `count` values of in_shapes[i].
 void combination_forward(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count,

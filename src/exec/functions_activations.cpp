@@ -2,6 +2,7 @@
 // batch (element-wise) or over every value (whole-value functions).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "exec/functions.hpp"
@@ -40,6 +41,12 @@ void softmax_value(int n, const double* x, double* y) {
 // Sparsemax (Martins & Astudillo 2016): the Euclidean projection of x onto the simplex.
 // `sorted` is scratch of n entries.
 void sparsemax_value(int n, const double* x, double* y, double* sorted) {
+  // NaN has no order (sorting it is undefined behaviour): a NaN input gives a NaN value.
+  for (int i = 0; i < n; ++i)
+    if (std::isnan(x[i])) {
+      std::fill(y, y + n, std::numeric_limits<double>::quiet_NaN());
+      return;
+    }
   std::copy(x, x + n, sorted);
   std::sort(sorted, sorted + n, [](double a, double b) { return a > b; });
   double cumulative = 0, tau_sum = 0;
@@ -63,6 +70,9 @@ Shape activation_shape(const Activation& a, Shape in) {
     case ActivationKind::Transpose:
       return {in.cols, in.rows};
     case ActivationKind::Slice: {
+      if ((a.row_end >= 0 && (a.row_begin < 0 || a.row_begin >= a.row_end)) ||
+          (a.col_end >= 0 && (a.col_begin < 0 || a.col_begin >= a.col_end)))
+        throw Error(ErrorKind::Shape, to_string(a) + " is an empty or negative range");
       if (a.row_end > in.rows || a.col_end > in.cols)
         throw Error(ErrorKind::Shape, to_string(a) + " is out of range for a value of shape " +
                                           to_string(in));
@@ -70,7 +80,7 @@ Shape activation_shape(const Activation& a, Shape in) {
       return {b.r1 - b.r0, b.c1 - b.c0};
     }
     case ActivationKind::Reshape:
-      if (a.rows * a.cols != in.size())
+      if (a.rows <= 0 || a.cols <= 0 || a.rows * a.cols != in.size())
         throw Error(ErrorKind::Shape, to_string(a) + " cannot reshape a value of shape " +
                                           to_string(in) + " (" + std::to_string(in.size()) +
                                           " entries) into " + std::to_string(a.rows) + "x" +

@@ -2,6 +2,7 @@
 // values [offsets[s], offsets[s+1])), and the segment softmax of attention.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "exec/functions.hpp"
 
@@ -151,33 +152,53 @@ void aggregation_backward(AggregationKind a, Shape in, size_t segments, const ui
 void segment_softmax_forward(Shape in, size_t segments, const uint32_t* offsets, const double* x,
                              double* y) {
   const size_t n = static_cast<size_t>(in.size());
+  if (n == 1) {  // scalar scores (attention): one pass per segment, no scratch
+    for (size_t s = 0; s < segments; ++s) {
+      const uint32_t b = offsets[s], e = offsets[s + 1];
+      if (b == e) continue;
+      double m = x[b];
+      for (uint32_t j = b + 1; j < e; ++j) m = std::max(m, x[j]);
+      double sum = 0;
+      for (uint32_t j = b; j < e; ++j) sum += (y[j] = std::exp(x[j] - m));
+      const double inv = 1.0 / sum;
+      for (uint32_t j = b; j < e; ++j) y[j] *= inv;
+    }
+    return;
+  }
+  // Vector values: walk each segment value by value (contiguous rows), keeping the
+  // per-entry maximum and sum in scratch allocated once.
+  std::vector<double> max(n), sum(n);
   for (size_t s = 0; s < segments; ++s) {
     const uint32_t b = offsets[s], e = offsets[s + 1];
     if (b == e) continue;
-    for (size_t i = 0; i < n; ++i) {
-      double m = x[size_t(b) * n + i];
-      for (uint32_t j = b + 1; j < e; ++j) m = std::max(m, x[size_t(j) * n + i]);
-      double sum = 0;
-      for (uint32_t j = b; j < e; ++j) sum += (y[size_t(j) * n + i] = std::exp(x[size_t(j) * n + i] - m));
-      const double inv = 1.0 / sum;
-      for (uint32_t j = b; j < e; ++j) y[size_t(j) * n + i] *= inv;
-    }
+    std::copy(x + size_t(b) * n, x + size_t(b + 1) * n, max.begin());
+    for (uint32_t j = b + 1; j < e; ++j)
+      for (size_t i = 0; i < n; ++i) max[i] = std::max(max[i], x[size_t(j) * n + i]);
+    std::fill(sum.begin(), sum.end(), 0.0);
+    for (uint32_t j = b; j < e; ++j)
+      for (size_t i = 0; i < n; ++i) sum[i] += (y[size_t(j) * n + i] = std::exp(x[size_t(j) * n + i] - max[i]));
+    for (size_t i = 0; i < n; ++i) sum[i] = 1.0 / sum[i];
+    for (uint32_t j = b; j < e; ++j)
+      for (size_t i = 0; i < n; ++i) y[size_t(j) * n + i] *= sum[i];
   }
 }
 
 void segment_softmax_backward(Shape in, size_t segments, const uint32_t* offsets, const double* y,
                               const double* gy, double* gx) {
+  // gx[j][i] += y[j][i] (gy[j][i] - sum_k y[k][i] gy[k][i]) over the segment.
   const size_t n = static_cast<size_t>(in.size());
+  std::vector<double> dot(n);
   for (size_t s = 0; s < segments; ++s) {
     const uint32_t b = offsets[s], e = offsets[s + 1];
-    for (size_t i = 0; i < n; ++i) {
-      double dot = 0;
-      for (uint32_t j = b; j < e; ++j) dot += y[size_t(j) * n + i] * gy[size_t(j) * n + i];
-      for (uint32_t j = b; j < e; ++j) {
+    if (b == e) continue;
+    std::fill(dot.begin(), dot.end(), 0.0);
+    for (uint32_t j = b; j < e; ++j)
+      for (size_t i = 0; i < n; ++i) dot[i] += y[size_t(j) * n + i] * gy[size_t(j) * n + i];
+    for (uint32_t j = b; j < e; ++j)
+      for (size_t i = 0; i < n; ++i) {
         const size_t k = size_t(j) * n + i;
-        gx[k] += y[k] * (gy[k] - dot);
+        gx[k] += y[k] * (gy[k] - dot[i]);
       }
-    }
   }
 }
 

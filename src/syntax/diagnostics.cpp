@@ -19,6 +19,34 @@ std::string_view line_of(const std::string& text, uint32_t line) {
   return std::string_view(text).substr(start, end - start);
 }
 
+bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// The line as it can be shown on a terminal: control characters and bytes that are not
+// valid UTF-8 (the byte an "invalid UTF-8" error points at, or a character cut by the
+// window) become '?', one byte for one byte so columns stay aligned.
+std::string sanitize(std::string_view line) {
+  std::string out(line);
+  size_t i = 0;
+  while (i < out.size()) {
+    unsigned char c = static_cast<unsigned char>(out[i]);
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\t') || c == 0x7F) out[i] = '?';
+      ++i;
+      continue;
+    }
+    size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    bool ok = len != 0 && i + len <= out.size();
+    for (size_t k = 1; ok && k < len; ++k) ok = is_continuation(out[i + k]);
+    if (!ok) {
+      out[i] = '?';
+      ++i;
+    } else {
+      i += len;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string format_diagnostic(const Span& span, const std::string& message) {
@@ -37,16 +65,20 @@ std::string format_diagnostic(const Span& span, const std::string& message) {
     if (from > 0) prefix = "...";
     line = line.substr(from, kWindow);
   }
-  std::string shown = prefix + std::string(line);
-  // Non-printable bytes would garble the terminal; show them as '?'.
-  for (char& c : shown)
-    if (static_cast<unsigned char>(c) < 0x20 && c != '\t') c = '?';
+  std::string shown = prefix + sanitize(line);
   out += "\n" + shown + "\n";
-  size_t caret_col = prefix.size() + (col0 - from);
-  for (size_t i = 0; i < caret_col && i < shown.size(); ++i) out += shown[i] == '\t' ? '\t' : ' ';
+  // The caret goes under the span's first character: one space per displayed character
+  // before it (a multi-byte UTF-8 character is one column on the terminal).
+  size_t caret_byte = prefix.size() + (col0 - from);
+  for (size_t i = 0; i < caret_byte && i < shown.size(); ++i) {
+    if (is_continuation(shown[i])) continue;
+    out += shown[i] == '\t' ? '\t' : ' ';
+  }
   out += '^';
   size_t len = std::max<uint32_t>(span.length, 1);
-  for (size_t i = 1; i < len && caret_col + i < shown.size(); ++i) out += '~';
+  size_t end = std::min(shown.size(), caret_byte + len);
+  for (size_t i = caret_byte + 1; i < end; ++i)
+    if (!is_continuation(shown[i])) out += '~';
   return out;
 }
 

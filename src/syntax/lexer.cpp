@@ -8,8 +8,22 @@ namespace lrnn::syntax {
 
 namespace {
 
-bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
+// Character classes by table: the identifier loop is the lexer's hottest path.
+struct CharTable {
+  bool ident_start[256] = {};
+  bool ident_char[256] = {};
+  constexpr CharTable() {
+    for (int c = 0; c < 256; ++c) {
+      bool start = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+      ident_start[c] = start;
+      ident_char[c] = start || (c >= '0' && c <= '9');
+    }
+  }
+};
+constexpr CharTable kChars;
+
+bool is_ident_start(char c) { return kChars.ident_start[static_cast<unsigned char>(c)]; }
+bool is_ident_char(char c) { return kChars.ident_char[static_cast<unsigned char>(c)]; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // Length of the UTF-8 sequence starting at text[pos] (1 for ASCII and for bad bytes).
@@ -89,23 +103,12 @@ void validate_utf8(const std::shared_ptr<const SourceFile>& file) {
 
 Lexer::Lexer(std::shared_ptr<const SourceFile> file) : file_(std::move(file)), text_(file_->text) {}
 
-const Token& Lexer::peek(int k) {
+const Token& Lexer::fill(int k) {
   while (count_ <= k) {
-    buf_[(head_ + count_) % kLookahead] = scan();
+    buf_[(head_ + count_) & (kLookahead - 1)] = scan();
     ++count_;
   }
-  return buf_[(head_ + k) % kLookahead];
-}
-
-Token Lexer::next() {
-  peek(0);
-  Token t = buf_[head_];
-  head_ = (head_ + 1) % kLookahead;
-  --count_;
-  last_end_ = t.offset + t.text.size();
-  last_line_ = t.line;
-  last_col_end_ = t.col + t.text.size();
-  return t;
+  return buf_[(head_ + k) & (kLookahead - 1)];
 }
 
 Span Lexer::span_from(const Token& from) const {
@@ -199,13 +202,13 @@ Token Lexer::scan() {
             fail_here(p, 1, "unterminated import path: expected closing " + std::string(1, d));
           pos_ = close + 1;
           t.kind = Tok::Import;
-          t.text = text_.substr(p, pos_ - p);
+          t.text = text_.substr(start, pos_ - start);
         } else if (pathlike) {
           size_t e = p;
           while (e < n && !std::isspace(static_cast<unsigned char>(text_[e])) && text_[e] != '%') ++e;
           pos_ = e;
           t.kind = Tok::Import;
-          t.text = text_.substr(p, e - p);
+          t.text = text_.substr(start, e - start);
         }
       }
     }

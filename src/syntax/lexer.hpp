@@ -18,7 +18,7 @@ enum class Tok : uint8_t {
   Variable,  // starts with an upper-case letter or '_'
   Number,    // -?digits(.digits)?(e[+-]?digits)?
   String,    // '...' or "..." (text includes the quotes)
-  Import,    // `import path`: text is the path as written (quotes included if quoted)
+  Import,    // `import path`: text is the whole statement, `import` and the path as written
   LParen, RParen, LBracket, RBracket, LBrace, RBrace,
   Lt, Gt, Comma, Period, Implies /* :- or <= */, Colon, Dollar, Equals,
   At, Star, Bang, Tilde, Caret, Pipe, Slash,
@@ -39,8 +39,20 @@ class Lexer {
   explicit Lexer(std::shared_ptr<const SourceFile> file);
 
   // The k-th token ahead (k < kLookahead) without consuming it.
-  const Token& peek(int k = 0);
-  Token next();
+  const Token& peek(int k = 0) {
+    if (k < count_) return buf_[(head_ + k) & (kLookahead - 1)];
+    return fill(k);
+  }
+  Token next() {
+    if (count_ == 0) fill(0);
+    const Token& t = buf_[head_];
+    head_ = (head_ + 1) & (kLookahead - 1);
+    --count_;
+    last_end_ = t.offset + t.text.size();
+    last_line_ = t.line;
+    last_col_end_ = t.col + t.text.size();
+    return t;
+  }
   bool at(Tok kind, int k = 0) { return peek(k).kind == kind; }
 
   Span span(const Token& t) const {
@@ -56,9 +68,10 @@ class Lexer {
   uint32_t last_line() const { return last_line_; }
   [[noreturn]] void fail(const Token& at, const std::string& message) const;
 
-  static constexpr int kLookahead = 4;
+  static constexpr int kLookahead = 4;  // a power of two (ring buffer index mask)
 
  private:
+  const Token& fill(int k);
   Token scan();
   void skip_blanks();
   void newline_at(size_t pos) {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <unordered_map>
 
@@ -82,11 +83,16 @@ class Parser {
   [[noreturn]] void fail(const Span& s, const std::string& message) {
     throw Error(ErrorKind::Parse, s, message);
   }
-  [[noreturn]] void expected(const std::string& what) {
-    fail(lex_.peek(), "expected " + what + ", found " + describe(lex_.peek()));
+  // Messages are built only on failure: these run once per token of the hot path.
+  [[noreturn]] void expected(std::string_view what) {
+    std::string message = "expected ";
+    message.append(what);
+    message.append(", found ");
+    message.append(describe(lex_.peek()));
+    fail(lex_.peek(), message);
   }
 
-  Token expect(Tok kind, const std::string& what) {
+  Token expect(Tok kind, const char* what) {
     if (!lex_.at(kind)) expected(what);
     return lex_.next();
   }
@@ -97,13 +103,16 @@ class Parser {
   }
   // The statement-ending '.'. When the next token is on a later line, the caret goes
   // right after the previous token (where the '.' is missing), not on the next line.
-  void expect_period(const std::string& what) {
+  void expect_period(const char* what) {
     if (lex_.at(Tok::Period)) {
       lex_.next();
       return;
     }
     const Token& found = lex_.peek();
-    std::string message = "expected " + what + ", found " + describe(found);
+    std::string message = "expected ";
+    message.append(what);
+    message.append(", found ");
+    message.append(describe(found));
     if (found.kind == Tok::End || found.line > lex_.last_line()) fail(lex_.span_after_last(), message);
     fail(found, message);
   }
@@ -140,7 +149,7 @@ class Parser {
   void number_list(std::vector<double>& out, const char* close_what) {
     out.push_back(value_number());
     while (accept(Tok::Comma)) out.push_back(value_number());
-    expect(Tok::RBracket, std::string("',' or ']' ") + close_what);
+    expect(Tok::RBracket, close_what);
   }
 
   void base_value(ValueSpec& v) {
@@ -160,12 +169,12 @@ class Parser {
           do {
             Token open = expect(Tok::LBracket, "'[' starting a matrix row");
             size_t before = v.data.size();
-            number_list(v.data, "in a matrix row");
+            number_list(v.data, "',' or ']' in a matrix row");
             size_t n = v.data.size() - before;
             if (rows == 0) cols = n;
             else if (n != cols)
               fail(lex_.span_from(open), "matrix row " + std::to_string(rows + 1) + " has " + std::to_string(n) +
-                                             " entries, expected " + std::to_string(cols));
+                                             (n == 1 ? " entry" : " entries") + ", expected " + std::to_string(cols));
             ++rows;
           } while (accept(Tok::Comma));
           expect(Tok::RBracket, "',' or ']' closing the matrix");
@@ -205,7 +214,7 @@ class Parser {
           return;
         }
         v.kind = ValueSpec::Kind::Vector;
-        number_list(v.data, "closing the vector");
+        number_list(v.data, "',' or ']' closing the vector");
         v.rows = static_cast<int>(v.data.size());
         v.cols = 1;
         return;
@@ -271,31 +280,33 @@ class Parser {
 
   // ---- terms and literals ----
 
-  Term term() {
+  // Fills `out` in place (terms are built straight into the literal's argument vector).
+  // A type prefix `woman:Y` is handled iteratively, so `a:b:c:...` cannot recurse.
+  void term_into(Term& out) {
+    Token type_tok;
+    bool typed = false;
+    if (lex_.at(Tok::Ident) && lex_.at(Tok::Colon, 1)) {
+      type_tok = lex_.next();
+      lex_.next();
+      typed = true;
+      if (lex_.at(Tok::Ident) && lex_.at(Tok::Colon, 1)) fail(lex_.peek(), "a term has at most one type");
+    }
     const Token& t = lex_.peek();
-    Term out;
     switch (t.kind) {
       case Tok::Variable: out.kind = Term::Kind::Variable; out.text = t.text; break;
-      case Tok::Ident:
-        if (lex_.at(Tok::Colon, 1)) {  // typed term `woman:Y`
-          Token type = lex_.next();
-          lex_.next();
-          Term inner = term();
-          if (!inner.type.empty()) fail(inner.span, "a term has at most one type");
-          inner.type = type.text;
-          inner.span = lex_.span_from(type);
-          return inner;
-        }
-        out.kind = Term::Kind::Constant;
-        out.text = t.text;
-        break;
+      case Tok::Ident: out.kind = Term::Kind::Constant; out.text = t.text; break;
       case Tok::Number: out.kind = Term::Kind::Number; out.text = t.text; break;
       case Tok::String: out.kind = Term::Kind::String; out.text = unquote(t.text); break;
-      default: expected("a term (a variable, constant, number or string)");
+      default:
+        expected(typed ? "a term after the type '" + std::string(type_tok.text) + ":'"
+                       : std::string("a term (a variable, constant, number or string)"));
     }
-    out.span = lex_.span(t);
+    if (!typed) out.span = lex_.span(t);
     lex_.next();
-    return out;
+    if (typed) {
+      out.type = type_tok.text;
+      out.span = lex_.span_from(type_tok);
+    }
   }
 
   void check_builtin(const Literal& lit) {
@@ -313,10 +324,8 @@ class Parser {
     }
   }
 
-  // A literal with its prefixes; `weight` was parsed by the caller (or is absent).
-  Literal literal(std::optional<ValueSpec> weight = std::nullopt) {
-    Literal lit;
-    lit.weight = std::move(weight);
+  // A literal with its prefixes, built in place; `lit.weight` was set by the caller.
+  void literal_into(Literal& lit) {
     Token first = lex_.peek();
     while (true) {
       const Token& p = lex_.peek();
@@ -338,10 +347,17 @@ class Parser {
     lex_.next();
     if (accept(Tok::LParen)) {
       if (!lex_.at(Tok::RParen)) {
-        do lit.args.push_back(term());
+        // Terms are collected in a reused buffer and moved into an exactly sized vector:
+        // one allocation per literal, no growth, no spare capacity (files hold millions).
+        size_t base = scratch_.size();
+        do term_into(scratch_.emplace_back());
         while (accept(Tok::Comma));
+        lit.args.assign(std::make_move_iterator(scratch_.begin() + static_cast<std::ptrdiff_t>(base)),
+                        std::make_move_iterator(scratch_.end()));
+        scratch_.resize(base);
       }
-      expect(Tok::RParen, "',' or ')' after an argument of '" + lit.predicate + "'");
+      if (!lex_.at(Tok::RParen)) expected("',' or ')' after an argument of '" + lit.predicate + "'");
+      lex_.next();
     }
     if (lex_.at(Tok::Caret)) {
       lex_.next();
@@ -352,15 +368,25 @@ class Parser {
     }
     lit.span = lex_.span_from(first);
     if (lit.builtin) check_builtin(lit);
+  }
+
+  Literal literal(std::optional<ValueSpec> weight = std::nullopt) {
+    Literal lit;
+    lit.weight = std::move(weight);
+    literal_into(lit);
     return lit;
   }
 
   // A literal that may be preceded by a value: `<1.0> horse(aida)`, `0.5 a(X)`.
-  Literal valued_literal() {
-    std::optional<ValueSpec> w;
-    if (is_value_start(lex_.peek().kind)) w = value();
+  void valued_literal_into(Literal& lit) {
+    if (is_value_start(lex_.peek().kind)) lit.weight = value();
     if (!is_literal_start(lex_.peek().kind)) expected("a literal after the value");
-    return literal(std::move(w));
+    literal_into(lit);
+  }
+  Literal valued_literal() {
+    Literal lit;
+    valued_literal_into(lit);
+    return lit;
   }
 
   void check_fact(const Literal& lit, const char* where) {
@@ -416,7 +442,8 @@ class Parser {
           }
         } while (accept(Tok::Comma));
       }
-      expect(Tok::RParen, "',' or ')' closing the arguments of '" + f.name + "'");
+      if (!lex_.at(Tok::RParen)) expected("',' or ')' closing the arguments of '" + f.name + "'");
+      lex_.next();
     }
     return f;
   }
@@ -427,7 +454,8 @@ class Parser {
     do {
       if (!lex_.at(Tok::Ident)) expected("a metadata key (e.g. activation, aggregation)");
       Token key = lex_.next();
-      expect(Tok::Equals, "'=' after the metadata key '" + std::string(key.text) + "'");
+      if (!lex_.at(Tok::Equals)) expected("'=' after the metadata key '" + std::string(key.text) + "'");
+      lex_.next();
       MetaEntry e;
       e.key = key.text;
       e.value = function_spec();
@@ -484,6 +512,7 @@ class Parser {
   }
 
   Lexer lex_;
+  std::vector<Term> scratch_;  // argument buffer shared by every literal()
 };
 
 // ---- templates with imports ----
@@ -493,6 +522,7 @@ namespace {
 struct TemplateContext {
   TemplateAst& out;
   std::vector<std::string> import_stack;  // canonical paths of the files being parsed
+  std::vector<std::string> import_names;  // the same files as the user named them
 };
 
 std::string canonical_key(const std::string& path) {
@@ -533,8 +563,9 @@ void parse_template_file(TemplateContext& ctx, std::shared_ptr<const SourceFile>
     const Token first = lex.peek();
     if (first.kind == Tok::Import) {
       lex.next();
-      std::string rel = (first.text.front() == '"' || first.text.front() == '\'') ? unquote(first.text)
-                                                                                   : std::string(first.text);
+      std::string_view written = first.text.substr(6);  // after `import`
+      written.remove_prefix(std::min(written.find_first_not_of(" \t"), written.size()));
+      std::string rel = (written.front() == '"' || written.front() == '\'') ? unquote(written) : std::string(written);
       if (rel.size() > 1 && rel.back() == '.') rel.pop_back();  // `import ./a.txt.`
       std::filesystem::path base = file->name.empty() || file->name.front() == '<'
                                        ? std::filesystem::path()
@@ -544,9 +575,9 @@ void parse_template_file(TemplateContext& ctx, std::shared_ptr<const SourceFile>
       auto cyc = std::find(ctx.import_stack.begin(), ctx.import_stack.end(), key);
       if (cyc != ctx.import_stack.end()) {
         std::string chain;
-        for (auto it = cyc; it != ctx.import_stack.end(); ++it) chain += *it + " -> ";
-        throw Error(ErrorKind::Parse, lex.span(first), "import cycle: '" + full + "' is already being imported (" +
-                                                           chain + key + ")");
+        for (size_t i = static_cast<size_t>(cyc - ctx.import_stack.begin()); i < ctx.import_names.size(); ++i)
+          chain += ctx.import_names[i] + " -> ";
+        throw Error(ErrorKind::Parse, lex.span(first), "import cycle: '" + full + "' imports itself (" + chain + full + ")");
       }
       if (static_cast<int>(ctx.import_stack.size()) >= kMaxImportDepth)
         throw Error(ErrorKind::Parse, lex.span(first), "imports nested too deeply (more than 64 files)");
@@ -558,8 +589,10 @@ void parse_template_file(TemplateContext& ctx, std::shared_ptr<const SourceFile>
       auto sub = std::make_shared<const SourceFile>(SourceFile{full, ss.str()});
       ctx.out.sources.push_back(sub);
       ctx.import_stack.push_back(key);
+      ctx.import_names.push_back(full);
       parse_template_file(ctx, sub, false);
       ctx.import_stack.pop_back();
+      ctx.import_names.pop_back();
       continue;
     }
     if (first.kind == Tok::Ident && lex.at(Tok::Slash, 1)) {  // name/arity [meta] | value
@@ -634,9 +667,9 @@ std::vector<ExampleAst> parse_examples_source(const std::shared_ptr<const Source
       ex.facts.push_back(std::move(lead));
     }
     while (p.accept(Tok::Comma)) {
-      Literal f = p.valued_literal();
+      Literal& f = ex.facts.emplace_back();
+      p.valued_literal_into(f);
       p.check_fact(f, " in the example");
-      ex.facts.push_back(std::move(f));
     }
     p.expect_period("',' or '.' after a fact of the example");
     ex.span = lex.span_from(first);
@@ -673,9 +706,9 @@ std::vector<QueryLineAst> parse_queries_source(const std::shared_ptr<const Sourc
       }
     }
     do {
-      Literal l = p.valued_literal();
+      Literal& l = q.queries.emplace_back();
+      p.valued_literal_into(l);
       p.check_fact(l, " as a query");
-      q.queries.push_back(std::move(l));
     } while (p.accept(Tok::Comma));
     p.expect_period("',' or '.' after the query");
     q.span = lex.span_from(first);
@@ -692,8 +725,11 @@ TemplateAst parse_template(std::string_view text, const std::string& name) {
   TemplateAst t;
   auto file = syntax::make_source(text, name);
   t.sources.push_back(file);
-  syntax::TemplateContext ctx{t, {}};
-  if (!name.empty() && name.front() != '<') ctx.import_stack.push_back(syntax::canonical_key(name));
+  syntax::TemplateContext ctx{t, {}, {}};
+  if (!name.empty() && name.front() != '<') {
+    ctx.import_stack.push_back(syntax::canonical_key(name));
+    ctx.import_names.push_back(name);
+  }
   syntax::parse_template_file(ctx, file, true);
   syntax::check_declared_arities(t);
   return t;

@@ -52,28 +52,41 @@ std::string canonical(const std::vector<Named<Kind>>& names, Kind kind) {
   return "?";
 }
 
-const std::vector<Named<InitKind>> kInitNames = {
+// Function-local statics: safe to use from other static initialisers.
+const std::vector<Named<InitKind>>& init_names() {
+  static const std::vector<Named<InitKind>> names = {
     {"uniform", {"uniform"}, InitKind::Uniform},
     {"normal", {"normal", "gaussian"}, InitKind::Normal},
     {"glorot", {"glorot", "xavier", "glorotuniform", "xavieruniform"}, InitKind::Glorot},
     {"he", {"he", "kaiming", "henormal", "kaimingnormal"}, InitKind::He},
     {"constant", {"constant", "const"}, InitKind::Constant},
-};
-const std::vector<Named<LossKind>> kLossNames = {
+  };
+  return names;
+}
+const std::vector<Named<LossKind>>& loss_names() {
+  static const std::vector<Named<LossKind>> names = {
     {"mse", {"mse", "squarederror", "meansquarederror"}, LossKind::Mse},
     {"crossentropy", {"crossentropy", "ce", "bce", "crossentropywithlogits"}, LossKind::CrossEntropy},
-};
-const std::vector<Named<OptimizerKind>> kOptimizerNames = {
+  };
+  return names;
+}
+const std::vector<Named<OptimizerKind>>& optimizer_names() {
+  static const std::vector<Named<OptimizerKind>> names = {
     {"sgd", {"sgd"}, OptimizerKind::Sgd},
     {"adam", {"adam"}, OptimizerKind::Adam},
     {"adamw", {"adamw"}, OptimizerKind::AdamW},
-};
-const std::vector<Named<ScheduleKind>> kScheduleNames = {
+  };
+  return names;
+}
+const std::vector<Named<ScheduleKind>>& schedule_names() {
+  static const std::vector<Named<ScheduleKind>> names = {
     {"constant", {"constant", "none", "fixed"}, ScheduleKind::Constant},
     {"step", {"step", "steplr"}, ScheduleKind::Step},
     {"exponential", {"exponential", "exp", "exponentiallr"}, ScheduleKind::Exponential},
     {"cosine", {"cosine", "cos", "cosineannealing", "cosineannealinglr"}, ScheduleKind::Cosine},
-};
+  };
+  return names;
+}
 
 // Shortest text that reads back as exactly `v`.
 std::string number_text(double v) {
@@ -132,12 +145,12 @@ Initializer Initializer::parse(const std::string& name) {
     init.scale = v;
     base = name.substr(0, open);
   }
-  init.kind = lookup(kInitNames, base, "initializer");
+  init.kind = lookup(init_names(), base, "initializer");
   return init;
 }
 
 std::string to_string(const Initializer& init) {
-  std::string s = canonical(kInitNames, init.kind);
+  std::string s = canonical(init_names(), init.kind);
   if (init.scale != 1.0) {
     s += '(';
     s += number_text(init.scale);
@@ -173,13 +186,13 @@ void initialize(const Initializer& init, int rows, int cols, std::span<double> w
 
 // ---- names -----------------------------------------------------------------------------------
 
-LossKind parse_loss(const std::string& name) { return lookup(kLossNames, name, "loss"); }
-std::string to_string(LossKind kind) { return canonical(kLossNames, kind); }
+LossKind parse_loss(const std::string& name) { return lookup(loss_names(), name, "loss"); }
+std::string to_string(LossKind kind) { return canonical(loss_names(), kind); }
 
 OptimizerKind OptimizerConfig::parse(const std::string& name) {
-  return lookup(kOptimizerNames, name, "optimizer");
+  return lookup(optimizer_names(), name, "optimizer");
 }
-std::string to_string(OptimizerKind kind) { return canonical(kOptimizerNames, kind); }
+std::string to_string(OptimizerKind kind) { return canonical(optimizer_names(), kind); }
 
 OptimizerConfig OptimizerConfig::defaults(OptimizerKind kind) {
   OptimizerConfig c;
@@ -189,9 +202,9 @@ OptimizerConfig OptimizerConfig::defaults(OptimizerKind kind) {
 }
 
 ScheduleKind Schedule::parse(const std::string& name) {
-  return lookup(kScheduleNames, name, "learning-rate schedule");
+  return lookup(schedule_names(), name, "learning-rate schedule");
 }
-std::string to_string(ScheduleKind kind) { return canonical(kScheduleNames, kind); }
+std::string to_string(ScheduleKind kind) { return canonical(schedule_names(), kind); }
 
 // ---- schedules ---------------------------------------------------------------------------------
 

@@ -48,7 +48,11 @@ LossKind parse_loss(const std::string& name);  // "mse", "crossentropy" / "cross
 std::string to_string(LossKind kind);
 // Loss of one output (n entries) against its target (n entries; for multi-class
 // cross-entropy a one-hot or probability vector, or n == 1 target holding the class
-// index when the output has more than one entry). Writes dL/dy into `grad` (n entries).
+// index when the output has more than one entry). Writes dL/dy into `grad` (n entries;
+// overwritten, not accumulated). Binary cross-entropy is softplus(z) - t z (stable for
+// any logit); multi-class uses log-sum-exp, and a probability target t gives
+// dL/dy = sum(t) softmax(y) - t. Throws lrnn::Error (Shape) on a target of the wrong size
+// or a class index that is not an integer in [0, n).
 double loss(LossKind kind, std::span<const double> y, std::span<const double> target,
             std::span<double> grad);
 // What the model predicts from an output for reporting: sigmoid/softmax for
@@ -77,7 +81,11 @@ class Optimizer {
   // params -= update(grads); lr is the scheduled rate for this step.
   void step(std::span<double> params, std::span<const double> grads, double lr);
   const OptimizerConfig& config() const { return config_; }
-  // State for checkpoints (moments and step count), flat.
+  // SGD: g = grad + wd p; buf = momentum buf + g (buf = g on the first step); p -= lr buf.
+  // Adam: g = grad + wd p; AdamW: p *= 1 - lr wd first. Then m, v, bias-corrected step
+  // with eps added to sqrt(v) / sqrt(1 - beta2^t), as torch.optim does.
+  // State for checkpoints, flat: [step count, m (SGD: momentum buffer)..., v (Adam/AdamW)...];
+  // set_state throws lrnn::Error (Io) on a state of the wrong size.
   std::vector<double> state() const;
   void set_state(const std::vector<double>& s);
 
@@ -96,7 +104,10 @@ struct Schedule {
   int total_epochs = 1;  // Cosine: anneal to min_lr over total_epochs
   double min_lr = 0.0;
   static ScheduleKind parse(const std::string& name);  // "constant", "step", "exponential", "cosine"
-  double lr(double base_lr, int epoch) const;  // epoch is 0-based
+  // epoch is 0-based. Step: base gamma^floor(epoch / step_size); Exponential:
+  // base gamma^epoch; Cosine: min + (base - min)(1 + cos(pi epoch / total))/2, held at
+  // min_lr after total_epochs (PyTorch's CosineAnnealingLR would rise again).
+  double lr(double base_lr, int epoch) const;
 };
 std::string to_string(ScheduleKind kind);
 
@@ -104,10 +115,13 @@ std::string to_string(ScheduleKind kind);
 // Accuracy of predictions against targets: for single-entry outputs, prediction rounded
 // at `threshold` (0.5; for MSE targets in {-1, 1} the threshold is 0 and the sign counts);
 // for multi-entry outputs, argmax against the target's argmax (or the class index).
+// A single-entry prediction exactly at the threshold counts as the negative class; any
+// negative single-entry target switches the whole set to the sign rule. NaN when empty.
 double accuracy(const std::vector<std::vector<double>>& predictions,
                 const std::vector<std::vector<double>>& targets);
 // Area under the ROC curve of single-entry scores against binary targets (ties counted
-// half); NaN if only one class is present.
+// half); NaN if only one class is present or a score is NaN. Positive means target > 0.5
+// (> 0 when some target is negative, i.e. {-1, 1} targets).
 double auc(const std::vector<double>& scores, const std::vector<double>& targets);
 
 }  // namespace lrnn::train

@@ -319,6 +319,39 @@ TEST(FunctionsValues, SegmentSoftmaxNormalisesEachEntryAcrossTheSegment) {
   expect_near_all(yv, {0, 1.0 / 3, 0, 1.0 / 3, 1, 1.0 / 3});
 }
 
+TEST(FunctionsValues, ElementwiseActivationsRunInPlace) {
+  for (auto kind : {ActivationKind::Sigmoid, ActivationKind::Tanh, ActivationKind::Relu,
+                    ActivationKind::Exp, ActivationKind::Reverse, ActivationKind::Lukasiewicz}) {
+    Vec x = {-1.5, 0.25, 2.0}, in_place = x;
+    Vec expected = apply(act(kind), {3, 1}, x);
+    activation_forward(act(kind), {3, 1}, 1, in_place.data(), in_place.data());
+    EXPECT_EQ(in_place, expected) << to_string(act(kind));
+  }
+}
+
+TEST(FunctionsValues, NanInputsDoNotCrashWholeValueActivations) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Vec y = apply(act(ActivationKind::Sparsemax), {4, 1}, {0.5, nan, 0.1, 2.0});
+  for (double v : y) EXPECT_TRUE(std::isnan(v));
+  y = apply(act(ActivationKind::Softmax), {2, 1}, {nan, 1.0});
+  for (double v : y) EXPECT_TRUE(std::isnan(v));
+}
+
+TEST(FunctionsValues, CombinationsOfNoInputs) {
+  const std::vector<Shape> none;
+  const std::vector<Vec> no_values;
+  EXPECT_EQ(combination_shape(CombinationKind::Sum, none), (Shape{1, 1}));
+  expect_near_all(combine(CombinationKind::Sum, none, no_values, 2), {0, 0});
+  expect_near_all(combine(CombinationKind::Avg, none, no_values, 1), {0});
+  expect_near_all(combine(CombinationKind::Max, none, no_values, 1), {0});
+  expect_near_all(combine(CombinationKind::Count, none, no_values, 1), {0});
+  expect_near_all(combine(CombinationKind::Product, none, no_values, 2), {1, 1});
+  expect_near_all(combine(CombinationKind::ElProduct, none, no_values, 1), {1});
+  EXPECT_THROW(combination_shape(CombinationKind::Concat, none), Error);
+  EXPECT_THROW(combination_shape(CombinationKind::Softmax, none), Error);
+  EXPECT_THROW(combination_shape(CombinationKind::CosSim, none), Error);
+}
+
 // ---- names -----------------------------------------------------------------------------------
 
 TEST(FunctionsParse, ActivationNamesAndAliases) {

@@ -1,0 +1,56 @@
+// Logic without learning: answering a goal against a template and facts (a Datalog
+// engine), and pairing the examples of a dataset with their queries (LANGUAGE.md).
+// The grounding engine itself is in src/logic (Program, ground()).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "lrnn/ast.hpp"
+
+namespace lrnn::logic {
+
+// One constant of an answer.
+struct AnswerValue {
+  std::string text;        // as it would be written: `a`, `3`, `0.5`, `'New York'`
+  bool is_number = false;
+  double number = 0;       // the value when is_number
+  bool operator==(const AnswerValue&) const = default;
+};
+
+struct QueryResult {
+  std::vector<std::string> variables;          // the goal's named variables, first occurrence order
+  std::vector<std::vector<AnswerValue>> rows;  // distinct substitutions, sorted
+  bool ground = false;                         // the goal has no named variables
+  bool holds() const { return !rows.empty(); } // for a ground goal: true / false
+};
+
+// Answers `goal` against the least model of `tmpl` with every fact of `facts` (all
+// examples' facts together). Sorting: numbers (numerically) before other constants
+// (bytewise), column by column. Throws lrnn::Error for an unstratifiable template, an
+// unbound builtin variable, or a builtin goal.
+QueryResult answer_query(const TemplateAst& tmpl, const std::vector<ExampleAst>& facts,
+                         const Literal& goal);
+
+// The lines `lrnn query` prints: `X=a, Y=3` per row, or `true` / `false` for a ground goal.
+std::vector<std::string> format_answers(const QueryResult& result);
+
+// One training/grounding sample: an example and the queries it must answer.
+struct QueryPairing {
+  size_t example = 0;            // index into the examples
+  std::vector<Literal> queries;  // labelled examples' own queries first, then the file's
+  bool operator==(const QueryPairing&) const = default;
+};
+
+// Pairs examples with the lines of a queries file (LANGUAGE.md):
+// - no query lines: each example with its own (labelled) queries;
+// - query lines with ids (`id :- ...`): each joins the example with that id;
+// - one example: it serves every query line (one pairing per line);
+// - N examples and N lines: line by line.
+// Anything else (count mismatch, unknown id, mixed named/unnamed lines) is an
+// lrnn::Error (Semantic) pointing at the offending line.
+std::vector<QueryPairing> pair_queries(const std::vector<ExampleAst>& examples,
+                                       const std::vector<QueryLineAst>& query_lines);
+
+}  // namespace lrnn::logic

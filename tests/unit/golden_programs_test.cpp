@@ -1,0 +1,139 @@
+// The golden program tests: every folder of tests/programs/ holds template.lrnn,
+// facts.txt (an examples file), goal.txt (one goal literal) and expected.txt (the exact
+// output of `lrnn query`, or `error: <message>` when the query must fail). One driver
+// runs them all through the library; one case also runs through the CLI.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "logic/grounder.hpp"
+#include "logic/program.hpp"
+#include "lrnn/diagnostics.hpp"
+#include "lrnn/logic.hpp"
+#include "lrnn/syntax.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kPrograms = fs::path(LRNN_SOURCE_DIR) / "tests" / "programs";
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  size_t b = 0;
+  while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  return s.substr(b);
+}
+
+std::string query_output(const fs::path& dir) {
+  try {
+    lrnn::TemplateAst t = lrnn::load_template((dir / "template.lrnn").string());
+    std::vector<lrnn::ExampleAst> facts;
+    if (fs::exists(dir / "facts.txt")) facts = lrnn::load_examples((dir / "facts.txt").string());
+    lrnn::Literal goal = lrnn::parse_literal(trim(read_file(dir / "goal.txt")));
+    std::string out;
+    for (const auto& line : lrnn::logic::format_answers(lrnn::logic::answer_query(t, facts, goal))) out += line + "\n";
+    return out;
+  } catch (const lrnn::Error& e) {
+    return "error: " + e.message() + "\n";
+  }
+}
+
+std::vector<fs::path> cases() {
+  std::vector<fs::path> out;
+  for (const auto& entry : fs::directory_iterator(kPrograms))
+    if (entry.is_directory()) out.push_back(entry.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(GoldenPrograms, EveryCaseGivesItsExpectedAnswers) {
+  auto all = cases();
+  ASSERT_GE(all.size(), 15u);
+  for (const fs::path& dir : all) {
+    SCOPED_TRACE(dir.filename().string());
+    ASSERT_TRUE(fs::exists(dir / "expected.txt"));
+    EXPECT_EQ(query_output(dir), read_file(dir / "expected.txt"));
+  }
+}
+
+TEST(GoldenPrograms, RequiredCasesExist) {
+  for (const char* name : {"transitive_closure_cycle", "builtins_compare_numbers", "builtins_compare_strings",
+                           "builtins_arithmetic_bind", "builtins_arithmetic_check", "builtins_structure",
+                           "stratified_negation", "unstratifiable", "hidden_literals", "typed_terms",
+                           "mutual_recursion", "domain_self_loops", "attention_mask"})
+    EXPECT_TRUE(fs::exists(kPrograms / name / "expected.txt")) << name;
+}
+
+// The mask's ground rules are exactly the (I, J) pairs of expected.txt: one per pair.
+TEST(GoldenPrograms, AttentionMaskHasOneGroundRulePerPairInTheWindow) {
+  const fs::path dir = kPrograms / "attention_mask";
+  lrnn::TemplateAst t = lrnn::load_template((dir / "template.lrnn").string());
+  auto examples = lrnn::load_examples((dir / "facts.txt").string());
+  ASSERT_EQ(examples.size(), 1u);
+  lrnn::logic::Program program(t);
+  lrnn::logic::GroundSample s = lrnn::logic::ground(program, examples[0], {});
+  size_t n_keys = 0, n_queries = 0;
+  for (const auto& f : examples[0].facts) (f.predicate == "k" ? n_keys : n_queries)++;
+  ASSERT_EQ(n_keys, 6u);
+  size_t pairs = 0;
+  for (size_t i = 0; i < n_queries; ++i)
+    for (size_t j = 0; j < n_keys; ++j) pairs += i >= j && i - j <= 2;
+  EXPECT_EQ(pairs, 15u);
+  ASSERT_EQ(s.rules.size(), 1u);
+  EXPECT_EQ(s.rules[0].size(), pairs);
+  std::string expected = read_file(dir / "expected.txt");
+  EXPECT_EQ(size_t(std::count(expected.begin(), expected.end(), '\n')), pairs);
+  // Inputs are k(J), q(I): two per ground rule; the builtins contribute none.
+  EXPECT_EQ(s.rules[0].n_inputs, 2u);
+}
+
+std::pair<int, std::string> run_cli(const std::string& args) {
+  std::string cmd = std::string(LRNN_CLI_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+  int status = pclose(pipe);
+  return {WEXITSTATUS(status), out};
+}
+
+TEST(GoldenPrograms, CliQueryPrintsTheExpectedFile) {
+  for (const char* name : {"transitive_closure_cycle", "builtins_structure", "ground_goal_false"}) {
+    const fs::path dir = kPrograms / name;
+    auto [code, out] = run_cli("query " + (dir / "template.lrnn").string() + " --facts " +
+                               (dir / "facts.txt").string() + " '" + trim(read_file(dir / "goal.txt")) + "'");
+    EXPECT_EQ(code, 0) << name;
+    EXPECT_EQ(out, read_file(dir / "expected.txt")) << name;
+  }
+  const fs::path tc = kPrograms / "transitive_closure_cycle";
+  auto [code, json] = run_cli("query " + (tc / "template.lrnn").string() + " --facts " + (tc / "facts.txt").string() +
+                              " 'path(e, Y)' --json");
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(json, "[{\"Y\":\"e\"}]\n");
+}
+
+TEST(GoldenPrograms, CliReportsErrorsWithPositionAndExitCode) {
+  const fs::path bad = kPrograms / "unstratifiable";
+  auto [code, out] = run_cli("query " + (bad / "template.lrnn").string() + " --facts " + (bad / "facts.txt").string() + " 'p(X)'");
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(out.find("template.lrnn:3:15: error: the program is not stratifiable"), std::string::npos) << out;
+  EXPECT_NE(out.find("^"), std::string::npos);
+  const fs::path tc = kPrograms / "transitive_closure_cycle";
+  auto [code2, out2] = run_cli("query " + (tc / "template.lrnn").string() + " 'path(X, Y'");
+  EXPECT_EQ(code2, 2);
+  EXPECT_NE(out2.find("<goal>:1:"), std::string::npos) << out2;
+}
+
+}  // namespace
