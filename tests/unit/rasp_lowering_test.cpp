@@ -13,7 +13,9 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <functional>
 #include <set>
+#include <unordered_map>
 
 #include "lrnn/logic.hpp"
 #include "lrnn/rasp.hpp"
@@ -56,7 +58,16 @@ std::string number_constant(double d) {
 
 struct RefEval {
   using Tuple = std::vector<std::string>;
-  std::map<std::string, std::map<Tuple, double>> db;  // "pred/arity" -> atoms
+  struct Relation {
+    std::map<Tuple, double> atoms;
+    std::unordered_map<std::string, std::vector<std::pair<const Tuple*, double>>> by_first;  // index on arg 0
+    void index() {
+      by_first.clear();
+      for (const auto& [t, v] : atoms)
+        if (!t.empty()) by_first[t[0]].emplace_back(&t, v);
+    }
+  };
+  std::unordered_map<std::string, Relation> db;  // "pred/arity" -> atoms
 
   static std::string key(const Literal& l) { return l.predicate + "/" + std::to_string(l.arity()); }
 
@@ -66,123 +77,187 @@ struct RefEval {
     return def;
   }
 
-  void run(const TemplateAst& t, const ExampleAst& ex) {
+  // A rule with its variables numbered and its constants canonical.
+  struct Arg { int var = -1; std::string constant; };
+  struct Lit { std::string key, pred; std::vector<Arg> args; double weight = 1; bool soft = false; };
+  struct Compiled {
+    std::string head_key;
+    std::vector<Arg> head;
+    std::vector<Lit> positives, builtins, negations;
+    int vars = 0;
+    std::string comb, act, agg;
+    double offset = 0;
+  };
+  std::vector<Compiled> rules;
+
+  explicit RefEval(const TemplateAst& t) {
+    for (const auto& r : t.rules) {
+      Compiled c;
+      std::map<std::string, int> vars;
+      auto arg = [&](const Term& term) {
+        Arg a;
+        if (term.is_variable()) {
+          auto [it, inserted] = vars.emplace(term.text, static_cast<int>(vars.size()));
+          a.var = it->second;
+        } else {
+          a.constant = canonical(term);
+        }
+        return a;
+      };
+      auto lit = [&](const Literal& l) {
+        Lit out{key(l), l.predicate, {}, l.weight ? l.weight->data[0] : 1.0, l.soft_negated};
+        for (const auto& t : l.args) out.args.push_back(arg(t));
+        return out;
+      };
+      c.head_key = key(r.head);
+      for (const auto& t : r.head.args) c.head.push_back(arg(t));
+      for (const auto& l : r.body) {
+        if (l.builtin) c.builtins.push_back(lit(l));
+        else if (l.negated) c.negations.push_back(lit(l));
+        else c.positives.push_back(lit(l));
+      }
+      c.vars = static_cast<int>(vars.size());
+      c.comb = meta_of(r, "combination", "sum");
+      c.act = meta_of(r, "activation", "identity");
+      c.agg = meta_of(r, "aggregation", "avg");
+      c.offset = r.offset ? r.offset->data[0] : 0.0;
+      rules.push_back(std::move(c));
+    }
+  }
+
+  void run(const ExampleAst& ex) {
+    db.clear();
     for (const auto& f : ex.facts) {
       Tuple args;
       for (const auto& a : f.args) args.push_back(canonical(a));
-      db[key(f)][args] = f.weight ? f.weight->data[0] : 1.0;
+      db[key(f)].atoms[args] = f.weight ? f.weight->data[0] : 1.0;
     }
+    for (auto& [k, rel] : db) rel.index();
     std::set<std::string> done;
     size_t i = 0;
-    while (i < t.rules.size()) {
-      std::string head = key(t.rules[i].head);
+    while (i < rules.size()) {
+      const std::string head = rules[i].head_key;
       ASSERT_FALSE(done.count(head)) << "rules of " << head << " are not contiguous";
-      std::map<Tuple, double> values;
+      Relation rel;
       size_t j = i;
-      for (; j < t.rules.size() && key(t.rules[j].head) == head; ++j) {
-        for (const auto& [tuple, v] : evaluate_rule(t.rules[j])) values[tuple] += v;
-      }
-      db[head] = std::move(values);
+      for (; j < rules.size() && rules[j].head_key == head; ++j)
+        for (const auto& [tuple, v] : evaluate_rule(rules[j])) rel.atoms[tuple] += v;
+      rel.index();
+      db[head] = std::move(rel);
       done.insert(head);
       i = j;
     }
   }
 
   // The aggregated value per ground head of one template rule.
-  std::map<Tuple, double> evaluate_rule(const Rule& r) {
-    std::vector<const Literal*> positives, builtins, negations;
-    for (const auto& l : r.body) (l.builtin ? builtins : l.negated ? negations : positives).push_back(&l);
-    struct Grounding { std::vector<double> inputs; };
+  std::map<Tuple, double> evaluate_rule(const Compiled& r) {
     std::map<Tuple, std::vector<double>> per_head;          // rule-neuron values per head
     std::set<std::pair<Tuple, std::vector<Tuple>>> seen;    // identical ground bodies once
-    std::map<std::string, std::string> binding;
+    std::vector<std::string> slot(static_cast<size_t>(r.vars));
+    std::vector<char> bound(static_cast<size_t>(r.vars), 0);
+    auto value_of = [&](const Arg& a) -> const std::string& {
+      static const std::string empty;
+      if (a.var < 0) return a.constant;
+      return bound[a.var] ? slot[a.var] : empty;
+    };
+    auto ground = [&](const std::vector<Arg>& args) {
+      Tuple t;
+      for (const auto& a : args) t.push_back(value_of(a));
+      return t;
+    };
     std::function<void(size_t)> join = [&](size_t k) {
-      if (k < positives.size()) {
-        const Literal& l = *positives[k];
-        auto it = db.find(key(l));
+      if (k < r.positives.size()) {
+        const Lit& l = r.positives[k];
+        auto it = db.find(l.key);
         if (it == db.end()) return;
-        for (const auto& [tuple, v] : it->second) {
-          auto saved = binding;
+        const std::vector<std::pair<const Tuple*, double>>* candidates = nullptr;
+        std::vector<std::pair<const Tuple*, double>> all;
+        const std::string& first = l.args.empty() ? std::string() : value_of(l.args[0]);
+        if (!l.args.empty() && !first.empty()) {
+          auto f = it->second.by_first.find(first);
+          if (f == it->second.by_first.end()) return;
+          candidates = &f->second;
+        } else {
+          for (const auto& [t, v] : it->second.atoms) all.emplace_back(&t, v);
+          candidates = &all;
+        }
+        for (const auto& [tuple, v] : *candidates) {
+          std::vector<int> newly;
           bool ok = true;
           for (size_t a = 0; a < l.args.size() && ok; ++a) {
-            const Term& term = l.args[a];
-            if (term.is_variable()) {
-              auto b = binding.find(term.text);
-              if (b == binding.end()) binding[term.text] = tuple[a];
-              else ok = compare_constants(b->second, tuple[a]) == 0;
+            const Arg& arg = l.args[a];
+            if (arg.var >= 0 && !bound[arg.var]) {
+              slot[arg.var] = (*tuple)[a];
+              bound[arg.var] = 1;
+              newly.push_back(arg.var);
             } else {
-              ok = compare_constants(canonical(term), tuple[a]) == 0;
+              ok = value_of(arg) == (*tuple)[a];
             }
           }
           if (ok) join(k + 1);
-          binding = saved;
+          for (int v : newly) bound[v] = 0;
         }
         return;
       }
-      auto value_of = [&](const Term& term) -> std::string {
-        if (!term.is_variable()) return canonical(term);
-        auto b = binding.find(term.text);
-        return b == binding.end() ? "" : b->second;
-      };
-      for (const Literal* b : builtins) {
-        const std::string& p = b->predicate;
-        if (p == "false") return;
-        if (p == "true") continue;
-        std::string x = value_of(b->args[0]), y = value_of(b->args[1]);
-        if (p == "add") {
+      std::vector<int> newly;
+      auto unbind = [&] { for (int v : newly) bound[v] = 0; };
+      for (const Lit& b : r.builtins) {
+        if (b.pred == "false") return unbind();
+        if (b.pred == "true") continue;
+        const std::string& x = value_of(b.args[0]);
+        const std::string& y = value_of(b.args[1]);
+        if (b.pred == "add") {
           std::string sum = number_constant(num(x) + num(y));
-          std::string z = value_of(b->args[2]);
-          if (z.empty()) binding[b->args[2].text] = sum;
-          else if (compare_constants(z, sum) != 0) return;
+          const Arg& z = b.args[2];
+          if (z.var >= 0 && !bound[z.var]) {
+            slot[z.var] = sum;
+            bound[z.var] = 1;
+            newly.push_back(z.var);
+          } else if (value_of(z) != sum) {
+            return unbind();
+          }
           continue;
         }
         int c = compare_constants(x, y);
-        bool holds = p == "eq" ? c == 0 : p == "neq" ? c != 0 : p == "lt" ? c < 0 : p == "leq" ? c <= 0
-                   : p == "gt" ? c > 0 : c >= 0;
-        if (!holds) return;
+        bool holds = b.pred == "eq" ? c == 0 : b.pred == "neq" ? c != 0 : b.pred == "lt" ? c < 0
+                   : b.pred == "leq" ? c <= 0 : b.pred == "gt" ? c > 0 : c >= 0;
+        if (!holds) return unbind();
       }
-      auto ground = [&](const Literal& l) {
-        Tuple t;
-        for (const auto& a : l.args) t.push_back(value_of(a));
-        return t;
-      };
-      for (const Literal* n : negations) {
-        auto it = db.find(key(*n));
-        if (it != db.end() && it->second.count(ground(*n))) return;
+      for (const Lit& n : r.negations) {
+        auto it = db.find(n.key);
+        if (it != db.end() && it->second.atoms.count(ground(n.args))) return unbind();
       }
       Tuple head = ground(r.head);
       std::vector<Tuple> body_atoms;
       std::vector<double> inputs;
-      for (const Literal* l : positives) {
-        Tuple t = ground(*l);
-        body_atoms.push_back(t);
-        double x = db.at(key(*l)).at(t);
-        if (l->soft_negated) x = 1 - x;
-        if (l->weight) x *= l->weight->data[0];
-        inputs.push_back(x);
+      for (const Lit& l : r.positives) {
+        Tuple t = ground(l.args);
+        double x = db.at(l.key).atoms.at(t);
+        if (l.soft) x = 1 - x;
+        inputs.push_back(x * l.weight);
+        body_atoms.push_back(std::move(t));
       }
-      if (!seen.insert({head, body_atoms}).second) return;
-      std::string comb = meta_of(r, "combination", "sum");
-      double v = comb == "product" ? 1.0 : 0.0;
-      for (double x : inputs) v = comb == "product" ? v * x : v + x;
-      if (r.offset) v += r.offset->data[0];
-      std::string act = meta_of(r, "activation", "identity");
-      if (act == "signum") v = v > 0 ? 1 : 0;
-      else if (act == "inverse") v = 1 / v;
-      per_head[head].push_back(v);
+      if (seen.insert({head, body_atoms}).second) {
+        double v = r.comb == "product" ? 1.0 : 0.0;
+        for (double x : inputs) v = r.comb == "product" ? v * x : v + x;
+        v += r.offset;
+        if (r.act == "signum") v = v > 0 ? 1 : 0;
+        else if (r.act == "inverse") v = 1 / v;
+        per_head[head].push_back(v);
+      }
+      unbind();
     };
     join(0);
     std::map<Tuple, double> out;
-    std::string agg = meta_of(r, "aggregation", "avg");
     for (const auto& [head, vs] : per_head) {
       double v = 0;
-      if (agg == "sum" || agg == "avg") {
+      if (r.agg == "sum" || r.agg == "avg") {
         for (double x : vs) v += x;
-        if (agg == "avg") v /= static_cast<double>(vs.size());
-      } else if (agg == "max") {
+        if (r.agg == "avg") v /= static_cast<double>(vs.size());
+      } else if (r.agg == "max") {
         v = vs[0];
         for (double x : vs) v = std::max(v, x);
-      } else if (agg == "count") {
+      } else if (r.agg == "count") {
         v = static_cast<double>(vs.size());
       }
       out[head] = v;
@@ -198,13 +273,13 @@ std::vector<std::string> read_output(const RefEval& ev, const LoweredTemplate& t
   if (t.output_numeric) {
     auto it = ev.db.find("out/1");
     if (it == ev.db.end()) return out;
-    for (const auto& [tuple, v] : it->second) out[static_cast<size_t>(num(tuple[0]))] = number_constant(v);
+    for (const auto& [tuple, v] : it->second.atoms) out[static_cast<size_t>(num(tuple[0]))] = number_constant(v);
     return out;
   }
   auto it = ev.db.find("out/2");
   if (it == ev.db.end()) return out;
   std::vector<int> hits(n, 0);
-  for (const auto& [tuple, v] : it->second) {
+  for (const auto& [tuple, v] : it->second.atoms) {
     size_t i = static_cast<size_t>(num(tuple[0]));
     if (v > 0.5) {
       out[i] = tuple[1];
@@ -257,6 +332,7 @@ size_t check_lowering(const SOp& program, Convention conv, const std::vector<Val
   TemplateAst parsed = parse_template(t.text, what + ".lrnn");
   EXPECT_EQ(parsed, t.ast) << what;
   size_t compared = 0;
+  RefEval ev(t.ast);
   for (const auto& input : all_inputs(vocab, max_len)) {
     std::vector<Value> want;
     try {
@@ -265,8 +341,7 @@ size_t check_lowering(const SOp& program, Convention conv, const std::vector<Val
       continue;
     }
     ++compared;
-    RefEval ev;
-    ev.run(t.ast, example_facts(input));
+    ev.run(example_facts(input));
     auto got = read_output(ev, t, input.size());
     for (size_t i = 0; i < input.size(); ++i)
       EXPECT_TRUE(matches(got[i], want[i]))
@@ -359,7 +434,7 @@ TEST(RaspLowering, EmitsTheRulesOfRaspMd) {
   // the example facts of an input
   ExampleAst ex = example_facts(strs({"h", "i"}));
   ASSERT_EQ(ex.facts.size(), 4u);
-  EXPECT_EQ(print_example(ex), "token(0, h), index(0, 0), token(1, i), index(1, 1).");
+  EXPECT_EQ(print_example(ex), "token(0, 'h'), index(0, 0), token(1, 'i'), index(1, 1).");
 }
 
 TEST(RaspLowering, CategoricalOutputsThroughTheLogicEngine) {
@@ -380,7 +455,9 @@ TEST(RaspLowering, CategoricalOutputsThroughTheLogicEngine) {
       ASSERT_EQ(r.rows.size(), input.size()) << c.name << " on " << show(input);
       for (const auto& row : r.rows) {
         size_t i = static_cast<size_t>(row[0].number);
-        Term got = row[1].is_number ? Term::number(row[1].text) : Term{Term::Kind::String, row[1].text, {}, {}};
+        std::string text = row[1].text;
+        if (text.size() >= 2 && text.front() == '\'' && text.back() == '\'') text = text.substr(1, text.size() - 2);
+        Term got = row[1].is_number ? Term::number(row[1].text) : Term{Term::Kind::String, text, {}, {}};
         EXPECT_TRUE(matches(canonical(got), want[i])) << c.name << " on " << show(input) << " at " << i;
       }
     }
