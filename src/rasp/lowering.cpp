@@ -449,7 +449,7 @@ class Lowerer {
       case Kind::Indices: r = {"index", false, true}; values(n); break;
       case Kind::Length: {
         // length = the last index + 1, found by grounding (no counting needed)
-        r = {pred_name(n, "length"), false, true};
+        r = {n->name.empty() ? fresh("length") : pred_name(n, "length"), false, true};
         std::string later = fresh(r.pred + "_has_later"), last = fresh(r.pred + "_last");
         emit(atom(later, {var("M")}), {atom("index", {var("J"), var("M")}), atom("index", {var("K"), var("M2")}),
                                        builtin("lt", {var("M"), var("M2")})});
