@@ -41,7 +41,9 @@ test: build
 	@if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then $(MAKE) --no-print-directory test-python; fi
 
 test-python: deps
-	$(PYTHON) -m pip install -q . && $(PYTHON) -m pytest -q tests/python
+	@# No build isolation: the build tools deps-pip installed are used in place, so the
+	@# cached build directory (build/python-*) stays valid and a re-install only relinks.
+	$(PYTHON) -m pip install -q --no-build-isolation . && $(PYTHON) -m pytest -q tests/python
 
 bench: build
 	./scripts/bench.sh $(BUILD)

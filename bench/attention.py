@@ -25,16 +25,31 @@ PEER = os.path.join(HERE, "peers", "torch_attention.py")
 
 
 # ---------------------------------------------------------------------------------------
-# LRNN SIDE. lrnn's attention (issue 5) does not exist yet. When it does, this function
-# must time the same thing as the torch peer: one forward + backward pass of single-head
-# attention on q, k, v of shape [n, d] (output gradient given, gradients of q, k, v
-# computed), with the same dtype, for variant "full" or "window" (0 <= i - j <= window),
-# warmed up and repeated like the peer, and return {"available": True, "median_s": ...,
-# "min_s": ..., "repeats": ...}. Run it in its own process (e.g. a bench_attention
-# executable or the Python package) with 2 threads, like the peer.
+# LRNN SIDE. lrnn's attention (issue 5) is timed by a compiled benchmark, bench/attention.cpp
+# -> <build>/bench/bench_attention, which this runner calls once per configuration as
+#   bench_attention --n N --d D --window W --variant full|window --dtype float64|float32
+#                   --threads T --min-time S --json
+# and which must print one JSON object {"median_s": ..., "min_s": ..., "repeats": ...}:
+# seconds of one forward + backward pass of single-head attention on q, k, v of shape [n, d]
+# (a given output gradient; gradients of q, k and v computed; the window variant grounds only
+# the pairs 0 <= i - j <= W), warmed up, then repeated for at least S seconds (3 passes at
+# least), with the same number of threads as the torch peer. Until that executable exists
+# (or if it fails), the row says why and has no ratio.
 # ---------------------------------------------------------------------------------------
 def run_lrnn_attention(n: int, d: int, dtype: str, variant: str, window: int, args) -> dict:
-    return {"available": False, "reason": "lrnn attention not available yet"}
+    exe = os.path.join(args.build, "bench", "bench_attention")
+    if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
+        return {"available": False, "reason": "lrnn attention not available yet"}
+    cmd = [exe, "--n", str(n), "--d", str(d), "--window", str(window), "--variant", variant,
+           "--dtype", dtype, "--threads", str(args.threads), "--min-time", str(args.min_time), "--json"]
+    run = benchlib.run_with_rss(cmd, timeout_s=args.timeout)
+    report = benchlib.last_json_object(run.stdout)
+    if run.returncode != 0 or report is None or "min_s" not in report:
+        tail = (run.stderr or run.stdout).strip().splitlines()[-2:]
+        return {"available": False, "command": cmd,
+                "reason": f"bench_attention failed (exit {run.returncode}): " + " | ".join(tail)}
+    report.update(available=True, command=cmd, peak_rss_mb=run.peak_rss_mb)
+    return report
 
 
 def run_torch(args) -> dict:

@@ -27,6 +27,7 @@ import _benchlib as benchlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEMPLATE = os.path.join(HERE, "templates", "mutagenesis_bench.lrnn")
 PEER = os.path.join(HERE, "peers", "pyneuralogic_mutagenesis.py")
+PARITY = os.path.join(HERE, "peers", "parity_mutagenesis.py")
 DATA = os.path.join(benchlib.DATASETS, "neuralogic", "molecules", "mutagenesis")
 
 
@@ -70,6 +71,7 @@ def run_lrnn(args) -> dict:
         "--loss", "mse",
         "--batch-size", str(args.batch_size),
         "--seed", str(args.seed),
+        "--initializer", "glorot",
         "--json",
     ]
     run = benchlib.run_with_rss(cmd, timeout_s=args.timeout)
@@ -96,6 +98,7 @@ def run_lrnn(args) -> dict:
         "loss": report.get("loss"),
         "accuracy": report.get("accuracy"),
         "epochs": report.get("epochs"),
+        "parameters": report.get("parameters"),
     }
 
 
@@ -139,19 +142,41 @@ def run_peer(args) -> dict:
         "wall_s": run.wall_s,
         "loss": report.get("loss"),
         "accuracy": report.get("accuracy"),
+        "online_losses": report.get("online_losses"),
         "epochs": report.get("epochs"),
+        "parameters": report.get("parameters"),
     }
 
 
-def line(result: dict) -> str:
+def epoch_statistic(lrnn: dict) -> str:
+    """Median per-epoch time when lrnn reports every epoch, else the mean (lrnn's epoch_s is
+    train_s / epochs): both engines are always compared on the same statistic."""
+    return "median" if lrnn.get("available") and lrnn.get("epoch_s") else "mean"
+
+
+def run_parity(args) -> dict:
+    """Same weights in both engines: outputs on all molecules and one SGD step compared."""
+    cmd = [sys.executable, PARITY, "--lrnn", os.path.join(args.build, "lrnn"), "--template", TEMPLATE,
+           "--data", args.data]
+    run = benchlib.run_with_rss(cmd, timeout_s=args.timeout)
+    report = benchlib.last_json_object(run.stdout)
+    if report is None:
+        tail = (run.stderr or run.stdout).strip().splitlines()[-3:]
+        return {"available": False, "reason": f"parity check failed (exit {run.returncode}): " + " | ".join(tail)}
+    report["available"] = True
+    return report
+
+
+def line(result: dict, stat: str) -> str:
     name = f"{result['engine']:<13}"
     if not result.get("available"):
         return f"{name} {result['reason']}"
     return (
         f"{name} build {benchlib.fmt(result['build_s'], ' s')}"
-        f"  epoch {benchlib.fmt(result['epoch_median_s'], ' s')} (median of {len(result['epoch_s'] or []) or '?'})"
+        f"  epoch {benchlib.fmt(result[f'epoch_{stat}_s'], ' s')} ({stat} of {result.get('epochs') or '?'})"
         f"  peak RSS {benchlib.fmt(result['peak_rss_mb'], ' MB', 4)}"
         f"  loss {benchlib.fmt(result['loss'], '', 4)}  accuracy {benchlib.fmt(result['accuracy'], '', 3)}"
+        f"  ({result.get('parameters') or '?'} parameters)"
     )
 
 
@@ -165,6 +190,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per engine")
     parser.add_argument("--skip-peer", action="store_true", help="run lrnn only")
+    parser.add_argument("--no-parity", action="store_true",
+                        help="skip the check that both engines compute the same outputs and gradients")
     parser.add_argument("--out", default=None, help="result file (default bench/results/mutagenesis.json)")
     args = parser.parse_args()
     args.build, args.data = os.path.abspath(args.build), os.path.abspath(args.data)
@@ -175,17 +202,32 @@ def main() -> int:
     print(f"mutagenesis: {os.path.relpath(TEMPLATE, benchlib.REPO)}, {args.epochs} epochs, adam lr={args.lr}, "
           f"mse, batch size {args.batch_size}, seed {args.seed}")
     lrnn = run_lrnn(args)
-    print(line(lrnn), flush=True)
+    stat = epoch_statistic(lrnn)
+    print(line(lrnn, stat), flush=True)
     peer = {"engine": "pyneuralogic", "available": False, "reason": "skipped (--skip-peer)"}
     if not args.skip_peer:
         peer = run_peer(args)
-    print(line(peer), flush=True)
+    print(line(peer, stat), flush=True)
+    if lrnn.get("available") and peer.get("available") and lrnn.get("parameters") != peer.get("parameters"):
+        print(f"warning: the engines built different models: {lrnn.get('parameters')} vs "
+              f"{peer.get('parameters')} parameters")
+
+    parity = {"available": False, "reason": "needs both engines"}
+    if lrnn.get("available") and peer.get("available") and not args.no_parity:
+        parity = run_parity(args)
+        if parity["available"]:
+            print(f"{'parity':<13} same weights: outputs max |diff| {parity['forward_max_abs_diff']:.2g} over "
+                  f"{parity['outputs_compared']} molecules, one SGD step max |weight diff| "
+                  f"{parity['sgd_step_max_abs_weight_diff']:.2g} ({'pass' if parity['pass'] else 'FAIL'})")
+        else:
+            print(f"{'parity':<13} {parity['reason']}")
 
     ratios = {}
     if lrnn.get("available") and peer.get("available"):
         ratios = {
+            "epoch_statistic": stat,
             "build_speedup": benchlib.ratio(peer["build_s"], lrnn["build_s"]),
-            "epoch_speedup": benchlib.ratio(peer["epoch_median_s"], lrnn["epoch_median_s"]),
+            "epoch_speedup": benchlib.ratio(peer[f"epoch_{stat}_s"], lrnn[f"epoch_{stat}_s"]),
             "memory_ratio": benchlib.ratio(peer["peak_rss_mb"], lrnn["peak_rss_mb"]),
         }
         print(
@@ -211,9 +253,11 @@ def main() -> int:
         },
         "engines": {"lrnn": lrnn, "pyneuralogic": peer},
         "ratios": ratios,
+        "parity": parity,
         "notes": [
             "build_s: lrnn's timing.build_s; PyNeuraLogic's model.build + build_dataset (JVM start excluded, reported as jvm_start_s)",
-            "epoch: median wall time per training epoch",
+            "epoch: median wall time per training epoch if lrnn reports each epoch, else the mean (train time / epochs) for both (see ratios.epoch_statistic)",
+            "loss/accuracy: one evaluation pass after training (MSE over queries; output >= 0.5 counts as 1)",
             "peak_rss_mb: ru_maxrss from os.wait4 on each engine's process (PyNeuraLogic's JVM runs in-process)",
             "ratios: PyNeuraLogic divided by lrnn (above 1 means lrnn is faster / smaller)",
         ],

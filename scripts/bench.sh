@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench: runs every benchmark that exists, each printing its own lines and writing
 # bench/results/<name>.json. Python runners are bench/*.py (files starting with _ are
-# helpers); compiled benchmarks are the bench_* executables built from bench/*.cpp.
+# helpers); compiled benchmarks are the bench_* executables built from bench/*.cpp, except
+# those a runner drives itself (bench_<x> when bench/<x>.py exists).
 # Never run by `make test`: these are timed, and the machine is shared.
 #   scripts/bench.sh [BUILD_DIR] [NAME ...]   (NAME: mutagenesis, attention, a bench_* name)
 set -uo pipefail
@@ -30,6 +31,8 @@ done
 for exe in "$BUILD"/bench/bench_*; do
   [ -x "$exe" ] || continue
   name=$(basename "$exe")
+  # bench_<x> driven by a runner bench/<x>.py (e.g. bench_attention) already ran above
+  [ -f "bench/${name#bench_}.py" ] && continue
   [ -z "$SELECTED" ] || wanted "$name" || wanted "${name#bench_}" || continue
   echo "== $name"
   "$exe" || status=1

@@ -13,9 +13,10 @@ neuralogic.dataset.FileDataset, and measures:
   peak_rss_mb  peak resident set size of this process; JPype runs the JVM inside this
                process, so it includes the JVM heap and code (getrusage(RUSAGE_SELF)
                ru_maxrss, which on Linux is /proc/self/status VmHWM)
-  loss/accuracy after the last epoch: the mean of the per-query errors PyNeuraLogic
-               reports for the last training epoch (its Trainer reports the same mean),
-               and the fraction of queries whose output rounds (at 0.5) to the target.
+  loss/accuracy after training: mean squared error and the fraction of queries whose
+               output rounds (at 0.5) to the target, from one evaluation pass (model.test);
+               online_losses are the per-epoch means of the errors PyNeuraLogic reports while
+               training (what its Trainer prints).
 
 Prints one JSON object on stdout (progress, if any, on stderr).
 """
@@ -30,6 +31,8 @@ import statistics
 import sys
 import tempfile
 import time
+
+import numpy as np
 
 ATOM_TYPES = ["c", "h", "o", "n", "cl", "f", "br", "i"]
 BOND_TYPES = ["b_1", "b_2", "b_3", "b_4", "b_5", "b_7"]
@@ -154,7 +157,14 @@ def main() -> int:
         epoch_s.append(time.perf_counter() - t0)
         losses.append(statistics.fmean(float(error) for _, _, error in results))
 
-    correct = sum(1 for target, output, _ in results if (float(output) >= 0.5) == (float(target) >= 0.5))
+    # Final loss/accuracy from one evaluation pass after training (no updates), as lrnn
+    # reports them; the per-epoch losses above are PyNeuraLogic's online errors (each
+    # query's error before its own update).
+    targets = [float(target) for target, _, _ in results] if results else []
+    outputs = [float(output) for output in model.test(built)] if results else []
+    final_loss = statistics.fmean((o - t) ** 2 for o, t in zip(outputs, targets)) if outputs else None
+    correct = sum(1 for o, t in zip(outputs, targets) if (o >= 0.5) == (t >= 0.5))
+    parameters = sum(int(np.size(value)) for value in model.state_dict()["weights"].values())
     report = {
         "engine": "pyneuralogic",
         "version": neuralogic.__version__,
@@ -178,9 +188,10 @@ def main() -> int:
         },
         "peak_rss_mb": peak_rss_mb(),
         "peak_rss_method": "getrusage(RUSAGE_SELF).ru_maxrss of the Python process; the JVM runs in it (JPype)",
-        "losses": losses,
-        "loss": losses[-1] if losses else None,
-        "accuracy": correct / len(results) if results else None,
+        "parameters": parameters,
+        "online_losses": losses,
+        "loss": final_loss,
+        "accuracy": correct / len(outputs) if outputs else None,
     }
     print(json.dumps(report))
     return 0

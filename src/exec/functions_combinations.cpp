@@ -62,6 +62,30 @@ double scalar_product(const ProductPlan& p, const double* const* in, size_t v, i
   return s;
 }
 
+// y (r) = scale * A (r x d) x (d), row-major. For the small matrices of rule neurons this
+// plain loop is about twice as fast as Eigen's run-time-sized product (measured 4x4:
+// 7 vs 13 ns); matrix-matrix products stay with Eigen, which wins there.
+inline void small_matvec(int r, int d, const double* A, const double* x, double scale, double* y) {
+  for (int i = 0; i < r; ++i) {
+    const double* ai = A + size_t(i) * d;
+    double acc = 0;
+    for (int k = 0; k < d; ++k) acc += ai[k] * x[k];
+    y[i] = scale * acc;
+  }
+}
+
+// <G, A B> without forming A B.
+inline double small_product_dot(int r, int d, int c, const double* A, const double* B, const double* G) {
+  double total = 0;
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j < c; ++j) {
+      double acc = 0;
+      for (int k = 0; k < d; ++k) acc += A[size_t(i) * d + k] * B[size_t(k) * c + j];
+      total += G[size_t(i) * c + j] * acc;
+    }
+  return total;
+}
+
 // Softmax over a flat vector of n entries.
 void softmax_flat(int n, const double* x, double* y) {
   double m = x[0];
@@ -238,6 +262,12 @@ void combination_forward(CombinationKind c, const std::vector<Shape>& in_shapes,
             for (int e = 0; e < len; ++e) d += x[e] * y[e];
             out[v] = scalar_product(p, in, v) * d;
           }
+          return;
+        }
+        if (second.cols == 1) {  // matrix times vector
+          for (size_t v = 0; v < count; ++v)
+            small_matvec(first.rows, first.cols, in[p.mats[0]] + v * sa, in[p.mats[1]] + v * sb,
+                         scalar_product(p, in, v), out + v * n);
           return;
         }
         for (size_t v = 0; v < count; ++v) {
@@ -443,18 +473,36 @@ void combination_backward(CombinationKind c, const std::vector<Shape>& in_shapes
         const int ia = p.mats[0], ib = p.mats[1];
         const Shape second = in_shapes[ib];
         const int sa = first.size(), sb = second.size();
+        const int r = first.rows, d = first.cols, c = second.cols;
+        const bool dot_product = r == 1 && c == 1;
+        const bool matvec = c == 1;
         for (size_t v = 0; v < count; ++v) {
           const double s = scalar_product(p, in, v);
-          ConstMatMap A(in[ia] + v * sa, first.rows, first.cols);
-          ConstMatMap B(in[ib] + v * sb, second.rows, second.cols);
-          ConstMatMap G(gout + v * n, out_shape.rows, out_shape.cols);
-          if (first.rows == 1 && second.cols == 1) {  // dot product
+          const double* a = in[ia] + v * sa;
+          const double* b = in[ib] + v * sb;
+          const double* gv = gout + v * n;
+          if (dot_product) {
             const double g = s * gout[v];
             if (gin[ia])
-              for (int e = 0; e < sa; ++e) gin[ia][v * sa + e] += g * in[ib][v * sb + e];
+              for (int e = 0; e < sa; ++e) gin[ia][v * sa + e] += g * b[e];
             if (gin[ib])
-              for (int e = 0; e < sb; ++e) gin[ib][v * sb + e] += g * in[ia][v * sa + e];
+              for (int e = 0; e < sb; ++e) gin[ib][v * sb + e] += g * a[e];
+          } else if (matvec) {
+            // y = s A x: gA[i][k] += s g[i] x[k];  gx[k] += s sum_i A[i][k] g[i]
+            if (double* ga = gin[ia] ? gin[ia] + v * sa : nullptr)
+              for (int i = 0; i < r; ++i) {
+                const double w = s * gv[i];
+                for (int k = 0; k < d; ++k) ga[size_t(i) * d + k] += w * b[k];
+              }
+            if (double* gb = gin[ib] ? gin[ib] + v * sb : nullptr)
+              for (int i = 0; i < r; ++i) {
+                const double w = s * gv[i];
+                for (int k = 0; k < d; ++k) gb[k] += w * a[size_t(i) * d + k];
+              }
           } else {
+            ConstMatMap A(a, r, d);
+            ConstMatMap B(b, second.rows, c);
+            ConstMatMap G(gv, out_shape.rows, out_shape.cols);
             if (gin[ia]) {
               MatMap GA(gin[ia] + v * sa, first.rows, first.cols);
               GA.noalias() += s * (G * B.transpose());
@@ -465,11 +513,7 @@ void combination_backward(CombinationKind c, const std::vector<Shape>& in_shapes
             }
           }
           if (scalar_grads) {
-            double dot = 0;
-            if (first.rows == 1 && second.cols == 1)
-              dot = gout[v] * (A * B)(0, 0);
-            else
-              dot = (G.cwiseProduct(A * B)).sum();
+            const double dot = small_product_dot(r, d, c, a, b, gv);
             for (int j : p.scalars)
               if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
           }

@@ -12,8 +12,11 @@ namespace {
 struct CharTable {
   bool ident_start[256] = {};
   bool ident_char[256] = {};
+  bool blank_or_comment[256] = {};  // may start whitespace or a comment
   constexpr CharTable() {
     for (int c = 0; c < 256; ++c) {
+      blank_or_comment[c] = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' ||
+                            c == '%' || c == '/';
       bool start = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
       ident_start[c] = start;
       ident_char[c] = start || (c >= '0' && c <= '9');
@@ -105,7 +108,7 @@ Lexer::Lexer(std::shared_ptr<const SourceFile> file) : file_(std::move(file)), t
 
 const Token& Lexer::fill(int k) {
   while (count_ <= k) {
-    buf_[(head_ + count_) & (kLookahead - 1)] = scan();
+    scan(buf_[(head_ + count_) & (kLookahead - 1)]);
     ++count_;
   }
   return buf_[(head_ + k) & (kLookahead - 1)];
@@ -161,17 +164,17 @@ void Lexer::skip_blanks() {
   }
 }
 
-Token Lexer::scan() {
-  skip_blanks();
+void Lexer::scan(Token& t) {
+  // Fast path: most tokens follow a single space or nothing.
+  if (pos_ < text_.size() && kChars.blank_or_comment[static_cast<unsigned char>(text_[pos_])]) skip_blanks();
   const size_t n = text_.size();
-  Token t;
   t.line = line_;
   t.offset = pos_;
   t.col = static_cast<uint32_t>(pos_ - line_start_ + 1);
   if (pos_ >= n) {
     t.kind = Tok::End;
     t.text = {};
-    return t;
+    return;
   }
   const size_t start = pos_;
   const char c = text_[pos_];
@@ -179,7 +182,6 @@ Token Lexer::scan() {
     ++pos_;
     t.kind = kind;
     t.text = text_.substr(start, 1);
-    return t;
   };
   if (is_ident_start(c)) {
     while (pos_ < n && is_ident_char(text_[pos_])) ++pos_;
@@ -212,7 +214,7 @@ Token Lexer::scan() {
         }
       }
     }
-    return t;
+    return;
   }
   if (is_digit(c) || (c == '-' && pos_ + 1 < n && is_digit(text_[pos_ + 1]))) {
     if (c == '-') ++pos_;
@@ -237,7 +239,7 @@ Token Lexer::scan() {
     }
     t.kind = Tok::Number;
     t.text = text_.substr(start, pos_ - start);
-    return t;
+    return;
   }
   if (c == '\'' || c == '"') {
     ++pos_;
@@ -257,7 +259,7 @@ Token Lexer::scan() {
     }
     t.kind = Tok::String;
     t.text = text_.substr(start, pos_ - start);
-    return t;
+    return;
   }
   switch (c) {
     case '(': return single(Tok::LParen);
@@ -283,7 +285,7 @@ Token Lexer::scan() {
         pos_ += 2;
         t.kind = Tok::Implies;
         t.text = text_.substr(start, 2);
-        return t;
+        return;
       }
       return single(Tok::Lt);
     case ':':
@@ -291,7 +293,7 @@ Token Lexer::scan() {
         pos_ += 2;
         t.kind = Tok::Implies;
         t.text = text_.substr(start, 2);
-        return t;
+        return;
       }
       return single(Tok::Colon);
     default: break;

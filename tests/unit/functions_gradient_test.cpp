@@ -211,11 +211,16 @@ TEST(FunctionsGradient, ProductChainsScalarsAndDotProducts) {
       {{1, 3}, {3, 1}},                                  // dot product
       {{1, 1}, {1, 3}, {3, 1}},                          // scaled dot product (attention)
       {{3, 1}, {1, 3}},                                  // outer product
+      {{1, 1}, {4, 3}, {3, 1}},                          // scaled matrix times vector
+      {{1, 3}, {3, 2}, {1, 1}},                          // row vector times matrix, scaled
       {{2, 3}, {3, 4}, {4, 2}},                          // chain of three
       {{1, 1}, {2, 2}, {2, 3}, {1, 1}, {3, 1}, {1, 1}},  // chain with scalars between
       {{1, 2}, {2, 2}, {2, 2}, {2, 1}},                  // chain ending in a 1x1
   };
   for (const auto& shapes : cases) check_combination(CombinationKind::Product, shapes, rng);
+  // Larger matrix-vector and matrix-matrix products (loop and Eigen paths).
+  check_combination(CombinationKind::Product, {{20, 24}, {24, 12}}, rng, -1, 1, 1);
+  check_combination(CombinationKind::Product, {{1, 1}, {18, 16}, {16, 20}}, rng, -1, 1, 2);
 }
 
 TEST(FunctionsGradient, StructuralCombinations) {

@@ -1,0 +1,152 @@
+// The zoo: rule generators for attention and transformer layers (issue 5). Each
+// generator returns a Module: the template as text in the LANGUAGE.md format (printable,
+// editable, parsed with parse_template), the predicates that carry its input and output,
+// and how every weight maps onto the parameters of the matching torch.nn module.
+//
+// Conventions shared by every generator (docs/transformers.md explains them):
+//  - A sequence is one example: token i of an [n, d] input is the example fact
+//    `<[x_i0, ..., x_id-1]> input(i)` (see sequence_example); positions are the numbers
+//    0..n-1, so masks compare them with arithmetic builtins.
+//  - Query positions are the variable I, key positions J; masks are extra body literals of
+//    the score rule and may use any other variable except those names (D is used by the
+//    built-in masks).
+//  - Every weight is named `$<prefix>_<what>`, so a model's parameters can be read and
+//    written by name and shared between rules.
+//  - One attention head h of a module with prefix p (E = embed_dim, hd = E / heads):
+//        <1/sqrt(hd)> p_d_k.
+//        p_q{h}(I) :- $p_wq{h}={hd,E} x(I), $p_bq{h}={hd}.            (k, v alike on the key input)
+//        p_w{h}(I, J) :- p_d_k, p_k{h}(J)^T, p_q{h}(I), MASK. [combination=product, aggregation=softmax(J)]
+//        p_a{h}(I) :- p_w{h}(I, J), p_v{h}(J). [combination=product, aggregation=sum]
+//    and the output projection sums the heads through column slices of W_o:
+//        out(I) :- $p_wo0={E,hd} p_a0(I), ..., $p_bo={E}.
+//    which is exactly torch's out_proj(concat(heads)).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lrnn/ast.hpp"
+
+namespace lrnn::zoo {
+
+// Body literals restricting which key positions J a query position I attends to. A masked
+// pair is never grounded, so its score is never computed.
+struct Mask {
+  std::vector<std::string> literals;  // e.g. "@leq(J, I)"
+  std::string label;                  // short description, e.g. "causal"
+
+  static Mask none() { return {}; }
+  static Mask causal();                    // J <= I
+  static Mask sliding_window(int w);       // 0 <= I - J <= w
+  static Mask strided(int s);              // (I - J) mod s == 0
+  // Arbitrary literals in the text format, comma-separated, e.g. "@neq(I, J)" or
+  // "allowed(I, J)" (an example predicate). Checked by parsing.
+  static Mask custom(const std::string& literals);
+  Mask operator&(const Mask& other) const;  // both restrictions
+  bool empty() const { return literals.empty(); }
+};
+
+// How one lrnn weight is read from a torch.nn module's state_dict: weight `$weight` equals
+// torch_name[row_begin:row_end, col_begin:col_end] (1-D tensors: rows only, cols = {0, 1}).
+struct TorchSlice {
+  std::string weight;      // without '$'
+  std::string torch_name;  // state_dict key, e.g. "self_attn.in_proj_weight"
+  int row_begin = 0, row_end = 0, col_begin = 0, col_end = 1;
+  bool vector = false;  // the torch tensor is 1-D
+};
+
+struct Module {
+  std::string kind;                 // "MultiheadAttention", "TransformerEncoderLayer", ...
+  std::string prefix;               // prefix of every predicate and weight it defines
+  std::string input;                // predicate/1 holding the input sequence
+  std::string memory;               // decoder layers: predicate/1 of the encoder output
+  std::string output;               // predicate/1 holding the output sequence
+  std::string edge;                 // relational attention: predicate/2 of edge embeddings
+  int input_dim = 0, output_dim = 0;
+  std::vector<std::string> lines;   // the template, one rule or fact per line
+  std::vector<TorchSlice> torch;    // weight -> torch parameter mapping
+
+  std::string text() const;         // lines joined with newlines
+  TemplateAst ast() const;          // parse_template(text(), "<zoo:" + kind + ">")
+};
+
+// A single attention head with {d,d} projections and no output projection (the
+// PyNeuraLogic "Beyond Transformers" form): out(I) = sum_J softmax_J(q_I.k_J/sqrt(d)) v_J.
+struct AttentionOptions {
+  std::string prefix = "attn";
+  std::string input = "input";   // queries (and keys/values unless key_input is set)
+  std::string key_input;         // cross-attention: keys and values from this predicate
+  std::string output;            // default: prefix
+  Mask mask;
+  bool bias = true;              // q/k/v/out biases as offsets (torch's bias=True)
+};
+Module attention(int embed_dim, const AttentionOptions& options = {});
+
+// torch.nn.MultiheadAttention(embed_dim, num_heads) with per-head weight slices of
+// in_proj_weight and an output projection (torch names: in_proj_weight, in_proj_bias,
+// out_proj.weight, out_proj.bias).
+Module multihead_attention(int embed_dim, int num_heads, const AttentionOptions& options = {});
+
+struct EncoderLayerOptions {
+  std::string prefix = "enc";
+  std::string input = "input";
+  std::string output;           // default: prefix
+  Mask mask;                    // self-attention mask
+  bool norm_first = false;      // pre-norm (torch's norm_first=True)
+  bool norm_affine = false;     // learnable layer-norm gain/bias (torch's default affine
+                                // parameters are 1 and 0, which plain `norm` equals)
+  std::string torch_prefix;     // prepended to torch names ("layers.0.")
+};
+// torch.nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout=0,
+// activation=relu, norm_first) with layer_norm_eps 1e-5.
+Module transformer_encoder_layer(int d_model, int nhead, int dim_feedforward,
+                                 const EncoderLayerOptions& options = {});
+// torch.nn.TransformerEncoder(layer, num_layers) (no final norm): layer k has prefix
+// "<prefix>l<k>" and torch prefix "layers.<k>.".
+Module transformer_encoder(int d_model, int nhead, int dim_feedforward, int num_layers,
+                           const EncoderLayerOptions& options = {});
+
+struct DecoderLayerOptions {
+  std::string prefix = "dec";
+  std::string input = "target";   // decoder input sequence
+  std::string memory = "memory";  // encoder output sequence
+  std::string output;             // default: prefix
+  Mask self_mask;                 // tgt_mask (Mask::causal() for autoregressive decoding)
+  Mask memory_mask;
+  bool norm_first = false;
+  bool norm_affine = false;
+  std::string torch_prefix;
+};
+// torch.nn.TransformerDecoderLayer: self-attention, cross-attention over the memory,
+// ReLU MLP, each with residual and layer norm (torch names self_attn.*, multihead_attn.*,
+// linear1/2.*, norm1/2/3.*).
+Module transformer_decoder_layer(int d_model, int nhead, int dim_feedforward,
+                                 const DecoderLayerOptions& options = {});
+
+// Relational attention over graph edges (Diao & Loynd 2022, node update): for an edge
+// edge(I, J) with embedding e_IJ (J sends to I),
+//   q_IJ = Wqn x_I + Wqe e_IJ + bq,  k_IJ = Wkn x_J + Wke e_IJ + bk,  v_IJ = Wvn x_J + Wve e_IJ + bv,
+//   out_I = Wo concat_h(sum_J softmax_J(q_IJ.k_IJ / sqrt(hd)) v_IJ) + bo.
+struct RelationalAttentionOptions {
+  std::string prefix = "rel";
+  std::string node = "node";  // node(I): [node_dim]
+  std::string edge = "edge";  // edge(I, J): [edge_dim]
+  std::string output;         // default: prefix
+  Mask mask;
+};
+Module relational_attention(int node_dim, int edge_dim, int num_heads,
+                            const RelationalAttentionOptions& options = {});
+
+// ---- data --------------------------------------------------------------------------
+// Sinusoidal positional encoding (Vaswani et al., base 10000), [n, d] row-major:
+// pe[p][2i] = sin(p / 10000^(2i/d)), pe[p][2i+1] = cos(p / 10000^(2i/d)).
+std::vector<double> positional_encoding(int n, int d);
+
+// Facts `<[x_i]> predicate(i)` for the rows of a row-major [n, d] array.
+std::vector<Literal> sequence_facts(const std::string& predicate, const double* x, int n, int d);
+// One example holding one sequence.
+ExampleAst sequence_example(const std::string& predicate, const double* x, int n, int d);
+// Queries `predicate(0)`, ..., `predicate(n-1)` (no targets).
+std::vector<Literal> sequence_queries(const std::string& predicate, int n);
+
+}  // namespace lrnn::zoo

@@ -1,0 +1,53 @@
+"""lrnn: Lifted Relational Neural Networks on a C++ engine.
+
+The builder DSL mirrors PyNeuraLogic's (`R`, `V`, `C`, `F`, `Transformation`,
+`Aggregation`, `Combination`, `Template`, `Settings`, ...), so porting a PyNeuraLogic model
+means changing its imports; grounding, execution and training run in C++ (`lrnn._core`).
+"""
+
+from lrnn.core import (
+    C,
+    Aggregation,
+    Combination,
+    Const,
+    F,
+    Metadata,
+    R,
+    Relation,
+    Rule,
+    Settings,
+    Template,
+    Transformation,
+    V,
+    Var,
+    W,
+)
+from lrnn.dataset import Dataset, FileDataset, Sample
+from lrnn.nn.init import Constant, Glorot, He, Normal, Uniform
+from lrnn.nn.loss import MSE, CrossEntropy
+from lrnn.optim import SGD, Adam, AdamW
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # The parts that need the compiled extension load on first use.
+    if name == "Model":
+        from lrnn.model import Model
+
+        return Model
+    if name == "LrnnError":
+        from lrnn.errors import LrnnError
+
+        return LrnnError
+    raise AttributeError(f"module 'lrnn' has no attribute {name!r}")
+
+
+__all__ = [
+    "R", "Relation", "V", "Var", "C", "Const", "W", "F",
+    "Transformation", "Combination", "Aggregation", "Metadata", "Rule",
+    "Template", "Model", "Settings",
+    "SGD", "Adam", "AdamW", "MSE", "CrossEntropy",
+    "Uniform", "Normal", "Glorot", "He", "Constant",
+    "Dataset", "FileDataset", "Sample", "LrnnError",
+]

@@ -1,0 +1,302 @@
+"""Relations (atoms and literals) and predicates: `R.p(V.X, C.a)`, `R.p / 2`,
+`R.special.leq(V.J, V.I)` (`@leq`), `R.hidden.edge` (`*edge`), `~R.a` (soft negation),
+`R.k(V.J).T` (transposed), `R.p(V.X)[3, 3]` (weighted), `.fixed()`."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional, Tuple
+
+from lrnn import _text
+from lrnn.core.terms import Term, to_term
+from lrnn.core.values import Weight
+
+
+class Atom:
+    """An atom with its prefixes and its weight/value. As a rule head or body literal it
+    prints without the final '.', as a fact (`str(atom)`) with it."""
+
+    __slots__ = ("name", "terms", "special", "hidden", "soft_negated", "negated", "transposed", "weight")
+
+    def __init__(
+        self,
+        name: str,
+        terms: Optional[Tuple[Term, ...]] = None,
+        *,
+        special: bool = False,
+        hidden: bool = False,
+        soft_negated: bool = False,
+        negated: bool = False,
+        transposed: bool = False,
+        weight: Optional[Weight] = None,
+    ):
+        self.name = _text.check_predicate_name(name)
+        self.terms = terms  # None until called: R.p is `p` (arity 0) but can still take terms
+        self.special = special
+        self.hidden = hidden
+        self.soft_negated = soft_negated
+        self.negated = negated
+        self.transposed = transposed
+        self.weight = weight
+
+    def _copy(self, **changes: Any) -> "Atom":
+        fields = {k: getattr(self, k) for k in self.__slots__}
+        fields.update(changes)
+        name = fields.pop("name")
+        terms = fields.pop("terms")
+        return Atom(name, terms, **fields)
+
+    # ---- building --------------------------------------------------------------------------
+    @property
+    def arity(self) -> int:
+        return 0 if self.terms is None else len(self.terms)
+
+    @property
+    def predicate(self) -> "Predicate":
+        return Predicate(self.name, self.arity, special=self.special, hidden=self.hidden)
+
+    def __call__(self, *args: Any) -> "Atom":
+        if self.weight is not None:
+            raise TypeError(f"cannot give terms to the weighted relation {self.to_str()}: write R.p(V.X)[w]")
+        if self.terms is not None:
+            raise TypeError(f"the relation {self.to_str()} already has its terms")
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):
+            args = tuple(args[0])  # R.p([V.X, V.Y]) as in PyNeuraLogic
+        return self._copy(terms=tuple(to_term(a) for a in args))
+
+    def __getitem__(self, item: Any) -> "Atom":
+        if self.weight is not None:
+            raise TypeError(f"the relation {self.to_str()} already has a weight")
+        if self.special or self.hidden:
+            raise ValueError(f"the special/hidden relation {self.to_str()} cannot have a weight")
+        return self._copy(weight=Weight.from_item(item))
+
+    def fixed(self) -> "Atom":
+        """The weight/value is not learned: `<...>`."""
+        if self.weight is None:
+            raise ValueError(f"the relation {self.to_str()} has no weight to fix")
+        return self._copy(weight=self.weight.fixed())
+
+    @property
+    def T(self) -> "Atom":
+        """Transposed body literal `k(J)^T`."""
+        if self.weight is not None:
+            raise TypeError(f"transpose the relation before weighting it: R.k(V.J).T[...], not {self.to_str()}.T")
+        if self.special or self.hidden or self.negated:
+            raise ValueError(f"the relation {self.to_str()} has no value to transpose")
+        return self._copy(transposed=not self.transposed)
+
+    def __invert__(self) -> "Atom":
+        """Soft negation `~a`: the value x enters as 1 - x."""
+        if self.weight is not None:
+            raise TypeError(f"negate the relation before weighting it: (~R.a)[w], not ~{self.to_str()}")
+        if self.special or self.hidden or self.negated:
+            raise ValueError(f"the relation {self.to_str()} has no value to negate softly")
+        return self._copy(soft_negated=not self.soft_negated)
+
+    __neg__ = __invert__  # PyNeuraLogic's `-R.a` (reverse, 1 - x) is the same thing
+
+    def negation(self) -> "Atom":
+        """Hard negation `!a` (negation as failure, stratified): logic only."""
+        if self.weight is not None or self.soft_negated or self.transposed:
+            raise ValueError(f"the relation {self.to_str()} cannot be negated as failure")
+        return self._copy(negated=not self.negated)
+
+    def __truediv__(self, arity: int) -> "Predicate":
+        if self.terms or isinstance(arity, bool) or not isinstance(arity, int) or arity < 0:
+            raise TypeError(f"a predicate is written R.name / arity, got {self.to_str()} / {arity!r}")
+        return Predicate(self.name, arity, special=self.special, hidden=self.hidden)
+
+    def __le__(self, body: Any) -> "Rule":
+        from lrnn.core.rules import Rule
+
+        return Rule(self, body)
+
+    def __and__(self, other: Any) -> "RuleBody":
+        from lrnn.core.rules import RuleBody
+
+        return RuleBody([self]) & other
+
+    def __or__(self, metadata: Any) -> "RuleBody":
+        """`R.h <= R.b | [F.relu]` reads as `R.h <= (R.b | [F.relu])`: a one-literal body
+        carrying the rule's metadata."""
+        from lrnn.core.rules import RuleBody
+
+        return RuleBody([self]) | metadata
+
+    # Atoms are not comparable by value in Python: `<=` builds a rule.
+    __hash__ = object.__hash__
+
+    # ---- printing --------------------------------------------------------------------------
+    def atom_str(self) -> str:
+        """The atom without its weight: `~p(X, a)^T`, `@leq(J, I)`, `*edge(X, Y)`."""
+        prefix = ("!" if self.negated else "") + ("~" if self.soft_negated else "")
+        prefix += ("@" if self.special else "") + ("*" if self.hidden else "")
+        text = prefix + self.name
+        if self.terms:
+            text += "(" + ", ".join(str(t) for t in self.terms) + ")"
+        if self.transposed:
+            text += "^T"
+        return text
+
+    def to_str(self) -> str:
+        """As a literal (rule head or body): weight, then the atom."""
+        if self.weight is None:
+            return self.atom_str()
+        return f"{self.weight} {self.atom_str()}"
+
+    def __str__(self) -> str:
+        return self.to_str() + "."
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+class Predicate:
+    """`R.p / 2`: a predicate, to attach metadata `| [...]` or an offset `[...]` to."""
+
+    __slots__ = ("name", "arity", "special", "hidden")
+
+    def __init__(self, name: str, arity: int, *, special: bool = False, hidden: bool = False):
+        self.name = _text.check_predicate_name(name)
+        self.arity = arity
+        self.special = special
+        self.hidden = hidden
+
+    def __str__(self) -> str:
+        return ("@" if self.special else "") + ("*" if self.hidden else "") + f"{self.name}/{self.arity}"
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Predicate) and str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def _check_declarable(self) -> None:
+        if self.special or self.hidden:
+            raise ValueError(f"the special/hidden predicate {self} has no neurons to configure")
+
+    def __or__(self, metadata: Any) -> "PredicateDecl":
+        from lrnn.core.rules import Metadata
+
+        self._check_declarable()
+        meta = Metadata.coerce(metadata)
+        if meta.aggregation is not None:
+            raise ValueError(f"predicate metadata cannot set 'aggregation' ({self}): aggregation belongs to rules")
+        if meta.learnable is not None:
+            raise ValueError(f"predicate metadata cannot set 'learnable' ({self})")
+        return PredicateDecl(self, meta, None)
+
+    def __getitem__(self, item: Any) -> "PredicateDecl":
+        """`(R.p / 1)[3, 1]`: the atom's offset (`p/1 {3, 1}`)."""
+        self._check_declarable()
+        return PredicateDecl(self, None, Weight.from_item(item))
+
+
+class PredicateDecl:
+    """`p/2 [activation=sigmoid]` and/or `p/1 {3, 1}` (an offset)."""
+
+    __slots__ = ("predicate", "metadata", "offset")
+
+    def __init__(self, predicate: Predicate, metadata: Any, offset: Optional[Weight]):
+        self.predicate = predicate
+        self.metadata = metadata
+        self.offset = offset
+
+    def __or__(self, metadata: Any) -> "PredicateDecl":
+        decl = self.predicate | metadata
+        return PredicateDecl(self.predicate, decl.metadata, self.offset)
+
+    def __getitem__(self, item: Any) -> "PredicateDecl":
+        if self.offset is not None:
+            raise TypeError(f"{self} already has an offset")
+        return PredicateDecl(self.predicate, self.metadata, Weight.from_item(item))
+
+    def fixed(self) -> "PredicateDecl":
+        if self.offset is None:
+            raise ValueError(f"{self} has no offset to fix")
+        return PredicateDecl(self.predicate, self.metadata, self.offset.fixed())
+
+    def __str__(self) -> str:
+        text = str(self.predicate)
+        if self.offset is not None:
+            text += f" {self.offset}"
+        if self.metadata is not None and len(self.metadata):
+            text += f" {self.metadata}"
+        return text
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+# PyNeuraLogic's names for the same things.
+PredicateMetadata = PredicateDecl
+
+
+class _SpecialFactory:
+    """`R.special.leq(V.J, V.I)` is the builtin `@leq(J, I)`; `R.special.hidden...` and
+    `R.hidden.special...` are the same hidden builtin."""
+
+    def __init__(self, hidden: bool = False):
+        self._hidden = hidden
+
+    @property
+    def hidden(self) -> "_SpecialFactory":
+        return _SpecialFactory(True)
+
+    def __getattr__(self, name: str) -> Atom:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self.get(name)
+
+    def get(self, name: str) -> Atom:
+        # PyNeuraLogic spells builtins that clash with Python keywords with a leading '_'.
+        name = {"_in": "in", "truepred": "true", "falsepred": "false"}.get(name, name)
+        return Atom(name, special=True, hidden=self._hidden)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("R.special is a namespace: write R.special.leq(V.X, V.Y)")
+
+
+class _HiddenFactory:
+    """`R.hidden.edge(V.X, V.Y)` is the hidden literal `*edge(X, Y)`."""
+
+    @property
+    def special(self) -> _SpecialFactory:
+        return _SpecialFactory(True)
+
+    def __getattr__(self, name: str) -> Atom:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self.get(name)
+
+    def get(self, name: str) -> Atom:
+        return Atom(name, hidden=True)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("R.hidden is a namespace: write R.hidden.edge(V.X, V.Y)")
+
+
+class RelationFactory:
+    """`R.name` is the relation `name`; `R.get("name")` for names that are not Python
+    identifiers or clash with `special` / `hidden` / `get`."""
+
+    def __init__(self) -> None:
+        self.special = _SpecialFactory()
+        self.hidden = _HiddenFactory()
+
+    def __getattr__(self, name: str) -> Atom:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self.get(name)
+
+    def get(self, name: str) -> Atom:
+        # PyNeuraLogic: a leading '_' makes the relation hidden.
+        if name.startswith("_") and len(name) > 1:
+            return Atom(name[1:], hidden=True)
+        return Atom(name)
+
+
+Relation = R = RelationFactory()

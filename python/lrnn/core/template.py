@@ -1,0 +1,176 @@
+"""Template: the rules, facts and predicate declarations of a model (PyNeuraLogic's
+`Template`, renamed `Model` in its later versions: both names work here).
+
+A template is text: `str(template)` is the program in lrnn's text format, which is what
+the C++ engine parses when the template is built or queried.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Iterator, List, Optional, Union
+
+from lrnn.core.atoms import Atom, PredicateDecl
+from lrnn.core.rules import Rule, RuleBody
+from lrnn.core.settings import Settings
+
+
+class _TextBlock:
+    """Statements that came as text (a file or a string), each kept in the C++ printer's
+    canonical form, by kind."""
+
+    __slots__ = ("predicates", "facts", "rules", "origin")
+
+    def __init__(self, statements: tuple, origin: str):
+        self.predicates, self.facts, self.rules = (list(x) for x in statements)
+        self.origin = origin
+
+    def __str__(self) -> str:
+        return _layout(self.predicates, self.facts, self.rules)
+
+    def __repr__(self) -> str:
+        return f"<template text from {self.origin}>"
+
+
+def _layout(predicates: List[str], facts: List[str], rules: List[str]) -> str:
+    """The C++ printer's layout: declarations, facts, rules, a blank line between groups."""
+    groups = [g for g in (predicates, facts, rules) if g]
+    return "\n".join("".join(line + "\n" for line in g) for g in groups)
+
+
+Entry = Union[Rule, Atom, PredicateDecl, _TextBlock]
+
+
+def _check_entry(entry: Any) -> Entry:
+    if isinstance(entry, (Rule, PredicateDecl, _TextBlock)):
+        return entry
+    if isinstance(entry, Atom):
+        if entry.negated or entry.soft_negated or entry.transposed or entry.special or entry.hidden:
+            raise ValueError(f"a template fact is a plain (optionally weighted) atom, got {entry.to_str()}")
+        return entry
+    if isinstance(entry, RuleBody):
+        raise TypeError(f"{entry} is a rule body without a head: write R.head <= body")
+    raise TypeError(
+        f"a template holds rules, facts and predicate declarations, got {type(entry).__name__}: {entry!r}"
+    )
+
+
+class Template:
+    def __init__(self, *, template_file: Optional[str] = None, model_file: Optional[str] = None):
+        self._entries: List[Entry] = []
+        path = template_file or model_file
+        if path is not None:
+            self._entries.append(_load_file(path))
+
+    # ---- building ----------------------------------------------------------------------------
+    @classmethod
+    def from_file(cls, path: Union[str, os.PathLike]) -> "Template":
+        """A template from a text file (imports resolved relative to it)."""
+        template = cls()
+        template._entries.append(_load_file(os.fspath(path)))
+        return template
+
+    @classmethod
+    def from_string(cls, text: str, name: str = "<string>") -> "Template":
+        from lrnn import _core
+
+        template = cls()
+        template._entries.append(_TextBlock(_core.canonical_statements(text, name), name))
+        return template
+
+    def add_rule(self, rule: Any) -> None:
+        self.add_rules([rule])
+
+    def add_rules(self, rules: Iterable[Any]) -> None:
+        self._check_mutable()
+        self._entries.extend(_check_entry(r) for r in rules)
+
+    def add_module(self, module: Any) -> None:
+        self.add_rules(module())
+
+    def __iadd__(self, other: Any) -> "Template":
+        if isinstance(other, (list, tuple)) or (
+            hasattr(other, "__iter__") and not isinstance(other, (Atom, Rule, PredicateDecl, str, RuleBody))
+        ):
+            self.add_rules(list(other))
+        else:
+            self.add_rule(other)
+        return self
+
+    def _check_mutable(self) -> None:
+        pass
+
+    # ---- container ---------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self._entries)
+
+    def __getitem__(self, index: int) -> Entry:
+        return self._entries[index]
+
+    def __delitem__(self, index: int) -> None:
+        self._check_mutable()
+        del self._entries[index]
+
+    def clone(self) -> "Template":
+        template = Template()
+        template._entries = list(self._entries)
+        return template
+
+    __copy__ = clone
+
+    # ---- text --------------------------------------------------------------------------------
+    def __str__(self) -> str:
+        """The program in lrnn's text format, exactly as the C++ printer writes it:
+        predicate declarations, then facts, then rules (each group in the order added)."""
+        predicates: List[str] = []
+        facts: List[str] = []
+        rules: List[str] = []
+        for e in self._entries:
+            if isinstance(e, PredicateDecl):
+                predicates.append(str(e))
+            elif isinstance(e, Atom):
+                facts.append(str(e))
+            elif isinstance(e, Rule):
+                rules.append(str(e))
+            else:
+                predicates += e.predicates
+                facts += e.facts
+                rules += e.rules
+        return _layout(predicates, facts, rules)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def to_text(self) -> str:
+        return str(self)
+
+    def save_text(self, path: Union[str, os.PathLike]) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_text())
+
+    # ---- using -------------------------------------------------------------------------------
+    def build(self, settings: Optional[Settings] = None) -> "Model":
+        """Compiles the template for training and inference (see lrnn.Model)."""
+        from lrnn.model import Model
+
+        model = Model()
+        model._entries = list(self._entries)
+        return model.build(settings)
+
+    def query(self, goal: Any, facts: Optional[Iterable[Any]] = None) -> Any:
+        """Logic answers (no learning): a list of {variable: value} dicts for a goal with
+        variables, True/False for a ground goal."""
+        from lrnn.logic import query
+
+        return query(self, goal, facts)
+
+    q = query
+
+
+def _load_file(path: str) -> _TextBlock:
+    from lrnn import _core
+
+    return _TextBlock(_core.canonical_statements_file(path), path)

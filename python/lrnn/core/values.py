@@ -1,0 +1,181 @@
+"""Weights and values: what `R.p(...)[...]` accepts (LANGUAGE.md "Weights and values").
+
+- a number: `R.p[0.5]` -> `0.5 p`
+- a list or NumPy array: `R.p[[1, 2]]` -> `[1, 2] p` (a column vector), a nested list or a
+  2-D array -> a matrix
+- a tuple of ints: `R.p(V.X)[3, 3]` -> `{3, 3} p(X)` (shape only, randomly initialised)
+- a name: `R.p(V.X)["w": 3, 3]` -> `$w={3, 3} p(X)`; `R.p["w"]` -> `$w p` (shares `w`)
+- `.fixed()` -> `<...>` (not learned)
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from lrnn import _text
+
+
+class Weight:
+    """A weight or a value as written in the text format (mirrors lrnn::ValueSpec)."""
+
+    SCALAR, VECTOR, MATRIX, DIMS, REFERENCE = "scalar", "vector", "matrix", "dims", "reference"
+
+    __slots__ = ("kind", "rows", "cols", "data", "name", "is_fixed", "dims_is_vector")
+
+    def __init__(
+        self,
+        kind: str,
+        rows: int = 1,
+        cols: int = 1,
+        data: Optional[np.ndarray] = None,
+        name: Optional[str] = None,
+        fixed: bool = False,
+        dims_is_vector: bool = False,
+    ):
+        self.kind = kind
+        self.rows = rows
+        self.cols = cols
+        # float64, row-major; empty for DIMS / REFERENCE
+        self.data = np.zeros(0) if data is None else data
+        self.name = name
+        self.is_fixed = fixed
+        self.dims_is_vector = dims_is_vector
+
+    # ---- construction ----------------------------------------------------------------------
+    @staticmethod
+    def from_item(item: Any) -> "Weight":
+        """The weight written inside `[...]` in PyNeuraLogic's DSL."""
+        if isinstance(item, Weight):
+            return item
+        name = None
+        if isinstance(item, slice):
+            name, item = item.start, item.stop
+        elif isinstance(item, tuple) and item and isinstance(item[0], slice):
+            first = item[0]
+            name, item = first.start, (first.stop, *item[1:])
+        if name is not None:
+            if not isinstance(name, str) or not _text.is_identifier(name) and not _text.is_variable_name(name):
+                raise ValueError(f"invalid weight name {name!r}: write R.p['w': value]")
+            if isinstance(item, slice) or item is None:
+                raise ValueError(f"the named weight {name!r} needs a value or a shape: R.p[{name!r}: 3, 3]")
+            weight = Weight.from_item(item)
+            if weight.kind == Weight.REFERENCE:
+                raise ValueError(f"the named weight {name!r} needs a value or a shape, not another name")
+            weight.name = name
+            return weight
+        if isinstance(item, str):
+            if not _text.is_identifier(item) and not _text.is_variable_name(item):
+                raise ValueError(f"invalid weight name {item!r}")
+            return Weight(Weight.REFERENCE, name=item)
+        if isinstance(item, tuple):
+            return Weight._dims(item)
+        return Weight.value(item)
+
+    @staticmethod
+    def _dims(shape: Tuple[Any, ...]) -> "Weight":
+        if len(shape) not in (1, 2):
+            raise ValueError(f"a weight shape has one or two dimensions, got {shape!r}")
+        dims = []
+        for d in shape:
+            if isinstance(d, bool) or not isinstance(d, numbers.Integral) or int(d) <= 0:
+                raise ValueError(f"weight dimensions are positive integers, got {shape!r}")
+            dims.append(int(d))
+        if len(dims) == 1:
+            return Weight(Weight.DIMS, dims[0], 1, dims_is_vector=True)
+        return Weight(Weight.DIMS, dims[0], dims[1])
+
+    @staticmethod
+    def value(value: Any, fixed: bool = False) -> "Weight":
+        """A number, a (nested) list or a NumPy array as a scalar, vector or matrix."""
+        if isinstance(value, bool):
+            return Weight(Weight.SCALAR, data=np.array([1.0 if value else 0.0]), fixed=fixed)
+        if isinstance(value, numbers.Real):
+            return Weight(Weight.SCALAR, data=np.array([float(value)]), fixed=fixed)
+        try:
+            array = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"cannot use {value!r} as a weight or value: {e}") from None
+        if array.ndim == 0:
+            return Weight(Weight.SCALAR, data=array.reshape(1).copy(), fixed=fixed)
+        if array.size == 0:
+            raise ValueError("a weight or value cannot be empty")
+        if not np.all(np.isfinite(array)):
+            raise ValueError("weights and values must be finite numbers")
+        if array.ndim == 1:
+            return Weight(Weight.VECTOR, array.shape[0], 1, np.ascontiguousarray(array).copy(), fixed=fixed)
+        if array.ndim == 2:
+            return Weight(Weight.MATRIX, array.shape[0], array.shape[1], np.ascontiguousarray(array).reshape(-1).copy(), fixed=fixed)
+        raise ValueError(f"a weight or value is a scalar, a vector or a matrix, got an array of shape {array.shape}")
+
+    def fixed(self) -> "Weight":
+        if self.is_fixed:
+            raise ValueError(f"the weight {self} is already fixed")
+        copy = self.copy()
+        copy.is_fixed = True
+        return copy
+
+    def copy(self) -> "Weight":
+        return Weight(self.kind, self.rows, self.cols, self.data, self.name, self.is_fixed, self.dims_is_vector)
+
+    # ---- reading -------------------------------------------------------------------------------
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        if self.kind == Weight.SCALAR:
+            return ()
+        if self.kind == Weight.VECTOR or (self.kind == Weight.DIMS and self.dims_is_vector):
+            return (self.rows,)
+        return (self.rows, self.cols)
+
+    def to_numpy(self) -> np.ndarray:
+        if self.kind in (Weight.DIMS, Weight.REFERENCE):
+            raise ValueError(f"the weight {self} has no value yet")
+        if self.kind == Weight.SCALAR:
+            return np.array(self.data[0])
+        return self.data.reshape(self.shape).copy()
+
+    # ---- printing ------------------------------------------------------------------------------
+    def _body(self) -> str:
+        f = _text.format_number
+        if self.kind == Weight.SCALAR:
+            return f(self.data[0])
+        if self.kind == Weight.VECTOR:
+            return "[" + ", ".join(f(x) for x in self.data) + "]"
+        if self.kind == Weight.MATRIX:
+            rows = self.data.reshape(self.rows, self.cols)
+            return "[" + ", ".join("[" + ", ".join(f(x) for x in row) + "]" for row in rows) + "]"
+        if self.kind == Weight.DIMS:
+            return "{" + (str(self.rows) if self.dims_is_vector else f"{self.rows}, {self.cols}") + "}"
+        return ""  # reference: only the name
+
+    def __str__(self) -> str:
+        if self.kind == Weight.REFERENCE:
+            return f"<${self.name}>" if self.is_fixed else f"${self.name}"
+        body = self._body()
+        if self.is_fixed:
+            body = f"<{body}>"
+        return f"${self.name}={body}" if self.name is not None else body
+
+    def __repr__(self) -> str:
+        return f"Weight({self})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Weight) and str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+
+class WeightFactory:
+    """`W[...]`: a bare weight, used as a rule's offset (`R.h <= (R.a[3, 3], W[3,])`)."""
+
+    def __getitem__(self, item: Any) -> Weight:
+        return Weight.from_item(item)
+
+    def __call__(self, value: Any) -> Weight:
+        return Weight.value(value)
+
+
+W = WeightFactory()

@@ -1,0 +1,197 @@
+"""Datasets, as in `neuralogic.dataset`: examples (lists of valued facts) and queries
+(valued atoms: the value is the target), built in Python (`Dataset`) or read from the
+text files (`FileDataset`)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, List, Optional, Sequence, Union
+
+import numpy as np
+
+from lrnn.core.atoms import Atom
+from lrnn.core.rules import Rule
+from lrnn.core.terms import to_term
+from lrnn.core.values import Weight
+
+
+def _check_fact(fact: Any, where: str) -> Atom:
+    if isinstance(fact, Rule):
+        raise TypeError(f"{where} holds facts, not rules ({fact}); put rules in the template")
+    if not isinstance(fact, Atom):
+        raise TypeError(f"{where} holds facts such as R.edge(1, 2) or R.x(1)[0.5], got {type(fact).__name__}: {fact!r}")
+    if fact.special or fact.hidden or fact.negated or fact.soft_negated or fact.transposed:
+        raise ValueError(f"{where} holds plain facts, got {fact.to_str()}")
+    if fact.weight is not None and fact.weight.kind in (Weight.DIMS, Weight.REFERENCE):
+        raise ValueError(f"a fact's value is a number, a list or an array, got {fact.to_str()}")
+    return fact
+
+
+def _check_query(query: Any) -> Atom:
+    fact = _check_fact(query, "a query")
+    return fact
+
+
+class Sample:
+    """One learning sample: its queries (atoms whose values are the targets) and its
+    example (facts)."""
+
+    __slots__ = ("query", "example")
+
+    def __init__(self, query: Union[Atom, Sequence[Atom], None], example: Union[Sequence[Atom], Atom, None]):
+        if query is None:
+            queries: List[Atom] = []
+        elif isinstance(query, Atom):
+            queries = [query]
+        else:
+            queries = list(query)
+        self.query = [_check_query(q) for q in queries]
+        if example is None:
+            example = []
+        elif isinstance(example, Atom):
+            example = [example]
+        self.example = [_check_fact(f, "an example") for f in example]
+
+    def __len__(self) -> int:
+        return len(self.example)
+
+    def __str__(self) -> str:
+        return ", ".join(q.to_str() for q in self.query)
+
+    def __repr__(self) -> str:
+        return f"Sample({self}; {len(self.example)} facts)"
+
+
+class Dataset:
+    """Samples built in Python.
+
+    PyNeuraLogic's two ways both work: `dataset.add(query, example)` (one sample each),
+    or `dataset.add_example(facts)` + `dataset.add_queries([...])` where one example
+    serves every query and N examples pair with N queries in order.
+    """
+
+    def __init__(self, samples: Union[Sample, Sequence[Sample], None] = None):
+        if samples is None:
+            self.samples: List[Sample] = []
+        elif isinstance(samples, Sample):
+            self.samples = [samples]
+        else:
+            self.samples = list(samples)
+        self._examples: List[List[Atom]] = []
+        self._queries: List[Atom] = []
+
+    # ---- building ------------------------------------------------------------------------
+    def add(self, query: Any, example: Any) -> "Dataset":
+        self.samples.append(Sample(query, example))
+        return self
+
+    def add_sample(self, sample: Sample) -> "Dataset":
+        self.samples.append(sample)
+        return self
+
+    def add_samples(self, samples: Iterable[Sample]) -> "Dataset":
+        self.samples.extend(samples)
+        return self
+
+    def add_example(self, example: Sequence[Atom]) -> "Dataset":
+        self._examples.append([_check_fact(f, "an example") for f in example])
+        return self
+
+    def add_examples(self, examples: Iterable[Sequence[Atom]]) -> "Dataset":
+        for e in examples:
+            self.add_example(e)
+        return self
+
+    def add_query(self, query: Atom) -> "Dataset":
+        self._queries.append(_check_query(query))
+        return self
+
+    def add_queries(self, queries: Iterable[Atom]) -> "Dataset":
+        for q in queries:
+            self.add_query(q)
+        return self
+
+    def set_examples(self, examples: Iterable[Sequence[Atom]]) -> None:
+        self._examples = []
+        self.add_examples(examples)
+
+    def set_queries(self, queries: Iterable[Atom]) -> None:
+        self._queries = []
+        self.add_queries(queries)
+
+    # ---- reading ---------------------------------------------------------------------------
+    def to_samples(self) -> List[Sample]:
+        """Every sample, the paired examples/queries included."""
+        samples = list(self.samples)
+        ex, qs = self._examples, self._queries
+        if ex or qs:
+            if len(ex) == 1:
+                samples.append(Sample(qs, ex[0]))
+            elif len(ex) == len(qs):
+                samples.extend(Sample(q, e) for q, e in zip(qs, ex))
+            elif not ex:
+                samples.append(Sample(qs, []))
+            else:
+                raise ValueError(
+                    f"{len(ex)} examples and {len(qs)} queries: give one example for all queries, "
+                    "or one query per example"
+                )
+        return samples
+
+    def __getitem__(self, index: int) -> Sample:
+        return self.to_samples()[index]
+
+    def __len__(self) -> int:
+        return len(self.to_samples())
+
+    def __iter__(self):
+        return iter(self.to_samples())
+
+    # ---- text --------------------------------------------------------------------------------
+    def to_text(self) -> tuple:
+        """(examples file text, queries file text): each sample is a named example
+        `s<i> :- facts.` and a query line `s<i> :- targets.`"""
+        examples, queries = [], []
+        for i, sample in enumerate(self.to_samples()):
+            if not sample.example:
+                raise ValueError(f"sample {i} has no facts; the examples file format needs at least one")
+            examples.append(f"s{i} :- " + ", ".join(_fact_str(f) for f in sample.example) + ".")
+            if sample.query:
+                queries.append(f"s{i} :- " + ", ".join(_fact_str(q) for q in sample.query) + ".")
+        return "\n".join(examples) + "\n", "\n".join(queries) + ("\n" if queries else "")
+
+    def dump(self, queries_fp: Any, examples_fp: Any, sep: str = "\n") -> None:
+        examples, queries = self.to_text()
+        examples_fp.write(examples)
+        queries_fp.write(queries)
+
+    def __str__(self) -> str:
+        return "\n".join(str(s) for s in self.to_samples())
+
+
+def _fact_str(fact: Atom) -> str:
+    return fact.to_str()
+
+
+class FileDataset:
+    """Examples and queries in lrnn's (NeuraLogic's) text files."""
+
+    def __init__(self, examples_file: Optional[str] = None, queries_file: Optional[str] = None):
+        if examples_file is None and queries_file is None:
+            raise ValueError("FileDataset needs examples_file=, queries_file= or both")
+        self.examples_file = None if examples_file is None else os.path.abspath(os.fspath(examples_file))
+        self.queries_file = None if queries_file is None else os.path.abspath(os.fspath(queries_file))
+
+    def dump(self, queries_fp: Any, examples_fp: Any, sep: str = "\n") -> None:
+        if self.examples_file is not None:
+            with open(self.examples_file) as f:
+                examples_fp.write(f.read())
+        if self.queries_file is not None:
+            with open(self.queries_file) as f:
+                queries_fp.write(f.read())
+
+    def __repr__(self) -> str:
+        return f"FileDataset(examples_file={self.examples_file!r}, queries_file={self.queries_file!r})"
+
+
+__all__ = ["Dataset", "Sample", "FileDataset"]

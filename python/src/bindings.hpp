@@ -1,0 +1,16 @@
+// The parts of the lrnn._core extension; each python/src/*.cpp defines one bind_* function
+// and module.cpp calls them in order.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+namespace lrnn::python {
+
+namespace nb = nanobind;
+
+void bind_errors(nb::module_& m);  // lrnn::Error -> lrnn.errors.LrnnError
+void bind_syntax(nb::module_& m);  // AST types, parse_* / print_*
+void bind_logic(nb::module_& m);   // answer_query
+
+
+}  // namespace lrnn::python

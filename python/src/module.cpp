@@ -1,0 +1,11 @@
+// lrnn._core: the C++ engine as a Python extension module. Python code (python/lrnn)
+// builds programs and datasets; everything heavy runs behind these bindings.
+#include "bindings.hpp"
+
+NB_MODULE(_core, m) {
+  m.doc() = "lrnn's C++ engine (use the lrnn package, not this module directly)";
+  lrnn::python::bind_errors(m);
+  lrnn::python::bind_syntax(m);
+  lrnn::python::bind_logic(m);
+
+}

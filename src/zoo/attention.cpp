@@ -1,0 +1,219 @@
+// Attention generators: masks, the shared head emission, Attention, MultiheadAttention and
+// relational attention over graph edges.
+#include <charconv>
+#include <cmath>
+
+#include "lrnn/diagnostics.hpp"
+#include "lrnn/syntax.hpp"
+#include "zoo/text.hpp"
+
+namespace lrnn::zoo {
+
+// ---- masks -----------------------------------------------------------------------------
+Mask Mask::causal() { return Mask{{"@leq(J, I)"}, "causal"}; }
+
+Mask Mask::sliding_window(int w) {
+  if (w < 0) throw Error(ErrorKind::Semantic, "sliding window width must be >= 0, got " + std::to_string(w));
+  return Mask{{"@sub(I, J, D)", "@geq(D, 0)", "@leq(D, " + std::to_string(w) + ")"},
+              "window(" + std::to_string(w) + ")"};
+}
+
+Mask Mask::strided(int s) {
+  if (s <= 0) throw Error(ErrorKind::Semantic, "stride must be > 0, got " + std::to_string(s));
+  return Mask{{"@sub(I, J, D)", "@mod(D, " + std::to_string(s) + ", 0)"},
+              "strided(" + std::to_string(s) + ")"};
+}
+
+Mask Mask::custom(const std::string& literals) {
+  // Parsed as the body of a rule so a malformed mask fails here, with its own span.
+  Rule r = parse_rule("mask(I, J) :- " + literals, "<mask>");
+  Mask m;
+  for (const Literal& l : r.body) m.literals.push_back(print_literal(l));
+  if (r.offset) throw Error(ErrorKind::Semantic, r.offset->span, "a mask holds literals, not an offset");
+  m.label = "custom";
+  return m;
+}
+
+Mask Mask::operator&(const Mask& other) const {
+  Mask m = *this;
+  for (const auto& l : other.literals) {
+    bool seen = false;
+    for (const auto& k : m.literals) seen = seen || k == l;
+    if (!seen) m.literals.push_back(l);
+  }
+  m.label = label.empty() ? other.label : other.label.empty() ? label : label + "&" + other.label;
+  return m;
+}
+
+// ---- Module ----------------------------------------------------------------------------
+std::string Module::text() const {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+TemplateAst Module::ast() const { return parse_template(text(), "<zoo:" + kind + ">"); }
+
+namespace detail {
+
+std::string number(double v) {
+  char buf[64];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, p);
+  return s;
+}
+
+std::string filled_vector(int n, double v) {
+  std::string s = "[";
+  std::string x = number(v);
+  for (int i = 0; i < n; ++i) s += (i ? ", " : "") + x;
+  return s + "]";
+}
+
+std::string dims(int rows, int cols) { return "{" + std::to_string(rows) + "," + std::to_string(cols) + "}"; }
+std::string dims(int rows) { return "{" + std::to_string(rows) + "}"; }
+
+namespace {
+std::string mask_suffix(const Mask& mask) {
+  std::string s;
+  for (const auto& l : mask.literals) s += ", " + l;
+  return s;
+}
+}  // namespace
+
+std::string emit_heads(Module& m, const HeadsSpec& spec) {
+  const int E = spec.embed_dim, H = spec.heads;
+  if (E <= 0 || H <= 0 || E % H != 0)
+    throw Error(ErrorKind::Semantic, "embed_dim (" + std::to_string(E) + ") must be a positive multiple of num_heads (" +
+                                          std::to_string(H) + ")");
+  const int hd = E / H;
+  const std::string& p = spec.prefix;
+  m.lines.push_back("<" + number(1.0 / std::sqrt(double(hd))) + "> " + p + "_d_k.");
+  const char* names[3] = {"q", "k", "v"};
+  for (int h = 0; h < H; ++h) {
+    const std::string hs = std::to_string(h);
+    for (int which = 0; which < 3; ++which) {
+      const std::string n = names[which];
+      const std::string& in = which == 0 ? spec.query_input : spec.key_input;
+      std::string line = p + "_" + n + hs + "(I) :- $" + p + "_w" + n + hs + "=" + dims(hd, E) + " " + in + "(I)";
+      if (spec.bias) line += ", $" + p + "_b" + n + hs + "=" + dims(hd);
+      m.lines.push_back(line + ".");
+      if (spec.project) {
+        const int row0 = which * E + h * hd;
+        m.torch.push_back({p + "_w" + n + hs, spec.torch_prefix + "in_proj_weight", row0, row0 + hd, 0, E, false});
+        if (spec.bias)
+          m.torch.push_back({p + "_b" + n + hs, spec.torch_prefix + "in_proj_bias", row0, row0 + hd, 0, 1, true});
+      }
+    }
+    m.lines.push_back(p + "_w" + hs + "(I, J) :- " + p + "_d_k, " + p + "_k" + hs + "(J)^T, " + p + "_q" + hs + "(I)" +
+                      mask_suffix(spec.mask) + ". [combination=product, aggregation=softmax(J)]");
+    m.lines.push_back(p + "_a" + hs + "(I) :- " + p + "_w" + hs + "(I, J), " + p + "_v" + hs +
+                      "(J). [combination=product, aggregation=sum]");
+  }
+  if (!spec.project) {
+    std::string body;
+    for (int h = 0; h < H; ++h) body += (h ? ", " : "") + p + "_a" + std::to_string(h) + "(I)";
+    return body;
+  }
+  std::string body;
+  for (int h = 0; h < H; ++h) {
+    const std::string hs = std::to_string(h);
+    body += (h ? ", $" : "$") + p + "_wo" + hs + "=" + dims(E, hd) + " " + p + "_a" + hs + "(I)";
+    m.torch.push_back({p + "_wo" + hs, spec.torch_prefix + "out_proj.weight", 0, E, h * hd, (h + 1) * hd, false});
+  }
+  if (spec.bias) {
+    body += ", $" + p + "_bo=" + dims(E);
+    m.torch.push_back({p + "_bo", spec.torch_prefix + "out_proj.bias", 0, E, 0, 1, true});
+  }
+  return body;
+}
+
+void emit_norm(Module& m, const std::string& name, const std::string& body, int dim, bool affine,
+               const std::string& torch_name) {
+  if (!affine) {
+    m.lines.push_back(name + "(I) :- " + body + ". [activation=norm]");
+    return;
+  }
+  m.lines.push_back(name + "_ln(I) :- " + body + ". [activation=norm]");
+  m.lines.push_back(name + "(I) :- $" + name + "_g=" + filled_vector(dim, 1.0) + " " + name + "_ln(I), $" + name +
+                    "_b=" + filled_vector(dim, 0.0) + ".");
+  m.torch.push_back({name + "_g", torch_name + ".weight", 0, dim, 0, 1, true});
+  m.torch.push_back({name + "_b", torch_name + ".bias", 0, dim, 0, 1, true});
+}
+
+}  // namespace detail
+
+using detail::dims;
+using detail::emit_heads;
+using detail::HeadsSpec;
+
+Module attention(int embed_dim, const AttentionOptions& o) {
+  Module m;
+  m.kind = "Attention";
+  m.prefix = o.prefix;
+  m.input = o.input;
+  m.memory = o.key_input;
+  m.output = o.output.empty() ? o.prefix : o.output;
+  m.input_dim = m.output_dim = embed_dim;
+  HeadsSpec spec{o.prefix, o.input, o.key_input.empty() ? o.input : o.key_input, embed_dim, 1, o.mask, o.bias, false, ""};
+  std::string heads = emit_heads(m, spec);
+  m.lines.push_back(m.output + "(I) :- " + heads + ".");
+  return m;
+}
+
+Module multihead_attention(int embed_dim, int num_heads, const AttentionOptions& o) {
+  Module m;
+  m.kind = "MultiheadAttention";
+  m.prefix = o.prefix;
+  m.input = o.input;
+  m.memory = o.key_input;
+  m.output = o.output.empty() ? o.prefix : o.output;
+  m.input_dim = m.output_dim = embed_dim;
+  HeadsSpec spec{o.prefix, o.input, o.key_input.empty() ? o.input : o.key_input, embed_dim, num_heads,
+                 o.mask,   o.bias,  true,                                            ""};
+  std::string body = emit_heads(m, spec);
+  m.lines.push_back(m.output + "(I) :- " + body + ".");
+  return m;
+}
+
+Module relational_attention(int node_dim, int edge_dim, int num_heads, const RelationalAttentionOptions& o) {
+  const int E = node_dim, De = edge_dim, H = num_heads;
+  if (E <= 0 || De <= 0 || H <= 0 || E % H != 0)
+    throw Error(ErrorKind::Semantic, "node_dim (" + std::to_string(E) + ") must be a positive multiple of num_heads (" +
+                                          std::to_string(H) + ") and edge_dim positive");
+  const int hd = E / H;
+  Module m;
+  m.kind = "RelationalAttention";
+  m.prefix = o.prefix;
+  m.input = o.node;
+  m.edge = o.edge;
+  m.output = o.output.empty() ? o.prefix : o.output;
+  m.input_dim = m.output_dim = E;
+  const std::string& p = o.prefix;
+  std::string mask;
+  for (const auto& l : o.mask.literals) mask += ", " + l;
+  m.lines.push_back("<" + detail::number(1.0 / std::sqrt(double(hd))) + "> " + p + "_d_k.");
+  std::string out_body;
+  for (int h = 0; h < H; ++h) {
+    const std::string hs = std::to_string(h);
+    // The query reads the receiving node I, keys and values the sending node J; all three
+    // add a projection of the edge embedding e_IJ.
+    const char* names[3] = {"q", "k", "v"};
+    for (int which = 0; which < 3; ++which) {
+      const std::string n = names[which];
+      const std::string node_var = which == 0 ? "I" : "J";
+      m.lines.push_back(p + "_" + n + hs + "(I, J) :- $" + p + "_w" + n + "n" + hs + "=" + dims(hd, E) + " " + o.node +
+                        "(" + node_var + "), $" + p + "_w" + n + "e" + hs + "=" + dims(hd, De) + " " + o.edge +
+                        "(I, J), $" + p + "_b" + n + hs + "=" + dims(hd) + ".");
+    }
+    m.lines.push_back(p + "_w" + hs + "(I, J) :- " + p + "_d_k, " + p + "_k" + hs + "(I, J)^T, " + p + "_q" + hs +
+                      "(I, J)" + mask + ". [combination=product, aggregation=softmax(J)]");
+    m.lines.push_back(p + "_a" + hs + "(I) :- " + p + "_w" + hs + "(I, J), " + p + "_v" + hs +
+                      "(I, J). [combination=product, aggregation=sum]");
+    out_body += (h ? ", $" : "$") + p + "_wo" + hs + "=" + dims(E, hd) + " " + p + "_a" + hs + "(I)";
+  }
+  m.lines.push_back(m.output + "(I) :- " + out_body + ", $" + p + "_bo=" + dims(E) + ".");
+  return m;
+}
+
+}  // namespace lrnn::zoo
