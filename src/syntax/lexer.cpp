@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstring>
 
 namespace lrnn::syntax {
 
@@ -69,6 +70,14 @@ void validate_utf8(const std::shared_ptr<const SourceFile>& file) {
   const size_t n = s.size();
   size_t i = 0;
   while (i < n) {
+    // ASCII fast path: eight bytes at a time.
+    while (i + 8 <= n) {
+      uint64_t word;
+      std::memcpy(&word, s.data() + i, 8);
+      if (word & 0x8080808080808080ull) break;
+      i += 8;
+    }
+    if (i >= n) break;
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       ++i;
@@ -104,7 +113,9 @@ void validate_utf8(const std::shared_ptr<const SourceFile>& file) {
   }
 }
 
-Lexer::Lexer(std::shared_ptr<const SourceFile> file) : file_(std::move(file)), text_(file_->text) {}
+Lexer::Lexer(std::shared_ptr<const SourceFile> file) : file_(std::move(file)), text_(file_->text) {
+  if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;  // a UTF-8 byte order mark is not a token
+}
 
 const Token& Lexer::fill(int k) {
   while (count_ <= k) {

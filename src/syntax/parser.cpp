@@ -481,13 +481,13 @@ class Parser {
 
   // ---- rules ----
 
-  // After `head :-`: body literals, at most one offset, the '.', optional metadata.
   void check_head(const Literal& head) {
     if (head.builtin || head.negated || head.soft_negated)
       fail(head.span, std::string("expected a rule head, found a ") + (head.builtin ? "builtin" : "negated") +
                           " literal");
   }
 
+  // After `head :-`: body literals, at most one offset, the '.', optional metadata.
   Rule rule_body(Literal head, const Token& first, bool period_optional) {
     check_head(head);
     Rule r;
@@ -629,8 +629,10 @@ void parse_template_file(TemplateContext& ctx, std::shared_ptr<const SourceFile>
       d.arity = arity;
       if (is_value_start(lex.peek().kind) && !p.at_meta()) d.offset = p.value();
       if (p.at_meta()) d.meta = p.meta_list();
-      if (!d.offset && d.meta.empty())
-        p.expected("metadata '[key=value, ...]' or an offset value after '" + d.name + "/" +
+      // A bare declaration `p/2.` only fixes the arity; without the '.' a forgotten value
+      // would silently swallow the next line's weight, so the '.' is then required.
+      if (!d.offset && d.meta.empty() && !lex.at(Tok::Period))
+        p.expected("metadata '[key=value, ...]', an offset value or '.' after '" + d.name + "/" +
                    std::to_string(arity) + "'");
       p.accept(Tok::Period);
       d.span = lex.span_from(first);

@@ -253,7 +253,8 @@ TEST(SyntaxErrors, InlineInputsGiveExactDiagnostics) {
        "<string>:1:1: error: expected a fact (a rule head needs ':-'), found a negated literal"},
       {[] { lrnn::parse_template("p/x [a=b]"); }, "<string>:1:3: error: expected an arity after 'p/', found 'x'"},
       {[] { lrnn::parse_template("p/2"); },
-       "<string>:1:4: error: expected metadata '[key=value, ...]' or an offset value after 'p/2', found end of file"},
+       "<string>:1:4: error: expected metadata '[key=value, ...]', an offset value or '.' after 'p/2', found end of "
+       "file"},
       {[] { lrnn::parse_template("h :- p(X)^X."); },
        "<string>:1:11: error: expected 'T' after '^' (a transposed literal is 'p(X)^T'), found variable 'X'"},
       {[] { lrnn::parse_queries("id :- ."); }, "<string>:1:7: error: expected a literal, found '.'"},
