@@ -211,9 +211,11 @@ def test_dataset_text():
     examples, queries = dataset.to_text()
     assert examples == "s0 :- 0 a, 1 b.\ns1 :- 1 a, 1 b, edge(1, 2).\n"
     assert queries == "s0 :- 1 xor.\ns1 :- 0 xor, 0.5 q(x).\n"
+    # PyNeuraLogic's older style: one example serving every query, as in the text files
     old_style = Dataset()
     old_style.add_example([R.edge(1, 2), R.f(1)[0.5]])
     old_style.add_queries([R.predict(1)[1], R.predict(2)[0]])
-    assert len(old_style) == 1 and len(old_style[0].query) == 2
+    assert len(old_style) == 2 and [len(s.query) for s in old_style] == [1, 1]
+    assert old_style.to_text() == ("edge(1, 2), 0.5 f(1).\n", "1 predict(1).\n0 predict(2).\n")
     with pytest.raises(TypeError):
         Dataset().add(R.q[1], [R.h <= R.a])

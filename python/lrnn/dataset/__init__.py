@@ -121,16 +121,18 @@ class Dataset:
 
     # ---- reading ---------------------------------------------------------------------------
     def to_samples(self) -> List[Sample]:
-        """Every sample, the paired examples/queries included."""
+        """Every sample, the paired examples/queries included (paired as the text files
+        are: one example serves every query, each query its own sample; N examples pair
+        with N queries in order)."""
         samples = list(self.samples)
         ex, qs = self._examples, self._queries
         if ex or qs:
             if len(ex) == 1:
-                samples.append(Sample(qs, ex[0]))
+                samples.extend(Sample(q, ex[0]) for q in qs) if qs else samples.append(Sample(None, ex[0]))
             elif len(ex) == len(qs):
                 samples.extend(Sample(q, e) for q, e in zip(qs, ex))
             elif not ex:
-                samples.append(Sample(qs, []))
+                raise ValueError(f"{len(qs)} queries but no example: add_example(facts) first")
             else:
                 raise ValueError(
                     f"{len(ex)} examples and {len(qs)} queries: give one example for all queries, "
@@ -149,15 +151,22 @@ class Dataset:
 
     # ---- text --------------------------------------------------------------------------------
     def to_text(self) -> tuple:
-        """(examples file text, queries file text): each sample is a named example
-        `s<i> :- facts.` and a query line `s<i> :- targets.`"""
+        """(examples file text, queries file text). Examples and queries added with
+        add_example/add_queries are written as the files would hold them (the engine pairs
+        them the same way); samples added with add() as a named example `s<i> :- facts.`
+        and its query line `s<i> :- targets.`"""
+        if not self.samples:
+            if not self._examples:
+                raise ValueError("the dataset is empty")
+            examples = [_facts_line(e, i) for i, e in enumerate(self._examples)]
+            queries = [q.to_str() + "." for q in self._queries]
+            self.to_samples()  # checks the pairing
+            return "\n".join(examples) + "\n", "\n".join(queries) + ("\n" if queries else "")
         examples, queries = [], []
         for i, sample in enumerate(self.to_samples()):
-            if not sample.example:
-                raise ValueError(f"sample {i} has no facts; the examples file format needs at least one")
-            examples.append(f"s{i} :- " + ", ".join(_fact_str(f) for f in sample.example) + ".")
+            examples.append(f"s{i} :- " + _facts_line(sample.example, i))
             if sample.query:
-                queries.append(f"s{i} :- " + ", ".join(_fact_str(q) for q in sample.query) + ".")
+                queries.append(f"s{i} :- " + ", ".join(q.to_str() for q in sample.query) + ".")
         return "\n".join(examples) + "\n", "\n".join(queries) + ("\n" if queries else "")
 
     def dump(self, queries_fp: Any, examples_fp: Any, sep: str = "\n") -> None:
@@ -169,8 +178,10 @@ class Dataset:
         return "\n".join(str(s) for s in self.to_samples())
 
 
-def _fact_str(fact: Atom) -> str:
-    return fact.to_str()
+def _facts_line(facts: Sequence[Atom], index: int) -> str:
+    if not facts:
+        raise ValueError(f"sample {index} has no facts; an example needs at least one")
+    return ", ".join(f.to_str() for f in facts) + "."
 
 
 class FileDataset:
