@@ -219,3 +219,18 @@ def test_dataset_text():
     assert old_style.to_text() == ("edge(1, 2), 0.5 f(1).\n", "1 predict(1).\n0 predict(2).\n")
     with pytest.raises(TypeError):
         Dataset().add(R.q[1], [R.h <= R.a])
+
+
+def test_tensor_dataset():
+    from lrnn.dataset import Data, TensorDataset
+
+    node_level = Data(x=[[0], [1], [-1]], edge_index=[[0, 1, 2], [1, 2, 0]], y=[1, 0, 1], y_mask=[0, 2])
+    graph_level = Data(x=np.eye(2), edge_index=[[0], [1]], y=1.0, edge_attr=[0.5])
+    examples, queries = TensorDataset([node_level, graph_level]).to_text()
+    assert examples == (
+        "s0 :- edge(0, 1), edge(1, 2), edge(2, 0), 0 node_feature(0), 1 node_feature(1), -1 node_feature(2).\n"
+        "s1 :- 0.5 edge(0, 1), [1, 0] node_feature(0), [0, 1] node_feature(1).\n"
+    )
+    assert queries == "s0 :- 1 predict(0), 1 predict(2).\ns1 :- 1 predict.\n"
+    one_hot = TensorDataset([Data(x=[[1]], edge_index=[[], []], y=2)], number_of_classes=3, one_hot_encode_labels=True)
+    assert one_hot.to_text()[1] == "s0 :- [0, 0, 1] predict.\n"
