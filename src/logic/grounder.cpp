@@ -22,7 +22,7 @@ struct ArgAction {
 enum class Range : uint8_t { Full, Old, Delta };
 
 struct Step {
-  enum Op : uint8_t { Scan, Lookup, Member, NotMember, Builtin, Domain } op;
+  enum Op : uint8_t { Scan, Lookup, LookupFrozen, Member, NotMember, Builtin, Domain } op;
   Range range = Range::Full;
   uint32_t lit = 0;
   uint32_t pred = kNone;
@@ -89,6 +89,7 @@ class Grounder {
     rels_.reserve(program.num_predicates());
     for (uint32_t p = 0; p < program.num_predicates(); ++p)
       rels_.emplace_back(uint32_t(program.predicate_arity(p)));
+    in_stratum_.assign(program.num_predicates(), 0);
   }
 
   // Loads the facts and computes the least model of the predicates the queries need.
@@ -163,7 +164,9 @@ class Grounder {
   // ---- planning ----
   // Orders a rule body: builtins and fully bound literals as soon as their inputs are
   // bound, otherwise the positive literal expected to match the fewest rows.
-  Plan make_plan(const CompiledRule& cr, uint32_t delta_lit, const std::vector<char>& recursive) {
+  // `frozen`: the model is complete (enumeration), so lookups may use CSR indexes.
+  Plan make_plan(const CompiledRule& cr, uint32_t delta_lit, const std::vector<char>& recursive,
+                 bool frozen = false) {
     Plan plan;
     const size_t n_lits = cr.body.size();
     std::vector<char> placed(n_lits, 0), bound(cr.var_names.size(), 0);
@@ -236,6 +239,11 @@ class Grounder {
         } else {
           st.op = Step::Lookup;
           st.index = rels_[bl.pred].index_for(mask);
+          // A relation of a lower stratum is complete: its index can be frozen too.
+          if (frozen || !in_stratum_[bl.pred]) {
+            rels_[bl.pred].freeze_index(st.index);
+            st.op = Step::LookupFrozen;
+          }
         }
       }
       placed[i] = 1;
@@ -361,6 +369,23 @@ class Grounder {
           if (r < b.lo) break;
           if (!match(plan, st, arity, rel.row(r))) continue;
           rows_[st.lit] = r;
+          run(plan, s + 1, emit);
+        }
+        return;
+      }
+      case Step::LookupFrozen: {
+        const Relation& rel = rels_[st.pred];
+        const uint32_t arity = rel.arity();
+        const Index& ix = rel.index(st.index);
+        uint32_t key[64];
+        const auto& cols = ix.cols();
+        for (size_t i = 0; i < cols.size(); ++i) key[i] = value_of(acts[cols[i]]);
+        auto [begin, end] = ix.frozen_group(key, rel.data(), arity);
+        const uint32_t* rows = ix.frozen_rows();
+        const uint32_t* tuples = ix.frozen_tuples();
+        for (uint32_t i = begin; i < end; ++i) {
+          if (!match(plan, st, arity, tuples + size_t(i) * arity)) continue;
+          rows_[st.lit] = rows[i];
           run(plan, s + 1, emit);
         }
         return;
@@ -512,22 +537,37 @@ class Grounder {
   }
 
   // Fires a rule for one plan, inserting new head tuples.
+  // Fires a rule for one plan, inserting new head tuples. Head tuples are inserted in
+  // batches whose hash slots are prefetched first: on large relations the probes are
+  // memory-bound. (Rows inserted while the rule runs are never read by it: every range
+  // ends at delta_end.)
   void fire(const CompiledRule& cr, const Plan& plan) {
     prepare_rule(cr);
     Relation& head = rels_[cr.head_pred];
-    uint32_t tuple[64];
-    auto emit = [&]() {
-      head_tuple(cr, tuple);
-      auto [row, inserted] = head.insert(tuple);
-      if (inserted && ++total_atoms_ > opt_.max_atoms) {
-        throw Error(ErrorKind::Limit, cr.span,
-                    "grounding exceeded " + std::to_string(opt_.max_atoms) +
-                        " atoms while deriving " + prog_.predicate_name(cr.head_pred) +
-                        " (GroundingOptions::max_atoms)");
+    const uint32_t arity = cr.head_arity;
+    constexpr uint32_t kBatch = 32;
+    std::vector<uint32_t> pending(size_t(kBatch) * std::max<uint32_t>(arity, 1));
+    uint32_t n_pending = 0;
+    auto flush = [&]() {
+      for (uint32_t i = 0; i < n_pending; ++i) head.prefetch(pending.data() + size_t(i) * arity);
+      for (uint32_t i = 0; i < n_pending; ++i) {
+        auto [row, inserted] = head.insert(pending.data() + size_t(i) * arity);
+        if (inserted && ++total_atoms_ > opt_.max_atoms) {
+          throw Error(ErrorKind::Limit, cr.span,
+                      "grounding exceeded " + std::to_string(opt_.max_atoms) +
+                          " atoms while deriving " + prog_.predicate_name(cr.head_pred) +
+                          " (GroundingOptions::max_atoms)");
+        }
+        if (cr.is_fact && head.template_fact()[row] == kNone) head.template_fact()[row] = cr.source;
       }
-      if (cr.is_fact && head.template_fact()[row] == kNone) head.template_fact()[row] = cr.source;
+      n_pending = 0;
+    };
+    auto emit = [&]() {
+      head_tuple(cr, pending.data() + size_t(n_pending) * arity);
+      if (++n_pending == kBatch) flush();
     };
     run(plan, 0, emit);
+    flush();
   }
 
   void evaluate_stratum(const Stratum& stratum) {
@@ -535,7 +575,7 @@ class Grounder {
     for (uint32_t r : stratum.rules)
       if (logic_relevant_[prog_.compiled_rules()[r].head_pred]) rules.push_back(r);
     if (rules.empty()) return;
-    std::vector<char> in_stratum(prog_.num_predicates(), 0);
+    std::vector<char>& in_stratum = in_stratum_;
     for (uint32_t p : stratum.preds) in_stratum[p] = 1;
     // Facts already in the stratum's relations count as the first delta.
     for (uint32_t p : stratum.preds) rels_[p].delta_begin = 0, rels_[p].delta_end = rels_[p].rows();
@@ -570,7 +610,7 @@ class Grounder {
       }
       if (!changed || !stratum.recursive) break;
     }
-    for (uint32_t p : stratum.preds) rels_[p].delta_begin = rels_[p].delta_end = rels_[p].rows();
+    for (uint32_t p : stratum.preds) rels_[p].delta_begin = rels_[p].delta_end = rels_[p].rows(), in_stratum[p] = 0;
   }
 
   // The atoms a query literal matches: (predicate, row) pairs.
@@ -628,6 +668,7 @@ class Grounder {
   std::vector<Relation> rels_;
   std::vector<uint32_t> domain_;
   std::vector<char> logic_relevant_, neural_relevant_;
+  std::vector<char> in_stratum_;  // predicates of the stratum being evaluated
   bool has_queries_ = false;
   size_t total_atoms_ = 0;
   // The rule being evaluated: variable bindings and the matched row per literal.
@@ -662,7 +703,7 @@ GroundSample Grounder::build_sample(const ExampleAst& example, const std::vector
       const CompiledRule& cr = prog_.compiled_rules()[r];
       if (!neural_relevant_[cr.head_pred]) continue;
       no_recursion.assign(cr.body.size(), 0);
-      Plan plan = make_plan(cr, kNone, no_recursion);
+      Plan plan = make_plan(cr, kNone, no_recursion, /*frozen=*/true);
       prepare_rule(cr);
       GroundRuleSet set;
       set.rule = r;
@@ -673,36 +714,51 @@ GroundSample Grounder::build_sample(const ExampleAst& example, const std::vector
         if (cr.body[i].input_slot != kNone) input_lits[cr.body[i].input_slot] = i;
       const bool dedup = cr.needs_dedup && !cr.duplicate_grounding;
       const bool store = opt_.store_ground_rules;
-      const bool need_ids = store || dedup;
-      RowSet seen(set.n_inputs + 1);
-      std::vector<uint32_t> row(set.n_inputs + 1);
+      const uint32_t head_arity = cr.head_arity;
+      // Dedup key: the head tuple and the input atoms (no head lookup needed).
+      RowSet seen(head_arity + set.n_inputs);
+      std::vector<uint32_t> key(head_arity + set.n_inputs);
       Relation& head = rels_[cr.head_pred];
-      uint32_t tuple[64];
       size_t count = 0;
       auto limit_error = [&]() {
         return Error(ErrorKind::Limit, cr.span,
                      "grounding exceeded " + std::to_string(opt_.max_ground_rules) +
                          " ground rules in this rule (GroundingOptions::max_ground_rules)");
       };
+      // Head atom ids are resolved in prefetched batches (see fire()).
+      constexpr uint32_t kBatch = 32;
+      std::vector<uint32_t> pending(size_t(kBatch) * std::max<uint32_t>(head_arity, 1));
+      uint32_t n_pending = 0;
+      auto flush = [&]() {
+        const size_t first = set.head.size() - n_pending;
+        for (uint32_t i = 0; i < n_pending; ++i) head.prefetch(pending.data() + size_t(i) * head_arity);
+        for (uint32_t i = 0; i < n_pending; ++i)
+          set.head[first + i] = base[cr.head_pred] + head.find(pending.data() + size_t(i) * head_arity);
+        n_pending = 0;
+      };
       auto emit = [&]() {
-        if (need_ids) {
-          head_tuple(cr, tuple);
-          row[0] = base[cr.head_pred] + head.find(tuple);
+        if (dedup) {
+          head_tuple(cr, key.data());
           for (uint32_t i = 0; i < set.n_inputs; ++i) {
             const BodyLiteral& bl = cr.body[input_lits[i]];
-            row[i + 1] = base[bl.pred] + rows_[input_lits[i]];
+            key[head_arity + i] = base[bl.pred] + rows_[input_lits[i]];
           }
-          if (dedup && !seen.insert(row.data())) return;
+          if (!seen.insert(key.data())) return;
         }
         if (++total > opt_.max_ground_rules) throw limit_error();
         ++count;
-        if (store) {
-          set.head.push_back(row[0]);
-          set.inputs.insert(set.inputs.end(), row.begin() + 1, row.end());
-          set.bindings.insert(set.bindings.end(), bind_.begin(), bind_.end());
+        if (!store) return;
+        head_tuple(cr, pending.data() + size_t(n_pending) * head_arity);
+        set.head.push_back(kNone);
+        for (uint32_t i = 0; i < set.n_inputs; ++i) {
+          const BodyLiteral& bl = cr.body[input_lits[i]];
+          set.inputs.push_back(base[bl.pred] + rows_[input_lits[i]]);
         }
+        for (uint32_t v : bind_) set.bindings.push_back(v);
+        if (++n_pending == kBatch) flush();
       };
       run(plan, 0, emit);
+      flush();
       if (count > 0) {
         if (!store) set.head.clear();
         sets.push_back(std::move(set));
@@ -774,18 +830,24 @@ GroundSample Grounder::build_sample(const ExampleAst& example, const std::vector
       n_ground += counted[si];
       continue;
     }
-    GroundRuleSet out;
-    out.rule = s.rule;
-    out.n_inputs = s.n_inputs;
-    out.n_vars = s.n_vars;
-    for (uint32_t g = 0; g < s.size(); ++g) {
+    // Remap in place, dropping the ground rules whose head was pruned (no copy: the
+    // arrays can hold hundreds of millions of ids).
+    size_t w = 0;
+    for (size_t g = 0; g < s.size(); ++g) {
       uint32_t h = new_id[s.head[g]];
       if (h == kNone) continue;
-      out.head.push_back(h);
-      for (uint32_t i = 0; i < s.n_inputs; ++i) out.inputs.push_back(new_id[s.inputs[size_t(g) * s.n_inputs + i]]);
-      out.bindings.insert(out.bindings.end(), s.bindings.begin() + size_t(g) * s.n_vars,
-                          s.bindings.begin() + size_t(g + 1) * s.n_vars);
+      s.head[w] = h;
+      for (uint32_t i = 0; i < s.n_inputs; ++i)
+        s.inputs[w * s.n_inputs + i] = new_id[s.inputs[g * s.n_inputs + i]];
+      if (w != g)
+        std::copy(s.bindings.begin() + g * s.n_vars, s.bindings.begin() + (g + 1) * s.n_vars,
+                  s.bindings.begin() + w * s.n_vars);
+      ++w;
     }
+    s.head.resize(w);
+    s.inputs.resize(w * s.n_inputs);
+    s.bindings.resize(w * s.n_vars);
+    GroundRuleSet& out = s;
     if (out.size() == 0) continue;
     n_ground += out.size();
     sample.rules.push_back(std::move(out));

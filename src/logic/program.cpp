@@ -88,18 +88,22 @@ Program::Program(const TemplateAst& ast,
 }
 
 uint32_t Program::intern_predicate(const std::string& name, int arity) {
-  std::string key = name + "/" + std::to_string(arity);
-  auto [it, inserted] = pred_ids_.try_emplace(key, uint32_t(pred_names_.size()));
-  if (inserted) {
-    pred_names_.push_back(name);
-    pred_arities_.push_back(arity);
-  }
-  return it->second;
+  auto& ids = pred_ids_[name];
+  for (auto [a, id] : ids)
+    if (a == arity) return id;
+  uint32_t id = uint32_t(pred_names_.size());
+  ids.emplace_back(arity, id);
+  pred_names_.push_back(name);
+  pred_arities_.push_back(arity);
+  return id;
 }
 
-uint32_t Program::predicate_id(const std::string& name, int arity) const {
-  auto it = pred_ids_.find(name + "/" + std::to_string(arity));
-  return it == pred_ids_.end() ? kNone : it->second;
+uint32_t Program::predicate_id(std::string_view name, int arity) const {
+  auto it = pred_ids_.find(name);
+  if (it == pred_ids_.end()) return kNone;
+  for (auto [a, id] : it->second)
+    if (a == arity) return id;
+  return kNone;
 }
 
 void Program::compile_rule(const Rule* rule, const Literal* fact, uint32_t source) {

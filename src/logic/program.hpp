@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -101,7 +102,7 @@ class Program {
   const std::string& predicate_name(uint32_t id) const { return pred_names_[id]; }
   int predicate_arity(uint32_t id) const { return pred_arities_[id]; }
   // kNone if the template has no such predicate.
-  uint32_t predicate_id(const std::string& name, int arity) const;
+  uint32_t predicate_id(std::string_view name, int arity) const;
   Symbols& symbols() const { return *symbols_; }
   std::shared_ptr<Symbols> shared_symbols() const { return symbols_; }
   std::string symbol_name(uint32_t id) const { return symbols_->name(id); }
@@ -129,7 +130,12 @@ class Program {
   std::shared_ptr<Symbols> symbols_;
   std::vector<std::string> pred_names_;
   std::vector<int> pred_arities_;
-  std::unordered_map<std::string, uint32_t> pred_ids_;  // "name/arity"
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  // name -> (arity, id) pairs; looked up by string_view without allocating.
+  std::unordered_map<std::string, std::vector<std::pair<int, uint32_t>>, NameHash, std::equal_to<>> pred_ids_;
   std::vector<CompiledRule> rules_;
   size_t ast_rule_count_ = 0;
   std::vector<Stratum> strata_;

@@ -27,26 +27,30 @@ class Index {
   Index(uint64_t mask, uint32_t arity) : mask_(mask) {
     for (uint32_t c = 0; c < arity; ++c)
       if (mask >> c & 1) cols_.push_back(uint8_t(c));
-    slots_.assign(16, kNone);
+    inline_key_ = cols_.size() <= kInlineKey;
+    slots_.assign(16, Slot{});
   }
   uint64_t mask() const { return mask_; }
   const std::vector<uint8_t>& cols() const { return cols_; }
 
   // Newest row whose bound columns equal key (key has cols().size() values), or kNone.
   uint32_t find(const uint32_t* key, const uint32_t* data, uint32_t arity) const {
-    uint32_t h = hash_key(key);
-    size_t m = slots_.size() - 1;
-    for (size_t s = h & m;; s = (s + 1) & m) {
-      uint32_t row = slots_[s];
-      if (row == kNone) return kNone;
-      if (hashes_[s] == h && equal(key, data + size_t(row) * arity)) return row;
-    }
+    size_t s = find_slot(key, data, arity);
+    return s == kNoSlot ? kNone : slots_[s].row;
   }
   uint32_t next(uint32_t row) const { return next_[row]; }
+  // Hints the CPU to load the slot where a key with this tuple would start probing
+  // (batched lookups hide the memory latency of large tables).
+  void prefetch(const uint32_t* tuple) const {
+    uint32_t key[64];
+    for (size_t i = 0; i < cols_.size(); ++i) key[i] = tuple[cols_[i]];
+    __builtin_prefetch(&slots_[hash_key(key) & (slots_.size() - 1)]);
+  }
 
   // Adds row (the newest) whose values are at data + row * arity.
   void insert(uint32_t row, const uint32_t* data, uint32_t arity) {
-    if ((used_ + 1) * 2 > slots_.size()) grow(data, arity);
+    frozen_ = false;
+    if ((used_ + 1) * 2 > slots_.size()) grow();
     if (next_.size() <= row) next_.resize(std::max<size_t>(row + 1, next_.size() * 2), kNone);
     const uint32_t* tuple = data + size_t(row) * arity;
     uint32_t key[64];
@@ -54,54 +58,115 @@ class Index {
     uint32_t h = hash_key(key);
     size_t m = slots_.size() - 1;
     for (size_t s = h & m;; s = (s + 1) & m) {
-      uint32_t head = slots_[s];
-      if (head == kNone) {
-        slots_[s] = row;
-        hashes_[s] = h;
+      Slot& slot = slots_[s];
+      if (slot.row == kNone) {
+        slot.row = row;
+        slot.hash = h;
+        if (inline_key_) std::memcpy(slot.key, key, cols_.size() * sizeof(uint32_t));
         next_[row] = kNone;
         ++used_;
         return;
       }
-      if (hashes_[s] == h && equal(key, data + size_t(head) * arity)) {
-        next_[row] = head;
-        slots_[s] = row;
+      if (slot_matches(slot, h, key, data, arity)) {
+        next_[row] = slot.row;
+        slot.row = row;
         return;
       }
     }
   }
 
+  // A read-only CSR copy for the enumeration phase: the rows of each key stored
+  // contiguously (oldest first) with their tuples, so a lookup streams memory instead of
+  // chasing a chain. Invalid once rows are added.
+  void freeze(const uint32_t* data, uint32_t arity) {
+    frozen_begin_.assign(slots_.size() + 1, 0);
+    frozen_rows_.clear();
+    frozen_tuples_.clear();
+    frozen_rows_.reserve(next_.size());
+    std::vector<uint32_t> chain;
+    for (size_t s = 0; s < slots_.size(); ++s) {
+      frozen_begin_[s] = uint32_t(frozen_rows_.size());
+      if (slots_[s].row == kNone) continue;
+      chain.clear();
+      for (uint32_t r = slots_[s].row; r != kNone; r = next_[r]) chain.push_back(r);
+      for (size_t i = chain.size(); i-- > 0;) {
+        frozen_rows_.push_back(chain[i]);
+        const uint32_t* t = data + size_t(chain[i]) * arity;
+        frozen_tuples_.insert(frozen_tuples_.end(), t, t + arity);
+      }
+    }
+    frozen_begin_[slots_.size()] = uint32_t(frozen_rows_.size());
+    frozen_ = true;
+  }
+  bool frozen() const { return frozen_; }
+  // The frozen group of key: positions [begin, end) into frozen_rows()/frozen_tuples().
+  std::pair<uint32_t, uint32_t> frozen_group(const uint32_t* key, const uint32_t* data, uint32_t arity) const {
+    size_t s = find_slot(key, data, arity);
+    if (s == kNoSlot) return {0, 0};
+    return {frozen_begin_[s], frozen_begin_[s + 1]};
+  }
+  const uint32_t* frozen_rows() const { return frozen_rows_.data(); }
+  const uint32_t* frozen_tuples() const { return frozen_tuples_.data(); }
+
  private:
+  static constexpr size_t kInlineKey = 2;
+  static constexpr size_t kNoSlot = ~size_t{0};
+  // Newest row per key (kNone = empty) with the key's hash and, for keys of at most two
+  // columns, the key itself: a probe then touches one cache line and never the tuples.
+  struct Slot {
+    uint32_t row = kNone;
+    uint32_t hash = 0;
+    uint32_t key[kInlineKey] = {0, 0};
+  };
+
+  size_t find_slot(const uint32_t* key, const uint32_t* data, uint32_t arity) const {
+    uint32_t h = hash_key(key);
+    size_t m = slots_.size() - 1;
+    for (size_t s = h & m;; s = (s + 1) & m) {
+      const Slot& slot = slots_[s];
+      if (slot.row == kNone) return kNoSlot;
+      if (slot_matches(slot, h, key, data, arity)) return s;
+    }
+  }
+  bool slot_matches(const Slot& slot, uint32_t h, const uint32_t* key, const uint32_t* data, uint32_t arity) const {
+    if (slot.hash != h) return false;
+    if (inline_key_) {
+      for (size_t i = 0; i < cols_.size(); ++i)
+        if (slot.key[i] != key[i]) return false;
+      return true;
+    }
+    const uint32_t* tuple = data + size_t(slot.row) * arity;
+    for (size_t i = 0; i < cols_.size(); ++i)
+      if (key[i] != tuple[cols_[i]]) return false;
+    return true;
+  }
   uint32_t hash_key(const uint32_t* key) const {
     uint64_t h = 0x243F6A8885A308D3ull;
     for (size_t i = 0; i < cols_.size(); ++i) h = hash_mix(h, key[i]);
     return uint32_t(h >> 32) ^ uint32_t(h);
   }
-  bool equal(const uint32_t* key, const uint32_t* tuple) const {
-    for (size_t i = 0; i < cols_.size(); ++i)
-      if (key[i] != tuple[cols_[i]]) return false;
-    return true;
-  }
-  void grow(const uint32_t* data, uint32_t arity) {
-    std::vector<uint32_t> old_slots = std::move(slots_), old_hashes = std::move(hashes_);
+  void grow() {
+    std::vector<Slot> old_slots = std::move(slots_);
     size_t cap = old_slots.size() * 2;
-    slots_.assign(cap, kNone);
-    hashes_.assign(cap, 0);
+    slots_.assign(cap, Slot{});
     size_t m = cap - 1;
-    for (size_t i = 0; i < old_slots.size(); ++i) {
-      if (old_slots[i] == kNone) continue;
-      size_t s = old_hashes[i] & m;
-      while (slots_[s] != kNone) s = (s + 1) & m;
-      slots_[s] = old_slots[i];
-      hashes_[s] = old_hashes[i];
+    for (const Slot& old : old_slots) {
+      if (old.row == kNone) continue;
+      size_t s = old.hash & m;
+      while (slots_[s].row != kNone) s = (s + 1) & m;
+      slots_[s] = old;
     }
+    frozen_ = false;
   }
 
   uint64_t mask_;
   std::vector<uint8_t> cols_;
-  std::vector<uint32_t> slots_;   // head row per key, kNone = empty
-  std::vector<uint32_t> hashes_ = std::vector<uint32_t>(16, 0);
+  bool inline_key_ = true;
+  std::vector<Slot> slots_;
   std::vector<uint32_t> next_;    // per row: next older row with the same key
   size_t used_ = 0;
+  bool frozen_ = false;
+  std::vector<uint32_t> frozen_begin_, frozen_rows_, frozen_tuples_;
 };
 
 class Relation {
@@ -116,6 +181,7 @@ class Relation {
   const uint32_t* data() const { return data_.data(); }
   const uint32_t* row(uint32_t r) const { return data_.data() + size_t(r) * arity_; }
 
+  void prefetch(const uint32_t* tuple) const { unique_.prefetch(tuple); }
   // Row of the tuple, or kNone.
   uint32_t find(const uint32_t* tuple) const { return unique_.find(tuple, data_.data(), arity_); }
 
@@ -142,6 +208,10 @@ class Relation {
     return uint32_t(indexes_.size() - 1);
   }
   const Index& index(uint32_t i) const { return indexes_[i]; }
+  // Builds the CSR view of index i (the relation must not grow afterwards).
+  void freeze_index(uint32_t i) {
+    if (!indexes_[i].frozen()) indexes_[i].freeze(data_.data(), arity_);
+  }
 
   std::vector<uint32_t>& example_fact() { return example_fact_; }
   std::vector<uint32_t>& template_fact() { return template_fact_; }

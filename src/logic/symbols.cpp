@@ -43,7 +43,7 @@ uint32_t Symbols::append_locked(Entry e) {
 uint32_t Symbols::intern(std::string_view name) {
   {
     std::shared_lock lock(mutex_);
-    auto it = by_name_.find(std::string(name));
+    auto it = by_name_.find(name);
     if (it != by_name_.end()) return it->second;
   }
   std::unique_lock lock(mutex_);
@@ -54,7 +54,7 @@ uint32_t Symbols::intern(std::string_view name) {
 
 std::optional<uint32_t> Symbols::find(std::string_view name) const {
   std::shared_lock lock(mutex_);
-  auto it = by_name_.find(std::string(name));
+  auto it = by_name_.find(name);
   if (it == by_name_.end()) return std::nullopt;
   return it->second;
 }

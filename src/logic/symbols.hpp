@@ -74,8 +74,13 @@ class Symbols {
   }
   uint32_t append_locked(Entry e);
 
+  // Transparent hashing: look names up by string_view without building a std::string.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
   mutable std::shared_mutex mutex_;
-  std::unordered_map<std::string, uint32_t> by_name_;
+  std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> by_name_;
   std::unordered_map<uint64_t, uint32_t> by_bits_;  // non-integer numbers by their bits
   std::unique_ptr<std::atomic<Entry*>[]> chunks_;
   std::atomic<uint32_t> size_{0};

@@ -16,6 +16,7 @@ std::string_view line_of(const std::string& text, uint32_t line) {
   }
   size_t end = text.find('\n', start);
   if (end == std::string::npos) end = text.size();
+  if (end > start && text[end - 1] == '\r') --end;  // CRLF files
   return std::string_view(text).substr(start, end - start);
 }
 

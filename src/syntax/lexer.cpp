@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstring>
 
 namespace lrnn::syntax {
 
@@ -12,8 +13,11 @@ namespace {
 struct CharTable {
   bool ident_start[256] = {};
   bool ident_char[256] = {};
+  bool blank_or_comment[256] = {};  // may start whitespace or a comment
   constexpr CharTable() {
     for (int c = 0; c < 256; ++c) {
+      blank_or_comment[c] = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' ||
+                            c == '%' || c == '/';
       bool start = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
       ident_start[c] = start;
       ident_char[c] = start || (c >= '0' && c <= '9');
@@ -66,6 +70,14 @@ void validate_utf8(const std::shared_ptr<const SourceFile>& file) {
   const size_t n = s.size();
   size_t i = 0;
   while (i < n) {
+    // ASCII fast path: eight bytes at a time.
+    while (i + 8 <= n) {
+      uint64_t word;
+      std::memcpy(&word, s.data() + i, 8);
+      if (word & 0x8080808080808080ull) break;
+      i += 8;
+    }
+    if (i >= n) break;
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       ++i;
@@ -101,11 +113,13 @@ void validate_utf8(const std::shared_ptr<const SourceFile>& file) {
   }
 }
 
-Lexer::Lexer(std::shared_ptr<const SourceFile> file) : file_(std::move(file)), text_(file_->text) {}
+Lexer::Lexer(std::shared_ptr<const SourceFile> file) : file_(std::move(file)), text_(file_->text) {
+  if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;  // a UTF-8 byte order mark is not a token
+}
 
 const Token& Lexer::fill(int k) {
   while (count_ <= k) {
-    buf_[(head_ + count_) & (kLookahead - 1)] = scan();
+    scan(buf_[(head_ + count_) & (kLookahead - 1)]);
     ++count_;
   }
   return buf_[(head_ + k) & (kLookahead - 1)];
@@ -161,17 +175,17 @@ void Lexer::skip_blanks() {
   }
 }
 
-Token Lexer::scan() {
-  skip_blanks();
+void Lexer::scan(Token& t) {
+  // Fast path: most tokens follow a single space or nothing.
+  if (pos_ < text_.size() && kChars.blank_or_comment[static_cast<unsigned char>(text_[pos_])]) skip_blanks();
   const size_t n = text_.size();
-  Token t;
   t.line = line_;
   t.offset = pos_;
   t.col = static_cast<uint32_t>(pos_ - line_start_ + 1);
   if (pos_ >= n) {
     t.kind = Tok::End;
     t.text = {};
-    return t;
+    return;
   }
   const size_t start = pos_;
   const char c = text_[pos_];
@@ -179,7 +193,6 @@ Token Lexer::scan() {
     ++pos_;
     t.kind = kind;
     t.text = text_.substr(start, 1);
-    return t;
   };
   if (is_ident_start(c)) {
     while (pos_ < n && is_ident_char(text_[pos_])) ++pos_;
@@ -212,7 +225,7 @@ Token Lexer::scan() {
         }
       }
     }
-    return t;
+    return;
   }
   if (is_digit(c) || (c == '-' && pos_ + 1 < n && is_digit(text_[pos_ + 1]))) {
     if (c == '-') ++pos_;
@@ -237,7 +250,7 @@ Token Lexer::scan() {
     }
     t.kind = Tok::Number;
     t.text = text_.substr(start, pos_ - start);
-    return t;
+    return;
   }
   if (c == '\'' || c == '"') {
     ++pos_;
@@ -257,7 +270,7 @@ Token Lexer::scan() {
     }
     t.kind = Tok::String;
     t.text = text_.substr(start, pos_ - start);
-    return t;
+    return;
   }
   switch (c) {
     case '(': return single(Tok::LParen);
@@ -283,7 +296,7 @@ Token Lexer::scan() {
         pos_ += 2;
         t.kind = Tok::Implies;
         t.text = text_.substr(start, 2);
-        return t;
+        return;
       }
       return single(Tok::Lt);
     case ':':
@@ -291,7 +304,7 @@ Token Lexer::scan() {
         pos_ += 2;
         t.kind = Tok::Implies;
         t.text = text_.substr(start, 2);
-        return t;
+        return;
       }
       return single(Tok::Colon);
     default: break;

@@ -43,7 +43,8 @@ class Lexer {
     if (k < count_) return buf_[(head_ + k) & (kLookahead - 1)];
     return fill(k);
   }
-  Token next() {
+  // Consumes the next token (advance() when the caller does not need it).
+  void advance() {
     if (count_ == 0) fill(0);
     const Token& t = buf_[head_];
     head_ = (head_ + 1) & (kLookahead - 1);
@@ -51,6 +52,11 @@ class Lexer {
     last_end_ = t.offset + t.text.size();
     last_line_ = t.line;
     last_col_end_ = t.col + t.text.size();
+  }
+  Token next() {
+    if (count_ == 0) fill(0);
+    Token t = buf_[head_];
+    advance();
     return t;
   }
   bool at(Tok kind, int k = 0) { return peek(k).kind == kind; }
@@ -72,7 +78,7 @@ class Lexer {
 
  private:
   const Token& fill(int k);
-  Token scan();
+  void scan(Token& t);
   void skip_blanks();
   void newline_at(size_t pos) {
     ++line_;

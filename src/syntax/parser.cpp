@@ -62,13 +62,26 @@ bool is_literal_start(Tok k) {
          k == Tok::Variable;  // a variable is rejected with a precise message in literal()
 }
 
-std::string read_file_or_throw(const std::string& path) {
+// Reads a whole file in one allocation; false if it cannot be read (or is a directory).
+bool read_whole_file(const std::string& path, std::string& out) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return false;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, "cannot read '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw Error(ErrorKind::Io, "cannot read '" + path + "'");
-  return ss.str();
+  if (!in) return false;
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  if (size < 0) return false;
+  out.resize(static_cast<size_t>(size));
+  in.seekg(0, std::ios::beg);
+  in.read(out.data(), size);
+  return static_cast<std::streamoff>(in.gcount()) == size;
+}
+
+std::shared_ptr<const SourceFile> load_source(const std::string& path) {
+  auto file = std::make_shared<SourceFile>();
+  file->name = path;
+  if (!read_whole_file(path, file->text)) throw Error(ErrorKind::Io, "cannot read '" + path + "'");
+  return file;
 }
 
 }  // namespace
@@ -98,14 +111,14 @@ class Parser {
   }
   bool accept(Tok kind) {
     if (!lex_.at(kind)) return false;
-    lex_.next();
+    lex_.advance();
     return true;
   }
   // The statement-ending '.'. When the next token is on a later line, the caret goes
   // right after the previous token (where the '.' is missing), not on the next line.
   void expect_period(const char* what) {
     if (lex_.at(Tok::Period)) {
-      lex_.next();
+      lex_.advance();
       return;
     }
     const Token& found = lex_.peek();
@@ -161,7 +174,7 @@ class Parser {
         v.data = {number(lex_.next())};
         return;
       case Tok::LBracket: {
-        lex_.next();
+        lex_.advance();
         if (lex_.at(Tok::LBracket)) {  // matrix: rows of equal length
           v.kind = ValueSpec::Kind::Matrix;
           int rows = 0;
@@ -185,7 +198,7 @@ class Parser {
         if (lex_.at(Tok::Number) && lex_.at(Tok::Pipe, 1)) {  // sparse [n|i:v, ...]
           Token len_tok = lex_.next();
           int n = positive_int(len_tok, "a sparse vector length");
-          lex_.next();  // '|'
+          lex_.advance();  // '|'
           v.kind = ValueSpec::Kind::Vector;
           v.sparse = true;
           v.rows = n;
@@ -220,7 +233,7 @@ class Parser {
         return;
       }
       case Tok::LBrace: {
-        lex_.next();
+        lex_.advance();
         v.kind = ValueSpec::Kind::Dims;
         if (!lex_.at(Tok::Number)) expected("a dimension");
         v.rows = positive_int(lex_.next(), "a dimension");
@@ -287,7 +300,7 @@ class Parser {
     bool typed = false;
     if (lex_.at(Tok::Ident) && lex_.at(Tok::Colon, 1)) {
       type_tok = lex_.next();
-      lex_.next();
+      lex_.advance();
       typed = true;
       if (lex_.at(Tok::Ident) && lex_.at(Tok::Colon, 1)) fail(lex_.peek(), "a term has at most one type");
     }
@@ -302,7 +315,7 @@ class Parser {
                        : std::string("a term (a variable, constant, number or string)"));
     }
     if (!typed) out.span = lex_.span(t);
-    lex_.next();
+    lex_.advance();
     if (typed) {
       out.type = type_tok.text;
       out.span = lex_.span_from(type_tok);
@@ -337,14 +350,14 @@ class Parser {
       if (!flag) break;
       if (*flag) fail(p, "repeated prefix " + describe(p));
       *flag = true;
-      lex_.next();
+      lex_.advance();
     }
     const Token& name = lex_.peek();
     if (name.kind == Tok::Variable)
       fail(name, "expected a predicate name (starting with a lower-case letter), found " + describe(name));
     if (name.kind != Tok::Ident) expected("a predicate name");
     lit.predicate = name.text;
-    lex_.next();
+    lex_.advance();
     if (accept(Tok::LParen)) {
       if (!lex_.at(Tok::RParen)) {
         // Terms are collected in a reused buffer and moved into an exactly sized vector:
@@ -357,13 +370,13 @@ class Parser {
         scratch_.resize(base);
       }
       if (!lex_.at(Tok::RParen)) expected("',' or ')' after an argument of '" + lit.predicate + "'");
-      lex_.next();
+      lex_.advance();
     }
     if (lex_.at(Tok::Caret)) {
-      lex_.next();
+      lex_.advance();
       const Token& tt = lex_.peek();
       if (tt.kind != Tok::Variable || tt.text != "T") expected("'T' after '^' (a transposed literal is 'p(X)^T')");
-      lex_.next();
+      lex_.advance();
       lit.transposed = true;
     }
     lit.span = lex_.span_from(first);
@@ -380,7 +393,7 @@ class Parser {
   // A literal that may be preceded by a value: `<1.0> horse(aida)`, `0.5 a(X)`.
   void valued_literal_into(Literal& lit) {
     if (is_value_start(lex_.peek().kind)) lit.weight = value();
-    if (!is_literal_start(lex_.peek().kind)) expected("a literal after the value");
+    if (!is_literal_start(lex_.peek().kind)) expected(lit.weight ? "a literal after the value" : "a literal");
     literal_into(lit);
   }
   Literal valued_literal() {
@@ -404,7 +417,7 @@ class Parser {
     if (t.kind == Tok::LParen || t.kind == Tok::LBracket) {
       Tok close = t.kind == Tok::LParen ? Tok::RParen : Tok::RBracket;
       std::string out(1, t.kind == Tok::LParen ? '(' : '[');
-      lex_.next();
+      lex_.advance();
       if (!lex_.at(close)) {
         out += meta_arg(depth + 1);
         while (accept(Tok::Comma)) out += "," + meta_arg(depth + 1);
@@ -416,7 +429,7 @@ class Parser {
     if (t.kind != Tok::Ident && t.kind != Tok::Variable && t.kind != Tok::Number && t.kind != Tok::String)
       expected("a metadata argument (a name, number or tuple)");
     std::string out(t.text);
-    lex_.next();
+    lex_.advance();
     if (lex_.at(Tok::LParen)) out += meta_arg(depth + 1);
     return out;
   }
@@ -427,14 +440,14 @@ class Parser {
     if (t.kind != Tok::Ident && t.kind != Tok::Variable && t.kind != Tok::Number && t.kind != Tok::String)
       expected("a metadata value (a name or a number)");
     f.name = t.text;
-    lex_.next();
+    lex_.advance();
     if (accept(Tok::LParen)) {
       f.has_parens = true;
       if (!lex_.at(Tok::RParen)) {
         do {
           if ((lex_.at(Tok::Ident) || lex_.at(Tok::Variable)) && lex_.at(Tok::Equals, 1)) {
             std::string key(lex_.next().text);
-            lex_.next();
+            lex_.advance();
             f.kwargs.emplace_back(std::move(key), meta_arg(1));
           } else {
             if (!f.kwargs.empty()) expected("'key=value' (positional arguments come first)");
@@ -443,7 +456,7 @@ class Parser {
         } while (accept(Tok::Comma));
       }
       if (!lex_.at(Tok::RParen)) expected("',' or ')' closing the arguments of '" + f.name + "'");
-      lex_.next();
+      lex_.advance();
     }
     return f;
   }
@@ -455,7 +468,7 @@ class Parser {
       if (!lex_.at(Tok::Ident)) expected("a metadata key (e.g. activation, aggregation)");
       Token key = lex_.next();
       if (!lex_.at(Tok::Equals)) expected("'=' after the metadata key '" + std::string(key.text) + "'");
-      lex_.next();
+      lex_.advance();
       MetaEntry e;
       e.key = key.text;
       e.value = function_spec();
@@ -468,8 +481,15 @@ class Parser {
 
   // ---- rules ----
 
+  void check_head(const Literal& head) {
+    if (head.builtin || head.negated || head.soft_negated)
+      fail(head.span, std::string("expected a rule head, found a ") + (head.builtin ? "builtin" : "negated") +
+                          " literal");
+  }
+
   // After `head :-`: body literals, at most one offset, the '.', optional metadata.
   Rule rule_body(Literal head, const Token& first, bool period_optional) {
+    check_head(head);
     Rule r;
     r.head = std::move(head);
     do {
@@ -502,6 +522,7 @@ class Parser {
     if (accept(Tok::Implies)) {
       r = rule_body(std::move(head), first, true);
     } else {
+      check_fact(head, "");
       r.head = std::move(head);
       if (!lex_.at(Tok::End)) expect_period("':-' or '.' after the head");
       if (at_meta()) r.meta = meta_list();
@@ -562,7 +583,7 @@ void parse_template_file(TemplateContext& ctx, std::shared_ptr<const SourceFile>
   while (!lex.at(Tok::End)) {
     const Token first = lex.peek();
     if (first.kind == Tok::Import) {
-      lex.next();
+      lex.advance();
       std::string_view written = first.text.substr(6);  // after `import`
       written.remove_prefix(std::min(written.find_first_not_of(" \t"), written.size()));
       std::string rel = (written.front() == '"' || written.front() == '\'') ? unquote(written) : std::string(written);
@@ -581,12 +602,11 @@ void parse_template_file(TemplateContext& ctx, std::shared_ptr<const SourceFile>
       }
       if (static_cast<int>(ctx.import_stack.size()) >= kMaxImportDepth)
         throw Error(ErrorKind::Parse, lex.span(first), "imports nested too deeply (more than 64 files)");
-      std::ifstream in(full, std::ios::binary);
-      if (!in || std::filesystem::is_directory(full))
+      auto imported = std::make_shared<SourceFile>();
+      imported->name = full;
+      if (!read_whole_file(full, imported->text))
         throw Error(ErrorKind::Parse, lex.span(first), "cannot read imported file '" + full + "'");
-      std::ostringstream ss;
-      ss << in.rdbuf();
-      auto sub = std::make_shared<const SourceFile>(SourceFile{full, ss.str()});
+      std::shared_ptr<const SourceFile> sub = std::move(imported);
       ctx.out.sources.push_back(sub);
       ctx.import_stack.push_back(key);
       ctx.import_names.push_back(full);
@@ -596,8 +616,8 @@ void parse_template_file(TemplateContext& ctx, std::shared_ptr<const SourceFile>
       continue;
     }
     if (first.kind == Tok::Ident && lex.at(Tok::Slash, 1)) {  // name/arity [meta] | value
-      lex.next();
-      lex.next();
+      lex.advance();
+      lex.advance();
       if (!lex.at(Tok::Number)) p.expected("an arity after '" + std::string(first.text) + "/'");
       Token ar = lex.next();
       int arity = -1;
@@ -609,8 +629,10 @@ void parse_template_file(TemplateContext& ctx, std::shared_ptr<const SourceFile>
       d.arity = arity;
       if (is_value_start(lex.peek().kind) && !p.at_meta()) d.offset = p.value();
       if (p.at_meta()) d.meta = p.meta_list();
-      if (!d.offset && d.meta.empty())
-        p.expected("metadata '[key=value, ...]' or an offset value after '" + d.name + "/" +
+      // A bare declaration `p/2.` only fixes the arity; without the '.' a forgotten value
+      // would silently swallow the next line's weight, so the '.' is then required.
+      if (!d.offset && d.meta.empty() && !lex.at(Tok::Period))
+        p.expected("metadata '[key=value, ...]', an offset value or '.' after '" + d.name + "/" +
                    std::to_string(arity) + "'");
       p.accept(Tok::Period);
       d.span = lex.span_from(first);
@@ -721,22 +743,32 @@ std::vector<QueryLineAst> parse_queries_source(const std::shared_ptr<const Sourc
 
 }  // namespace syntax
 
-TemplateAst parse_template(std::string_view text, const std::string& name) {
+namespace syntax {
+namespace {
+
+TemplateAst parse_template_source(std::shared_ptr<const SourceFile> file) {
   TemplateAst t;
-  auto file = syntax::make_source(text, name);
   t.sources.push_back(file);
-  syntax::TemplateContext ctx{t, {}, {}};
+  TemplateContext ctx{t, {}, {}};
+  const std::string& name = file->name;
   if (!name.empty() && name.front() != '<') {
-    ctx.import_stack.push_back(syntax::canonical_key(name));
+    ctx.import_stack.push_back(canonical_key(name));
     ctx.import_names.push_back(name);
   }
-  syntax::parse_template_file(ctx, file, true);
-  syntax::check_declared_arities(t);
+  parse_template_file(ctx, file, true);
+  check_declared_arities(t);
   return t;
 }
 
+}  // namespace
+}  // namespace syntax
+
+TemplateAst parse_template(std::string_view text, const std::string& name) {
+  return syntax::parse_template_source(syntax::make_source(text, name));
+}
+
 TemplateAst load_template(const std::string& path) {
-  return parse_template(syntax::read_file_or_throw(path), path);
+  return syntax::parse_template_source(syntax::load_source(path));
 }
 
 std::vector<ExampleAst> parse_examples(std::string_view text, const std::string& name) {
@@ -744,7 +776,7 @@ std::vector<ExampleAst> parse_examples(std::string_view text, const std::string&
 }
 
 std::vector<ExampleAst> load_examples(const std::string& path) {
-  return parse_examples(syntax::read_file_or_throw(path), path);
+  return syntax::parse_examples_source(syntax::load_source(path));
 }
 
 std::vector<QueryLineAst> parse_queries(std::string_view text, const std::string& name) {
@@ -752,7 +784,7 @@ std::vector<QueryLineAst> parse_queries(std::string_view text, const std::string
 }
 
 std::vector<QueryLineAst> load_queries(const std::string& path) {
-  return parse_queries(syntax::read_file_or_throw(path), path);
+  return syntax::parse_queries_source(syntax::load_source(path));
 }
 
 Literal parse_literal(std::string_view text, const std::string& name) {

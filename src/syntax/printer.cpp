@@ -245,6 +245,7 @@ std::string print_template(const TemplateAst& t) {
       out += ' ';
       append_meta(out, d.meta);
     }
+    if (!d.offset && d.meta.empty()) out += '.';  // a bare arity declaration
     out += '\n';
   }
   if (!t.predicates.empty() && (!t.facts.empty() || !t.rules.empty())) out += '\n';

@@ -336,6 +336,32 @@ TEST(LogicGrounding, AttentionMaskGroundsExactlyThePairsInTheWindow) {
   }
 }
 
+TEST(LogicProgram, ExposesVariablesInputsAndPredicates) {
+  TemplateAst t;
+  // head first, then body left to right; each `_` is its own variable.
+  t.rules.push_back(rule(lit("h", {"X"}), {lit("~a", {"X", "_"}), lit("*b", {"_", "Y"}), lit("!c", {"X"}),
+                                           lit("@neq", {"X", "Y"}), lit("d", {"Y", "X"})}));
+  Program p(t);
+  EXPECT_EQ(p.rule_variables(0), (std::vector<std::string>{"X", "_#1", "_#2", "Y"}));
+  EXPECT_EQ(p.input_literals(0), (std::vector<uint32_t>{0, 4}));  // ~a and d
+  uint32_t d = p.predicate_id("d", 2);
+  ASSERT_NE(d, kNone);
+  EXPECT_EQ(p.predicate_name(d), "d");
+  EXPECT_EQ(p.predicate_arity(d), 2);
+  EXPECT_EQ(p.predicate_id("d", 1), kNone);
+  // ~a(X, _) must hold like a(X, _); !c(X) must not.
+  auto ex = example({lit("a", {"1", "z"}), lit("a", {"2", "z"}), lit("a", {"3", "z"}), lit("b", {"q", "7"}),
+                     lit("d", {"7", "1"}), lit("d", {"7", "2"}), lit("d", {"7", "3"}), lit("d", {"7", "4"}),
+                     lit("c", {"2"})});
+  GroundSample s = ground(p, ex, {lit("h", {"X"})});
+  EXPECT_EQ(atoms_of(p, s, "h"), (std::set<std::string>{"h(1)", "h(3)"}));
+  ASSERT_EQ(s.rules.size(), 1u);
+  EXPECT_EQ(s.rules[0].n_inputs, 2u);
+  EXPECT_EQ(s.rules[0].n_vars, 4u);
+  // Only the inputs of the kept ground rules stay: a(1,z), a(3,z), d(7,1), d(7,3), h(1), h(3).
+  EXPECT_EQ(s.num_atoms(), 6u);
+}
+
 TEST(LogicGrounding, ConcurrentGroundingOfOneProgramIsSafe) {
   Program p(transitive_closure());
   auto make = [](int offset) {

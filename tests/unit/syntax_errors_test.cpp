@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <random>
 #include <set>
@@ -233,6 +234,97 @@ TEST(SyntaxErrors, TenMegabyteLine) {
   std::string err, out;
   EXPECT_EQ(run_cli(shell_quote(kErrors + "/ok.lrnn") + " --examples " + shell_quote(bad), err, out), 2);
   expect_diagnostic_shape(err, expected);
+  std::filesystem::remove_all(dir);
+}
+
+// Errors in text given directly (CLI goals, rules built in code, small strings).
+TEST(SyntaxErrors, InlineInputsGiveExactDiagnostics) {
+  struct Inline {
+    std::function<void()> parse;
+    const char* first_line;
+  };
+  const Inline cases[] = {
+      {[] { lrnn::parse_literal("reachable(X, charing_cross) extra"); },
+       "<goal>:1:29: error: expected end of input after the literal, found 'extra'"},
+      {[] { lrnn::parse_literal("  "); }, "<goal>:1:1: error: empty input: expected a literal"},
+      {[] { lrnn::parse_template("@eq(X, Y) :- p(X)."); },
+       "<string>:1:1: error: expected a rule head, found a builtin literal"},
+      {[] { lrnn::parse_template("!p(a)."); },
+       "<string>:1:1: error: expected a fact (a rule head needs ':-'), found a negated literal"},
+      {[] { lrnn::parse_template("p/x [a=b]"); }, "<string>:1:3: error: expected an arity after 'p/', found 'x'"},
+      {[] { lrnn::parse_template("p/2"); },
+       "<string>:1:4: error: expected metadata '[key=value, ...]', an offset value or '.' after 'p/2', found end of "
+       "file"},
+      {[] { lrnn::parse_template("h :- p(X)^X."); },
+       "<string>:1:11: error: expected 'T' after '^' (a transposed literal is 'p(X)^T'), found variable 'X'"},
+      {[] { lrnn::parse_queries("id :- ."); }, "<string>:1:7: error: expected a literal, found '.'"},
+      {[] { lrnn::parse_template("h :- 1e999 p."); }, "<string>:1:6: error: number out of range: '1e999'"},
+      {[] { lrnn::parse_examples("a(1) b(2)."); },
+       "<string>:1:6: error: expected ',' or '.' after a fact of the example, found 'b'"},
+      {[] { lrnn::parse_template("h :- p. [activation=sigmoid"); },
+       "<string>:1:28: error: expected ',' or ']' closing the metadata list, found end of file"},
+      {[] { lrnn::parse_template("h(X :- p."); },
+       "<string>:1:5: error: expected ',' or ')' after an argument of 'h', found ':-'"},
+      {[] { lrnn::parse_template("h :- p, ."); }, "<string>:1:9: error: expected a body literal or an offset, found '.'"},
+      {[] { lrnn::parse_rule("h :- p. q."); }, "<string>:1:9: error: expected end of input after the rule, found 'q'"},
+      {[] { lrnn::parse_template("h :- [] p."); }, "<string>:1:7: error: expected a number, found ']'"},
+      {[] { lrnn::parse_template("h :- {1,2,3} p."); },
+       "<string>:1:10: error: expected '}' closing the dimensions (at most two: {rows, cols}), found ','"},
+      {[] { lrnn::parse_template("h :- p. [activation=f(a=1, 2)]"); },
+       "<string>:1:28: error: expected 'key=value' (positional arguments come first), found number '2'"},
+      {[] { lrnn::parse_template("h :- p(\"ab\ncd\")."); },
+       "<string>:1:8: error: unterminated string: expected closing \", found end of line"},
+      {[] { lrnn::parse_template("h :- p\x01."); }, "<string>:1:7: error: unexpected character '0x01'"},
+      {[] { lrnn::parse_template("h :- p.\n\n  q :- r(X) s."); },
+       "<string>:3:13: error: expected ',' or '.' after the rule body, found 's'"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.first_line);
+    try {
+      c.parse();
+      ADD_FAILURE() << "no error";
+    } catch (const lrnn::Error& e) {
+      EXPECT_EQ(e.kind(), lrnn::ErrorKind::Parse);
+      expect_diagnostic_shape(e.what(), c.first_line);
+    }
+  }
+}
+
+// The caret lines up under the offending character even after multi-byte UTF-8 text
+// (one terminal column per character), and bytes that are not UTF-8 are shown as '?'.
+TEST(SyntaxErrors, CaretCountsCharactersNotBytes) {
+  try {
+    lrnn::parse_template("h :- p('caf\xc3\xa9 \xe2\x82\xac'), q(X) & r.");
+    FAIL();
+  } catch (const lrnn::Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "<string>:1:27: error: unexpected character '&'\n"  // columns count bytes
+              "h :- p('caf\xc3\xa9 \xe2\x82\xac'), q(X) & r.\n"
+              "                       ^");
+  }
+  try {
+    lrnn::parse_template("h :- p.\nq :- '\xff'.");
+    FAIL();
+  } catch (const lrnn::Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "<string>:2:7: error: invalid UTF-8: byte 0xFF at byte offset 14\n"
+              "q :- '?'.\n"
+              "      ^");
+  }
+}
+
+TEST(SyntaxErrors, SelfImportIsACycle) {
+  auto dir = std::filesystem::temp_directory_path() / ("lrnn_syntax_self_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "self.lrnn").string();
+  std::ofstream(path) << "a.\nimport ./self.lrnn\n";
+  try {
+    lrnn::load_template(path);
+    ADD_FAILURE() << "no error";
+  } catch (const lrnn::Error& e) {
+    expect_diagnostic_shape(e.what(), path + ":2:1: error: import cycle: '" + path + "' imports itself (" + path +
+                                          " -> " + path + ")");
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -20,6 +20,7 @@ p/2 [activation=sigmoid, combination=sum]
 q/1 {3, 1}
 r/1 0.5
 s/0 <[1, 2]> [aggregation=max]
+t/1.
 $emb=[1, 2, 3] emb(a).
 <0.5> const_fact(b, 'New York', "dq", -1, 2.5e-3).
 fact_without_value(c).
@@ -38,7 +39,11 @@ offset_only :- 1.5.
 
 TEST(SyntaxRoundTrip, FullTemplateParsesIntoTheRightAst) {
   auto t = lrnn::parse_template(kFullTemplate, "full.lrnn");
-  ASSERT_EQ(t.predicates.size(), 4u);
+  ASSERT_EQ(t.predicates.size(), 5u);
+  EXPECT_EQ(t.predicates[4].name, "t");
+  EXPECT_EQ(t.predicates[4].arity, 1);
+  EXPECT_FALSE(t.predicates[4].offset.has_value());
+  EXPECT_TRUE(t.predicates[4].meta.empty());
   EXPECT_EQ(t.predicates[0].name, "p");
   EXPECT_EQ(t.predicates[0].arity, 2);
   ASSERT_EQ(t.predicates[0].meta.size(), 2u);
@@ -144,7 +149,7 @@ TEST(SyntaxRoundTrip, FullTemplatePrintsCanonicallyAndReparsesEqual) {
   EXPECT_EQ(again, t) << printed;
   EXPECT_EQ(lrnn::print_template(again), printed);  // idempotent
   // Spot-check the canonical form of the trickiest lines.
-  EXPECT_NE(printed.find("s/0 <[1, 2]> [aggregation=max]\n"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("s/0 <[1, 2]> [aggregation=max]\nt/1.\n"), std::string::npos) << printed;
   EXPECT_NE(printed.find("h2(X) :- 0.5 p(X, Y), {3, 3} q(Y), $emb r(Y), $w2={1, 3} t(X), -0.25. [activation=tanh]\n"),
             std::string::npos)
       << printed;
@@ -235,6 +240,20 @@ TEST(SyntaxRoundTrip, ExamplesAndQueries) {
   for (const auto& l : q) qprinted += lrnn::print_query_line(l) + "\n";
   EXPECT_EQ(qprinted, "1 predict.\n0 predict(ussr, commonbloc2, egypt).\nid :- 1 q1, 0 q2.\nq3(X).\n");
   EXPECT_EQ(lrnn::parse_queries(qprinted), q);
+}
+
+TEST(SyntaxRoundTrip, ByteOrderMarkAndCrlfLineEndings) {
+  auto t = lrnn::parse_template("\xEF\xBB\xBFh(X) :- a(X).\r\ng :- h(1).\r\n");
+  ASSERT_EQ(t.rules.size(), 2u);
+  EXPECT_EQ(t.rules[1].span.line, 2u);
+  EXPECT_EQ(t.rules[1].span.col, 1u);
+  try {
+    lrnn::parse_template("h :- a.\r\ng :- h(1) x.\r\n");
+    FAIL();
+  } catch (const lrnn::Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "<string>:2:11: error: expected ',' or '.' after the rule body, found 'x'\ng :- h(1) x.\n          ^");
+  }
 }
 
 TEST(SyntaxRoundTrip, ImportsAreInlinedRelativeToTheImportingFile) {

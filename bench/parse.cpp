@@ -1,0 +1,87 @@
+// bench_parse: throughput of the text-format parser (src/syntax) on the NeuraLogic
+// datasets and on a generated 10 MB single-line examples file. Prints one line per
+// configuration (median of several runs, wall time and process CPU time) and writes
+// bench/results/parse.json. There is no peer: PyNeuraLogic parses inside its Java engine
+// as part of building the dataset, which cannot be timed separately.
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "lrnn/syntax.hpp"
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+double cpu_ms() { return 1000.0 * static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+struct Result {
+  std::string name;
+  size_t bytes = 0;
+  size_t items = 0;
+  double wall_ms = 0, cpu_ms = 0;
+};
+
+template <class Parse>
+Result measure(const std::string& name, const std::string& text, int runs, Parse parse) {
+  std::vector<double> wall, cpu;
+  size_t items = 0;
+  for (int i = 0; i < runs; ++i) {
+    double c0 = cpu_ms();
+    auto t0 = std::chrono::steady_clock::now();
+    items = parse(text);
+    auto t1 = std::chrono::steady_clock::now();
+    cpu.push_back(cpu_ms() - c0);
+    wall.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  std::sort(wall.begin(), wall.end());
+  std::sort(cpu.begin(), cpu.end());
+  return Result{name, text.size(), items, wall[wall.size() / 2], cpu[cpu.size() / 2]};
+}
+
+}  // namespace
+
+int main() {
+  const std::string data = std::string(LRNN_DATASETS_DIR) + "/neuralogic/";
+  std::vector<Result> results;
+  auto count_facts = [](const std::string& text) {
+    size_t n = 0;
+    for (const auto& e : lrnn::parse_examples(text, "bench")) n += e.facts.size();
+    return n;
+  };
+  results.push_back(measure("mutagenesis examples (188 molecules)", read_file(data + "molecules/mutagenesis/examples.txt"),
+                            15, count_facts));
+  results.push_back(measure("nations examples (1 example, 1466 lines)", read_file(data + "nations/examples.txt"), 15,
+                            count_facts));
+  results.push_back(measure("nations queries (5347 lines)", read_file(data + "nations/queries.txt"), 15,
+                            [](const std::string& text) { return lrnn::parse_queries(text, "bench").size(); }));
+  std::string line;
+  for (int i = 0; line.size() < 10'000'000; ++i)
+    line += (i ? ", " : "") + std::string("edge(n") + std::to_string(i) + ", n" + std::to_string(i + 1) + ")";
+  line += ".\n";
+  results.push_back(measure("10 MB single line (edge facts)", line, 3, count_facts));
+
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : results) {
+    double mb_per_s = r.bytes / 1e6 / (r.cpu_ms / 1e3);
+    std::cout << r.name << ": " << r.bytes / 1000 << " KB, " << r.items << " facts/queries, wall " << r.wall_ms
+              << " ms, cpu " << r.cpu_ms << " ms (" << mb_per_s << " MB/s of cpu time)\n";
+    out.push_back({{"name", r.name}, {"bytes", r.bytes}, {"items", r.items}, {"wall_ms", r.wall_ms},
+                   {"cpu_ms", r.cpu_ms}, {"mb_per_cpu_s", mb_per_s}});
+  }
+  std::filesystem::create_directories("bench/results");
+  std::ofstream("bench/results/parse.json") << out.dump(2) << "\n";
+  return 0;
+}
