@@ -324,6 +324,13 @@ struct LoweredTemplate {
   std::string text;              // the template in the LANGUAGE.md text format
   std::string output_predicate;  // out/2 (categorical: out(I, v)) or out/1 (numerical)
   bool output_numeric = false;
+  // True when grounding alone derives exactly the output atoms (every neuron value is 1),
+  // so the logic engine's query answering reads the result; otherwise the neural forward
+  // pass computes it (counts, sums, averages and what depends on them).
+  bool exact = false;
+  // True when the value sets are those the interpreter meets on every input over the
+  // vocabulary up to max_len (few enough inputs); false when inferred node by node.
+  bool values_enumerated = false;
   // Value sets inferred for every lowered s-op (display names), for the report.
   std::vector<std::pair<std::string, std::vector<Value>>> value_sets;
 };

@@ -1,0 +1,224 @@
+// `lrnn rasp run|analyze|lower|draw FILE ...`: RASP programs in the original `.rasp`
+// syntax (mean aggregation): run them, count their layers and heads, lower them to an
+// lrnn template, and draw their selectors and values as SVG.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/command.hpp"
+#include "lrnn/rasp.hpp"
+#include "lrnn/syntax.hpp"
+
+namespace {
+
+using namespace lrnn::rasp;
+
+struct RaspOptions {
+  std::string file;
+  std::string input;
+  std::string output_name;  // which named s-op is the program (default: the last one)
+  bool json = false;
+  bool all = false;
+  bool sum = false;  // RASPy's sum aggregation instead of the paper's mean
+  std::string vocab;
+  int max_len = 0;
+  std::string out_path;
+  std::string example_out;
+};
+
+Program load(const RaspOptions& o) {
+  Program p = load_rasp_file(o.file);
+  if (!o.output_name.empty()) p = p.with_output(o.output_name);
+  if (o.sum) p.convention = Convention::Sum;
+  return p;
+}
+
+nlohmann::json to_json(const Value& v) {
+  return std::visit(
+      [](const auto& x) -> nlohmann::json {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) return nullptr;
+        else return x;
+      },
+      v);
+}
+
+std::string show(const std::vector<Value>& vals) {
+  std::string s = "[";
+  for (size_t i = 0; i < vals.size(); ++i) s += (i ? ", " : "") + to_string(vals[i]);
+  return s + "]";
+}
+
+// Writes through a temporary file and a rename, so a failure never leaves a partial file.
+void write_file(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) throw lrnn::Error(lrnn::ErrorKind::Io, "cannot write " + path);
+    out << text;
+    if (!out.flush()) throw lrnn::Error(lrnn::ErrorKind::Io, "cannot write " + path);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw lrnn::Error(lrnn::ErrorKind::Io, "cannot write " + path);
+  }
+}
+
+void run_cmd(const RaspOptions& o) {
+  Program p = load(o);
+  std::vector<Value> input = parse_input(o.input);
+  if (input.empty()) throw lrnn::Error(lrnn::ErrorKind::Parse, "--input is empty: RASP programs run on non-empty sequences");
+  Evaluation ev = evaluate(p.output, input, p.convention);
+  if (o.json) {
+    nlohmann::json out = nlohmann::json::object();
+    out["name"] = p.output.node()->display_name();
+    out["output"] = nlohmann::json::array();
+    for (const auto& v : ev.output) out["output"].push_back(to_json(v));
+    if (o.all) {
+      nlohmann::json named = nlohmann::json::object();
+      for (const auto& [name, sop] : p.named) {
+        auto it = ev.values.find(sop.node().get());
+        if (it == ev.values.end()) continue;
+        nlohmann::json vals = nlohmann::json::array();
+        for (const auto& v : it->second) vals.push_back(to_json(v));
+        named[name] = vals;
+      }
+      out["named"] = named;
+    }
+    std::cout << out.dump() << "\n";
+    return;
+  }
+  if (o.all) {
+    for (const auto& [name, sop] : p.named) {
+      auto it = ev.values.find(sop.node().get());
+      if (it != ev.values.end()) std::cout << name << " = " << show(it->second) << "\n";
+    }
+    return;
+  }
+  std::cout << show(ev.output) << "\n";
+}
+
+void analyze_cmd(const RaspOptions& o) {
+  Program p = load(o);
+  Analysis a = analyze(p.output);
+  if (o.json) {
+    nlohmann::json out = nlohmann::json::object();
+    out["name"] = p.output.node()->display_name();
+    out["layers"] = a.layers;
+    out["heads_per_layer"] = a.heads_per_layer;
+    out["max_heads"] = a.max_heads;
+    nlohmann::json heads = nlohmann::json::array();
+    for (const auto& h : a.heads) heads.push_back({{"layer", h.layer}, {"selector", h.selector}, {"outputs", h.outputs}});
+    out["heads"] = heads;
+    std::cout << out.dump() << "\n";
+    return;
+  }
+  std::cout << "program: " << p.output.node()->display_name() << "\n";
+  std::cout << "layers: " << a.layers << "\n";
+  std::cout << "heads per layer:";
+  for (int h : a.heads_per_layer) std::cout << " " << h;
+  std::cout << "\nmax heads: " << a.max_heads << "\n";
+  for (const auto& h : a.heads) {
+    std::cout << "  layer " << h.layer << ": " << h.selector << " ->";
+    for (const auto& name : h.outputs) std::cout << " " << name;
+    std::cout << "\n";
+  }
+}
+
+void lower_cmd(const RaspOptions& o) {
+  Program p = load(o);
+  if (o.max_len < 1) throw lrnn::Error(lrnn::ErrorKind::Parse, "--max-len must be at least 1");
+  std::vector<Value> vocab;
+  if (!o.vocab.empty() && o.vocab.front() == '[') {
+    vocab = parse_input(o.vocab);
+  } else {
+    size_t start = 0;
+    while (start <= o.vocab.size()) {
+      size_t comma = o.vocab.find(',', start);
+      if (comma == std::string::npos) comma = o.vocab.size();
+      std::string tok = o.vocab.substr(start, comma - start);
+      if (!tok.empty()) vocab.emplace_back(tok);
+      start = comma + 1;
+    }
+  }
+  if (vocab.empty()) throw lrnn::Error(lrnn::ErrorKind::Parse, "--vocab is empty (write --vocab a,b,c or a JSON list)");
+  LoweredTemplate t = to_template(p.output, vocab, o.max_len, p.convention);
+  std::string header = "% lowered from " + o.file + " (" + p.output.node()->display_name() + "), vocabulary size " +
+                       std::to_string(vocab.size()) + ", max length " + std::to_string(o.max_len) + "\n% output: " +
+                       t.output_predicate + (t.output_numeric ? " (a number per position)" : " (out(I, V): the value at I)") +
+                       (t.exact ? ", exact in logic" : ", needs the neural forward pass") + "\n";
+  std::string text = header + t.text;
+  if (o.out_path.empty()) std::cout << text;
+  else write_file(o.out_path, text);
+  if (!o.example_out.empty()) {
+    std::vector<Value> input = parse_input(o.input);
+    write_file(o.example_out, lrnn::print_example(example_facts(input)) + "\n");
+  }
+  if (!o.out_path.empty())
+    std::cerr << "wrote " << o.out_path << ": " << t.ast.rules.size() << " rules, output " << t.output_predicate << "\n";
+}
+
+void draw_cmd(const RaspOptions& o) {
+  Program p = load(o);
+  std::vector<Value> input = parse_input(o.input);
+  if (input.empty()) throw lrnn::Error(lrnn::ErrorKind::Parse, "--input is empty");
+  std::string svg = draw_svg(p.output, input, p.convention);
+  if (o.out_path.empty()) std::cout << svg;
+  else write_file(o.out_path, svg);
+}
+
+lrnn::cli::RegisterCommand reg(60, [](CLI::App& app) {
+  auto opts = std::make_shared<RaspOptions>();
+  CLI::App* rasp = app.add_subcommand("rasp", "RASP programs: run, analyse (layers, heads), lower to templates, draw");
+  rasp->require_subcommand(1);
+  rasp->footer(
+      "RASP files use the original RASP syntax (select, aggregate, selector_width, def, load)\n"
+      "with mean aggregation; the program is the last assigned s-op unless --output names one.\n\n"
+      "Examples:\n"
+      "  lrnn rasp run tests/rasp/reverse.rasp --input hello\n"
+      "  [o, l, l, e, h]\n"
+      "  lrnn rasp analyze tests/rasp/dyck2.rasp\n"
+      "  lrnn rasp lower tests/rasp/reverse.rasp --vocab a,b,c --max-len 5 -o reverse.lrnn\n"
+      "  lrnn rasp draw tests/rasp/sort.rasp --input '§cab' -o sort.svg");
+
+  auto common = [opts](CLI::App* cmd) {
+    cmd->add_option("file", opts->file, "A .rasp program")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--output", opts->output_name, "The named s-op to use as the program (default: the last one)");
+    cmd->add_flag("--sum", opts->sum, "Aggregate by sum (RASPy) instead of mean (the paper)");
+  };
+
+  CLI::App* run = rasp->add_subcommand("run", "Run a program on an input");
+  common(run);
+  run->add_option("--input,-i", opts->input, "The input: a string (one token per character) or a JSON list")->required();
+  run->add_flag("--json", opts->json, "Print {\"name\": ..., \"output\": [...]} as JSON");
+  run->add_flag("--all", opts->all, "Print every named s-op of the program");
+  run->callback([opts] { run_cmd(*opts); });
+
+  CLI::App* an = rasp->add_subcommand("analyze", "Report the attention layers and heads per layer");
+  common(an);
+  an->add_flag("--json", opts->json, "Print the analysis as JSON");
+  an->callback([opts] { analyze_cmd(*opts); });
+
+  CLI::App* lower = rasp->add_subcommand("lower", "Lower a program to an lrnn template");
+  common(lower);
+  lower->add_option("--vocab", opts->vocab, "The token vocabulary: a,b,c or a JSON list")->required();
+  lower->add_option("--max-len", opts->max_len, "The longest input the template must handle")->required();
+  lower->add_option("-o,--out", opts->out_path, "Write the template here (default: standard output)");
+  lower->add_option("--input,-i", opts->input, "An input whose example facts --example-out writes");
+  lower->add_option("--example-out", opts->example_out, "Write the example facts of --input here");
+  lower->callback([opts] { lower_cmd(*opts); });
+
+  CLI::App* draw = rasp->add_subcommand("draw", "Draw the selectors and values of a run as SVG");
+  common(draw);
+  draw->add_option("--input,-i", opts->input, "The input: a string or a JSON list")->required();
+  draw->add_option("-o,--out", opts->out_path, "Write the SVG here (default: standard output)");
+  draw->callback([opts] { draw_cmd(*opts); });
+});
+
+}  // namespace

@@ -1,0 +1,115 @@
+// The `.rasp` text syntax: expressions, functions, lambdas, annotations and errors.
+#include <gtest/gtest.h>
+
+#include "lrnn/rasp.hpp"
+
+namespace {
+
+using namespace lrnn::rasp;
+
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const lrnn::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string joined(const std::vector<Value>& xs) {
+  std::string s;
+  for (const auto& x : xs) s += to_string(x) + " ";
+  return s;
+}
+
+TEST(RaspSyntax, PrecedenceFollowsTheOriginalGrammar) {
+  // * before +, % after * /, comparisons after arithmetic, and/or after comparisons,
+  // the conditional last.
+  Program p = parse_rasp("x = indices + 2 * 3 % 4 == 2 and indices > 1;\n"
+                         "y = 1 if indices == 0 else 2 ^ 3;\n"
+                         "z = -indices + 1;\n");
+  EXPECT_EQ(joined(run(p.with_output("x"), chars("abcd"))), "False False False False ");
+  EXPECT_EQ(joined(run(p.with_output("y"), chars("abc"))), "1 8 8 ");
+  EXPECT_EQ(joined(run(p.with_output("z"), chars("abc"))), "1 0 -1 ");
+  // `not` binds tighter than comparisons, as in the original grammar.
+  Program q = parse_rasp("w = not indices == False;");
+  EXPECT_EQ(joined(run(q, chars("ab"))), "False True ");
+}
+
+TEST(RaspSyntax, ListsComprehensionsInAndLambdas) {
+  Program p = parse_rasp(
+      "pairs = [\"ab\", \"cd\"];\n"
+      "firsts = [q[0] for q in pairs];  # a comment\n"
+      "is_first = tokens in firsts;\n"
+      "plus = map(lambda x: x + 1, indices);\n"
+      "prod = zipmap(lambda a, b: a * b, indices, plus);\n"
+      "n = len(pairs) + range(3)[2];\n"
+      "shifted = map(lambda x: x + n, indices);\n");
+  EXPECT_EQ(joined(run(p.with_output("is_first"), chars("abcd"))), "True False True False ");
+  EXPECT_EQ(joined(run(p.with_output("plus"), chars("abc"))), "1 2 3 ");
+  EXPECT_EQ(joined(run(p.with_output("prod"), chars("abc"))), "0 2 6 ");
+  EXPECT_EQ(joined(run(p.with_output("shifted"), chars("ab"))), "4 5 ");
+  EXPECT_EQ(p.get("plus").node()->label, "lambda x: x + 1");
+}
+
+TEST(RaspSyntax, FunctionsAnnotationsAndDefaults) {
+  Program p = parse_rasp(
+      "def shift_right(seq, n, filler) {\n"
+      "  s = select(indices, indices - n, ==);\n"
+      "  return aggregate(s, seq, filler);\n"
+      "}\n"
+      "categorical shifted = shift_right(tokens, 1, \"_\");\n"
+      "numerical frac = aggregate(select(indices, indices, <=), indicator(tokens == \"a\"));\n"
+      "ints = tokens_int + 1;\n");
+  EXPECT_EQ(joined(run(p.with_output("shifted"), chars("abc"))), "_ a b ");
+  EXPECT_EQ(p.get("shifted").node()->encoding, Encoding::Categorical);
+  EXPECT_EQ(p.get("frac").node()->encoding, Encoding::Numerical);
+  // mean aggregation: the fraction of a's so far
+  EXPECT_EQ(joined(run(p.with_output("frac"), chars("abab"))), "1 0.5 0.6666666667 0.5 ");
+  EXPECT_EQ(joined(run(p.with_output("ints"), chars("123"))), "2 3 4 ");
+}
+
+TEST(RaspSyntax, ParseErrorHasFileLineColumnAndCaret) {
+  std::string msg = error_of([] { parse_rasp("a = tokens;\nb = select(tokens, tokens, ==;\n", "bad.rasp"); });
+  EXPECT_EQ(msg, "bad.rasp:2:30: error: expected ')' to close select(...), found ';'\n"
+                 "b = select(tokens, tokens, ==;\n"
+                 "                             ^");
+  msg = error_of([] { parse_rasp("x = tokens +;", "e.rasp"); });
+  EXPECT_NE(msg.find("e.rasp:1:13: error: expected an expression, found ';'"), std::string::npos) << msg;
+  msg = error_of([] { parse_rasp("x = \"abc;", "e.rasp"); });
+  EXPECT_NE(msg.find("unterminated string"), std::string::npos) << msg;
+  msg = error_of([] { parse_rasp("def f(a) { x = a; }", "e.rasp"); });
+  EXPECT_NE(msg.find("expected 'return'"), std::string::npos) << msg;
+  msg = error_of([] { parse_rasp("x = tokens $ 2;", "e.rasp"); });
+  EXPECT_NE(msg.find("e.rasp:1:12: error: unexpected character '$'"), std::string::npos) << msg;
+}
+
+TEST(RaspSyntax, SemanticErrorsPointAtTheSource) {
+  std::string msg = error_of([] { parse_rasp("s = select(tokens, tokens, ==);\nx = s == tokens;\n", "t.rasp"); });
+  EXPECT_NE(msg.find("t.rasp:2:7: error: cannot compare a selector with an s-op"), std::string::npos) << msg;
+  msg = error_of([] { parse_rasp("x = aggregate(tokens, tokens);", "t.rasp"); });
+  EXPECT_NE(msg.find("must be a selector"), std::string::npos) << msg;
+  msg = error_of([] { parse_rasp("x = undefined_thing + 1;", "t.rasp"); });
+  EXPECT_NE(msg.find("t.rasp:1:5: error: undefined variable 'undefined_thing'"), std::string::npos) << msg;
+  msg = error_of([] { parse_rasp("def f(a) { return f(a); }\nx = f(tokens);", "t.rasp"); });
+  EXPECT_NE(msg.find("nested more than 200 deep"), std::string::npos) << msg;
+  msg = error_of([] { parse_rasp("load \"does_not_exist.rasp\";", "t.rasp"); });
+  EXPECT_NE(msg.find("cannot read"), std::string::npos) << msg;
+  msg = error_of([] { parse_rasp("s = select(tokens, tokens, ==);", "t.rasp"); });
+  EXPECT_NE(msg.find("assigns no s-op"), std::string::npos) << msg;
+}
+
+TEST(RaspSyntax, AggregatingSeveralStringsFailsWithThePosition) {
+  Program p = parse_rasp("prefix = select(indices, indices, <=);\nsmear = aggregate(prefix, tokens);\n", "s.rasp");
+  std::string msg = error_of([&] { run(p, chars("xy")); });
+  EXPECT_NE(msg.find("s.rasp:2:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("cannot aggregate 2 selected values that are not all numbers (\"x\", \"y\") at position 1"),
+            std::string::npos)
+      << msg;
+  // One selected string passes through; the mean of numbers is a float.
+  Program ok = parse_rasp("first = aggregate(select(indices, 0, ==), tokens);");
+  EXPECT_EQ(joined(run(ok, chars("xy"))), "x x ");
+}
+
+}  // namespace
