@@ -210,7 +210,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       if (batch_size < order.size()) std::sort(batch.begin(), batch.end());  // canonical plan key
       const exec::Plan& plan = plan_for_batch(train_set, batch);
       exec::forward(plan, model_.params, ws_);
-      ws_.grads.assign(plan.num_values, 0.0);
+      ws_.grads.assign(plan.num_values, 0.0);  // backward accumulates
       size_t n_targets = 0;
       // Map plan outputs to set outputs: plan outputs are ordered (sample in batch, query,
       // match), exactly the set's order restricted to the batch's samples.
