@@ -56,7 +56,13 @@ void run_ground(const GroundOptions& o) {
   nlohmann::json json_examples = nlohmann::json::array();
   for (size_t e = 0; e < examples.size(); ++e) {
     if (!used[e]) continue;
-    GroundSample s = ground(program, examples[e], queries_of[e], options);
+    GroundSample s;
+    try {
+      s = ground(program, examples[e], queries_of[e], options);
+    } catch (const lrnn::Error& err) {
+      // Say which example exploded; the span still points at the rule.
+      throw lrnn::Error(err.kind(), err.span(), "example " + std::to_string(e + 1) + ": " + err.message());
+    }
     ++n_grounded;
     std::vector<size_t> per_rule(n_rules, 0);
     for (const auto& set : s.rules) per_rule[set.rule] = set.size();

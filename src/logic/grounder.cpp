@@ -727,7 +727,7 @@ GroundSample Grounder::build_sample(const ExampleAst& example, const std::vector
       auto limit_error = [&]() {
         return Error(ErrorKind::Limit, cr.span,
                      "grounding exceeded " + std::to_string(opt_.max_ground_rules) +
-                         " ground rules in this rule (GroundingOptions::max_ground_rules)");
+                         " ground rules (GroundingOptions::max_ground_rules) while enumerating this rule");
       };
       // Head atom ids are resolved in prefetched batches (see fire()).
       constexpr uint32_t kBatch = 32;
