@@ -8,5 +8,6 @@ NB_MODULE(_core, m) {
   lrnn::python::bind_syntax(m);
   lrnn::python::bind_logic(m);
   lrnn::python::bind_zoo(m);
+  lrnn::python::bind_engine(m);
 
 }
