@@ -1,0 +1,60 @@
+// `lrnn eval MODEL --examples E [--queries Q] [--json]`: a saved model's outputs and metrics
+// on a dataset (no training).
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli/command.hpp"
+#include "lrnn/syntax.hpp"
+#include "train/engine.hpp"
+#include "train/report.hpp"
+
+namespace {
+
+using namespace lrnn;
+
+struct EvalOptions {
+  std::string model_path, examples_path, queries_path;
+  bool json = false;
+};
+
+void run_eval(const EvalOptions& o) {
+  train::TrainConfig config;
+  std::unique_ptr<train::Engine> engine = train::Engine::load(o.model_path, config);
+  std::vector<ExampleAst> examples = load_examples(o.examples_path);
+  std::vector<QueryLineAst> queries;
+  if (!o.queries_path.empty()) queries = load_queries(o.queries_path);
+  train::PreparedSet set = engine->prepare(train::pair_samples(std::move(examples), queries));
+  train::Evaluation ev = engine->evaluate(set, config.loss);
+  if (o.json) {
+    nlohmann::json j = train::metrics_json(ev.metrics);
+    j["samples"] = set.size();
+    j["outputs"] = train::outputs_json(set, ev);
+    std::cout << j.dump() << "\n";
+    return;
+  }
+  for (size_t k = 0; k < set.outputs.size(); ++k) {
+    const auto& info = set.outputs[k];
+    std::string out;
+    for (size_t e = 0; e < ev.outputs[k].size(); ++e) out += (e ? " " : "") + std::to_string(ev.outputs[k][e]);
+    std::string target;
+    for (size_t e = 0; e < info.target.size(); ++e) target += (e ? " " : "") + std::to_string(info.target[e]);
+    std::printf("%u\t%s\toutput %s%s%s\n", info.sample, info.text.c_str(), out.c_str(),
+                info.target.empty() ? "" : "\ttarget ", target.c_str());
+  }
+  if (ev.metrics.count)
+    std::printf("loss %.6f  accuracy %.4f  (%zu targets)\n", ev.metrics.loss, ev.metrics.accuracy, ev.metrics.count);
+}
+
+lrnn::cli::RegisterCommand reg(41, [](CLI::App& app) {
+  auto o = std::make_shared<EvalOptions>();
+  CLI::App* cmd = app.add_subcommand("eval", "Evaluate a saved model on examples (and queries)");
+  cmd->add_option("model", o->model_path, "Model file written by lrnn train --save")->required();
+  cmd->add_option("--examples,-e", o->examples_path, "Examples file")->required();
+  cmd->add_option("--queries,-q", o->queries_path, "Queries file (omit for labelled examples)");
+  cmd->add_flag("--json", o->json, "Print one JSON object with metrics and outputs");
+  cmd->callback([o] { run_eval(*o); });
+});
+
+}  // namespace

@@ -1,0 +1,177 @@
+// `lrnn train TEMPLATE --examples E [--queries Q] ...`: ground, neuralize, train, report,
+// save. Progress goes to stderr (a bar on a terminal, a line every few epochs otherwise);
+// the summary (or, with --json, one JSON object) goes to stdout.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli/command.hpp"
+#include "lrnn/diagnostics.hpp"
+#include "lrnn/syntax.hpp"
+#include "train/engine.hpp"
+#include "train/report.hpp"
+
+namespace {
+
+using namespace lrnn;
+
+struct TrainOptions {
+  std::string template_path, examples_path, queries_path;
+  std::string test_examples_path, test_queries_path;
+  double test_fraction = 0;
+  int epochs = 100;
+  std::string optimizer = "adam";
+  double lr = -1;
+  double weight_decay = -1;
+  std::string loss = "mse";
+  size_t batch_size = 0;
+  uint64_t seed = 1;
+  std::string initializer = "glorot";
+  std::string schedule = "constant";
+  int patience = 0;
+  int report_every = 0;
+  std::string save_path, load_path;
+  bool json = false;
+};
+
+std::vector<train::Sample> load_samples(const std::string& examples, const std::string& queries) {
+  std::vector<ExampleAst> ex = load_examples(examples);
+  std::vector<QueryLineAst> q;
+  if (!queries.empty()) q = load_queries(queries);
+  return train::pair_samples(std::move(ex), q);
+}
+
+void run_train(const TrainOptions& o, const CLI::App& cmd) {
+  const auto t0 = std::chrono::steady_clock::now();
+  train::TrainConfig config;
+  std::unique_ptr<train::Engine> engine;
+  if (!o.load_path.empty()) {
+    engine = train::Engine::load(o.load_path, config);
+  } else {
+    if (o.template_path.empty()) throw Error(ErrorKind::Semantic, "lrnn train needs a TEMPLATE (or --load MODEL)");
+    config.initializer = train::Initializer::parse(o.initializer);
+    config.seed = o.seed;
+    engine = std::make_unique<train::Engine>(load_template(o.template_path), config.initializer, config.seed);
+  }
+  // Options given on the command line override a loaded model's settings.
+  auto given = [&](const char* name) { return cmd.count(name) > 0; };
+  if (o.load_path.empty() || given("--optimizer")) config.optimizer = train::OptimizerConfig::defaults(train::OptimizerConfig::parse(o.optimizer));
+  if (o.lr > 0) config.optimizer.lr = o.lr;
+  else if (o.load_path.empty()) config.optimizer.lr = 0.01;
+  if (o.weight_decay >= 0) config.optimizer.weight_decay = o.weight_decay;
+  if (o.load_path.empty() || given("--loss")) config.loss = train::parse_loss(o.loss);
+  if (o.load_path.empty() || given("--batch-size")) config.batch_size = o.batch_size;
+  if (o.load_path.empty() || given("--seed")) config.seed = o.seed;
+  if (o.load_path.empty() || given("--schedule")) config.schedule.kind = train::Schedule::parse(o.schedule);
+  if (o.load_path.empty() || given("--patience")) config.patience = o.patience;
+  config.epochs = o.epochs;
+  config.schedule.total_epochs = engine->epochs_trained() + o.epochs;
+  config.schedule.step_size = std::max(1, o.epochs / 4);
+
+  std::vector<train::Sample> train_samples = load_samples(o.examples_path, o.queries_path);
+  std::vector<train::Sample> test_samples;
+  if (!o.test_examples_path.empty()) {
+    test_samples = load_samples(o.test_examples_path, o.test_queries_path);
+  } else if (o.test_fraction > 0) {
+    std::vector<train::Sample> all = std::move(train_samples);
+    train_samples.clear();
+    train::split_samples(all, o.test_fraction, config.seed, train_samples, test_samples);
+  }
+  train::PreparedSet train_set = engine->prepare(std::move(train_samples));
+  std::unique_ptr<train::PreparedSet> test_set;
+  if (!test_samples.empty()) test_set = std::make_unique<train::PreparedSet>(engine->prepare(std::move(test_samples)));
+  engine->plan_for(train_set);
+  const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  const bool tty = ::isatty(STDERR_FILENO);
+  const int every = o.report_every > 0 ? o.report_every : std::max(1, o.epochs / 10);
+  auto on_epoch = [&](const train::EpochReport& r) {
+    if (tty) {
+      const int width = 30;
+      const int run_epoch = static_cast<int>(r.epoch) - (config.schedule.total_epochs - o.epochs);
+      const int filled = o.epochs > 0 ? width * run_epoch / o.epochs : width;
+      std::string bar(filled, '#');
+      bar.resize(width, '.');
+      std::fprintf(stderr, "\r[%s] %s", bar.c_str(), train::epoch_line(r, config.schedule.total_epochs).c_str());
+      if (run_epoch == o.epochs) std::fprintf(stderr, "\n");
+      std::fflush(stderr);
+    } else if (r.epoch % every == 0 || r.epoch == config.schedule.total_epochs) {
+      std::fprintf(stderr, "%s\n", train::epoch_line(r, config.schedule.total_epochs).c_str());
+    }
+    return true;
+  };
+  train::TrainResult result = engine->train(train_set, test_set.get(), config, on_epoch);
+  if (tty && result.epochs < o.epochs) std::fprintf(stderr, "\n");
+
+  train::Evaluation ev = engine->evaluate(train_set, config.loss);
+  nlohmann::json j;
+  j["epochs"] = result.epochs;
+  j["epochs_total"] = engine->epochs_trained();
+  j["stopped_early"] = result.stopped_early;
+  const nlohmann::json m = train::metrics_json(ev.metrics);
+  for (auto it = m.begin(); it != m.end(); ++it) j[it.key()] = it.value();
+  if (test_set) {
+    train::Evaluation tev = engine->evaluate(*test_set, config.loss);
+    j["test"] = train::metrics_json(tev.metrics);
+    j["test"]["outputs"] = train::outputs_json(*test_set, tev);
+  }
+  j["timing"] = {{"build_s", build_s},
+                 {"ground_s", train_set.seconds},
+                 {"train_s", result.train_seconds},
+                 {"epoch_s", result.epochs ? result.train_seconds / result.epochs : 0.0}};
+  j["samples"] = train_set.size();
+  j["parameters"] = engine->parameters().size();
+  j["outputs"] = train::outputs_json(train_set, ev);
+  if (!o.save_path.empty()) engine->save(o.save_path, config);
+  if (o.json) {
+    std::cout << j.dump() << "\n";
+    return;
+  }
+  std::printf("trained %d epochs on %zu samples (%zu parameters)\n", result.epochs, train_set.size(),
+              engine->parameters().size());
+  std::printf("train: loss %.6f  accuracy %.4f\n", ev.metrics.loss, ev.metrics.accuracy);
+  if (test_set)
+    std::printf("test:  loss %.6f  accuracy %.4f\n", j["test"]["loss"].is_number() ? j["test"]["loss"].get<double>() : NAN,
+                j["test"]["accuracy"].is_number() ? j["test"]["accuracy"].get<double>() : NAN);
+  std::printf("time: build %.3f s, train %.3f s (%.5f s per epoch)\n", build_s, result.train_seconds,
+              result.epochs ? result.train_seconds / result.epochs : 0.0);
+  if (!o.save_path.empty()) std::printf("saved %s\n", o.save_path.c_str());
+}
+
+lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
+  auto o = std::make_shared<TrainOptions>();
+  CLI::App* cmd = app.add_subcommand("train", "Train a template on examples and queries");
+  cmd->add_option("template", o->template_path, "Template file (not needed with --load)");
+  cmd->add_option("--examples,-e", o->examples_path, "Examples file")->required();
+  cmd->add_option("--queries,-q", o->queries_path, "Queries file (omit for labelled examples)");
+  cmd->add_option("--epochs", o->epochs, "Epochs to train (default 100)");
+  cmd->add_option("--optimizer", o->optimizer, "adam | sgd | adamw (default adam)");
+  cmd->add_option("--lr", o->lr, "Learning rate (default 0.01)");
+  cmd->add_option("--weight-decay", o->weight_decay, "Weight decay (AdamW default 0.01)");
+  cmd->add_option("--loss", o->loss, "mse | crossentropy (default mse)");
+  cmd->add_option("--batch-size", o->batch_size, "Samples per step (default 0: all)");
+  cmd->add_option("--seed", o->seed, "Seed of initialisation, shuffling and splits (default 1)");
+  cmd->add_option("--initializer", o->initializer, "glorot | he | uniform(s) | normal(s) | constant(v)");
+  cmd->add_option("--schedule", o->schedule, "constant | step | exponential | cosine");
+  cmd->add_option("--test-examples", o->test_examples_path, "Test examples file");
+  cmd->add_option("--test-queries", o->test_queries_path, "Test queries file");
+  cmd->add_option("--test-fraction", o->test_fraction, "Hold out this fraction of the samples (seeded)");
+  cmd->add_option("--patience", o->patience, "Early stopping: epochs without improvement (0: off)");
+  cmd->add_option("--report-every", o->report_every, "Progress line every N epochs when not on a terminal");
+  cmd->add_option("--save", o->save_path, "Write the trained model (JSON) here");
+  cmd->add_option("--load", o->load_path, "Continue training a saved model");
+  cmd->add_flag("--json", o->json, "Print one JSON object with metrics, timing and outputs");
+  cmd->footer(
+      "Examples:\n"
+      "  lrnn train xor.lrnn --examples xor/naive/trainExamples.txt --epochs 300 --save xor.json\n"
+      "  lrnn train mutagenesis.lrnn -e examples.txt -q queries.txt --test-fraction 0.2 --json");
+  cmd->callback([o, cmd] { run_train(*o, *cmd); });
+});
+
+}  // namespace

@@ -1,0 +1,334 @@
+// Forward and backward over a plan. Each group is a handful of batched calls: gather rows,
+// one GEMM with the shared weight, the combination / activation / aggregation kernels of
+// functions.hpp, and a scatter. Gathers are parallel (disjoint writes); scatter-adds and
+// weight-gradient reductions run in a fixed order, so results are bit-reproducible.
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cstring>
+
+#include "exec/plan.hpp"
+
+namespace lrnn::exec {
+
+namespace {
+
+using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MapM = Eigen::Map<RowMat>;
+using CMapM = Eigen::Map<const RowMat>;
+using MapV = Eigen::Map<Eigen::VectorXd>;
+using CMapV = Eigen::Map<const Eigen::VectorXd>;
+
+constexpr size_t kParallelRows = 2048;
+
+// rows[k] = values[src[k]] (size each), as 1 - x under soft negation.
+void gather(const std::vector<uint32_t>& src, int size, bool negate, const double* values, double* out) {
+  const size_t n = src.size();
+#pragma omp parallel for schedule(static) if (n * size > kParallelRows * 8)
+  for (size_t k = 0; k < n; ++k) {
+    const double* x = values + src[k];
+    double* y = out + k * size;
+    if (negate) {
+      for (int e = 0; e < size; ++e) y[e] = 1.0 - x[e];
+    } else {
+      std::memcpy(y, x, sizeof(double) * size);
+    }
+  }
+}
+
+// values[src[k]] += rows[k] (negated under soft negation). Sequential: src may repeat.
+void scatter_add(const std::vector<uint32_t>& src, int size, bool negate, const double* rows, double* grads) {
+  const size_t n = src.size();
+  const double sign = negate ? -1.0 : 1.0;
+  for (size_t k = 0; k < n; ++k) {
+    double* g = grads + src[k];
+    const double* y = rows + k * size;
+    for (int e = 0; e < size; ++e) g[e] += sign * y[e];
+  }
+}
+
+// Transposes n matrices of shape s (out has shape s^T); accumulate adds instead.
+void transpose_rows(Shape s, size_t n, const double* in, double* out, bool accumulate) {
+  const int size = s.size();
+  for (size_t k = 0; k < n; ++k) {
+    const double* x = in + k * size;
+    double* y = out + k * size;
+    for (int i = 0; i < s.rows; ++i)
+      for (int j = 0; j < s.cols; ++j) {
+        if (accumulate) y[j * s.rows + i] += x[i * s.cols + j];
+        else y[j * s.rows + i] = x[i * s.cols + j];
+      }
+  }
+}
+
+// out[k] = in[perm[k]] (inverse: out[perm[k]] (+)= in[k]).
+void permute_rows(const std::vector<uint32_t>& perm, int size, const double* in, double* out, bool inverse,
+                  bool accumulate) {
+  for (size_t k = 0; k < perm.size(); ++k) {
+    const double* x = in + (inverse ? k : perm[k]) * static_cast<size_t>(size);
+    double* y = out + (inverse ? perm[k] : k) * static_cast<size_t>(size);
+    for (int e = 0; e < size; ++e) {
+      if (accumulate) y[e] += x[e];
+      else y[e] = x[e];
+    }
+  }
+}
+
+// z = W (x) for n values of shape x (see WeightMode).
+void weight_forward(WeightMode mode, Shape w, Shape x, Shape z, size_t n, const double* W,
+                    const double* X, double* Z) {
+  const Eigen::Index N = static_cast<Eigen::Index>(n);
+  switch (mode) {
+    case WeightMode::None: return;
+    case WeightMode::Scalar: {
+      MapV(Z, N * x.size()) = W[0] * CMapV(X, N * x.size());
+      return;
+    }
+    case WeightMode::Outer: {
+      // Z (n x |W|) = x (n x 1) * vec(W)^T
+      MapM(Z, N, w.size()).noalias() = CMapV(X, N) * CMapV(W, w.size()).transpose();
+      return;
+    }
+    case WeightMode::MatMul: {
+      if (x.cols == 1) {
+        // Z (n x r) = X (n x c) W^T: one GEMM for the whole group.
+        MapM(Z, N, w.rows).noalias() = CMapM(X, N, x.rows) * CMapM(W, w.rows, w.cols).transpose();
+      } else {
+        CMapM Wm(W, w.rows, w.cols);
+        for (size_t k = 0; k < n; ++k)
+          MapM(Z + k * z.size(), z.rows, z.cols).noalias() = Wm * CMapM(X + k * x.size(), x.rows, x.cols);
+      }
+      return;
+    }
+    case WeightMode::Elementwise: {
+      const int s = x.size();
+      CMapV Wv(W, s);
+      for (size_t k = 0; k < n; ++k) MapV(Z + k * s, s) = Wv.cwiseProduct(CMapV(X + k * s, s));
+      return;
+    }
+  }
+}
+
+// gX += dZ/dX^T gZ, gW += sum over the group (fixed order).
+void weight_backward(WeightMode mode, Shape w, Shape x, Shape z, size_t n, const double* W,
+                     const double* X, const double* gZ, double* gX, double* gW, bool need_gw) {
+  const Eigen::Index N = static_cast<Eigen::Index>(n);
+  switch (mode) {
+    case WeightMode::None: return;
+    case WeightMode::Scalar: {
+      const Eigen::Index len = N * x.size();
+      MapV(gX, len) += W[0] * CMapV(gZ, len);
+      if (need_gw) gW[0] += CMapV(gZ, len).dot(CMapV(X, len));
+      return;
+    }
+    case WeightMode::Outer: {
+      CMapM G(gZ, N, w.size());
+      MapV(gX, N) += G * CMapV(W, w.size());
+      if (need_gw) MapV(gW, w.size()) += G.transpose() * CMapV(X, N);
+      return;
+    }
+    case WeightMode::MatMul: {
+      CMapM Wm(W, w.rows, w.cols);
+      if (x.cols == 1) {
+        CMapM G(gZ, N, w.rows);
+        MapM(gX, N, x.rows).noalias() += G * Wm;
+        if (need_gw) MapM(gW, w.rows, w.cols).noalias() += G.transpose() * CMapM(X, N, x.rows);
+      } else {
+        MapM GW(gW, w.rows, w.cols);
+        for (size_t k = 0; k < n; ++k) {
+          CMapM G(gZ + k * z.size(), z.rows, z.cols);
+          MapM(gX + k * x.size(), x.rows, x.cols).noalias() += Wm.transpose() * G;
+          if (need_gw) GW.noalias() += G * CMapM(X + k * x.size(), x.rows, x.cols).transpose();
+        }
+      }
+      return;
+    }
+    case WeightMode::Elementwise: {
+      const int s = x.size();
+      CMapV Wv(W, s);
+      MapV GW(gW, s);
+      for (size_t k = 0; k < n; ++k) {
+        MapV(gX + k * s, s) += Wv.cwiseProduct(CMapV(gZ + k * s, s));
+        if (need_gw) GW += CMapV(X + k * s, s).cwiseProduct(CMapV(gZ + k * s, s));
+      }
+      return;
+    }
+  }
+}
+
+void add_offset(Shape shape, Shape b, size_t n, const double* B, const double* in, double* out) {
+  const size_t s = shape.size();
+  if (b.scalar()) {
+    for (size_t i = 0; i < n * s; ++i) out[i] = in[i] + B[0];
+  } else {
+    for (size_t k = 0; k < n; ++k)
+      for (size_t e = 0; e < s; ++e) out[k * s + e] = in[k * s + e] + B[e];
+  }
+}
+
+void offset_backward(Shape shape, Shape b, size_t n, const double* g, double* gB) {
+  const size_t s = shape.size();
+  if (b.scalar()) {
+    double acc = 0;
+    for (size_t i = 0; i < n * s; ++i) acc += g[i];
+    gB[0] += acc;
+  } else {
+    for (size_t k = 0; k < n; ++k)
+      for (size_t e = 0; e < s; ++e) gB[e] += g[k * s + e];
+  }
+}
+
+void rule_forward(const RuleGroup& G, const neural::Parameters& params, double* v) {
+  std::vector<Shape> shapes;
+  std::vector<const double*> in;
+  for (const InputBlock& B : G.inputs) {
+    gather(B.src, B.raw_shape.size(), B.soft_negated, v, v + B.x_off);
+    if (B.mode != WeightMode::None)
+      weight_forward(B.mode, params.info(B.weight).shape, B.raw_shape, B.wout_shape, G.n,
+                     params.data(B.weight), v + B.x_off, v + B.w_off);
+    if (B.z_off != B.w_off) transpose_rows(B.wout_shape, G.n, v + B.w_off, v + B.z_off, false);
+    shapes.push_back(B.out_shape);
+    in.push_back(v + B.z_off);
+  }
+  double* comb = v + G.comb_off;
+  if (in.empty()) {
+    std::fill_n(comb, G.n, 1.0);  // a body without neuron inputs holds: value 1
+  } else {
+    combination_forward(G.combination, shapes, G.n, in.data(), comb);
+  }
+  if (G.offset != neural::kNoParam)
+    add_offset(G.comb_shape, params.info(G.offset).shape, G.n, params.data(G.offset), comb, v + G.pre_off);
+  activation_forward(G.activation, G.comb_shape, G.n, v + G.pre_off, v + G.act_off);
+  const double* agg_in = v + G.act_off;
+  if (G.softmax) {
+    const int size = G.act_shape.size();
+    permute_rows(G.softmax_perm, size, v + G.act_off, v + G.perm_off, false, false);
+    segment_softmax_forward(G.act_shape, G.softmax_segments.size() - 1, G.softmax_segments.data(),
+                            v + G.perm_off, v + G.psoft_off);
+    permute_rows(G.softmax_perm, size, v + G.psoft_off, v + G.soft_off, true, false);
+    agg_in = v + G.soft_off;
+  }
+  aggregation_forward(G.aggregation, G.act_shape, G.m, G.head_segments.data(), agg_in, v + G.agg_off);
+  if (G.head_mode != WeightMode::None)
+    weight_forward(G.head_mode, params.info(G.head_weight).shape, G.agg_shape, G.out_shape, G.m,
+                   params.data(G.head_weight), v + G.agg_off, v + G.out_off);
+}
+
+void rule_backward(const RuleGroup& G, const neural::Parameters& params, const double* v, double* g,
+                   double* pg) {
+  if (G.head_mode != WeightMode::None)
+    weight_backward(G.head_mode, params.info(G.head_weight).shape, G.agg_shape, G.out_shape, G.m,
+                    params.data(G.head_weight), v + G.agg_off, g + G.out_off, g + G.agg_off,
+                    pg + params.info(G.head_weight).offset, true);
+  if (G.softmax) {
+    const int size = G.act_shape.size();
+    aggregation_backward(G.aggregation, G.act_shape, G.m, G.head_segments.data(), v + G.soft_off,
+                         v + G.agg_off, g + G.agg_off, g + G.soft_off);
+    permute_rows(G.softmax_perm, size, g + G.soft_off, g + G.psoft_off, false, true);
+    segment_softmax_backward(G.act_shape, G.softmax_segments.size() - 1, G.softmax_segments.data(),
+                             v + G.psoft_off, g + G.psoft_off, g + G.perm_off);
+    permute_rows(G.softmax_perm, size, g + G.perm_off, g + G.act_off, true, true);
+  } else {
+    aggregation_backward(G.aggregation, G.act_shape, G.m, G.head_segments.data(), v + G.act_off,
+                         v + G.agg_off, g + G.agg_off, g + G.act_off);
+  }
+  activation_backward(G.activation, G.comb_shape, G.n, v + G.pre_off, v + G.act_off, g + G.act_off,
+                      g + G.pre_off);
+  if (G.offset != neural::kNoParam) {
+    offset_backward(G.comb_shape, params.info(G.offset).shape, G.n, g + G.pre_off,
+                    pg + params.info(G.offset).offset);
+    // g_comb = g_pre: pre_off and comb_off differ only when there is an offset.
+    const size_t len = static_cast<size_t>(G.n) * G.comb_shape.size();
+    for (size_t i = 0; i < len; ++i) g[G.comb_off + i] += g[G.pre_off + i];
+  }
+  if (G.inputs.empty()) return;
+  std::vector<Shape> shapes;
+  std::vector<const double*> in;
+  std::vector<double*> gin;
+  for (const InputBlock& B : G.inputs) {
+    shapes.push_back(B.out_shape);
+    in.push_back(v + B.z_off);
+    gin.push_back(g + B.z_off);
+  }
+  combination_backward(G.combination, shapes, G.n, in.data(), v + G.comb_off, g + G.comb_off, gin.data());
+  for (const InputBlock& B : G.inputs) {
+    if (B.z_off != B.w_off) transpose_rows(B.out_shape, G.n, g + B.z_off, g + B.w_off, true);
+    if (B.mode != WeightMode::None)
+      weight_backward(B.mode, params.info(B.weight).shape, B.raw_shape, B.wout_shape, G.n,
+                      params.data(B.weight), v + B.x_off, g + B.w_off, g + B.x_off,
+                      pg + params.info(B.weight).offset, true);
+    scatter_add(B.src, B.raw_shape.size(), B.soft_negated, g + B.x_off, g);
+  }
+}
+
+void atom_forward(const AtomGroup& A, const neural::Parameters& params, double* v) {
+  gather(A.src, A.in_shape.size(), false, v, v + A.c_off);
+  aggregation_forward(A.combination, A.in_shape, A.m, A.segments.data(), v + A.c_off, v + A.red_off);
+  const Shape red = A.combination == AggregationKind::Count ? Shape{1, 1} : A.in_shape;
+  if (A.offset != neural::kNoParam)
+    add_offset(red, params.info(A.offset).shape, A.m, params.data(A.offset), v + A.red_off, v + A.pre_off);
+  activation_forward(A.activation, red, A.m, v + A.pre_off, v + A.out_off);
+}
+
+void atom_backward(const AtomGroup& A, const neural::Parameters& params, const double* v, double* g,
+                   double* pg) {
+  const Shape red = A.combination == AggregationKind::Count ? Shape{1, 1} : A.in_shape;
+  activation_backward(A.activation, red, A.m, v + A.pre_off, v + A.out_off, g + A.out_off, g + A.pre_off);
+  if (A.offset != neural::kNoParam) {
+    offset_backward(red, params.info(A.offset).shape, A.m, g + A.pre_off, pg + params.info(A.offset).offset);
+    const size_t len = static_cast<size_t>(A.m) * red.size();
+    for (size_t i = 0; i < len; ++i) g[A.red_off + i] += g[A.pre_off + i];
+  }
+  aggregation_backward(A.combination, A.in_shape, A.m, A.segments.data(), v + A.c_off, v + A.red_off,
+                       g + A.red_off, g + A.c_off);
+  scatter_add(A.src, A.in_shape.size(), false, g + A.c_off, g);
+}
+
+}  // namespace
+
+void forward(const Plan& plan, const neural::Parameters& params, Workspace& ws) {
+  ws.values.assign(plan.num_values, 0.0);
+  double* v = ws.values.data();
+  std::copy(plan.data.begin(), plan.data.end(), v);
+  for (size_t i = 0; i < plan.param_fact_off.size(); ++i) {
+    const uint32_t p = plan.param_fact_param[i];
+    std::copy_n(params.data(p), params.info(p).shape.size(), v + plan.param_fact_off[i]);
+  }
+  for (const Step& step : plan.steps) {
+    if (step.atom) {
+      atom_forward(plan.atom_groups[step.index], params, v);
+    } else {
+      rule_forward(plan.rule_groups[step.index], params, v);
+    }
+  }
+}
+
+void backward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
+              std::vector<double>& param_grads) {
+  param_grads.resize(params.size(), 0.0);
+  ws.grads.resize(plan.num_values, 0.0);
+  const double* v = ws.values.data();
+  double* g = ws.grads.data();
+  double* pg = param_grads.data();
+  for (auto it = plan.steps.rbegin(); it != plan.steps.rend(); ++it) {
+    if (it->atom) {
+      atom_backward(plan.atom_groups[it->index], params, v, g, pg);
+    } else {
+      rule_backward(plan.rule_groups[it->index], params, v, g, pg);
+    }
+  }
+  for (size_t i = 0; i < plan.param_fact_off.size(); ++i) {
+    const uint32_t p = plan.param_fact_param[i];
+    const int size = params.info(p).shape.size();
+    double* gp = pg + params.info(p).offset;
+    for (int e = 0; e < size; ++e) gp[e] += g[plan.param_fact_off[i] + e];
+  }
+}
+
+std::vector<double> output_value(const Plan& plan, const Workspace& ws, size_t o) {
+  const OutputRef& out = plan.outputs[o];
+  if (out.offset == kNoValue) return {0.0};
+  return std::vector<double>(ws.values.begin() + out.offset,
+                             ws.values.begin() + out.offset + out.shape.size());
+}
+
+}  // namespace lrnn::exec

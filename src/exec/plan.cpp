@@ -1,0 +1,375 @@
+#include "exec/plan.hpp"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "lrnn/diagnostics.hpp"
+
+namespace lrnn::exec {
+
+namespace {
+
+std::string text(Shape s) { return std::to_string(s.rows) + "x" + std::to_string(s.cols); }
+
+std::string literal_text(const Literal& l) {
+  std::string t = (l.soft_negated ? "~" : "") + l.predicate;
+  if (!l.args.empty()) {
+    t += "(";
+    for (size_t i = 0; i < l.args.size(); ++i) t += (i ? ", " : "") + l.args[i].text;
+    t += ")";
+  }
+  if (l.transposed) t += "^T";
+  return t;
+}
+
+std::string rule_name(const neural::TemplateModel& model, uint32_t r) {
+  return "rule " + std::to_string(r + 1) + " (head " + literal_text(model.ast().rules[r].head) + ")";
+}
+
+class Allocator {
+ public:
+  uint32_t take(size_t n) {
+    uint64_t at = cursor_;
+    cursor_ += n;
+    if (cursor_ > 0xFFFFFFF0ULL)
+      throw Error(ErrorKind::Limit, "the network needs more than 4 billion values");
+    return static_cast<uint32_t>(at);
+  }
+  uint32_t size() const { return static_cast<uint32_t>(cursor_); }
+
+ private:
+  uint64_t cursor_ = 0;
+};
+
+Shape group_aggregation_shape(AggregationKind kind, Shape in, const std::vector<uint32_t>& seg,
+                        const std::string& where, const Span& span) {
+  switch (kind) {
+    case AggregationKind::Count: return {1, 1};
+    case AggregationKind::Concat: {
+      uint32_t len = seg.size() > 1 ? seg[1] - seg[0] : 0;
+      for (size_t j = 1; j + 1 < seg.size(); ++j)
+        if (seg[j + 1] - seg[j] != len)
+          throw Error(ErrorKind::Shape, span,
+                      where + ": concat aggregation needs the same number of groundings for every "
+                              "head, found " + std::to_string(len) + " and " +
+                          std::to_string(seg[j + 1] - seg[j]));
+      return {static_cast<int>(len) * in.rows, in.cols};
+    }
+    default: return in;
+  }
+}
+
+}  // namespace
+
+WeightMode weight_mode(Shape w, Shape x, Shape& out) {
+  if (w.scalar()) {
+    out = x;
+    return WeightMode::Scalar;
+  }
+  if (x.scalar()) {
+    out = w;
+    return WeightMode::Outer;
+  }
+  if (w.cols == x.rows) {
+    out = {w.rows, x.cols};
+    return WeightMode::MatMul;
+  }
+  if (w == x) {
+    out = x;
+    return WeightMode::Elementwise;
+  }
+  throw Error(ErrorKind::Shape, "weight of shape " + text(w) + " cannot apply to a value of shape " + text(x));
+}
+
+Plan build_plan(const neural::TemplateModel& model,
+                const std::vector<const neural::SampleNetwork*>& samples) {
+  Plan plan;
+  Allocator alloc;
+  const size_t n_samples = samples.size();
+  plan.atom_offsets.resize(n_samples);
+  plan.atom_shapes.resize(n_samples);
+  for (size_t s = 0; s < n_samples; ++s) {
+    plan.atom_offsets[s].assign(samples[s]->num_atoms(), kNoValue);
+    plan.atom_shapes[s].assign(samples[s]->num_atoms(), Shape{1, 1});
+  }
+
+  // Facts: data first (one contiguous copy per forward), then template facts.
+  std::vector<std::vector<uint32_t>> fact_off(n_samples);
+  for (size_t s = 0; s < n_samples; ++s) {
+    const neural::SampleNetwork& net = *samples[s];
+    fact_off[s].assign(net.num_facts(), kNoValue);
+    for (size_t f = 0; f < net.num_facts(); ++f) {
+      if (net.fact_template[f] != neural::kNone) continue;
+      const size_t size = net.fact_data_begin[f + 1] - net.fact_data_begin[f];
+      fact_off[s][f] = alloc.take(size);
+      plan.data.insert(plan.data.end(), net.fact_data.begin() + net.fact_data_begin[f],
+                       net.fact_data.begin() + net.fact_data_begin[f + 1]);
+    }
+  }
+  for (size_t s = 0; s < n_samples; ++s) {
+    const neural::SampleNetwork& net = *samples[s];
+    for (size_t f = 0; f < net.num_facts(); ++f) {
+      if (net.fact_template[f] == neural::kNone) continue;
+      fact_off[s][f] = alloc.take(net.fact_shape[f].size());
+      plan.param_fact_off.push_back(fact_off[s][f]);
+      plan.param_fact_param.push_back(model.facts[net.fact_template[f]].param);
+    }
+    for (size_t l = 0; l < net.num_atoms(); ++l) {
+      if (net.atom_depth[l] == 0) {
+        const uint32_t f = net.atom_fact[l];
+        plan.atom_offsets[s][l] = fact_off[s][f];
+        plan.atom_shapes[s][l] = net.fact_shape[f];
+      }
+    }
+  }
+
+  // Buckets: derived atoms by (depth, predicate), ground rules by (head depth, rule).
+  using Ref = std::pair<uint32_t, uint32_t>;  // (sample, local atom / ground rule)
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<Ref>> atom_buckets, rule_buckets;
+  uint32_t max_depth = 0;
+  for (uint32_t s = 0; s < n_samples; ++s) {
+    const neural::SampleNetwork& net = *samples[s];
+    for (uint32_t l = 0; l < net.num_atoms(); ++l) {
+      if (net.atom_depth[l] == 0) continue;
+      max_depth = std::max(max_depth, net.atom_depth[l]);
+      atom_buckets[{net.atom_depth[l], net.atom_predicate[l]}].push_back({s, l});
+    }
+    for (uint32_t g = 0; g < net.num_ground_rules(); ++g)
+      rule_buckets[{net.atom_depth[net.head[g]], net.rule[g]}].push_back({s, g});
+  }
+
+  // Contributions to atom neurons: (sample, atom) -> list of (value offset, shape).
+  struct Contribution {
+    uint32_t sample, atom, offset;
+    Shape shape;
+  };
+  auto rule_it = rule_buckets.begin();
+  auto atom_it = atom_buckets.begin();
+  for (uint32_t depth = 1; depth <= max_depth; ++depth) {
+    std::vector<std::vector<Contribution>> contributions(model.predicates.size());
+    for (; rule_it != rule_buckets.end() && rule_it->first.first == depth; ++rule_it) {
+      const uint32_t r = rule_it->first.second;
+      const std::vector<Ref>& members = rule_it->second;
+      const neural::RuleSpec& spec = model.rules[r];
+      const Rule& rule = model.ast().rules[r];
+      RuleGroup G;
+      G.rule = r;
+      G.n = static_cast<uint32_t>(members.size());
+      G.combination = spec.combination;
+      G.activation = spec.activation;
+      std::vector<Shape> z_shapes;
+      for (size_t i = 0; i < spec.inputs.size(); ++i) {
+        const neural::InputSpec& in = spec.inputs[i];
+        const Literal& lit = rule.body[in.body_index];
+        InputBlock B;
+        B.soft_negated = in.soft_negated;
+        B.transposed = in.transposed;
+        B.weight = in.weight;
+        B.src.resize(G.n);
+        for (uint32_t k = 0; k < G.n; ++k) {
+          const auto [s, g] = members[k];
+          const neural::SampleNetwork& net = *samples[s];
+          const uint32_t atom = net.inputs[net.inputs_begin[g] + i];
+          const Shape shape = plan.atom_shapes[s][atom];
+          if (k == 0) {
+            B.raw_shape = shape;
+          } else if (!(shape == B.raw_shape)) {
+            throw Error(ErrorKind::Shape, lit.span,
+                        rule_name(model, r) + ", literal " + literal_text(lit) +
+                            ": input values have different shapes " + text(B.raw_shape) +
+                            " and " + text(shape));
+          }
+          B.src[k] = plan.atom_offsets[s][atom];
+        }
+        if (B.weight != neural::kNoParam) {
+          const Shape w = model.params.info(B.weight).shape;
+          try {
+            B.mode = weight_mode(w, B.raw_shape, B.wout_shape);
+          } catch (const Error&) {
+            throw Error(ErrorKind::Shape, lit.span,
+                        rule_name(model, r) + ", literal " + literal_text(lit) + ": weight shape " +
+                            text(w) + " cannot apply to input shape " + text(B.raw_shape));
+          }
+        } else {
+          B.wout_shape = B.raw_shape;
+        }
+        B.out_shape = B.transposed ? Shape{B.wout_shape.cols, B.wout_shape.rows} : B.wout_shape;
+        B.x_off = alloc.take(static_cast<size_t>(G.n) * B.raw_shape.size());
+        B.w_off = B.mode == WeightMode::None ? B.x_off
+                                              : alloc.take(static_cast<size_t>(G.n) * B.wout_shape.size());
+        const bool real_transpose = B.transposed && B.wout_shape.rows > 1 && B.wout_shape.cols > 1;
+        B.z_off = real_transpose ? alloc.take(static_cast<size_t>(G.n) * B.out_shape.size()) : B.w_off;
+        z_shapes.push_back(B.out_shape);
+        G.inputs.push_back(std::move(B));
+      }
+      if (z_shapes.empty()) {
+        G.comb_shape = {1, 1};
+      } else {
+        try {
+          G.comb_shape = combination_shape(spec.combination, z_shapes);
+        } catch (const Error& e) {
+          throw Error(ErrorKind::Shape, rule.span, rule_name(model, r) + ": " + e.message());
+        }
+      }
+      G.comb_off = alloc.take(static_cast<size_t>(G.n) * G.comb_shape.size());
+      G.offset = spec.offset;
+      G.pre_off = G.comb_off;
+      if (G.offset != neural::kNoParam) {
+        const Shape b = model.params.info(G.offset).shape;
+        if (!b.scalar() && !(b == G.comb_shape))
+          throw Error(ErrorKind::Shape, rule.offset ? rule.offset->span : rule.span,
+                      rule_name(model, r) + ": offset shape " + text(b) +
+                          " differs from the combined value's shape " + text(G.comb_shape));
+        G.pre_off = alloc.take(static_cast<size_t>(G.n) * G.comb_shape.size());
+      }
+      try {
+        G.act_shape = activation_shape(spec.activation, G.comb_shape);
+      } catch (const Error& e) {
+        throw Error(ErrorKind::Shape, rule.span, rule_name(model, r) + ": " + e.message());
+      }
+      G.act_off = alloc.take(static_cast<size_t>(G.n) * G.act_shape.size());
+
+      // Head segments: members are sorted by (sample, head).
+      G.head_segments.push_back(0);
+      for (uint32_t k = 1; k <= G.n; ++k) {
+        bool new_head = k == G.n;
+        if (!new_head) {
+          const auto [s0, g0] = members[k - 1];
+          const auto [s1, g1] = members[k];
+          new_head = s1 != s0 || samples[s1]->head[g1] != samples[s0]->head[g0];
+        }
+        if (new_head) G.head_segments.push_back(k);
+      }
+      G.m = static_cast<uint32_t>(G.head_segments.size() - 1);
+      G.softmax = spec.softmax;
+      G.aggregation = spec.softmax ? AggregationKind::Sum : spec.aggregation.kind;
+      if (G.softmax) {
+        // Softmax segments: groundings of one sample agreeing on the non-normalised variables.
+        G.softmax_perm.resize(G.n);
+        for (uint32_t k = 0; k < G.n; ++k) G.softmax_perm[k] = k;
+        auto key = [&](uint32_t k) {
+          return std::make_pair(members[k].first, samples[members[k].first]->softmax_group[members[k].second]);
+        };
+        std::stable_sort(G.softmax_perm.begin(), G.softmax_perm.end(),
+                         [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+        G.softmax_segments.push_back(0);
+        for (uint32_t k = 1; k <= G.n; ++k)
+          if (k == G.n || key(G.softmax_perm[k]) != key(G.softmax_perm[k - 1])) G.softmax_segments.push_back(k);
+        const size_t len = static_cast<size_t>(G.n) * G.act_shape.size();
+        G.perm_off = alloc.take(len);
+        G.psoft_off = alloc.take(len);
+        G.soft_off = alloc.take(len);
+      }
+      G.agg_shape = group_aggregation_shape(G.aggregation, G.act_shape, G.head_segments, rule_name(model, r), rule.span);
+      G.agg_off = alloc.take(static_cast<size_t>(G.m) * G.agg_shape.size());
+      G.head_weight = spec.head_weight;
+      G.out_shape = G.agg_shape;
+      G.out_off = G.agg_off;
+      if (G.head_weight != neural::kNoParam) {
+        const Shape w = model.params.info(G.head_weight).shape;
+        try {
+          G.head_mode = weight_mode(w, G.agg_shape, G.out_shape);
+        } catch (const Error&) {
+          throw Error(ErrorKind::Shape, rule.head.span,
+                      rule_name(model, r) + ": head weight shape " + text(w) +
+                          " cannot apply to the aggregated value's shape " + text(G.agg_shape));
+        }
+        G.out_off = alloc.take(static_cast<size_t>(G.m) * G.out_shape.size());
+      }
+      for (uint32_t j = 0; j < G.m; ++j) {
+        const auto [s, g] = members[G.head_segments[j]];
+        contributions[spec.head_predicate].push_back(
+            {s, samples[s]->head[g], G.out_off + j * static_cast<uint32_t>(G.out_shape.size()), G.out_shape});
+      }
+      plan.steps.push_back({false, static_cast<uint32_t>(plan.rule_groups.size())});
+      plan.rule_groups.push_back(std::move(G));
+    }
+
+    for (; atom_it != atom_buckets.end() && atom_it->first.first == depth; ++atom_it) {
+      const uint32_t p = atom_it->first.second;
+      const std::vector<Ref>& members = atom_it->second;
+      const neural::PredicateSpec& pred = model.predicates[p];
+      const std::string where = "atoms of " + pred.name + "/" + std::to_string(pred.arity);
+      AtomGroup A;
+      A.predicate = p;
+      A.m = static_cast<uint32_t>(members.size());
+      // Position of each member, to sort contributions by atom (stable: rule order kept).
+      std::map<Ref, uint32_t> position;
+      for (uint32_t j = 0; j < A.m; ++j) position[members[j]] = j;
+      std::vector<uint32_t> count(A.m + 1, 0);
+      std::vector<Contribution>& list = contributions[p];
+      for (uint32_t j = 0; j < A.m; ++j) {
+        const auto [s, l] = members[j];
+        const uint32_t f = samples[s]->atom_fact[l];
+        if (f != neural::kNone) list.push_back({s, l, fact_off[s][f], samples[s]->fact_shape[f]});
+      }
+      std::vector<uint32_t> pos_of(list.size());
+      for (size_t c = 0; c < list.size(); ++c) {
+        auto it = position.find({list[c].sample, list[c].atom});
+        if (it == position.end()) throw Error(ErrorKind::Runtime, where + ": contribution to an unknown atom");
+        pos_of[c] = it->second;
+        ++count[it->second + 1];
+      }
+      for (uint32_t j = 0; j < A.m; ++j) count[j + 1] += count[j];
+      A.segments = count;
+      A.src.resize(list.size());
+      std::vector<uint32_t> fill(count.begin(), count.end() - 1);
+      bool have_shape = false;
+      A.in_shape = {1, 1};
+      for (size_t c = 0; c < list.size(); ++c) {
+        A.src[fill[pos_of[c]]++] = list[c].offset;
+        if (!have_shape) {
+          A.in_shape = list[c].shape;
+          have_shape = true;
+        } else if (!(list[c].shape == A.in_shape)) {
+          throw Error(ErrorKind::Shape, where + ": the rules deriving them (and their fact values) "
+                                                "give different shapes " +
+                                            text(A.in_shape) + " and " + text(list[c].shape));
+        }
+      }
+      A.combination = pred.combination;
+      const Shape red_shape = A.combination == AggregationKind::Count ? Shape{1, 1} : A.in_shape;
+      A.c_off = alloc.take(A.src.size() * A.in_shape.size());
+      A.red_off = alloc.take(static_cast<size_t>(A.m) * red_shape.size());
+      A.offset = pred.offset;
+      A.pre_off = A.red_off;
+      if (A.offset != neural::kNoParam) {
+        const Shape b = model.params.info(A.offset).shape;
+        if (!b.scalar() && !(b == red_shape))
+          throw Error(ErrorKind::Shape, model.params.info(A.offset).span,
+                      where + ": offset shape " + text(b) + " differs from the atom value's shape " +
+                          text(red_shape));
+        A.pre_off = alloc.take(static_cast<size_t>(A.m) * red_shape.size());
+      }
+      A.activation = pred.activation;
+      A.out_shape = activation_shape(A.activation, red_shape);
+      A.out_off = alloc.take(static_cast<size_t>(A.m) * A.out_shape.size());
+      for (uint32_t j = 0; j < A.m; ++j) {
+        const auto [s, l] = members[j];
+        plan.atom_offsets[s][l] = A.out_off + j * static_cast<uint32_t>(A.out_shape.size());
+        plan.atom_shapes[s][l] = A.out_shape;
+      }
+      A.in_shape = A.in_shape;
+      plan.steps.push_back({true, static_cast<uint32_t>(plan.atom_groups.size())});
+      plan.atom_groups.push_back(std::move(A));
+    }
+  }
+
+  for (uint32_t s = 0; s < n_samples; ++s) {
+    const neural::SampleNetwork& net = *samples[s];
+    for (uint32_t q = 0; q < net.query_atoms.size(); ++q) {
+      if (net.query_atoms[q].empty()) {
+        plan.outputs.push_back({s, q, kNoValue, kNoValue, {1, 1}});
+        continue;
+      }
+      for (uint32_t l : net.query_atoms[q])
+        plan.outputs.push_back({s, q, l, plan.atom_offsets[s][l], plan.atom_shapes[s][l]});
+    }
+  }
+  plan.num_values = alloc.size();
+  return plan;
+}
+
+}  // namespace lrnn::exec

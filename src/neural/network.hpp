@@ -1,0 +1,55 @@
+// Neuralization of one grounded example (LANGUAGE.md "From a template and an example to a
+// network"): which atoms and ground rules become neurons, at which depth, with which fact
+// values. Flat arrays only; built once per sample (in parallel across samples) and merged
+// into execution plans (exec/plan.hpp) as often as minibatches need.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "exec/functions.hpp"
+#include "logic/grounding.hpp"
+#include "lrnn/ast.hpp"
+#include "neural/template_model.hpp"
+
+namespace lrnn::neural {
+
+inline constexpr uint32_t kNone = 0xFFFFFFFFu;
+
+struct SampleNetwork {
+  // Kept atoms (those a query depends on), local ids 0..num_atoms()-1.
+  std::vector<uint32_t> atom_depth;      // 0: fact only; >= 1: atom neuron (derived)
+  std::vector<uint32_t> atom_predicate;  // TemplateModel::predicates index if derived, else kNone
+  std::vector<uint32_t> atom_fact;       // index into the fact arrays below, or kNone
+  std::vector<uint32_t> atom_ground_id;  // the atom's id in the GroundSample
+
+  // Facts: a template fact (learnable/fixed parameter) or an example fact (data).
+  std::vector<uint32_t> fact_template;   // TemplateModel::facts index, or kNone for data
+  std::vector<exec::Shape> fact_shape;
+  std::vector<uint32_t> fact_data_begin;  // per fact (size facts+1) into fact_data
+  std::vector<double> fact_data;
+
+  // Kept ground rules, sorted by (rule, head, softmax group, grounding order).
+  std::vector<uint32_t> rule;
+  std::vector<uint32_t> head;          // local atom id
+  std::vector<uint32_t> softmax_group; // per (rule, values of the non-normalised variables)
+  std::vector<uint32_t> inputs_begin;  // size ground rules + 1
+  std::vector<uint32_t> inputs;        // local atom ids, in input-literal order
+
+  // Per query of the example, the local atom ids it matched (empty: no neuron, output 0).
+  std::vector<std::vector<uint32_t>> query_atoms;
+
+  size_t dropped_cycle_rules = 0;  // ground rules dropped to break cycles
+  uint64_t structure_hash = 0;     // equal for networks identical up to fact values
+
+  size_t num_atoms() const { return atom_depth.size(); }
+  size_t num_ground_rules() const { return rule.size(); }
+  size_t num_facts() const { return fact_shape.size(); }
+};
+
+// Builds the network of one example. Throws lrnn::Error on a fact value that cannot be a
+// neuron value (dimensions only) or a ground rule set that does not fit the template.
+SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
+                        const logic::GroundSample& ground);
+
+}  // namespace lrnn::neural

@@ -1,0 +1,263 @@
+#include "neural/template_model.hpp"
+
+#include <algorithm>
+
+#include "lrnn/diagnostics.hpp"
+
+namespace lrnn::neural {
+
+exec::Shape shape_of(const ValueSpec& v) {
+  switch (v.kind) {
+    case ValueSpec::Kind::Scalar: return {1, 1};
+    case ValueSpec::Kind::Vector: return {v.rows, 1};
+    case ValueSpec::Kind::Matrix: return {v.rows, v.cols};
+    case ValueSpec::Kind::Dims:
+      return v.dims_is_vector ? exec::Shape{v.rows, 1} : exec::Shape{v.rows, v.cols};
+    case ValueSpec::Kind::Reference: return {0, 0};
+  }
+  return {1, 1};
+}
+
+uint32_t Parameters::add(ParamInfo info, const std::vector<double>& data) {
+  info.offset = values.size();
+  const size_t n = static_cast<size_t>(info.shape.size());
+  info.initialized = !data.empty();
+  if (data.empty()) {
+    values.resize(values.size() + n, 0.0);
+  } else {
+    if (data.size() != n)
+      throw Error(ErrorKind::Shape, info.span,
+                  "weight '" + info.name + "' has " + std::to_string(data.size()) +
+                      " values but shape " + std::to_string(info.shape.rows) + "x" +
+                      std::to_string(info.shape.cols));
+    values.insert(values.end(), data.begin(), data.end());
+  }
+  uint32_t id = static_cast<uint32_t>(infos_.size());
+  by_name_.emplace(info.name, id);
+  infos_.push_back(std::move(info));
+  return id;
+}
+
+uint32_t Parameters::find(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? kNoParam : it->second;
+}
+
+std::vector<uint8_t> Parameters::learnable_mask() const {
+  std::vector<uint8_t> mask(values.size(), 0);
+  for (const auto& p : infos_)
+    if (p.learnable) std::fill_n(mask.begin() + p.offset, p.shape.size(), uint8_t{1});
+  return mask;
+}
+
+void Parameters::initialize(const train::Initializer& init, train::Rng& rng) {
+  for (auto& p : infos_) {
+    if (p.initialized) continue;
+    train::initialize(init, p.shape.rows, p.shape.cols,
+                      std::span<double>(values.data() + p.offset, p.shape.size()), rng);
+  }
+}
+
+std::vector<uint32_t> TemplateModel::input_literals(const Rule& rule) {
+  std::vector<uint32_t> out;
+  for (uint32_t i = 0; i < rule.body.size(); ++i) {
+    const Literal& l = rule.body[i];
+    if (!l.builtin && !l.hidden && !l.negated) out.push_back(i);
+  }
+  return out;
+}
+
+uint32_t TemplateModel::predicate_index(const std::string& name, int arity) const {
+  auto it = predicate_by_key_.find(name + "/" + std::to_string(arity));
+  return it == predicate_by_key_.end() ? kNoParam : it->second;
+}
+
+uint32_t TemplateModel::intern_predicate(const std::string& name, int arity) {
+  std::string key = name + "/" + std::to_string(arity);
+  auto it = predicate_by_key_.find(key);
+  if (it != predicate_by_key_.end()) return it->second;
+  uint32_t id = static_cast<uint32_t>(predicates.size());
+  PredicateSpec p;
+  p.name = name;
+  p.arity = arity;
+  predicates.push_back(p);
+  predicate_by_key_.emplace(key, id);
+  return id;
+}
+
+namespace {
+
+std::vector<double> data_of(const ValueSpec& v) {
+  if (v.kind == ValueSpec::Kind::Dims || v.kind == ValueSpec::Kind::Reference) return {};
+  return v.data;
+}
+
+bool meta_is_false(const FunctionSpec& f) { return f.name == "false" || f.name == "0"; }
+
+// Creates (or, for `$name`, shares) the parameter a weight spec denotes.
+class WeightBuilder {
+ public:
+  explicit WeightBuilder(Parameters& params) : params_(params) {}
+
+  // First pass: every `$name=value` definition, so references may precede definitions.
+  void define_named(const ValueSpec& v, bool learnable) {
+    if (v.name.empty() || v.kind == ValueSpec::Kind::Reference) return;
+    std::string name = "$" + v.name;
+    uint32_t existing = params_.find(name);
+    exec::Shape shape = shape_of(v);
+    if (existing != kNoParam) {
+      const ParamInfo& info = params_.info(existing);
+      if (!(info.shape == shape))
+        throw Error(ErrorKind::Shape, v.span,
+                    "named weight '" + name + "' is defined with shape " + to_text(info.shape) +
+                        " and again with shape " + to_text(shape));
+      return;
+    }
+    ParamInfo info;
+    info.name = name;
+    info.shape = shape;
+    info.learnable = learnable && !v.fixed;
+    info.span = v.span;
+    params_.add(std::move(info), data_of(v));
+  }
+
+  uint32_t get(const ValueSpec& v, const std::string& anonymous_name, bool learnable) {
+    if (!v.name.empty()) {
+      uint32_t p = params_.find("$" + v.name);
+      if (p == kNoParam)
+        throw Error(ErrorKind::Semantic, v.span, "unknown named weight '$" + v.name + "'");
+      return p;
+    }
+    if (v.kind == ValueSpec::Kind::Reference)
+      throw Error(ErrorKind::Semantic, v.span, "weight reference without a name");
+    ParamInfo info;
+    info.name = anonymous_name;
+    info.shape = shape_of(v);
+    info.learnable = learnable && !v.fixed;
+    info.span = v.span;
+    return params_.add(std::move(info), data_of(v));
+  }
+
+  static std::string to_text(exec::Shape s) {
+    return std::to_string(s.rows) + "x" + std::to_string(s.cols);
+  }
+
+ private:
+  Parameters& params_;
+};
+
+void apply_meta_to_rule(RuleSpec& spec, const Rule& rule, bool& learnable) {
+  for (const MetaEntry& m : rule.meta) {
+    if (m.key == "activation" || m.key == "transformation") {
+      spec.activation = exec::parse_activation(m.value, m.span);
+    } else if (m.key == "combination") {
+      spec.combination = exec::parse_combination(m.value, m.span);
+    } else if (m.key == "aggregation") {
+      spec.aggregation = exec::parse_aggregation(m.value, m.span);
+    } else if (m.key == "learnable") {
+      learnable = !meta_is_false(m.value);
+    }
+    // Other keys (e.g. duplicate_grounding) belong to the logic stage.
+  }
+}
+
+}  // namespace
+
+TemplateModel TemplateModel::compile(const TemplateAst& ast,
+                                     const std::vector<std::vector<std::string>>& rule_variables) {
+  TemplateModel model;
+  model.ast_ = ast;
+  WeightBuilder weights(model.params);
+
+  // Pass 1: named weight definitions anywhere in the template.
+  std::vector<bool> rule_learnable(ast.rules.size(), true);
+  for (size_t r = 0; r < ast.rules.size(); ++r) {
+    const Rule& rule = ast.rules[r];
+    for (const MetaEntry& m : rule.meta)
+      if (m.key == "learnable") rule_learnable[r] = !meta_is_false(m.value);
+    if (rule.head.weight) weights.define_named(*rule.head.weight, rule_learnable[r]);
+    for (const Literal& l : rule.body)
+      if (l.weight) weights.define_named(*l.weight, rule_learnable[r]);
+    if (rule.offset) weights.define_named(*rule.offset, rule_learnable[r]);
+  }
+  for (const Literal& f : ast.facts)
+    if (f.weight) weights.define_named(*f.weight, true);
+  for (const PredicateDecl& d : ast.predicates)
+    if (d.offset) weights.define_named(*d.offset, true);
+
+  // Predicates of rule heads first (their atom neurons need metadata), then declarations.
+  for (const Rule& rule : ast.rules) model.intern_predicate(rule.head.predicate, rule.head.arity());
+  for (const PredicateDecl& d : ast.predicates) {
+    uint32_t p = model.intern_predicate(d.name, d.arity);
+    PredicateSpec& spec = model.predicates[p];
+    for (const MetaEntry& m : d.meta) {
+      if (m.key == "activation" || m.key == "transformation") {
+        spec.activation = exec::parse_activation(m.value, m.span);
+      } else if (m.key == "combination") {
+        exec::CombinationKind c = exec::parse_combination(m.value, m.span);
+        switch (c) {
+          case exec::CombinationKind::Sum: spec.combination = exec::AggregationKind::Sum; break;
+          case exec::CombinationKind::Avg: spec.combination = exec::AggregationKind::Avg; break;
+          case exec::CombinationKind::Max: spec.combination = exec::AggregationKind::Max; break;
+          case exec::CombinationKind::Min: spec.combination = exec::AggregationKind::Min; break;
+          case exec::CombinationKind::Count: spec.combination = exec::AggregationKind::Count; break;
+          default:
+            throw Error(ErrorKind::Semantic, m.span,
+                        "combination '" + exec::to_string(c) + "' of atom neurons of " + d.name +
+                            "/" + std::to_string(d.arity) +
+                            " is not supported: an atom combines a varying number of rule "
+                            "inputs, so only sum, avg, max, min and count apply");
+        }
+      }
+    }
+    if (d.offset)
+      spec.offset = weights.get(*d.offset, d.name + "/" + std::to_string(d.arity) + ".offset", true);
+  }
+
+  // Rules.
+  model.rules.resize(ast.rules.size());
+  for (size_t r = 0; r < ast.rules.size(); ++r) {
+    const Rule& rule = ast.rules[r];
+    RuleSpec& spec = model.rules[r];
+    bool learnable = rule_learnable[r];
+    apply_meta_to_rule(spec, rule, learnable);
+    spec.head_predicate = model.predicate_index(rule.head.predicate, rule.head.arity());
+    std::string prefix = "rule" + std::to_string(r);
+    for (uint32_t b : input_literals(rule)) {
+      const Literal& l = rule.body[b];
+      InputSpec in;
+      in.body_index = b;
+      in.soft_negated = l.soft_negated;
+      in.transposed = l.transposed;
+      if (l.weight) in.weight = weights.get(*l.weight, prefix + ".body" + std::to_string(b), learnable);
+      spec.inputs.push_back(in);
+    }
+    if (rule.head.weight) spec.head_weight = weights.get(*rule.head.weight, prefix + ".head", learnable);
+    if (rule.offset) spec.offset = weights.get(*rule.offset, prefix + ".offset", learnable);
+    if (spec.aggregation.kind == exec::AggregationKind::Softmax) {
+      spec.softmax = true;
+      const std::vector<std::string>& vars =
+          r < rule_variables.size() ? rule_variables[r] : std::vector<std::string>{};
+      for (const std::string& v : spec.aggregation.over) {
+        if (std::find(vars.begin(), vars.end(), v) == vars.end())
+          throw Error(ErrorKind::Semantic, rule.span,
+                      "softmax aggregation over '" + v + "', which is not a variable of the rule");
+      }
+      for (uint32_t i = 0; i < vars.size(); ++i)
+        if (std::find(spec.aggregation.over.begin(), spec.aggregation.over.end(), vars[i]) ==
+            spec.aggregation.over.end())
+          spec.softmax_group_vars.push_back(i);
+    }
+  }
+
+  // Template facts: a weighted fact is a learnable embedding, an unweighted one is 1.0.
+  model.facts.resize(ast.facts.size());
+  for (size_t f = 0; f < ast.facts.size(); ++f) {
+    const Literal& fact = ast.facts[f];
+    ValueSpec v = fact.weight ? *fact.weight : ValueSpec::scalar(1.0, true);
+    model.facts[f].param = weights.get(v, "fact" + std::to_string(f) + "." + fact.predicate, true);
+  }
+  return model;
+}
+
+}  // namespace lrnn::neural

@@ -1,0 +1,115 @@
+// The neural view of a template: every learnable or fixed weight as a named parameter in
+// one flat array, and per rule / predicate / template fact the functions and parameter ids
+// that neuralization and execution need. Compiled once per template; shared read-only by
+// every sample, plan and thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "exec/functions.hpp"
+#include "lrnn/ast.hpp"
+#include "train/numerics.hpp"
+
+namespace lrnn::neural {
+
+inline constexpr uint32_t kNoParam = 0xFFFFFFFFu;
+
+struct ParamInfo {
+  std::string name;  // "$name" for named weights, else e.g. "rule2.body0", "rule2.head"
+  exec::Shape shape;
+  size_t offset = 0;       // into Parameters::values
+  bool learnable = true;   // false for <...> weights and learnable=false rules
+  bool initialized = false;  // false: written as dimensions only, filled by initialize()
+  Span span;
+};
+
+// All parameters of a model in one flat array (the optimizer steps it in one call).
+class Parameters {
+ public:
+  uint32_t add(ParamInfo info, const std::vector<double>& data);
+  uint32_t find(const std::string& name) const;  // kNoParam if absent
+  const ParamInfo& info(uint32_t p) const { return infos_[p]; }
+  size_t count() const { return infos_.size(); }
+  size_t size() const { return values.size(); }
+  double* data(uint32_t p) { return values.data() + infos_[p].offset; }
+  const double* data(uint32_t p) const { return values.data() + infos_[p].offset; }
+  // Mask with 1 for every entry of a learnable parameter (the optimizer zeroes the rest).
+  std::vector<uint8_t> learnable_mask() const;
+  // Fills every parameter written as dimensions only, in parameter order.
+  void initialize(const train::Initializer& init, train::Rng& rng);
+
+  std::vector<double> values;
+
+ private:
+  std::vector<ParamInfo> infos_;
+  std::unordered_map<std::string, uint32_t> by_name_;
+};
+
+// One input literal of a rule (a body literal that becomes a neuron input).
+struct InputSpec {
+  uint32_t body_index = 0;
+  uint32_t weight = kNoParam;
+  bool soft_negated = false;
+  bool transposed = false;
+};
+
+struct RuleSpec {
+  uint32_t head_predicate = 0;  // index into TemplateModel::predicates
+  std::vector<InputSpec> inputs;
+  uint32_t head_weight = kNoParam;
+  uint32_t offset = kNoParam;
+  exec::Activation activation;
+  exec::CombinationKind combination = exec::CombinationKind::Sum;
+  exec::Aggregation aggregation;
+  // softmax(J...) aggregation: positions (in the rule's variable order) of the variables
+  // that are NOT normalised over; groundings agreeing on them share one softmax.
+  std::vector<uint32_t> softmax_group_vars;
+  bool softmax = false;
+};
+
+// Metadata of the atom neurons of one predicate (name/arity).
+struct PredicateSpec {
+  std::string name;
+  int arity = 0;
+  exec::Activation activation;
+  exec::AggregationKind combination = exec::AggregationKind::Sum;  // over the atom's inputs
+  uint32_t offset = kNoParam;
+};
+
+// A template fact: learnable embedding (param) or a fixed value.
+struct TemplateFactSpec {
+  uint32_t param = kNoParam;  // the fact's value
+};
+
+class TemplateModel {
+ public:
+  // rule_variables[r]: the variables of rule r in the order of GroundRuleSet::bindings
+  // (Program::rule_variables). Throws lrnn::Error naming the span on bad metadata,
+  // conflicting named weights or an unknown `$name` reference.
+  static TemplateModel compile(const TemplateAst& ast,
+                               const std::vector<std::vector<std::string>>& rule_variables);
+
+  // Body literals that are neuron inputs (not builtin, hidden or hard-negated), in order:
+  // the same list as Program::input_literals.
+  static std::vector<uint32_t> input_literals(const Rule& rule);
+
+  const TemplateAst& ast() const { return ast_; }
+  std::vector<RuleSpec> rules;
+  std::vector<PredicateSpec> predicates;
+  std::vector<TemplateFactSpec> facts;
+  Parameters params;
+
+  uint32_t predicate_index(const std::string& name, int arity) const;  // kNoParam if unknown
+
+ private:
+  TemplateAst ast_;
+  std::unordered_map<std::string, uint32_t> predicate_by_key_;
+  uint32_t intern_predicate(const std::string& name, int arity);
+};
+
+exec::Shape shape_of(const ValueSpec& v);
+
+}  // namespace lrnn::neural

@@ -1,0 +1,26 @@
+// Examples paired with their queries (LANGUAGE.md "Examples and queries"): what the trainer
+// grounds, one Sample per example.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lrnn/ast.hpp"
+
+namespace lrnn::train {
+
+struct Sample {
+  ExampleAst example;
+  std::vector<Literal> queries;  // weight = target (absent: inference only)
+};
+
+// Pairs examples with query lines: a labelled example holds its own queries; N examples
+// and N query lines pair line by line; a single example serves every query line; named
+// ones pair by id. `queries` may be empty when the examples are labelled. Throws
+// lrnn::Error naming the offending line when nothing pairs.
+std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries);
+
+// The target of a query literal as a flat array (empty if it has none).
+std::vector<double> target_of(const Literal& query);
+
+}  // namespace lrnn::train

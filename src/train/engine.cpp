@@ -1,0 +1,286 @@
+#include "train/engine.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <limits>
+
+#include "logic/grounder.hpp"
+#include "lrnn/diagnostics.hpp"
+#include "lrnn/syntax.hpp"
+
+namespace lrnn::train {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::atomic<uint64_t> next_set_id{1};
+
+std::vector<std::vector<std::string>> rule_variables(const logic::Program& program) {
+  std::vector<std::vector<std::string>> vars(program.num_rules());
+  for (uint32_t r = 0; r < program.num_rules(); ++r) vars[r] = program.rule_variables(r);
+  return vars;
+}
+
+std::string query_text(const Literal& q) {
+  Literal bare = q;
+  bare.weight.reset();
+  return print_literal(bare);
+}
+
+// Loss, predictions and metrics over outputs (in OutputInfo order).
+Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
+                   const std::vector<std::vector<double>>& outputs,
+                   std::vector<std::vector<double>>* predictions_out) {
+  Metrics m;
+  std::vector<std::vector<double>> preds, targets;
+  std::vector<double> scores, binary;
+  bool all_binary = true;
+  double total = 0;
+  std::vector<double> grad;
+  for (size_t o = 0; o < infos.size(); ++o) {
+    const std::vector<double>& y = outputs[o];
+    std::vector<double> p(y.size());
+    predict(loss_kind, y, p);
+    if (predictions_out) predictions_out->push_back(p);
+    if (infos[o].target.empty()) continue;
+    grad.assign(y.size(), 0.0);
+    total += loss(loss_kind, y, infos[o].target, grad);
+    ++m.count;
+    if (p.size() == 1 && infos[o].target.size() == 1) {
+      scores.push_back(p[0]);
+      const double t = infos[o].target[0];
+      if (t != 0 && t != 1) all_binary = false;
+      binary.push_back(t);
+    } else {
+      all_binary = false;
+    }
+    preds.push_back(std::move(p));
+    targets.push_back(infos[o].target);
+  }
+  m.loss = m.count ? total / m.count : std::numeric_limits<double>::quiet_NaN();
+  m.accuracy = m.count ? accuracy(preds, targets) : std::numeric_limits<double>::quiet_NaN();
+  m.auc = all_binary && m.count ? auc(scores, binary) : std::numeric_limits<double>::quiet_NaN();
+  return m;
+}
+
+}  // namespace
+
+Engine::Engine(const TemplateAst& ast, const Initializer& init, uint64_t seed) : ast_(ast) {
+  program_ = std::make_unique<logic::Program>(ast_);
+  model_ = neural::TemplateModel::compile(ast_, rule_variables(*program_));
+  for (uint32_t r = 0; r < program_->num_rules(); ++r)
+    if (program_->input_literals(r) != neural::TemplateModel::input_literals(ast_.rules[r]))
+      throw Error(ErrorKind::Runtime, ast_.rules[r].span,
+                  "internal: the logic and neural stages disagree on the rule's input literals");
+  Rng rng(seed);
+  model_.params.initialize(init, rng);
+  learnable_ = model_.params.learnable_mask();
+  optimizer_config_ = OptimizerConfig::defaults(OptimizerKind::Adam);
+}
+
+PreparedSet Engine::prepare(std::vector<Sample> samples) const {
+  const auto t0 = std::chrono::steady_clock::now();
+  PreparedSet set;
+  set.id = next_set_id++;
+  set.samples = std::move(samples);
+  const size_t n = set.samples.size();
+  set.networks.resize(n);
+  set.atom_texts.resize(n);
+  std::vector<std::exception_ptr> errors(n);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (size_t i = 0; i < n; ++i) {
+    try {
+      const Sample& s = set.samples[i];
+      logic::GroundSample ground = logic::ground(*program_, s.example, s.queries);
+      set.networks[i] = neural::neuralize(model_, s.example, ground);
+      auto& texts = set.atom_texts[i];
+      texts.resize(ground.query_atoms.size());
+      for (size_t q = 0; q < ground.query_atoms.size(); ++q)
+        for (uint32_t a : ground.query_atoms[q]) texts[q].push_back(program_->atom_text(ground, a));
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  }
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);  // the first failing sample, whatever the schedule
+  for (uint32_t i = 0; i < n; ++i) {
+    const Sample& s = set.samples[i];
+    for (uint32_t q = 0; q < s.queries.size(); ++q) {
+      std::vector<double> target = target_of(s.queries[q]);
+      const auto& matches = set.atom_texts[i][q];
+      if (matches.empty()) {
+        set.outputs.push_back({i, q, query_text(s.queries[q]), target});
+      } else {
+        for (const std::string& t : matches) set.outputs.push_back({i, q, t, target});
+      }
+    }
+  }
+  set.seconds = seconds_since(t0);
+  return set;
+}
+
+const exec::Plan& Engine::plan_for(const PreparedSet& set) const {
+  auto it = set_plans_.find(set.id);
+  if (it != set_plans_.end()) return *it->second;
+  std::vector<const neural::SampleNetwork*> nets;
+  for (const auto& n : set.networks) nets.push_back(&n);
+  auto plan = std::make_unique<exec::Plan>(exec::build_plan(model_, nets));
+  if (set_plans_.size() >= 8) set_plans_.clear();
+  return *set_plans_.emplace(set.id, std::move(plan)).first->second;
+}
+
+const exec::Plan& Engine::plan_for_batch(const PreparedSet& set, const std::vector<uint32_t>& batch) {
+  if (batch.size() == set.size()) {
+    bool identity = true;
+    for (uint32_t i = 0; i < batch.size() && identity; ++i) identity = batch[i] == i;
+    if (identity) return plan_for(set);
+  }
+  if (batch_plans_set_ != set.id) {
+    batch_plans_.clear();
+    batch_plans_set_ = set.id;
+  }
+  auto it = batch_plans_.find(batch);
+  if (it != batch_plans_.end()) return *it->second;
+  std::vector<const neural::SampleNetwork*> nets;
+  for (uint32_t i : batch) nets.push_back(&set.networks[i]);
+  auto plan = std::make_unique<exec::Plan>(exec::build_plan(model_, nets));
+  if (batch_plans_.size() >= 256) batch_plans_.clear();
+  return *batch_plans_.emplace(batch, std::move(plan)).first->second;
+}
+
+Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind) const {
+  Evaluation ev;
+  const exec::Plan& plan = plan_for(set);
+  exec::forward(plan, model_.params, ws_);
+  ev.outputs.reserve(plan.outputs.size());
+  for (size_t o = 0; o < plan.outputs.size(); ++o) ev.outputs.push_back(exec::output_value(plan, ws_, o));
+  ev.metrics = metrics_of(loss_kind, set.outputs, ev.outputs, &ev.predictions);
+  return ev;
+}
+
+TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test, const TrainConfig& config,
+                          const std::function<bool(const EpochReport&)>& on_epoch) {
+  TrainResult result;
+  const auto t_train = std::chrono::steady_clock::now();
+  // A fresh optimizer unless this engine already trained (or was loaded) with the same kind.
+  const bool keep = optimizer_ && optimizer_->config().kind == config.optimizer.kind;
+  if (!keep) {
+    optimizer_ = std::make_unique<Optimizer>(config.optimizer, model_.params.size());
+    if (!optimizer_state_.empty() && optimizer_config_.kind == config.optimizer.kind)
+      optimizer_->set_state(optimizer_state_);
+  } else if (!(optimizer_->config().lr == config.optimizer.lr)) {
+    std::vector<double> state = optimizer_->state();
+    optimizer_ = std::make_unique<Optimizer>(config.optimizer, model_.params.size());
+    optimizer_->set_state(state);
+  }
+  optimizer_config_ = config.optimizer;
+  optimizer_state_.clear();
+
+  // Outputs of each sample in the set's output order, for targets per batch output.
+  std::vector<uint32_t> sample_first_output(train_set.size() + 1, 0);
+  for (const OutputInfo& o : train_set.outputs) ++sample_first_output[o.sample + 1];
+  for (size_t i = 0; i < train_set.size(); ++i) sample_first_output[i + 1] += sample_first_output[i];
+
+  // Shuffling continues (rather than repeats) when training resumes from a checkpoint.
+  Rng rng(config.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epochs_trained_));
+  std::vector<uint32_t> order(train_set.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  const size_t batch_size = config.batch_size == 0 ? order.size() : config.batch_size;
+  std::vector<double> grads(model_.params.size());
+  std::vector<double> loss_grad;
+  std::vector<double> fixed_values;
+  std::vector<double> best_params;
+  double best = std::numeric_limits<double>::infinity();
+  int since_best = 0;
+
+  for (int e = 0; e < config.epochs; ++e) {
+    const auto t_epoch = std::chrono::steady_clock::now();
+    if (batch_size < order.size()) shuffle(std::span<uint32_t>(order), rng);
+    const double lr = config.schedule.lr(config.optimizer.lr, epochs_trained_);
+    double loss_sum = 0;
+    size_t loss_count = 0;
+    std::vector<std::vector<double>> preds, targets;
+    for (size_t b0 = 0; b0 < order.size(); b0 += batch_size) {
+      std::vector<uint32_t> batch(order.begin() + b0, order.begin() + std::min(order.size(), b0 + batch_size));
+      if (batch_size < order.size()) std::sort(batch.begin(), batch.end());  // canonical plan key
+      const exec::Plan& plan = plan_for_batch(train_set, batch);
+      exec::forward(plan, model_.params, ws_);
+      ws_.grads.assign(plan.num_values, 0.0);
+      size_t n_targets = 0;
+      // Map plan outputs to set outputs: plan outputs are ordered (sample in batch, query,
+      // match), exactly the set's order restricted to the batch's samples.
+      std::vector<uint32_t> set_index(plan.outputs.size());
+      {
+        size_t k = 0;
+        for (uint32_t pos = 0; pos < batch.size(); ++pos)
+          for (uint32_t o = sample_first_output[batch[pos]]; o < sample_first_output[batch[pos] + 1]; ++o)
+            set_index[k++] = o;
+      }
+      for (size_t o = 0; o < plan.outputs.size(); ++o)
+        if (!train_set.outputs[set_index[o]].target.empty()) ++n_targets;
+      for (size_t o = 0; o < plan.outputs.size(); ++o) {
+        const OutputInfo& info = train_set.outputs[set_index[o]];
+        if (info.target.empty()) continue;
+        std::vector<double> y = exec::output_value(plan, ws_, o);
+        loss_grad.assign(y.size(), 0.0);
+        loss_sum += loss(config.loss, y, info.target, loss_grad);
+        ++loss_count;
+        std::vector<double> p(y.size());
+        predict(config.loss, y, p);
+        preds.push_back(std::move(p));
+        targets.push_back(info.target);
+        const exec::OutputRef& ref = plan.outputs[o];
+        if (ref.offset == exec::kNoValue) continue;
+        for (size_t k = 0; k < y.size(); ++k) ws_.grads[ref.offset + k] += loss_grad[k] / n_targets;
+      }
+      std::fill(grads.begin(), grads.end(), 0.0);
+      exec::backward(plan, model_.params, ws_, grads);
+      for (size_t i = 0; i < grads.size(); ++i)
+        if (!learnable_[i]) grads[i] = 0.0;
+      fixed_values.clear();
+      for (size_t i = 0; i < learnable_.size(); ++i)
+        if (!learnable_[i]) fixed_values.push_back(model_.params.values[i]);
+      optimizer_->step(model_.params.values, grads, lr);
+      for (size_t i = 0, k = 0; i < learnable_.size(); ++i)
+        if (!learnable_[i]) model_.params.values[i] = fixed_values[k++];
+    }
+    ++epochs_trained_;
+    EpochReport report;
+    report.epoch = epochs_trained_;
+    report.lr = lr;
+    report.train.count = loss_count;
+    report.train.loss = loss_count ? loss_sum / loss_count : std::numeric_limits<double>::quiet_NaN();
+    report.train.accuracy = loss_count ? accuracy(preds, targets) : std::numeric_limits<double>::quiet_NaN();
+    report.train.auc = std::numeric_limits<double>::quiet_NaN();
+    if (test) {
+      report.has_test = true;
+      report.test = evaluate(*test, config.loss).metrics;
+    }
+    report.seconds = seconds_since(t_epoch);
+    result.history.push_back(report);
+    ++result.epochs;
+    bool go_on = on_epoch ? on_epoch(report) : true;
+    if (config.patience > 0) {
+      const double watched = test ? report.test.loss : report.train.loss;
+      if (watched < best) {
+        best = watched;
+        since_best = 0;
+        best_params = model_.params.values;
+      } else if (++since_best >= config.patience) {
+        result.stopped_early = true;
+        go_on = false;
+      }
+    }
+    if (!go_on) break;
+  }
+  if (result.stopped_early && !best_params.empty()) model_.params.values = best_params;
+  result.train_seconds = seconds_since(t_train);
+  return result;
+}
+
+}  // namespace lrnn::train

@@ -1,0 +1,136 @@
+// The model engine behind the CLI and the public API: a compiled template (logic program +
+// neural parameters), datasets grounded and neuralized once, cached execution plans, the
+// training loop (minibatches, optimizer, schedule, early stopping), evaluation and
+// checkpoints.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exec/plan.hpp"
+#include "logic/program.hpp"
+#include "neural/network.hpp"
+#include "neural/template_model.hpp"
+#include "train/dataset.hpp"
+#include "train/numerics.hpp"
+
+namespace lrnn::train {
+
+struct TrainConfig {
+  int epochs = 100;
+  OptimizerConfig optimizer = OptimizerConfig::defaults(OptimizerKind::Adam);
+  LossKind loss = LossKind::Mse;
+  size_t batch_size = 0;  // 0: the whole training set in one batch
+  uint64_t seed = 1;
+  Initializer initializer;  // used for weights written as dimensions only
+  Schedule schedule;
+  int patience = 0;  // early stopping after this many epochs without improvement (0: off)
+};
+
+// One output of a dataset: a query atom of an example.
+struct OutputInfo {
+  uint32_t sample = 0;  // index into the dataset
+  uint32_t query = 0;   // query of that sample
+  std::string text;     // the ground atom (or the query as written if it matched nothing)
+  std::vector<double> target;  // empty: no target
+};
+
+// A dataset grounded and neuralized against one engine.
+struct PreparedSet {
+  std::vector<Sample> samples;
+  std::vector<neural::SampleNetwork> networks;
+  std::vector<std::vector<std::vector<std::string>>> atom_texts;  // per sample, query, match
+  std::vector<OutputInfo> outputs;  // in plan order (sample, query, match)
+  size_t size() const { return samples.size(); }
+  double seconds = 0;  // grounding + neuralization
+  uint64_t id = 0;     // identifies the set in the engine's plan caches
+};
+
+struct Metrics {
+  double loss = 0;
+  double accuracy = 0;
+  double auc = 0;  // NaN unless targets are binary single values
+  size_t count = 0;  // outputs with a target
+};
+
+struct Evaluation {
+  Metrics metrics;
+  std::vector<std::vector<double>> outputs;      // raw output values, per OutputInfo
+  std::vector<std::vector<double>> predictions;  // after sigmoid/softmax (crossentropy)
+};
+
+struct EpochReport {
+  int epoch = 0;  // 1-based, counting epochs of earlier runs of this engine
+  Metrics train;  // running loss/accuracy of this epoch's training passes
+  bool has_test = false;
+  Metrics test;
+  double lr = 0;
+  double seconds = 0;
+};
+
+struct TrainResult {
+  int epochs = 0;  // epochs run now
+  bool stopped_early = false;
+  double train_seconds = 0;
+  std::vector<EpochReport> history;
+};
+
+class Engine {
+ public:
+  // Compiles the template and initialises every weight given as dimensions with the
+  // initializer and seed. Throws lrnn::Error on a bad template.
+  Engine(const TemplateAst& ast, const Initializer& init = {}, uint64_t seed = 1);
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Grounds and neuralizes every sample (in parallel; results independent of threads).
+  PreparedSet prepare(std::vector<Sample> samples) const;
+
+  Evaluation evaluate(const PreparedSet& set, LossKind loss) const;
+
+  // Trains on `train`; `test` (may be null) is evaluated after every epoch. The callback
+  // (may be empty) sees each epoch and may return false to stop.
+  TrainResult train(const PreparedSet& train, const PreparedSet* test, const TrainConfig& config,
+                    const std::function<bool(const EpochReport&)>& on_epoch = {});
+
+  // Plan of a whole set (cached per set id).
+  const exec::Plan& plan_for(const PreparedSet& set) const;
+
+  const TemplateAst& ast() const { return ast_; }
+  const logic::Program& program() const { return *program_; }
+  const neural::TemplateModel& model() const { return model_; }
+  neural::Parameters& parameters() { return model_.params; }
+  const neural::Parameters& parameters() const { return model_.params; }
+
+  // Checkpoints: template text, every parameter by name, optimizer state and settings.
+  std::string to_json(const TrainConfig& config) const;
+  // Rebuilds an engine from to_json's text; `config` receives the saved settings.
+  static std::unique_ptr<Engine> from_json(const std::string& json, TrainConfig& config,
+                                           const std::string& name = "<model>");
+  // Writes to_json to `path` through a temporary file and a rename (never partial).
+  void save(const std::string& path, const TrainConfig& config) const;
+  static std::unique_ptr<Engine> load(const std::string& path, TrainConfig& config);
+
+  int epochs_trained() const { return epochs_trained_; }
+
+ private:
+  const exec::Plan& plan_for_batch(const PreparedSet& set, const std::vector<uint32_t>& batch);
+
+  TemplateAst ast_;
+  std::unique_ptr<logic::Program> program_;
+  neural::TemplateModel model_;
+  std::vector<uint8_t> learnable_;
+  std::unique_ptr<Optimizer> optimizer_;
+  OptimizerConfig optimizer_config_;
+  std::vector<double> optimizer_state_;  // restored from a checkpoint, applied on train()
+  int epochs_trained_ = 0;
+  mutable std::map<uint64_t, std::unique_ptr<exec::Plan>> set_plans_;
+  std::map<std::vector<uint32_t>, std::unique_ptr<exec::Plan>> batch_plans_;
+  uint64_t batch_plans_set_ = 0;
+  mutable exec::Workspace ws_;
+};
+
+}  // namespace lrnn::train

@@ -1,0 +1,77 @@
+#include "train/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "lrnn/diagnostics.hpp"
+
+namespace lrnn::train {
+
+using nlohmann::json;
+
+namespace {
+
+json number(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
+
+json value(const std::vector<double>& v) {
+  if (v.empty()) return nullptr;
+  if (v.size() == 1) return number(v[0]);
+  json a = json::array();
+  for (double x : v) a.push_back(number(x));
+  return a;
+}
+
+}  // namespace
+
+json metrics_json(const Metrics& m) {
+  json j = {{"loss", number(m.loss)}, {"accuracy", number(m.accuracy)}, {"count", m.count}};
+  if (std::isfinite(m.auc)) j["auc"] = m.auc;
+  return j;
+}
+
+json outputs_json(const PreparedSet& set, const Evaluation& ev) {
+  json a = json::array();
+  for (size_t o = 0; o < set.outputs.size(); ++o) {
+    const OutputInfo& info = set.outputs[o];
+    a.push_back({{"example", info.sample},
+                 {"query", info.text},
+                 {"target", value(info.target)},
+                 {"output", value(ev.outputs[o])},
+                 {"prediction", value(ev.predictions[o])}});
+  }
+  return a;
+}
+
+std::string epoch_line(const EpochReport& r, int total_epochs) {
+  char buf[256];
+  int n = std::snprintf(buf, sizeof buf, "epoch %d/%d  loss %.6f  acc %.4f", r.epoch, total_epochs, r.train.loss,
+                        r.train.accuracy);
+  if (r.has_test && n > 0 && n < static_cast<int>(sizeof buf))
+    std::snprintf(buf + n, sizeof buf - n, "  test loss %.6f  acc %.4f", r.test.loss, r.test.accuracy);
+  return buf;
+}
+
+void split_samples(std::vector<Sample>& all, double fraction, uint64_t seed, std::vector<Sample>& train,
+                   std::vector<Sample>& test) {
+  if (!(fraction > 0 && fraction < 1))
+    throw Error(ErrorKind::Semantic, "--test-fraction must be between 0 and 1 (exclusive)");
+  const size_t n = all.size();
+  if (n < 2)
+    throw Error(ErrorKind::Semantic, "--test-fraction needs at least two samples, the data has " + std::to_string(n));
+  size_t n_test = static_cast<size_t>(std::llround(fraction * static_cast<double>(n)));
+  n_test = std::min(std::max<size_t>(n_test, 1), n - 1);
+  std::vector<uint32_t> order(n);
+  for (uint32_t i = 0; i < n; ++i) order[i] = i;
+  Rng rng(seed);
+  shuffle(std::span<uint32_t>(order), rng);
+  std::vector<uint32_t> test_idx(order.end() - n_test, order.end());
+  std::vector<uint32_t> train_idx(order.begin(), order.end() - n_test);
+  std::sort(test_idx.begin(), test_idx.end());  // keep file order inside each part
+  std::sort(train_idx.begin(), train_idx.end());
+  for (uint32_t i : train_idx) train.push_back(std::move(all[i]));
+  for (uint32_t i : test_idx) test.push_back(std::move(all[i]));
+  all.clear();
+}
+
+}  // namespace lrnn::train
