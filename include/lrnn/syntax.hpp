@@ -2,6 +2,23 @@
 // queries files, single literals and rules. Every malformed input throws
 // lrnn::Error(ErrorKind::Parse, span, "expected X, found Y"), whose what() is
 // `file:line:col: error: ...` followed by the source line and a caret.
+//
+// Decisions the grammar of LANGUAGE.md leaves open (the canonical printer follows them):
+// - A body element that is a bare value (`h :- a, 0.5.`, `h :- a, {3}.`) is the rule's
+//   offset; at most one per rule; the printer writes it last.
+// - After a rule's '.', `[` identifier `=` starts its metadata list; any other `[` starts
+//   the next statement (a vector-valued fact `[1, 2] emb(a).`).
+// - Predicate declarations: `p/2 [meta]`, `p/2 value`, `p/2 value [meta]`, or a bare
+//   `p/2.` (the '.' is required when there is neither value nor metadata). A literal of a
+//   declared name with an undeclared arity is a "wrong arity" error.
+// - Rule heads and facts cannot be builtin (`@`) or negated (`!`, `~`); hidden (`*`) and
+//   transposed heads are accepted and left to later stages.
+// - Examples: in `head :- facts.`, a head without value, arguments or prefixes is the
+//   example's id; any other head is the example's own query (its value the target).
+// - Queries: `id :- q1, q2.` requires a bare id; `q1, q2.` (no id) is also one line.
+// - Terms: `3`, `-1`, `0.5`, `1e-3` are Number terms (text as written); quoted strings are
+//   String terms (unquoted, escapes \\ \' \" \n \t \r resolved); types apply to one term.
+// - Line/column are 1-based; columns count bytes (the caret line counts characters).
 #pragma once
 
 #include <string>

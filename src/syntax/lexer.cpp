@@ -20,7 +20,8 @@ struct CharTable {
                             c == '%' || c == '/';
       bool start = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
       ident_start[c] = start;
-      ident_char[c] = start || (c >= '0' && c <= '9');
+      // NeuraLogic names may contain '-' after the first character (`d59-23`).
+      ident_char[c] = start || (c >= '0' && c <= '9') || c == '-';
     }
   }
 };
@@ -227,8 +228,8 @@ void Lexer::scan(Token& t) {
     }
     return;
   }
-  if (is_digit(c) || (c == '-' && pos_ + 1 < n && is_digit(text_[pos_ + 1]))) {
-    if (c == '-') ++pos_;
+  if (is_digit(c) || ((c == '-' || c == '+') && pos_ + 1 < n && is_digit(text_[pos_ + 1]))) {
+    if (c == '-' || c == '+') ++pos_;
     while (pos_ < n && is_digit(text_[pos_])) ++pos_;
     if (pos_ + 1 < n && text_[pos_] == '.' && is_digit(text_[pos_ + 1])) {
       ++pos_;

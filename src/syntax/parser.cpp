@@ -139,7 +139,8 @@ class Parser {
 
   double number(const Token& t) {
     double v = 0;
-    auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    const char* begin = t.text.data() + (t.text.front() == '+' ? 1 : 0);  // from_chars rejects '+'
+    auto [p, ec] = std::from_chars(begin, t.text.data() + t.text.size(), v);
     if (ec != std::errc() || p != t.text.data() + t.text.size())
       fail(t, "number out of range: '" + std::string(t.text) + "'");
     return v;
@@ -437,8 +438,17 @@ class Parser {
   FunctionSpec function_spec() {
     FunctionSpec f;
     const Token& t = lex_.peek();
+    if (t.kind == Tok::Dollar) {  // a weight name: `[offset=$b]`
+      lex_.advance();
+      f.name = "$" + weight_name();
+      return f;
+    }
+    if (t.kind == Tok::LParen || t.kind == Tok::LBracket) {  // a tuple or vector value, as text
+      f.name = meta_arg(1);
+      return f;
+    }
     if (t.kind != Tok::Ident && t.kind != Tok::Variable && t.kind != Tok::Number && t.kind != Tok::String)
-      expected("a metadata value (a name or a number)");
+      expected("a metadata value (a name, a number, a tuple or a $weight)");
     f.name = t.text;
     lex_.advance();
     if (accept(Tok::LParen)) {

@@ -35,6 +35,7 @@ sparse(X) :- [5|0:1, 3:-2.5] v(X), <[4|1:1]> w(X).
 fixedw(X) :- <0.3> v(X), <$named=[1, 0]> w(X), <$named> w(X), $named w(X).
 builtins :- @eq(A, B), @neq(a, b), @lt(1, 2), @gt(2, 1), @next(1, N), @alldiff(A, B, C), @in(X, 1, 2, 3), @true, @false, @add(1, 2, S), @mul(2, 3, M), @div(6, 3, Q), @mod(7, 3, R).
 offset_only :- 1.5.
+neuralogic_names(d59-23, X) :- +2 p(X, d59-23), @neq(X, d59-23). [offset=$b, init=[1,2], range=(0,1)]
 )";
 
 TEST(SyntaxRoundTrip, FullTemplateParsesIntoTheRightAst) {
@@ -80,7 +81,7 @@ TEST(SyntaxRoundTrip, FullTemplateParsesIntoTheRightAst) {
   EXPECT_TRUE(m.fixed);
   EXPECT_EQ(m.name, "shared");
 
-  ASSERT_EQ(t.rules.size(), 9u);
+  ASSERT_EQ(t.rules.size(), 10u);
   const auto& h2 = t.rules[1];
   ASSERT_EQ(h2.body.size(), 4u);
   EXPECT_EQ(h2.body[0].weight->data, std::vector<double>{0.5});
@@ -140,6 +141,16 @@ TEST(SyntaxRoundTrip, FullTemplateParsesIntoTheRightAst) {
   EXPECT_EQ(t.rules[7].body.size(), 13u);
   EXPECT_TRUE(t.rules[8].body.empty());
   EXPECT_EQ(t.rules[8].offset->data, std::vector<double>{1.5});
+
+  const auto& nl = t.rules[9];
+  EXPECT_EQ(nl.head.args[0].text, "d59-23");
+  EXPECT_EQ(nl.head.args[0].kind, Term::Kind::Constant);
+  EXPECT_EQ(nl.body[0].weight->data, std::vector<double>{2});
+  ASSERT_EQ(nl.meta.size(), 3u);
+  EXPECT_EQ(nl.meta[0].value.name, "$b");
+  EXPECT_EQ(nl.meta[1].value.name, "[1,2]");
+  EXPECT_EQ(nl.meta[2].value.name, "(0,1)");
+  EXPECT_FALSE(nl.meta[2].value.has_parens);
 }
 
 TEST(SyntaxRoundTrip, FullTemplatePrintsCanonicallyAndReparsesEqual) {
