@@ -49,7 +49,7 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("template", opts->template_path, "Template file (its rules and facts are used)")->required();
   cmd->add_option("goal", opts->goal, "Goal literal, e.g. 'reachable(X, charing_cross)'")->required();
   cmd->add_option("--facts,-f", opts->facts_path, "Examples file: the facts of all its examples are used");
-  cmd->add_flag("--json", opts->json, "Print a JSON list of substitution objects ([{} ] true, [] false)");
+  cmd->add_flag("--json", opts->json, "Print a JSON list of substitution objects (a ground goal: [{}] true, [] false)");
   cmd->footer(
       "Prints every answer substitution of the goal, one per line, sorted (numbers\n"
       "numerically before other constants), as `X=value, Y=value`; a ground goal prints\n"

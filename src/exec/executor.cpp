@@ -18,12 +18,15 @@ using CMapM = Eigen::Map<const RowMat>;
 using MapV = Eigen::Map<Eigen::VectorXd>;
 using CMapV = Eigen::Map<const Eigen::VectorXd>;
 
-constexpr size_t kParallelRows = 2048;
+// Kernels go parallel only when a gather moves more than this many doubles: below it the
+// fork/join costs more than it saves, and on a shared machine (other processes on the
+// cores) a barrier waiting for a descheduled thread costs milliseconds.
+constexpr size_t kParallelEntries = size_t{1} << 20;
 
 // rows[k] = values[src[k]] (size each), as 1 - x under soft negation.
 void gather(const std::vector<uint32_t>& src, int size, bool negate, const double* values, double* out) {
   const size_t n = src.size();
-#pragma omp parallel for schedule(static) if (n * size > kParallelRows * 8)
+#pragma omp parallel for schedule(static) if (n * size > kParallelEntries)
   for (size_t k = 0; k < n; ++k) {
     const double* x = values + src[k];
     double* y = out + k * size;
@@ -286,7 +289,15 @@ void atom_backward(const AtomGroup& A, const neural::Parameters& params, const d
 }  // namespace
 
 void forward(const Plan& plan, const neural::Parameters& params, Workspace& ws) {
-  ws.values.assign(plan.num_values, 0.0);
+  // Eigen's own GEMM threading splits even small products (n x 8 by 8 x 8) across
+  // threads; the group kernels are memory-bound, so they run single-threaded.
+  static const bool eigen_single = [] {
+    Eigen::setNbThreads(1);
+    return true;
+  }();
+  (void)eigen_single;
+  // Every value is written by its kernel before it is read: no zero-fill needed.
+  if (ws.values.size() < plan.num_values) ws.values.resize(plan.num_values);
   double* v = ws.values.data();
   std::copy(plan.data.begin(), plan.data.end(), v);
   for (size_t i = 0; i < plan.param_fact_off.size(); ++i) {

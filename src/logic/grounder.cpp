@@ -1,6 +1,10 @@
 #include "logic/grounder.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <chrono>
 #include <cmath>
 
@@ -723,7 +727,7 @@ GroundSample Grounder::build_sample(const ExampleAst& example, const std::vector
       auto limit_error = [&]() {
         return Error(ErrorKind::Limit, cr.span,
                      "grounding exceeded " + std::to_string(opt_.max_ground_rules) +
-                         " ground rules in this rule (GroundingOptions::max_ground_rules)");
+                         " ground rules (GroundingOptions::max_ground_rules) while enumerating this rule");
       };
       // Head atom ids are resolved in prefetched batches (see fire()).
       constexpr uint32_t kBatch = 32;
@@ -892,8 +896,37 @@ GroundSample ground(const Program& program, const ExampleAst& example,
   return sample;
 }
 
-GoalAnswers answer_goal(const Program& program, const ExampleAst& facts, const Literal& goal) {
-  GroundingOptions options;
+std::vector<GroundSample> ground_many(const Program& program, const std::vector<const ExampleAst*>& examples,
+                                      const std::vector<std::vector<Literal>>& queries,
+                                      const GroundingOptions& options, int threads) {
+  std::vector<GroundSample> out(examples.size());
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto work = [&]() {
+    for (size_t i; (i = next.fetch_add(1)) < examples.size();) {
+      try {
+        static const std::vector<Literal> kNoQueries;
+        out[i] = ground(program, *examples[i], i < queries.size() ? queries[i] : kNoQueries, options);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+        next.store(examples.size());
+      }
+    }
+  };
+  threads = std::max(1, std::min<int>(threads, int(examples.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
+  return out;
+}
+
+GoalAnswers answer_goal(const Program& program, const ExampleAst& facts, const Literal& goal,
+                        const GroundingOptions& given) {
+  GroundingOptions options = given;
   options.enumerate = false;
   Grounder g(program, options);
   g.compute_model(facts, {goal});

@@ -15,8 +15,9 @@ struct GroundingOptions {
   // Ground rules (over all template rules of one example) beyond which grounding stops
   // with ErrorKind::Limit naming the rule being enumerated.
   size_t max_ground_rules = 100'000'000;
-  // Atoms of the least model beyond which grounding stops with ErrorKind::Limit.
-  size_t max_atoms = 200'000'000;
+  // Atoms of the least model beyond which grounding stops with ErrorKind::Limit (also
+  // what ends an infinite model such as n(Y) :- n(X), @add(X, 1, Y).).
+  size_t max_atoms = 50'000'000;
   // false: count ground rules (stats.ground_rules, GroundRuleSet::rule set, arrays empty)
   // without storing them; no atom-level relevance pruning.
   bool store_ground_rules = true;
@@ -33,6 +34,12 @@ struct GroundingOptions {
 GroundSample ground(const Program& program, const ExampleAst& example,
                     const std::vector<Literal>& queries, const GroundingOptions& options = {});
 
+// Grounds examples[i] with queries[i] for every i, on `threads` threads (results in
+// order; the first error, if any, is rethrown after all threads stop).
+std::vector<GroundSample> ground_many(const Program& program, const std::vector<const ExampleAst*>& examples,
+                                      const std::vector<std::vector<Literal>>& queries,
+                                      const GroundingOptions& options = {}, int threads = 1);
+
 // Answers of a goal against the least model of the template plus `facts`: one row of
 // symbol ids per answer, holding the values of the goal's named variables in order of
 // first occurrence (`_` is not reported), rows sorted (Symbols::compare) and distinct.
@@ -41,6 +48,7 @@ struct GoalAnswers {
   std::vector<std::string> variables;
   std::vector<std::vector<uint32_t>> rows;
 };
-GoalAnswers answer_goal(const Program& program, const ExampleAst& facts, const Literal& goal);
+GoalAnswers answer_goal(const Program& program, const ExampleAst& facts, const Literal& goal,
+                        const GroundingOptions& options = {});
 
 }  // namespace lrnn::logic

@@ -79,7 +79,10 @@ Program::Program(const TemplateAst& ast,
   rules_.reserve(ast.rules.size() + ast.facts.size());
   for (uint32_t r = 0; r < ast.rules.size(); ++r) compile_rule(&ast.rules[r], nullptr, r);
   for (uint32_t f = 0; f < ast.facts.size(); ++f) compile_rule(nullptr, &ast.facts[f], f);
-  for (const auto& [name, arity] : extra_predicates) intern_predicate(name, arity);
+  for (const auto& [name, arity] : extra_predicates) {
+    if (arity > 64) throw Error(ErrorKind::Semantic, "predicate " + name + " has more than 64 arguments");
+    intern_predicate(name, arity);
+  }
   for (const auto& decl : ast.predicates) intern_predicate(decl.name, decl.arity);
   std::sort(template_constants_.begin(), template_constants_.end());
   template_constants_.erase(std::unique(template_constants_.begin(), template_constants_.end()),

@@ -220,6 +220,11 @@ SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
 
   // Structure hash: everything but the fact values.
   uint64_t h = 1469598103934665603ULL;
+  mix(h, net.num_atoms());
+  mix(h, net.num_facts());
+  mix(h, net.num_ground_rules());
+  mix(h, net.inputs.size());
+  mix(h, net.query_atoms.size());
   for (size_t l = 0; l < net.num_atoms(); ++l) {
     mix(h, net.atom_depth[l]);
     mix(h, net.atom_predicate[l]);

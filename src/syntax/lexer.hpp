@@ -14,9 +14,9 @@ namespace lrnn::syntax {
 
 enum class Tok : uint8_t {
   End,
-  Ident,     // starts with a lower-case letter: constant or predicate name
-  Variable,  // starts with an upper-case letter or '_'
-  Number,    // -?digits(.digits)?(e[+-]?digits)?
+  Ident,     // [a-z][A-Za-z0-9_-]*: constant or predicate name
+  Variable,  // [A-Z_][A-Za-z0-9_-]*
+  Number,    // [+-]?digits(.digits)?([eE][+-]?digits)?
   String,    // '...' or "..." (text includes the quotes)
   Import,    // `import path`: text is the whole statement, `import` and the path as written
   LParen, RParen, LBracket, RBracket, LBrace, RBrace,

@@ -1,8 +1,7 @@
 #include "train/dataset.hpp"
 
-#include <unordered_map>
-
 #include "lrnn/diagnostics.hpp"
+#include "lrnn/logic.hpp"
 
 namespace lrnn::train {
 
@@ -15,58 +14,24 @@ std::vector<double> target_of(const Literal& query) {
 }
 
 std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries) {
+  // The pairing rules are the logic stage's (logic::pair_queries); a single example that
+  // serves many query lines becomes ONE sample holding all of them, so it is grounded
+  // and neuralized once (a knowledge base with thousands of queries stays one network).
+  std::vector<logic::QueryPairing> pairs = logic::pair_queries(examples, queries);
   std::vector<Sample> out;
-  if (queries.empty()) {
-    for (ExampleAst& e : examples) {
-      if (e.queries.empty())
-        throw Error(ErrorKind::Semantic, e.span,
-                    "example has no query: label it (`<1> q :- facts.`) or give a queries file");
-      Sample s;
-      s.queries = e.queries;
-      s.example = std::move(e);
-      out.push_back(std::move(s));
-    }
-    return out;
-  }
-  bool named = false;
-  for (const QueryLineAst& q : queries) named = named || !q.id.empty();
-  if (named) {
-    std::unordered_map<std::string, size_t> by_id;
-    for (size_t i = 0; i < examples.size(); ++i)
-      if (!examples[i].id.empty()) by_id.emplace(examples[i].id, i);
-    for (const QueryLineAst& q : queries) {
-      auto it = by_id.find(q.id);
-      if (q.id.empty() || it == by_id.end()) {
-        if (examples.size() == 1) {
-          out.push_back({examples[0], q.queries});
-          continue;
-        }
-        throw Error(ErrorKind::Semantic, q.span, "no example with id '" + q.id + "' for this query line");
-      }
-      out.push_back({examples[it->second], q.queries});
-    }
-    return out;
-  }
-  if (examples.size() == 1 && queries.size() > 1) {
-    // One example serves every query: one sample holding all of them (grounded once).
+  if (examples.size() == 1 && pairs.size() > 1) {
     Sample s;
+    for (auto& p : pairs) s.queries.insert(s.queries.end(), p.queries.begin(), p.queries.end());
     s.example = std::move(examples[0]);
-    for (const QueryLineAst& q : queries) s.queries.insert(s.queries.end(), q.queries.begin(), q.queries.end());
     out.push_back(std::move(s));
     return out;
   }
-  if (examples.size() != queries.size()) {
-    const Span& span = queries.size() > examples.size() ? queries[examples.size()].span
-                                                        : examples[queries.size()].span;
-    throw Error(ErrorKind::Semantic, span,
-                std::to_string(examples.size()) + " examples but " + std::to_string(queries.size()) +
-                    " query lines: they pair line by line");
-  }
-  for (size_t i = 0; i < examples.size(); ++i) {
-    Sample s;
-    s.queries = queries[i].queries;
-    s.example = std::move(examples[i]);
-    out.push_back(std::move(s));
+  out.reserve(pairs.size());
+  for (auto& p : pairs) {
+    if (p.queries.empty())
+      throw Error(ErrorKind::Semantic, examples[p.example].span,
+                  "example has no query: label it (`<1> q :- facts.`) or give a queries file");
+    out.push_back({examples[p.example], std::move(p.queries)});
   }
   return out;
 }

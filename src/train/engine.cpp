@@ -144,13 +144,29 @@ const exec::Plan& Engine::plan_for_batch(const PreparedSet& set, const std::vect
     batch_plans_.clear();
     batch_plans_set_ = set.id;
   }
-  auto it = batch_plans_.find(batch);
-  if (it != batch_plans_.end()) return *it->second;
-  std::vector<const neural::SampleNetwork*> nets;
-  for (uint32_t i : batch) nets.push_back(&set.networks[i]);
-  auto plan = std::make_unique<exec::Plan>(exec::build_plan(model_, nets));
-  if (batch_plans_.size() >= 256) batch_plans_.clear();
-  return *batch_plans_.emplace(batch, std::move(plan)).first->second;
+  std::vector<uint64_t> key;
+  key.reserve(batch.size());
+  for (uint32_t i : batch) key.push_back(set.networks[i].structure_hash);
+  auto it = batch_plans_.find(key);
+  if (it == batch_plans_.end()) {
+    std::vector<const neural::SampleNetwork*> nets;
+    for (uint32_t i : batch) nets.push_back(&set.networks[i]);
+    auto plan = std::make_unique<exec::Plan>(exec::build_plan(model_, nets));
+    if (batch_plans_.size() >= 256) batch_plans_.clear();
+    return *batch_plans_.emplace(std::move(key), std::move(plan)).first->second;
+  }
+  // Same structures: the plan's example-fact values are laid out sample by sample, fact
+  // by fact (build_plan), so this batch's values replace them in that order.
+  exec::Plan& plan = *it->second;
+  plan.data.clear();
+  for (uint32_t i : batch) {
+    const neural::SampleNetwork& net = set.networks[i];
+    for (size_t f = 0; f < net.num_facts(); ++f)
+      if (net.fact_template[f] == neural::kNone)
+        plan.data.insert(plan.data.end(), net.fact_data.begin() + net.fact_data_begin[f],
+                         net.fact_data.begin() + net.fact_data_begin[f + 1]);
+  }
+  return plan;
 }
 
 Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind) const {
@@ -210,7 +226,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       if (batch_size < order.size()) std::sort(batch.begin(), batch.end());  // canonical plan key
       const exec::Plan& plan = plan_for_batch(train_set, batch);
       exec::forward(plan, model_.params, ws_);
-      ws_.grads.assign(plan.num_values, 0.0);
+      ws_.grads.assign(plan.num_values, 0.0);  // backward accumulates
       size_t n_targets = 0;
       // Map plan outputs to set outputs: plan outputs are ordered (sample in batch, query,
       // match), exactly the set's order restricted to the batch's samples.

@@ -115,6 +115,7 @@ class Engine {
   static std::unique_ptr<Engine> load(const std::string& path, TrainConfig& config);
 
   int epochs_trained() const { return epochs_trained_; }
+  size_t cached_batch_plans() const { return batch_plans_.size(); }
 
  private:
   const exec::Plan& plan_for_batch(const PreparedSet& set, const std::vector<uint32_t>& batch);
@@ -128,7 +129,9 @@ class Engine {
   std::vector<double> optimizer_state_;  // restored from a checkpoint, applied on train()
   int epochs_trained_ = 0;
   mutable std::map<uint64_t, std::unique_ptr<exec::Plan>> set_plans_;
-  std::map<std::vector<uint32_t>, std::unique_ptr<exec::Plan>> batch_plans_;
+  // Minibatch plans by the structure hashes of their samples: batches whose networks are
+  // identical up to fact values share one plan; only Plan::data is refreshed per use.
+  std::map<std::vector<uint64_t>, std::unique_ptr<exec::Plan>> batch_plans_;
   uint64_t batch_plans_set_ = 0;
   mutable exec::Workspace ws_;
 };

@@ -92,6 +92,27 @@ TEST(LogicMutagenesis, GroundRuleCountsMatchAnIndependentCount) {
   EXPECT_EQ(total, 61166u);
 }
 
+TEST(LogicMutagenesis, GroundManyOnTwoThreadsMatchesOneByOne) {
+  if (!std::filesystem::exists(kMutagenesis)) GTEST_SKIP() << "datasets not found";
+  Program program(load_template(kTemplate));
+  auto examples = load_examples(kMutagenesis + "/examples.txt");
+  std::vector<const ExampleAst*> ptrs;
+  std::vector<std::vector<Literal>> queries;
+  for (size_t i = 0; i < 40; ++i) ptrs.push_back(&examples[i]), queries.push_back({parse_literal("predict")});
+  auto many = ground_many(program, ptrs, queries, {}, 2);
+  ASSERT_EQ(many.size(), 40u);
+  for (size_t i = 0; i < 40; ++i) {
+    GroundSample one = ground(program, examples[i], queries[i]);
+    EXPECT_EQ(many[i].stats.ground_rules, one.stats.ground_rules);
+    EXPECT_EQ(many[i].atom_pred, one.atom_pred);
+    ASSERT_EQ(many[i].rules.size(), one.rules.size());
+    for (size_t r = 0; r < one.rules.size(); ++r) EXPECT_EQ(many[i].rules[r].inputs, one.rules[r].inputs);
+  }
+  GroundingOptions tiny;
+  tiny.max_ground_rules = 10;
+  EXPECT_THROW(ground_many(program, ptrs, queries, tiny, 2), Error);
+}
+
 TEST(LogicMutagenesis, FirstTwoMoleculesCountedByHand) {
   if (!std::filesystem::exists(kMutagenesis)) GTEST_SKIP() << "datasets not found";
   Program program(load_template(kTemplate));

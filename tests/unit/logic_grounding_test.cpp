@@ -243,6 +243,21 @@ TEST(LogicGrounding, LimitOnGroundRulesNamesTheRule) {
   EXPECT_EQ(ground(p, example(facts), {}, o).stats.ground_rules, 930u);
 }
 
+TEST(LogicGrounding, AnInfiniteModelEndsAtTheAtomLimit) {
+  TemplateAst t;
+  t.rules.push_back(rule(lit("n", {"Y"}), {lit("n", {"X"}), lit("@add", {"X", "1", "Y"})}));
+  Program p(t);
+  GroundingOptions o;
+  o.max_atoms = 1000;
+  try {
+    ground(p, example({lit("n", {"0"})}), {}, o);
+    FAIL() << "expected a limit error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Limit);
+    EXPECT_NE(e.message().find("1000 atoms while deriving n"), std::string::npos) << e.message();
+  }
+}
+
 TEST(LogicGrounding, StratifiedNegationAndTheUnstratifiableError) {
   TemplateAst t;
   t.rules.push_back(rule(lit("reach", {"X"}), {lit("start", {"X"})}));

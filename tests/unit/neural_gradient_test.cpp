@@ -125,6 +125,8 @@ struct Harness {
   void check(double tol = 1e-6) {
     exec::Plan p = plan();
     exec::Workspace ws;
+    // Forward must write every value before reading it: NaN garbage would show.
+    ws.values.assign(p.num_values, std::nan(""));
     exec::forward(p, model.params, ws);
     size_t total = 0;
     for (size_t o = 0; o < p.outputs.size(); ++o) total += p.outputs[o].shape.size();

@@ -63,6 +63,17 @@ TEST(TrainDatasets, XorVectorizedRoundsTo0110) {
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(std::round(t.ev.outputs[i][0]), expected[i]) << "output " << i;
 }
 
+TEST(TrainDatasets, MinibatchPlansAreSharedByStructure) {
+  // The four XOR examples have identical networks up to fact values: batch size 1 uses
+  // one cached plan whose values are refreshed per step, and still learns XOR.
+  train::TrainConfig c = config(300, 0.05);
+  c.batch_size = 1;
+  Trained t = train_on("xor.lrnn", samples("simple/xor/naive/trainExamples.txt"), c);
+  EXPECT_EQ(t.engine->cached_batch_plans(), 1u);
+  const double expected[] = {0, 1, 1, 0};
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(std::round(t.ev.outputs[i][0]), expected[i]) << "output " << i;
+}
+
 TEST(TrainDatasets, FamilyReachesAccuracyOne) {
   Trained t = train_on("family.lrnn", samples("simple/family/examples.txt", "simple/family/queries.txt"), config(100, 0.1));
   ASSERT_EQ(t.set.outputs.size(), 2u);

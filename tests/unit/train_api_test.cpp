@@ -1,0 +1,85 @@
+// The public API (include/lrnn/model.hpp): parameters by name, the ground network with
+// gradients (checked against finite differences of the API's own loss), and errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "lrnn/lrnn.hpp"
+
+namespace {
+
+const char* kTemplate =
+    "hidden(X) :- {3,2} f(X), {3}. [activation=tanh]\n"
+    "{1,3} out :- hidden(X). [aggregation=max]\n"
+    "out/0 [activation=sigmoid]\n";
+const char* kExamples = "<1> out :- <[0.5, -1]> f(a), <[1, 2]> f(b).\n<0> out :- <[-1, 0.3]> f(a).\n";
+
+TEST(TrainApi, ParametersByNameAndStateDict) {
+  lrnn::Model model(lrnn::Template::from_string(kTemplate));
+  auto params = model.parameters();
+  ASSERT_EQ(params.size(), 3u);
+  EXPECT_EQ(params[0].name, "rule0.body0");
+  EXPECT_EQ(params[0].rows, 3);
+  EXPECT_EQ(params[0].cols, 2);
+  lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
+  ASSERT_EQ(data.size(), 2u);
+  const auto before = model.forward(data);
+  model.set_parameter("rule1.head", {0, 0, 0});
+  const auto zero = model.forward(data);
+  EXPECT_DOUBLE_EQ(zero[0][0], 0.5);  // sigmoid(0)
+  model.load_parameters(params);
+  EXPECT_EQ(model.forward(data), before);
+  EXPECT_THROW(model.parameter("nope"), lrnn::Error);
+  EXPECT_THROW(model.set_parameter("rule1.head", {1, 2}), lrnn::Error);
+}
+
+TEST(TrainApi, NetworkGradientsMatchFiniteDifferences) {
+  lrnn::Model model(lrnn::Template::from_string(kTemplate));
+  lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
+  lrnn::GroundNetwork net = model.network(data, 0, true);
+  ASSERT_EQ(net.ground_rules, 4u);  // two hidden(X) groundings, two out groundings
+  bool found_hidden = false;
+  for (const auto& a : net.atoms)
+    if (a.text == "hidden(a)") {
+      found_hidden = true;
+      EXPECT_EQ(a.rows, 3);
+      EXPECT_EQ(a.gradient.size(), 3u);
+    }
+  EXPECT_TRUE(found_hidden);
+  ASSERT_EQ(net.parameter_gradients.size(), 3u);
+  const lrnn::Parameter w = model.parameter("rule0.body0");
+  for (size_t e = 0; e < w.values.size(); ++e) {
+    auto shifted = [&](double h) {
+      auto v = w.values;
+      v[e] += h;
+      model.set_parameter(w.name, v);
+      double l = model.network(data, 0, true).loss;
+      model.set_parameter(w.name, w.values);
+      return l;
+    };
+    const double fd = (shifted(1e-6) - shifted(-1e-6)) / 2e-6;
+    EXPECT_NEAR(net.parameter_gradients[0].values[e], fd, 1e-6);
+  }
+}
+
+TEST(TrainApi, TrainsAndSplits) {
+  lrnn::Settings s;
+  s.epochs = 5;
+  lrnn::Model model(lrnn::Template::from_string(kTemplate), s);
+  lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
+  auto [train, test] = data.split(0.5, 3);
+  EXPECT_EQ(train.size(), 1u);
+  EXPECT_EQ(test.size(), 1u);
+  int calls = 0;
+  auto report = model.train(train, &test, [&](const lrnn::EpochInfo& e) {
+    ++calls;
+    EXPECT_TRUE(e.has_test);
+    return e.epoch < 3;  // stop after the third epoch
+  });
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(report.epochs, 3);
+  EXPECT_EQ(model.epochs_trained(), 3);
+  EXPECT_THROW(lrnn::Dataset::from_text("f(a).\nf(b).\n", "1.0 out.\n0.0 out.\n1.0 out.\n"), lrnn::Error);  // 2 vs 3 lines
+}
+
+}  // namespace
