@@ -19,6 +19,11 @@ def format_number(x: float) -> str:
     std::to_chars (the C++ printer) chooses it: the shortest round-trip digits, written
     in fixed or scientific notation, whichever is shorter (fixed on a tie)."""
     x = float(x)
+    text = repr(x)
+    # Fast path: a non-integer in fixed notation with at most two zeros after the point is
+    # never longer than its scientific form, so to_chars writes what repr writes.
+    if "e" not in text and "n" not in text and not text.endswith(".0") and abs(x) >= 1e-3:
+        return text
     if math.isnan(x) or math.isinf(x):
         raise ValueError(f"lrnn values must be finite numbers, got {x!r}")
     if x == 0.0:

@@ -11,6 +11,7 @@ namespace nb = nanobind;
 void bind_errors(nb::module_& m);  // lrnn::Error -> lrnn.errors.LrnnError
 void bind_syntax(nb::module_& m);  // AST types, parse_* / print_*
 void bind_logic(nb::module_& m);   // answer_query
+void bind_engine(nb::module_& m);  // train::Engine: lrnn.Model
 
 
 }  // namespace lrnn::python

@@ -7,5 +7,6 @@ NB_MODULE(_core, m) {
   lrnn::python::bind_errors(m);
   lrnn::python::bind_syntax(m);
   lrnn::python::bind_logic(m);
+  lrnn::python::bind_engine(m);
 
 }

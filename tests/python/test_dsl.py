@@ -211,9 +211,26 @@ def test_dataset_text():
     examples, queries = dataset.to_text()
     assert examples == "s0 :- 0 a, 1 b.\ns1 :- 1 a, 1 b, edge(1, 2).\n"
     assert queries == "s0 :- 1 xor.\ns1 :- 0 xor, 0.5 q(x).\n"
+    # PyNeuraLogic's older style: one example serving every query, as in the text files
     old_style = Dataset()
     old_style.add_example([R.edge(1, 2), R.f(1)[0.5]])
     old_style.add_queries([R.predict(1)[1], R.predict(2)[0]])
-    assert len(old_style) == 1 and len(old_style[0].query) == 2
+    assert len(old_style) == 2 and [len(s.query) for s in old_style] == [1, 1]
+    assert old_style.to_text() == ("edge(1, 2), 0.5 f(1).\n", "1 predict(1).\n0 predict(2).\n")
     with pytest.raises(TypeError):
         Dataset().add(R.q[1], [R.h <= R.a])
+
+
+def test_tensor_dataset():
+    from lrnn.dataset import Data, TensorDataset
+
+    node_level = Data(x=[[0], [1], [-1]], edge_index=[[0, 1, 2], [1, 2, 0]], y=[1, 0, 1], y_mask=[0, 2])
+    graph_level = Data(x=np.eye(2), edge_index=[[0], [1]], y=1.0, edge_attr=[0.5])
+    examples, queries = TensorDataset([node_level, graph_level]).to_text()
+    assert examples == (
+        "s0 :- edge(0, 1), edge(1, 2), edge(2, 0), 0 node_feature(0), 1 node_feature(1), -1 node_feature(2).\n"
+        "s1 :- 0.5 edge(0, 1), [1, 0] node_feature(0), [0, 1] node_feature(1).\n"
+    )
+    assert queries == "s0 :- 1 predict(0), 1 predict(2).\ns1 :- 1 predict.\n"
+    one_hot = TensorDataset([Data(x=[[1]], edge_index=[[], []], y=2)], number_of_classes=3, one_hot_encode_labels=True)
+    assert one_hot.to_text()[1] == "s0 :- [0, 0, 1] predict.\n"

@@ -59,6 +59,9 @@ def test_numbers_print_like_cpp_to_chars():
             rng.normal(size=200),
             rng.normal(size=100) * 10.0 ** rng.integers(-30, 30, size=100),
             [1e-4, 1e-5, 1e16, 1e15, 123456789012345680000.0, 0.1, 1 / 3, 2.0**-20, 5e-324, 1e21],
+            [1e6, 1234000.0, 0.00012, 0.0012, 0.001, 0.000123, 100.0, 12.5, -0.0015, 7.0, 2.0**60],
+            rng.integers(-10**9, 10**9, size=50).astype(float),
+            np.round(rng.normal(size=100), 3) * 10.0 ** rng.integers(-6, 8, size=100),
         ]
     )
     fact = R.v[values]

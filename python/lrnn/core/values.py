@@ -142,10 +142,10 @@ class Weight:
         if self.kind == Weight.SCALAR:
             return f(self.data[0])
         if self.kind == Weight.VECTOR:
-            return "[" + ", ".join(f(x) for x in self.data) + "]"
+            return "[" + ", ".join(map(f, self.data.tolist())) + "]"
         if self.kind == Weight.MATRIX:
-            rows = self.data.reshape(self.rows, self.cols)
-            return "[" + ", ".join("[" + ", ".join(f(x) for x in row) + "]" for row in rows) + "]"
+            rows = self.data.reshape(self.rows, self.cols).tolist()
+            return "[" + ", ".join("[" + ", ".join(map(f, row)) + "]" for row in rows) + "]"
         if self.kind == Weight.DIMS:
             return "{" + (str(self.rows) if self.dims_is_vector else f"{self.rows}, {self.cols}") + "}"
         return ""  # reference: only the name

@@ -121,16 +121,18 @@ class Dataset:
 
     # ---- reading ---------------------------------------------------------------------------
     def to_samples(self) -> List[Sample]:
-        """Every sample, the paired examples/queries included."""
+        """Every sample, the paired examples/queries included (paired as the text files
+        are: one example serves every query, each query its own sample; N examples pair
+        with N queries in order)."""
         samples = list(self.samples)
         ex, qs = self._examples, self._queries
         if ex or qs:
             if len(ex) == 1:
-                samples.append(Sample(qs, ex[0]))
+                samples.extend(Sample(q, ex[0]) for q in qs) if qs else samples.append(Sample(None, ex[0]))
             elif len(ex) == len(qs):
                 samples.extend(Sample(q, e) for q, e in zip(qs, ex))
             elif not ex:
-                samples.append(Sample(qs, []))
+                raise ValueError(f"{len(qs)} queries but no example: add_example(facts) first")
             else:
                 raise ValueError(
                     f"{len(ex)} examples and {len(qs)} queries: give one example for all queries, "
@@ -149,15 +151,22 @@ class Dataset:
 
     # ---- text --------------------------------------------------------------------------------
     def to_text(self) -> tuple:
-        """(examples file text, queries file text): each sample is a named example
-        `s<i> :- facts.` and a query line `s<i> :- targets.`"""
+        """(examples file text, queries file text). Examples and queries added with
+        add_example/add_queries are written as the files would hold them (the engine pairs
+        them the same way); samples added with add() as a named example `s<i> :- facts.`
+        and its query line `s<i> :- targets.`"""
+        if not self.samples:
+            if not self._examples:
+                raise ValueError("the dataset is empty")
+            examples = [_facts_line(e, i) for i, e in enumerate(self._examples)]
+            queries = [q.to_str() + "." for q in self._queries]
+            self.to_samples()  # checks the pairing
+            return "\n".join(examples) + "\n", "\n".join(queries) + ("\n" if queries else "")
         examples, queries = [], []
         for i, sample in enumerate(self.to_samples()):
-            if not sample.example:
-                raise ValueError(f"sample {i} has no facts; the examples file format needs at least one")
-            examples.append(f"s{i} :- " + ", ".join(_fact_str(f) for f in sample.example) + ".")
+            examples.append(f"s{i} :- " + _facts_line(sample.example, i))
             if sample.query:
-                queries.append(f"s{i} :- " + ", ".join(_fact_str(q) for q in sample.query) + ".")
+                queries.append(f"s{i} :- " + ", ".join(q.to_str() for q in sample.query) + ".")
         return "\n".join(examples) + "\n", "\n".join(queries) + ("\n" if queries else "")
 
     def dump(self, queries_fp: Any, examples_fp: Any, sep: str = "\n") -> None:
@@ -169,8 +178,10 @@ class Dataset:
         return "\n".join(str(s) for s in self.to_samples())
 
 
-def _fact_str(fact: Atom) -> str:
-    return fact.to_str()
+def _facts_line(facts: Sequence[Atom], index: int) -> str:
+    if not facts:
+        raise ValueError(f"sample {index} has no facts; an example needs at least one")
+    return ", ".join(f.to_str() for f in facts) + "."
 
 
 class FileDataset:
@@ -194,4 +205,79 @@ class FileDataset:
         return f"FileDataset(examples_file={self.examples_file!r}, queries_file={self.queries_file!r})"
 
 
-__all__ = ["Dataset", "Sample", "FileDataset"]
+class Data:
+    """One graph in tensor form, as PyNeuraLogic's `Data`: node features `x` (n rows),
+    `edge_index` ([[sources...], [targets...]]), labels `y` (one per node, or one for the
+    graph), optional `edge_attr` (a value per edge) and `y_mask` (the nodes to query; default
+    all nodes when y has one label per node)."""
+
+    def __init__(self, x: Any, edge_index: Any, y: Any = 0.0, edge_attr: Any = None, y_mask: Any = None):
+        self.x = np.asarray(x, dtype=np.float64)
+        if self.x.ndim == 1:
+            self.x = self.x.reshape(-1, 1)
+        if self.x.ndim != 2:
+            raise ValueError(f"x holds one feature row per node, got an array of shape {self.x.shape}")
+        self.edge_index = np.asarray(edge_index, dtype=np.int64).reshape(2, -1) if len(edge_index) else np.zeros((2, 0), np.int64)
+        self.y = np.asarray(y, dtype=np.float64)
+        self.edge_attr = None if edge_attr is None else np.asarray(edge_attr, dtype=np.float64)
+        if self.edge_attr is not None and len(self.edge_attr) != self.edge_index.shape[1]:
+            raise ValueError(f"{len(self.edge_attr)} edge attributes for {self.edge_index.shape[1]} edges")
+        self.y_mask = None if y_mask is None else [int(i) for i in y_mask]
+
+    def to_logic_form(
+        self,
+        feature_name: str = "node_feature",
+        edge_name: str = "edge",
+        output_name: str = "predict",
+        one_hot_encode_labels: bool = False,
+        max_classes: int = 1,
+    ) -> tuple:
+        """(queries, facts): `edge(u, v)` (valued by edge_attr), `node_feature(i)[x_i]`
+        (a scalar when there is one feature), and `predict(i)[y_i]` per masked node or
+        `predict[y]` for a graph label."""
+        from lrnn.core.atoms import R as _R
+
+        edge, feature, output = _R.get(edge_name), _R.get(feature_name), _R.get(output_name)
+        facts: List[Atom] = []
+        for k, (u, v) in enumerate(self.edge_index.T.tolist()):
+            atom = edge(u, v)
+            facts.append(atom if self.edge_attr is None else atom[self.edge_attr[k]])
+        for i, row in enumerate(self.x):
+            facts.append(feature(i)[row[0] if row.size == 1 else row])
+
+        def label(value: np.ndarray) -> Any:
+            if one_hot_encode_labels:
+                vector = np.zeros(max_classes)
+                vector[int(np.ravel(value)[0])] = 1.0
+                return vector
+            return float(np.ravel(value)[0]) if value.size == 1 else value
+
+        per_node = self.y.ndim >= 1 and self.y.shape[0] == len(self.x) and (self.y.size > 1 or len(self.x) == 1)
+        if self.y_mask is not None or (per_node and self.y.ndim == 1 and not one_hot_encode_labels and self.y.size > 1):
+            nodes = self.y_mask if self.y_mask is not None else range(len(self.x))
+            queries = [output(i)[label(self.y[i])] for i in nodes]
+        else:
+            queries = [output[label(self.y)]]
+        return queries, facts
+
+
+class TensorDataset(Dataset):
+    """Graphs in tensor form (PyNeuraLogic's TensorDataset): each `Data` becomes one
+    sample of facts and queries."""
+
+    def __init__(
+        self,
+        data: Sequence[Data],
+        number_of_classes: int = 1,
+        one_hot_encode_labels: bool = False,
+        feature_name: str = "node_feature",
+        edge_name: str = "edge",
+        output_name: str = "predict",
+    ):
+        super().__init__()
+        for d in data:
+            queries, facts = d.to_logic_form(feature_name, edge_name, output_name, one_hot_encode_labels, number_of_classes)
+            self.add(queries, facts)
+
+
+__all__ = ["Dataset", "Sample", "FileDataset", "Data", "TensorDataset"]

@@ -1,0 +1,402 @@
+"""A built model: the template compiled by the C++ engine, trained and evaluated there.
+
+    model = template.build(Settings(optimizer=Adam(lr=0.01), epochs=300, seed=1))
+    model.train(dataset)                 # tqdm bar per epoch; returns the history
+    outputs = model(dataset)             # forward: one NumPy row per query
+    model.test(dataset).accuracy
+    model.save("m.json"); lrnn.Model.load("m.json")
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from lrnn.core.settings import Settings
+from lrnn.core.template import Template
+from lrnn.dataset import Dataset, FileDataset, Sample
+from lrnn.nn.init import Glorot, Initializer
+from lrnn.nn.loss import MSE, CrossEntropy, ErrorFunction
+from lrnn.optim import Adam, AdamW, Optimizer
+
+# The CLI's defaults (`lrnn train --help`): a Python model with default Settings trains
+# exactly as `lrnn train` with default options.
+DEFAULT_EPOCHS = 100
+DEFAULT_LR = 0.01
+DEFAULT_SEED = 1
+
+
+def _core():
+    from lrnn import _core
+
+    return _core
+
+
+class BuiltDataset:
+    """A dataset grounded and neuralized against one model (PyNeuraLogic's
+    `model.build_dataset(dataset)`): pass it to train/test/forward to skip rebuilding."""
+
+    def __init__(self, model: "Model", prepared: Any):
+        self._model = model
+        self._prepared = prepared
+
+    def __len__(self) -> int:
+        return len(self._prepared)
+
+    @property
+    def queries(self) -> List[str]:
+        """The ground query atom of every output, in output order."""
+        return [o[2] for o in self._prepared.outputs()]
+
+    @property
+    def targets(self) -> List[Optional[np.ndarray]]:
+        return [None if not o[3] else np.array(o[3]) for o in self._prepared.outputs()]
+
+
+class TrainHistory:
+    """Per-epoch training (and test) metrics, as PyNeuraLogic's TrainerHistory."""
+
+    def __init__(self, reports: List[Dict[str, Any]], stopped_early: bool, seconds: float):
+        self.epochs = [r["epoch"] for r in reports]
+        self.train_losses = [r["train"]["loss"] for r in reports]
+        self.train_accuracies = [r["train"]["accuracy"] for r in reports]
+        self.val_losses = [r["test"]["loss"] for r in reports if "test" in r]
+        self.val_accuracies = [r["test"]["accuracy"] for r in reports if "test" in r]
+        self.learning_rates = [r["lr"] for r in reports]
+        self.stopped_early = stopped_early
+        self.seconds = seconds
+
+    def __len__(self) -> int:
+        return len(self.epochs)
+
+    def __repr__(self) -> str:
+        last = f", last loss {self.train_losses[-1]:.6g}" if self.train_losses else ""
+        return f"TrainHistory({len(self)} epochs{last})"
+
+
+class Evaluation:
+    """Outputs and metrics of a model on a dataset."""
+
+    def __init__(self, result: Dict[str, Any], queries: List[str], targets: List[Any]):
+        self.loss = result["loss"]
+        self.accuracy = result["accuracy"]
+        self.auc = result["auc"]
+        self.count = result["count"]
+        self.outputs = _stack(result["outputs"])
+        self.predictions = _stack(result["predictions"])
+        self.queries = queries
+        self.targets = targets
+
+    # PyNeuraLogic's test() returns the outputs: iterating an Evaluation gives them.
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.outputs)
+
+    def __len__(self) -> int:
+        return len(self.queries)
+
+    def __getitem__(self, index: int) -> Any:
+        return self.outputs[index]
+
+    def __repr__(self) -> str:
+        return f"Evaluation(loss={self.loss:.6g}, accuracy={self.accuracy:.4g}, {len(self.queries)} outputs)"
+
+
+def _stack(rows: List[np.ndarray]) -> Union[np.ndarray, List[np.ndarray]]:
+    """Outputs as one array when they share a shape: (n,) for scalars, (n, k) for vectors."""
+    if not rows:
+        return np.zeros(0)
+    first = rows[0].shape
+    if all(r.shape == first for r in rows):
+        stacked = np.stack(rows)
+        return stacked.reshape(len(rows)) if stacked[0].size == 1 else stacked
+    return list(rows)
+
+
+class GroundNetwork:
+    """The ground network of one sample after a forward and a backward pass: every atom
+    neuron's value and the loss gradient with respect to it."""
+
+    def __init__(self, data: Dict[str, Any]):
+        self.atoms: List[str] = data["atoms"]
+        self.values: List[np.ndarray] = data["values"]
+        self.gradients: List[np.ndarray] = data["gradients"]
+        self.is_fact = np.asarray(data["is_fact"], dtype=bool)
+        self.num_ground_rules: int = data["num_ground_rules"]
+        self.loss: float = data["loss"]
+        self._index = {a: i for i, a in enumerate(self.atoms)}
+
+    def __len__(self) -> int:
+        return len(self.atoms)
+
+    def value(self, atom: Any) -> np.ndarray:
+        return self.values[self._index[_atom_key(atom)]]
+
+    def gradient(self, atom: Any) -> np.ndarray:
+        return self.gradients[self._index[_atom_key(atom)]]
+
+    def __repr__(self) -> str:
+        return f"GroundNetwork({len(self.atoms)} atoms, {self.num_ground_rules} ground rules)"
+
+
+def _atom_key(atom: Any) -> str:
+    from lrnn.core.atoms import Atom
+
+    return atom.atom_str() if isinstance(atom, Atom) else str(atom)
+
+
+class _HybridMethod:
+    """`Model.load(path)` builds a model from a saved file; `model.load(path)` loads the
+    saved weights into an already built model (PyNeuraLogic's instance method)."""
+
+    def __init__(self, on_class: Any, on_instance: Any):
+        self.on_class, self.on_instance = on_class, on_instance
+
+    def __get__(self, obj: Any, cls: Any) -> Any:
+        if obj is None:
+            return self.on_class.__get__(cls, cls)
+        return self.on_instance.__get__(obj, cls)
+
+
+class Model(Template):
+    """A template that can be built: `Model()` collects rules like a Template (PyNeuraLogic's
+    newer name), `model.build(settings)` compiles it in place; `template.build(settings)`
+    returns a new built Model."""
+
+    def __init__(self, *, template_file: Optional[str] = None, model_file: Optional[str] = None):
+        super().__init__(template_file=template_file, model_file=model_file)
+        self._engine: Any = None
+        self.settings = Settings()
+
+    # ---- building ----------------------------------------------------------------------------
+    def build(self, settings: Optional[Settings] = None) -> "Model":
+        settings = settings if settings is not None else Settings()
+        init = settings.initializer if settings.initializer is not None else Glorot()
+        seed = DEFAULT_SEED if settings.seed is None else settings.seed
+        self._engine = _core().Engine(str(self), init.kind, init.engine_scale(), seed)
+        self.settings = settings
+        return self
+
+    def _check_mutable(self) -> None:
+        if getattr(self, "_engine", None) is not None:
+            raise ValueError("cannot change a built model; change its template and build again")
+
+    @property
+    def built(self) -> bool:
+        return self._engine is not None
+
+    def _require_built(self) -> Any:
+        if self._engine is None:
+            raise ValueError("the model is not built: call model.build(settings) first")
+        return self._engine
+
+    # ---- data --------------------------------------------------------------------------------
+    def build_dataset(self, dataset: Any) -> BuiltDataset:
+        engine = self._require_built()
+        if isinstance(dataset, BuiltDataset):
+            if dataset._model is not self:
+                raise ValueError("this dataset was built for another model")
+            return dataset
+        if isinstance(dataset, FileDataset):
+            if dataset.examples_file is None:
+                raise ValueError("a FileDataset for training needs examples_file=")
+            prepared = engine.prepare_files(dataset.examples_file, dataset.queries_file or "")
+        elif isinstance(dataset, Dataset):
+            examples, queries = dataset.to_text()
+            prepared = engine.prepare_text(examples, queries)
+        elif isinstance(dataset, Sample):
+            return self.build_dataset(Dataset([dataset]))
+        elif isinstance(dataset, (list, tuple)) and all(isinstance(s, Sample) for s in dataset):
+            return self.build_dataset(Dataset(list(dataset)))
+        else:
+            raise TypeError(f"expected a Dataset, FileDataset or BuiltDataset, got {type(dataset).__name__}")
+        return BuiltDataset(self, prepared)
+
+    # ---- training ----------------------------------------------------------------------------
+    def _config(self, epochs: Optional[int], batch_size: Optional[int]) -> Dict[str, Any]:
+        s = self.settings
+        optimizer = s.optimizer if s.optimizer is not None else Adam(lr=DEFAULT_LR)
+        loss = s.error_function if s.error_function is not None else MSE()
+        config: Dict[str, Any] = {
+            "epochs": int(epochs if epochs is not None else (s.epochs if s.epochs is not None else DEFAULT_EPOCHS)),
+            "optimizer": optimizer.kind,
+            "lr": optimizer.lr,
+            "weight_decay": optimizer.weight_decay,
+            "momentum": getattr(optimizer, "momentum", 0.0),
+            "beta1": getattr(optimizer, "betas", (0.9, 0.999))[0],
+            "beta2": getattr(optimizer, "betas", (0.9, 0.999))[1],
+            "eps": getattr(optimizer, "eps", 1e-8),
+            "loss": loss.name,
+            "batch_size": int(batch_size if batch_size is not None else (s.batch_size or 0)),
+            "seed": DEFAULT_SEED if s.seed is None else s.seed,
+        }
+        for key in ("schedule", "patience"):
+            if key in s.options:
+                config[key] = s.options[key]
+        return config
+
+    def train(
+        self,
+        dataset: Any = None,
+        epochs: Optional[int] = None,
+        *,
+        batch_size: Optional[int] = None,
+        test_dataset: Any = None,
+        progress: bool = True,
+        callback: Any = None,
+    ) -> TrainHistory:
+        """Trains for `epochs` (default: the settings' epochs) and returns the history.
+        A tqdm bar shows each epoch's loss unless progress=False. `callback(epoch_report)`
+        may return False to stop early."""
+        engine = self._require_built()
+        if dataset is None:
+            raise ValueError("model.train needs a dataset")
+        train_set = self.build_dataset(dataset)
+        test_set = None if test_dataset is None else self.build_dataset(test_dataset)
+        config = self._config(epochs, batch_size)
+        bar = None
+        if progress and config["epochs"] > 0:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=config["epochs"], desc="training", unit="epoch", leave=False)
+
+        def on_epoch(report: Dict[str, Any]) -> bool:
+            if bar is not None:
+                postfix = {"loss": f"{report['train']['loss']:.4g}", "acc": f"{report['train']['accuracy']:.3g}"}
+                if "test" in report:
+                    postfix["test_loss"] = f"{report['test']['loss']:.4g}"
+                bar.set_postfix(postfix, refresh=False)
+                bar.update(1)
+            if callback is not None:
+                return callback(report) is not False
+            return True
+
+        try:
+            result = engine.train(train_set._prepared, None if test_set is None else test_set._prepared, config, on_epoch)
+        finally:
+            if bar is not None:
+                bar.close()
+        return TrainHistory(result["history"], result["stopped_early"], result["train_seconds"])
+
+    def fit(self, train_dataset: Any, val_dataset: Any = None, *, epochs: Optional[int] = None,
+            batch_size: Optional[int] = None, silent: bool = False, **kwargs: Any) -> TrainHistory:
+        """PyNeuraLogic's Trainer.fit spelling of train()."""
+        return self.train(train_dataset, epochs, batch_size=batch_size, test_dataset=val_dataset,
+                          progress=not silent, **kwargs)
+
+    # ---- inference ---------------------------------------------------------------------------
+    def test(self, dataset: Any) -> Evaluation:
+        """Outputs, predictions and metrics (loss, accuracy, AUC) on a dataset."""
+        engine = self._require_built()
+        built = self.build_dataset(dataset)
+        loss = self.settings.error_function if self.settings.error_function is not None else MSE()
+        result = engine.evaluate(built._prepared, loss.name)
+        return Evaluation(result, built.queries, built.targets)
+
+    evaluate = test
+
+    def __call__(self, dataset: Any) -> Union[np.ndarray, List[np.ndarray]]:
+        """Forward pass: the raw output of every query, as one array ((n,) for scalar
+        outputs, (n, k) for vectors) when the outputs share a shape."""
+        return self.test(dataset).outputs
+
+    forward = __call__
+
+    def ground_network(self, dataset: Any, sample: int = 0) -> GroundNetwork:
+        """The ground network of one sample of `dataset` with every atom neuron's value and
+        gradient (after a forward and a backward pass of the loss)."""
+        engine = self._require_built()
+        built = self.build_dataset(dataset)
+        if not 0 <= sample < len(built):
+            raise IndexError(f"sample {sample} of a dataset of {len(built)}")
+        loss = self.settings.error_function if self.settings.error_function is not None else MSE()
+        return GroundNetwork(engine.ground_network(built._prepared, sample, loss.name))
+
+    # ---- parameters --------------------------------------------------------------------------
+    def parameters(self) -> Dict[str, np.ndarray]:
+        """Every weight by name (a copy): `$name` for named weights, else e.g. `rule2.body0`."""
+        engine = self._require_built()
+        return {name: value for name, value, _learnable in engine.parameters()}
+
+    def state_dict(self) -> Dict[str, Any]:
+        engine = self._require_built()
+        return {
+            "weights": {name: value for name, value, _ in engine.parameters()},
+            "learnable": {name: learnable for name, _, learnable in engine.parameters()},
+        }
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        engine = self._require_built()
+        weights = state_dict.get("weights", state_dict)
+        known = {name for name, _, _ in engine.parameters()}
+        unknown = sorted(set(weights) - known)
+        if unknown:
+            raise KeyError(f"the model has no weights named {unknown}")
+        for name, value in weights.items():
+            engine.set_parameter(name, np.ascontiguousarray(value, dtype=np.float64))
+
+    # ---- files -------------------------------------------------------------------------------
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """Writes template, weights and training settings (JSON, through a temporary file)."""
+        engine = self._require_built()
+        engine.save(os.fspath(path), self._config(None, None))
+
+    def _load_weights(self, path: Union[str, os.PathLike]) -> None:
+        other = Model._load_model(path)
+        self.load_state_dict(other.state_dict())
+
+    @classmethod
+    def _load_model(cls, path: Union[str, os.PathLike]) -> "Model":
+        engine, template_text = _core().Engine.load(os.fspath(path))
+        model = cls()
+        model._entries = list(Template.from_string(template_text, os.fspath(path))._entries)
+        model._engine = engine
+        return model
+
+    load = _HybridMethod(_load_model, _load_weights)
+
+    def __repr__(self) -> str:
+        state = "built" if self.built else "not built"
+        return f"<lrnn.Model ({state}, {len(self)} statements)>\n{self}"
+
+
+class Evaluator:
+    """PyNeuraLogic's `get_evaluator(template, settings)`: builds the model and wraps the
+    training loop. `train(dataset)` yields (total loss, samples) per epoch, or with
+    generator=False returns the last epoch's pair."""
+
+    def __init__(self, template: Template, settings: Optional[Settings] = None):
+        self.settings = settings if settings is not None else Settings()
+        self.model = template.build(self.settings)
+
+    def build_dataset(self, dataset: Any) -> BuiltDataset:
+        return self.model.build_dataset(dataset)
+
+    def train(self, dataset: Any, *, generator: bool = True, epochs: Optional[int] = None) -> Any:
+        built = self.build_dataset(dataset)
+        epochs = epochs if epochs is not None else (self.settings.epochs or DEFAULT_EPOCHS)
+
+        def run() -> Iterator[Tuple[float, int]]:
+            for _ in range(epochs):
+                h = self.model.train(built, 1, progress=False)
+                count = len(built.queries)
+                yield h.train_losses[-1] * count, count
+
+        if generator:
+            return run()
+        last = (0.0, 0)
+        for last in run():
+            pass
+        return last
+
+    def test(self, dataset: Any, *, generator: bool = True) -> Any:
+        evaluation = self.model.test(dataset)
+        outputs = evaluation.outputs
+        return iter(outputs) if generator else outputs
+
+    def state_dict(self) -> Dict[str, Any]:
+        return self.model.state_dict()
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        self.model.load_state_dict(state)
