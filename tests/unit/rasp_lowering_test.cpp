@@ -10,14 +10,22 @@
 // checked through the logic engine's query answering (lrnn::logic::answer_query).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <map>
 #include <functional>
+#include <memory>
 #include <set>
 #include <unordered_map>
 
+#include "exec/plan.hpp"
+#include "logic/grounder.hpp"
+#include "logic/program.hpp"
 #include "lrnn/logic.hpp"
+#include "neural/network.hpp"
+#include "neural/template_model.hpp"
 #include "lrnn/rasp.hpp"
 #include "lrnn/syntax.hpp"
 
@@ -56,17 +64,51 @@ std::string number_constant(double d) {
   return buf;
 }
 
+// Constants are interned: equal constants get equal ids (numbers by value).
+struct Constants {
+  std::unordered_map<std::string, int> ids;
+  std::vector<std::string> text;
+  std::vector<char> numeric;
+  std::vector<double> number;
+  int id(const std::string& canonical_text) {
+    auto [it, inserted] = ids.emplace(canonical_text, static_cast<int>(text.size()));
+    if (inserted) {
+      text.push_back(canonical_text);
+      numeric.push_back(is_num(canonical_text));
+      number.push_back(numeric.back() ? num(canonical_text) : 0.0);
+    }
+    return it->second;
+  }
+  int compare(int a, int b) const {
+    if (a == b) return 0;
+    if (numeric[a] && numeric[b]) return number[a] < number[b] ? -1 : number[a] > number[b] ? 1 : 0;
+    if (numeric[a] != numeric[b]) return numeric[a] ? -1 : 1;
+    return text[a] < text[b] ? -1 : 1;
+  }
+};
+
+// Atoms of arity <= 2 keyed by their argument ids.
+inline uint64_t pack(int a, int b) { return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b); }
+
 struct RefEval {
-  using Tuple = std::vector<std::string>;
   struct Relation {
-    std::map<Tuple, double> atoms;
-    std::unordered_map<std::string, std::vector<std::pair<const Tuple*, double>>> by_first;  // index on arg 0
+    int arity = 0;
+    std::unordered_map<uint64_t, double> atoms;
+    std::unordered_map<int, std::vector<std::pair<int, double>>> by_first;  // arity 2: first -> (second, value)
+    std::unordered_map<int, std::vector<std::pair<int, double>>> by_second;  // arity 2: second -> (first, value)
+    std::vector<std::pair<uint64_t, double>> all;
     void index() {
       by_first.clear();
-      for (const auto& [t, v] : atoms)
-        if (!t.empty()) by_first[t[0]].emplace_back(&t, v);
+      by_second.clear();
+      all.assign(atoms.begin(), atoms.end());
+      if (arity == 2)
+        for (const auto& [k, v] : atoms) {
+          by_first[static_cast<int>(k >> 32)].emplace_back(static_cast<int>(k & 0xffffffffu), v);
+          by_second[static_cast<int>(k & 0xffffffffu)].emplace_back(static_cast<int>(k >> 32), v);
+        }
     }
   };
+  Constants consts;
   std::unordered_map<std::string, Relation> db;  // "pred/arity" -> atoms
 
   static std::string key(const Literal& l) { return l.predicate + "/" + std::to_string(l.arity()); }
@@ -77,15 +119,17 @@ struct RefEval {
     return def;
   }
 
-  // A rule with its variables numbered and its constants canonical.
-  struct Arg { int var = -1; std::string constant; };
-  struct Lit { std::string key, pred; std::vector<Arg> args; double weight = 1; bool soft = false; };
+  // A rule with its variables numbered and its constants interned.
+  struct Arg { int var = -1; int constant = -1; };
+  enum class B { None, True, False, Add, Eq, Neq, Lt, Leq, Gt, Geq };
+  struct Lit { std::string key, pred; std::vector<Arg> args; double weight = 1; bool soft = false; B op = B::None; };
   struct Compiled {
     std::string head_key;
     std::vector<Arg> head;
     std::vector<Lit> positives, builtins, negations;
     int vars = 0;
-    std::string comb, act, agg;
+    bool product = false, signum = false, inverse = false;
+    std::string agg;
     double offset = 0;
   };
   std::vector<Compiled> rules;
@@ -100,15 +144,24 @@ struct RefEval {
           auto [it, inserted] = vars.emplace(term.text, static_cast<int>(vars.size()));
           a.var = it->second;
         } else {
-          a.constant = canonical(term);
+          a.constant = consts.id(canonical(term));
         }
         return a;
       };
       auto lit = [&](const Literal& l) {
         Lit out{key(l), l.predicate, {}, l.weight ? l.weight->data[0] : 1.0, l.soft_negated};
         for (const auto& t : l.args) out.args.push_back(arg(t));
+        if (l.builtin) {
+          static const std::map<std::string, B> ops{{"true", B::True}, {"false", B::False}, {"add", B::Add},
+                                                    {"eq", B::Eq},     {"neq", B::Neq},     {"lt", B::Lt},
+                                                    {"leq", B::Leq},   {"gt", B::Gt},       {"geq", B::Geq}};
+          auto it = ops.find(l.predicate);
+          EXPECT_TRUE(it != ops.end()) << "builtin @" << l.predicate;
+          if (it != ops.end()) out.op = it->second;
+        }
         return out;
       };
+      EXPECT_LE(r.head.arity(), 2);
       c.head_key = key(r.head);
       for (const auto& t : r.head.args) c.head.push_back(arg(t));
       for (const auto& l : r.body) {
@@ -117,8 +170,10 @@ struct RefEval {
         else c.positives.push_back(lit(l));
       }
       c.vars = static_cast<int>(vars.size());
-      c.comb = meta_of(r, "combination", "sum");
-      c.act = meta_of(r, "activation", "identity");
+      c.product = meta_of(r, "combination", "sum") == "product";
+      std::string act = meta_of(r, "activation", "identity");
+      c.signum = act == "signum";
+      c.inverse = act == "inverse";
       c.agg = meta_of(r, "aggregation", "avg");
       c.offset = r.offset ? r.offset->data[0] : 0.0;
       rules.push_back(std::move(c));
@@ -128,9 +183,11 @@ struct RefEval {
   void run(const ExampleAst& ex) {
     db.clear();
     for (const auto& f : ex.facts) {
-      Tuple args;
-      for (const auto& a : f.args) args.push_back(canonical(a));
-      db[key(f)].atoms[args] = f.weight ? f.weight->data[0] : 1.0;
+      Relation& rel = db[key(f)];
+      rel.arity = f.arity();
+      int a = f.arity() > 0 ? consts.id(canonical(f.args[0])) : 0;
+      int b = f.arity() > 1 ? consts.id(canonical(f.args[1])) : 0;
+      rel.atoms[pack(a, b)] = f.weight ? f.weight->data[0] : 1.0;
     }
     for (auto& [k, rel] : db) rel.index();
     std::set<std::string> done;
@@ -139,9 +196,9 @@ struct RefEval {
       const std::string head = rules[i].head_key;
       ASSERT_FALSE(done.count(head)) << "rules of " << head << " are not contiguous";
       Relation rel;
+      rel.arity = static_cast<int>(rules[i].head.size());
       size_t j = i;
-      for (; j < rules.size() && rules[j].head_key == head; ++j)
-        for (const auto& [tuple, v] : evaluate_rule(rules[j])) rel.atoms[tuple] += v;
+      for (; j < rules.size() && rules[j].head_key == head; ++j) evaluate_rule(rules[j], rel.atoms);
       rel.index();
       db[head] = std::move(rel);
       done.insert(head);
@@ -149,118 +206,112 @@ struct RefEval {
     }
   }
 
-  // The aggregated value per ground head of one template rule.
-  std::map<Tuple, double> evaluate_rule(const Compiled& r) {
-    std::map<Tuple, std::vector<double>> per_head;          // rule-neuron values per head
-    std::set<std::pair<Tuple, std::vector<Tuple>>> seen;    // identical ground bodies once
-    std::vector<std::string> slot(static_cast<size_t>(r.vars));
-    std::vector<char> bound(static_cast<size_t>(r.vars), 0);
-    auto value_of = [&](const Arg& a) -> const std::string& {
-      static const std::string empty;
-      if (a.var < 0) return a.constant;
-      return bound[a.var] ? slot[a.var] : empty;
-    };
-    auto ground = [&](const std::vector<Arg>& args) {
-      Tuple t;
-      for (const auto& a : args) t.push_back(value_of(a));
-      return t;
+  // Adds the aggregated value per ground head of one template rule to `out` (the atom
+  // combines its rules by sum). No rule the lowering emits can ground the same body twice
+  // (every variable is in the head or an input literal), so there is nothing to dedupe.
+  void evaluate_rule(const Compiled& r, std::unordered_map<uint64_t, double>& out) {
+    struct Agg { double sum = 0, max = -1e300; size_t count = 0; };
+    std::unordered_map<uint64_t, Agg> per_head;
+    std::vector<int> slot(static_cast<size_t>(r.vars), -1);
+    std::vector<double> inputs(r.positives.size());
+    auto value_of = [&](const Arg& a) { return a.var < 0 ? a.constant : slot[a.var]; };
+    auto atom_key = [&](const std::vector<Arg>& args) {
+      return pack(args.size() > 0 ? value_of(args[0]) : 0, args.size() > 1 ? value_of(args[1]) : 0);
     };
     std::function<void(size_t)> join = [&](size_t k) {
       if (k < r.positives.size()) {
         const Lit& l = r.positives[k];
         auto it = db.find(l.key);
         if (it == db.end()) return;
-        const std::vector<std::pair<const Tuple*, double>>* candidates = nullptr;
-        std::vector<std::pair<const Tuple*, double>> all;
-        const std::string& first = l.args.empty() ? std::string() : value_of(l.args[0]);
-        if (!l.args.empty() && !first.empty()) {
-          auto f = it->second.by_first.find(first);
-          if (f == it->second.by_first.end()) return;
-          candidates = &f->second;
-        } else {
-          for (const auto& [t, v] : it->second.atoms) all.emplace_back(&t, v);
-          candidates = &all;
-        }
-        for (const auto& [tuple, v] : *candidates) {
-          std::vector<int> newly;
+        const Relation& rel = it->second;
+        auto visit = [&](int a0, int a1, double v) {
+          int bound_here[2] = {-1, -1};
+          int vals[2] = {a0, a1};
           bool ok = true;
           for (size_t a = 0; a < l.args.size() && ok; ++a) {
             const Arg& arg = l.args[a];
-            if (arg.var >= 0 && !bound[arg.var]) {
-              slot[arg.var] = (*tuple)[a];
-              bound[arg.var] = 1;
-              newly.push_back(arg.var);
+            if (arg.var >= 0 && slot[arg.var] < 0) {
+              slot[arg.var] = vals[a];
+              bound_here[a] = arg.var;
             } else {
-              ok = value_of(arg) == (*tuple)[a];
+              ok = value_of(arg) == vals[a];
             }
           }
-          if (ok) join(k + 1);
-          for (int v : newly) bound[v] = 0;
+          if (ok) {
+            double x = l.soft ? 1 - v : v;
+            inputs[k] = x * l.weight;
+            join(k + 1);
+          }
+          for (int b : bound_here)
+            if (b >= 0) slot[b] = -1;
+        };
+        if (l.args.size() == 2 && value_of(l.args[0]) >= 0) {
+          auto f = rel.by_first.find(value_of(l.args[0]));
+          if (f == rel.by_first.end()) return;
+          for (const auto& [second, v] : f->second) visit(value_of(l.args[0]), second, v);
+        } else if (l.args.size() == 2 && value_of(l.args[1]) >= 0) {
+          auto f = rel.by_second.find(value_of(l.args[1]));
+          if (f == rel.by_second.end()) return;
+          for (const auto& [first, v] : f->second) visit(first, value_of(l.args[1]), v);
+        } else {
+          for (const auto& [key, v] : rel.all) visit(static_cast<int>(key >> 32), static_cast<int>(key & 0xffffffffu), v);
         }
         return;
       }
-      std::vector<int> newly;
-      auto unbind = [&] { for (int v : newly) bound[v] = 0; };
+      int added = -1;
+      auto unbind = [&] { if (added >= 0) slot[added] = -1; };
       for (const Lit& b : r.builtins) {
-        if (b.pred == "false") return unbind();
-        if (b.pred == "true") continue;
-        const std::string& x = value_of(b.args[0]);
-        const std::string& y = value_of(b.args[1]);
-        if (b.pred == "add") {
-          std::string sum = number_constant(num(x) + num(y));
+        if (b.op == B::False) return unbind();
+        if (b.op == B::True) continue;
+        int x = value_of(b.args[0]), y = value_of(b.args[1]);
+        if (b.op == B::Add) {
+          int sum = consts.id(number_constant(consts.number[x] + consts.number[y]));
           const Arg& z = b.args[2];
-          if (z.var >= 0 && !bound[z.var]) {
+          if (z.var >= 0 && slot[z.var] < 0) {
             slot[z.var] = sum;
-            bound[z.var] = 1;
-            newly.push_back(z.var);
+            added = z.var;
           } else if (value_of(z) != sum) {
             return unbind();
           }
           continue;
         }
-        int c = compare_constants(x, y);
-        bool holds = b.pred == "eq" ? c == 0 : b.pred == "neq" ? c != 0 : b.pred == "lt" ? c < 0
-                   : b.pred == "leq" ? c <= 0 : b.pred == "gt" ? c > 0 : c >= 0;
+        int c = consts.compare(x, y);
+        bool holds = b.op == B::Eq ? c == 0 : b.op == B::Neq ? c != 0 : b.op == B::Lt ? c < 0
+                   : b.op == B::Leq ? c <= 0 : b.op == B::Gt ? c > 0 : c >= 0;
         if (!holds) return unbind();
       }
       for (const Lit& n : r.negations) {
         auto it = db.find(n.key);
-        if (it != db.end() && it->second.atoms.count(ground(n.args))) return unbind();
+        if (it != db.end() && it->second.atoms.count(atom_key(n.args))) return unbind();
       }
-      Tuple head = ground(r.head);
-      std::vector<Tuple> body_atoms;
-      std::vector<double> inputs;
-      for (const Lit& l : r.positives) {
-        Tuple t = ground(l.args);
-        double x = db.at(l.key).atoms.at(t);
-        if (l.soft) x = 1 - x;
-        inputs.push_back(x * l.weight);
-        body_atoms.push_back(std::move(t));
-      }
-      if (seen.insert({head, body_atoms}).second) {
-        double v = r.comb == "product" ? 1.0 : 0.0;
-        for (double x : inputs) v = r.comb == "product" ? v * x : v + x;
-        v += r.offset;
-        if (r.act == "signum") v = v > 0 ? 1 : 0;
-        else if (r.act == "inverse") v = 1 / v;
-        per_head[head].push_back(v);
-      }
+      double v = r.product ? 1.0 : 0.0;
+      for (double x : inputs) v = r.product ? v * x : v + x;
+      v += r.offset;
+      if (r.signum) v = v > 0 ? 1 : 0;
+      else if (r.inverse) v = 1 / v;
+      Agg& a = per_head[atom_key(r.head)];
+      a.sum += v;
+      a.max = std::max(a.max, v);
+      a.count++;
       unbind();
     };
     join(0);
-    std::map<Tuple, double> out;
-    for (const auto& [head, vs] : per_head) {
-      double v = 0;
-      if (r.agg == "sum" || r.agg == "avg") {
-        for (double x : vs) v += x;
-        if (r.agg == "avg") v /= static_cast<double>(vs.size());
-      } else if (r.agg == "max") {
-        v = vs[0];
-        for (double x : vs) v = std::max(v, x);
-      } else if (r.agg == "count") {
-        v = static_cast<double>(vs.size());
-      }
-      out[head] = v;
+    for (const auto& [head, a] : per_head) {
+      double v = r.agg == "sum" ? a.sum : r.agg == "max" ? a.max : r.agg == "count" ? static_cast<double>(a.count)
+                                                                                     : a.sum / static_cast<double>(a.count);
+      out[head] += v;
+    }
+  }
+
+  // Values of the atoms of `pred/arity` as (argument texts, value).
+  std::vector<std::pair<std::vector<std::string>, double>> atoms_of(const std::string& k) const {
+    std::vector<std::pair<std::vector<std::string>, double>> out;
+    auto it = db.find(k);
+    if (it == db.end()) return out;
+    for (const auto& [key, v] : it->second.atoms) {
+      std::vector<std::string> args{consts.text[key >> 32]};
+      if (it->second.arity == 2) args.push_back(consts.text[key & 0xffffffffu]);
+      out.emplace_back(args, v);
     }
     return out;
   }
@@ -271,15 +322,11 @@ struct RefEval {
 std::vector<std::string> read_output(const RefEval& ev, const LoweredTemplate& t, size_t n) {
   std::vector<std::string> out(n);
   if (t.output_numeric) {
-    auto it = ev.db.find("out/1");
-    if (it == ev.db.end()) return out;
-    for (const auto& [tuple, v] : it->second.atoms) out[static_cast<size_t>(num(tuple[0]))] = number_constant(v);
+    for (const auto& [tuple, v] : ev.atoms_of("out/1")) out[static_cast<size_t>(num(tuple[0]))] = number_constant(v);
     return out;
   }
-  auto it = ev.db.find("out/2");
-  if (it == ev.db.end()) return out;
   std::vector<int> hits(n, 0);
-  for (const auto& [tuple, v] : it->second.atoms) {
+  for (const auto& [tuple, v] : ev.atoms_of("out/2")) {
     size_t i = static_cast<size_t>(num(tuple[0]));
     if (v > 0.5) {
       out[i] = tuple[1];
@@ -299,6 +346,64 @@ bool matches(const std::string& got, const Value& want) {
   if (is_num(got) && is_num(w)) return std::fabs(num(got) - num(w)) <= 1e-6 * std::max(1.0, std::fabs(num(w)));
   return got == w;
 }
+
+// The lrnn engine itself: ground the example (logic), build its network (neural), run the
+// forward pass (exec) and read the out atoms' values. Returns per position the number
+// (out/1) or the one candidate valued 1 (out/2), as canonical constants.
+struct Engine {
+  TemplateAst ast;
+  logic::Program program;
+  neural::TemplateModel model;
+  bool numeric;
+  static std::vector<std::vector<std::string>> variables(const logic::Program& p, size_t rules) {
+    std::vector<std::vector<std::string>> out;
+    for (size_t r = 0; r < rules; ++r) out.push_back(p.rule_variables(static_cast<uint32_t>(r)));
+    return out;
+  }
+  explicit Engine(const LoweredTemplate& t)
+      : ast(t.ast), program(ast), model(neural::TemplateModel::compile(ast, variables(program, ast.rules.size()))),
+        numeric(t.output_numeric) {}
+
+  std::vector<std::string> run(const std::vector<Value>& input) {
+    ExampleAst ex = example_facts(input);
+    Literal goal = numeric ? parse_literal("out(I)") : parse_literal("out(I, V)");
+    logic::GroundSample g = logic::ground(program, ex, {goal});
+    neural::SampleNetwork net = neural::neuralize(model, ex, g);
+    exec::Plan plan = exec::build_plan(model, {&net});
+    exec::Workspace ws;
+    exec::forward(plan, model.params, ws);
+    std::vector<std::string> out(input.size());
+    std::vector<int> hits(input.size(), 0);
+    for (uint32_t local : net.query_atoms[0]) {
+      // "out(0, 'a')" -> position and value
+      std::string text = program.atom_text(g, net.atom_ground_id[local]);
+      size_t open = text.find('('), comma = text.find(','), close = text.rfind(')');
+      std::string first = text.substr(open + 1, (comma == std::string::npos ? close : comma) - open - 1);
+      size_t i = static_cast<size_t>(std::stod(first));
+      double v = ws.values[plan.atom_offsets[0][local]];
+      if (numeric) {
+        out[i] = number_constant(v);
+        continue;
+      }
+      std::string value = text.substr(comma + 2, close - comma - 2);
+      if (value.size() >= 2 && value.front() == '\'' && value.back() == '\'') value = value.substr(1, value.size() - 2);
+      // the engine prints numbers bare and quotes constants that are not identifiers
+      char* end = nullptr;
+      double number = std::strtod(value.c_str(), &end);
+      bool is_number = !value.empty() && end == value.c_str() + value.size() && text.find("'" + value + "'") == std::string::npos;
+      if (v > 0.5) {
+        out[i] = is_number ? number_constant(number) : "s:" + value;
+        hits[i]++;
+      } else {
+        EXPECT_LT(std::fabs(v), 1e-6) << text << " = " << v;
+      }
+    }
+    if (!numeric)
+      for (size_t i = 0; i < out.size(); ++i)
+        if (hits[i] != 1) out[i] = "";
+    return out;
+  }
+};
 
 std::vector<std::vector<Value>> all_inputs(const std::vector<Value>& vocab, int max_len) {
   std::vector<std::vector<Value>> out, layer{{}};
@@ -325,14 +430,28 @@ std::string show(const std::vector<Value>& in) {
 // Lowers `program` and checks it against the interpreter on every input up to max_len.
 // Returns the number of inputs compared (the interpreter rejects some inputs of some
 // programs, e.g. aggregates of several strings; those have no output to reproduce).
+enum class Evaluator { Reference, Engine };
+
 size_t check_lowering(const SOp& program, Convention conv, const std::vector<Value>& vocab, int max_len,
-                      const std::string& what) {
+                      const std::string& what, Evaluator evaluator = Evaluator::Reference) {
   LoweredTemplate t = to_template(program, vocab, max_len, conv);
   // the text is a template the parser reads back to the same rules
   TemplateAst parsed = parse_template(t.text, what + ".lrnn");
   EXPECT_EQ(parsed, t.ast) << what;
   size_t compared = 0;
+  auto started = std::chrono::steady_clock::now();
+  struct Report {
+    std::string what;
+    std::chrono::steady_clock::time_point start;
+    size_t rules;
+    ~Report() {
+      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+      if (std::getenv("RASP_LOWERING_TIMES")) std::fprintf(stderr, "%s: %zu rules, %lld ms\n", what.c_str(), rules, (long long)ms);
+    }
+  } report{what, started, t.ast.rules.size()};
   RefEval ev(t.ast);
+  std::unique_ptr<Engine> engine;
+  if (evaluator == Evaluator::Engine) engine = std::make_unique<Engine>(t);
   for (const auto& input : all_inputs(vocab, max_len)) {
     std::vector<Value> want;
     try {
@@ -341,8 +460,13 @@ size_t check_lowering(const SOp& program, Convention conv, const std::vector<Val
       continue;
     }
     ++compared;
-    ev.run(example_facts(input));
-    auto got = read_output(ev, t, input.size());
+    std::vector<std::string> got;
+    if (engine) {
+      got = engine->run(input);
+    } else {
+      ev.run(example_facts(input));
+      got = read_output(ev, t, input.size());
+    }
     for (size_t i = 0; i < input.size(); ++i)
       EXPECT_TRUE(matches(got[i], want[i]))
           << what << " on [" << show(input) << "] position " << i << ": lowered " << got[i] << ", interpreter "
@@ -496,6 +620,41 @@ TEST(RaspLowering, PaperProgramsReproduceTheInterpreter) {
             50u);
   EXPECT_GT(check_lowering(paper("dyck1.rasp").output, Convention::Mean, strs({"(", ")"}), 6, "dyck1"), 100u);
   EXPECT_GT(check_lowering(paper("dyck2.rasp").output, Convention::Mean, strs({"(", ")", "{", "}"}), 5, "dyck2"), 1000u);
+}
+
+// The same programs through the real engine: logic grounding (src/logic), neuralization
+// (src/neural), the execution plan and its forward pass (src/exec).
+TEST(RaspLowering, EngineForwardPassReproducesTheInterpreter) {
+  const auto E = Evaluator::Engine;
+  // Every program runs on every input up to length 6, except the five slowest, which run
+  // up to length 5 unless RASP_LOWERING_FULL is set (then all at 6: about two minutes).
+  const int slow = std::getenv("RASP_LOWERING_FULL") ? 6 : 5;
+  EXPECT_GT(check_lowering(flip(), Convention::Sum, strs({"a", "b", "c"}), 6, "flip", E), 1000u);
+  EXPECT_GT(check_lowering(histogram(), Convention::Sum, strs({"a", "b", "c"}), 6, "histogram", E), 1000u);
+  EXPECT_GT(check_lowering(length(), Convention::Sum, strs({"a"}), 6, "length", E), 5u);
+  EXPECT_GT(check_lowering(window_sum(), Convention::Sum, nums({0, 1, 3}), 6, "window_sum", E), 1000u);
+  EXPECT_GT(check_lowering(cumsum(), Convention::Sum, nums({-2, 1, 3}), 6, "cumsum", E), 1000u);
+  EXPECT_GT(check_lowering(shift(2, Value(std::string("_"))), Convention::Sum, strs({"a", "b", "c"}), 6, "shift", E), 1000u);
+  EXPECT_GT(check_lowering(minimum(), Convention::Sum, nums({1, 2, 5}), 6, "minimum", E), 1000u);
+  EXPECT_GT(check_lowering(minimum(where(tokens() == "l", indices(), 99)), Convention::Sum, strs({"h", "l", "o"}), 6,
+                           "first", E),
+            1000u);
+  EXPECT_GT(check_lowering(ralign(Value(std::string("-"))), Convention::Sum, strs({"x", "_"}), 6, "ralign", E), 100u);
+  EXPECT_GT(check_lowering(split("+", 1), Convention::Sum, strs({"1", "+"}), 6, "split1", E), 100u);
+  EXPECT_GT(check_lowering(split("+", 0), Convention::Sum, strs({"1", "+"}), 6, "split0", E), 100u);
+  EXPECT_GT(check_lowering(slide(tokens() != "<"), Convention::Sum, strs({"x", "<"}), 6, "slide", E), 100u);
+  EXPECT_GT(check_lowering(add(), Convention::Sum, strs({"1", "9", "+"}), slow, "add", E), 200u);
+  EXPECT_GT(check_lowering(paper("reverse.rasp").output, Convention::Mean, strs({"a", "b", "c"}), 6, "reverse", E), 1000u);
+  EXPECT_GT(check_lowering(paper("histogram.rasp").output, Convention::Mean, strs({"a", "b", "c"}), 6, "hist", E), 1000u);
+  EXPECT_GT(check_lowering(paper("histogram_bos.rasp").output, Convention::Mean, strs({"§", "a", "b"}), 6, "hist_bos", E),
+            1000u);
+  EXPECT_GT(check_lowering(paper("double_histogram.rasp").output, Convention::Mean, strs({"§", "a", "b"}), slow, "hist2", E),
+            300u);
+  EXPECT_GT(check_lowering(paper("sort.rasp").output, Convention::Mean, strs({"§", "a", "b"}), slow, "sort", E), 100u);
+  EXPECT_GT(check_lowering(paper("most_frequent.rasp").output, Convention::Mean, strs({"§", "a", "b"}), slow, "most_freq", E),
+            100u);
+  EXPECT_GT(check_lowering(paper("dyck1.rasp").output, Convention::Mean, strs({"(", ")"}), 6, "dyck1", E), 100u);
+  EXPECT_GT(check_lowering(paper("dyck2.rasp").output, Convention::Mean, strs({"(", ")", "{", "}"}), slow, "dyck2", E), 1300u);
 }
 
 TEST(RaspLowering, ValueSetsTooLargeAreAClearError) {
