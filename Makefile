@@ -43,6 +43,9 @@ test: build
 test-python: deps
 	@# No build isolation: the build tools deps-pip installed are used in place, so the
 	@# cached build directory (build/python-*) stays valid and a re-install only relinks.
+	@# PyTorch is the numeric reference of the parity tests (never an engine dependency);
+	@# 2.13.0 installs from a local file.
+	@$(PYTHON) -c "import torch" 2>/dev/null || $(PYTHON) -m pip install -q torch==2.13.0
 	$(PYTHON) -m pip install -q --no-build-isolation . && $(PYTHON) -m pytest -q tests/python
 
 bench: build
