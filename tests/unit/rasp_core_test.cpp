@@ -3,20 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "lrnn/rasp.hpp"
+#include "rasp_test_support.hpp"
 
 namespace {
 
 using namespace lrnn::rasp;
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const lrnn::Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using rasp_test::error_of;
 
 TEST(RaspCore, ValuesFollowPythonSemantics) {
   EXPECT_TRUE(values_equal(Value(true), Value(int64_t{1})));

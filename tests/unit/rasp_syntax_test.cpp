@@ -2,20 +2,13 @@
 #include <gtest/gtest.h>
 
 #include "lrnn/rasp.hpp"
+#include "rasp_test_support.hpp"
 
 namespace {
 
 using namespace lrnn::rasp;
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const lrnn::Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using rasp_test::error_of;
 
 std::string joined(const std::vector<Value>& xs) {
   std::string s;
