@@ -14,6 +14,18 @@ namespace {
 constexpr double kLeakySlope = 0.01;
 constexpr double kNormEps = 1e-5;  // PyTorch's layer_norm default
 
+// Mean (written to `mean`) and 1 / sqrt(biased variance + eps) of one value's n entries;
+// forward and backward of `norm` share it so both see the same statistics.
+inline double norm_statistics(const double* x, int n, double& mean) {
+  mean = 0;
+  for (int i = 0; i < n; ++i) mean += x[i];
+  mean /= n;
+  double var = 0;
+  for (int i = 0; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
+  var /= n;
+  return 1.0 / std::sqrt(var + kNormEps);
+}
+
 inline double stable_sigmoid(double x) {
   if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
   double e = std::exp(x);
@@ -143,13 +155,8 @@ void activation_forward(const Activation& a, Shape in, size_t count, const doubl
       for (size_t v = 0; v < count; ++v) {
         const double* xv = x + v * n;
         double* yv = y + v * n;
-        double mean = 0;
-        for (int i = 0; i < n; ++i) mean += xv[i];
-        mean /= n;
-        double var = 0;
-        for (int i = 0; i < n; ++i) var += (xv[i] - mean) * (xv[i] - mean);
-        var /= n;
-        double inv_sigma = 1.0 / std::sqrt(var + kNormEps);
+        double mean;
+        const double inv_sigma = norm_statistics(xv, n, mean);
         for (int i = 0; i < n; ++i) yv[i] = (xv[i] - mean) * inv_sigma;
       }
       return;
@@ -262,13 +269,8 @@ void activation_backward(const Activation& a, Shape in, size_t count, const doub
         const double* yv = y + v * n;
         const double* gyv = gy + v * n;
         double* gxv = gx + v * n;
-        double mean = 0;
-        for (int i = 0; i < n; ++i) mean += xv[i];
-        mean /= n;
-        double var = 0;
-        for (int i = 0; i < n; ++i) var += (xv[i] - mean) * (xv[i] - mean);
-        var /= n;
-        double inv_sigma = 1.0 / std::sqrt(var + kNormEps);
+        double mean;
+        const double inv_sigma = norm_statistics(xv, n, mean);
         double mean_g = 0, mean_gy = 0;
         for (int i = 0; i < n; ++i) {
           mean_g += gyv[i];

@@ -18,6 +18,20 @@ using ConstMatMap = Eigen::Map<const RowMat>;
 
 constexpr double kCosSimEps = 1e-8;  // PyTorch's cosine_similarity eps
 
+struct CosSimSums {
+  double dot, a_sq, b_sq;  // a.b, |a|^2, |b|^2
+};
+// The three sums cossim's forward and backward both need, in one pass.
+inline CosSimSums cossim_sums(const double* a, const double* b, int m) {
+  CosSimSums s{0, 0, 0};
+  for (int e = 0; e < m; ++e) {
+    s.dot += a[e] * b[e];
+    s.a_sq += a[e] * a[e];
+    s.b_sq += b[e] * b[e];
+  }
+  return s;
+}
+
 [[noreturn]] void mismatch(CombinationKind c, const std::string& rule, Shape a, Shape b) {
   throw Error(ErrorKind::Shape, "combination '" + to_string(c) + "' " + rule + ", but got shapes " +
                                     to_string(a) + " and " + to_string(b));
@@ -331,12 +345,7 @@ void combination_forward(CombinationKind c, const std::vector<Shape>& in_shapes,
       for (size_t v = 0; v < count; ++v) {
         const double* a = in[0] + v * m;
         const double* b = in[1] + v * m;
-        double dot = 0, na = 0, nb = 0;
-        for (int e = 0; e < m; ++e) {
-          dot += a[e] * b[e];
-          na += a[e] * a[e];
-          nb += b[e] * b[e];
-        }
+        const auto [dot, na, nb] = cossim_sums(a, b, m);
         out[v] = dot / (std::max(std::sqrt(na), kCosSimEps) * std::max(std::sqrt(nb), kCosSimEps));
       }
       return;
@@ -617,12 +626,7 @@ void combination_backward(CombinationKind c, const std::vector<Shape>& in_shapes
       for (size_t v = 0; v < count; ++v) {
         const double* a = in[0] + v * m;
         const double* b = in[1] + v * m;
-        double dot = 0, na2 = 0, nb2 = 0;
-        for (int e = 0; e < m; ++e) {
-          dot += a[e] * b[e];
-          na2 += a[e] * a[e];
-          nb2 += b[e] * b[e];
-        }
+        const auto [dot, na2, nb2] = cossim_sums(a, b, m);
         const double na = std::sqrt(na2), nb = std::sqrt(nb2);
         const double da = std::max(na, kCosSimEps), db = std::max(nb, kCosSimEps);
         const double y = dot / (da * db);
