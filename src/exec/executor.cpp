@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "exec/direct_product.hpp"
 #include "exec/plan.hpp"
 
 namespace lrnn::exec {
@@ -180,10 +181,22 @@ void offset_backward(Shape shape, Shape b, size_t n, const double* g, double* gB
   }
 }
 
+void head_weight_forward(const RuleGroup& G, const neural::Parameters& params, double* v) {
+  if (G.head_mode != WeightMode::None)
+    weight_forward(G.head_mode, params.info(G.head_weight).shape, G.agg_shape, G.out_shape, G.m,
+                   params.data(G.head_weight), v + G.agg_off, v + G.out_off);
+}
+
 void rule_forward(const RuleGroup& G, const neural::Parameters& params, double* v) {
+  if (G.direct.fused_sum) {
+    direct_sum_forward(G, v, v + G.agg_off);
+    head_weight_forward(G, params, v);
+    return;
+  }
   std::vector<Shape> shapes;
   std::vector<const double*> in;
   for (const InputBlock& B : G.inputs) {
+    if (G.direct.kind != DirectProduct::Kind::None) break;
     gather(B.src, B.raw_shape.size(), B.soft_negated, v, v + B.x_off);
     if (B.mode != WeightMode::None)
       weight_forward(B.mode, params.info(B.weight).shape, B.raw_shape, B.wout_shape, G.n,
@@ -193,27 +206,30 @@ void rule_forward(const RuleGroup& G, const neural::Parameters& params, double* 
     in.push_back(v + B.z_off);
   }
   double* comb = v + G.comb_off;
-  if (in.empty()) {
+  if (G.direct.kind != DirectProduct::Kind::None) {
+    direct_product_forward(G, v, comb);
+  } else if (in.empty()) {
     std::fill_n(comb, G.n, 1.0);  // a body without neuron inputs holds: value 1
   } else {
     combination_forward(G.combination, shapes, G.n, in.data(), comb);
   }
   if (G.offset != neural::kNoParam)
     add_offset(G.comb_shape, params.info(G.offset).shape, G.n, params.data(G.offset), comb, v + G.pre_off);
-  activation_forward(G.activation, G.comb_shape, G.n, v + G.pre_off, v + G.act_off);
+  // Stages that are the identity share their input's offset (plan.hpp) and are skipped.
+  if (G.act_off != G.pre_off) activation_forward(G.activation, G.comb_shape, G.n, v + G.pre_off, v + G.act_off);
   const double* agg_in = v + G.act_off;
   if (G.softmax) {
     const int size = G.act_shape.size();
-    permute_rows(G.softmax_perm, size, v + G.act_off, v + G.perm_off, false, false);
+    const bool permuted = !G.softmax_perm.empty();
+    if (permuted) permute_rows(G.softmax_perm, size, v + G.act_off, v + G.perm_off, false, false);
     segment_softmax_forward(G.act_shape, G.softmax_segments.size() - 1, G.softmax_segments.data(),
                             v + G.perm_off, v + G.psoft_off);
-    permute_rows(G.softmax_perm, size, v + G.psoft_off, v + G.soft_off, true, false);
+    if (permuted) permute_rows(G.softmax_perm, size, v + G.psoft_off, v + G.soft_off, true, false);
     agg_in = v + G.soft_off;
   }
-  aggregation_forward(G.aggregation, G.act_shape, G.m, G.head_segments.data(), agg_in, v + G.agg_off);
-  if (G.head_mode != WeightMode::None)
-    weight_forward(G.head_mode, params.info(G.head_weight).shape, G.agg_shape, G.out_shape, G.m,
-                   params.data(G.head_weight), v + G.agg_off, v + G.out_off);
+  if (!G.identity_aggregation)
+    aggregation_forward(G.aggregation, G.act_shape, G.m, G.head_segments.data(), agg_in, v + G.agg_off);
+  head_weight_forward(G, params, v);
 }
 
 void rule_backward(const RuleGroup& G, const neural::Parameters& params, const double* v, double* g,
@@ -222,20 +238,27 @@ void rule_backward(const RuleGroup& G, const neural::Parameters& params, const d
     weight_backward(G.head_mode, params.info(G.head_weight).shape, G.agg_shape, G.out_shape, G.m,
                     params.data(G.head_weight), v + G.agg_off, g + G.out_off, g + G.agg_off,
                     pg + params.info(G.head_weight).offset, true);
+  if (G.direct.fused_sum) {
+    direct_sum_backward(G, v, g + G.agg_off, g);
+    return;
+  }
   if (G.softmax) {
     const int size = G.act_shape.size();
-    aggregation_backward(G.aggregation, G.act_shape, G.m, G.head_segments.data(), v + G.soft_off,
-                         v + G.agg_off, g + G.agg_off, g + G.soft_off);
-    permute_rows(G.softmax_perm, size, g + G.soft_off, g + G.psoft_off, false, true);
+    const bool permuted = !G.softmax_perm.empty();
+    if (!G.identity_aggregation)
+      aggregation_backward(G.aggregation, G.act_shape, G.m, G.head_segments.data(), v + G.soft_off,
+                           v + G.agg_off, g + G.agg_off, g + G.soft_off);
+    if (permuted) permute_rows(G.softmax_perm, size, g + G.soft_off, g + G.psoft_off, false, true);
     segment_softmax_backward(G.act_shape, G.softmax_segments.size() - 1, G.softmax_segments.data(),
                              v + G.psoft_off, g + G.psoft_off, g + G.perm_off);
-    permute_rows(G.softmax_perm, size, g + G.perm_off, g + G.act_off, true, true);
-  } else {
+    if (permuted) permute_rows(G.softmax_perm, size, g + G.perm_off, g + G.act_off, true, true);
+  } else if (!G.identity_aggregation) {
     aggregation_backward(G.aggregation, G.act_shape, G.m, G.head_segments.data(), v + G.act_off,
                          v + G.agg_off, g + G.agg_off, g + G.act_off);
   }
-  activation_backward(G.activation, G.comb_shape, G.n, v + G.pre_off, v + G.act_off, g + G.act_off,
-                      g + G.pre_off);
+  if (G.act_off != G.pre_off)
+    activation_backward(G.activation, G.comb_shape, G.n, v + G.pre_off, v + G.act_off, g + G.act_off,
+                        g + G.pre_off);
   if (G.offset != neural::kNoParam) {
     offset_backward(G.comb_shape, params.info(G.offset).shape, G.n, g + G.pre_off,
                     pg + params.info(G.offset).offset);
@@ -244,6 +267,10 @@ void rule_backward(const RuleGroup& G, const neural::Parameters& params, const d
     for (size_t i = 0; i < len; ++i) g[G.comb_off + i] += g[G.pre_off + i];
   }
   if (G.inputs.empty()) return;
+  if (G.direct.kind != DirectProduct::Kind::None) {
+    direct_product_backward(G, v, g + G.comb_off, g);
+    return;
+  }
   std::vector<Shape> shapes;
   std::vector<const double*> in;
   std::vector<double*> gin;

@@ -61,6 +61,112 @@ Shape group_aggregation_shape(AggregationKind kind, Shape in, const std::vector<
   }
 }
 
+bool real_transpose(const InputBlock& B) {
+  return B.transposed && B.wout_shape.rows > 1 && B.wout_shape.cols > 1;
+}
+
+// Which DirectProduct (if any) computes a product of these inputs. Shapes are those after
+// the (absent) weight and transpose: a transposed vector is the same entries read as a row.
+DirectProduct plan_direct_product(CombinationKind combination, const std::vector<InputBlock>& inputs) {
+  DirectProduct d;
+  if (combination != CombinationKind::Product || inputs.empty()) return d;
+  std::vector<int> mats;
+  for (int i = 0; i < static_cast<int>(inputs.size()); ++i) {
+    const InputBlock& B = inputs[i];
+    if (B.mode != WeightMode::None || B.soft_negated || real_transpose(B)) return d;
+    (B.out_shape.scalar() ? d.scalars : mats).push_back(i);
+  }
+  if (mats.empty()) {
+    d.kind = DirectProduct::Kind::Scalars;
+  } else if (mats.size() == 1) {
+    d.kind = DirectProduct::Kind::Scale;
+    d.a = mats[0];
+    d.len = inputs[d.a].out_shape.size();
+  } else if (mats.size() == 2 && inputs[mats[0]].out_shape.rows == 1 && inputs[mats[1]].out_shape.cols == 1) {
+    d.kind = DirectProduct::Kind::Dot;
+    d.a = mats[0];
+    d.b = mats[1];
+    d.len = inputs[d.a].out_shape.cols;
+  } else {
+    d.scalars.clear();  // a longer matrix chain: gathered and multiplied by Eigen
+  }
+  return d;
+}
+
+// Sets d.dense (see DirectProduct) when the members of G form a dense block.
+void plan_dense_block(const RuleGroup& G, DirectProduct& d) {
+  using Kind = DirectProduct::Kind;
+  const uint32_t n = G.n;
+  if (n == 0) return;
+  // The factors other than `varying` must be one value for every member.
+  auto constant_scalars = [&](int varying) {
+    std::vector<uint32_t> offs;
+    for (int j : d.scalars) {
+      if (j == varying) continue;
+      const std::vector<uint32_t>& src = G.inputs[j].src;
+      if (std::any_of(src.begin(), src.end(), [&](uint32_t o) { return o != src[0]; })) return false;
+      offs.push_back(src[0]);
+    }
+    d.scalar_off = std::move(offs);
+    return true;
+  };
+  const uint32_t len = static_cast<uint32_t>(d.len);
+  if (d.kind == Kind::Dot && !d.fused_sum) {
+    // Which of the two inputs stays put along the first run of members?
+    for (const auto [outer, inner] : {std::pair{d.a, d.b}, std::pair{d.b, d.a}}) {
+      const std::vector<uint32_t>& xo = G.inputs[outer].src;
+      const std::vector<uint32_t>& xi = G.inputs[inner].src;
+      uint32_t cols = 1;
+      while (cols < n && xo[cols] == xo[0]) ++cols;
+      if (n % cols != 0) continue;
+      const uint32_t rows = n / cols;
+      bool ok = true;
+      for (uint32_t i = 0; i < rows && ok; ++i)
+        for (uint32_t j = 0; j < cols && ok; ++j) {
+          const uint32_t k = i * cols + j;
+          ok = xo[k] == xo[0] + i * len && xi[k] == xi[0] + j * len;
+        }
+      if (!ok || !constant_scalars(-1)) continue;
+      d.dense = true;
+      d.rows = rows;
+      d.cols = cols;
+      d.outer = outer;
+      d.inner = inner;
+      d.outer_off = xo[0];
+      d.inner_off = xi[0];
+      return;
+    }
+    return;
+  }
+  if (d.kind == Kind::Scale && d.fused_sum) {
+    const uint32_t rows = G.m, cols = G.m ? G.head_segments[1] : 0;
+    if (cols == 0 || static_cast<uint64_t>(rows) * cols != n) return;
+    for (uint32_t i = 0; i <= rows; ++i)
+      if (G.head_segments[i] != i * cols) return;
+    const std::vector<uint32_t>& xi = G.inputs[d.a].src;
+    for (uint32_t k = 0; k < n; ++k)
+      if (xi[k] != xi[0] + (k % cols) * len) return;
+    for (int w : d.scalars) {
+      const std::vector<uint32_t>& xw = G.inputs[w].src;
+      bool row_major = true, col_major = true;
+      for (uint32_t k = 0; k < n && (row_major || col_major); ++k) {
+        row_major = row_major && xw[k] == xw[0] + k;
+        col_major = col_major && xw[k] == xw[0] + (k % cols) * rows + k / cols;
+      }
+      if (!(row_major || col_major) || !constant_scalars(w)) continue;
+      d.outer_transposed = !row_major;
+      d.dense = true;
+      d.rows = rows;
+      d.cols = cols;
+      d.outer = w;
+      d.inner = d.a;
+      d.outer_off = xw[0];
+      d.inner_off = xi[0];
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 WeightMode weight_mode(Shape w, Shape x, Shape& out) {
@@ -151,8 +257,25 @@ Plan build_plan(const neural::TemplateModel& model,
     std::vector<std::vector<Contribution>> contributions(model.predicates.size());
     for (; rule_it != rule_buckets.end() && rule_it->first.first == depth; ++rule_it) {
       const uint32_t r = rule_it->first.second;
-      const std::vector<Ref>& members = rule_it->second;
+      std::vector<Ref> members = rule_it->second;
       const neural::RuleSpec& spec = model.rules[r];
+      auto softmax_key = [&](const Ref& ref) {
+        return std::make_pair(ref.first, samples[ref.first]->softmax_group[ref.second]);
+      };
+      if (spec.softmax) {
+        // When every head has one grounding (attention weights w(I, J)) the members may be
+        // listed in any order: listing them by softmax segment makes every segment a
+        // contiguous run, so no permutation is needed (and full attention's scores are
+        // one row-major block per query).
+        bool one_per_head = true;
+        for (size_t k = 1; k < members.size() && one_per_head; ++k)
+          one_per_head = members[k].first != members[k - 1].first ||
+                         samples[members[k].first]->head[members[k].second] !=
+                             samples[members[k - 1].first]->head[members[k - 1].second];
+        if (one_per_head)
+          std::stable_sort(members.begin(), members.end(),
+                           [&](const Ref& a, const Ref& b) { return softmax_key(a) < softmax_key(b); });
+      }
       const Rule& rule = model.ast().rules[r];
       RuleGroup G;
       G.rule = r;
@@ -196,13 +319,19 @@ Plan build_plan(const neural::TemplateModel& model,
           B.wout_shape = B.raw_shape;
         }
         B.out_shape = B.transposed ? Shape{B.wout_shape.cols, B.wout_shape.rows} : B.wout_shape;
-        B.x_off = alloc.take(static_cast<size_t>(G.n) * B.raw_shape.size());
-        B.w_off = B.mode == WeightMode::None ? B.x_off
-                                              : alloc.take(static_cast<size_t>(G.n) * B.wout_shape.size());
-        const bool real_transpose = B.transposed && B.wout_shape.rows > 1 && B.wout_shape.cols > 1;
-        B.z_off = real_transpose ? alloc.take(static_cast<size_t>(G.n) * B.out_shape.size()) : B.w_off;
         z_shapes.push_back(B.out_shape);
         G.inputs.push_back(std::move(B));
+      }
+      G.direct = plan_direct_product(G.combination, G.inputs);
+      if (G.direct.kind == DirectProduct::Kind::None) {
+        for (InputBlock& B : G.inputs) {
+          B.x_off = alloc.take(static_cast<size_t>(G.n) * B.raw_shape.size());
+          B.w_off = B.mode == WeightMode::None ? B.x_off
+                                                : alloc.take(static_cast<size_t>(G.n) * B.wout_shape.size());
+          B.z_off = real_transpose(B) ? alloc.take(static_cast<size_t>(G.n) * B.out_shape.size()) : B.w_off;
+        }
+      } else {
+        for (InputBlock& B : G.inputs) B.x_off = B.w_off = B.z_off = kNoValue;
       }
       if (z_shapes.empty()) {
         G.comb_shape = {1, 1};
@@ -213,8 +342,15 @@ Plan build_plan(const neural::TemplateModel& model,
           throw Error(ErrorKind::Shape, rule.span, rule_name(model, r) + ": " + e.message());
         }
       }
-      G.comb_off = alloc.take(static_cast<size_t>(G.n) * G.comb_shape.size());
       G.offset = spec.offset;
+      G.softmax = spec.softmax;
+      G.aggregation = spec.softmax ? AggregationKind::Sum : spec.aggregation.kind;
+      G.direct.fused_sum = G.direct.kind != DirectProduct::Kind::None && G.offset == neural::kNoParam &&
+                           G.activation.kind == ActivationKind::Identity && !G.softmax &&
+                           (G.aggregation == AggregationKind::Sum || G.aggregation == AggregationKind::Avg);
+      // A fused sum never stores the per-grounding values: no room is taken for them.
+      const size_t per_rule = G.direct.fused_sum ? 0 : G.n;
+      G.comb_off = alloc.take(per_rule * G.comb_shape.size());
       G.pre_off = G.comb_off;
       if (G.offset != neural::kNoParam) {
         const Shape b = model.params.info(G.offset).shape;
@@ -229,7 +365,10 @@ Plan build_plan(const neural::TemplateModel& model,
       } catch (const Error& e) {
         throw Error(ErrorKind::Shape, rule.span, rule_name(model, r) + ": " + e.message());
       }
-      G.act_off = alloc.take(static_cast<size_t>(G.n) * G.act_shape.size());
+      // An identity activation leaves the values where they are.
+      G.act_off = G.direct.fused_sum || G.activation.kind == ActivationKind::Identity
+                      ? G.pre_off
+                      : alloc.take(per_rule * G.act_shape.size());
 
       // Head segments: members are sorted by (sample, head).
       G.head_segments.push_back(0);
@@ -243,27 +382,38 @@ Plan build_plan(const neural::TemplateModel& model,
         if (new_head) G.head_segments.push_back(k);
       }
       G.m = static_cast<uint32_t>(G.head_segments.size() - 1);
-      G.softmax = spec.softmax;
-      G.aggregation = spec.softmax ? AggregationKind::Sum : spec.aggregation.kind;
+      if (G.direct.kind != DirectProduct::Kind::None) plan_dense_block(G, G.direct);
       if (G.softmax) {
         // Softmax segments: groundings of one sample agreeing on the non-normalised variables.
         G.softmax_perm.resize(G.n);
         for (uint32_t k = 0; k < G.n; ++k) G.softmax_perm[k] = k;
-        auto key = [&](uint32_t k) {
-          return std::make_pair(members[k].first, samples[members[k].first]->softmax_group[members[k].second]);
-        };
+        auto key = [&](uint32_t k) { return softmax_key(members[k]); };
         std::stable_sort(G.softmax_perm.begin(), G.softmax_perm.end(),
                          [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
         G.softmax_segments.push_back(0);
         for (uint32_t k = 1; k <= G.n; ++k)
           if (k == G.n || key(G.softmax_perm[k]) != key(G.softmax_perm[k - 1])) G.softmax_segments.push_back(k);
         const size_t len = static_cast<size_t>(G.n) * G.act_shape.size();
-        G.perm_off = alloc.take(len);
-        G.psoft_off = alloc.take(len);
-        G.soft_off = alloc.take(len);
+        bool identity = true;
+        for (uint32_t k = 0; k < G.n && identity; ++k) identity = G.softmax_perm[k] == k;
+        if (identity) {
+          G.softmax_perm.clear();  // segments already contiguous: nothing to permute
+          G.perm_off = G.act_off;
+          G.psoft_off = alloc.take(len);
+          G.soft_off = G.psoft_off;
+        } else {
+          G.perm_off = alloc.take(len);
+          G.psoft_off = alloc.take(len);
+          G.soft_off = alloc.take(len);
+        }
       }
       G.agg_shape = group_aggregation_shape(G.aggregation, G.act_shape, G.head_segments, rule_name(model, r), rule.span);
-      G.agg_off = alloc.take(static_cast<size_t>(G.m) * G.agg_shape.size());
+      // One grounding per head and a sum/avg/max/min: each aggregate is its one input.
+      G.identity_aggregation = G.m == G.n && !G.direct.fused_sum &&
+                               (G.aggregation == AggregationKind::Sum || G.aggregation == AggregationKind::Avg ||
+                                G.aggregation == AggregationKind::Max || G.aggregation == AggregationKind::Min);
+      if (G.identity_aggregation) G.agg_off = G.softmax ? G.soft_off : G.act_off;
+      else G.agg_off = alloc.take(static_cast<size_t>(G.m) * G.agg_shape.size());
       G.head_weight = spec.head_weight;
       G.out_shape = G.agg_shape;
       G.out_off = G.agg_off;
@@ -330,6 +480,22 @@ Plan build_plan(const neural::TemplateModel& model,
         }
       }
       A.combination = pred.combination;
+      // Atoms with one input each, combined by sum/avg/max/min, without offset and with an
+      // identity activation are their input: they take its value offset and run no step.
+      bool one_input_each = true;
+      for (uint32_t j = 0; j <= A.m && one_input_each; ++j) one_input_each = A.segments[j] == j;
+      const bool pass_through =
+          one_input_each && pred.offset == neural::kNoParam && pred.activation.kind == ActivationKind::Identity &&
+          (A.combination == AggregationKind::Sum || A.combination == AggregationKind::Avg ||
+           A.combination == AggregationKind::Max || A.combination == AggregationKind::Min);
+      if (pass_through) {
+        for (uint32_t j = 0; j < A.m; ++j) {
+          const auto [s, l] = members[j];
+          plan.atom_offsets[s][l] = A.src[j];
+          plan.atom_shapes[s][l] = A.in_shape;
+        }
+        continue;
+      }
       const Shape red_shape = A.combination == AggregationKind::Count ? Shape{1, 1} : A.in_shape;
       A.c_off = alloc.take(A.src.size() * A.in_shape.size());
       A.red_off = alloc.take(static_cast<size_t>(A.m) * red_shape.size());
@@ -351,7 +517,6 @@ Plan build_plan(const neural::TemplateModel& model,
         plan.atom_offsets[s][l] = A.out_off + j * static_cast<uint32_t>(A.out_shape.size());
         plan.atom_shapes[s][l] = A.out_shape;
       }
-      A.in_shape = A.in_shape;
       plan.steps.push_back({true, static_cast<uint32_t>(plan.atom_groups.size())});
       plan.atom_groups.push_back(std::move(A));
     }

@@ -39,6 +39,36 @@ struct InputBlock {
   uint32_t z_off = 0;         // transposed (== w_off unless a real matrix is transposed)
 };
 
+// A product combination computed straight from where its inputs live (no gather): the
+// inputs carry no weight, no negation and no real transpose, and are scalar factors with
+// either nothing else (Scalars), one vector or matrix (Scale: the factors scale it) or a
+// row vector times a column vector (Dot: the attention score). Attention is a product
+// rule over n^2 (or n w) pairs of rows that already sit in the value buffer, so copying
+// them per pair would cost more memory and time than the product itself.
+struct DirectProduct {
+  enum class Kind : uint8_t { None, Scalars, Scale, Dot };
+  Kind kind = Kind::None;
+  int a = -1, b = -1;        // the scaled input (Scale), or the row (a) and column (b) (Dot)
+  int len = 1;               // entries per product (Scale), dot length (Dot)
+  std::vector<int> scalars;  // the scalar factors
+  bool fused_sum = false;    // products summed (or averaged) per head, never stored
+  // Dense blocks: when the members enumerate every pair of two runs of rows that lie back
+  // to back in the value buffer (full attention), the products are one matrix product.
+  //  Dot, not fused: member i * cols + j multiplies row i of `outer` (at outer_off + i len)
+  //    with row j of `inner` (at inner_off + j len); the products form rows x cols.
+  //  Scale, fused: head i sums cols members; member i * cols + j scales row j of `inner`
+  //    (at inner_off + j len) by scalar input `outer` at outer_off + i * cols + j, or at
+  //    outer_off + j * rows + i when outer_transposed (the scalars stored column by column,
+  //    as the attention weights w(I, J) are when J is their slower-moving argument).
+  // Every other scalar factor is the same value for all members (scalar_off).
+  bool dense = false;
+  uint32_t rows = 0, cols = 0;
+  int outer = -1, inner = -1;
+  uint32_t outer_off = 0, inner_off = 0;
+  bool outer_transposed = false;
+  std::vector<uint32_t> scalar_off;  // the constant scalar factors' offsets
+};
+
 // All ground rules of one template rule whose heads sit at one depth, with their
 // aggregation and the head weight: one kernel.
 struct RuleGroup {
@@ -47,6 +77,10 @@ struct RuleGroup {
   CombinationKind combination = CombinationKind::Sum;
   Activation activation;
   std::vector<InputBlock> inputs;
+  // Set when the product is computed in place (inputs' x_off/w_off/z_off then unused).
+  // With fused_sum (identity activation, no offset, no softmax, sum or avg aggregation)
+  // comb_off/pre_off/act_off are unused too and agg_off receives the per-head sums.
+  DirectProduct direct;
   Shape comb_shape;
   uint32_t comb_off = 0;   // combination output (n values)
   uint32_t offset = neural::kNoParam;
@@ -63,6 +97,11 @@ struct RuleGroup {
   uint32_t psoft_off = 0;  // their softmax (permuted order)
   uint32_t soft_off = 0;   // the softmax back in head order
   AggregationKind aggregation = AggregationKind::Avg;
+  // Several stages may be the identity, and then share their input's offset (and run no
+  // kernel): act_off == pre_off (identity activation), perm_off == act_off and
+  // soft_off == psoft_off (softmax segments already contiguous, softmax_perm empty), and
+  // agg_off == its input (identity_aggregation: one grounding per head).
+  bool identity_aggregation = false;
   uint32_t m = 0;                       // distinct heads (aggregation neurons)
   std::vector<uint32_t> head_segments;  // m + 1 offsets into the n rule neurons
   Shape agg_shape;

@@ -1,0 +1,211 @@
+#include "exec/direct_product.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+namespace lrnn::exec {
+
+namespace {
+
+using Kind = DirectProduct::Kind;
+using CMapV = Eigen::Map<const Eigen::VectorXd>;
+
+// Same threshold as the executor's gathers: fork/join only pays off on large groups.
+constexpr size_t kParallelEntries = size_t{1} << 20;
+
+// The product of member k's scalar factors, leaving out input `skip`.
+inline double scalar_factor(const RuleGroup& G, const double* v, uint32_t k, int skip = -1) {
+  double s = 1.0;
+  for (int j : G.direct.scalars)
+    if (j != skip) s *= v[G.inputs[j].src[k]];
+  return s;
+}
+
+inline double dot(const double* x, const double* y, int len) { return CMapV(x, len).dot(CMapV(y, len)); }
+
+// y += a x (a plain loop the compiler vectorises: no reduction).
+inline void axpy(double a, const double* x, double* y, int len) {
+  for (int e = 0; e < len; ++e) y[e] += a * x[e];
+}
+
+inline const double* input(const RuleGroup& G, int i, const double* v, uint32_t k) {
+  return v + G.inputs[i].src[k];
+}
+
+// Entries of one product: the scaled value (Scale) or a scalar.
+inline int product_size(const DirectProduct& d) { return d.kind == Kind::Scale ? d.len : 1; }
+
+// out (+)= the product of member k.
+template <bool Accumulate>
+inline void member_product(const RuleGroup& G, const double* v, uint32_t k, double* out) {
+  const DirectProduct& d = G.direct;
+  const double s = scalar_factor(G, v, k);
+  double p = s;
+  switch (d.kind) {
+    case Kind::None:
+    case Kind::Scalars: break;
+    case Kind::Scale: {
+      const double* x = input(G, d.a, v, k);
+      if (Accumulate) {
+        axpy(s, x, out, d.len);
+      } else {
+        for (int e = 0; e < d.len; ++e) out[e] = s * x[e];
+      }
+      return;
+    }
+    case Kind::Dot: p = s * dot(input(G, d.a, v, k), input(G, d.b, v, k), d.len); break;
+  }
+  if (Accumulate) out[0] += p;
+  else out[0] = p;
+}
+
+// g[inputs of member k] += dL/d(inputs) given dL/d(product) = scale * gk.
+inline void member_backward(const RuleGroup& G, const double* v, uint32_t k, const double* gk, double scale,
+                            double* g) {
+  const DirectProduct& d = G.direct;
+  // dL/d(scalar factor j) = (product of the other factors) * <gk, the non-scalar part>.
+  auto scalar_grads = [&](double through) {
+    for (int j : d.scalars) g[G.inputs[j].src[k]] += through * scalar_factor(G, v, k, j);
+  };
+  switch (d.kind) {
+    case Kind::None: return;
+    case Kind::Scalars: scalar_grads(scale * gk[0]); return;
+    case Kind::Scale: {
+      const double* x = input(G, d.a, v, k);
+      axpy(scale * scalar_factor(G, v, k), gk, g + G.inputs[d.a].src[k], d.len);
+      if (!d.scalars.empty()) scalar_grads(scale * dot(gk, x, d.len));
+      return;
+    }
+    case Kind::Dot: {
+      const double* row = input(G, d.a, v, k);
+      const double* col = input(G, d.b, v, k);
+      const double through = scale * gk[0];
+      const double c = through * scalar_factor(G, v, k);
+      axpy(c, col, g + G.inputs[d.a].src[k], d.len);
+      axpy(c, row, g + G.inputs[d.b].src[k], d.len);
+      if (!d.scalars.empty()) scalar_grads(through * dot(row, col, d.len));
+      return;
+    }
+  }
+}
+
+using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MapM = Eigen::Map<RowMat>;
+using CMapM = Eigen::Map<const RowMat>;
+
+// The product of the constant scalar factors of a dense block, leaving out factor `skip`.
+double constant_factor(const DirectProduct& d, const double* v, size_t skip = SIZE_MAX) {
+  double s = 1.0;
+  for (size_t j = 0; j < d.scalar_off.size(); ++j)
+    if (j != skip) s *= v[d.scalar_off[j]];
+  return s;
+}
+
+// g[constant factor j] += through * (product of the other constant factors).
+void constant_factor_grads(const DirectProduct& d, const double* v, double through, double* g) {
+  for (size_t j = 0; j < d.scalar_off.size(); ++j) g[d.scalar_off[j]] += through * constant_factor(d, v, j);
+}
+
+// The scalar weights of a dense Scale block as a rows x cols matrix (see DirectProduct).
+template <typename Ptr>
+auto weight_matrix(const DirectProduct& d, Ptr base) {
+  using M = std::conditional_t<std::is_const_v<std::remove_pointer_t<Ptr>>, CMapM, MapM>;
+  return M(base + d.outer_off, d.outer_transposed ? d.cols : d.rows, d.outer_transposed ? d.rows : d.cols);
+}
+
+void dense_dot_forward(const DirectProduct& d, const double* v, double* comb) {
+  CMapM X(v + d.outer_off, d.rows, d.len), Y(v + d.inner_off, d.cols, d.len);
+  MapM(comb, d.rows, d.cols).noalias() = constant_factor(d, v) * (X * Y.transpose());
+}
+
+void dense_dot_backward(const DirectProduct& d, const double* v, const double* gcomb, double* g) {
+  CMapM X(v + d.outer_off, d.rows, d.len), Y(v + d.inner_off, d.cols, d.len);
+  CMapM G(gcomb, d.rows, d.cols);
+  // Both products first: the two row runs may be the same atoms (q = k).
+  const RowMat gx = G * Y, gy = G.transpose() * X;
+  const double s = constant_factor(d, v);
+  MapM(g + d.outer_off, d.rows, d.len) += s * gx;
+  MapM(g + d.inner_off, d.cols, d.len) += s * gy;
+  if (!d.scalar_off.empty()) constant_factor_grads(d, v, gx.cwiseProduct(X).sum(), g);
+}
+
+void dense_scale_forward(const RuleGroup& G, const double* v, double* agg) {
+  const DirectProduct& d = G.direct;
+  CMapM V(v + d.inner_off, d.cols, d.len);
+  double s = constant_factor(d, v);
+  if (G.aggregation == AggregationKind::Avg) s /= d.cols;
+  MapM out(agg, d.rows, d.len);
+  const auto W = weight_matrix(d, v);
+  if (d.outer_transposed) out.noalias() = s * (W.transpose() * V);
+  else out.noalias() = s * (W * V);
+}
+
+void dense_scale_backward(const RuleGroup& G, const double* v, const double* gagg, double* g) {
+  const DirectProduct& d = G.direct;
+  CMapM V(v + d.inner_off, d.cols, d.len), Gout(gagg, d.rows, d.len);
+  const double c = constant_factor(d, v);
+  const double s = G.aggregation == AggregationKind::Avg ? c / d.cols : c;
+  const auto W = weight_matrix(d, v);
+  auto gW = weight_matrix(d, g);
+  // dL/dW (rows x cols) = G V^T, dL/dV = W^T G (W as rows x cols).
+  if (d.outer_transposed) {
+    const RowMat tw = V * Gout.transpose();  // cols x rows, the stored layout
+    MapM(g + d.inner_off, d.cols, d.len).noalias() += s * (W * Gout);
+    gW += s * tw;
+    if (!d.scalar_off.empty()) constant_factor_grads(d, v, tw.cwiseProduct(W).sum() * s / c, g);
+  } else {
+    const RowMat tw = Gout * V.transpose();
+    MapM(g + d.inner_off, d.cols, d.len).noalias() += s * (W.transpose() * Gout);
+    gW += s * tw;
+    if (!d.scalar_off.empty()) constant_factor_grads(d, v, tw.cwiseProduct(W).sum() * s / c, g);
+  }
+}
+
+}  // namespace
+
+void direct_product_forward(const RuleGroup& G, const double* v, double* comb) {
+  if (G.direct.dense) return dense_dot_forward(G.direct, v, comb);
+  const int size = product_size(G.direct);
+  const size_t n = G.n;
+#pragma omp parallel for schedule(static) if (n * G.direct.len > kParallelEntries)
+  for (size_t k = 0; k < n; ++k) member_product<false>(G, v, static_cast<uint32_t>(k), comb + k * size);
+}
+
+void direct_sum_forward(const RuleGroup& G, const double* v, double* agg) {
+  if (G.direct.dense) return dense_scale_forward(G, v, agg);
+  const int size = product_size(G.direct);
+  const bool avg = G.aggregation == AggregationKind::Avg;
+  const size_t m = G.m;
+#pragma omp parallel for schedule(static) if (size_t(G.n) * G.direct.len > kParallelEntries)
+  for (size_t h = 0; h < m; ++h) {
+    double* out = agg + h * size;
+    std::fill_n(out, size, 0.0);
+    const uint32_t begin = G.head_segments[h], end = G.head_segments[h + 1];
+    for (uint32_t k = begin; k < end; ++k) member_product<true>(G, v, k, out);
+    if (avg && end > begin) {
+      const double inv = 1.0 / (end - begin);
+      for (int e = 0; e < size; ++e) out[e] *= inv;
+    }
+  }
+}
+
+void direct_product_backward(const RuleGroup& G, const double* v, const double* gcomb, double* g) {
+  if (G.direct.dense) return dense_dot_backward(G.direct, v, gcomb, g);
+  const int size = product_size(G.direct);
+  for (uint32_t k = 0; k < G.n; ++k) member_backward(G, v, k, gcomb + size_t(k) * size, 1.0, g);
+}
+
+void direct_sum_backward(const RuleGroup& G, const double* v, const double* gagg, double* g) {
+  if (G.direct.dense) return dense_scale_backward(G, v, gagg, g);
+  const int size = product_size(G.direct);
+  const bool avg = G.aggregation == AggregationKind::Avg;
+  for (uint32_t h = 0; h < G.m; ++h) {
+    const uint32_t begin = G.head_segments[h], end = G.head_segments[h + 1];
+    const double scale = avg && end > begin ? 1.0 / (end - begin) : 1.0;
+    for (uint32_t k = begin; k < end; ++k) member_backward(G, v, k, gagg + size_t(h) * size, scale, g);
+  }
+}
+
+}  // namespace lrnn::exec
