@@ -5,6 +5,10 @@
 #include <cstdint>
 #include <type_traits>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 namespace lrnn::exec {
 
 namespace {
@@ -95,6 +99,24 @@ using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowM
 using MapM = Eigen::Map<RowMat>;
 using CMapM = Eigen::Map<const RowMat>;
 
+// Large dense products use every OpenMP thread (Eigen's GEMM splits them by blocks, which
+// is deterministic for a given thread count); everything else keeps Eigen on one thread
+// (the executor's setting), since splitting small products costs more than it saves.
+class ParallelProducts {
+ public:
+  explicit ParallelProducts(double multiply_adds) {
+#ifdef _OPENMP
+    if (multiply_adds > kParallelMultiplyAdds) Eigen::setNbThreads(omp_get_max_threads());
+#endif
+  }
+  ~ParallelProducts() { Eigen::setNbThreads(1); }
+  ParallelProducts(const ParallelProducts&) = delete;
+  ParallelProducts& operator=(const ParallelProducts&) = delete;
+
+ private:
+  static constexpr double kParallelMultiplyAdds = 1 << 22;
+};
+
 // The product of the constant scalar factors of a dense block, leaving out factor `skip`.
 double constant_factor(const DirectProduct& d, const double* v, size_t skip = SIZE_MAX) {
   double s = 1.0;
@@ -116,11 +138,13 @@ auto weight_matrix(const DirectProduct& d, Ptr base) {
 }
 
 void dense_dot_forward(const DirectProduct& d, const double* v, double* comb) {
+  const ParallelProducts threads(double(d.rows) * d.cols * d.len);
   CMapM X(v + d.outer_off, d.rows, d.len), Y(v + d.inner_off, d.cols, d.len);
   MapM(comb, d.rows, d.cols).noalias() = constant_factor(d, v) * (X * Y.transpose());
 }
 
 void dense_dot_backward(const DirectProduct& d, const double* v, const double* gcomb, double* g) {
+  const ParallelProducts threads(double(d.rows) * d.cols * d.len);
   CMapM X(v + d.outer_off, d.rows, d.len), Y(v + d.inner_off, d.cols, d.len);
   CMapM G(gcomb, d.rows, d.cols);
   // Both products first: the two row runs may be the same atoms (q = k).
@@ -133,6 +157,7 @@ void dense_dot_backward(const DirectProduct& d, const double* v, const double* g
 
 void dense_scale_forward(const RuleGroup& G, const double* v, double* agg) {
   const DirectProduct& d = G.direct;
+  const ParallelProducts threads(double(d.rows) * d.cols * d.len);
   CMapM V(v + d.inner_off, d.cols, d.len);
   double s = constant_factor(d, v);
   if (G.aggregation == AggregationKind::Avg) s /= d.cols;
@@ -144,6 +169,7 @@ void dense_scale_forward(const RuleGroup& G, const double* v, double* agg) {
 
 void dense_scale_backward(const RuleGroup& G, const double* v, const double* gagg, double* g) {
   const DirectProduct& d = G.direct;
+  const ParallelProducts threads(double(d.rows) * d.cols * d.len);
   CMapM V(v + d.inner_off, d.cols, d.len), Gout(gagg, d.rows, d.len);
   const double c = constant_factor(d, v);
   const double s = G.aggregation == AggregationKind::Avg ? c / d.cols : c;

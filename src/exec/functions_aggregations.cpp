@@ -1,5 +1,6 @@
 // Aggregation kernels: segment reductions over CSR offsets (segment s covers input
 // values [offsets[s], offsets[s+1])), and the segment softmax of attention.
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -149,19 +150,23 @@ void aggregation_backward(AggregationKind a, Shape in, size_t segments, const ui
   }
 }
 
+// Softmax segments are spread over threads only for large groups (exp is costly enough
+// to pay for the fork/join from about this many scores on).
+constexpr uint32_t kParallelSoftmaxEntries = 1u << 17;
+
 void segment_softmax_forward(Shape in, size_t segments, const uint32_t* offsets, const double* x,
                              double* y) {
   const size_t n = static_cast<size_t>(in.size());
-  if (n == 1) {  // scalar scores (attention): one pass per segment, no scratch
-    for (size_t s = 0; s < segments; ++s) {
+  if (n == 1) {  // scalar scores (attention): vectorised per segment, segments in parallel
+    const long count = static_cast<long>(segments);
+#pragma omp parallel for schedule(static) if (offsets[segments] > kParallelSoftmaxEntries)
+    for (long s = 0; s < count; ++s) {
       const uint32_t b = offsets[s], e = offsets[s + 1];
       if (b == e) continue;
-      double m = x[b];
-      for (uint32_t j = b + 1; j < e; ++j) m = std::max(m, x[j]);
-      double sum = 0;
-      for (uint32_t j = b; j < e; ++j) sum += (y[j] = std::exp(x[j] - m));
-      const double inv = 1.0 / sum;
-      for (uint32_t j = b; j < e; ++j) y[j] *= inv;
+      const Eigen::Map<const Eigen::ArrayXd> xs(x + b, e - b);
+      Eigen::Map<Eigen::ArrayXd> ys(y + b, e - b);
+      ys = (xs - xs.maxCoeff()).exp();
+      ys *= 1.0 / ys.sum();
     }
     return;
   }
@@ -187,6 +192,16 @@ void segment_softmax_backward(Shape in, size_t segments, const uint32_t* offsets
                               const double* gy, double* gx) {
   // gx[j][i] += y[j][i] (gy[j][i] - sum_k y[k][i] gy[k][i]) over the segment.
   const size_t n = static_cast<size_t>(in.size());
+  if (n == 1) {
+    const long count = static_cast<long>(segments);
+#pragma omp parallel for schedule(static) if (offsets[segments] > kParallelSoftmaxEntries)
+    for (long s = 0; s < count; ++s) {
+      const uint32_t b = offsets[s], e = offsets[s + 1];
+      const Eigen::Map<const Eigen::ArrayXd> ys(y + b, e - b), gys(gy + b, e - b);
+      Eigen::Map<Eigen::ArrayXd>(gx + b, e - b) += ys * (gys - (ys * gys).sum());
+    }
+    return;
+  }
   std::vector<double> dot(n);
   for (size_t s = 0; s < segments; ++s) {
     const uint32_t b = offsets[s], e = offsets[s + 1];

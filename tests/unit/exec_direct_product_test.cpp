@@ -25,7 +25,7 @@ const char* kAttention =
     "v(I) :- $wv={4,2} x(I).\n"
     "<0.57> s.\n"
     "$t=0.8 t.\n"
-    "w(I, J) :- s, K_LITERAL, q(I), t, @leq(J, I). [combination=product, aggregation=softmax(J)]\n"
+    "w(I, J) :- s, K_LITERAL, q(I), t MASK. [combination=product, aggregation=softmax(J)]\n"
     "out(I) :- w(I, J), V_LITERAL. [combination=product, aggregation=sum]\n"
     "o :- $wo={1,4} out(I).\n";
 
@@ -90,15 +90,27 @@ void expect_gradients_match_finite_differences(lrnn::Model& model, const lrnn::D
   EXPECT_GT(checked, 10u);
 }
 
-TEST(DirectProduct, AttentionEqualsGatheredPathAndDefinition) {
+// The attention template with `mask` (causal: ", @leq(J, I)"; full: ""); without a mask
+// every (I, J) pair is grounded and the scores and weighted sums are dense blocks.
+std::string attention(const std::string& mask, bool gathered) {
+  std::string t = with(kAttention, "MASK", mask);
+  t = with(t, "K_LITERAL", gathered ? "<1.0> k(J)^T" : "k(J)^T");
+  return with(t, "V_LITERAL", gathered ? "<1.0> v(J)" : "v(J)");
+}
+
+class DirectAttention : public ::testing::TestWithParam<bool> {};  // causal?
+
+TEST_P(DirectAttention, EqualsGatheredPathAndDefinition) {
+  const bool causal = GetParam();
+  const std::string mask = causal ? ", @leq(J, I)" : "";
   const lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
-  lrnn::Model direct = model_of(with(with(kAttention, "K_LITERAL", "k(J)^T"), "V_LITERAL", "v(J)"));
-  lrnn::Model gathered = model_of(with(with(kAttention, "K_LITERAL", "<1.0> k(J)^T"), "V_LITERAL", "<1.0> v(J)"));
+  lrnn::Model direct = model_of(attention(mask, false));
+  lrnn::Model gathered = model_of(attention(mask, true));
   copy_named(direct, gathered);
   const double o_direct = direct.forward(data)[0][0];
   EXPECT_NEAR(o_direct, gathered.forward(data)[0][0], 1e-12);
 
-  // From the definition: o = avg_I wo . sum_{J <= I} softmax_J(s t k_J . q_I) v_J.
+  // From the definition: o = avg_I wo . sum_{J (<= I)} softmax_J(s t k_J . q_I) v_J.
   auto param = [&](const char* name) { return direct.parameter(name).values; };
   const auto wq = param("$wq"), wk = param("$wk"), wv = param("$wv"), wo = param("$wo");
   const double t = param("$t")[0];
@@ -111,15 +123,16 @@ TEST(DirectProduct, AttentionEqualsGatheredPathAndDefinition) {
   double o = 0;
   for (int i = 0; i < 3; ++i) {
     const auto q = project(wq, 3, i);
-    std::vector<double> score(i + 1);
+    const int last = causal ? i : 2;
+    std::vector<double> score(last + 1);
     double z = 0;
-    for (int j = 0; j <= i; ++j) {
+    for (int j = 0; j <= last; ++j) {
       const auto k = project(wk, 3, j);
       score[j] = std::exp(0.57 * t * (k[0] * q[0] + k[1] * q[1] + k[2] * q[2]));
       z += score[j];
     }
     std::vector<double> out(4, 0.0);
-    for (int j = 0; j <= i; ++j) {
+    for (int j = 0; j <= last; ++j) {
       const auto v = project(wv, 4, j);
       for (int r = 0; r < 4; ++r) out[r] += score[j] / z * v[r];
     }
@@ -128,11 +141,13 @@ TEST(DirectProduct, AttentionEqualsGatheredPathAndDefinition) {
   EXPECT_NEAR(o_direct, o, 1e-12);
 }
 
-TEST(DirectProduct, AttentionGradientsMatchFiniteDifferences) {
+TEST_P(DirectAttention, GradientsMatchFiniteDifferences) {
   const lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
-  lrnn::Model direct = model_of(with(with(kAttention, "K_LITERAL", "k(J)^T"), "V_LITERAL", "v(J)"));
+  lrnn::Model direct = model_of(attention(GetParam() ? ", @leq(J, I)" : "", false));
   expect_gradients_match_finite_differences(direct, data);
 }
+
+INSTANTIATE_TEST_SUITE_P(CausalAndFull, DirectAttention, ::testing::Bool());
 
 TEST(DirectProduct, EveryKindEqualsGatheredPath) {
   const lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
