@@ -400,6 +400,20 @@ def test_functions_stay_alive_inside_programs():
     assert renamed([0]) == [7]
 
 
+def test_deep_programs_run_and_are_released():
+    # 200000 chained operations (a loop builds them in a blink): evaluating, analysing and
+    # releasing them must not recurse once per operation (it used to overflow the stack).
+    x = tokens
+    for _ in range(200000):
+        x = x + 1
+    assert x([1, 2]) == [200001, 200002]
+    assert layers(x) == 0
+    del x
+    gc.collect()
+    with pytest.raises(lrnn.LrnnError, match="nested too deeply"):
+        rasp.parse("x = " + "(" * 100000 + "tokens" + ")" * 100000 + ";")
+
+
 def test_a_program_referring_to_itself_exits_cleanly(tmp_path):
     # A module-level lambda whose globals hold its own program is a cycle through C++; it is
     # broken at exit, so nothing leaks (nanobind would report leaked instances on stderr).
