@@ -4,17 +4,17 @@
 // file only converts values and wraps Python callables.
 //
 // Python callables (map/zip functions) live inside C++ nodes as std::function objects
-// holding an nb::object. The GIL is held through every call below (none of these bindings
-// releases it), and the wrappers take it again themselves in case a node is copied, called
-// or destroyed from elsewhere. An exception a Python function raises is remembered and
+// holding a reference to the function (PyCallable). The GIL is held through every call below
+// (none of these bindings releases it), and the wrappers take it again themselves in case a
+// node is copied, called or destroyed from elsewhere. An exception a Python function raises is remembered and
 // re-raised as itself when the interpreter reports the failure, with the lrnn diagnostic
 // (which node failed) added as a note.
 #include <Python.h>
 
 #include <cstdint>
 #include <optional>
-#include <unordered_set>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -469,22 +469,20 @@ void bind_rasp(nb::module_& parent) {
     else
       sel.def(d.name, [op](nb::handle self, nb::handle other) { return binary(op, self, other); }, nb::is_operator());
   }
-  // The matrix on an input: [query i][key j], as RASPy draws it.
-  sel.def(
-      "matrix",
-      [](const r::Selector& self, nb::handle input) {
-        std::vector<r::Value> in = input_of(input);
-        r::SOp probe = r::aggregate(self, r::SOp(int64_t{0}));
-        r::Evaluation ev = running_python([&] { return r::evaluate(probe, in); });
-        nb::list rows;
-        for (const auto& row : ev.selectors.at(self.node().get())) {
-          nb::list out;
-          for (uint8_t x : row) out.append(nb::bool_(x != 0));
-          rows.append(out);
-        }
-        return rows;
-      },
-      nb::arg("input"));
+  // The matrix on an input: [query i][key j], as RASPy draws it (`sel(input)` in RASPy).
+  auto matrix = [](const r::Selector& self, nb::handle input) {
+    std::vector<r::Value> in = input_of(input);
+    r::SOp probe = r::aggregate(self, r::SOp(int64_t{0}));
+    r::Evaluation ev = running_python([&] { return r::evaluate(probe, in); });
+    nb::list rows;
+    for (const auto& row : ev.selectors.at(self.node().get())) {
+      nb::list out;
+      for (uint8_t x : row) out.append(nb::bool_(x != 0));
+      rows.append(out);
+    }
+    return rows;
+  };
+  sel.def("matrix", matrix, nb::arg("input")).def("__call__", matrix, nb::arg("input"));
 
   // ---- key / query -------------------------------------------------------------------------
   nb::class_<r::Query>(m, "Query")

@@ -178,6 +178,7 @@ def test_selectors():
     eq = key(tokens) == query(tokens)
     assert isinstance(eq, Selector)
     assert eq.matrix("aba") == [[True, False, True], [False, True, False], [True, False, True]]
+    assert eq("aba") == eq.matrix("aba")  # RASPy calls the selector
     # entry (query i, key j) = key[j] < query[i]: row i selects the earlier positions
     assert before.matrix("abc") == [[False, False, False], [True, False, False], [True, True, False]]
     assert (~before).matrix("ab") == [[True, True], [False, True]]
