@@ -111,6 +111,10 @@ struct Node {
   std::string label;    // Map / ZipMap: "lambda x: x + 1", "indicator", "round", ...
   Span span;            // where a `.rasp` program wrote it (empty for C++/Python)
 
+  // Releases the children of long chains iteratively: the default recursive release of a
+  // program 100000 operations deep (built in a Python loop) would overflow the stack.
+  ~Node();
+
   bool is_selector() const { return is_selector_kind(kind); }
   // "flip" if named, otherwise a short description such as "aggregate#12".
   std::string display_name() const;

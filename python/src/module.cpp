@@ -9,5 +9,6 @@ NB_MODULE(_core, m) {
   lrnn::python::bind_logic(m);
   lrnn::python::bind_zoo(m);
   lrnn::python::bind_engine(m);
+  lrnn::python::bind_rasp(m);
 
 }

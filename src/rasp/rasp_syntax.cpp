@@ -5,6 +5,7 @@
 // unary not / - / +; ^; * /; %; + -; comparisons; and / or; `x if c else y`; `in`.
 // Values that are known while reading (numbers, strings, lists, functions) are computed
 // immediately; anything that touches tokens/indices/length becomes an s-op or selector.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -126,6 +127,7 @@ struct Expr {
   std::vector<std::string> params;    // lambda parameters / comprehension iterators
   std::string text;                   // lambda source text (its label)
   Span span;
+  int height = 1;                     // 1 + the tallest operand's (bounded: see Parser::sealed)
 };
 
 struct Stmt;
@@ -158,6 +160,35 @@ class Parser {
   SourcePtr src_;
   size_t p_ = 0;
 
+  // Bounds that keep parsing, evaluating and releasing a program within the stack whatever
+  // the input: nesting (parentheses, unary operators, conditionals, nested defs) is parsed
+  // recursively, and an expression tree is evaluated recursively (inside up to 200 nested
+  // calls). Real programs stay far below both.
+  static constexpr int kMaxNesting = 400;  // a parenthesis level counts twice (unary, ternary)
+  static constexpr int kMaxHeight = 1000;
+  int nesting_ = 0;
+  struct Nested {
+    Parser& p;
+    explicit Nested(Parser& parser) : p(parser) {
+      if (++p.nesting_ > kMaxNesting) {
+        p.nesting_ = 0;
+        throw Error(ErrorKind::Limit, p.peek().span,
+                    "nested too deeply (parentheses, operators, conditionals or defs more than " +
+                        std::to_string(kMaxNesting / 2) + " levels deep)");
+      }
+    }
+    ~Nested() { if (p.nesting_ > 0) --p.nesting_; }
+  };
+  // An expression node with its height computed; too tall a tree is an error at its operator.
+  static ExprP sealed(std::shared_ptr<Expr> e) {
+    for (const auto& k : e->kids) e->height = std::max(e->height, k->height + 1);
+    if (e->height > kMaxHeight)
+      throw Error(ErrorKind::Limit, e->span,
+                  "expression more than " + std::to_string(kMaxHeight) +
+                      " operations deep (split it into several assignments)");
+    return e;
+  }
+
   const Token& peek(size_t k = 0) const { return t_[std::min(p_ + k, t_.size() - 1)]; }
   bool is(const char* text, size_t k = 0) const {
     const Token& t = peek(k);
@@ -187,6 +218,7 @@ class Parser {
   }
 
   StmtP statement() {
+    Nested nested(*this);
     auto st = std::make_shared<Stmt>();
     st->span = peek().span;
     if (is("def")) {
@@ -262,7 +294,7 @@ class Parser {
     e->k = k;
     e->span = span;
     e->kids = std::move(kids);
-    return e;
+    return sealed(e);
   }
   static ExprP binop(Op op, const Span& span, ExprP a, ExprP b) {
     auto e = std::make_shared<Expr>();
@@ -270,7 +302,7 @@ class Parser {
     e->op = op;
     e->span = span;
     e->kids = {std::move(a), std::move(b)};
-    return e;
+    return sealed(e);
   }
 
  public:
@@ -285,6 +317,7 @@ class Parser {
 
  private:
   ExprP ternary() {
+    Nested nested(*this);
     ExprP value = andor();
     if (is("if")) {
       Span s = take().span;
@@ -351,6 +384,7 @@ class Parser {
     return left;
   }
   ExprP unary() {
+    Nested nested(*this);
     if (is("not") || is("-")) {
       const Token& t = take();
       auto e = std::make_shared<Expr>();
@@ -358,7 +392,7 @@ class Parser {
       e->op = t.text == "not" ? Op::Not : Op::Neg;
       e->span = t.span;
       e->kids = {unary()};
-      return e;
+      return sealed(e);
     }
     if (is("+")) { take(); return unary(); }
     if (is("numerical") || is("categorical")) {
@@ -368,7 +402,7 @@ class Parser {
       e->enc = t.text == "numerical" ? Encoding::Numerical : Encoding::Categorical;
       e->span = t.span;
       e->kids = {unary()};
-      return e;
+      return sealed(e);
     }
     return postfix();
   }
@@ -438,7 +472,7 @@ class Parser {
         ExprP iterable = expr();
         expect("]", " to close the list comprehension");
         e->kids = {first, iterable};
-        return e;
+        return sealed(e);
       }
       std::vector<ExprP> items{first};
       while (is(",")) {
@@ -474,7 +508,7 @@ class Parser {
         }
       }
       e->text = text;
-      return e;
+      return sealed(e);
     }
     if (is("select") && is("(", 1)) {
       Span s = take().span;
@@ -499,7 +533,7 @@ class Parser {
       take();
       expect(")", " to close select(...)");
       e->kids = {keys, queries};
-      return e;
+      return sealed(e);
     }
     if (t.kind == Tok::Ident && !keyword(t.text)) {
       take();
@@ -567,6 +601,8 @@ class Evaluator {
   EnvP global = std::make_shared<Env>();
   std::vector<std::string> loading;  // files being loaded (cycle guard)
   int depth = 0;
+  static constexpr int kMaxEvalDepth = 2000;
+  int eval_depth = 0;
 
   Evaluator() = default;
 
@@ -870,6 +906,15 @@ class Evaluator {
   }
 
   RVal eval(const Expr& e, const EnvP& env) {
+    // Calls (up to 200 deep) times expression heights (up to the parser's bound) could still
+    // exceed the stack, so the evaluation's own depth is bounded too (a frame is ~0.5 KB).
+    if (++eval_depth > kMaxEvalDepth) {
+      eval_depth = 0;
+      throw Error(ErrorKind::Limit, e.span,
+                  "evaluation nested more than " + std::to_string(kMaxEvalDepth) +
+                      " levels deep (deep recursion through long expressions?)");
+    }
+    struct Guard { int& d; ~Guard() { if (d > 0) --d; } } guard{eval_depth};
     switch (e.k) {
       case Expr::Atom: return {e.atom};
       case Expr::Name: {

@@ -99,6 +99,21 @@ bool is_selector_kind(Kind k) {
   return k == Kind::Select || k == Kind::SelectAnd || k == Kind::SelectOr || k == Kind::SelectNot;
 }
 
+Node::~Node() {
+  std::vector<NodePtr> pending = std::move(children);
+  while (!pending.empty()) {
+    NodePtr n = std::move(pending.back());
+    pending.pop_back();
+    // The last owner takes the children over, so the node dies without recursing into them.
+    // (No other thread can gain a reference to a node it does not already share.)
+    if (n.use_count() == 1) {
+      auto& kids = const_cast<Node&>(*n).children;
+      for (auto& k : kids) pending.push_back(std::move(k));
+      kids.clear();
+    }
+  }
+}
+
 std::string Node::display_name() const {
   if (!name.empty()) return name;
   switch (kind) {

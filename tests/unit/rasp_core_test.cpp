@@ -93,6 +93,21 @@ TEST(RaspCore, MapFunctionErrorsNameTheNode) {
   EXPECT_NE(msg.find("expected a number"), std::string::npos) << msg;
 }
 
+TEST(RaspCore, DeepProgramsRunAndAreReleasedWithoutRecursion) {
+  // A chain of 300000 element-wise operations (a Python loop builds these in a second):
+  // releasing it must not recurse once per node.
+  SOp x = tokens();
+  SOp shared = x + 1;
+  for (int i = 0; i < 300000; ++i) x = x + 1;
+  SOp kept = x;  // a second owner: releasing `x` must keep everything `kept` needs
+  x = SOp();
+  auto out = kept(std::vector<Value>{Value(int64_t{2})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(std::get<int64_t>(out[0]), 300002);
+  kept = SOp();
+  EXPECT_EQ(std::get<int64_t>(shared(std::vector<Value>{Value(int64_t{1})})[0]), 2);
+}
+
 TEST(RaspCore, AnalyserCountsDistinctSelectorsPerLayer) {
   // Two aggregates over the same selector share one head; a different selector is another.
   Selector same = key(tokens()) == query(tokens());

@@ -106,3 +106,44 @@ TEST(RaspSyntax, AggregatingSeveralStringsFailsWithThePosition) {
 }
 
 }  // namespace
+
+namespace {
+
+std::string repeated(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+}  // namespace
+
+TEST(RaspSyntax, DeepNestingIsAnErrorNotAStackOverflow) {
+  using lrnn::rasp::parse_rasp;
+  using rasp_test::error_of;
+  // Inputs a recursive parser or evaluator would overflow the stack on: each is a limit
+  // error at the place it is exceeded.
+  const int n = 100000;
+  std::string msg = error_of([&] { parse_rasp("x = " + repeated("(", n) + "tokens" + repeated(")", n) + ";", "p.rasp"); });
+  EXPECT_NE(msg.find("p.rasp:1:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("nested too deeply"), std::string::npos) << msg;
+  msg = error_of([&] { parse_rasp("x = " + repeated("-", n) + "indices;"); });
+  EXPECT_NE(msg.find("nested too deeply"), std::string::npos) << msg;
+  msg = error_of([&] { parse_rasp("x = " + repeated("1 if indices == 0 else ", n) + "2;"); });
+  EXPECT_NE(msg.find("nested too deeply"), std::string::npos) << msg;
+  msg = error_of([&] { parse_rasp(repeated("def f() { ", n) + "return 1;" + repeated("}", n)); });
+  EXPECT_NE(msg.find("nested too deeply"), std::string::npos) << msg;
+  // long operator chains are built by loops, but evaluated and released recursively
+  msg = error_of([&] { parse_rasp("x = tokens" + repeated(" + 1", n) + ";"); });
+  EXPECT_NE(msg.find("more than 1000 operations deep"), std::string::npos) << msg;
+  msg = error_of([&] { parse_rasp("x = indices" + repeated("[0]", n) + ";"); });
+  EXPECT_NE(msg.find("more than 1000 operations deep"), std::string::npos) << msg;
+  // recursion through long (legal) expressions: bounded by the evaluation depth
+  msg = error_of([&] {
+    parse_rasp("def f(n) { return 0 if n == 0 else f(n - 1) + n" + repeated(" + 0", 500) + "; }\nx = tokens_int + f(150);");
+  });
+  EXPECT_NE(msg.find("evaluation nested more than 2000 levels deep"), std::string::npos) << msg;
+  // programs well inside the limits are unaffected
+  auto p = parse_rasp("x = " + repeated("(", 150) + "tokens_int + 1" + repeated(")", 150) + ";\ny = x" +
+                      repeated(" + 1", 900) + ";");
+  EXPECT_EQ(std::get<int64_t>(lrnn::rasp::run(p, {lrnn::rasp::Value(int64_t{1})})[0]), 902);
+}
