@@ -3,7 +3,6 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -130,13 +129,6 @@ void constant_factor_grads(const DirectProduct& d, const double* v, double throu
   for (size_t j = 0; j < d.scalar_off.size(); ++j) g[d.scalar_off[j]] += through * constant_factor(d, v, j);
 }
 
-// The scalar weights of a dense Scale block as a rows x cols matrix (see DirectProduct).
-template <typename Ptr>
-auto weight_matrix(const DirectProduct& d, Ptr base) {
-  using M = std::conditional_t<std::is_const_v<std::remove_pointer_t<Ptr>>, CMapM, MapM>;
-  return M(base + d.outer_off, d.outer_transposed ? d.cols : d.rows, d.outer_transposed ? d.rows : d.cols);
-}
-
 void dense_dot_forward(const DirectProduct& d, const double* v, double* comb) {
   const ParallelProducts threads(double(d.rows) * d.cols * d.len);
   CMapM X(v + d.outer_off, d.rows, d.len), Y(v + d.inner_off, d.cols, d.len);
@@ -155,38 +147,46 @@ void dense_dot_backward(const DirectProduct& d, const double* v, const double* g
   if (!d.scalar_off.empty()) constant_factor_grads(d, v, gx.cwiseProduct(X).sum(), g);
 }
 
+// Calls f(W, gW) with the dense Scale block's scalar weights and their gradients as
+// rows x cols views: the stored matrix, or its transpose when stored column by column.
+template <typename F>
+void with_weight_views(const DirectProduct& d, const double* v, double* g, F&& f) {
+  const uint32_t stored_rows = d.outer_transposed ? d.cols : d.rows;
+  const uint32_t stored_cols = d.outer_transposed ? d.rows : d.cols;
+  CMapM W(v + d.outer_off, stored_rows, stored_cols);
+  MapM gW(g ? g + d.outer_off : nullptr, stored_rows, stored_cols);
+  if (d.outer_transposed) f(W.transpose(), gW.transpose());
+  else f(W, gW);
+}
+
+// 1 / cols for an average over each head's cols members, else 1.
+double mean_scale(const RuleGroup& G) {
+  return G.aggregation == AggregationKind::Avg ? 1.0 / G.direct.cols : 1.0;
+}
+
 void dense_scale_forward(const RuleGroup& G, const double* v, double* agg) {
   const DirectProduct& d = G.direct;
   const ParallelProducts threads(double(d.rows) * d.cols * d.len);
   CMapM V(v + d.inner_off, d.cols, d.len);
-  double s = constant_factor(d, v);
-  if (G.aggregation == AggregationKind::Avg) s /= d.cols;
-  MapM out(agg, d.rows, d.len);
-  const auto W = weight_matrix(d, v);
-  if (d.outer_transposed) out.noalias() = s * (W.transpose() * V);
-  else out.noalias() = s * (W * V);
+  const double s = constant_factor(d, v) * mean_scale(G);
+  with_weight_views(d, v, nullptr, [&](const auto& W, auto) {
+    MapM(agg, d.rows, d.len).noalias() = s * (W * V);
+  });
 }
 
 void dense_scale_backward(const RuleGroup& G, const double* v, const double* gagg, double* g) {
   const DirectProduct& d = G.direct;
   const ParallelProducts threads(double(d.rows) * d.cols * d.len);
   CMapM V(v + d.inner_off, d.cols, d.len), Gout(gagg, d.rows, d.len);
-  const double c = constant_factor(d, v);
-  const double s = G.aggregation == AggregationKind::Avg ? c / d.cols : c;
-  const auto W = weight_matrix(d, v);
-  auto gW = weight_matrix(d, g);
-  // dL/dW (rows x cols) = G V^T, dL/dV = W^T G (W as rows x cols).
-  if (d.outer_transposed) {
-    const RowMat tw = V * Gout.transpose();  // cols x rows, the stored layout
-    MapM(g + d.inner_off, d.cols, d.len).noalias() += s * (W * Gout);
-    gW += s * tw;
-    if (!d.scalar_off.empty()) constant_factor_grads(d, v, tw.cwiseProduct(W).sum() * s / c, g);
-  } else {
+  const double mean = mean_scale(G), s = constant_factor(d, v) * mean;
+  // out = s W V: dL/dW = s G V^T, dL/dV = s W^T G, dL/d(constant factor) = mean <G V^T, W>
+  // times the other factors.
+  with_weight_views(d, v, g, [&](const auto& W, auto gW) {
     const RowMat tw = Gout * V.transpose();
     MapM(g + d.inner_off, d.cols, d.len).noalias() += s * (W.transpose() * Gout);
     gW += s * tw;
-    if (!d.scalar_off.empty()) constant_factor_grads(d, v, tw.cwiseProduct(W).sum() * s / c, g);
-  }
+    if (!d.scalar_off.empty()) constant_factor_grads(d, v, mean * tw.cwiseProduct(W).sum(), g);
+  });
 }
 
 }  // namespace

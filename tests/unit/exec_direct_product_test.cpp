@@ -149,6 +149,39 @@ TEST_P(DirectAttention, GradientsMatchFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(CausalAndFull, DirectAttention, ::testing::Bool());
 
+// Unnormalised scores (no softmax): the weights w(I, J) stay in grounding order, which
+// stores them column by column for the weighted sum (a transposed dense block).
+TEST(DirectProduct, UnnormalisedFullAttentionEqualsGatheredPath) {
+  const lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
+  auto unnormalised = [](bool gathered) {
+    return with(attention("", gathered), "aggregation=softmax(J)", "aggregation=sum");
+  };
+  lrnn::Model direct = model_of(unnormalised(false));
+  lrnn::Model gathered = model_of(unnormalised(true));
+  copy_named(direct, gathered);
+  EXPECT_NEAR(direct.forward(data)[0][0], gathered.forward(data)[0][0], 1e-12);
+  expect_gradients_match_finite_differences(direct, data);
+}
+
+// A constant factor of a dense weighted sum that is 0: its gradient is the sum it scales,
+// not 0 / 0.
+TEST(DirectProduct, DenseSumWithAZeroConstantFactor) {
+  const lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
+  const std::string text =
+      "$u=0.0 u.\n" + with(attention("", false), "v(J). [", "v(J), u. [");
+  lrnn::Model direct = model_of(text);
+  EXPECT_EQ(direct.forward(data)[0][0], 0.0);
+  expect_gradients_match_finite_differences(direct, data);
+  const auto grads = direct.network(data, 0, true).parameter_gradients;
+  bool found = false;
+  for (const auto& p : grads)
+    if (p.name == "$u") {
+      found = true;
+      EXPECT_GT(std::abs(p.values[0]), 1e-6);
+    }
+  EXPECT_TRUE(found);
+}
+
 TEST(DirectProduct, EveryKindEqualsGatheredPath) {
   const lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
   lrnn::Model direct = model_of(with(kKinds, "H_LITERAL", "h(I)^T"));
