@@ -15,9 +15,6 @@ namespace {
 using Kind = DirectProduct::Kind;
 using CMapV = Eigen::Map<const Eigen::VectorXd>;
 
-// Same threshold as the executor's gathers: fork/join only pays off on large groups.
-constexpr size_t kParallelEntries = size_t{1} << 20;
-
 // The product of member k's scalar factors, leaving out input `skip`.
 inline double scalar_factor(const RuleGroup& G, const double* v, uint32_t k, int skip = -1) {
   double s = 1.0;

@@ -19,11 +19,6 @@ using CMapM = Eigen::Map<const RowMat>;
 using MapV = Eigen::Map<Eigen::VectorXd>;
 using CMapV = Eigen::Map<const Eigen::VectorXd>;
 
-// Kernels go parallel only when a gather moves more than this many doubles: below it the
-// fork/join costs more than it saves, and on a shared machine (other processes on the
-// cores) a barrier waiting for a descheduled thread costs milliseconds.
-constexpr size_t kParallelEntries = size_t{1} << 20;
-
 // rows[k] = values[src[k]] (size each), as 1 - x under soft negation.
 void gather(const std::vector<uint32_t>& src, int size, bool negate, const double* values, double* out) {
   const size_t n = src.size();
@@ -187,16 +182,11 @@ void head_weight_forward(const RuleGroup& G, const neural::Parameters& params, d
                    params.data(G.head_weight), v + G.agg_off, v + G.out_off);
 }
 
-void rule_forward(const RuleGroup& G, const neural::Parameters& params, double* v) {
-  if (G.direct.fused_sum) {
-    direct_sum_forward(G, v, v + G.agg_off);
-    head_weight_forward(G, params, v);
-    return;
-  }
+// comb = the combination of the gathered, weighted (and transposed) inputs.
+void gathered_combination_forward(const RuleGroup& G, const neural::Parameters& params, double* v, double* comb) {
   std::vector<Shape> shapes;
   std::vector<const double*> in;
   for (const InputBlock& B : G.inputs) {
-    if (G.direct.kind != DirectProduct::Kind::None) break;
     gather(B.src, B.raw_shape.size(), B.soft_negated, v, v + B.x_off);
     if (B.mode != WeightMode::None)
       weight_forward(B.mode, params.info(B.weight).shape, B.raw_shape, B.wout_shape, G.n,
@@ -205,14 +195,22 @@ void rule_forward(const RuleGroup& G, const neural::Parameters& params, double* 
     shapes.push_back(B.out_shape);
     in.push_back(v + B.z_off);
   }
-  double* comb = v + G.comb_off;
-  if (G.direct.kind != DirectProduct::Kind::None) {
-    direct_product_forward(G, v, comb);
-  } else if (in.empty()) {
+  if (in.empty()) {
     std::fill_n(comb, G.n, 1.0);  // a body without neuron inputs holds: value 1
   } else {
     combination_forward(G.combination, shapes, G.n, in.data(), comb);
   }
+}
+
+void rule_forward(const RuleGroup& G, const neural::Parameters& params, double* v) {
+  if (G.direct.fused_sum) {
+    direct_sum_forward(G, v, v + G.agg_off);
+    head_weight_forward(G, params, v);
+    return;
+  }
+  double* comb = v + G.comb_off;
+  if (G.direct.kind != DirectProduct::Kind::None) direct_product_forward(G, v, comb);
+  else gathered_combination_forward(G, params, v, comb);
   if (G.offset != neural::kNoParam)
     add_offset(G.comb_shape, params.info(G.offset).shape, G.n, params.data(G.offset), comb, v + G.pre_off);
   // Stages that are the identity share their input's offset (plan.hpp) and are skipped.

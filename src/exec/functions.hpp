@@ -4,8 +4,9 @@
 // one shape back to back. Every backward ACCUMULATES (+=) into its gradient outputs.
 // No virtual calls, no allocation per value: one call processes a whole group.
 // Forward outputs must not overlap their inputs, except that element-wise activations
-// may run in place (x == y). Kernels are serial and deterministic: the caller decides
-// how to spread groups over threads. Conventions (LANGUAGE.md leaves them open):
+// may run in place (x == y). Kernels are deterministic and serial, the caller deciding
+// how to spread groups over threads, except segment softmax of scalar scores, which splits
+// a large group's independent segments across threads (results do not depend on it). Conventions (LANGUAGE.md leaves them open):
 // - relu'(0) = 0, leaky_relu slope 0.01, signum has gradient 0, lukasiewicz passes the
 //   gradient on [0, 1] inclusive (like torch.clamp); sparsemax of a value with a NaN is NaN.
 // - max/min (combination and aggregation) send the gradient of each entry to the first

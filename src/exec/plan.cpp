@@ -68,12 +68,12 @@ bool real_transpose(const InputBlock& B) {
 // Which DirectProduct (if any) computes a product of these inputs. Shapes are those after
 // the (absent) weight and transpose: a transposed vector is the same entries read as a row.
 DirectProduct plan_direct_product(CombinationKind combination, const std::vector<InputBlock>& inputs) {
+  if (combination != CombinationKind::Product || inputs.empty()) return {};
   DirectProduct d;
-  if (combination != CombinationKind::Product || inputs.empty()) return d;
   std::vector<int> mats;
   for (int i = 0; i < static_cast<int>(inputs.size()); ++i) {
     const InputBlock& B = inputs[i];
-    if (B.mode != WeightMode::None || B.soft_negated || real_transpose(B)) return d;
+    if (B.mode != WeightMode::None || B.soft_negated || real_transpose(B)) return {};
     (B.out_shape.scalar() ? d.scalars : mats).push_back(i);
   }
   if (mats.empty()) {
@@ -88,7 +88,7 @@ DirectProduct plan_direct_product(CombinationKind combination, const std::vector
     d.b = mats[1];
     d.len = inputs[d.a].out_shape.cols;
   } else {
-    d.scalars.clear();  // a longer matrix chain: gathered and multiplied by Eigen
+    return {};  // a longer matrix chain: gathered and multiplied by Eigen
   }
   return d;
 }

@@ -16,6 +16,11 @@ namespace lrnn::exec {
 
 inline constexpr uint32_t kNoValue = 0xFFFFFFFFu;
 
+// Group kernels go parallel only when they move more than this many doubles: below it the
+// fork/join costs more than it saves, and on a shared machine (other processes on the
+// cores) a barrier waiting for a descheduled thread costs milliseconds.
+inline constexpr size_t kParallelEntries = size_t{1} << 20;
+
 // How a weight W meets its input x (decided once per group from the two shapes):
 //  None:        no weight, z = x
 //  Scalar:      W is 1x1, z = w * x
