@@ -61,6 +61,12 @@ Shape group_aggregation_shape(AggregationKind kind, Shape in, const std::vector<
   }
 }
 
+// A sum, average, maximum or minimum of one value is that value.
+bool single_value_identity(AggregationKind kind) {
+  return kind == AggregationKind::Sum || kind == AggregationKind::Avg || kind == AggregationKind::Max ||
+         kind == AggregationKind::Min;
+}
+
 bool real_transpose(const InputBlock& B) {
   return B.transposed && B.wout_shape.rows > 1 && B.wout_shape.cols > 1;
 }
@@ -262,16 +268,17 @@ Plan build_plan(const neural::TemplateModel& model,
       auto softmax_key = [&](const Ref& ref) {
         return std::make_pair(ref.first, samples[ref.first]->softmax_group[ref.second]);
       };
+      auto same_head = [&](const Ref& a, const Ref& b) {
+        return a.first == b.first && samples[a.first]->head[a.second] == samples[b.first]->head[b.second];
+      };
       if (spec.softmax) {
         // When every head has one grounding (attention weights w(I, J)) the members may be
         // listed in any order: listing them by softmax segment makes every segment a
         // contiguous run, so no permutation is needed (and full attention's scores are
-        // one row-major block per query).
+        // one row-major block per query). Members come sorted by (sample, head).
         bool one_per_head = true;
         for (size_t k = 1; k < members.size() && one_per_head; ++k)
-          one_per_head = members[k].first != members[k - 1].first ||
-                         samples[members[k].first]->head[members[k].second] !=
-                             samples[members[k - 1].first]->head[members[k - 1].second];
+          one_per_head = !same_head(members[k], members[k - 1]);
         if (one_per_head)
           std::stable_sort(members.begin(), members.end(),
                            [&](const Ref& a, const Ref& b) { return softmax_key(a) < softmax_key(b); });
@@ -372,15 +379,8 @@ Plan build_plan(const neural::TemplateModel& model,
 
       // Head segments: members are sorted by (sample, head).
       G.head_segments.push_back(0);
-      for (uint32_t k = 1; k <= G.n; ++k) {
-        bool new_head = k == G.n;
-        if (!new_head) {
-          const auto [s0, g0] = members[k - 1];
-          const auto [s1, g1] = members[k];
-          new_head = s1 != s0 || samples[s1]->head[g1] != samples[s0]->head[g0];
-        }
-        if (new_head) G.head_segments.push_back(k);
-      }
+      for (uint32_t k = 1; k <= G.n; ++k)
+        if (k == G.n || !same_head(members[k], members[k - 1])) G.head_segments.push_back(k);
       G.m = static_cast<uint32_t>(G.head_segments.size() - 1);
       if (G.direct.kind != DirectProduct::Kind::None) plan_dense_block(G, G.direct);
       if (G.softmax) {
@@ -409,9 +409,7 @@ Plan build_plan(const neural::TemplateModel& model,
       }
       G.agg_shape = group_aggregation_shape(G.aggregation, G.act_shape, G.head_segments, rule_name(model, r), rule.span);
       // One grounding per head and a sum/avg/max/min: each aggregate is its one input.
-      G.identity_aggregation = G.m == G.n && !G.direct.fused_sum &&
-                               (G.aggregation == AggregationKind::Sum || G.aggregation == AggregationKind::Avg ||
-                                G.aggregation == AggregationKind::Max || G.aggregation == AggregationKind::Min);
+      G.identity_aggregation = G.m == G.n && !G.direct.fused_sum && single_value_identity(G.aggregation);
       if (G.identity_aggregation) G.agg_off = G.softmax ? G.soft_off : G.act_off;
       else G.agg_off = alloc.take(static_cast<size_t>(G.m) * G.agg_shape.size());
       G.head_weight = spec.head_weight;
@@ -484,10 +482,9 @@ Plan build_plan(const neural::TemplateModel& model,
       // identity activation are their input: they take its value offset and run no step.
       bool one_input_each = true;
       for (uint32_t j = 0; j <= A.m && one_input_each; ++j) one_input_each = A.segments[j] == j;
-      const bool pass_through =
-          one_input_each && pred.offset == neural::kNoParam && pred.activation.kind == ActivationKind::Identity &&
-          (A.combination == AggregationKind::Sum || A.combination == AggregationKind::Avg ||
-           A.combination == AggregationKind::Max || A.combination == AggregationKind::Min);
+      const bool pass_through = one_input_each && pred.offset == neural::kNoParam &&
+                                pred.activation.kind == ActivationKind::Identity &&
+                                single_value_identity(A.combination);
       if (pass_through) {
         for (uint32_t j = 0; j < A.m; ++j) {
           const auto [s, l] = members[j];
