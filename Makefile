@@ -8,6 +8,9 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+# ccache, where installed, makes rebuilds in several checkouts (worktrees, CI clones) cheap.
+LAUNCHER := $(shell command -v ccache >/dev/null 2>&1 && echo "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
+export CMAKE_CXX_COMPILER_LAUNCHER := $(shell command -v ccache 2>/dev/null)
 
 .PHONY: all deps deps-apt deps-pip build demo test test-cpp test-python bench clean
 
@@ -30,7 +33,7 @@ deps-pip:
 	  $(PYTHON) -m pip install -q $(PIP_PACKAGES)
 
 build: deps
-	cmake -S . -B $(BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD) $(GENERATOR) $(LAUNCHER) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
