@@ -109,10 +109,12 @@ class _PygLayer:
         """Copies `layer`'s weights; refuses a layer of another kind or configuration."""
         self._check_kind(layer)
         theirs, mine = type(self).config_of(layer), self.config()
-        for key in sorted((set(theirs) | set(mine)) - set(self._not_compared)):
-            if theirs.get(key) != mine.get(key):
-                raise ValueError(f"cannot load a {self.kind} with {key}={theirs.get(key)!r} into a layer "
-                                 f"with {key}={mine.get(key)!r}")
+        keys = sorted((set(theirs) | set(mine)) - set(self._not_compared))
+        differ = [k for k in keys if theirs.get(k) != mine.get(k)]
+        if differ:
+            raise ValueError(f"cannot load a {self.kind} with "
+                             + ", ".join(f"{k}={theirs.get(k)!r}" for k in differ)
+                             + " into a layer with " + ", ".join(f"{k}={mine.get(k)!r}" for k in differ))
         state = layer.state_dict()
         for key, (name, shape) in self._param_map().items():
             if key not in state:
@@ -173,10 +175,11 @@ class PygGCNConv(_PygLayer):
     kind = "GCNConv"
     prefix = "gcn"
 
-    def __init__(self, in_channels: int, out_channels: int, add_self_loops: bool = True, normalize: bool = True,
-                 bias: bool = True, seed: int = 1):
+    def __init__(self, in_channels: int, out_channels: int, add_self_loops: Optional[bool] = None,
+                 normalize: bool = True, bias: bool = True, seed: int = 1):
         super().__init__(seed)
         self.in_channels, self.out_channels = in_channels, out_channels
+        add_self_loops = normalize if add_self_loops is None else add_self_loops  # PyG's default
         self.add_self_loops, self.normalize, self.bias = add_self_loops, normalize, bias
         self.self_loops = normalize and add_self_loops
 
