@@ -8,7 +8,10 @@ import pytest
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (test-only dependency)")
 pyg = pytest.importorskip("torch_geometric.nn", reason="torch_geometric is not installed (test-only dependency)")
 
-from lrnn.nn.module import GATv2Conv, GCNConv, GINConv, GraphConv, SAGEConv  # noqa: E402
+from lrnn.nn.module import (  # noqa: E402
+    APPNPConv, GATv2Conv, GCNConv, GINConv, GINEConv, GraphConv, ResGatedGraphConv, RGCNConv, SAGEConv, SGConv,
+    TAGConv,
+)
 
 TOL = 1e-6
 
@@ -32,19 +35,18 @@ def random_graph(seed, n=9, e=18, d=3):
     return x, edge_index
 
 
-def check(torch_layer, lrnn_layer, x, edge_index):
+def check(torch_layer, lrnn_layer, x, edge_index, extra=()):
     xt = x.clone().requires_grad_(True)
-    y = torch_layer(xt, edge_index)
+    y = torch_layer(xt, edge_index, *extra)
     grad = torch.randn_like(y)
     y.backward(grad)
-    out = lrnn_layer(x.numpy(), edge_index.numpy())
+    out = lrnn_layer(x.numpy(), edge_index.numpy(), *[a.numpy() for a in extra])
     np.testing.assert_allclose(out, y.detach().numpy(), atol=TOL, rtol=0)
     lrnn_layer.zero_grad()
     gx = lrnn_layer.backward(grad.numpy())
     np.testing.assert_allclose(gx, xt.grad.numpy(), atol=TOL, rtol=0)
     grads = lrnn_layer.torch_grads()
     named = dict(torch_layer.named_parameters())
-    assert grads, "no weight gradients"
     for key, g in grads.items():
         assert named[key].grad is not None, key
         np.testing.assert_allclose(g, named[key].grad.numpy(), atol=TOL, rtol=0, err_msg=key)
@@ -66,9 +68,34 @@ LAYERS = {
     "gatv2": lambda: pyg.GATv2Conv(3, 4),
     "gatv2_shared_no_loops": lambda: pyg.GATv2Conv(3, 4, share_weights=True, add_self_loops=False,
                                                    negative_slope=0.1),
+    "sg": lambda: pyg.SGConv(3, 4, K=2),
+    "sg_no_loops": lambda: pyg.SGConv(3, 2, K=3, add_self_loops=False, bias=False),
+    "tag": lambda: pyg.TAGConv(3, 4, K=2),
+    "tag_plain": lambda: pyg.TAGConv(3, 4, K=3, normalize=False, bias=False),
+    "appnp": lambda: pyg.APPNP(K=3, alpha=0.15),
+    "appnp_plain": lambda: pyg.APPNP(K=2, alpha=0.4, normalize=False),
+    "res_gated": lambda: pyg.ResGatedGraphConv(3, 4),
+    "res_gated_no_root": lambda: pyg.ResGatedGraphConv(3, 2, root_weight=False, bias=False),
+    "rgcn_mean": lambda: pyg.RGCNConv(3, 4, num_relations=3),
+    "rgcn_add": lambda: pyg.RGCNConv(3, 2, num_relations=2, aggr="add", root_weight=False),
+    "gine": lambda: pyg.GINEConv(torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Tanh(), torch.nn.Linear(5, 4))),
+    "gine_edge_dim": lambda: pyg.GINEConv(torch.nn.Linear(3, 4), train_eps=True, eps=0.2, edge_dim=2),
 }
 
-LRNN = {"GCNConv": GCNConv, "SAGEConv": SAGEConv, "GraphConv": GraphConv, "GINConv": GINConv, "GATv2Conv": GATv2Conv}
+
+def extra_inputs(layer, edge_index, seed):
+    """edge_type / edge_attr where PyG's layer takes them."""
+    g = torch.Generator().manual_seed(50 + seed)
+    e = edge_index.shape[1]
+    if isinstance(layer, pyg.RGCNConv):
+        return (torch.randint(0, layer.num_relations, (e,), generator=g),)
+    if isinstance(layer, pyg.GINEConv):
+        return (torch.randn(e, 3 if layer.lin is None else layer.lin.in_channels, generator=g),)
+    return ()
+
+LRNN = {"GCNConv": GCNConv, "SAGEConv": SAGEConv, "GraphConv": GraphConv, "GINConv": GINConv, "GATv2Conv": GATv2Conv,
+        "SGConv": SGConv, "TAGConv": TAGConv, "APPNP": APPNPConv, "ResGatedGraphConv": ResGatedGraphConv,
+        "RGCNConv": RGCNConv, "GINEConv": GINEConv}
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS))
@@ -81,7 +108,8 @@ def test_layer_matches_pyg(name, seed):
             p.add_(0.1 * torch.randn_like(p))
     lrnn_layer = LRNN[type(layer).__name__].from_torch(layer)
     x, edge_index = random_graph(seed)
-    assert check(layer, lrnn_layer, x, edge_index) >= 1
+    compared = check(layer, lrnn_layer, x, edge_index, extra_inputs(layer, edge_index, seed))
+    assert compared == sum(1 for p in layer.parameters() if p.requires_grad)
 
 
 def test_plan_is_reused_for_the_same_graph():

@@ -5,9 +5,7 @@ from lrnn.nn.module.gnn import (
     APPNPConv, GATv2Conv, GCNConv, GENConv, GINConv, GINEConv, GraphConv, ResGatedGraphConv, RGCNConv, SAGEConv,
     SGConv, TAGConv,
 )
+from lrnn.nn.module.gnn import __all__ as _gnn_all
 from lrnn.nn.module.module import Module
 
-__all__ = [
-    "Module", "GCNConv", "SAGEConv", "GINConv", "GINEConv", "GATv2Conv", "GENConv", "GraphConv",
-    "ResGatedGraphConv", "RGCNConv", "SGConv", "TAGConv", "APPNPConv",
-]
+__all__ = ["Module"] + list(_gnn_all)

@@ -1,13 +1,17 @@
-"""GNN layers: PyNeuraLogic's rule generators (pyneuralogic.py) and PyG-exact layers that
-run on NumPy arrays (pyg.py, reached through `<Name>.pyg(...)` / `<Name>.from_torch(...)`)."""
+"""GNN layers. Each PyNeuraLogic module (pyneuralogic.py) prints PyNeuraLogic 0.9.2's rules;
+its PyG-exact form (pyg.py, pyg_propagation.py, pyg_edges.py) runs on NumPy arrays and is
+reached through `<Name>.pyg(...)` / `<Name>.from_torch(torch_geometric_layer)`."""
 
+from lrnn.nn.module.gnn.pyg import GraphConv, PygGATv2Conv, PygGCNConv, PygGINConv, PygLayer, PygSAGEConv
+from lrnn.nn.module.gnn.pyg_edges import PygGINEConv, PygResGatedGraphConv, PygRGCNConv
+from lrnn.nn.module.gnn.pyg_propagation import PygAPPNP, PygSGConv, PygTAGConv
 from lrnn.nn.module.gnn.pyneuralogic import (
     APPNPConv, GATv2Conv, GCNConv, GENConv, GINConv, GINEConv, ResGatedGraphConv, RGCNConv, SAGEConv, SGConv,
     TAGConv,
 )
-from lrnn.nn.module.gnn.pyg import GraphConv, PygGATv2Conv, PygGCNConv, PygGINConv, PygSAGEConv
 
 __all__ = [
     "GCNConv", "SAGEConv", "GINConv", "GINEConv", "GATv2Conv", "GENConv", "GraphConv", "ResGatedGraphConv",
-    "RGCNConv", "SGConv", "TAGConv", "APPNPConv", "PygGCNConv", "PygSAGEConv", "PygGINConv", "PygGATv2Conv",
+    "RGCNConv", "SGConv", "TAGConv", "APPNPConv", "PygLayer", "PygGCNConv", "PygSAGEConv", "PygGINConv",
+    "PygGATv2Conv", "PygGINEConv", "PygResGatedGraphConv", "PygRGCNConv", "PygSGConv", "PygTAGConv", "PygAPPNP",
 ]

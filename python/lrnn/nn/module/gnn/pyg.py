@@ -37,7 +37,7 @@ def _torch_array(t: Any) -> np.ndarray:
     return t.detach().cpu().double().numpy()
 
 
-class _PygLayer:
+class PygLayer:
     """Common machinery: the template (`rules()`), its engine model, the PyG parameter map."""
 
     kind = ""              # the torch_geometric class name
@@ -80,15 +80,32 @@ class _PygLayer:
         return self._model_obj
 
     # weights -------------------------------------------------------------------------------
+    # _param_map: PyG key -> (lrnn name, torch shape[, transposed]); a list of names splits the
+    # tensor along its first axis (RGCN's per-relation weights); transposed: PyG computes x W.
+    def _get(self, get, spec) -> np.ndarray:
+        name, shape = spec[0], spec[1]
+        transposed = len(spec) > 2 and spec[2]
+        names = name if isinstance(name, list) else [name]
+        parts = [np.asarray(get(n)) for n in names]
+        parts = [p.T if transposed else p for p in parts]
+        return (np.stack(parts) if isinstance(name, list) else parts[0]).reshape(shape)
+
+    def _set(self, spec, value: np.ndarray) -> None:
+        name, shape = spec[0], spec[1]
+        transposed = len(spec) > 2 and spec[2]
+        value = value.reshape(shape)
+        for n, part in zip(name, value) if isinstance(name, list) else [(name, value)]:
+            part = part.T if transposed else part
+            target = self._model.parameter(n)
+            self._model.set_parameter(n, np.ascontiguousarray(np.reshape(part, target.shape)))
+
     def parameters(self) -> Dict[str, np.ndarray]:
         """Every weight under its PyG state_dict name, in PyG's shape."""
-        return {key: np.asarray(self._model.parameter(name)).reshape(shape)
-                for key, (name, shape) in self._param_map().items()}
+        return {key: self._get(self._model.parameter, spec) for key, spec in self._param_map().items()}
 
     def torch_grads(self) -> Dict[str, np.ndarray]:
         """Gradients accumulated by backward(), under PyG's parameter names and shapes."""
-        return {key: np.asarray(self._model.parameter_grad(name)).reshape(shape)
-                for key, (name, shape) in self._param_map().items()}
+        return {key: self._get(self._model.parameter_grad, spec) for key, spec in self._param_map().items()}
 
     def zero_grad(self) -> None:
         self._model.zero_grad()
@@ -116,18 +133,18 @@ class _PygLayer:
                              + ", ".join(f"{k}={theirs.get(k)!r}" for k in differ)
                              + " into a layer with " + ", ".join(f"{k}={mine.get(k)!r}" for k in differ))
         state = layer.state_dict()
-        for key, (name, shape) in self._param_map().items():
+        for key, spec in self._param_map().items():
             if key not in state:
                 raise ValueError(f"the {self.kind} has no parameter {key!r}")
             value = _torch_array(state[key])
-            if value.size != int(np.prod(shape)):
-                raise ValueError(f"{key} has shape {tuple(value.shape)}, the layer expects {shape}")
-            target = self._model.parameter(name)
-            self._model.set_parameter(name, np.ascontiguousarray(value.reshape(target.shape)))
+            if value.size != int(np.prod(spec[1])):
+                raise ValueError(f"{key} has shape {tuple(value.shape)}, the layer expects {spec[1]}")
+            self._set(spec, value)
         return self
 
     # running ---------------------------------------------------------------------------------
-    def _edge_facts(self, n: int, edge_index: Any) -> List[str]:
+    @staticmethod
+    def _check_edges(n: int, edge_index: Any) -> np.ndarray:
         e = np.asarray(edge_index)
         if e.ndim != 2 or e.shape[0] != 2:
             raise ValueError(f"edge_index must be a [2, E] array, got shape {e.shape}")
@@ -135,18 +152,28 @@ class _PygLayer:
         if e.size and (e.min() < 0 or e.max() >= n):
             raise ValueError(f"edge_index holds node {int(e.min()) if e.min() < 0 else int(e.max())}, "
                              f"outside 0..{n - 1}")
+        return e
+
+    def _edge_facts(self, n: int, edge_index: Any) -> List[str]:
+        e = self._check_edges(n, edge_index)
         if self.self_loops:
             e = e[:, e[0] != e[1]]
         pairs, counts = np.unique(e.T, axis=0, return_counts=True) if e.size else (np.zeros((0, 2), int), [])
         return [f"<{float(c)}> edge({int(j)}, {int(i)})" for (j, i), c in zip(pairs, counts)]
 
-    def __call__(self, x: Any, edge_index: Any) -> np.ndarray:
+    def _check_x(self, x: Any) -> np.ndarray:
         x = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
-        if x.ndim != 2 or x.shape[1] != self.in_channels:
-            raise ValueError(f"x must be [n, {self.in_channels}], got shape {x.shape}")
-        facts = self._edge_facts(x.shape[0], edge_index)
+        if x.ndim != 2 or (self.in_channels is not None and x.shape[1] != self.in_channels):
+            raise ValueError(f"x must be [n, {self.in_channels or 'd'}], got shape {x.shape}")
+        return x
+
+    def _forward(self, x: np.ndarray, facts: List[str]) -> np.ndarray:
         self._last_shape = x.shape
         return np.asarray(self._model.forward([("x", x)], x.shape[0], facts))
+
+    def __call__(self, x: Any, edge_index: Any) -> np.ndarray:
+        x = self._check_x(x)
+        return self._forward(x, self._edge_facts(x.shape[0], edge_index))
 
     def backward(self, grad_output: Any) -> np.ndarray:
         """After a call: dL/d(output) [n, out] -> dL/dx [n, in]; accumulates weight gradients."""
@@ -164,11 +191,26 @@ def _w(rows: int, cols: int) -> str:
     return f"{{{rows},{cols}}}"
 
 
-def _bias_rule(head: str, weight: str, p: str, out: int, var: str = "I") -> str:
-    return f"{head}({var}) :- ${weight}={_w(out, 1)} {p}__one, *x({var})."
+def gcn_norm_lines(p: str, self_loops: bool) -> List[str]:
+    """PyG's gcn_norm: p__edge(J, I) = edge value (plus one self-loop per node when asked),
+    p__norm(I) = 1/sqrt(sum of I's in-edge values); a node without in-edges has no p__norm,
+    so its messages vanish (PyG's deg^-1/2 = 0)."""
+    lines = ["<1.0> " + p + "__edge(I, I)."] if self_loops else []
+    return lines + [
+        f"{p}__edge(J, I) :- edge(J, I).",
+        f"{p}__deg(I) :- {p}__edge(J, I). [aggregation=sum]",
+        f"{p}__deg/1 [activation=sqrt]",
+        f"{p}__norm(I) :- {p}__deg(I). [activation=inverse]",
+    ]
 
 
-class PygGCNConv(_PygLayer):
+def _bias_rule(head: str, weight: str, p: str, out: int, var: str = "I", domain: str = "") -> str:
+    """head(var) gets the bias vector (a {out,1} weight times the fact p__one = 1), once for
+    every atom of `domain` (default: every node x(var))."""
+    return f"{head}({var}) :- ${weight}={_w(out, 1)} {p}__one, *{domain or f'x({var})'}."
+
+
+class PygGCNConv(PygLayer):
     """torch_geometric.nn.GCNConv: out_i = b + sum_{j -> i} w_ji / sqrt(d_i d_j) W x_j with
     d_i = 1 + sum of in-edge values (self-loops added as PyG's gcn_norm does)."""
 
@@ -205,16 +247,9 @@ class PygGCNConv(_PygLayer):
         o, i = self.out_channels, self.in_channels
         lines = ["gcn__one."]
         if self.normalize:
-            if self.self_loops:
-                lines.append("<1.0> gcn__edge(I, I).")
-            lines += [
-                "gcn__edge(J, I) :- edge(J, I).",
-                "gcn__deg(I) :- gcn__edge(J, I). [aggregation=sum]",
-                "gcn__deg/1 [activation=sqrt]",
-                "gcn__norm(I) :- gcn__deg(I). [activation=inverse]",
-                f"out(I) :- gcn__norm(I), gcn__edge(J, I), gcn__norm(J), $gcn__weight={_w(o, i)} x(J). "
-                "[combination=product, aggregation=sum]",
-            ]
+            lines += gcn_norm_lines("gcn", self.self_loops)
+            lines.append(f"out(I) :- gcn__norm(I), gcn__edge(J, I), gcn__norm(J), $gcn__weight={_w(o, i)} x(J). "
+                         "[combination=product, aggregation=sum]")
         else:
             lines.append(f"out(I) :- edge(J, I), $gcn__weight={_w(o, i)} x(J). [combination=product, aggregation=sum]")
         if self.bias:
@@ -224,7 +259,7 @@ class PygGCNConv(_PygLayer):
         return lines
 
 
-class PygSAGEConv(_PygLayer):
+class PygSAGEConv(PygLayer):
     """torch_geometric.nn.SAGEConv: lin_l(aggr_{j -> i} x_j) + lin_r(x_i), aggr mean/sum/max."""
 
     kind = "SAGEConv"
@@ -314,7 +349,7 @@ class GraphConv(PygSAGEConv):
 _ACTIVATIONS = {"ReLU": "relu", "Tanh": "tanh", "Sigmoid": "sigmoid", "Identity": "identity"}
 
 
-class PygGINConv(_PygLayer):
+class PygGINConv(PygLayer):
     """torch_geometric.nn.GINConv: nn((1 + eps) x_i + sum_{j -> i} x_j), nn a torch Linear or a
     Sequential of Linear layers and ReLU/Tanh/Sigmoid/Identity activations (`layers` lists
     them as ("linear", in, out, bias) / ("act", name))."""
@@ -344,7 +379,9 @@ class PygGINConv(_PygLayer):
         for k, m in enumerate(modules):
             name = type(m).__name__
             if name == "Linear":
-                layers.append(("linear", m.in_features, m.out_features, m.bias is not None, k))
+                cin = getattr(m, "in_features", getattr(m, "in_channels", None))
+                cout = getattr(m, "out_features", getattr(m, "out_channels", None))
+                layers.append(("linear", cin, cout, m.bias is not None, k))
             elif name in _ACTIVATIONS:
                 layers.append(("act", _ACTIVATIONS[name], k))
             else:
@@ -392,12 +429,14 @@ class PygGINConv(_PygLayer):
             del g["eps"]
         return g
 
+    def _aggregate_lines(self) -> List[str]:
+        return ["gin__agg(I) :- edge(J, I), x(J). [combination=product, aggregation=sum]"]
+
     def _lines(self) -> List[str]:
         i = self.in_channels
-        lines = ["gin__one.",
-                 "gin__agg(I) :- edge(J, I), x(J). [combination=product, aggregation=sum]",
-                 f"gin__h(I) :- $gin__eps1={1.0 + self.eps!r} x(I).",
-                 "gin__h(I) :- gin__agg(I)."]
+        lines = ["gin__one."] + self._aggregate_lines() + [
+            f"gin__h(I) :- $gin__eps1={1.0 + self.eps!r} x(I).",
+            "gin__h(I) :- gin__agg(I)."]
         linears = [l for l in self.layers if l[0] == "linear"]
         prev, d = "gin__h", i
         for n, l in enumerate(self.layers):
@@ -415,7 +454,7 @@ class PygGINConv(_PygLayer):
         return lines
 
 
-class PygGATv2Conv(_PygLayer):
+class PygGATv2Conv(PygLayer):
     """torch_geometric.nn.GATv2Conv with one head (dropout 0, no edge features):
     alpha_ij = softmax_j(a . LeakyReLU(W_l x_j + b_l + W_r x_i + b_r)) over j -> i and i itself,
     out_i = sum_j alpha_ij (W_l x_j + b_l) + b. LeakyReLU(z) = s z + (1 - s) relu(z), exactly.

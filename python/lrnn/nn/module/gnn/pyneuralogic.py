@@ -73,17 +73,7 @@ class GCNConv(_GraphModule):
         rules.append(f"{h}/1 [transformation={_fn(self.activation)}]")
         return rules
 
-    @classmethod
-    def pyg(cls, *args: Any, **kwargs: Any):
-        from lrnn.nn.module.gnn.pyg import PygGCNConv
 
-        return PygGCNConv(*args, **kwargs)
-
-    @classmethod
-    def from_torch(cls, layer: Any):
-        from lrnn.nn.module.gnn.pyg import PygGCNConv
-
-        return PygGCNConv.from_torch(layer)
 
 
 class SAGEConv(_GraphModule):
@@ -105,17 +95,7 @@ class SAGEConv(_GraphModule):
             f"{h}/1 [transformation={_fn(self.activation)}]",
         ]
 
-    @classmethod
-    def pyg(cls, *args: Any, **kwargs: Any):
-        from lrnn.nn.module.gnn.pyg import PygSAGEConv
 
-        return PygSAGEConv(*args, **kwargs)
-
-    @classmethod
-    def from_torch(cls, layer: Any):
-        from lrnn.nn.module.gnn.pyg import PygSAGEConv
-
-        return PygSAGEConv.from_torch(layer)
 
 
 class GINConv(_GraphModule):
@@ -140,17 +120,7 @@ class GINConv(_GraphModule):
             f"{h}/1 [transformation={act}]",
         ]
 
-    @classmethod
-    def pyg(cls, *args: Any, **kwargs: Any):
-        from lrnn.nn.module.gnn.pyg import PygGINConv
 
-        return PygGINConv(*args, **kwargs)
-
-    @classmethod
-    def from_torch(cls, layer: Any):
-        from lrnn.nn.module.gnn.pyg import PygGINConv
-
-        return PygGINConv.from_torch(layer)
 
 
 class GINEConv(_GraphModule):
@@ -208,17 +178,7 @@ class GATv2Conv(_GraphModule):
             f"{h}/1 [transformation={_fn(self.activation)}]",
         ]
 
-    @classmethod
-    def pyg(cls, *args: Any, **kwargs: Any):
-        from lrnn.nn.module.gnn.pyg import PygGATv2Conv
 
-        return PygGATv2Conv(*args, **kwargs)
-
-    @classmethod
-    def from_torch(cls, layer: Any):
-        from lrnn.nn.module.gnn.pyg import PygGATv2Conv
-
-        return PygGATv2Conv.from_torch(layer)
 
 
 def _mlp(units: Sequence[int], output_name: str, input_name: str) -> List[str]:
@@ -395,3 +355,36 @@ class APPNPConv(_GraphModule):
             rules.append(f"{head}(I) :- <{keep}> {previous}(J), {edge}(J, I){norm}. {meta}")
             previous = head
         return rules + [f"{h}/1 [transformation={_fn(self.activation)}]"]
+
+
+# PyG's exact form of each module: `<Name>.pyg(...)` builds one with PyG's constructor
+# arguments, `<Name>.from_torch(pyg_layer)` copies a torch_geometric layer (pyg*.py).
+_PYG_FORMS = {
+    GCNConv: ("pyg", "PygGCNConv"), SAGEConv: ("pyg", "PygSAGEConv"), GINConv: ("pyg", "PygGINConv"),
+    GATv2Conv: ("pyg", "PygGATv2Conv"), GINEConv: ("pyg_edges", "PygGINEConv"),
+    ResGatedGraphConv: ("pyg_edges", "PygResGatedGraphConv"), RGCNConv: ("pyg_edges", "PygRGCNConv"),
+    SGConv: ("pyg_propagation", "PygSGConv"), TAGConv: ("pyg_propagation", "PygTAGConv"),
+    APPNPConv: ("pyg_propagation", "PygAPPNP"),
+}
+
+
+def _pyg_class(module_cls: type) -> type:
+    import importlib
+
+    file, name = _PYG_FORMS[module_cls]
+    return getattr(importlib.import_module(f"lrnn.nn.module.gnn.{file}"), name)
+
+
+def _pyg(cls: type, *args: Any, **kwargs: Any) -> Any:
+    """PyG's exact form of this layer, built with torch_geometric's constructor arguments."""
+    return _pyg_class(cls)(*args, **kwargs)
+
+
+def _from_torch(cls: type, layer: Any, seed: int = 1) -> Any:
+    """PyG's exact form of this layer with `layer`'s configuration and weights."""
+    return _pyg_class(cls).from_torch(layer, seed=seed)
+
+
+for _cls in _PYG_FORMS:
+    _cls.pyg = classmethod(_pyg)
+    _cls.from_torch = classmethod(_from_torch)
