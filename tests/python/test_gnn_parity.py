@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed (test-only
 pyg = pytest.importorskip("torch_geometric.nn", reason="torch_geometric is not installed (test-only dependency)")
 
 from lrnn.nn.module import (  # noqa: E402
-    APPNPConv, GATv2Conv, GCNConv, GINConv, GINEConv, GraphConv, ResGatedGraphConv, RGCNConv, SAGEConv, SGConv,
+    APPNPConv, GATv2Conv, GCNConv, GENConv, GINConv, GINEConv, GraphConv, ResGatedGraphConv, RGCNConv, SAGEConv, SGConv,
     TAGConv,
 )
 
@@ -79,6 +79,9 @@ LAYERS = {
     "rgcn_mean": lambda: pyg.RGCNConv(3, 4, num_relations=3),
     "rgcn_add": lambda: pyg.RGCNConv(3, 2, num_relations=2, aggr="add", root_weight=False),
     "gine": lambda: pyg.GINEConv(torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Tanh(), torch.nn.Linear(5, 4))),
+    "gen_softmax": lambda: pyg.GENConv(3, 4, norm=None),
+    "gen_learn_t_bias": lambda: pyg.GENConv(3, 3, norm=None, learn_t=True, t=0.7, bias=True, num_layers=3),
+    "gen_add": lambda: pyg.GENConv(3, 4, aggr="add", norm=None, bias=True),
     "gine_edge_dim": lambda: pyg.GINEConv(torch.nn.Linear(3, 4), train_eps=True, eps=0.2, edge_dim=2),
 }
 
@@ -95,7 +98,7 @@ def extra_inputs(layer, edge_index, seed):
 
 LRNN = {"GCNConv": GCNConv, "SAGEConv": SAGEConv, "GraphConv": GraphConv, "GINConv": GINConv, "GATv2Conv": GATv2Conv,
         "SGConv": SGConv, "TAGConv": TAGConv, "APPNP": APPNPConv, "ResGatedGraphConv": ResGatedGraphConv,
-        "RGCNConv": RGCNConv, "GINEConv": GINEConv}
+        "RGCNConv": RGCNConv, "GINEConv": GINEConv, "GENConv": GENConv}
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS))
@@ -143,6 +146,25 @@ def test_load_torch_refuses_another_kind_shape_or_configuration():
         GATv2Conv.from_torch(pyg.GATv2Conv(3, 4, heads=2))
     with pytest.raises(ValueError, match="BatchNorm1d"):
         GINConv.from_torch(pyg.GINConv(torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))))
+    with pytest.raises(ValueError, match="BatchNorm1d"):
+        GENConv.from_torch(pyg.GENConv(3, 4))  # PyG's default norm="batch"
+    with pytest.raises(ValueError, match="num_bases"):
+        RGCNConv.from_torch(pyg.RGCNConv(3, 4, 3, num_bases=2))
+    with pytest.raises(TypeError, match="loads a torch_geometric GINConv, got a GINEConv"):
+        GINConv.pyg([("linear", 3, 4, True, 0)]).load_torch(pyg.GINEConv(torch.nn.Linear(3, 4)))
+    with pytest.raises(ValueError, match="num_relations=3"):
+        RGCNConv.pyg(3, 4, num_relations=2).load_torch(pyg.RGCNConv(3, 4, 3))
+
+
+def test_relation_and_edge_inputs_are_checked():
+    m = RGCNConv.pyg(3, 4, num_relations=2)
+    with pytest.raises(ValueError, match="outside 0..1"):
+        m(np.zeros((3, 3)), np.array([[0], [1]]), np.array([2]))
+    with pytest.raises(ValueError, match="2 entries for 1 edges"):
+        m(np.zeros((3, 3)), np.array([[0], [1]]), np.array([0, 1]))
+    g = GINEConv.pyg([("linear", 3, 4, True, 0)], edge_dim=2)
+    with pytest.raises(ValueError, match=r"edge_attr must be \[1, 2\]"):
+        g(np.zeros((3, 3)), np.array([[0], [1]]), np.zeros((1, 3)))
 
 
 def test_loaded_weights_are_pygs():

@@ -3,7 +3,7 @@ its PyG-exact form (pyg.py, pyg_propagation.py, pyg_edges.py) runs on NumPy arra
 reached through `<Name>.pyg(...)` / `<Name>.from_torch(torch_geometric_layer)`."""
 
 from lrnn.nn.module.gnn.pyg import GraphConv, PygGATv2Conv, PygGCNConv, PygGINConv, PygLayer, PygSAGEConv
-from lrnn.nn.module.gnn.pyg_edges import PygGINEConv, PygResGatedGraphConv, PygRGCNConv
+from lrnn.nn.module.gnn.pyg_edges import PygGENConv, PygGINEConv, PygResGatedGraphConv, PygRGCNConv
 from lrnn.nn.module.gnn.pyg_propagation import PygAPPNP, PygSGConv, PygTAGConv
 from lrnn.nn.module.gnn.pyneuralogic import (
     APPNPConv, GATv2Conv, GCNConv, GENConv, GINConv, GINEConv, ResGatedGraphConv, RGCNConv, SAGEConv, SGConv,
@@ -13,5 +13,5 @@ from lrnn.nn.module.gnn.pyneuralogic import (
 __all__ = [
     "GCNConv", "SAGEConv", "GINConv", "GINEConv", "GATv2Conv", "GENConv", "GraphConv", "ResGatedGraphConv",
     "RGCNConv", "SGConv", "TAGConv", "APPNPConv", "PygLayer", "PygGCNConv", "PygSAGEConv", "PygGINConv",
-    "PygGATv2Conv", "PygGINEConv", "PygResGatedGraphConv", "PygRGCNConv", "PygSGConv", "PygTAGConv", "PygAPPNP",
+    "PygGATv2Conv", "PygGENConv", "PygGINEConv", "PygResGatedGraphConv", "PygRGCNConv", "PygSGConv", "PygTAGConv", "PygAPPNP",
 ]

@@ -349,10 +349,64 @@ class GraphConv(PygSAGEConv):
 _ACTIVATIONS = {"ReLU": "relu", "Tanh": "tanh", "Sigmoid": "sigmoid", "Identity": "identity"}
 
 
+def mlp_layers(modules: List[Any], where: str) -> List[Tuple]:
+    """A torch MLP as ("linear", in, out, bias, index) / ("act", name, index) entries; dropout
+    with p = 0 is skipped, anything else is refused naming the module."""
+    layers: List[Tuple] = []
+    for k, m in enumerate(modules):
+        name = type(m).__name__
+        if name == "Linear":
+            cin = getattr(m, "in_features", getattr(m, "in_channels", None))
+            cout = getattr(m, "out_features", getattr(m, "out_channels", None))
+            layers.append(("linear", cin, cout, m.bias is not None, k))
+        elif name in _ACTIVATIONS:
+            layers.append(("act", _ACTIVATIONS[name], k))
+        elif name == "Dropout" and m.p == 0:
+            continue
+        else:
+            raise ValueError(f"{where}[{k}] is a {name}: lrnn's form takes Linear, ReLU, Tanh, Sigmoid, Identity "
+                             "and Dropout(p=0)")
+    if not any(l[0] == "linear" for l in layers):
+        raise ValueError(f"{where} needs at least one Linear layer")
+    return layers
+
+
+def mlp_param_map(layers: List[Tuple], p: str, key: str, sequential: bool = True) -> Dict[str, Tuple]:
+    m: Dict[str, Tuple] = {}
+    for l in layers:
+        if l[0] == "linear":
+            _, cin, cout, bias, k = l
+            prefix = f"{key}.{k}" if sequential else key
+            m[f"{prefix}.weight"] = (f"{p}__nn{k}_weight", (cout, cin))
+            if bias:
+                m[f"{prefix}.bias"] = (f"{p}__nn{k}_bias", (cout,))
+    return m
+
+
+def mlp_lines(layers: List[Tuple], p: str, source: str, width: int) -> List[str]:
+    """source(I) through the MLP; the last Linear writes out(I)."""
+    lines: List[str] = []
+    last = [l for l in layers if l[0] == "linear"][-1]
+    prev, d = source, width
+    for l in layers:
+        if l[0] == "act":
+            lines.append(f"{prev}/1 [activation={l[1]}]")
+            continue
+        _, cin, cout, bias, k = l
+        if cin != d:
+            raise ValueError(f"MLP layer {k} takes {cin} features but receives {d}")
+        head = "out" if l is last else f"{p}__l{k}"
+        lines.append(f"{head}(I) :- ${p}__nn{k}_weight={_w(cout, cin)} {prev}(I).")
+        if bias:
+            lines.append(_bias_rule(head, f"{p}__nn{k}_bias", p, cout))
+        prev, d = head, cout
+    return lines
+
+
 class PygGINConv(PygLayer):
     """torch_geometric.nn.GINConv: nn((1 + eps) x_i + sum_{j -> i} x_j), nn a torch Linear or a
-    Sequential of Linear layers and ReLU/Tanh/Sigmoid/Identity activations (`layers` lists
-    them as ("linear", in, out, bias) / ("act", name))."""
+    Sequential of Linear layers, ReLU/Tanh/Sigmoid/Identity activations and Dropout(p=0)
+    (`layers` lists them as ("linear", in, out, bias, index) / ("act", name, index))."""
 
     kind = "GINConv"
     prefix = "gin"
@@ -375,37 +429,11 @@ class PygGINConv(PygLayer):
         import torch
 
         modules = list(layer.nn) if isinstance(layer.nn, torch.nn.Sequential) else [layer.nn]
-        layers: List[Tuple] = []
-        for k, m in enumerate(modules):
-            name = type(m).__name__
-            if name == "Linear":
-                cin = getattr(m, "in_features", getattr(m, "in_channels", None))
-                cout = getattr(m, "out_features", getattr(m, "out_channels", None))
-                layers.append(("linear", cin, cout, m.bias is not None, k))
-            elif name in _ACTIVATIONS:
-                layers.append(("act", _ACTIVATIONS[name], k))
-            else:
-                raise ValueError(f"GINConv nn[{k}] is a {name}: lrnn's GINConv takes Linear, ReLU, Tanh, Sigmoid, "
-                                 "Identity")
         eps = float(_torch_array(layer.eps).reshape(-1)[0])
-        return dict(layers=layers, eps=eps, train_eps=bool(layer.eps.requires_grad))
-
-    @classmethod
-    def from_torch(cls, layer: Any, seed: int = 1):
-        cls._check_kind(layer)
-        return cls(**cls.config_of(layer), seed=seed).load_torch(layer)
+        return dict(layers=mlp_layers(modules, f"{cls.kind} nn"), eps=eps, train_eps=bool(layer.eps.requires_grad))
 
     def _param_map(self):
-        m = {"eps": ("gin__eps1", (1,))}
-        for l in self.layers:
-            if l[0] != "linear":
-                continue
-            _, cin, cout, bias, k = l
-            key = f"nn.{k}" if self._sequential else "nn"
-            m[f"{key}.weight"] = (f"gin__nn{k}_weight", (cout, cin))
-            if bias:
-                m[f"{key}.bias"] = (f"gin__nn{k}_bias", (cout,))
-        return m
+        return dict({"eps": ("gin__eps1", (1,))}, **mlp_param_map(self.layers, "gin", "nn", self._sequential))
 
     _sequential = True  # nn is a torch Sequential (keys nn.K.weight) rather than one Linear (nn.weight)
 
@@ -433,25 +461,9 @@ class PygGINConv(PygLayer):
         return ["gin__agg(I) :- edge(J, I), x(J). [combination=product, aggregation=sum]"]
 
     def _lines(self) -> List[str]:
-        i = self.in_channels
-        lines = ["gin__one."] + self._aggregate_lines() + [
+        return ["gin__one."] + self._aggregate_lines() + [
             f"gin__h(I) :- $gin__eps1={1.0 + self.eps!r} x(I).",
-            "gin__h(I) :- gin__agg(I)."]
-        linears = [l for l in self.layers if l[0] == "linear"]
-        prev, d = "gin__h", i
-        for n, l in enumerate(self.layers):
-            if l[0] == "act":
-                lines.append(f"{prev}/1 [activation={l[1]}]")
-                continue
-            _, cin, cout, bias, k = l
-            if cin != d:
-                raise ValueError(f"GINConv nn[{k}] takes {cin} features but receives {d}")
-            head = "out" if l is linears[-1] else f"gin__l{k}"
-            lines.append(f"{head}(I) :- $gin__nn{k}_weight={_w(cout, cin)} {prev}(I).")
-            if bias:
-                lines.append(_bias_rule(head, f"gin__nn{k}_bias", "gin", cout))
-            prev, d = head, cout
-        return lines
+            "gin__h(I) :- gin__agg(I)."] + mlp_lines(self.layers, "gin", "gin__h", self.in_channels)
 
 
 class PygGATv2Conv(PygLayer):

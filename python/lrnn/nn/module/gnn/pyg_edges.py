@@ -1,5 +1,5 @@
 """PyG-exact layers with typed or featured edges and gated messages: ResGatedGraphConv,
-RGCNConv (edge_type), GINEConv (edge_attr). See pyg.py for how graphs become facts."""
+RGCNConv (edge_type), GINEConv (edge_attr), GENConv. See pyg.py for how graphs become facts."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from lrnn.nn.module.gnn.pyg import PygGINConv, PygLayer, _bias_rule, _w
+from lrnn.nn.module.gnn.pyg import PygGINConv, PygLayer, _bias_rule, _torch_array, _w, mlp_layers, mlp_param_map, mlp_lines
 
 
 def _linear(head: str, var: str, name: str, o: int, i: int, bias: bool, p: str) -> List[str]:
@@ -195,3 +195,90 @@ class PygGINEConv(PygGINConv):
         facts = [f"<[{', '.join(repr(float(v)) for v in row)}]> edge({int(j)}, {int(i)}, {k})"
                  for k, (j, i, row) in enumerate(zip(e[0], e[1], a))]
         return self._forward(x, facts)
+
+
+class PygGENConv(PygLayer):
+    """torch_geometric.nn.GENConv without edge features, message norm or MLP norms
+    (norm=None): out_i = mlp(sum_{j -> i} softmax_j(t m_ji) * m_ji + x'_i), m_ji = relu(x'_j) + eps
+    element-wise, x' = lin_src/lin_dst(x) when in != out; aggr "softmax" (t, learn_t) or "add".
+    Parallel edges enter the softmax through log(multiplicity), as in pyg.py's GATv2."""
+
+    kind = "GENConv"
+    prefix = "gen"
+
+    def __init__(self, in_channels: int, out_channels: int, layers: List[Tuple], aggr: str = "softmax",
+                 t: float = 1.0, learn_t: bool = False, eps: float = 1e-7, bias: bool = False, seed: int = 1):
+        super().__init__(seed)
+        if aggr not in ("softmax", "add", "sum"):
+            raise ValueError(f"aggr={aggr!r} is not written in lrnn's GENConv (softmax, add)")
+        self.in_channels, self.out_channels, self.layers = in_channels, out_channels, [tuple(l) for l in layers]
+        self.aggr, self.t, self.learn_t, self.eps, self.bias = aggr, float(t), learn_t, float(eps), bias
+
+    def config(self) -> Dict[str, Any]:
+        return dict(in_channels=self.in_channels, out_channels=self.out_channels, layers=self.layers,
+                    aggr=self.aggr, learn_t=self.learn_t, eps=self.eps, bias=self.bias)
+
+    _not_compared = ("t",)
+
+    @classmethod
+    def config_of(cls, layer: Any) -> Dict[str, Any]:
+        for attr, what in (("msg_norm", "msg_norm=True"), ("lin_edge", "edge_dim"), ("lin_aggr_out", "this aggr")):
+            if hasattr(layer, attr):
+                raise ValueError(f"GENConv with {what} is not written in lrnn's form yet")
+        aggr = layer.aggr if isinstance(layer.aggr, str) else None
+        if aggr not in ("softmax", "add", "sum"):
+            raise ValueError(f"GENConv aggr={layer.aggr!r}: lrnn's form takes softmax or add")
+        t, learn_t = 1.0, False
+        if aggr == "softmax":
+            module = layer.aggr_module
+            if getattr(module, "channels", 1) != 1:
+                raise ValueError("GENConv with per-channel softmax temperatures is not supported")
+            learn_t = bool(module.learn)
+            t = float(_torch_array(module.t).reshape(-1)[0]) if learn_t else float(module.t)
+        bias = (layer.lin_src.bias is not None) if hasattr(layer, "lin_src") else \
+            any(l[0] == "linear" and l[3] for l in mlp_layers(list(layer.mlp), "GENConv mlp"))
+        return dict(in_channels=layer.in_channels, out_channels=layer.out_channels,
+                    layers=mlp_layers(list(layer.mlp), "GENConv mlp"), aggr=aggr, t=t, learn_t=learn_t,
+                    eps=float(layer.eps), bias=bias)
+
+    def _param_map(self):
+        o, i = self.out_channels, self.in_channels
+        m: Dict[str, Tuple] = {}
+        if i != o:
+            for side in ("src", "dst"):
+                m[f"lin_{side}.weight"] = (f"gen__{side}", (o, i))
+                if self.bias:
+                    m[f"lin_{side}.bias"] = (f"gen__{side}_bias", (o,))
+        if self.learn_t:
+            m["aggr_module.t"] = ("gen__t", (1,))
+        return dict(m, **mlp_param_map(self.layers, "gen", "mlp"))
+
+    def load_torch(self, layer: Any):
+        super().load_torch(layer)
+        if self.aggr == "softmax":  # t is a plain number in PyG unless learn_t
+            self._model.set_parameter("gen__t", np.array([[type(self).config_of(layer)["t"]]]))
+        return self
+
+    def _lines(self) -> List[str]:
+        o, i = self.out_channels, self.in_channels
+        lines = ["gen__one."]
+        src, dst = "x", "x"
+        if i != o:
+            src, dst = "gen__xs", "gen__xd"
+            lines += _linear("gen__xs", "J", "gen__src", o, i, self.bias, "gen")
+            lines += _linear("gen__xd", "I", "gen__dst", o, i, self.bias, "gen")
+        lines += [
+            f"gen__relu(I, J) :- {src}(J), *edge(J, I). [activation=relu]",
+            f"gen__msg(I, J) :- gen__relu(I, J), <{self.eps!r}> gen__one. [combination=sum]",
+        ]
+        if self.aggr == "softmax":
+            lines += [
+                "gen__logm(J, I) :- edge(J, I). [activation=log]",
+                f"gen__alpha(I, J) :- $gen__t={self.t!r} gen__msg(I, J), gen__logm(J, I). "
+                "[combination=sum, aggregation=softmax(J)]",
+                "gen__agg(I) :- gen__alpha(I, J), gen__msg(I, J). [combination=elproduct, aggregation=sum]",
+            ]
+        else:
+            lines.append("gen__agg(I) :- edge(J, I), gen__msg(I, J). [combination=product, aggregation=sum]")
+        lines += ["gen__h(I) :- gen__agg(I).", f"gen__h(I) :- {dst}(I)."]
+        return lines + mlp_lines(self.layers, "gen", "gen__h", o)

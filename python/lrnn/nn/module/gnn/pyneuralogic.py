@@ -364,7 +364,7 @@ _PYG_FORMS = {
     GATv2Conv: ("pyg", "PygGATv2Conv"), GINEConv: ("pyg_edges", "PygGINEConv"),
     ResGatedGraphConv: ("pyg_edges", "PygResGatedGraphConv"), RGCNConv: ("pyg_edges", "PygRGCNConv"),
     SGConv: ("pyg_propagation", "PygSGConv"), TAGConv: ("pyg_propagation", "PygTAGConv"),
-    APPNPConv: ("pyg_propagation", "PygAPPNP"),
+    APPNPConv: ("pyg_propagation", "PygAPPNP"), GENConv: ("pyg_edges", "PygGENConv"),
 }
 
 
