@@ -56,6 +56,7 @@ def check(torch_layer, lrnn_layer, x, edge_index, extra=()):
 LAYERS = {
     "gcn": lambda: pyg.GCNConv(3, 4),
     "gcn_no_loops": lambda: pyg.GCNConv(3, 4, add_self_loops=False),
+    "gcn_improved": lambda: pyg.GCNConv(3, 4, improved=True),
     "gcn_no_norm_no_bias": lambda: pyg.GCNConv(3, 2, normalize=False, bias=False),
     "sage_mean": lambda: pyg.SAGEConv(3, 4),
     "sage_sum": lambda: pyg.SAGEConv(3, 4, aggr="sum"),
@@ -94,6 +95,8 @@ def extra_inputs(layer, edge_index, seed):
         return (torch.randint(0, layer.num_relations, (e,), generator=g),)
     if isinstance(layer, pyg.GINEConv):
         return (torch.randn(e, 3 if layer.lin is None else layer.lin.in_channels, generator=g),)
+    if isinstance(layer, pyg.GCNConv) and layer.improved:  # improved only acts with edge weights
+        return (torch.rand(e, generator=g) + 0.5,)
     return ()
 
 LRNN = {"GCNConv": GCNConv, "SAGEConv": SAGEConv, "GraphConv": GraphConv, "GINConv": GINConv, "GATv2Conv": GATv2Conv,
@@ -139,7 +142,7 @@ def test_load_torch_refuses_another_kind_shape_or_configuration():
     with pytest.raises(ValueError, match="add_self_loops=False"):
         gcn.load_torch(pyg.GCNConv(3, 4, add_self_loops=False))
     with pytest.raises(ValueError, match="improved=True"):
-        gcn.load_torch(pyg.GCNConv(3, 4, improved=True))
+        gcn.load_torch(pyg.GCNConv(3, 4, improved=True))  # loads into GCNConv.pyg(3, 4, improved=True)
     with pytest.raises(ValueError, match="aggr='max'"):
         SAGEConv.pyg(3, 4).load_torch(pyg.SAGEConv(3, 4, aggr="max"))
     with pytest.raises(ValueError, match="heads=2"):

@@ -7,7 +7,7 @@ the lrnn engine on NumPy arrays.
 
 How PyG's graph handling is expressed (so nothing is approximated):
 - edge_index (source row 0, target row 1) becomes facts `<m> edge(j, i)`, m the number of
-  parallel edges j -> i; every rule multiplies a message by the edge value, so sums, means
+  parallel edges j -> i (GCNConv: the sum of their edge_weight); every rule multiplies a message by the edge value, so sums, means
   and degrees count parallel edges as PyG does; for GATv2, log(m) is added to the score,
   so a doubled edge gets twice the attention weight of one, as in PyG's softmax.
 - self-loops (GCNConv normalize=True with add_self_loops, GATv2Conv add_self_loops): PyG
@@ -16,7 +16,7 @@ How PyG's graph handling is expressed (so nothing is approximated):
 - a node without in-edges gets PyG's value: no message (and, for GCN without self-loops,
   deg^-1/2 = 0).
 Anything PyG's layer does that is not written here (e.g. GATv2 with several heads or
-edge features, GCN `improved=True`, SAGE `project`/`normalize`) is refused by from_torch
+edge features, SAGE `project`/`normalize`, BatchNorm in an MLP) is refused by from_torch
 and load_torch with an error naming the setting.
 """
 
@@ -43,6 +43,7 @@ class PygLayer:
     kind = ""              # the torch_geometric class name
     prefix = "gnn"
     self_loops = False     # the template adds one self-loop per node (drop given ones)
+    loop_fill: Optional[float] = None  # with self_loops: facts <w> self_loop(i), w = this or 1 where i had a loop
     _not_compared: Tuple[str, ...] = ()  # config_of keys that are weights (loaded, not compared)
 
     def __init__(self, seed: int = 1):
@@ -154,12 +155,28 @@ class PygLayer:
                              f"outside 0..{n - 1}")
         return e
 
-    def _edge_facts(self, n: int, edge_index: Any) -> List[str]:
+    def _edge_facts(self, n: int, edge_index: Any, edge_weight: Any = None) -> List[str]:
+        """`<value> edge(j, i)` per distinct pair: the number of parallel edges, or the sum of
+        their edge_weight; with loop_fill, `<w> self_loop(i)` per node."""
         e = self._check_edges(n, edge_index)
+        w = np.ones(e.shape[1]) if edge_weight is None else np.asarray(edge_weight, dtype=np.float64).reshape(-1)
+        if w.shape[0] != e.shape[1]:
+            raise ValueError(f"edge_weight has {w.shape[0]} entries for {e.shape[1]} edges")
+        loops: List[str] = []
         if self.self_loops:
-            e = e[:, e[0] != e[1]]
-        pairs, counts = np.unique(e.T, axis=0, return_counts=True) if e.size else (np.zeros((0, 2), int), [])
-        return [f"<{float(c)}> edge({int(j)}, {int(i)})" for (j, i), c in zip(pairs, counts)]
+            if self.loop_fill is not None:
+                # PyG's add_remaining_self_loops: a node keeps its given loop's weight (the last
+                # one), others get the fill value, which gcn_norm only uses when edge_weight is given
+                loop_w = np.full(n, self.loop_fill if edge_weight is not None else 1.0)
+                for k in np.nonzero(e[0] == e[1])[0]:
+                    loop_w[e[0, k]] = w[k]
+                loops = [f"<{float(v)!r}> self_loop({i})" for i, v in enumerate(loop_w)]
+            keep = e[0] != e[1]
+            e, w = e[:, keep], w[keep]
+        sums: Dict[Tuple[int, int], float] = {}
+        for j, i, v in zip(e[0].tolist(), e[1].tolist(), w.tolist()):
+            sums[(j, i)] = sums.get((j, i), 0.0) + v
+        return [f"<{v!r}> edge({j}, {i})" for (j, i), v in sorted(sums.items())] + loops
 
     def _check_x(self, x: Any) -> np.ndarray:
         x = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
@@ -192,10 +209,10 @@ def _w(rows: int, cols: int) -> str:
 
 
 def gcn_norm_lines(p: str, self_loops: bool) -> List[str]:
-    """PyG's gcn_norm: p__edge(J, I) = edge value (plus one self-loop per node when asked),
+    """PyG's gcn_norm: p__edge(J, I) = edge value (plus one self-loop of value 1 per node),
     p__norm(I) = 1/sqrt(sum of I's in-edge values); a node without in-edges has no p__norm,
     so its messages vanish (PyG's deg^-1/2 = 0)."""
-    lines = ["<1.0> " + p + "__edge(I, I)."] if self_loops else []
+    lines = [f"<1.0> {p}__edge(I, I)."] if self_loops else []
     return lines + [
         f"{p}__edge(J, I) :- edge(J, I).",
         f"{p}__deg(I) :- {p}__edge(J, I). [aggregation=sum]",
@@ -212,28 +229,28 @@ def _bias_rule(head: str, weight: str, p: str, out: int, var: str = "I", domain:
 
 class PygGCNConv(PygLayer):
     """torch_geometric.nn.GCNConv: out_i = b + sum_{j -> i} w_ji / sqrt(d_i d_j) W x_j with
-    d_i = 1 + sum of in-edge values (self-loops added as PyG's gcn_norm does)."""
+    d_i = 1 + sum of in-edge values (self-loops added as PyG's gcn_norm does: of value 2 when
+    improved=True and edge_weight is given; PyG itself uses 1 when edge_weight is None)."""
 
     kind = "GCNConv"
     prefix = "gcn"
 
-    def __init__(self, in_channels: int, out_channels: int, add_self_loops: Optional[bool] = None,
-                 normalize: bool = True, bias: bool = True, seed: int = 1):
+    def __init__(self, in_channels: int, out_channels: int, improved: bool = False,
+                 add_self_loops: Optional[bool] = None, normalize: bool = True, bias: bool = True, seed: int = 1):
         super().__init__(seed)
-        self.in_channels, self.out_channels = in_channels, out_channels
+        self.in_channels, self.out_channels, self.improved = in_channels, out_channels, improved
         add_self_loops = normalize if add_self_loops is None else add_self_loops  # PyG's default
         self.add_self_loops, self.normalize, self.bias = add_self_loops, normalize, bias
         self.self_loops = normalize and add_self_loops
+        self.loop_fill = 2.0 if improved else 1.0
 
     def config(self) -> Dict[str, Any]:
-        return dict(in_channels=self.in_channels, out_channels=self.out_channels, add_self_loops=self.add_self_loops,
-                    normalize=self.normalize, bias=self.bias)
+        return dict(in_channels=self.in_channels, out_channels=self.out_channels, improved=self.improved,
+                    add_self_loops=self.add_self_loops, normalize=self.normalize, bias=self.bias)
 
     @classmethod
     def config_of(cls, layer: Any) -> Dict[str, Any]:
-        if getattr(layer, "improved", False):
-            raise ValueError("GCNConv improved=True (self-loop weight 2) is not written in lrnn's form yet")
-        return dict(in_channels=layer.in_channels, out_channels=layer.out_channels,
+        return dict(in_channels=layer.in_channels, out_channels=layer.out_channels, improved=bool(layer.improved),
                     add_self_loops=bool(layer.add_self_loops), normalize=bool(layer.normalize),
                     bias=layer.bias is not None)
 
@@ -243,11 +260,18 @@ class PygGCNConv(PygLayer):
             m["bias"] = ("gcn__bias", (self.out_channels,))
         return m
 
+    def __call__(self, x: Any, edge_index: Any, edge_weight: Any = None) -> np.ndarray:
+        """PyG's GCNConv(x, edge_index, edge_weight): weights scale messages and degrees."""
+        x = self._check_x(x)
+        return self._forward(x, self._edge_facts(x.shape[0], edge_index, edge_weight))
+
     def _lines(self) -> List[str]:
         o, i = self.out_channels, self.in_channels
         lines = ["gcn__one."]
         if self.normalize:
-            lines += gcn_norm_lines("gcn", self.self_loops)
+            lines += gcn_norm_lines("gcn", False)
+            if self.self_loops:  # one per node, of value 2 when improved (facts from __call__)
+                lines.insert(1, "gcn__edge(I, I) :- self_loop(I).")
             lines.append(f"out(I) :- gcn__norm(I), gcn__edge(J, I), gcn__norm(J), $gcn__weight={_w(o, i)} x(J). "
                          "[combination=product, aggregation=sum]")
         else:
