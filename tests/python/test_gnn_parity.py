@@ -69,6 +69,8 @@ LAYERS = {
     "gatv2": lambda: pyg.GATv2Conv(3, 4),
     "gatv2_shared_no_loops": lambda: pyg.GATv2Conv(3, 4, share_weights=True, add_self_loops=False,
                                                    negative_slope=0.1),
+    "gatv2_3heads": lambda: pyg.GATv2Conv(3, 2, heads=3),
+    "gatv2_2heads_mean": lambda: pyg.GATv2Conv(3, 4, heads=2, concat=False, share_weights=True),
     "sg": lambda: pyg.SGConv(3, 4, K=2),
     "sg_no_loops": lambda: pyg.SGConv(3, 2, K=3, add_self_loops=False, bias=False),
     "tag": lambda: pyg.TAGConv(3, 4, K=2),
@@ -146,7 +148,9 @@ def test_load_torch_refuses_another_kind_shape_or_configuration():
     with pytest.raises(ValueError, match="aggr='max'"):
         SAGEConv.pyg(3, 4).load_torch(pyg.SAGEConv(3, 4, aggr="max"))
     with pytest.raises(ValueError, match="heads=2"):
-        GATv2Conv.from_torch(pyg.GATv2Conv(3, 4, heads=2))
+        GATv2Conv.pyg(3, 4).load_torch(pyg.GATv2Conv(3, 4, heads=2))
+    with pytest.raises(ValueError, match="edge_dim"):
+        GATv2Conv.from_torch(pyg.GATv2Conv(3, 4, edge_dim=2))
     with pytest.raises(ValueError, match="BatchNorm1d"):
         GINConv.from_torch(pyg.GINConv(torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))))
     with pytest.raises(ValueError, match="BatchNorm1d"):

@@ -81,15 +81,17 @@ class PygLayer:
         return self._model_obj
 
     # weights -------------------------------------------------------------------------------
-    # _param_map: PyG key -> (lrnn name, torch shape[, transposed]); a list of names splits the
-    # tensor along its first axis (RGCN's per-relation weights); transposed: PyG computes x W.
+    # _param_map: PyG key -> (lrnn name, torch shape[, transposed[, torch shape]]); a list of names
+    # splits the tensor (reshaped to the first shape) along its first axis (RGCN's per-relation
+    # weights, GATv2's heads); transposed: PyG computes x W.
     def _get(self, get, spec) -> np.ndarray:
         name, shape = spec[0], spec[1]
         transposed = len(spec) > 2 and spec[2]
         names = name if isinstance(name, list) else [name]
         parts = [np.asarray(get(n)) for n in names]
         parts = [p.T if transposed else p for p in parts]
-        return (np.stack(parts) if isinstance(name, list) else parts[0]).reshape(shape)
+        out = (np.stack(parts) if isinstance(name, list) else parts[0]).reshape(shape)
+        return out.reshape(spec[3]) if len(spec) > 3 else out  # split shape -> torch's shape
 
     def _set(self, spec, value: np.ndarray) -> None:
         name, shape = spec[0], spec[1]
@@ -491,30 +493,31 @@ class PygGINConv(PygLayer):
 
 
 class PygGATv2Conv(PygLayer):
-    """torch_geometric.nn.GATv2Conv with one head (dropout 0, no edge features):
-    alpha_ij = softmax_j(a . LeakyReLU(W_l x_j + b_l + W_r x_i + b_r)) over j -> i and i itself,
-    out_i = sum_j alpha_ij (W_l x_j + b_l) + b. LeakyReLU(z) = s z + (1 - s) relu(z), exactly.
-    PyNeuraLogic's GATv2Conv (pyneuralogic.py) puts `W_l` on the target and has no biases."""
+    """torch_geometric.nn.GATv2Conv (dropout 0, no edge features), per head h:
+    alpha_ij = softmax_j(a_h . LeakyReLU(W_l x_j + b_l + W_r x_i + b_r)) over j -> i and i itself,
+    out_i = concat_h (or mean_h) sum_j alpha_ij (W_l x_j + b_l), plus the bias.
+    LeakyReLU(z) = s z + (1 - s) relu(z), exactly. PyNeuraLogic's GATv2Conv (pyneuralogic.py) is
+    the one-head form without biases."""
 
     kind = "GATv2Conv"
     prefix = "gat"
 
-    def __init__(self, in_channels: int, out_channels: int, negative_slope: float = 0.2, add_self_loops: bool = True,
-                 bias: bool = True, share_weights: bool = False, seed: int = 1):
+    def __init__(self, in_channels: int, out_channels: int, heads: int = 1, concat: bool = True,
+                 negative_slope: float = 0.2, add_self_loops: bool = True, bias: bool = True,
+                 share_weights: bool = False, seed: int = 1):
         super().__init__(seed)
-        self.in_channels, self.out_channels = in_channels, out_channels
+        self.in_channels, self.out_channels, self.heads, self.concat = in_channels, out_channels, heads, concat
         self.negative_slope, self.add_self_loops, self.bias = float(negative_slope), add_self_loops, bias
         self.share_weights = share_weights
         self.self_loops = add_self_loops
 
     def config(self) -> Dict[str, Any]:
-        return dict(in_channels=self.in_channels, out_channels=self.out_channels, negative_slope=self.negative_slope,
-                    add_self_loops=self.add_self_loops, bias=self.bias, share_weights=self.share_weights)
+        return dict(in_channels=self.in_channels, out_channels=self.out_channels, heads=self.heads,
+                    concat=self.concat, negative_slope=self.negative_slope, add_self_loops=self.add_self_loops,
+                    bias=self.bias, share_weights=self.share_weights)
 
     @classmethod
     def config_of(cls, layer: Any) -> Dict[str, Any]:
-        if layer.heads != 1:
-            raise ValueError(f"GATv2Conv heads={layer.heads}: lrnn's PyG form has one head")
         if layer.edge_dim is not None:
             raise ValueError("GATv2Conv edge_dim is set: edge features are not written in lrnn's form yet")
         if layer.dropout != 0:
@@ -525,46 +528,59 @@ class PygGATv2Conv(PygLayer):
         if lin_bias != (layer.bias is not None):
             raise ValueError("GATv2Conv with bias on only some of lin_l/lin_r/output is not supported")
         in_channels = layer.in_channels[0] if isinstance(layer.in_channels, tuple) else layer.in_channels
-        return dict(in_channels=in_channels, out_channels=layer.out_channels,
-                    negative_slope=float(layer.negative_slope), add_self_loops=bool(layer.add_self_loops),
-                    bias=layer.bias is not None, share_weights=bool(layer.share_weights))
+        return dict(in_channels=in_channels, out_channels=layer.out_channels, heads=layer.heads,
+                    concat=bool(layer.concat), negative_slope=float(layer.negative_slope),
+                    add_self_loops=bool(layer.add_self_loops), bias=layer.bias is not None,
+                    share_weights=bool(layer.share_weights))
 
     def _param_map(self):
-        o, i = self.out_channels, self.in_channels
-        m = {"att": ("gat__att", (1, 1, o)), "lin_l.weight": ("gat__lin_l", (o, i))}
+        o, i, H = self.out_channels, self.in_channels, self.heads
+        heads = range(H)
+        m: Dict[str, Tuple] = {
+            "att": ([f"gat__att{h}" for h in heads], (H, 1, o), False, (1, H, o)),
+            "lin_l.weight": ([f"gat__lin_l{h}" for h in heads], (H, o, i), False, (H * o, i)),
+        }
         if not self.share_weights:
-            m["lin_r.weight"] = ("gat__lin_r", (o, i))
+            m["lin_r.weight"] = ([f"gat__lin_r{h}" for h in heads], (H, o, i), False, (H * o, i))
         if self.bias:
-            m["lin_l.bias"] = ("gat__lin_l_bias", (o,))
+            m["lin_l.bias"] = ([f"gat__lin_l_bias{h}" for h in heads], (H, o), False, (H * o,))
             if not self.share_weights:
-                m["lin_r.bias"] = ("gat__lin_r_bias", (o,))
-            m["bias"] = ("gat__bias", (o,))
+                m["lin_r.bias"] = ([f"gat__lin_r_bias{h}" for h in heads], (H, o), False, (H * o,))
+            m["bias"] = ("gat__bias", (H * o if self.concat else o,))
         return m
 
-    def _lines(self) -> List[str]:
+    def _head_lines(self, h: int) -> List[str]:
         o, i, s = self.out_channels, self.in_channels, self.negative_slope
         r = "l" if self.share_weights else "r"
+        lines = [f"gat__xl{h}(J) :- $gat__lin_l{h}={_w(o, i)} x(J).",
+                 f"gat__xr{h}(I) :- $gat__lin_{r}{h}={_w(o, i)} x(I)."]
+        if self.bias:
+            lines += [_bias_rule(f"gat__xl{h}", f"gat__lin_l_bias{h}", "gat", o, "J"),
+                      _bias_rule(f"gat__xr{h}", f"gat__lin_{r}_bias{h}", "gat", o)]
+        return lines + [
+            f"gat__z{h}(I, J) :- gat__xl{h}(J), gat__xr{h}(I), *gat__edge(J, I). [combination=sum]",
+            f"gat__zr{h}(I, J) :- gat__z{h}(I, J). [activation=relu]",
+            f"gat__lrelu{h}(I, J) :- <{s!r}> gat__z{h}(I, J).",
+            f"gat__lrelu{h}(I, J) :- <{1.0 - s!r}> gat__zr{h}(I, J).",
+            f"gat__att{h}(I, J) :- $gat__att{h}={_w(1, o)} gat__lrelu{h}(I, J), gat__logm(J, I). "
+            "[combination=sum, aggregation=softmax(J)]",
+            f"gat__out{h}(I) :- gat__att{h}(I, J), gat__xl{h}(J). [combination=product, aggregation=sum]",
+        ]
+
+    def _lines(self) -> List[str]:
+        o, H = self.out_channels, self.heads
         lines = ["gat__one."]
         if self.self_loops:
             lines.append("<1.0> gat__edge(I, I).")
-        lines += [
-            "gat__edge(J, I) :- edge(J, I).",
-            f"gat__xl(J) :- $gat__lin_l={_w(o, i)} x(J).",
-            f"gat__xr(I) :- $gat__lin_{r}={_w(o, i)} x(I).",
-        ]
+        lines += ["gat__edge(J, I) :- edge(J, I).",
+                  "gat__logm(J, I) :- gat__edge(J, I). [activation=log]"]  # parallel edges: log(count)
+        for h in range(H):
+            lines += self._head_lines(h)
+        heads = ", ".join(f"gat__out{h}(I)" for h in range(H))
+        if self.concat:
+            lines.append(f"out(I) :- {heads}. [combination=concat]" if H > 1 else "out(I) :- gat__out0(I).")
+        else:
+            lines += [f"out(I) :- <{1.0 / H!r}> gat__out{h}(I)." for h in range(H)]
         if self.bias:
-            lines += [_bias_rule("gat__xl", "gat__lin_l_bias", "gat", o, "J"),
-                      _bias_rule("gat__xr", f"gat__lin_{r}_bias", "gat", o)]
-        lines += [
-            "gat__z(I, J) :- gat__xl(J), gat__xr(I), *gat__edge(J, I). [combination=sum]",
-            "gat__zr(I, J) :- gat__z(I, J). [activation=relu]",
-            f"gat__lrelu(I, J) :- <{s!r}> gat__z(I, J).",
-            f"gat__lrelu(I, J) :- <{1.0 - s!r}> gat__zr(I, J).",
-            "gat__logm(J, I) :- gat__edge(J, I). [activation=log]",
-            f"gat__att(I, J) :- $gat__att={_w(1, o)} gat__lrelu(I, J), gat__logm(J, I). "
-            "[combination=sum, aggregation=softmax(J)]",
-            "out(I) :- gat__att(I, J), gat__xl(J). [combination=product, aggregation=sum]",
-        ]
-        if self.bias:
-            lines.append(_bias_rule("out", "gat__bias", "gat", o))
+            lines.append(_bias_rule("out", "gat__bias", "gat", H * o if self.concat else o))
         return lines
