@@ -99,6 +99,8 @@ def extra_inputs(layer, edge_index, seed):
         return (torch.randn(e, 3 if layer.lin is None else layer.lin.in_channels, generator=g),)
     if isinstance(layer, pyg.GCNConv) and layer.improved:  # improved only acts with edge weights
         return (torch.rand(e, generator=g) + 0.5,)
+    if isinstance(layer, pyg.GraphConv) and layer.aggr == "add":
+        return (torch.randn(e, generator=g),)
     return ()
 
 LRNN = {"GCNConv": GCNConv, "SAGEConv": SAGEConv, "GraphConv": GraphConv, "GINConv": GINConv, "GATv2Conv": GATv2Conv,
@@ -161,6 +163,11 @@ def test_load_torch_refuses_another_kind_shape_or_configuration():
         GINConv.pyg([("linear", 3, 4, True, 0)]).load_torch(pyg.GINEConv(torch.nn.Linear(3, 4)))
     with pytest.raises(ValueError, match="num_relations=3"):
         RGCNConv.pyg(3, 4, num_relations=2).load_torch(pyg.RGCNConv(3, 4, 3))
+
+
+def test_weighted_mean_is_refused():
+    with pytest.raises(ValueError, match="edge_weight with aggr='mean'"):
+        GraphConv(3, 4, aggr="mean")(np.zeros((2, 3)), np.array([[0], [1]]), np.array([0.5]))
 
 
 def test_relation_and_edge_inputs_are_checked():

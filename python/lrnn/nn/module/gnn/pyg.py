@@ -371,6 +371,14 @@ class GraphConv(PygSAGEConv):
         del c["root_weight"]
         return c
 
+    def __call__(self, x: Any, edge_index: Any, edge_weight: Any = None) -> np.ndarray:
+        """PyG's GraphConv(x, edge_index, edge_weight); weights only with aggr add (a weighted
+        mean or max is not the edge-count form written here)."""
+        x = self._check_x(x)
+        if edge_weight is not None and self.aggr not in ("add", "sum"):
+            raise ValueError(f"edge_weight with aggr={self.aggr!r} is not written in lrnn's GraphConv (aggr add)")
+        return self._forward(x, self._edge_facts(x.shape[0], edge_index, edge_weight))
+
 
 _ACTIVATIONS = {"ReLU": "relu", "Tanh": "tanh", "Sigmoid": "sigmoid", "Identity": "identity"}
 
