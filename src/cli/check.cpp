@@ -51,10 +51,11 @@ lrnn::cli::RegisterCommand reg(30, [](CLI::App& app) {
       "Exit codes: 0 everything parses, 2 malformed input (file:line:col: error: ... on stderr),\n"
       "1 unreadable file.\n\n"
       "Examples:\n"
-      "  lrnn check model.lrnn\n"
-      "  lrnn check model.lrnn --examples molecules/mutagenesis/examples.txt \\\n"
-      "             --queries molecules/mutagenesis/queries.txt\n"
-      "  ok: model.lrnn: 4 rules, 0 facts, 1 predicate declarations; 188 examples (...); 188 queries");
+      "  lrnn check examples/templates/mutagenesis.lrnn\n"
+      "  lrnn check examples/templates/mutagenesis.lrnn \\\n"
+      "      --examples ../shared/datasets/neuralogic/molecules/mutagenesis/examples.txt \\\n"
+      "      --queries ../shared/datasets/neuralogic/molecules/mutagenesis/queries.txt\n"
+      "  ok: examples/templates/mutagenesis.lrnn: 18 rules, 0 facts, 1 predicate declarations; 188 examples (20622 facts); 188 queries");
   cmd->callback([opts] { run_check(*opts); });
 });
 

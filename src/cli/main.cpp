@@ -16,7 +16,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version are "errors" with code 0; every real usage error (unknown flag,
+    // missing option or file, a value out of range) exits 2, as documented.
+    return app.exit(e) == 0 ? lrnn::cli::kExitOk : lrnn::cli::kExitBadInput;
   } catch (const lrnn::Error& e) {
     std::cerr << e.what() << "\n";
     return e.kind() == lrnn::ErrorKind::Parse ? lrnn::cli::kExitBadInput : lrnn::cli::kExitFailure;

@@ -1,0 +1,90 @@
+// The CLI's usage contract (issue 14): option values out of range are usage errors (exit 2,
+// naming the option) rather than being wrapped, clamped or replaced by defaults; every
+// usage error exits 2; a TEMPLATE next to --load is refused; a diverged run is not saved.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+struct CliRun {
+  int code;
+  std::string out;
+};
+
+CliRun lrnn_cli(const std::string& args) {
+  const std::string cmd = std::string(LRNN_CLI_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+const std::string kXor = std::string(LRNN_SOURCE_DIR) + "/examples/templates/xor.lrnn";
+const std::string kXorData = std::string(LRNN_DATASETS_DIR) + "/neuralogic/simple/xor/naive/trainExamples.txt";
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / ("lrnn_cli_usage_" + name);
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+TEST(CliUsage, OutOfRangeOptionValuesAreUsageErrors) {
+  if (!std::filesystem::exists(kXorData)) GTEST_SKIP() << "../shared/datasets is absent";
+  const std::pair<const char*, const char*> cases[] = {
+      {"--epochs -5", "--epochs"},         {"--lr -1", "--lr"},
+      {"--lr nan", "--lr"},                {"--lr inf", "--lr"},
+      {"--test-fraction -0.5", "--test-fraction"}, {"--batch-size -1", "--batch-size"},
+      {"--epochs 2.5", "--epochs"},        {"--weight-decay -0.1", "--weight-decay"},
+  };
+  for (const auto& [args, option] : cases) {
+    CliRun r = lrnn_cli("train " + kXor + " -e " + kXorData + " " + args);
+    EXPECT_EQ(r.code, 2) << args << ":\n" << r.out;
+    EXPECT_NE(r.out.find(option), std::string::npos) << args << ":\n" << r.out;
+    EXPECT_EQ(r.out.find("trained"), std::string::npos) << args << " trained anyway:\n" << r.out;
+  }
+}
+
+TEST(CliUsage, ZeroLearningRateIsAllowed) {
+  if (!std::filesystem::exists(kXorData)) GTEST_SKIP() << "../shared/datasets is absent";
+  CliRun r = lrnn_cli("train " + kXor + " -e " + kXorData + " --epochs 2 --lr 0 --optimizer sgd");
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
+TEST(CliUsage, EveryUsageErrorExitsTwo) {
+  EXPECT_EQ(lrnn_cli("").code, 2);                                   // no subcommand
+  EXPECT_EQ(lrnn_cli("train").code, 2);                              // missing --examples
+  EXPECT_EQ(lrnn_cli("train --no-such-flag").code, 2);               // unknown flag
+  EXPECT_EQ(lrnn_cli("rasp run no_such_file.rasp --input ab").code, 2);  // missing file
+  EXPECT_EQ(lrnn_cli("--help").code, 0);
+  EXPECT_EQ(lrnn_cli("--version").code, 0);
+}
+
+TEST(CliUsage, TemplateNextToLoadIsRefused) {
+  if (!std::filesystem::exists(kXorData)) GTEST_SKIP() << "../shared/datasets is absent";
+  const std::string model = (std::filesystem::temp_directory_path() / "lrnn_cli_usage_model.json").string();
+  ASSERT_EQ(lrnn_cli("train " + kXor + " -e " + kXorData + " --epochs 1 --save " + model).code, 0);
+  CliRun r = lrnn_cli("train " + kXor + " --load " + model + " -e " + kXorData);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("not both"), std::string::npos) << r.out;
+  EXPECT_EQ(lrnn_cli("train --load " + model + " -e " + kXorData + " --epochs 1").code, 0);
+}
+
+TEST(CliUsage, ADivergedRunFailsAndIsNotSaved) {
+  const std::string tmpl = write_file("div.lrnn", "{1} q :- a.\n");
+  const std::string data = write_file("div.txt", "<1> q :- <1000> a.\n");
+  const auto model = std::filesystem::temp_directory_path() / "lrnn_cli_usage_div.json";
+  std::filesystem::remove(model);
+  CliRun r = lrnn_cli("train " + tmpl + " -e " + data + " --optimizer sgd --lr 10 --epochs 40 --save " + model.string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("training diverged"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(model));
+}
+
+}  // namespace
