@@ -339,8 +339,11 @@ class Model(Template):
             # Same numbers of elements are not enough: a 3x2 array in a 2x3 weight would load
             # transposed-and-scrambled. Shapes must agree up to unit dimensions ((1, 3) ~ (3,)).
             if np.squeeze(value).shape != np.squeeze(current[name]).shape:
-                raise ValueError(
-                    f"weight {name!r} has shape {np.shape(current[name])}, the state dict gives {value.shape}"
+                from lrnn.errors import LrnnError
+
+                raise LrnnError(
+                    f"weight {name!r} has shape {np.shape(current[name])}, the state dict gives {value.shape}",
+                    kind="shape",
                 )
             engine.set_parameter(name, value)
 

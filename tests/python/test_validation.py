@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from lrnn import SGD, Adam, AdamW, R, Settings, Template
+from lrnn.errors import LrnnError
 from lrnn.model import Model
 
 
@@ -71,7 +72,7 @@ def test_load_state_dict_refuses_a_transposed_weight():
     model = built_model()
     weights = model.state_dict()["weights"]
     name = next(k for k, v in weights.items() if np.shape(v) == (2, 3))
-    with pytest.raises(ValueError, match=r"\(2, 3\).*\(3, 2\)"):
+    with pytest.raises(LrnnError, match=r"\(2, 3\).*\(3, 2\)"):
         model.load_state_dict({name: np.zeros((3, 2))})
     model.load_state_dict({name: np.ones((2, 3))})
     assert np.array_equal(model.parameters()[name], np.ones((2, 3)))
