@@ -14,6 +14,7 @@
 #include "cli/command.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
+#include "syntax/atomic_file.hpp"
 #include "train/engine.hpp"
 #include "train/report.hpp"
 
@@ -49,6 +50,8 @@ std::vector<train::Sample> load_samples(const std::string& examples, const std::
 
 void run_train(const TrainOptions& o, const CLI::App& cmd) {
   const auto t0 = std::chrono::steady_clock::now();
+  // A save target that cannot be written fails now, not after the training it would lose.
+  if (!o.save_path.empty()) check_can_write_atomically(o.save_path);
   train::TrainConfig config;
   std::unique_ptr<train::Engine> engine;
   if (!o.load_path.empty()) {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "lrnn/diagnostics.hpp"
+#include "syntax/atomic_file.hpp"
 #include "lrnn/syntax.hpp"
 #include "train/engine.hpp"
 
@@ -122,25 +123,7 @@ std::unique_ptr<Engine> Engine::from_json(const std::string& text, TrainConfig& 
 }
 
 void Engine::save(const std::string& path, const TrainConfig& config) const {
-  const std::string text = to_json(config);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(ErrorKind::Io, "cannot write '" + tmp + "'");
-    out << text << "\n";
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw Error(ErrorKind::Io, "cannot write '" + tmp + "'");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw Error(ErrorKind::Io, "cannot rename the model file into '" + path + "': " + ec.message());
-  }
+  write_file_atomically(path, to_json(config) + "\n");
 }
 
 std::unique_ptr<Engine> Engine::load(const std::string& path, TrainConfig& config) {
