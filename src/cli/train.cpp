@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -46,6 +48,39 @@ std::vector<train::Sample> load_samples(const std::string& examples, const std::
   std::vector<QueryLineAst> q;
   if (!queries.empty()) q = load_queries(queries);
   return train::pair_samples(std::move(ex), q);
+}
+
+// SIGINT / SIGTERM during training: the first one asks training to stop after the epoch in
+// progress (the model is then reported and, with --save, saved); a second one ends the
+// process at once, as usual.
+volatile std::sig_atomic_t stop_signal = 0;
+
+extern "C" void request_stop(int sig) {
+  if (stop_signal) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
+  stop_signal = sig;
+}
+
+struct StopOnSignal {
+  StopOnSignal() {
+    stop_signal = 0;
+    std::signal(SIGINT, request_stop);
+    std::signal(SIGTERM, request_stop);
+  }
+  ~StopOnSignal() {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+  }
+};
+
+// An interrupted run has reported (and saved) what it trained; it still exits as a
+// signalled command does (128 + the signal), so scripts see that it did not finish.
+void finish_interrupted() {
+  if (!stop_signal) return;
+  std::fflush(stdout);
+  std::exit(128 + stop_signal);
 }
 
 void run_train(const TrainOptions& o, const CLI::App& cmd) {
@@ -111,8 +146,15 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
     } else if (r.epoch % every == 0 || r.epoch == config.schedule.total_epochs) {
       std::fprintf(stderr, "%s\n", train::epoch_line(r, config.schedule.total_epochs).c_str());
     }
+    if (stop_signal) {
+      std::fprintf(stderr, "%s%s: stopping after epoch %d of %d%s\n", tty ? "\n" : "",
+                   stop_signal == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)", r.epoch,
+                   config.schedule.total_epochs, o.save_path.empty() ? "" : "; saving the model");
+      return false;
+    }
     return true;
   };
+  StopOnSignal stop_on_signal;
   train::TrainResult result = engine->train(train_set, test_set.get(), config, on_epoch);
   if (tty && result.epochs < o.epochs) std::fprintf(stderr, "\n");
 
@@ -140,8 +182,10 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
                                         " after " + std::to_string(engine->epochs_trained()) +
                                         " epochs (try a smaller --lr); the model was not saved");
   if (!o.save_path.empty()) engine->save(o.save_path, config);
+  if (stop_signal) j["interrupted"] = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
   if (o.json) {
     std::cout << j.dump() << "\n";
+    finish_interrupted();
     return;
   }
   std::printf("trained %d epochs on %zu samples (%zu parameters)\n", result.epochs, train_set.size(),
@@ -153,6 +197,7 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   std::printf("time: build %.3f s, train %.3f s (%.5f s per epoch)\n", build_s, result.train_seconds,
               result.epochs ? result.train_seconds / result.epochs : 0.0);
   if (!o.save_path.empty()) std::printf("saved %s\n", o.save_path.c_str());
+  finish_interrupted();
 }
 
 lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {

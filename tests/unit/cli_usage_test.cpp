@@ -3,6 +3,7 @@
 // usage error exits 2; a TEMPLATE next to --load is refused; a diverged run is not saved.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -85,6 +86,37 @@ TEST(CliUsage, ADivergedRunFailsAndIsNotSaved) {
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("training diverged"), std::string::npos) << r.out;
   EXPECT_FALSE(std::filesystem::exists(model));
+}
+
+}  // namespace
+
+namespace {
+
+// SIGINT during training stops after the current epoch, says so, saves with --save, and
+// exits 130; the saved model loads.
+TEST(CliUsage, InterruptedTrainingStopsSavesAndExits130) {
+  const std::string data = std::string(LRNN_DATASETS_DIR) + "/neuralogic/molecules/mutagenesis/";
+  if (!std::filesystem::exists(data)) GTEST_SKIP() << "../shared/datasets is absent";
+  const auto dir = std::filesystem::temp_directory_path() / ("lrnn_cli_sigint_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string model = (dir / "model.json").string(), err = (dir / "err.txt").string();
+  const std::string train = std::string(LRNN_CLI_PATH) + " train " + LRNN_SOURCE_DIR +
+                            "/examples/templates/mutagenesis.lrnn -e " + data + "examples.txt -q " + data +
+                            "queries.txt --epochs 1000000 --report-every 1 --save " + model;
+  // Wait for the first epoch line, so the signal arrives while training runs.
+  const std::string script = train + " > /dev/null 2> " + err + " & pid=$!; for i in $(seq 600); do grep -q epoch " + err +
+                             " && break; sleep 0.1; done; kill -INT $pid; wait $pid; echo \"exit $?\"";
+  FILE* pipe = popen(("bash -c '" + script + "'").c_str(), "r");
+  std::string out;
+  char buf[256];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  pclose(pipe);
+  EXPECT_NE(out.find("exit 130"), std::string::npos) << out;
+  std::ifstream e(err);
+  const std::string log((std::istreambuf_iterator<char>(e)), std::istreambuf_iterator<char>());
+  EXPECT_NE(log.find("interrupted (SIGINT): stopping after epoch"), std::string::npos) << log;
+  EXPECT_EQ(lrnn_cli("eval " + model + " -e " + data + "examples.txt -q " + data + "queries.txt").code, 0);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
