@@ -288,6 +288,9 @@ Aggregation parse_aggregation(const FunctionSpec& f, const Span& span) {
     if (!f.kwargs.empty())
       fail(span, "softmax aggregation takes variable names, e.g. softmax(J), found '" +
                      spec_text(f) + "'");
+    if (f.has_parens && f.args.empty())
+      fail(span, "softmax() names no variables: write softmax(J) to normalise over the groundings that differ "
+                 "in J, or softmax without parentheses to normalise over all groundings of a head");
     for (const auto& arg : f.args) {
       std::string_view v = trim(arg);
       if (v.empty() || !(std::isupper(static_cast<unsigned char>(v.front())) || v.front() == '_'))

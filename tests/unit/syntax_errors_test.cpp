@@ -31,6 +31,8 @@ const ErrorCase kCases[] = {
     {"unclosed_bracket.lrnn", Mode::Template,
      "{dir}/unclosed_bracket.lrnn:1:15: error: expected ',' or ']' closing the vector, found 'p'"},
     {"bad_weight.lrnn", Mode::Template, "{dir}/bad_weight.lrnn:2:9: error: malformed number '0.5x'"},
+    {"double_decimal_point.lrnn", Mode::Template,
+     "{dir}/double_decimal_point.lrnn:2:6: error: malformed number '0.5.5'"},
     {"bad_dims.lrnn", Mode::Template,
      "{dir}/bad_dims.lrnn:1:10: error: expected a dimension (a positive integer), found number '0'"},
     {"missing_period.lrnn", Mode::Template,
