@@ -120,3 +120,44 @@ TEST(CliUsage, InterruptedTrainingStopsSavesAndExits130) {
 }
 
 }  // namespace
+
+namespace {
+
+// `lrnn check` runs what train/eval would (issue 14: it used to say "ok" and train then
+// failed): each finding exits 2, and --json reports it with its position.
+TEST(CliCheck, FindsWhatTrainingWouldAndExitsTwo) {
+  const std::string tmpl = write_file("check.lrnn", "{1} q :- {1} a.\n");
+  const std::string two = write_file("check_two.txt", "a.\na.\n");
+  const std::pair<std::string, std::string> cases[] = {
+      {"check " + write_file("check_meta.lrnn", "{1} q :- {1} a. [activaton=tanh]\n"), "did you mean 'activation'"},
+      {"check " + tmpl + " -e " + two + " -q " + write_file("check_q3.txt", "1.0 q.\n1.0 q.\n1.0 q.\n"),
+       "2 examples but 3 query lines"},
+      {"check " + tmpl + " -e " + two + " -q " + write_file("check_typo.txt", "1.0 qq.\n1.0 q.\n"), "did you mean q/0?"},
+      {"check " + write_file("check_shape.lrnn", "q :- {2,2} a.\n") + " -e " + write_file("check_v.txt", "<[1,2,3]> a.\n") +
+           " -q " + write_file("check_q1.txt", "1.0 q.\n"),
+       "weight shape 2x2 cannot apply to input shape 3x1"},
+      {"check " + tmpl + " -e " + write_file("check_var.txt", "a(X).\n") + " -q " + write_file("check_q1b.txt", "1.0 q.\n"),
+       "an example fact must be ground"},
+  };
+  for (const auto& [args, expected] : cases) {
+    CliRun r = lrnn_cli(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(expected), std::string::npos) << args << "\n" << r.out;
+  }
+  CliRun ok = lrnn_cli("check " + tmpl + " -e " + two + " -q " + write_file("check_ok.txt", "1.0 q.\n0.0 q.\n"));
+  EXPECT_EQ(ok.code, 0) << ok.out;
+}
+
+TEST(CliCheck, JsonNamesKindFileLineAndColumn) {
+  const std::string bad = write_file("check_json.lrnn", "{1} q :- {1} a. [colour=blue]\n");
+  CliRun r = lrnn_cli("check " + bad + " --json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("\"ok\":false"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"line\":1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"col\":18"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"kind\":\"semantic\""), std::string::npos) << r.out;
+  EXPECT_NE(lrnn_cli("check " + write_file("check_good.lrnn", "{1} q :- {1} a.\n") + " --json").out.find("\"ok\":true"),
+            std::string::npos);
+}
+
+}  // namespace

@@ -195,7 +195,7 @@ TEST(SyntaxErrors, CheckCommandSummarisesValidInput) {
                          shell_quote(data + "queries.txt"),
                      err, out);
   EXPECT_EQ(code, 0) << err;
-  EXPECT_EQ(out, "ok: " + kErrors + "/ok.lrnn: 1 rules, 0 facts, 0 predicate declarations; 188 examples (20622 facts); 188 queries\n");
+  EXPECT_EQ(out, "ok: " + kErrors + "/ok.lrnn: 2 rules, 0 facts, 0 predicate declarations; 188 examples (20622 facts); 188 queries\n");
   EXPECT_EQ(run_cli(shell_quote(kErrors + "/no_such_file.lrnn"), err, out), 1);
   EXPECT_EQ(err, "error: cannot read '" + kErrors + "/no_such_file.lrnn'\n");
 }
