@@ -116,7 +116,10 @@ std::string to_string(const Value& v) {
 }
 
 std::string repr(const Value& v) {
-  if (auto* s = std::get_if<std::string>(&v)) return nlohmann::json(*s).dump();
+  // Quoted and escaped as JSON; bytes that are not UTF-8 (a token read from any file) show
+  // as U+FFFD instead of throwing json's type_error out of an error message.
+  if (auto* s = std::get_if<std::string>(&v))
+    return nlohmann::json(*s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return to_string(v);
 }
 

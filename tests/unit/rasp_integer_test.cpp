@@ -61,3 +61,15 @@ TEST(RaspIntegers, TheRaspProgramsOfTheIssueEndWithAnErrorNotASignal) {
 }
 
 }  // namespace
+
+namespace {
+
+// Found by fuzz_rasp: an error message quoting a token that is not UTF-8 threw json's
+// type_error ("invalid UTF-8 byte") instead of the error it was describing.
+TEST(RaspValues, ReprOfTextThatIsNotUtf8DoesNotThrow) {
+  std::string text;
+  EXPECT_NO_THROW(text = lrnn::rasp::repr(Value(std::string("a\xff" "b"))));
+  EXPECT_EQ(text, "\"a\xEF\xBF\xBD" "b\"");
+}
+
+}  // namespace
