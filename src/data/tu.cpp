@@ -34,7 +34,7 @@ struct Table {
 
 std::shared_ptr<SourceFile> read_source(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, path.string() + ": error: cannot read the file (missing?)");
+  if (!in) throw Error(ErrorKind::Io, path.string() + ": cannot read the file (missing?)");
   std::ostringstream text;
   text << in.rdbuf();
   return std::make_shared<SourceFile>(SourceFile{path.string(), text.str()});
@@ -81,7 +81,7 @@ Table read_table(const fs::path& path, size_t expected_columns) {
                                std::to_string(row.size()));
     t.values.insert(t.values.end(), row.begin(), row.end());
   }
-  if (t.rows() == 0) throw Error(ErrorKind::Parse, path.string() + ": error: the file has no rows");
+  if (t.rows() == 0) throw Error(ErrorKind::Parse, path.string() + ": the file has no rows");
   return t;
 }
 
