@@ -1,7 +1,7 @@
 # The two commands of the README: `make demo` and `make test`. Each installs what it
 # needs (Debian packages via apt, Python packages via pip), builds, and runs.
 
-APT_PACKAGES := g++ libeigen3-dev libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
+APT_PACKAGES := g++ libeigen3-dev libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev pkg-config
 PIP_PACKAGES := cmake ninja nanobind scikit-build-core numpy pytest tqdm
 PYTHON ?= python3
 BUILD ?= build
@@ -12,7 +12,7 @@ GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 LAUNCHER := $(shell command -v ccache >/dev/null 2>&1 && echo "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
 export CMAKE_CXX_COMPILER_LAUNCHER := $(shell command -v ccache 2>/dev/null)
 
-.PHONY: all deps deps-apt deps-pip build demo test test-cpp test-python bench clean
+.PHONY: all deps deps-apt deps-pip build demo test test-cpp test-python test-sanitize fuzz fuzz-build bench clean
 
 all: build
 
@@ -51,8 +51,26 @@ test-python: deps
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PYTHON) -m pip install -q torch==2.13.0
 	$(PYTHON) -m pip install -q --no-build-isolation . && $(PYTHON) -m pytest -q tests/python
 
+# The unit, golden and CLI tests under AddressSanitizer + UndefinedBehaviorSanitizer (leak
+# checks on): any report fails the run.
+test-sanitize: deps
+	cmake -S . -B $(BUILD)-sanitize $(GENERATOR) $(LAUNCHER) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLRNN_SANITIZE=ON -DLRNN_BUILD_BENCH=OFF
+	cmake --build $(BUILD)-sanitize -j $(JOBS)
+	cd $(BUILD)-sanitize && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -E 'demo|install'
+
+# libFuzzer targets (clang), one per parser plus the whole pipeline, FUZZ_SECONDS each.
+FUZZ_SECONDS ?= 600
+fuzz-build: deps
+	@command -v clang++ >/dev/null || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang libclang-rt-14-dev
+	cmake -S . -B $(BUILD)-fuzz $(GENERATOR) $(LAUNCHER) -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DLRNN_FUZZ=ON -DLRNN_BUILD_TESTS=OFF -DLRNN_BUILD_BENCH=OFF -DLRNN_BUILD_CLI=OFF
+	cmake --build $(BUILD)-fuzz -j $(JOBS)
+
+fuzz: fuzz-build
+	./scripts/fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
+
 bench: build
 	./scripts/bench.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-sanitize $(BUILD)-fuzz

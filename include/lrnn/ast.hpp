@@ -17,6 +17,11 @@ namespace lrnn {
 // A weight or a value as written: `0.5`, `[1, 2]`, `[[1, 2], [3, 4]]`, `{3, 3}`,
 // `<...>` (fixed), `$name=...` (named, shared), `$name` (reference to a named weight),
 // sparse `[n|i:v, ...]` (stored dense; `sparse` remembers the written form).
+// The largest value (weight, fact value or neuron output) lrnn builds: 2^26 entries, 512 MB
+// in float64. A shape beyond it is refused with an error naming where it comes from rather
+// than overflowing a size computation or exhausting memory (docs/semantics.md, "Limits").
+inline constexpr int64_t kMaxValueEntries = int64_t{1} << 26;
+
 struct ValueSpec {
   enum class Kind : uint8_t {
     Scalar,     // 1x1, data has one entry

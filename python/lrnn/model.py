@@ -333,8 +333,31 @@ class Model(Template):
         unknown = sorted(set(weights) - known)
         if unknown:
             raise KeyError(f"the model has no weights named {unknown}")
+        current = {name: value for name, value, _ in engine.parameters()}
         for name, value in weights.items():
-            engine.set_parameter(name, np.ascontiguousarray(value, dtype=np.float64))
+            value = np.ascontiguousarray(value, dtype=np.float64)
+            # Same numbers of elements are not enough: a 3x2 array in a 2x3 weight would load
+            # transposed-and-scrambled. Shapes must agree up to unit dimensions ((1, 3) ~ (3,)).
+            if np.squeeze(value).shape != np.squeeze(current[name]).shape:
+                from lrnn.errors import LrnnError
+
+                raise LrnnError(
+                    f"weight {name!r} has shape {np.shape(current[name])}, the state dict gives {value.shape}",
+                    kind="shape",
+                )
+            engine.set_parameter(name, value)
+
+    def clone(self) -> "Model":
+        """A new model with the same rules; a built model's clone is built with the same
+        settings and holds a copy of its current weights."""
+        copy = Model()
+        copy._entries = list(self._entries)
+        if self.built:
+            copy.build(self.settings)
+            copy.load_state_dict(self.state_dict())
+        return copy
+
+    __copy__ = clone
 
     # ---- files -------------------------------------------------------------------------------
     def save(self, path: Union[str, os.PathLike]) -> None:

@@ -8,6 +8,7 @@ NB_MODULE(_core, m) {
   lrnn::python::bind_syntax(m);
   lrnn::python::bind_logic(m);
   lrnn::python::bind_zoo(m);
+  lrnn::python::bind_gnn(m);
   lrnn::python::bind_engine(m);
   lrnn::python::bind_rasp(m);
 

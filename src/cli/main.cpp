@@ -1,5 +1,8 @@
 // The lrnn command: subcommands live in their own files and register themselves.
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "cli/command.hpp"
@@ -16,12 +19,21 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version are "errors" with code 0; every real usage error (unknown flag,
+    // missing option or file, a value out of range) exits 2, as documented.
+    return app.exit(e) == 0 ? lrnn::cli::kExitOk : lrnn::cli::kExitBadInput;
   } catch (const lrnn::Error& e) {
     std::cerr << e.what() << "\n";
     return e.kind() == lrnn::ErrorKind::Parse ? lrnn::cli::kExitBadInput : lrnn::cli::kExitFailure;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
+    return lrnn::cli::kExitFailure;
+  }
+  // Output that never reached its destination (a full disk behind `> file`, a closed pipe)
+  // is a failure, not a success with a truncated result.
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::cerr << "error: cannot write the output to standard output (" << std::strerror(errno ? errno : EIO) << ")\n";
     return lrnn::cli::kExitFailure;
   }
   return lrnn::cli::kExitOk;

@@ -55,12 +55,12 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
       "numerically before other constants), as `X=value, Y=value`; a ground goal prints\n"
       "`true` or `false`.\n\n"
       "Examples:\n"
-      "  lrnn query family.lrnn --facts family.txt 'grandparent(X, eve)'\n"
+      "  lrnn query examples/logic/family.lrnn --facts examples/logic/family.txt 'grandparent(X, eve)'\n"
       "  X=abe\n"
       "  X=mona\n"
-      "  lrnn query graph.lrnn --facts edges.txt 'path(a, d)'\n"
+      "  lrnn query examples/logic/graph.lrnn --facts examples/logic/edges.txt 'path(a, d)'\n"
       "  true\n"
-      "  lrnn query graph.lrnn --facts edges.txt 'path(a, Y)' --json\n"
+      "  lrnn query examples/logic/graph.lrnn --facts examples/logic/edges.txt 'path(a, Y)' --json\n"
       "  [{\"Y\":\"b\"},{\"Y\":\"c\"},{\"Y\":\"d\"}]\n\n"
       "Exit codes: 0 answered, 2 malformed input, 1 other errors (e.g. unstratifiable negation).");
   cmd->callback([opts] { run_query(*opts); });

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli/command.hpp"
+#include "syntax/atomic_file.hpp"
 #include "lrnn/rasp.hpp"
 #include "lrnn/syntax.hpp"
 
@@ -53,22 +54,7 @@ std::string show(const std::vector<Value>& vals) {
   return s + "]";
 }
 
-// Writes through a temporary file and a rename, so a failure never leaves a partial file.
-void write_file(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw lrnn::Error(lrnn::ErrorKind::Io, "cannot write " + path);
-    out << text;
-    if (!out.flush()) throw lrnn::Error(lrnn::ErrorKind::Io, "cannot write " + path);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw lrnn::Error(lrnn::ErrorKind::Io, "cannot write " + path);
-  }
-}
+void write_file(const std::string& path, const std::string& text) { lrnn::write_file_atomically(path, text); }
 
 void run_cmd(const RaspOptions& o) {
   Program p = load(o);

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +17,7 @@
 #include "cli/dataset_spec.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
+#include "syntax/atomic_file.hpp"
 #include "train/engine.hpp"
 #include "train/report.hpp"
 
@@ -48,11 +51,50 @@ std::vector<train::Sample> load_samples(const std::string& examples, const std::
   return train::pair_samples(std::move(ex), q);
 }
 
+// SIGINT / SIGTERM during training: the first one asks training to stop after the epoch in
+// progress (the model is then reported and, with --save, saved); a second one ends the
+// process at once, as usual.
+volatile std::sig_atomic_t stop_signal = 0;
+
+extern "C" void request_stop(int sig) {
+  if (stop_signal) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
+  stop_signal = sig;
+}
+
+struct StopOnSignal {
+  StopOnSignal() {
+    stop_signal = 0;
+    std::signal(SIGINT, request_stop);
+    std::signal(SIGTERM, request_stop);
+  }
+  ~StopOnSignal() {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+  }
+};
+
+// An interrupted run has reported (and saved) what it trained; it still exits as a
+// signalled command does (128 + the signal), so scripts see that it did not finish.
+void finish_interrupted() {
+  if (!stop_signal) return;
+  std::fflush(stdout);
+  std::exit(128 + stop_signal);
+}
+
 void run_train(const TrainOptions& o, const CLI::App& cmd) {
   const auto t0 = std::chrono::steady_clock::now();
+  // A save target that cannot be written fails now, not after the training it would lose.
+  if (!o.save_path.empty()) check_can_write_atomically(o.save_path);
   train::TrainConfig config;
   std::unique_ptr<train::Engine> engine;
   if (!o.load_path.empty()) {
+    // The saved model carries its template: a TEMPLATE given too would be ignored.
+    if (!o.template_path.empty())
+      throw Error(ErrorKind::Semantic, "give either a TEMPLATE or --load MODEL, not both: the model '" + o.load_path +
+                                           "' carries its own template, so '" + o.template_path + "' would be ignored");
     engine = train::Engine::load(o.load_path, config);
   } else {
     if (o.template_path.empty()) throw Error(ErrorKind::Semantic, "lrnn train needs a TEMPLATE (or --load MODEL)");
@@ -63,7 +105,7 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   // Options given on the command line override a loaded model's settings.
   auto given = [&](const char* name) { return cmd.count(name) > 0; };
   if (o.load_path.empty() || given("--optimizer")) config.optimizer = train::OptimizerConfig::defaults(train::OptimizerConfig::parse(o.optimizer));
-  if (o.lr > 0) config.optimizer.lr = o.lr;
+  if (given("--lr")) config.optimizer.lr = o.lr;
   else if (o.load_path.empty()) config.optimizer.lr = 0.01;
   if (o.weight_decay >= 0) config.optimizer.weight_decay = o.weight_decay;
   if (o.load_path.empty() || given("--loss")) config.loss = train::parse_loss(o.loss);
@@ -106,8 +148,15 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
     } else if (r.epoch % every == 0 || r.epoch == config.schedule.total_epochs) {
       std::fprintf(stderr, "%s\n", train::epoch_line(r, config.schedule.total_epochs).c_str());
     }
+    if (stop_signal) {
+      std::fprintf(stderr, "%s%s: stopping after epoch %d of %d%s\n", tty ? "\n" : "",
+                   stop_signal == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)", r.epoch,
+                   config.schedule.total_epochs, o.save_path.empty() ? "" : "; saving the model");
+      return false;
+    }
     return true;
   };
+  StopOnSignal stop_on_signal;
   train::TrainResult result = engine->train(train_set, test_set.get(), config, on_epoch);
   if (tty && result.epochs < o.epochs) std::fprintf(stderr, "\n");
 
@@ -130,9 +179,15 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   j["samples"] = train_set.size();
   j["parameters"] = engine->parameters().size();
   j["outputs"] = train::outputs_json(train_set, ev);
+  if (!std::isfinite(ev.metrics.loss) && ev.metrics.count > 0)
+    throw Error(ErrorKind::Runtime, "training diverged: the training loss is " + std::to_string(ev.metrics.loss) +
+                                        " after " + std::to_string(engine->epochs_trained()) +
+                                        " epochs (try a smaller --lr); the model was not saved");
   if (!o.save_path.empty()) engine->save(o.save_path, config);
+  if (stop_signal) j["interrupted"] = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
   if (o.json) {
     std::cout << j.dump() << "\n";
+    finish_interrupted();
     return;
   }
   std::printf("trained %d epochs on %zu samples (%zu parameters)\n", result.epochs, train_set.size(),
@@ -144,6 +199,7 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   std::printf("time: build %.3f s, train %.3f s (%.5f s per epoch)\n", build_s, result.train_seconds,
               result.epochs ? result.train_seconds / result.epochs : 0.0);
   if (!o.save_path.empty()) std::printf("saved %s\n", o.save_path.c_str());
+  finish_interrupted();
 }
 
 lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
@@ -153,27 +209,29 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("--examples,-e", o->examples_path, "Examples file");
   cmd->add_option("--dataset", o->dataset, "A dataset instead of --examples: tu:DIR (TU graph format)");
   cmd->add_option("--queries,-q", o->queries_path, "Queries file (omit for labelled examples)");
-  cmd->add_option("--epochs", o->epochs, "Epochs to train (default 100)");
+  cmd->add_option("--epochs", o->epochs, "Epochs to train (default 100)")->check(cli::finite_number(0, 1e9, false, true));
   cmd->add_option("--optimizer", o->optimizer, "adam | sgd | adamw (default adam)");
-  cmd->add_option("--lr", o->lr, "Learning rate (default 0.01)");
-  cmd->add_option("--weight-decay", o->weight_decay, "Weight decay (AdamW default 0.01)");
+  cmd->add_option("--lr", o->lr, "Learning rate (default 0.01)")->check(cli::finite_number(0));
+  cmd->add_option("--weight-decay", o->weight_decay, "Weight decay (AdamW default 0.01)")->check(cli::finite_number(0));
   cmd->add_option("--loss", o->loss, "mse | crossentropy (default mse)");
-  cmd->add_option("--batch-size", o->batch_size, "Samples per step (default 0: all)");
+  cmd->add_option("--batch-size", o->batch_size, "Samples per step (default 0: all)")->check(cli::finite_number(0, 1e12, false, true));
   cmd->add_option("--seed", o->seed, "Seed of initialisation, shuffling and splits (default 1)");
   cmd->add_option("--initializer", o->initializer, "glorot | he | uniform(s) | normal(s) | constant(v)");
   cmd->add_option("--schedule", o->schedule, "constant | step | exponential | cosine");
   cmd->add_option("--test-examples", o->test_examples_path, "Test examples file");
   cmd->add_option("--test-queries", o->test_queries_path, "Test queries file");
-  cmd->add_option("--test-fraction", o->test_fraction, "Hold out this fraction of the samples (seeded)");
-  cmd->add_option("--patience", o->patience, "Early stopping: epochs without improvement (0: off)");
-  cmd->add_option("--report-every", o->report_every, "Progress line every N epochs when not on a terminal");
+  cmd->add_option("--test-fraction", o->test_fraction, "Hold out this fraction of the samples (seeded)")->check(cli::finite_number(0, 1));
+  cmd->add_option("--patience", o->patience, "Early stopping: epochs without improvement (0: off)")->check(cli::finite_number(0, 1e9, false, true));
+  cmd->add_option("--report-every", o->report_every, "Progress line every N epochs when not on a terminal")->check(cli::finite_number(0, 1e9, false, true));
   cmd->add_option("--save", o->save_path, "Write the trained model (JSON) here");
   cmd->add_option("--load", o->load_path, "Continue training a saved model");
   cmd->add_flag("--json", o->json, "Print one JSON object with metrics, timing and outputs");
   cmd->footer(
       "Examples:\n"
-      "  lrnn train xor.lrnn --examples xor/naive/trainExamples.txt --epochs 300 --save xor.json\n"
-      "  lrnn train mutagenesis.lrnn -e examples.txt -q queries.txt --test-fraction 0.2 --json");
+      "  lrnn train examples/templates/xor.lrnn --examples ../shared/datasets/neuralogic/simple/xor/naive/trainExamples.txt \\\n"
+      "      --epochs 300 --lr 0.1 --save xor.json\n"
+      "  lrnn train examples/templates/mutagenesis.lrnn -e ../shared/datasets/neuralogic/molecules/mutagenesis/examples.txt \\\n"
+      "      -q ../shared/datasets/neuralogic/molecules/mutagenesis/queries.txt --test-fraction 0.2 --lr 0.003 --batch-size 1 --json");
   cmd->callback([o, cmd] { run_train(*o, *cmd); });
 });
 

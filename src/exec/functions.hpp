@@ -33,6 +33,9 @@ struct Shape {
   bool operator==(const Shape&) const = default;
 };
 std::string to_string(Shape s);  // "3x1"
+// rows x cols as a Shape, refused (ErrorKind::Limit, naming `what`) beyond
+// kMaxValueEntries entries; sizes are computed in 64 bits, so nothing overflows first.
+Shape checked_shape(int64_t rows, int64_t cols, const std::string& what);
 
 // ---- activations ---------------------------------------------------------------------
 enum class ActivationKind : uint8_t {

@@ -92,7 +92,7 @@ Shape activation_shape(const Activation& a, Shape in) {
       return {b.r1 - b.r0, b.c1 - b.c0};
     }
     case ActivationKind::Reshape:
-      if (a.rows <= 0 || a.cols <= 0 || a.rows * a.cols != in.size())
+      if (a.rows <= 0 || a.cols <= 0 || int64_t{a.rows} * a.cols != in.size())
         throw Error(ErrorKind::Shape, to_string(a) + " cannot reshape a value of shape " +
                                           to_string(in) + " (" + std::to_string(in.size()) +
                                           " entries) into " + std::to_string(a.rows) + "x" +

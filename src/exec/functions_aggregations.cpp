@@ -31,7 +31,7 @@ Shape aggregation_shape(AggregationKind a, Shape in, size_t segment_length) {
     case AggregationKind::Count:
       return {1, 1};
     case AggregationKind::Concat:
-      return {static_cast<int>(segment_length) * in.rows, in.cols};
+      return checked_shape(static_cast<int64_t>(segment_length) * in.rows, in.cols, "aggregation 'concat'");
     default:
       return in;
   }

@@ -138,7 +138,7 @@ Shape combination_shape(CombinationKind c, const std::vector<Shape>& in) {
           mismatch(c, "multiplies left to right as matrices (columns of the left must equal rows "
                       "of the right)", cur, s);
         } else {
-          cur.cols = s.cols;
+          cur = checked_shape(cur.rows, s.cols, "the product of combination 'product'");
         }
       }
       return cur;
@@ -149,20 +149,20 @@ Shape combination_shape(CombinationKind c, const std::vector<Shape>& in) {
       // 1-vectors); row vectors concatenate horizontally. Both are plain concatenations of
       // the row-major data.
       bool same_cols = true, all_rows = true;
-      int rows = 0, cols = 0;
+      int64_t rows = 0, cols = 0;
       for (Shape s : in) {
         same_cols = same_cols && s.cols == in[0].cols;
         all_rows = all_rows && s.rows == 1;
         rows += s.rows;
         cols += s.cols;
       }
-      if (same_cols) return {rows, in[0].cols};
-      if (all_rows) return {1, cols};
+      if (same_cols) return checked_shape(rows, in[0].cols, "combination 'concat'");
+      if (all_rows) return checked_shape(1, cols, "combination 'concat'");
       for (Shape s : in)
         if (s.cols != in[0].cols)
           mismatch(c, "stacks column vectors (equal column counts; scalars count as 1-vectors)",
                    in[0], s);
-      return {rows, in[0].cols};
+      return checked_shape(rows, in[0].cols, "combination 'concat'");
     }
     case CombinationKind::CrossSum:
       if (in.size() != 2)
@@ -170,7 +170,7 @@ Shape combination_shape(CombinationKind c, const std::vector<Shape>& in) {
                                           std::to_string(in.size()));
       if (!is_vector(in[0]) || !is_vector(in[1]))
         mismatch(c, "needs two vectors", in[0], in[1]);
-      return {in[0].size() * in[1].size(), 1};
+      return checked_shape(int64_t{in[0].size()} * in[1].size(), 1, "combination 'crosssum'");
     case CombinationKind::CosSim:
       if (in.size() != 2)
         throw Error(ErrorKind::Shape, "combination 'cossim' needs exactly two inputs, got " +

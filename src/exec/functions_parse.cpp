@@ -187,6 +187,13 @@ void parse_range(const FunctionSpec& f, const std::string& text, const char* axi
 
 std::string to_string(Shape s) { return std::to_string(s.rows) + "x" + std::to_string(s.cols); }
 
+Shape checked_shape(int64_t rows, int64_t cols, const std::string& what) {
+  if (rows > 0 && cols > 0 && rows * cols <= kMaxValueEntries) return {static_cast<int>(rows), static_cast<int>(cols)};
+  throw Error(ErrorKind::Limit, what + " would be " + std::to_string(rows) + "x" + std::to_string(cols) + " = " +
+                                    std::to_string(rows * cols) + " entries, over the limit of " +
+                                    std::to_string(kMaxValueEntries) + " entries per value");
+}
+
 Activation parse_activation(const FunctionSpec& f, const Span& span) {
   const auto* entry = find_name(activation_names(), f.name);
   if (!entry)
@@ -281,6 +288,9 @@ Aggregation parse_aggregation(const FunctionSpec& f, const Span& span) {
     if (!f.kwargs.empty())
       fail(span, "softmax aggregation takes variable names, e.g. softmax(J), found '" +
                      spec_text(f) + "'");
+    if (f.has_parens && f.args.empty())
+      fail(span, "softmax() names no variables: write softmax(J) to normalise over the groundings that differ "
+                 "in J, or softmax without parentheses to normalise over all groundings of a head");
     for (const auto& arg : f.args) {
       std::string_view v = trim(arg);
       if (v.empty() || !(std::isupper(static_cast<unsigned char>(v.front())) || v.front() == '_'))

@@ -55,7 +55,7 @@ Shape group_aggregation_shape(AggregationKind kind, Shape in, const std::vector<
                       where + ": concat aggregation needs the same number of groundings for every "
                               "head, found " + std::to_string(len) + " and " +
                           std::to_string(seg[j + 1] - seg[j]));
-      return {static_cast<int>(len) * in.rows, in.cols};
+      return checked_shape(int64_t{len} * in.rows, in.cols, where + ": concat aggregation");
     }
     default: return in;
   }
@@ -185,7 +185,7 @@ WeightMode weight_mode(Shape w, Shape x, Shape& out) {
     return WeightMode::Outer;
   }
   if (w.cols == x.rows) {
-    out = {w.rows, x.cols};
+    out = checked_shape(w.rows, x.cols, "a weight of shape " + text(w) + " applied to a value of shape " + text(x));
     return WeightMode::MatMul;
   }
   if (w == x) {

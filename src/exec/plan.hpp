@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
 #include <vector>
 
 #include "exec/functions.hpp"
@@ -169,8 +170,26 @@ struct Plan {
 Plan build_plan(const neural::TemplateModel& model,
                 const std::vector<const neural::SampleNetwork*>& samples);
 
+// Neuron values and gradients live in cache-line aligned buffers. Eigen's vector kernels
+// start with a scalar prologue up to the first aligned element, so the same plan run in a
+// buffer at another alignment (a workspace reallocated for a bigger plan in between) would
+// associate its sums differently and differ in the last bits; aligned starts make reruns
+// bit-identical.
+template <class T>
+struct CacheAlignedAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlignment{64};
+  CacheAlignedAllocator() = default;
+  template <class U>
+  CacheAlignedAllocator(const CacheAlignedAllocator<U>&) noexcept {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
+  void deallocate(T* p, size_t) noexcept { ::operator delete(p, kAlignment); }
+  friend bool operator==(const CacheAlignedAllocator&, const CacheAlignedAllocator&) { return true; }
+};
+using AlignedValues = std::vector<double, CacheAlignedAllocator<double>>;
+
 struct Workspace {
-  std::vector<double> values, grads;
+  AlignedValues values, grads;
 };
 
 // Computes every neuron value of the plan.

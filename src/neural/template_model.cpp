@@ -1,6 +1,8 @@
 #include "neural/template_model.hpp"
 
 #include <algorithm>
+#include <iterator>
+#include <string_view>
 
 #include "lrnn/diagnostics.hpp"
 
@@ -94,6 +96,53 @@ std::vector<double> data_of(const ValueSpec& v) {
 
 bool meta_is_false(const FunctionSpec& f) { return f.name == "false" || f.name == "0"; }
 
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The metadata keys each construct reads; anything else was silently ignored before
+// ([colour=blue], a misspelled `activaton`), so it is an error naming the closest key.
+constexpr std::string_view kRuleKeys[] = {"activation", "transformation", "combination", "aggregation", "learnable",
+                                          "duplicate_grounding"};
+constexpr std::string_view kPredicateKeys[] = {"activation", "transformation", "combination"};
+constexpr std::string_view kBooleanKeys[] = {"learnable", "duplicate_grounding"};
+
+template <size_t N>
+void check_meta(const std::vector<MetaEntry>& meta, const std::string_view (&keys)[N], const std::string& where) {
+  for (size_t i = 0; i < meta.size(); ++i) {
+    const MetaEntry& m = meta[i];
+    if (std::find(std::begin(keys), std::end(keys), m.key) == std::end(keys)) {
+      std::string_view closest = keys[0];
+      for (std::string_view k : keys)
+        if (edit_distance(m.key, std::string(k)) < edit_distance(m.key, std::string(closest))) closest = k;
+      std::string valid;
+      for (std::string_view k : keys) valid += (valid.empty() ? "" : ", ") + std::string(k);
+      const bool near = edit_distance(m.key, std::string(closest)) <= std::max<size_t>(2, m.key.size() / 3);
+      throw Error(ErrorKind::Semantic, m.span,
+                  "unknown metadata key '" + m.key + "' for " + where +
+                      (near ? "; did you mean '" + std::string(closest) + "'?" : "") + " (valid: " + valid + ")");
+    }
+    for (size_t j = 0; j < i; ++j)
+      if (meta[j].key == m.key) throw Error(ErrorKind::Semantic, m.span, "metadata key '" + m.key + "' is given twice");
+    const bool boolean = std::find(std::begin(kBooleanKeys), std::end(kBooleanKeys), m.key) != std::end(kBooleanKeys);
+    if (boolean && (m.value.has_parens || (m.value.name != "true" && m.value.name != "false" && m.value.name != "1" &&
+                                           m.value.name != "0")))
+      throw Error(ErrorKind::Semantic, m.span,
+                  "metadata '" + m.key + "' takes true or false, found '" + m.value.name + "'");
+  }
+}
+
 // Creates (or, for `$name`, shares) the parameter a weight spec denotes.
 class WeightBuilder {
  public:
@@ -173,6 +222,7 @@ TemplateModel TemplateModel::compile(const TemplateAst& ast,
   std::vector<bool> rule_learnable(ast.rules.size(), true);
   for (size_t r = 0; r < ast.rules.size(); ++r) {
     const Rule& rule = ast.rules[r];
+    check_meta(rule.meta, kRuleKeys, "a rule");
     for (const MetaEntry& m : rule.meta)
       if (m.key == "learnable") rule_learnable[r] = !meta_is_false(m.value);
     if (rule.head.weight) weights.define_named(*rule.head.weight, rule_learnable[r]);
@@ -189,6 +239,7 @@ TemplateModel TemplateModel::compile(const TemplateAst& ast,
   for (const Rule& rule : ast.rules) model.intern_predicate(rule.head.predicate, rule.head.arity());
   for (const PredicateDecl& d : ast.predicates) {
     uint32_t p = model.intern_predicate(d.name, d.arity);
+    check_meta(d.meta, kPredicateKeys, "predicate " + d.name + "/" + std::to_string(d.arity));
     PredicateSpec& spec = model.predicates[p];
     for (const MetaEntry& m : d.meta) {
       if (m.key == "activation" || m.key == "transformation") {

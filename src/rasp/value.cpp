@@ -42,11 +42,39 @@ std::string format_double(double d) {
   return s;
 }
 
-Value checked_int(long double exact, int64_t result) {
-  if (exact > static_cast<long double>(std::numeric_limits<int64_t>::max()) ||
-      exact < static_cast<long double>(std::numeric_limits<int64_t>::min()))
-    fail("integer overflow");
-  return result;
+// 64-bit integer arithmetic; overflow (which C++ leaves undefined) is an error.
+int64_t checked_int_op(Op op, int64_t x, int64_t y) {
+  int64_t r = 0;
+  const bool overflow = op == Op::Add   ? __builtin_add_overflow(x, y, &r)
+                        : op == Op::Sub ? __builtin_sub_overflow(x, y, &r)
+                                        : __builtin_mul_overflow(x, y, &r);
+  if (overflow)
+    fail("integer overflow: " + std::to_string(x) + " " + op_symbol(op) + " " + std::to_string(y) +
+         " is outside the 64-bit range");
+  return r;
+}
+
+// Exponentiation by squaring: O(log e) steps (1 ^ 10^18 used to take 10^18 multiplications).
+// False when the result (or a square it needs) leaves the 64-bit range.
+bool int_pow_fits(int64_t base, int64_t e, int64_t& result) {
+  result = 1;
+  if (base == 0) {
+    result = e == 0 ? 1 : 0;
+    return true;
+  }
+  while (true) {
+    if ((e & 1) && __builtin_mul_overflow(result, base, &result)) return false;
+    e >>= 1;
+    if (e == 0 || base == 1) return true;  // once the base is 1, further factors are 1
+    if (__builtin_mul_overflow(base, base, &base)) return false;
+  }
+}
+
+int64_t checked_int_pow(int64_t base, int64_t e) {
+  int64_t r = 0;
+  if (!int_pow_fits(base, e, r))
+    fail("integer overflow: " + std::to_string(base) + " ^ " + std::to_string(e) + " is outside the 64-bit range");
+  return r;
 }
 
 }  // namespace
@@ -148,17 +176,13 @@ Value apply_value_op(Op op, const Value& a, const Value& b) {
   bool ints = is_integral(a) && is_integral(b);
   switch (op) {
     case Op::Add:
-      if (ints) return checked_int((long double)as_int(a) + as_int(b), as_int(a) + as_int(b));
+      if (ints) return checked_int_op(Op::Add, as_int(a), as_int(b));
       return to_double(a) + to_double(b);
     case Op::Sub:
-      if (ints) return checked_int((long double)as_int(a) - as_int(b), as_int(a) - as_int(b));
+      if (ints) return checked_int_op(Op::Sub, as_int(a), as_int(b));
       return to_double(a) - to_double(b);
     case Op::Mul:
-      if (ints) {
-        long double exact = (long double)as_int(a) * as_int(b);
-        if (std::fabs(exact) > 9.2e18L) fail("integer overflow");
-        return as_int(a) * as_int(b);
-      }
+      if (ints) return checked_int_op(Op::Mul, as_int(a), as_int(b));
       return to_double(a) * to_double(b);
     case Op::Div: {
       double d = to_double(b);
@@ -169,7 +193,8 @@ Value apply_value_op(Op op, const Value& a, const Value& b) {
       if (ints) {
         int64_t x = as_int(a), y = as_int(b);
         if (y == 0) fail("modulo by zero: " + repr(a) + " % " + repr(b));
-        int64_t r = x % y;
+        // INT64_MIN % -1 traps on x86 (the quotient overflows); every x % +-1 is 0.
+        int64_t r = (y == 1 || y == -1) ? 0 : x % y;
         if (r != 0 && ((r < 0) != (y < 0))) r += y;  // Python: the sign of the divisor
         return r;
       }
@@ -180,13 +205,7 @@ Value apply_value_op(Op op, const Value& a, const Value& b) {
       return r;
     }
     case Op::Pow: {
-      if (ints && as_int(b) >= 0) {
-        long double exact = std::pow((long double)as_int(a), (long double)as_int(b));
-        if (std::fabs(exact) > 9.2e18L) fail("integer overflow");
-        int64_t r = 1, base = as_int(a);
-        for (int64_t e = as_int(b); e > 0; --e) r *= base;
-        return r;
-      }
+      if (ints && as_int(b) >= 0) return checked_int_pow(as_int(a), as_int(b));
       return std::pow(to_double(a), to_double(b));
     }
     default: break;
@@ -197,7 +216,7 @@ Value apply_value_op(Op op, const Value& a, const Value& b) {
 Value apply_value_unary(Op op, const Value& a) {
   if (op == Op::Not) return !truthy(a);
   if (op == Op::Neg) {
-    if (is_integral(a)) return -as_int(a);
+    if (is_integral(a)) return checked_int_op(Op::Sub, 0, as_int(a));
     if (is_double(a)) return -std::get<double>(a);
     fail("cannot negate " + type_name(a) + " " + repr(a));
   }

@@ -234,6 +234,14 @@ void Lexer::scan(Token& t) {
     if (pos_ + 1 < n && text_[pos_] == '.' && is_digit(text_[pos_ + 1])) {
       ++pos_;
       while (pos_ < n && is_digit(text_[pos_])) ++pos_;
+      // `0.5.5` is no number; read as `0.5` `.` `5` it silently became a rule ending in an
+      // offset plus a fact `5 a.` on the same line.
+      if (pos_ + 1 < n && text_[pos_] == '.' && is_digit(text_[pos_ + 1])) {
+        size_t e = pos_ + 1;
+        while (e < n && (is_digit(text_[e]) || text_[e] == '.')) ++e;
+        fail_here(start, static_cast<uint32_t>(e - start),
+                  "malformed number '" + std::string(text_.substr(start, std::min<size_t>(e - start, 40))) + "'");
+      }
     }
     if (pos_ < n && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
       size_t p = pos_ + 1;

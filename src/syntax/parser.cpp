@@ -154,6 +154,13 @@ class Parser {
     return v;
   }
 
+  // A value of rows x cols entries must stay within kMaxValueEntries (computed in 64 bits).
+  void check_entries(const Token& at, int64_t rows, int64_t cols) {
+    if (rows * cols > kMaxValueEntries)
+      fail(at, "a value of " + std::to_string(rows) + "x" + std::to_string(cols) + " = " + std::to_string(rows * cols) +
+                   " entries is over the limit of " + std::to_string(kMaxValueEntries) + " entries per value");
+  }
+
   double value_number() {
     if (!lex_.at(Tok::Number)) expected("a number");
     return number(lex_.next());
@@ -199,6 +206,7 @@ class Parser {
         if (lex_.at(Tok::Number) && lex_.at(Tok::Pipe, 1)) {  // sparse [n|i:v, ...]
           Token len_tok = lex_.next();
           int n = positive_int(len_tok, "a sparse vector length");
+          check_entries(len_tok, n, 1);
           lex_.advance();  // '|'
           v.kind = ValueSpec::Kind::Vector;
           v.sparse = true;
@@ -237,10 +245,12 @@ class Parser {
         lex_.advance();
         v.kind = ValueSpec::Kind::Dims;
         if (!lex_.at(Tok::Number)) expected("a dimension");
+        const Token rows_tok = lex_.peek();
         v.rows = positive_int(lex_.next(), "a dimension");
         if (accept(Tok::Comma)) {
           if (!lex_.at(Tok::Number)) expected("a dimension");
           v.cols = positive_int(lex_.next(), "a dimension");
+          check_entries(rows_tok, v.rows, v.cols);
           v.dims_is_vector = false;
         } else {
           v.cols = 1;

@@ -3,12 +3,14 @@
 // the optimizer's state and the training settings. Written to a temporary file and renamed.
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "lrnn/diagnostics.hpp"
+#include "syntax/atomic_file.hpp"
 #include "lrnn/syntax.hpp"
 #include "train/engine.hpp"
 
@@ -17,6 +19,8 @@ namespace lrnn::train {
 using nlohmann::json;
 
 namespace {
+
+constexpr int64_t kModelFileVersion = 1;
 
 json optimizer_json(const OptimizerConfig& c) {
   return {{"kind", to_string(c.kind)}, {"lr", c.lr},           {"beta1", c.beta1},
@@ -42,6 +46,11 @@ std::string Engine::to_json(const TrainConfig& config) const {
   for (uint32_t p = 0; p < model_.params.count(); ++p) {
     const neural::ParamInfo& info = model_.params.info(p);
     const double* data = model_.params.data(p);
+    // JSON has no NaN or infinity (they would be written as null and never load back).
+    for (int k = 0; k < info.shape.size(); ++k)
+      if (!std::isfinite(data[k]))
+        throw Error(ErrorKind::Runtime, "parameter '" + info.name + "' is " + std::to_string(data[k]) +
+                                            ": the model diverged and is not saved");
     params.push_back({{"name", info.name},
                       {"rows", info.shape.rows},
                       {"cols", info.shape.cols},
@@ -66,7 +75,7 @@ std::string Engine::to_json(const TrainConfig& config) const {
       {"patience", config.patience},
   };
   json j = {{"format", "lrnn-model"},
-            {"version", 1},
+            {"version", kModelFileVersion},
             {"template", print_template(ast_)},
             {"parameters", params},
             {"training", training}};
@@ -83,21 +92,35 @@ std::unique_ptr<Engine> Engine::from_json(const std::string& text, TrainConfig& 
   try {
     if (j.value("format", "") != "lrnn-model")
       throw Error(ErrorKind::Parse, name + ": not a model file (no \"format\": \"lrnn-model\")");
+    const json version = j.value("version", json());
+    if (!version.is_number_integer() || version.get<int64_t>() != kModelFileVersion)
+      throw Error(ErrorKind::Parse, name + ": model file version " + version.dump() + " is not supported (this lrnn reads version " +
+                                        std::to_string(kModelFileVersion) + ")");
     TemplateAst ast = parse_template(j.at("template").get<std::string>(), name + " (template)");
     auto engine = std::make_unique<Engine>(ast);
     neural::Parameters& params = engine->model_.params;
+    std::vector<uint8_t> loaded(params.count(), 0);
     for (const json& p : j.at("parameters")) {
       const std::string pname = p.at("name").get<std::string>();
       const uint32_t id = params.find(pname);
       if (id == neural::kNoParam)
         throw Error(ErrorKind::Semantic, name + ": parameter '" + pname + "' does not exist in the template");
+      if (loaded[id]++) throw Error(ErrorKind::Parse, name + ": parameter '" + pname + "' is given twice");
       const neural::ParamInfo& info = params.info(id);
+      for (const json& v : p.at("values"))
+        if (!v.is_number())
+          throw Error(ErrorKind::Parse, name + ": parameter '" + pname + "' holds " + v.dump() + ", not a number");
       const std::vector<double> values = p.at("values").get<std::vector<double>>();
       if (p.at("rows").get<int>() != info.shape.rows || p.at("cols").get<int>() != info.shape.cols ||
           values.size() != static_cast<size_t>(info.shape.size()))
         throw Error(ErrorKind::Shape, name + ": parameter '" + pname + "' has a different shape in the template");
       std::copy(values.begin(), values.end(), params.data(id));
     }
+    // Every weight must come from the file: one left out would silently keep a fresh
+    // random initialisation.
+    for (uint32_t id = 0; id < params.count(); ++id)
+      if (!loaded[id])
+        throw Error(ErrorKind::Parse, name + ": parameter '" + params.info(id).name + "' of the template is missing");
     const json& t = j.at("training");
     engine->epochs_trained_ = t.at("epochs_trained").get<int>();
     config.epochs = t.value("epochs", config.epochs);
@@ -122,25 +145,7 @@ std::unique_ptr<Engine> Engine::from_json(const std::string& text, TrainConfig& 
 }
 
 void Engine::save(const std::string& path, const TrainConfig& config) const {
-  const std::string text = to_json(config);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(ErrorKind::Io, "cannot write '" + tmp + "'");
-    out << text << "\n";
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw Error(ErrorKind::Io, "cannot write '" + tmp + "'");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw Error(ErrorKind::Io, "cannot rename the model file into '" + path + "': " + ec.message());
-  }
+  write_file_atomically(path, to_json(config) + "\n");
 }
 
 std::unique_ptr<Engine> Engine::load(const std::string& path, TrainConfig& config) {

@@ -20,6 +20,11 @@ struct Sample {
 // lrnn::Error naming the offending line when nothing pairs.
 std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries);
 
+// A query whose predicate (name/arity) no rule head, template fact or example fact defines
+// can never be derived: its value would be a silent 0 (a typo trains against nothing).
+// Throws lrnn::Error at the first such query, naming it and the closest defined predicate.
+void check_queries_defined(const TemplateAst& tmpl, const std::vector<Sample>& samples);
+
 // The target of a query literal as a flat array (empty if it has none).
 std::vector<double> target_of(const Literal& query);
 

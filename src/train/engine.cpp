@@ -87,6 +87,7 @@ PreparedSet Engine::prepare(std::vector<Sample> samples) const {
   const auto t0 = std::chrono::steady_clock::now();
   PreparedSet set;
   set.id = next_set_id++;
+  check_queries_defined(ast_, samples);
   set.samples = std::move(samples);
   const size_t n = set.samples.size();
   set.networks.resize(n);

@@ -1,5 +1,6 @@
 // The `.rasp` text syntax: expressions, functions, lambdas, annotations and errors.
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include "lrnn/rasp.hpp"
 #include "rasp_test_support.hpp"
@@ -146,4 +147,27 @@ TEST(RaspSyntax, DeepNestingIsAnErrorNotAStackOverflow) {
   auto p = parse_rasp("x = " + repeated("(", 150) + "tokens_int + 1" + repeated(")", 150) + ";\ny = x" +
                       repeated(" + 1", 900) + ";");
   EXPECT_EQ(std::get<int64_t>(lrnn::rasp::run(p, {lrnn::rasp::Value(int64_t{1})})[0]), 902);
+}
+
+// The depth limits above hold whatever the caller's stack: a Python thread has 1 MB.
+TEST(RaspSyntax, DeepInputsAreLimitErrorsOnASmallCallerStack) {
+  struct Result {
+    std::string message;
+  } result;
+  auto body = [](void* arg) -> void* {
+    auto& r = *static_cast<Result*>(arg);
+    r.message = rasp_test::error_of([] {
+      lrnn::rasp::parse_rasp("def f(n) { return 0 if n == 0 else f(n - 1) + n" + repeated(" + 0", 500) +
+                             "; }\nx = tokens_int + f(150);");
+    });
+    return nullptr;
+  };
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, size_t(1) << 20);
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(&thread, &attr, body, &result), 0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+  EXPECT_NE(result.message.find("evaluation nested more than 2000 levels deep"), std::string::npos) << result.message;
 }

@@ -31,6 +31,8 @@ const ErrorCase kCases[] = {
     {"unclosed_bracket.lrnn", Mode::Template,
      "{dir}/unclosed_bracket.lrnn:1:15: error: expected ',' or ']' closing the vector, found 'p'"},
     {"bad_weight.lrnn", Mode::Template, "{dir}/bad_weight.lrnn:2:9: error: malformed number '0.5x'"},
+    {"double_decimal_point.lrnn", Mode::Template,
+     "{dir}/double_decimal_point.lrnn:2:6: error: malformed number '0.5.5'"},
     {"bad_dims.lrnn", Mode::Template,
      "{dir}/bad_dims.lrnn:1:10: error: expected a dimension (a positive integer), found number '0'"},
     {"missing_period.lrnn", Mode::Template,
@@ -193,7 +195,7 @@ TEST(SyntaxErrors, CheckCommandSummarisesValidInput) {
                          shell_quote(data + "queries.txt"),
                      err, out);
   EXPECT_EQ(code, 0) << err;
-  EXPECT_EQ(out, "ok: " + kErrors + "/ok.lrnn: 1 rules, 0 facts, 0 predicate declarations; 188 examples (20622 facts); 188 queries\n");
+  EXPECT_EQ(out, "ok: " + kErrors + "/ok.lrnn: 2 rules, 0 facts, 0 predicate declarations; 188 examples (20622 facts); 188 queries\n");
   EXPECT_EQ(run_cli(shell_quote(kErrors + "/no_such_file.lrnn"), err, out), 1);
   EXPECT_EQ(err, "error: cannot read '" + kErrors + "/no_such_file.lrnn'\n");
 }

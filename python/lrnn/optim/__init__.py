@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Tuple
 
 
@@ -9,8 +10,12 @@ class Optimizer:
     kind = ""
 
     def __init__(self, lr: float, weight_decay: float = 0.0):
-        if lr <= 0:
-            raise ValueError(f"the learning rate must be positive, got {lr}")
+        # 0 is a valid rate (a frozen run, as in PyNeuraLogic and torch); negative, NaN and
+        # infinite rates would train to nonsense, so they are refused here.
+        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr < 0:
+            raise ValueError(f"the learning rate must be a finite number >= 0, got {lr!r}")
+        if not isinstance(weight_decay, (int, float)) or not math.isfinite(weight_decay) or weight_decay < 0:
+            raise ValueError(f"weight_decay must be a finite number >= 0, got {weight_decay!r}")
         self.lr = float(lr)
         self.weight_decay = float(weight_decay)
 

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of tests/fuzz for SECONDS each, seeded with the project's own
+# inputs (templates, examples, error cases, .rasp programs). Exit 1 on the first crash,
+# hang, leak or sanitizer report; the reproducer is left in BUILD/fuzz-findings/.
+# Usage: scripts/fuzz.sh BUILD SECONDS [TARGET...]
+set -euo pipefail
+BUILD=${1:?build dir}
+SECONDS_EACH=${2:-30}
+shift 2 || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_template fuzz_examples fuzz_train fuzz_rasp fuzz_model_json)
+corpus="$BUILD/fuzz-corpus"
+findings="$BUILD/fuzz-findings"
+mkdir -p "$findings"
+
+seed() {  # seed TARGET FILE...: copy files into the target's corpus (ignores missing ones)
+  local dir="$corpus/$1"; shift
+  mkdir -p "$dir"
+  for f in "$@"; do [ -f "$f" ] && cp "$f" "$dir/seed-$(echo "$f" | tr '/' '_')"; done
+  return 0
+}
+shared=../shared/datasets/neuralogic/simple
+seed fuzz_template examples/templates/*.lrnn examples/demo/template.lrnn examples/transformers/*.lrnn \
+  tests/programs/*/template.lrnn tests/errors/*.lrnn
+seed fuzz_examples $shared/xor/naive/trainExamples.txt $shared/family/examples.txt $shared/family/queries.txt \
+  $shared/trains/queries.txt tests/programs/*/examples.txt tests/programs/*/queries.txt tests/errors/*.txt
+seed fuzz_rasp tests/rasp/*.rasp examples/rasp/*.rasp tests/rasp/errors/*
+seed fuzz_model_json tests/programs/*/expected.json
+mkdir -p "$corpus/fuzz_train"
+for t in xor.lrnn xor_vectorized.lrnn family.lrnn; do
+  ex=$shared/xor/naive/trainExamples.txt
+  [ "$t" = xor_vectorized.lrnn ] && ex=$shared/xor/vectorized/trainExamples.txt
+  [ "$t" = family.lrnn ] && continue
+  { cat "examples/templates/$t"; printf '\n%%%%\n'; cat "$ex"; } > "$corpus/fuzz_train/seed-$t"
+done
+
+status=0
+for target in "${targets[@]}"; do
+  echo "== $target: ${SECONDS_EACH}s"
+  # -rss_limit_mb: an input may not take more memory than a limit error allows;
+  # -timeout: any single input over 10 s is a hang.
+  if ! ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
+      "$BUILD/tests/fuzz/$target" "$corpus/$target" -max_total_time="$SECONDS_EACH" -timeout=10 \
+      -rss_limit_mb=4096 -max_len=4096 -artifact_prefix="$findings/$target-" -print_final_stats=1 \
+      > "$findings/$target.log" 2>&1; then
+    echo "   FAILED: see $findings/$target.log"; grep -E "ERROR|SUMMARY|==[0-9]+==" "$findings/$target.log" | head -5
+    status=1
+  else
+    grep -E "stat::number_of_executed_units|cov:" "$findings/$target.log" | tail -1 | sed 's/^/   /'
+  fi
+done
+exit $status

@@ -1,0 +1,163 @@
+// The CLI's usage contract (issue 14): option values out of range are usage errors (exit 2,
+// naming the option) rather than being wrapped, clamped or replaced by defaults; every
+// usage error exits 2; a TEMPLATE next to --load is refused; a diverged run is not saved.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+struct CliRun {
+  int code;
+  std::string out;
+};
+
+CliRun lrnn_cli(const std::string& args) {
+  const std::string cmd = std::string(LRNN_CLI_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+const std::string kXor = std::string(LRNN_SOURCE_DIR) + "/examples/templates/xor.lrnn";
+const std::string kXorData = std::string(LRNN_DATASETS_DIR) + "/neuralogic/simple/xor/naive/trainExamples.txt";
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / ("lrnn_cli_usage_" + name);
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+TEST(CliUsage, OutOfRangeOptionValuesAreUsageErrors) {
+  if (!std::filesystem::exists(kXorData)) GTEST_SKIP() << "../shared/datasets is absent";
+  const std::pair<const char*, const char*> cases[] = {
+      {"--epochs -5", "--epochs"},         {"--lr -1", "--lr"},
+      {"--lr nan", "--lr"},                {"--lr inf", "--lr"},
+      {"--test-fraction -0.5", "--test-fraction"}, {"--batch-size -1", "--batch-size"},
+      {"--epochs 2.5", "--epochs"},        {"--weight-decay -0.1", "--weight-decay"},
+  };
+  for (const auto& [args, option] : cases) {
+    CliRun r = lrnn_cli("train " + kXor + " -e " + kXorData + " " + args);
+    EXPECT_EQ(r.code, 2) << args << ":\n" << r.out;
+    EXPECT_NE(r.out.find(option), std::string::npos) << args << ":\n" << r.out;
+    EXPECT_EQ(r.out.find("trained"), std::string::npos) << args << " trained anyway:\n" << r.out;
+  }
+}
+
+TEST(CliUsage, ZeroLearningRateIsAllowed) {
+  if (!std::filesystem::exists(kXorData)) GTEST_SKIP() << "../shared/datasets is absent";
+  CliRun r = lrnn_cli("train " + kXor + " -e " + kXorData + " --epochs 2 --lr 0 --optimizer sgd");
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
+TEST(CliUsage, EveryUsageErrorExitsTwo) {
+  EXPECT_EQ(lrnn_cli("").code, 2);                                   // no subcommand
+  EXPECT_EQ(lrnn_cli("train").code, 2);                              // missing --examples
+  EXPECT_EQ(lrnn_cli("train --no-such-flag").code, 2);               // unknown flag
+  EXPECT_EQ(lrnn_cli("rasp run no_such_file.rasp --input ab").code, 2);  // missing file
+  EXPECT_EQ(lrnn_cli("--help").code, 0);
+  EXPECT_EQ(lrnn_cli("--version").code, 0);
+}
+
+TEST(CliUsage, TemplateNextToLoadIsRefused) {
+  if (!std::filesystem::exists(kXorData)) GTEST_SKIP() << "../shared/datasets is absent";
+  const std::string model = (std::filesystem::temp_directory_path() / "lrnn_cli_usage_model.json").string();
+  ASSERT_EQ(lrnn_cli("train " + kXor + " -e " + kXorData + " --epochs 1 --save " + model).code, 0);
+  CliRun r = lrnn_cli("train " + kXor + " --load " + model + " -e " + kXorData);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("not both"), std::string::npos) << r.out;
+  EXPECT_EQ(lrnn_cli("train --load " + model + " -e " + kXorData + " --epochs 1").code, 0);
+}
+
+TEST(CliUsage, ADivergedRunFailsAndIsNotSaved) {
+  const std::string tmpl = write_file("div.lrnn", "{1} q :- a.\n");
+  const std::string data = write_file("div.txt", "<1> q :- <1000> a.\n");
+  const auto model = std::filesystem::temp_directory_path() / "lrnn_cli_usage_div.json";
+  std::filesystem::remove(model);
+  CliRun r = lrnn_cli("train " + tmpl + " -e " + data + " --optimizer sgd --lr 10 --epochs 40 --save " + model.string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("training diverged"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(model));
+}
+
+}  // namespace
+
+namespace {
+
+// SIGINT during training stops after the current epoch, says so, saves with --save, and
+// exits 130; the saved model loads.
+TEST(CliUsage, InterruptedTrainingStopsSavesAndExits130) {
+  const std::string data = std::string(LRNN_DATASETS_DIR) + "/neuralogic/molecules/mutagenesis/";
+  if (!std::filesystem::exists(data)) GTEST_SKIP() << "../shared/datasets is absent";
+  const auto dir = std::filesystem::temp_directory_path() / ("lrnn_cli_sigint_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string model = (dir / "model.json").string(), err = (dir / "err.txt").string();
+  const std::string train = std::string(LRNN_CLI_PATH) + " train " + LRNN_SOURCE_DIR +
+                            "/examples/templates/mutagenesis.lrnn -e " + data + "examples.txt -q " + data +
+                            "queries.txt --epochs 1000000 --report-every 1 --save " + model;
+  // Wait for the first epoch line, so the signal arrives while training runs.
+  const std::string script = train + " > /dev/null 2> " + err + " & pid=$!; for i in $(seq 600); do grep -q epoch " + err +
+                             " && break; sleep 0.1; done; kill -INT $pid; wait $pid; echo \"exit $?\"";
+  FILE* pipe = popen(("bash -c '" + script + "'").c_str(), "r");
+  std::string out;
+  char buf[256];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  pclose(pipe);
+  EXPECT_NE(out.find("exit 130"), std::string::npos) << out;
+  std::ifstream e(err);
+  const std::string log((std::istreambuf_iterator<char>(e)), std::istreambuf_iterator<char>());
+  EXPECT_NE(log.find("interrupted (SIGINT): stopping after epoch"), std::string::npos) << log;
+  EXPECT_EQ(lrnn_cli("eval " + model + " -e " + data + "examples.txt -q " + data + "queries.txt").code, 0);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+
+namespace {
+
+// `lrnn check` runs what train/eval would (issue 14: it used to say "ok" and train then
+// failed): each finding exits 2, and --json reports it with its position.
+TEST(CliCheck, FindsWhatTrainingWouldAndExitsTwo) {
+  const std::string tmpl = write_file("check.lrnn", "{1} q :- {1} a.\n");
+  const std::string two = write_file("check_two.txt", "a.\na.\n");
+  const std::pair<std::string, std::string> cases[] = {
+      {"check " + write_file("check_meta.lrnn", "{1} q :- {1} a. [activaton=tanh]\n"), "did you mean 'activation'"},
+      {"check " + tmpl + " -e " + two + " -q " + write_file("check_q3.txt", "1.0 q.\n1.0 q.\n1.0 q.\n"),
+       "2 examples but 3 query lines"},
+      {"check " + tmpl + " -e " + two + " -q " + write_file("check_typo.txt", "1.0 qq.\n1.0 q.\n"), "did you mean q/0?"},
+      {"check " + write_file("check_shape.lrnn", "q :- {2,2} a.\n") + " -e " + write_file("check_v.txt", "<[1,2,3]> a.\n") +
+           " -q " + write_file("check_q1.txt", "1.0 q.\n"),
+       "weight shape 2x2 cannot apply to input shape 3x1"},
+      {"check " + tmpl + " -e " + write_file("check_var.txt", "a(X).\n") + " -q " + write_file("check_q1b.txt", "1.0 q.\n"),
+       "an example fact must be ground"},
+  };
+  for (const auto& [args, expected] : cases) {
+    CliRun r = lrnn_cli(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(expected), std::string::npos) << args << "\n" << r.out;
+  }
+  CliRun ok = lrnn_cli("check " + tmpl + " -e " + two + " -q " + write_file("check_ok.txt", "1.0 q.\n0.0 q.\n"));
+  EXPECT_EQ(ok.code, 0) << ok.out;
+}
+
+TEST(CliCheck, JsonNamesKindFileLineAndColumn) {
+  const std::string bad = write_file("check_json.lrnn", "{1} q :- {1} a. [colour=blue]\n");
+  CliRun r = lrnn_cli("check " + bad + " --json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("\"ok\":false"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"line\":1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"col\":18"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"kind\":\"semantic\""), std::string::npos) << r.out;
+  EXPECT_NE(lrnn_cli("check " + write_file("check_good.lrnn", "{1} q :- {1} a.\n") + " --json").out.find("\"ok\":true"),
+            std::string::npos);
+}
+
+}  // namespace
