@@ -206,8 +206,10 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
   CLI::App* cmd = app.add_subcommand("train", "Train a template on examples and queries");
   cmd->add_option("template", o->template_path, "Template file (not needed with --load)");
-  cmd->add_option("--examples,-e", o->examples_path, "Examples file");
-  cmd->add_option("--dataset", o->dataset, "A dataset instead of --examples: tu:DIR (TU graph format)");
+  CLI::Option_group* data = cmd->add_option_group("data", "Training data: one of");
+  data->add_option("--examples,-e", o->examples_path, "Examples file");
+  data->add_option("--dataset", o->dataset, "A dataset instead of --examples: tu:DIR (TU graph format)");
+  data->require_option(1);
   cmd->add_option("--queries,-q", o->queries_path, "Queries file (omit for labelled examples)");
   cmd->add_option("--epochs", o->epochs, "Epochs to train (default 100)")->check(cli::finite_number(0, 1e9, false, true));
   cmd->add_option("--optimizer", o->optimizer, "adam | sgd | adamw (default adam)");
