@@ -147,3 +147,22 @@ TEST(DataTu, PrintedTextParsesBackToTheSameExamples) {
   EXPECT_EQ(lrnn::parse_examples(examples), d.examples);
   EXPECT_EQ(lrnn::parse_queries(queries), d.queries);
 }
+
+TEST(DataFolds, StratifiedFoldsBalanceEveryClassAndAreDeterministic) {
+  lrnn::TuData mutag = lrnn::read_tu("../shared/datasets/tu/MUTAG");  // 63 of class 0, 125 of class 1
+  std::vector<int> fold = lrnn::stratified_folds(mutag.graph_class, 10, 7);
+  EXPECT_EQ(fold, lrnn::stratified_folds(mutag.graph_class, 10, 7));
+  EXPECT_NE(fold, lrnn::stratified_folds(mutag.graph_class, 10, 8));
+  for (int f = 0; f < 10; ++f) {
+    int n0 = 0, n1 = 0;
+    for (size_t s = 0; s < fold.size(); ++s) {
+      n0 += fold[s] == f && mutag.graph_class[s] == 0;
+      n1 += fold[s] == f && mutag.graph_class[s] == 1;
+    }
+    EXPECT_TRUE(n0 == 6 || n0 == 7) << "fold " << f << " class 0: " << n0;    // 63 / 10
+    EXPECT_TRUE(n1 == 12 || n1 == 13) << "fold " << f << " class 1: " << n1;  // 125 / 10
+    EXPECT_TRUE(n0 + n1 == 18 || n0 + n1 == 19) << "fold " << f;              // 188 / 10
+  }
+  EXPECT_THROW(lrnn::stratified_folds({0, 1, 0}, 4), lrnn::Error);
+  EXPECT_THROW(lrnn::stratified_folds({0, 1, 0}, 1), lrnn::Error);
+}
