@@ -41,6 +41,10 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure
+	@# Every parser and the whole pipeline under libFuzzer + ASan + UBSan: a fixed seed and a
+	@# fixed number of inputs, so the run is the same everywhere (`make fuzz` runs longer).
+	$(MAKE) --no-print-directory fuzz-build > $(BUILD)/fuzz-build.log 2>&1 || { tail -30 $(BUILD)/fuzz-build.log; exit 1; }
+	FUZZ_RUNS=$(FUZZ_SMOKE_RUNS) ./scripts/fuzz.sh $(BUILD)-fuzz 0
 	@if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then $(MAKE) --no-print-directory test-python; fi
 
 test-python: deps
@@ -60,8 +64,11 @@ test-sanitize: deps
 
 # libFuzzer targets (clang), one per parser plus the whole pipeline, FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 600
+FUZZ_SMOKE_RUNS ?= 5000
 fuzz-build: deps
-	@command -v clang++ >/dev/null || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang libclang-rt-14-dev
+	@dpkg-query -W -f='$${Status}' libclang-rt-14-dev 2>/dev/null | grep -q 'install ok installed' && command -v clang++ >/dev/null || \
+	  { $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang libclang-rt-14-dev; }
 	cmake -S . -B $(BUILD)-fuzz $(GENERATOR) $(LAUNCHER) -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DLRNN_FUZZ=ON -DLRNN_BUILD_TESTS=OFF -DLRNN_BUILD_BENCH=OFF -DLRNN_BUILD_CLI=OFF
 	cmake --build $(BUILD)-fuzz -j $(JOBS)

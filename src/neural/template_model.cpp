@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "lrnn/diagnostics.hpp"
+#include "syntax/suggest.hpp"
 
 namespace lrnn::neural {
 
@@ -96,21 +97,6 @@ std::vector<double> data_of(const ValueSpec& v) {
 
 bool meta_is_false(const FunctionSpec& f) { return f.name == "false" || f.name == "0"; }
 
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // The metadata keys each construct reads; anything else was silently ignored before
 // ([colour=blue], a misspelled `activaton`), so it is an error naming the closest key.
 constexpr std::string_view kRuleKeys[] = {"activation", "transformation", "combination", "aggregation", "learnable",
@@ -123,15 +109,12 @@ void check_meta(const std::vector<MetaEntry>& meta, const std::string_view (&key
   for (size_t i = 0; i < meta.size(); ++i) {
     const MetaEntry& m = meta[i];
     if (std::find(std::begin(keys), std::end(keys), m.key) == std::end(keys)) {
-      std::string_view closest = keys[0];
-      for (std::string_view k : keys)
-        if (edit_distance(m.key, std::string(k)) < edit_distance(m.key, std::string(closest))) closest = k;
+      const std::string closest = closest_name(m.key, keys);
       std::string valid;
       for (std::string_view k : keys) valid += (valid.empty() ? "" : ", ") + std::string(k);
-      const bool near = edit_distance(m.key, std::string(closest)) <= std::max<size_t>(2, m.key.size() / 3);
       throw Error(ErrorKind::Semantic, m.span,
                   "unknown metadata key '" + m.key + "' for " + where +
-                      (near ? "; did you mean '" + std::string(closest) + "'?" : "") + " (valid: " + valid + ")");
+                      (closest.empty() ? "" : "; did you mean '" + closest + "'?") + " (valid: " + valid + ")");
     }
     for (size_t j = 0; j < i; ++j)
       if (meta[j].key == m.key) throw Error(ErrorKind::Semantic, m.span, "metadata key '" + m.key + "' is given twice");

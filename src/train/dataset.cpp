@@ -5,6 +5,7 @@
 #include <set>
 
 #include "lrnn/diagnostics.hpp"
+#include "syntax/suggest.hpp"
 #include "lrnn/logic.hpp"
 
 namespace lrnn::train {
@@ -48,21 +49,6 @@ namespace {
 
 std::string predicate_key(const Literal& l) { return l.predicate + "/" + std::to_string(l.args.size()); }
 
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 }  // namespace
 
 void check_queries_defined(const TemplateAst& tmpl, const std::vector<Sample>& samples) {
@@ -75,10 +61,7 @@ void check_queries_defined(const TemplateAst& tmpl, const std::vector<Sample>& s
     for (const Literal& q : s.queries) {
       if (q.builtin || defined.count(predicate_key(q))) continue;
       const std::string key = predicate_key(q);
-      std::string closest;
-      size_t best = SIZE_MAX;
-      for (const std::string& d : defined)
-        if (size_t dist = edit_distance(key, d); dist < best) best = dist, closest = d;
+      const std::string closest = closest_name(key, defined);
       throw Error(ErrorKind::Semantic, q.span,
                   "query predicate " + key + " is defined by no rule head, template fact or example fact, so it "
                   "could only ever be 0" + (closest.empty() ? std::string() : "; did you mean " + closest + "?"));
