@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/command.hpp"
+#include "cli/dataset_spec.hpp"
 #include "lrnn/syntax.hpp"
 #include "train/engine.hpp"
 #include "train/report.hpp"
@@ -15,17 +16,15 @@ namespace {
 using namespace lrnn;
 
 struct EvalOptions {
-  std::string model_path, examples_path, queries_path;
+  std::string model_path, examples_path, queries_path, dataset;
   bool json = false;
 };
 
 void run_eval(const EvalOptions& o) {
   train::TrainConfig config;
   std::unique_ptr<train::Engine> engine = train::Engine::load(o.model_path, config);
-  std::vector<ExampleAst> examples = load_examples(o.examples_path);
-  std::vector<QueryLineAst> queries;
-  if (!o.queries_path.empty()) queries = load_queries(o.queries_path);
-  train::PreparedSet set = engine->prepare(train::pair_samples(std::move(examples), queries));
+  cli::LoadedData data = cli::load_data(o.dataset, o.examples_path, o.queries_path);
+  train::PreparedSet set = engine->prepare(train::pair_samples(std::move(data.examples), data.queries));
   train::Evaluation ev = engine->evaluate(set, config.loss);
   if (o.json) {
     nlohmann::json j = train::metrics_json(ev.metrics);
@@ -51,7 +50,10 @@ lrnn::cli::RegisterCommand reg(41, [](CLI::App& app) {
   auto o = std::make_shared<EvalOptions>();
   CLI::App* cmd = app.add_subcommand("eval", "Evaluate a saved model on examples (and queries)");
   cmd->add_option("model", o->model_path, "Model file written by lrnn train --save")->required();
-  cmd->add_option("--examples,-e", o->examples_path, "Examples file")->required();
+  CLI::Option_group* data = cmd->add_option_group("data", "Training data: one of");
+  data->add_option("--examples,-e", o->examples_path, "Examples file");
+  data->add_option("--dataset", o->dataset, "A dataset instead of --examples: tu:DIR (TU graph format)");
+  data->require_option(1);
   cmd->add_option("--queries,-q", o->queries_path, "Queries file (omit for labelled examples)");
   cmd->add_flag("--json", o->json, "Print one JSON object with metrics and outputs");
   cmd->callback([o] { run_eval(*o); });

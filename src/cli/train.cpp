@@ -14,6 +14,7 @@
 #include <string>
 
 #include "cli/command.hpp"
+#include "cli/dataset_spec.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
 #include "syntax/atomic_file.hpp"
@@ -25,7 +26,7 @@ namespace {
 using namespace lrnn;
 
 struct TrainOptions {
-  std::string template_path, examples_path, queries_path;
+  std::string template_path, examples_path, queries_path, dataset;
   std::string test_examples_path, test_queries_path;
   double test_fraction = 0;
   int epochs = 100;
@@ -116,7 +117,8 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   config.schedule.total_epochs = engine->epochs_trained() + o.epochs;
   config.schedule.step_size = std::max(1, o.epochs / 4);
 
-  std::vector<train::Sample> train_samples = load_samples(o.examples_path, o.queries_path);
+  cli::LoadedData data = cli::load_data(o.dataset, o.examples_path, o.queries_path);
+  std::vector<train::Sample> train_samples = train::pair_samples(std::move(data.examples), data.queries);
   std::vector<train::Sample> test_samples;
   if (!o.test_examples_path.empty()) {
     test_samples = load_samples(o.test_examples_path, o.test_queries_path);
@@ -204,7 +206,10 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
   CLI::App* cmd = app.add_subcommand("train", "Train a template on examples and queries");
   cmd->add_option("template", o->template_path, "Template file (not needed with --load)");
-  cmd->add_option("--examples,-e", o->examples_path, "Examples file")->required();
+  CLI::Option_group* data = cmd->add_option_group("data", "Training data: one of");
+  data->add_option("--examples,-e", o->examples_path, "Examples file");
+  data->add_option("--dataset", o->dataset, "A dataset instead of --examples: tu:DIR (TU graph format)");
+  data->require_option(1);
   cmd->add_option("--queries,-q", o->queries_path, "Queries file (omit for labelled examples)");
   cmd->add_option("--epochs", o->epochs, "Epochs to train (default 100)")->check(cli::finite_number(0, 1e9, false, true));
   cmd->add_option("--optimizer", o->optimizer, "adam | sgd | adamw (default adam)");

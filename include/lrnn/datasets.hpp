@@ -1,0 +1,59 @@
+// Readers of graph dataset formats other than the NeuraLogic text (docs/datasets.md).
+// They produce the syntax stage's ExampleAst / QueryLineAst, so a converted dataset
+// trains, prints and checks exactly like one read from examples/queries files.
+//
+//   lrnn::Dataset mutag = lrnn::load_tu("../shared/datasets/tu/MUTAG");
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lrnn/ast.hpp"
+#include "lrnn/model.hpp"
+
+namespace lrnn {
+
+// One TU dataset (https://chrsmrrs.github.io/datasets/docs/format/) as lrnn examples.
+// Example k (id `g<k>`, k the 1-based TU graph id) holds, with node ids 0-based within
+// the graph: `node(i)`, `edge(i, j)` for every line of DS_A.txt (as listed: the file
+// already holds both directions), `[one-hot] x(i)` from DS_node_labels.txt,
+// `[values] attr(i)` from DS_node_attributes.txt, `[one-hot] edge_x(i, j)` from
+// DS_edge_labels.txt and `[values] edge_attr(i, j)` from DS_edge_attributes.txt.
+// The query is `predict` with the graph label: 0/1 for two classes, a one-hot vector
+// for more (classes are the sorted distinct labels).
+struct TuData {
+  std::string name;                    // DS
+  std::vector<ExampleAst> examples;    // one per graph, without queries
+  std::vector<QueryLineAst> queries;   // one per graph, same id
+  std::vector<int> graph_class;        // class index per graph (into class_labels)
+  std::vector<long> class_labels;      // sorted distinct graph labels as written
+  size_t nodes = 0, edges = 0;         // totals (edges = lines of DS_A.txt)
+  int node_label_width = 0;            // 0: no node labels
+  int node_attribute_width = 0;
+  int edge_label_width = 0;
+  int edge_attribute_width = 0;
+};
+
+// Reads `dir`/DS_*.txt, DS = the folder name unless `name` is given. Malformed or
+// missing files throw lrnn::Error naming `file:line`; nothing partial is returned.
+TuData read_tu(const std::string& dir, const std::string& name = "");
+
+// The examples with their queries attached, ready to train.
+inline Dataset load_tu(const std::string& dir, const std::string& name = "") {
+  TuData d = read_tu(dir, name);
+  return Dataset::from_ast(std::move(d.examples), d.queries);
+}
+
+}  // namespace lrnn
+
+namespace lrnn {
+
+// Stratified k-fold assignment: fold index (0..k-1) per sample, given each sample's class.
+// Each class's samples are shuffled with `seed` (std::mt19937_64, so the folds are the
+// same on every platform) and dealt round-robin, continuing the deal across classes, so
+// every fold holds floor or ceil(n_c / k) samples of class c and fold sizes differ by at
+// most one. Refuses k < 2 or k > number of samples.
+std::vector<int> stratified_folds(const std::vector<int>& sample_class, int k, uint64_t seed = 1);
+
+}  // namespace lrnn

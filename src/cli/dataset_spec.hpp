@@ -1,0 +1,43 @@
+// `--dataset FORMAT:PATH` of train/eval: datasets in formats other than examples/queries
+// files. One place, so every subcommand accepts the same specs.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lrnn/ast.hpp"
+#include "lrnn/datasets.hpp"
+#include "lrnn/diagnostics.hpp"
+#include "lrnn/syntax.hpp"
+
+namespace lrnn::cli {
+
+struct LoadedData {
+  std::vector<ExampleAst> examples;
+  std::vector<QueryLineAst> queries;
+};
+
+// `tu:DIR` reads a TU graph dataset (docs/datasets.md).
+inline LoadedData load_dataset_spec(const std::string& spec) {
+  if (spec.rfind("tu:", 0) == 0) {
+    TuData d = read_tu(spec.substr(3));
+    return {std::move(d.examples), std::move(d.queries)};
+  }
+  throw Error(ErrorKind::Semantic, "--dataset '" + spec + "': expected FORMAT:PATH with FORMAT tu (e.g. tu:data/MUTAG)");
+}
+
+// --dataset when given, else the --examples / --queries files (one of them is required).
+inline LoadedData load_data(const std::string& dataset, const std::string& examples, const std::string& queries) {
+  if (!dataset.empty()) {
+    if (!examples.empty()) throw Error(ErrorKind::Semantic, "give either --dataset or --examples, not both");
+    return load_dataset_spec(dataset);
+  }
+  if (examples.empty()) throw Error(ErrorKind::Semantic, "no data: give --examples FILE or --dataset tu:DIR");
+  LoadedData d;
+  d.examples = load_examples(examples);
+  if (!queries.empty()) d.queries = load_queries(queries);
+  return d;
+}
+
+}  // namespace lrnn::cli

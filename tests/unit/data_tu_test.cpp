@@ -1,0 +1,168 @@
+// The TU reader (src/data/tu.cpp): facts and targets of small files written here, every
+// malformed-file error with its file:line, and counts on the shared MUTAG / NCI1 files.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "lrnn/datasets.hpp"
+#include "lrnn/syntax.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A temporary TU folder named DS holding the given files (suffix -> content).
+fs::path write_tu(const std::string& test, const std::map<std::string, std::string>& files) {
+  fs::path dir = fs::temp_directory_path() / ("lrnn_tu_" + test) / "DS";
+  fs::remove_all(dir.parent_path());
+  fs::create_directories(dir);
+  for (const auto& [suffix, text] : files) std::ofstream(dir / ("DS" + suffix)) << text;
+  return dir;
+}
+
+// Two graphs: a 2-node graph with one undirected edge and a 1-node graph.
+std::map<std::string, std::string> small_files() {
+  return {{"_A.txt", "1, 2\n2, 1\n"},
+          {"_graph_indicator.txt", "1\n1\n2\n"},
+          {"_graph_labels.txt", "-1\n1\n"},
+          {"_node_labels.txt", "0\n2\n1\n"},
+          {"_edge_labels.txt", "1\n0\n"}};
+}
+
+std::string error_of(const fs::path& dir) {
+  try {
+    lrnn::read_tu(dir.string());
+  } catch (const lrnn::Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST(DataTu, SmallGraphsBecomeExamplesWithOneHotFactsAndTargets) {
+  lrnn::TuData d = lrnn::read_tu(write_tu("small", small_files()).string());
+  ASSERT_EQ(d.examples.size(), 2u);
+  EXPECT_EQ(lrnn::print_example(d.examples[0]),
+            "g1 :- node(0), [1, 0, 0] x(0), node(1), [0, 0, 1] x(1), edge(0, 1), [0, 1] edge_x(0, 1), "
+            "edge(1, 0), [1, 0] edge_x(1, 0).");
+  EXPECT_EQ(lrnn::print_example(d.examples[1]), "g2 :- node(0), [0, 1, 0] x(0).");
+  EXPECT_EQ(lrnn::print_query_line(d.queries[0]), "g1 :- 0 predict.");
+  EXPECT_EQ(lrnn::print_query_line(d.queries[1]), "g2 :- 1 predict.");
+  EXPECT_EQ(d.class_labels, (std::vector<long>{-1, 1}));
+  EXPECT_EQ(d.node_label_width, 3);
+  EXPECT_EQ(d.edge_label_width, 2);
+  EXPECT_EQ(lrnn::load_tu(write_tu("small_ds", small_files()).string()).size(), 2u);
+}
+
+TEST(DataTu, MultiClassTargetsAreOneHotAndAttributesAreVectors) {
+  auto files = small_files();
+  files["_graph_labels.txt"] = "3\n5\n";
+  files["_graph_indicator.txt"] = "1\n1\n2\n";
+  files.erase("_edge_labels.txt");
+  files["_node_attributes.txt"] = "0.5, 1\n-2, 3e-1\n7, 8\n";
+  lrnn::TuData two = lrnn::read_tu(write_tu("attr", files).string());
+  EXPECT_EQ(lrnn::print_example(two.examples[1]), "g2 :- node(0), [0, 1, 0] x(0), [7, 8] attr(0).");
+  files["_graph_labels.txt"] = "3\n5\n";
+  files["_graph_indicator.txt"] = "1\n2\n3\n";
+  files["_graph_labels.txt"] = "3\n5\n4\n";
+  files["_A.txt"] = "1, 1\n";
+  lrnn::TuData three = lrnn::read_tu(write_tu("multi", files).string());
+  EXPECT_EQ(lrnn::print_query_line(three.queries[1]), "g2 :- [0, 0, 1] predict.");
+  EXPECT_EQ(lrnn::print_query_line(three.queries[2]), "g3 :- [0, 1, 0] predict.");
+}
+
+TEST(DataTu, MalformedFilesNameFileAndLine) {
+  struct Case {
+    std::string suffix, text, expected;
+  };
+  std::vector<Case> cases = {
+      {"_A.txt", "1, 2\n2\n", "DS_A.txt:2:1: error: expected 2 column(s), found 1"},
+      {"_A.txt", "1, 2\n2, x\n", "DS_A.txt:2:1: error: expected comma-separated numbers"},
+      {"_A.txt", "1, 2\n2, 4\n", "DS_A.txt:2:1: error: node id 4 out of range 1..3"},
+      {"_A.txt", "1, 3\n", "DS_A.txt:1:1: error: edge joins graphs 1 and 2"},
+      {"_A.txt", "1, 2.5\n", "DS_A.txt:1:1: error: expected an integer"},
+      {"_graph_indicator.txt", "1\n2\n1\n", "DS_graph_indicator.txt:3:1: error: graph ids must be sorted"},
+      {"_graph_indicator.txt", "1\n1\n3\n", "DS_graph_indicator.txt:3:1: error: graph ids must be sorted"},
+      {"_graph_labels.txt", "1\n", "DS_graph_labels.txt:1:1: error: expected 2 rows (one per graph), found 1"},
+      {"_node_labels.txt", "0\n1\n2\n3\n", "DS_node_labels.txt:4:1: error: expected 3 rows (one per node), found 4"},
+      {"_edge_labels.txt", "1\n", "DS_edge_labels.txt:1:1: error: expected 2 rows (one per line of the A file)"},
+  };
+  for (const Case& c : cases) {
+    auto files = small_files();
+    files[c.suffix] = c.text;
+    std::string what = error_of(write_tu("bad", files));
+    EXPECT_NE(what.find(c.expected), std::string::npos) << c.suffix << ": " << what;
+  }
+  auto files = small_files();
+  files.erase("_A.txt");
+  EXPECT_NE(error_of(write_tu("missing", files)).find("DS_A.txt: cannot read the file"), std::string::npos);
+}
+
+// Expected counts computed independently with coreutils on the shared files:
+//   wc -l DS_graph_labels.txt / DS_graph_indicator.txt / DS_A.txt;  sort DS_graph_labels.txt | uniq -c;
+//   awk min/max of DS_node_labels.txt (MUTAG 0..6, NCI1 1..37); MUTAG edge labels 0..3;
+//   awk '$1==1' DS_graph_indicator.txt | wc -l (nodes of graph 1: MUTAG 17, NCI1 21);
+//   awk -F', *' '$1<=17' MUTAG_A.txt | wc -l (A lines of MUTAG graph 1: 38).
+TEST(DataTu, CountsOnMutagAndNci1) {
+  lrnn::TuData mutag = lrnn::read_tu("../shared/datasets/tu/MUTAG");
+  EXPECT_EQ(mutag.examples.size(), 188u);
+  EXPECT_EQ(mutag.nodes, 3371u);
+  EXPECT_EQ(mutag.edges, 7442u);
+  EXPECT_EQ(std::count(mutag.graph_class.begin(), mutag.graph_class.end(), 0), 63);  // label -1
+  EXPECT_EQ(std::count(mutag.graph_class.begin(), mutag.graph_class.end(), 1), 125);
+  EXPECT_EQ(mutag.node_label_width, 7);
+  EXPECT_EQ(mutag.edge_label_width, 4);
+  // graph 1: 17 x node facts + 17 node facts, 38 edge + 38 edge_x facts
+  EXPECT_EQ(mutag.examples[0].facts.size(), 2u * 17 + 2u * 38);
+
+  auto start = std::chrono::steady_clock::now();
+  lrnn::TuData nci1 = lrnn::read_tu("../shared/datasets/tu/NCI1");
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(nci1.examples.size(), 4110u);
+  EXPECT_EQ(nci1.nodes, 122747u);
+  EXPECT_EQ(nci1.edges, 265506u);
+  EXPECT_EQ(std::count(nci1.graph_class.begin(), nci1.graph_class.end(), 0), 2053);
+  EXPECT_EQ(std::count(nci1.graph_class.begin(), nci1.graph_class.end(), 1), 2057);
+  EXPECT_EQ(nci1.node_label_width, 37);
+  EXPECT_EQ(nci1.examples[0].facts.size(), 2u * 21 + [&] {
+    size_t n = 0;
+    for (const auto& f : nci1.examples[0].facts) n += f.predicate == "edge";
+    return n;
+  }());
+  EXPECT_LT(seconds, 2.0) << "NCI1 took " << seconds << " s";
+  std::printf("NCI1 read in %.3f s\n", seconds);
+}
+
+// What `lrnn convert tu` writes parses back to the same examples and queries.
+TEST(DataTu, PrintedTextParsesBackToTheSameExamples) {
+  lrnn::TuData d = lrnn::read_tu("../shared/datasets/tu/MUTAG");
+  std::string examples, queries;
+  for (const auto& e : d.examples) examples += lrnn::print_example(e) + "\n";
+  for (const auto& q : d.queries) queries += lrnn::print_query_line(q) + "\n";
+  EXPECT_EQ(lrnn::parse_examples(examples), d.examples);
+  EXPECT_EQ(lrnn::parse_queries(queries), d.queries);
+}
+
+TEST(DataFolds, StratifiedFoldsBalanceEveryClassAndAreDeterministic) {
+  lrnn::TuData mutag = lrnn::read_tu("../shared/datasets/tu/MUTAG");  // 63 of class 0, 125 of class 1
+  std::vector<int> fold = lrnn::stratified_folds(mutag.graph_class, 10, 7);
+  EXPECT_EQ(fold, lrnn::stratified_folds(mutag.graph_class, 10, 7));
+  EXPECT_NE(fold, lrnn::stratified_folds(mutag.graph_class, 10, 8));
+  for (int f = 0; f < 10; ++f) {
+    int n0 = 0, n1 = 0;
+    for (size_t s = 0; s < fold.size(); ++s) {
+      n0 += fold[s] == f && mutag.graph_class[s] == 0;
+      n1 += fold[s] == f && mutag.graph_class[s] == 1;
+    }
+    EXPECT_TRUE(n0 == 6 || n0 == 7) << "fold " << f << " class 0: " << n0;    // 63 / 10
+    EXPECT_TRUE(n1 == 12 || n1 == 13) << "fold " << f << " class 1: " << n1;  // 125 / 10
+    EXPECT_TRUE(n0 + n1 == 18 || n0 + n1 == 19) << "fold " << f;              // 188 / 10
+  }
+  EXPECT_THROW(lrnn::stratified_folds({0, 1, 0}, 4), lrnn::Error);
+  EXPECT_THROW(lrnn::stratified_folds({0, 1, 0}, 1), lrnn::Error);
+}
