@@ -572,28 +572,6 @@ std::string canonical_key(const std::string& path) {
   return ec ? path : p.string();
 }
 
-void check_declared_arities(const TemplateAst& t) {
-  std::unordered_map<std::string_view, std::vector<int>> declared;
-  for (const auto& d : t.predicates) declared[d.name].push_back(d.arity);
-  if (declared.empty()) return;
-  auto check = [&](const Literal& lit) {
-    if (lit.builtin) return;
-    auto it = declared.find(lit.predicate);
-    if (it == declared.end()) return;
-    if (std::find(it->second.begin(), it->second.end(), lit.arity()) != it->second.end()) return;
-    std::string decl;
-    for (int a : it->second) decl += (decl.empty() ? "" : ", ") + lit.predicate + "/" + std::to_string(a);
-    throw Error(ErrorKind::Parse, lit.span,
-                "wrong arity: '" + lit.predicate + "' is declared as " + decl + " but used here with " +
-                    std::to_string(lit.arity()) + " argument" + (lit.arity() == 1 ? "" : "s"));
-  };
-  for (const auto& r : t.rules) {
-    check(r.head);
-    for (const auto& b : r.body) check(b);
-  }
-  for (const auto& f : t.facts) check(f);
-}
-
 void parse_template_file(TemplateContext& ctx, std::shared_ptr<const SourceFile> file, bool is_main) {
   validate_utf8(file);
   Parser p(file);
@@ -780,7 +758,6 @@ TemplateAst parse_template_source(std::shared_ptr<const SourceFile> file) {
     ctx.import_names.push_back(name);
   }
   parse_template_file(ctx, file, true);
-  check_declared_arities(t);
   return t;
 }
 

@@ -42,8 +42,6 @@ const ErrorCase kCases[] = {
      "alldiff, in, true, false, add, sub, mul, div, mod)"},
     {"builtin_arity.lrnn", Mode::Template,
      "{dir}/builtin_arity.lrnn:1:15: error: wrong arity: builtin '@leq' takes 2 arguments, found 1"},
-    {"wrong_arity.lrnn", Mode::Template,
-     "{dir}/wrong_arity.lrnn:3:9: error: wrong arity: 'p' is declared as p/2 but used here with 1 argument"},
     {"non_utf8.lrnn", Mode::Template, "{dir}/non_utf8.lrnn:1:12: error: invalid UTF-8: byte 0xE9 at byte offset 11"},
     {"empty.lrnn", Mode::Template,
      "{dir}/empty.lrnn:1:1: error: empty file: expected a template (rules, facts or predicate declarations)"},
