@@ -567,6 +567,14 @@ class Grounder {
       n_pending = 0;
     };
     auto emit = [&]() {
+      // Every body substitution is a ground rule to be: the least model may not enumerate
+      // more than the ground-rule limit allows either (`q :- e(A), e(B), e(C).` derives one
+      // atom from 10^9 substitutions over 1000 constants, which no atom limit catches).
+      if (++model_substitutions_ > opt_.max_ground_rules)
+        throw Error(ErrorKind::Limit, cr.span,
+                    "grounding exceeded " + std::to_string(opt_.max_ground_rules) +
+                        " ground rules (GroundingOptions::max_ground_rules) while computing the least model of " +
+                        prog_.predicate_name(cr.head_pred) + " (each body substitution counts)");
       head_tuple(cr, pending.data() + size_t(n_pending) * arity);
       if (++n_pending == kBatch) flush();
     };
@@ -675,6 +683,7 @@ class Grounder {
   std::vector<char> in_stratum_;  // predicates of the stratum being evaluated
   bool has_queries_ = false;
   size_t total_atoms_ = 0;
+  size_t model_substitutions_ = 0;  // body substitutions enumerated by the least model
   // The rule being evaluated: variable bindings and the matched row per literal.
   const CompiledRule* rule_ = nullptr;
   std::vector<uint32_t> bind_, rows_;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <random>
 #include <set>
 #include <thread>
@@ -11,6 +12,7 @@
 #include "logic/program.hpp"
 #include "logic/relation.hpp"
 #include "logic_test_util.hpp"
+#include "lrnn/syntax.hpp"
 
 namespace {
 
@@ -398,3 +400,23 @@ TEST(LogicGrounding, ConcurrentGroundingOfOneProgramIsSafe) {
 }
 
 }  // namespace
+
+// Issue 14: the limit bounds the least-model phase too. `q :- e(A), e(B), e(C).` over 1000
+// constants derives one atom from 10^9 substitutions (19 s with a limit of 1000 before).
+TEST(LogicGrounding, LimitOnGroundRulesBoundsTheLeastModel) {
+  Program p(parse_template("q :- e(A), e(B), e(C).\n", "blow.lrnn"));
+  std::vector<Literal> facts;
+  for (int i = 0; i < 1000; ++i) facts.push_back(lit("e", {"c" + std::to_string(i)}));
+  GroundingOptions o;
+  o.max_ground_rules = 1000;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    ground(p, example(facts), {}, o);
+    FAIL() << "expected a limit error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Limit);
+    EXPECT_NE(e.message().find("1000 ground rules"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("least model of q"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+}
