@@ -10,22 +10,13 @@
 #include <fstream>
 #include <string>
 
+#include "cli_test_support.hpp"
+
 namespace {
 
-struct CliRun {
-  int code;
-  std::string out;
-};
+using lrnn_test::CliRun;
 
-CliRun lrnn_cli(const std::string& args) {
-  const std::string cmd = std::string(LRNN_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+CliRun lrnn_cli(const std::string& args) { return lrnn_test::run_lrnn(args); }
 
 const std::string kXor = std::string(LRNN_SOURCE_DIR) + "/examples/templates/xor.lrnn";
 const std::string kXorData = std::string(LRNN_DATASETS_DIR) + "/neuralogic/simple/xor/naive/trainExamples.txt";

@@ -9,22 +9,12 @@
 #include <regex>
 #include <string>
 
+#include "cli_test_support.hpp"
+
 namespace {
 
-struct CliResult {
-  int code;
-  std::string out;
-};
-
-CliResult run_cli(const std::string& args) {
-  const std::string cmd = std::string(LRNN_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using CliResult = lrnn_test::CliRun;
+using lrnn_test::run_lrnn;
 
 const std::string kMutag = std::string(LRNN_DATASETS_DIR) + "/tu/MUTAG";
 const std::string kTemplate = std::string(LRNN_SOURCE_DIR) + "/examples/graphs/gcn_mutag.lrnn";
@@ -35,12 +25,12 @@ TEST(DataCli, ConvertedFilesTrainLikeTheDatasetOption) {
   auto dir = std::filesystem::temp_directory_path() / "lrnn_data_cli";
   std::filesystem::create_directories(dir);
   std::string ex = (dir / "ex.txt").string(), q = (dir / "q.txt").string();
-  CliResult conv = run_cli("convert tu " + kMutag + " -o " + ex + " " + q);
+  CliResult conv = run_lrnn("convert tu " + kMutag + " -o " + ex + " " + q);
   ASSERT_EQ(conv.code, 0) << conv.out;
   EXPECT_NE(conv.out.find("MUTAG: 188 graphs, 3371 nodes, 7442 directed edges, 2 classes"), std::string::npos);
   const std::string common = " --epochs 3 --test-fraction 0.2 --json";
-  CliResult from_files = run_cli("train " + kTemplate + " -e " + ex + " -q " + q + common + " 2>/dev/null");
-  CliResult from_tu = run_cli("train " + kTemplate + " --dataset tu:" + kMutag + common + " 2>/dev/null");
+  CliResult from_files = run_lrnn("train " + kTemplate + " -e " + ex + " -q " + q + common + " 2>/dev/null");
+  CliResult from_tu = run_lrnn("train " + kTemplate + " --dataset tu:" + kMutag + common + " 2>/dev/null");
   ASSERT_EQ(from_files.code, 0) << from_files.out;
   ASSERT_EQ(from_tu.code, 0) << from_tu.out;
   // Everything but the timings (`"..._s": seconds`) must be identical: metrics, outputs, test set.
@@ -55,10 +45,10 @@ TEST(DataCli, MalformedFolderAndBadSpecFail) {
   auto dir = std::filesystem::temp_directory_path() / "lrnn_data_cli_bad" / "BAD";
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "BAD_graph_indicator.txt") << "1\n3\n";
-  CliResult r = run_cli("convert tu " + dir.string() + " -o a.txt b.txt");
+  CliResult r = run_lrnn("convert tu " + dir.string() + " -o a.txt b.txt");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("BAD_graph_indicator.txt:2:1: error: graph ids must be sorted"), std::string::npos) << r.out;
-  CliResult spec = run_cli("train " + kTemplate + " --dataset csv:x");
+  CliResult spec = run_lrnn("train " + kTemplate + " --dataset csv:x");
   EXPECT_NE(spec.code, 0);
   EXPECT_NE(spec.out.find("expected FORMAT:PATH with FORMAT tu"), std::string::npos) << spec.out;
 }
