@@ -39,6 +39,8 @@ struct TrainOptions {
   std::string initializer = "glorot";
   std::string schedule = "constant";
   int patience = 0;
+  int step_size = 1;
+  double gamma = 0.5;
   int report_every = 0;
   std::string save_path, load_path;
   bool json = false;
@@ -115,7 +117,11 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   if (o.load_path.empty() || given("--patience")) config.patience = o.patience;
   config.epochs = o.epochs;
   config.schedule.total_epochs = engine->epochs_trained() + o.epochs;
-  config.schedule.step_size = std::max(1, o.epochs / 4);
+  // Step size and decay factor of the step/exponential schedules: given, or a loaded
+  // model's, or the defaults (a quarter of the epochs; 0.5).
+  if (given("--step-size")) config.schedule.step_size = o.step_size;
+  else if (o.load_path.empty()) config.schedule.step_size = std::max(1, o.epochs / 4);
+  if (given("--gamma")) config.schedule.gamma = o.gamma;
 
   cli::LoadedData data = cli::load_data(o.dataset, o.examples_path, o.queries_path);
   std::vector<train::Sample> train_samples = train::pair_samples(std::move(data.examples), data.queries);
@@ -220,6 +226,10 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("--seed", o->seed, "Seed of initialisation, shuffling and splits (default 1)");
   cmd->add_option("--initializer", o->initializer, "glorot | he | uniform(s) | normal(s) | constant(v)");
   cmd->add_option("--schedule", o->schedule, "constant | step | exponential | cosine");
+  cmd->add_option("--step-size", o->step_size, "step schedule: multiply the rate by --gamma every N epochs (default: epochs/4)")
+      ->check(cli::finite_number(1, 1e9, false, true));
+  cmd->add_option("--gamma", o->gamma, "step/exponential schedules: the decay factor (default 0.5)")
+      ->check(cli::finite_number(0, 1, true));
   cmd->add_option("--test-examples", o->test_examples_path, "Test examples file");
   cmd->add_option("--test-queries", o->test_queries_path, "Test queries file");
   cmd->add_option("--test-fraction", o->test_fraction, "Hold out this fraction of the samples (seeded)")->check(cli::finite_number(0, 1));

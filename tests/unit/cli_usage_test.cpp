@@ -152,3 +152,23 @@ TEST(CliCheck, JsonNamesKindFileLineAndColumn) {
 }
 
 }  // namespace
+
+namespace {
+
+// The step/exponential schedules' step size and decay factor can be set and are saved
+// (issue 14: a hidden step size and gamma 0.5).
+TEST(CliUsage, ScheduleStepSizeAndGammaAreSettableAndSaved) {
+  if (!std::filesystem::exists(kXorData)) GTEST_SKIP() << "../shared/datasets is absent";
+  const std::string model = (std::filesystem::temp_directory_path() / "lrnn_cli_schedule.json").string();
+  CliRun r = lrnn_cli("train " + kXor + " -e " + kXorData +
+                      " --epochs 8 --schedule step --step-size 2 --gamma 0.1 --save " + model);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(model);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"step_size\": 2"), std::string::npos) << text.substr(text.find("schedule"), 200);
+  EXPECT_NE(text.find("\"gamma\": 0.1"), std::string::npos);
+  EXPECT_EQ(lrnn_cli("train " + kXor + " -e " + kXorData + " --gamma 1.5").code, 2);
+  EXPECT_EQ(lrnn_cli("train " + kXor + " -e " + kXorData + " --step-size 0").code, 2);
+}
+
+}  // namespace
