@@ -51,6 +51,10 @@ class Error : public std::runtime_error {
   std::string message_;
 };
 
+// "parse", "semantic", "limit", "shape", "io", "runtime": the kind as the CLI's --json and
+// Python's LrnnError.kind name it.
+const char* to_string(ErrorKind kind);
+
 // "file:line:col: error: message\n<line>\n<caret>" (the text of Error::what()).
 std::string format_diagnostic(const Span& span, const std::string& message);
 

@@ -11,18 +11,6 @@ namespace lrnn::python {
 
 namespace {
 
-const char* kind_name(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::Parse: return "parse";
-    case ErrorKind::Semantic: return "semantic";
-    case ErrorKind::Limit: return "limit";
-    case ErrorKind::Shape: return "shape";
-    case ErrorKind::Io: return "io";
-    case ErrorKind::Runtime: return "runtime";
-  }
-  return "runtime";
-}
-
 // Diagnostics quote user input, which may hold bytes that are not UTF-8.
 nb::str utf8(const std::string& s) {
   return nb::steal<nb::str>(PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace"));
@@ -37,7 +25,7 @@ void translate(const std::exception_ptr& p, void*) {
     nb::object file = span.file ? nb::object(utf8(span.file->name)) : nb::none();
     nb::object line = span.line ? nb::object(nb::int_(span.line)) : nb::none();
     nb::object col = span.line ? nb::object(nb::int_(span.col)) : nb::none();
-    nb::object err = cls(utf8(e.what()), utf8(e.message()), nb::str(kind_name(e.kind())), file, line, col);
+    nb::object err = cls(utf8(e.what()), utf8(e.message()), nb::str(to_string(e.kind())), file, line, col);
     PyErr_SetObject(cls.ptr(), err.ptr());
   }
 }

@@ -55,18 +55,6 @@ std::string check_all(const CheckOptions& o) {
   return summary;
 }
 
-const char* kind_name(lrnn::ErrorKind k) {
-  switch (k) {
-    case lrnn::ErrorKind::Parse: return "parse";
-    case lrnn::ErrorKind::Semantic: return "semantic";
-    case lrnn::ErrorKind::Limit: return "limit";
-    case lrnn::ErrorKind::Shape: return "shape";
-    case lrnn::ErrorKind::Io: return "io";
-    case lrnn::ErrorKind::Runtime: return "runtime";
-  }
-  return "error";
-}
-
 void run_check(const CheckOptions& o) {
   try {
     const std::string summary = check_all(o);
@@ -75,7 +63,7 @@ void run_check(const CheckOptions& o) {
   } catch (const lrnn::Error& e) {
     if (o.json) {
       const lrnn::Span& sp = e.span();
-      nlohmann::json err = {{"kind", kind_name(e.kind())}, {"message", e.message()}, {"diagnostic", e.what()}};
+      nlohmann::json err = {{"kind", lrnn::to_string(e.kind())}, {"message", e.message()}, {"diagnostic", e.what()}};
       if (sp.file) err["file"] = sp.file->name;
       if (sp.line) err["line"] = sp.line, err["col"] = sp.col;
       std::cout << nlohmann::json{{"ok", false}, {"error", err}}.dump() << "\n";

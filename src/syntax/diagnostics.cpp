@@ -50,6 +50,18 @@ std::string sanitize(std::string_view line) {
 
 }  // namespace
 
+const char* to_string(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::Parse: return "parse";
+    case ErrorKind::Semantic: return "semantic";
+    case ErrorKind::Limit: return "limit";
+    case ErrorKind::Shape: return "shape";
+    case ErrorKind::Io: return "io";
+    case ErrorKind::Runtime: return "runtime";
+  }
+  return "runtime";
+}
+
 std::string format_diagnostic(const Span& span, const std::string& message) {
   if (!span.file || span.line == 0) return "error: " + message;
   std::string out = span.file->name + ":" + std::to_string(span.line) + ":" +
