@@ -89,23 +89,32 @@ struct TempFile {
   }
 };
 
-}  // namespace
+// The file a save would replace: resolved, checked (a regular file or none, in a writable
+// folder), and the permissions the new file gets (the old file's, else 0666 - umask).
+struct Target {
+  fs::path path;
+  mode_t mode = 0;
+};
 
-void check_can_write_atomically(const std::string& path) {
-  const fs::path target = resolve_target(path);
+Target inspect_target(const std::string& path) {
+  Target t{resolve_target(path)};
   struct stat st{};
-  if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+  const bool exists = ::stat(t.path.c_str(), &st) == 0;
+  if (exists && !S_ISREG(st.st_mode))
     fail(path, std::string("it is ") + kind_of(st.st_mode) + "; models and outputs are written only to regular files", 0);
-  const std::string dir = target.parent_path().string();
+  t.mode = exists ? (st.st_mode & 07777) : new_file_mode();
+  const std::string dir = t.path.parent_path().string();
   if (::access(dir.c_str(), W_OK | X_OK) != 0) fail(path, "cannot create a file in '" + dir + "'", errno);
+  return t;
 }
 
+}  // namespace
+
+void check_can_write_atomically(const std::string& path) { inspect_target(path); }
+
 void write_file_atomically(const std::string& path, std::string_view content) {
-  check_can_write_atomically(path);
-  const fs::path target = resolve_target(path);
-  struct stat st{};
-  const bool exists = ::stat(target.c_str(), &st) == 0;
-  const mode_t mode = exists ? (st.st_mode & 07777) : new_file_mode();
+  const Target t = inspect_target(path);
+  const fs::path& target = t.path;
   const std::string dir = target.parent_path().string();
   remove_stale_temporaries(target);
 
@@ -123,7 +132,7 @@ void write_file_atomically(const std::string& path, std::string_view content) {
     }
   }
   write_all(tmp.fd, content, path);
-  if (::fchmod(tmp.fd, mode) != 0) fail(path, "cannot set the file's permissions", errno);
+  if (::fchmod(tmp.fd, t.mode) != 0) fail(path, "cannot set the file's permissions", errno);
   if (tmp.name.empty()) {
     // Give the finished file a name for the rename; only this short step can leave one.
     const std::string name = unique_name(target);
