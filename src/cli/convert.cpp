@@ -1,10 +1,8 @@
 // `lrnn convert tu DIR -o EXAMPLES QUERIES`: a TU graph dataset to the NeuraLogic text
 // format (one example and one query line per graph, paired by id), readable back by
-// `lrnn train --examples EXAMPLES --queries QUERIES`. Files are written to a temporary
-// name and renamed, so a failure never leaves a partial file.
+// `lrnn train --examples EXAMPLES --queries QUERIES`. Files are saved atomically
+// (syntax/atomic_file), so a failure never leaves a partial file.
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -14,6 +12,7 @@
 #include "lrnn/datasets.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
+#include "syntax/atomic_file.hpp"
 
 namespace {
 
@@ -23,16 +22,13 @@ struct ConvertOptions {
   std::vector<std::string> outputs;
 };
 
+// One line per item, saved through the project's atomic writer (a unique temporary file,
+// special files refused, nothing partial left behind).
 template <class Items, class Print>
 void write_lines_atomically(const std::string& path, const Items& items, Print print) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw lrnn::Error(lrnn::ErrorKind::Io, path + ": cannot write the file");
-    for (const auto& item : items) out << print(item) << '\n';
-    if (!out) throw lrnn::Error(lrnn::ErrorKind::Io, path + ": write failed");
-  }
-  std::filesystem::rename(tmp, path);
+  std::string text;
+  for (const auto& item : items) text += print(item) + '\n';
+  lrnn::write_file_atomically(path, text);
 }
 
 void run_convert(const ConvertOptions& o) {
