@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "lrnn/ast.hpp"
+#include "lrnn/training.hpp"
 
 namespace lrnn {
 
@@ -53,79 +54,6 @@ class Dataset {
   std::shared_ptr<const Impl> impl_;
 };
 
-struct Settings {
-  int epochs = 100;
-  double lr = 0.01;
-  std::string optimizer = "adam";      // adam | sgd | adamw
-  double weight_decay = -1;            // < 0: the optimizer's default (AdamW 0.01, else 0)
-  std::string loss = "mse";            // mse | crossentropy (from logits)
-  size_t batch_size = 0;               // 0: the whole training set per step
-  uint64_t seed = 1;                   // initialisation and shuffling
-  std::string initializer = "glorot";  // glorot | he | uniform(s) | normal(s) | constant(v)
-  std::string schedule = "constant";   // constant | step | exponential | cosine
-  int patience = 0;                    // early stopping (0: off)
-};
-
-struct Metrics {
-  double loss = 0;
-  double accuracy = 0;
-  double auc = 0;  // NaN unless the targets are binary single values
-  size_t count = 0;  // outputs with a target
-};
-
-struct EpochInfo {
-  int epoch = 0;  // 1-based, counting earlier training of the model
-  Metrics train;  // running metrics of the epoch's training passes
-  bool has_test = false;
-  Metrics test;
-  double seconds = 0;
-};
-
-struct TrainReport {
-  int epochs = 0;
-  bool stopped_early = false;
-  double build_seconds = 0;  // grounding + neuralization + plan of the datasets
-  double train_seconds = 0;
-  std::vector<EpochInfo> history;
-};
-
-struct Output {
-  size_t example = 0;       // sample index in the dataset
-  std::string query;        // the ground query atom
-  std::vector<double> target;      // empty: no target
-  std::vector<double> value;       // the query neuron's output (row-major)
-  std::vector<double> prediction;  // sigmoid/softmax of the value under crossentropy
-};
-
-struct Evaluation {
-  Metrics metrics;
-  std::vector<Output> outputs;
-};
-
-// A parameter (weight, offset or learnable fact) by name, row-major.
-struct Parameter {
-  std::string name;  // "$name" for named weights, "rule3.body1", "rule3.head", ...
-  int rows = 1, cols = 1;
-  bool learnable = true;
-  std::vector<double> values;
-};
-
-// The ground network of one sample, for inspection: every atom neuron with its value
-// and (after a backward pass of the loss) its gradient.
-struct GroundNetwork {
-  struct Atom {
-    std::string text;  // `layer1(d1_3)`
-    int depth = 0;     // 0: a fact
-    int rows = 1, cols = 1;
-    std::vector<double> value, gradient;
-  };
-  std::vector<Atom> atoms;
-  size_t ground_rules = 0;
-  size_t dropped_cycle_rules = 0;
-  double loss = 0;
-  std::vector<Parameter> parameter_gradients;  // same order as Model::parameters()
-};
-
 class Model {
  public:
   explicit Model(const Template& tmpl, const Settings& settings = {});
@@ -154,6 +82,11 @@ class Model {
 
   // The ground network of sample `index` of `data`, with gradients of the loss if asked.
   GroundNetwork network(const Dataset& data, size_t index, bool with_gradients = false) const;
+  // The outputs `data` asks for (each query's ground atoms, with targets), values empty:
+  // grounds the dataset (cached with the model, as train/evaluate do).
+  std::vector<Output> ground_queries(const Dataset& data) const;
+
+  size_t num_parameter_values() const;  // entries over all parameters
 
   Template get_template() const;
   int epochs_trained() const;

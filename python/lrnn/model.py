@@ -14,24 +14,23 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 import numpy as np
 
-from lrnn.core.settings import Settings
+from lrnn.core.settings import ENGINE_OPTIONS, Settings
 from lrnn.core.template import Template
 from lrnn.dataset import Dataset, FileDataset, Sample
 from lrnn.nn.init import Glorot, Initializer
 from lrnn.nn.loss import MSE, CrossEntropy, ErrorFunction
 from lrnn.optim import Adam, AdamW, Optimizer
 
-# The CLI's defaults (`lrnn train --help`): a Python model with default Settings trains
-# exactly as `lrnn train` with default options.
-DEFAULT_EPOCHS = 100
-DEFAULT_LR = 0.01
-DEFAULT_SEED = 1
-
-
 def _core():
     from lrnn import _core
 
     return _core
+
+
+def _defaults() -> Dict[str, Any]:
+    """lrnn::Settings' defaults (include/lrnn/training.hpp), the same for the CLI, the C++
+    API and here: a model with default Settings trains exactly as `lrnn train` does."""
+    return _core().default_settings()
 
 
 class BuiltDataset:
@@ -48,11 +47,11 @@ class BuiltDataset:
     @property
     def queries(self) -> List[str]:
         """The ground query atom of every output, in output order."""
-        return [o[2] for o in self._prepared.outputs()]
+        return [o[1] for o in self._prepared.outputs()]
 
     @property
     def targets(self) -> List[Optional[np.ndarray]]:
-        return [None if not o[3] else np.array(o[3]) for o in self._prepared.outputs()]
+        return [None if not o[2] else np.array(o[2]) for o in self._prepared.outputs()]
 
 
 class TrainHistory:
@@ -173,8 +172,8 @@ class Model(Template):
     def build(self, settings: Optional[Settings] = None) -> "Model":
         settings = settings if settings is not None else Settings()
         init = settings.initializer if settings.initializer is not None else Glorot()
-        seed = DEFAULT_SEED if settings.seed is None else settings.seed
-        self._engine = _core().Engine(str(self), init.kind, init.engine_scale(), seed)
+        seed = _defaults()["seed"] if settings.seed is None else settings.seed
+        self._engine = _core().Model(str(self), init.engine_spec(), seed)
         self.settings = settings
         return self
 
@@ -198,6 +197,7 @@ class Model(Template):
             if dataset._model is not self:
                 raise ValueError("this dataset was built for another model")
             return dataset
+        engine.configure(self._config(None, None))  # grounding limits apply while building
         if isinstance(dataset, FileDataset):
             if dataset.examples_file is None:
                 raise ValueError("a FileDataset for training needs examples_file=")
@@ -216,10 +216,11 @@ class Model(Template):
     # ---- training ----------------------------------------------------------------------------
     def _config(self, epochs: Optional[int], batch_size: Optional[int]) -> Dict[str, Any]:
         s = self.settings
-        optimizer = s.optimizer if s.optimizer is not None else Adam(lr=DEFAULT_LR)
+        defaults = _defaults()
+        optimizer = s.optimizer if s.optimizer is not None else Adam(lr=defaults["lr"])
         loss = s.error_function if s.error_function is not None else MSE()
         config: Dict[str, Any] = {
-            "epochs": int(epochs if epochs is not None else (s.epochs if s.epochs is not None else DEFAULT_EPOCHS)),
+            "epochs": int(epochs if epochs is not None else (s.epochs if s.epochs is not None else defaults["epochs"])),
             "optimizer": optimizer.kind,
             "lr": optimizer.lr,
             "weight_decay": optimizer.weight_decay,
@@ -229,9 +230,9 @@ class Model(Template):
             "eps": getattr(optimizer, "eps", 1e-8),
             "loss": loss.name,
             "batch_size": int(batch_size if batch_size is not None else (s.batch_size or 0)),
-            "seed": DEFAULT_SEED if s.seed is None else s.seed,
+            "seed": defaults["seed"] if s.seed is None else s.seed,
         }
-        for key in ("schedule", "patience"):
+        for key in ENGINE_OPTIONS:
             if key in s.options:
                 config[key] = s.options[key]
         return config
@@ -371,7 +372,7 @@ class Model(Template):
 
     @classmethod
     def _load_model(cls, path: Union[str, os.PathLike]) -> "Model":
-        engine, template_text = _core().Engine.load(os.fspath(path))
+        engine, template_text = _core().Model.load(os.fspath(path))
         model = cls()
         model._entries = list(Template.from_string(template_text, os.fspath(path))._entries)
         model._engine = engine
@@ -398,7 +399,7 @@ class Evaluator:
 
     def train(self, dataset: Any, *, generator: bool = True, epochs: Optional[int] = None) -> Any:
         built = self.build_dataset(dataset)
-        epochs = epochs if epochs is not None else (self.settings.epochs or DEFAULT_EPOCHS)
+        epochs = epochs if epochs is not None else (self.settings.epochs or _defaults()["epochs"])
 
         def run() -> Iterator[Tuple[float, int]]:
             for _ in range(epochs):

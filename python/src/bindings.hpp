@@ -13,7 +13,7 @@ void bind_syntax(nb::module_& m);  // AST types, parse_* / print_*
 void bind_logic(nb::module_& m);   // answer_query
 void bind_zoo(nb::module_& m);     // attention/transformer generators, SequenceModel (zoo stage)
 void bind_gnn(nb::module_& m);     // SequenceModel over template text (lrnn.nn.module.gnn)
-void bind_engine(nb::module_& m);  // train::Engine: lrnn.Model
+void bind_engine(nb::module_& m);  // lrnn::Model (the public API): lrnn.Model
 void bind_rasp(nb::module_& m);    // lrnn._core.rasp: RASP programs (lrnn.rasp)
 
 

@@ -1,27 +1,23 @@
-// The training engine (src/train/engine.hpp) for lrnn.Model: build from template text,
-// prepare datasets (ground + neuralize, in C++), train with a per-epoch Python callback,
-// evaluate, read/write parameters as NumPy arrays, save/load checkpoints, and inspect the
-// ground network of one sample. Long-running calls release the GIL.
+// lrnn.Model over the public C++ API (include/lrnn/model.hpp), the same one the CLI uses:
+// build from template text, ground datasets, train with a per-epoch Python callback,
+// evaluate, read/write parameters as NumPy arrays, save/load, and inspect the ground
+// network of one sample. Settings come from Python as a dict whose keys are the fields
+// of lrnn::Settings (default_settings() gives them with their defaults). Long-running
+// calls release the GIL.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
-#include <algorithm>
-#include <cmath>
 #include <exception>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "bindings.hpp"
-#include "exec/plan.hpp"
-#include "logic/grounder.hpp"
 #include "lrnn/diagnostics.hpp"
-#include "lrnn/syntax.hpp"
-#include "train/dataset.hpp"
-#include "train/engine.hpp"
+#include "lrnn/model.hpp"
 
 namespace lrnn::python {
 
@@ -37,13 +33,13 @@ Array to_array(std::vector<double> values, std::vector<size_t> shape) {
 }
 
 // Weights and neuron values: 1x1 -> 0-d, r x 1 -> (r,), else (r, c).
-std::vector<size_t> shape_of(exec::Shape s) {
-  if (s.rows == 1 && s.cols == 1) return {};
-  if (s.cols == 1) return {static_cast<size_t>(s.rows)};
-  return {static_cast<size_t>(s.rows), static_cast<size_t>(s.cols)};
+std::vector<size_t> shape_of(int rows, int cols) {
+  if (rows == 1 && cols == 1) return {};
+  if (cols == 1) return {static_cast<size_t>(rows)};
+  return {static_cast<size_t>(rows), static_cast<size_t>(cols)};
 }
 
-nb::dict metrics_dict(const train::Metrics& m) {
+nb::dict metrics_dict(const Metrics& m) {
   nb::dict d;
   d["loss"] = m.loss;
   d["accuracy"] = m.accuracy;
@@ -52,63 +48,7 @@ nb::dict metrics_dict(const train::Metrics& m) {
   return d;
 }
 
-train::InitKind init_kind(const std::string& name) {
-  if (name == "uniform") return train::InitKind::Uniform;
-  if (name == "normal") return train::InitKind::Normal;
-  if (name == "glorot") return train::InitKind::Glorot;
-  if (name == "he") return train::InitKind::He;
-  if (name == "constant") return train::InitKind::Constant;
-  throw Error(ErrorKind::Semantic, "unknown initializer '" + name + "' (glorot, he, uniform, normal, constant)");
-}
-
-template <class T>
-T get_or(const nb::dict& d, const char* key, T fallback) {
-  return d.contains(key) ? nb::cast<T>(d[key]) : fallback;
-}
-
-struct PyEngine {
-  std::unique_ptr<train::Engine> engine;
-  train::TrainConfig config;  // initializer and seed as built; the rest per train() call
-
-  // The CLI's mapping of options to a TrainConfig (src/cli/train.cpp), from a dict the
-  // Python side fills with the CLI's defaults.
-  train::TrainConfig config_from(const nb::dict& d) const {
-    train::TrainConfig c = config;
-    c.epochs = get_or<int>(d, "epochs", 100);
-    if (c.epochs < 0) throw Error(ErrorKind::Semantic, "epochs must be >= 0");
-    c.optimizer = train::OptimizerConfig::defaults(train::OptimizerConfig::parse(get_or<std::string>(d, "optimizer", "adam")));
-    c.optimizer.lr = get_or<double>(d, "lr", 0.01);
-    if (d.contains("weight_decay")) c.optimizer.weight_decay = nb::cast<double>(d["weight_decay"]);
-    if (d.contains("momentum")) c.optimizer.momentum = nb::cast<double>(d["momentum"]);
-    if (d.contains("beta1")) c.optimizer.beta1 = nb::cast<double>(d["beta1"]);
-    if (d.contains("beta2")) c.optimizer.beta2 = nb::cast<double>(d["beta2"]);
-    if (d.contains("eps")) c.optimizer.eps = nb::cast<double>(d["eps"]);
-    c.loss = train::parse_loss(get_or<std::string>(d, "loss", "mse"));
-    c.batch_size = get_or<size_t>(d, "batch_size", 0);
-    c.seed = get_or<uint64_t>(d, "seed", 1);
-    c.schedule.kind = train::Schedule::parse(get_or<std::string>(d, "schedule", "constant"));
-    c.patience = get_or<int>(d, "patience", 0);
-    c.schedule.total_epochs = engine->epochs_trained() + c.epochs;
-    c.schedule.step_size = std::max(1, c.epochs / 4);
-    return c;
-  }
-};
-
-std::vector<train::Sample> samples_from_text(const std::string& examples, const std::string& queries) {
-  std::vector<ExampleAst> ex = parse_examples(examples, "<examples>");
-  std::vector<QueryLineAst> q;
-  if (!queries.empty()) q = parse_queries(queries, "<queries>");
-  return train::pair_samples(std::move(ex), q);
-}
-
-std::vector<train::Sample> samples_from_files(const std::string& examples, const std::string& queries) {
-  std::vector<ExampleAst> ex = load_examples(examples);
-  std::vector<QueryLineAst> q;
-  if (!queries.empty()) q = load_queries(queries);
-  return train::pair_samples(std::move(ex), q);
-}
-
-nb::dict epoch_dict(const train::EpochReport& r) {
+nb::dict epoch_dict(const EpochInfo& r) {
   nb::dict d;
   d["epoch"] = r.epoch;
   d["train"] = metrics_dict(r.train);
@@ -118,190 +58,211 @@ nb::dict epoch_dict(const train::EpochReport& r) {
   return d;
 }
 
-// One sample's network after forward and backward: every kept atom's text, value, gradient.
-nb::dict ground_network(PyEngine& self, const train::PreparedSet& set, size_t index, const std::string& loss_name) {
-  if (index >= set.size()) throw Error(ErrorKind::Semantic, "sample index out of range");
-  const train::Engine& engine = *self.engine;
-  const train::LossKind loss_kind = train::parse_loss(loss_name);
-  const train::Sample& sample = set.samples[index];
-  const neural::SampleNetwork& net = set.networks[index];
-  std::vector<std::string> texts;
-  exec::Plan plan;
-  exec::Workspace ws;
-  double total_loss = 0;
+nb::dict settings_dict(const Settings& s) {
+  nb::dict d;
+  d["epochs"] = s.epochs;
+  d["lr"] = s.lr;
+  d["optimizer"] = s.optimizer;
+  d["loss"] = s.loss;
+  d["batch_size"] = s.batch_size;
+  d["seed"] = s.seed;
+  d["initializer"] = s.initializer;
+  d["schedule"] = s.schedule;
+  d["gamma"] = s.gamma;
+  d["patience"] = s.patience;
+  d["max_ground_rules"] = s.max_ground_rules;
+  return d;
+}
+
+// The dict's entries over `s` (the rest keeps its value); an unknown key is refused, so
+// a misspelled setting never goes unnoticed.
+Settings settings_from(const nb::dict& d, Settings s) {
+  for (auto [key, value] : d) {
+    const std::string k = nb::cast<std::string>(key);
+    if (value.is_none()) continue;
+    if (k == "epochs") s.epochs = nb::cast<int>(value);
+    else if (k == "lr") s.lr = nb::cast<double>(value);
+    else if (k == "optimizer") s.optimizer = nb::cast<std::string>(value);
+    else if (k == "weight_decay") s.weight_decay = nb::cast<double>(value);
+    else if (k == "momentum") s.momentum = nb::cast<double>(value);
+    else if (k == "beta1") s.beta1 = nb::cast<double>(value);
+    else if (k == "beta2") s.beta2 = nb::cast<double>(value);
+    else if (k == "eps") s.eps = nb::cast<double>(value);
+    else if (k == "loss") s.loss = nb::cast<std::string>(value);
+    else if (k == "batch_size") s.batch_size = nb::cast<size_t>(value);
+    else if (k == "seed") s.seed = nb::cast<uint64_t>(value);
+    else if (k == "initializer") s.initializer = nb::cast<std::string>(value);
+    else if (k == "schedule") s.schedule = nb::cast<std::string>(value);
+    else if (k == "step_size") s.step_size = nb::cast<int>(value);
+    else if (k == "gamma") s.gamma = nb::cast<double>(value);
+    else if (k == "patience") s.patience = nb::cast<int>(value);
+    else if (k == "max_ground_rules") s.max_ground_rules = nb::cast<size_t>(value);
+    else throw Error(ErrorKind::Semantic, "unknown setting '" + k + "'");
+  }
+  return s;
+}
+
+// A dataset grounded by a model: the public Dataset and its outputs (ground query
+// atoms and targets), grounded when built so that errors surface there.
+struct BuiltSet {
+  Dataset data;
+  std::vector<Output> outputs;
+};
+
+BuiltSet build_set(const Model& model, Dataset data) {
+  nb::gil_scoped_release release;
+  BuiltSet set{std::move(data), {}};
+  set.outputs = model.ground_queries(set.data);
+  return set;
+}
+
+// Applies the training settings of a call; the initializer and seed the model was built
+// with stay (they already shaped its weights), unless the dict says otherwise.
+void apply(Model& model, const nb::dict& config) {
+  Settings base;
+  base.initializer = model.settings().initializer;
+  base.seed = model.settings().seed;
+  model.settings() = settings_from(config, base);
+}
+
+nb::dict ground_network(Model& model, const BuiltSet& set, size_t index, const std::string& loss) {
+  model.settings().loss = loss;
+  GroundNetwork net;
   {
     nb::gil_scoped_release release;
-    // Grounding is deterministic, so grounding again gives the ids the network refers to.
-    logic::GroundSample ground = logic::ground(engine.program(), sample.example, sample.queries);
-    texts.reserve(net.num_atoms());
-    for (size_t a = 0; a < net.num_atoms(); ++a) texts.push_back(engine.program().atom_text(ground, net.atom_ground_id[a]));
-    plan = exec::build_plan(engine.model(), {&net});
-    exec::forward(plan, engine.model().params, ws);
-    ws.grads.assign(plan.num_values, 0.0);
-    // The sample's outputs, in the set's order (sample, query, match).
-    size_t first = 0;
-    while (first < set.outputs.size() && set.outputs[first].sample != index) ++first;
-    size_t n_targets = 0;
-    for (size_t o = 0; o < plan.outputs.size(); ++o)
-      if (!set.outputs[first + o].target.empty()) ++n_targets;
-    for (size_t o = 0; o < plan.outputs.size(); ++o) {
-      const train::OutputInfo& info = set.outputs[first + o];
-      if (info.target.empty()) continue;
-      std::vector<double> y = exec::output_value(plan, ws, o);
-      std::vector<double> g(y.size(), 0.0);
-      total_loss += train::loss(loss_kind, y, info.target, g);
-      const exec::OutputRef& ref = plan.outputs[o];
-      if (ref.offset == exec::kNoValue) continue;
-      for (size_t k = 0; k < y.size(); ++k) ws.grads[ref.offset + k] += g[k] / n_targets;
-    }
-    if (n_targets) total_loss /= static_cast<double>(n_targets);
-    std::vector<double> param_grads(engine.model().params.size(), 0.0);
-    exec::backward(plan, engine.model().params, ws, param_grads);
+    net = model.network(set.data, index, true);
   }
-  nb::list values, grads, is_fact;
-  const auto& offsets = plan.atom_offsets[0];
-  const auto& shapes = plan.atom_shapes[0];
-  for (size_t a = 0; a < net.num_atoms(); ++a) {
-    const size_t off = offsets[a];
-    const exec::Shape s = shapes[a];
-    const size_t n = static_cast<size_t>(s.size());
-    values.append(to_array(std::vector<double>(ws.values.begin() + off, ws.values.begin() + off + n), shape_of(s)));
-    grads.append(to_array(std::vector<double>(ws.grads.begin() + off, ws.grads.begin() + off + n), shape_of(s)));
-    is_fact.append(net.atom_depth[a] == 0);
+  nb::list texts, values, grads, is_fact;
+  for (GroundNetwork::Atom& a : net.atoms) {
+    texts.append(a.text);
+    values.append(to_array(std::move(a.value), shape_of(a.rows, a.cols)));
+    grads.append(to_array(std::move(a.gradient), shape_of(a.rows, a.cols)));
+    is_fact.append(a.depth == 0);
   }
   nb::dict d;
   d["atoms"] = texts;
   d["values"] = values;
   d["gradients"] = grads;
   d["is_fact"] = is_fact;
-  d["num_ground_rules"] = net.num_ground_rules();
-  d["loss"] = total_loss;
+  d["num_ground_rules"] = net.ground_rules;
+  d["loss"] = net.loss;
+  return d;
+}
+
+nb::dict train(Model& model, const BuiltSet& train_set, const BuiltSet* test_set, const nb::dict& config,
+               nb::object callback) {
+  apply(model, config);
+  std::exception_ptr callback_error;
+  auto on_epoch = [&](const EpochInfo& r) -> bool {
+    nb::gil_scoped_acquire acquire;
+    try {
+      if (PyErr_CheckSignals() != 0) throw nb::python_error();  // Ctrl-C stops training
+      if (callback.is_none()) return true;
+      return nb::cast<bool>(callback(epoch_dict(r)));
+    } catch (...) {
+      callback_error = std::current_exception();
+      return false;
+    }
+  };
+  TrainReport result;
+  {
+    nb::gil_scoped_release release;
+    result = model.train(train_set.data, test_set ? &test_set->data : nullptr, on_epoch);
+  }
+  if (callback_error) std::rethrow_exception(callback_error);
+  nb::list history;
+  for (const EpochInfo& r : result.history) history.append(epoch_dict(r));
+  nb::dict d;
+  d["epochs"] = result.epochs;
+  d["stopped_early"] = result.stopped_early;
+  d["train_seconds"] = result.train_seconds;
+  d["history"] = history;
+  return d;
+}
+
+nb::dict evaluate(Model& model, const BuiltSet& set, const std::string& loss) {
+  model.settings().loss = loss;
+  Evaluation ev;
+  {
+    nb::gil_scoped_release release;
+    ev = model.evaluate(set.data);
+  }
+  nb::dict d = metrics_dict(ev.metrics);
+  nb::list outputs, predictions;
+  for (Output& o : ev.outputs) {
+    const size_t n_value = o.value.size(), n_prediction = o.prediction.size();
+    outputs.append(to_array(std::move(o.value), {n_value}));
+    predictions.append(to_array(std::move(o.prediction), {n_prediction}));
+  }
+  d["outputs"] = outputs;
+  d["predictions"] = predictions;
   return d;
 }
 
 }  // namespace
 
 void bind_engine(nb::module_& m) {
-  nb::class_<train::PreparedSet>(m, "PreparedSet")
-      .def("__len__", &train::PreparedSet::size)
-      .def_ro("seconds", &train::PreparedSet::seconds)
-      .def("outputs", [](const train::PreparedSet& s) {
+  m.def("default_settings", [] { return settings_dict(Settings{}); },
+        "lrnn::Settings{} as a dict: the defaults of the CLI, the C++ API and lrnn.Settings");
+
+  nb::class_<BuiltSet>(m, "BuiltSet")
+      .def("__len__", [](const BuiltSet& s) { return s.data.size(); })
+      .def("outputs", [](const BuiltSet& s) {
         nb::list out;
-        for (const auto& o : s.outputs) out.append(nb::make_tuple(o.sample, o.query, o.text, o.target));
+        for (const Output& o : s.outputs) out.append(nb::make_tuple(o.example, o.query, o.target));
         return out;
       });
 
-  nb::class_<PyEngine>(m, "Engine")
+  nb::class_<Model>(m, "Model")
       .def("__init__",
-           [](PyEngine* self, const std::string& template_text, const std::string& init, double scale, uint64_t seed) {
-             new (self) PyEngine();
-             self->config.initializer.kind = init_kind(init);
-             self->config.initializer.scale = scale;
-             self->config.seed = seed;
+           [](Model* self, const std::string& template_text, const std::string& initializer, uint64_t seed) {
+             Settings s;
+             s.initializer = initializer;
+             s.seed = seed;
              nb::gil_scoped_release release;
-             self->engine = std::make_unique<train::Engine>(parse_template(template_text, "<template>"),
-                                                            self->config.initializer, seed);
+             new (self) Model(Template::from_string(template_text, "<template>"), s);
            },
-           nb::arg("template_text"), nb::arg("initializer") = "glorot", nb::arg("scale") = 1.0, nb::arg("seed") = 1)
+           nb::arg("template_text"), nb::arg("initializer") = Settings{}.initializer, nb::arg("seed") = Settings{}.seed)
       .def("prepare_text",
-           [](PyEngine& self, const std::string& examples, const std::string& queries) {
-             nb::gil_scoped_release release;
-             return self.engine->prepare(samples_from_text(examples, queries));
+           [](const Model& self, const std::string& examples, const std::string& queries) {
+             return build_set(self, Dataset::from_text(examples, queries));
            })
       .def("prepare_files",
-           [](PyEngine& self, const std::string& examples, const std::string& queries) {
-             nb::gil_scoped_release release;
-             return self.engine->prepare(samples_from_files(examples, queries));
+           [](const Model& self, const std::string& examples, const std::string& queries) {
+             return build_set(self, Dataset::load(examples, queries));
            })
-      .def("evaluate",
-           [](PyEngine& self, const train::PreparedSet& set, const std::string& loss) {
-             train::Evaluation ev;
-             {
-               nb::gil_scoped_release release;
-               ev = self.engine->evaluate(set, train::parse_loss(loss));
-             }
-             nb::dict d = metrics_dict(ev.metrics);
-             nb::list outputs, predictions;
-             for (auto& y : ev.outputs) outputs.append(to_array(y, {y.size()}));
-             for (auto& p : ev.predictions) predictions.append(to_array(p, {p.size()}));
-             d["outputs"] = outputs;
-             d["predictions"] = predictions;
-             return d;
-           })
-      .def("train",
-           [](PyEngine& self, const train::PreparedSet& train_set, const train::PreparedSet* test_set,
-              const nb::dict& config_dict, nb::object callback) {
-             train::TrainConfig config = self.config_from(config_dict);
-             std::exception_ptr callback_error;
-             auto on_epoch = [&](const train::EpochReport& r) -> bool {
-               nb::gil_scoped_acquire acquire;
-               try {
-                 if (PyErr_CheckSignals() != 0) throw nb::python_error();  // Ctrl-C stops training
-                 if (callback.is_none()) return true;
-                 return nb::cast<bool>(callback(epoch_dict(r)));
-               } catch (...) {
-                 callback_error = std::current_exception();
-                 return false;
-               }
-             };
-             train::TrainResult result;
-             {
-               nb::gil_scoped_release release;
-               result = self.engine->train(train_set, test_set, config, on_epoch);
-             }
-             if (callback_error) std::rethrow_exception(callback_error);
-             nb::list history;
-             for (const auto& r : result.history) history.append(epoch_dict(r));
-             nb::dict d;
-             d["epochs"] = result.epochs;
-             d["stopped_early"] = result.stopped_early;
-             d["train_seconds"] = result.train_seconds;
-             d["history"] = history;
-             return d;
-           },
-           nb::arg("train_set"), nb::arg("test_set").none(), nb::arg("config"), nb::arg("callback").none())
+      .def("configure", &apply, "Applies a settings dict (keys: the fields of lrnn::Settings)")
+      .def("evaluate", &evaluate)
+      .def("train", &train, nb::arg("train_set"), nb::arg("test_set").none(), nb::arg("config"),
+           nb::arg("callback").none())
       .def("parameters",
-           [](PyEngine& self) {
-             const neural::Parameters& params = self.engine->parameters();
+           [](const Model& self) {
              nb::list out;
-             for (uint32_t p = 0; p < params.count(); ++p) {
-               const neural::ParamInfo& info = params.info(p);
-               const double* data = params.data(p);
-               out.append(nb::make_tuple(info.name,
-                                         to_array(std::vector<double>(data, data + info.shape.size()), shape_of(info.shape)),
-                                         info.learnable));
-             }
+             for (Parameter& p : self.parameters())
+               out.append(nb::make_tuple(p.name, to_array(std::move(p.values), shape_of(p.rows, p.cols)), p.learnable));
              return out;
            })
       .def("set_parameter",
-           [](PyEngine& self, const std::string& name, nb::ndarray<double, nb::c_contig, nb::device::cpu> value) {
-             neural::Parameters& params = self.engine->parameters();
-             const uint32_t p = params.find(name);
-             if (p == neural::kNoParam) throw Error(ErrorKind::Semantic, "the model has no weight named '" + name + "'");
-             const neural::ParamInfo& info = params.info(p);
-             if (value.size() != static_cast<size_t>(info.shape.size()))
-               throw Error(ErrorKind::Shape, "weight '" + name + "' is " + exec::to_string(info.shape) + " (" +
-                                                 std::to_string(info.shape.size()) + " values), got " +
-                                                 std::to_string(value.size()) + " values");
-             std::copy(value.data(), value.data() + value.size(), params.data(p));
+           [](Model& self, const std::string& name, nb::ndarray<double, nb::c_contig, nb::device::cpu> value) {
+             self.set_parameter(name, std::vector<double>(value.data(), value.data() + value.size()));
            })
-      .def_prop_ro("epochs_trained", [](const PyEngine& self) { return self.engine->epochs_trained(); })
-      .def("template_text", [](const PyEngine& self) { return print_template(self.engine->ast()); })
+      .def_prop_ro("epochs_trained", &Model::epochs_trained)
+      .def("template_text", [](const Model& self) { return self.get_template().to_text(); })
       .def("save",
-           [](PyEngine& self, const std::string& path, const nb::dict& config_dict) {
-             train::TrainConfig config = self.config_from(config_dict);
+           [](Model& self, const std::string& path, const nb::dict& config) {
+             apply(self, config);
              nb::gil_scoped_release release;
-             self.engine->save(path, config);
+             self.save(path);
            })
       .def_static("load",
                   [](const std::string& path) {
-                    auto self = std::make_unique<PyEngine>();
+                    std::unique_ptr<Model> model;
                     {
                       nb::gil_scoped_release release;
-                      self->engine = train::Engine::load(path, self->config);
+                      model = std::make_unique<Model>(Model::load(path));
                     }
-                    std::string text = print_template(self->engine->ast());
-                    return nb::make_tuple(nb::cast(self.release(), nb::rv_policy::take_ownership), text);
+                    std::string text = model->get_template().to_text();
+                    return nb::make_tuple(nb::cast(model.release(), nb::rv_policy::take_ownership), text);
                   })
       .def("ground_network", &ground_network);
 }

@@ -10,6 +10,7 @@
 #include "bindings.hpp"
 #include "lrnn/ast.hpp"
 #include "lrnn/syntax.hpp"
+#include "neural/functions.hpp"
 
 namespace lrnn::python {
 
@@ -62,6 +63,13 @@ Statements canonical_statements(const TemplateAst& t) {
 }  // namespace
 
 void bind_syntax(nb::module_& m) {
+  m.def("function_names", [] {
+    nb::dict d;
+    d["transformation"] = neural::activation_names();
+    d["combination"] = neural::combination_names();
+    d["aggregation"] = neural::aggregation_names();
+    return d;
+  }, "The engine's canonical function names by class (lrnn.core.functions is checked against them)");
   nb::class_<Term>(m, "Term")
       .def_prop_ro("kind", [](const Term& t) { return term_kind(t.kind); })
       .def_ro("text", &Term::text)

@@ -7,9 +7,9 @@
 #include <map>
 
 #include "exec/plan.hpp"
-#include "logic/grounder.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
+#include "train/config.hpp"
 #include "train/engine.hpp"
 #include "train/report.hpp"
 
@@ -71,36 +71,26 @@ std::pair<Dataset, Dataset> Dataset::split(double test_fraction, uint64_t seed) 
 struct Model::Impl {
   Settings settings;
   std::unique_ptr<train::Engine> engine;
-  mutable std::map<uint64_t, train::PreparedSet> prepared;
 
-  train::TrainConfig config() const {
-    train::TrainConfig c;
-    c.epochs = settings.epochs;
-    c.optimizer = train::OptimizerConfig::defaults(train::OptimizerConfig::parse(settings.optimizer));
-    c.optimizer.lr = settings.lr;
-    if (settings.weight_decay >= 0) c.optimizer.weight_decay = settings.weight_decay;
-    c.loss = train::parse_loss(settings.loss);
-    c.batch_size = settings.batch_size;
-    c.seed = settings.seed;
-    c.initializer = train::Initializer::parse(settings.initializer);
-    c.schedule.kind = train::Schedule::parse(settings.schedule);
-    c.schedule.total_epochs = engine->epochs_trained() + settings.epochs;
-    c.schedule.step_size = std::max(1, settings.epochs / 4);
-    c.patience = settings.patience;
-    return c;
-  }
+  int schedule_start = 0;  // epochs trained when the current schedule began (its epoch 0)
 
-  const train::PreparedSet& prepare(const Dataset& d) const {
+  train::TrainConfig config() const { return train::make_train_config(settings, schedule_start); }
+
+  // Grounded datasets, kept while the model lives (a few at a time). Shared, so a set in
+  // use survives the eviction another prepare() may cause.
+  mutable std::map<uint64_t, std::shared_ptr<const train::PreparedSet>> prepared;
+
+  std::shared_ptr<const train::PreparedSet> prepare(const Dataset& d) const {
     auto it = prepared.find(d.impl().id);
     if (it != prepared.end()) return it->second;
     if (prepared.size() >= 16) prepared.clear();
-    return prepared.emplace(d.impl().id, engine->prepare(d.impl().samples)).first->second;
+    auto set = std::make_shared<const train::PreparedSet>(engine->prepare(d.impl().samples, settings.max_ground_rules));
+    prepared.emplace(d.impl().id, set);
+    return set;
   }
 };
 
 namespace {
-
-Metrics public_metrics(const train::Metrics& m) { return {m.loss, m.accuracy, m.auc, m.count}; }
 
 Parameter parameter_of(const neural::Parameters& params, uint32_t p, const double* data) {
   const neural::ParamInfo& info = params.info(p);
@@ -124,17 +114,8 @@ Model Model::load(const std::string& path) {
   std::unique_ptr<train::Engine> engine = train::Engine::load(path, c);
   Model m(Template::from_ast(engine->ast()));
   m.impl_->engine = std::move(engine);
-  Settings& s = m.impl_->settings;
-  s.epochs = c.epochs;
-  s.lr = c.optimizer.lr;
-  s.optimizer = train::to_string(c.optimizer.kind);
-  s.weight_decay = c.optimizer.weight_decay;
-  s.loss = train::to_string(c.loss);
-  s.batch_size = c.batch_size;
-  s.seed = c.seed;
-  s.initializer = train::to_string(c.initializer);
-  s.schedule = train::to_string(c.schedule.kind);
-  s.patience = c.patience;
+  m.impl_->settings = train::settings_of(c);
+  m.impl_->schedule_start = m.impl_->engine->epochs_trained();
   return m;
 }
 
@@ -146,40 +127,31 @@ const Settings& Model::settings() const { return impl_->settings; }
 TrainReport Model::train(const Dataset& data, const Dataset* test,
                          const std::function<bool(const EpochInfo&)>& on_epoch) {
   const auto t0 = std::chrono::steady_clock::now();
-  const train::PreparedSet& train_set = impl_->prepare(data);
-  const train::PreparedSet* test_set = test ? &impl_->prepare(*test) : nullptr;
-  impl_->engine->plan_for(train_set);
+  const auto train_set = impl_->prepare(data);
+  const auto test_set = test ? impl_->prepare(*test) : nullptr;
+  impl_->engine->plan_for(*train_set);
   TrainReport report;
   report.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::function<bool(const train::EpochReport&)> cb;
-  if (on_epoch)
-    cb = [&](const train::EpochReport& r) {
-      EpochInfo e{r.epoch, public_metrics(r.train), r.has_test, public_metrics(r.test), r.seconds};
-      return on_epoch(e);
-    };
-  train::TrainResult result = impl_->engine->train(train_set, test_set, impl_->config(), cb);
+  report.ground_seconds = train_set->seconds;
+  impl_->schedule_start = impl_->engine->epochs_trained();
+  train::TrainResult result = impl_->engine->train(*train_set, test_set.get(), impl_->config(), on_epoch);
   report.epochs = result.epochs;
   report.stopped_early = result.stopped_early;
   report.train_seconds = result.train_seconds;
-  for (const auto& r : result.history)
-    report.history.push_back({r.epoch, public_metrics(r.train), r.has_test, public_metrics(r.test), r.seconds});
+  report.history = std::move(result.history);
   return report;
 }
 
 Evaluation Model::evaluate(const Dataset& data) const {
-  const train::PreparedSet& set = impl_->prepare(data);
-  train::Evaluation ev = impl_->engine->evaluate(set, train::parse_loss(impl_->settings.loss));
-  Evaluation out;
-  out.metrics = public_metrics(ev.metrics);
-  for (size_t o = 0; o < set.outputs.size(); ++o)
-    out.outputs.push_back({set.outputs[o].sample, set.outputs[o].text, set.outputs[o].target, ev.outputs[o],
-                           ev.predictions[o]});
-  return out;
+  return impl_->engine->evaluate(*impl_->prepare(data), train::parse_loss(impl_->settings.loss));
 }
 
 std::vector<std::vector<double>> Model::forward(const Dataset& data) const {
-  const train::PreparedSet& set = impl_->prepare(data);
-  return impl_->engine->evaluate(set, train::parse_loss(impl_->settings.loss)).outputs;
+  Evaluation ev = evaluate(data);
+  std::vector<std::vector<double>> values;
+  values.reserve(ev.outputs.size());
+  for (Output& o : ev.outputs) values.push_back(std::move(o.value));
+  return values;
 }
 
 std::vector<Parameter> Model::parameters() const {
@@ -192,18 +164,19 @@ std::vector<Parameter> Model::parameters() const {
 Parameter Model::parameter(const std::string& name) const {
   const neural::Parameters& params = impl_->engine->parameters();
   const uint32_t p = params.find(name);
-  if (p == neural::kNoParam) throw Error(ErrorKind::Semantic, "no parameter named '" + name + "'");
+  if (p == neural::kNoParam) throw Error(ErrorKind::Semantic, "the model has no parameter named '" + name + "'");
   return parameter_of(params, p, params.values.data());
 }
 
 void Model::set_parameter(const std::string& name, const std::vector<double>& values) {
   neural::Parameters& params = impl_->engine->parameters();
   const uint32_t p = params.find(name);
-  if (p == neural::kNoParam) throw Error(ErrorKind::Semantic, "no parameter named '" + name + "'");
+  if (p == neural::kNoParam) throw Error(ErrorKind::Semantic, "the model has no parameter named '" + name + "'");
   const neural::ParamInfo& info = params.info(p);
   if (values.size() != static_cast<size_t>(info.shape.size()))
-    throw Error(ErrorKind::Shape, "parameter '" + name + "' has " + std::to_string(info.shape.size()) +
-                                      " entries, got " + std::to_string(values.size()));
+    throw Error(ErrorKind::Shape, "parameter '" + name + "' is " + exec::to_string(info.shape) + " (" +
+                                      std::to_string(info.shape.size()) + " values), got " +
+                                      std::to_string(values.size()) + " values");
   std::copy(values.begin(), values.end(), params.data(p));
 }
 
@@ -222,50 +195,19 @@ GroundNetwork Model::network(const Dataset& data, size_t index, bool with_gradie
   if (index >= data.size())
     throw Error(ErrorKind::Semantic, "sample " + std::to_string(index) + " of a dataset of " +
                                          std::to_string(data.size()));
-  const train::Engine& engine = *impl_->engine;
-  const train::Sample& sample = data.impl().samples[index];
-  // Grounding is deterministic: grounding again gives the ids the texts refer to.
-  logic::GroundSample ground = logic::ground(engine.program(), sample.example, sample.queries);
-  neural::SampleNetwork net = neural::neuralize(engine.model(), sample.example, ground);
-  exec::Plan plan = exec::build_plan(engine.model(), {&net});
-  exec::Workspace ws;
-  exec::forward(plan, engine.parameters(), ws);
-  GroundNetwork out;
-  out.ground_rules = net.num_ground_rules();
-  out.dropped_cycle_rules = net.dropped_cycle_rules;
-  std::vector<double> pgrads(engine.parameters().size(), 0.0);
-  if (with_gradients) {
-    ws.grads.assign(plan.num_values, 0.0);
-    const train::LossKind loss_kind = train::parse_loss(impl_->settings.loss);
-    size_t n_targets = 0;
-    for (const auto& o : plan.outputs)
-      if (!train::target_of(sample.queries[o.query]).empty()) ++n_targets;
-    for (size_t o = 0; o < plan.outputs.size(); ++o) {
-      const std::vector<double> target = train::target_of(sample.queries[plan.outputs[o].query]);
-      if (target.empty()) continue;
-      std::vector<double> y = exec::output_value(plan, ws, o), g(y.size());
-      out.loss += train::loss(loss_kind, y, target, g) / n_targets;
-      if (plan.outputs[o].offset == exec::kNoValue) continue;
-      for (size_t k = 0; k < g.size(); ++k) ws.grads[plan.outputs[o].offset + k] += g[k] / n_targets;
-    }
-    exec::backward(plan, engine.parameters(), ws, pgrads);
-    for (uint32_t p = 0; p < engine.parameters().count(); ++p)
-      out.parameter_gradients.push_back(parameter_of(engine.parameters(), p, pgrads.data()));
-  }
-  for (uint32_t l = 0; l < net.num_atoms(); ++l) {
-    GroundNetwork::Atom a;
-    a.text = engine.program().atom_text(ground, net.atom_ground_id[l]);
-    a.depth = static_cast<int>(net.atom_depth[l]);
-    const exec::Shape s = plan.atom_shapes[0][l];
-    a.rows = s.rows;
-    a.cols = s.cols;
-    const uint32_t off = plan.atom_offsets[0][l];
-    a.value.assign(ws.values.begin() + off, ws.values.begin() + off + s.size());
-    if (with_gradients) a.gradient.assign(ws.grads.begin() + off, ws.grads.begin() + off + s.size());
-    out.atoms.push_back(std::move(a));
-  }
+  return impl_->engine->inspect(data.impl().samples[index], train::parse_loss(impl_->settings.loss), with_gradients,
+                               impl_->settings.max_ground_rules);
+}
+
+std::vector<Output> Model::ground_queries(const Dataset& data) const {
+  const auto set = impl_->prepare(data);
+  std::vector<Output> out;
+  out.reserve(set->outputs.size());
+  for (const train::OutputInfo& o : set->outputs) out.push_back({o.sample, o.text, o.target, {}, {}});
   return out;
 }
+
+size_t Model::num_parameter_values() const { return impl_->engine->parameters().size(); }
 
 Template Model::get_template() const { return Template::from_ast(impl_->engine->ast()); }
 int Model::epochs_trained() const { return impl_->engine->epochs_trained(); }

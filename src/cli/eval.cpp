@@ -8,7 +8,7 @@
 #include "cli/command.hpp"
 #include "cli/dataset_spec.hpp"
 #include "lrnn/syntax.hpp"
-#include "train/engine.hpp"
+#include "lrnn/model.hpp"
 #include "train/report.hpp"
 
 namespace {
@@ -21,26 +21,24 @@ struct EvalOptions {
 };
 
 void run_eval(const EvalOptions& o) {
-  train::TrainConfig config;
-  std::unique_ptr<train::Engine> engine = train::Engine::load(o.model_path, config);
+  const Model model = Model::load(o.model_path);
   cli::LoadedData data = cli::load_data(o.dataset, o.examples_path, o.queries_path);
-  train::PreparedSet set = engine->prepare(train::pair_samples(std::move(data.examples), data.queries));
-  train::Evaluation ev = engine->evaluate(set, config.loss);
+  const Dataset dataset = Dataset::from_ast(std::move(data.examples), data.queries);
+  const Evaluation ev = model.evaluate(dataset);
   if (o.json) {
     nlohmann::json j = train::metrics_json(ev.metrics);
-    j["samples"] = set.size();
-    j["outputs"] = train::outputs_json(set, ev);
+    j["samples"] = dataset.size();
+    j["outputs"] = train::outputs_json(ev);
     std::cout << j.dump() << "\n";
     return;
   }
-  for (size_t k = 0; k < set.outputs.size(); ++k) {
-    const auto& info = set.outputs[k];
-    std::string out;
-    for (size_t e = 0; e < ev.outputs[k].size(); ++e) out += (e ? " " : "") + std::to_string(ev.outputs[k][e]);
+  for (const Output& out : ev.outputs) {
+    std::string value;
+    for (size_t e = 0; e < out.value.size(); ++e) value += (e ? " " : "") + std::to_string(out.value[e]);
     std::string target;
-    for (size_t e = 0; e < info.target.size(); ++e) target += (e ? " " : "") + std::to_string(info.target[e]);
-    std::printf("%u\t%s\toutput %s%s%s\n", info.sample, info.text.c_str(), out.c_str(),
-                info.target.empty() ? "" : "\ttarget ", target.c_str());
+    for (size_t e = 0; e < out.target.size(); ++e) target += (e ? " " : "") + std::to_string(out.target[e]);
+    std::printf("%zu\t%s\toutput %s%s%s\n", out.example, out.query.c_str(), value.c_str(),
+                out.target.empty() ? "" : "\ttarget ", target.c_str());
   }
   if (ev.metrics.count)
     std::printf("loss %.6f  accuracy %.4f  (%zu targets)\n", ev.metrics.loss, ev.metrics.accuracy, ev.metrics.count);

@@ -18,39 +18,69 @@
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
 #include "syntax/atomic_file.hpp"
-#include "train/engine.hpp"
+#include "lrnn/model.hpp"
 #include "train/report.hpp"
 
 namespace {
 
 using namespace lrnn;
 
+// The defaults are lrnn::Settings' own (include/lrnn/training.hpp), shown in --help.
+const Settings kDefaults;
+
 struct TrainOptions {
   std::string template_path, examples_path, queries_path, dataset;
   std::string test_examples_path, test_queries_path;
   double test_fraction = 0;
-  int epochs = 100;
-  std::string optimizer = "adam";
-  double lr = -1;
-  double weight_decay = -1;
-  std::string loss = "mse";
-  size_t batch_size = 0;
-  uint64_t seed = 1;
-  std::string initializer = "glorot";
-  std::string schedule = "constant";
-  int patience = 0;
+  int epochs = kDefaults.epochs;
+  std::string optimizer = kDefaults.optimizer;
+  double lr = kDefaults.lr;
+  double weight_decay = 0;
+  std::string loss = kDefaults.loss;
+  size_t batch_size = kDefaults.batch_size;
+  uint64_t seed = kDefaults.seed;
+  std::string initializer = kDefaults.initializer;
+  std::string schedule = kDefaults.schedule;
+  int patience = kDefaults.patience;
   int step_size = 1;
-  double gamma = 0.5;
+  double gamma = kDefaults.gamma;
+  size_t max_ground_rules = kDefaultMaxGroundRules;
   int report_every = 0;
   std::string save_path, load_path;
   bool json = false;
 };
 
-std::vector<train::Sample> load_samples(const std::string& examples, const std::string& queries) {
-  std::vector<ExampleAst> ex = load_examples(examples);
-  std::vector<QueryLineAst> q;
-  if (!queries.empty()) q = load_queries(queries);
-  return train::pair_samples(std::move(ex), q);
+std::string number_text(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+// The command line over `s`: a new model takes every option (given or default); a loaded
+// model keeps its saved settings except the options given (and the epochs to run now).
+Settings apply_options(const TrainOptions& o, const CLI::App& cmd, Settings s, bool loaded) {
+  auto given = [&](const char* name) { return cmd.count(name) > 0; };
+  auto take = [&](const char* name) { return !loaded || given(name); };
+  s.epochs = o.epochs;
+  if (take("--optimizer")) {
+    if (loaded && s.optimizer != o.optimizer) s.weight_decay = s.momentum = s.beta1 = s.beta2 = s.eps = std::nullopt;
+    s.optimizer = o.optimizer;
+  }
+  if (take("--lr")) s.lr = o.lr;
+  if (given("--weight-decay")) s.weight_decay = o.weight_decay;
+  if (take("--loss")) s.loss = o.loss;
+  if (take("--batch-size")) s.batch_size = o.batch_size;
+  if (take("--seed")) s.seed = o.seed;
+  if (given("--initializer") && loaded)
+    throw Error(ErrorKind::Semantic, "--initializer has no effect with --load: the saved model's weights are already initialised");
+  if (take("--initializer")) s.initializer = o.initializer;
+  if (take("--schedule")) s.schedule = o.schedule;
+  if (take("--patience")) s.patience = o.patience;
+  if (given("--step-size")) s.step_size = o.step_size;
+  else if (!loaded) s.step_size = std::nullopt;  // a quarter of the epochs
+  if (take("--gamma")) s.gamma = o.gamma;
+  if (take("--max-ground-rules")) s.max_ground_rules = o.max_ground_rules;
+  return s;
 }
 
 // SIGINT / SIGTERM during training: the first one asks training to stop after the epoch in
@@ -86,120 +116,109 @@ void finish_interrupted() {
   std::exit(128 + stop_signal);
 }
 
-void run_train(const TrainOptions& o, const CLI::App& cmd) {
-  const auto t0 = std::chrono::steady_clock::now();
-  // A save target that cannot be written fails now, not after the training it would lose.
-  if (!o.save_path.empty()) check_can_write_atomically(o.save_path);
-  train::TrainConfig config;
-  std::unique_ptr<train::Engine> engine;
+Model make_model(const TrainOptions& o, const CLI::App& cmd) {
   if (!o.load_path.empty()) {
     // The saved model carries its template: a TEMPLATE given too would be ignored.
     if (!o.template_path.empty())
       throw Error(ErrorKind::Semantic, "give either a TEMPLATE or --load MODEL, not both: the model '" + o.load_path +
                                            "' carries its own template, so '" + o.template_path + "' would be ignored");
-    engine = train::Engine::load(o.load_path, config);
-  } else {
-    if (o.template_path.empty()) throw Error(ErrorKind::Semantic, "lrnn train needs a TEMPLATE (or --load MODEL)");
-    config.initializer = train::Initializer::parse(o.initializer);
-    config.seed = o.seed;
-    engine = std::make_unique<train::Engine>(load_template(o.template_path), config.initializer, config.seed);
+    Model model = Model::load(o.load_path);
+    model.settings() = apply_options(o, cmd, model.settings(), true);
+    return model;
   }
-  // Options given on the command line override a loaded model's settings.
-  auto given = [&](const char* name) { return cmd.count(name) > 0; };
-  if (o.load_path.empty() || given("--optimizer")) config.optimizer = train::OptimizerConfig::defaults(train::OptimizerConfig::parse(o.optimizer));
-  if (given("--lr")) config.optimizer.lr = o.lr;
-  else if (o.load_path.empty()) config.optimizer.lr = 0.01;
-  if (o.weight_decay >= 0) config.optimizer.weight_decay = o.weight_decay;
-  if (o.load_path.empty() || given("--loss")) config.loss = train::parse_loss(o.loss);
-  if (o.load_path.empty() || given("--batch-size")) config.batch_size = o.batch_size;
-  if (o.load_path.empty() || given("--seed")) config.seed = o.seed;
-  if (o.load_path.empty() || given("--schedule")) config.schedule.kind = train::Schedule::parse(o.schedule);
-  if (o.load_path.empty() || given("--patience")) config.patience = o.patience;
-  config.epochs = o.epochs;
-  config.schedule.total_epochs = engine->epochs_trained() + o.epochs;
-  // Step size and decay factor of the step/exponential schedules: given, or a loaded
-  // model's, or the defaults (a quarter of the epochs; 0.5).
-  if (given("--step-size")) config.schedule.step_size = o.step_size;
-  else if (o.load_path.empty()) config.schedule.step_size = std::max(1, o.epochs / 4);
-  if (given("--gamma")) config.schedule.gamma = o.gamma;
+  if (o.template_path.empty()) throw Error(ErrorKind::Semantic, "lrnn train needs a TEMPLATE (or --load MODEL)");
+  const Settings settings = apply_options(o, cmd, Settings{}, false);
+  return Model(Template::from_file(o.template_path), settings);
+}
 
+// (train, test) from --examples/--dataset and --test-examples or --test-fraction.
+std::pair<Dataset, Dataset> load_datasets(const TrainOptions& o, uint64_t seed) {
   cli::LoadedData data = cli::load_data(o.dataset, o.examples_path, o.queries_path);
-  std::vector<train::Sample> train_samples = train::pair_samples(std::move(data.examples), data.queries);
-  std::vector<train::Sample> test_samples;
-  if (!o.test_examples_path.empty()) {
-    test_samples = load_samples(o.test_examples_path, o.test_queries_path);
-  } else if (o.test_fraction > 0) {
-    std::vector<train::Sample> all = std::move(train_samples);
-    train_samples.clear();
-    train::split_samples(all, o.test_fraction, config.seed, train_samples, test_samples);
+  Dataset all = Dataset::from_ast(std::move(data.examples), data.queries);
+  if (!o.test_examples_path.empty()) return {all, Dataset::load(o.test_examples_path, o.test_queries_path)};
+  if (o.test_fraction > 0) return all.split(o.test_fraction, seed);
+  return {all, Dataset()};
+}
+
+// Progress on stderr: a bar on a terminal, a line every `every` epochs otherwise.
+bool show_progress(const EpochInfo& r, int first_epoch, int epochs, int total, int every, bool tty) {
+  if (tty) {
+    const int width = 30;
+    const int run_epoch = r.epoch - first_epoch;
+    const int filled = epochs > 0 ? width * run_epoch / epochs : width;
+    std::string bar(filled, '#');
+    bar.resize(width, '.');
+    std::fprintf(stderr, "\r[%s] %s", bar.c_str(), train::epoch_line(r, total).c_str());
+    if (run_epoch == epochs) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  } else if (r.epoch % every == 0 || r.epoch == total) {
+    std::fprintf(stderr, "%s\n", train::epoch_line(r, total).c_str());
   }
-  train::PreparedSet train_set = engine->prepare(std::move(train_samples));
-  std::unique_ptr<train::PreparedSet> test_set;
-  if (!test_samples.empty()) test_set = std::make_unique<train::PreparedSet>(engine->prepare(std::move(test_samples)));
-  engine->plan_for(train_set);
-  const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return true;
+}
+
+void run_train(const TrainOptions& o, const CLI::App& cmd) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // A save target that cannot be written fails now, not after the training it would lose.
+  if (!o.save_path.empty()) check_can_write_atomically(o.save_path);
+  Model model = make_model(o, cmd);
+  auto [train_data, test_data] = load_datasets(o, model.settings().seed);
+  const bool has_test = test_data.size() > 0;
+  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   const bool tty = ::isatty(STDERR_FILENO);
   const int every = o.report_every > 0 ? o.report_every : std::max(1, o.epochs / 10);
-  auto on_epoch = [&](const train::EpochReport& r) {
-    if (tty) {
-      const int width = 30;
-      const int run_epoch = static_cast<int>(r.epoch) - (config.schedule.total_epochs - o.epochs);
-      const int filled = o.epochs > 0 ? width * run_epoch / o.epochs : width;
-      std::string bar(filled, '#');
-      bar.resize(width, '.');
-      std::fprintf(stderr, "\r[%s] %s", bar.c_str(), train::epoch_line(r, config.schedule.total_epochs).c_str());
-      if (run_epoch == o.epochs) std::fprintf(stderr, "\n");
-      std::fflush(stderr);
-    } else if (r.epoch % every == 0 || r.epoch == config.schedule.total_epochs) {
-      std::fprintf(stderr, "%s\n", train::epoch_line(r, config.schedule.total_epochs).c_str());
-    }
+  const int first_epoch = model.epochs_trained();
+  const int total = first_epoch + o.epochs;
+  auto on_epoch = [&](const EpochInfo& r) {
+    show_progress(r, first_epoch, o.epochs, total, every, tty);
     if (stop_signal) {
       std::fprintf(stderr, "%s%s: stopping after epoch %d of %d%s\n", tty ? "\n" : "",
-                   stop_signal == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)", r.epoch,
-                   config.schedule.total_epochs, o.save_path.empty() ? "" : "; saving the model");
+                   stop_signal == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)", r.epoch, total,
+                   o.save_path.empty() ? "" : "; saving the model");
       return false;
     }
     return true;
   };
   StopOnSignal stop_on_signal;
-  train::TrainResult result = engine->train(train_set, test_set.get(), config, on_epoch);
+  const TrainReport result = model.train(train_data, has_test ? &test_data : nullptr, on_epoch);
   if (tty && result.epochs < o.epochs) std::fprintf(stderr, "\n");
+  const double build_s = load_s + result.build_seconds;
 
-  train::Evaluation ev = engine->evaluate(train_set, config.loss);
+  const Evaluation ev = model.evaluate(train_data);
   nlohmann::json j;
   j["epochs"] = result.epochs;
-  j["epochs_total"] = engine->epochs_trained();
+  j["epochs_total"] = model.epochs_trained();
   j["stopped_early"] = result.stopped_early;
   const nlohmann::json m = train::metrics_json(ev.metrics);
   for (auto it = m.begin(); it != m.end(); ++it) j[it.key()] = it.value();
-  if (test_set) {
-    train::Evaluation tev = engine->evaluate(*test_set, config.loss);
+  if (has_test) {
+    const Evaluation tev = model.evaluate(test_data);
     j["test"] = train::metrics_json(tev.metrics);
-    j["test"]["outputs"] = train::outputs_json(*test_set, tev);
+    j["test"]["outputs"] = train::outputs_json(tev);
   }
   j["timing"] = {{"build_s", build_s},
-                 {"ground_s", train_set.seconds},
+                 {"ground_s", result.ground_seconds},
                  {"train_s", result.train_seconds},
                  {"epoch_s", result.epochs ? result.train_seconds / result.epochs : 0.0}};
-  j["samples"] = train_set.size();
-  j["parameters"] = engine->parameters().size();
-  j["outputs"] = train::outputs_json(train_set, ev);
+  j["samples"] = train_data.size();
+  j["parameters"] = model.num_parameter_values();
+  j["outputs"] = train::outputs_json(ev);
   if (!std::isfinite(ev.metrics.loss) && ev.metrics.count > 0)
     throw Error(ErrorKind::Runtime, "training diverged: the training loss is " + std::to_string(ev.metrics.loss) +
-                                        " after " + std::to_string(engine->epochs_trained()) +
+                                        " after " + std::to_string(model.epochs_trained()) +
                                         " epochs (try a smaller --lr); the model was not saved");
-  if (!o.save_path.empty()) engine->save(o.save_path, config);
+  if (!o.save_path.empty()) model.save(o.save_path);
   if (stop_signal) j["interrupted"] = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
   if (o.json) {
     std::cout << j.dump() << "\n";
     finish_interrupted();
     return;
   }
-  std::printf("trained %d epochs on %zu samples (%zu parameters)\n", result.epochs, train_set.size(),
-              engine->parameters().size());
+  std::printf("trained %d epochs on %zu samples (%zu parameters)\n", result.epochs, train_data.size(),
+              model.num_parameter_values());
   std::printf("train: loss %.6f  accuracy %.4f\n", ev.metrics.loss, ev.metrics.accuracy);
-  if (test_set)
+  if (has_test)
     std::printf("test:  loss %.6f  accuracy %.4f\n", j["test"]["loss"].is_number() ? j["test"]["loss"].get<double>() : NAN,
                 j["test"]["accuracy"].is_number() ? j["test"]["accuracy"].get<double>() : NAN);
   std::printf("time: build %.3f s, train %.3f s (%.5f s per epoch)\n", build_s, result.train_seconds,
@@ -217,23 +236,27 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   data->add_option("--dataset", o->dataset, "A dataset instead of --examples: tu:DIR (TU graph format)");
   data->require_option(1);
   cmd->add_option("--queries,-q", o->queries_path, "Queries file (omit for labelled examples)");
-  cmd->add_option("--epochs", o->epochs, "Epochs to train (default 100)")->check(cli::finite_number(0, 1e9, false, true));
-  cmd->add_option("--optimizer", o->optimizer, "adam | sgd | adamw (default adam)");
-  cmd->add_option("--lr", o->lr, "Learning rate (default 0.01)")->check(cli::finite_number(0));
+  cmd->add_option("--epochs", o->epochs, "Epochs to train (default " + std::to_string(kDefaults.epochs) + ")")->check(cli::finite_number(0, 1e9, false, true));
+  cmd->add_option("--optimizer", o->optimizer, "adam | sgd | adamw (default " + kDefaults.optimizer + ")");
+  cmd->add_option("--lr", o->lr, "Learning rate (default " + number_text(kDefaults.lr) + ")")->check(cli::finite_number(0));
   cmd->add_option("--weight-decay", o->weight_decay, "Weight decay (AdamW default 0.01)")->check(cli::finite_number(0));
-  cmd->add_option("--loss", o->loss, "mse | crossentropy (default mse)");
+  cmd->add_option("--loss", o->loss, "mse | crossentropy (default " + kDefaults.loss + ")");
   cmd->add_option("--batch-size", o->batch_size, "Samples per step (default 0: all)")->check(cli::finite_number(0, 1e12, false, true));
-  cmd->add_option("--seed", o->seed, "Seed of initialisation, shuffling and splits (default 1)");
+  cmd->add_option("--seed", o->seed, "Seed of initialisation, shuffling and splits (default " + std::to_string(kDefaults.seed) + ")");
   cmd->add_option("--initializer", o->initializer, "glorot | he | uniform(s) | normal(s) | constant(v)");
   cmd->add_option("--schedule", o->schedule, "constant | step | exponential | cosine");
   cmd->add_option("--step-size", o->step_size, "step schedule: multiply the rate by --gamma every N epochs (default: epochs/4)")
       ->check(cli::finite_number(1, 1e9, false, true));
-  cmd->add_option("--gamma", o->gamma, "step/exponential schedules: the decay factor (default 0.5)")
+  cmd->add_option("--gamma", o->gamma, "step/exponential schedules: the decay factor (default " + number_text(kDefaults.gamma) + ")")
       ->check(cli::finite_number(0, 1, true));
   cmd->add_option("--test-examples", o->test_examples_path, "Test examples file");
   cmd->add_option("--test-queries", o->test_queries_path, "Test queries file");
   cmd->add_option("--test-fraction", o->test_fraction, "Hold out this fraction of the samples (seeded)")->check(cli::finite_number(0, 1));
   cmd->add_option("--patience", o->patience, "Early stopping: epochs without improvement (0: off)")->check(cli::finite_number(0, 1e9, false, true));
+  cmd->add_option("--max-ground-rules", o->max_ground_rules,
+                  "Refuse a sample that grounds to more ground rules than this (default " +
+                      std::to_string(kDefaultMaxGroundRules) + ")")
+      ->check(cli::finite_number(1, 1e15, false, true));
   cmd->add_option("--report-every", o->report_every, "Progress line every N epochs when not on a terminal")->check(cli::finite_number(0, 1e9, false, true));
   cmd->add_option("--save", o->save_path, "Write the trained model (JSON) here");
   cmd->add_option("--load", o->load_path, "Continue training a saved model");

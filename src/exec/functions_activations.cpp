@@ -32,15 +32,6 @@ inline double stable_sigmoid(double x) {
   return e / (1.0 + e);
 }
 
-// Resolved slice bounds for an input shape (end < 0 means the whole axis).
-struct SliceBounds {
-  int r0, r1, c0, c1;
-};
-SliceBounds slice_bounds(const Activation& a, Shape in) {
-  return {a.row_end < 0 ? 0 : a.row_begin, a.row_end < 0 ? in.rows : a.row_end,
-          a.col_end < 0 ? 0 : a.col_begin, a.col_end < 0 ? in.cols : a.col_end};
-}
-
 void softmax_value(int n, const double* x, double* y) {
   double m = x[0];
   for (int i = 1; i < n; ++i) m = std::max(m, x[i]);
@@ -76,32 +67,6 @@ void sparsemax_value(int n, const double* x, double* y, double* sorted) {
 }
 
 }  // namespace
-
-Shape activation_shape(const Activation& a, Shape in) {
-  switch (a.kind) {
-    case ActivationKind::Transpose:
-      return {in.cols, in.rows};
-    case ActivationKind::Slice: {
-      if ((a.row_end >= 0 && (a.row_begin < 0 || a.row_begin >= a.row_end)) ||
-          (a.col_end >= 0 && (a.col_begin < 0 || a.col_begin >= a.col_end)))
-        throw Error(ErrorKind::Shape, to_string(a) + " is an empty or negative range");
-      if (a.row_end > in.rows || a.col_end > in.cols)
-        throw Error(ErrorKind::Shape, to_string(a) + " is out of range for a value of shape " +
-                                          to_string(in));
-      SliceBounds b = slice_bounds(a, in);
-      return {b.r1 - b.r0, b.c1 - b.c0};
-    }
-    case ActivationKind::Reshape:
-      if (a.rows <= 0 || a.cols <= 0 || int64_t{a.rows} * a.cols != in.size())
-        throw Error(ErrorKind::Shape, to_string(a) + " cannot reshape a value of shape " +
-                                          to_string(in) + " (" + std::to_string(in.size()) +
-                                          " entries) into " + std::to_string(a.rows) + "x" +
-                                          std::to_string(a.cols));
-      return {a.rows, a.cols};
-    default:
-      return in;
-  }
-}
 
 void activation_forward(const Activation& a, Shape in, size_t count, const double* x, double* y) {
   const size_t total = count * static_cast<size_t>(in.size());

@@ -26,17 +26,6 @@ uint32_t common_segment_length(size_t segments, const uint32_t* offsets) {
 
 }  // namespace
 
-Shape aggregation_shape(AggregationKind a, Shape in, size_t segment_length) {
-  switch (a) {
-    case AggregationKind::Count:
-      return {1, 1};
-    case AggregationKind::Concat:
-      return checked_shape(static_cast<int64_t>(segment_length) * in.rows, in.cols, "aggregation 'concat'");
-    default:
-      return in;
-  }
-}
-
 void aggregation_forward(AggregationKind a, Shape in, size_t segments, const uint32_t* offsets,
                          const double* x, double* y) {
   const size_t n = static_cast<size_t>(in.size());

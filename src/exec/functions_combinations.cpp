@@ -32,29 +32,6 @@ inline CosSimSums cossim_sums(const double* a, const double* b, int m) {
   return s;
 }
 
-[[noreturn]] void mismatch(CombinationKind c, const std::string& rule, Shape a, Shape b) {
-  throw Error(ErrorKind::Shape, "combination '" + to_string(c) + "' " + rule + ", but got shapes " +
-                                    to_string(a) + " and " + to_string(b));
-}
-
-bool is_vector(Shape s) { return s.rows == 1 || s.cols == 1; }
-
-// The common shape of element-wise combinations: every non-scalar input has it.
-Shape broadcast_shape(CombinationKind c, const std::vector<Shape>& in) {
-  Shape common{1, 1};
-  bool have = false;
-  for (Shape s : in) {
-    if (s.scalar()) continue;
-    if (!have) {
-      common = s;
-      have = true;
-    } else if (!(s == common)) {
-      mismatch(c, "needs equal shapes (scalars broadcast)", common, s);
-    }
-  }
-  return common;
-}
-
 // Stride of input i inside an element-wise value of n entries: scalars broadcast.
 inline bool broadcasts(Shape s, int n) { return s.scalar() && n != 1; }
 
@@ -111,82 +88,6 @@ void softmax_flat(int n, const double* x, double* y) {
 }
 
 }  // namespace
-
-Shape combination_shape(CombinationKind c, const std::vector<Shape>& in) {
-  for (Shape s : in)
-    if (s.rows <= 0 || s.cols <= 0)
-      throw Error(ErrorKind::Shape, "combination '" + to_string(c) + "' got an empty value of shape " +
-                                        to_string(s));
-  switch (c) {
-    case CombinationKind::Sum:
-    case CombinationKind::Avg:
-    case CombinationKind::Max:
-    case CombinationKind::Min:
-    case CombinationKind::ElProduct:
-      return broadcast_shape(c, in);
-    case CombinationKind::Count:
-      return {1, 1};
-    case CombinationKind::Product: {
-      Shape cur{1, 1};
-      bool have = false;
-      for (Shape s : in) {
-        if (s.scalar()) continue;
-        if (!have) {
-          cur = s;
-          have = true;
-        } else if (cur.cols != s.rows) {
-          mismatch(c, "multiplies left to right as matrices (columns of the left must equal rows "
-                      "of the right)", cur, s);
-        } else {
-          cur = checked_shape(cur.rows, s.cols, "the product of combination 'product'");
-        }
-      }
-      return cur;
-    }
-    case CombinationKind::Concat: {
-      if (in.empty()) throw Error(ErrorKind::Shape, "combination 'concat' needs at least one input");
-      // Values with equal column counts stack vertically (column vectors; scalars count as
-      // 1-vectors); row vectors concatenate horizontally. Both are plain concatenations of
-      // the row-major data.
-      bool same_cols = true, all_rows = true;
-      int64_t rows = 0, cols = 0;
-      for (Shape s : in) {
-        same_cols = same_cols && s.cols == in[0].cols;
-        all_rows = all_rows && s.rows == 1;
-        rows += s.rows;
-        cols += s.cols;
-      }
-      if (same_cols) return checked_shape(rows, in[0].cols, "combination 'concat'");
-      if (all_rows) return checked_shape(1, cols, "combination 'concat'");
-      for (Shape s : in)
-        if (s.cols != in[0].cols)
-          mismatch(c, "stacks column vectors (equal column counts; scalars count as 1-vectors)",
-                   in[0], s);
-      return checked_shape(rows, in[0].cols, "combination 'concat'");
-    }
-    case CombinationKind::CrossSum:
-      if (in.size() != 2)
-        throw Error(ErrorKind::Shape, "combination 'crosssum' needs exactly two vector inputs, got " +
-                                          std::to_string(in.size()));
-      if (!is_vector(in[0]) || !is_vector(in[1]))
-        mismatch(c, "needs two vectors", in[0], in[1]);
-      return checked_shape(int64_t{in[0].size()} * in[1].size(), 1, "combination 'crosssum'");
-    case CombinationKind::CosSim:
-      if (in.size() != 2)
-        throw Error(ErrorKind::Shape, "combination 'cossim' needs exactly two inputs, got " +
-                                          std::to_string(in.size()));
-      if (in[0].size() != in[1].size())
-        mismatch(c, "needs two values with the same number of entries", in[0], in[1]);
-      return {1, 1};
-    case CombinationKind::Softmax: {
-      if (in.empty()) throw Error(ErrorKind::Shape, "combination 'softmax' needs at least one input");
-      int n = 0;
-      for (Shape s : in) n += s.size();
-      return {n, 1};
-    }
-  }
-  return {1, 1};
-}
 
 void combination_forward(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count,
                          const double* const* in, double* out) {

@@ -8,13 +8,14 @@
 #include "logic/grounding.hpp"
 #include "logic/program.hpp"
 #include "lrnn/ast.hpp"
+#include "lrnn/training.hpp"
 
 namespace lrnn::logic {
 
 struct GroundingOptions {
   // Ground rules (over all template rules of one example) beyond which grounding stops
   // with ErrorKind::Limit naming the rule being enumerated.
-  size_t max_ground_rules = 100'000'000;
+  size_t max_ground_rules = kDefaultMaxGroundRules;
   // Atoms of the least model beyond which grounding stops with ErrorKind::Limit (also
   // what ends an infinite model such as n(Y) :- n(X), @add(X, 1, Y).).
   size_t max_atoms = 50'000'000;

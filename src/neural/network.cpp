@@ -161,7 +161,7 @@ SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
           throw Error(ErrorKind::Semantic, v.span,
                       "the value of example fact '" + fact.predicate +
                           "' must be a number, vector or matrix");
-        exec::Shape s = shape_of(v);
+        Shape s = shape_of(v);
         if (v.data.size() != static_cast<size_t>(s.size()))
           throw Error(ErrorKind::Shape, v.span, "malformed value of example fact '" + fact.predicate + "'");
         net.fact_shape.push_back(s);

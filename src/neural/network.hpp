@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "exec/functions.hpp"
+#include "neural/functions.hpp"
 #include "logic/grounding.hpp"
 #include "lrnn/ast.hpp"
 #include "neural/template_model.hpp"
@@ -25,7 +25,7 @@ struct SampleNetwork {
 
   // Facts: a template fact (learnable/fixed parameter) or an example fact (data).
   std::vector<uint32_t> fact_template;   // TemplateModel::facts index, or kNone for data
-  std::vector<exec::Shape> fact_shape;
+  std::vector<Shape> fact_shape;
   std::vector<uint32_t> fact_data_begin;  // per fact (size facts+1) into fact_data
   std::vector<double> fact_data;
 

@@ -9,13 +9,13 @@
 
 namespace lrnn::neural {
 
-exec::Shape shape_of(const ValueSpec& v) {
+Shape shape_of(const ValueSpec& v) {
   switch (v.kind) {
     case ValueSpec::Kind::Scalar: return {1, 1};
     case ValueSpec::Kind::Vector: return {v.rows, 1};
     case ValueSpec::Kind::Matrix: return {v.rows, v.cols};
     case ValueSpec::Kind::Dims:
-      return v.dims_is_vector ? exec::Shape{v.rows, 1} : exec::Shape{v.rows, v.cols};
+      return v.dims_is_vector ? Shape{v.rows, 1} : Shape{v.rows, v.cols};
     case ValueSpec::Kind::Reference: return {0, 0};
   }
   return {1, 1};
@@ -51,14 +51,6 @@ std::vector<uint8_t> Parameters::learnable_mask() const {
   for (const auto& p : infos_)
     if (p.learnable) std::fill_n(mask.begin() + p.offset, p.shape.size(), uint8_t{1});
   return mask;
-}
-
-void Parameters::initialize(const train::Initializer& init, train::Rng& rng) {
-  for (auto& p : infos_) {
-    if (p.initialized) continue;
-    train::initialize(init, p.shape.rows, p.shape.cols,
-                      std::span<double>(values.data() + p.offset, p.shape.size()), rng);
-  }
 }
 
 std::vector<uint32_t> TemplateModel::input_literals(const Rule& rule) {
@@ -136,7 +128,7 @@ class WeightBuilder {
     if (v.name.empty() || v.kind == ValueSpec::Kind::Reference) return;
     std::string name = "$" + v.name;
     uint32_t existing = params_.find(name);
-    exec::Shape shape = shape_of(v);
+    Shape shape = shape_of(v);
     if (existing != kNoParam) {
       const ParamInfo& info = params_.info(existing);
       if (!(info.shape == shape))
@@ -170,7 +162,7 @@ class WeightBuilder {
     return params_.add(std::move(info), data_of(v));
   }
 
-  static std::string to_text(exec::Shape s) {
+  static std::string to_text(Shape s) {
     return std::to_string(s.rows) + "x" + std::to_string(s.cols);
   }
 
@@ -181,11 +173,11 @@ class WeightBuilder {
 void apply_meta_to_rule(RuleSpec& spec, const Rule& rule, bool& learnable) {
   for (const MetaEntry& m : rule.meta) {
     if (m.key == "activation" || m.key == "transformation") {
-      spec.activation = exec::parse_activation(m.value, m.span);
+      spec.activation = parse_activation(m.value, m.span);
     } else if (m.key == "combination") {
-      spec.combination = exec::parse_combination(m.value, m.span);
+      spec.combination = parse_combination(m.value, m.span);
     } else if (m.key == "aggregation") {
-      spec.aggregation = exec::parse_aggregation(m.value, m.span);
+      spec.aggregation = parse_aggregation(m.value, m.span);
     } else if (m.key == "learnable") {
       learnable = !meta_is_false(m.value);
     }
@@ -226,18 +218,18 @@ TemplateModel TemplateModel::compile(const TemplateAst& ast,
     PredicateSpec& spec = model.predicates[p];
     for (const MetaEntry& m : d.meta) {
       if (m.key == "activation" || m.key == "transformation") {
-        spec.activation = exec::parse_activation(m.value, m.span);
+        spec.activation = parse_activation(m.value, m.span);
       } else if (m.key == "combination") {
-        exec::CombinationKind c = exec::parse_combination(m.value, m.span);
+        CombinationKind c = parse_combination(m.value, m.span);
         switch (c) {
-          case exec::CombinationKind::Sum: spec.combination = exec::AggregationKind::Sum; break;
-          case exec::CombinationKind::Avg: spec.combination = exec::AggregationKind::Avg; break;
-          case exec::CombinationKind::Max: spec.combination = exec::AggregationKind::Max; break;
-          case exec::CombinationKind::Min: spec.combination = exec::AggregationKind::Min; break;
-          case exec::CombinationKind::Count: spec.combination = exec::AggregationKind::Count; break;
+          case CombinationKind::Sum: spec.combination = AggregationKind::Sum; break;
+          case CombinationKind::Avg: spec.combination = AggregationKind::Avg; break;
+          case CombinationKind::Max: spec.combination = AggregationKind::Max; break;
+          case CombinationKind::Min: spec.combination = AggregationKind::Min; break;
+          case CombinationKind::Count: spec.combination = AggregationKind::Count; break;
           default:
             throw Error(ErrorKind::Semantic, m.span,
-                        "combination '" + exec::to_string(c) + "' of atom neurons of " + d.name +
+                        "combination '" + to_string(c) + "' of atom neurons of " + d.name +
                             "/" + std::to_string(d.arity) +
                             " is not supported: an atom combines a varying number of rule "
                             "inputs, so only sum, avg, max, min and count apply");
@@ -268,7 +260,7 @@ TemplateModel TemplateModel::compile(const TemplateAst& ast,
     }
     if (rule.head.weight) spec.head_weight = weights.get(*rule.head.weight, prefix + ".head", learnable);
     if (rule.offset) spec.offset = weights.get(*rule.offset, prefix + ".offset", learnable);
-    if (spec.aggregation.kind == exec::AggregationKind::Softmax) {
+    if (spec.aggregation.kind == AggregationKind::Softmax) {
       spec.softmax = true;
       const std::vector<std::string>& vars =
           r < rule_variables.size() ? rule_variables[r] : std::vector<std::string>{};

@@ -9,9 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "exec/functions.hpp"
+#include "neural/functions.hpp"
 #include "lrnn/ast.hpp"
-#include "train/numerics.hpp"
 
 namespace lrnn::neural {
 
@@ -19,7 +18,7 @@ inline constexpr uint32_t kNoParam = 0xFFFFFFFFu;
 
 struct ParamInfo {
   std::string name;  // "$name" for named weights, else e.g. "rule2.body0", "rule2.head"
-  exec::Shape shape;
+  Shape shape;
   size_t offset = 0;       // into Parameters::values
   bool learnable = true;   // false for <...> weights and learnable=false rules
   bool initialized = false;  // false: written as dimensions only, filled by initialize()
@@ -38,8 +37,6 @@ class Parameters {
   const double* data(uint32_t p) const { return values.data() + infos_[p].offset; }
   // Mask with 1 for every entry of a learnable parameter (the optimizer zeroes the rest).
   std::vector<uint8_t> learnable_mask() const;
-  // Fills every parameter written as dimensions only, in parameter order.
-  void initialize(const train::Initializer& init, train::Rng& rng);
 
   std::vector<double> values;
 
@@ -61,9 +58,9 @@ struct RuleSpec {
   std::vector<InputSpec> inputs;
   uint32_t head_weight = kNoParam;
   uint32_t offset = kNoParam;
-  exec::Activation activation;
-  exec::CombinationKind combination = exec::CombinationKind::Sum;
-  exec::Aggregation aggregation;
+  Activation activation;
+  CombinationKind combination = CombinationKind::Sum;
+  Aggregation aggregation;
   // softmax(J...) aggregation: positions (in the rule's variable order) of the variables
   // that are NOT normalised over; groundings agreeing on them share one softmax.
   std::vector<uint32_t> softmax_group_vars;
@@ -74,8 +71,8 @@ struct RuleSpec {
 struct PredicateSpec {
   std::string name;
   int arity = 0;
-  exec::Activation activation;
-  exec::AggregationKind combination = exec::AggregationKind::Sum;  // over the atom's inputs
+  Activation activation;
+  AggregationKind combination = AggregationKind::Sum;  // over the atom's inputs
   uint32_t offset = kNoParam;
 };
 
@@ -110,6 +107,6 @@ class TemplateModel {
   uint32_t intern_predicate(const std::string& name, int arity);
 };
 
-exec::Shape shape_of(const ValueSpec& v);
+Shape shape_of(const ValueSpec& v);
 
 }  // namespace lrnn::neural

@@ -70,6 +70,32 @@ Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
 
 }  // namespace
 
+LossSum seed_loss_gradients(const exec::Plan& plan, exec::Workspace& ws, LossKind loss_kind,
+                            const std::function<const std::vector<double>&(size_t)>& target_of_output,
+                            std::vector<std::vector<double>>* predictions, std::vector<std::vector<double>>* targets) {
+  LossSum total;
+  for (size_t o = 0; o < plan.outputs.size(); ++o)
+    if (!target_of_output(o).empty()) ++total.count;
+  std::vector<double> loss_grad;
+  for (size_t o = 0; o < plan.outputs.size(); ++o) {
+    const std::vector<double>& target = target_of_output(o);
+    if (target.empty()) continue;
+    std::vector<double> y = exec::output_value(plan, ws, o);
+    loss_grad.assign(y.size(), 0.0);
+    total.sum += loss(loss_kind, y, target, loss_grad);
+    if (predictions) {
+      std::vector<double> p(y.size());
+      predict(loss_kind, y, p);
+      predictions->push_back(std::move(p));
+    }
+    if (targets) targets->push_back(target);
+    const exec::OutputRef& ref = plan.outputs[o];
+    if (ref.offset == exec::kNoValue) continue;
+    for (size_t k = 0; k < y.size(); ++k) ws.grads[ref.offset + k] += loss_grad[k] / total.count;
+  }
+  return total;
+}
+
 Engine::Engine(const TemplateAst& ast, const Initializer& init, uint64_t seed) : ast_(ast) {
   program_ = std::make_unique<logic::Program>(ast_);
   model_ = neural::TemplateModel::compile(ast_, rule_variables(*program_));
@@ -78,12 +104,12 @@ Engine::Engine(const TemplateAst& ast, const Initializer& init, uint64_t seed) :
       throw Error(ErrorKind::Runtime, ast_.rules[r].span,
                   "internal: the logic and neural stages disagree on the rule's input literals");
   Rng rng(seed);
-  model_.params.initialize(init, rng);
+  initialize(init, model_.params, rng);
   learnable_ = model_.params.learnable_mask();
   optimizer_config_ = OptimizerConfig::defaults(OptimizerKind::Adam);
 }
 
-PreparedSet Engine::prepare(std::vector<Sample> samples) const {
+PreparedSet Engine::prepare(std::vector<Sample> samples, size_t max_ground_rules) const {
   const auto t0 = std::chrono::steady_clock::now();
   PreparedSet set;
   set.id = next_set_id++;
@@ -97,7 +123,9 @@ PreparedSet Engine::prepare(std::vector<Sample> samples) const {
   for (size_t i = 0; i < n; ++i) {
     try {
       const Sample& s = set.samples[i];
-      logic::GroundSample ground = logic::ground(*program_, s.example, s.queries);
+      logic::GroundingOptions options;
+      options.max_ground_rules = max_ground_rules;
+      logic::GroundSample ground = logic::ground(*program_, s.example, s.queries, options);
       set.networks[i] = neural::neuralize(model_, s.example, ground);
       auto& texts = set.atom_texts[i];
       texts.resize(ground.query_atoms.size());
@@ -171,17 +199,23 @@ const exec::Plan& Engine::plan_for_batch(const PreparedSet& set, const std::vect
 }
 
 Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind) const {
-  Evaluation ev;
   const exec::Plan& plan = plan_for(set);
   exec::forward(plan, model_.params, ws_);
-  ev.outputs.reserve(plan.outputs.size());
-  for (size_t o = 0; o < plan.outputs.size(); ++o) ev.outputs.push_back(exec::output_value(plan, ws_, o));
-  ev.metrics = metrics_of(loss_kind, set.outputs, ev.outputs, &ev.predictions);
+  std::vector<std::vector<double>> values, predictions;
+  values.reserve(plan.outputs.size());
+  for (size_t o = 0; o < plan.outputs.size(); ++o) values.push_back(exec::output_value(plan, ws_, o));
+  Evaluation ev;
+  ev.metrics = metrics_of(loss_kind, set.outputs, values, &predictions);
+  ev.outputs.reserve(values.size());
+  for (size_t o = 0; o < values.size(); ++o) {
+    const OutputInfo& info = set.outputs[o];
+    ev.outputs.push_back({info.sample, info.text, info.target, std::move(values[o]), std::move(predictions[o])});
+  }
   return ev;
 }
 
 TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test, const TrainConfig& config,
-                          const std::function<bool(const EpochReport&)>& on_epoch) {
+                          const std::function<bool(const EpochInfo&)>& on_epoch) {
   TrainResult result;
   const auto t_train = std::chrono::steady_clock::now();
   // A fresh optimizer unless this engine already trained (or was loaded) with the same kind.
@@ -209,7 +243,6 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   const size_t batch_size = config.batch_size == 0 ? order.size() : config.batch_size;
   std::vector<double> grads(model_.params.size());
-  std::vector<double> loss_grad;
   std::vector<double> fixed_values;
   std::vector<double> best_params;
   double best = std::numeric_limits<double>::infinity();
@@ -228,7 +261,6 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       const exec::Plan& plan = plan_for_batch(train_set, batch);
       exec::forward(plan, model_.params, ws_);
       ws_.grads.assign(plan.num_values, 0.0);  // backward accumulates
-      size_t n_targets = 0;
       // Map plan outputs to set outputs: plan outputs are ordered (sample in batch, query,
       // match), exactly the set's order restricted to the batch's samples.
       std::vector<uint32_t> set_index(plan.outputs.size());
@@ -238,23 +270,11 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
           for (uint32_t o = sample_first_output[batch[pos]]; o < sample_first_output[batch[pos] + 1]; ++o)
             set_index[k++] = o;
       }
-      for (size_t o = 0; o < plan.outputs.size(); ++o)
-        if (!train_set.outputs[set_index[o]].target.empty()) ++n_targets;
-      for (size_t o = 0; o < plan.outputs.size(); ++o) {
-        const OutputInfo& info = train_set.outputs[set_index[o]];
-        if (info.target.empty()) continue;
-        std::vector<double> y = exec::output_value(plan, ws_, o);
-        loss_grad.assign(y.size(), 0.0);
-        loss_sum += loss(config.loss, y, info.target, loss_grad);
-        ++loss_count;
-        std::vector<double> p(y.size());
-        predict(config.loss, y, p);
-        preds.push_back(std::move(p));
-        targets.push_back(info.target);
-        const exec::OutputRef& ref = plan.outputs[o];
-        if (ref.offset == exec::kNoValue) continue;
-        for (size_t k = 0; k < y.size(); ++k) ws_.grads[ref.offset + k] += loss_grad[k] / n_targets;
-      }
+      const LossSum batch_loss = seed_loss_gradients(
+          plan, ws_, config.loss, [&](size_t o) -> const std::vector<double>& { return train_set.outputs[set_index[o]].target; },
+          &preds, &targets);
+      loss_sum += batch_loss.sum;
+      loss_count += batch_loss.count;
       std::fill(grads.begin(), grads.end(), 0.0);
       exec::backward(plan, model_.params, ws_, grads);
       for (size_t i = 0; i < grads.size(); ++i)
@@ -267,7 +287,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
         if (!learnable_[i]) model_.params.values[i] = fixed_values[k++];
     }
     ++epochs_trained_;
-    EpochReport report;
+    EpochInfo report;
     report.epoch = epochs_trained_;
     report.lr = lr;
     report.train.count = loss_count;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "exec/plan.hpp"
+#include "lrnn/training.hpp"
 #include "logic/program.hpp"
 #include "neural/network.hpp"
 #include "neural/template_model.hpp"
@@ -18,6 +19,11 @@
 #include "train/numerics.hpp"
 
 namespace lrnn::train {
+
+// The public per-epoch report, metrics and evaluation are the engine's own (one struct each).
+using lrnn::EpochInfo;
+using lrnn::Evaluation;
+using lrnn::Metrics;
 
 struct TrainConfig {
   int epochs = 100;
@@ -49,33 +55,24 @@ struct PreparedSet {
   uint64_t id = 0;     // identifies the set in the engine's plan caches
 };
 
-struct Metrics {
-  double loss = 0;
-  double accuracy = 0;
-  double auc = 0;  // NaN unless targets are binary single values
-  size_t count = 0;  // outputs with a target
+// The loss of one pass against the targets of the plan's outputs (`target_of_output(o)`;
+// empty: no target): dL/dy / n is added into ws.grads at each targeted output (n: the
+// outputs with a target), the summed loss and n are returned, and `predictions` /
+// `targets` (if given) receive each targeted output's prediction and target.
+struct LossSum {
+  double sum = 0;
+  size_t count = 0;
 };
-
-struct Evaluation {
-  Metrics metrics;
-  std::vector<std::vector<double>> outputs;      // raw output values, per OutputInfo
-  std::vector<std::vector<double>> predictions;  // after sigmoid/softmax (crossentropy)
-};
-
-struct EpochReport {
-  int epoch = 0;  // 1-based, counting epochs of earlier runs of this engine
-  Metrics train;  // running loss/accuracy of this epoch's training passes
-  bool has_test = false;
-  Metrics test;
-  double lr = 0;
-  double seconds = 0;
-};
+LossSum seed_loss_gradients(const exec::Plan& plan, exec::Workspace& ws, LossKind loss,
+                            const std::function<const std::vector<double>&(size_t)>& target_of_output,
+                            std::vector<std::vector<double>>* predictions = nullptr,
+                            std::vector<std::vector<double>>* targets = nullptr);
 
 struct TrainResult {
   int epochs = 0;  // epochs run now
   bool stopped_early = false;
   double train_seconds = 0;
-  std::vector<EpochReport> history;
+  std::vector<EpochInfo> history;
 };
 
 class Engine {
@@ -87,14 +84,21 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // Grounds and neuralizes every sample (in parallel; results independent of threads).
-  PreparedSet prepare(std::vector<Sample> samples) const;
+  // A sample grounding to more than `max_ground_rules` ground rules is refused (Limit).
+  PreparedSet prepare(std::vector<Sample> samples, size_t max_ground_rules = kDefaultMaxGroundRules) const;
 
+  // Every output of the set (in OutputInfo order) with its value, prediction and target.
   Evaluation evaluate(const PreparedSet& set, LossKind loss) const;
 
   // Trains on `train`; `test` (may be null) is evaluated after every epoch. The callback
   // (may be empty) sees each epoch and may return false to stop.
   TrainResult train(const PreparedSet& train, const PreparedSet* test, const TrainConfig& config,
-                    const std::function<bool(const EpochReport&)>& on_epoch = {});
+                    const std::function<bool(const EpochInfo&)>& on_epoch = {});
+
+  // The ground network of one sample (grounded again: grounding is deterministic), with
+  // every atom's value and, if asked, the gradients of the loss against its targets.
+  GroundNetwork inspect(const Sample& sample, LossKind loss, bool with_gradients,
+                        size_t max_ground_rules = kDefaultMaxGroundRules) const;
 
   // Plan of a whole set (cached per set id).
   const exec::Plan& plan_for(const PreparedSet& set) const;

@@ -159,6 +159,14 @@ std::string to_string(const Initializer& init) {
   return s;
 }
 
+void initialize(const Initializer& init, neural::Parameters& params, Rng& rng) {
+  for (uint32_t p = 0; p < params.count(); ++p) {
+    const neural::ParamInfo& info = params.info(p);
+    if (info.initialized) continue;
+    initialize(init, info.shape.rows, info.shape.cols, std::span<double>(params.data(p), info.shape.size()), rng);
+  }
+}
+
 void initialize(const Initializer& init, int rows, int cols, std::span<double> w, Rng& rng) {
   const double fan_in = std::max(cols, 1), fan_out = std::max(rows, 1);
   switch (init.kind) {

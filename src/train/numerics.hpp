@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "neural/template_model.hpp"
+
 namespace lrnn::train {
 
 using Rng = std::mt19937_64;  // the one generator: a seed reproduces everything
@@ -38,6 +40,8 @@ std::string to_string(const Initializer& init);  // parses back to the same init
 // Fills `w` (a rows x cols weight; fan_in = cols, fan_out = rows; scalars use 1, 1).
 // Glorot: U(-a, a), a = sqrt(6 / (fan_in + fan_out)); He: N(0, 2 / fan_in).
 void initialize(const Initializer& init, int rows, int cols, std::span<double> w, Rng& rng);
+// Fills every parameter written as dimensions only (not given values), in parameter order.
+void initialize(const Initializer& init, neural::Parameters& params, Rng& rng);
 
 // ---- losses ------------------------------------------------------------------------------
 enum class LossKind : uint8_t {

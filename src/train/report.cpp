@@ -30,20 +30,18 @@ json metrics_json(const Metrics& m) {
   return j;
 }
 
-json outputs_json(const PreparedSet& set, const Evaluation& ev) {
+json outputs_json(const Evaluation& ev) {
   json a = json::array();
-  for (size_t o = 0; o < set.outputs.size(); ++o) {
-    const OutputInfo& info = set.outputs[o];
-    a.push_back({{"example", info.sample},
-                 {"query", info.text},
-                 {"target", value(info.target)},
-                 {"output", value(ev.outputs[o])},
-                 {"prediction", value(ev.predictions[o])}});
-  }
+  for (const Output& o : ev.outputs)
+    a.push_back({{"example", o.example},
+                 {"query", o.query},
+                 {"target", value(o.target)},
+                 {"output", value(o.value)},
+                 {"prediction", value(o.prediction)}});
   return a;
 }
 
-std::string epoch_line(const EpochReport& r, int total_epochs) {
+std::string epoch_line(const EpochInfo& r, int total_epochs) {
   char buf[256];
   int n = std::snprintf(buf, sizeof buf, "epoch %d/%d  loss %.6f  acc %.4f", r.epoch, total_epochs, r.train.loss,
                         r.train.accuracy);

@@ -13,9 +13,9 @@ namespace lrnn::train {
 // {"loss", "accuracy", "auc" (if binary), "count"}; NaN values become null.
 nlohmann::json metrics_json(const Metrics& m);
 // [{"example", "query", "target", "output", "prediction"}] (single entries as numbers).
-nlohmann::json outputs_json(const PreparedSet& set, const Evaluation& ev);
+nlohmann::json outputs_json(const Evaluation& ev);
 // "epoch 12/100  loss 0.1234  acc 0.950  [test loss 0.2 acc 0.9]"
-std::string epoch_line(const EpochReport& r, int total_epochs);
+std::string epoch_line(const EpochInfo& r, int total_epochs);
 
 // Splits samples into (train, test): a seeded shuffle, then the last round(fraction * n)
 // samples are the test set (at least one of each when n >= 2).

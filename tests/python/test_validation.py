@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from lrnn import SGD, Adam, AdamW, R, Settings, Template
+from lrnn import SGD, Adam, AdamW, R, Settings, Template, V
 from lrnn.errors import LrnnError
 from lrnn.model import Model
 
@@ -87,3 +87,30 @@ def test_clone_of_a_built_model_is_a_built_model_with_the_same_weights():
     copy.load_state_dict({name: np.zeros_like(value) for name, value in copy.parameters().items()})
     assert any(np.any(v != 0) for v in model.parameters().values())  # the original is untouched
     assert str(copy) == str(model)
+
+
+def test_max_ground_rules_setting_limits_grounding_when_a_dataset_is_built():
+    from lrnn import Dataset
+
+    template = Template()
+    template += R.q[1, 1] <= (R.e(V.X, V.Y), R.e(V.Y, V.Z))
+    data = Dataset()
+    data.add([R.q[1.0]], [R.e(i, j)[1.0] for i in range(4) for j in range(4)])
+    limited = template.build(Settings(max_ground_rules=10, seed=1))
+    with pytest.raises(LrnnError, match="grounding exceeded 10 ground rules") as info:
+        limited.build_dataset(data)
+    assert info.value.kind == "limit"
+    # Under the default limit the same data builds: 4^3 = 64 ground rules.
+    assert len(template.build(Settings(seed=1)).build_dataset(data)) == 1
+
+
+def test_an_out_of_range_setting_is_refused_by_the_engine_naming_it():
+    template = Template()
+    template += R.q[1, 1] <= R.x
+    from lrnn import Dataset
+
+    data = Dataset()
+    data.add([R.q[1.0]], [R.x[1.0]])
+    model = template.build(Settings(seed=1, gamma=2.0))
+    with pytest.raises(LrnnError, match="setting 'gamma' must be in \\(0, 1\\]"):
+        model.train(data, progress=False)

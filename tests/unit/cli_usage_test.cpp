@@ -172,3 +172,30 @@ TEST(CliUsage, ScheduleStepSizeAndGammaAreSettableAndSaved) {
 }
 
 }  // namespace
+
+namespace {
+
+// The one training path: `lrnn train` builds its model from lrnn::Settings, so the
+// grounding limit of the settings is an option of train too.
+TEST(CliUsage, TrainMaxGroundRulesStopsGroundingWithALimitError) {
+  if (!std::filesystem::exists(kXorData)) GTEST_SKIP() << "../shared/datasets is absent";
+  CliRun r = lrnn_cli("train " + kXor + " --examples " + kXorData + " --epochs 1 --max-ground-rules 1");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("grounding exceeded 1 ground rules"), std::string::npos) << r.out;
+  CliRun ok = lrnn_cli("train " + kXor + " --examples " + kXorData + " --epochs 1 --max-ground-rules 1000");
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  EXPECT_EQ(lrnn_cli("train " + kXor + " --examples " + kXorData + " --max-ground-rules 0").code, 2);
+}
+
+// A loaded model's weights exist: an initializer given with --load would do nothing.
+TEST(CliUsage, InitializerWithLoadIsRefused) {
+  if (!std::filesystem::exists(kXorData)) GTEST_SKIP() << "../shared/datasets is absent";
+  const std::string model = (std::filesystem::temp_directory_path() / "lrnn_cli_usage_init.json").string();
+  ASSERT_EQ(lrnn_cli("train " + kXor + " --examples " + kXorData + " --epochs 2 --save " + model).code, 0);
+  CliRun r = lrnn_cli("train --load " + model + " --examples " + kXorData + " --epochs 1 --initializer he");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("--initializer has no effect with --load"), std::string::npos) << r.out;
+  std::filesystem::remove(model);
+}
+
+}  // namespace

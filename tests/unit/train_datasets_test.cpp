@@ -52,7 +52,7 @@ TEST(TrainDatasets, XorNaiveRoundsTo0110) {
   Trained t = train_on("xor.lrnn", samples("simple/xor/naive/trainExamples.txt"), config(300, 0.1));
   ASSERT_EQ(t.ev.outputs.size(), 4u);
   const double expected[] = {0, 1, 1, 0};
-  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(std::round(t.ev.outputs[i][0]), expected[i]) << "output " << i;
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(std::round(t.ev.outputs[i].value[0]), expected[i]) << "output " << i;
   EXPECT_LT(t.ev.metrics.loss, 0.01);
 }
 
@@ -60,7 +60,7 @@ TEST(TrainDatasets, XorVectorizedRoundsTo0110) {
   Trained t = train_on("xor_vectorized.lrnn", samples("simple/xor/vectorized/trainExamples.txt"), config(300, 0.1));
   ASSERT_EQ(t.ev.outputs.size(), 4u);
   const double expected[] = {0, 1, 1, 0};
-  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(std::round(t.ev.outputs[i][0]), expected[i]) << "output " << i;
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(std::round(t.ev.outputs[i].value[0]), expected[i]) << "output " << i;
 }
 
 TEST(TrainDatasets, MinibatchPlansAreSharedByStructure) {
@@ -71,7 +71,7 @@ TEST(TrainDatasets, MinibatchPlansAreSharedByStructure) {
   Trained t = train_on("xor.lrnn", samples("simple/xor/naive/trainExamples.txt"), c);
   EXPECT_EQ(t.engine->cached_batch_plans(), 1u);
   const double expected[] = {0, 1, 1, 0};
-  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(std::round(t.ev.outputs[i][0]), expected[i]) << "output " << i;
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(std::round(t.ev.outputs[i].value[0]), expected[i]) << "output " << i;
 }
 
 TEST(TrainDatasets, FamilyReachesAccuracyOne) {
@@ -79,8 +79,8 @@ TEST(TrainDatasets, FamilyReachesAccuracyOne) {
   ASSERT_EQ(t.set.outputs.size(), 2u);
   EXPECT_EQ(t.set.outputs[0].text, "foal(star)");
   EXPECT_EQ(t.ev.metrics.accuracy, 1.0);
-  EXPECT_GT(t.ev.outputs[0][0], 0.9);
-  EXPECT_LT(t.ev.outputs[1][0], 0.1);
+  EXPECT_GT(t.ev.outputs[0].value[0], 0.9);
+  EXPECT_LT(t.ev.outputs[1].value[0], 0.1);
 }
 
 TEST(TrainDatasets, TrainsReachAccuracyOne) {

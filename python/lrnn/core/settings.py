@@ -15,7 +15,7 @@ from lrnn.optim import Optimizer
 
 
 # Options without a PyNeuraLogic keyword of their own that the engine reads (by name).
-ENGINE_OPTIONS = ("schedule", "patience")
+ENGINE_OPTIONS = ("schedule", "patience", "step_size", "gamma", "max_ground_rules")
 # PyNeuraLogic's settings that only tune its Java engine's building (lossless compression,
 # pruning, the choice of grounder): lrnn's results do not depend on them, so they are
 # accepted for compatibility and have no effect.

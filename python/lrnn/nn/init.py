@@ -10,6 +10,11 @@ class Initializer:
     def engine_scale(self) -> float:
         return 1.0
 
+    def engine_spec(self) -> str:
+        """The engine's initializer setting, e.g. "uniform(0.5)" (repr keeps every digit)."""
+        scale = self.engine_scale()
+        return self.kind if scale == 1.0 else f"{self.kind}({scale!r})"
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 

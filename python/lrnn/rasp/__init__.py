@@ -209,13 +209,13 @@ class LoweredTemplate:
         if not live:
             return results
         if self._engine is None:
-            self._engine = _core.Engine(self.text)
+            self._engine = _core.Model(self.text)
         examples = "".join(example_facts(inputs[i]) + "\n" for i in live)
         queries = "".join(self.goal + ".\n" for _ in live)
         prepared = self._engine.prepare_text(examples, queries)
         outputs = self._engine.evaluate(prepared, "mse")["outputs"]
         hits = [[0] * n for n in lengths]
-        for (sample, _query, atom, _target), value in zip(prepared.outputs(), outputs):
+        for (sample, atom, _target), value in zip(prepared.outputs(), outputs):
             if atom.replace(" ", "") == self.goal.replace(" ", ""):
                 continue  # the goal matched no atom (it is reported as written)
             args = _core.parse_literal(atom, "<output>").args

@@ -1,5 +1,5 @@
-// Names of the functions of LANGUAGE.md: parsing metadata values into kernel
-// descriptors and printing them back (to_string output parses to the same descriptor).
+// The functions' descriptors (neural/functions.hpp): parsing metadata values, printing
+// them back (to_string output parses to the same descriptor), and the shape rules.
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -8,9 +8,11 @@
 #include <utility>
 #include <vector>
 
-#include "exec/functions.hpp"
+#include "neural/functions.hpp"
 
-namespace lrnn::exec {
+#include "lrnn/diagnostics.hpp"
+
+namespace lrnn::neural {
 
 namespace {
 
@@ -79,7 +81,7 @@ struct NamedKind {
   Kind kind;
 };
 
-const std::vector<NamedKind<ActivationKind>>& activation_names() {
+const std::vector<NamedKind<ActivationKind>>& activation_table() {
   static const std::vector<NamedKind<ActivationKind>> names = {
       {"identity", {"identity", "linear", "id", "none"}, ActivationKind::Identity},
       {"sigmoid", {"sigmoid", "logistic"}, ActivationKind::Sigmoid},
@@ -103,7 +105,7 @@ const std::vector<NamedKind<ActivationKind>>& activation_names() {
   return names;
 }
 
-const std::vector<NamedKind<CombinationKind>>& combination_names() {
+const std::vector<NamedKind<CombinationKind>>& combination_table() {
   static const std::vector<NamedKind<CombinationKind>> names = {
       {"sum", {"sum"}, CombinationKind::Sum},
       {"avg", {"avg", "average", "mean"}, CombinationKind::Avg},
@@ -120,7 +122,7 @@ const std::vector<NamedKind<CombinationKind>>& combination_names() {
   return names;
 }
 
-const std::vector<NamedKind<AggregationKind>>& aggregation_names() {
+const std::vector<NamedKind<AggregationKind>>& aggregation_table() {
   static const std::vector<NamedKind<AggregationKind>> names = {
       {"sum", {"sum"}, AggregationKind::Sum},
       {"avg", {"avg", "average", "mean"}, AggregationKind::Avg},
@@ -195,10 +197,10 @@ Shape checked_shape(int64_t rows, int64_t cols, const std::string& what) {
 }
 
 Activation parse_activation(const FunctionSpec& f, const Span& span) {
-  const auto* entry = find_name(activation_names(), f.name);
+  const auto* entry = find_name(activation_table(), f.name);
   if (!entry)
     fail(span, "unknown activation '" + f.name + "'; expected one of " +
-                   expected_list(activation_names()));
+                   expected_list(activation_table()));
   Activation a;
   a.kind = entry->kind;
   if (a.kind == ActivationKind::Slice) {
@@ -250,7 +252,7 @@ Activation parse_activation(const FunctionSpec& f, const Span& span) {
 }
 
 std::string to_string(const Activation& a) {
-  std::string name = canonical_name(activation_names(), a.kind);
+  std::string name = canonical_name(activation_table(), a.kind);
   if (a.kind == ActivationKind::Slice) {
     std::string s = name + "(";
     if (a.row_end >= 0)
@@ -267,21 +269,21 @@ std::string to_string(const Activation& a) {
 }
 
 CombinationKind parse_combination(const FunctionSpec& f, const Span& span) {
-  const auto* entry = find_name(combination_names(), f.name);
+  const auto* entry = find_name(combination_table(), f.name);
   if (!entry)
     fail(span, "unknown combination '" + f.name + "'; expected one of " +
-                   expected_list(combination_names()));
+                   expected_list(combination_table()));
   expect_no_arguments(f, "combination", span);
   return entry->kind;
 }
 
-std::string to_string(CombinationKind c) { return canonical_name(combination_names(), c); }
+std::string to_string(CombinationKind c) { return canonical_name(combination_table(), c); }
 
 Aggregation parse_aggregation(const FunctionSpec& f, const Span& span) {
-  const auto* entry = find_name(aggregation_names(), f.name);
+  const auto* entry = find_name(aggregation_table(), f.name);
   if (!entry)
     fail(span, "unknown aggregation '" + f.name + "'; expected one of " +
-                   expected_list(aggregation_names()));
+                   expected_list(aggregation_table()));
   Aggregation a;
   a.kind = entry->kind;
   if (a.kind == AggregationKind::Softmax) {
@@ -305,7 +307,7 @@ Aggregation parse_aggregation(const FunctionSpec& f, const Span& span) {
 }
 
 std::string to_string(const Aggregation& a) {
-  std::string s = canonical_name(aggregation_names(), a.kind);
+  std::string s = canonical_name(aggregation_table(), a.kind);
   if (a.kind == AggregationKind::Softmax && !a.over.empty()) {
     s += "(";
     for (size_t i = 0; i < a.over.size(); ++i) s += (i ? ", " : "") + a.over[i];
@@ -314,4 +316,174 @@ std::string to_string(const Aggregation& a) {
   return s;
 }
 
-}  // namespace lrnn::exec
+// ---- shape rules -------------------------------------------------------------------------
+
+Shape activation_shape(const Activation& a, Shape in) {
+  switch (a.kind) {
+    case ActivationKind::Transpose:
+      return {in.cols, in.rows};
+    case ActivationKind::Slice: {
+      if ((a.row_end >= 0 && (a.row_begin < 0 || a.row_begin >= a.row_end)) ||
+          (a.col_end >= 0 && (a.col_begin < 0 || a.col_begin >= a.col_end)))
+        throw Error(ErrorKind::Shape, to_string(a) + " is an empty or negative range");
+      if (a.row_end > in.rows || a.col_end > in.cols)
+        throw Error(ErrorKind::Shape, to_string(a) + " is out of range for a value of shape " +
+                                          to_string(in));
+      SliceBounds b = slice_bounds(a, in);
+      return {b.r1 - b.r0, b.c1 - b.c0};
+    }
+    case ActivationKind::Reshape:
+      if (a.rows <= 0 || a.cols <= 0 || int64_t{a.rows} * a.cols != in.size())
+        throw Error(ErrorKind::Shape, to_string(a) + " cannot reshape a value of shape " +
+                                          to_string(in) + " (" + std::to_string(in.size()) +
+                                          " entries) into " + std::to_string(a.rows) + "x" +
+                                          std::to_string(a.cols));
+      return {a.rows, a.cols};
+    case ActivationKind::Identity: case ActivationKind::Sigmoid: case ActivationKind::Tanh:
+    case ActivationKind::Relu: case ActivationKind::LeakyRelu: case ActivationKind::Exp:
+    case ActivationKind::Log: case ActivationKind::Sqrt: case ActivationKind::Inverse:
+    case ActivationKind::Reverse: case ActivationKind::Signum: case ActivationKind::Lukasiewicz:
+    case ActivationKind::Softmax: case ActivationKind::Sparsemax: case ActivationKind::Norm:
+      return in;  // element-wise, or whole-value functions that keep the shape
+  }
+  throw Error(ErrorKind::Runtime, "internal: activation kind " + std::to_string(static_cast<int>(a.kind)));
+}
+
+namespace {
+
+[[noreturn]] void mismatch(CombinationKind c, const std::string& rule, Shape a, Shape b) {
+  throw Error(ErrorKind::Shape, "combination '" + to_string(c) + "' " + rule + ", but got shapes " +
+                                    to_string(a) + " and " + to_string(b));
+}
+
+bool is_vector(Shape s) { return s.rows == 1 || s.cols == 1; }
+
+// The common shape of element-wise combinations: every non-scalar input has it.
+Shape broadcast_shape(CombinationKind c, const std::vector<Shape>& in) {
+  Shape common{1, 1};
+  bool have = false;
+  for (Shape s : in) {
+    if (s.scalar()) continue;
+    if (!have) {
+      common = s;
+      have = true;
+    } else if (!(s == common)) {
+      mismatch(c, "needs equal shapes (scalars broadcast)", common, s);
+    }
+  }
+  return common;
+}
+
+}  // namespace
+
+Shape combination_shape(CombinationKind c, const std::vector<Shape>& in) {
+  for (Shape s : in)
+    if (s.rows <= 0 || s.cols <= 0)
+      throw Error(ErrorKind::Shape, "combination '" + to_string(c) + "' got an empty value of shape " +
+                                        to_string(s));
+  switch (c) {
+    case CombinationKind::Sum:
+    case CombinationKind::Avg:
+    case CombinationKind::Max:
+    case CombinationKind::Min:
+    case CombinationKind::ElProduct:
+      return broadcast_shape(c, in);
+    case CombinationKind::Count:
+      return {1, 1};
+    case CombinationKind::Product: {
+      Shape cur{1, 1};
+      bool have = false;
+      for (Shape s : in) {
+        if (s.scalar()) continue;
+        if (!have) {
+          cur = s;
+          have = true;
+        } else if (cur.cols != s.rows) {
+          mismatch(c, "multiplies left to right as matrices (columns of the left must equal rows "
+                      "of the right)", cur, s);
+        } else {
+          cur = checked_shape(cur.rows, s.cols, "the product of combination 'product'");
+        }
+      }
+      return cur;
+    }
+    case CombinationKind::Concat: {
+      if (in.empty()) throw Error(ErrorKind::Shape, "combination 'concat' needs at least one input");
+      // Values with equal column counts stack vertically (column vectors; scalars count as
+      // 1-vectors); row vectors concatenate horizontally. Both are plain concatenations of
+      // the row-major data.
+      bool same_cols = true, all_rows = true;
+      int64_t rows = 0, cols = 0;
+      for (Shape s : in) {
+        same_cols = same_cols && s.cols == in[0].cols;
+        all_rows = all_rows && s.rows == 1;
+        rows += s.rows;
+        cols += s.cols;
+      }
+      if (same_cols) return checked_shape(rows, in[0].cols, "combination 'concat'");
+      if (all_rows) return checked_shape(1, cols, "combination 'concat'");
+      for (Shape s : in)
+        if (s.cols != in[0].cols)
+          mismatch(c, "stacks column vectors (equal column counts; scalars count as 1-vectors)",
+                   in[0], s);
+      return checked_shape(rows, in[0].cols, "combination 'concat'");
+    }
+    case CombinationKind::CrossSum:
+      if (in.size() != 2)
+        throw Error(ErrorKind::Shape, "combination 'crosssum' needs exactly two vector inputs, got " +
+                                          std::to_string(in.size()));
+      if (!is_vector(in[0]) || !is_vector(in[1]))
+        mismatch(c, "needs two vectors", in[0], in[1]);
+      return checked_shape(int64_t{in[0].size()} * in[1].size(), 1, "combination 'crosssum'");
+    case CombinationKind::CosSim:
+      if (in.size() != 2)
+        throw Error(ErrorKind::Shape, "combination 'cossim' needs exactly two inputs, got " +
+                                          std::to_string(in.size()));
+      if (in[0].size() != in[1].size())
+        mismatch(c, "needs two values with the same number of entries", in[0], in[1]);
+      return {1, 1};
+    case CombinationKind::Softmax: {
+      if (in.empty()) throw Error(ErrorKind::Shape, "combination 'softmax' needs at least one input");
+      int n = 0;
+      for (Shape s : in) n += s.size();
+      return {n, 1};
+    }
+  }
+  return {1, 1};
+}
+
+Shape aggregation_shape(AggregationKind a, Shape in, size_t segment_length) {
+  switch (a) {
+    case AggregationKind::Count:
+      return {1, 1};
+    case AggregationKind::Concat:
+      return checked_shape(static_cast<int64_t>(segment_length) * in.rows, in.cols, "aggregation 'concat'");
+    case AggregationKind::Sum: case AggregationKind::Avg: case AggregationKind::Max:
+    case AggregationKind::Min: case AggregationKind::Softmax:
+      return in;  // softmax keeps the shape (segment_softmax, then a sum)
+  }
+  throw Error(ErrorKind::Runtime, "internal: aggregation kind " + std::to_string(static_cast<int>(a)));
+}
+
+// ---- the tables by kind -------------------------------------------------------------------
+
+namespace {
+
+// Canonical names indexed by kind; a kind missing from its table is an internal error
+// (the unit tests loop over every kind).
+template <typename Kind>
+std::vector<std::string> names_by_kind(const std::vector<NamedKind<Kind>>& table, int count) {
+  std::vector<std::string> out(count);
+  for (const auto& entry : table) out.at(static_cast<int>(entry.kind)) = entry.canonical;
+  for (int k = 0; k < count; ++k)
+    if (out[k].empty()) throw Error(ErrorKind::Runtime, "internal: function kind " + std::to_string(k) + " has no name");
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> activation_names() { return names_by_kind(activation_table(), kActivationKinds); }
+std::vector<std::string> combination_names() { return names_by_kind(combination_table(), kCombinationKinds); }
+std::vector<std::string> aggregation_names() { return names_by_kind(aggregation_table(), kAggregationKinds); }
+
+}  // namespace lrnn::neural

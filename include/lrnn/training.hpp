@@ -1,0 +1,103 @@
+// Plain data of training, shared by the public API (lrnn/model.hpp), the training engine
+// (src/train) and the bindings: the settings with their defaults, metrics, per-epoch
+// reports, evaluations, parameters and the inspected ground network of one sample.
+//
+// The defaults written here are THE defaults of lrnn: the CLI's options, the C++ API and
+// the Python package all start from a default-constructed Settings (docs/architecture.md
+// lists them in one table).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lrnn {
+
+// Ground rules of one sample beyond which grounding stops with a Limit error naming the
+// rule (the grounder's own default too).
+inline constexpr size_t kDefaultMaxGroundRules = 100'000'000;
+
+struct Settings {
+  int epochs = 100;
+  double lr = 0.01;
+  std::string optimizer = "adam";      // adam | sgd | adamw
+  // Optimizer hyperparameters; unset: that optimizer's PyTorch default (AdamW weight
+  // decay 0.01, else 0; momentum 0; betas 0.9, 0.999; eps 1e-8).
+  std::optional<double> weight_decay, momentum, beta1, beta2, eps;
+  std::string loss = "mse";            // mse | crossentropy (from logits)
+  size_t batch_size = 0;               // 0: the whole training set per step
+  uint64_t seed = 1;                   // initialisation, shuffling and splits
+  std::string initializer = "glorot";  // glorot | he | uniform(s) | normal(s) | constant(v)
+  std::string schedule = "constant";   // constant | step | exponential | cosine
+  std::optional<int> step_size;        // step schedule; unset: a quarter of the epochs
+  double gamma = 0.5;                  // step / exponential decay factor
+  int patience = 0;                    // early stopping (0: off)
+  size_t max_ground_rules = kDefaultMaxGroundRules;  // per sample; beyond: a Limit error
+};
+
+struct Metrics {
+  double loss = 0;
+  double accuracy = 0;
+  double auc = 0;    // NaN unless the targets are binary single values
+  size_t count = 0;  // outputs with a target
+};
+
+struct EpochInfo {
+  int epoch = 0;  // 1-based, counting earlier training of the model
+  Metrics train;  // running metrics of the epoch's training passes
+  bool has_test = false;
+  Metrics test;
+  double lr = 0;  // the scheduled learning rate of the epoch
+  double seconds = 0;
+};
+
+struct TrainReport {
+  int epochs = 0;
+  bool stopped_early = false;
+  double build_seconds = 0;   // grounding + neuralization + plan of the datasets
+  double ground_seconds = 0;  // of which grounding + neuralization of the training set
+  double train_seconds = 0;
+  std::vector<EpochInfo> history;
+};
+
+struct Output {
+  size_t example = 0;       // sample index in the dataset
+  std::string query;        // the ground query atom
+  std::vector<double> target;      // empty: no target
+  std::vector<double> value;       // the query neuron's output (row-major)
+  std::vector<double> prediction;  // sigmoid/softmax of the value under crossentropy
+  bool operator==(const Output&) const = default;
+};
+
+struct Evaluation {
+  Metrics metrics;
+  std::vector<Output> outputs;
+};
+
+// A parameter (weight, offset or learnable fact) by name, row-major.
+struct Parameter {
+  std::string name;  // "$name" for named weights, "rule3.body1", "rule3.head", ...
+  int rows = 1, cols = 1;
+  bool learnable = true;
+  std::vector<double> values;
+};
+
+// The ground network of one sample, for inspection: every atom neuron with its value
+// and (after a backward pass of the loss) its gradient.
+struct GroundNetwork {
+  struct Atom {
+    std::string text;  // `layer1(d1_3)`
+    int depth = 0;     // 0: a fact
+    int rows = 1, cols = 1;
+    std::vector<double> value, gradient;
+  };
+  std::vector<Atom> atoms;
+  size_t ground_rules = 0;
+  size_t dropped_cycle_rules = 0;
+  double loss = 0;
+  std::vector<Parameter> parameter_gradients;  // same order as the model's parameters
+};
+
+}  // namespace lrnn

@@ -1,0 +1,84 @@
+#include "train/config.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "lrnn/diagnostics.hpp"
+
+namespace lrnn::train {
+
+namespace {
+
+void require(bool ok, const std::string& setting, const std::string& expected, double got) {
+  if (!ok)
+    throw Error(ErrorKind::Semantic, "setting '" + setting + "' must be " + expected + ", got " + std::to_string(got));
+}
+
+double checked_rate(double v, const char* setting) {
+  require(std::isfinite(v) && v >= 0, setting, "a finite number >= 0", v);
+  return v;
+}
+
+}  // namespace
+
+TrainConfig make_train_config(const Settings& s, int epochs_trained) {
+  TrainConfig c;
+  require(s.epochs >= 0, "epochs", "an integer >= 0", s.epochs);
+  c.epochs = s.epochs;
+  c.optimizer = OptimizerConfig::defaults(OptimizerConfig::parse(s.optimizer));
+  c.optimizer.lr = checked_rate(s.lr, "lr");
+  if (s.weight_decay) c.optimizer.weight_decay = checked_rate(*s.weight_decay, "weight_decay");
+  if (s.momentum) {
+    require(std::isfinite(*s.momentum) && *s.momentum >= 0 && *s.momentum < 1, "momentum", "in [0, 1)", *s.momentum);
+    c.optimizer.momentum = *s.momentum;
+  }
+  if (s.beta1) {
+    require(*s.beta1 >= 0 && *s.beta1 < 1, "beta1", "in [0, 1)", *s.beta1);
+    c.optimizer.beta1 = *s.beta1;
+  }
+  if (s.beta2) {
+    require(*s.beta2 >= 0 && *s.beta2 < 1, "beta2", "in [0, 1)", *s.beta2);
+    c.optimizer.beta2 = *s.beta2;
+  }
+  if (s.eps) {
+    require(std::isfinite(*s.eps) && *s.eps > 0, "eps", "a finite number > 0", *s.eps);
+    c.optimizer.eps = *s.eps;
+  }
+  c.loss = parse_loss(s.loss);
+  c.batch_size = s.batch_size;
+  c.seed = s.seed;
+  c.initializer = Initializer::parse(s.initializer);
+  c.schedule.kind = Schedule::parse(s.schedule);
+  c.schedule.total_epochs = epochs_trained + s.epochs;
+  if (s.step_size) require(*s.step_size >= 1, "step_size", "an integer >= 1", *s.step_size);
+  c.schedule.step_size = s.step_size ? *s.step_size : std::max(1, s.epochs / 4);
+  require(s.gamma > 0 && s.gamma <= 1, "gamma", "in (0, 1]", s.gamma);
+  c.schedule.gamma = s.gamma;
+  require(s.patience >= 0, "patience", "an integer >= 0", s.patience);
+  c.patience = s.patience;
+  return c;
+}
+
+Settings settings_of(const TrainConfig& c) {
+  Settings s;
+  s.epochs = c.epochs;
+  s.lr = c.optimizer.lr;
+  s.optimizer = to_string(c.optimizer.kind);
+  s.weight_decay = c.optimizer.weight_decay;
+  s.momentum = c.optimizer.momentum;
+  s.beta1 = c.optimizer.beta1;
+  s.beta2 = c.optimizer.beta2;
+  s.eps = c.optimizer.eps;
+  s.loss = to_string(c.loss);
+  s.batch_size = c.batch_size;
+  s.seed = c.seed;
+  s.initializer = to_string(c.initializer);
+  s.schedule = to_string(c.schedule.kind);
+  s.step_size = c.schedule.step_size;
+  s.gamma = c.schedule.gamma;
+  s.patience = c.patience;
+  return s;
+}
+
+}  // namespace lrnn::train
