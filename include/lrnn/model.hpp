@@ -43,6 +43,8 @@ class Dataset {
   static Dataset from_text(const std::string& examples, const std::string& queries = "");
   static Dataset from_ast(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries = {});
   size_t size() const;  // samples (an example with the queries it answers)
+  // The samples at `indices`, in that order (an index out of range is an error).
+  Dataset subset(const std::vector<size_t>& indices) const;
   // (train, test): a seeded shuffle, the last round(fraction * size) samples are the test set.
   std::pair<Dataset, Dataset> split(double test_fraction, uint64_t seed = 1) const;
 

@@ -9,6 +9,7 @@
 #include "exec/plan.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
+#include "api/dataset_impl.hpp"
 #include "train/config.hpp"
 #include "train/engine.hpp"
 #include "train/report.hpp"
@@ -17,6 +18,13 @@ namespace lrnn {
 
 namespace {
 std::atomic<uint64_t> next_dataset_id{1};
+}
+
+Dataset Dataset::Impl::make(std::vector<train::Sample> samples) {
+  auto impl = std::make_shared<Impl>();
+  impl->samples = std::move(samples);
+  impl->id = next_dataset_id++;
+  return Dataset(std::move(impl));
 }
 
 // ---- Template ---------------------------------------------------------------------------
@@ -32,17 +40,6 @@ Template Template::from_ast(TemplateAst ast) {
 std::string Template::to_text() const { return print_template(*ast_); }
 
 // ---- Dataset ----------------------------------------------------------------------------
-struct Dataset::Impl {
-  std::vector<train::Sample> samples;
-  uint64_t id = 0;  // keys the models' caches of grounded networks
-  static Dataset make(std::vector<train::Sample> samples) {
-    auto impl = std::make_shared<Impl>();
-    impl->samples = std::move(samples);
-    impl->id = next_dataset_id++;
-    return Dataset(std::move(impl));
-  }
-};
-
 Dataset::Dataset() : Dataset(std::make_shared<Impl>()) {}
 Dataset::Dataset(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 
@@ -60,6 +57,17 @@ Dataset Dataset::from_text(const std::string& examples, const std::string& queri
   return from_ast(parse_examples(examples, "<examples>"), q);
 }
 size_t Dataset::size() const { return impl_->samples.size(); }
+
+Dataset Dataset::subset(const std::vector<size_t>& indices) const {
+  std::vector<train::Sample> out;
+  out.reserve(indices.size());
+  for (size_t i : indices) {
+    if (i >= impl_->samples.size())
+      throw Error(ErrorKind::Semantic, "sample " + std::to_string(i) + " of a dataset of " + std::to_string(size()));
+    out.push_back(impl_->samples[i]);
+  }
+  return Impl::make(std::move(out));
+}
 
 std::pair<Dataset, Dataset> Dataset::split(double test_fraction, uint64_t seed) const {
   std::vector<train::Sample> all = impl_->samples, tr, te;

@@ -83,3 +83,22 @@ TEST(TrainApi, TrainsAndSplits) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(TrainApi, SubsetKeepsTheChosenSamplesInOrder) {
+  lrnn::Template t = lrnn::Template::from_string(kTemplate);
+  lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
+  ASSERT_EQ(data.size(), 2u);
+  lrnn::Model model(t, {.seed = 1});
+  const auto all = model.evaluate(data).outputs;
+  const lrnn::Dataset picked = data.subset({1, 0});
+  ASSERT_EQ(picked.size(), 2u);
+  const auto sub = model.evaluate(picked).outputs;
+  ASSERT_EQ(sub.size(), 2u);
+  EXPECT_EQ(sub[0].value, all[1].value);
+  EXPECT_EQ(sub[1].value, all[0].value);
+  EXPECT_THROW(data.subset({data.size()}), lrnn::Error);
+}
+
+}  // namespace
