@@ -71,6 +71,50 @@ bool real_transpose(const InputBlock& B) {
   return B.transposed && B.wout_shape.rows > 1 && B.wout_shape.cols > 1;
 }
 
+void check_atom_offset_shape(const neural::TemplateModel& model, uint32_t offset, Shape red_shape,
+                             const std::string& where) {
+  const Shape b = model.params.info(offset).shape;
+  if (!b.scalar() && !(b == red_shape))
+    throw Error(ErrorKind::Shape, model.params.info(offset).span,
+                where + ": offset shape " + text(b) + " differs from the atom value's shape " + text(red_shape));
+}
+
+// Whether G's groundings can be summed per head from their distinct inputs' transforms
+// (TransformSum): one column-vector input under a matrix weight, combined alone, with no
+// offset, activation or softmax before a sum or average aggregation.
+bool transform_sum_applies(const RuleGroup& G, const neural::RuleSpec& spec) {
+  if (G.direct.kind != DirectProduct::Kind::None || G.inputs.size() != 1) return false;
+  const InputBlock& B = G.inputs[0];
+  const bool one_input_combination =
+      spec.combination == CombinationKind::Sum || spec.combination == CombinationKind::Avg;
+  const bool summed = spec.aggregation.kind == AggregationKind::Sum || spec.aggregation.kind == AggregationKind::Avg;
+  return B.mode == WeightMode::MatMul && B.raw_shape.cols == 1 && !B.soft_negated && !B.transposed &&
+         one_input_combination && spec.offset == neural::kNoParam &&
+         spec.activation.kind == ActivationKind::Identity && !spec.softmax && summed;
+}
+
+// The distinct inputs of G's one input block and each grounding's row among them; takes
+// room for the gathered inputs (unless they lie back to back) and their transforms.
+void plan_transform_sum(RuleGroup& G, Allocator& alloc) {
+  InputBlock& B = G.inputs[0];
+  TransformSum& t = G.transform;
+  t.enabled = true;
+  t.sources = B.src;
+  std::sort(t.sources.begin(), t.sources.end());
+  t.sources.erase(std::unique(t.sources.begin(), t.sources.end()), t.sources.end());
+  t.row_of.resize(G.n);
+  for (uint32_t k = 0; k < G.n; ++k)
+    t.row_of[k] = static_cast<uint32_t>(std::lower_bound(t.sources.begin(), t.sources.end(), B.src[k]) -
+                                        t.sources.begin());
+  const uint32_t in = static_cast<uint32_t>(B.raw_shape.size());
+  const size_t u = t.sources.size();
+  t.contiguous = true;
+  for (size_t r = 1; r < u && t.contiguous; ++r) t.contiguous = t.sources[r] == t.sources[0] + r * in;
+  t.x_off = t.contiguous ? t.sources[0] : alloc.take(u * in);
+  t.t_off = alloc.take(u * B.wout_shape.size());
+  B.x_off = B.w_off = B.z_off = kNoValue;
+}
+
 // Which DirectProduct (if any) computes a product of these inputs. Shapes are those after
 // the (absent) weight and transpose: a transposed vector is the same entries read as a row.
 DirectProduct plan_direct_product(CombinationKind combination, const std::vector<InputBlock>& inputs) {
@@ -330,7 +374,9 @@ Plan build_plan(const neural::TemplateModel& model,
         G.inputs.push_back(std::move(B));
       }
       G.direct = plan_direct_product(G.combination, G.inputs);
-      if (G.direct.kind == DirectProduct::Kind::None) {
+      if (transform_sum_applies(G, spec)) {
+        plan_transform_sum(G, alloc);
+      } else if (G.direct.kind == DirectProduct::Kind::None) {
         for (InputBlock& B : G.inputs) {
           B.x_off = alloc.take(static_cast<size_t>(G.n) * B.raw_shape.size());
           B.w_off = B.mode == WeightMode::None ? B.x_off
@@ -356,7 +402,7 @@ Plan build_plan(const neural::TemplateModel& model,
                            G.activation.kind == ActivationKind::Identity && !G.softmax &&
                            (G.aggregation == AggregationKind::Sum || G.aggregation == AggregationKind::Avg);
       // A fused sum never stores the per-grounding values: no room is taken for them.
-      const size_t per_rule = G.direct.fused_sum ? 0 : G.n;
+      const size_t per_rule = G.direct.fused_sum || G.transform.enabled ? 0 : G.n;
       G.comb_off = alloc.take(per_rule * G.comb_shape.size());
       G.pre_off = G.comb_off;
       if (G.offset != neural::kNoParam) {
@@ -373,7 +419,7 @@ Plan build_plan(const neural::TemplateModel& model,
         throw Error(ErrorKind::Shape, rule.span, rule_name(model, r) + ": " + e.message());
       }
       // An identity activation leaves the values where they are.
-      G.act_off = G.direct.fused_sum || G.activation.kind == ActivationKind::Identity
+      G.act_off = G.direct.fused_sum || G.transform.enabled || G.activation.kind == ActivationKind::Identity
                       ? G.pre_off
                       : alloc.take(per_rule * G.act_shape.size());
 
@@ -409,8 +455,15 @@ Plan build_plan(const neural::TemplateModel& model,
       }
       G.agg_shape = group_aggregation_shape(G.aggregation, G.act_shape, G.head_segments, rule_name(model, r), rule.span);
       // One grounding per head and a sum/avg/max/min: each aggregate is its one input.
-      G.identity_aggregation = G.m == G.n && !G.direct.fused_sum && single_value_identity(G.aggregation);
+      G.identity_aggregation =
+          G.m == G.n && !G.direct.fused_sum && !G.transform.enabled && single_value_identity(G.aggregation);
+      if (G.transform.enabled) {
+        TransformSum& t = G.transform;
+        t.rows_are_heads = G.m == G.n && t.sources.size() == G.n;
+        for (uint32_t k = 0; k < G.n && t.rows_are_heads; ++k) t.rows_are_heads = t.row_of[k] == k;
+      }
       if (G.identity_aggregation) G.agg_off = G.softmax ? G.soft_off : G.act_off;
+      else if (G.transform.rows_are_heads) G.agg_off = G.transform.t_off;
       else G.agg_off = alloc.take(static_cast<size_t>(G.m) * G.agg_shape.size());
       G.head_weight = spec.head_weight;
       G.out_shape = G.agg_shape;
@@ -494,18 +547,15 @@ Plan build_plan(const neural::TemplateModel& model,
         continue;
       }
       const Shape red_shape = A.combination == AggregationKind::Count ? Shape{1, 1} : A.in_shape;
-      A.c_off = alloc.take(A.src.size() * A.in_shape.size());
+      A.summed_in_place = A.combination == AggregationKind::Sum || A.combination == AggregationKind::Avg;
+      A.c_off = A.summed_in_place ? kNoValue : alloc.take(A.src.size() * A.in_shape.size());
       A.red_off = alloc.take(static_cast<size_t>(A.m) * red_shape.size());
       A.offset = pred.offset;
       A.pre_off = A.red_off;
-      if (A.offset != neural::kNoParam) {
-        const Shape b = model.params.info(A.offset).shape;
-        if (!b.scalar() && !(b == red_shape))
-          throw Error(ErrorKind::Shape, model.params.info(A.offset).span,
-                      where + ": offset shape " + text(b) + " differs from the atom value's shape " +
-                          text(red_shape));
+      if (A.offset != neural::kNoParam && !A.summed_in_place) {
         A.pre_off = alloc.take(static_cast<size_t>(A.m) * red_shape.size());
       }
+      if (A.offset != neural::kNoParam) check_atom_offset_shape(model, A.offset, red_shape, where);
       A.activation = pred.activation;
       A.out_shape = activation_shape(A.activation, red_shape);
       A.out_off = alloc.take(static_cast<size_t>(A.m) * A.out_shape.size());
