@@ -93,26 +93,58 @@ bool transform_sum_applies(const RuleGroup& G, const neural::RuleSpec& spec) {
          spec.activation.kind == ActivationKind::Identity && !spec.softmax && summed;
 }
 
+// sources = the distinct values of src, ascending; row_of[k] = the position of src[k] in
+// them. Inputs usually span a range of a few values per grounding: a table over that range
+// finds them in linear time; otherwise sort and binary search.
+void distinct_sources(const std::vector<uint32_t>& src, uint32_t size, std::vector<uint32_t>& sources,
+                      std::vector<uint32_t>& row_of) {
+  sources.clear();
+  row_of.resize(src.size());
+  if (src.empty()) return;
+  const auto [lo, hi] = std::minmax_element(src.begin(), src.end());
+  const size_t range = size_t(*hi - *lo) + 1;
+  if (range <= 4 * src.size() * size_t(size) + 64) {
+    std::vector<uint32_t> row_at(range, kNoValue);
+    for (uint32_t offset : src) row_at[offset - *lo] = 0;
+    for (size_t i = 0; i < range; ++i)
+      if (row_at[i] != kNoValue) {
+        row_at[i] = static_cast<uint32_t>(sources.size());
+        sources.push_back(static_cast<uint32_t>(*lo + i));
+      }
+    for (size_t k = 0; k < src.size(); ++k) row_of[k] = row_at[src[k] - *lo];
+    return;
+  }
+  sources = src;
+  std::sort(sources.begin(), sources.end());
+  sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
+  for (size_t k = 0; k < src.size(); ++k)
+    row_of[k] = static_cast<uint32_t>(std::lower_bound(sources.begin(), sources.end(), src[k]) - sources.begin());
+}
+
 // The distinct inputs of G's one input block and each grounding's row among them; takes
 // room for the gathered inputs (unless they lie back to back) and their transforms.
-void plan_transform_sum(RuleGroup& G, Allocator& alloc) {
+void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_depth_begin,
+                        const RuleGroup* same_depth_end) {
   InputBlock& B = G.inputs[0];
   TransformSum& t = G.transform;
   t.enabled = true;
-  t.sources = B.src;
-  std::sort(t.sources.begin(), t.sources.end());
-  t.sources.erase(std::unique(t.sources.begin(), t.sources.end()), t.sources.end());
-  t.row_of.resize(G.n);
-  for (uint32_t k = 0; k < G.n; ++k)
-    t.row_of[k] = static_cast<uint32_t>(std::lower_bound(t.sources.begin(), t.sources.end(), B.src[k]) -
-                                        t.sources.begin());
   const uint32_t in = static_cast<uint32_t>(B.raw_shape.size());
+  distinct_sources(B.src, in, t.sources, t.row_of);
   const size_t u = t.sources.size();
   t.contiguous = true;
   for (size_t r = 1; r < u && t.contiguous; ++r) t.contiguous = t.sources[r] == t.sources[0] + r * in;
+  B.x_off = B.w_off = B.z_off = kNoValue;
+  for (const RuleGroup* other = same_depth_begin; other != same_depth_end; ++other) {
+    const TransformSum& o = other->transform;
+    if (o.enabled && o.owns_transform && other->inputs[0].weight == B.weight && o.sources == t.sources) {
+      t.owns_transform = false;
+      t.x_off = o.x_off;
+      t.t_off = o.t_off;
+      return;
+    }
+  }
   t.x_off = t.contiguous ? t.sources[0] : alloc.take(u * in);
   t.t_off = alloc.take(u * B.wout_shape.size());
-  B.x_off = B.w_off = B.z_off = kNoValue;
 }
 
 // Which DirectProduct (if any) computes a product of these inputs. Shapes are those after
@@ -301,10 +333,13 @@ Plan build_plan(const neural::TemplateModel& model,
     uint32_t sample, atom, offset;
     Shape shape;
   };
+  std::vector<std::vector<uint32_t>> atom_position(n_samples);
+  for (size_t s = 0; s < n_samples; ++s) atom_position[s].assign(samples[s]->num_atoms(), kNoValue);
   auto rule_it = rule_buckets.begin();
   auto atom_it = atom_buckets.begin();
   for (uint32_t depth = 1; depth <= max_depth; ++depth) {
     std::vector<std::vector<Contribution>> contributions(model.predicates.size());
+    const size_t depth_first_group = plan.rule_groups.size();
     for (; rule_it != rule_buckets.end() && rule_it->first.first == depth; ++rule_it) {
       const uint32_t r = rule_it->first.second;
       std::vector<Ref> members = rule_it->second;
@@ -375,7 +410,7 @@ Plan build_plan(const neural::TemplateModel& model,
       }
       G.direct = plan_direct_product(G.combination, G.inputs);
       if (transform_sum_applies(G, spec)) {
-        plan_transform_sum(G, alloc);
+        plan_transform_sum(G, alloc, plan.rule_groups.data() + depth_first_group, plan.rule_groups.data() + plan.rule_groups.size());
       } else if (G.direct.kind == DirectProduct::Kind::None) {
         for (InputBlock& B : G.inputs) {
           B.x_off = alloc.take(static_cast<size_t>(G.n) * B.raw_shape.size());
@@ -497,8 +532,8 @@ Plan build_plan(const neural::TemplateModel& model,
       A.predicate = p;
       A.m = static_cast<uint32_t>(members.size());
       // Position of each member, to sort contributions by atom (stable: rule order kept).
-      std::map<Ref, uint32_t> position;
-      for (uint32_t j = 0; j < A.m; ++j) position[members[j]] = j;
+      // Each derived atom is in one group, so the entries of other groups never collide.
+      for (uint32_t j = 0; j < A.m; ++j) atom_position[members[j].first][members[j].second] = j;
       std::vector<uint32_t> count(A.m + 1, 0);
       std::vector<Contribution>& list = contributions[p];
       for (uint32_t j = 0; j < A.m; ++j) {
@@ -508,10 +543,11 @@ Plan build_plan(const neural::TemplateModel& model,
       }
       std::vector<uint32_t> pos_of(list.size());
       for (size_t c = 0; c < list.size(); ++c) {
-        auto it = position.find({list[c].sample, list[c].atom});
-        if (it == position.end()) throw Error(ErrorKind::Runtime, where + ": contribution to an unknown atom");
-        pos_of[c] = it->second;
-        ++count[it->second + 1];
+        const uint32_t j = atom_position[list[c].sample][list[c].atom];
+        if (j >= A.m || !(members[j] == Ref{list[c].sample, list[c].atom}))
+          throw Error(ErrorKind::Runtime, where + ": contribution to an unknown atom");
+        pos_of[c] = j;
+        ++count[j + 1];
       }
       for (uint32_t j = 0; j < A.m; ++j) count[j + 1] += count[j];
       A.segments = count;

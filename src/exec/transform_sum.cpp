@@ -63,12 +63,14 @@ void transform_sum_forward(const RuleGroup& G, const neural::Parameters& params,
   const TransformSum& t = G.transform;
   const InputBlock& B = G.inputs[0];
   const Dims d = dims_of(G);
-  if (!t.contiguous)
-    for (Eigen::Index r = 0; r < d.u; ++r)
-      std::memcpy(v + t.x_off + r * d.in, v + t.sources[r], sizeof(double) * d.in);
-  // T (u x out) = X (u x in) W^T: one GEMM over the distinct inputs.
-  MapM(v + t.t_off, d.u, d.out).noalias() =
-      CMapM(v + t.x_off, d.u, d.in) * CMapM(params.data(B.weight), d.out, d.in).transpose();
+  if (t.owns_transform) {
+    if (!t.contiguous)
+      for (Eigen::Index r = 0; r < d.u; ++r)
+        std::memcpy(v + t.x_off + r * d.in, v + t.sources[r], sizeof(double) * d.in);
+    // T (u x out) = X (u x in) W^T: one GEMM over the distinct inputs.
+    MapM(v + t.t_off, d.u, d.out).noalias() =
+        CMapM(v + t.x_off, d.u, d.in) * CMapM(params.data(B.weight), d.out, d.in).transpose();
+  }
   if (!t.rows_are_heads) sum_rows_per_head(G, d.out, v + t.t_off, v + G.agg_off);
 }
 
@@ -78,6 +80,7 @@ void transform_sum_backward(const RuleGroup& G, const neural::Parameters& params
   const InputBlock& B = G.inputs[0];
   const Dims d = dims_of(G);
   if (!t.rows_are_heads) scatter_heads_to_rows(G, d.out, g + G.agg_off, g + t.t_off);
+  if (!t.owns_transform) return;  // the owner, later in backward, takes it from here
   CMapM gT(g + t.t_off, d.u, d.out);
   CMapM X(v + t.x_off, d.u, d.in);
   MapM(pg + params.info(B.weight).offset, d.out, d.in).noalias() += gT.transpose() * X;
