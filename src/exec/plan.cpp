@@ -101,16 +101,28 @@ void distinct_sources(const std::vector<uint32_t>& src, uint32_t size, std::vect
   sources.clear();
   row_of.resize(src.size());
   if (src.empty()) return;
+  bool back_to_back = true;  // the common case of one grounding per input atom, in order
+  for (size_t k = 1; k < src.size() && back_to_back; ++k) back_to_back = src[k] == src[0] + k * size;
+  if (back_to_back) {
+    sources = src;
+    for (size_t k = 0; k < src.size(); ++k) row_of[k] = static_cast<uint32_t>(k);
+    return;
+  }
   const auto [lo, hi] = std::minmax_element(src.begin(), src.end());
   const size_t range = size_t(*hi - *lo) + 1;
   if (range <= 4 * src.size() * size_t(size) + 64) {
     std::vector<uint32_t> row_at(range, kNoValue);
     for (uint32_t offset : src) row_at[offset - *lo] = 0;
-    for (size_t i = 0; i < range; ++i)
-      if (row_at[i] != kNoValue) {
-        row_at[i] = static_cast<uint32_t>(sources.size());
-        sources.push_back(static_cast<uint32_t>(*lo + i));
+    // Distinct atoms' values never overlap: after one, the next starts `size` further on.
+    for (size_t i = 0; i < range;) {
+      if (row_at[i] == kNoValue) {
+        ++i;
+        continue;
       }
+      row_at[i] = static_cast<uint32_t>(sources.size());
+      sources.push_back(static_cast<uint32_t>(*lo + i));
+      i += size;
+    }
     for (size_t k = 0; k < src.size(); ++k) row_of[k] = row_at[src[k] - *lo];
     return;
   }
