@@ -385,27 +385,70 @@ class PlanBuilder {
     }
   }
 
+  // A ground rule's softmax segment (sample, group), and whether two share a head atom.
+  std::pair<uint32_t, uint32_t> softmax_key(const Ref& ref) const {
+    return std::make_pair(ref.first, samples[ref.first]->softmax_group[ref.second]);
+  }
+  bool same_head(const Ref& a, const Ref& b) const {
+    return a.first == b.first && samples[a.first]->head[a.second] == samples[b.first]->head[b.second];
+  }
+
+  // When every head has one grounding (attention weights w(I, J)) the members may be
+  // listed in any order: listing them by softmax segment makes every segment a contiguous
+  // run, so no permutation is needed (and full attention's scores are one row-major block
+  // per query). Members come sorted by (sample, head).
+  void order_by_softmax_segment(std::vector<Ref>& members) const {
+    bool one_per_head = true;
+    for (size_t k = 1; k < members.size() && one_per_head; ++k) one_per_head = !same_head(members[k], members[k - 1]);
+    if (one_per_head)
+      std::stable_sort(members.begin(), members.end(),
+                       [&](const Ref& a, const Ref& b) { return softmax_key(a) < softmax_key(b); });
+  }
+
+  // Input i of rule r over its groundings `members`: where each input value lives, its
+  // shape (the same for all) and how the literal's weight applies to it.
+  InputBlock input_block(uint32_t r, size_t i, const std::vector<Ref>& members) const {
+    const neural::InputSpec& in = model.rules[r].inputs[i];
+    const Literal& lit = model.ast().rules[r].body[in.body_index];
+    InputBlock B;
+    B.soft_negated = in.soft_negated;
+    B.transposed = in.transposed;
+    B.weight = in.weight;
+    B.src.resize(members.size());
+    for (size_t k = 0; k < members.size(); ++k) {
+      const auto [s, g] = members[k];
+      const neural::SampleNetwork& net = *samples[s];
+      const uint32_t atom = net.inputs[net.inputs_begin[g] + i];
+      const Shape shape = plan.atom_shapes[s][atom];
+      if (k == 0) {
+        B.raw_shape = shape;
+      } else if (!(shape == B.raw_shape)) {
+        throw Error(ErrorKind::Shape, lit.span,
+                    rule_name(model, r) + ", literal " + literal_text(lit) + ": input values have different shapes " +
+                        text(B.raw_shape) + " and " + text(shape));
+      }
+      B.src[k] = plan.atom_offsets[s][atom];
+    }
+    if (B.weight != neural::kNoParam) {
+      const Shape w = model.params.info(B.weight).shape;
+      try {
+        B.mode = weight_mode(w, B.raw_shape, B.wout_shape);
+      } catch (const Error&) {
+        throw Error(ErrorKind::Shape, lit.span,
+                    rule_name(model, r) + ", literal " + literal_text(lit) + ": weight shape " + text(w) +
+                        " cannot apply to input shape " + text(B.raw_shape));
+      }
+    } else {
+      B.wout_shape = B.raw_shape;
+    }
+    B.out_shape = B.transposed ? Shape{B.wout_shape.cols, B.wout_shape.rows} : B.wout_shape;
+    return B;
+  }
+
   // All ground rules of template rule r at this depth: one RuleGroup.
   void add_rule_group(const uint32_t r, std::vector<Ref> members) {
     const neural::RuleSpec& spec = model.rules[r];
-    auto softmax_key = [&](const Ref& ref) {
-      return std::make_pair(ref.first, samples[ref.first]->softmax_group[ref.second]);
-    };
-    auto same_head = [&](const Ref& a, const Ref& b) {
-      return a.first == b.first && samples[a.first]->head[a.second] == samples[b.first]->head[b.second];
-    };
-    if (spec.softmax) {
-      // When every head has one grounding (attention weights w(I, J)) the members may be
-      // listed in any order: listing them by softmax segment makes every segment a
-      // contiguous run, so no permutation is needed (and full attention's scores are
-      // one row-major block per query). Members come sorted by (sample, head).
-      bool one_per_head = true;
-      for (size_t k = 1; k < members.size() && one_per_head; ++k)
-        one_per_head = !same_head(members[k], members[k - 1]);
-      if (one_per_head)
-        std::stable_sort(members.begin(), members.end(),
-                         [&](const Ref& a, const Ref& b) { return softmax_key(a) < softmax_key(b); });
-    }
+    if (spec.softmax) order_by_softmax_segment(members);
     const Rule& rule = model.ast().rules[r];
     RuleGroup G;
     G.rule = r;
@@ -414,47 +457,13 @@ class PlanBuilder {
     G.activation = spec.activation;
     std::vector<Shape> z_shapes;
     for (size_t i = 0; i < spec.inputs.size(); ++i) {
-      const neural::InputSpec& in = spec.inputs[i];
-      const Literal& lit = rule.body[in.body_index];
-      InputBlock B;
-      B.soft_negated = in.soft_negated;
-      B.transposed = in.transposed;
-      B.weight = in.weight;
-      B.src.resize(G.n);
-      for (uint32_t k = 0; k < G.n; ++k) {
-        const auto [s, g] = members[k];
-        const neural::SampleNetwork& net = *samples[s];
-        const uint32_t atom = net.inputs[net.inputs_begin[g] + i];
-        const Shape shape = plan.atom_shapes[s][atom];
-        if (k == 0) {
-          B.raw_shape = shape;
-        } else if (!(shape == B.raw_shape)) {
-          throw Error(ErrorKind::Shape, lit.span,
-                      rule_name(model, r) + ", literal " + literal_text(lit) +
-                          ": input values have different shapes " + text(B.raw_shape) +
-                          " and " + text(shape));
-        }
-        B.src[k] = plan.atom_offsets[s][atom];
-      }
-      if (B.weight != neural::kNoParam) {
-        const Shape w = model.params.info(B.weight).shape;
-        try {
-          B.mode = weight_mode(w, B.raw_shape, B.wout_shape);
-        } catch (const Error&) {
-          throw Error(ErrorKind::Shape, lit.span,
-                      rule_name(model, r) + ", literal " + literal_text(lit) + ": weight shape " +
-                          text(w) + " cannot apply to input shape " + text(B.raw_shape));
-        }
-      } else {
-        B.wout_shape = B.raw_shape;
-      }
-      B.out_shape = B.transposed ? Shape{B.wout_shape.cols, B.wout_shape.rows} : B.wout_shape;
-      z_shapes.push_back(B.out_shape);
-      G.inputs.push_back(std::move(B));
+      G.inputs.push_back(input_block(r, i, members));
+      z_shapes.push_back(G.inputs.back().out_shape);
     }
     G.direct = plan_direct_product(G.combination, G.inputs);
     if (transform_sum_applies(G, spec)) {
-      plan_transform_sum(G, alloc, plan.rule_groups.data() + depth_first_group, plan.rule_groups.data() + plan.rule_groups.size());
+      const RuleGroup* groups = plan.rule_groups.data();
+      plan_transform_sum(G, alloc, groups + depth_first_group, groups + plan.rule_groups.size());
     } else if (G.direct.kind == DirectProduct::Kind::None) {
       for (InputBlock& B : G.inputs) {
         B.x_off = alloc.take(static_cast<size_t>(G.n) * B.raw_shape.size());
