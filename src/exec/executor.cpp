@@ -8,6 +8,7 @@
 
 #include "exec/direct_product.hpp"
 #include "exec/plan.hpp"
+#include "exec/transform_sum.hpp"
 
 namespace lrnn::exec {
 
@@ -203,6 +204,11 @@ void gathered_combination_forward(const RuleGroup& G, const neural::Parameters& 
 }
 
 void rule_forward(const RuleGroup& G, const neural::Parameters& params, double* v) {
+  if (G.transform.enabled) {
+    transform_sum_forward(G, params, v);
+    head_weight_forward(G, params, v);
+    return;
+  }
   if (G.direct.fused_sum) {
     direct_sum_forward(G, v, v + G.agg_off);
     head_weight_forward(G, params, v);
@@ -236,6 +242,10 @@ void rule_backward(const RuleGroup& G, const neural::Parameters& params, const d
     weight_backward(G.head_mode, params.info(G.head_weight).shape, G.agg_shape, G.out_shape, G.m,
                     params.data(G.head_weight), v + G.agg_off, g + G.out_off, g + G.agg_off,
                     pg + params.info(G.head_weight).offset, true);
+  if (G.transform.enabled) {
+    transform_sum_backward(G, params, v, g, pg);
+    return;
+  }
   if (G.direct.fused_sum) {
     direct_sum_backward(G, v, g + G.agg_off, g);
     return;
@@ -288,9 +298,46 @@ void rule_backward(const RuleGroup& G, const neural::Parameters& params, const d
   }
 }
 
+// red[j] = the sum (average) of atom j's inputs, read where they are, in input order.
+void sum_in_place_forward(const AtomGroup& A, double* v) {
+  const size_t size = A.in_shape.size();
+  for (uint32_t j = 0; j < A.m; ++j) {
+    double* y = v + A.red_off + j * size;
+    std::fill(y, y + size, 0.0);
+    const uint32_t b = A.segments[j], e = A.segments[j + 1];
+    for (uint32_t k = b; k < e; ++k) {
+      const double* x = v + A.src[k];
+      for (size_t i = 0; i < size; ++i) y[i] += x[i];
+    }
+    if (A.combination == AggregationKind::Avg && e > b) {
+      const double inv = 1.0 / double(e - b);
+      for (size_t i = 0; i < size; ++i) y[i] *= inv;
+    }
+  }
+}
+
+// g[src[k]] += dL/d(red[j]) (scaled for an average) for each input k of atom j.
+void sum_in_place_backward(const AtomGroup& A, double* g) {
+  const size_t size = A.in_shape.size();
+  for (uint32_t j = 0; j < A.m; ++j) {
+    const uint32_t b = A.segments[j], e = A.segments[j + 1];
+    if (b == e) continue;
+    const double scale = A.combination == AggregationKind::Avg ? 1.0 / double(e - b) : 1.0;
+    const double* gy = g + A.red_off + j * size;
+    for (uint32_t k = b; k < e; ++k) {
+      double* gx = g + A.src[k];
+      for (size_t i = 0; i < size; ++i) gx[i] += scale * gy[i];
+    }
+  }
+}
+
 void atom_forward(const AtomGroup& A, const neural::Parameters& params, double* v) {
-  gather(A.src, A.in_shape.size(), false, v, v + A.c_off);
-  aggregation_forward(A.combination, A.in_shape, A.m, A.segments.data(), v + A.c_off, v + A.red_off);
+  if (A.summed_in_place) {
+    sum_in_place_forward(A, v);
+  } else {
+    gather(A.src, A.in_shape.size(), false, v, v + A.c_off);
+    aggregation_forward(A.combination, A.in_shape, A.m, A.segments.data(), v + A.c_off, v + A.red_off);
+  }
   const Shape red = A.combination == AggregationKind::Count ? Shape{1, 1} : A.in_shape;
   if (A.offset != neural::kNoParam)
     add_offset(red, params.info(A.offset).shape, A.m, params.data(A.offset), v + A.red_off, v + A.pre_off);
@@ -303,8 +350,13 @@ void atom_backward(const AtomGroup& A, const neural::Parameters& params, const d
   activation_backward(A.activation, red, A.m, v + A.pre_off, v + A.out_off, g + A.out_off, g + A.pre_off);
   if (A.offset != neural::kNoParam) {
     offset_backward(red, params.info(A.offset).shape, A.m, g + A.pre_off, pg + params.info(A.offset).offset);
-    const size_t len = static_cast<size_t>(A.m) * red.size();
+    // In place (pre_off == red_off) the two gradients are one.
+    const size_t len = A.pre_off == A.red_off ? 0 : static_cast<size_t>(A.m) * red.size();
     for (size_t i = 0; i < len; ++i) g[A.red_off + i] += g[A.pre_off + i];
+  }
+  if (A.summed_in_place) {
+    sum_in_place_backward(A, g);
+    return;
   }
   aggregation_backward(A.combination, A.in_shape, A.m, A.segments.data(), v + A.c_off, v + A.red_off,
                        g + A.red_off, g + A.c_off);

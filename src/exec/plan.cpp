@@ -71,6 +71,94 @@ bool real_transpose(const InputBlock& B) {
   return B.transposed && B.wout_shape.rows > 1 && B.wout_shape.cols > 1;
 }
 
+void check_atom_offset_shape(const neural::TemplateModel& model, uint32_t offset, Shape red_shape,
+                             const std::string& where) {
+  const Shape b = model.params.info(offset).shape;
+  if (!b.scalar() && !(b == red_shape))
+    throw Error(ErrorKind::Shape, model.params.info(offset).span,
+                where + ": offset shape " + text(b) + " differs from the atom value's shape " + text(red_shape));
+}
+
+// Whether G's groundings can be summed per head from their distinct inputs' transforms
+// (TransformSum): one column-vector input under a matrix weight, combined alone, with no
+// offset, activation or softmax before a sum or average aggregation.
+bool transform_sum_applies(const RuleGroup& G, const neural::RuleSpec& spec) {
+  if (G.direct.kind != DirectProduct::Kind::None || G.inputs.size() != 1) return false;
+  const InputBlock& B = G.inputs[0];
+  const bool one_input_combination =
+      spec.combination == CombinationKind::Sum || spec.combination == CombinationKind::Avg;
+  const bool summed = spec.aggregation.kind == AggregationKind::Sum || spec.aggregation.kind == AggregationKind::Avg;
+  return B.mode == WeightMode::MatMul && B.raw_shape.cols == 1 && !B.soft_negated && !B.transposed &&
+         one_input_combination && spec.offset == neural::kNoParam &&
+         spec.activation.kind == ActivationKind::Identity && !spec.softmax && summed;
+}
+
+// sources = the distinct values of src, ascending; row_of[k] = the position of src[k] in
+// them. Inputs usually span a range of a few values per grounding: a table over that range
+// finds them in linear time; otherwise sort and binary search.
+void distinct_sources(const std::vector<uint32_t>& src, uint32_t size, std::vector<uint32_t>& sources,
+                      std::vector<uint32_t>& row_of) {
+  sources.clear();
+  row_of.resize(src.size());
+  if (src.empty()) return;
+  bool back_to_back = true;  // the common case of one grounding per input atom, in order
+  for (size_t k = 1; k < src.size() && back_to_back; ++k) back_to_back = src[k] == src[0] + k * size;
+  if (back_to_back) {
+    sources = src;
+    for (size_t k = 0; k < src.size(); ++k) row_of[k] = static_cast<uint32_t>(k);
+    return;
+  }
+  const auto [lo, hi] = std::minmax_element(src.begin(), src.end());
+  const size_t range = size_t(*hi - *lo) + 1;
+  if (range <= 4 * src.size() * size_t(size) + 64) {
+    std::vector<uint32_t> row_at(range, kNoValue);
+    for (uint32_t offset : src) row_at[offset - *lo] = 0;
+    // Distinct atoms' values never overlap: after one, the next starts `size` further on.
+    for (size_t i = 0; i < range;) {
+      if (row_at[i] == kNoValue) {
+        ++i;
+        continue;
+      }
+      row_at[i] = static_cast<uint32_t>(sources.size());
+      sources.push_back(static_cast<uint32_t>(*lo + i));
+      i += size;
+    }
+    for (size_t k = 0; k < src.size(); ++k) row_of[k] = row_at[src[k] - *lo];
+    return;
+  }
+  sources = src;
+  std::sort(sources.begin(), sources.end());
+  sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
+  for (size_t k = 0; k < src.size(); ++k)
+    row_of[k] = static_cast<uint32_t>(std::lower_bound(sources.begin(), sources.end(), src[k]) - sources.begin());
+}
+
+// The distinct inputs of G's one input block and each grounding's row among them; takes
+// room for the gathered inputs (unless they lie back to back) and their transforms.
+void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_depth_begin,
+                        const RuleGroup* same_depth_end) {
+  InputBlock& B = G.inputs[0];
+  TransformSum& t = G.transform;
+  t.enabled = true;
+  const uint32_t in = static_cast<uint32_t>(B.raw_shape.size());
+  distinct_sources(B.src, in, t.sources, t.row_of);
+  const size_t u = t.sources.size();
+  t.contiguous = true;
+  for (size_t r = 1; r < u && t.contiguous; ++r) t.contiguous = t.sources[r] == t.sources[0] + r * in;
+  B.x_off = B.w_off = B.z_off = kNoValue;
+  for (const RuleGroup* other = same_depth_begin; other != same_depth_end; ++other) {
+    const TransformSum& o = other->transform;
+    if (o.enabled && o.owns_transform && other->inputs[0].weight == B.weight && o.sources == t.sources) {
+      t.owns_transform = false;
+      t.x_off = o.x_off;
+      t.t_off = o.t_off;
+      return;
+    }
+  }
+  t.x_off = t.contiguous ? t.sources[0] : alloc.take(u * in);
+  t.t_off = alloc.take(u * B.wout_shape.size());
+}
+
 // Which DirectProduct (if any) computes a product of these inputs. Shapes are those after
 // the (absent) weight and transpose: a transposed vector is the same entries read as a row.
 DirectProduct plan_direct_product(CombinationKind combination, const std::vector<InputBlock>& inputs) {
@@ -195,343 +283,400 @@ WeightMode weight_mode(Shape w, Shape x, Shape& out) {
   throw Error(ErrorKind::Shape, "weight of shape " + text(w) + " cannot apply to a value of shape " + text(x));
 }
 
-Plan build_plan(const neural::TemplateModel& model,
-                const std::vector<const neural::SampleNetwork*>& samples) {
-  Plan plan;
-  Allocator alloc;
-  const size_t n_samples = samples.size();
-  plan.atom_offsets.resize(n_samples);
-  plan.atom_shapes.resize(n_samples);
-  for (size_t s = 0; s < n_samples; ++s) {
-    plan.atom_offsets[s].assign(samples[s]->num_atoms(), kNoValue);
-    plan.atom_shapes[s].assign(samples[s]->num_atoms(), Shape{1, 1});
+namespace {
+
+using Ref = std::pair<uint32_t, uint32_t>;  // (sample, local atom / ground rule)
+
+// A rule group's value at the atom neuron it feeds: (sample, atom) <- (value offset, shape).
+struct Contribution {
+  uint32_t sample, atom, offset;
+  Shape shape;
+};
+
+// Merges sample networks into one plan, depth by depth: the rule groups of a depth, then
+// the atom groups they feed (build_plan's steps, one function each).
+class PlanBuilder {
+ public:
+  PlanBuilder(const neural::TemplateModel& model, const std::vector<const neural::SampleNetwork*>& samples)
+      : model(model), samples(samples), n_samples(samples.size()) {}
+
+  Plan build() {
+    plan.atom_offsets.resize(n_samples);
+    plan.atom_shapes.resize(n_samples);
+    for (size_t s = 0; s < n_samples; ++s) {
+      plan.atom_offsets[s].assign(samples[s]->num_atoms(), kNoValue);
+      plan.atom_shapes[s].assign(samples[s]->num_atoms(), Shape{1, 1});
+    }
+    place_facts();
+    bucket_by_depth();
+    atom_position.resize(n_samples);
+    for (size_t s = 0; s < n_samples; ++s) atom_position[s].assign(samples[s]->num_atoms(), kNoValue);
+    auto rule_it = rule_buckets.begin();
+    auto atom_it = atom_buckets.begin();
+    for (uint32_t depth = 1; depth <= max_depth; ++depth) {
+      contributions.assign(model.predicates.size(), {});
+      depth_first_group = plan.rule_groups.size();
+      for (; rule_it != rule_buckets.end() && rule_it->first.first == depth; ++rule_it)
+        add_rule_group(rule_it->first.second, rule_it->second);
+      for (; atom_it != atom_buckets.end() && atom_it->first.first == depth; ++atom_it)
+        add_atom_group(atom_it->first.second, atom_it->second);
+    }
+    place_outputs();
+    plan.num_values = alloc.size();
+    return std::move(plan);
   }
 
-  // Facts: data first (one contiguous copy per forward), then template facts.
-  std::vector<std::vector<uint32_t>> fact_off(n_samples);
-  for (size_t s = 0; s < n_samples; ++s) {
-    const neural::SampleNetwork& net = *samples[s];
-    fact_off[s].assign(net.num_facts(), kNoValue);
-    for (size_t f = 0; f < net.num_facts(); ++f) {
-      if (net.fact_template[f] != neural::kNone) continue;
-      const size_t size = net.fact_data_begin[f + 1] - net.fact_data_begin[f];
-      fact_off[s][f] = alloc.take(size);
-      plan.data.insert(plan.data.end(), net.fact_data.begin() + net.fact_data_begin[f],
-                       net.fact_data.begin() + net.fact_data_begin[f + 1]);
+ private:
+  const neural::TemplateModel& model;
+  const std::vector<const neural::SampleNetwork*>& samples;
+  const size_t n_samples;
+  Plan plan;
+  Allocator alloc;
+  std::vector<std::vector<uint32_t>> fact_off;       // per sample and fact: value offset
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<Ref>> atom_buckets, rule_buckets;
+  uint32_t max_depth = 0;
+  std::vector<std::vector<uint32_t>> atom_position;  // per sample and atom: position in its group
+  std::vector<std::vector<Contribution>> contributions;  // per predicate, this depth
+  size_t depth_first_group = 0;                      // first rule group of this depth
+
+  void place_facts() {
+    // Facts: data first (one contiguous copy per forward), then template facts.
+    fact_off.resize(n_samples);
+    for (size_t s = 0; s < n_samples; ++s) {
+      const neural::SampleNetwork& net = *samples[s];
+      fact_off[s].assign(net.num_facts(), kNoValue);
+      for (size_t f = 0; f < net.num_facts(); ++f) {
+        if (net.fact_template[f] != neural::kNone) continue;
+        const size_t size = net.fact_data_begin[f + 1] - net.fact_data_begin[f];
+        fact_off[s][f] = alloc.take(size);
+        plan.data.insert(plan.data.end(), net.fact_data.begin() + net.fact_data_begin[f],
+                         net.fact_data.begin() + net.fact_data_begin[f + 1]);
+      }
     }
-  }
-  for (size_t s = 0; s < n_samples; ++s) {
-    const neural::SampleNetwork& net = *samples[s];
-    for (size_t f = 0; f < net.num_facts(); ++f) {
-      if (net.fact_template[f] == neural::kNone) continue;
-      fact_off[s][f] = alloc.take(net.fact_shape[f].size());
-      plan.param_fact_off.push_back(fact_off[s][f]);
-      plan.param_fact_param.push_back(model.facts[net.fact_template[f]].param);
-    }
-    for (size_t l = 0; l < net.num_atoms(); ++l) {
-      if (net.atom_depth[l] == 0) {
-        const uint32_t f = net.atom_fact[l];
-        plan.atom_offsets[s][l] = fact_off[s][f];
-        plan.atom_shapes[s][l] = net.fact_shape[f];
+    for (size_t s = 0; s < n_samples; ++s) {
+      const neural::SampleNetwork& net = *samples[s];
+      for (size_t f = 0; f < net.num_facts(); ++f) {
+        if (net.fact_template[f] == neural::kNone) continue;
+        fact_off[s][f] = alloc.take(net.fact_shape[f].size());
+        plan.param_fact_off.push_back(fact_off[s][f]);
+        plan.param_fact_param.push_back(model.facts[net.fact_template[f]].param);
+      }
+      for (size_t l = 0; l < net.num_atoms(); ++l) {
+        if (net.atom_depth[l] == 0) {
+          const uint32_t f = net.atom_fact[l];
+          plan.atom_offsets[s][l] = fact_off[s][f];
+          plan.atom_shapes[s][l] = net.fact_shape[f];
+        }
       }
     }
   }
 
   // Buckets: derived atoms by (depth, predicate), ground rules by (head depth, rule).
-  using Ref = std::pair<uint32_t, uint32_t>;  // (sample, local atom / ground rule)
-  std::map<std::pair<uint32_t, uint32_t>, std::vector<Ref>> atom_buckets, rule_buckets;
-  uint32_t max_depth = 0;
-  for (uint32_t s = 0; s < n_samples; ++s) {
-    const neural::SampleNetwork& net = *samples[s];
-    for (uint32_t l = 0; l < net.num_atoms(); ++l) {
-      if (net.atom_depth[l] == 0) continue;
-      max_depth = std::max(max_depth, net.atom_depth[l]);
-      atom_buckets[{net.atom_depth[l], net.atom_predicate[l]}].push_back({s, l});
+  void bucket_by_depth() {
+    for (uint32_t s = 0; s < n_samples; ++s) {
+      const neural::SampleNetwork& net = *samples[s];
+      for (uint32_t l = 0; l < net.num_atoms(); ++l) {
+        if (net.atom_depth[l] == 0) continue;
+        max_depth = std::max(max_depth, net.atom_depth[l]);
+        atom_buckets[{net.atom_depth[l], net.atom_predicate[l]}].push_back({s, l});
+      }
+      for (uint32_t g = 0; g < net.num_ground_rules(); ++g)
+        rule_buckets[{net.atom_depth[net.head[g]], net.rule[g]}].push_back({s, g});
     }
-    for (uint32_t g = 0; g < net.num_ground_rules(); ++g)
-      rule_buckets[{net.atom_depth[net.head[g]], net.rule[g]}].push_back({s, g});
   }
 
-  // Contributions to atom neurons: (sample, atom) -> list of (value offset, shape).
-  struct Contribution {
-    uint32_t sample, atom, offset;
-    Shape shape;
-  };
-  auto rule_it = rule_buckets.begin();
-  auto atom_it = atom_buckets.begin();
-  for (uint32_t depth = 1; depth <= max_depth; ++depth) {
-    std::vector<std::vector<Contribution>> contributions(model.predicates.size());
-    for (; rule_it != rule_buckets.end() && rule_it->first.first == depth; ++rule_it) {
-      const uint32_t r = rule_it->first.second;
-      std::vector<Ref> members = rule_it->second;
-      const neural::RuleSpec& spec = model.rules[r];
-      auto softmax_key = [&](const Ref& ref) {
-        return std::make_pair(ref.first, samples[ref.first]->softmax_group[ref.second]);
-      };
-      auto same_head = [&](const Ref& a, const Ref& b) {
-        return a.first == b.first && samples[a.first]->head[a.second] == samples[b.first]->head[b.second];
-      };
-      if (spec.softmax) {
-        // When every head has one grounding (attention weights w(I, J)) the members may be
-        // listed in any order: listing them by softmax segment makes every segment a
-        // contiguous run, so no permutation is needed (and full attention's scores are
-        // one row-major block per query). Members come sorted by (sample, head).
-        bool one_per_head = true;
-        for (size_t k = 1; k < members.size() && one_per_head; ++k)
-          one_per_head = !same_head(members[k], members[k - 1]);
-        if (one_per_head)
-          std::stable_sort(members.begin(), members.end(),
-                           [&](const Ref& a, const Ref& b) { return softmax_key(a) < softmax_key(b); });
+  // A ground rule's softmax segment (sample, group), and whether two share a head atom.
+  std::pair<uint32_t, uint32_t> softmax_key(const Ref& ref) const {
+    return std::make_pair(ref.first, samples[ref.first]->softmax_group[ref.second]);
+  }
+  bool same_head(const Ref& a, const Ref& b) const {
+    return a.first == b.first && samples[a.first]->head[a.second] == samples[b.first]->head[b.second];
+  }
+
+  // When every head has one grounding (attention weights w(I, J)) the members may be
+  // listed in any order: listing them by softmax segment makes every segment a contiguous
+  // run, so no permutation is needed (and full attention's scores are one row-major block
+  // per query). Members come sorted by (sample, head).
+  void order_by_softmax_segment(std::vector<Ref>& members) const {
+    bool one_per_head = true;
+    for (size_t k = 1; k < members.size() && one_per_head; ++k) one_per_head = !same_head(members[k], members[k - 1]);
+    if (one_per_head)
+      std::stable_sort(members.begin(), members.end(),
+                       [&](const Ref& a, const Ref& b) { return softmax_key(a) < softmax_key(b); });
+  }
+
+  // Input i of rule r over its groundings `members`: where each input value lives, its
+  // shape (the same for all) and how the literal's weight applies to it.
+  InputBlock input_block(uint32_t r, size_t i, const std::vector<Ref>& members) const {
+    const neural::InputSpec& in = model.rules[r].inputs[i];
+    const Literal& lit = model.ast().rules[r].body[in.body_index];
+    InputBlock B;
+    B.soft_negated = in.soft_negated;
+    B.transposed = in.transposed;
+    B.weight = in.weight;
+    B.src.resize(members.size());
+    for (size_t k = 0; k < members.size(); ++k) {
+      const auto [s, g] = members[k];
+      const neural::SampleNetwork& net = *samples[s];
+      const uint32_t atom = net.inputs[net.inputs_begin[g] + i];
+      const Shape shape = plan.atom_shapes[s][atom];
+      if (k == 0) {
+        B.raw_shape = shape;
+      } else if (!(shape == B.raw_shape)) {
+        throw Error(ErrorKind::Shape, lit.span,
+                    rule_name(model, r) + ", literal " + literal_text(lit) + ": input values have different shapes " +
+                        text(B.raw_shape) + " and " + text(shape));
       }
-      const Rule& rule = model.ast().rules[r];
-      RuleGroup G;
-      G.rule = r;
-      G.n = static_cast<uint32_t>(members.size());
-      G.combination = spec.combination;
-      G.activation = spec.activation;
-      std::vector<Shape> z_shapes;
-      for (size_t i = 0; i < spec.inputs.size(); ++i) {
-        const neural::InputSpec& in = spec.inputs[i];
-        const Literal& lit = rule.body[in.body_index];
-        InputBlock B;
-        B.soft_negated = in.soft_negated;
-        B.transposed = in.transposed;
-        B.weight = in.weight;
-        B.src.resize(G.n);
-        for (uint32_t k = 0; k < G.n; ++k) {
-          const auto [s, g] = members[k];
-          const neural::SampleNetwork& net = *samples[s];
-          const uint32_t atom = net.inputs[net.inputs_begin[g] + i];
-          const Shape shape = plan.atom_shapes[s][atom];
-          if (k == 0) {
-            B.raw_shape = shape;
-          } else if (!(shape == B.raw_shape)) {
-            throw Error(ErrorKind::Shape, lit.span,
-                        rule_name(model, r) + ", literal " + literal_text(lit) +
-                            ": input values have different shapes " + text(B.raw_shape) +
-                            " and " + text(shape));
-          }
-          B.src[k] = plan.atom_offsets[s][atom];
-        }
-        if (B.weight != neural::kNoParam) {
-          const Shape w = model.params.info(B.weight).shape;
-          try {
-            B.mode = weight_mode(w, B.raw_shape, B.wout_shape);
-          } catch (const Error&) {
-            throw Error(ErrorKind::Shape, lit.span,
-                        rule_name(model, r) + ", literal " + literal_text(lit) + ": weight shape " +
-                            text(w) + " cannot apply to input shape " + text(B.raw_shape));
-          }
-        } else {
-          B.wout_shape = B.raw_shape;
-        }
-        B.out_shape = B.transposed ? Shape{B.wout_shape.cols, B.wout_shape.rows} : B.wout_shape;
-        z_shapes.push_back(B.out_shape);
-        G.inputs.push_back(std::move(B));
-      }
-      G.direct = plan_direct_product(G.combination, G.inputs);
-      if (G.direct.kind == DirectProduct::Kind::None) {
-        for (InputBlock& B : G.inputs) {
-          B.x_off = alloc.take(static_cast<size_t>(G.n) * B.raw_shape.size());
-          B.w_off = B.mode == WeightMode::None ? B.x_off
-                                                : alloc.take(static_cast<size_t>(G.n) * B.wout_shape.size());
-          B.z_off = real_transpose(B) ? alloc.take(static_cast<size_t>(G.n) * B.out_shape.size()) : B.w_off;
-        }
-      } else {
-        for (InputBlock& B : G.inputs) B.x_off = B.w_off = B.z_off = kNoValue;
-      }
-      if (z_shapes.empty()) {
-        G.comb_shape = {1, 1};
-      } else {
-        try {
-          G.comb_shape = combination_shape(spec.combination, z_shapes);
-        } catch (const Error& e) {
-          throw Error(ErrorKind::Shape, rule.span, rule_name(model, r) + ": " + e.message());
-        }
-      }
-      G.offset = spec.offset;
-      G.softmax = spec.softmax;
-      G.aggregation = spec.softmax ? AggregationKind::Sum : spec.aggregation.kind;
-      G.direct.fused_sum = G.direct.kind != DirectProduct::Kind::None && G.offset == neural::kNoParam &&
-                           G.activation.kind == ActivationKind::Identity && !G.softmax &&
-                           (G.aggregation == AggregationKind::Sum || G.aggregation == AggregationKind::Avg);
-      // A fused sum never stores the per-grounding values: no room is taken for them.
-      const size_t per_rule = G.direct.fused_sum ? 0 : G.n;
-      G.comb_off = alloc.take(per_rule * G.comb_shape.size());
-      G.pre_off = G.comb_off;
-      if (G.offset != neural::kNoParam) {
-        const Shape b = model.params.info(G.offset).shape;
-        if (!b.scalar() && !(b == G.comb_shape))
-          throw Error(ErrorKind::Shape, rule.offset ? rule.offset->span : rule.span,
-                      rule_name(model, r) + ": offset shape " + text(b) +
-                          " differs from the combined value's shape " + text(G.comb_shape));
-        G.pre_off = alloc.take(static_cast<size_t>(G.n) * G.comb_shape.size());
-      }
+      B.src[k] = plan.atom_offsets[s][atom];
+    }
+    if (B.weight != neural::kNoParam) {
+      const Shape w = model.params.info(B.weight).shape;
       try {
-        G.act_shape = activation_shape(spec.activation, G.comb_shape);
+        B.mode = weight_mode(w, B.raw_shape, B.wout_shape);
+      } catch (const Error&) {
+        throw Error(ErrorKind::Shape, lit.span,
+                    rule_name(model, r) + ", literal " + literal_text(lit) + ": weight shape " + text(w) +
+                        " cannot apply to input shape " + text(B.raw_shape));
+      }
+    } else {
+      B.wout_shape = B.raw_shape;
+    }
+    B.out_shape = B.transposed ? Shape{B.wout_shape.cols, B.wout_shape.rows} : B.wout_shape;
+    return B;
+  }
+
+  // All ground rules of template rule r at this depth: one RuleGroup.
+  void add_rule_group(const uint32_t r, std::vector<Ref> members) {
+    const neural::RuleSpec& spec = model.rules[r];
+    if (spec.softmax) order_by_softmax_segment(members);
+    const Rule& rule = model.ast().rules[r];
+    RuleGroup G;
+    G.rule = r;
+    G.n = static_cast<uint32_t>(members.size());
+    G.combination = spec.combination;
+    G.activation = spec.activation;
+    std::vector<Shape> z_shapes;
+    for (size_t i = 0; i < spec.inputs.size(); ++i) {
+      G.inputs.push_back(input_block(r, i, members));
+      z_shapes.push_back(G.inputs.back().out_shape);
+    }
+    G.direct = plan_direct_product(G.combination, G.inputs);
+    if (transform_sum_applies(G, spec)) {
+      const RuleGroup* groups = plan.rule_groups.data();
+      plan_transform_sum(G, alloc, groups + depth_first_group, groups + plan.rule_groups.size());
+    } else if (G.direct.kind == DirectProduct::Kind::None) {
+      for (InputBlock& B : G.inputs) {
+        B.x_off = alloc.take(static_cast<size_t>(G.n) * B.raw_shape.size());
+        B.w_off = B.mode == WeightMode::None ? B.x_off
+                                              : alloc.take(static_cast<size_t>(G.n) * B.wout_shape.size());
+        B.z_off = real_transpose(B) ? alloc.take(static_cast<size_t>(G.n) * B.out_shape.size()) : B.w_off;
+      }
+    } else {
+      for (InputBlock& B : G.inputs) B.x_off = B.w_off = B.z_off = kNoValue;
+    }
+    if (z_shapes.empty()) {
+      G.comb_shape = {1, 1};
+    } else {
+      try {
+        G.comb_shape = combination_shape(spec.combination, z_shapes);
       } catch (const Error& e) {
         throw Error(ErrorKind::Shape, rule.span, rule_name(model, r) + ": " + e.message());
       }
-      // An identity activation leaves the values where they are.
-      G.act_off = G.direct.fused_sum || G.activation.kind == ActivationKind::Identity
-                      ? G.pre_off
-                      : alloc.take(per_rule * G.act_shape.size());
+    }
+    G.offset = spec.offset;
+    G.softmax = spec.softmax;
+    G.aggregation = spec.softmax ? AggregationKind::Sum : spec.aggregation.kind;
+    G.direct.fused_sum = G.direct.kind != DirectProduct::Kind::None && G.offset == neural::kNoParam &&
+                         G.activation.kind == ActivationKind::Identity && !G.softmax &&
+                         (G.aggregation == AggregationKind::Sum || G.aggregation == AggregationKind::Avg);
+    // A fused sum never stores the per-grounding values: no room is taken for them.
+    const size_t per_rule = G.direct.fused_sum || G.transform.enabled ? 0 : G.n;
+    G.comb_off = alloc.take(per_rule * G.comb_shape.size());
+    G.pre_off = G.comb_off;
+    if (G.offset != neural::kNoParam) {
+      const Shape b = model.params.info(G.offset).shape;
+      if (!b.scalar() && !(b == G.comb_shape))
+        throw Error(ErrorKind::Shape, rule.offset ? rule.offset->span : rule.span,
+                    rule_name(model, r) + ": offset shape " + text(b) +
+                        " differs from the combined value's shape " + text(G.comb_shape));
+      G.pre_off = alloc.take(static_cast<size_t>(G.n) * G.comb_shape.size());
+    }
+    try {
+      G.act_shape = activation_shape(spec.activation, G.comb_shape);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::Shape, rule.span, rule_name(model, r) + ": " + e.message());
+    }
+    // An identity activation leaves the values where they are.
+    G.act_off = G.direct.fused_sum || G.transform.enabled || G.activation.kind == ActivationKind::Identity
+                    ? G.pre_off
+                    : alloc.take(per_rule * G.act_shape.size());
 
-      // Head segments: members are sorted by (sample, head).
-      G.head_segments.push_back(0);
+    // Head segments: members are sorted by (sample, head).
+    G.head_segments.push_back(0);
+    for (uint32_t k = 1; k <= G.n; ++k)
+      if (k == G.n || !same_head(members[k], members[k - 1])) G.head_segments.push_back(k);
+    G.m = static_cast<uint32_t>(G.head_segments.size() - 1);
+    if (G.direct.kind != DirectProduct::Kind::None) plan_dense_block(G, G.direct);
+    if (G.softmax) {
+      // Softmax segments: groundings of one sample agreeing on the non-normalised variables.
+      G.softmax_perm.resize(G.n);
+      for (uint32_t k = 0; k < G.n; ++k) G.softmax_perm[k] = k;
+      auto key = [&](uint32_t k) { return softmax_key(members[k]); };
+      std::stable_sort(G.softmax_perm.begin(), G.softmax_perm.end(),
+                       [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+      G.softmax_segments.push_back(0);
       for (uint32_t k = 1; k <= G.n; ++k)
-        if (k == G.n || !same_head(members[k], members[k - 1])) G.head_segments.push_back(k);
-      G.m = static_cast<uint32_t>(G.head_segments.size() - 1);
-      if (G.direct.kind != DirectProduct::Kind::None) plan_dense_block(G, G.direct);
-      if (G.softmax) {
-        // Softmax segments: groundings of one sample agreeing on the non-normalised variables.
-        G.softmax_perm.resize(G.n);
-        for (uint32_t k = 0; k < G.n; ++k) G.softmax_perm[k] = k;
-        auto key = [&](uint32_t k) { return softmax_key(members[k]); };
-        std::stable_sort(G.softmax_perm.begin(), G.softmax_perm.end(),
-                         [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
-        G.softmax_segments.push_back(0);
-        for (uint32_t k = 1; k <= G.n; ++k)
-          if (k == G.n || key(G.softmax_perm[k]) != key(G.softmax_perm[k - 1])) G.softmax_segments.push_back(k);
-        const size_t len = static_cast<size_t>(G.n) * G.act_shape.size();
-        bool identity = true;
-        for (uint32_t k = 0; k < G.n && identity; ++k) identity = G.softmax_perm[k] == k;
-        if (identity) {
-          G.softmax_perm.clear();  // segments already contiguous: nothing to permute
-          G.perm_off = G.act_off;
-          G.psoft_off = alloc.take(len);
-          G.soft_off = G.psoft_off;
-        } else {
-          G.perm_off = alloc.take(len);
-          G.psoft_off = alloc.take(len);
-          G.soft_off = alloc.take(len);
-        }
+        if (k == G.n || key(G.softmax_perm[k]) != key(G.softmax_perm[k - 1])) G.softmax_segments.push_back(k);
+      const size_t len = static_cast<size_t>(G.n) * G.act_shape.size();
+      bool identity = true;
+      for (uint32_t k = 0; k < G.n && identity; ++k) identity = G.softmax_perm[k] == k;
+      if (identity) {
+        G.softmax_perm.clear();  // segments already contiguous: nothing to permute
+        G.perm_off = G.act_off;
+        G.psoft_off = alloc.take(len);
+        G.soft_off = G.psoft_off;
+      } else {
+        G.perm_off = alloc.take(len);
+        G.psoft_off = alloc.take(len);
+        G.soft_off = alloc.take(len);
       }
-      G.agg_shape = group_aggregation_shape(G.aggregation, G.act_shape, G.head_segments, rule_name(model, r), rule.span);
-      // One grounding per head and a sum/avg/max/min: each aggregate is its one input.
-      G.identity_aggregation = G.m == G.n && !G.direct.fused_sum && single_value_identity(G.aggregation);
-      if (G.identity_aggregation) G.agg_off = G.softmax ? G.soft_off : G.act_off;
-      else G.agg_off = alloc.take(static_cast<size_t>(G.m) * G.agg_shape.size());
-      G.head_weight = spec.head_weight;
-      G.out_shape = G.agg_shape;
-      G.out_off = G.agg_off;
-      if (G.head_weight != neural::kNoParam) {
-        const Shape w = model.params.info(G.head_weight).shape;
-        try {
-          G.head_mode = weight_mode(w, G.agg_shape, G.out_shape);
-        } catch (const Error&) {
-          throw Error(ErrorKind::Shape, rule.head.span,
-                      rule_name(model, r) + ": head weight shape " + text(w) +
-                          " cannot apply to the aggregated value's shape " + text(G.agg_shape));
-        }
-        G.out_off = alloc.take(static_cast<size_t>(G.m) * G.out_shape.size());
-      }
-      for (uint32_t j = 0; j < G.m; ++j) {
-        const auto [s, g] = members[G.head_segments[j]];
-        contributions[spec.head_predicate].push_back(
-            {s, samples[s]->head[g], G.out_off + j * static_cast<uint32_t>(G.out_shape.size()), G.out_shape});
-      }
-      plan.steps.push_back({false, static_cast<uint32_t>(plan.rule_groups.size())});
-      plan.rule_groups.push_back(std::move(G));
     }
-
-    for (; atom_it != atom_buckets.end() && atom_it->first.first == depth; ++atom_it) {
-      const uint32_t p = atom_it->first.second;
-      const std::vector<Ref>& members = atom_it->second;
-      const neural::PredicateSpec& pred = model.predicates[p];
-      const std::string where = "atoms of " + pred.name + "/" + std::to_string(pred.arity);
-      AtomGroup A;
-      A.predicate = p;
-      A.m = static_cast<uint32_t>(members.size());
-      // Position of each member, to sort contributions by atom (stable: rule order kept).
-      std::map<Ref, uint32_t> position;
-      for (uint32_t j = 0; j < A.m; ++j) position[members[j]] = j;
-      std::vector<uint32_t> count(A.m + 1, 0);
-      std::vector<Contribution>& list = contributions[p];
-      for (uint32_t j = 0; j < A.m; ++j) {
-        const auto [s, l] = members[j];
-        const uint32_t f = samples[s]->atom_fact[l];
-        if (f != neural::kNone) list.push_back({s, l, fact_off[s][f], samples[s]->fact_shape[f]});
-      }
-      std::vector<uint32_t> pos_of(list.size());
-      for (size_t c = 0; c < list.size(); ++c) {
-        auto it = position.find({list[c].sample, list[c].atom});
-        if (it == position.end()) throw Error(ErrorKind::Runtime, where + ": contribution to an unknown atom");
-        pos_of[c] = it->second;
-        ++count[it->second + 1];
-      }
-      for (uint32_t j = 0; j < A.m; ++j) count[j + 1] += count[j];
-      A.segments = count;
-      A.src.resize(list.size());
-      std::vector<uint32_t> fill(count.begin(), count.end() - 1);
-      bool have_shape = false;
-      A.in_shape = {1, 1};
-      for (size_t c = 0; c < list.size(); ++c) {
-        A.src[fill[pos_of[c]]++] = list[c].offset;
-        if (!have_shape) {
-          A.in_shape = list[c].shape;
-          have_shape = true;
-        } else if (!(list[c].shape == A.in_shape)) {
-          throw Error(ErrorKind::Shape, where + ": the rules deriving them (and their fact values) "
-                                                "give different shapes " +
-                                            text(A.in_shape) + " and " + text(list[c].shape));
-        }
-      }
-      A.combination = pred.combination;
-      // Atoms with one input each, combined by sum/avg/max/min, without offset and with an
-      // identity activation are their input: they take its value offset and run no step.
-      bool one_input_each = true;
-      for (uint32_t j = 0; j <= A.m && one_input_each; ++j) one_input_each = A.segments[j] == j;
-      const bool pass_through = one_input_each && pred.offset == neural::kNoParam &&
-                                pred.activation.kind == ActivationKind::Identity &&
-                                single_value_identity(A.combination);
-      if (pass_through) {
-        for (uint32_t j = 0; j < A.m; ++j) {
-          const auto [s, l] = members[j];
-          plan.atom_offsets[s][l] = A.src[j];
-          plan.atom_shapes[s][l] = A.in_shape;
-        }
-        continue;
-      }
-      const Shape red_shape = A.combination == AggregationKind::Count ? Shape{1, 1} : A.in_shape;
-      A.c_off = alloc.take(A.src.size() * A.in_shape.size());
-      A.red_off = alloc.take(static_cast<size_t>(A.m) * red_shape.size());
-      A.offset = pred.offset;
-      A.pre_off = A.red_off;
-      if (A.offset != neural::kNoParam) {
-        const Shape b = model.params.info(A.offset).shape;
-        if (!b.scalar() && !(b == red_shape))
-          throw Error(ErrorKind::Shape, model.params.info(A.offset).span,
-                      where + ": offset shape " + text(b) + " differs from the atom value's shape " +
-                          text(red_shape));
-        A.pre_off = alloc.take(static_cast<size_t>(A.m) * red_shape.size());
-      }
-      A.activation = pred.activation;
-      A.out_shape = activation_shape(A.activation, red_shape);
-      A.out_off = alloc.take(static_cast<size_t>(A.m) * A.out_shape.size());
-      for (uint32_t j = 0; j < A.m; ++j) {
-        const auto [s, l] = members[j];
-        plan.atom_offsets[s][l] = A.out_off + j * static_cast<uint32_t>(A.out_shape.size());
-        plan.atom_shapes[s][l] = A.out_shape;
-      }
-      plan.steps.push_back({true, static_cast<uint32_t>(plan.atom_groups.size())});
-      plan.atom_groups.push_back(std::move(A));
+    G.agg_shape = group_aggregation_shape(G.aggregation, G.act_shape, G.head_segments, rule_name(model, r), rule.span);
+    // One grounding per head and a sum/avg/max/min: each aggregate is its one input.
+    G.identity_aggregation =
+        G.m == G.n && !G.direct.fused_sum && !G.transform.enabled && single_value_identity(G.aggregation);
+    if (G.transform.enabled) {
+      TransformSum& t = G.transform;
+      t.rows_are_heads = G.m == G.n && t.sources.size() == G.n;
+      for (uint32_t k = 0; k < G.n && t.rows_are_heads; ++k) t.rows_are_heads = t.row_of[k] == k;
     }
+    if (G.identity_aggregation) G.agg_off = G.softmax ? G.soft_off : G.act_off;
+    else if (G.transform.rows_are_heads) G.agg_off = G.transform.t_off;
+    else G.agg_off = alloc.take(static_cast<size_t>(G.m) * G.agg_shape.size());
+    G.head_weight = spec.head_weight;
+    G.out_shape = G.agg_shape;
+    G.out_off = G.agg_off;
+    if (G.head_weight != neural::kNoParam) {
+      const Shape w = model.params.info(G.head_weight).shape;
+      try {
+        G.head_mode = weight_mode(w, G.agg_shape, G.out_shape);
+      } catch (const Error&) {
+        throw Error(ErrorKind::Shape, rule.head.span,
+                    rule_name(model, r) + ": head weight shape " + text(w) +
+                        " cannot apply to the aggregated value's shape " + text(G.agg_shape));
+      }
+      G.out_off = alloc.take(static_cast<size_t>(G.m) * G.out_shape.size());
+    }
+    for (uint32_t j = 0; j < G.m; ++j) {
+      const auto [s, g] = members[G.head_segments[j]];
+      contributions[spec.head_predicate].push_back(
+          {s, samples[s]->head[g], G.out_off + j * static_cast<uint32_t>(G.out_shape.size()), G.out_shape});
+    }
+    plan.steps.push_back({false, static_cast<uint32_t>(plan.rule_groups.size())});
+    plan.rule_groups.push_back(std::move(G));
   }
 
-  for (uint32_t s = 0; s < n_samples; ++s) {
-    const neural::SampleNetwork& net = *samples[s];
-    for (uint32_t q = 0; q < net.query_atoms.size(); ++q) {
-      if (net.query_atoms[q].empty()) {
-        plan.outputs.push_back({s, q, kNoValue, kNoValue, {1, 1}});
-        continue;
+  // All derived atoms of predicate p at this depth: one AtomGroup (none when each atom is
+  // its one input).
+  void add_atom_group(const uint32_t p, const std::vector<Ref>& members) {
+    const neural::PredicateSpec& pred = model.predicates[p];
+    const std::string where = "atoms of " + pred.name + "/" + std::to_string(pred.arity);
+    AtomGroup A;
+    A.predicate = p;
+    A.m = static_cast<uint32_t>(members.size());
+    // Position of each member, to sort contributions by atom (stable: rule order kept).
+    // Each derived atom is in one group, so the entries of other groups never collide.
+    for (uint32_t j = 0; j < A.m; ++j) atom_position[members[j].first][members[j].second] = j;
+    std::vector<uint32_t> count(A.m + 1, 0);
+    std::vector<Contribution>& list = contributions[p];
+    for (uint32_t j = 0; j < A.m; ++j) {
+      const auto [s, l] = members[j];
+      const uint32_t f = samples[s]->atom_fact[l];
+      if (f != neural::kNone) list.push_back({s, l, fact_off[s][f], samples[s]->fact_shape[f]});
+    }
+    std::vector<uint32_t> pos_of(list.size());
+    for (size_t c = 0; c < list.size(); ++c) {
+      const uint32_t j = atom_position[list[c].sample][list[c].atom];
+      if (j >= A.m || !(members[j] == Ref{list[c].sample, list[c].atom}))
+        throw Error(ErrorKind::Runtime, where + ": contribution to an unknown atom");
+      pos_of[c] = j;
+      ++count[j + 1];
+    }
+    for (uint32_t j = 0; j < A.m; ++j) count[j + 1] += count[j];
+    A.segments = count;
+    A.src.resize(list.size());
+    std::vector<uint32_t> fill(count.begin(), count.end() - 1);
+    bool have_shape = false;
+    A.in_shape = {1, 1};
+    for (size_t c = 0; c < list.size(); ++c) {
+      A.src[fill[pos_of[c]]++] = list[c].offset;
+      if (!have_shape) {
+        A.in_shape = list[c].shape;
+        have_shape = true;
+      } else if (!(list[c].shape == A.in_shape)) {
+        throw Error(ErrorKind::Shape, where + ": the rules deriving them (and their fact values) "
+                                              "give different shapes " +
+                                          text(A.in_shape) + " and " + text(list[c].shape));
       }
-      for (uint32_t l : net.query_atoms[q])
-        plan.outputs.push_back({s, q, l, plan.atom_offsets[s][l], plan.atom_shapes[s][l]});
+    }
+    A.combination = pred.combination;
+    // Atoms with one input each, combined by sum/avg/max/min, without offset and with an
+    // identity activation are their input: they take its value offset and run no step.
+    bool one_input_each = true;
+    for (uint32_t j = 0; j <= A.m && one_input_each; ++j) one_input_each = A.segments[j] == j;
+    const bool pass_through = one_input_each && pred.offset == neural::kNoParam &&
+                              pred.activation.kind == ActivationKind::Identity &&
+                              single_value_identity(A.combination);
+    if (pass_through) {
+      for (uint32_t j = 0; j < A.m; ++j) {
+        const auto [s, l] = members[j];
+        plan.atom_offsets[s][l] = A.src[j];
+        plan.atom_shapes[s][l] = A.in_shape;
+      }
+      return;
+    }
+    const Shape red_shape = A.combination == AggregationKind::Count ? Shape{1, 1} : A.in_shape;
+    A.summed_in_place = A.combination == AggregationKind::Sum || A.combination == AggregationKind::Avg;
+    A.c_off = A.summed_in_place ? kNoValue : alloc.take(A.src.size() * A.in_shape.size());
+    A.red_off = alloc.take(static_cast<size_t>(A.m) * red_shape.size());
+    A.offset = pred.offset;
+    A.pre_off = A.red_off;
+    if (A.offset != neural::kNoParam && !A.summed_in_place) {
+      A.pre_off = alloc.take(static_cast<size_t>(A.m) * red_shape.size());
+    }
+    if (A.offset != neural::kNoParam) check_atom_offset_shape(model, A.offset, red_shape, where);
+    A.activation = pred.activation;
+    A.out_shape = activation_shape(A.activation, red_shape);
+    A.out_off = alloc.take(static_cast<size_t>(A.m) * A.out_shape.size());
+    for (uint32_t j = 0; j < A.m; ++j) {
+      const auto [s, l] = members[j];
+      plan.atom_offsets[s][l] = A.out_off + j * static_cast<uint32_t>(A.out_shape.size());
+      plan.atom_shapes[s][l] = A.out_shape;
+    }
+    plan.steps.push_back({true, static_cast<uint32_t>(plan.atom_groups.size())});
+    plan.atom_groups.push_back(std::move(A));
+  }
+
+  void place_outputs() {
+    for (uint32_t s = 0; s < n_samples; ++s) {
+      const neural::SampleNetwork& net = *samples[s];
+      for (uint32_t q = 0; q < net.query_atoms.size(); ++q) {
+        if (net.query_atoms[q].empty()) {
+          plan.outputs.push_back({s, q, kNoValue, kNoValue, {1, 1}});
+          continue;
+        }
+        for (uint32_t l : net.query_atoms[q])
+          plan.outputs.push_back({s, q, l, plan.atom_offsets[s][l], plan.atom_shapes[s][l]});
+      }
     }
   }
-  plan.num_values = alloc.size();
-  return plan;
+};
+
+}  // namespace
+
+Plan build_plan(const neural::TemplateModel& model,
+                const std::vector<const neural::SampleNetwork*>& samples) {
+  return PlanBuilder(model, samples).build();
 }
 
 }  // namespace lrnn::exec

@@ -75,6 +75,27 @@ struct DirectProduct {
   std::vector<uint32_t> scalar_off;  // the constant scalar factors' offsets
 };
 
+// A rule whose one input is a column vector under a matrix weight and whose groundings
+// are summed (or averaged) per head with nothing in between (the combination of one input,
+// no offset, identity activation, no softmax): a head's value is the sum of W x over its
+// groundings. Each distinct input atom is transformed once (one GEMM over the u distinct
+// inputs instead of the n groundings), and the heads sum their rows straight from there
+// (a sparse-dense product): nothing per grounding is stored. A GCN layer's neighbour rule
+// is this, with n = edges and u = nodes.
+struct TransformSum {
+  bool enabled = false;
+  std::vector<uint32_t> sources;  // value offset of each distinct input atom, ascending
+  std::vector<uint32_t> row_of;   // per grounding: its input's row in `sources`
+  bool contiguous = false;        // sources lie back to back: read in place, no gather
+  bool rows_are_heads = false;    // one grounding per head and row_of[k] == k: the aggregates are the rows
+  uint32_t x_off = 0;             // the distinct inputs (sources[0] when contiguous)
+  uint32_t t_off = 0;             // W x of each distinct input, u rows
+  // False when an earlier group of the same depth has the same weight and sources (a GCN
+  // layer's self and neighbour rules): that group's rows are used, and it runs the GEMMs
+  // (forward before this group, backward after it has added its gradients to the rows).
+  bool owns_transform = true;
+};
+
 // All ground rules of one template rule whose heads sit at one depth, with their
 // aggregation and the head weight: one kernel.
 struct RuleGroup {
@@ -87,6 +108,9 @@ struct RuleGroup {
   // With fused_sum (identity activation, no offset, no softmax, sum or avg aggregation)
   // comb_off/pre_off/act_off are unused too and agg_off receives the per-head sums.
   DirectProduct direct;
+  // Set when the weighted input is summed per head from its distinct inputs (inputs'
+  // x_off/w_off/z_off and comb_off/pre_off/act_off then unused).
+  TransformSum transform;
   Shape comb_shape;
   uint32_t comb_off = 0;   // combination output (n values)
   uint32_t offset = neural::kNoParam;
@@ -126,8 +150,11 @@ struct AtomGroup {
   Shape in_shape;
   std::vector<uint32_t> src;       // value offset of each input
   std::vector<uint32_t> segments;  // m + 1 offsets into src
-  uint32_t c_off = 0;              // gathered inputs
+  uint32_t c_off = 0;              // gathered inputs (unless summed_in_place)
   AggregationKind combination = AggregationKind::Sum;
+  // A sum or average reads the inputs where they are (no gather, c_off unused) and its
+  // offset is added in place (pre_off == red_off): neither backward step needs them.
+  bool summed_in_place = false;
   uint32_t red_off = 0;
   uint32_t offset = neural::kNoParam;
   uint32_t pre_off = 0;

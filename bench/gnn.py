@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Benchmark bench/gnn: a 3-layer GCN (hidden 32) on a TU graph dataset (MUTAG by default),
+the same model in lrnn, PyTorch Geometric and PyNeuraLogic, at batch sizes 1, 32 and the
+whole dataset, all on --threads threads.
+
+  lrnn          <build>/lrnn train bench/templates/gcn_mutag_bench.lrnn --dataset tu:DIR
+                --optimizer adam --loss crossentropy --batch-size B --json (float64)
+  pyg           bench/peers/pyg_gcn.py (GCNConv(normalize=False) + self-loops, float32)
+  pyneuralogic  bench/peers/pyneuralogic_gcn.py (the template's rules in its DSL), skipped
+                with a message when `import neuralogic` fails
+
+An epoch is forward + backward + Adam step over every graph; each engine's time is the
+minimum over --epochs epochs of one run. Also printed: the model's arithmetic per epoch
+(FLOPs, counted from the dataset's node and edge counts), lrnn's achieved GFLOP/s, and a
+dense float64 GEMM's GFLOP/s measured with numpy on the same thread count. Writes
+bench/results/gnn.json."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import _benchlib as benchlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TEMPLATE = os.path.join(HERE, "templates", "gcn_mutag_bench.lrnn")
+PYG = os.path.join(HERE, "peers", "pyg_gcn.py")
+PYNEURALOGIC = os.path.join(HERE, "peers", "pyneuralogic_gcn.py")
+sys.path.insert(0, os.path.join(HERE, "peers"))
+from tu_graphs import read_tu  # noqa: E402
+
+GEMM_SCRIPT = r"""
+import json, sys, time
+import numpy as np
+n = int(sys.argv[1])
+rng = np.random.default_rng(0)
+a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+a @ b
+best = min((lambda t: (a @ b, time.perf_counter() - t)[1])(time.perf_counter()) for _ in range(5))
+print(json.dumps({"n": n, "seconds": best, "gflops": 2 * n ** 3 / best / 1e9}))
+"""
+
+
+def thread_env(threads: int) -> dict:
+    env = dict(os.environ)
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[name] = str(threads)
+    return env
+
+
+def dense_gemm(threads: int, n: int = 1024) -> dict:
+    run = subprocess.run([sys.executable, "-c", GEMM_SCRIPT, str(n)], capture_output=True, text=True,
+                         env=thread_env(threads), timeout=300)
+    return benchlib.last_json_object(run.stdout) or {"error": run.stderr.strip()[-300:]}
+
+
+def model_flops(graphs, hidden: int) -> dict:
+    """Arithmetic of one epoch of the GCN, counted as a dense implementation does it: per
+    layer a transform of every node (2 N in out, forward; 2 N in out for the weight gradient
+    and, above the first layer, 2 N in out for the input gradient) and a sum over the E
+    edges plus N self-loops (out adds, forward and backward); the readout (mean and a 1 x
+    hidden map). Bias and ReLU are left out (N out each)."""
+    nodes = sum(g.x.shape[0] for g in graphs)
+    edges = sum(g.edges.shape[1] for g in graphs)
+    graphs_n = len(graphs)
+    widths = [graphs[0].x.shape[1], hidden, hidden, hidden]
+    forward = backward = 0
+    for layer in range(3):
+        fan_in, fan_out = widths[layer], widths[layer + 1]
+        forward += 2 * nodes * fan_in * fan_out + (edges + nodes) * fan_out
+        backward += 2 * nodes * fan_in * fan_out * (2 if layer else 1) + (edges + nodes) * fan_out
+    forward += nodes * hidden + 2 * graphs_n * hidden
+    backward += nodes * hidden + 4 * graphs_n * hidden
+    return {"nodes": nodes, "edges": edges, "graphs": graphs_n, "forward": forward, "backward": backward,
+            "epoch": forward + backward}
+
+
+def run_json(cmd: list[str], threads: int, timeout: float) -> tuple[dict | None, str, float]:
+    env_backup = dict(os.environ)
+    os.environ.update(thread_env(threads))
+    try:
+        run = benchlib.run_with_rss(cmd, timeout_s=timeout)
+    finally:
+        os.environ.clear()
+        os.environ.update(env_backup)
+    report = benchlib.last_json_object(run.stdout)
+    if run.returncode != 0 or report is None:
+        tail = (run.stderr or run.stdout).strip().splitlines()[-3:]
+        return None, f"exit {run.returncode}: " + " | ".join(tail), run.peak_rss_mb
+    return report, "", run.peak_rss_mb
+
+
+def run_lrnn(args, batch: int) -> dict:
+    cmd = [os.path.join(args.build, "lrnn"), "train", TEMPLATE, "--dataset", "tu:" + args.dataset,
+           "--epochs", str(args.epochs), "--optimizer", "adam", "--lr", str(args.lr), "--loss", "crossentropy",
+           "--batch-size", str(batch), "--seed", str(args.seed), "--json"]
+    report, error, rss = run_json(cmd, args.threads, args.timeout)
+    if report is None:
+        return {"available": False, "reason": "lrnn train failed " + error}
+    timing = report["timing"]
+    epochs = timing.get("epochs_s") or [timing["epoch_s"]]
+    return {"available": True, "epoch_s": epochs, "epoch_min_s": min(epochs), "build_s": timing["build_s"],
+            "loss": report.get("loss"), "peak_rss_mb": rss}
+
+
+def run_peer(args, script: str, batch: int, extra: list[str]) -> dict:
+    cmd = [sys.executable, script, "--dataset", args.dataset, "--epochs", str(args.epochs),
+           "--batch-size", str(batch), "--lr", str(args.lr), "--seed", str(args.seed)] + extra
+    report, error, rss = run_json(cmd, args.threads, args.timeout)
+    if report is None:
+        return {"available": False, "reason": error}
+    epochs = report["epoch_s"]
+    return {"available": True, "epoch_s": epochs, "epoch_min_s": min(epochs), "build_s": report.get("build_s"),
+            "loss": report["losses"][-1], "peak_rss_mb": rss}
+
+
+def fmt_ms(result: dict) -> str:
+    return f"{result['epoch_min_s'] * 1e3:8.2f} ms" if result.get("available") else "       n/a"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--dataset", default=os.path.join(benchlib.DATASETS, "tu", "MUTAG"))
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--batch-sizes", default="1,32,0", help="comma-separated; 0 is the whole dataset")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--lr", type=float, default=0.01)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=1800)
+    parser.add_argument("--no-pyneuralogic", action="store_true")
+    parser.add_argument("--output", default=os.path.join(benchlib.RESULTS, "gnn.json"))
+    args = parser.parse_args()
+    args.dataset = os.path.abspath(args.dataset)
+    warning = benchlib.load_warning()
+    if warning:
+        print(warning)
+
+    graphs = read_tu(args.dataset)
+    flops = model_flops(graphs, 32)
+    gemm = dense_gemm(args.threads)
+    have_neuralogic = subprocess.run([sys.executable, "-c", "import neuralogic"], capture_output=True).returncode == 0
+    if args.no_pyneuralogic:
+        have_neuralogic = False
+        print("pyneuralogic: skipped (--no-pyneuralogic)")
+    elif not have_neuralogic:
+        print("pyneuralogic: skipped (import neuralogic failed; pip install neuralogic, needs Java 17)")
+    print(f"dataset {os.path.basename(args.dataset)}: {flops['graphs']} graphs, {flops['nodes']} nodes, "
+          f"{flops['edges']} edges; model arithmetic {flops['epoch'] / 1e6:.1f} MFLOP per epoch; "
+          f"dense float64 GEMM (numpy, n={gemm.get('n')}, {args.threads} thread(s)): "
+          f"{gemm.get('gflops', float('nan')):.1f} GFLOP/s")
+    rows = []
+    for batch in [int(b) for b in args.batch_sizes.split(",")]:
+        row = {"batch_size": batch or flops["graphs"], "lrnn": run_lrnn(args, batch),
+               "pyg": run_peer(args, PYG, batch, ["--threads", str(args.threads)])}
+        if have_neuralogic:
+            row["pyneuralogic"] = run_peer(args, PYNEURALOGIC, batch, [])
+        lrnn = row["lrnn"]
+        line = f"batch {str(batch or 'full'):>4}: lrnn {fmt_ms(lrnn)}  pyg {fmt_ms(row['pyg'])}"
+        if "pyneuralogic" in row:
+            line += f"  pyneuralogic {fmt_ms(row['pyneuralogic'])}"
+        if lrnn.get("available"):
+            row["lrnn_gflops"] = flops["epoch"] / lrnn["epoch_min_s"] / 1e9
+            line += f"  | lrnn {row['lrnn_gflops']:.2f} GFLOP/s"
+            if "gflops" in gemm:
+                row["lrnn_fraction_of_gemm"] = row["lrnn_gflops"] / gemm["gflops"]
+                line += f" ({row['lrnn_fraction_of_gemm'] * 100:.1f}% of GEMM)"
+            for peer in ("pyg", "pyneuralogic"):
+                if row.get(peer, {}).get("available"):
+                    row[f"{peer}_over_lrnn"] = row[peer]["epoch_min_s"] / lrnn["epoch_min_s"]
+                    line += f"  {peer}/lrnn {row[f'{peer}_over_lrnn']:.2f}x"
+        else:
+            line += f"  ({lrnn.get('reason')})"
+        print(line, flush=True)
+        rows.append(row)
+    result = {**benchlib.header(), "benchmark": "gnn", "threads": args.threads, "epochs": args.epochs,
+              "dataset": os.path.basename(args.dataset), "flops": flops, "dense_gemm": gemm, "rows": rows,
+              "load_warning": warning}
+    os.makedirs(os.path.dirname(args.output), exist_ok=True)
+    with open(args.output, "w") as fp:
+        json.dump(result, fp, indent=1)
+    print(f"wrote {os.path.relpath(args.output)}")
+    return 0 if all(r["lrnn"].get("available") for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

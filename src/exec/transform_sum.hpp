@@ -1,0 +1,18 @@
+// Kernels of a TransformSum rule group (plan.hpp): one GEMM over the distinct input atoms,
+// then each head sums (averages) the transformed rows of its groundings. Backward
+// scatters the heads' gradients onto those rows in member order, then runs the two
+// transposed GEMMs, so results are bit-reproducible.
+#pragma once
+
+#include "exec/plan.hpp"
+
+namespace lrnn::exec {
+
+// v[G.agg_off ...] = per head, the sum (avg) of W x over its groundings.
+void transform_sum_forward(const RuleGroup& G, const neural::Parameters& params, double* v);
+// Given g[G.agg_off ...] = dL/d(aggregates): g[input offsets] += dL/dx and the weight's
+// gradient is ACCUMULATED into pg. Needs g zero at G.transform.t_off and x_off.
+void transform_sum_backward(const RuleGroup& G, const neural::Parameters& params, const double* v, double* g,
+                            double* pg);
+
+}  // namespace lrnn::exec
