@@ -118,9 +118,22 @@ class Compiler {
   CompiledModel run() {
     const Node* root = output_.node().get();
     order_ = topological_order(output_.node());
-    need(root);
-    enumerate();
-    choose_encodings();
+    // An element-wise s-op is one MLP over the attention outputs it depends on, unless
+    // that MLP would need two numerical inputs non-linearly: then its element-wise
+    // children get their own MLPs (an earlier layer) and everything is observed again.
+    while (true) {
+      need(root);
+      enumerate();
+      choose_encodings();
+      if (!split_lookups()) break;
+      needed_.clear();
+      frontier_.clear();
+      values_.clear();
+      tables_.clear();
+      width_tables_.clear();
+      stats_.clear();
+      features_.clear();
+    }
     schedule();
     CompiledModel model;
     model.program = output_;
@@ -148,7 +161,7 @@ class Compiler {
       const Node* c = stack.back();
       stack.pop_back();
       if (!seen.insert(c).second) continue;
-      if (c != n && !elementwise(c->kind)) {
+      if (c != n && (!elementwise(c->kind) || materialized_.count(c))) {
         if (c->kind != Kind::Constant) out.push_back(c);
         continue;
       }
@@ -295,6 +308,100 @@ class Compiler {
       f.numerical = numerical;
       features_[n] = f;
     }
+  }
+
+  // ---- element-wise s-ops over several numerical inputs ----------------------------------------
+
+  std::vector<size_t> numerical_inputs(const std::vector<const Node*>& inputs) {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Feature& f = features_.at(inputs[i]);
+      if (f.numerical && !f.constant) out.push_back(i);
+    }
+    return out;
+  }
+
+  // y = a + sum_i w_i x_i over the rows of each combination of categorical inputs, exactly
+  // (to 1e-9), or false. Fills linear_[n] with the coefficients per combination.
+  bool fit_linear(const Node* n) {
+    const Table& t = tables_.at(n);
+    std::vector<size_t> nums = numerical_inputs(t.inputs);
+    const size_t k = nums.size();
+    std::map<std::string, std::vector<const std::pair<std::vector<Value>, Value>*>> groups;
+    for (const auto& [key, row] : t.rows) {
+      if (!is_number(row.second)) return false;
+      std::vector<Value> cats;
+      for (size_t i = 0; i < row.first.size(); ++i)
+        if (std::find(nums.begin(), nums.end(), i) == nums.end()) cats.push_back(row.first[i]);
+      groups[tuple_key(cats)].push_back(&row);
+    }
+    std::map<std::string, std::vector<double>> fitted;
+    for (const auto& [g, rows] : groups) {
+      // normal equations with a tiny ridge: (X^T X + eps I) c = X^T y, X = [1, x_1..x_k]
+      const size_t m = k + 1;
+      std::vector<std::vector<double>> a(m, std::vector<double>(m + 1, 0.0));
+      for (const auto* row : rows) {
+        std::vector<double> x{1.0};
+        for (size_t i : nums) x.push_back(to_double(row->first[i]));
+        const double y = to_double(row->second);
+        for (size_t r = 0; r < m; ++r) {
+          for (size_t c = 0; c < m; ++c) a[r][c] += x[r] * x[c];
+          a[r][m] += x[r] * y;
+        }
+      }
+      for (size_t r = 0; r < m; ++r) a[r][r] += 1e-12;
+      for (size_t c = 0; c < m; ++c) {
+        size_t pivot = c;
+        for (size_t r = c + 1; r < m; ++r)
+          if (std::fabs(a[r][c]) > std::fabs(a[pivot][c])) pivot = r;
+        std::swap(a[c], a[pivot]);
+        if (a[c][c] == 0) return false;
+        for (size_t r = 0; r < m; ++r) {
+          if (r == c) continue;
+          const double f = a[r][c] / a[c][c];
+          for (size_t j = c; j <= m; ++j) a[r][j] -= f * a[c][j];
+        }
+      }
+      std::vector<double> coef(m);
+      for (size_t r = 0; r < m; ++r) coef[r] = a[r][m] / a[r][r];
+      for (size_t r = 0; r < m; ++r)  // integral coefficients stay integral
+        if (std::fabs(coef[r] - std::nearbyint(coef[r])) < 1e-9) coef[r] = std::nearbyint(coef[r]);
+      for (const auto* row : rows) {
+        double y = coef[0];
+        for (size_t i = 0; i < k; ++i) y += coef[i + 1] * to_double(row->first[nums[i]]);
+        const double want = to_double(row->second);
+        if (std::fabs(y - want) > 1e-9 * std::max(1.0, std::fabs(want))) return false;
+      }
+      fitted[g] = coef;
+    }
+    linear_[n] = fitted;
+    return true;
+  }
+
+  // True when some element-wise s-op needed its children materialised (then everything is
+  // observed again); refuses what no split makes compilable.
+  bool split_lookups() {
+    bool split = false;
+    linear_.clear();
+    for (const Node* n : order_) {
+      if (!needed_.count(n) || !elementwise(n->kind) || features_.at(n).constant) continue;
+      const Table& t = tables_.at(n);
+      std::vector<size_t> nums = numerical_inputs(t.inputs);
+      if (nums.size() < 2) continue;
+      if (features_.at(n).numerical && fit_linear(n)) continue;
+      bool added = false;
+      for (const auto& c : n->children)
+        if (elementwise(c->kind) && !materialized_.count(c.get())) added |= materialized_.insert(c.get()).second;
+      if (!added) {
+        std::string names;
+        for (size_t i : nums) names += (names.empty() ? "" : ", ") + t.inputs[i]->description();
+        refuse(n, "it depends on several numerical s-ops (" + names +
+                      ") and is not a linear function of them; an MLP discretises one numerical input exactly "
+                      "(make the others categorical)");
+      }
+      split = true;
+    }
+    return split;
   }
 
   // ---- selectors as score terms -----------------------------------------------------------
@@ -518,6 +625,7 @@ class Compiler {
   // (clamped ReLU pairs, gated by the categorical combination).
   void lookup(const Node* node, const std::vector<const Feature*>& inputs, const Table& table, const Feature& out,
               int d, MlpUnits& units) {
+    if (auto it = linear_.find(node); it != linear_.end()) return linear(node, inputs, table, it->second, out, d, units);
     int numeric = -1;
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!inputs[i]->numerical || inputs[i]->constant) continue;
@@ -586,6 +694,57 @@ class Compiler {
     }
   }
 
+  // A linear function of several numerical inputs per combination of categorical ones:
+  // relu(x + g) - relu(-x + g) = x where the combination matches (g = 0), 0 elsewhere.
+  void linear(const Node* node, const std::vector<const Feature*>& inputs, const Table& table,
+              const std::map<std::string, std::vector<double>>& coefficients, const Feature& out, int d,
+              MlpUnits& units) {
+    std::vector<size_t> nums;
+    double bound = 1;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i]->numerical && !inputs[i]->constant) {
+        nums.push_back(i);
+        for (const auto& v : inputs[i]->values) bound = std::max(bound, std::fabs(to_double(v)));
+      }
+    std::map<std::string, std::vector<Value>> group_values;
+    for (const auto& [k, row] : table.rows) {
+      std::vector<Value> cats;
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (std::find(nums.begin(), nums.end(), i) == nums.end()) cats.push_back(row.first[i]);
+      group_values[tuple_key(cats)] = cats;
+    }
+    const double gate = bound + 1;
+    for (const auto& [g, coef] : coefficients) {
+      const std::vector<Value>& cats = group_values.at(g);
+      std::vector<double> match(d, 0.0);
+      int m = 0;
+      for (size_t i = 0, c = 0; i < inputs.size(); ++i) {
+        if (std::find(nums.begin(), nums.end(), i) != nums.end()) continue;
+        const Value& v = cats[c++];
+        if (inputs[i]->constant) continue;
+        match[dim_of(*inputs[i], v)] += 1.0;
+        ++m;
+      }
+      std::vector<double> base(d, 0.0);
+      base[out.offset] = coef[0];
+      units.add(match, m == 0 ? 1.0 : 1.0 - m, base);
+      for (size_t j = 0; j < nums.size(); ++j) {
+        if (coef[j + 1] == 0) continue;
+        std::vector<double> w(d, 0.0), up(d, 0.0), down(d, 0.0);
+        for (int x = 0; x < d; ++x) w[x] = gate * match[x];
+        std::vector<double> wneg(w);
+        const int xd = inputs[nums[j]]->offset;
+        w[xd] += 1.0;
+        wneg[xd] -= 1.0;
+        up[out.offset] = coef[j + 1];
+        down[out.offset] = -coef[j + 1];
+        units.add(w, -gate * m, up);
+        units.add(wneg, -gate * m, down);
+      }
+    }
+    (void)node;
+  }
+
   // ---- heads ----------------------------------------------------------------------------------
 
   // Adds a head for `n` (an aggregate, a width or length) given the BOS residual `bos`;
@@ -622,7 +781,8 @@ class Compiler {
       bos_value[scratch_.at(n).offset] = 1.0;
     } else {
       const Feature& vals = features_.at(n->children[1].get());
-      for (size_t i = 0; i < (vals.constant ? 1 : vals.values.size()); ++i) {
+      const size_t entries = vals.constant || vals.numerical ? 1 : vals.values.size();
+      for (size_t i = 0; i < entries; ++i) {
         const Value& v = vals.values.at(i);
         int from = vals.constant ? 0 : vals.offset + (vals.numerical ? 0 : static_cast<int>(i));
         if (out.numerical) {
@@ -732,6 +892,8 @@ class Compiler {
   std::unordered_map<const Node*, Feature> scratch_;
   std::unordered_map<const Node*, int> attention_at_;
   std::set<std::string> used_names_;
+  std::set<const Node*> materialized_;  // element-wise s-ops with their own MLP
+  std::map<const Node*, std::map<std::string, std::vector<double>>> linear_;
 };
 
 }  // namespace

@@ -51,7 +51,17 @@ TEST(RaspCompiler, LengthIsOneLayer) {
 TEST(RaspCompiler, ReverseHistSortAgreeOnEveryInput) {
   expect_exact(make_reverse(tokens()), abc(), 5);
   expect_exact(make_hist(), abc(), 5);
-  expect_exact(make_sort_unique(tokens(), tokens()), abc(), 4);
+  // sort_unique needs unique keys; tracr's make_sort makes them so with the index
+  std::vector<Value> nums{Value(int64_t{1}), Value(int64_t{2}), Value(int64_t{3})};
+  const int max_len = 4;
+  SOp keys = zipmap({tokens(), indices()}, [](const std::vector<Value>& a) -> Value {
+    return to_double(a[0]) + to_double(a[1]) / max_len;
+  }, "unique_key");
+  expect_exact(make_sort_unique(tokens(), keys), nums, max_len);
+  auto sorted = compile(make_sort_unique(tokens(), keys), nums, max_len)(
+      std::vector<Value>{Value(int64_t{3}), Value(int64_t{1}), Value(int64_t{2}), Value(int64_t{1})});
+  std::vector<Value> expected_sort{Value(int64_t{1}), Value(int64_t{1}), Value(int64_t{2}), Value(int64_t{3})};
+  EXPECT_EQ(sorted, expected_sort);
   CompiledModel rev = compile(make_reverse(tokens()), abc(), 5);
   EXPECT_EQ(rev.layers.size(), 2u);  // length, then the flip
   std::vector<Value> expected = chars("cba");

@@ -124,7 +124,7 @@ TEST(RaspUndefined, DrawingNamesAndCells) {
   // name get numbered labels
   SOp x = (tokens() + 1).name("x");
   SOp y = (x.numerical() + (tokens() * 2).name("x")).name("out");
-  std::string two = draw_svg(y, std::vector<Value>{Value(int64_t{1})});
+  std::string two = draw_svg(y, std::vector<Value>{Value(int64_t{3})});
   EXPECT_EQ(count(two, ">x  [L0]<"), 1);
   EXPECT_EQ(count(two, ">x (2)  [L0]<"), 1);
 }
