@@ -123,6 +123,7 @@ class Compiler {
     // children get their own MLPs (an earlier layer) and everything is observed again.
     while (true) {
       need(root);
+      read_directly_.insert(root);
       enumerate();
       choose_encodings();
       if (!split_lookups()) break;
@@ -133,7 +134,9 @@ class Compiler {
       width_tables_.clear();
       stats_.clear();
       features_.clear();
+      read_directly_.clear();
     }
+    choose_count_readers();
     schedule();
     CompiledModel model;
     model.program = output_;
@@ -179,6 +182,7 @@ class Compiler {
         break;
       case Kind::Aggregate:
         need(n->children[1].get());
+        read_directly_.insert(n->children[1].get());
         need_selector(n->children[0].get());
         break;
       case Kind::SelectorWidth: need_selector(n->children[0].get()); break;
@@ -191,6 +195,8 @@ class Compiler {
       if (s->predicate == Predicate::True || s->predicate == Predicate::False) return;
       need(s->children[0].get());
       need(s->children[1].get());
+      read_directly_.insert(s->children[0].get());
+      read_directly_.insert(s->children[1].get());
       return;
     }
     for (const auto& c : s->children) need_selector(c.get());
@@ -404,6 +410,72 @@ class Compiler {
     return split;
   }
 
+  // ---- counts read without decoding ---------------------------------------------------------
+
+  // A count (selector_width, length, a sum of a constant) is 1/(w+1) after its head. An
+  // element-wise s-op with no other numerical input reads that directly, in the MLP of the
+  // same layer, instead of waiting a layer for the decoded count. The count is decoded
+  // only for the attention and the output (or when a reader cannot take it directly).
+  bool is_count(const Node* n) {
+    return (n->kind == Kind::SelectorWidth || n->kind == Kind::Length || n->kind == Kind::Aggregate) &&
+           !features_.at(n).constant && width_based(n);
+  }
+
+  // value -> 1/(w+1) of a count, or empty when two widths give one value.
+  std::map<std::string, Value> count_inverse(const Node* n) {
+    std::map<std::string, Value> inverse;
+    for (const auto& [k, row] : width_tables_.at(n).rows) {
+      auto [it, inserted] = inverse.emplace(key_of(row.second), row.first[0]);
+      if (!inserted && key_of(it->second) != key_of(row.first[0])) return {};
+    }
+    return inverse;
+  }
+
+  void choose_count_readers() {
+    decoded_.clear();
+    direct_.clear();
+    for (const Node* n : order_)
+      if (needed_.count(n) && read_directly_.count(n) && is_count(n)) decoded_.insert(n);
+    for (const Node* n : order_) {
+      if (!needed_.count(n) || !elementwise(n->kind) || features_.at(n).constant) continue;
+      const Table& t = tables_.at(n);
+      size_t numeric = 0;
+      std::vector<const Node*> counts;
+      for (const Node* in : t.inputs) {
+        if (is_count(in)) counts.push_back(in);
+        else if (features_.at(in).numerical && !features_.at(in).constant) ++numeric;
+      }
+      bool direct = !counts.empty() && numeric + counts.size() <= 1 && !linear_.count(n);
+      for (const Node* c : counts) direct = direct && !count_inverse(c).empty();
+      if (direct) direct_.insert(n);
+      else decoded_.insert(counts.begin(), counts.end());
+    }
+  }
+
+  // The inputs and rows an element-wise lookup reads: counts as 1/(w+1) when read directly.
+  std::pair<std::vector<const Feature*>, Table> lookup_inputs(const Node* n) {
+    const Table& t = tables_.at(n);
+    std::vector<const Feature*> inputs;
+    if (!direct_.count(n)) {
+      for (const Node* in : t.inputs) inputs.push_back(&features_.at(in));
+      return {inputs, t};
+    }
+    Table mapped;
+    mapped.inputs = t.inputs;
+    std::vector<std::map<std::string, Value>> inverse;
+    for (const Node* in : t.inputs) {
+      inputs.push_back(is_count(in) ? &scratch_.at(in) : &features_.at(in));
+      inverse.push_back(is_count(in) ? count_inverse(in) : std::map<std::string, Value>{});
+    }
+    for (const auto& [k, row] : t.rows) {
+      std::vector<Value> x = row.first;
+      for (size_t i = 0; i < x.size(); ++i)
+        if (!inverse[i].empty()) x[i] = inverse[i].at(key_of(x[i]));
+      mapped.rows.emplace(tuple_key(x), std::make_pair(x, row.second));
+    }
+    return {inputs, mapped};
+  }
+
   // ---- selectors as score terms -----------------------------------------------------------
 
   static void leaves(const Node* s, std::vector<const Node*>& out) {
@@ -501,7 +573,8 @@ class Compiler {
       }
       if (elementwise(n->kind)) {
         int ready = 0;
-        for (const Node* in : frontier(n)) ready = std::max(ready, features_.at(in).ready);
+        for (const Node* in : frontier(n))
+          ready = std::max(ready, direct_.count(n) && is_count(in) ? attention_at_.at(in) : features_.at(in).ready);
         f.ready = next_mlp(ready);
         continue;
       }
@@ -543,10 +616,11 @@ class Compiler {
     for (const Node* n : order_) {
       if (!needed_.count(n)) continue;
       Feature& f = features_.at(n);
-      f.width = f.constant ? 0 : f.numerical ? 1 : static_cast<int>(f.values.size());
-      f.offset = f.constant ? -1 : d;
+      const bool undecoded = is_count(n) && !decoded_.count(n);
+      f.width = f.constant || undecoded ? 0 : f.numerical ? 1 : static_cast<int>(f.values.size());
+      f.offset = f.constant || undecoded ? -1 : d;
       f.space = m.spaces.size();
-      add_space(m, space_name(n), f.numerical, f.values, f.offset, f.width);
+      if (!undecoded) add_space(m, space_name(n), f.numerical, f.values, f.offset, f.width);
       d += f.width;
       if (width_based(n) && !f.constant) {
         Feature scratch;
@@ -559,7 +633,7 @@ class Compiler {
         scratch.width = 1;
         scratch.ready = attention_at_.at(n);
         scratch.space = m.spaces.size();
-        add_space(m, m.spaces[f.space].name + ":1/(width+1)", true, scratch.values, d, 1);
+        add_space(m, (undecoded ? space_name(n) : m.spaces[f.space].name) + ":1/(width+1)", true, scratch.values, d, 1);
         d += 1;
         scratch_[n] = scratch;
       }
@@ -851,9 +925,12 @@ class Compiler {
           const Table& t = tables_.at(n);
           std::vector<const Feature*> inputs;
           for (const Node* in : t.inputs) inputs.push_back(&features_.at(in));
-          lookup(n, inputs, t, f, d, units);
-        } else {  // decode a count: 1/(w+1) -> the s-op's value
+          auto [direct_inputs, direct_table] = lookup_inputs(n);
+          lookup(n, direct_inputs, direct_table, f, d, units);
+        } else if (decoded_.count(n)) {  // decode a count: 1/(w+1) -> the s-op's value
           lookup(n, {&scratch_.at(n)}, width_tables_.at(n), f, d, units);
+        } else {
+          continue;  // read as 1/(w+1) by the element-wise s-ops that use it
         }
         layer.mlp.outputs.push_back(n->description());
       }
@@ -893,6 +970,9 @@ class Compiler {
   std::unordered_map<const Node*, int> attention_at_;
   std::set<std::string> used_names_;
   std::set<const Node*> materialized_;  // element-wise s-ops with their own MLP
+  std::set<const Node*> read_directly_;  // read by attention or the output (not an MLP lookup)
+  std::set<const Node*> decoded_;        // counts decoded by an MLP
+  std::set<const Node*> direct_;         // element-wise s-ops reading counts as 1/(w+1)
   std::map<const Node*, std::map<std::string, std::vector<double>>> linear_;
 };
 
