@@ -395,9 +395,21 @@ class Compiler {
       std::vector<size_t> nums = numerical_inputs(t.inputs);
       if (nums.size() < 2) continue;
       if (features_.at(n).numerical && fit_linear(n)) continue;
+      // the element-wise s-ops inside that read one of the numerical inputs get their own MLP
+      std::set<const Node*> numeric_inputs;
+      for (size_t i : nums) numeric_inputs.insert(t.inputs[i]);
       bool added = false;
-      for (const auto& c : n->children)
-        if (elementwise(c->kind) && !materialized_.count(c.get())) added |= materialized_.insert(c.get()).second;
+      std::set<const Node*> seen;
+      std::vector<const Node*> stack{n};
+      while (!stack.empty()) {
+        const Node* x = stack.back();
+        stack.pop_back();
+        if (!seen.insert(x).second) continue;
+        for (const auto& c : x->children) {
+          if (x != n && numeric_inputs.count(c.get())) added |= materialized_.insert(x).second;
+          if (elementwise(c->kind) && !materialized_.count(c.get())) stack.push_back(c.get());
+        }
+      }
       if (!added) {
         std::string names;
         for (size_t i : nums) names += (names.empty() ? "" : ", ") + t.inputs[i]->description();
