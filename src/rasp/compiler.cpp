@@ -388,6 +388,7 @@ class Compiler {
   // observed again); refuses what no split makes compilable.
   bool split_lookups() {
     bool split = false;
+    const std::set<const Node*> before = materialized_;  // what the frontiers were computed with
     linear_.clear();
     for (const Node* n : order_) {
       if (!needed_.count(n) || !elementwise(n->kind) || features_.at(n).constant) continue;
@@ -406,8 +407,11 @@ class Compiler {
         stack.pop_back();
         if (!seen.insert(x).second) continue;
         for (const auto& c : x->children) {
-          if (x != n && numeric_inputs.count(c.get())) added |= materialized_.insert(x).second;
-          if (elementwise(c->kind) && !materialized_.count(c.get())) stack.push_back(c.get());
+          if (x != n && numeric_inputs.count(c.get())) {
+            materialized_.insert(x);  // possibly already by another s-op of this pass
+            added = true;
+          }
+          if (elementwise(c->kind) && !before.count(c.get())) stack.push_back(c.get());
         }
       }
       if (!added) {
@@ -683,6 +687,12 @@ class Compiler {
     refuse(f.node, "the value " + repr(value) + " is not among those it takes");
   }
 
+  bool has_value(const Feature& f, const Value& value) {
+    for (const auto& v : f.values)
+      if (key_of(v) == key_of(canon(value))) return true;
+    return false;
+  }
+
   // The residual vector a feature holding `value` is.
   std::vector<double> encode(const Feature& f, const Value& value, int d) {
     std::vector<double> out(d, 0.0);
@@ -878,6 +888,8 @@ class Compiler {
         } else {
           if (vals.numerical && !vals.constant)
             refuse(n, "a categorical aggregate of the numerical s-op " + vals.node->description());
+          // a value no query ever receives (never selected, on any input) needs no weight
+          if (!has_value(out, v)) continue;
           ov[static_cast<size_t>(dim_of(out, v)) * d + from] += 1.0;
         }
       }
