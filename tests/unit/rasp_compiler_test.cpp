@@ -139,3 +139,36 @@ TEST(RaspCompiler, RefusalsNameTheSOp) {
 }
 
 }  // namespace
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "cli_test_support.hpp"
+
+namespace {
+
+TEST(RaspCompilerCli, CompileWritesTheModelAndVerifies) {
+  auto path = std::filesystem::temp_directory_path() / ("rasp_compile_" + std::to_string(std::rand()) + ".json");
+  auto run = lrnn_test::run_lrnn("rasp compile " + std::string(LRNN_SOURCE_DIR) +
+                                 "/tests/rasp/reverse.rasp --vocab a,b,c --max-len 4 --verify -o " + path.string());
+  ASSERT_EQ(run.code, 0) << run.out;
+  EXPECT_NE(run.out.find("verify: 120 of 120 inputs, 0 mismatches"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("categorical  a b c"), std::string::npos) << run.out;
+  std::ifstream in(path);
+  nlohmann::json model = nlohmann::json::parse(in);
+  std::filesystem::remove(path);
+  EXPECT_EQ(model["layers"], 2);
+  const int d = model["d_model"];
+  EXPECT_EQ(model["weights"]["layers.1.heads.0.qk"]["shape"], nlohmann::json({d, d}));
+  EXPECT_EQ(model["weights"]["embed.tokens"]["data"].size(), static_cast<size_t>(3 * d));
+  // a program the compiler refuses: exit code 1 and the s-op named
+  auto refused = lrnn_test::run_lrnn("rasp compile " + std::string(LRNN_SOURCE_DIR) +
+                                     "/tests/rasp/histogram_bos.rasp --vocab a,b --max-len 3");
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.out.find("cannot compile"), std::string::npos) << refused.out;
+}
+
+}  // namespace
