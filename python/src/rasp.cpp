@@ -648,7 +648,7 @@ void bind_rasp(nb::module_& parent) {
         if (!value) throw nb::type_error(("not a RASP value: a " + type_name_of(v)).c_str());
         return print_term(r::value_term(*value));
       },
-      nb::arg("value"), "The constant a value becomes in lowered templates (printed).");
+      nb::arg("value").none(), "The constant a value becomes in lowered templates (printed).");
 
   // ---- weight compiler -----------------------------------------------------------------------
   nb::class_<r::VerifyReport>(m, "VerifyReport")

@@ -131,6 +131,21 @@ class Lowerer {
     auto order = topological_order(output.node());
     bool enumerated = enumerate_values(output, order);
     for (const Node* n : order) lower_node(n);
+    // None is the constant `none`, and the string "none" is the constant 'none', which the
+    // engine reads as the same symbol: an s-op that can hold both cannot be lowered.
+    const std::string none_text = print_term(value_term(Value{}));
+    for (const Node* n : order) {
+      auto it = values_.find(n);
+      if (it == values_.end()) continue;
+      bool has_none = false, has_string = false;
+      for (const auto& v : it->second) {
+        has_none |= is_none(v);
+        has_string |= is_string(v) && std::get<std::string>(v) == none_text;
+      }
+      if (has_none && has_string)
+        fail("cannot lower " + n->description() + ": it can hold both None and the string \"" + none_text +
+             "\", which are one constant in a template");
+    }
     const Node* root = output.node().get();
     const Rep& r = rep_.at(root);
     LoweredTemplate out;

@@ -62,10 +62,13 @@ def test_lowered_template_decodes_interpreter_values():
     lowered = rasp.to_template(program, "ab", 4)
     for word in ["aaba", "ab", "b", "bbab"]:
         assert lowered.run(word) == program(word), word
-    # a vocabulary token "none" stays a string, distinct from the undefined None
     gather = aggregate(select(indices, indices.map(lambda i: i - 1), "=="), tokens, default=None)
-    lowered = rasp.to_template(gather, ["none", "x"], 3)
-    assert lowered.run(["none", "x", "none"]) == [None, "none", "x"]
+    lowered = rasp.to_template(gather, ["y", "x"], 3)
+    assert lowered.run(["y", "x", "y"]) == [None, "y", "x"]
+    # a vocabulary token "none" and the undefined None would be one constant: refused
+    with pytest.raises(lrnn.LrnnError, match='can hold both None and the string "none"'):
+        rasp.to_template(gather, ["none", "x"], 3)
+    assert rasp.to_template(tokens, ["none", "x"], 2).run(["none", "x"]) == ["none", "x"]
     # booleans come back as booleans, not 0/1
     is_x = tokens == "x"
     assert rasp.to_template(is_x, ["none", "x"], 3).run(["x", "none"]) == [True, False]

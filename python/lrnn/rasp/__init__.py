@@ -153,15 +153,17 @@ def example_facts(input: Any) -> str:
 
 
 def _term_key(kind: str, text: str) -> tuple:
-    """What identifies a constant of an engine atom: numbers by value, others by kind and text."""
+    """What identifies a constant of an engine atom: numbers by value, symbols by their text
+    (the engine reads 'x' and x as one symbol)."""
     if kind == "number":
         return ("number", float(text))
-    return (kind, text)
+    return ("symbol", text)
 
 
 def _decoder(output_values: Sequence[Any]) -> dict:
     """The interpreter's value of every constant the lowered output can hold (value_term
-    writes True as 1, None as the constant `none` and "none" as the string "none")."""
+    writes True as 1 and None as the constant `none`; to_template refuses an s-op that can
+    hold both None and the string "none")."""
     table = {}
     for value in output_values:
         term = _core_parse_term(_rasp.value_term(value))
