@@ -164,9 +164,18 @@ def test_known_values():
     assert compiled("shuffle_dyck")("(a)") == [True] * 3
 
 
-@pytest.mark.parametrize("name", ["reverse", "hist", "frac_prevs", "detect_pattern", "shuffle_dyck", "sort"])
-def test_to_torch_agrees_with_the_engine(name):
+@pytest.fixture
+def torch_one_thread():
     torch = pytest.importorskip("torch", reason="to_torch() needs PyTorch")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny matrices: threads only add overhead
+    yield torch
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("name", ["reverse", "hist", "frac_prevs", "detect_pattern", "shuffle_dyck", "sort"])
+def test_to_torch_agrees_with_the_engine(name, torch_one_thread):
+    torch = torch_one_thread
     model = compiled(name)
     module = model.to_torch()
     assert isinstance(module, torch.nn.Module)
@@ -183,6 +192,8 @@ def test_to_torch_agrees_with_the_engine(name):
                     assert g is not None and float(g) == pytest.approx(float(e), abs=1e-9), (word, got, expected)
                 else:
                     assert g == e, (word, got, expected)
+            if n > 3:
+                continue
             # the residual stream itself matches the C++ forward pass to 1e-9
             flat, rows = model._compiled.forward(word)
             ids = torch.tensor(model.token_ids(word))
