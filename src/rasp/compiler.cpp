@@ -137,6 +137,7 @@ class Compiler {
       read_directly_.clear();
     }
     choose_count_readers();
+    choose_embedded();
     schedule();
     CompiledModel model;
     model.program = output_;
@@ -468,6 +469,52 @@ class Compiler {
     }
   }
 
+  // An element-wise s-op of the tokens alone (or the indices alone) is part of the token
+  // (position) embedding: no MLP, no layer.
+  void choose_embedded() {
+    embedded_.clear();
+    for (const Node* n : order_) {
+      if (!needed_.count(n) || !elementwise(n->kind) || features_.at(n).constant) continue;
+      const auto& inputs = tables_.at(n).inputs;
+      bool tokens_only = true, indices_only = true;
+      for (const Node* in : inputs) {
+        tokens_only &= in->kind == Kind::Tokens;
+        indices_only &= in->kind == Kind::Indices;
+      }
+      if (tokens_only) embedded_[n] = Kind::Tokens;
+      else if (indices_only) embedded_[n] = Kind::Indices;
+    }
+  }
+
+  // Whether an s-op is read from the residual stream (by attention, the output or an MLP),
+  // not only by embedded s-ops.
+  bool read_in_residual(const Node* n) {
+    if (read_directly_.count(n)) return true;
+    for (const Node* e : order_)
+      if (needed_.count(e) && elementwise(e->kind) && !embedded_.count(e) && !features_.at(e).constant) {
+        const auto& inputs = tables_.at(e).inputs;
+        if (std::find(inputs.begin(), inputs.end(), n) != inputs.end()) return true;
+      }
+    return false;
+  }
+
+  // Writes an embedded s-op's value for every token (position) into the embedding.
+  void embed(CompiledModel& m, const Node* n, Kind by) {
+    const Feature& f = features_.at(n);
+    const Table& t = tables_.at(n);
+    const int d = m.d_model;
+    const size_t count = by == Kind::Tokens ? vocab_.size() : static_cast<size_t>(max_len_);
+    for (size_t i = 0; i < count; ++i) {
+      Value x = by == Kind::Tokens ? canon(vocab_[i]) : Value(static_cast<int64_t>(i));
+      std::vector<Value> tuple(t.inputs.size(), x);
+      auto row = t.rows.find(tuple_key(tuple));
+      if (row == t.rows.end()) continue;  // a position no input reaches
+      std::vector<double> v = encode(f, row->second.second, d);
+      double* out = (by == Kind::Tokens ? m.token_embedding.data() : m.position_embedding.data()) + i * d;
+      for (int j = 0; j < d; ++j) out[j] += v[j];
+    }
+  }
+
   // The inputs and rows an element-wise lookup reads: counts as 1/(w+1) when read directly.
   std::pair<std::vector<const Feature*>, Table> lookup_inputs(const Node* n) {
     const Table& t = tables_.at(n);
@@ -587,6 +634,10 @@ class Compiler {
         f.ready = 0;
         continue;
       }
+      if (embedded_.count(n)) {
+        f.ready = 0;
+        continue;
+      }
       if (elementwise(n->kind)) {
         int ready = 0;
         for (const Node* in : frontier(n))
@@ -632,7 +683,8 @@ class Compiler {
     for (const Node* n : order_) {
       if (!needed_.count(n)) continue;
       Feature& f = features_.at(n);
-      const bool undecoded = is_count(n) && !decoded_.count(n);
+      const bool undecoded = (is_count(n) && !decoded_.count(n)) ||
+                             ((n->kind == Kind::Tokens || n->kind == Kind::Indices) && !read_in_residual(n));
       f.width = f.constant || undecoded ? 0 : f.numerical ? 1 : static_cast<int>(f.values.size());
       f.offset = f.constant || undecoded ? -1 : d;
       f.space = m.spaces.size();
@@ -662,6 +714,7 @@ class Compiler {
     for (size_t v = 0; v < vocab_.size(); ++v) m.token_embedding[v * d] = 1.0;  // "one"
     // tokens and indices (and their annotated copies) are embedded
     for (const auto& [n, f] : features_) {
+      if (f.offset < 0) continue;  // read only by embedded s-ops
       if (n->kind == Kind::Tokens)
         for (size_t v = 0; v < vocab_.size(); ++v) {
           double* row = m.token_embedding.data() + v * d;
@@ -675,6 +728,7 @@ class Compiler {
           else row[f.offset + i] = 1.0;
         }
     }
+    for (const auto& [n, by] : embedded_) embed(m, n, by);
   }
 
   // ---- reading and writing the residual -----------------------------------------------------
@@ -997,6 +1051,7 @@ class Compiler {
   std::set<const Node*> read_directly_;  // read by attention or the output (not an MLP lookup)
   std::set<const Node*> decoded_;        // counts decoded by an MLP
   std::set<const Node*> direct_;         // element-wise s-ops reading counts as 1/(w+1)
+  std::map<const Node*, Kind> embedded_;  // element-wise s-ops of the tokens / indices alone
   std::map<const Node*, std::map<std::string, std::vector<double>>> linear_;
 };
 
