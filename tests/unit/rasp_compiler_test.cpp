@@ -172,3 +172,30 @@ TEST(RaspCompilerCli, CompileWritesTheModelAndVerifies) {
 }
 
 }  // namespace
+
+namespace {
+
+// The paper's Dyck programs (tests/rasp, mean aggregation): chains of numerical comparisons
+// split into MLPs of their own and stay exact.
+TEST(RaspCompilerPaper, DyckProgramsCompileExactly) {
+  const std::string dir = std::string(LRNN_SOURCE_DIR) + "/tests/rasp/";
+  Program dyck1 = load_rasp_file(dir + "dyck1.rasp");
+  CompileOptions mean;
+  mean.convention = dyck1.convention;
+  CompiledModel m1 = compile(dyck1.output, chars("()a"), 5, mean);
+  VerifyReport r1 = m1.verify();
+  EXPECT_EQ(r1.mismatches, 0u) << r1.first_mismatch;
+  EXPECT_EQ(r1.checked, 363u);
+  Program dyck2 = load_rasp_file(dir + "dyck2.rasp");
+  CompiledModel m2 = compile(dyck2.output, chars("(){}"), 4, mean);
+  VerifyReport r2 = m2.verify();
+  EXPECT_EQ(r2.mismatches, 0u) << r2.first_mismatch;
+  EXPECT_EQ(r2.checked, 340u);
+  EXPECT_EQ(m2.analyzed_layers, 4);
+  // the BOS-style histogram combines selectors over different s-ops with `or`: refused
+  Program hist = load_rasp_file(dir + "histogram_bos.rasp");
+  mean.convention = hist.convention;
+  EXPECT_NE(error_of([&] { compile(hist.output, chars("ab"), 3, mean); }).find("with or/not"), std::string::npos);
+}
+
+}  // namespace
