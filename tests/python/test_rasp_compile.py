@@ -282,3 +282,33 @@ def test_refusals_name_the_sop():
     model = rasp.compile(make_hist(), "ab", 3)
     with pytest.raises(lrnn.LrnnError, match="not in the vocabulary"):
         model("abz")
+
+
+def test_to_torch_is_trainable_from_the_program(torch_one_thread):
+    """The compiled weights are the initial parameters of a torch module: fine-tuning on the
+    program's own input/output pairs (cross-entropy on the output subspace) changes the
+    weights and keeps every output right."""
+    torch = torch_one_thread
+    model = compiled("hist")
+    module = model.to_torch()
+    name, encoding, offset, width, values = model.spaces[model._compiled.output_space]
+    assert encoding == "categorical"
+    words = [list(w) for n in range(1, 4) for w in itertools.product("abc", repeat=n)]
+    batches = [(torch.tensor(model.token_ids(w)), torch.tensor([values.index(v) for v in make_hist()(w)]))
+               for w in words]
+    before = [p.detach().clone() for p in module.parameters()]
+    # plain SGD: the loss is already near its minimum, so the steps are small (Adam would move
+    # every weight by ~lr whatever the gradient, and the exact steps of the MLPs break)
+    optimiser = torch.optim.SGD(module.parameters(), lr=0.01)
+    for _ in range(3):
+        for ids, target in batches:
+            # the output subspace is one-hot (margin 1): read it at temperature 1/20
+            logits = 20.0 * module(ids)[1:, offset:offset + width]
+            loss = torch.nn.functional.cross_entropy(logits, target)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+    changed = sum(float((p.detach() - b).abs().sum()) for p, b in zip(module.parameters(), before))
+    assert changed > 0
+    for w in words + [list("abcab"), list("ccccc")]:
+        assert module.run(w) == make_hist()(w), w
