@@ -390,6 +390,7 @@ class Compiler {
   bool split_lookups() {
     bool split = false;
     const std::set<const Node*> before = materialized_;  // what the frontiers were computed with
+    shadowed_.clear();
     linear_.clear();
     for (const Node* n : order_) {
       if (!needed_.count(n) || !elementwise(n->kind) || features_.at(n).constant) continue;
@@ -416,11 +417,14 @@ class Compiler {
         }
       }
       if (!added) {
-        std::string names;
-        for (size_t i : nums) names += (names.empty() ? "" : ", ") + t.inputs[i]->description();
-        refuse(n, "it depends on several numerical s-ops (" + names +
-                      ") and is not a linear function of them; an MLP discretises one numerical input exactly "
-                      "(make the others categorical)");
+        // it reads the numerical s-ops itself: all but the one with most values are read
+        // through a categorical copy (one-hot, made by an MLP of an earlier layer)
+        size_t keep = nums[0];
+        for (size_t i : nums)
+          if (features_.at(t.inputs[i]).values.size() > features_.at(t.inputs[keep]).values.size()) keep = i;
+        for (size_t i : nums)
+          if (i != keep) shadowed_[n].insert(t.inputs[i]);
+        continue;
       }
       split = true;
     }
@@ -462,7 +466,7 @@ class Compiler {
         if (is_count(in)) counts.push_back(in);
         else if (features_.at(in).numerical && !features_.at(in).constant) ++numeric;
       }
-      bool direct = !counts.empty() && numeric + counts.size() <= 1 && !linear_.count(n);
+      bool direct = !counts.empty() && numeric + counts.size() <= 1 && !linear_.count(n) && !shadowed_.count(n);
       for (const Node* c : counts) direct = direct && !count_inverse(c).empty();
       if (direct) direct_.insert(n);
       else decoded_.insert(counts.begin(), counts.end());
@@ -520,7 +524,9 @@ class Compiler {
     const Table& t = tables_.at(n);
     std::vector<const Feature*> inputs;
     if (!direct_.count(n)) {
-      for (const Node* in : t.inputs) inputs.push_back(&features_.at(in));
+      auto sh = shadowed_.find(n);
+      for (const Node* in : t.inputs)
+        inputs.push_back(sh != shadowed_.end() && sh->second.count(in) ? &shadows_.at(in) : &features_.at(in));
       return {inputs, t};
     }
     Table mapped;
@@ -627,6 +633,7 @@ class Compiler {
   }
 
   void schedule() {
+    shadows_.clear();
     for (const Node* n : order_) {
       if (!needed_.count(n)) continue;
       Feature& f = features_.at(n);
@@ -640,8 +647,23 @@ class Compiler {
       }
       if (elementwise(n->kind)) {
         int ready = 0;
-        for (const Node* in : frontier(n))
-          ready = std::max(ready, direct_.count(n) && is_count(in) ? attention_at_.at(in) : features_.at(in).ready);
+        auto sh = shadowed_.find(n);
+        for (const Node* in : frontier(n)) {
+          int at = direct_.count(n) && is_count(in) ? attention_at_.at(in) : features_.at(in).ready;
+          if (sh != shadowed_.end() && sh->second.count(in)) {
+            Feature& copy = shadows_[in];
+            copy.node = in;
+            copy.values.clear();
+            for (const auto& v : features_.at(in).values) {
+              bool seen = false;
+              for (const auto& c : copy.values) seen |= values_equal(c, v);
+              if (!seen) copy.values.push_back(v);
+            }
+            copy.ready = next_mlp(features_.at(in).ready);
+            at = copy.ready;
+          }
+          ready = std::max(ready, at);
+        }
         f.ready = next_mlp(ready);
         continue;
       }
@@ -690,6 +712,14 @@ class Compiler {
       f.space = m.spaces.size();
       if (!undecoded) add_space(m, space_name(n), f.numerical, f.values, f.offset, f.width);
       d += f.width;
+      if (auto copy = shadows_.find(n); copy != shadows_.end()) {
+        Feature& c = copy->second;
+        c.offset = d;
+        c.width = static_cast<int>(c.values.size());
+        c.space = m.spaces.size();
+        add_space(m, m.spaces[f.space].name + ":categorical", false, c.values, d, c.width);
+        d += c.width;
+      }
       if (width_based(n) && !f.constant) {
         Feature scratch;
         scratch.node = n;
@@ -738,6 +768,10 @@ class Compiler {
     if (f.constant) return 0;
     for (size_t i = 0; i < f.values.size(); ++i)
       if (key_of(f.values[i]) == key_of(canon(value))) return f.offset + static_cast<int>(i);
+    // a categorical copy of a numerical s-op has one dimension per number (2 and 2.0 alike)
+    if (is_number(value))
+      for (size_t i = 0; i < f.values.size(); ++i)
+        if (is_number(f.values[i]) && values_equal(f.values[i], value)) return f.offset + static_cast<int>(i);
     refuse(f.node, "the value " + repr(value) + " is not among those it takes");
   }
 
@@ -775,7 +809,7 @@ class Compiler {
   // (clamped ReLU pairs, gated by the categorical combination).
   void lookup(const Node* node, const std::vector<const Feature*>& inputs, const Table& table, const Feature& out,
               int d, MlpUnits& units) {
-    if (auto it = linear_.find(node); it != linear_.end()) return linear(node, inputs, table, it->second, out, d, units);
+    if (auto it = linear_.find(node); it != linear_.end()) return linear(inputs, table, it->second, out, d, units);
     int numeric = -1;
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!inputs[i]->numerical || inputs[i]->constant) continue;
@@ -822,6 +856,15 @@ class Compiler {
       for (size_t i = 1; i < rows.size(); ++i) {
         std::vector<double> step = encode(out, rows[i].second, d);
         std::vector<double> prev = encode(out, rows[i - 1].second, d);
+        if (rows[i].first - rows[i - 1].first <= 1e-12 * std::max(1.0, std::fabs(rows[i].first))) {
+          // the same number twice (2 and 2.0): one value to the MLP
+          if (step != prev)
+            refuse(node, "it gives " + repr(rows[i - 1].second) + " and " + repr(rows[i].second) +
+                             " for two inputs that are the same number");
+          rows[i].first = rows[i - 1].first;
+          rows[i].second = rows[i - 1].second;
+          continue;
+        }
         bool same = true;
         for (int j = 0; j < d; ++j) {
           step[j] -= prev[j];
@@ -846,7 +889,7 @@ class Compiler {
 
   // A linear function of several numerical inputs per combination of categorical ones:
   // relu(x + g) - relu(-x + g) = x where the combination matches (g = 0), 0 elsewhere.
-  void linear(const Node* node, const std::vector<const Feature*>& inputs, const Table& table,
+  void linear(const std::vector<const Feature*>& inputs, const Table& table,
               const std::map<std::string, std::vector<double>>& coefficients, const Feature& out, int d,
               MlpUnits& units) {
     std::vector<size_t> nums;
@@ -892,7 +935,6 @@ class Compiler {
         units.add(wneg, -gate * m, down);
       }
     }
-    (void)node;
   }
 
   // ---- heads ----------------------------------------------------------------------------------
@@ -1012,6 +1054,15 @@ class Compiler {
         }
         layer.mlp.outputs.push_back(n->description());
       }
+      for (const Node* n : order_) {  // categorical copies, in program order
+        auto it = shadows_.find(n);
+        if (it == shadows_.end() || it->second.ready != 2 * l) continue;
+        const Feature& copy = it->second;
+        Table identity;
+        for (const auto& v : copy.values) identity.rows.emplace(tuple_key({v}), std::make_pair(std::vector<Value>{v}, v));
+        lookup(n, {&features_.at(n)}, identity, copy, d, units);
+        layer.mlp.outputs.push_back(n->description() + " (categorical copy)");
+      }
       CompiledMlp& mlp = layer.mlp;
       mlp.hidden = static_cast<int>(units.b1.size());
       mlp.w1.assign(static_cast<size_t>(mlp.hidden) * d, 0.0);
@@ -1052,6 +1103,9 @@ class Compiler {
   std::set<const Node*> decoded_;        // counts decoded by an MLP
   std::set<const Node*> direct_;         // element-wise s-ops reading counts as 1/(w+1)
   std::map<const Node*, Kind> embedded_;  // element-wise s-ops of the tokens / indices alone
+  // element-wise s-op -> numerical inputs it reads through a categorical copy
+  std::map<const Node*, std::set<const Node*>> shadowed_;
+  std::map<const Node*, Feature> shadows_;  // numerical s-op -> its categorical copy
   std::map<const Node*, std::map<std::string, std::vector<double>>> linear_;
 };
 

@@ -122,6 +122,17 @@ TEST(RaspCompiler, RefusalsNameTheSOp) {
   SOp sum = select(indices(), indices(), Predicate::Le).value(indices()).name("prefix_sum");
   std::string err = error_of([&] { compile(sum, abc(), 3); });
   EXPECT_NE(err.find("cannot compile prefix_sum"), std::string::npos) << err;
+  // a product of two numerical means: one is read through a categorical copy
+  SOp mean_a = numerical(aggregate(select(indices(), indices(), Predicate::Le),
+                                   map(tokens(), [](const Value& v) -> Value { return int64_t{to_string(v) == "a"}; }),
+                                   int64_t{0}, Convention::Mean));
+  SOp mean_b = numerical(aggregate(select(indices(), indices(), Predicate::Le),
+                                   map(tokens(), [](const Value& v) -> Value { return int64_t{to_string(v) == "b"}; }),
+                                   int64_t{0}, Convention::Mean));
+  expect_exact(numerical(zipmap({mean_a, mean_b}, [](const std::vector<Value>& x) -> Value {
+                 return to_double(x[0]) * to_double(x[1]);
+               })),
+               abc(), 4);
   // or over different pairs of s-ops
   Selector mixed = select(tokens(), tokens(), Predicate::Eq) | select(indices(), indices(), Predicate::Lt);
   err = error_of([&] { compile(mixed.name("mixed").width(), abc(), 3); });
