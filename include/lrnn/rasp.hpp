@@ -118,6 +118,10 @@ struct Node {
   bool is_selector() const { return is_selector_kind(kind); }
   // "flip" if named, otherwise a short description such as "aggregate#12".
   std::string display_name() const;
+  // For titles and reports: the name if named, otherwise what the node computes from its
+  // children's display names, without auto-generated ids: "aggregate(select(indices,
+  // opp_index, ==), tokens)".
+  std::string description() const;
 };
 
 // A fresh node id (thread-safe).
@@ -162,6 +166,9 @@ class Selector {
   Selector() = default;
   explicit Selector(NodePtr node);
   const NodePtr& node() const { return node_; }
+  // A copy of this selector under a name (shown by `draw` and the compiler's head list).
+  Selector name(std::string name) const;
+  const std::string& name() const;
   // aggregate(self, values, default): RASPy's `.value(...)`.
   SOp value(const SOp& values, Value default_value = int64_t{0}) const;
   SOp width() const;  // selector_width(self)
@@ -245,6 +252,10 @@ SOp to_sop(const Operand& x, const std::string& what, const Span& span = {});
 Value apply_value_op(Op op, const Value& a, const Value& b);
 Value apply_value_unary(Op op, const Value& a);
 bool apply_predicate(Predicate p, const Value& key, const Value& query);
+// The value of an element-wise node (Map, ZipMap, Unary, Binary, Where) at one position
+// given its children's values there. `None` means "undefined" and stays so, as in tracr's
+// evaluator: any `None` argument (for `where`, a `None` condition) gives `None`.
+Value apply_elementwise(const Node& n, const std::vector<Value>& args);
 
 // ---------------------------------------------------------------------------------------
 // Programs and the interpreter
@@ -287,10 +298,17 @@ std::vector<const Node*> topological_order(const NodePtr& root);
 // Analyser
 // ---------------------------------------------------------------------------------------
 
+// What a head attends with: the program's selector, the all-true pattern `length` uses,
+// or one of selector_width's two patterns (the selector or/and "key index == 0").
+enum class HeadPattern : uint8_t { Selector, All, WidthOr, WidthAnd };
+
 struct Head {
   int layer = 0;
   std::string selector;       // description of the selector
   std::vector<std::string> outputs;  // the s-ops it computes
+  HeadPattern pattern = HeadPattern::Selector;
+  const Node* selector_node = nullptr;     // the selector (null for `length`)
+  std::vector<const Node*> output_nodes;   // the aggregates / widths / length it computes
 };
 
 struct Analysis {
@@ -337,6 +355,9 @@ struct LoweredTemplate {
   bool values_enumerated = false;
   // Value sets inferred for every lowered s-op (display names), for the report.
   std::vector<std::pair<std::string, std::vector<Value>>> value_sets;
+  // The values the output can take, so that readers decode an output atom's constant back
+  // to the interpreter's value (value_term writes True as 1 and None as the constant none).
+  std::vector<Value> output_values;
 };
 
 // Lowers `output` for inputs over `vocab` of length at most `max_len`. See docs/rasp.md
@@ -356,5 +377,97 @@ Term value_term(const Value& v);
 // every layer's selector matrices (query rows, key columns), like RASPy's diagrams.
 std::string draw_svg(const SOp& output, const std::vector<Value>& input,
                      Convention convention = Convention::Sum);
+
+}  // namespace lrnn::rasp
+
+namespace lrnn::rasp {
+
+// ---------------------------------------------------------------------------------------
+// Weight compiler: a RASP program as the weights of a transformer (docs/rasp.md)
+// ---------------------------------------------------------------------------------------
+
+// A named subspace of the residual stream: one dimension per value of a categorical s-op,
+// one dimension for a numerical s-op. Constants take no dimensions (they are multiples of
+// the "one" direction). Dimensions 0 and 1 are "one" (1 at every position) and "bos" (1 at
+// the beginning-of-sequence position only).
+struct ResidualSpace {
+  std::string name;        // the s-op's name (or description), or "name:width" for scratch
+  bool numerical = false;
+  std::vector<Value> values;  // categorical: one per dimension; numerical: those that occur
+  int offset = -1;            // first dimension (-1: a constant, read from "one")
+  int width = 0;
+};
+
+// One attention head: scores = x_q^T qk x_k (query rows, key columns), output added to the
+// residual = sum_k softmax_k(scores) * ov x_k. Both d_model x d_model, row major.
+struct CompiledHead {
+  std::string output;    // the s-op it computes
+  std::string selector;  // the selector it attends with
+  std::vector<double> qk, ov;
+};
+
+// One MLP: residual += w2 relu(w1 x + b1); w1 is hidden x d_model, w2 d_model x hidden.
+struct CompiledMlp {
+  std::vector<std::string> outputs;  // the s-ops it computes
+  int hidden = 0;
+  std::vector<double> w1, b1, w2;
+};
+
+struct CompiledLayer {
+  std::vector<CompiledHead> heads;
+  CompiledMlp mlp;
+};
+
+struct CompileOptions {
+  Convention convention = Convention::Sum;
+  bool causal = false;  // heads see only earlier positions (and the BOS position)
+  // compile enumerates every input over the vocabulary up to max_len to find the exact
+  // value sets and attention patterns; more inputs than this is refused.
+  size_t max_inputs = 200000;
+};
+
+struct VerifyReport {
+  size_t checked = 0;     // inputs compared
+  size_t total = 0;       // inputs up to max_len
+  size_t mismatches = 0;
+  bool sampled = false;   // checked < total: a random sample (fixed seed)
+  std::string first_mismatch;  // "input [a, b]: interpreter [...], weights [...]"
+};
+
+class CompiledModel {
+ public:
+  SOp program;
+  Convention convention = Convention::Sum;
+  std::vector<Value> vocab;
+  int max_len = 0;
+  bool causal = false;
+  int d_model = 0;
+  std::vector<std::string> dim_labels;  // "one", "bos", "tokens=a", "frac", ...
+  std::vector<ResidualSpace> spaces;
+  size_t output_space = 0;
+  std::vector<double> token_embedding;     // vocab.size() x d_model
+  std::vector<double> position_embedding;  // max_len x d_model (real positions 0..max_len-1)
+  std::vector<double> bos_embedding;       // d_model
+  std::vector<CompiledLayer> layers;
+  int analyzed_layers = 0;  // analyze(program).layers, for comparison
+
+  // The residual stream after the last layer, (n + 1) x d_model, row 0 the BOS position.
+  std::vector<double> forward(const std::vector<Value>& input) const;
+  // The decoded output: argmax per categorical position, the number for numerical ones.
+  std::vector<Value> operator()(const std::vector<Value>& input) const;
+  // Compares with the interpreter on every input up to max_len (a sample of max_inputs
+  // when there are more).
+  VerifyReport verify(size_t max_inputs = 100000) const;
+
+  int heads() const;
+  std::vector<int> heads_per_layer() const;
+  int mlp_width() const;  // the widest layer's hidden units
+  std::string table() const;  // the residual stream layout, one space per line
+};
+
+// Compiles `output` for inputs over `vocab` of length 1..max_len. Throws lrnn::Error naming
+// the s-op whatever cannot be compiled exactly.
+CompiledModel compile(const SOp& output, const std::vector<Value>& vocab, int max_len,
+                      const CompileOptions& options = {});
 
 }  // namespace lrnn::rasp

@@ -451,9 +451,18 @@ void bind_rasp(nb::module_& parent) {
            if (!d) throw nb::type_error(("an aggregate's default is a value, not a " + type_name_of(default_value)).c_str());
            return self.value(sop_of(values, "the aggregated values"), *d);
          },
-         nb::arg("values"), nb::arg("default") = nb::int_(0),
+         nb::arg("values"), nb::arg("default").none() = nb::int_(0),
          "aggregate(self, values, default): RASPy's attention (sum of the selected values).")
       .def("width", &r::Selector::width)
+      .def(
+          "name",
+          [](const r::Selector& self, std::optional<std::string> name) -> nb::object {
+            if (!name) return nb::str(self.name().c_str());
+            return nb::cast(self.name(*name));
+          },
+          nb::arg("name") = nb::none(),
+          "With a name: a copy of this selector under that name. Without: its name ('' if none).")
+      .def_prop_ro("label", [](const r::Selector& self) { return self.node()->display_name(); })
       .def_prop_ro("id", [](const r::Selector& self) { return self.node()->id; })
       .def_prop_ro("kind", [](const r::Selector& self) { return std::string(r::kind_name(self.node()->kind)); })
       .def("__invert__", [](const r::Selector& a) { return r::select_not(a); })
@@ -522,7 +531,7 @@ void bind_rasp(nb::module_& parent) {
     auto value = value_of(v);
     if (!value) throw nb::type_error(("a constant is a value (" + std::string(kValueKinds) + "), not a " + type_name_of(v)).c_str());
     return r::SOp::constant(*value);
-  });
+  }, nb::arg("value").none());
   m.def(
       "select",
       [](nb::handle keys, nb::handle queries, const std::string& predicate) {
@@ -538,7 +547,7 @@ void bind_rasp(nb::module_& parent) {
         return r::aggregate(selector_of(selector, "aggregate's selector"), sop_of(values, "the aggregated values"), *d,
                             convention_of(convention, true));
       },
-      nb::arg("selector"), nb::arg("values"), nb::arg("default") = nb::int_(0), nb::arg("convention") = "");
+      nb::arg("selector"), nb::arg("values"), nb::arg("default").none() = nb::int_(0), nb::arg("convention") = "");
   m.def("selector_width", [](nb::handle s) { return r::selector_width(selector_of(s, "selector_width's argument")); },
         nb::arg("selector"));
   m.def(
@@ -614,6 +623,7 @@ void bind_rasp(nb::module_& parent) {
       .def_ro("output_numeric", &r::LoweredTemplate::output_numeric)
       .def_ro("exact", &r::LoweredTemplate::exact)
       .def_ro("values_enumerated", &r::LoweredTemplate::values_enumerated)
+      .def_prop_ro("output_values", [](const r::LoweredTemplate& t) { return to_list(t.output_values); })
       .def_prop_ro("value_sets", [](const r::LoweredTemplate& t) {
         nb::list out;
         for (const auto& [name, values] : t.value_sets) out.append(nb::make_tuple(name, to_list(values)));
@@ -638,7 +648,113 @@ void bind_rasp(nb::module_& parent) {
         if (!value) throw nb::type_error(("not a RASP value: a " + type_name_of(v)).c_str());
         return print_term(r::value_term(*value));
       },
-      nb::arg("value"), "The constant a value becomes in lowered templates (printed).");
+      nb::arg("value").none(), "The constant a value becomes in lowered templates (printed).");
+
+  // ---- weight compiler -----------------------------------------------------------------------
+  nb::class_<r::VerifyReport>(m, "VerifyReport")
+      .def_ro("checked", &r::VerifyReport::checked)
+      .def_ro("total", &r::VerifyReport::total)
+      .def_ro("mismatches", &r::VerifyReport::mismatches)
+      .def_ro("sampled", &r::VerifyReport::sampled)
+      .def_ro("first_mismatch", &r::VerifyReport::first_mismatch)
+      .def_prop_ro("ok", [](const r::VerifyReport& v) { return v.mismatches == 0 && v.checked > 0; })
+      .def("__bool__", [](const r::VerifyReport& v) { return v.mismatches == 0 && v.checked > 0; })
+      .def("__repr__", [](const r::VerifyReport& v) {
+        return "VerifyReport(checked=" + std::to_string(v.checked) + " of " + std::to_string(v.total) +
+               (v.sampled ? " (sampled)" : "") + ", mismatches=" + std::to_string(v.mismatches) +
+               (v.first_mismatch.empty() ? "" : ", first: " + v.first_mismatch) + ")";
+      });
+  nb::class_<r::CompiledModel>(m, "CompiledModel")
+      .def("__call__",
+           [](const r::CompiledModel& self, nb::handle input) {
+             std::vector<r::Value> in = input_of(input);
+             return to_list(self(in));
+           },
+           nb::arg("input"), "The output of the weights on an input (argmax per categorical position).")
+      .def("forward",
+           [](const r::CompiledModel& self, nb::handle input) {
+             std::vector<r::Value> in = input_of(input);
+             return std::make_pair(self.forward(in), static_cast<int>(in.size()) + 1);
+           },
+           nb::arg("input"), "The final residual stream, flat (n + 1) x d_model, and its row count.")
+      .def(
+          "verify",
+          [](const r::CompiledModel& self, size_t max_inputs) {
+            return running_python([&] { return self.verify(max_inputs); });
+          },
+          nb::arg("max_inputs") = 100000)
+      .def("table", &r::CompiledModel::table)
+      .def_ro("d_model", &r::CompiledModel::d_model)
+      .def_ro("max_len", &r::CompiledModel::max_len)
+      .def_ro("causal", &r::CompiledModel::causal)
+      .def_ro("dim_labels", &r::CompiledModel::dim_labels)
+      .def_ro("analyzed_layers", &r::CompiledModel::analyzed_layers)
+      .def_prop_ro("vocab", [](const r::CompiledModel& self) { return to_list(self.vocab); })
+      .def_prop_ro("layers", [](const r::CompiledModel& self) { return static_cast<int>(self.layers.size()); })
+      .def_prop_ro("heads", &r::CompiledModel::heads)
+      .def_prop_ro("heads_per_layer", &r::CompiledModel::heads_per_layer)
+      .def_prop_ro("mlp_width", &r::CompiledModel::mlp_width)
+      .def_prop_ro("mlp_hidden", [](const r::CompiledModel& self) {
+        std::vector<int> out;
+        for (const auto& l : self.layers) out.push_back(l.mlp.hidden);
+        return out;
+      })
+      .def_prop_ro("spaces", [](const r::CompiledModel& self) {
+        nb::list out;
+        for (const auto& s : self.spaces)
+          out.append(nb::make_tuple(s.name, s.numerical ? "numerical" : s.offset < 0 ? "constant" : "categorical",
+                                    s.offset, s.width, to_list(s.values)));
+        return out;
+      })
+      .def_prop_ro("output_space", [](const r::CompiledModel& self) { return self.output_space; })
+      // (name, rows, cols, flat row-major values) for every weight matrix; lrnn.rasp makes
+      // NumPy arrays of them.
+      .def("_weights", [](const r::CompiledModel& self) {
+        nb::list out;
+        auto add = [&](const std::string& name, int rows, int cols, const std::vector<double>& w) {
+          out.append(nb::make_tuple(name, rows, cols, w));
+        };
+        const int d = self.d_model;
+        add("embed.tokens", static_cast<int>(self.vocab.size()), d, self.token_embedding);
+        add("embed.positions", self.max_len, d, self.position_embedding);
+        add("embed.bos", 1, d, self.bos_embedding);
+        for (size_t l = 0; l < self.layers.size(); ++l) {
+          const auto& layer = self.layers[l];
+          std::string p = "layers." + std::to_string(l) + ".";
+          for (size_t h = 0; h < layer.heads.size(); ++h) {
+            add(p + "heads." + std::to_string(h) + ".qk", d, d, layer.heads[h].qk);
+            add(p + "heads." + std::to_string(h) + ".ov", d, d, layer.heads[h].ov);
+          }
+          add(p + "mlp.w1", layer.mlp.hidden, d, layer.mlp.w1);
+          add(p + "mlp.b1", 1, layer.mlp.hidden, layer.mlp.b1);
+          add(p + "mlp.w2", d, layer.mlp.hidden, layer.mlp.w2);
+        }
+        return out;
+      })
+      .def("_heads", [](const r::CompiledModel& self) {
+        nb::list out;
+        for (size_t l = 0; l < self.layers.size(); ++l)
+          for (const auto& h : self.layers[l].heads) out.append(nb::make_tuple(static_cast<int>(l) + 1, h.output, h.selector));
+        return out;
+      })
+      .def("__repr__", [](const r::CompiledModel& self) {
+        return "CompiledModel(layers=" + std::to_string(self.layers.size()) + ", heads=" + std::to_string(self.heads()) +
+               ", residual=" + std::to_string(self.d_model) + ", mlp_width=" + std::to_string(self.mlp_width()) + ")";
+      });
+  m.def(
+      "compile",
+      [](nb::handle program, nb::handle vocab, int max_len, const std::string& convention, bool causal,
+         size_t max_inputs) {
+        auto [s, conv] = runnable(program, convention);
+        std::vector<r::Value> v = input_of(vocab);
+        r::CompileOptions options;
+        options.convention = conv;
+        options.causal = causal;
+        options.max_inputs = max_inputs;
+        return running_python([&] { return r::compile(s, v, max_len, options); });
+      },
+      nb::arg("program"), nb::arg("vocab"), nb::arg("max_len"), nb::arg("convention") = "",
+      nb::arg("causal") = false, nb::arg("max_inputs") = 200000);
 
   // ---- pictures ----------------------------------------------------------------------------
   m.def(

@@ -29,6 +29,8 @@ struct RaspOptions {
   int max_len = 0;
   std::string out_path;
   std::string example_out;
+  bool causal = false;
+  bool verify = false;
 };
 
 Program load(const RaspOptions& o) {
@@ -117,8 +119,8 @@ void analyze_cmd(const RaspOptions& o) {
   }
 }
 
-void lower_cmd(const RaspOptions& o) {
-  Program p = load(o);
+// --vocab a,b,c (strings) or a JSON list.
+std::vector<Value> parse_vocab(const RaspOptions& o) {
   if (o.max_len < 1) throw lrnn::Error(lrnn::ErrorKind::Parse, "--max-len must be at least 1");
   std::vector<Value> vocab;
   if (!o.vocab.empty() && o.vocab.front() == '[') {
@@ -134,6 +136,12 @@ void lower_cmd(const RaspOptions& o) {
     }
   }
   if (vocab.empty()) throw lrnn::Error(lrnn::ErrorKind::Parse, "--vocab is empty (write --vocab a,b,c or a JSON list)");
+  return vocab;
+}
+
+void lower_cmd(const RaspOptions& o) {
+  Program p = load(o);
+  std::vector<Value> vocab = parse_vocab(o);
   LoweredTemplate t = to_template(p.output, vocab, o.max_len, p.convention);
   std::string header = "% lowered from " + o.file + " (" + p.output.node()->display_name() + "), vocabulary size " +
                        std::to_string(vocab.size()) + ", max length " + std::to_string(o.max_len) + "\n% output: " +
@@ -150,6 +158,77 @@ void lower_cmd(const RaspOptions& o) {
     std::cerr << "wrote " << o.out_path << ": " << t.ast.rules.size() << " rules, output " << t.output_predicate << "\n";
 }
 
+nlohmann::json matrix_json(int rows, int cols, const std::vector<double>& w) {
+  return {{"shape", {rows, cols}}, {"data", w}};
+}
+
+// The compiled model as JSON: the residual stream layout, the sizes and every weight matrix
+// (row major), as CompiledModel and lrnn.rasp's state_dict() name them.
+nlohmann::json model_json(const CompiledModel& m, const std::string& name) {
+  nlohmann::json out = nlohmann::json::object();
+  out["program"] = name;
+  out["vocab"] = nlohmann::json::array();
+  for (const auto& v : m.vocab) out["vocab"].push_back(to_json(v));
+  out["max_len"] = m.max_len;
+  out["causal"] = m.causal;
+  out["d_model"] = m.d_model;
+  out["layers"] = m.layers.size();
+  out["analyzed_layers"] = m.analyzed_layers;
+  out["heads_per_layer"] = m.heads_per_layer();
+  out["mlp_width"] = m.mlp_width();
+  out["dim_labels"] = m.dim_labels;
+  out["output_space"] = m.output_space;
+  nlohmann::json spaces = nlohmann::json::array();
+  for (const auto& s : m.spaces) {
+    nlohmann::json vals = nlohmann::json::array();
+    for (const auto& v : s.values) vals.push_back(to_json(v));
+    spaces.push_back({{"name", s.name},
+                      {"encoding", s.offset < 0 ? "constant" : s.numerical ? "numerical" : "categorical"},
+                      {"offset", s.offset},
+                      {"width", s.width},
+                      {"values", vals}});
+  }
+  out["residual"] = spaces;
+  nlohmann::json w = nlohmann::json::object();
+  const int d = m.d_model;
+  w["embed.tokens"] = matrix_json(static_cast<int>(m.vocab.size()), d, m.token_embedding);
+  w["embed.positions"] = matrix_json(m.max_len, d, m.position_embedding);
+  w["embed.bos"] = matrix_json(1, d, m.bos_embedding);
+  for (size_t l = 0; l < m.layers.size(); ++l) {
+    const auto& layer = m.layers[l];
+    std::string p = "layers." + std::to_string(l) + ".";
+    for (size_t h = 0; h < layer.heads.size(); ++h) {
+      w[p + "heads." + std::to_string(h) + ".qk"] = matrix_json(d, d, layer.heads[h].qk);
+      w[p + "heads." + std::to_string(h) + ".ov"] = matrix_json(d, d, layer.heads[h].ov);
+    }
+    w[p + "mlp.w1"] = matrix_json(layer.mlp.hidden, d, layer.mlp.w1);
+    w[p + "mlp.b1"] = matrix_json(1, layer.mlp.hidden, layer.mlp.b1);
+    w[p + "mlp.w2"] = matrix_json(d, layer.mlp.hidden, layer.mlp.w2);
+  }
+  out["weights"] = w;
+  return out;
+}
+
+void compile_cmd(const RaspOptions& o) {
+  Program p = load(o);
+  CompileOptions options;
+  options.convention = p.convention;
+  options.causal = o.causal;
+  CompiledModel m = compile(p.output, parse_vocab(o), o.max_len, options);
+  std::cout << m.table();
+  if (o.verify) {
+    VerifyReport r = m.verify();
+    std::cout << "verify: " << r.checked << " of " << r.total << " inputs" << (r.sampled ? " (sampled)" : "") << ", "
+              << r.mismatches << " mismatches" << (r.first_mismatch.empty() ? "" : " (" + r.first_mismatch + ")")
+              << "\n";
+    if (r.mismatches != 0) throw lrnn::Error(lrnn::ErrorKind::Runtime, "the compiled weights disagree with the interpreter");
+  }
+  if (!o.out_path.empty()) {
+    write_file(o.out_path, model_json(m, p.output.node()->display_name()).dump() + "\n");
+    std::cout << "wrote " << o.out_path << "\n";
+  }
+}
+
 void draw_cmd(const RaspOptions& o) {
   Program p = load(o);
   std::vector<Value> input = parse_input(o.input);
@@ -161,7 +240,7 @@ void draw_cmd(const RaspOptions& o) {
 
 lrnn::cli::RegisterCommand reg(60, [](CLI::App& app) {
   auto opts = std::make_shared<RaspOptions>();
-  CLI::App* rasp = app.add_subcommand("rasp", "RASP programs: run, analyse (layers, heads), lower to templates, draw");
+  CLI::App* rasp = app.add_subcommand("rasp", "RASP programs: run, analyse (layers, heads), lower to templates, compile to weights, draw");
   rasp->require_subcommand(1);
   rasp->footer(
       "RASP files use the original RASP syntax (select, aggregate, selector_width, def, load)\n"
@@ -171,6 +250,7 @@ lrnn::cli::RegisterCommand reg(60, [](CLI::App& app) {
       "  [o, l, l, e, h]\n"
       "  lrnn rasp analyze tests/rasp/dyck2.rasp\n"
       "  lrnn rasp lower tests/rasp/reverse.rasp --vocab a,b,c --max-len 5 -o reverse.lrnn\n"
+      "  lrnn rasp compile tests/rasp/reverse.rasp --vocab a,b,c --max-len 5 --verify -o reverse.json\n"
       "  lrnn rasp draw tests/rasp/sort.rasp --input '§cab' -o sort.svg");
 
   auto common = [opts](CLI::App* cmd) {
@@ -199,6 +279,15 @@ lrnn::cli::RegisterCommand reg(60, [](CLI::App& app) {
   lower->add_option("--input,-i", opts->input, "An input whose example facts --example-out writes");
   lower->add_option("--example-out", opts->example_out, "Write the example facts of --input here");
   lower->callback([opts] { lower_cmd(*opts); });
+
+  CLI::App* comp = rasp->add_subcommand("compile", "Compile a program to transformer weights (exact, or refused)");
+  common(comp);
+  comp->add_option("--vocab", opts->vocab, "The token vocabulary: a,b,c or a JSON list")->required();
+  comp->add_option("--max-len", opts->max_len, "The longest input the weights must handle")->required();
+  comp->add_option("-o,--out", opts->out_path, "Write the model (layout, sizes, weights) here as JSON");
+  comp->add_flag("--causal", opts->causal, "Heads see only earlier positions (refused if a selector looks ahead)");
+  comp->add_flag("--verify", opts->verify, "Compare the weights with the interpreter on every input up to --max-len");
+  comp->callback([opts] { compile_cmd(*opts); });
 
   CLI::App* draw = rasp->add_subcommand("draw", "Draw the selectors and values of a run as SVG");
   common(draw);

@@ -43,6 +43,7 @@ class Canon {
 };
 
 std::string describe_selector(const Node* n) {
+  if (!n->name.empty()) return n->name;
   switch (n->kind) {
     case Kind::Select:
       return "select(" + n->children[0]->display_name() + ", " + n->children[1]->display_name() + ", " +
@@ -65,10 +66,12 @@ Analysis analyze(const SOp& output) {
   auto order = topological_order(output.node());
   // (layer, head key) -> head index
   std::map<std::pair<int, std::string>, size_t> heads;
-  auto add_head = [&](int layer, const std::string& key, const std::string& selector, const Node* out) {
+  auto add_head = [&](int layer, const std::string& key, const std::string& selector, const Node* out,
+                      HeadPattern pattern, const Node* sel) {
     auto [it, inserted] = heads.emplace(std::make_pair(layer, key), a.heads.size());
-    if (inserted) a.heads.push_back(Head{layer, selector, {}});
+    if (inserted) a.heads.push_back(Head{layer, selector, {}, pattern, sel, {}});
     a.heads[it->second].outputs.push_back(out->display_name());
+    a.heads[it->second].output_nodes.push_back(out);
   };
   for (const Node* n : order) {
     int d = 0;
@@ -76,12 +79,12 @@ Analysis analyze(const SOp& output) {
     switch (n->kind) {
       case Kind::Length:
         d = 1;
-        add_head(1, "length", "select(tokens, tokens, true)", n);
+        add_head(1, "length", "select(tokens, tokens, true)", n, HeadPattern::All, nullptr);
         break;
       case Kind::Aggregate: {
         d += 1;
         const Node* sel = n->children[0].get();
-        add_head(d, "agg:" + std::to_string(canon.id(sel)), describe_selector(sel), n);
+        add_head(d, "agg:" + std::to_string(canon.id(sel)), describe_selector(sel), n, HeadPattern::Selector, sel);
         break;
       }
       case Kind::SelectorWidth: {
@@ -89,8 +92,8 @@ Analysis analyze(const SOp& output) {
         const Node* sel = n->children[0].get();
         std::string s = describe_selector(sel);
         std::string id = std::to_string(canon.id(sel));
-        add_head(d, "width-or:" + id, "(" + s + " or select(indices, 0, ==))", n);
-        add_head(d, "width-and:" + id, "(" + s + " and select(indices, 0, ==))", n);
+        add_head(d, "width-or:" + id, "(" + s + " or select(indices, 0, ==))", n, HeadPattern::WidthOr, sel);
+        add_head(d, "width-and:" + id, "(" + s + " and select(indices, 0, ==))", n, HeadPattern::WidthAnd, sel);
         break;
       }
       default: break;

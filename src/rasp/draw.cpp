@@ -2,6 +2,7 @@
 // for each attention layer its selector matrices with queries on the left, keys on top
 // and the aggregated values on the right.
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -29,16 +30,31 @@ std::string escape(const std::string& s) {
   return out;
 }
 
+// A cell's text: numbers with at most 3 significant decimals, booleans T/F, long strings
+// cut to kMaxCellChars. Cells are as wide as the widest text (cell_width), never overflowing.
+constexpr size_t kMaxCellChars = 6;
+
 std::string cell_text(const Value& v) {
-  std::string s = std::holds_alternative<double>(v) ? [&] {
+  if (std::holds_alternative<bool>(v)) return std::get<bool>(v) ? "T" : "F";
+  std::string s;
+  if (std::holds_alternative<double>(v)) {
     std::ostringstream o;
     o.precision(3);
     o << std::get<double>(v);
-    return o.str();
-  }() : to_string(v);
-  if (std::holds_alternative<bool>(v)) s = std::get<bool>(v) ? "T" : "F";
-  if (s.size() > 4) s = s.substr(0, 4);
+    s = o.str();
+  } else {
+    s = to_string(v);
+  }
+  if (s.size() > kMaxCellChars) s = s.substr(0, kMaxCellChars - 1) + "~";
   return s;
+}
+
+// Monospace at 12px is about 7.2px per character; a cell keeps 4px of padding either side.
+int cell_width(const std::vector<std::vector<Value>>& rows) {
+  size_t longest = 1;
+  for (const auto& row : rows)
+    for (const auto& v : row) longest = std::max(longest, cell_text(v).size());
+  return std::max(kCell, static_cast<int>(longest * 72 + 9) / 10 + 8);
 }
 
 class Svg {
@@ -74,12 +90,14 @@ class Svg {
 };
 
 // A row of value cells starting at (x, y).
-void value_row(Svg& svg, int x, int y, const std::vector<Value>& vals, const std::string& fill) {
+void value_row(Svg& svg, int x, int y, int cell, const std::vector<Value>& vals, const std::string& fill) {
   for (size_t i = 0; i < vals.size(); ++i) {
-    svg.rect(x + static_cast<int>(i) * kCell, y, kCell, kCell, fill);
-    svg.text(x + static_cast<int>(i) * kCell + kCell / 2, y + kCell * 2 / 3, cell_text(vals[i]));
+    svg.rect(x + static_cast<int>(i) * cell, y, cell, kCell, fill);
+    svg.text(x + static_cast<int>(i) * cell + cell / 2, y + kCell * 2 / 3, cell_text(vals[i]));
   }
 }
+
+std::string clip(const std::string& s, size_t max) { return s.size() > max ? s.substr(0, max - 1) + "~" : s; }
 
 // The s-ops a selector compares: keys and queries of its first plain select.
 const Node* first_select(const Node* sel) {
@@ -93,73 +111,103 @@ std::string draw_svg(const SOp& output, const std::vector<Value>& input, Convent
   Evaluation ev = evaluate(output, input, convention);
   Analysis an = analyze(output);
   const int n = static_cast<int>(input.size());
+  std::vector<std::vector<Value>> all_values;
+  for (const auto& [node, vals] : ev.values) all_values.push_back(vals);
+  const int cell = cell_width(all_values);
   Svg svg;
   int y = kMargin;
-  svg.text(kMargin, y + 12, "RASP program " + output.node()->display_name() + " on " + std::to_string(n) +
-                                " tokens: " + std::to_string(an.layers) + " layer(s)",
+  int total_heads = 0;
+  for (int h : an.heads_per_layer) total_heads += h;
+  svg.text(kMargin, y + 12, "RASP program " + clip(output.node()->description(), 40) + " on " + std::to_string(n) +
+                                " tokens: " + std::to_string(an.layers) + " layer(s), " + std::to_string(total_heads) +
+                                " head(s)",
            "start", 14, "bold");
   y += 30;
 
-  // s-ops worth showing: inputs, attention results, named ones and the output
-  std::vector<const Node*> shown;
+  // s-ops worth showing: inputs, attention results, named ones and the output. A row whose
+  // label and values repeat an earlier row's (an annotated copy such as x.numerical()) is
+  // not repeated; different s-ops that share a name get a numbered label.
+  std::vector<std::pair<const Node*, std::string>> shown;
+  std::map<std::string, std::vector<const Node*>> by_label;
   for (const Node* node : ev.order) {
     if (node->is_selector() || node->kind == Kind::Constant) continue;
     bool show = node->kind == Kind::Tokens || node->kind == Kind::Indices || node->kind == Kind::Length ||
                 node->kind == Kind::Aggregate || node->kind == Kind::SelectorWidth || !node->name.empty() ||
                 node == output.node().get();
-    if (show) shown.push_back(node);
+    if (!show) continue;
+    std::string label = node->description();
+    auto& same = by_label[label];
+    bool duplicate = false;
+    for (const Node* other : same) duplicate |= ev.values.at(other) == ev.values.at(node) && an.depth.at(other) == an.depth.at(node);
+    if (duplicate) continue;
+    same.push_back(node);
+    if (same.size() > 1) label += " (" + std::to_string(same.size()) + ")";
+    shown.emplace_back(node, label);
   }
   std::stable_sort(shown.begin(), shown.end(),
-                   [&](const Node* a, const Node* b) { return an.depth.at(a) < an.depth.at(b); });
+                   [&](const auto& a, const auto& b) { return an.depth.at(a.first) < an.depth.at(b.first); });
   svg.text(kMargin, y + 12, "values by layer", "start", 13, "bold");
   y += 22;
-  for (const Node* node : shown) {
-    std::string label = node->display_name() + "  [L" + std::to_string(an.depth.at(node)) + "]";
-    if (label.size() > 28) label = label.substr(0, 27) + "~";
-    svg.text(kMargin, y + kCell * 2 / 3, label, "start");
-    value_row(svg, kMargin + kLabel, y, ev.values.at(node),
+  for (const auto& [node, name] : shown) {
+    std::string suffix = "  [L" + std::to_string(an.depth.at(node)) + "]";
+    svg.text(kMargin, y + kCell * 2 / 3, clip(name, 28 - suffix.size()) + suffix, "start");
+    value_row(svg, kMargin + kLabel, y, cell, ev.values.at(node),
               node == output.node().get() ? "#ffe7a8" : node->kind == Kind::Aggregate ? "#dceeff" : "#f4f4f4");
     y += kCell + 4;
   }
   y += 16;
 
-  // each layer's heads: the selectors aggregated at that depth
+  // each layer's heads, exactly as analyze counts them: `length` attends everywhere and a
+  // selector_width is two heads (the selector or/and "key index == 0")
   for (int layer = 1; layer <= an.layers; ++layer) {
-    std::vector<std::pair<const Node*, const Node*>> heads;  // (selector, aggregate)
-    std::set<const Node*> seen;
-    for (const Node* node : ev.order) {
-      if ((node->kind != Kind::Aggregate && node->kind != Kind::SelectorWidth) || an.depth.at(node) != layer) continue;
-      const Node* sel = node->children[0].get();
-      if (seen.insert(sel).second) heads.emplace_back(sel, node);
-    }
+    std::vector<const Head*> heads;
+    for (const Head& h : an.heads)
+      if (h.layer == layer) heads.push_back(&h);
     if (heads.empty()) continue;
-    svg.text(kMargin, y + 12, "layer " + std::to_string(layer) + ": " + std::to_string(heads.size()) + " selector(s)",
+    svg.text(kMargin, y + 12, "layer " + std::to_string(layer) + ": " + std::to_string(heads.size()) + " head(s)",
              "start", 13, "bold");
     y += 24;
     int x = kMargin;
     int block_height = 0;
-    for (const auto& [sel, agg] : heads) {
-      const SelectorMatrix& m = ev.selectors.at(sel);
-      const Node* plain = first_select(sel);
-      std::vector<Value> keys = plain ? ev.values.at(plain->children[0].get()) : std::vector<Value>(n);
-      std::vector<Value> queries = plain ? ev.values.at(plain->children[1].get()) : std::vector<Value>(n);
+    for (const Head* head : heads) {
+      const Node* agg = head->output_nodes.front();
+      SelectorMatrix m(n, std::vector<uint8_t>(n, 1));
+      const Node* plain = nullptr;
+      if (head->selector_node) {
+        m = ev.selectors.at(head->selector_node);
+        plain = first_select(head->selector_node);
+        for (int q = 0; q < n; ++q)
+          for (int k = 0; k < n; ++k) {
+            if (head->pattern == HeadPattern::WidthOr) m[q][k] = m[q][k] || k == 0;
+            if (head->pattern == HeadPattern::WidthAnd) m[q][k] = m[q][k] && k == 0;
+          }
+      }
+      std::vector<Value> keys = plain ? ev.values.at(plain->children[0].get()) : ev.values.at(agg);
+      std::vector<Value> queries = plain ? ev.values.at(plain->children[1].get()) : ev.values.at(agg);
+      if (!plain) {  // `length`: keys and queries are the tokens
+        keys = input;
+        queries = input;
+      }
       int top = y;
-      std::string title = agg->display_name();
-      svg.text(x, top + 10, title.size() > 30 ? title.substr(0, 29) + "~" : title, "start", 11, "bold");
+      std::string title = agg->description();
+      if (head->pattern == HeadPattern::WidthOr) title += " (or index 0)";
+      if (head->pattern == HeadPattern::WidthAnd) title += " (and index 0)";
+      int w = cell * (n + 2) + 30;
+      svg.text(x, top + 10, clip(title, std::max<size_t>(12, static_cast<size_t>(std::max(w, 200)) / 7)), "start", 11,
+               "bold");
       top += 16;
-      // keys across the top, queries down the left, the aggregate's output on the right
-      value_row(svg, x + kCell, top, keys, "#e8f5e9");
+      // keys across the top, queries down the left, the head's output on the right
+      value_row(svg, x + cell, top, cell, keys, "#e8f5e9");
       for (int q = 0; q < n; ++q) {
         int ry = top + kCell + q * kCell;
-        svg.rect(x, ry, kCell, kCell, "#fff3e0");
-        svg.text(x + kCell / 2, ry + kCell * 2 / 3, cell_text(queries[q]));
+        svg.rect(x, ry, cell, kCell, "#fff3e0");
+        svg.text(x + cell / 2, ry + kCell * 2 / 3, cell_text(queries[q]));
         for (int k = 0; k < n; ++k)
-          svg.rect(x + kCell + k * kCell, ry, kCell, kCell, m[q][k] ? "#263238" : "white", "#ccc");
+          svg.rect(x + cell + k * cell, ry, cell, kCell, m[q][k] ? "#263238" : "white", "#ccc");
         const Value& out = ev.values.at(agg)[q];
-        svg.rect(x + kCell * (n + 1) + 6, ry, kCell, kCell, "#dceeff");
-        svg.text(x + kCell * (n + 1) + 6 + kCell / 2, ry + kCell * 2 / 3, cell_text(out));
+        svg.rect(x + cell * (n + 1) + 6, ry, cell, kCell, "#dceeff");
+        svg.text(x + cell * (n + 1) + 6 + cell / 2, ry + kCell * 2 / 3, cell_text(out));
       }
-      int w = kCell * (n + 2) + 30;
       x += std::max(w, 200);
       block_height = std::max(block_height, 16 + kCell * (n + 1));
     }

@@ -49,7 +49,30 @@ Value combine(const Node& n, const std::vector<const Value*>& selected, Conventi
   return sum;
 }
 
+// A selector compares values; `None` (undefined) has no place in that comparison. The
+// error names the s-op that holds it (tracr refuses it too: "key is None!").
+void require_defined(const Node& sel, const Node& sop, const std::vector<Value>& values, const char* role) {
+  for (size_t i = 0; i < values.size(); ++i)
+    if (is_none(values[i]))
+      node_error(sel, std::string("the ") + role + " s-op " + sop.description() + " is None at position " +
+                          std::to_string(i) + ": a selector cannot compare an undefined value");
+}
+
 }  // namespace
+
+Value apply_elementwise(const Node& n, const std::vector<Value>& args) {
+  if (n.kind == Kind::Where) return is_none(args[0]) ? Value{} : truthy(args[0]) ? args[1] : args[2];
+  for (const Value& a : args)
+    if (is_none(a)) return Value{};
+  switch (n.kind) {
+    case Kind::Map: return n.map_fn(args[0]);
+    case Kind::ZipMap: return n.zip_fn(args);
+    case Kind::Unary: return apply_value_unary(n.op, args[0]);
+    case Kind::Binary: return apply_value_op(n.op, args[0], args[1]);
+    default: break;
+  }
+  throw Error(ErrorKind::Semantic, std::string(kind_name(n.kind)) + " is not an element-wise operation");
+}
 
 std::vector<const Node*> topological_order(const NodePtr& root) {
   std::vector<const Node*> order;
@@ -99,42 +122,22 @@ Evaluation evaluate(const SOp& output, const std::vector<Value>& input, Conventi
           break;
         case Kind::Length: out.assign(n, Value(static_cast<int64_t>(n))); break;
         case Kind::Constant: out.assign(n, node->constant); break;
-        case Kind::Map: {
-          const auto& a = child_values(0);
-          out.reserve(n);
-          for (const auto& v : a) out.push_back(node->map_fn(v));
-          break;
-        }
-        case Kind::ZipMap: {
+        case Kind::Map: case Kind::ZipMap: case Kind::Unary: case Kind::Binary: case Kind::Where: {
           std::vector<Value> args(node->children.size());
           out.reserve(n);
           for (size_t i = 0; i < n; ++i) {
             for (size_t c = 0; c < node->children.size(); ++c) args[c] = child_values(c)[i];
-            out.push_back(node->zip_fn(args));
+            out.push_back(apply_elementwise(*node, args));
           }
-          break;
-        }
-        case Kind::Unary: {
-          const auto& a = child_values(0);
-          for (const auto& v : a) out.push_back(apply_value_unary(node->op, v));
-          break;
-        }
-        case Kind::Binary: {
-          const auto& a = child_values(0);
-          const auto& b = child_values(1);
-          for (size_t i = 0; i < n; ++i) out.push_back(apply_value_op(node->op, a[i], b[i]));
-          break;
-        }
-        case Kind::Where: {
-          const auto& c = child_values(0);
-          const auto& t = child_values(1);
-          const auto& f = child_values(2);
-          for (size_t i = 0; i < n; ++i) out.push_back(truthy(c[i]) ? t[i] : f[i]);
           break;
         }
         case Kind::Select: {
           const auto& keys = child_values(0);
           const auto& queries = child_values(1);
+          if (node->predicate != Predicate::True && node->predicate != Predicate::False) {
+            require_defined(*node, *node->children[0], keys, "key");
+            require_defined(*node, *node->children[1], queries, "query");
+          }
           mat.assign(n, std::vector<uint8_t>(n, 0));
           for (size_t q = 0; q < n; ++q)
             for (size_t k = 0; k < n; ++k) mat[q][k] = apply_predicate(node->predicate, keys[k], queries[q]);

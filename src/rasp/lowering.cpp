@@ -131,6 +131,21 @@ class Lowerer {
     auto order = topological_order(output.node());
     bool enumerated = enumerate_values(output, order);
     for (const Node* n : order) lower_node(n);
+    // None is the constant `none`, and the string "none" is the constant 'none', which the
+    // engine reads as the same symbol: an s-op that can hold both cannot be lowered.
+    const std::string none_text = print_term(value_term(Value{}));
+    for (const Node* n : order) {
+      auto it = values_.find(n);
+      if (it == values_.end()) continue;
+      bool has_none = false, has_string = false;
+      for (const auto& v : it->second) {
+        has_none |= is_none(v);
+        has_string |= is_string(v) && std::get<std::string>(v) == none_text;
+      }
+      if (has_none && has_string)
+        fail("cannot lower " + n->description() + ": it can hold both None and the string \"" + none_text +
+             "\", which are one constant in a template");
+    }
     const Node* root = output.node().get();
     const Rep& r = rep_.at(root);
     LoweredTemplate out;
@@ -148,6 +163,7 @@ class Lowerer {
     out.text = print_template(out.ast);
     for (const Node* n : order)
       if (!n->is_selector() && values_.count(n)) out.value_sets.emplace_back(n->display_name(), to_vector(values_.at(n)));
+    if (values_.count(root)) out.output_values = to_vector(values_.at(root));
     return out;
   }
 
@@ -269,12 +285,12 @@ class Lowerer {
       case Kind::Indices: for (int i = 0; i < max_len_; ++i) insert(s, Value(int64_t{i})); break;
       case Kind::Length: for (int i = 1; i <= max_len_; ++i) insert(s, Value(int64_t{i})); break;
       case Kind::Constant: insert(s, n->constant); break;
-      case Kind::Map: for (const auto& v : kid(0)) attempt([&] { return n->map_fn(v); }); break;
-      case Kind::Unary: for (const auto& v : kid(0)) attempt([&] { return apply_value_unary(n->op, v); }); break;
+      case Kind::Map: for (const auto& v : kid(0)) attempt([&] { return apply_elementwise(*n, {v}); }); break;
+      case Kind::Unary: for (const auto& v : kid(0)) attempt([&] { return apply_elementwise(*n, {v}); }); break;
       case Kind::Binary:
         guard_product(n, {kid(0).size(), kid(1).size()});
         for (const auto& a : kid(0))
-          for (const auto& b : kid(1)) attempt([&] { return apply_value_op(n->op, a, b); });
+          for (const auto& b : kid(1)) attempt([&] { return apply_elementwise(*n, {a, b}); });
         break;
       case Kind::ZipMap: {
         std::vector<std::vector<Value>> sets;
@@ -284,12 +300,15 @@ class Lowerer {
           sizes.push_back(sets.back().size());
         }
         guard_product(n, sizes);
-        for_each_combination(sets, [&](const std::vector<Value>& args) { attempt([&] { return n->zip_fn(args); }); });
+        for_each_combination(sets, [&](const std::vector<Value>& args) { attempt([&] { return apply_elementwise(*n, args); }); });
         break;
       }
       case Kind::Where: {
         bool t = false, f = false;
-        for (const auto& c : kid(0)) (truthy(c) ? t : f) = true;
+        for (const auto& c : kid(0)) {
+          if (is_none(c)) insert(s, Value{});  // an undefined condition gives None
+          else (truthy(c) ? t : f) = true;
+        }
         if (t) for (const auto& v : kid(1)) insert(s, v);
         if (f) for (const auto& v : kid(2)) insert(s, v);
         break;
@@ -602,6 +621,10 @@ class Lowerer {
     auto in = [&](size_t i, const Value& v) { return atom(inputs[i], {var("I"), value_term(v)}); };
     if (n->kind == Kind::Where) {
       for (const auto& c : values(n->children[0].get())) {
+        if (is_none(c)) {
+          emit_row(Value{}, {in(0, c)});
+          continue;
+        }
         size_t branch = truthy(c) ? 1 : 2;
         for (const auto& v : values(n->children[branch].get())) emit_row(v, {in(0, c), in(branch, v)});
       }
@@ -617,13 +640,7 @@ class Lowerer {
     for_each_combination(sets, [&](const std::vector<Value>& args) {
       Value out;
       try {
-        switch (n->kind) {
-          case Kind::Map: out = n->map_fn(args[0]); break;
-          case Kind::ZipMap: out = n->zip_fn(args); break;
-          case Kind::Unary: out = apply_value_unary(n->op, args[0]); break;
-          case Kind::Binary: out = apply_value_op(n->op, args[0], args[1]); break;
-          default: return;
-        }
+        out = apply_elementwise(*n, args);
       } catch (const std::exception&) {
         return;  // the interpreter fails on this combination
       }

@@ -127,6 +127,39 @@ std::string Node::display_name() const {
   }
 }
 
+std::string Node::description() const {
+  if (!name.empty()) return name;
+  auto arg = [&](size_t i) {
+    const Node& c = *children[i];
+    return c.name.empty() && (c.kind == Kind::Select || c.kind == Kind::SelectAnd || c.kind == Kind::SelectOr ||
+                              c.kind == Kind::SelectNot || c.kind == Kind::Binary || c.kind == Kind::Unary)
+               ? c.description()
+               : c.name.empty() && (c.kind == Kind::Map || c.kind == Kind::ZipMap) ? (c.label.empty() ? kind_name(c.kind) : c.label)
+               : c.name.empty() && (c.kind == Kind::Aggregate || c.kind == Kind::SelectorWidth) ? std::string(kind_name(c.kind))
+               : c.display_name();
+  };
+  switch (kind) {
+    case Kind::Tokens: case Kind::Indices: case Kind::Length: return kind_name(kind);
+    case Kind::Constant: return repr(constant);
+    case Kind::Map: return (label.empty() ? std::string("map") : label) + "(" + arg(0) + ")";
+    case Kind::ZipMap: {
+      std::string s = (label.empty() ? std::string("zipmap") : label) + "(";
+      for (size_t i = 0; i < children.size(); ++i) s += (i ? ", " : "") + arg(i);
+      return s + ")";
+    }
+    case Kind::Unary: return std::string(op_symbol(op)) + (op == Op::Not ? " " : "") + arg(0);
+    case Kind::Binary: return "(" + arg(0) + " " + op_symbol(op) + " " + arg(1) + ")";
+    case Kind::Where: return "where(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ")";
+    case Kind::Select: return "select(" + arg(0) + ", " + arg(1) + ", " + predicate_symbol(predicate) + ")";
+    case Kind::SelectAnd: return "(" + arg(0) + " and " + arg(1) + ")";
+    case Kind::SelectOr: return "(" + arg(0) + " or " + arg(1) + ")";
+    case Kind::SelectNot: return "not " + arg(0);
+    case Kind::Aggregate: return "aggregate(" + arg(0) + ", " + arg(1) + ")";
+    case Kind::SelectorWidth: return "selector_width(" + arg(0) + ")";
+  }
+  return display_name();
+}
+
 // ---- SOp / Selector handles -------------------------------------------------------------
 
 SOp::SOp(NodePtr node) : node_(std::move(node)) {
@@ -169,6 +202,18 @@ std::vector<Value> SOp::operator()(std::string_view input) const { return run(*t
 Selector::Selector(NodePtr node) : node_(std::move(node)) {
   if (node_ && !node_->is_selector())
     throw Error(ErrorKind::Semantic, "an s-op is not a selector: build one with select(keys, queries, predicate)");
+}
+
+Selector Selector::name(std::string name) const {
+  require(node_, "selector");
+  auto c = copy_of(node_);
+  c->name = std::move(name);
+  return Selector(NodePtr(c));
+}
+
+const std::string& Selector::name() const {
+  require(node_, "selector");
+  return node_->name;
 }
 
 SOp Selector::value(const SOp& values, Value default_value) const {

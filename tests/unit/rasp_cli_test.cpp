@@ -87,8 +87,8 @@ TEST(RaspCli, DrawWritesAnSvg) {
   EXPECT_EQ(r.code, 0) << r.err;
   std::string text = slurp(svg);
   EXPECT_EQ(text.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
-  EXPECT_NE(text.find("layer 1: 1 selector(s)"), std::string::npos);
-  EXPECT_NE(text.find("layer 2: 1 selector(s)"), std::string::npos);
+  EXPECT_NE(text.find("layer 1: 1 head(s)"), std::string::npos);
+  EXPECT_NE(text.find("layer 2: 1 head(s)"), std::string::npos);
   EXPECT_NE(text.find("</svg>"), std::string::npos);
   std::filesystem::remove(svg);
 }

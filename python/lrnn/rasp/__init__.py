@@ -152,12 +152,29 @@ def example_facts(input: Any) -> str:
     return _rasp.example_facts(input)
 
 
-def _decode(term: Any) -> Any:
-    """A constant of an engine atom back to a Python value (how value_term wrote it)."""
-    if term.kind == "number":
-        number = float(term.text)
-        return int(number) if number.is_integer() and "." not in term.text and "e" not in term.text.lower() else number
-    return term.text
+def _term_key(kind: str, text: str) -> tuple:
+    """What identifies a constant of an engine atom: numbers by value, symbols by their text
+    (the engine reads 'x' and x as one symbol)."""
+    if kind == "number":
+        return ("number", float(text))
+    return ("symbol", text)
+
+
+def _decoder(output_values: Sequence[Any]) -> dict:
+    """The interpreter's value of every constant the lowered output can hold (value_term
+    writes True as 1 and None as the constant `none`; to_template refuses an s-op that can
+    hold both None and the string "none")."""
+    table = {}
+    for value in output_values:
+        term = _core_parse_term(_rasp.value_term(value))
+        table.setdefault(_term_key(term.kind, term.text), value)
+    return table
+
+
+def _core_parse_term(text: str) -> Any:
+    from lrnn import _core
+
+    return _core.parse_literal(f"v({text})", "<value>").args[0]
 
 
 class LoweredTemplate:
@@ -197,6 +214,24 @@ class LoweredTemplate:
     def run(self, input: Any) -> List[Any]:
         return self.run_many([input])[0]
 
+    def _decode(self, term: Any) -> Any:
+        """An output atom's constant as the interpreter's value (True, None, "none", 2.5)."""
+        if getattr(self, "_decoding", None) is None:
+            self._decoding = _decoder(self._lowered.output_values)
+        key = _term_key(term.kind, term.text)
+        if key not in self._decoding:
+            raise ValueError(f"the engine derived the output constant {term.text!r}, which the program cannot produce")
+        return self._decoding[key]
+
+    def _number(self, y: float) -> Any:
+        """A numerical output as the interpreter's type: bool, int or float."""
+        values = self._lowered.output_values
+        if values and all(isinstance(v, bool) for v in values):
+            return y > 0.5
+        if abs(y - round(y)) < 1e-9 and not any(isinstance(v, float) for v in values):
+            return int(round(y))
+        return y
+
     def run_many(self, inputs: Iterable[Any]) -> List[List[Any]]:
         """The engine's output on every input: per position the number (numerical outputs)
         or the one candidate value whose atom is 1 (None where not exactly one is)."""
@@ -223,10 +258,10 @@ class LoweredTemplate:
             position = int(float(args[0].text))
             y = float(value[0])
             if self.output_numeric:
-                results[i][position] = int(round(y)) if abs(y - round(y)) < 1e-9 else y
+                results[i][position] = self._number(y)
             elif y > 0.5:
                 hits[i][position] += 1
-                results[i][position] = _decode(args[1])
+                results[i][position] = self._decode(args[1])
         if not self.output_numeric:
             for i, row in enumerate(hits):
                 for position, count in enumerate(row):
@@ -242,9 +277,171 @@ def to_template(program: Union[SOp, Program], vocab: Any, max_len: int, conventi
     return LoweredTemplate(_rasp.to_template(program, vocab, max_len, convention or "", max_values))
 
 
+class CompiledModel:
+    """A RASP program compiled to transformer weights (`compile`). `model(input)` runs the
+    weights in C++ and decodes the output (argmax per categorical position, the number for
+    numerical ones); `verify()` compares with the interpreter on every input up to max_len;
+    `table()` prints the residual stream layout; `state_dict()` gives the weights as NumPy
+    arrays and `to_torch()` a plain torch.nn.Module computing the same."""
+
+    def __init__(self, compiled: Any, program: Any):
+        self._compiled = compiled
+        self.program = program
+
+    layers = property(lambda self: self._compiled.layers)
+    heads = property(lambda self: self._compiled.heads)
+    heads_per_layer = property(lambda self: self._compiled.heads_per_layer)
+    residual_width = property(lambda self: self._compiled.d_model)
+    mlp_width = property(lambda self: self._compiled.mlp_width)
+    mlp_hidden = property(lambda self: self._compiled.mlp_hidden)
+    analyzed_layers = property(lambda self: self._compiled.analyzed_layers)
+    dim_labels = property(lambda self: self._compiled.dim_labels)
+    spaces = property(lambda self: self._compiled.spaces)
+    vocab = property(lambda self: self._compiled.vocab)
+    max_len = property(lambda self: self._compiled.max_len)
+    causal = property(lambda self: self._compiled.causal)
+
+    def __call__(self, input: Any) -> List[Any]:
+        return self._compiled(input)
+
+    def verify(self, max_inputs: int = 100000) -> Any:
+        """Weights against the interpreter on every input up to max_len (a fixed random
+        sample of `max_inputs` when there are more). Truthy when every output agrees."""
+        return self._compiled.verify(max_inputs)
+
+    def table(self) -> str:
+        return self._compiled.table()
+
+    def head_list(self) -> List[tuple]:
+        """(layer, s-op computed, selector) for every attention head."""
+        return self._compiled._heads()
+
+    def __repr__(self) -> str:
+        return repr(self._compiled)
+
+    def state_dict(self) -> dict:
+        """Every weight matrix as a float64 NumPy array: embed.tokens (vocab x d),
+        embed.positions (max_len x d), embed.bos (1 x d), layers.L.heads.H.qk / .ov (d x d:
+        score = x_q^T qk x_k, value = ov x_k), layers.L.mlp.w1 (hidden x d), .b1, .w2."""
+        import numpy as np
+
+        return {name: np.asarray(flat, dtype=np.float64).reshape(rows, cols)
+                for name, rows, cols, flat in self._compiled._weights()}
+
+    def _output_reader(self):
+        name, encoding, offset, width, values = self.spaces[self._compiled.output_space]
+        return encoding, offset, width, values
+
+    def decode(self, residual: Any, length: int) -> List[Any]:
+        """The output values read from a final residual stream ((length + 1) x d array-like)."""
+        encoding, offset, width, values = self._output_reader()
+        out = []
+        for i in range(1, length + 1):
+            row = residual[i]
+            if encoding == "constant":
+                out.append(values[0])
+            elif encoding == "categorical":
+                scores = [float(row[offset + v]) for v in range(width)]
+                out.append(values[max(range(width), key=scores.__getitem__)])
+            else:
+                y = float(row[offset])
+                near = [v for v in values if isinstance(v, (int, float)) and abs(float(v) - y) <= 1e-6 * max(1.0, abs(y))]
+                out.append(near[-1] if near else y)
+        return out
+
+    def token_ids(self, input: Any) -> List[int]:
+        """The vocabulary positions of an input's tokens (the torch module's input)."""
+        tokens_in = _rasp.run(tokens, input)
+        vocab = self.vocab
+        ids = []
+        for i, t in enumerate(tokens_in):
+            match = [k for k, v in enumerate(vocab) if v == t and type(v) is type(t)]
+            if not match:
+                raise ValueError(f"input position {i} holds {t!r}, which is not in the vocabulary {vocab!r}")
+            ids.append(match[0])
+        return ids
+
+    def to_torch(self) -> Any:
+        """A torch.nn.Module with the compiled weights as float64 parameters: module(ids)
+        takes a LongTensor of vocabulary positions (`token_ids(input)`) and returns the
+        final residual stream ((n + 1) x d, row 0 the BOS position); `module.run(input)`
+        decodes it. Requires torch (not a dependency of lrnn)."""
+        try:
+            import torch
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise ImportError("to_torch() needs PyTorch (pip install torch)") from e
+        return _torch_module(torch, self)
+
+    def __getstate__(self):
+        raise TypeError("a CompiledModel is not picklable; keep its state_dict()")
+
+
+def _torch_module(torch: Any, compiled: "CompiledModel") -> Any:
+    weights = {k: torch.tensor(v, dtype=torch.float64) for k, v in compiled.state_dict().items()}
+    structure = [(len([k for k in weights if k.startswith(f"layers.{layer}.heads.") and k.endswith(".qk")]))
+                 for layer in range(compiled.layers)]
+
+    class CompiledTransformer(torch.nn.Module):
+        """The compiled RASP program as a transformer (softmax attention, ReLU MLPs)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed_tokens = torch.nn.Parameter(weights["embed.tokens"])
+            self.embed_positions = torch.nn.Parameter(weights["embed.positions"])
+            self.embed_bos = torch.nn.Parameter(weights["embed.bos"])
+            self.qk = torch.nn.ParameterList()
+            self.ov = torch.nn.ParameterList()
+            self.w1 = torch.nn.ParameterList()
+            self.b1 = torch.nn.ParameterList()
+            self.w2 = torch.nn.ParameterList()
+            for layer, heads in enumerate(structure):
+                for h in range(heads):
+                    self.qk.append(torch.nn.Parameter(weights[f"layers.{layer}.heads.{h}.qk"]))
+                    self.ov.append(torch.nn.Parameter(weights[f"layers.{layer}.heads.{h}.ov"]))
+                self.w1.append(torch.nn.Parameter(weights[f"layers.{layer}.mlp.w1"]))
+                self.b1.append(torch.nn.Parameter(weights[f"layers.{layer}.mlp.b1"].reshape(-1)))
+                self.w2.append(torch.nn.Parameter(weights[f"layers.{layer}.mlp.w2"]))
+            self.causal = compiled.causal
+
+        def forward(self, ids: Any) -> Any:
+            n = ids.shape[0]
+            x = torch.cat([self.embed_bos, self.embed_tokens[ids] + self.embed_positions[:n]], dim=0)
+            head = 0
+            for layer, heads in enumerate(structure):
+                update = torch.zeros_like(x)
+                for _ in range(heads):
+                    scores = x @ self.qk[head] @ x.T
+                    if self.causal:
+                        mask = torch.ones(n + 1, n + 1, dtype=torch.bool).triu(1)
+                        scores = scores.masked_fill(mask, float("-inf"))
+                    update = update + torch.softmax(scores, dim=-1) @ (x @ self.ov[head].T)
+                    head += 1
+                x = x + update
+                x = x + torch.relu(x @ self.w1[layer].T + self.b1[layer]) @ self.w2[layer].T
+            return x
+
+        def run(self, input: Any) -> List[Any]:
+            ids = torch.tensor(compiled.token_ids(input), dtype=torch.long)
+            with torch.no_grad():
+                residual = self.forward(ids)
+            return compiled.decode(residual, len(ids))
+
+    return CompiledTransformer()
+
+
+def compile(program: Union[SOp, Program], vocab: Any, max_len: int, *, convention: Optional[str] = None,
+            causal: bool = False, max_inputs: int = 200000) -> CompiledModel:
+    """The program as transformer weights for inputs over `vocab` (a str of characters or a
+    list of values) of length 1..max_len (docs/rasp.md, "Weight compiler"). Whatever cannot
+    be compiled exactly raises LrnnError naming the s-op. `causal=True` gives heads that see
+    only earlier positions (refused when a selector looks ahead)."""
+    return CompiledModel(_rasp.compile(program, vocab, max_len, convention or "", causal, max_inputs), program)
+
+
 __all__ = [
     "SOp", "Selector", "Key", "Query", "Program", "Analysis", "Head", "LoweredTemplate",
     "tokens", "indices", "length", "identity",
     "key", "query", "select", "aggregate", "where", "selector_width", "zipmap",
-    "numerical", "categorical", "indicator", "analyze", "draw", "to_template",
+    "numerical", "categorical", "indicator", "constant", "analyze", "draw", "to_template",
+    "run", "trace", "load", "parse", "compile", "CompiledModel",
 ]

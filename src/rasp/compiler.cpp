@@ -1,0 +1,1127 @@
+// The RASP weight compiler: a program becomes the weights of a transformer whose forward
+// pass (compiled_model.cpp) reproduces the interpreter on every input up to max_len.
+//
+// How (docs/rasp.md, "Weight compiler"):
+// - compile runs the interpreter on every input over the vocabulary up to max_len. That
+//   gives the exact value set of every s-op, how many keys each selector picks, and for
+//   every element-wise s-op the table from its inputs' values to its value. Nothing is
+//   guessed, so nothing is silently wrong; what the construction cannot express exactly is
+//   refused naming the s-op.
+// - The residual stream has "one" and "bos" directions and a subspace per s-op the
+//   attention reads or the program outputs (one-hot per categorical value, one dimension per
+//   numerical s-op). Element-wise operations are not materialised one by one: each needed
+//   element-wise s-op is one MLP lookup over the attention outputs and inputs it depends on
+//   (so chains of maps cost one MLP, not one layer each).
+// - Attention: a head per aggregate, scores a bilinear form over one-hot subspaces (beta
+//   for a selected pair), the BOS position scored in between, so nothing selected falls
+//   back to BOS, whose value is the default. selector_width (and `length`, and sums of a
+//   constant) attend BOS as strongly as a selected key and decode 1/(w+1) with an MLP.
+// - The BOS position's residual is known at compile time (it attends only itself and the
+//   MLPs are switched off there), so every head corrects its BOS key score and value to be
+//   exactly what the construction needs.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "lrnn/rasp.hpp"
+
+namespace lrnn::rasp {
+
+size_t compiled_input_count(size_t vocab, int max_len);
+std::vector<Value> compiled_input(const std::vector<Value>& vocab, int max_len, size_t k);
+
+namespace {
+
+// Score of a selected pair: the softmax weight of a pair scored beta/2 lower is e^-50.
+constexpr double kBeta = 100.0;
+
+[[noreturn]] void refuse(const Node* n, const std::string& why) {
+  throw Error(ErrorKind::Semantic, "cannot compile " + n->description() + ": " + why);
+}
+
+bool elementwise(Kind k) {
+  return k == Kind::Map || k == Kind::ZipMap || k == Kind::Unary || k == Kind::Binary || k == Kind::Where;
+}
+
+// Doubles rounded to 12 significant digits, so that 1/3 reached by different sums is one
+// value of a set and one row of a table.
+Value canon(const Value& v) {
+  if (auto* d = std::get_if<double>(&v)) {
+    if (!std::isfinite(*d)) return v;
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.12g", *d);
+    return std::strtod(buf, nullptr);
+  }
+  return v;
+}
+
+std::string key_of(const Value& v) { return type_name(v) + ":" + repr(v); }
+
+struct ValueSet {
+  std::vector<Value> values;
+  std::unordered_set<std::string> keys;
+  void add(const Value& v) {
+    if (keys.insert(key_of(v)).second) values.push_back(v);
+  }
+};
+
+std::string tuple_key(const std::vector<Value>& t) {
+  std::string k;
+  for (const auto& v : t) k += key_of(v) + "\x1f";
+  return k;
+}
+
+// A lookup an MLP computes: input tuple -> value, as observed.
+struct Table {
+  std::vector<const Node*> inputs;  // features (a width's scratch is its own node's input)
+  std::map<std::string, std::pair<std::vector<Value>, Value>> rows;
+};
+
+// What the attention of an aggregate / width / length saw over all inputs.
+struct HeadStats {
+  size_t max_selected = 0;
+  bool some_empty = false;
+  std::string causal_violation;
+};
+
+// One summand of a head's score: table[query value][key value] over two categorical
+// features (null: the "one" direction, i.e. a constant).
+struct ScoreTerm {
+  const Node* query = nullptr;
+  const Node* key = nullptr;
+  std::vector<std::vector<uint8_t>> table;
+};
+
+struct Feature {
+  const Node* node = nullptr;
+  bool constant = false;
+  bool numerical = false;
+  std::vector<Value> values;
+  int offset = -1;
+  int width = 0;
+  int ready = 0;  // sublayer after which it is in the residual (attention 2l-1, MLP 2l)
+  size_t space = 0;
+};
+
+class Compiler {
+ public:
+  Compiler(const SOp& output, std::vector<Value> vocab, int max_len, const CompileOptions& options)
+      : output_(output), vocab_(std::move(vocab)), max_len_(max_len), options_(options) {
+    if (options_.convention == Convention::Default) options_.convention = Convention::Sum;
+  }
+
+  CompiledModel run() {
+    const Node* root = output_.node().get();
+    order_ = topological_order(output_.node());
+    // An element-wise s-op is one MLP over the attention outputs it depends on, unless
+    // that MLP would need two numerical inputs non-linearly: then its element-wise
+    // children get their own MLPs (an earlier layer) and everything is observed again.
+    while (true) {
+      need(root);
+      read_directly_.insert(root);
+      enumerate();
+      choose_encodings();
+      if (!split_lookups()) break;
+      needed_.clear();
+      frontier_.clear();
+      values_.clear();
+      tables_.clear();
+      width_tables_.clear();
+      stats_.clear();
+      features_.clear();
+      read_directly_.clear();
+    }
+    choose_count_readers();
+    choose_embedded();
+    schedule();
+    CompiledModel model;
+    model.program = output_;
+    model.convention = options_.convention;
+    model.vocab = vocab_;
+    model.max_len = max_len_;
+    model.causal = options_.causal;
+    model.analyzed_layers = analyze(output_).layers;
+    layout(model);
+    build_layers(model);
+    model.output_space = features_.at(root).space;
+    return model;
+  }
+
+ private:
+  // ---- which s-ops the transformer materialises ----------------------------------------
+
+  // The non-element-wise s-ops an element-wise s-op is a function of (constants aside).
+  const std::vector<const Node*>& frontier(const Node* n) {
+    if (auto it = frontier_.find(n); it != frontier_.end()) return it->second;
+    std::vector<const Node*> out;
+    std::set<const Node*> seen;
+    std::vector<const Node*> stack{n};
+    while (!stack.empty()) {
+      const Node* c = stack.back();
+      stack.pop_back();
+      if (!seen.insert(c).second) continue;
+      if (c != n && (!elementwise(c->kind) || materialized_.count(c))) {
+        if (c->kind != Kind::Constant) out.push_back(c);
+        continue;
+      }
+      for (const auto& k : c->children) stack.push_back(k.get());
+    }
+    std::sort(out.begin(), out.end(), [](const Node* a, const Node* b) { return a->id < b->id; });
+    return frontier_[n] = out;
+  }
+
+  void need(const Node* n) {
+    if (!needed_.insert(n).second) return;
+    switch (n->kind) {
+      case Kind::Map: case Kind::ZipMap: case Kind::Unary: case Kind::Binary: case Kind::Where:
+        for (const Node* f : frontier(n)) need(f);
+        break;
+      case Kind::Aggregate:
+        need(n->children[1].get());
+        read_directly_.insert(n->children[1].get());
+        need_selector(n->children[0].get());
+        break;
+      case Kind::SelectorWidth: need_selector(n->children[0].get()); break;
+      default: break;
+    }
+  }
+
+  void need_selector(const Node* s) {
+    if (s->kind == Kind::Select) {
+      if (s->predicate == Predicate::True || s->predicate == Predicate::False) return;
+      need(s->children[0].get());
+      need(s->children[1].get());
+      read_directly_.insert(s->children[0].get());
+      read_directly_.insert(s->children[1].get());
+      return;
+    }
+    for (const auto& c : s->children) need_selector(c.get());
+  }
+
+  // ---- running every input ----------------------------------------------------------------
+
+  void enumerate() {
+    const size_t total = compiled_input_count(vocab_.size(), max_len_);
+    if (total > options_.max_inputs)
+      throw Error(ErrorKind::Semantic,
+                  "cannot compile: " + (total == SIZE_MAX ? std::string("too many") : std::to_string(total)) +
+                      " inputs over a vocabulary of " + std::to_string(vocab_.size()) + " up to length " +
+                      std::to_string(max_len_) + " (the compiler runs every input to find exact value sets; the limit is " +
+                      std::to_string(options_.max_inputs) + ": use a smaller vocabulary or max_len)");
+    for (const Node* n : needed_) {
+      if (elementwise(n->kind)) {
+        Table& t = tables_[n];
+        t.inputs = frontier(n);
+      }
+    }
+    for (size_t k = 0; k < total; ++k) {
+      std::vector<Value> in = compiled_input(vocab_, max_len_, k);
+      Evaluation ev;
+      try {
+        ev = evaluate(output_, in, options_.convention);
+      } catch (const Error& e) {
+        std::string shown;
+        for (size_t i = 0; i < in.size(); ++i) shown += (i ? ", " : "") + repr(in[i]);
+        throw Error(ErrorKind::Semantic, "cannot compile: the program fails on the input [" + shown + "]: " + e.message());
+      }
+      observe(ev, in.size());
+    }
+  }
+
+  void observe(const Evaluation& ev, size_t n) {
+    for (const Node* node : needed_) {
+      const auto& vals = ev.values.at(node);
+      ValueSet& set = values_[node];
+      for (const auto& v : vals) set.add(canon(v));
+      if (elementwise(node->kind)) {
+        Table& t = tables_[node];
+        for (size_t i = 0; i < n; ++i) {
+          std::vector<Value> tuple;
+          for (const Node* f : t.inputs) tuple.push_back(canon(ev.values.at(f)[i]));
+          Value y = canon(vals[i]);
+          auto [it, inserted] = t.rows.emplace(tuple_key(tuple), std::make_pair(tuple, y));
+          if (!inserted && key_of(it->second.second) != key_of(y))
+            refuse(node, "its value is not a function of its inputs' values (" + repr(it->second.second) + " and " +
+                             repr(y) + " for the same inputs)");
+        }
+      }
+      if (node->kind == Kind::Aggregate || node->kind == Kind::SelectorWidth || node->kind == Kind::Length) {
+        HeadStats& st = stats_[node];
+        Table& widths = width_tables_[node];
+        for (size_t q = 0; q < n; ++q) {
+          size_t selected = n;
+          if (node->kind == Kind::Length && options_.causal && q + 1 < n && st.causal_violation.empty())
+            st.causal_violation = "length attends every position";
+          if (node->kind != Kind::Length) {
+            const SelectorMatrix& m = ev.selectors.at(node->children[0].get());
+            selected = 0;
+            for (size_t k = 0; k < n; ++k) {
+              if (!m[q][k]) continue;
+              ++selected;
+              if (k > q && options_.causal && st.causal_violation.empty())
+                st.causal_violation = "query " + std::to_string(q) + " selects the later key " + std::to_string(k);
+            }
+          }
+          st.max_selected = std::max(st.max_selected, selected);
+          st.some_empty |= selected == 0;
+          std::vector<Value> x{canon(Value(1.0 / static_cast<double>(selected + 1)))};
+          widths.rows.emplace(tuple_key(x), std::make_pair(x, canon(vals[q])));
+        }
+      }
+    }
+  }
+
+  // ---- encodings ------------------------------------------------------------------------
+
+  bool numbers_only(const std::vector<Value>& vals) {
+    for (const auto& v : vals)
+      if (!is_number(v)) return false;
+    return true;
+  }
+
+  void choose_encodings() {
+    for (const Node* n : order_) {
+      if (!needed_.count(n)) continue;
+      Feature f;
+      f.node = n;
+      f.values = values_.at(n).values;
+      f.constant = n->kind == Kind::Constant || (elementwise(n->kind) && frontier(n).empty());
+      if (n->kind == Kind::Tokens) f.values = vocab_;
+      if (n->kind == Kind::Indices) {
+        f.values.clear();
+        for (int i = 0; i < max_len_; ++i) f.values.emplace_back(int64_t{i});
+      }
+      bool numerical = n->encoding == Encoding::Numerical;
+      if (n->kind == Kind::Aggregate) {
+        const HeadStats& st = stats_.at(n);
+        const Feature& vals = features_.at(n->children[1].get());
+        bool summed = st.max_selected >= 2;
+        if (summed && n->encoding == Encoding::Categorical)
+          refuse(n, "it is annotated categorical but a query selects " + std::to_string(st.max_selected) +
+                        " keys (a categorical aggregate must select at most one)");
+        numerical = numerical || summed || vals.numerical;
+      }
+      if (numerical && !f.constant) {
+        for (const auto& v : f.values)
+          if (!is_number(v))
+            refuse(n, "it is numerical (one dimension) but takes the value " + repr(v) +
+                          (is_none(v) ? " (a numerical s-op cannot be undefined: give a numeric default)" : ""));
+      }
+      f.numerical = numerical;
+      features_[n] = f;
+    }
+  }
+
+  // ---- element-wise s-ops over several numerical inputs ----------------------------------------
+
+  std::vector<size_t> numerical_inputs(const std::vector<const Node*>& inputs) {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Feature& f = features_.at(inputs[i]);
+      if (f.numerical && !f.constant) out.push_back(i);
+    }
+    return out;
+  }
+
+  // y = a + sum_i w_i x_i over the rows of each combination of categorical inputs, exactly
+  // (to 1e-9), or false. Fills linear_[n] with the coefficients per combination.
+  bool fit_linear(const Node* n) {
+    const Table& t = tables_.at(n);
+    std::vector<size_t> nums = numerical_inputs(t.inputs);
+    const size_t k = nums.size();
+    std::map<std::string, std::vector<const std::pair<std::vector<Value>, Value>*>> groups;
+    for (const auto& [key, row] : t.rows) {
+      if (!is_number(row.second)) return false;
+      std::vector<Value> cats;
+      for (size_t i = 0; i < row.first.size(); ++i)
+        if (std::find(nums.begin(), nums.end(), i) == nums.end()) cats.push_back(row.first[i]);
+      groups[tuple_key(cats)].push_back(&row);
+    }
+    std::map<std::string, std::vector<double>> fitted;
+    for (const auto& [g, rows] : groups) {
+      // normal equations with a tiny ridge: (X^T X + eps I) c = X^T y, X = [1, x_1..x_k]
+      const size_t m = k + 1;
+      std::vector<std::vector<double>> a(m, std::vector<double>(m + 1, 0.0));
+      for (const auto* row : rows) {
+        std::vector<double> x{1.0};
+        for (size_t i : nums) x.push_back(to_double(row->first[i]));
+        const double y = to_double(row->second);
+        for (size_t r = 0; r < m; ++r) {
+          for (size_t c = 0; c < m; ++c) a[r][c] += x[r] * x[c];
+          a[r][m] += x[r] * y;
+        }
+      }
+      for (size_t r = 0; r < m; ++r) a[r][r] += 1e-12;
+      for (size_t c = 0; c < m; ++c) {
+        size_t pivot = c;
+        for (size_t r = c + 1; r < m; ++r)
+          if (std::fabs(a[r][c]) > std::fabs(a[pivot][c])) pivot = r;
+        std::swap(a[c], a[pivot]);
+        if (a[c][c] == 0) return false;
+        for (size_t r = 0; r < m; ++r) {
+          if (r == c) continue;
+          const double f = a[r][c] / a[c][c];
+          for (size_t j = c; j <= m; ++j) a[r][j] -= f * a[c][j];
+        }
+      }
+      std::vector<double> coef(m);
+      for (size_t r = 0; r < m; ++r) coef[r] = a[r][m] / a[r][r];
+      for (size_t r = 0; r < m; ++r)  // integral coefficients stay integral
+        if (std::fabs(coef[r] - std::nearbyint(coef[r])) < 1e-9) coef[r] = std::nearbyint(coef[r]);
+      for (const auto* row : rows) {
+        double y = coef[0];
+        for (size_t i = 0; i < k; ++i) y += coef[i + 1] * to_double(row->first[nums[i]]);
+        const double want = to_double(row->second);
+        if (std::fabs(y - want) > 1e-9 * std::max(1.0, std::fabs(want))) return false;
+      }
+      fitted[g] = coef;
+    }
+    linear_[n] = fitted;
+    return true;
+  }
+
+  // True when some element-wise s-op needed its children materialised (then everything is
+  // observed again); refuses what no split makes compilable.
+  bool split_lookups() {
+    bool split = false;
+    const std::set<const Node*> before = materialized_;  // what the frontiers were computed with
+    shadowed_.clear();
+    linear_.clear();
+    for (const Node* n : order_) {
+      if (!needed_.count(n) || !elementwise(n->kind) || features_.at(n).constant) continue;
+      const Table& t = tables_.at(n);
+      std::vector<size_t> nums = numerical_inputs(t.inputs);
+      if (nums.size() < 2) continue;
+      if (features_.at(n).numerical && fit_linear(n)) continue;
+      // the element-wise s-ops inside that read one of the numerical inputs get their own MLP
+      std::set<const Node*> numeric_inputs;
+      for (size_t i : nums) numeric_inputs.insert(t.inputs[i]);
+      bool added = false;
+      std::set<const Node*> seen;
+      std::vector<const Node*> stack{n};
+      while (!stack.empty()) {
+        const Node* x = stack.back();
+        stack.pop_back();
+        if (!seen.insert(x).second) continue;
+        for (const auto& c : x->children) {
+          if (x != n && numeric_inputs.count(c.get())) {
+            materialized_.insert(x);  // possibly already by another s-op of this pass
+            added = true;
+          }
+          if (elementwise(c->kind) && !before.count(c.get())) stack.push_back(c.get());
+        }
+      }
+      if (!added) {
+        // it reads the numerical s-ops itself: all but the one with most values are read
+        // through a categorical copy (one-hot, made by an MLP of an earlier layer)
+        size_t keep = nums[0];
+        for (size_t i : nums)
+          if (features_.at(t.inputs[i]).values.size() > features_.at(t.inputs[keep]).values.size()) keep = i;
+        for (size_t i : nums)
+          if (i != keep) shadowed_[n].insert(t.inputs[i]);
+        continue;
+      }
+      split = true;
+    }
+    return split;
+  }
+
+  // ---- counts read without decoding ---------------------------------------------------------
+
+  // A count (selector_width, length, a sum of a constant) is 1/(w+1) after its head. An
+  // element-wise s-op with no other numerical input reads that directly, in the MLP of the
+  // same layer, instead of waiting a layer for the decoded count. The count is decoded
+  // only for the attention and the output (or when a reader cannot take it directly).
+  bool is_count(const Node* n) {
+    return (n->kind == Kind::SelectorWidth || n->kind == Kind::Length || n->kind == Kind::Aggregate) &&
+           !features_.at(n).constant && width_based(n);
+  }
+
+  // value -> 1/(w+1) of a count, or empty when two widths give one value.
+  std::map<std::string, Value> count_inverse(const Node* n) {
+    std::map<std::string, Value> inverse;
+    for (const auto& [k, row] : width_tables_.at(n).rows) {
+      auto [it, inserted] = inverse.emplace(key_of(row.second), row.first[0]);
+      if (!inserted && key_of(it->second) != key_of(row.first[0])) return {};
+    }
+    return inverse;
+  }
+
+  void choose_count_readers() {
+    decoded_.clear();
+    direct_.clear();
+    for (const Node* n : order_)
+      if (needed_.count(n) && read_directly_.count(n) && is_count(n)) decoded_.insert(n);
+    for (const Node* n : order_) {
+      if (!needed_.count(n) || !elementwise(n->kind) || features_.at(n).constant) continue;
+      const Table& t = tables_.at(n);
+      size_t numeric = 0;
+      std::vector<const Node*> counts;
+      for (const Node* in : t.inputs) {
+        if (is_count(in)) counts.push_back(in);
+        else if (features_.at(in).numerical && !features_.at(in).constant) ++numeric;
+      }
+      bool direct = !counts.empty() && numeric + counts.size() <= 1 && !linear_.count(n) && !shadowed_.count(n);
+      for (const Node* c : counts) direct = direct && !count_inverse(c).empty();
+      if (direct) direct_.insert(n);
+      else decoded_.insert(counts.begin(), counts.end());
+    }
+  }
+
+  // An element-wise s-op of the tokens alone (or the indices alone) is part of the token
+  // (position) embedding: no MLP, no layer.
+  void choose_embedded() {
+    embedded_.clear();
+    for (const Node* n : order_) {
+      if (!needed_.count(n) || !elementwise(n->kind) || features_.at(n).constant) continue;
+      const auto& inputs = tables_.at(n).inputs;
+      bool tokens_only = true, indices_only = true;
+      for (const Node* in : inputs) {
+        tokens_only &= in->kind == Kind::Tokens;
+        indices_only &= in->kind == Kind::Indices;
+      }
+      if (tokens_only) embedded_[n] = Kind::Tokens;
+      else if (indices_only) embedded_[n] = Kind::Indices;
+    }
+  }
+
+  // Whether an s-op is read from the residual stream (by attention, the output or an MLP),
+  // not only by embedded s-ops.
+  bool read_in_residual(const Node* n) {
+    if (read_directly_.count(n)) return true;
+    for (const Node* e : order_)
+      if (needed_.count(e) && elementwise(e->kind) && !embedded_.count(e) && !features_.at(e).constant) {
+        const auto& inputs = tables_.at(e).inputs;
+        if (std::find(inputs.begin(), inputs.end(), n) != inputs.end()) return true;
+      }
+    return false;
+  }
+
+  // Writes an embedded s-op's value for every token (position) into the embedding.
+  void embed(CompiledModel& m, const Node* n, Kind by) {
+    const Feature& f = features_.at(n);
+    const Table& t = tables_.at(n);
+    const int d = m.d_model;
+    const size_t count = by == Kind::Tokens ? vocab_.size() : static_cast<size_t>(max_len_);
+    for (size_t i = 0; i < count; ++i) {
+      Value x = by == Kind::Tokens ? canon(vocab_[i]) : Value(static_cast<int64_t>(i));
+      std::vector<Value> tuple(t.inputs.size(), x);
+      auto row = t.rows.find(tuple_key(tuple));
+      if (row == t.rows.end()) continue;  // a position no input reaches
+      std::vector<double> v = encode(f, row->second.second, d);
+      double* out = (by == Kind::Tokens ? m.token_embedding.data() : m.position_embedding.data()) + i * d;
+      for (int j = 0; j < d; ++j) out[j] += v[j];
+    }
+  }
+
+  // The inputs and rows an element-wise lookup reads: counts as 1/(w+1) when read directly.
+  std::pair<std::vector<const Feature*>, Table> lookup_inputs(const Node* n) {
+    const Table& t = tables_.at(n);
+    std::vector<const Feature*> inputs;
+    if (!direct_.count(n)) {
+      auto sh = shadowed_.find(n);
+      for (const Node* in : t.inputs)
+        inputs.push_back(sh != shadowed_.end() && sh->second.count(in) ? &shadows_.at(in) : &features_.at(in));
+      return {inputs, t};
+    }
+    Table mapped;
+    mapped.inputs = t.inputs;
+    std::vector<std::map<std::string, Value>> inverse;
+    for (const Node* in : t.inputs) {
+      inputs.push_back(is_count(in) ? &scratch_.at(in) : &features_.at(in));
+      inverse.push_back(is_count(in) ? count_inverse(in) : std::map<std::string, Value>{});
+    }
+    for (const auto& [k, row] : t.rows) {
+      std::vector<Value> x = row.first;
+      for (size_t i = 0; i < x.size(); ++i)
+        if (!inverse[i].empty()) x[i] = inverse[i].at(key_of(x[i]));
+      mapped.rows.emplace(tuple_key(x), std::make_pair(x, row.second));
+    }
+    return {inputs, mapped};
+  }
+
+  // ---- selectors as score terms -----------------------------------------------------------
+
+  static void leaves(const Node* s, std::vector<const Node*>& out) {
+    if (s->kind == Kind::Select) out.push_back(s);
+    else for (const auto& c : s->children) leaves(c.get(), out);
+  }
+
+  static bool formula(const Node* s, const Value& query, const Value& key) {
+    switch (s->kind) {
+      case Kind::Select: return apply_predicate(s->predicate, key, query);
+      case Kind::SelectAnd: return formula(s->children[0].get(), query, key) && formula(s->children[1].get(), query, key);
+      case Kind::SelectOr: return formula(s->children[0].get(), query, key) || formula(s->children[1].get(), query, key);
+      case Kind::SelectNot: return !formula(s->children[0].get(), query, key);
+      default: return false;
+    }
+  }
+
+  // The categorical feature a selector compares (null: a constant, read from "one").
+  const Node* compared(const Node* sel, const Node* sop, const char* role) {
+    const Feature& f = features_.at(sop);
+    if (f.constant) return nullptr;
+    if (f.numerical)
+      refuse(sel, std::string("its ") + role + " " + sop->description() +
+                      " is numerical; selectors compare categorical s-ops (drop the numerical annotation)");
+    return sop;
+  }
+
+  const std::vector<Value>& values_of(const Node* sop) { return features_.at(sop).values; }
+
+  // One score term for a selector whose leaves all compare the same keys and queries.
+  ScoreTerm term(const Node* sel) {
+    std::vector<const Node*> ls;
+    leaves(sel, ls);
+    const Node* keys = nullptr;
+    const Node* queries = nullptr;
+    for (const Node* l : ls) {
+      if (l->predicate == Predicate::True || l->predicate == Predicate::False) continue;
+      keys = l->children[0].get();
+      queries = l->children[1].get();
+    }
+    ScoreTerm t;
+    t.key = keys ? compared(sel, keys, "keys") : nullptr;
+    t.query = queries ? compared(sel, queries, "queries") : nullptr;
+    static const std::vector<Value> unused{Value{}};  // always-true/false: values not looked at
+    const auto& qv = queries ? values_of(queries) : unused;
+    const auto& kv = keys ? values_of(keys) : unused;
+    t.table.assign(qv.size(), std::vector<uint8_t>(kv.size()));
+    for (size_t a = 0; a < qv.size(); ++a)
+      for (size_t b = 0; b < kv.size(); ++b) t.table[a][b] = formula(sel, qv[a], kv[b]);
+    return t;
+  }
+
+  // The conjuncts of a selector: an `and` of parts, each comparing one pair of s-ops.
+  std::vector<ScoreTerm> score_terms(const Node* sel) {
+    std::vector<const Node*> ls;
+    leaves(sel, ls);
+    std::set<std::pair<const Node*, const Node*>> pairs;
+    for (const Node* l : ls)
+      if (l->predicate != Predicate::True && l->predicate != Predicate::False)
+        pairs.emplace(l->children[0].get(), l->children[1].get());
+    if (pairs.size() <= 1) return {term(sel)};
+    if (sel->kind != Kind::SelectAnd)
+      refuse(sel, "it combines selectors over different s-ops with or/not; a head compiles an `and` of selectors "
+                  "(each over one pair of s-ops) exactly, not this");
+    std::vector<ScoreTerm> out = score_terms(sel->children[0].get());
+    for (auto& t : score_terms(sel->children[1].get())) out.push_back(std::move(t));
+    return out;
+  }
+
+  // ---- layers -----------------------------------------------------------------------------
+
+  static int next_attention(int ready) { return ready % 2 == 0 ? ready + 1 : ready + 2; }
+  static int next_mlp(int ready) { return ready % 2 == 0 ? ready + 2 : ready + 1; }
+
+  // Sums of several selected values compile as a width times a constant.
+  bool width_based(const Node* n) {
+    if (n->kind == Kind::SelectorWidth || n->kind == Kind::Length) return true;
+    if (n->kind != Kind::Aggregate) return false;
+    Convention conv = n->convention == Convention::Default ? options_.convention : n->convention;
+    if (conv != Convention::Sum || stats_.at(n).max_selected < 2) return false;
+    const Feature& v = features_.at(n->children[1].get());
+    if (v.values.size() != 1 || !is_number(v.values[0]))
+      refuse(n, "it sums several selected values that are not one constant; a head averages, so sums compile "
+                "only as a constant times selector_width (use convention mean, or sum a constant)");
+    return true;
+  }
+
+  void schedule() {
+    shadows_.clear();
+    for (const Node* n : order_) {
+      if (!needed_.count(n)) continue;
+      Feature& f = features_.at(n);
+      if (f.constant || n->kind == Kind::Tokens || n->kind == Kind::Indices) {
+        f.ready = 0;
+        continue;
+      }
+      if (embedded_.count(n)) {
+        f.ready = 0;
+        continue;
+      }
+      if (elementwise(n->kind)) {
+        int ready = 0;
+        auto sh = shadowed_.find(n);
+        for (const Node* in : frontier(n)) {
+          int at = direct_.count(n) && is_count(in) ? attention_at_.at(in) : features_.at(in).ready;
+          if (sh != shadowed_.end() && sh->second.count(in)) {
+            Feature& copy = shadows_[in];
+            copy.node = in;
+            copy.values.clear();
+            for (const auto& v : features_.at(in).values) {
+              bool seen = false;
+              for (const auto& c : copy.values) seen |= values_equal(c, v);
+              if (!seen) copy.values.push_back(v);
+            }
+            copy.ready = next_mlp(features_.at(in).ready);
+            at = copy.ready;
+          }
+          ready = std::max(ready, at);
+        }
+        f.ready = next_mlp(ready);
+        continue;
+      }
+      int ready = 0;
+      if (n->kind == Kind::Aggregate) ready = features_.at(n->children[1].get()).ready;
+      if (n->kind != Kind::Length) {
+        const Node* sel = n->children[0].get();
+        for (const ScoreTerm& t : score_terms(sel)) {
+          if (t.query) ready = std::max(ready, features_.at(t.query).ready);
+          if (t.key) ready = std::max(ready, features_.at(t.key).ready);
+        }
+      }
+      if (options_.causal && !stats_.at(n).causal_violation.empty())
+        refuse(n, "causal attention sees only earlier positions, but " + stats_.at(n).causal_violation);
+      attention_at_[n] = next_attention(ready);
+      f.ready = attention_at_[n] + (width_based(n) ? 1 : 0);
+    }
+  }
+
+  // ---- the residual stream ----------------------------------------------------------------
+
+  void add_space(CompiledModel& m, const std::string& name, bool numerical, const std::vector<Value>& values,
+                 int offset, int width) {
+    m.spaces.push_back(ResidualSpace{name, numerical, values, offset, width});
+    for (int i = 0; i < width; ++i)
+      m.dim_labels.push_back(numerical ? name : name + "=" + to_string(values[i]));
+  }
+
+  std::string space_name(const Node* n) {
+    std::string name = n->description();
+    if (used_names_.insert(name).second) return name;
+    for (int k = 2;; ++k)
+      if (used_names_.insert(name + " (" + std::to_string(k) + ")").second) return name + " (" + std::to_string(k) + ")";
+  }
+
+  void layout(CompiledModel& m) {
+    m.dim_labels = {"one", "bos"};
+    int d = 2;
+    for (const Node* n : order_) {
+      if (!needed_.count(n)) continue;
+      Feature& f = features_.at(n);
+      const bool undecoded = (is_count(n) && !decoded_.count(n)) ||
+                             ((n->kind == Kind::Tokens || n->kind == Kind::Indices) && !read_in_residual(n));
+      f.width = f.constant || undecoded ? 0 : f.numerical ? 1 : static_cast<int>(f.values.size());
+      f.offset = f.constant || undecoded ? -1 : d;
+      f.space = m.spaces.size();
+      if (!undecoded) add_space(m, space_name(n), f.numerical, f.values, f.offset, f.width);
+      d += f.width;
+      if (auto copy = shadows_.find(n); copy != shadows_.end()) {
+        Feature& c = copy->second;
+        c.offset = d;
+        c.width = static_cast<int>(c.values.size());
+        c.space = m.spaces.size();
+        add_space(m, m.spaces[f.space].name + ":categorical", false, c.values, d, c.width);
+        d += c.width;
+      }
+      if (width_based(n) && !f.constant) {
+        Feature scratch;
+        scratch.node = n;
+        scratch.numerical = true;
+        for (const auto& [k, row] : width_tables_.at(n).rows) scratch.values.push_back(row.first[0]);
+        std::sort(scratch.values.begin(), scratch.values.end(),
+                  [](const Value& a, const Value& b) { return to_double(a) < to_double(b); });
+        scratch.offset = d;
+        scratch.width = 1;
+        scratch.ready = attention_at_.at(n);
+        scratch.space = m.spaces.size();
+        add_space(m, (undecoded ? space_name(n) : m.spaces[f.space].name) + ":1/(width+1)", true, scratch.values, d, 1);
+        d += 1;
+        scratch_[n] = scratch;
+      }
+    }
+    m.d_model = d;
+    m.token_embedding.assign(vocab_.size() * d, 0.0);
+    m.position_embedding.assign(static_cast<size_t>(max_len_) * d, 0.0);
+    m.bos_embedding.assign(d, 0.0);
+    m.bos_embedding[0] = m.bos_embedding[1] = 1.0;
+    for (size_t v = 0; v < vocab_.size(); ++v) m.token_embedding[v * d] = 1.0;  // "one"
+    // tokens and indices (and their annotated copies) are embedded
+    for (const auto& [n, f] : features_) {
+      if (f.offset < 0) continue;  // read only by embedded s-ops
+      if (n->kind == Kind::Tokens)
+        for (size_t v = 0; v < vocab_.size(); ++v) {
+          double* row = m.token_embedding.data() + v * d;
+          if (f.numerical) row[f.offset] = to_double(vocab_[v]);
+          else row[f.offset + v] = 1.0;
+        }
+      if (n->kind == Kind::Indices)
+        for (int i = 0; i < max_len_; ++i) {
+          double* row = m.position_embedding.data() + static_cast<size_t>(i) * d;
+          if (f.numerical) row[f.offset] = i;
+          else row[f.offset + i] = 1.0;
+        }
+    }
+    for (const auto& [n, by] : embedded_) embed(m, n, by);
+  }
+
+  // ---- reading and writing the residual -----------------------------------------------------
+
+  // The dimension holding `value` of a categorical feature ("one" for a constant).
+  int dim_of(const Feature& f, const Value& value) {
+    if (f.constant) return 0;
+    for (size_t i = 0; i < f.values.size(); ++i)
+      if (key_of(f.values[i]) == key_of(canon(value))) return f.offset + static_cast<int>(i);
+    // a categorical copy of a numerical s-op has one dimension per number (2 and 2.0 alike)
+    if (is_number(value))
+      for (size_t i = 0; i < f.values.size(); ++i)
+        if (is_number(f.values[i]) && values_equal(f.values[i], value)) return f.offset + static_cast<int>(i);
+    refuse(f.node, "the value " + repr(value) + " is not among those it takes");
+  }
+
+  bool has_value(const Feature& f, const Value& value) {
+    for (const auto& v : f.values)
+      if (key_of(v) == key_of(canon(value))) return true;
+    return false;
+  }
+
+  // The residual vector a feature holding `value` is.
+  std::vector<double> encode(const Feature& f, const Value& value, int d) {
+    std::vector<double> out(d, 0.0);
+    if (f.numerical) {
+      if (!is_number(value)) refuse(f.node, "a numerical s-op would hold " + repr(value));
+      out[f.offset] = to_double(value);
+    } else {
+      out[dim_of(f, value)] = 1.0;
+    }
+    return out;
+  }
+
+  struct MlpUnits {
+    std::vector<std::vector<double>> w1;  // per unit: d_model weights
+    std::vector<double> b1;
+    std::vector<std::vector<double>> w2;  // per unit: d_model output column
+    void add(std::vector<double> w, double b, std::vector<double> out) {
+      w1.push_back(std::move(w));
+      b1.push_back(b);
+      w2.push_back(std::move(out));
+    }
+  };
+
+  // An MLP computing `out` from the table's inputs: one unit per combination of categorical
+  // values, and for one numerical input exact steps between consecutive values it takes
+  // (clamped ReLU pairs, gated by the categorical combination).
+  void lookup(const Node* node, const std::vector<const Feature*>& inputs, const Table& table, const Feature& out,
+              int d, MlpUnits& units) {
+    if (auto it = linear_.find(node); it != linear_.end()) return linear(inputs, table, it->second, out, d, units);
+    int numeric = -1;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i]->numerical || inputs[i]->constant) continue;
+      if (numeric >= 0)
+        refuse(node, "it depends on two numerical s-ops (" + inputs[numeric]->node->description() + ", " +
+                         inputs[i]->node->description() +
+                         "); an MLP discretises one numerical input exactly (make one of them categorical)");
+      numeric = static_cast<int>(i);
+    }
+    double xmin = 0, xmax = 0;
+    if (numeric >= 0) {
+      const auto& vs = inputs[numeric]->values;
+      xmin = xmax = to_double(vs.at(0));
+      for (const auto& v : vs) {
+        xmin = std::min(xmin, to_double(v));
+        xmax = std::max(xmax, to_double(v));
+      }
+    }
+    // group the rows by their categorical values
+    std::map<std::string, std::vector<std::pair<double, Value>>> groups;
+    std::map<std::string, std::vector<Value>> group_values;
+    for (const auto& [k, row] : table.rows) {
+      std::vector<Value> cats;
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (static_cast<int>(i) != numeric) cats.push_back(row.first[i]);
+      std::string g = tuple_key(cats);
+      group_values[g] = cats;
+      groups[g].emplace_back(numeric >= 0 ? to_double(row.first[numeric]) : 0.0, row.second);
+    }
+    for (auto& [g, rows] : groups) {
+      std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      const std::vector<Value>& cats = group_values[g];
+      std::vector<double> match(d, 0.0);  // sum of the group's one-hot dimensions
+      int m = 0;
+      for (size_t i = 0, c = 0; i < inputs.size(); ++i) {
+        if (static_cast<int>(i) == numeric) continue;
+        const Value& v = cats[c++];
+        if (inputs[i]->constant) continue;
+        match[dim_of(*inputs[i], v)] += 1.0;
+        ++m;
+      }
+      // base unit: 1 exactly when the categorical inputs hold this combination
+      units.add(match, m == 0 ? 1.0 : 1.0 - m, encode(out, rows[0].second, d));
+      for (size_t i = 1; i < rows.size(); ++i) {
+        std::vector<double> step = encode(out, rows[i].second, d);
+        std::vector<double> prev = encode(out, rows[i - 1].second, d);
+        if (rows[i].first - rows[i - 1].first <= 1e-12 * std::max(1.0, std::fabs(rows[i].first))) {
+          // the same number twice (2 and 2.0): one value to the MLP
+          if (step != prev)
+            refuse(node, "it gives " + repr(rows[i - 1].second) + " and " + repr(rows[i].second) +
+                             " for two inputs that are the same number");
+          rows[i].first = rows[i - 1].first;
+          rows[i].second = rows[i - 1].second;
+          continue;
+        }
+        bool same = true;
+        for (int j = 0; j < d; ++j) {
+          step[j] -= prev[j];
+          same &= step[j] == 0;
+        }
+        if (same) continue;
+        const double gap = rows[i].first - rows[i - 1].first;
+        const double threshold = (rows[i].first + rows[i - 1].first) / 2;
+        const double slope = 2.0 / gap;                        // +-1 at the nearest values
+        const double gate = slope * (xmax - xmin) + 2.0;       // switches other groups off
+        std::vector<double> w(d, 0.0);
+        for (int j = 0; j < d; ++j) w[j] = gate * match[j];
+        w[inputs[numeric]->offset] += slope;
+        const double b = -slope * threshold - gate * m;
+        std::vector<double> neg(step);
+        for (double& x : neg) x = -x;
+        units.add(w, b, step);       // relu(s) - relu(s - 1) = clamp(s, 0, 1)
+        units.add(w, b - 1.0, neg);
+      }
+    }
+  }
+
+  // A linear function of several numerical inputs per combination of categorical ones:
+  // relu(x + g) - relu(-x + g) = x where the combination matches (g = 0), 0 elsewhere.
+  void linear(const std::vector<const Feature*>& inputs, const Table& table,
+              const std::map<std::string, std::vector<double>>& coefficients, const Feature& out, int d,
+              MlpUnits& units) {
+    std::vector<size_t> nums;
+    double bound = 1;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i]->numerical && !inputs[i]->constant) {
+        nums.push_back(i);
+        for (const auto& v : inputs[i]->values) bound = std::max(bound, std::fabs(to_double(v)));
+      }
+    std::map<std::string, std::vector<Value>> group_values;
+    for (const auto& [k, row] : table.rows) {
+      std::vector<Value> cats;
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (std::find(nums.begin(), nums.end(), i) == nums.end()) cats.push_back(row.first[i]);
+      group_values[tuple_key(cats)] = cats;
+    }
+    const double gate = bound + 1;
+    for (const auto& [g, coef] : coefficients) {
+      const std::vector<Value>& cats = group_values.at(g);
+      std::vector<double> match(d, 0.0);
+      int m = 0;
+      for (size_t i = 0, c = 0; i < inputs.size(); ++i) {
+        if (std::find(nums.begin(), nums.end(), i) != nums.end()) continue;
+        const Value& v = cats[c++];
+        if (inputs[i]->constant) continue;
+        match[dim_of(*inputs[i], v)] += 1.0;
+        ++m;
+      }
+      std::vector<double> base(d, 0.0);
+      base[out.offset] = coef[0];
+      units.add(match, m == 0 ? 1.0 : 1.0 - m, base);
+      for (size_t j = 0; j < nums.size(); ++j) {
+        if (coef[j + 1] == 0) continue;
+        std::vector<double> w(d, 0.0), up(d, 0.0), down(d, 0.0);
+        for (int x = 0; x < d; ++x) w[x] = gate * match[x];
+        std::vector<double> wneg(w);
+        const int xd = inputs[nums[j]]->offset;
+        w[xd] += 1.0;
+        wneg[xd] -= 1.0;
+        up[out.offset] = coef[j + 1];
+        down[out.offset] = -coef[j + 1];
+        units.add(w, -gate * m, up);
+        units.add(wneg, -gate * m, down);
+      }
+    }
+  }
+
+  // ---- heads ----------------------------------------------------------------------------------
+
+  // Adds a head for `n` (an aggregate, a width or length) given the BOS residual `bos`;
+  // returns what the head writes at the BOS position.
+  std::vector<double> head(const Node* n, const std::vector<double>& bos, int d, CompiledLayer& layer) {
+    std::vector<ScoreTerm> terms;
+    std::string selector = "select(tokens, tokens, true)";
+    if (n->kind == Kind::Length) {
+      ScoreTerm all;
+      all.table.assign(1, std::vector<uint8_t>(1, 1));
+      terms.push_back(all);
+    } else {
+      terms = score_terms(n->children[0].get());
+      selector = n->children[0]->description();
+    }
+    const bool counting = width_based(n);
+    std::vector<double> qk(static_cast<size_t>(d) * d, 0.0), ov(static_cast<size_t>(d) * d, 0.0);
+    for (const ScoreTerm& t : terms) {
+      const Feature* q = t.query ? &features_.at(t.query) : nullptr;
+      const Feature* k = t.key ? &features_.at(t.key) : nullptr;
+      for (size_t a = 0; a < t.table.size(); ++a)
+        for (size_t b = 0; b < t.table[a].size(); ++b) {
+          if (!t.table[a][b]) continue;
+          int qd = q ? q->offset + static_cast<int>(a) : 0;
+          int kd = k ? k->offset + static_cast<int>(b) : 0;
+          qk[static_cast<size_t>(qd) * d + kd] += kBeta;
+        }
+    }
+    // BOS: as strong as a selected key for counting heads, half a step below otherwise
+    const double bos_score = kBeta * (static_cast<double>(terms.size()) - (counting ? 0.0 : 0.5));
+    std::vector<double> bos_value(d, 0.0);
+    const Feature& out = features_.at(n);
+    if (counting) {
+      bos_value[scratch_.at(n).offset] = 1.0;
+    } else {
+      const Feature& vals = features_.at(n->children[1].get());
+      const size_t entries = vals.constant || vals.numerical ? 1 : vals.values.size();
+      for (size_t i = 0; i < entries; ++i) {
+        const Value& v = vals.values.at(i);
+        int from = vals.constant ? 0 : vals.offset + (vals.numerical ? 0 : static_cast<int>(i));
+        if (out.numerical) {
+          if (!is_number(v)) refuse(n, "a numerical aggregate of " + vals.node->description() + ", which holds " + repr(v));
+          double scale = vals.numerical && !vals.constant ? 1.0 : to_double(v);
+          ov[static_cast<size_t>(out.offset) * d + from] += scale;
+        } else {
+          if (vals.numerical && !vals.constant)
+            refuse(n, "a categorical aggregate of the numerical s-op " + vals.node->description());
+          // a value no query ever receives (never selected, on any input) needs no weight
+          if (!has_value(out, v)) continue;
+          ov[static_cast<size_t>(dim_of(out, v)) * d + from] += 1.0;
+        }
+      }
+      const HeadStats& st = stats_.at(n);
+      if (st.some_empty) bos_value = encode(out, n->constant, d);
+    }
+    // The BOS key's score and value, exactly as intended whatever the BOS residual holds.
+    double magnitude = 0;
+    for (double w : qk) magnitude += std::fabs(w);
+    double bound = 1;
+    for (double x : bos) bound = std::max(bound, std::fabs(x));
+    for (const auto& f : features_)
+      if (f.second.numerical)
+        for (const auto& v : f.second.values) bound = std::max(bound, std::fabs(to_double(v)));
+    const double big = 2 * magnitude * bound * bound + 2 * kBeta + bos_score;
+    std::vector<double> col(d, 0.0), vcol(d, 0.0);
+    for (int i = 0; i < d; ++i)
+      for (int j = 0; j < d; ++j) {
+        if (j == 1) continue;
+        col[i] += qk[static_cast<size_t>(i) * d + j] * bos[j];
+        vcol[i] += ov[static_cast<size_t>(i) * d + j] * bos[j];
+      }
+    for (int i = 0; i < d; ++i) {
+      qk[static_cast<size_t>(i) * d + 1] = -col[i];
+      ov[static_cast<size_t>(i) * d + 1] = bos_value[i] - vcol[i];
+    }
+    qk[0 * d + 1] += bos_score;  // every query scores BOS at bos_score
+    qk[1 * d + 1] += big;        // the BOS position attends only to itself
+    layer.heads.push_back(CompiledHead{out.node->description(), selector, std::move(qk), std::move(ov)});
+    return bos_value;
+  }
+
+  // ---- putting it together ------------------------------------------------------------------
+
+  void build_layers(CompiledModel& m) {
+    const int d = m.d_model;
+    int top = 0;
+    for (const auto& [n, f] : features_) top = std::max(top, f.ready);
+    const int layers = (top + 1) / 2;
+    std::vector<double> bos = m.bos_embedding;  // the BOS residual, known at every point
+    for (int l = 1; l <= layers; ++l) {
+      CompiledLayer layer;
+      std::vector<double> written(d, 0.0);
+      for (const Node* n : order_) {
+        auto it = attention_at_.find(n);
+        if (it == attention_at_.end() || it->second != 2 * l - 1 || features_.at(n).constant) continue;
+        std::vector<double> w = head(n, bos, d, layer);
+        for (int i = 0; i < d; ++i) written[i] += w[i];
+      }
+      for (int i = 0; i < d; ++i) bos[i] += written[i];
+      MlpUnits units;
+      for (const Node* n : order_) {
+        if (!needed_.count(n)) continue;
+        const Feature& f = features_.at(n);
+        if (f.constant || f.ready != 2 * l) continue;
+        if (elementwise(n->kind)) {
+          const Table& t = tables_.at(n);
+          std::vector<const Feature*> inputs;
+          for (const Node* in : t.inputs) inputs.push_back(&features_.at(in));
+          auto [direct_inputs, direct_table] = lookup_inputs(n);
+          lookup(n, direct_inputs, direct_table, f, d, units);
+        } else if (decoded_.count(n)) {  // decode a count: 1/(w+1) -> the s-op's value
+          lookup(n, {&scratch_.at(n)}, width_tables_.at(n), f, d, units);
+        } else {
+          continue;  // read as 1/(w+1) by the element-wise s-ops that use it
+        }
+        layer.mlp.outputs.push_back(n->description());
+      }
+      for (const Node* n : order_) {  // categorical copies, in program order
+        auto it = shadows_.find(n);
+        if (it == shadows_.end() || it->second.ready != 2 * l) continue;
+        const Feature& copy = it->second;
+        Table identity;
+        for (const auto& v : copy.values) identity.rows.emplace(tuple_key({v}), std::make_pair(std::vector<Value>{v}, v));
+        lookup(n, {&features_.at(n)}, identity, copy, d, units);
+        layer.mlp.outputs.push_back(n->description() + " (categorical copy)");
+      }
+      CompiledMlp& mlp = layer.mlp;
+      mlp.hidden = static_cast<int>(units.b1.size());
+      mlp.w1.assign(static_cast<size_t>(mlp.hidden) * d, 0.0);
+      mlp.w2.assign(static_cast<size_t>(d) * mlp.hidden, 0.0);
+      mlp.b1 = units.b1;
+      for (int u = 0; u < mlp.hidden; ++u) {
+        // switched off at the BOS position, whose residual is known
+        double pre = units.b1[u];
+        for (int j = 0; j < d; ++j)
+          if (j != 1) pre += units.w1[u][j] * bos[j];
+        units.w1[u][1] = -(std::max(pre, 0.0) + 1.0);
+        for (int j = 0; j < d; ++j) {
+          mlp.w1[static_cast<size_t>(u) * d + j] = units.w1[u][j];
+          mlp.w2[static_cast<size_t>(j) * mlp.hidden + u] = units.w2[u][j];
+        }
+      }
+      m.layers.push_back(std::move(layer));
+    }
+  }
+
+  SOp output_;
+  std::vector<Value> vocab_;
+  int max_len_;
+  CompileOptions options_;
+  std::vector<const Node*> order_;
+  std::set<const Node*> needed_;
+  std::map<const Node*, std::vector<const Node*>> frontier_;  // references stay valid
+  std::unordered_map<const Node*, ValueSet> values_;
+  std::unordered_map<const Node*, Table> tables_;
+  std::unordered_map<const Node*, Table> width_tables_;
+  std::unordered_map<const Node*, HeadStats> stats_;
+  std::map<const Node*, Feature> features_;
+  std::unordered_map<const Node*, Feature> scratch_;
+  std::unordered_map<const Node*, int> attention_at_;
+  std::set<std::string> used_names_;
+  std::set<const Node*> materialized_;  // element-wise s-ops with their own MLP
+  std::set<const Node*> read_directly_;  // read by attention or the output (not an MLP lookup)
+  std::set<const Node*> decoded_;        // counts decoded by an MLP
+  std::set<const Node*> direct_;         // element-wise s-ops reading counts as 1/(w+1)
+  std::map<const Node*, Kind> embedded_;  // element-wise s-ops of the tokens / indices alone
+  // element-wise s-op -> numerical inputs it reads through a categorical copy
+  std::map<const Node*, std::set<const Node*>> shadowed_;
+  std::map<const Node*, Feature> shadows_;  // numerical s-op -> its categorical copy
+  std::map<const Node*, std::map<std::string, std::vector<double>>> linear_;
+};
+
+}  // namespace
+
+CompiledModel compile(const SOp& output, const std::vector<Value>& vocab, int max_len, const CompileOptions& options) {
+  if (!output.node()) throw Error(ErrorKind::Semantic, "cannot compile an empty s-op");
+  if (max_len < 1) throw Error(ErrorKind::Semantic, "max_len must be at least 1");
+  if (vocab.empty()) throw Error(ErrorKind::Semantic, "the vocabulary is empty");
+  std::vector<Value> unique;
+  std::set<std::string> seen;
+  for (const auto& v : vocab) {
+    if (is_none(v)) throw Error(ErrorKind::Semantic, "the vocabulary holds None; tokens are defined values");
+    if (seen.insert(key_of(v)).second) unique.push_back(v);
+  }
+  return Compiler(output, std::move(unique), max_len, options).run();
+}
+
+}  // namespace lrnn::rasp

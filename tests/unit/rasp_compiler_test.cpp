@@ -1,0 +1,212 @@
+// The RASP weight compiler: tracr's library programs compile and the weights agree with the
+// interpreter on every input up to max_len; what cannot be compiled exactly is refused
+// naming the s-op.
+#include <gtest/gtest.h>
+
+#include "lrnn/rasp.hpp"
+#include "rasp_test_support.hpp"
+
+namespace {
+
+using namespace lrnn::rasp;
+using rasp_test::error_of;
+
+std::vector<Value> abc() { return chars("abc"); }
+
+void expect_exact(const SOp& program, const std::vector<Value>& vocab, int max_len, CompileOptions options = {}) {
+  CompiledModel m = compile(program, vocab, max_len, options);
+  VerifyReport r = m.verify();
+  EXPECT_EQ(r.mismatches, 0u) << r.first_mismatch << "\n" << m.table();
+  EXPECT_EQ(r.checked, r.total);
+  EXPECT_GT(r.checked, 0u);
+}
+
+SOp make_length() { return select(tokens(), tokens(), Predicate::True).width().name("length"); }
+
+SOp make_reverse(const SOp& sop) {
+  SOp opp = (make_length() - indices()).name("opp_idx");
+  opp = (opp - 1).name("opp_idx-1");
+  return select(indices(), opp, Predicate::Eq).value(sop, Value{}).name("reverse");
+}
+
+SOp make_hist() { return select(tokens(), tokens(), Predicate::Eq).width().name("hist"); }
+
+SOp make_sort_unique(const SOp& vals, const SOp& keys) {
+  SOp target = select(keys, keys, Predicate::Lt).width().name("target_pos");
+  return select(target, indices(), Predicate::Eq).value(vals, Value{}).name("sort");
+}
+
+TEST(RaspCompiler, LengthIsOneLayer) {
+  CompiledModel m = compile(make_length(), abc(), 5);
+  EXPECT_EQ(m.layers.size(), 1u);
+  EXPECT_EQ(m.heads(), 1);
+  auto out = m(chars("abca"));
+  ASSERT_EQ(out.size(), 4u);
+  for (const auto& v : out) EXPECT_EQ(v, Value(int64_t{4}));
+  expect_exact(make_length(), abc(), 5);
+  // the built-in `length` too
+  expect_exact(length() * 2, abc(), 4);
+}
+
+TEST(RaspCompiler, ReverseHistSortAgreeOnEveryInput) {
+  expect_exact(make_reverse(tokens()), abc(), 5);
+  expect_exact(make_hist(), abc(), 5);
+  // sort_unique needs unique keys; tracr's make_sort makes them so with the index
+  std::vector<Value> nums{Value(int64_t{1}), Value(int64_t{2}), Value(int64_t{3})};
+  const int max_len = 4;
+  SOp keys = zipmap({tokens(), indices()}, [](const std::vector<Value>& a) -> Value {
+    return to_double(a[0]) + to_double(a[1]) / max_len;
+  }, "unique_key");
+  expect_exact(make_sort_unique(tokens(), keys), nums, max_len);
+  auto sorted = compile(make_sort_unique(tokens(), keys), nums, max_len)(
+      std::vector<Value>{Value(int64_t{3}), Value(int64_t{1}), Value(int64_t{2}), Value(int64_t{1})});
+  std::vector<Value> expected_sort{Value(int64_t{1}), Value(int64_t{1}), Value(int64_t{2}), Value(int64_t{3})};
+  EXPECT_EQ(sorted, expected_sort);
+  CompiledModel rev = compile(make_reverse(tokens()), abc(), 5);
+  EXPECT_EQ(rev.layers.size(), 2u);  // length, then the flip
+  std::vector<Value> expected = chars("cba");
+  EXPECT_EQ(rev(chars("abc")), expected);
+}
+
+TEST(RaspCompiler, NumericalMeanKeepsFractions) {
+  // tracr's frac_prevs: the fraction of earlier tokens that are "a", k/n for every k <= n
+  SOp is_a = numerical(map(tokens(), [](const Value& v) -> Value { return int64_t{to_string(v) == "a"}; }, "is_a"));
+  SOp frac = numerical(aggregate(select(indices(), indices(), Predicate::Le), is_a, int64_t{0}, Convention::Mean));
+  expect_exact(frac, abc(), 5);
+  CompiledModel m = compile(frac, abc(), 5);
+  auto out = m(chars("abaa"));
+  EXPECT_NEAR(to_double(out[1]), 0.5, 1e-12);
+  EXPECT_NEAR(to_double(out[2]), 2.0 / 3.0, 1e-12);
+  // a numerical map with negative outputs (tracr clips them through ReLU)
+  SOp centred = numerical(map(frac, [](const Value& v) -> Value { return to_double(v) - 0.5; }, "minus_half"));
+  expect_exact(centred, abc(), 4);
+  EXPECT_LT(to_double(compile(centred, abc(), 4)(chars("b"))[0]), 0.0);
+}
+
+TEST(RaspCompiler, NoneDefaultStaysDistinguishable) {
+  SOp prev = select(indices(), map(indices(), [](const Value& i) -> Value { return std::get<int64_t>(i) - 1; }),
+                    Predicate::Eq)
+                 .value(tokens(), Value{});
+  expect_exact(prev, abc(), 4);
+  auto out = compile(prev, abc(), 4)(chars("ab"));
+  EXPECT_TRUE(is_none(out[0]));
+  EXPECT_EQ(out[1], Value(std::string("a")));
+}
+
+TEST(RaspCompiler, CompositeAndSelector) {
+  // earlier positions holding the same token: an `and` of selectors over different s-ops
+  Selector same_before = select(tokens(), tokens(), Predicate::Eq) & select(indices(), indices(), Predicate::Lt);
+  expect_exact(same_before.width(), abc(), 5);
+  expect_exact(aggregate(same_before, SOp(int64_t{1}), int64_t{0}), abc(), 4);
+  // not/or over one pair of s-ops is one table
+  Selector other = ~select(tokens(), tokens(), Predicate::Eq) | select(tokens(), tokens(), Predicate::Lt);
+  expect_exact(other.width(), abc(), 4);
+}
+
+TEST(RaspCompiler, SumOfAConstantIsAWidth) {
+  SOp count = select(indices(), indices(), Predicate::Le).value(SOp(int64_t{3}));  // RASPy sum
+  expect_exact(count, abc(), 5);
+}
+
+TEST(RaspCompiler, CausalHeads) {
+  SOp prefix = select(indices(), indices(), Predicate::Le).width();
+  CompileOptions causal;
+  causal.causal = true;
+  expect_exact(prefix, abc(), 4, causal);
+  std::string err = error_of([&] { compile(make_reverse(tokens()), abc(), 4, causal); });
+  EXPECT_NE(err.find("causal attention sees only earlier positions"), std::string::npos) << err;
+}
+
+TEST(RaspCompiler, RefusalsNameTheSOp) {
+  // a sum of several different selected values
+  SOp sum = select(indices(), indices(), Predicate::Le).value(indices()).name("prefix_sum");
+  std::string err = error_of([&] { compile(sum, abc(), 3); });
+  EXPECT_NE(err.find("cannot compile prefix_sum"), std::string::npos) << err;
+  // a product of two numerical means: one is read through a categorical copy
+  SOp mean_a = numerical(aggregate(select(indices(), indices(), Predicate::Le),
+                                   map(tokens(), [](const Value& v) -> Value { return int64_t{to_string(v) == "a"}; }),
+                                   int64_t{0}, Convention::Mean));
+  SOp mean_b = numerical(aggregate(select(indices(), indices(), Predicate::Le),
+                                   map(tokens(), [](const Value& v) -> Value { return int64_t{to_string(v) == "b"}; }),
+                                   int64_t{0}, Convention::Mean));
+  expect_exact(numerical(zipmap({mean_a, mean_b}, [](const std::vector<Value>& x) -> Value {
+                 return to_double(x[0]) * to_double(x[1]);
+               })),
+               abc(), 4);
+  // or over different pairs of s-ops
+  Selector mixed = select(tokens(), tokens(), Predicate::Eq) | select(indices(), indices(), Predicate::Lt);
+  err = error_of([&] { compile(mixed.name("mixed").width(), abc(), 3); });
+  EXPECT_NE(err.find("cannot compile mixed"), std::string::npos) << err;
+  // a categorical aggregate of several strings fails in the interpreter: named too
+  err = error_of([&] { compile(select(indices(), indices(), Predicate::Le).value(tokens()).name("gather"), abc(), 3); });
+  EXPECT_NE(err.find("gather"), std::string::npos) << err;
+  // too many inputs to enumerate
+  err = error_of([&] { compile(tokens(), chars("abcdefghij"), 9); });
+  EXPECT_NE(err.find("inputs over a vocabulary of 10"), std::string::npos) << err;
+  // bad tokens at run time
+  CompiledModel m = compile(make_hist(), abc(), 3);
+  EXPECT_NE(error_of([&] { m(chars("abz")); }).find("not in the vocabulary"), std::string::npos);
+  EXPECT_NE(error_of([&] { m(chars("abca")); }).find("at most 3"), std::string::npos);
+}
+
+}  // namespace
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "cli_test_support.hpp"
+
+namespace {
+
+TEST(RaspCompilerCli, CompileWritesTheModelAndVerifies) {
+  auto path = std::filesystem::temp_directory_path() / ("rasp_compile_" + std::to_string(std::rand()) + ".json");
+  auto run = lrnn_test::run_lrnn("rasp compile " + std::string(LRNN_SOURCE_DIR) +
+                                 "/tests/rasp/reverse.rasp --vocab a,b,c --max-len 4 --verify -o " + path.string());
+  ASSERT_EQ(run.code, 0) << run.out;
+  EXPECT_NE(run.out.find("verify: 120 of 120 inputs, 0 mismatches"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("categorical  a b c"), std::string::npos) << run.out;
+  std::ifstream in(path);
+  nlohmann::json model = nlohmann::json::parse(in);
+  std::filesystem::remove(path);
+  EXPECT_EQ(model["layers"], 2);
+  const int d = model["d_model"];
+  EXPECT_EQ(model["weights"]["layers.1.heads.0.qk"]["shape"], nlohmann::json({d, d}));
+  EXPECT_EQ(model["weights"]["embed.tokens"]["data"].size(), static_cast<size_t>(3 * d));
+  // a program the compiler refuses: exit code 1 and the s-op named
+  auto refused = lrnn_test::run_lrnn("rasp compile " + std::string(LRNN_SOURCE_DIR) +
+                                     "/tests/rasp/histogram_bos.rasp --vocab a,b --max-len 3");
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.out.find("cannot compile"), std::string::npos) << refused.out;
+}
+
+}  // namespace
+
+namespace {
+
+// The paper's Dyck programs (tests/rasp, mean aggregation): chains of numerical comparisons
+// split into MLPs of their own and stay exact.
+TEST(RaspCompilerPaper, DyckProgramsCompileExactly) {
+  const std::string dir = std::string(LRNN_SOURCE_DIR) + "/tests/rasp/";
+  Program dyck1 = load_rasp_file(dir + "dyck1.rasp");
+  CompileOptions mean;
+  mean.convention = dyck1.convention;
+  CompiledModel m1 = compile(dyck1.output, chars("()a"), 5, mean);
+  VerifyReport r1 = m1.verify();
+  EXPECT_EQ(r1.mismatches, 0u) << r1.first_mismatch;
+  EXPECT_EQ(r1.checked, 363u);
+  Program dyck2 = load_rasp_file(dir + "dyck2.rasp");
+  CompiledModel m2 = compile(dyck2.output, chars("(){}"), 4, mean);
+  VerifyReport r2 = m2.verify();
+  EXPECT_EQ(r2.mismatches, 0u) << r2.first_mismatch;
+  EXPECT_EQ(r2.checked, 340u);
+  EXPECT_EQ(m2.analyzed_layers, 4);
+  // the BOS-style histogram combines selectors over different s-ops with `or`: refused
+  Program hist = load_rasp_file(dir + "histogram_bos.rasp");
+  mean.convention = hist.convention;
+  EXPECT_NE(error_of([&] { compile(hist.output, chars("ab"), 3, mean); }).find("with or/not"), std::string::npos);
+}
+
+}  // namespace
