@@ -3,6 +3,7 @@
 // is summarised within a size limit; SVG/PNG need Graphviz and say so when it is absent.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -223,6 +224,60 @@ TEST(DrawPictures, CliWritesEachKind) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("install graphviz"), std::string::npos) << r.out;
   EXPECT_FALSE(std::ifstream(dir + "draw_none.svg").good());  // never an empty file
+}
+
+}  // namespace
+
+namespace {
+
+// Attention: the rule and aggregation neurons the pictures show are read from where the
+// engine keeps them (softmax groups reordered, products summed in place). Checked against
+// each other: the aggregates of w(I, J) are the softmax over J of its rule neurons' scores,
+// and every atom equals its one aggregate (identity activations, no head weights).
+TEST(DrawPictures, AttentionNeuronsMatchTheirAtoms) {
+  const char* tmpl =
+      "q(I) :- {2,2} x(I).\nk(I) :- {2,2} x(I).\n"
+      "w(I, J) :- k(J)^T, q(I). [combination=product, aggregation=softmax(J)]\n"
+      "a(I) :- w(I, J), x(J). [combination=product, aggregation=sum]\n";
+  lrnn::Model model(lrnn::Template::from_string(tmpl));
+  const lrnn::Dataset data =
+      lrnn::Dataset::from_text("s :- <[1, 2]> x(0), <[-1, 0.5]> x(1), <[0.3, 0.3]> x(2).\n",
+                               "s :- [1, 0] a(0), [0, 1] a(1).\n");
+  const lrnn::GroundNetwork net = model.network(data, 0, true);
+  std::map<std::string, size_t> atom_index;
+  for (size_t l = 0; l < net.atoms.size(); ++l) atom_index[net.atoms[l].text] = l;
+  ASSERT_EQ(net.aggregations.size(), 2u + 3u + 6u + 2u);  // q(0..1), k(0..2), w(0..1, 0..2), a(0..1)
+  std::map<size_t, std::vector<size_t>> rules_of;
+  for (size_t g = 0; g < net.rule_neurons.size(); ++g) rules_of[net.rule_neurons[g].aggregation].push_back(g);
+  std::map<std::string, double> weight_sum;  // per I, over J
+  std::map<std::string, double> exp_sum;
+  for (size_t j = 0; j < net.aggregations.size(); ++j) {
+    const auto& g = net.aggregations[j];
+    const auto& head = net.atoms[g.head];
+    ASSERT_EQ(g.value.size(), head.value.size()) << head.text;
+    for (size_t e = 0; e < g.value.size(); ++e) EXPECT_NEAR(g.value[e], head.value[e], 1e-12) << head.text;
+    for (size_t e = 0; e < g.gradient.size(); ++e) EXPECT_NEAR(g.gradient[e], head.gradient[e], 1e-12) << head.text;
+    if (g.rule == 2) {
+      ASSERT_EQ(rules_of[j].size(), 1u);
+      const std::string i = head.text.substr(2, 1);
+      weight_sum[i] += g.value[0];
+      exp_sum[i] += std::exp(net.rule_neurons[rules_of[j][0]].value.at(0));
+    }
+  }
+  ASSERT_EQ(weight_sum.size(), 2u);
+  for (const auto& [i, s] : weight_sum) EXPECT_NEAR(s, 1.0, 1e-12) << "w(" << i << ", J)";
+  // Each weight is exp(score) / sum over J of exp(scores): the scores sit with their heads.
+  for (size_t j = 0; j < net.aggregations.size(); ++j) {
+    const auto& g = net.aggregations[j];
+    if (g.rule != 2) continue;
+    const double score = net.rule_neurons[rules_of[j][0]].value.at(0);
+    EXPECT_NEAR(g.value[0], std::exp(score) / exp_sum[net.atoms[g.head].text.substr(2, 1)], 1e-12);
+  }
+  // The picture of this network draws every neuron once, within the default limit.
+  lrnn::DrawOptions options;
+  options.values = true;
+  const ParsedDot p = parse_dot(lrnn::network_dot(model, data, 0, options));
+  EXPECT_EQ(p.nodes.size(), net.atoms.size() + net.aggregations.size() + net.rule_neurons.size());
 }
 
 }  // namespace
