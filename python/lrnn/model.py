@@ -96,6 +96,7 @@ class TrainHistory:
         self.train_accuracies = [r["train"]["accuracy"] for r in reports]
         self.val_losses = [r["test"]["loss"] for r in reports if "test" in r]
         self.val_accuracies = [r["test"]["accuracy"] for r in reports if "test" in r]
+        self.val_epochs = [r["epoch"] for r in reports if "test" in r]
         self.learning_rates = [r["lr"] for r in reports]
         self.stopped_early = stopped_early
         self.seconds = seconds
@@ -106,6 +107,31 @@ class TrainHistory:
     def __repr__(self) -> str:
         last = f", last loss {self.train_losses[-1]:.6g}" if self.train_losses else ""
         return f"TrainHistory({len(self)} epochs{last})"
+
+    def plot(self, filename: Optional[Union[str, os.PathLike]] = None) -> Any:
+        """Loss and accuracy per epoch, train and (when evaluated) validation, side by side
+        with matplotlib; saved to `filename` when given. Returns the matplotlib Figure."""
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as e:
+            raise ImportError(
+                "TrainHistory.plot() needs matplotlib (pip install matplotlib); "
+                "`lrnn train ... --report report.html` draws the same curves without it"
+            ) from e
+        fig, (loss_ax, acc_ax) = plt.subplots(1, 2, figsize=(10, 3.6))
+        for ax, train, val, name in ((loss_ax, self.train_losses, self.val_losses, "loss"),
+                                     (acc_ax, self.train_accuracies, self.val_accuracies, "accuracy")):
+            ax.plot(self.epochs, train, label=f"train {name}")
+            if val:
+                ax.plot(self.val_epochs, val, label=f"validation {name}")
+            ax.set_xlabel("epoch")
+            ax.set_title(f"{name} per epoch")
+            ax.legend()
+        acc_ax.set_ylim(0, 1.02)
+        fig.tight_layout()
+        if filename is not None:
+            fig.savefig(os.fspath(filename))
+        return fig
 
 
 class Evaluation:

@@ -76,6 +76,8 @@ std::string template_dot(const Template& tmpl) {
     it->second.functions = exec::to_string(p.activation);
     if (p.combination != exec::AggregationKind::Sum)
       it->second.functions += ", " + exec::to_string(exec::Aggregation{p.combination, {}});
+    if (p.offset != neural::kNoParam)
+      it->second.functions += "\noffset " + exec::to_string(model.params.info(p.offset).shape);
   }
 
   std::ostringstream dot;
