@@ -91,7 +91,7 @@ void outputs_table(std::ostringstream& html, const std::string& heading, const n
 nlohmann::json history_json(const std::vector<train::EpochReport>& history) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : history) {
-    nlohmann::json e = {{"epoch", r.epoch}, {"train", train::metrics_json(r.train)}, {"lr", r.lr}, {"seconds", r.seconds}};
+    nlohmann::json e = {{"epoch", r.epoch}, {"train", train::metrics_json(r.train)}, {"lr", r.lr}, {"epoch_s", r.seconds}};  // time keys end in _s
     if (r.has_test) e["test"] = train::metrics_json(r.test);
     out.push_back(std::move(e));
   }

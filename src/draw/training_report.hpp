@@ -12,7 +12,7 @@
 
 namespace lrnn::draw {
 
-// [{"epoch", "train": metrics, "test": metrics (when evaluated), "lr", "seconds"}].
+// [{"epoch", "train": metrics, "test": metrics (when evaluated), "lr", "epoch_s"}].
 nlohmann::json history_json(const std::vector<train::EpochReport>& history);
 // The training settings as `lrnn train` options name them.
 nlohmann::json settings_json(const train::TrainConfig& config);
