@@ -9,6 +9,7 @@
 #include <deque>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "draw/dot_text.hpp"
 #include "lrnn/draw.hpp"
