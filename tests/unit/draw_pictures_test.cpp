@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli_test_support.hpp"
+#include "draw/training_report.hpp"
 #include "lrnn/draw.hpp"
 #include "lrnn/lrnn.hpp"
 
@@ -278,6 +279,44 @@ TEST(DrawPictures, AttentionNeuronsMatchTheirAtoms) {
   options.values = true;
   const ParsedDot p = parse_dot(lrnn::network_dot(model, data, 0, options));
   EXPECT_EQ(p.nodes.size(), net.atoms.size() + net.aggregations.size() + net.rule_neurons.size());
+}
+
+}  // namespace
+
+namespace {
+
+// The page of `lrnn train --report`: one polyline per curve with one point per epoch
+// (a missing test value is a gap, not a zero), no script, the settings and outputs.
+TEST(DrawPictures, TrainingReportCurvesHaveOnePointPerEpoch) {
+  std::vector<lrnn::train::EpochReport> history(9);
+  for (int e = 0; e < 9; ++e) {
+    history[e].epoch = e + 1;
+    history[e].train.loss = 1.0 / (e + 1);
+    history[e].train.accuracy = 0.1 * e;
+    history[e].has_test = e != 4;
+    history[e].test.loss = e == 2 ? NAN : 2.0 / (e + 1);
+    history[e].test.accuracy = 0.05 * e;
+  }
+  nlohmann::json run = {{"epochs", 9}, {"samples", 4}, {"parameters", 7}, {"loss", 0.1}, {"accuracy", 0.8}};
+  run["history"] = lrnn::draw::history_json(history);
+  run["settings"] = lrnn::draw::settings_json(lrnn::train::TrainConfig{});
+  run["outputs"] = {{{"example", 0}, {"query", "out<b>"}, {"target", 1.0}, {"output", 0.75}}};
+  const std::string html = lrnn::draw::training_report_html(run, "t.lrnn");
+  const std::regex polyline(R"re(<polyline data-series="([^"]+)"[^>]*points="([^"]*)")re");
+  std::map<std::string, size_t> points;
+  for (std::sregex_iterator it(html.begin(), html.end(), polyline), end; it != end; ++it) {
+    std::istringstream in((*it)[2].str());
+    std::string p;
+    while (in >> p) ++points[(*it)[1]];
+  }
+  const std::map<std::string, size_t> expected = {
+      {"train loss", 9}, {"train accuracy", 9}, {"test loss", 7}, {"test accuracy", 8}};
+  EXPECT_EQ(points, expected);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_NE(html.find("out&lt;b&gt;"), std::string::npos);  // output texts are escaped
+  EXPECT_NE(html.find("<th>optimizer</th><td>adam</td>"), std::string::npos);
+  EXPECT_EQ(run["history"][4].contains("test"), false);
+  EXPECT_TRUE(run["history"][2]["test"]["loss"].is_null());
 }
 
 }  // namespace
