@@ -20,7 +20,7 @@ echo "== 3. train (Adam, cross-entropy, 80 epochs, minibatches of 10)"
   --examples "$DATA/train_examples.txt" --queries "$DATA/train_queries.txt" \
   --test-examples "$DATA/test_examples.txt" --test-queries "$DATA/test_queries.txt" \
   --loss crossentropy --epochs 80 --lr 0.01 --batch-size 10 --seed 1 --report-every 20 \
-  --save "$DATA/model.json"
+  --save "$DATA/model.json" --report "$DATA/report.html"
 
 echo
 echo "== 4. what it learned: predictions on the first 8 held-out molecules"
@@ -40,3 +40,12 @@ echo "== 5. the same engine answers logic queries: which test molecule-0 atoms a
 printf 'near_o(A) :- n(A), bond(A, B), o(B).\nnear_o(A) :- n(A), bond(A, B), bond(B, C), o(C).\n' > "$DATA/rule.lrnn"
 head -1 "$DATA/test_examples.txt" > "$DATA/first_test.txt"
 "$LRNN" query "$DATA/rule.lrnn" --facts "$DATA/first_test.txt" 'near_o(A)' | sed 's/^/   /'
+
+echo
+echo "== 6. pictures: the training report and the template"
+# SVG needs Graphviz's dot (make demo installs it); without it the drawing is DOT text.
+PICTURE="$DATA/template.svg"
+command -v dot >/dev/null || PICTURE="$DATA/template.dot"
+"$LRNN" draw examples/demo/template.lrnn -o "$PICTURE"
+echo "   training report (loss and accuracy per epoch, outputs): $DATA/report.html"
+echo "   template drawing: $PICTURE"

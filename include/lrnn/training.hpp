@@ -92,8 +92,29 @@ struct GroundNetwork {
     int depth = 0;     // 0: a fact
     int rows = 1, cols = 1;
     std::vector<double> value, gradient;
+    bool has_fact = false;  // also has a fact value (an example or template fact)
+    bool query = false;     // an output of the sample
+  };
+  // The neurons between atoms: one rule neuron per ground rule and one aggregation neuron
+  // per (rule, head atom). `value` and `gradient` stay empty where the engine never stores
+  // them (a product rule summed in place), rather than being recomputed differently.
+  struct RuleNeuron {
+    int rule = 0;                // template rule index
+    size_t head = 0;             // index into atoms
+    std::vector<size_t> inputs;  // indices into atoms, in input-literal order
+    size_t aggregation = 0;      // index into aggregations
+    int rows = 0, cols = 0;
+    std::vector<double> value, gradient;
+  };
+  struct Aggregation {
+    int rule = 0;
+    size_t head = 0;  // index into atoms
+    int rows = 0, cols = 0;
+    std::vector<double> value, gradient;  // before the head weight
   };
   std::vector<Atom> atoms;
+  std::vector<RuleNeuron> rule_neurons;
+  std::vector<Aggregation> aggregations;
   size_t ground_rules = 0;
   size_t dropped_cycle_rules = 0;
   double loss = 0;

@@ -36,6 +36,10 @@ def __getattr__(name):
         from lrnn.model import Model
 
         return Model
+    if name == "draw":  # pictures (lrnn.draw): needs the extension too
+        import lrnn.draw
+
+        return lrnn.draw
     if name == "LrnnError":
         from lrnn.errors import LrnnError
 

@@ -37,12 +37,21 @@ class BuiltDataset:
     """A dataset grounded and neuralized against one model (PyNeuraLogic's
     `model.build_dataset(dataset)`): pass it to train/test/forward to skip rebuilding."""
 
-    def __init__(self, model: "Model", prepared: Any):
+    def __init__(self, model: "Model", prepared: Any, source: Tuple[str, str, str, str] = ("", "", "", "")):
         self._model = model
         self._prepared = prepared
+        # (examples text, queries text, examples file, queries file): what the pictures
+        # (lrnn.draw) ground again through the public API.
+        self._source = source
 
     def __len__(self) -> int:
         return len(self._prepared)
+
+    def __getitem__(self, index: int) -> "BuiltSample":
+        n = len(self)
+        if isinstance(index, bool) or not isinstance(index, int) or not -n <= index < n:
+            raise IndexError(f"sample {index!r} of a built dataset of {n} samples")
+        return BuiltSample(self, index % n)
 
     @property
     def queries(self) -> List[str]:
@@ -54,6 +63,29 @@ class BuiltDataset:
         return [None if not o[2] else np.array(o[2]) for o in self._prepared.outputs()]
 
 
+class BuiltSample:
+    """One sample of a BuiltDataset, to look at: `draw()` (PyNeuraLogic's sample.draw) and
+    Jupyter's inline picture of its neural network."""
+
+    def __init__(self, dataset: BuiltDataset, index: int):
+        self._dataset = dataset
+        self.index = index
+
+    def draw(self, filename: Optional[str] = None, draw_ipython: bool = True, img_type: str = "svg",
+             value_detail: int = 0, graphviz_path: Optional[str] = None, **kwargs: Any) -> Any:
+        from lrnn.draw import draw_sample
+
+        return draw_sample(self, filename, draw_ipython, img_type, value_detail, graphviz_path, **kwargs)
+
+    def _repr_svg_(self) -> Optional[str]:
+        from lrnn.draw import repr_svg
+
+        return repr_svg(self)
+
+    def __repr__(self) -> str:
+        return f"BuiltSample({self.index} of {len(self._dataset)})"
+
+
 class TrainHistory:
     """Per-epoch training (and test) metrics, as PyNeuraLogic's TrainerHistory."""
 
@@ -63,6 +95,7 @@ class TrainHistory:
         self.train_accuracies = [r["train"]["accuracy"] for r in reports]
         self.val_losses = [r["test"]["loss"] for r in reports if "test" in r]
         self.val_accuracies = [r["test"]["accuracy"] for r in reports if "test" in r]
+        self.val_epochs = [r["epoch"] for r in reports if "test" in r]
         self.learning_rates = [r["lr"] for r in reports]
         self.stopped_early = stopped_early
         self.seconds = seconds
@@ -73,6 +106,31 @@ class TrainHistory:
     def __repr__(self) -> str:
         last = f", last loss {self.train_losses[-1]:.6g}" if self.train_losses else ""
         return f"TrainHistory({len(self)} epochs{last})"
+
+    def plot(self, filename: Optional[Union[str, os.PathLike]] = None) -> Any:
+        """Loss and accuracy per epoch, train and (when evaluated) validation, side by side
+        with matplotlib; saved to `filename` when given. Returns the matplotlib Figure."""
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as e:
+            raise ImportError(
+                "TrainHistory.plot() needs matplotlib (pip install matplotlib); "
+                "`lrnn train ... --report report.html` draws the same curves without it"
+            ) from e
+        fig, (loss_ax, acc_ax) = plt.subplots(1, 2, figsize=(10, 3.6))
+        for ax, train, val, name in ((loss_ax, self.train_losses, self.val_losses, "loss"),
+                                     (acc_ax, self.train_accuracies, self.val_accuracies, "accuracy")):
+            ax.plot(self.epochs, train, label=f"train {name}")
+            if val:
+                ax.plot(self.val_epochs, val, label=f"validation {name}")
+            ax.set_xlabel("epoch")
+            ax.set_title(f"{name} per epoch")
+            ax.legend()
+        acc_ax.set_ylim(0, 1.02)
+        fig.tight_layout()
+        if filename is not None:
+            fig.savefig(os.fspath(filename))
+        return fig
 
 
 class Evaluation:
@@ -202,16 +260,18 @@ class Model(Template):
             if dataset.examples_file is None:
                 raise ValueError("a FileDataset for training needs examples_file=")
             prepared = engine.prepare_files(dataset.examples_file, dataset.queries_file or "")
+            source = ("", "", os.fspath(dataset.examples_file), os.fspath(dataset.queries_file or ""))
         elif isinstance(dataset, Dataset):
             examples, queries = dataset.to_text()
             prepared = engine.prepare_text(examples, queries)
+            source = (examples, queries, "", "")
         elif isinstance(dataset, Sample):
             return self.build_dataset(Dataset([dataset]))
         elif isinstance(dataset, (list, tuple)) and all(isinstance(s, Sample) for s in dataset):
             return self.build_dataset(Dataset(list(dataset)))
         else:
             raise TypeError(f"expected a Dataset, FileDataset or BuiltDataset, got {type(dataset).__name__}")
-        return BuiltDataset(self, prepared)
+        return BuiltDataset(self, prepared, source)
 
     # ---- training ----------------------------------------------------------------------------
     def _config(self, epochs: Optional[int], batch_size: Optional[int]) -> Dict[str, Any]:

@@ -1,6 +1,7 @@
 // The public API (include/lrnn/model.hpp) over the training engine.
 #include "lrnn/model.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -105,6 +106,7 @@ Parameter parameter_of(const neural::Parameters& params, uint32_t p, const doubl
   return {info.name, info.shape.rows, info.shape.cols, info.learnable,
           std::vector<double>(data + info.offset, data + info.offset + info.shape.size())};
 }
+
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 
 #include "cli/command.hpp"
 #include "cli/dataset_spec.hpp"
+#include "draw/training_report.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
 #include "syntax/atomic_file.hpp"
@@ -46,7 +47,7 @@ struct TrainOptions {
   double gamma = kDefaults.gamma;
   size_t max_ground_rules = kDefaultMaxGroundRules;
   int report_every = 0;
-  std::string save_path, load_path;
+  std::string save_path, load_path, report_path;
   bool json = false;
 };
 
@@ -161,6 +162,7 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   const auto t0 = std::chrono::steady_clock::now();
   // A save target that cannot be written fails now, not after the training it would lose.
   if (!o.save_path.empty()) check_can_write_atomically(o.save_path);
+  if (!o.report_path.empty()) check_can_write_atomically(o.report_path);
   Model model = make_model(o, cmd);
   auto [train_data, test_data] = load_datasets(o, model.settings().seed);
   const bool has_test = test_data.size() > 0;
@@ -207,12 +209,16 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   j["samples"] = train_data.size();
   j["parameters"] = model.num_parameter_values();
   j["outputs"] = train::outputs_json(ev);
+  j["history"] = draw::history_json(result.history);
+  j["settings"] = draw::settings_json(model.settings());
   if (!std::isfinite(ev.metrics.loss) && ev.metrics.count > 0)
     throw Error(ErrorKind::Runtime, "training diverged: the training loss is " + std::to_string(ev.metrics.loss) +
                                         " after " + std::to_string(model.epochs_trained()) +
                                         " epochs (try a smaller --lr); the model was not saved");
   if (!o.save_path.empty()) model.save(o.save_path);
   if (stop_signal) j["interrupted"] = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
+  if (!o.report_path.empty())
+    write_file_atomically(o.report_path, draw::training_report_html(j, o.load_path.empty() ? o.template_path : o.load_path));
   if (o.json) {
     std::cout << j.dump() << "\n";
     finish_interrupted();
@@ -227,6 +233,7 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   std::printf("time: build %.3f s, train %.3f s (%.5f s per epoch)\n", build_s, result.train_seconds,
               result.epochs ? result.train_seconds / result.epochs : 0.0);
   if (!o.save_path.empty()) std::printf("saved %s\n", o.save_path.c_str());
+  if (!o.report_path.empty()) std::printf("report %s\n", o.report_path.c_str());
   finish_interrupted();
 }
 
@@ -263,7 +270,8 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("--report-every", o->report_every, "Progress line every N epochs when not on a terminal")->check(cli::finite_number(0, 1e9, false, true));
   cmd->add_option("--save", o->save_path, "Write the trained model (JSON) here");
   cmd->add_option("--load", o->load_path, "Continue training a saved model");
-  cmd->add_flag("--json", o->json, "Print one JSON object with metrics, timing and outputs");
+  cmd->add_flag("--json", o->json, "Print one JSON object with metrics, timing, outputs and the per-epoch history");
+  cmd->add_option("--report", o->report_path, "Write a self-contained HTML report (loss and accuracy curves, settings, outputs)");
   cmd->footer(
       "Examples:\n"
       "  lrnn train examples/templates/xor.lrnn --examples ../shared/datasets/neuralogic/simple/xor/naive/trainExamples.txt \\\n"

@@ -1,5 +1,8 @@
 // Engine::inspect: one sample's ground network with values and gradients, for the public
 // API's Model::network (and so `model.ground_network` in Python).
+#include <algorithm>
+#include <map>
+
 #include "logic/grounder.hpp"
 #include "train/engine.hpp"
 
@@ -11,6 +14,63 @@ Parameter parameter_of(const neural::Parameters& params, uint32_t p, const doubl
   const neural::ParamInfo& info = params.info(p);
   return {info.name, info.shape.rows, info.shape.cols, info.learnable,
           std::vector<double>(data + info.offset, data + info.offset + info.shape.size())};
+}
+
+// Rule and aggregation neurons of a one-sample plan, read where the plan keeps them. The
+// plan runs one group per (head depth, rule), in that order, over the ground rules in
+// network order (attention weights with one grounding per head: by softmax group); a group
+// that does not match is left without values rather than guessed.
+void add_rule_neurons(const neural::SampleNetwork& net, const exec::Plan& plan, const exec::Workspace& ws,
+                      bool with_gradients, GroundNetwork& out) {
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> buckets;  // (depth, rule) -> ground rules
+  for (uint32_t g = 0; g < net.num_ground_rules(); ++g)
+    buckets[{net.atom_depth[net.head[g]], net.rule[g]}].push_back(g);
+  auto read = [&](size_t off, size_t n, std::vector<double>& value, std::vector<double>& gradient) {
+    value.assign(ws.values.begin() + off, ws.values.begin() + off + n);
+    if (with_gradients) gradient.assign(ws.grads.begin() + off, ws.grads.begin() + off + n);
+  };
+  size_t group = 0;
+  for (auto& [key, members] : buckets) {
+    const exec::RuleGroup* G = group < plan.rule_groups.size() ? &plan.rule_groups[group] : nullptr;
+    ++group;
+    if (G && G->softmax) {
+      bool one_per_head = true;
+      for (size_t k = 1; k < members.size() && one_per_head; ++k)
+        one_per_head = net.head[members[k]] != net.head[members[k - 1]];
+      if (one_per_head)
+        std::stable_sort(members.begin(), members.end(),
+                         [&](uint32_t a, uint32_t b) { return net.softmax_group[a] < net.softmax_group[b]; });
+    }
+    const bool located = G && G->rule == key.second && G->n == members.size();
+    size_t head_in_group = 0;
+    for (size_t k = 0; k < members.size(); ++k) {
+      const uint32_t g = members[k];
+      const bool new_head = k == 0 || net.head[g] != net.head[members[k - 1]];
+      if (k > 0 && new_head) ++head_in_group;
+      if (new_head) {
+        GroundNetwork::Aggregation a;
+        a.rule = static_cast<int>(key.second);
+        a.head = net.head[g];
+        if (located && head_in_group < G->m && G->head_segments[head_in_group] == k) {
+          a.rows = G->agg_shape.rows;
+          a.cols = G->agg_shape.cols;
+          read(G->agg_off + head_in_group * G->agg_shape.size(), G->agg_shape.size(), a.value, a.gradient);
+        }
+        out.aggregations.push_back(std::move(a));
+      }
+      GroundNetwork::RuleNeuron r;
+      r.rule = static_cast<int>(key.second);
+      r.head = net.head[g];
+      for (uint32_t i = net.inputs_begin[g]; i < net.inputs_begin[g + 1]; ++i) r.inputs.push_back(net.inputs[i]);
+      r.aggregation = out.aggregations.size() - 1;
+      if (located && !G->direct.fused_sum) {
+        r.rows = G->act_shape.rows;
+        r.cols = G->act_shape.cols;
+        read(G->act_off + k * G->act_shape.size(), G->act_shape.size(), r.value, r.gradient);
+      }
+      out.rule_neurons.push_back(std::move(r));
+    }
+  }
 }
 
 }  // namespace
@@ -50,8 +110,12 @@ GroundNetwork Engine::inspect(const Sample& sample, LossKind loss_kind, bool wit
     const uint32_t off = plan.atom_offsets[0][l];
     a.value.assign(ws.values.begin() + off, ws.values.begin() + off + s.size());
     if (with_gradients) a.gradient.assign(ws.grads.begin() + off, ws.grads.begin() + off + s.size());
+    a.has_fact = net.atom_fact[l] != neural::kNone;
     out.atoms.push_back(std::move(a));
   }
+  for (const auto& matched : net.query_atoms)
+    for (uint32_t l : matched) out.atoms[l].query = true;
+  add_rule_neurons(net, plan, ws, with_gradients, out);
   return out;
 }
 

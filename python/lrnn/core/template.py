@@ -147,6 +147,20 @@ class Template:
     def to_text(self) -> str:
         return str(self)
 
+    # ---- pictures (lrnn.draw) ----------------------------------------------------------------
+    def draw(self, filename: Optional[str] = None, draw_ipython: bool = True, img_type: str = "svg",
+             value_detail: int = 0, graphviz_path: Optional[str] = None) -> Any:
+        """The template's picture (predicates, rules as labelled edges): into `filename`, else
+        SVG text (PNG bytes for img_type="png"); needs Graphviz's `dot` except for .dot."""
+        from lrnn.draw import draw_model
+
+        return draw_model(self, filename, draw_ipython, img_type, value_detail, graphviz_path)
+
+    def _repr_svg_(self) -> Optional[str]:
+        from lrnn.draw import repr_svg
+
+        return repr_svg(self)
+
     def save_text(self, path: Union[str, os.PathLike]) -> None:
         with open(path, "w", encoding="utf-8") as f:
             f.write(self.to_text())

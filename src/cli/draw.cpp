@@ -1,0 +1,88 @@
+// `lrnn draw TEMPLATE [--examples E --queries Q --sample K] --what template|ground|network
+// [-o out.svg|out.dot|out.png]`: pictures of a template, of a sample's grounding and of its
+// neural network (include/lrnn/draw.hpp). DOT goes to standard output without -o.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli/command.hpp"
+#include "cli/dataset_spec.hpp"
+#include "lrnn/draw.hpp"
+#include "syntax/atomic_file.hpp"
+
+namespace {
+
+using namespace lrnn;
+
+struct DrawCliOptions {
+  std::string template_path, examples_path, queries_path, dataset, what = "template", output, dot_program;
+  size_t sample = 0;
+  uint64_t seed = 1;
+  DrawOptions picture;
+};
+
+bool is_model_file(const std::string& path) {
+  return path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+}
+
+std::string draw_dot(const DrawCliOptions& o) {
+  Model model = is_model_file(o.template_path)
+                    ? Model::load(o.template_path)
+                    : Model(Template::from_file(o.template_path), Settings{.seed = o.seed});
+  if (o.what == "template") return template_dot(model.get_template());
+  if (o.examples_path.empty() && o.dataset.empty())
+    throw Error(ErrorKind::Semantic, "--what " + o.what + " draws one sample: give --examples FILE (or --dataset)");
+  cli::LoadedData loaded = cli::load_data(o.dataset, o.examples_path, o.queries_path);
+  const Dataset data = Dataset::from_ast(std::move(loaded.examples), loaded.queries);
+  if (o.sample >= data.size())
+    throw Error(ErrorKind::Semantic, "--sample " + std::to_string(o.sample) + ": the data has " +
+                                         std::to_string(data.size()) + " samples (0.." +
+                                         std::to_string(data.size() ? data.size() - 1 : 0) + ")");
+  return o.what == "ground" ? ground_dot(model, data, o.sample, o.picture)
+                            : network_dot(model, data, o.sample, o.picture);
+}
+
+void run_draw(const DrawCliOptions& o) {
+  if (!o.output.empty()) {
+    // Before grounding anything: a bad file name or format fails at once.
+    const std::string format = picture_format(o.output);
+    if (format != "dot" && find_graphviz(o.dot_program).empty())
+      render_dot("", format, o.dot_program);  // throws the error saying to install graphviz
+    check_can_write_atomically(o.output);
+  }
+  const std::string dot = draw_dot(o);
+  if (o.output.empty()) {
+    std::cout << dot;
+    return;
+  }
+  save_picture(dot, o.output, o.dot_program);
+  std::cerr << "wrote " << o.output << "\n";
+}
+
+lrnn::cli::RegisterCommand reg(50, [](CLI::App& app) {
+  auto o = std::make_shared<DrawCliOptions>();
+  CLI::App* cmd = app.add_subcommand("draw", "Draw a template, a sample's grounding or its neural network (DOT, SVG, PNG)");
+  cmd->add_option("template", o->template_path, "Template file, or a model saved by lrnn train --save (.json)")
+      ->required();
+  cmd->add_option("--what", o->what, "template: predicates and rules; ground: the sample's atoms and ground rules; "
+                                     "network: its fact, rule, aggregation and atom neurons")
+      ->check(CLI::IsMember({"template", "ground", "network"}));
+  cmd->add_option("--examples,-e", o->examples_path, "Examples file (for --what ground|network)");
+  cmd->add_option("--queries,-q", o->queries_path, "Queries file (omit for labelled examples)");
+  cmd->add_option("--dataset", o->dataset, "A dataset instead of --examples: tu:DIR (TU graph format)");
+  cmd->add_option("--sample,-k", o->sample, "Which sample to draw (0-based)")->check(cli::finite_number(0, 1e9, false, true));
+  cmd->add_flag("--values", o->picture.values, "Show each neuron's value");
+  cmd->add_flag("--gradients", o->picture.gradients, "Show each neuron's gradient of the sample's loss");
+  cmd->add_option("--value-detail", o->picture.value_detail, "Digits of values: 0 (3), 1 (6) or 2 (12)")
+      ->check(CLI::IsMember({0, 1, 2}));
+  cmd->add_option("--max-nodes", o->picture.max_nodes, "Nodes drawn before the rest is summarised as '... N more'")
+      ->check(cli::finite_number(1, 1e6, false, true));
+  cmd->add_option("--seed", o->seed, "Seed of the initial weights of a template (not of a saved model)")
+      ->check(cli::finite_number(0, 1e18, false, true));
+  cmd->add_option("--output,-o", o->output, "Output file: .dot (always), .svg or .png (need Graphviz's dot); "
+                                            "without it, DOT text on standard output");
+  cmd->add_option("--graphviz", o->dot_program, "Graphviz's dot program (default: dot on PATH)");
+  cmd->callback([o] { run_draw(*o); });
+});
+
+}  // namespace

@@ -1,0 +1,199 @@
+"""Pictures from Python (lrnn.draw, template.draw(), model.draw(), built_dataset[k].draw())
+and the training report: the DOT is parsed back and must hold the expected nodes and
+edges of a known template and sample; SVG needs Graphviz (skipped with a message when it
+is absent); the HTML report of `lrnn train --report` holds both curves, one point per
+epoch."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import lrnn
+from lrnn import Dataset, R, Settings, Template, V
+from lrnn.draw import draw_model, draw_sample, to_dot_source
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = Path(os.environ.get("LRNN_CLI", ROOT / "build" / "lrnn"))
+needs_cli = pytest.mark.skipif(not CLI.exists(), reason="the lrnn CLI is not built")
+needs_graphviz = pytest.mark.skipif(shutil.which("dot") is None,
+                                    reason="Graphviz's dot is not installed (apt-get install graphviz)")
+
+TEMPLATE = (
+    "hidden(X) :- {3,2} f(X), {3}. [activation=tanh]\n"
+    "{1,3} out :- hidden(X). [aggregation=max]\n"
+    "out/0 [activation=sigmoid]\n"
+)
+EXAMPLES = "<1> out :- <[0.5, -1]> f(a), <[1, 2]> f(b).\n<0> out :- <[-1, 0.3]> f(a).\n"
+
+EDGE = re.compile(r'^\s*"([^"]+)" -> "([^"]+)"(?: \[label="((?:[^"\\]|\\.)*)")?', re.M)
+NODE = re.compile(r'^\s*"([^"]+)" \[label="((?:[^"\\]|\\.)*)"', re.M)
+
+
+def parse_dot(dot):
+    edges = [(a, b, label) for a, b, label in EDGE.findall(dot)]
+    edge_lines = {m.start() for m in EDGE.finditer(dot)}
+    nodes = {m.group(1): m.group(2) for m in NODE.finditer(dot) if m.start() not in edge_lines}
+    return nodes, edges
+
+
+def built(tmp_path):
+    (tmp_path / "t.lrnn").write_text(TEMPLATE)
+    (tmp_path / "e.txt").write_text(EXAMPLES)
+    model = Template(template_file=str(tmp_path / "t.lrnn")).build(Settings(seed=1))
+    data = model.build_dataset(lrnn.FileDataset(examples_file=str(tmp_path / "e.txt")))
+    return model, data
+
+
+def test_template_dot_has_the_predicates_and_rules(tmp_path):
+    model, _ = built(tmp_path)
+    nodes, edges = parse_dot(to_dot_source(model))
+    assert nodes == {"f/1": r"f/1\nexample facts", "hidden/1": r"hidden/1\nidentity", "out/0": r"out/0\nsigmoid"}
+    assert sorted(edges) == [("f/1", "hidden/1", r"r0 3x2\ntanh, avg\noffset 3x1"),
+                             ("hidden/1", "out/0", r"r1\nidentity, max\nhead 1x3")]
+    # The unbuilt template draws the same picture; img_type="dot" returns the text itself.
+    template = Template(template_file=str(tmp_path / "t.lrnn"))
+    assert template.draw(img_type="dot") == to_dot_source(model)
+
+
+def test_dsl_template_draws(tmp_path):
+    t = Template()
+    t += R.h(V.X) <= R.e(V.X, V.Y)
+    nodes, edges = parse_dot(draw_model(t, img_type="dot"))
+    assert set(nodes) == {"h/1", "e/2"}
+    assert [(a, b) for a, b, _ in edges] == [("e/2", "h/1")]
+
+
+def test_sample_network_and_grounding(tmp_path):
+    model, data = built(tmp_path)
+    assert len(data) == 2
+    sample = data[0]
+    nodes, edges = parse_dot(sample.draw(img_type="dot", value_detail=2))
+    by_label = {label.split("\\n")[0]: node for node, label in nodes.items()}
+    atoms = {"f(a)", "f(b)", "hidden(a)", "hidden(b)", "out"}
+    assert atoms <= set(by_label)
+    assert sum(label.startswith("rule r") for label in nodes.values()) == 4
+    assert sum(label.startswith("aggregate r") for label in nodes.values()) == 3
+    assert len(edges) == 11
+    # The value printed for `out` is the model's output for sample 0 (12 digits).
+    out_label = nodes[by_label["out"]]
+    value = float(re.search(r"value (\S+)", out_label).group(1))
+    assert value == pytest.approx(float(np.ravel(model(data))[0]), abs=1e-11)
+    # The grounding: atoms only, an edge per ground rule input.
+    nodes, edges = parse_dot(draw_sample(sample, img_type="dot", what="ground"))
+    ids = {label.split("\\n")[0]: node for node, label in nodes.items()}
+    assert set(ids) == atoms
+    assert sorted((a, b) for a, b, _ in edges) == sorted([
+        (ids["f(a)"], ids["hidden(a)"]), (ids["f(b)"], ids["hidden(b)"]),
+        (ids["hidden(a)"], ids["out"]), (ids["hidden(b)"], ids["out"])])
+    # The second sample has one fact, and indices are checked.
+    assert len(parse_dot(data[-1].draw(img_type="dot", what="ground"))[0]) == 3
+    with pytest.raises(IndexError):
+        data[2]
+
+
+def test_training_changes_the_drawn_values(tmp_path):
+    model, data = built(tmp_path)
+    before = data[0].draw(img_type="dot")
+    model.train(data, epochs=5)
+    after = data[0].draw(img_type="dot")
+    assert before != after  # the picture is of the model's current weights
+
+
+def test_python_dataset_sample_draws(tmp_path):
+    model = Template(template_file=_write(tmp_path, TEMPLATE)).build(Settings(seed=1))
+    dataset = Dataset()
+    dataset.add(R.out[1], [R.f("a")[[0.5, -1]], R.f("b")[[1, 2]]])
+    nodes, _ = parse_dot(model.build_dataset(dataset)[0].draw(img_type="dot"))
+    assert {label.split("\\n")[0] for label in nodes.values()} >= {"f(a)", "f(b)", "hidden(a)", "hidden(b)", "out"}
+
+
+def _write(tmp_path, text):
+    path = tmp_path / "template.lrnn"
+    path.write_text(text)
+    return str(path)
+
+
+def test_bad_arguments_are_refused(tmp_path):
+    model, data = built(tmp_path)
+    with pytest.raises(ValueError, match="value_detail"):
+        data[0].draw(img_type="dot", value_detail=3)
+    with pytest.raises(ValueError, match="img_type"):
+        model.draw(img_type="gif")
+    with pytest.raises(lrnn.LrnnError, match=r"\.dot, \.svg or \.png"):
+        model.draw(str(tmp_path / "x.pdf"))
+    with pytest.raises(TypeError):
+        draw_sample(model)
+    with pytest.raises(lrnn.LrnnError, match="install graphviz"):
+        model.draw(img_type="svg", graphviz_path="/nonexistent/dot")
+    assert not (tmp_path / "x.pdf").exists()
+
+
+@needs_graphviz
+def test_svg_text_files_and_jupyter(tmp_path):
+    model, data = built(tmp_path)
+    svg = model.draw(draw_ipython=False)
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+    for text in ("hidden/1", "out/0", "f/1"):
+        assert f">{text}</text>" in svg
+    assert model._repr_svg_() == svg
+    assert "hidden(a)" in data[0]._repr_svg_()
+    model.draw(str(tmp_path / "t.svg"))
+    assert (tmp_path / "t.svg").read_text() == svg
+    model.draw(str(tmp_path / "t.png"))
+    assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert model.draw(img_type="png", draw_ipython=False)[:4] == b"\x89PNG"
+
+
+def test_repr_svg_without_graphviz_is_none(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    model, _ = built(tmp_path)
+    assert model._repr_svg_() is None  # Jupyter then shows the text repr
+
+
+def test_settings_repr_is_readable():
+    s = Settings(optimizer=lrnn.Adam(lr=0.1), epochs=20, seed=3)
+    assert repr(s).startswith("Settings(") and "epochs=20" in repr(s) and "seed=3" in repr(s)
+
+
+def test_history_plot(tmp_path):
+    plt = pytest.importorskip("matplotlib.pyplot", reason="matplotlib is not installed")
+    model, data = built(tmp_path)
+    history = model.train(data, epochs=7)
+    fig = history.plot(tmp_path / "h.png")
+    loss_ax, acc_ax = fig.axes
+    assert len(loss_ax.lines[0].get_xdata()) == 7
+    assert list(loss_ax.lines[0].get_ydata()) == history.train_losses
+    assert (tmp_path / "h.png").read_bytes()[:4] == b"\x89PNG"
+    plt.close(fig)
+
+
+@needs_cli
+def test_cli_report_has_both_curves(tmp_path):
+    (tmp_path / "t.lrnn").write_text(TEMPLATE)
+    (tmp_path / "e.txt").write_text(EXAMPLES)
+    report = tmp_path / "report.html"
+    run = subprocess.run([str(CLI), "train", str(tmp_path / "t.lrnn"), "-e", str(tmp_path / "e.txt"),
+                          "--test-examples", str(tmp_path / "e.txt"), "--epochs", "12", "--lr", "0.1",
+                          "--report", str(report), "--json"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    history = result["history"]
+    assert [e["epoch"] for e in history] == list(range(1, 13))
+    assert all("test" in e for e in history)
+    html = report.read_text()
+    assert "<script" not in html and "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    lines = dict(re.findall(r'<polyline data-series="([^"]+)"[^>]*points="([^"]*)"', html))
+    assert set(lines) == {"train loss", "test loss", "train accuracy", "test accuracy"}
+    for name, points in lines.items():
+        assert len(points.split()) == 12, name
+    # The loss curve goes down as the history says: y grows downwards in SVG.
+    ys = [float(p.split(",")[1]) for p in lines["train loss"].split()]
+    losses = [e["train"]["loss"] for e in history]
+    assert (ys[0] < ys[-1]) == (losses[0] > losses[-1])
+    assert "Settings" in html and "adam" in html and "Outputs (train)" in html and "out" in html
