@@ -164,4 +164,29 @@ class Model {
   std::unique_ptr<Impl> impl_;
 };
 
+// Stratified k-fold cross-validation (`lrnn train --folds K`): the samples are classed by
+// their query targets, dealt into k stratified folds (stratified_folds, seeded), and k fresh
+// models built with `settings` each train on k-1 folds and are tested on the other one.
+// Refuses k < 2, k above the smallest class's sample count, and samples without targets.
+struct FoldResult {
+  int fold = 0;  // 0-based
+  size_t train_samples = 0, test_samples = 0;
+  Metrics train, test;  // after the fold's last epoch
+  int epochs = 0;
+  double train_seconds = 0;
+};
+
+struct CrossValidationReport {
+  int k = 0;
+  std::vector<int> fold_of_sample;  // the test fold of every sample
+  std::vector<FoldResult> folds;    // fewer than k only when on_epoch stopped the run
+  double mean_accuracy = 0, std_accuracy = 0;  // over the folds' test accuracies (population std)
+  double epoch_seconds = 0;                    // mean training time per epoch
+};
+
+// `on_epoch(fold, info)` may return false to stop the whole run.
+CrossValidationReport cross_validate(const Template& tmpl, const Settings& settings, const Dataset& data, int k,
+                                     uint64_t fold_seed = 1,
+                                     const std::function<bool(int, const EpochInfo&)>& on_epoch = {});
+
 }  // namespace lrnn

@@ -10,6 +10,7 @@
 #include "logic/grounder.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
+#include "train/cross_validation.hpp"
 #include "train/engine.hpp"
 #include "train/report.hpp"
 
@@ -73,7 +74,10 @@ struct Model::Impl {
   std::unique_ptr<train::Engine> engine;
   mutable std::map<uint64_t, train::PreparedSet> prepared;
 
-  train::TrainConfig config() const {
+  train::TrainConfig config() const { return train_config(settings, engine->epochs_trained()); }
+
+  // `settings` as the engine's configuration, for a model that has trained `epochs_before`.
+  static train::TrainConfig train_config(const Settings& settings, int epochs_before) {
     train::TrainConfig c;
     c.epochs = settings.epochs;
     c.optimizer = train::OptimizerConfig::defaults(train::OptimizerConfig::parse(settings.optimizer));
@@ -84,7 +88,7 @@ struct Model::Impl {
     c.seed = settings.seed;
     c.initializer = train::Initializer::parse(settings.initializer);
     c.schedule.kind = train::Schedule::parse(settings.schedule);
-    c.schedule.total_epochs = engine->epochs_trained() + settings.epochs;
+    c.schedule.total_epochs = epochs_before + settings.epochs;
     c.schedule.step_size = std::max(1, settings.epochs / 4);
     c.patience = settings.patience;
     return c;
@@ -269,5 +273,27 @@ GroundNetwork Model::network(const Dataset& data, size_t index, bool with_gradie
 
 Template Model::get_template() const { return Template::from_ast(impl_->engine->ast()); }
 int Model::epochs_trained() const { return impl_->engine->epochs_trained(); }
+
+// ---- cross-validation -------------------------------------------------------------------
+CrossValidationReport cross_validate(const Template& tmpl, const Settings& settings, const Dataset& data, int k,
+                                     uint64_t fold_seed, const std::function<bool(int, const EpochInfo&)>& on_epoch) {
+  train::FoldEpochCallback cb;
+  if (on_epoch)
+    cb = [&](int fold, const train::EpochReport& r) {
+      return on_epoch(fold, EpochInfo{r.epoch, public_metrics(r.train), false, {}, r.seconds});
+    };
+  const train::CrossValidation cv =
+      train::cross_validate(tmpl.ast(), Model::Impl::train_config(settings, 0), data.impl().samples, k, fold_seed, cb);
+  CrossValidationReport out;
+  out.k = cv.k;
+  out.fold_of_sample = cv.fold_of_sample;
+  for (const train::FoldReport& f : cv.folds)
+    out.folds.push_back({f.fold, f.train_samples, f.test_samples, public_metrics(f.train), public_metrics(f.test),
+                         f.epochs, f.train_seconds});
+  out.mean_accuracy = cv.mean_accuracy;
+  out.std_accuracy = cv.std_accuracy;
+  out.epoch_seconds = cv.epoch_seconds;
+  return out;
+}
 
 }  // namespace lrnn

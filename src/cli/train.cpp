@@ -18,6 +18,7 @@
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
 #include "syntax/atomic_file.hpp"
+#include "train/cross_validation.hpp"
 #include "train/engine.hpp"
 #include "train/report.hpp"
 
@@ -44,6 +45,7 @@ struct TrainOptions {
   int report_every = 0;
   std::string save_path, load_path;
   bool json = false;
+  int folds = 0;  // > 0: stratified k-fold cross-validation instead of one training run
 };
 
 std::vector<train::Sample> load_samples(const std::string& examples, const std::string& queries) {
@@ -208,6 +210,76 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   finish_interrupted();
 }
 
+// `--folds K`: k fresh models on the stratified folds (train/cross_validation.hpp); per-fold
+// test accuracy and mean ± std on stdout (or in --json). Options that name one model or one
+// test set have no meaning here and are refused.
+void run_cross_validation(const TrainOptions& o, const CLI::App& cmd) {
+  for (const char* single : {"--load", "--save", "--test-examples", "--test-queries", "--test-fraction"})
+    if (cmd.count(single))
+      throw Error(ErrorKind::Semantic, std::string("--folds trains k fresh models on their own test folds: ") + single +
+                                           " cannot be combined with it");
+  if (o.template_path.empty()) throw Error(ErrorKind::Semantic, "lrnn train --folds needs a TEMPLATE");
+  train::TrainConfig config;
+  config.initializer = train::Initializer::parse(o.initializer);
+  config.seed = o.seed;
+  config.optimizer = train::OptimizerConfig::defaults(train::OptimizerConfig::parse(o.optimizer));
+  config.optimizer.lr = cmd.count("--lr") ? o.lr : 0.01;
+  if (o.weight_decay >= 0) config.optimizer.weight_decay = o.weight_decay;
+  config.loss = train::parse_loss(o.loss);
+  config.batch_size = o.batch_size;
+  config.schedule.kind = train::Schedule::parse(o.schedule);
+  config.schedule.step_size = cmd.count("--step-size") ? o.step_size : std::max(1, o.epochs / 4);
+  config.schedule.gamma = o.gamma;
+  config.patience = o.patience;
+  config.epochs = o.epochs;
+  const TemplateAst tmpl = load_template(o.template_path);
+  cli::LoadedData data = cli::load_data(o.dataset, o.examples_path, o.queries_path);
+  const std::vector<train::Sample> samples = train::pair_samples(std::move(data.examples), data.queries);
+
+  const int every = o.report_every > 0 ? o.report_every : std::max(1, o.epochs / 10);
+  auto on_epoch = [&](int fold, const train::EpochReport& r) {
+    if (r.epoch % every == 0 || r.epoch == o.epochs)
+      std::fprintf(stderr, "fold %d/%d  %s\n", fold + 1, o.folds, train::epoch_line(r, o.epochs).c_str());
+    return stop_signal == 0;
+  };
+  StopOnSignal stop_on_signal;
+  const train::CrossValidation cv = train::cross_validate(tmpl, config, samples, o.folds, o.seed, on_epoch);
+  if (stop_signal)
+    std::fprintf(stderr, "%s: stopped during fold %zu of %d; the completed folds are reported\n",
+                 stop_signal == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)", cv.folds.size() + 1, o.folds);
+  nlohmann::json j;
+  j["folds"] = nlohmann::json::array();
+  for (const train::FoldReport& f : cv.folds)
+    j["folds"].push_back({{"fold", f.fold + 1},
+                          {"train_samples", f.train_samples},
+                          {"test_samples", f.test_samples},
+                          {"epochs", f.epochs},
+                          {"train", train::metrics_json(f.train)},
+                          {"test", train::metrics_json(f.test)},
+                          {"train_s", f.train_seconds}});
+  j["k"] = cv.k;
+  j["seed"] = cv.seed;
+  j["samples"] = samples.size();
+  j["completed"] = cv.folds.size();
+  j["mean_accuracy"] = cv.mean_accuracy;
+  j["std_accuracy"] = cv.std_accuracy;
+  j["epoch_s"] = cv.epoch_seconds;
+  if (stop_signal) j["interrupted"] = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
+  if (o.json) {
+    std::cout << j.dump() << "\n";
+  } else {
+    std::printf("%d-fold cross-validation of %zu samples (seed %llu, %d epochs per fold)\n", cv.k, samples.size(),
+                static_cast<unsigned long long>(cv.seed), o.epochs);
+    for (const train::FoldReport& f : cv.folds)
+      std::printf("fold %2d: train %zu, test %zu  train accuracy %.4f  test loss %.6f  test accuracy %.4f\n", f.fold + 1,
+                  f.train_samples, f.test_samples, f.train.accuracy, f.test.loss, f.test.accuracy);
+    std::printf("test accuracy: %.4f ± %.4f (mean ± std over %zu folds)\n", cv.mean_accuracy, cv.std_accuracy,
+                cv.folds.size());
+    std::printf("time: %.5f s per epoch\n", cv.epoch_seconds);
+  }
+  finish_interrupted();
+}
+
 lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
   CLI::App* cmd = app.add_subcommand("train", "Train a template on examples and queries");
@@ -238,13 +310,15 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("--save", o->save_path, "Write the trained model (JSON) here");
   cmd->add_option("--load", o->load_path, "Continue training a saved model");
   cmd->add_flag("--json", o->json, "Print one JSON object with metrics, timing and outputs");
+  cmd->add_option("--folds", o->folds, "Stratified K-fold cross-validation: K fresh models, per-fold and mean ± std test accuracy (folds seeded by --seed)")
+      ->check(cli::finite_number(0, 1e9, false, true));
   cmd->footer(
       "Examples:\n"
       "  lrnn train examples/templates/xor.lrnn --examples ../shared/datasets/neuralogic/simple/xor/naive/trainExamples.txt \\\n"
       "      --epochs 300 --lr 0.1 --save xor.json\n"
       "  lrnn train examples/templates/mutagenesis.lrnn -e ../shared/datasets/neuralogic/molecules/mutagenesis/examples.txt \\\n"
       "      -q ../shared/datasets/neuralogic/molecules/mutagenesis/queries.txt --test-fraction 0.2 --lr 0.003 --batch-size 1 --json");
-  cmd->callback([o, cmd] { run_train(*o, *cmd); });
+  cmd->callback([o, cmd] { cmd->count("--folds") ? run_cross_validation(*o, *cmd) : run_train(*o, *cmd); });
 });
 
 }  // namespace
