@@ -250,7 +250,7 @@ void run_cross_validation(const TrainOptions& o, const CLI::App& cmd) {
   nlohmann::json j;
   j["folds"] = nlohmann::json::array();
   for (const train::FoldReport& f : cv.folds)
-    j["folds"].push_back({{"fold", f.fold + 1},
+    j["folds"].push_back({{"fold", f.fold},  // 0-based in JSON, as fold_of_sample
                           {"train_samples", f.train_samples},
                           {"test_samples", f.test_samples},
                           {"epochs", f.epochs},
@@ -264,6 +264,7 @@ void run_cross_validation(const TrainOptions& o, const CLI::App& cmd) {
   j["mean_accuracy"] = cv.mean_accuracy;
   j["std_accuracy"] = cv.std_accuracy;
   j["epoch_s"] = cv.epoch_seconds;
+  j["fold_of_sample"] = cv.fold_of_sample;  // 0-based test fold per sample, so peers can reuse the folds
   if (stop_signal) j["interrupted"] = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
   if (o.json) {
     std::cout << j.dump() << "\n";
