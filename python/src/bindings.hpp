@@ -15,6 +15,7 @@ void bind_zoo(nb::module_& m);     // attention/transformer generators, Sequence
 void bind_gnn(nb::module_& m);     // SequenceModel over template text (lrnn.nn.module.gnn)
 void bind_engine(nb::module_& m);  // train::Engine: lrnn.Model
 void bind_rasp(nb::module_& m);    // lrnn._core.rasp: RASP programs (lrnn.rasp)
+void bind_datasets(nb::module_& m);  // SampleSet, read_tu (lrnn.datasets)
 
 
 }  // namespace lrnn::python
