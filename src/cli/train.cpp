@@ -312,7 +312,7 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("--load", o->load_path, "Continue training a saved model");
   cmd->add_flag("--json", o->json, "Print one JSON object with metrics, timing and outputs");
   cmd->add_option("--folds", o->folds, "Stratified K-fold cross-validation: K fresh models, per-fold and mean ± std test accuracy (folds seeded by --seed)")
-      ->check(cli::finite_number(0, 1e9, false, true));
+      ->check(cli::finite_number(2, 1e9, false, true));
   cmd->footer(
       "Examples:\n"
       "  lrnn train examples/templates/xor.lrnn --examples ../shared/datasets/neuralogic/simple/xor/naive/trainExamples.txt \\\n"

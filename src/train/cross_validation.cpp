@@ -65,19 +65,21 @@ namespace {
 
 // k must leave every class in every fold: 2 <= k <= the smallest class's sample count.
 void check_fold_count(const std::vector<Sample>& samples, const std::vector<int>& classes, int k) {
-  if (k < 2) throw Error(ErrorKind::Semantic, "--folds must be at least 2, got " + std::to_string(k));
+  if (k < 2) throw Error(ErrorKind::Semantic, "cross-validation needs at least 2 folds, got " + std::to_string(k));
   std::map<int, size_t> count;
   std::map<int, size_t> first;
   for (size_t s = 0; s < classes.size(); ++s) {
     if (!count[classes[s]]++) first[classes[s]] = s;
   }
   for (const auto& [cls, n] : count) {
-    if (static_cast<size_t>(k) > n)
-      throw Error(ErrorKind::Semantic, std::to_string(k) + " folds need at least " + std::to_string(k) +
-                                           " samples of every class, but the class with target " +
-                                           target_text(sample_target(samples[first[cls]])) + " has " + std::to_string(n) +
-                                           " (of " + std::to_string(samples.size()) + " samples); use --folds " +
-                                           std::to_string(std::max<size_t>(2, n)) + " or fewer");
+    if (static_cast<size_t>(k) <= n) continue;
+    const std::string which = "the class with target " + target_text(sample_target(samples[first[cls]])) + " has " +
+                              std::to_string(n) + " (of " + std::to_string(samples.size()) + " samples)";
+    if (n < 2)
+      throw Error(ErrorKind::Semantic, "stratified cross-validation needs at least 2 samples of every class, but " + which);
+    throw Error(ErrorKind::Semantic, std::to_string(k) + " folds need at least " + std::to_string(k) +
+                                         " samples of every class, but " + which + "; use at most " +
+                                         std::to_string(n) + " folds");
   }
 }
 

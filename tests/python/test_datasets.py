@@ -116,7 +116,7 @@ def test_cross_validate_equals_the_cli(mutag):
 
 def test_cross_validate_refusals(mutag):
     model = gcn_model()
-    with pytest.raises(lrnn.LrnnError, match="--folds must be at least 2, got 1"):
+    with pytest.raises(lrnn.LrnnError, match="cross-validation needs at least 2 folds, got 1"):
         model.cross_validate(mutag, k=1, progress=False)
     with pytest.raises(lrnn.LrnnError, match="class with target 0 has 63"):
         model.cross_validate(mutag, k=64, progress=False)

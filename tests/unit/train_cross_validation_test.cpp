@@ -93,12 +93,12 @@ TEST(CrossValidation, CliRefusals) {
   const std::string base = "train " + kTemplate + " --dataset tu:" + kMutag + " --epochs 1";
   lrnn_test::CliRun one = run_lrnn(base + " --folds 1");
   EXPECT_NE(one.code, 0);
-  EXPECT_NE(one.out.find("--folds must be at least 2, got 1"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("--folds: '1' is not an integer in [2, 1e+09]"), std::string::npos) << one.out;
   // MUTAG has 63 graphs of class -1 (target 0): 64 folds would leave one without it.
   lrnn_test::CliRun many = run_lrnn(base + " --folds 64");
   EXPECT_NE(many.code, 0);
   EXPECT_NE(many.out.find("64 folds need at least 64 samples of every class, but the class with target 0 has 63 "
-                          "(of 188 samples); use --folds 63 or fewer"),
+                          "(of 188 samples); use at most 63 folds"),
             std::string::npos)
       << many.out;
   lrnn_test::CliRun save = run_lrnn(base + " --folds 5 --save /tmp/x.json");
@@ -171,4 +171,21 @@ TEST(CrossValidation, RefusesUnlabelledSamplesAndTooManyFolds) {
     EXPECT_NE(std::string(e.what()).find("sample 2 ('s1') has a query without a target"), std::string::npos) << e.what();
   }
   EXPECT_THROW(lrnn::cross_validate(tmpl, {}, tiny_dataset(), 5), lrnn::Error);  // 4 negatives < 5 folds
+  const lrnn::Dataset singleton = lrnn::Dataset::from_text("s0 :- 1 a, 0 b.\ns1 :- 0 a, 1 b.\ns2 :- 0 a, 0 b.\n",
+                                                          "s0 :- 1 q.\ns1 :- 1 q.\ns2 :- 0.5 q.\n");
+  try {
+    lrnn::cross_validate(tmpl, {}, singleton, 2);
+    FAIL() << "expected an error";
+  } catch (const lrnn::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("stratified cross-validation needs at least 2 samples of every class, but the "
+                                         "class with target 0.5 has 1 (of 3 samples)"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    lrnn::cross_validate(tmpl, {}, tiny_dataset(), 1);
+    FAIL() << "expected an error";
+  } catch (const lrnn::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cross-validation needs at least 2 folds, got 1"), std::string::npos) << e.what();
+  }
 }
