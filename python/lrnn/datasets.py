@@ -166,6 +166,8 @@ def from_pyg(data: Iterable[Any], name: str = "pyg") -> GraphDataset:
         edge_index = np.asarray(_rows(d.edge_index), dtype=np.int64).reshape(2, -1)
         edge_attr = _rows(getattr(d, "edge_attr", None))
         n = int(d.num_nodes) if getattr(d, "num_nodes", None) is not None else (0 if x is None else len(x))
+        if n == 0:
+            raise ValueError(f"graph {k} has no nodes (an lrnn example needs at least one fact)")
         if edge_index.size and (edge_index.min() < 0 or edge_index.max() >= n):
             raise ValueError(f"graph {k}: edge_index refers to node {int(edge_index.max())} of a graph of {n} nodes")
         if edge_attr is not None and len(edge_attr) != edge_index.shape[1]:

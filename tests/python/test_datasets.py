@@ -208,3 +208,8 @@ def test_from_pyg_round_trip_keeps_every_array(tmp_path):
     with pytest.raises(ValueError, match="graph 0 has y of shape"):
         from_pyg([data_mod.Data(x=torch.zeros(3, 1), edge_index=torch.zeros(2, 0, dtype=torch.long),
                                 y=torch.tensor([0, 1, 0]))])
+    with pytest.raises(ValueError, match="graph 0: edge_index refers to node 5 of a graph of 2 nodes"):
+        from_pyg([data_mod.Data(x=torch.zeros(2, 1), edge_index=torch.tensor([[0], [5]]), y=torch.tensor([1]))])
+    with pytest.raises(ValueError, match="graph 0 has no nodes"):
+        from_pyg([data_mod.Data(x=torch.zeros(0, 1), edge_index=torch.zeros(2, 0, dtype=torch.long),
+                                y=torch.tensor([1]))])
