@@ -49,11 +49,6 @@ inline Dataset load_tu(const std::string& dir, const std::string& name = "") {
 
 namespace lrnn {
 
-// Stratified k-fold assignment: fold index (0..k-1) per sample, given each sample's class.
-// Each class's samples are shuffled with `seed` (std::mt19937_64, so the folds are the
-// same on every platform) and dealt round-robin, continuing the deal across classes, so
-// every fold holds floor or ceil(n_c / k) samples of class c and fold sizes differ by at
-// most one. Refuses k < 2 or k > number of samples.
-std::vector<int> stratified_folds(const std::vector<int>& sample_class, int k, uint64_t seed = 1);
+// stratified_folds (the cross-validation splits): include/lrnn/training.hpp.
 
 }  // namespace lrnn

@@ -99,4 +99,14 @@ class Model {
   std::unique_ptr<Impl> impl_;
 };
 
+// Stratified k-fold cross-validation (`lrnn train --folds K`): the samples are classed by
+// their query targets, dealt into k stratified folds (stratified_folds, seeded), and k fresh
+// models built with `settings` each train on k-1 folds and are tested on the other one.
+// Refuses k < 2, k above the smallest class's sample count, and samples without targets.
+// (FoldResult and CrossValidationReport: include/lrnn/training.hpp.)
+// `on_epoch(fold, info)` may return false to stop the whole run.
+CrossValidationReport cross_validate(const Template& tmpl, const Settings& settings, const Dataset& data, int k,
+                                     uint64_t fold_seed = 1,
+                                     const std::function<bool(int, const EpochInfo&)>& on_epoch = {});
+
 }  // namespace lrnn

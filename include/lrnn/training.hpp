@@ -1,6 +1,7 @@
 // Plain data of training, shared by the public API (lrnn/model.hpp), the training engine
 // (src/train) and the bindings: the settings with their defaults, metrics, per-epoch
-// reports, evaluations, parameters and the inspected ground network of one sample.
+// reports, evaluations, parameters, the inspected ground network of one sample, and
+// cross-validation (its folds and results).
 //
 // The defaults written here are THE defaults of lrnn: the CLI's options, the C++ API and
 // the Python package all start from a default-constructed Settings (docs/architecture.md
@@ -119,6 +120,38 @@ struct GroundNetwork {
   size_t dropped_cycle_rules = 0;
   double loss = 0;
   std::vector<Parameter> parameter_gradients;  // same order as the model's parameters
+};
+
+// ---- cross-validation -------------------------------------------------------------------
+
+// Stratified k-fold assignment: fold index (0..k-1) per sample, given each sample's class.
+// Each class's samples are shuffled with `seed` (std::mt19937_64, so the folds are the
+// same on every platform) and dealt round-robin, continuing the deal across classes, so
+// every fold holds floor or ceil(n_c / k) samples of class c and fold sizes differ by at
+// most one. Refuses k < 2 or k > number of samples.
+std::vector<int> stratified_folds(const std::vector<int>& sample_class, int k, uint64_t seed = 1);
+
+struct FoldResult {
+  int fold = 0;  // 0-based
+  size_t train_samples = 0, test_samples = 0;
+  Metrics train, test;  // after the fold's last epoch
+  int epochs = 0;
+  bool stopped_early = false;
+  double build_seconds = 0;  // grounding + neuralization of both parts
+  double train_seconds = 0;
+};
+
+struct CrossValidationReport {
+  int k = 0;
+  uint64_t seed = 0;                // of the fold assignment
+  std::vector<int> fold_of_sample;  // the test fold of every sample
+  std::vector<FoldResult> folds;    // fewer than k only when a callback stopped the run
+  // Over the folds' test accuracies: the mean and the population standard deviation
+  // (numpy's np.std, as the GNN literature reports "mean ± std").
+  double mean_accuracy = 0, std_accuracy = 0;
+  double mean_loss = 0;
+  double epoch_seconds = 0;  // training time per epoch, averaged over every fold's epochs
+  bool complete() const { return static_cast<int>(folds.size()) == k; }
 };
 
 }  // namespace lrnn

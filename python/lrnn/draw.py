@@ -68,6 +68,11 @@ def _sample_dot(sample: Any, value_detail: int, what: str, gradients: bool, max_
     model = sample._dataset._model
     engine = model._require_built()
     parameters = [(name, [float(x) for x in value.reshape(-1)]) for name, value, _ in engine.parameters()]
+    if sample._dataset._source is None:
+        raise NotImplementedError(
+            "drawing a sample of a dataset held in C++ (lrnn.datasets.TUDataset) is not supported yet; "
+            "convert it with `lrnn convert tu` and build the dataset from the files to draw it"
+        )
     examples_text, queries_text, examples_file, queries_file = sample._dataset._source
     return _core().sample_dot(
         engine.template_text(), parameters, model._config(None, None)["loss"],

@@ -37,7 +37,7 @@ class BuiltDataset:
     """A dataset grounded and neuralized against one model (PyNeuraLogic's
     `model.build_dataset(dataset)`): pass it to train/test/forward to skip rebuilding."""
 
-    def __init__(self, model: "Model", prepared: Any, source: Tuple[str, str, str, str] = ("", "", "", "")):
+    def __init__(self, model: "Model", prepared: Any, source: Optional[Tuple[str, str, str, str]] = ("", "", "", "")):
         self._model = model
         self._prepared = prepared
         # (examples text, queries text, examples file, queries file): what the pictures
@@ -171,6 +171,44 @@ def _stack(rows: List[np.ndarray]) -> Union[np.ndarray, List[np.ndarray]]:
     return list(rows)
 
 
+class CrossValidation:
+    """Per-fold results of Model.cross_validate: `accuracies` (test accuracy per fold),
+    `mean` and `std` (population std, as np.std), `folds` (dicts with train/test metrics
+    and sizes), `fold_of_sample` (the test fold of every sample), `epoch_seconds`."""
+
+    def __init__(self, result: Dict[str, Any]):
+        self.k: int = result["k"]
+        self.seed: int = result["seed"]
+        self.folds: List[Dict[str, Any]] = result["folds"]
+        self.fold_of_sample = np.asarray(result["fold_of_sample"], dtype=np.int64)
+        self.accuracies = np.array([f["test"]["accuracy"] for f in self.folds])
+        self.mean: float = result["mean_accuracy"]
+        self.std: float = result["std_accuracy"]
+        self.epoch_seconds: float = result["epoch_seconds"]
+
+    def __len__(self) -> int:
+        return len(self.folds)
+
+    def __repr__(self) -> str:
+        return f"CrossValidation({self.k} folds: test accuracy {self.mean:.4f} ± {self.std:.4f})"
+
+
+def _sample_set(dataset: Any) -> Any:
+    """The samples of any dataset Model accepts, held by the engine (for cross-validation)."""
+    core = _core()
+    if hasattr(dataset, "_lrnn_samples"):
+        return dataset._lrnn_samples()
+    if isinstance(dataset, FileDataset):
+        if dataset.examples_file is None:
+            raise ValueError("a FileDataset for cross-validation needs examples_file=")
+        return core.SampleSet.from_files(dataset.examples_file, dataset.queries_file or "")
+    if isinstance(dataset, (list, tuple)) and all(isinstance(s, Sample) for s in dataset):
+        dataset = Dataset(list(dataset))
+    if isinstance(dataset, Dataset):
+        return core.SampleSet.from_text(*dataset.to_text())
+    raise TypeError(f"cross_validate takes a Dataset, FileDataset or lrnn.datasets dataset, got {type(dataset).__name__}")
+
+
 class GroundNetwork:
     """The ground network of one sample after a forward and a backward pass: every atom
     neuron's value and the loss gradient with respect to it."""
@@ -265,6 +303,9 @@ class Model(Template):
             examples, queries = dataset.to_text()
             prepared = engine.prepare_text(examples, queries)
             source = (examples, queries, "", "")
+        elif hasattr(dataset, "_lrnn_samples"):  # lrnn.datasets: samples already held by the engine
+            prepared = engine.prepare_samples(dataset._lrnn_samples())
+            source = None  # held in C++, no text to draw a sample from
         elif isinstance(dataset, Sample):
             return self.build_dataset(Dataset([dataset]))
         elif isinstance(dataset, (list, tuple)) and all(isinstance(s, Sample) for s in dataset):
@@ -345,6 +386,45 @@ class Model(Template):
         """PyNeuraLogic's Trainer.fit spelling of train()."""
         return self.train(train_dataset, epochs, batch_size=batch_size, test_dataset=val_dataset,
                           progress=not silent, **kwargs)
+
+    def cross_validate(
+        self,
+        dataset: Any,
+        k: int = 10,
+        *,
+        seed: Optional[int] = None,
+        epochs: Optional[int] = None,
+        batch_size: Optional[int] = None,
+        progress: bool = True,
+        callback: Any = None,
+    ) -> "CrossValidation":
+        """Stratified k-fold cross-validation (`lrnn train --folds K`): samples are classed
+        by their targets and dealt into k folds (seeded by `seed`, default the settings'
+        seed); k fresh models, built from this template with these settings, each train on
+        k-1 folds and are tested on the remaining one. This model's own weights are not
+        used or changed. `callback(fold, epoch_report)` may return False to stop."""
+        engine = self._require_built()
+        samples = _sample_set(dataset)
+        config = self._config(epochs, batch_size)
+        fold_seed = config["seed"] if seed is None else int(seed)
+        bar = None
+        if progress and config["epochs"] > 0:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=config["epochs"] * k, desc=f"{k}-fold CV", unit="epoch", leave=False)
+
+        def on_epoch(fold: int, report: Dict[str, Any]) -> bool:
+            if bar is not None:
+                bar.set_postfix({"fold": fold + 1, "loss": f"{report['train']['loss']:.4g}"}, refresh=False)
+                bar.update(1)
+            return True if callback is None else callback(fold, report) is not False
+
+        try:
+            result = engine.cross_validate(samples, config, int(k), fold_seed, on_epoch)
+        finally:
+            if bar is not None:
+                bar.close()
+        return CrossValidation(result)
 
     # ---- inference ---------------------------------------------------------------------------
     def test(self, dataset: Any) -> Evaluation:

@@ -16,6 +16,7 @@ void bind_gnn(nb::module_& m);     // SequenceModel over template text (lrnn.nn.
 void bind_engine(nb::module_& m);  // lrnn::Model (the public API): lrnn.Model
 void bind_rasp(nb::module_& m);    // lrnn._core.rasp: RASP programs (lrnn.rasp)
 void bind_draw(nb::module_& m);    // pictures: template_dot, sample_dot, render_dot (lrnn.draw)
+void bind_datasets(nb::module_& m);  // SampleSet, read_tu (lrnn.datasets)
 
 
 }  // namespace lrnn::python

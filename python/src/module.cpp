@@ -12,5 +12,6 @@ NB_MODULE(_core, m) {
   lrnn::python::bind_engine(m);
   lrnn::python::bind_rasp(m);
   lrnn::python::bind_draw(m);
+  lrnn::python::bind_datasets(m);
 
 }

@@ -12,6 +12,7 @@
 #include "lrnn/syntax.hpp"
 #include "api/dataset_impl.hpp"
 #include "train/config.hpp"
+#include "train/cross_validation.hpp"
 #include "train/engine.hpp"
 #include "train/report.hpp"
 
@@ -221,5 +222,11 @@ size_t Model::num_parameter_values() const { return impl_->engine->parameters().
 
 Template Model::get_template() const { return Template::from_ast(impl_->engine->ast()); }
 int Model::epochs_trained() const { return impl_->engine->epochs_trained(); }
+
+// ---- cross-validation -------------------------------------------------------------------
+CrossValidationReport cross_validate(const Template& tmpl, const Settings& settings, const Dataset& data, int k,
+                                     uint64_t fold_seed, const std::function<bool(int, const EpochInfo&)>& on_epoch) {
+  return train::cross_validate(tmpl.ast(), settings, data.impl().samples, k, fold_seed, on_epoch);
+}
 
 }  // namespace lrnn

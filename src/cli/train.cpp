@@ -49,6 +49,7 @@ struct TrainOptions {
   int report_every = 0;
   std::string save_path, load_path, report_path;
   bool json = false;
+  int folds = 0;  // > 0: stratified k-fold cross-validation instead of one training run
 };
 
 std::string number_text(double x) {
@@ -237,6 +238,68 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   finish_interrupted();
 }
 
+// `--folds K`: k fresh models on the stratified folds (train/cross_validation.hpp); per-fold
+// test accuracy and mean ± std on stdout (or in --json). Options that name one model or one
+// test set have no meaning here and are refused.
+void run_cross_validation(const TrainOptions& o, const CLI::App& cmd) {
+  for (const char* single : {"--load", "--save", "--test-examples", "--test-queries", "--test-fraction"})
+    if (cmd.count(single))
+      throw Error(ErrorKind::Semantic, std::string("--folds trains k fresh models on their own test folds: ") + single +
+                                           " cannot be combined with it");
+  if (o.template_path.empty()) throw Error(ErrorKind::Semantic, "lrnn train --folds needs a TEMPLATE");
+  for (const char* single : {"--report"})
+    if (cmd.count(single))
+      throw Error(ErrorKind::Semantic, std::string("--folds trains k models: ") + single + " describes one run and cannot be combined with it");
+  const Settings settings = apply_options(o, cmd, Settings{}, false);
+  const Template tmpl = Template::from_file(o.template_path);
+  cli::LoadedData data = cli::load_data(o.dataset, o.examples_path, o.queries_path);
+  const Dataset samples = Dataset::from_ast(std::move(data.examples), data.queries);
+
+  const int every = o.report_every > 0 ? o.report_every : std::max(1, o.epochs / 10);
+  auto on_epoch = [&](int fold, const EpochInfo& r) {
+    if (r.epoch % every == 0 || r.epoch == o.epochs)
+      std::fprintf(stderr, "fold %d/%d  %s\n", fold + 1, o.folds, train::epoch_line(r, o.epochs).c_str());
+    return stop_signal == 0;
+  };
+  StopOnSignal stop_on_signal;
+  const CrossValidationReport cv = cross_validate(tmpl, settings, samples, o.folds, o.seed, on_epoch);
+  if (stop_signal)
+    std::fprintf(stderr, "%s: stopped during fold %zu of %d; the completed folds are reported\n",
+                 stop_signal == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)", cv.folds.size() + 1, o.folds);
+  nlohmann::json j;
+  j["folds"] = nlohmann::json::array();
+  for (const FoldResult& f : cv.folds)
+    j["folds"].push_back({{"fold", f.fold},  // 0-based in JSON, as fold_of_sample
+                          {"train_samples", f.train_samples},
+                          {"test_samples", f.test_samples},
+                          {"epochs", f.epochs},
+                          {"train", train::metrics_json(f.train)},
+                          {"test", train::metrics_json(f.test)},
+                          {"train_s", f.train_seconds}});
+  j["k"] = cv.k;
+  j["seed"] = cv.seed;
+  j["samples"] = samples.size();
+  j["completed"] = cv.folds.size();
+  j["mean_accuracy"] = cv.mean_accuracy;
+  j["std_accuracy"] = cv.std_accuracy;
+  j["epoch_s"] = cv.epoch_seconds;
+  j["fold_of_sample"] = cv.fold_of_sample;  // 0-based test fold per sample, so peers can reuse the folds
+  if (stop_signal) j["interrupted"] = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
+  if (o.json) {
+    std::cout << j.dump() << "\n";
+  } else {
+    std::printf("%d-fold cross-validation of %zu samples (seed %llu, %d epochs per fold)\n", cv.k, samples.size(),
+                static_cast<unsigned long long>(cv.seed), o.epochs);
+    for (const FoldResult& f : cv.folds)
+      std::printf("fold %2d: train %zu, test %zu  train accuracy %.4f  test loss %.6f  test accuracy %.4f\n", f.fold + 1,
+                  f.train_samples, f.test_samples, f.train.accuracy, f.test.loss, f.test.accuracy);
+    std::printf("test accuracy: %.4f ± %.4f (mean ± std over %zu folds)\n", cv.mean_accuracy, cv.std_accuracy,
+                cv.folds.size());
+    std::printf("time: %.5f s per epoch\n", cv.epoch_seconds);
+  }
+  finish_interrupted();
+}
+
 lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
   CLI::App* cmd = app.add_subcommand("train", "Train a template on examples and queries");
@@ -272,13 +335,15 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("--load", o->load_path, "Continue training a saved model");
   cmd->add_flag("--json", o->json, "Print one JSON object with metrics, timing, outputs and the per-epoch history");
   cmd->add_option("--report", o->report_path, "Write a self-contained HTML report (loss and accuracy curves, settings, outputs)");
+  cmd->add_option("--folds", o->folds, "Stratified K-fold cross-validation: K fresh models, per-fold and mean ± std test accuracy (folds seeded by --seed)")
+      ->check(cli::finite_number(2, 1e9, false, true));
   cmd->footer(
       "Examples:\n"
       "  lrnn train examples/templates/xor.lrnn --examples ../shared/datasets/neuralogic/simple/xor/naive/trainExamples.txt \\\n"
       "      --epochs 300 --lr 0.1 --save xor.json\n"
       "  lrnn train examples/templates/mutagenesis.lrnn -e ../shared/datasets/neuralogic/molecules/mutagenesis/examples.txt \\\n"
       "      -q ../shared/datasets/neuralogic/molecules/mutagenesis/queries.txt --test-fraction 0.2 --lr 0.003 --batch-size 1 --json");
-  cmd->callback([o, cmd] { run_train(*o, *cmd); });
+  cmd->callback([o, cmd] { cmd->count("--folds") ? run_cross_validation(*o, *cmd) : run_train(*o, *cmd); });
 });
 
 }  // namespace

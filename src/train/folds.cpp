@@ -1,11 +1,12 @@
-// Stratified k-fold assignment (cross-validation splits as the graph-learning field uses).
+// Stratified k-fold assignment (cross-validation splits as the graph-learning field uses),
+// declared in include/lrnn/training.hpp.
 #include <algorithm>
 #include <map>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "lrnn/datasets.hpp"
+#include "lrnn/training.hpp"
 #include "lrnn/diagnostics.hpp"
 
 namespace lrnn {

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Benchmark bench/gnn_cv: 10-fold cross-validated test accuracy of GIN (5 layers, 64
+hidden, sum readout; examples/graphs/gin_<ds>.lrnn) in lrnn and of the same model in
+PyTorch Geometric (bench/peers/pyg_gin_cv.py), on the same stratified folds with the same
+epochs, optimizer and batch size, plus each engine's training time per epoch.
+
+    python3 bench/gnn_cv.py [--datasets MUTAG PROTEINS NCI1] [--epochs 50] [--folds 10]
+                            [--lr 0.01] [--batch-size 32] [--seed 1] [--build build]
+
+lrnn: `<build>/lrnn train TEMPLATE --dataset tu:DIR --folds K --epochs N --loss crossentropy
+--lr X --batch-size B --seed S --json` (its JSON gives the folds, `fold_of_sample`, that
+the PyG run reuses). Both engines run on one thread (OMP_NUM_THREADS=1, torch 1 thread).
+Results of every dataset run are merged into bench/results/gnn_cv.json (a later run of a
+dataset replaces its entry), and one line per dataset is printed.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import sys
+import tempfile
+
+import _benchlib as benchlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PEER = os.path.join(HERE, "peers", "pyg_gin_cv.py")
+TU = os.path.join(benchlib.DATASETS, "tu")
+RESULTS = os.path.join(benchlib.RESULTS, "gnn_cv.json")
+
+
+def run_lrnn(a, name: str) -> dict:
+    template = os.path.join(benchlib.REPO, "examples", "graphs", f"gin_{name.lower()}.lrnn")
+    cmd = [os.path.join(a.build, "lrnn"), "train", template, "--dataset", "tu:" + os.path.join(TU, name),
+           "--folds", str(a.folds), "--epochs", str(a.epochs), "--loss", "crossentropy", "--lr", str(a.lr),
+           "--batch-size", str(a.batch_size), "--seed", str(a.seed), "--report-every", str(a.epochs), "--json"]
+    os.environ["OMP_NUM_THREADS"] = "1"
+    run = benchlib.run_with_rss(cmd)
+    if run.returncode != 0:
+        sys.exit(f"lrnn failed ({run.returncode}): {run.stderr[-2000:]}")
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    out["wall_s"], out["peak_rss_mb"], out["command"] = run.wall_s, run.peak_rss_mb, " ".join(cmd)
+    return out
+
+
+def run_pyg(a, name: str, fold_of_sample: list) -> dict:
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump({"fold_of_sample": fold_of_sample}, f)
+        folds_file = f.name
+    try:
+        cmd = [sys.executable, PEER, "--dataset-dir", os.path.join(TU, name), "--folds-json", folds_file,
+               "--epochs", str(a.epochs), "--lr", str(a.lr), "--batch-size", str(a.batch_size), "--seed", str(a.seed)]
+        run = benchlib.run_with_rss(cmd)
+    finally:
+        os.unlink(folds_file)
+    if run.returncode != 0:
+        sys.exit(f"PyG failed ({run.returncode}): {run.stderr[-2000:]}")
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    out["wall_s"], out["peak_rss_mb"] = run.wall_s, run.peak_rss_mb
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--datasets", nargs="+", default=["MUTAG"])
+    ap.add_argument("--epochs", type=int, default=50)
+    ap.add_argument("--folds", type=int, default=10)
+    ap.add_argument("--lr", type=float, default=0.01)
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--build", default=os.path.join(benchlib.REPO, "build"))
+    ap.add_argument("--no-pyg", action="store_true", help="run lrnn only")
+    a = ap.parse_args()
+
+    results = {}
+    if os.path.exists(RESULTS):
+        with open(RESULTS) as f:
+            results = json.load(f).get("datasets", {})
+    for name in a.datasets:
+        lr = run_lrnn(a, name)
+        entry = {"epochs": a.epochs, "folds": a.folds, "lr": a.lr, "batch_size": a.batch_size, "seed": a.seed,
+                 "date": datetime.date.today().isoformat(),
+                 "lrnn": {"accuracies": [f["test"]["accuracy"] for f in lr["folds"]], "mean": lr["mean_accuracy"],
+                          "std": lr["std_accuracy"], "epoch_s": lr["epoch_s"], "wall_s": lr["wall_s"],
+                          "peak_rss_mb": lr["peak_rss_mb"], "command": lr["command"]}}
+        line = f"{name}: lrnn {lr['mean_accuracy']:.4f} ± {lr['std_accuracy']:.4f} ({lr['epoch_s']:.4f} s/epoch)"
+        if not a.no_pyg:
+            pyg = run_pyg(a, name, lr["fold_of_sample"])
+            entry["pyg"] = {"accuracies": [f["test_accuracy"] for f in pyg["folds"]], "mean": pyg["mean_accuracy"],
+                            "std": pyg["std_accuracy"], "epoch_s": pyg["epoch_s"], "wall_s": pyg["wall_s"],
+                            "peak_rss_mb": pyg["peak_rss_mb"], "torch": pyg["torch"], "dtype": pyg["dtype"]}
+            entry["epoch_time_ratio_lrnn_over_pyg"] = lr["epoch_s"] / pyg["epoch_s"]
+            line += (f"  PyG {pyg['mean_accuracy']:.4f} ± {pyg['std_accuracy']:.4f} ({pyg['epoch_s']:.4f} s/epoch)"
+                     f"  lrnn/PyG time per epoch {lr['epoch_s'] / pyg['epoch_s']:.2f}")
+        print(line, flush=True)
+        results[name] = entry
+        os.makedirs(benchlib.RESULTS, exist_ok=True)
+        with open(RESULTS, "w") as f:
+            json.dump({"benchmark": "gnn_cv", "datasets": results}, f, indent=1)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

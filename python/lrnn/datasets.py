@@ -1,0 +1,220 @@
+"""Graph datasets for lrnn models: the TU benchmarks read by the C++ loader, and
+conversion from/to PyTorch Geometric `Data` objects.
+
+    from lrnn.datasets import TUDataset, from_pyg, to_pyg
+    mutag = TUDataset("../shared/datasets/tu", "MUTAG")   # 188 graphs, trainable with Model
+    model.train(mutag); model.cross_validate(mutag, k=10)
+    pyg_graphs = to_pyg(mutag)                            # torch_geometric Data objects
+    back = from_pyg(pyg_graphs)                           # lrnn again (same facts)
+
+Every graph becomes one sample with the facts of `lrnn convert tu` (docs/datasets.md):
+`node(i)`, `edge(i, j)` per directed edge, `x(i)` node features (TU: one-hot node labels),
+`attr(i)` TU node attributes, `edge_x(i, j)` TU one-hot edge labels, `edge_attr(i, j)`
+edge attributes (from_pyg: PyG's edge_attr rows), and the query `predict` with the class:
+0/1 for two classes, a one-hot vector for more (classes: the sorted distinct labels).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, List, Optional, Sequence, Union
+
+import numpy as np
+
+
+def _core():
+    from lrnn import _core
+
+    return _core
+
+
+class Graph:
+    """One graph as arrays: `edge_index` [2, E] (int64), feature blocks [rows, width] or
+    None, and `y` the class index."""
+
+    __slots__ = ("num_nodes", "edge_index", "x", "attr", "edge_x", "edge_attr", "y")
+
+    def __init__(self, num_nodes: int, edge_index: np.ndarray, x: Optional[np.ndarray], attr: Optional[np.ndarray],
+                 edge_x: Optional[np.ndarray], edge_attr: Optional[np.ndarray], y: int):
+        self.num_nodes, self.edge_index, self.x, self.attr = num_nodes, edge_index, x, attr
+        self.edge_x, self.edge_attr, self.y = edge_x, edge_attr, y
+
+    @property
+    def num_edges(self) -> int:
+        return int(self.edge_index.shape[1])
+
+    def __repr__(self) -> str:
+        return f"Graph({self.num_nodes} nodes, {self.num_edges} edges, class {self.y})"
+
+
+class GraphDataset:
+    """Graph-classification samples held by the engine (no text round trip), with each
+    graph's arrays. Trainable with `Model` (train, test, cross_validate); indexing with a
+    slice or a list of indices gives a subset."""
+
+    def __init__(self, name: str, graphs: List[Graph], class_labels: Sequence[Any], samples: Any):
+        self.name = name
+        self.graphs = graphs
+        self.class_labels = list(class_labels)
+        self._samples = samples
+
+    # The protocol Model.build_dataset / cross_validate read.
+    def _lrnn_samples(self) -> Any:
+        return self._samples
+
+    def __len__(self) -> int:
+        return len(self.graphs)
+
+    def __getitem__(self, index: Union[int, slice, Sequence[int], np.ndarray]) -> Any:
+        if isinstance(index, (int, np.integer)):
+            return self.graphs[int(index)]
+        indices = list(range(len(self)))[index] if isinstance(index, slice) else [int(i) for i in index]
+        bad = [i for i in indices if not 0 <= i < len(self)]
+        if bad:
+            raise IndexError(f"sample index {bad[0]} out of range for a dataset of {len(self)} graphs")
+        return GraphDataset(self.name, [self.graphs[i] for i in indices], self.class_labels,
+                            self._samples.subset(indices))
+
+    @property
+    def y(self) -> np.ndarray:
+        """The class index of every graph."""
+        return np.array([g.y for g in self.graphs], dtype=np.int64)
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.class_labels)
+
+    @property
+    def num_nodes(self) -> int:
+        return sum(g.num_nodes for g in self.graphs)
+
+    @property
+    def num_edges(self) -> int:
+        """Directed edges (each undirected TU edge is listed in both directions)."""
+        return sum(g.num_edges for g in self.graphs)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name}: {len(self)} graphs, {self.num_classes} classes)"
+
+
+class TUDataset(GraphDataset):
+    """A TU dataset (https://chrsmrrs.github.io/datasets/) read by lrnn's C++ loader:
+    `TUDataset(root, name)` reads `root/name/name_A.txt`, ... (or PyG's layout
+    `root/name/raw/name_A.txt`). Malformed files raise LrnnError naming file:line."""
+
+    def __init__(self, root: Union[str, os.PathLike], name: str):
+        folder = os.path.join(os.fspath(root), name)
+        if not os.path.exists(os.path.join(folder, f"{name}_A.txt")) and os.path.isdir(os.path.join(folder, "raw")):
+            folder = os.path.join(folder, "raw")
+        data = _core().read_tu(folder, name)
+        classes = data["graph_class"]
+        graphs = [Graph(n, ei, x, attr, ex, ea, classes[k]) for k, (n, ei, x, attr, ex, ea) in enumerate(data["graphs"])]
+        super().__init__(data["name"], graphs, data["class_labels"], data["samples"])
+        self.root = os.fspath(root)
+
+    @property
+    def num_node_labels(self) -> int:
+        return 0 if not self.graphs or self.graphs[0].x is None else self.graphs[0].x.shape[1]
+
+
+# ---- PyTorch Geometric ---------------------------------------------------------------------
+def _require_pyg() -> Any:
+    try:
+        import torch  # noqa: F401
+        import torch_geometric.data
+    except ImportError as e:
+        raise ImportError(
+            "lrnn.datasets.from_pyg/to_pyg need torch and torch_geometric (pip install torch torch_geometric); "
+            f"importing them failed: {e}"
+        ) from e
+    return torch_geometric.data
+
+
+def _rows(value: Any) -> Optional[np.ndarray]:
+    if value is None:
+        return None
+    array = value.detach().cpu().numpy() if hasattr(value, "detach") else np.asarray(value)
+    array = np.asarray(array, dtype=np.float64)
+    return array.reshape(-1, 1) if array.ndim == 1 else array
+
+
+def _vector(row: np.ndarray) -> str:
+    return "[" + ", ".join(repr(float(v)) for v in row) + "]"
+
+
+def from_pyg(data: Iterable[Any], name: str = "pyg") -> GraphDataset:
+    """PyG graph-classification data (a list of `Data` or a PyG dataset) as an lrnn
+    dataset: `x` rows become `x(i)` vectors, `edge_attr` rows `edge_attr(i, j)` vectors,
+    and each graph's label (`y`, one value per graph) its `predict` target."""
+    _require_pyg()
+    items = list(data)
+    labels = []
+    for k, d in enumerate(items):
+        y = getattr(d, "y", None)
+        if y is None or np.asarray(_rows(y)).size != 1:
+            shape = None if y is None else tuple(np.shape(_rows(y)))
+            raise ValueError(f"from_pyg converts graph classification data (one label y per graph); graph {k} has y "
+                             f"{'missing' if y is None else f'of shape {shape}'}")
+        label = float(_rows(y).ravel()[0])
+        if label != int(label):
+            raise ValueError(f"graph {k}: the label y = {label} is not a class (an integer)")
+        labels.append(int(label))
+    class_labels = sorted(set(labels))
+    examples, queries, graphs = [], [], []
+    for k, (d, label) in enumerate(zip(items, labels)):
+        x = _rows(getattr(d, "x", None))
+        edge_index = np.asarray(_rows(d.edge_index), dtype=np.int64).reshape(2, -1)
+        edge_attr = _rows(getattr(d, "edge_attr", None))
+        n = int(d.num_nodes) if getattr(d, "num_nodes", None) is not None else (0 if x is None else len(x))
+        if n == 0:
+            raise ValueError(f"graph {k} has no nodes (an lrnn example needs at least one fact)")
+        if edge_index.size and (edge_index.min() < 0 or edge_index.max() >= n):
+            raise ValueError(f"graph {k}: edge_index refers to node {int(edge_index.max())} of a graph of {n} nodes")
+        if edge_attr is not None and len(edge_attr) != edge_index.shape[1]:
+            raise ValueError(f"graph {k}: {len(edge_attr)} edge_attr rows for {edge_index.shape[1]} edges")
+        facts = [f"node({i})" for i in range(n)]
+        if x is not None:
+            facts += [f"{_vector(row)} x({i})" for i, row in enumerate(x)]
+        for e, (i, j) in enumerate(edge_index.T.tolist()):
+            facts.append(f"edge({i}, {j})")
+            if edge_attr is not None:
+                facts.append(f"{_vector(edge_attr[e])} edge_attr({i}, {j})")
+        cls = class_labels.index(label)
+        target = str(cls) if len(class_labels) <= 2 else _vector(np.eye(len(class_labels))[cls])
+        examples.append(f"g{k + 1} :- " + ", ".join(facts) + ".")
+        queries.append(f"g{k + 1} :- {target} predict.")
+        graphs.append(Graph(n, edge_index, x, None, None, edge_attr, cls))
+    samples = _core().SampleSet.from_text("\n".join(examples) + "\n", "\n".join(queries) + "\n")
+    return GraphDataset(name, graphs, class_labels, samples)
+
+
+def to_pyg(dataset: GraphDataset, *, use_node_attr: bool = False, use_edge_attr: bool = False,
+           dtype: Any = None) -> List[Any]:
+    """The graphs as torch_geometric `Data(x, edge_index, edge_attr, y)`, laid out as PyG's
+    own TUDataset: x = node labels one-hot ([node attributes | labels] with use_node_attr),
+    edge_attr = edge labels one-hot (edge_attr rows of from_pyg data; [edge attributes |
+    labels] with use_edge_attr), y = [class index]. Features in `dtype` (default torch's)."""
+    pyg = _require_pyg()
+    import torch
+
+    if not isinstance(dataset, GraphDataset):
+        raise TypeError(f"to_pyg converts a TUDataset or a from_pyg dataset, got {type(dataset).__name__}")
+    dtype = dtype if dtype is not None else torch.get_default_dtype()
+
+    def cat(first: Optional[np.ndarray], second: Optional[np.ndarray]) -> Optional[Any]:
+        blocks = [b for b in (first, second) if b is not None]
+        return None if not blocks else torch.tensor(np.concatenate(blocks, axis=1), dtype=dtype)
+
+    out = []
+    for g in dataset.graphs:
+        x = cat(g.attr if use_node_attr else None, g.x)
+        edge_attr = cat(g.edge_attr if (use_edge_attr or g.edge_x is None) else None, g.edge_x)
+        data = pyg.Data(x=x, edge_index=torch.tensor(g.edge_index, dtype=torch.long), y=torch.tensor([g.y]))
+        if edge_attr is not None:
+            data.edge_attr = edge_attr
+        data.num_nodes = g.num_nodes
+        out.append(data)
+    return out
+
+
+__all__ = ["Graph", "GraphDataset", "TUDataset", "from_pyg", "to_pyg"]

@@ -1,0 +1,142 @@
+// Stratified k-fold cross-validation over the training engine (cross_validation.hpp).
+#include "train/cross_validation.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "lrnn/diagnostics.hpp"
+#include "train/config.hpp"
+
+namespace lrnn::train {
+
+namespace {
+
+// The targets of a sample's queries, concatenated; empty when some query has none.
+std::vector<double> sample_target(const Sample& s) {
+  std::vector<double> all;
+  for (const Literal& q : s.queries) {
+    std::vector<double> t = target_of(q);
+    if (t.empty()) return {};
+    all.insert(all.end(), t.begin(), t.end());
+  }
+  return all;
+}
+
+std::string target_text(const std::vector<double>& t) {
+  std::ostringstream out;
+  if (t.size() == 1) {
+    out << t[0];
+    return out.str();
+  }
+  out << "[";
+  for (size_t i = 0; i < t.size(); ++i) out << (i ? ", " : "") << t[i];
+  out << "]";
+  return out.str();
+}
+
+std::string sample_name(const std::vector<Sample>& samples, size_t s) {
+  const std::string& id = samples[s].example.id;
+  return "sample " + std::to_string(s + 1) + (id.empty() ? "" : " ('" + id + "')");
+}
+
+}  // namespace
+
+std::vector<int> sample_classes(const std::vector<Sample>& samples) {
+  std::map<std::vector<double>, int> class_of_target;
+  std::vector<std::vector<double>> targets(samples.size());
+  for (size_t s = 0; s < samples.size(); ++s) {
+    targets[s] = sample_target(samples[s]);
+    if (targets[s].empty())
+      throw Error(ErrorKind::Semantic, "cross-validation needs a target on every query: " + sample_name(samples, s) +
+                                           (samples[s].queries.empty() ? " has no query" : " has a query without a target"));
+    class_of_target.emplace(targets[s], 0);
+  }
+  int next = 0;
+  for (auto& [target, cls] : class_of_target) cls = next++;
+  std::vector<int> classes(samples.size());
+  for (size_t s = 0; s < samples.size(); ++s) classes[s] = class_of_target.at(targets[s]);
+  return classes;
+}
+
+namespace {
+
+// k must leave every class in every fold: 2 <= k <= the smallest class's sample count.
+void check_fold_count(const std::vector<Sample>& samples, const std::vector<int>& classes, int k) {
+  if (k < 2) throw Error(ErrorKind::Semantic, "cross-validation needs at least 2 folds, got " + std::to_string(k));
+  std::map<int, size_t> count;
+  std::map<int, size_t> first;
+  for (size_t s = 0; s < classes.size(); ++s) {
+    if (!count[classes[s]]++) first[classes[s]] = s;
+  }
+  for (const auto& [cls, n] : count) {
+    if (static_cast<size_t>(k) <= n) continue;
+    const std::string which = "the class with target " + target_text(sample_target(samples[first[cls]])) + " has " +
+                              std::to_string(n) + " (of " + std::to_string(samples.size()) + " samples)";
+    if (n < 2)
+      throw Error(ErrorKind::Semantic, "stratified cross-validation needs at least 2 samples of every class, but " + which);
+    throw Error(ErrorKind::Semantic, std::to_string(k) + " folds need at least " + std::to_string(k) +
+                                         " samples of every class, but " + which + "; use at most " +
+                                         std::to_string(n) + " folds");
+  }
+}
+
+}  // namespace
+
+CrossValidationReport cross_validate(const TemplateAst& ast, const Settings& settings, const std::vector<Sample>& samples,
+                                     int k, uint64_t fold_seed, const FoldEpochCallback& on_epoch) {
+  const TrainConfig config = make_train_config(settings, 0);
+  const std::vector<int> classes = sample_classes(samples);
+  check_fold_count(samples, classes, k);
+  CrossValidationReport cv;
+  cv.k = k;
+  cv.seed = fold_seed;
+  cv.fold_of_sample = stratified_folds(classes, k, fold_seed);
+  size_t epochs_run = 0;
+  double train_seconds = 0;
+  bool stop = false;
+  for (int fold = 0; fold < k && !stop; ++fold) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<Sample> train_part, test_part;
+    for (size_t s = 0; s < samples.size(); ++s) (cv.fold_of_sample[s] == fold ? test_part : train_part).push_back(samples[s]);
+    Engine engine(ast, config.initializer, config.seed);
+    FoldResult r;
+    r.fold = fold;
+    r.train_samples = train_part.size();
+    r.test_samples = test_part.size();
+    PreparedSet train_set = engine.prepare(std::move(train_part), settings.max_ground_rules);
+    PreparedSet test_set = engine.prepare(std::move(test_part), settings.max_ground_rules);
+    engine.plan_for(train_set);
+    r.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::function<bool(const EpochInfo&)> cb;
+    if (on_epoch)
+      cb = [&](const EpochInfo& e) {
+        if (!on_epoch(fold, e)) stop = true;
+        return !stop;
+      };
+    TrainResult result = engine.train(train_set, nullptr, config, cb);
+    if (stop) break;  // an interrupted fold is not reported: its model is not the one asked for
+    r.epochs = result.epochs;
+    r.stopped_early = result.stopped_early;
+    r.train_seconds = result.train_seconds;
+    r.train = engine.evaluate(train_set, config.loss).metrics;
+    r.test = engine.evaluate(test_set, config.loss).metrics;
+    epochs_run += static_cast<size_t>(result.epochs);
+    train_seconds += result.train_seconds;
+    cv.folds.push_back(r);
+  }
+  const double n = static_cast<double>(cv.folds.size());
+  for (const FoldResult& r : cv.folds) {
+    cv.mean_accuracy += r.test.accuracy / n;
+    cv.mean_loss += r.test.loss / n;
+  }
+  double var = 0;
+  for (const FoldResult& r : cv.folds) var += (r.test.accuracy - cv.mean_accuracy) * (r.test.accuracy - cv.mean_accuracy) / n;
+  cv.std_accuracy = std::sqrt(var);
+  cv.epoch_seconds = epochs_run ? train_seconds / static_cast<double>(epochs_run) : 0.0;
+  return cv;
+}
+
+}  // namespace lrnn::train
