@@ -453,6 +453,9 @@ class CompiledModel {
 
   // The residual stream after the last layer, (n + 1) x d_model, row 0 the BOS position.
   std::vector<double> forward(const std::vector<Value>& input) const;
+  // Every head's attention weights on an input, in layer order: (n + 1) x (n + 1) row major,
+  // [query][key], row and column 0 the BOS position.
+  std::vector<std::vector<double>> attention(const std::vector<Value>& input) const;
   // The decoded output: argmax per categorical position, the number for numerical ones.
   std::vector<Value> operator()(const std::vector<Value>& input) const;
   // Compares with the interpreter on every input up to max_len (a sample of max_inputs
@@ -463,7 +466,15 @@ class CompiledModel {
   std::vector<int> heads_per_layer() const;
   int mlp_width() const;  // the widest layer's hidden units
   std::string table() const;  // the residual stream layout, one space per line
+
+ private:
+  std::vector<double> run_layers(const std::vector<Value>& input, std::vector<std::vector<double>>* patterns) const;
 };
+
+// An SVG of a compiled model on an input: the residual stream's named subspaces with the
+// final values at every position, and every head's attention weights (BOS first), next to
+// the interpreter's selector matrices in draw_svg.
+std::string draw_compiled_svg(const CompiledModel& model, const std::vector<Value>& input);
 
 // Compiles `output` for inputs over `vocab` of length 1..max_len. Throws lrnn::Error naming
 // the s-op whatever cannot be compiled exactly.

@@ -684,6 +684,14 @@ void bind_rasp(nb::module_& parent) {
           },
           nb::arg("max_inputs") = 100000)
       .def("table", &r::CompiledModel::table)
+      .def(
+          "draw_svg",
+          [](const r::CompiledModel& self, nb::handle input) { return r::draw_compiled_svg(self, input_of(input)); },
+          nb::arg("input"), "The residual stream and every head's attention weights on an input, as SVG.")
+      .def(
+          "attention",
+          [](const r::CompiledModel& self, nb::handle input) { return self.attention(input_of(input)); },
+          nb::arg("input"), "Every head's attention weights, (n + 1) x (n + 1) row major each, BOS first.")
       .def_ro("d_model", &r::CompiledModel::d_model)
       .def_ro("max_len", &r::CompiledModel::max_len)
       .def_ro("causal", &r::CompiledModel::causal)

@@ -65,7 +65,16 @@ std::vector<Value> compiled_input(const std::vector<Value>& vocab, int max_len, 
   return input_number(vocab, max_len, k);
 }
 
-std::vector<double> CompiledModel::forward(const std::vector<Value>& input) const {
+std::vector<double> CompiledModel::forward(const std::vector<Value>& input) const { return run_layers(input, nullptr); }
+
+std::vector<std::vector<double>> CompiledModel::attention(const std::vector<Value>& input) const {
+  std::vector<std::vector<double>> patterns;
+  run_layers(input, &patterns);
+  return patterns;
+}
+
+std::vector<double> CompiledModel::run_layers(const std::vector<Value>& input,
+                                              std::vector<std::vector<double>>* patterns) const {
   const int n = static_cast<int>(input.size());
   if (n > max_len)
     fail("the input has " + std::to_string(n) + " tokens; the model was compiled for at most " +
@@ -117,6 +126,10 @@ std::vector<double> CompiledModel::forward(const std::vector<Value>& input) cons
         double total = 0;
         for (int k = 0; k < visible; ++k) total += (scores[k] = std::exp(scores[k] - best));
         double* out = add.data() + static_cast<size_t>(q) * d;
+        if (patterns) {
+          if (q == 0) patterns->emplace_back(static_cast<size_t>(rows) * rows, 0.0);
+          for (int k = 0; k < visible; ++k) patterns->back()[static_cast<size_t>(q) * rows + k] = scores[k] / total;
+        }
         for (int k = 0; k < visible; ++k) {
           const double w = scores[k] / total;
           if (w == 0) continue;

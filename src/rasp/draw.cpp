@@ -2,6 +2,8 @@
 // for each attention layer its selector matrices with queries on the left, keys on top
 // and the aggregated values on the right.
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
@@ -212,6 +214,91 @@ std::string draw_svg(const SOp& output, const std::vector<Value>& input, Convent
       block_height = std::max(block_height, 16 + kCell * (n + 1));
     }
     y += block_height + 24;
+  }
+  return svg.str();
+}
+
+}  // namespace lrnn::rasp
+
+namespace lrnn::rasp {
+
+namespace {
+
+// #rrggbb from white (0) to a mid blue (1), light enough for black text.
+std::string shade(double x) {
+  x = std::clamp(x, 0.0, 1.0);
+  auto channel = [&](int from, int to) { return static_cast<int>(from + (to - from) * x); };
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", channel(255, 110), channel(255, 150), channel(255, 230));
+  return buf;
+}
+
+std::string number_text(double v) {
+  if (std::fabs(v) < 5e-4) return "";
+  std::ostringstream o;
+  o.precision(2);
+  o << v;
+  return o.str();
+}
+
+}  // namespace
+
+std::string draw_compiled_svg(const CompiledModel& model, const std::vector<Value>& input) {
+  const std::vector<double> x = model.forward(input);
+  const std::vector<std::vector<double>> patterns = model.attention(input);
+  const int rows = static_cast<int>(input.size()) + 1;
+  const int d = model.d_model;
+  std::vector<Value> header{Value(std::string("BOS"))};
+  header.insert(header.end(), input.begin(), input.end());
+  std::vector<std::vector<Value>> cells{header};
+  const int cell = std::max(cell_width(cells), 34);
+  Svg svg;
+  int y = kMargin;
+  svg.text(kMargin, y + 12,
+           "compiled " + clip(model.program.node()->description(), 40) + ": " + std::to_string(model.layers.size()) +
+               " layer(s), " + std::to_string(model.heads()) + " head(s), residual " + std::to_string(d),
+           "start", 14, "bold");
+  y += 30;
+  svg.text(kMargin, y + 12, "residual stream after the last layer", "start", 13, "bold");
+  y += 22;
+  value_row(svg, kMargin + kLabel, y, cell, header, "#e8f5e9");
+  y += kCell;
+  for (int dim = 0; dim < d; ++dim) {
+    svg.text(kMargin, y + kCell * 2 / 3, clip(std::to_string(dim) + " " + model.dim_labels[dim], 28), "start");
+    for (int r = 0; r < rows; ++r) {
+      const double v = x[static_cast<size_t>(r) * d + dim];
+      svg.rect(kMargin + kLabel + r * cell, y, cell, kCell, shade(std::fabs(v)), "#ccc");
+      svg.text(kMargin + kLabel + r * cell + cell / 2, y + kCell * 2 / 3, number_text(v));
+    }
+    y += kCell;
+  }
+  y += 20;
+  size_t head_index = 0;
+  for (size_t l = 0; l < model.layers.size(); ++l) {
+    const auto& heads = model.layers[l].heads;
+    if (heads.empty()) continue;
+    svg.text(kMargin, y + 12, "layer " + std::to_string(l + 1) + ": " + std::to_string(heads.size()) +
+                                  " head(s), attention weights (queries down, keys across)",
+             "start", 13, "bold");
+    y += 24;
+    int xpos = kMargin;
+    for (const CompiledHead& head : heads) {
+      const std::vector<double>& a = patterns.at(head_index++);
+      const int w = std::max(cell * (rows + 1) + 30, 220);
+      svg.text(xpos, y + 10, clip(head.output, static_cast<size_t>(w / 7)), "start", 11, "bold");
+      value_row(svg, xpos + cell, y + 16, cell, header, "#e8f5e9");
+      for (int q = 0; q < rows; ++q) {
+        const int ry = y + 16 + kCell + q * kCell;
+        svg.rect(xpos, ry, cell, kCell, "#fff3e0");
+        svg.text(xpos + cell / 2, ry + kCell * 2 / 3, cell_text(header[q]));
+        for (int k = 0; k < rows; ++k) {
+          const double v = a[static_cast<size_t>(q) * rows + k];
+          svg.rect(xpos + cell + k * cell, ry, cell, kCell, shade(v), "#ccc");
+        }
+      }
+      xpos += w;
+    }
+    y += 16 + kCell * (rows + 1) + 24;
   }
   return svg.str();
 }

@@ -317,3 +317,15 @@ def test_to_torch_is_trainable_from_the_program(torch_one_thread):
     assert changed > 0
     for w in words + [list("abcab"), list("ccccc")]:
         assert module.run(w) == make_hist()(w), w
+
+
+def test_pictures_of_the_weights(tmp_path):
+    np = pytest.importorskip("numpy")
+    model = compiled("reverse")
+    patterns = model.attention("abc")
+    assert len(patterns) == 2 and patterns[1].shape == (4, 4)
+    # the flip head: query i attends to key 2 - i (row/column 0 the BOS position)
+    assert np.allclose(patterns[1][1:, 1:], np.fliplr(np.eye(3)), atol=1e-12)
+    svg = model.draw("abc", tmp_path / "reverse.svg")
+    assert svg.startswith("<svg") and "layer 2: 1 head(s)" in svg
+    assert (tmp_path / "reverse.svg").read_text(encoding="utf-8") == svg

@@ -48,6 +48,23 @@ TEST(RaspCompiler, LengthIsOneLayer) {
   expect_exact(length() * 2, abc(), 4);
 }
 
+TEST(RaspCompiler, AttentionPatternsAndPicture) {
+  CompiledModel rev = compile(make_reverse(tokens()), abc(), 5);
+  auto patterns = rev.attention(chars("abc"));
+  ASSERT_EQ(patterns.size(), 2u);  // length, then the flip
+  // the flip: query position i (row i + 1) attends to key position 2 - i, BOS to itself
+  const auto& flip = patterns[1];
+  EXPECT_NEAR(flip[0 * 4 + 0], 1.0, 1e-12);
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(flip[(i + 1) * 4 + (3 - i)], 1.0, 1e-12);
+  // length: every query attends equally to BOS and the 3 tokens
+  for (int k = 0; k < 4; ++k) EXPECT_NEAR(patterns[0][1 * 4 + k], 0.25, 1e-12);
+  std::string svg = draw_compiled_svg(rev, chars("abc"));
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("2 layer(s), 2 head(s)"), std::string::npos);
+  EXPECT_NE(svg.find("layer 2: 1 head(s)"), std::string::npos);
+  EXPECT_NE(svg.find("tokens=a"), std::string::npos);
+}
+
 TEST(RaspCompiler, ReverseHistSortAgreeOnEveryInput) {
   expect_exact(make_reverse(tokens()), abc(), 5);
   expect_exact(make_hist(), abc(), 5);

@@ -312,6 +312,25 @@ class CompiledModel:
     def table(self) -> str:
         return self._compiled.table()
 
+    def draw(self, input: Any, path: Union[str, os.PathLike, None] = None) -> str:
+        """An SVG of the weights on an input: the final residual stream (every named
+        dimension at every position, BOS first) and every head's attention weights; compare
+        with draw(program, input), the interpreter's selector matrices. Also written to
+        `path` when given."""
+        svg = self._compiled.draw_svg(input)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(svg)
+        return svg
+
+    def attention(self, input: Any) -> List[Any]:
+        """Every head's attention weights on an input as (n + 1) x (n + 1) NumPy arrays
+        ([query][key], row and column 0 the BOS position), in layer order."""
+        import numpy as np
+
+        n = len(_rasp.run(tokens, input)) + 1
+        return [np.asarray(a).reshape(n, n) for a in self._compiled.attention(input)]
+
     def head_list(self) -> List[tuple]:
         """(layer, s-op computed, selector) for every attention head."""
         return self._compiled._heads()
