@@ -65,17 +65,17 @@ lrnn::cli::RegisterCommand reg(50, [](CLI::App& app) {
   cmd->add_option("template", o->template_path, "Template file, or a model saved by lrnn train --save (.json)")
       ->required();
   cmd->add_option("--what", o->what, "template: predicates and rules; ground: the sample's atoms and ground rules; "
-                                     "network: its fact, rule, aggregation and atom neurons")
+                                     "network: its fact, rule, aggregation and atom neurons (default template)")
       ->check(CLI::IsMember({"template", "ground", "network"}));
   cmd->add_option("--examples,-e", o->examples_path, "Examples file (for --what ground|network)");
   cmd->add_option("--queries,-q", o->queries_path, "Queries file (omit for labelled examples)");
   cmd->add_option("--dataset", o->dataset, "A dataset instead of --examples: tu:DIR (TU graph format)");
-  cmd->add_option("--sample,-k", o->sample, "Which sample to draw (0-based)")->check(cli::finite_number(0, 1e9, false, true));
+  cmd->add_option("--sample,-k", o->sample, "Which sample to draw (0-based, default 0)")->check(cli::finite_number(0, 1e9, false, true));
   cmd->add_flag("--values", o->picture.values, "Show each neuron's value");
   cmd->add_flag("--gradients", o->picture.gradients, "Show each neuron's gradient of the sample's loss");
   cmd->add_option("--value-detail", o->picture.value_detail, "Digits of values: 0 (3), 1 (6) or 2 (12)")
       ->check(CLI::IsMember({0, 1, 2}));
-  cmd->add_option("--max-nodes", o->picture.max_nodes, "Nodes drawn before the rest is summarised as '... N more'")
+  cmd->add_option("--max-nodes", o->picture.max_nodes, "Nodes drawn before the rest is summarised as '... N more' (default 200)")
       ->check(cli::finite_number(1, 1e6, false, true));
   cmd->add_option("--seed", o->seed, "Seed of the initial weights of a template (not of a saved model)")
       ->check(cli::finite_number(0, 1e18, false, true));

@@ -121,6 +121,7 @@ std::string atom_label(const GroundNetwork::Atom& a, const DrawOptions& o) {
 // aggregations at 3d-1, atom neurons at 3d. The ground picture uses the depth itself.
 class Layers {
  public:
+  explicit Layers(bool neurons) : neurons_(neurons) {}
   void add(int layer, const std::string& id) { members_[layer].push_back(id); }
   void omit(int layer) { ++omitted_[layer]; }
   size_t omitted() const {
@@ -131,7 +132,7 @@ class Layers {
   void write(std::ostringstream& dot) const {
     for (const auto& [layer, count] : omitted_) {
       const std::string id = "more" + std::to_string(layer);
-      dot << "  " << draw::quoted(id) << " [label=" << draw::quoted("... " + std::to_string(count) + " more")
+      dot << "  " << draw::quoted(id) << " [label=" << draw::quoted("... " + std::to_string(count) + " more " + noun(layer))
           << ", shape=plaintext];\n";
     }
     std::map<int, std::vector<std::string>> all = members_;
@@ -141,9 +142,23 @@ class Layers {
       for (const std::string& id : ids) dot << " " << draw::quoted(id) << ";";
       dot << " }\n";
     }
+    // A "... N more" node has no edges, so nothing would keep it in its layer's place:
+    // invisible edges chain the layers bottom to top.
+    if (omitted_.empty()) return;
+    const std::string* below = nullptr;
+    for (const auto& [layer, ids] : all) {
+      if (below) dot << "  " << draw::quoted(*below) << " -> " << draw::quoted(ids.front()) << " [style=invis];\n";
+      below = &ids.front();
+    }
   }
 
  private:
+  std::string noun(int layer) const {
+    if (layer == 0) return "facts";
+    if (!neurons_) return "atoms";
+    return layer % 3 == 0 ? "atom neurons" : layer % 3 == 1 ? "rule neurons" : "aggregation neurons";
+  }
+  bool neurons_;
   std::map<int, std::vector<std::string>> members_;
   std::map<int, size_t> omitted_;
 };
@@ -166,7 +181,7 @@ std::string ground_dot(const Model& model, const Dataset& data, size_t index, co
   const Selection kept(net, false, options.max_nodes);
   std::ostringstream dot;
   dot << header("grounding", index);
-  Layers layers;
+  Layers layers(false);
   for (size_t l = 0; l < net.atoms.size(); ++l) {
     const auto& a = net.atoms[l];
     if (!kept.atom(l)) {
@@ -205,7 +220,7 @@ std::string network_dot(const Model& model, const Dataset& data, size_t index, c
   const Selection kept(net, true, options.max_nodes);
   std::ostringstream dot;
   dot << header("network", index);
-  Layers layers;
+  Layers layers(true);
   for (size_t l = 0; l < net.atoms.size(); ++l) {
     const auto& a = net.atoms[l];
     const int layer = 3 * a.depth;

@@ -36,9 +36,10 @@ NODE = re.compile(r'^\s*"([^"]+)" \[label="((?:[^"\\]|\\.)*)"', re.M)
 
 
 def parse_dot(dot):
-    edges = [(a, b, label) for a, b, label in EDGE.findall(dot)]
-    edge_lines = {m.start() for m in EDGE.finditer(dot)}
-    nodes = {m.group(1): m.group(2) for m in NODE.finditer(dot) if m.start() not in edge_lines}
+    visible = "\n".join(line for line in dot.splitlines() if "style=invis" not in line)  # layout only
+    edges = [(a, b, label) for a, b, label in EDGE.findall(visible)]
+    edge_lines = {m.start() for m in EDGE.finditer(visible)}
+    nodes = {m.group(1): m.group(2) for m in NODE.finditer(visible) if m.start() not in edge_lines}
     return nodes, edges
 
 
