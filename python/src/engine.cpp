@@ -201,54 +201,6 @@ nb::dict evaluate(Model& model, const BuiltSet& set, const std::string& loss) {
   return d;
 }
 
-// Stratified k-fold cross-validation of this engine's template (fresh engines per fold,
-// initialised as this one was); `callback(fold, epoch_report)` may return False to stop.
-nb::dict cross_validate_samples(PyEngine& self, const SampleSet& set, const nb::dict& config_dict, int k, uint64_t seed,
-                                nb::object callback) {
-  train::TrainConfig config = self.config_from(config_dict);
-  config.schedule.total_epochs = config.epochs;
-  std::exception_ptr callback_error;
-  auto on_epoch = [&](int fold, const train::EpochReport& r) -> bool {
-    nb::gil_scoped_acquire acquire;
-    try {
-      if (PyErr_CheckSignals() != 0) throw nb::python_error();
-      if (callback.is_none()) return true;
-      return nb::cast<bool>(callback(fold, epoch_dict(r)));
-    } catch (...) {
-      callback_error = std::current_exception();
-      return false;
-    }
-  };
-  train::CrossValidation cv;
-  {
-    nb::gil_scoped_release release;
-    cv = train::cross_validate(self.engine->ast(), config, set.samples, k, seed, on_epoch);
-  }
-  if (callback_error) std::rethrow_exception(callback_error);
-  nb::list folds;
-  for (const train::FoldReport& f : cv.folds) {
-    nb::dict d;
-    d["fold"] = f.fold;
-    d["train_samples"] = f.train_samples;
-    d["test_samples"] = f.test_samples;
-    d["epochs"] = f.epochs;
-    d["train"] = metrics_dict(f.train);
-    d["test"] = metrics_dict(f.test);
-    d["train_seconds"] = f.train_seconds;
-    d["build_seconds"] = f.build_seconds;
-    folds.append(d);
-  }
-  nb::dict d;
-  d["k"] = cv.k;
-  d["seed"] = cv.seed;
-  d["fold_of_sample"] = cv.fold_of_sample;
-  d["folds"] = folds;
-  d["mean_accuracy"] = cv.mean_accuracy;
-  d["std_accuracy"] = cv.std_accuracy;
-  d["epoch_seconds"] = cv.epoch_seconds;
-  return d;
-}
-
 // Stratified k-fold cross-validation of this model's template with the dict's settings
 // (fresh models per fold, initialised as this one was); `callback(fold, epoch)` may
 // return False to stop.

@@ -24,7 +24,6 @@ STAGES = [
     ("api", "lrnn/model.hpp"),
     ("data", "lrnn/datasets.hpp"),
     ("draw", "lrnn/draw.hpp"),
-    ("distributed", "lrnn/distributed.hpp"),
     ("cli", "lrnn/lrnn.hpp"),
 ]
 RANK = {name: rank for rank, names in enumerate(STAGES) for name in names}

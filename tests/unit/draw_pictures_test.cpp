@@ -289,7 +289,7 @@ namespace {
 // The page of `lrnn train --report`: one polyline per curve with one point per epoch
 // (a missing test value is a gap, not a zero), no script, the settings and outputs.
 TEST(DrawPictures, TrainingReportCurvesHaveOnePointPerEpoch) {
-  std::vector<lrnn::train::EpochReport> history(9);
+  std::vector<lrnn::EpochInfo> history(9);
   for (int e = 0; e < 9; ++e) {
     history[e].epoch = e + 1;
     history[e].train.loss = 1.0 / (e + 1);
@@ -300,7 +300,7 @@ TEST(DrawPictures, TrainingReportCurvesHaveOnePointPerEpoch) {
   }
   nlohmann::json run = {{"epochs", 9}, {"samples", 4}, {"parameters", 7}, {"loss", 0.1}, {"accuracy", 0.8}};
   run["history"] = lrnn::draw::history_json(history);
-  run["settings"] = lrnn::draw::settings_json(lrnn::train::TrainConfig{});
+  run["settings"] = lrnn::draw::settings_json(lrnn::Settings{});
   run["outputs"] = {{{"example", 0}, {"query", "out<b>"}, {"target", 1.0}, {"output", 0.75}}};
   const std::string html = lrnn::draw::training_report_html(run, "t.lrnn");
   const std::regex polyline(R"re(<polyline data-series="([^"]+)"[^>]*points="([^"]*)")re");
