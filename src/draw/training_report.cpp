@@ -1,4 +1,5 @@
 #include "draw/training_report.hpp"
+#include "syntax/markup.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,19 +15,7 @@ constexpr int kWidth = 560, kHeight = 300;
 constexpr int kLeft = 60, kRight = 130, kTop = 34, kBottom = 40;
 constexpr size_t kMaxTableRows = 500;  // the page stays small for big data sets
 
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string html_escape(const std::string& s) { return xml_escape(s); }
 
 std::string number(double v, int digits = 4) {
   if (!std::isfinite(v)) return "-";

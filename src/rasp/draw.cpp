@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "lrnn/rasp.hpp"
+#include "syntax/markup.hpp"
 
 namespace lrnn::rasp {
 
@@ -18,19 +19,7 @@ constexpr int kCell = 26;
 constexpr int kLabel = 190;
 constexpr int kMargin = 16;
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string escape(const std::string& s) { return xml_escape(s); }
 
 // A cell's text: numbers with at most 3 significant decimals, booleans T/F, long strings
 // cut to kMaxCellChars. Cells are as wide as the widest text (cell_width), never overflowing.
