@@ -361,7 +361,7 @@ class Model(Template):
         if progress and config["epochs"] > 0:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=config["epochs"], desc="training", unit="epoch", leave=False)
+            bar = tqdm(total=config["epochs"], desc="training", unit="epoch", leave=True)
 
         def on_epoch(report: Dict[str, Any]) -> bool:
             if bar is not None:
@@ -411,7 +411,7 @@ class Model(Template):
         if progress and config["epochs"] > 0:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=config["epochs"] * k, desc=f"{k}-fold CV", unit="epoch", leave=False)
+            bar = tqdm(total=config["epochs"] * k, desc=f"{k}-fold CV", unit="epoch", leave=True)
 
         def on_epoch(fold: int, report: Dict[str, Any]) -> bool:
             if bar is not None:
