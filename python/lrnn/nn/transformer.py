@@ -99,6 +99,11 @@ def positional_encoding(n: int, d: int) -> np.ndarray:
 class _ZooModule:
     """Common machinery: one engine model per mask, weights shared by copying."""
 
+    def __repr__(self) -> str:
+        from lrnn.nn._repr import constructor_repr
+
+        return constructor_repr(self)
+
     def __init__(self, seed: int = 1):
         self._seed = seed
         self._default_mask = Mask()

@@ -10,6 +10,11 @@ class Module(ABC):
     @abstractmethod
     def __call__(self) -> List[Any]: ...
 
+    def __repr__(self) -> str:
+        from lrnn.nn._repr import constructor_repr
+
+        return constructor_repr(self)
+
     def __iter__(self) -> Iterator[Any]:
         # so `template += module` adds the rules (Template.__iadd__ takes iterables)
         from lrnn.core.template import Template

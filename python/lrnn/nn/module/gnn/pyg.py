@@ -74,6 +74,11 @@ class PygLayer:
     def __str__(self) -> str:
         return self.rules()
 
+    def __repr__(self) -> str:
+        from lrnn.nn._repr import constructor_repr
+
+        return constructor_repr(self)
+
     @property
     def _model(self):
         if self._model_obj is None:
