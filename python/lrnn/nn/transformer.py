@@ -13,7 +13,7 @@ grounded plan (no grounding after the first call per length and mask).
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -162,9 +162,45 @@ class _ZooModule:
         for key, tensor in torch_module.state_dict().items():
             a = tensor.detach().cpu().double().numpy()
             state[key] = np.ascontiguousarray(a.reshape(a.shape[0], -1) if a.ndim >= 1 else a.reshape(1, 1))
+        self._check_torch_module(torch_module)
+        self._check_state_shapes(state)
         self._check_norms(state)
         self._model.load_torch(self.module, state)
         return self
+
+    # What a torch module computes beyond its weight shapes (heads, norm placement, the
+    # activation, eps): a module that differs is refused, never loaded into a different
+    # function. Subclasses list their settings; see _torch_settings.
+    def _torch_settings(self, torch_module) -> List[Tuple[str, Any, Any]]:
+        return []
+
+    def _torch_kind(self) -> str:
+        return type(self).__name__
+
+    def _check_torch_module(self, torch_module) -> None:
+        kind = type(torch_module).__name__
+        if kind != self._torch_kind():
+            raise ValueError(f"load_torch: {type(self).__name__} loads a torch.nn.{self._torch_kind()}, got {kind}")
+        for name, theirs, ours in self._torch_settings(torch_module):
+            if theirs != ours:
+                raise ValueError(f"load_torch: the torch module's {name} is {theirs!r}, this "
+                                 f"{type(self).__name__} has {ours!r}")
+
+    def _check_state_shapes(self, state) -> None:
+        expected: Dict[str, List[int]] = {}
+        for s in self.module.torch:
+            r, c = expected.get(s.torch_name, [0, 0])
+            expected[s.torch_name] = [max(r, s.row_end), max(c, s.col_end)]
+        for name, (r, c) in expected.items():
+            if name not in state:
+                raise ValueError(f"load_torch: the torch module has no {name}")
+            if tuple(state[name].shape) != (r, c):
+                raise ValueError(f"load_torch: {name} is {tuple(state[name].shape)} in the torch module, "
+                                 f"{type(self).__name__} needs {(r, c)}")
+        unused = sorted(k for k in state if k not in expected and not _norm_affine_key(k))
+        if unused:
+            raise ValueError(f"load_torch: the torch module has weights this {type(self).__name__} has no place "
+                             f"for: {', '.join(unused)}")
 
     def _check_norms(self, state) -> None:
         # Without affine layer norms the template uses plain `norm`, which equals torch's
@@ -229,6 +265,36 @@ class _ZooModule:
         return {"groundings": g, "cache_hits": h, "ground_rules": r}
 
 
+def _norm_affine_key(key: str) -> bool:
+    """LayerNorm weights, checked by _check_norms when the module has no affine norms."""
+    return ".norm" in "." + key and (key.endswith(".weight") or key.endswith(".bias"))
+
+
+def _attention_settings(attn, embed_dim: int, num_heads: int, bias: bool) -> List[Tuple[str, Any, Any]]:
+    return [
+        ("embed_dim", attn.embed_dim, embed_dim),
+        ("num_heads", attn.num_heads, num_heads),
+        ("bias", attn.in_proj_bias is not None, bias),
+        ("kdim/vdim", (attn.kdim, attn.vdim), (embed_dim, embed_dim)),
+        ("add_bias_kv", attn.bias_k is not None, False),
+        ("add_zero_attn", attn.add_zero_attn, False),
+    ]
+
+
+def _layer_settings(layer, d_model: int, nhead: int, dim_feedforward: int, norm_first: bool, cross: bool):
+    import torch.nn.functional as F
+
+    activation = getattr(layer, "activation", None)
+    relu = activation is F.relu or type(activation).__name__ == "ReLU" or getattr(layer, "activation_relu_or_gelu", 0) == 1
+    out = [("norm_first", layer.norm_first, norm_first), ("activation", "relu" if relu else repr(activation), "relu"),
+           ("dim_feedforward", layer.linear1.out_features, dim_feedforward)]
+    out += [(f"{n}.eps", getattr(layer, n).eps, 1e-5) for n in ("norm1", "norm2", "norm3") if hasattr(layer, n)]
+    out += [("self_attn." + n, a, b) for n, a, b in _attention_settings(layer.self_attn, d_model, nhead, True)]
+    if cross:
+        out += [("multihead_attn." + n, a, b) for n, a, b in _attention_settings(layer.multihead_attn, d_model, nhead, True)]
+    return out
+
+
 class MultiheadAttention(_ZooModule):
     """torch.nn.MultiheadAttention(embed_dim, num_heads) (batch of one sequence, dropout 0).
     Call with x [n, d] for self-attention, or (x, memory) for cross-attention."""
@@ -240,6 +306,9 @@ class MultiheadAttention(_ZooModule):
         self._default_mask = _as_mask(mask)
         self._project = True
         self._model_for(self._default_mask)
+
+    def _torch_settings(self, torch_module):
+        return _attention_settings(torch_module, self.embed_dim, self.num_heads, self.bias)
 
     def _generate(self, mask: Mask):
         return _core.zoo_attention(self.embed_dim, self.num_heads, self.prefix, "input",
@@ -283,6 +352,18 @@ class TransformerEncoderLayer(_ZooModule):
         self._default_mask = _as_mask(mask)
         self._model_for(self._default_mask)
 
+    def _torch_kind(self) -> str:
+        return "TransformerEncoder" if self.num_layers else "TransformerEncoderLayer"
+
+    def _torch_settings(self, torch_module):
+        if not self.num_layers:
+            return _layer_settings(torch_module, self.d_model, self.nhead, self.dim_feedforward, self.norm_first, False)
+        out = [("num_layers", torch_module.num_layers, self.num_layers), ("norm", torch_module.norm, None)]
+        for i, layer in enumerate(torch_module.layers):
+            out += [(f"layers.{i}.{n}", a, b) for n, a, b in
+                    _layer_settings(layer, self.d_model, self.nhead, self.dim_feedforward, self.norm_first, False)]
+        return out
+
     def _generate(self, mask: Mask):
         return _core.zoo_encoder(self.d_model, self.nhead, self.dim_feedforward, self.num_layers, self.prefix,
                                  "input", "", list(mask.literals), self.norm_first, self.norm_affine)
@@ -316,6 +397,9 @@ class TransformerDecoderLayer(_ZooModule):
         self._memory_mask = _as_mask(memory_mask)
         self._default_mask = _as_mask(tgt_mask)
         self._model_for(self._default_mask)
+
+    def _torch_settings(self, torch_module):
+        return _layer_settings(torch_module, self.d_model, self.nhead, self.dim_feedforward, self.norm_first, True)
 
     def _generate(self, mask: Mask):
         return _core.zoo_decoder(self.d_model, self.nhead, self.dim_feedforward, self.prefix, "target", "memory", "",
