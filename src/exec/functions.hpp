@@ -17,6 +17,8 @@
 // - norm: (x - mean) / sqrt(biased variance + 1e-5), over all entries of the value.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -45,6 +47,17 @@ using neural::parse_aggregation;
 using neural::parse_combination;
 using neural::slice_bounds;
 using neural::to_string;
+
+// Softmax of n entries (max-subtracted, stable); y may be x. The one softmax of the
+// activation and the combination (segment softmax, across values, is below).
+inline void softmax_entries(int n, const double* x, double* y) {
+  double m = x[0];
+  for (int i = 1; i < n; ++i) m = std::max(m, x[i]);
+  double s = 0;
+  for (int i = 0; i < n; ++i) s += (y[i] = std::exp(x[i] - m));
+  const double inv = 1.0 / s;
+  for (int i = 0; i < n; ++i) y[i] *= inv;
+}
 
 // ---- activations ---------------------------------------------------------------------
 void activation_forward(const Activation& a, Shape in, size_t count, const double* x, double* y);

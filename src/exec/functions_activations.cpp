@@ -32,14 +32,6 @@ inline double stable_sigmoid(double x) {
   return e / (1.0 + e);
 }
 
-void softmax_value(int n, const double* x, double* y) {
-  double m = x[0];
-  for (int i = 1; i < n; ++i) m = std::max(m, x[i]);
-  double s = 0;
-  for (int i = 0; i < n; ++i) s += (y[i] = std::exp(x[i] - m));
-  double inv = 1.0 / s;
-  for (int i = 0; i < n; ++i) y[i] *= inv;
-}
 
 // Sparsemax (Martins & Astudillo 2016): the Euclidean projection of x onto the simplex.
 // `sorted` is scratch of n entries.
@@ -109,7 +101,7 @@ void activation_forward(const Activation& a, Shape in, size_t count, const doubl
       for (size_t i = 0; i < total; ++i) y[i] = std::min(1.0, std::max(0.0, x[i]));
       return;
     case ActivationKind::Softmax:
-      for (size_t v = 0; v < count; ++v) softmax_value(n, x + v * n, y + v * n);
+      for (size_t v = 0; v < count; ++v) softmax_entries(n, x + v * n, y + v * n);
       return;
     case ActivationKind::Sparsemax: {
       std::vector<double> sorted(n);

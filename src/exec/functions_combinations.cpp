@@ -77,15 +77,6 @@ inline double small_product_dot(int r, int d, int c, const double* A, const doub
   return total;
 }
 
-// Softmax over a flat vector of n entries.
-void softmax_flat(int n, const double* x, double* y) {
-  double m = x[0];
-  for (int i = 1; i < n; ++i) m = std::max(m, x[i]);
-  double s = 0;
-  for (int i = 0; i < n; ++i) s += (y[i] = std::exp(x[i] - m));
-  double inv = 1.0 / s;
-  for (int i = 0; i < n; ++i) y[i] *= inv;
-}
 
 }  // namespace
 
@@ -259,7 +250,7 @@ void combination_forward(CombinationKind c, const std::vector<Shape>& in_shapes,
           std::copy(in[i] + v * m, in[i] + (v + 1) * m, o);
           o += m;
         }
-        softmax_flat(n, out + v * n, out + v * n);
+        softmax_entries(n, out + v * n, out + v * n);
       }
       return;
     }
