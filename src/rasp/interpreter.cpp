@@ -1,4 +1,5 @@
 // The RASP interpreter: evaluates a program DAG on one input, each node once.
+#include <cstdio>
 #include <unordered_set>
 
 #include "lrnn/rasp.hpp"
@@ -99,12 +100,38 @@ std::vector<const Node*> topological_order(const NodePtr& root) {
   return order;
 }
 
+namespace {
+
+// A run keeps every selector's whole n x n matrix (draw and the lowering read them): an
+// input long enough to exhaust memory is refused up front, naming the size, rather than
+// ending the process (bad input never crashes).
+constexpr uint64_t kMaxSelectorEntries = uint64_t{1} << 30;
+
+void check_selector_memory(const std::vector<const Node*>& order, size_t n) {
+  uint64_t selectors = 0;
+  for (const Node* node : order)
+    if (node->kind == Kind::Select || node->kind == Kind::SelectAnd || node->kind == Kind::SelectOr ||
+        node->kind == Kind::SelectNot)
+      ++selectors;
+  if (!selectors || !n) return;
+  if (n <= kMaxSelectorEntries && selectors <= kMaxSelectorEntries / n / n) return;
+  char entries[32];
+  std::snprintf(entries, sizeof entries, "%.3g", static_cast<double>(selectors) * n * n);
+  throw Error(ErrorKind::Limit, "an input of " + std::to_string(n) + " positions: the program's " +
+                                    std::to_string(selectors) + " selector(s) would hold " + entries +
+                                    " matrix entries, over the limit of " + std::to_string(kMaxSelectorEntries) +
+                                    " (a RASP run keeps every selector matrix; use a shorter input)");
+}
+
+}  // namespace
+
 Evaluation evaluate(const SOp& output, const std::vector<Value>& input, Convention convention) {
   if (!output.node()) throw Error(ErrorKind::Semantic, "cannot evaluate an empty s-op");
   if (convention == Convention::Default) convention = Convention::Sum;
   Evaluation ev;
   ev.order = topological_order(output.node());
   const size_t n = input.size();
+  check_selector_memory(ev.order, n);
   for (const Node* node : ev.order) {
     auto child_values = [&](size_t i) -> const std::vector<Value>& {
       return ev.values.at(node->children[i].get());

@@ -132,3 +132,24 @@ TEST(RaspCore, AnalyserCountsDistinctSelectorsPerLayer) {
 }
 
 }  // namespace
+
+namespace {
+
+// A run keeps every selector matrix: an input whose matrices would not fit is refused up
+// front with a Limit error naming the size (a 40000-position reverse used to allocate
+// 3.2 GB and take minutes).
+TEST(RaspCore, AnInputTooLongForTheSelectorMatricesIsRefused) {
+  SOp flipped = (key(indices()) == query(indices())).value(tokens());
+  std::vector<Value> in(40000, Value{std::string("a")});
+  try {
+    run(flipped, in);
+    FAIL() << "expected a limit error";
+  } catch (const lrnn::Error& e) {
+    EXPECT_EQ(e.kind(), lrnn::ErrorKind::Limit);
+    EXPECT_NE(std::string(e.what()).find("an input of 40000 positions"), std::string::npos) << e.what();
+  }
+  std::vector<Value> fits(2000, Value{std::string("a")});
+  EXPECT_EQ(run(flipped, fits).size(), 2000u);
+}
+
+}  // namespace
