@@ -20,15 +20,24 @@ struct DfsFrame {
   uint32_t input_pos;  // which input of that ground rule comes next
 };
 
-}  // namespace
+// The sample's ground rules numbered globally (grounding id g over every rule set), with
+// the ground rules of each head atom (CSR, in grounding order).
+struct FlatGroundRules {
+  const logic::GroundSample& ground;
+  std::vector<uint32_t> set_begin;  // per rule set: its first grounding id
+  std::vector<uint32_t> set_of;     // per grounding id: its rule set
+  std::vector<uint32_t> head_begin, head_list;
+  uint32_t size() const { return set_begin.back(); }
+  const logic::GroundRuleSet& set(uint32_t g) const { return ground.rules[set_of[g]]; }
+  uint32_t row(uint32_t g) const { return g - set_begin[set_of[g]]; }
+  uint32_t head(uint32_t g) const { return set(g).head[row(g)]; }
+  uint32_t n_inputs(uint32_t g) const { return set(g).n_inputs; }
+  uint32_t input(uint32_t g, uint32_t i) const { return set(g).inputs[static_cast<size_t>(row(g)) * set(g).n_inputs + i]; }
+  bool derived(uint32_t atom) const { return head_begin[atom + 1] > head_begin[atom]; }
+};
 
-SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
-                        const logic::GroundSample& ground) {
-  const size_t n_atoms = ground.num_atoms();
-  SampleNetwork net;
-
-  // Flatten the ground rules: global grounding id -> (rule set, row).
-  std::vector<uint32_t> set_begin(ground.rules.size() + 1, 0);
+FlatGroundRules flatten(const TemplateModel& model, const logic::GroundSample& ground) {
+  FlatGroundRules f{ground, std::vector<uint32_t>(ground.rules.size() + 1, 0), {}, {}, {}};
   for (size_t k = 0; k < ground.rules.size(); ++k) {
     const logic::GroundRuleSet& rs = ground.rules[k];
     if (rs.rule >= model.rules.size())
@@ -39,107 +48,133 @@ SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
       throw Error(ErrorKind::Runtime, model.ast().rules[rs.rule].span,
                   "ground rule set has " + std::to_string(rs.n_inputs) + " inputs, the rule has " +
                       std::to_string(model.rules[rs.rule].inputs.size()));
-    set_begin[k + 1] = set_begin[k] + static_cast<uint32_t>(rs.size());
+    f.set_begin[k + 1] = f.set_begin[k] + static_cast<uint32_t>(rs.size());
   }
-  const uint32_t n_ground = set_begin.back();
-  std::vector<uint32_t> g_set(n_ground);
+  const uint32_t n_ground = f.size();
+  f.set_of.resize(n_ground);
   for (size_t k = 0; k < ground.rules.size(); ++k)
-    std::fill(g_set.begin() + set_begin[k], g_set.begin() + set_begin[k + 1], static_cast<uint32_t>(k));
-  auto g_row = [&](uint32_t g) { return g - set_begin[g_set[g]]; };
-  auto g_head = [&](uint32_t g) { return ground.rules[g_set[g]].head[g_row(g)]; };
-  auto g_n_inputs = [&](uint32_t g) { return ground.rules[g_set[g]].n_inputs; };
-  auto g_input = [&](uint32_t g, uint32_t i) {
-    const logic::GroundRuleSet& rs = ground.rules[g_set[g]];
-    return rs.inputs[static_cast<size_t>(g_row(g)) * rs.n_inputs + i];
-  };
-
-  // Ground rules per head atom (CSR), in grounding order.
-  std::vector<uint32_t> head_begin(n_atoms + 1, 0);
+    std::fill(f.set_of.begin() + f.set_begin[k], f.set_of.begin() + f.set_begin[k + 1], static_cast<uint32_t>(k));
+  const size_t n_atoms = ground.num_atoms();
+  f.head_begin.assign(n_atoms + 1, 0);
   for (uint32_t g = 0; g < n_ground; ++g) {
-    uint32_t h = g_head(g);
+    uint32_t h = f.head(g);
     if (h >= n_atoms) throw Error(ErrorKind::Runtime, "ground rule head is not an atom of the sample");
-    ++head_begin[h + 1];
+    ++f.head_begin[h + 1];
   }
-  for (size_t a = 0; a < n_atoms; ++a) head_begin[a + 1] += head_begin[a];
-  std::vector<uint32_t> head_list(n_ground);
-  {
-    std::vector<uint32_t> fill(head_begin.begin(), head_begin.end() - 1);
-    for (uint32_t g = 0; g < n_ground; ++g) head_list[fill[g_head(g)]++] = g;
-  }
+  for (size_t a = 0; a < n_atoms; ++a) f.head_begin[a + 1] += f.head_begin[a];
+  f.head_list.resize(n_ground);
+  std::vector<uint32_t> fill(f.head_begin.begin(), f.head_begin.end() - 1);
+  for (uint32_t g = 0; g < n_ground; ++g) f.head_list[fill[f.head(g)]++] = g;
+  return f;
+}
 
-  // Depth-first search from the queries: relevance pruning, cycle breaking (a ground rule
-  // with an input on the current DFS path closes a cycle and is dropped) and depths, in
-  // one deterministic pass. Iterative, so deep chains cannot overflow the stack.
-  std::vector<uint8_t> state(n_atoms, 0);  // 0 unseen, 1 on the path, 2 done
-  std::vector<uint32_t> depth(n_atoms, 0);
-  std::vector<uint8_t> dropped(n_ground, 0);
+// What the depth-first search from the queries found: the atoms that support a query
+// (state 2), their depths, and the ground rules dropped for closing a cycle.
+struct Relevance {
+  std::vector<uint8_t> state;  // 0 unseen, 1 on the path, 2 done (kept)
+  std::vector<uint32_t> depth;
+  std::vector<uint8_t> dropped;
+  uint32_t dropped_count = 0;
+};
+
+// Relevance pruning, cycle breaking (a ground rule with an input on the current DFS path
+// closes a cycle and is dropped) and depths, in one deterministic pass. Iterative, so deep
+// chains cannot overflow the stack.
+Relevance search_from_queries(const FlatGroundRules& f) {
+  const size_t n_atoms = f.ground.num_atoms();
+  Relevance r{std::vector<uint8_t>(n_atoms, 0), std::vector<uint32_t>(n_atoms, 0), std::vector<uint8_t>(f.size(), 0), 0};
   std::vector<DfsFrame> stack;
   auto visit = [&](uint32_t root) {
     if (root >= n_atoms) throw Error(ErrorKind::Runtime, "query atom is not an atom of the sample");
-    if (state[root] != 0) return;
-    state[root] = 1;
+    if (r.state[root] != 0) return;
+    r.state[root] = 1;
     stack.push_back({root, 0, 0});
     while (!stack.empty()) {
-      DfsFrame& f = stack.back();
-      const uint32_t a = f.atom;
-      const uint32_t n_heads = head_begin[a + 1] - head_begin[a];
-      if (f.head_pos < n_heads) {
-        const uint32_t g = head_list[head_begin[a] + f.head_pos];
-        if (f.input_pos < g_n_inputs(g)) {
-          const uint32_t b = g_input(g, f.input_pos);
+      DfsFrame& fr = stack.back();
+      const uint32_t a = fr.atom;
+      const uint32_t n_heads = f.head_begin[a + 1] - f.head_begin[a];
+      if (fr.head_pos < n_heads) {
+        const uint32_t g = f.head_list[f.head_begin[a] + fr.head_pos];
+        if (fr.input_pos < f.n_inputs(g)) {
+          const uint32_t b = f.input(g, fr.input_pos);
           if (b >= n_atoms) throw Error(ErrorKind::Runtime, "ground rule input is not an atom of the sample");
-          if (state[b] == 1) {
-            dropped[g] = 1;
-            ++net.dropped_cycle_rules;
-            ++f.head_pos;
-            f.input_pos = 0;
+          if (r.state[b] == 1) {
+            r.dropped[g] = 1;
+            ++r.dropped_count;
+            ++fr.head_pos;
+            fr.input_pos = 0;
           } else {
-            ++f.input_pos;
-            if (state[b] == 0) {
-              state[b] = 1;
-              stack.push_back({b, 0, 0});  // invalidates f
+            ++fr.input_pos;
+            if (r.state[b] == 0) {
+              r.state[b] = 1;
+              stack.push_back({b, 0, 0});  // invalidates fr
             }
           }
         } else {
-          ++f.head_pos;
-          f.input_pos = 0;
+          ++fr.head_pos;
+          fr.input_pos = 0;
         }
         continue;
       }
       if (n_heads > 0) {
         uint32_t d = 0;
-        for (uint32_t k = head_begin[a]; k < head_begin[a + 1]; ++k) {
-          const uint32_t g = head_list[k];
-          if (dropped[g]) continue;
-          for (uint32_t i = 0; i < g_n_inputs(g); ++i) d = std::max(d, depth[g_input(g, i)]);
+        for (uint32_t k = f.head_begin[a]; k < f.head_begin[a + 1]; ++k) {
+          const uint32_t g = f.head_list[k];
+          if (r.dropped[g]) continue;
+          for (uint32_t i = 0; i < f.n_inputs(g); ++i) d = std::max(d, r.depth[f.input(g, i)]);
         }
-        depth[a] = d + 1;
+        r.depth[a] = d + 1;
       }
-      state[a] = 2;
+      r.state[a] = 2;
       stack.pop_back();
     }
   };
-  for (const auto& atoms : ground.query_atoms)
+  for (const auto& atoms : f.ground.query_atoms)
     for (uint32_t a : atoms) visit(a);
+  return r;
+}
 
-  // Kept atoms in ground-id order.
-  std::vector<uint32_t> local(n_atoms, kNone);
-  for (uint32_t a = 0; a < n_atoms; ++a) {
-    if (state[a] != 2) continue;
+// The kept atoms in ground-id order; returns ground id -> local atom index (kNone: pruned).
+std::vector<uint32_t> add_atoms(SampleNetwork& net, const Relevance& r) {
+  std::vector<uint32_t> local(r.state.size(), kNone);
+  for (uint32_t a = 0; a < r.state.size(); ++a) {
+    if (r.state[a] != 2) continue;
     local[a] = static_cast<uint32_t>(net.atom_depth.size());
     net.atom_ground_id.push_back(a);
-    net.atom_depth.push_back(depth[a]);
+    net.atom_depth.push_back(r.depth[a]);
     net.atom_fact.push_back(kNone);
     net.atom_predicate.push_back(kNone);
   }
+  return local;
+}
 
-  // Facts and derived atoms' predicates.
+// One fact of an example: its shape and values appended to the network's fact data.
+void add_example_fact(SampleNetwork& net, const Literal& fact) {
+  net.fact_template.push_back(kNone);
+  if (!fact.weight) {
+    net.fact_shape.push_back({1, 1});
+    net.fact_data.push_back(1.0);
+    return;
+  }
+  const ValueSpec& v = *fact.weight;
+  if (v.kind == ValueSpec::Kind::Dims || v.kind == ValueSpec::Kind::Reference)
+    throw Error(ErrorKind::Semantic, v.span,
+                "the value of example fact '" + fact.predicate + "' must be a number, vector or matrix");
+  Shape s = shape_of(v);
+  if (v.data.size() != static_cast<size_t>(s.size()))
+    throw Error(ErrorKind::Shape, v.span, "malformed value of example fact '" + fact.predicate + "'");
+  net.fact_shape.push_back(s);
+  net.fact_data.insert(net.fact_data.end(), v.data.begin(), v.data.end());
+}
+
+// Facts (template facts before example data) and the predicates of derived atoms.
+void add_facts(SampleNetwork& net, const TemplateModel& model, const ExampleAst& example, const FlatGroundRules& f) {
+  const logic::GroundSample& ground = f.ground;
   net.fact_data_begin.push_back(0);
   for (uint32_t l = 0; l < net.num_atoms(); ++l) {
     const uint32_t a = net.atom_ground_id[l];
-    const bool derived = head_begin[a + 1] > head_begin[a];
-    if (derived)
-      net.atom_predicate[l] = model.rules[ground.rules[g_set[head_list[head_begin[a]]]].rule].head_predicate;
+    const bool derived = f.derived(a);
+    if (derived) net.atom_predicate[l] = model.rules[f.set(f.head_list[f.head_begin[a]]).rule].head_predicate;
     const uint32_t tf = a < ground.atom_template_fact.size() ? ground.atom_template_fact[a] : kNone;
     const uint32_t ef = a < ground.atom_example_fact.size() ? ground.atom_example_fact[a] : kNone;
     if (tf == kNone && ef == kNone && derived) continue;
@@ -150,23 +185,7 @@ SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
       net.fact_shape.push_back(model.params.info(model.facts[tf].param).shape);
     } else if (ef != kNone) {
       if (ef >= example.facts.size()) throw Error(ErrorKind::Runtime, "example fact index out of range");
-      const Literal& fact = example.facts[ef];
-      net.fact_template.push_back(kNone);
-      if (!fact.weight) {
-        net.fact_shape.push_back({1, 1});
-        net.fact_data.push_back(1.0);
-      } else {
-        const ValueSpec& v = *fact.weight;
-        if (v.kind == ValueSpec::Kind::Dims || v.kind == ValueSpec::Kind::Reference)
-          throw Error(ErrorKind::Semantic, v.span,
-                      "the value of example fact '" + fact.predicate +
-                          "' must be a number, vector or matrix");
-        Shape s = shape_of(v);
-        if (v.data.size() != static_cast<size_t>(s.size()))
-          throw Error(ErrorKind::Shape, v.span, "malformed value of example fact '" + fact.predicate + "'");
-        net.fact_shape.push_back(s);
-        net.fact_data.insert(net.fact_data.end(), v.data.begin(), v.data.end());
-      }
+      add_example_fact(net, example.facts[ef]);
     } else {
       // Neither a fact nor derived: cannot come out of a least model; enters as 0.
       net.fact_template.push_back(kNone);
@@ -175,50 +194,57 @@ SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
     }
     net.fact_data_begin.push_back(static_cast<uint32_t>(net.fact_data.size()));
   }
+}
 
-  // Kept ground rules with their softmax groups, sorted by (rule, head, group, order).
-  std::vector<uint32_t> kept;
-  for (uint32_t g = 0; g < n_ground; ++g)
-    if (!dropped[g] && state[g_head(g)] == 2) kept.push_back(g);
-  std::vector<uint32_t> group(n_ground, 0);
+// The softmax group of every kept ground rule of a softmax-aggregated rule: groundings of
+// one rule that agree on the rule's softmax variables normalise together.
+std::vector<uint32_t> softmax_groups(const TemplateModel& model, const FlatGroundRules& f,
+                                     const std::vector<uint32_t>& kept) {
+  std::vector<uint32_t> group(f.size(), 0);
   std::map<std::pair<uint32_t, std::vector<uint32_t>>, uint32_t> group_ids;
   std::vector<uint32_t> key;
   for (uint32_t g : kept) {
-    const logic::GroundRuleSet& rs = ground.rules[g_set[g]];
+    const logic::GroundRuleSet& rs = f.set(g);
     const RuleSpec& spec = model.rules[rs.rule];
     if (!spec.softmax) continue;
     key.clear();
     for (uint32_t v : spec.softmax_group_vars) {
       if (v >= rs.n_vars) throw Error(ErrorKind::Runtime, "ground rule set lacks variable bindings");
-      key.push_back(rs.bindings[static_cast<size_t>(g_row(g)) * rs.n_vars + v]);
+      key.push_back(rs.bindings[static_cast<size_t>(f.row(g)) * rs.n_vars + v]);
     }
     auto [it, inserted] = group_ids.emplace(std::make_pair(rs.rule, key), static_cast<uint32_t>(group_ids.size()));
     group[g] = it->second;
   }
+  return group;
+}
+
+// The kept ground rules with their softmax groups, sorted by (rule, head, group, order).
+void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const FlatGroundRules& f, const Relevance& r,
+                      const std::vector<uint32_t>& local) {
+  std::vector<uint32_t> kept;
+  for (uint32_t g = 0; g < f.size(); ++g)
+    if (!r.dropped[g] && r.state[f.head(g)] == 2) kept.push_back(g);
+  const std::vector<uint32_t> group = softmax_groups(model, f, kept);
   std::sort(kept.begin(), kept.end(), [&](uint32_t x, uint32_t y) {
-    const uint32_t rx = ground.rules[g_set[x]].rule, ry = ground.rules[g_set[y]].rule;
+    const uint32_t rx = f.set(x).rule, ry = f.set(y).rule;
     if (rx != ry) return rx < ry;
-    const uint32_t hx = local[g_head(x)], hy = local[g_head(y)];
+    const uint32_t hx = local[f.head(x)], hy = local[f.head(y)];
     if (hx != hy) return hx < hy;
     if (group[x] != group[y]) return group[x] < group[y];
     return x < y;
   });
   net.inputs_begin.push_back(0);
   for (uint32_t g : kept) {
-    net.rule.push_back(ground.rules[g_set[g]].rule);
-    net.head.push_back(local[g_head(g)]);
+    net.rule.push_back(f.set(g).rule);
+    net.head.push_back(local[f.head(g)]);
     net.softmax_group.push_back(group[g]);
-    for (uint32_t i = 0; i < g_n_inputs(g); ++i) net.inputs.push_back(local[g_input(g, i)]);
+    for (uint32_t i = 0; i < f.n_inputs(g); ++i) net.inputs.push_back(local[f.input(g, i)]);
     net.inputs_begin.push_back(static_cast<uint32_t>(net.inputs.size()));
   }
+}
 
-  for (const auto& atoms : ground.query_atoms) {
-    std::vector<uint32_t> q;
-    for (uint32_t a : atoms) q.push_back(local[a]);
-    net.query_atoms.push_back(std::move(q));
-  }
-
-  // Structure hash: everything but the fact values.
+// Everything but the fact values: networks with equal hashes share one execution plan.
+uint64_t structure_hash(const SampleNetwork& net) {
   uint64_t h = 1469598103934665603ULL;
   mix(h, net.num_atoms());
   mix(h, net.num_facts());
@@ -244,7 +270,26 @@ SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
     mix(h, q.size());
     for (uint32_t a : q) mix(h, a);
   }
-  net.structure_hash = h;
+  return h;
+}
+
+}  // namespace
+
+SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
+                        const logic::GroundSample& ground) {
+  SampleNetwork net;
+  const FlatGroundRules flat = flatten(model, ground);
+  const Relevance relevance = search_from_queries(flat);
+  net.dropped_cycle_rules = relevance.dropped_count;
+  const std::vector<uint32_t> local = add_atoms(net, relevance);
+  add_facts(net, model, example, flat);
+  add_ground_rules(net, model, flat, relevance, local);
+  for (const auto& atoms : ground.query_atoms) {
+    std::vector<uint32_t> q;
+    for (uint32_t a : atoms) q.push_back(local[a]);
+    net.query_atoms.push_back(std::move(q));
+  }
+  net.structure_hash = structure_hash(net);
   return net;
 }
 
