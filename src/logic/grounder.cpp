@@ -107,6 +107,18 @@ class Grounder {
   GoalAnswers answer(const Literal& goal);
 
  private:
+  // ---- building a sample (build_sample's steps) ----
+  std::vector<uint32_t> atom_id_bases() const;
+  void count_atoms(GroundSample::Stats& stats);
+  std::vector<GroundRuleSet> enumerate_ground_rules(const std::vector<uint32_t>& base, std::vector<size_t>& counted);
+  GroundRuleSet enumerate_rule(uint32_t r, const std::vector<uint32_t>& base, size_t& total, size_t& count);
+  std::vector<char> atoms_to_keep(const std::vector<GroundRuleSet>& sets,
+                                  const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& query_matches,
+                                  const std::vector<uint32_t>& base) const;
+  std::vector<uint32_t> write_atoms(GroundSample& sample, const std::vector<char>& keep, const std::vector<uint32_t>& base);
+  void write_ground_rules(GroundSample& sample, std::vector<GroundRuleSet>& sets, const std::vector<size_t>& counted,
+                          const std::vector<uint32_t>& new_id) const;
+
   // ---- setup ----
   void select_relevant(const std::vector<Literal>& queries) {
     const size_t n = prog_.num_predicates();
@@ -691,98 +703,133 @@ class Grounder {
 
 GroundSample Grounder::build_sample(const ExampleAst& example, const std::vector<Literal>& queries) {
   GroundSample sample;
-  const uint32_t n_preds = uint32_t(prog_.num_predicates());
-  // Provisional atom ids: predicate base + row.
-  std::vector<uint32_t> base(n_preds + 1, 0);
-  for (uint32_t p = 0; p < n_preds; ++p) base[p + 1] = base[p] + rels_[p].rows();
-  const uint32_t n_prov = base[n_preds];
-  for (uint32_t p = 0; p < n_preds; ++p) {
-    for (uint32_t r = 0; r < rels_[p].rows(); ++r) {
-      if (rels_[p].example_fact()[r] != kNone) {
-        ++sample.stats.facts;
-      } else if (rels_[p].template_fact()[r] == kNone) {
-        ++sample.stats.derived;
-      }
-    }
-  }
-
-  // Enumerate the ground rules of every template rule whose head a query needs.
-  std::vector<GroundRuleSet> sets;
+  const std::vector<uint32_t> base = atom_id_bases();
+  count_atoms(sample.stats);
   std::vector<size_t> counted;  // counting mode: ground rules per set
-  size_t total = 0;
-  if (opt_.enumerate) {
-    std::vector<char> no_recursion;
-    for (uint32_t r = 0; r < prog_.num_rules(); ++r) {
-      const CompiledRule& cr = prog_.compiled_rules()[r];
-      if (!neural_relevant_[cr.head_pred]) continue;
-      no_recursion.assign(cr.body.size(), 0);
-      Plan plan = make_plan(cr, kNone, no_recursion, /*frozen=*/true);
-      prepare_rule(cr);
-      GroundRuleSet set;
-      set.rule = r;
-      set.n_inputs = uint32_t(cr.input_literals.size());
-      set.n_vars = uint32_t(cr.var_names.size());
-      std::vector<uint32_t> input_lits(set.n_inputs);
-      for (uint32_t i = 0; i < cr.body.size(); ++i)
-        if (cr.body[i].input_slot != kNone) input_lits[cr.body[i].input_slot] = i;
-      const bool dedup = cr.needs_dedup && !cr.duplicate_grounding;
-      const bool store = opt_.store_ground_rules;
-      const uint32_t head_arity = cr.head_arity;
-      // Dedup key: the head tuple and the input atoms (no head lookup needed).
-      RowSet seen(head_arity + set.n_inputs);
-      std::vector<uint32_t> key(head_arity + set.n_inputs);
-      Relation& head = rels_[cr.head_pred];
-      size_t count = 0;
-      auto limit_error = [&]() {
-        return Error(ErrorKind::Limit, cr.span,
-                     "grounding exceeded " + std::to_string(opt_.max_ground_rules) +
-                         " ground rules (GroundingOptions::max_ground_rules) while enumerating this rule");
-      };
-      // Head atom ids are resolved in prefetched batches (see fire()).
-      constexpr uint32_t kBatch = 32;
-      std::vector<uint32_t> pending(size_t(kBatch) * std::max<uint32_t>(head_arity, 1));
-      uint32_t n_pending = 0;
-      auto flush = [&]() {
-        const size_t first = set.head.size() - n_pending;
-        for (uint32_t i = 0; i < n_pending; ++i) head.prefetch(pending.data() + size_t(i) * head_arity);
-        for (uint32_t i = 0; i < n_pending; ++i)
-          set.head[first + i] = base[cr.head_pred] + head.find(pending.data() + size_t(i) * head_arity);
-        n_pending = 0;
-      };
-      auto emit = [&]() {
-        if (dedup) {
-          head_tuple(cr, key.data());
-          for (uint32_t i = 0; i < set.n_inputs; ++i) {
-            const BodyLiteral& bl = cr.body[input_lits[i]];
-            key[head_arity + i] = base[bl.pred] + rows_[input_lits[i]];
-          }
-          if (!seen.insert(key.data())) return;
-        }
-        if (++total > opt_.max_ground_rules) throw limit_error();
-        ++count;
-        if (!store) return;
-        head_tuple(cr, pending.data() + size_t(n_pending) * head_arity);
-        set.head.push_back(kNone);
-        for (uint32_t i = 0; i < set.n_inputs; ++i) {
-          const BodyLiteral& bl = cr.body[input_lits[i]];
-          set.inputs.push_back(base[bl.pred] + rows_[input_lits[i]]);
-        }
-        for (uint32_t v : bind_) set.bindings.push_back(v);
-        if (++n_pending == kBatch) flush();
-      };
-      run(plan, 0, emit);
-      flush();
-      if (count > 0) {
-        if (!store) set.head.clear();
-        sets.push_back(std::move(set));
-        if (!store) counted.push_back(count);
-      }
-    }
-  }
-
-  // Which atoms to keep: those supporting a query (when pruning), else all.
+  std::vector<GroundRuleSet> sets = enumerate_ground_rules(base, counted);
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> query_matches;
   for (const Literal& q : queries) query_matches.push_back(match_query(q));
+  const std::vector<char> keep = atoms_to_keep(sets, query_matches, base);
+  const std::vector<uint32_t> new_id = write_atoms(sample, keep, base);
+  for (auto& qm : query_matches) {
+    std::vector<uint32_t> ids;
+    for (auto [p, r] : qm) ids.push_back(new_id[base[p] + r]);
+    sample.query_atoms.push_back(std::move(ids));
+  }
+  write_ground_rules(sample, sets, counted, new_id);
+  return sample;
+}
+
+// Provisional atom ids: predicate base + row (base[n_preds] atoms in all).
+std::vector<uint32_t> Grounder::atom_id_bases() const {
+  const uint32_t n_preds = uint32_t(prog_.num_predicates());
+  std::vector<uint32_t> base(n_preds + 1, 0);
+  for (uint32_t p = 0; p < n_preds; ++p) base[p + 1] = base[p] + rels_[p].rows();
+  return base;
+}
+
+void Grounder::count_atoms(GroundSample::Stats& stats) {
+  for (uint32_t p = 0; p < prog_.num_predicates(); ++p) {
+    for (uint32_t r = 0; r < rels_[p].rows(); ++r) {
+      if (rels_[p].example_fact()[r] != kNone) {
+        ++stats.facts;
+      } else if (rels_[p].template_fact()[r] == kNone) {
+        ++stats.derived;
+      }
+    }
+  }
+}
+
+// The ground rules of every template rule whose head a query needs (counted only, with
+// their counts in `counted`, when the options do not store them).
+std::vector<GroundRuleSet> Grounder::enumerate_ground_rules(const std::vector<uint32_t>& base,
+                                                            std::vector<size_t>& counted) {
+  std::vector<GroundRuleSet> sets;
+  if (!opt_.enumerate) return sets;
+  size_t total = 0;
+  for (uint32_t r = 0; r < prog_.num_rules(); ++r) {
+    if (!neural_relevant_[prog_.compiled_rules()[r].head_pred]) continue;
+    size_t count = 0;
+    GroundRuleSet set = enumerate_rule(r, base, total, count);
+    if (count > 0) {
+      if (!opt_.store_ground_rules) set.head.clear();
+      sets.push_back(std::move(set));
+      if (!opt_.store_ground_rules) counted.push_back(count);
+    }
+  }
+  return sets;
+}
+
+// Every ground rule of template rule `r` (deduplicated where the rule needs it); `total`
+// counts across rules against GroundingOptions::max_ground_rules.
+GroundRuleSet Grounder::enumerate_rule(uint32_t r, const std::vector<uint32_t>& base, size_t& total, size_t& count) {
+  const CompiledRule& cr = prog_.compiled_rules()[r];
+  std::vector<char> no_recursion(cr.body.size(), 0);
+  Plan plan = make_plan(cr, kNone, no_recursion, /*frozen=*/true);
+  prepare_rule(cr);
+  GroundRuleSet set;
+  set.rule = r;
+  set.n_inputs = uint32_t(cr.input_literals.size());
+  set.n_vars = uint32_t(cr.var_names.size());
+  std::vector<uint32_t> input_lits(set.n_inputs);
+  for (uint32_t i = 0; i < cr.body.size(); ++i)
+    if (cr.body[i].input_slot != kNone) input_lits[cr.body[i].input_slot] = i;
+  const bool dedup = cr.needs_dedup && !cr.duplicate_grounding;
+  const bool store = opt_.store_ground_rules;
+  const uint32_t head_arity = cr.head_arity;
+  // Dedup key: the head tuple and the input atoms (no head lookup needed).
+  RowSet seen(head_arity + set.n_inputs);
+  std::vector<uint32_t> key(head_arity + set.n_inputs);
+  Relation& head = rels_[cr.head_pred];
+  auto limit_error = [&]() {
+    return Error(ErrorKind::Limit, cr.span,
+                 "grounding exceeded " + std::to_string(opt_.max_ground_rules) +
+                     " ground rules (GroundingOptions::max_ground_rules) while enumerating this rule");
+  };
+  // Head atom ids are resolved in prefetched batches (see fire()).
+  constexpr uint32_t kBatch = 32;
+  std::vector<uint32_t> pending(size_t(kBatch) * std::max<uint32_t>(head_arity, 1));
+  uint32_t n_pending = 0;
+  auto flush = [&]() {
+    const size_t first = set.head.size() - n_pending;
+    for (uint32_t i = 0; i < n_pending; ++i) head.prefetch(pending.data() + size_t(i) * head_arity);
+    for (uint32_t i = 0; i < n_pending; ++i)
+      set.head[first + i] = base[cr.head_pred] + head.find(pending.data() + size_t(i) * head_arity);
+    n_pending = 0;
+  };
+  auto emit = [&]() {
+    if (dedup) {
+      head_tuple(cr, key.data());
+      for (uint32_t i = 0; i < set.n_inputs; ++i) {
+        const BodyLiteral& bl = cr.body[input_lits[i]];
+        key[head_arity + i] = base[bl.pred] + rows_[input_lits[i]];
+      }
+      if (!seen.insert(key.data())) return;
+    }
+    if (++total > opt_.max_ground_rules) throw limit_error();
+    ++count;
+    if (!store) return;
+    head_tuple(cr, pending.data() + size_t(n_pending) * head_arity);
+    set.head.push_back(kNone);
+    for (uint32_t i = 0; i < set.n_inputs; ++i) {
+      const BodyLiteral& bl = cr.body[input_lits[i]];
+      set.inputs.push_back(base[bl.pred] + rows_[input_lits[i]]);
+    }
+    for (uint32_t v : bind_) set.bindings.push_back(v);
+    if (++n_pending == kBatch) flush();
+  };
+  run(plan, 0, emit);
+  flush();
+  return set;
+}
+
+// Which provisional atoms to keep: those supporting a query (when pruning), else all
+// atoms of logically relevant predicates and the query atoms.
+std::vector<char> Grounder::atoms_to_keep(const std::vector<GroundRuleSet>& sets,
+                                          const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& query_matches,
+                                          const std::vector<uint32_t>& base) const {
+  const uint32_t n_preds = uint32_t(prog_.num_predicates());
+  const uint32_t n_prov = base[n_preds];
   std::vector<char> keep(n_prov, 0);
   const bool prune = opt_.prune && has_queries_ && opt_.store_ground_rules;
   if (!prune) {
@@ -790,36 +837,40 @@ GroundSample Grounder::build_sample(const ExampleAst& example, const std::vector
       if (logic_relevant_[p]) std::fill(keep.begin() + base[p], keep.begin() + base[p + 1], 1);
     for (auto& qm : query_matches)
       for (auto [p, r] : qm) keep[base[p] + r] = 1;
-  } else {
-    // Ground rules by head atom (CSR), then a walk down from the query atoms.
-    std::vector<uint32_t> start(n_prov + 1, 0);
-    for (const auto& s : sets)
-      for (uint32_t h : s.head) ++start[h + 1];
-    for (uint32_t a = 0; a < n_prov; ++a) start[a + 1] += start[a];
-    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
-    std::vector<std::pair<uint32_t, uint32_t>> by_head(start[n_prov]);
-    for (uint32_t si = 0; si < sets.size(); ++si)
-      for (uint32_t g = 0; g < sets[si].size(); ++g) by_head[fill[sets[si].head[g]]++] = {si, g};
-    std::vector<uint32_t> stack;
-    for (auto& qm : query_matches)
-      for (auto [p, r] : qm)
-        if (!keep[base[p] + r]) keep[base[p] + r] = 1, stack.push_back(base[p] + r);
-    while (!stack.empty()) {
-      uint32_t a = stack.back();
-      stack.pop_back();
-      for (uint32_t k = start[a]; k < start[a + 1]; ++k) {
-        const GroundRuleSet& s = sets[by_head[k].first];
-        const uint32_t* in = s.inputs.data() + size_t(by_head[k].second) * s.n_inputs;
-        for (uint32_t i = 0; i < s.n_inputs; ++i)
-          if (!keep[in[i]]) keep[in[i]] = 1, stack.push_back(in[i]);
-      }
+    return keep;
+  }
+  // Ground rules by head atom (CSR), then a walk down from the query atoms.
+  std::vector<uint32_t> start(n_prov + 1, 0);
+  for (const auto& s : sets)
+    for (uint32_t h : s.head) ++start[h + 1];
+  for (uint32_t a = 0; a < n_prov; ++a) start[a + 1] += start[a];
+  std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+  std::vector<std::pair<uint32_t, uint32_t>> by_head(start[n_prov]);
+  for (uint32_t si = 0; si < sets.size(); ++si)
+    for (uint32_t g = 0; g < sets[si].size(); ++g) by_head[fill[sets[si].head[g]]++] = {si, g};
+  std::vector<uint32_t> stack;
+  for (auto& qm : query_matches)
+    for (auto [p, r] : qm)
+      if (!keep[base[p] + r]) keep[base[p] + r] = 1, stack.push_back(base[p] + r);
+  while (!stack.empty()) {
+    uint32_t a = stack.back();
+    stack.pop_back();
+    for (uint32_t k = start[a]; k < start[a + 1]; ++k) {
+      const GroundRuleSet& s = sets[by_head[k].first];
+      const uint32_t* in = s.inputs.data() + size_t(by_head[k].second) * s.n_inputs;
+      for (uint32_t i = 0; i < s.n_inputs; ++i)
+        if (!keep[in[i]]) keep[in[i]] = 1, stack.push_back(in[i]);
     }
   }
+  return keep;
+}
 
-  // Renumber the kept atoms densely and write them out.
-  std::vector<uint32_t> new_id(n_prov, kNone);
+// The kept atoms, renumbered densely; returns provisional id -> new id (kNone: dropped).
+std::vector<uint32_t> Grounder::write_atoms(GroundSample& sample, const std::vector<char>& keep,
+                                            const std::vector<uint32_t>& base) {
+  std::vector<uint32_t> new_id(keep.size(), kNone);
   sample.atom_args_begin.push_back(0);
-  for (uint32_t p = 0; p < n_preds; ++p) {
+  for (uint32_t p = 0; p < prog_.num_predicates(); ++p) {
     Relation& rel = rels_[p];
     for (uint32_t r = 0; r < rel.rows(); ++r) {
       if (!keep[base[p] + r]) continue;
@@ -831,11 +882,30 @@ GroundSample Grounder::build_sample(const ExampleAst& example, const std::vector
       sample.atom_template_fact.push_back(rel.template_fact()[r]);
     }
   }
-  for (auto& qm : query_matches) {
-    std::vector<uint32_t> ids;
-    for (auto [p, r] : qm) ids.push_back(new_id[base[p] + r]);
-    sample.query_atoms.push_back(std::move(ids));
+  return new_id;
+}
+
+// Remaps a set's atoms to their new ids in place, dropping the ground rules whose head was
+// pruned (no copy: the arrays can hold hundreds of millions of ids).
+void remap_ground_rules(GroundRuleSet& s, const std::vector<uint32_t>& new_id) {
+  size_t w = 0;
+  for (size_t g = 0; g < s.size(); ++g) {
+    uint32_t h = new_id[s.head[g]];
+    if (h == kNone) continue;
+    s.head[w] = h;
+    for (uint32_t i = 0; i < s.n_inputs; ++i) s.inputs[w * s.n_inputs + i] = new_id[s.inputs[g * s.n_inputs + i]];
+    if (w != g)
+      std::copy(s.bindings.begin() + g * s.n_vars, s.bindings.begin() + (g + 1) * s.n_vars,
+                s.bindings.begin() + w * s.n_vars);
+    ++w;
   }
+  s.head.resize(w);
+  s.inputs.resize(w * s.n_inputs);
+  s.bindings.resize(w * s.n_vars);
+}
+
+void Grounder::write_ground_rules(GroundSample& sample, std::vector<GroundRuleSet>& sets,
+                                  const std::vector<size_t>& counted, const std::vector<uint32_t>& new_id) const {
   size_t n_ground = 0;
   for (size_t si = 0; si < sets.size(); ++si) {
     GroundRuleSet& s = sets[si];
@@ -843,34 +913,16 @@ GroundSample Grounder::build_sample(const ExampleAst& example, const std::vector
       n_ground += counted[si];
       continue;
     }
-    // Remap in place, dropping the ground rules whose head was pruned (no copy: the
-    // arrays can hold hundreds of millions of ids).
-    size_t w = 0;
-    for (size_t g = 0; g < s.size(); ++g) {
-      uint32_t h = new_id[s.head[g]];
-      if (h == kNone) continue;
-      s.head[w] = h;
-      for (uint32_t i = 0; i < s.n_inputs; ++i)
-        s.inputs[w * s.n_inputs + i] = new_id[s.inputs[g * s.n_inputs + i]];
-      if (w != g)
-        std::copy(s.bindings.begin() + g * s.n_vars, s.bindings.begin() + (g + 1) * s.n_vars,
-                  s.bindings.begin() + w * s.n_vars);
-      ++w;
-    }
-    s.head.resize(w);
-    s.inputs.resize(w * s.n_inputs);
-    s.bindings.resize(w * s.n_vars);
-    GroundRuleSet& out = s;
-    if (out.size() == 0) continue;
-    n_ground += out.size();
-    sample.rules.push_back(std::move(out));
+    remap_ground_rules(s, new_id);
+    if (s.size() == 0) continue;
+    n_ground += s.size();
+    sample.rules.push_back(std::move(s));
   }
   if (!opt_.store_ground_rules) {
     // Counting mode: one empty set per rule that had groundings, its count in stats.
     for (auto& s : sets) sample.rules.push_back(GroundRuleSet{s.rule, s.n_inputs, s.n_vars, {}, {}, {}});
   }
   sample.stats.ground_rules = n_ground;
-  return sample;
 }
 
 GoalAnswers Grounder::answer(const Literal& goal) {
