@@ -257,6 +257,309 @@ void combination_forward(CombinationKind c, const std::vector<Shape>& in_shapes,
   }
 }
 
+namespace {
+
+// combination_backward per kind (same arguments; out_shape of n entries per output value,
+// total = count * n, k inputs). Each ACCUMULATES into gin.
+
+void backward_sum_avg(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    const double* out, const double* gout, double* const* gin, Shape out_shape, int n, size_t total, size_t k) {
+  const double scale = c == CombinationKind::Avg && k > 0 ? 1.0 / static_cast<double>(k) : 1.0;
+  for (size_t i = 0; i < k; ++i) {
+    double* g = gin[i];
+    if (!g) continue;
+    if (broadcasts(in_shapes[i], n)) {
+      for (size_t v = 0; v < count; ++v) {
+        double s = 0;
+        for (int e = 0; e < n; ++e) s += gout[v * n + e];
+        g[v] += scale * s;
+      }
+    } else {
+      for (size_t j = 0; j < total; ++j) g[j] += scale * gout[j];
+    }
+  }
+  return;
+}
+
+void backward_max_min(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    const double* out, const double* gout, double* const* gin, Shape out_shape, int n, size_t total, size_t k) {
+  if (k == 0) return;
+  const bool is_max = c == CombinationKind::Max;
+  for (size_t v = 0; v < count; ++v)
+    for (int e = 0; e < n; ++e) {
+      // The first input attaining the extreme takes the whole gradient.
+      size_t arg = 0;
+      double best = 0;
+      for (size_t i = 0; i < k; ++i) {
+        double val = broadcasts(in_shapes[i], n) ? in[i][v] : in[i][v * n + e];
+        if (i == 0 || (is_max ? val > best : val < best)) {
+          best = val;
+          arg = i;
+        }
+      }
+      double* g = gin[arg];
+      if (!g) continue;
+      if (broadcasts(in_shapes[arg], n))
+        g[v] += gout[v * n + e];
+      else
+        g[v * n + e] += gout[v * n + e];
+    }
+  return;
+}
+
+void backward_elproduct(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    const double* out, const double* gout, double* const* gin, Shape out_shape, int n, size_t total, size_t k) {
+  if (k == 2) {
+    const bool b0 = broadcasts(in_shapes[0], n), b1 = broadcasts(in_shapes[1], n);
+    for (size_t v = 0; v < count; ++v)
+      for (int e = 0; e < n; ++e) {
+        const size_t j = v * n + e;
+        const double x0 = b0 ? in[0][v] : in[0][j], x1 = b1 ? in[1][v] : in[1][j];
+        if (gin[0]) gin[0][b0 ? v : j] += gout[j] * x1;
+        if (gin[1]) gin[1][b1 ? v : j] += gout[j] * x0;
+      }
+    return;
+  }
+  // Product of the other inputs without division: prefix and suffix products.
+  std::vector<double> prefix(k + 1), suffix(k + 1);
+  for (size_t v = 0; v < count; ++v)
+    for (int e = 0; e < n; ++e) {
+      const size_t j = v * n + e;
+      prefix[0] = 1.0;
+      for (size_t i = 0; i < k; ++i)
+        prefix[i + 1] = prefix[i] * (broadcasts(in_shapes[i], n) ? in[i][v] : in[i][j]);
+      suffix[k] = 1.0;
+      for (size_t i = k; i-- > 0;)
+        suffix[i] = suffix[i + 1] * (broadcasts(in_shapes[i], n) ? in[i][v] : in[i][j]);
+      for (size_t i = 0; i < k; ++i)
+        if (gin[i]) gin[i][broadcasts(in_shapes[i], n) ? v : j] += gout[j] * prefix[i] * suffix[i + 1];
+    }
+  return;
+}
+
+void backward_product(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    const double* out, const double* gout, double* const* gin, Shape out_shape, int n, size_t total, size_t k) {
+  const ProductPlan p = product_plan(in_shapes);
+  const size_t pm = p.mats.size();
+  // Scalars: d/ds_j = (product of the other scalars) * <G, M_1 ... M_p>.
+  // The unscaled matrix product P is recomputed per value when a scalar needs it.
+  bool scalar_grads = false;
+  for (int j : p.scalars) scalar_grads = scalar_grads || gin[j];
+  if (pm == 0) {
+    for (size_t v = 0; v < count; ++v)
+      for (int j : p.scalars)
+        if (gin[j]) gin[j][v] += gout[v] * scalar_product(p, in, v, j);
+    return;
+  }
+  const Shape first = in_shapes[p.mats[0]];
+  if (pm == 1) {
+    const int a = p.mats[0];
+    for (size_t v = 0; v < count; ++v) {
+      const double* x = in[a] + v * n;
+      const double* g = gout + v * n;
+      if (gin[a]) {
+        const double s = scalar_product(p, in, v);
+        for (int e = 0; e < n; ++e) gin[a][v * n + e] += s * g[e];
+      }
+      if (scalar_grads) {
+        double dot = 0;
+        for (int e = 0; e < n; ++e) dot += g[e] * x[e];
+        for (int j : p.scalars)
+          if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
+      }
+    }
+    return;
+  }
+  if (pm == 2) {
+    const int ia = p.mats[0], ib = p.mats[1];
+    const Shape second = in_shapes[ib];
+    const int sa = first.size(), sb = second.size();
+    const int r = first.rows, d = first.cols, c = second.cols;
+    const bool dot_product = r == 1 && c == 1;
+    const bool matvec = c == 1;
+    for (size_t v = 0; v < count; ++v) {
+      const double s = scalar_product(p, in, v);
+      const double* a = in[ia] + v * sa;
+      const double* b = in[ib] + v * sb;
+      const double* gv = gout + v * n;
+      if (dot_product) {
+        const double g = s * gout[v];
+        if (gin[ia])
+          for (int e = 0; e < sa; ++e) gin[ia][v * sa + e] += g * b[e];
+        if (gin[ib])
+          for (int e = 0; e < sb; ++e) gin[ib][v * sb + e] += g * a[e];
+      } else if (matvec) {
+        // y = s A x: gA[i][k] += s g[i] x[k];  gx[k] += s sum_i A[i][k] g[i]
+        if (double* ga = gin[ia] ? gin[ia] + v * sa : nullptr)
+          for (int i = 0; i < r; ++i) {
+            const double w = s * gv[i];
+            for (int k = 0; k < d; ++k) ga[size_t(i) * d + k] += w * b[k];
+          }
+        if (double* gb = gin[ib] ? gin[ib] + v * sb : nullptr)
+          for (int i = 0; i < r; ++i) {
+            const double w = s * gv[i];
+            for (int k = 0; k < d; ++k) gb[k] += w * a[size_t(i) * d + k];
+          }
+      } else {
+        ConstMatMap A(a, r, d);
+        ConstMatMap B(b, second.rows, c);
+        ConstMatMap G(gv, out_shape.rows, out_shape.cols);
+        if (gin[ia]) {
+          MatMap GA(gin[ia] + v * sa, first.rows, first.cols);
+          GA.noalias() += s * (G * B.transpose());
+        }
+        if (gin[ib]) {
+          MatMap GB(gin[ib] + v * sb, second.rows, second.cols);
+          GB.noalias() += s * (A.transpose() * G);
+        }
+      }
+      if (scalar_grads) {
+        const double dot = small_product_dot(r, d, c, a, b, gv);
+        for (int j : p.scalars)
+          if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
+      }
+    }
+    return;
+  }
+  // General chain M_0 ... M_{p-1}: grad M_q = s * L_q^T G R_q^T with L_q = M_0..M_{q-1}
+  // (prefix) and R_q = M_{q+1}..M_{p-1} (suffix). Scratch holds every prefix and suffix.
+  std::vector<size_t> pre_off(pm + 1, 0), suf_off(pm + 1, 0);
+  const int last_cols = out_shape.cols;
+  size_t max_t = 0;
+  for (size_t q = 0; q < pm; ++q) {
+    const Shape s = in_shapes[p.mats[q]];
+    pre_off[q + 1] = pre_off[q] + size_t(first.rows) * s.cols;
+    suf_off[q + 1] = suf_off[q] + size_t(s.rows) * last_cols;
+    max_t = std::max<size_t>(max_t, size_t(first.rows) * s.cols);
+  }
+  std::vector<double> prefix(pre_off[pm]), suffix(suf_off[pm]), t(max_t);
+  for (size_t v = 0; v < count; ++v) {
+    const double s = scalar_product(p, in, v);
+    auto mat = [&](size_t q) {
+      const Shape sh = in_shapes[p.mats[q]];
+      return ConstMatMap(in[p.mats[q]] + v * sh.size(), sh.rows, sh.cols);
+    };
+    // prefix[q] = M_0 .. M_q (rows0 x cols_q)
+    MatMap(prefix.data(), first.rows, first.cols) = mat(0);
+    for (size_t q = 1; q < pm; ++q) {
+      const Shape sh = in_shapes[p.mats[q]];
+      const Shape prev = in_shapes[p.mats[q - 1]];
+      MatMap(prefix.data() + pre_off[q], first.rows, sh.cols).noalias() =
+          ConstMatMap(prefix.data() + pre_off[q - 1], first.rows, prev.cols) * mat(q);
+    }
+    // suffix[q] = M_q .. M_{p-1} (rows_q x last_cols)
+    {
+      const Shape sh = in_shapes[p.mats[pm - 1]];
+      MatMap(suffix.data() + suf_off[pm - 1], sh.rows, sh.cols) = mat(pm - 1);
+    }
+    for (size_t q = pm - 1; q-- > 0;) {
+      const Shape sh = in_shapes[p.mats[q]];
+      const Shape next = in_shapes[p.mats[q + 1]];
+      MatMap(suffix.data() + suf_off[q], sh.rows, last_cols).noalias() =
+          mat(q) * ConstMatMap(suffix.data() + suf_off[q + 1], next.rows, last_cols);
+    }
+    ConstMatMap G(gout + v * n, out_shape.rows, out_shape.cols);
+    for (size_t q = 0; q < pm; ++q) {
+      const int idx = p.mats[q];
+      if (!gin[idx]) continue;
+      const Shape sh = in_shapes[idx];
+      MatMap T(t.data(), first.rows, sh.cols);
+      if (q + 1 < pm) {
+        const Shape next = in_shapes[p.mats[q + 1]];
+        T.noalias() = G * ConstMatMap(suffix.data() + suf_off[q + 1], next.rows, last_cols).transpose();
+      } else {
+        T = G;
+      }
+      MatMap GM(gin[idx] + v * sh.size(), sh.rows, sh.cols);
+      if (q > 0) {
+        const Shape prev = in_shapes[p.mats[q - 1]];
+        GM.noalias() += s * (ConstMatMap(prefix.data() + pre_off[q - 1], first.rows, prev.cols).transpose() * T);
+      } else {
+        GM += s * T;
+      }
+    }
+    if (scalar_grads) {
+      const double dot =
+          G.cwiseProduct(ConstMatMap(prefix.data() + pre_off[pm - 1], first.rows, last_cols)).sum();
+      for (int j : p.scalars)
+        if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
+    }
+  }
+  return;
+}
+
+void backward_concat(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    const double* out, const double* gout, double* const* gin, Shape out_shape, int n, size_t total, size_t k) {
+  for (size_t v = 0; v < count; ++v) {
+    const double* g = gout + v * n;
+    for (size_t i = 0; i < k; ++i) {
+      const int m = in_shapes[i].size();
+      if (gin[i])
+        for (int e = 0; e < m; ++e) gin[i][v * m + e] += g[e];
+      g += m;
+    }
+  }
+  return;
+}
+
+void backward_crosssum(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    const double* out, const double* gout, double* const* gin, Shape out_shape, int n, size_t total, size_t k) {
+  const int na = in_shapes[0].size(), nb = in_shapes[1].size();
+  for (size_t v = 0; v < count; ++v) {
+    const double* g = gout + v * n;
+    for (int i = 0; i < na; ++i)
+      for (int j = 0; j < nb; ++j) {
+        if (gin[0]) gin[0][v * na + i] += g[i * nb + j];
+        if (gin[1]) gin[1][v * nb + j] += g[i * nb + j];
+      }
+  }
+  return;
+}
+
+void backward_cossim(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    const double* out, const double* gout, double* const* gin, Shape out_shape, int n, size_t total, size_t k) {
+  // y = a.b / (max(|a|, eps) max(|b|, eps)); where |a| > eps,
+  // dy/da = b / (|a| |b|') - y a / |a|^2 (and symmetrically for b).
+  const int m = in_shapes[0].size();
+  for (size_t v = 0; v < count; ++v) {
+    const double* a = in[0] + v * m;
+    const double* b = in[1] + v * m;
+    const auto [dot, na2, nb2] = cossim_sums(a, b, m);
+    const double na = std::sqrt(na2), nb = std::sqrt(nb2);
+    const double da = std::max(na, kCosSimEps), db = std::max(nb, kCosSimEps);
+    const double y = dot / (da * db);
+    const double g = gout[v];
+    const double inv = 1.0 / (da * db);
+    const double ca = na > kCosSimEps ? y / na2 : 0.0;
+    const double cb = nb > kCosSimEps ? y / nb2 : 0.0;
+    for (int e = 0; e < m; ++e) {
+      if (gin[0]) gin[0][v * m + e] += g * (b[e] * inv - ca * a[e]);
+      if (gin[1]) gin[1][v * m + e] += g * (a[e] * inv - cb * b[e]);
+    }
+  }
+  return;
+}
+
+void backward_softmax(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    const double* out, const double* gout, double* const* gin, Shape out_shape, int n, size_t total, size_t k) {
+  for (size_t v = 0; v < count; ++v) {
+    const double* y = out + v * n;
+    const double* g = gout + v * n;
+    double dot = 0;
+    for (int e = 0; e < n; ++e) dot += g[e] * y[e];
+    int e = 0;
+    for (size_t i = 0; i < k; ++i) {
+      const int m = in_shapes[i].size();
+      if (gin[i])
+        for (int j = 0; j < m; ++j) gin[i][v * m + j] += y[e + j] * (g[e + j] - dot);
+      e += m;
+    }
+  }
+  return;
+}
+
+}  // namespace
+
 void combination_backward(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count,
                           const double* const* in, const double* out, const double* gout,
                           double* const* gin) {
@@ -266,289 +569,25 @@ void combination_backward(CombinationKind c, const std::vector<Shape>& in_shapes
   const size_t k = in_shapes.size();
   switch (c) {
     case CombinationKind::Sum:
-    case CombinationKind::Avg: {
-      const double scale = c == CombinationKind::Avg && k > 0 ? 1.0 / static_cast<double>(k) : 1.0;
-      for (size_t i = 0; i < k; ++i) {
-        double* g = gin[i];
-        if (!g) continue;
-        if (broadcasts(in_shapes[i], n)) {
-          for (size_t v = 0; v < count; ++v) {
-            double s = 0;
-            for (int e = 0; e < n; ++e) s += gout[v * n + e];
-            g[v] += scale * s;
-          }
-        } else {
-          for (size_t j = 0; j < total; ++j) g[j] += scale * gout[j];
-        }
-      }
-      return;
-    }
+    case CombinationKind::Avg:
+      return backward_sum_avg(c, in_shapes, count, in, out, gout, gin, out_shape, n, total, k);
     case CombinationKind::Max:
-    case CombinationKind::Min: {
-      if (k == 0) return;
-      const bool is_max = c == CombinationKind::Max;
-      for (size_t v = 0; v < count; ++v)
-        for (int e = 0; e < n; ++e) {
-          // The first input attaining the extreme takes the whole gradient.
-          size_t arg = 0;
-          double best = 0;
-          for (size_t i = 0; i < k; ++i) {
-            double val = broadcasts(in_shapes[i], n) ? in[i][v] : in[i][v * n + e];
-            if (i == 0 || (is_max ? val > best : val < best)) {
-              best = val;
-              arg = i;
-            }
-          }
-          double* g = gin[arg];
-          if (!g) continue;
-          if (broadcasts(in_shapes[arg], n))
-            g[v] += gout[v * n + e];
-          else
-            g[v * n + e] += gout[v * n + e];
-        }
-      return;
-    }
+    case CombinationKind::Min:
+      return backward_max_min(c, in_shapes, count, in, out, gout, gin, out_shape, n, total, k);
     case CombinationKind::Count:
-      return;
-    case CombinationKind::ElProduct: {
-      if (k == 2) {
-        const bool b0 = broadcasts(in_shapes[0], n), b1 = broadcasts(in_shapes[1], n);
-        for (size_t v = 0; v < count; ++v)
-          for (int e = 0; e < n; ++e) {
-            const size_t j = v * n + e;
-            const double x0 = b0 ? in[0][v] : in[0][j], x1 = b1 ? in[1][v] : in[1][j];
-            if (gin[0]) gin[0][b0 ? v : j] += gout[j] * x1;
-            if (gin[1]) gin[1][b1 ? v : j] += gout[j] * x0;
-          }
-        return;
-      }
-      // Product of the other inputs without division: prefix and suffix products.
-      std::vector<double> prefix(k + 1), suffix(k + 1);
-      for (size_t v = 0; v < count; ++v)
-        for (int e = 0; e < n; ++e) {
-          const size_t j = v * n + e;
-          prefix[0] = 1.0;
-          for (size_t i = 0; i < k; ++i)
-            prefix[i + 1] = prefix[i] * (broadcasts(in_shapes[i], n) ? in[i][v] : in[i][j]);
-          suffix[k] = 1.0;
-          for (size_t i = k; i-- > 0;)
-            suffix[i] = suffix[i + 1] * (broadcasts(in_shapes[i], n) ? in[i][v] : in[i][j]);
-          for (size_t i = 0; i < k; ++i)
-            if (gin[i]) gin[i][broadcasts(in_shapes[i], n) ? v : j] += gout[j] * prefix[i] * suffix[i + 1];
-        }
-      return;
-    }
-    case CombinationKind::Product: {
-      const ProductPlan p = product_plan(in_shapes);
-      const size_t pm = p.mats.size();
-      // Scalars: d/ds_j = (product of the other scalars) * <G, M_1 ... M_p>.
-      // The unscaled matrix product P is recomputed per value when a scalar needs it.
-      bool scalar_grads = false;
-      for (int j : p.scalars) scalar_grads = scalar_grads || gin[j];
-      if (pm == 0) {
-        for (size_t v = 0; v < count; ++v)
-          for (int j : p.scalars)
-            if (gin[j]) gin[j][v] += gout[v] * scalar_product(p, in, v, j);
-        return;
-      }
-      const Shape first = in_shapes[p.mats[0]];
-      if (pm == 1) {
-        const int a = p.mats[0];
-        for (size_t v = 0; v < count; ++v) {
-          const double* x = in[a] + v * n;
-          const double* g = gout + v * n;
-          if (gin[a]) {
-            const double s = scalar_product(p, in, v);
-            for (int e = 0; e < n; ++e) gin[a][v * n + e] += s * g[e];
-          }
-          if (scalar_grads) {
-            double dot = 0;
-            for (int e = 0; e < n; ++e) dot += g[e] * x[e];
-            for (int j : p.scalars)
-              if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
-          }
-        }
-        return;
-      }
-      if (pm == 2) {
-        const int ia = p.mats[0], ib = p.mats[1];
-        const Shape second = in_shapes[ib];
-        const int sa = first.size(), sb = second.size();
-        const int r = first.rows, d = first.cols, c = second.cols;
-        const bool dot_product = r == 1 && c == 1;
-        const bool matvec = c == 1;
-        for (size_t v = 0; v < count; ++v) {
-          const double s = scalar_product(p, in, v);
-          const double* a = in[ia] + v * sa;
-          const double* b = in[ib] + v * sb;
-          const double* gv = gout + v * n;
-          if (dot_product) {
-            const double g = s * gout[v];
-            if (gin[ia])
-              for (int e = 0; e < sa; ++e) gin[ia][v * sa + e] += g * b[e];
-            if (gin[ib])
-              for (int e = 0; e < sb; ++e) gin[ib][v * sb + e] += g * a[e];
-          } else if (matvec) {
-            // y = s A x: gA[i][k] += s g[i] x[k];  gx[k] += s sum_i A[i][k] g[i]
-            if (double* ga = gin[ia] ? gin[ia] + v * sa : nullptr)
-              for (int i = 0; i < r; ++i) {
-                const double w = s * gv[i];
-                for (int k = 0; k < d; ++k) ga[size_t(i) * d + k] += w * b[k];
-              }
-            if (double* gb = gin[ib] ? gin[ib] + v * sb : nullptr)
-              for (int i = 0; i < r; ++i) {
-                const double w = s * gv[i];
-                for (int k = 0; k < d; ++k) gb[k] += w * a[size_t(i) * d + k];
-              }
-          } else {
-            ConstMatMap A(a, r, d);
-            ConstMatMap B(b, second.rows, c);
-            ConstMatMap G(gv, out_shape.rows, out_shape.cols);
-            if (gin[ia]) {
-              MatMap GA(gin[ia] + v * sa, first.rows, first.cols);
-              GA.noalias() += s * (G * B.transpose());
-            }
-            if (gin[ib]) {
-              MatMap GB(gin[ib] + v * sb, second.rows, second.cols);
-              GB.noalias() += s * (A.transpose() * G);
-            }
-          }
-          if (scalar_grads) {
-            const double dot = small_product_dot(r, d, c, a, b, gv);
-            for (int j : p.scalars)
-              if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
-          }
-        }
-        return;
-      }
-      // General chain M_0 ... M_{p-1}: grad M_q = s * L_q^T G R_q^T with L_q = M_0..M_{q-1}
-      // (prefix) and R_q = M_{q+1}..M_{p-1} (suffix). Scratch holds every prefix and suffix.
-      std::vector<size_t> pre_off(pm + 1, 0), suf_off(pm + 1, 0);
-      const int last_cols = out_shape.cols;
-      size_t max_t = 0;
-      for (size_t q = 0; q < pm; ++q) {
-        const Shape s = in_shapes[p.mats[q]];
-        pre_off[q + 1] = pre_off[q] + size_t(first.rows) * s.cols;
-        suf_off[q + 1] = suf_off[q] + size_t(s.rows) * last_cols;
-        max_t = std::max<size_t>(max_t, size_t(first.rows) * s.cols);
-      }
-      std::vector<double> prefix(pre_off[pm]), suffix(suf_off[pm]), t(max_t);
-      for (size_t v = 0; v < count; ++v) {
-        const double s = scalar_product(p, in, v);
-        auto mat = [&](size_t q) {
-          const Shape sh = in_shapes[p.mats[q]];
-          return ConstMatMap(in[p.mats[q]] + v * sh.size(), sh.rows, sh.cols);
-        };
-        // prefix[q] = M_0 .. M_q (rows0 x cols_q)
-        MatMap(prefix.data(), first.rows, first.cols) = mat(0);
-        for (size_t q = 1; q < pm; ++q) {
-          const Shape sh = in_shapes[p.mats[q]];
-          const Shape prev = in_shapes[p.mats[q - 1]];
-          MatMap(prefix.data() + pre_off[q], first.rows, sh.cols).noalias() =
-              ConstMatMap(prefix.data() + pre_off[q - 1], first.rows, prev.cols) * mat(q);
-        }
-        // suffix[q] = M_q .. M_{p-1} (rows_q x last_cols)
-        {
-          const Shape sh = in_shapes[p.mats[pm - 1]];
-          MatMap(suffix.data() + suf_off[pm - 1], sh.rows, sh.cols) = mat(pm - 1);
-        }
-        for (size_t q = pm - 1; q-- > 0;) {
-          const Shape sh = in_shapes[p.mats[q]];
-          const Shape next = in_shapes[p.mats[q + 1]];
-          MatMap(suffix.data() + suf_off[q], sh.rows, last_cols).noalias() =
-              mat(q) * ConstMatMap(suffix.data() + suf_off[q + 1], next.rows, last_cols);
-        }
-        ConstMatMap G(gout + v * n, out_shape.rows, out_shape.cols);
-        for (size_t q = 0; q < pm; ++q) {
-          const int idx = p.mats[q];
-          if (!gin[idx]) continue;
-          const Shape sh = in_shapes[idx];
-          MatMap T(t.data(), first.rows, sh.cols);
-          if (q + 1 < pm) {
-            const Shape next = in_shapes[p.mats[q + 1]];
-            T.noalias() = G * ConstMatMap(suffix.data() + suf_off[q + 1], next.rows, last_cols).transpose();
-          } else {
-            T = G;
-          }
-          MatMap GM(gin[idx] + v * sh.size(), sh.rows, sh.cols);
-          if (q > 0) {
-            const Shape prev = in_shapes[p.mats[q - 1]];
-            GM.noalias() += s * (ConstMatMap(prefix.data() + pre_off[q - 1], first.rows, prev.cols).transpose() * T);
-          } else {
-            GM += s * T;
-          }
-        }
-        if (scalar_grads) {
-          const double dot =
-              G.cwiseProduct(ConstMatMap(prefix.data() + pre_off[pm - 1], first.rows, last_cols)).sum();
-          for (int j : p.scalars)
-            if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
-        }
-      }
-      return;
-    }
-    case CombinationKind::Concat: {
-      for (size_t v = 0; v < count; ++v) {
-        const double* g = gout + v * n;
-        for (size_t i = 0; i < k; ++i) {
-          const int m = in_shapes[i].size();
-          if (gin[i])
-            for (int e = 0; e < m; ++e) gin[i][v * m + e] += g[e];
-          g += m;
-        }
-      }
-      return;
-    }
-    case CombinationKind::CrossSum: {
-      const int na = in_shapes[0].size(), nb = in_shapes[1].size();
-      for (size_t v = 0; v < count; ++v) {
-        const double* g = gout + v * n;
-        for (int i = 0; i < na; ++i)
-          for (int j = 0; j < nb; ++j) {
-            if (gin[0]) gin[0][v * na + i] += g[i * nb + j];
-            if (gin[1]) gin[1][v * nb + j] += g[i * nb + j];
-          }
-      }
-      return;
-    }
-    case CombinationKind::CosSim: {
-      // y = a.b / (max(|a|, eps) max(|b|, eps)); where |a| > eps,
-      // dy/da = b / (|a| |b|') - y a / |a|^2 (and symmetrically for b).
-      const int m = in_shapes[0].size();
-      for (size_t v = 0; v < count; ++v) {
-        const double* a = in[0] + v * m;
-        const double* b = in[1] + v * m;
-        const auto [dot, na2, nb2] = cossim_sums(a, b, m);
-        const double na = std::sqrt(na2), nb = std::sqrt(nb2);
-        const double da = std::max(na, kCosSimEps), db = std::max(nb, kCosSimEps);
-        const double y = dot / (da * db);
-        const double g = gout[v];
-        const double inv = 1.0 / (da * db);
-        const double ca = na > kCosSimEps ? y / na2 : 0.0;
-        const double cb = nb > kCosSimEps ? y / nb2 : 0.0;
-        for (int e = 0; e < m; ++e) {
-          if (gin[0]) gin[0][v * m + e] += g * (b[e] * inv - ca * a[e]);
-          if (gin[1]) gin[1][v * m + e] += g * (a[e] * inv - cb * b[e]);
-        }
-      }
-      return;
-    }
-    case CombinationKind::Softmax: {
-      for (size_t v = 0; v < count; ++v) {
-        const double* y = out + v * n;
-        const double* g = gout + v * n;
-        double dot = 0;
-        for (int e = 0; e < n; ++e) dot += g[e] * y[e];
-        int e = 0;
-        for (size_t i = 0; i < k; ++i) {
-          const int m = in_shapes[i].size();
-          if (gin[i])
-            for (int j = 0; j < m; ++j) gin[i][v * m + j] += y[e + j] * (g[e + j] - dot);
-          e += m;
-        }
-      }
-      return;
-    }
+      return;  // the count does not depend on the input values
+    case CombinationKind::ElProduct:
+      return backward_elproduct(c, in_shapes, count, in, out, gout, gin, out_shape, n, total, k);
+    case CombinationKind::Product:
+      return backward_product(c, in_shapes, count, in, out, gout, gin, out_shape, n, total, k);
+    case CombinationKind::Concat:
+      return backward_concat(c, in_shapes, count, in, out, gout, gin, out_shape, n, total, k);
+    case CombinationKind::CrossSum:
+      return backward_crosssum(c, in_shapes, count, in, out, gout, gin, out_shape, n, total, k);
+    case CombinationKind::CosSim:
+      return backward_cossim(c, in_shapes, count, in, out, gout, gin, out_shape, n, total, k);
+    case CombinationKind::Softmax:
+      return backward_softmax(c, in_shapes, count, in, out, gout, gin, out_shape, n, total, k);
   }
 }
 
