@@ -80,6 +80,197 @@ inline double small_product_dot(int r, int d, int c, const double* A, const doub
 
 }  // namespace
 
+namespace {
+
+// combination_forward per kind (same arguments; out_shape of n entries per output value,
+// total = count * n, k inputs).
+
+void forward_sum_avg(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    double* out, Shape out_shape, int n, size_t total, size_t k) {
+  std::fill(out, out + total, 0.0);
+  for (size_t i = 0; i < k; ++i) {
+    const double* x = in[i];
+    if (broadcasts(in_shapes[i], n)) {
+      for (size_t v = 0; v < count; ++v)
+        for (int e = 0; e < n; ++e) out[v * n + e] += x[v];
+    } else {
+      for (size_t j = 0; j < total; ++j) out[j] += x[j];
+    }
+  }
+  if (c == CombinationKind::Avg && k > 0) {
+    const double inv = 1.0 / static_cast<double>(k);
+    for (size_t j = 0; j < total; ++j) out[j] *= inv;
+  }
+  return;
+}
+
+void forward_max_min(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    double* out, Shape out_shape, int n, size_t total, size_t k) {
+  if (k == 0) {
+    std::fill(out, out + total, 0.0);
+    return;
+  }
+  const bool is_max = c == CombinationKind::Max;
+  for (size_t i = 0; i < k; ++i) {
+    const double* x = in[i];
+    const bool b = broadcasts(in_shapes[i], n);
+    for (size_t v = 0; v < count; ++v)
+      for (int e = 0; e < n; ++e) {
+        double val = b ? x[v] : x[v * n + e];
+        double& o = out[v * n + e];
+        if (i == 0 || (is_max ? val > o : val < o)) o = val;
+      }
+  }
+  return;
+}
+
+void forward_count(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    double* out, Shape out_shape, int n, size_t total, size_t k) {
+  std::fill(out, out + total, static_cast<double>(k));
+  return;
+}
+
+void forward_elproduct(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    double* out, Shape out_shape, int n, size_t total, size_t k) {
+  std::fill(out, out + total, 1.0);
+  for (size_t i = 0; i < k; ++i) {
+    const double* x = in[i];
+    if (broadcasts(in_shapes[i], n)) {
+      for (size_t v = 0; v < count; ++v)
+        for (int e = 0; e < n; ++e) out[v * n + e] *= x[v];
+    } else {
+      for (size_t j = 0; j < total; ++j) out[j] *= x[j];
+    }
+  }
+  return;
+}
+
+void forward_product(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    double* out, Shape out_shape, int n, size_t total, size_t k) {
+  const ProductPlan p = product_plan(in_shapes);
+  if (p.mats.empty()) {
+    for (size_t v = 0; v < count; ++v) out[v] = scalar_product(p, in, v);
+    return;
+  }
+  if (p.mats.size() == 1) {
+    const int a = p.mats[0];
+    for (size_t v = 0; v < count; ++v) {
+      const double s = scalar_product(p, in, v);
+      const double* x = in[a] + v * n;
+      for (int e = 0; e < n; ++e) out[v * n + e] = s * x[e];
+    }
+    return;
+  }
+  const Shape first = in_shapes[p.mats[0]];
+  if (p.mats.size() == 2) {
+    const Shape second = in_shapes[p.mats[1]];
+    const int sa = first.size(), sb = second.size();
+    if (first.rows == 1 && second.cols == 1) {  // dot product: the common attention score
+      const int len = first.cols;
+      for (size_t v = 0; v < count; ++v) {
+        const double* x = in[p.mats[0]] + v * sa;
+        const double* y = in[p.mats[1]] + v * sb;
+        double d = 0;
+        for (int e = 0; e < len; ++e) d += x[e] * y[e];
+        out[v] = scalar_product(p, in, v) * d;
+      }
+      return;
+    }
+    if (second.cols == 1) {  // matrix times vector
+      for (size_t v = 0; v < count; ++v)
+        small_matvec(first.rows, first.cols, in[p.mats[0]] + v * sa, in[p.mats[1]] + v * sb,
+                     scalar_product(p, in, v), out + v * n);
+      return;
+    }
+    for (size_t v = 0; v < count; ++v) {
+      ConstMatMap A(in[p.mats[0]] + v * sa, first.rows, first.cols);
+      ConstMatMap B(in[p.mats[1]] + v * sb, second.rows, second.cols);
+      MatMap O(out + v * n, out_shape.rows, out_shape.cols);
+      O.noalias() = A * B;
+      if (!p.scalars.empty()) O *= scalar_product(p, in, v);
+    }
+    return;
+  }
+  // Longer chains: ping-pong between two scratch buffers sized for the largest prefix.
+  size_t max_prefix = 0;
+  for (int m : p.mats) max_prefix = std::max<size_t>(max_prefix, size_t(first.rows) * in_shapes[m].cols);
+  std::vector<double> buf_a(max_prefix), buf_b(max_prefix);
+  for (size_t v = 0; v < count; ++v) {
+    const double* cur = in[p.mats[0]] + v * first.size();
+    int cols = first.cols;
+    double* dst = buf_a.data();
+    for (size_t q = 1; q < p.mats.size(); ++q) {
+      const Shape s = in_shapes[p.mats[q]];
+      ConstMatMap L(cur, first.rows, cols);
+      ConstMatMap R(in[p.mats[q]] + v * s.size(), s.rows, s.cols);
+      MatMap D(q + 1 == p.mats.size() ? out + v * n : dst, first.rows, s.cols);
+      D.noalias() = L * R;
+      cur = D.data();
+      cols = s.cols;
+      dst = dst == buf_a.data() ? buf_b.data() : buf_a.data();
+    }
+    if (!p.scalars.empty()) {
+      const double s = scalar_product(p, in, v);
+      for (int e = 0; e < n; ++e) out[v * n + e] *= s;
+    }
+  }
+  return;
+}
+
+void forward_concat(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    double* out, Shape out_shape, int n, size_t total, size_t k) {
+  for (size_t v = 0; v < count; ++v) {
+    double* o = out + v * n;
+    for (size_t i = 0; i < k; ++i) {
+      const int m = in_shapes[i].size();
+      std::copy(in[i] + v * m, in[i] + (v + 1) * m, o);
+      o += m;
+    }
+  }
+  return;
+}
+
+void forward_crosssum(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    double* out, Shape out_shape, int n, size_t total, size_t k) {
+  const int na = in_shapes[0].size(), nb = in_shapes[1].size();
+  for (size_t v = 0; v < count; ++v) {
+    const double* a = in[0] + v * na;
+    const double* b = in[1] + v * nb;
+    double* o = out + v * n;
+    for (int i = 0; i < na; ++i)
+      for (int j = 0; j < nb; ++j) o[i * nb + j] = a[i] + b[j];
+  }
+  return;
+}
+
+void forward_cossim(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    double* out, Shape out_shape, int n, size_t total, size_t k) {
+  const int m = in_shapes[0].size();
+  for (size_t v = 0; v < count; ++v) {
+    const double* a = in[0] + v * m;
+    const double* b = in[1] + v * m;
+    const auto [dot, na, nb] = cossim_sums(a, b, m);
+    out[v] = dot / (std::max(std::sqrt(na), kCosSimEps) * std::max(std::sqrt(nb), kCosSimEps));
+  }
+  return;
+}
+
+void forward_softmax(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    double* out, Shape out_shape, int n, size_t total, size_t k) {
+  for (size_t v = 0; v < count; ++v) {
+    double* o = out + v * n;
+    for (size_t i = 0; i < k; ++i) {
+      const int m = in_shapes[i].size();
+      std::copy(in[i] + v * m, in[i] + (v + 1) * m, o);
+      o += m;
+    }
+    softmax_entries(n, out + v * n, out + v * n);
+  }
+  return;
+}
+
+}  // namespace
+
 void combination_forward(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count,
                          const double* const* in, double* out) {
   const Shape out_shape = combination_shape(c, in_shapes);
@@ -88,172 +279,25 @@ void combination_forward(CombinationKind c, const std::vector<Shape>& in_shapes,
   const size_t k = in_shapes.size();
   switch (c) {
     case CombinationKind::Sum:
-    case CombinationKind::Avg: {
-      std::fill(out, out + total, 0.0);
-      for (size_t i = 0; i < k; ++i) {
-        const double* x = in[i];
-        if (broadcasts(in_shapes[i], n)) {
-          for (size_t v = 0; v < count; ++v)
-            for (int e = 0; e < n; ++e) out[v * n + e] += x[v];
-        } else {
-          for (size_t j = 0; j < total; ++j) out[j] += x[j];
-        }
-      }
-      if (c == CombinationKind::Avg && k > 0) {
-        const double inv = 1.0 / static_cast<double>(k);
-        for (size_t j = 0; j < total; ++j) out[j] *= inv;
-      }
-      return;
-    }
+    case CombinationKind::Avg:
+      return forward_sum_avg(c, in_shapes, count, in, out, out_shape, n, total, k);
     case CombinationKind::Max:
-    case CombinationKind::Min: {
-      if (k == 0) {
-        std::fill(out, out + total, 0.0);
-        return;
-      }
-      const bool is_max = c == CombinationKind::Max;
-      for (size_t i = 0; i < k; ++i) {
-        const double* x = in[i];
-        const bool b = broadcasts(in_shapes[i], n);
-        for (size_t v = 0; v < count; ++v)
-          for (int e = 0; e < n; ++e) {
-            double val = b ? x[v] : x[v * n + e];
-            double& o = out[v * n + e];
-            if (i == 0 || (is_max ? val > o : val < o)) o = val;
-          }
-      }
-      return;
-    }
+    case CombinationKind::Min:
+      return forward_max_min(c, in_shapes, count, in, out, out_shape, n, total, k);
     case CombinationKind::Count:
-      std::fill(out, out + total, static_cast<double>(k));
-      return;
-    case CombinationKind::ElProduct: {
-      std::fill(out, out + total, 1.0);
-      for (size_t i = 0; i < k; ++i) {
-        const double* x = in[i];
-        if (broadcasts(in_shapes[i], n)) {
-          for (size_t v = 0; v < count; ++v)
-            for (int e = 0; e < n; ++e) out[v * n + e] *= x[v];
-        } else {
-          for (size_t j = 0; j < total; ++j) out[j] *= x[j];
-        }
-      }
-      return;
-    }
-    case CombinationKind::Product: {
-      const ProductPlan p = product_plan(in_shapes);
-      if (p.mats.empty()) {
-        for (size_t v = 0; v < count; ++v) out[v] = scalar_product(p, in, v);
-        return;
-      }
-      if (p.mats.size() == 1) {
-        const int a = p.mats[0];
-        for (size_t v = 0; v < count; ++v) {
-          const double s = scalar_product(p, in, v);
-          const double* x = in[a] + v * n;
-          for (int e = 0; e < n; ++e) out[v * n + e] = s * x[e];
-        }
-        return;
-      }
-      const Shape first = in_shapes[p.mats[0]];
-      if (p.mats.size() == 2) {
-        const Shape second = in_shapes[p.mats[1]];
-        const int sa = first.size(), sb = second.size();
-        if (first.rows == 1 && second.cols == 1) {  // dot product: the common attention score
-          const int len = first.cols;
-          for (size_t v = 0; v < count; ++v) {
-            const double* x = in[p.mats[0]] + v * sa;
-            const double* y = in[p.mats[1]] + v * sb;
-            double d = 0;
-            for (int e = 0; e < len; ++e) d += x[e] * y[e];
-            out[v] = scalar_product(p, in, v) * d;
-          }
-          return;
-        }
-        if (second.cols == 1) {  // matrix times vector
-          for (size_t v = 0; v < count; ++v)
-            small_matvec(first.rows, first.cols, in[p.mats[0]] + v * sa, in[p.mats[1]] + v * sb,
-                         scalar_product(p, in, v), out + v * n);
-          return;
-        }
-        for (size_t v = 0; v < count; ++v) {
-          ConstMatMap A(in[p.mats[0]] + v * sa, first.rows, first.cols);
-          ConstMatMap B(in[p.mats[1]] + v * sb, second.rows, second.cols);
-          MatMap O(out + v * n, out_shape.rows, out_shape.cols);
-          O.noalias() = A * B;
-          if (!p.scalars.empty()) O *= scalar_product(p, in, v);
-        }
-        return;
-      }
-      // Longer chains: ping-pong between two scratch buffers sized for the largest prefix.
-      size_t max_prefix = 0;
-      for (int m : p.mats) max_prefix = std::max<size_t>(max_prefix, size_t(first.rows) * in_shapes[m].cols);
-      std::vector<double> buf_a(max_prefix), buf_b(max_prefix);
-      for (size_t v = 0; v < count; ++v) {
-        const double* cur = in[p.mats[0]] + v * first.size();
-        int cols = first.cols;
-        double* dst = buf_a.data();
-        for (size_t q = 1; q < p.mats.size(); ++q) {
-          const Shape s = in_shapes[p.mats[q]];
-          ConstMatMap L(cur, first.rows, cols);
-          ConstMatMap R(in[p.mats[q]] + v * s.size(), s.rows, s.cols);
-          MatMap D(q + 1 == p.mats.size() ? out + v * n : dst, first.rows, s.cols);
-          D.noalias() = L * R;
-          cur = D.data();
-          cols = s.cols;
-          dst = dst == buf_a.data() ? buf_b.data() : buf_a.data();
-        }
-        if (!p.scalars.empty()) {
-          const double s = scalar_product(p, in, v);
-          for (int e = 0; e < n; ++e) out[v * n + e] *= s;
-        }
-      }
-      return;
-    }
-    case CombinationKind::Concat: {
-      for (size_t v = 0; v < count; ++v) {
-        double* o = out + v * n;
-        for (size_t i = 0; i < k; ++i) {
-          const int m = in_shapes[i].size();
-          std::copy(in[i] + v * m, in[i] + (v + 1) * m, o);
-          o += m;
-        }
-      }
-      return;
-    }
-    case CombinationKind::CrossSum: {
-      const int na = in_shapes[0].size(), nb = in_shapes[1].size();
-      for (size_t v = 0; v < count; ++v) {
-        const double* a = in[0] + v * na;
-        const double* b = in[1] + v * nb;
-        double* o = out + v * n;
-        for (int i = 0; i < na; ++i)
-          for (int j = 0; j < nb; ++j) o[i * nb + j] = a[i] + b[j];
-      }
-      return;
-    }
-    case CombinationKind::CosSim: {
-      const int m = in_shapes[0].size();
-      for (size_t v = 0; v < count; ++v) {
-        const double* a = in[0] + v * m;
-        const double* b = in[1] + v * m;
-        const auto [dot, na, nb] = cossim_sums(a, b, m);
-        out[v] = dot / (std::max(std::sqrt(na), kCosSimEps) * std::max(std::sqrt(nb), kCosSimEps));
-      }
-      return;
-    }
-    case CombinationKind::Softmax: {
-      for (size_t v = 0; v < count; ++v) {
-        double* o = out + v * n;
-        for (size_t i = 0; i < k; ++i) {
-          const int m = in_shapes[i].size();
-          std::copy(in[i] + v * m, in[i] + (v + 1) * m, o);
-          o += m;
-        }
-        softmax_entries(n, out + v * n, out + v * n);
-      }
-      return;
-    }
+      return forward_count(c, in_shapes, count, in, out, out_shape, n, total, k);
+    case CombinationKind::ElProduct:
+      return forward_elproduct(c, in_shapes, count, in, out, out_shape, n, total, k);
+    case CombinationKind::Product:
+      return forward_product(c, in_shapes, count, in, out, out_shape, n, total, k);
+    case CombinationKind::Concat:
+      return forward_concat(c, in_shapes, count, in, out, out_shape, n, total, k);
+    case CombinationKind::CrossSum:
+      return forward_crosssum(c, in_shapes, count, in, out, out_shape, n, total, k);
+    case CombinationKind::CosSim:
+      return forward_cossim(c, in_shapes, count, in, out, out_shape, n, total, k);
+    case CombinationKind::Softmax:
+      return forward_softmax(c, in_shapes, count, in, out, out_shape, n, total, k);
   }
 }
 
