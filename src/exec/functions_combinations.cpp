@@ -101,7 +101,6 @@ void forward_sum_avg(CombinationKind c, const std::vector<Shape>& in_shapes, siz
     const double inv = 1.0 / static_cast<double>(k);
     for (size_t j = 0; j < total; ++j) out[j] *= inv;
   }
-  return;
 }
 
 void forward_max_min(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
@@ -121,13 +120,11 @@ void forward_max_min(CombinationKind c, const std::vector<Shape>& in_shapes, siz
         if (i == 0 || (is_max ? val > o : val < o)) o = val;
       }
   }
-  return;
 }
 
 void forward_count(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
     double* out, Shape out_shape, int n, size_t total, size_t k) {
   std::fill(out, out + total, static_cast<double>(k));
-  return;
 }
 
 void forward_elproduct(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
@@ -142,7 +139,6 @@ void forward_elproduct(CombinationKind c, const std::vector<Shape>& in_shapes, s
       for (size_t j = 0; j < total; ++j) out[j] *= x[j];
     }
   }
-  return;
 }
 
 void forward_product(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
@@ -214,7 +210,6 @@ void forward_product(CombinationKind c, const std::vector<Shape>& in_shapes, siz
       for (int e = 0; e < n; ++e) out[v * n + e] *= s;
     }
   }
-  return;
 }
 
 void forward_concat(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
@@ -227,7 +222,6 @@ void forward_concat(CombinationKind c, const std::vector<Shape>& in_shapes, size
       o += m;
     }
   }
-  return;
 }
 
 void forward_crosssum(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
@@ -240,7 +234,6 @@ void forward_crosssum(CombinationKind c, const std::vector<Shape>& in_shapes, si
     for (int i = 0; i < na; ++i)
       for (int j = 0; j < nb; ++j) o[i * nb + j] = a[i] + b[j];
   }
-  return;
 }
 
 void forward_cossim(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
@@ -252,21 +245,13 @@ void forward_cossim(CombinationKind c, const std::vector<Shape>& in_shapes, size
     const auto [dot, na, nb] = cossim_sums(a, b, m);
     out[v] = dot / (std::max(std::sqrt(na), kCosSimEps) * std::max(std::sqrt(nb), kCosSimEps));
   }
-  return;
 }
 
 void forward_softmax(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
     double* out, Shape out_shape, int n, size_t total, size_t k) {
-  for (size_t v = 0; v < count; ++v) {
-    double* o = out + v * n;
-    for (size_t i = 0; i < k; ++i) {
-      const int m = in_shapes[i].size();
-      std::copy(in[i] + v * m, in[i] + (v + 1) * m, o);
-      o += m;
-    }
-    softmax_entries(n, out + v * n, out + v * n);
-  }
-  return;
+  // The softmax of the concatenation of the inputs.
+  forward_concat(c, in_shapes, count, in, out, out_shape, n, total, k);
+  for (size_t v = 0; v < count; ++v) softmax_entries(n, out + v * n, out + v * n);
 }
 
 }  // namespace
@@ -322,7 +307,6 @@ void backward_sum_avg(CombinationKind c, const std::vector<Shape>& in_shapes, si
       for (size_t j = 0; j < total; ++j) g[j] += scale * gout[j];
     }
   }
-  return;
 }
 
 void backward_max_min(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
@@ -348,7 +332,6 @@ void backward_max_min(CombinationKind c, const std::vector<Shape>& in_shapes, si
       else
         g[v * n + e] += gout[v * n + e];
     }
-  return;
 }
 
 void backward_elproduct(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
@@ -378,7 +361,6 @@ void backward_elproduct(CombinationKind c, const std::vector<Shape>& in_shapes, 
       for (size_t i = 0; i < k; ++i)
         if (gin[i]) gin[i][broadcasts(in_shapes[i], n) ? v : j] += gout[j] * prefix[i] * suffix[i + 1];
     }
-  return;
 }
 
 void backward_product(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
@@ -529,7 +511,6 @@ void backward_product(CombinationKind c, const std::vector<Shape>& in_shapes, si
         if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
     }
   }
-  return;
 }
 
 void backward_concat(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
@@ -543,7 +524,6 @@ void backward_concat(CombinationKind c, const std::vector<Shape>& in_shapes, siz
       g += m;
     }
   }
-  return;
 }
 
 void backward_crosssum(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
@@ -557,7 +537,6 @@ void backward_crosssum(CombinationKind c, const std::vector<Shape>& in_shapes, s
         if (gin[1]) gin[1][v * nb + j] += g[i * nb + j];
       }
   }
-  return;
 }
 
 void backward_cossim(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
@@ -581,7 +560,6 @@ void backward_cossim(CombinationKind c, const std::vector<Shape>& in_shapes, siz
       if (gin[1]) gin[1][v * m + e] += g * (a[e] * inv - cb * b[e]);
     }
   }
-  return;
 }
 
 void backward_softmax(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
@@ -599,7 +577,6 @@ void backward_softmax(CombinationKind c, const std::vector<Shape>& in_shapes, si
       e += m;
     }
   }
-  return;
 }
 
 }  // namespace
