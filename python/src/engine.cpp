@@ -127,6 +127,21 @@ void apply(Model& model, const nb::dict& config) {
   model.settings() = settings_from(config, base);
 }
 
+// A Python callback called from training (the GIL released): takes the GIL, lets Ctrl-C
+// stop training, and keeps an exception in `error` (rethrown once the engine returns)
+// rather than letting it cross the engine; false stops the run.
+template <class Call>
+bool call_python(std::exception_ptr& error, Call&& call) {
+  nb::gil_scoped_acquire acquire;
+  try {
+    if (PyErr_CheckSignals() != 0) throw nb::python_error();
+    return call();
+  } catch (...) {
+    error = std::current_exception();
+    return false;
+  }
+}
+
 nb::dict ground_network(Model& model, const BuiltSet& set, size_t index, const std::string& loss) {
   model.settings().loss = loss;
   GroundNetwork net;
@@ -155,16 +170,8 @@ nb::dict train(Model& model, const BuiltSet& train_set, const BuiltSet* test_set
                nb::object callback) {
   apply(model, config);
   std::exception_ptr callback_error;
-  auto on_epoch = [&](const EpochInfo& r) -> bool {
-    nb::gil_scoped_acquire acquire;
-    try {
-      if (PyErr_CheckSignals() != 0) throw nb::python_error();  // Ctrl-C stops training
-      if (callback.is_none()) return true;
-      return nb::cast<bool>(callback(epoch_dict(r)));
-    } catch (...) {
-      callback_error = std::current_exception();
-      return false;
-    }
+  auto on_epoch = [&](const EpochInfo& r) {
+    return call_python(callback_error, [&] { return callback.is_none() || nb::cast<bool>(callback(epoch_dict(r))); });
   };
   TrainReport result;
   {
@@ -208,16 +215,9 @@ nb::dict cross_validate_set(Model& model, const SampleSet& set, const nb::dict& 
                             nb::object callback) {
   apply(model, config);
   std::exception_ptr callback_error;
-  auto on_epoch = [&](int fold, const EpochInfo& r) -> bool {
-    nb::gil_scoped_acquire acquire;
-    try {
-      if (PyErr_CheckSignals() != 0) throw nb::python_error();
-      if (callback.is_none()) return true;
-      return nb::cast<bool>(callback(fold, epoch_dict(r)));
-    } catch (...) {
-      callback_error = std::current_exception();
-      return false;
-    }
+  auto on_epoch = [&](int fold, const EpochInfo& r) {
+    return call_python(callback_error,
+                       [&] { return callback.is_none() || nb::cast<bool>(callback(fold, epoch_dict(r))); });
   };
   CrossValidationReport cv;
   {

@@ -100,17 +100,6 @@ struct Model::Impl {
   }
 };
 
-namespace {
-
-Parameter parameter_of(const neural::Parameters& params, uint32_t p, const double* data) {
-  const neural::ParamInfo& info = params.info(p);
-  return {info.name, info.shape.rows, info.shape.cols, info.learnable,
-          std::vector<double>(data + info.offset, data + info.offset + info.shape.size())};
-}
-
-
-}  // namespace
-
 Model::Model(const Template& tmpl, const Settings& settings) : impl_(std::make_unique<Impl>()) {
   impl_->settings = settings;
   impl_->engine = std::make_unique<train::Engine>(tmpl.ast(), train::Initializer::parse(settings.initializer),
@@ -168,7 +157,7 @@ std::vector<std::vector<double>> Model::forward(const Dataset& data) const {
 std::vector<Parameter> Model::parameters() const {
   const neural::Parameters& params = impl_->engine->parameters();
   std::vector<Parameter> out;
-  for (uint32_t p = 0; p < params.count(); ++p) out.push_back(parameter_of(params, p, params.values.data()));
+  for (uint32_t p = 0; p < params.count(); ++p) out.push_back(train::parameter_of(params, p, params.values.data()));
   return out;
 }
 
@@ -176,7 +165,7 @@ Parameter Model::parameter(const std::string& name) const {
   const neural::Parameters& params = impl_->engine->parameters();
   const uint32_t p = params.find(name);
   if (p == neural::kNoParam) throw Error(ErrorKind::Semantic, "the model has no parameter named '" + name + "'");
-  return parameter_of(params, p, params.values.data());
+  return train::parameter_of(params, p, params.values.data());
 }
 
 void Model::set_parameter(const std::string& name, const std::vector<double>& values) {

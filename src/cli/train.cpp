@@ -242,14 +242,11 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
 // test accuracy and mean ± std on stdout (or in --json). Options that name one model or one
 // test set have no meaning here and are refused.
 void run_cross_validation(const TrainOptions& o, const CLI::App& cmd) {
-  for (const char* single : {"--load", "--save", "--test-examples", "--test-queries", "--test-fraction"})
+  for (const char* single : {"--load", "--save", "--test-examples", "--test-queries", "--test-fraction", "--report"})
     if (cmd.count(single))
       throw Error(ErrorKind::Semantic, std::string("--folds trains k fresh models on their own test folds: ") + single +
                                            " cannot be combined with it");
   if (o.template_path.empty()) throw Error(ErrorKind::Semantic, "lrnn train --folds needs a TEMPLATE");
-  for (const char* single : {"--report"})
-    if (cmd.count(single))
-      throw Error(ErrorKind::Semantic, std::string("--folds trains k models: ") + single + " describes one run and cannot be combined with it");
   const Settings settings = apply_options(o, cmd, Settings{}, false);
   const Template tmpl = Template::from_file(o.template_path);
   cli::LoadedData data = cli::load_data(o.dataset, o.examples_path, o.queries_path);

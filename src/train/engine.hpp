@@ -68,6 +68,10 @@ LossSum seed_loss_gradients(const exec::Plan& plan, exec::Workspace& ws, LossKin
                             std::vector<std::vector<double>>* predictions = nullptr,
                             std::vector<std::vector<double>>* targets = nullptr);
 
+// Parameter `p` of `params` as the public struct, its values read from `data` (the
+// parameter vector itself, or a gradient laid out like it).
+Parameter parameter_of(const neural::Parameters& params, uint32_t p, const double* data);
+
 struct TrainResult {
   int epochs = 0;  // epochs run now
   bool stopped_early = false;

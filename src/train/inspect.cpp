@@ -10,11 +10,6 @@ namespace lrnn::train {
 
 namespace {
 
-Parameter parameter_of(const neural::Parameters& params, uint32_t p, const double* data) {
-  const neural::ParamInfo& info = params.info(p);
-  return {info.name, info.shape.rows, info.shape.cols, info.learnable,
-          std::vector<double>(data + info.offset, data + info.offset + info.shape.size())};
-}
 
 // Rule and aggregation neurons of a one-sample plan, read where the plan keeps them. The
 // plan runs one group per (head depth, rule), in that order, over the ground rules in
@@ -74,6 +69,12 @@ void add_rule_neurons(const neural::SampleNetwork& net, const exec::Plan& plan, 
 }
 
 }  // namespace
+
+Parameter parameter_of(const neural::Parameters& params, uint32_t p, const double* data) {
+  const neural::ParamInfo& info = params.info(p);
+  return {info.name, info.shape.rows, info.shape.cols, info.learnable,
+          std::vector<double>(data + info.offset, data + info.offset + info.shape.size())};
+}
 
 GroundNetwork Engine::inspect(const Sample& sample, LossKind loss_kind, bool with_gradients,
                               size_t max_ground_rules) const {
