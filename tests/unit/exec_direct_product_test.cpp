@@ -13,6 +13,7 @@
 #include <string>
 
 #include "lrnn/lrnn.hpp"
+#include "model_gradient_check.hpp"
 
 namespace {
 
@@ -66,28 +67,9 @@ void copy_named(const lrnn::Model& from, lrnn::Model& to) {
 }
 
 void expect_gradients_match_finite_differences(lrnn::Model& model, const lrnn::Dataset& data) {
-  const lrnn::GroundNetwork net = model.network(data, 0, true);
-  const auto params = model.parameters();
-  ASSERT_EQ(net.parameter_gradients.size(), params.size());
-  size_t checked = 0;
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (!params[i].learnable) continue;
-    for (size_t e = 0; e < params[i].values.size(); ++e) {
-      auto loss_at = [&](double h) {
-        auto v = params[i].values;
-        v[e] += h;
-        model.set_parameter(params[i].name, v);
-        const double l = model.network(data, 0, true).loss;
-        model.set_parameter(params[i].name, params[i].values);
-        return l;
-      };
-      const double fd = (loss_at(1e-6) - loss_at(-1e-6)) / 2e-6;
-      EXPECT_NEAR(net.parameter_gradients[i].values[e], fd, 1e-7 + 1e-6 * std::abs(fd))
-          << params[i].name << "[" << e << "]";
-      ++checked;
-    }
-  }
-  EXPECT_GT(checked, 10u);
+  lrnn_test::GradientCheck check;
+  lrnn_test::expect_gradients_match_finite_differences(model, data, &check);
+  EXPECT_GT(check.checked, 10u);
 }
 
 // The attention template with `mask` (causal: ", @leq(J, I)"; full: ""); without a mask
