@@ -350,12 +350,35 @@ std::string describe(const r::SOp& s) {
 
 }  // namespace
 
-void bind_rasp(nb::module_& parent) {
-  nb::module_ m = parent.def_submodule("rasp", "RASP programs (lrnn.rasp wraps this module)");
-  m.def("_release_functions", &PyCallable::release_all,
-        "Drops every Python function held by RASP nodes (run at interpreter exit).");
-  nb::module_::import_("atexit").attr("register")(m.attr("_release_functions"));
+namespace {
 
+// The arithmetic, comparison and logical operators, shared by s-ops and selectors:
+// apply_binary decides what a combination means (selector & selector is a selector; a
+// selector compared with anything an error).
+struct OpDef { const char* name; r::Op op; bool reflected; };
+const OpDef kBinaryOperators[] = {
+    {"__add__", r::Op::Add, false}, {"__radd__", r::Op::Add, true},  {"__sub__", r::Op::Sub, false},
+    {"__rsub__", r::Op::Sub, true}, {"__mul__", r::Op::Mul, false},  {"__rmul__", r::Op::Mul, true},
+    {"__truediv__", r::Op::Div, false}, {"__rtruediv__", r::Op::Div, true}, {"__mod__", r::Op::Mod, false},
+    {"__rmod__", r::Op::Mod, true}, {"__pow__", r::Op::Pow, false},  {"__rpow__", r::Op::Pow, true},
+    {"__eq__", r::Op::Eq, false},   {"__ne__", r::Op::Ne, false},    {"__lt__", r::Op::Lt, false},
+    {"__le__", r::Op::Le, false},   {"__gt__", r::Op::Gt, false},    {"__ge__", r::Op::Ge, false},
+    {"__and__", r::Op::And, false}, {"__rand__", r::Op::And, true},  {"__or__", r::Op::Or, false},
+    {"__ror__", r::Op::Or, true}};
+
+template <class T>
+void def_binary_operators(nb::class_<T>& cls) {
+  for (const OpDef& d : kBinaryOperators) {
+    const r::Op op = d.op;
+    if (d.reflected)
+      cls.def(d.name, [op](nb::handle self, nb::handle other) { return binary(op, other, self); }, nb::is_operator());
+    else
+      cls.def(d.name, [op](nb::handle self, nb::handle other) { return binary(op, self, other); }, nb::is_operator());
+  }
+}
+
+// The s-op class: its methods and operators.
+void bind_sops(nb::module_& m) {
   // ---- s-ops --------------------------------------------------------------------------------
   nb::class_<r::SOp> sop(m, "SOp");
   sop.def("__call__", [](nb::handle self, nb::handle input) { return run(self, input, ""); }, nb::arg("input"),
@@ -419,29 +442,14 @@ void bind_rasp(nb::module_& parent) {
                  "chained comparisons such as 0 < x < 5 are not supported)");
            });
 
-  struct OpDef { const char* name; r::Op op; bool reflected; };
-  static const OpDef ops[] = {
-      {"__add__", r::Op::Add, false}, {"__radd__", r::Op::Add, true},  {"__sub__", r::Op::Sub, false},
-      {"__rsub__", r::Op::Sub, true}, {"__mul__", r::Op::Mul, false},  {"__rmul__", r::Op::Mul, true},
-      {"__truediv__", r::Op::Div, false}, {"__rtruediv__", r::Op::Div, true}, {"__mod__", r::Op::Mod, false},
-      {"__rmod__", r::Op::Mod, true}, {"__pow__", r::Op::Pow, false},  {"__rpow__", r::Op::Pow, true},
-      {"__eq__", r::Op::Eq, false},   {"__ne__", r::Op::Ne, false},    {"__lt__", r::Op::Lt, false},
-      {"__le__", r::Op::Le, false},   {"__gt__", r::Op::Gt, false},    {"__ge__", r::Op::Ge, false},
-      {"__and__", r::Op::And, false}, {"__rand__", r::Op::And, true},  {"__or__", r::Op::Or, false},
-      {"__ror__", r::Op::Or, true}};
-  // The same operators on s-ops and selectors: apply_binary decides what the combination
-  // means (selector & selector is a selector; a selector compared with anything an error).
-  for (const OpDef& d : ops) {
-    const r::Op op = d.op;
-    if (d.reflected)
-      sop.def(d.name, [op](nb::handle self, nb::handle other) { return binary(op, other, self); }, nb::is_operator());
-    else
-      sop.def(d.name, [op](nb::handle self, nb::handle other) { return binary(op, self, other); }, nb::is_operator());
-  }
+  def_binary_operators(sop);
   sop.def("__invert__", [](const r::SOp& a) { return r::unary(r::Op::Not, a); })
       .def("__neg__", [](const r::SOp& a) { return r::unary(r::Op::Neg, a); })
       .def("__pos__", [](const r::SOp& a) { return a; });
+}
 
+// Selectors: combinators, operators and their matrix on an input.
+void bind_selectors(nb::module_& m) {
   // ---- selectors ---------------------------------------------------------------------------
   nb::class_<r::Selector> sel(m, "Selector");
   sel.def(
@@ -471,13 +479,7 @@ void bind_rasp(nb::module_& parent) {
       .def("__bool__", [](const r::Selector&) -> bool {
         throw nb::type_error("a selector has no truth value: combine selectors with '&', '|', '~'");
       });
-  for (const OpDef& d : ops) {
-    const r::Op op = d.op;
-    if (d.reflected)
-      sel.def(d.name, [op](nb::handle self, nb::handle other) { return binary(op, other, self); }, nb::is_operator());
-    else
-      sel.def(d.name, [op](nb::handle self, nb::handle other) { return binary(op, self, other); }, nb::is_operator());
-  }
+  def_binary_operators(sel);
   // The matrix on an input: [query i][key j], as RASPy draws it (`sel(input)` in RASPy).
   auto matrix = [](const r::Selector& self, nb::handle input) {
     std::vector<r::Value> in = input_of(input);
@@ -492,7 +494,10 @@ void bind_rasp(nb::module_& parent) {
     return rows;
   };
   sel.def("matrix", matrix, nb::arg("input")).def("__call__", matrix, nb::arg("input"));
+}
 
+// key(...) == query(...) builds selectors, as in RASPy.
+void bind_keys_and_queries(nb::module_& m) {
   // ---- key / query -------------------------------------------------------------------------
   nb::class_<r::Query>(m, "Query")
       .def_prop_ro("sop", [](const r::Query& q) { return q.sop; })
@@ -522,7 +527,10 @@ void bind_rasp(nb::module_& parent) {
   key_class.def("__hash__", [](const r::Key& k) { return k.sop.node()->id; });
   m.def("key", [](nb::handle x) { return r::Key{sop_of(x, "key(...)")}; }, nb::arg("keys"));
   m.def("query", [](nb::handle x) { return r::Query{sop_of(x, "query(...)")}; }, nb::arg("queries"));
+}
 
+// The primitives and combinators (tokens, aggregate, selector_width, ...).
+void bind_combinators(nb::module_& m) {
   // ---- combinators -------------------------------------------------------------------------
   m.def("tokens", &r::tokens);
   m.def("indices", &r::indices);
@@ -560,7 +568,10 @@ void bind_rasp(nb::module_& parent) {
   m.def("numerical", [](nb::handle x) { return r::numerical(sop_of(x, "numerical(...)")); });
   m.def("categorical", [](nb::handle x) { return r::categorical(sop_of(x, "categorical(...)")); });
   m.def("indicator", [](nb::handle x) { return r::indicator(sop_of(x, "indicator(...)")); });
+}
 
+// Programs, the interpreter and the analyser.
+void bind_programs(nb::module_& m) {
   // ---- programs, interpreter ---------------------------------------------------------------
   nb::class_<r::Program>(m, "Program")
       .def_prop_ro("output", [](const r::Program& p) { return p.output; })
@@ -614,7 +625,10 @@ void bind_rasp(nb::module_& parent) {
                "], max_heads=" + std::to_string(a.max_heads) + ")";
       });
   m.def("analyze", [](nb::handle program) { return r::analyze(runnable(program, "").first); }, nb::arg("program"));
+}
 
+// Lowering to lrnn templates.
+void bind_lowering(nb::module_& m) {
   // ---- lowering ----------------------------------------------------------------------------
   nb::class_<r::LoweredTemplate>(m, "LoweredTemplate")
       .def_ro("ast", &r::LoweredTemplate::ast)
@@ -649,7 +663,10 @@ void bind_rasp(nb::module_& parent) {
         return print_term(r::value_term(*value));
       },
       nb::arg("value").none(), "The constant a value becomes in lowered templates (printed).");
+}
 
+// The weight compiler and its compiled models.
+void bind_compiler(nb::module_& m) {
   // ---- weight compiler -----------------------------------------------------------------------
   nb::class_<r::VerifyReport>(m, "VerifyReport")
       .def_ro("checked", &r::VerifyReport::checked)
@@ -773,6 +790,22 @@ void bind_rasp(nb::module_& parent) {
         return running_python([&] { return r::draw_svg(s, in, conv); });
       },
       nb::arg("program"), nb::arg("input"), nb::arg("convention") = "");
+}
+
+}  // namespace
+
+void bind_rasp(nb::module_& parent) {
+  nb::module_ m = parent.def_submodule("rasp", "RASP programs (lrnn.rasp wraps this module)");
+  m.def("_release_functions", &PyCallable::release_all,
+        "Drops every Python function held by RASP nodes (run at interpreter exit).");
+  nb::module_::import_("atexit").attr("register")(m.attr("_release_functions"));
+  bind_sops(m);
+  bind_selectors(m);
+  bind_keys_and_queries(m);
+  bind_combinators(m);
+  bind_programs(m);
+  bind_lowering(m);
+  bind_compiler(m);
 }
 
 }  // namespace lrnn::python
