@@ -46,12 +46,7 @@ for target in "${targets[@]}"; do
   # -timeout: any single input over 10 s is a hang.
   budget=(-max_total_time="$SECONDS_EACH")
   [ -n "${FUZZ_RUNS:-}" ] && budget=(-runs="$FUZZ_RUNS" -seed=1)
-  leaks=1
-  # Known and tracked: a .rasp program with `def` keeps its environment alive through a
-  # reference cycle (issue 14). Everything else (crashes, ASan/UBSan reports, hangs, memory)
-  # is still checked for this target.
-  [ "$target" = fuzz_rasp ] && leaks=0
-  if ! ASAN_OPTIONS=detect_leaks=$leaks:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  if ! ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
       "$BUILD/tests/fuzz/$target" "$corpus/$target" "${budget[@]}" -timeout=10 \
       -rss_limit_mb=4096 -max_len=4096 -artifact_prefix="$findings/$target-" -print_final_stats=1 \
       > "$findings/$target.log" 2>&1; then

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "lrnn/rasp.hpp"
 
@@ -556,29 +557,46 @@ struct RVal;
 using RList = std::shared_ptr<const std::vector<RVal>>;
 struct Env;
 using EnvP = std::shared_ptr<Env>;
+struct ClosureArena;
 
+// A function does not own the environment it closes over (a def is stored in that very
+// environment, so ownership would be a reference cycle): the evaluator's ClosureArena owns
+// every environment a function closes over, and s-ops that apply a function (map, zipmap)
+// hold the arena.
 struct FuncDef {
   std::string name;
   std::vector<std::string> params;
   std::vector<StmtP> body;
   std::vector<ExprP> returns;
-  EnvP closure;
+  const Env* closure = nullptr;
+  std::weak_ptr<ClosureArena> owner;
 };
 
 struct LambdaDef {
   std::vector<std::string> params;
   ExprP body;
-  EnvP closure;
+  const Env* closure = nullptr;
+  std::weak_ptr<ClosureArena> owner;
   std::string text;
 };
 
-struct RVal {
-  std::variant<Value, SOp, Selector, RList, std::shared_ptr<const FuncDef>, std::shared_ptr<const LambdaDef>> v;
+// What an s-op or selector variable becomes once its program is finished: the functions that
+// outlive the program run on values and must not keep s-ops alive (an s-op applying a
+// function would own itself through the function's environment).
+struct SOpOutsideValues {
+  std::string kind;
 };
 
-struct Env {
+struct RVal {
+  std::variant<Value, SOp, Selector, RList, std::shared_ptr<const FuncDef>, std::shared_ptr<const LambdaDef>,
+               SOpOutsideValues>
+      v;
+};
+
+struct Env : std::enable_shared_from_this<Env> {
   std::unordered_map<std::string, RVal> vars;
   EnvP parent;
+  const ClosureArena* creator = nullptr;  // the evaluator run that made it
   const RVal* find(const std::string& name) const {
     for (const Env* e = this; e; e = e->parent.get()) {
       auto it = e->vars.find(name);
@@ -588,26 +606,89 @@ struct Env {
   }
 };
 
+bool holds_sop(const RVal& r) {
+  if (std::holds_alternative<SOp>(r.v) || std::holds_alternative<Selector>(r.v)) return true;
+  if (auto* l = std::get_if<RList>(&r.v))
+    for (const auto& item : **l)
+      if (holds_sop(item)) return true;
+  return false;
+}
+
+RVal without_sops(const RVal& r) {
+  if (std::holds_alternative<SOp>(r.v)) return {SOpOutsideValues{"s-op"}};
+  if (std::holds_alternative<Selector>(r.v)) return {SOpOutsideValues{"selector"}};
+  if (auto* l = std::get_if<RList>(&r.v)) {
+    auto list = std::make_shared<std::vector<RVal>>();
+    for (const auto& item : **l) list->push_back(without_sops(item));
+    return {RList(list)};
+  }
+  return r;
+}
+
+struct ClosureArena {
+  std::vector<EnvP> owned;
+  std::unordered_set<const Env*> known;
+
+  EnvP make_env(EnvP parent = nullptr) {
+    auto env = std::make_shared<Env>();
+    env->parent = std::move(parent);
+    env->creator = this;
+    return env;
+  }
+  const Env* own(Env& env) {
+    if (known.insert(&env).second) owned.push_back(env.shared_from_this());
+    return &env;
+  }
+  // Ends the program's use of s-ops: every environment of this run that a surviving function
+  // can reach keeps its values and functions; its s-ops and selectors become SOpOutsideValues.
+  // (Environments of another run - a function called while an s-op is evaluated closes over
+  // the program's - are that run's to release.)
+  void release_sops() {
+    std::unordered_set<const Env*> done;
+    for (const auto& root : owned)
+      for (Env* e = root.get(); e && e->creator == this && done.insert(e).second; e = e->parent.get())
+        for (auto& [name, val] : e->vars)
+          if (holds_sop(val)) val = without_sops(val);
+  }
+};
+
 std::string kind_of(const RVal& r) {
   switch (r.v.index()) {
     case 0: return "value";
     case 1: return "s-op";
     case 2: return "selector";
     case 3: return "list";
+    case 6: return std::get<SOpOutsideValues>(r.v).kind;
     default: return "function";
   }
+}
+
+bool is_function(const RVal& r) {
+  return std::holds_alternative<std::shared_ptr<const FuncDef>>(r.v) ||
+         std::holds_alternative<std::shared_ptr<const LambdaDef>>(r.v);
+}
+
+// The arena that keeps a function's environment alive (null for a value).
+std::shared_ptr<ClosureArena> owner_of(const RVal& r) {
+  if (auto* f = std::get_if<std::shared_ptr<const FuncDef>>(&r.v)) return (*f)->owner.lock();
+  if (auto* l = std::get_if<std::shared_ptr<const LambdaDef>>(&r.v)) return (*l)->owner.lock();
+  return nullptr;
 }
 
 class Evaluator {
  public:
   Program program;
-  EnvP global = std::make_shared<Env>();
+  std::shared_ptr<ClosureArena> arena = std::make_shared<ClosureArena>();
+  EnvP global = arena->make_env();
   std::vector<std::string> loading;  // files being loaded (cycle guard)
   int depth = 0;
   static constexpr int kMaxEvalDepth = 2000;
   int eval_depth = 0;
 
   Evaluator() = default;
+  Evaluator(const Evaluator&) = delete;
+  Evaluator& operator=(const Evaluator&) = delete;
+  ~Evaluator() { arena->release_sops(); }
 
   // The names every program starts with.
   void define_builtins() {
@@ -676,7 +757,8 @@ class Evaluator {
         f->params = st.targets;
         f->body = st.body;
         f->returns = st.exprs;
-        f->closure = env;
+        f->closure = arena->own(*env);
+        f->owner = arena;
         env->vars[st.name] = {std::shared_ptr<const FuncDef>(f)};
         return;
       }
@@ -775,8 +857,7 @@ class Evaluator {
       if (args.size() != l.params.size())
         throw Error(ErrorKind::Semantic, span, "the lambda takes " + std::to_string(l.params.size()) +
                                                    " argument(s), got " + std::to_string(args.size()));
-      auto env = std::make_shared<Env>();
-      env->parent = l.closure;
+      auto env = arena->make_env(std::const_pointer_cast<Env>(l.closure->shared_from_this()));
       for (size_t i = 0; i < args.size(); ++i) env->vars[l.params[i]] = args[i];
       return eval(*l.body, env);
     }
@@ -785,8 +866,7 @@ class Evaluator {
       if (args.size() != d.params.size())
         throw Error(ErrorKind::Semantic, span, d.name + " takes " + std::to_string(d.params.size()) +
                                                    " argument(s), got " + std::to_string(args.size()));
-      auto env = std::make_shared<Env>();
-      env->parent = d.closure;
+      auto env = arena->make_env(std::const_pointer_cast<Env>(d.closure->shared_from_this()));
       for (size_t i = 0; i < args.size(); ++i) env->vars[d.params[i]] = args[i];
       for (const auto& st : d.body) exec(*st, env, false);
       if (d.returns.size() == 1) return eval(*d.returns[0], env);
@@ -854,7 +934,7 @@ class Evaluator {
       if (args.size() < 2) throw Error(ErrorKind::Semantic, span, name + " takes a function and at least one s-op");
       if (name == "map") arity(2, 2);
       RVal f = args[0];
-      if (f.v.index() < 4) throw Error(ErrorKind::Semantic, span, "the first argument of " + name + " must be a function (lambda or def)");
+      if (!is_function(f)) throw Error(ErrorKind::Semantic, span, "the first argument of " + name + " must be a function (lambda or def)");
       std::string label = "map";
       if (auto* lam = std::get_if<std::shared_ptr<const LambdaDef>>(&f.v)) label = (*lam)->text;
       else label = std::get<std::shared_ptr<const FuncDef>>(f.v)->name;
@@ -868,12 +948,12 @@ class Evaluator {
       std::vector<SOp> sops;
       for (size_t i = 1; i < args.size(); ++i) sops.push_back(sop_of(args[i], span, "an argument of " + name));
       if (name == "map") {
-        return {with_span(map(sops[0], [f, span](const Value& x) {
+        return {with_span(map(sops[0], [f, span, keep = owner_of(f)](const Value& x) {
           Evaluator ev;  // element-wise calls need no program state
           return ev.call_on_values(f, {x}, span);
         }, label), span)};
       }
-      return {with_span(zipmap(sops, [f, span](const std::vector<Value>& xs) {
+      return {with_span(zipmap(sops, [f, span, keep = owner_of(f)](const std::vector<Value>& xs) {
         Evaluator ev;
         return ev.call_on_values(f, xs, span);
       }, label), span)};
@@ -921,7 +1001,13 @@ class Evaluator {
     switch (e.k) {
       case Expr::Atom: return {e.atom};
       case Expr::Name: {
-        if (const RVal* r = env->find(e.name)) return *r;
+        if (const RVal* r = env->find(e.name)) {
+          if (auto* gone = std::get_if<SOpOutsideValues>(&r->v))
+            throw Error(ErrorKind::Semantic, e.span,
+                        "'" + e.name + "' is " + (gone->kind == "s-op" ? "an " : "a ") + gone->kind +
+                            "; a function applied element by element (map, zipmap) runs on plain values");
+          return *r;
+        }
         throw Error(ErrorKind::Semantic, e.span, "undefined variable '" + e.name + "'");
       }
       case Expr::List: {
@@ -932,8 +1018,7 @@ class Evaluator {
       case Expr::ListComp: {
         auto list = std::make_shared<std::vector<RVal>>();
         for (const RVal& item : iterate(eval(*e.kids[1], env), e.kids[1]->span)) {
-          auto inner = std::make_shared<Env>();
-          inner->parent = env;
+          auto inner = arena->make_env(env);
           if (e.params.size() == 1) {
             inner->vars[e.params[0]] = item;
           } else {
@@ -1026,7 +1111,8 @@ class Evaluator {
         auto l = std::make_shared<LambdaDef>();
         l->params = e.params;
         l->body = e.kids[0];
-        l->closure = snapshot(env);
+        l->closure = arena->own(*snapshot(env));
+        l->owner = arena;
         l->text = e.text;
         return {std::shared_ptr<const LambdaDef>(l)};
       }
@@ -1038,16 +1124,16 @@ class Evaluator {
     throw Error(ErrorKind::Semantic, e.span, "unknown expression");
   }
 
-  // A lambda keeps the plain values, lists and functions it can see, not the s-ops: its
-  // body runs on values, and holding the environment would make every s-op that uses the
-  // lambda own itself (a reference cycle).
-  static EnvP snapshot(const EnvP& env) {
-    auto out = std::make_shared<Env>();
+  // A lambda sees a copy of the values, lists and functions in scope where it is written; its
+  // body runs on values, so the s-ops in scope are copied as SOpOutsideValues (naming them is
+  // an error that says why, and the s-op that applies the lambda does not own itself).
+  EnvP snapshot(const EnvP& env) {
+    auto out = arena->make_env();
     std::vector<const Env*> chain;
     for (const Env* e = env.get(); e; e = e->parent.get()) chain.push_back(e);
     for (auto it = chain.rbegin(); it != chain.rend(); ++it)
       for (const auto& [name, val] : (*it)->vars)
-        if (!std::holds_alternative<SOp>(val.v) && !std::holds_alternative<Selector>(val.v)) out->vars[name] = val;
+        out->vars[name] = holds_sop(val) ? without_sops(val) : val;
     return out;
   }
 
