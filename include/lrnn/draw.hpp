@@ -35,6 +35,13 @@ std::string ground_dot(const Model& model, const Dataset& data, size_t index, co
 // neurons, with values and gradients when asked.
 std::string network_dot(const Model& model, const Dataset& data, size_t index, const DrawOptions& options = {});
 
+// The attention weights of sample `index` as heat maps (SVG): one map per rule normalised by
+// softmax over variables of its head (the zoo's `w(I, J) :- ... [aggregation=softmax(J)]`),
+// queries (the head's other arguments) as rows, keys as columns, a cell per weight the
+// engine computed; pairs never grounded (masked) are grey. At most 64 rows and columns are
+// drawn (the rest is counted). Throws lrnn::Error when the template has no such rule.
+std::string attention_svg(const Model& model, const Dataset& data, size_t index, const DrawOptions& options = {});
+
 // "dot", "svg" or "png" from a file name's extension; throws lrnn::Error naming the file
 // for any other.
 std::string picture_format(const std::string& path);

@@ -11,6 +11,7 @@ Graphviz's `dot` program (Debian package `graphviz`). DOT always works; SVG and 
     built = model.build_dataset(dataset)
     built[0].draw(value_detail=1)                  # the neural network of sample 0, values
     print(lrnn.draw.to_dot_source(built[0]))       # DOT text, no Graphviz needed
+    built[0].draw(what="attention")                # heat maps of the attention weights (SVG)
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import os
 from typing import Any, Optional, Union
 
 IMG_TYPES = ("svg", "png", "dot")
-WHAT = ("network", "ground")
+WHAT = ("network", "ground", "attention")
 DEFAULT_MAX_NODES = 200
 
 
@@ -120,9 +121,49 @@ def draw_sample(sample: Any, filename: Optional[Union[str, os.PathLike]] = None,
     aggregation and atom neurons by layer with their values (value_detail 0/1/2: 3, 6 or
     12 digits) and, with gradients=True, the gradients of the sample's loss. Beyond
     max_nodes neurons the rest is summarised as "... N more". what="ground" draws the
-    grounding (atoms and ground rules) instead."""
+    grounding (atoms and ground rules) instead, what="attention" the attention heat maps."""
+    if what == "attention":
+        return draw_attention(sample, filename, draw_ipython, img_type, value_detail)
     return _output(_sample_dot(sample, value_detail, what, gradients, max_nodes), filename, draw_ipython,
                    img_type, graphviz_path)
+
+
+def _output_svg(svg: str, filename: Optional[Union[str, os.PathLike]], draw_ipython: bool, img_type: str) -> Any:
+    """A picture that is SVG already (attention heat maps): into `filename` (.svg, written
+    atomically), else the text (an SVG object in Jupyter)."""
+    if str(img_type).lower() != "svg":
+        raise ValueError(f"img_type={img_type!r}: the attention picture is SVG only")
+    if filename is not None:
+        path = os.fspath(filename)
+        if _core().picture_format(path) != "svg":
+            raise ValueError(f"{path}: the attention picture is SVG; name the file .svg")
+        import tempfile
+
+        directory = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".lrnn-", suffix=".svg", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(svg)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        return None
+    if draw_ipython and _in_ipython():
+        from IPython.display import SVG
+
+        return SVG(data=svg)
+    return svg
+
+
+def draw_attention(sample: Any, filename: Optional[Union[str, os.PathLike]] = None, draw_ipython: bool = True,
+                   img_type: str = "svg", value_detail: int = 0) -> Any:
+    """Draws the attention weights of a built sample as heat maps: one per rule normalised by
+    softmax over a head variable (the zoo's attention), queries as rows, keys as columns;
+    masked pairs are grey. SVG only (no Graphviz needed)."""
+    return _output_svg(_sample_dot(sample, value_detail, "attention", False, DEFAULT_MAX_NODES), filename,
+                       draw_ipython, img_type)
 
 
 def draw_grounding(sample: Any, filename: Optional[Union[str, os.PathLike]] = None, draw_ipython: bool = True,

@@ -1,5 +1,5 @@
 // Pictures for lrnn.draw (include/lrnn/draw.hpp): the template's DOT, one sample's
-// grounding or network through the public Model/Dataset API, and Graphviz rendering.
+// grounding, network or attention through the public Model/Dataset API, and Graphviz rendering.
 // A Python model is passed as its engine's template text, parameters and loss, so the
 // picture is computed by the same Model::network as `lrnn draw`.
 #include <nanobind/stl/pair.h>
@@ -25,7 +25,8 @@ struct SampleSource {
   }
 };
 
-std::string sample_dot(const std::string& template_text,
+// DOT text (what: ground, network), or SVG (what: attention, heat maps need no layout).
+std::string sample_picture(const std::string& template_text,
                        const std::vector<std::pair<std::string, std::vector<double>>>& parameters,
                        const std::string& loss, const SampleSource& source, size_t index, const std::string& what,
                        const DrawOptions& options) {
@@ -36,7 +37,8 @@ std::string sample_dot(const std::string& template_text,
   const Dataset data = source.dataset();
   if (what == "ground") return ground_dot(model, data, index, options);
   if (what == "network") return network_dot(model, data, index, options);
-  throw Error(ErrorKind::Semantic, "what='" + what + "': expected 'ground' or 'network'");
+  if (what == "attention") return attention_svg(model, data, index, options);
+  throw Error(ErrorKind::Semantic, "what='" + what + "': expected 'ground', 'network' or 'attention'");
 }
 
 }  // namespace
@@ -56,7 +58,7 @@ void bind_draw(nb::module_& m) {
         options.max_nodes = max_nodes;
         const SampleSource source{examples_text, queries_text, examples_file, queries_file};
         nb::gil_scoped_release release;
-        return sample_dot(template_text, parameters, loss, source, index, what, options);
+        return sample_picture(template_text, parameters, loss, source, index, what, options);
       },
       nb::arg("template_text"), nb::arg("parameters"), nb::arg("loss"), nb::arg("examples_text"),
       nb::arg("queries_text"), nb::arg("examples_file"), nb::arg("queries_file"), nb::arg("index"), nb::arg("what"),

@@ -1,6 +1,7 @@
-// `lrnn draw TEMPLATE [--examples E --queries Q --sample K] --what template|ground|network
-// [-o out.svg|out.dot|out.png]`: pictures of a template, of a sample's grounding and of its
-// neural network (include/lrnn/draw.hpp). DOT goes to standard output without -o.
+// `lrnn draw TEMPLATE [--examples E --queries Q --sample K] --what template|ground|network|attention
+// [-o out.svg|out.dot|out.png]`: pictures of a template, of a sample's grounding, of its
+// neural network and of its attention weights (include/lrnn/draw.hpp). DOT (attention: SVG)
+// goes to standard output without -o.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -25,7 +26,8 @@ bool is_model_file(const std::string& path) {
   return path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0;
 }
 
-std::string draw_dot(const DrawCliOptions& o) {
+// The picture's text: DOT, or SVG for --what attention (a heat map needs no layout).
+std::string draw_text(const DrawCliOptions& o) {
   Model model = is_model_file(o.template_path)
                     ? Model::load(o.template_path)
                     : Model(Template::from_file(o.template_path), Settings{.seed = o.seed});
@@ -38,6 +40,7 @@ std::string draw_dot(const DrawCliOptions& o) {
     throw Error(ErrorKind::Semantic, "--sample " + std::to_string(o.sample) + ": the data has " +
                                          std::to_string(data.size()) + " samples (0.." +
                                          std::to_string(data.size() ? data.size() - 1 : 0) + ")");
+  if (o.what == "attention") return attention_svg(model, data, o.sample, o.picture);
   return o.what == "ground" ? ground_dot(model, data, o.sample, o.picture)
                             : network_dot(model, data, o.sample, o.picture);
 }
@@ -46,27 +49,31 @@ void run_draw(const DrawCliOptions& o) {
   if (!o.output.empty()) {
     // Before grounding anything: a bad file name or format fails at once.
     const std::string format = picture_format(o.output);
-    if (format != "dot" && find_graphviz(o.dot_program).empty())
+    if (o.what == "attention" && format != "svg")
+      throw Error(ErrorKind::Semantic, "--what attention writes SVG: name the output file .svg, not " + o.output);
+    if (o.what != "attention" && format != "dot" && find_graphviz(o.dot_program).empty())
       render_dot("", format, o.dot_program);  // throws the error saying to install graphviz
     check_can_write_atomically(o.output);
   }
-  const std::string dot = draw_dot(o);
+  const std::string text = draw_text(o);
   if (o.output.empty()) {
-    std::cout << dot;
+    std::cout << text;
     return;
   }
-  save_picture(dot, o.output, o.dot_program);
+  if (o.what == "attention") write_file_atomically(o.output, text);
+  else save_picture(text, o.output, o.dot_program);
   std::cerr << "wrote " << o.output << "\n";
 }
 
 lrnn::cli::RegisterCommand reg(50, [](CLI::App& app) {
   auto o = std::make_shared<DrawCliOptions>();
-  CLI::App* cmd = app.add_subcommand("draw", "Draw a template, a sample's grounding or its neural network (DOT, SVG, PNG)");
+  CLI::App* cmd = app.add_subcommand("draw", "Draw a template, a sample's grounding, its neural network or its attention (DOT, SVG, PNG)");
   cmd->add_option("template", o->template_path, "Template file, or a model saved by lrnn train --save (.json)")
       ->required();
   cmd->add_option("--what", o->what, "template: predicates and rules; ground: the sample's atoms and ground rules; "
-                                     "network: its fact, rule, aggregation and atom neurons (default template)")
-      ->check(CLI::IsMember({"template", "ground", "network"}));
+                                     "network: its fact, rule, aggregation and atom neurons; attention: heat maps of its "
+                                     "softmax-normalised rules, SVG (default template)")
+      ->check(CLI::IsMember({"template", "ground", "network", "attention"}));
   cmd->add_option("--examples,-e", o->examples_path, "Examples file (for --what ground|network)");
   cmd->add_option("--queries,-q", o->queries_path, "Queries file (omit for labelled examples)");
   cmd->add_option("--dataset", o->dataset, "A dataset instead of --examples: tu:DIR (TU graph format)");

@@ -198,3 +198,40 @@ def test_cli_report_has_both_curves(tmp_path):
     losses = [e["train"]["loss"] for e in history]
     assert (ys[0] < ys[-1]) == (losses[0] > losses[-1])
     assert "Settings" in html and "adam" in html and "Outputs (train)" in html and "out" in html
+
+
+ATTENTION = (
+    "q(I) :- {2,2} x(I).\nk(I) :- {2,2} x(I).\n"
+    "w(I, J) :- k(J)^T, q(I), @leq(J, I). [combination=product, aggregation=softmax(J)]\n"
+    "a(I) :- w(I, J), x(J). [combination=product, aggregation=sum]\n"
+)
+CELL = re.compile(r'<rect class="weight"[^>]*><title>(\S+) \u2192 (\S+): ([-0-9.e]+)</title>')
+
+
+def test_attention_heat_map_has_the_engines_weights(tmp_path):
+    (tmp_path / "e.txt").write_text("s :- <[1, 2]> x(0), <[-1, 0.5]> x(1), <[0.3, 0.3]> x(2).\n")
+    (tmp_path / "q.txt").write_text("s :- a(0), a(1), a(2).\n")
+    model = Template(template_file=_write(tmp_path, ATTENTION)).build(Settings(seed=3))
+    data = model.build_dataset(lrnn.FileDataset(examples_file=str(tmp_path / "e.txt"),
+                                                queries_file=str(tmp_path / "q.txt")))
+    svg = data[0].draw(what="attention")
+    cells = {(i, j): float(w) for i, j, w in CELL.findall(svg)}
+    assert sorted(cells) == [("0", "0"), ("1", "0"), ("1", "1"), ("2", "0"), ("2", "1"), ("2", "2")]
+    for i in "012":
+        assert sum(w for (q, _), w in cells.items() if q == i) == pytest.approx(1.0, abs=1e-5)
+    assert cells[("0", "0")] == pytest.approx(1.0)
+    # The same numbers as the atoms of the drawn network.
+    network = data[0].draw(img_type="dot", value_detail=2)
+    for (i, j), w in cells.items():
+        label = re.search(r'label="w\(%s, %s\)\\nvalue ([-0-9.e]+)' % (i, j), network)
+        assert label and float(label.group(1)) == pytest.approx(w, abs=1e-5)
+    out = tmp_path / "att.svg"
+    assert lrnn.draw.draw_attention(data[0], str(out)) is None
+    assert out.read_text() == svg
+    with pytest.raises(ValueError, match="SVG"):
+        data[0].draw(str(tmp_path / "att.png"), what="attention")
+    with pytest.raises(ValueError, match="SVG only"):
+        data[0].draw(what="attention", img_type="png")
+    plain, plain_data = built(tmp_path)
+    with pytest.raises(lrnn.LrnnError, match="no attention rule"):
+        plain_data[0].draw(what="attention")

@@ -282,6 +282,69 @@ TEST(DrawPictures, AttentionNeuronsMatchTheirAtoms) {
   EXPECT_EQ(p.nodes.size(), net.atoms.size() + net.aggregations.size() + net.rule_neurons.size());
 }
 
+// The heat map: one cell per weight the engine computed, each cell's tooltip the same
+// number as the atom w(i, j) of the network; masked pairs (never grounded) are grey cells,
+// rows sum to 1; a template without softmax rules is an error, as is --what attention to PNG.
+TEST(DrawPictures, AttentionHeatMapHoldsTheEnginesWeights) {
+  const char* tmpl =
+      "q(I) :- {2,2} x(I).\nk(I) :- {2,2} x(I).\n"
+      "w(I, J) :- k(J)^T, q(I), @leq(J, I). [combination=product, aggregation=softmax(J)]\n"
+      "a(I) :- w(I, J), x(J). [combination=product, aggregation=sum]\n";
+  lrnn::Model model(lrnn::Template::from_string(tmpl));
+  const lrnn::Dataset data =
+      lrnn::Dataset::from_text("s :- <[1, 2]> x(0), <[-1, 0.5]> x(1), <[0.3, 0.3]> x(2).\n",
+                               "s :- [1, 0] a(0), [0, 1] a(1), [1, 1] a(2).\n");
+  const lrnn::GroundNetwork net = model.network(data, 0);
+  std::map<std::string, double> atom_value;
+  for (const auto& a : net.atoms)
+    if (a.value.size() == 1) atom_value[a.text] = a.value[0];
+  const std::string svg = lrnn::attention_svg(model, data, 0);
+  EXPECT_NE(svg.find("w(I, J): softmax over J"), std::string::npos);
+  static const std::regex cell(R"re(<rect class="weight"[^>]*><title>(\S+) \xE2\x86\x92 (\S+): ([-0-9.e]+)</title>)re");
+  std::map<std::string, double> row_sum;
+  size_t cells = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), cell); it != std::sregex_iterator(); ++it, ++cells) {
+    const std::string atom = "w(" + (*it)[1].str() + ", " + (*it)[2].str() + ")";
+    ASSERT_TRUE(atom_value.count(atom)) << atom;
+    EXPECT_NEAR(std::stod((*it)[3].str()), atom_value[atom], 1e-5) << atom;
+    row_sum[(*it)[1].str()] += std::stod((*it)[3].str());
+  }
+  EXPECT_EQ(cells, 6u);  // causal: 1 + 2 + 3 of the 9 pairs
+  for (const auto& [i, total] : row_sum) EXPECT_NEAR(total, 1.0, 1e-5) << "row " << i;
+  size_t masked = 0;
+  for (size_t at = svg.find("class=\"masked\""); at != std::string::npos; at = svg.find("class=\"masked\"", at + 1))
+    ++masked;
+  EXPECT_EQ(masked, 3u);
+
+  lrnn::Model plain(lrnn::Template::from_string(kTemplate));
+  const lrnn::Dataset plain_data = lrnn::Dataset::from_text(kExamples, "");
+  EXPECT_THROW(
+      {
+        try {
+          lrnn::attention_svg(plain, plain_data, 0);
+        } catch (const lrnn::Error& e) {
+          EXPECT_NE(std::string(e.what()).find("no attention rule"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      lrnn::Error);
+  const std::string dir = testing::TempDir();
+  std::ofstream(dir + "att_t.lrnn") << tmpl;
+  std::ofstream(dir + "att_e.txt") << "s :- <[1, 2]> x(0), <[-1, 0.5]> x(1).\n";
+  std::ofstream(dir + "att_q.txt") << "s :- a(0), a(1).\n";
+  auto r = lrnn_test::run_lrnn("draw " + dir + "att_t.lrnn --what attention -e " + dir + "att_e.txt -q " + dir +
+                               "att_q.txt -o " + dir + "att.png");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--what attention writes SVG"), std::string::npos) << r.out;
+  r = lrnn_test::run_lrnn("draw " + dir + "att_t.lrnn --what attention -e " + dir + "att_e.txt -q " + dir +
+                          "att_q.txt -o " + dir + "att.svg");
+  EXPECT_EQ(r.code, 0) << r.out;
+  std::stringstream written;
+  written << std::ifstream(dir + "att.svg").rdbuf();
+  EXPECT_EQ(written.str().rfind("<svg", 0), 0u);
+  EXPECT_NE(written.str().find("class=\"weight\""), std::string::npos);
+}
+
 }  // namespace
 
 namespace {
