@@ -53,6 +53,11 @@ test-python: deps
 	@# PyTorch is the numeric reference of the parity tests (never an engine dependency);
 	@# 2.13.0 installs from a local file.
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PYTHON) -m pip install -q torch==2.13.0
+	@# Headless Chromium opens the training report in a real browser (its test is skipped,
+	@# saying so, where the package cannot be installed).
+	@command -v chromium >/dev/null || { $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium > /dev/null; } || \
+	  echo "chromium could not be installed: the browser test of the report will be skipped"
 	$(PYTHON) -m pip install -q --no-build-isolation . && $(PYTHON) -m pytest -q tests/python
 
 # The unit, golden and CLI tests under AddressSanitizer + UndefinedBehaviorSanitizer (leak

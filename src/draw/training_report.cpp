@@ -38,6 +38,19 @@ std::string cell(const nlohmann::json& v) {
   return v.dump();
 }
 
+// A per-epoch timing list (timing.epochs_s) as a summary: one number per epoch would
+// fill the page.
+std::string timing_cell(const nlohmann::json& v) {
+  if (!v.is_array() || v.size() <= 6) return cell(v);
+  std::vector<double> xs;
+  for (const auto& x : v)
+    if (x.is_number()) xs.push_back(x.get<double>());
+  if (xs.size() != v.size()) return cell(v);
+  std::sort(xs.begin(), xs.end());
+  return std::to_string(xs.size()) + " values: min " + number(xs.front(), 4) + ", median " +
+         number(xs[xs.size() / 2], 4) + ", max " + number(xs.back(), 4);
+}
+
 double metric(const nlohmann::json& m, const char* key) {
   return m.contains(key) && m[key].is_number() ? m[key].get<double>() : NAN;
 }
@@ -217,7 +230,7 @@ std::string training_report_html(const nlohmann::json& run, const std::string& t
   html << "</table>\n<h2>Timing</h2>\n<table>\n";
   const nlohmann::json timing = run.value("timing", nlohmann::json::object());
   for (const auto& [key, value] : timing.items())
-    html << "<tr><th>" << html_escape(key) << "</th><td>" << html_escape(cell(value)) << "</td></tr>\n";
+    html << "<tr><th>" << html_escape(key) << "</th><td>" << html_escape(timing_cell(value)) << "</td></tr>\n";
   html << "</table>\n";
   outputs_table(html, "Outputs (train)", run.value("outputs", nlohmann::json::array()));
   if (run.contains("test")) outputs_table(html, "Outputs (test)", run["test"].value("outputs", nlohmann::json::array()));

@@ -235,3 +235,40 @@ def test_attention_heat_map_has_the_engines_weights(tmp_path):
     plain, plain_data = built(tmp_path)
     with pytest.raises(lrnn.LrnnError, match="no attention rule"):
         plain_data[0].draw(what="attention")
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@needs_cli
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
+def test_report_in_a_real_browser_shows_both_curves(tmp_path):
+    """The report opened by headless Chromium: the screenshot has the train curve's blue and
+    the test curve's red in both charts (pixels of the page as a browser draws it)."""
+    Image = pytest.importorskip("PIL.Image", reason="Pillow reads the screenshot")
+    (tmp_path / "t.lrnn").write_text(TEMPLATE)
+    (tmp_path / "e.txt").write_text(EXAMPLES)
+    report = tmp_path / "report.html"
+    run = subprocess.run([str(CLI), "train", str(tmp_path / "t.lrnn"), "-e", str(tmp_path / "e.txt"),
+                          "--test-examples", str(tmp_path / "e.txt"), "--epochs", "40", "--lr", "0.1",
+                          "--report", str(report)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    shot = tmp_path / "report.png"
+    browser = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                              "--window-size=1000,800", f"--screenshot={shot}", report.as_uri()],
+                             capture_output=True, text=True, timeout=120)
+    assert shot.exists(), browser.stderr[-2000:]
+    image = np.asarray(Image.open(shot).convert("RGB")).astype(int)
+    assert image.shape[:2] == (800, 1000)
+
+    def near(colour):  # pixels within a small distance of a curve's colour
+        r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+        return (np.abs(image - np.array([r, g, b])).sum(axis=2) < 60)
+
+    blue, red = near("#1f77b4"), near("#d62728")
+    # The two charts are stacked: the loss chart above the accuracy chart.
+    rows_blue, rows_red = np.nonzero(blue.any(axis=1))[0], np.nonzero(red.any(axis=1))[0]
+    assert blue.sum() > 300 and red.sum() > 300, (blue.sum(), red.sum())
+    middle = 430  # between the charts at this window size
+    assert (rows_blue < middle).any() and (rows_blue > middle).any()
+    assert (rows_red < middle).any() and (rows_red > middle).any()
