@@ -337,6 +337,31 @@ std::pair<r::SOp, r::Convention> runnable(nb::handle h, const std::string& conve
   throw nb::type_error(("a program is an s-op or a loaded .rasp Program, not a " + type_name_of(h)).c_str());
 }
 
+// The input Jupyter pictures are drawn on: RASPy's "hello" until set_display_input.
+std::vector<r::Value>& display_input() {
+  static std::vector<r::Value> input = r::chars("hello");
+  return input;
+}
+
+// Jupyter's inline picture (_repr_svg_) of an s-op, a selector (drawn through its width, so
+// its matrix shows) or a program, on the display input; None, so that Jupyter shows the
+// text repr instead, when it cannot run on that input (say, a program of numbers).
+nb::object repr_svg(nb::handle program) {
+  try {
+    r::SOp s;
+    r::Convention conv = r::Convention::Sum;
+    if (nb::isinstance<r::Selector>(program)) s = r::selector_width(nb::cast<r::Selector>(program));
+    else std::tie(s, conv) = runnable(program, "");
+    const std::vector<r::Value> input = display_input();
+    std::string svg = running_python([&] { return r::draw_svg(s, input, conv); });
+    return nb::str(svg.c_str(), svg.size());
+  } catch (const lrnn::Error&) {
+    return nb::none();
+  } catch (nb::python_error&) {  // a Python function of the program failed on this input
+    return nb::none();
+  }
+}
+
 nb::list run(nb::handle program, nb::handle input, const std::string& convention) {
   auto [sop, conv] = runnable(program, convention);
   std::vector<r::Value> in = input_of(input);
@@ -434,6 +459,8 @@ void bind_sops(nb::module_& m) {
           },
           nb::arg("values"), "x in values at every position (RASPy's .has).")
       .def("__repr__", &describe)
+      .def("_repr_svg_", [](nb::handle self) { return repr_svg(self); },
+           "Jupyter's picture: the program on the display input (lrnn.rasp.set_display_input).")
       .def("__hash__", [](const r::SOp& self) { return self.node()->id; })
       .def("__bool__",
            [](const r::SOp&) -> bool {
@@ -475,6 +502,8 @@ void bind_selectors(nb::module_& m) {
       .def_prop_ro("kind", [](const r::Selector& self) { return std::string(r::kind_name(self.node()->kind)); })
       .def("__invert__", [](const r::Selector& a) { return r::select_not(a); })
       .def("__repr__", [](const r::Selector& s) { return "Selector(" + s.node()->display_name() + ")"; })
+      .def("_repr_svg_", [](nb::handle self) { return repr_svg(self); },
+           "Jupyter's picture: the selector matrix (through its width) on the display input.")
       .def("__hash__", [](const r::Selector& self) { return self.node()->id; })
       .def("__bool__", [](const r::Selector&) -> bool {
         throw nb::type_error("a selector has no truth value: combine selectors with '&', '|', '~'");
@@ -581,6 +610,8 @@ void bind_programs(nb::module_& m) {
       .def("with_output", &r::Program::with_output, nb::arg("name"))
       .def("__call__", [](nb::handle self, nb::handle input) { return run(self, input, ""); }, nb::arg("input"))
       .def("input", [](nb::handle self, nb::handle input) { return run(self, input, ""); }, nb::arg("input"))
+      .def("_repr_svg_", [](nb::handle self) { return repr_svg(self); },
+           "Jupyter's picture: the program on the display input (lrnn.rasp.set_display_input).")
       .def("__repr__", [](const r::Program& p) {
         return "Program(" + p.output.node()->display_name() + ", " + convention_name(p.convention) + ", " +
                std::to_string(p.named.size()) + " named s-ops)";
@@ -782,6 +813,8 @@ void bind_compiler(nb::module_& m) {
       nb::arg("causal") = false, nb::arg("max_inputs") = 200000);
 
   // ---- pictures ----------------------------------------------------------------------------
+  m.def("set_display_input", [](nb::handle input) { display_input() = input_of(input); }, nb::arg("input"),
+        "The input Jupyter draws s-ops, selectors and programs on (default \"hello\", as RASPy).");
   m.def(
       "draw_svg",
       [](nb::handle program, nb::handle input, const std::string& convention) {

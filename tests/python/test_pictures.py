@@ -272,3 +272,26 @@ def test_report_in_a_real_browser_shows_both_curves(tmp_path):
     middle = 430  # between the charts at this window size
     assert (rows_blue < middle).any() and (rows_blue > middle).any()
     assert (rows_red < middle).any() and (rows_red > middle).any()
+
+
+def test_rasp_objects_draw_inline_in_jupyter():
+    """RASPy shows s-ops and selectors as pictures in Jupyter; lrnn's _repr_svg_ draws them on
+    the display input ("hello" unless set), the same picture as lrnn.rasp.draw."""
+    from lrnn import rasp
+
+    reverse_sel = rasp.select(rasp.length - rasp.indices - 1, rasp.indices, "==")
+    reverse = rasp.aggregate(reverse_sel, rasp.tokens).name("reverse")
+    svg = reverse._repr_svg_()
+    assert svg.startswith("<svg") and svg == rasp.draw(reverse, "hello")
+    assert ">o<" in svg and ">h<" in svg  # the reversed values are drawn
+    width_svg = reverse_sel._repr_svg_()
+    assert width_svg.startswith("<svg") and width_svg == rasp.draw(rasp.selector_width(reverse_sel), "hello")
+    program = rasp.parse("r = aggregate(select(indices, length - indices - 1, ==), tokens);")
+    assert program._repr_svg_() == rasp.draw(program, "hello")
+    numbers = rasp.tokens.map(lambda x: x + 1)  # cannot run on characters: shown as text
+    assert numbers._repr_svg_() is None
+    rasp.set_display_input([1, 2, 3])
+    try:
+        assert numbers._repr_svg_() == rasp.draw(numbers, [1, 2, 3])
+    finally:
+        rasp.set_display_input("hello")

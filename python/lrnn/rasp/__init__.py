@@ -147,6 +147,13 @@ def draw(program: Union[SOp, Program], input: Any, path: Union[str, os.PathLike,
     return svg
 
 
+def set_display_input(input: Any) -> None:
+    """The input Jupyter draws s-ops, selectors and programs on when they are shown inline
+    (`_repr_svg_`); "hello" by default, as RASPy. A program that cannot run on it is shown
+    as text."""
+    _rasp.set_display_input(input)
+
+
 def example_facts(input: Any) -> str:
     """The example of an input for lowered templates: `token(i, v), index(i, i), ...`."""
     return _rasp.example_facts(input)
@@ -462,5 +469,5 @@ __all__ = [
     "tokens", "indices", "length", "identity",
     "key", "query", "select", "aggregate", "where", "selector_width", "zipmap",
     "numerical", "categorical", "indicator", "constant", "analyze", "draw", "to_template",
-    "run", "trace", "load", "parse", "compile", "CompiledModel",
+    "run", "trace", "load", "parse", "compile", "CompiledModel", "set_display_input",
 ]
