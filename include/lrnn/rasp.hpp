@@ -462,6 +462,14 @@ class CompiledModel {
   // when there are more).
   VerifyReport verify(size_t max_inputs = 100000) const;
 
+  // The same transformer as an lrnn template (attention and MLP rules with these weights as
+  // their initial values), so the engine runs, trains and draws it; its query residual(p)
+  // is forward()'s row p. example_text/query_text give an input's facts and queries.
+  std::string template_text() const;
+  std::string example_text(const std::vector<Value>& input) const;
+  std::string query_text(const std::vector<Value>& input) const;
+  int input_width() const;  // the one-hot of rasp_input: tokens, BOS, positions
+
   int heads() const;
   std::vector<int> heads_per_layer() const;
   int mlp_width() const;  // the widest layer's hidden units

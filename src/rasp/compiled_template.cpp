@@ -1,0 +1,130 @@
+// A compiled RASP transformer as an lrnn template: the same weights as attention and MLP
+// rules (the zoo's form), so the engine runs it, trains it and draws it. Exact: the
+// engine's forward of the template equals CompiledModel::forward (tests compare them).
+//
+// Input: one fact per position, `<[k|...]> rasp_input(p)`, a one-hot of the token (or of
+// BOS at p = 0) and of the position; `res0(P)` embeds it. Layer l: one attention rule per
+// head (`att<l>_<h>(Q, K)`, softmax over K, `@leq(K, Q)` when causal), its value rule
+// (`head<l>_<h>(Q)`), the residual sum (`mid<l>(P)`), the MLP (`hid<l>(P)`, relu) and the
+// residual after it (`res<l>(P)`). `residual(P)` is the last residual, read by the queries.
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "lrnn/rasp.hpp"
+
+namespace lrnn::rasp {
+
+namespace {
+
+// Shortest text that reads back as the same double.
+std::string exact(double v) {
+  char buf[40];
+  for (int digits = 6; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+// A rows x cols row-major matrix in the template syntax ([[..], [..]]).
+std::string matrix(const std::vector<double>& m, int rows, int cols) {
+  std::string out = "[";
+  for (int r = 0; r < rows; ++r) {
+    out += r ? ", [" : "[";
+    for (int c = 0; c < cols; ++c) out += (c ? ", " : "") + exact(m[static_cast<size_t>(r) * cols + c]);
+    out += "]";
+  }
+  return out + "]";
+}
+
+std::string vector_text(const std::vector<double>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + exact(v[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+int CompiledModel::input_width() const { return static_cast<int>(vocab.size()) + 1 + max_len; }
+
+std::string CompiledModel::template_text() const {
+  const int d = d_model, v = static_cast<int>(vocab.size()), width = input_width();
+  // The embedding's columns: the tokens, BOS, then the positions.
+  std::vector<double> embedding(static_cast<size_t>(d) * width, 0.0);
+  for (int r = 0; r < d; ++r) {
+    for (int t = 0; t < v; ++t) embedding[static_cast<size_t>(r) * width + t] = token_embedding[static_cast<size_t>(t) * d + r];
+    embedding[static_cast<size_t>(r) * width + v] = bos_embedding[r];
+    for (int p = 0; p < max_len; ++p)
+      embedding[static_cast<size_t>(r) * width + v + 1 + p] = position_embedding[static_cast<size_t>(p) * d + r];
+  }
+  std::ostringstream t;
+  t << "% A RASP program compiled to a transformer (lrnn rasp compile): " << layers.size() << " layers, d_model "
+    << d << ", max_len " << max_len << (causal ? ", causal" : "") << ".\n"
+    << "% Input facts: rasp_input(0) is BOS, rasp_input(p) token p-1 (CompiledModel::example_text).\n"
+    << "% residual(P) is the final residual stream; its subspaces are listed by `lrnn rasp compile` (table).\n";
+  t << "res0(P) :- $embedding=" << matrix(embedding, d, width) << " rasp_input(P).\n";
+  for (size_t li = 0; li < layers.size(); ++li) {
+    const CompiledLayer& layer = layers[li];
+    const std::string l = std::to_string(li + 1), prev = "res" + std::to_string(li);
+    std::string mid_body = prev + "(P)";
+    for (size_t h = 0; h < layer.heads.size(); ++h) {
+      const CompiledHead& head = layer.heads[h];
+      const std::string id = l + "_" + std::to_string(h);
+      t << "% layer " << l << ", head " << h << ": " << head.output << " attending with " << head.selector << "\n";
+      t << "att" << id << "(Q, K) :- " << prev << "(Q)^T, $qk" << id << "=" << matrix(head.qk, d, d) << " " << prev
+        << "(K)" << (causal ? ", @leq(K, Q)" : "") << ". [combination=product, aggregation=softmax(K)]\n";
+      t << "head" << id << "(Q) :- att" << id << "(Q, K), $ov" << id << "=" << matrix(head.ov, d, d) << " " << prev
+        << "(K). [combination=product, aggregation=sum]\n";
+      mid_body += ", head" + id + "(P)";
+    }
+    // the residual after attention (the heads' outputs summed into it)
+    std::string mid = "mid" + l;
+    if (layer.heads.empty()) {
+      mid = prev;
+    } else {
+      t << mid << "(P) :- " << mid_body << ".\n";
+    }
+    const CompiledMlp& mlp = layer.mlp;
+    if (mlp.hidden == 0) {
+      t << "res" << l << "(P) :- " << mid << "(P).\n";
+      continue;
+    }
+    t << "% layer " << l << ", MLP computing";
+    for (const auto& o : mlp.outputs) t << " " << o;
+    t << "\n";
+    t << "hid" << l << "(P) :- $w1_" << l << "=" << matrix(mlp.w1, mlp.hidden, d) << " " << mid << "(P), $b1_" << l
+      << "=" << vector_text(mlp.b1) << ". [activation=relu]\n";
+    t << "res" << l << "(P) :- " << mid << "(P), $w2_" << l << "=" << matrix(mlp.w2, d, mlp.hidden) << " hid" << l
+      << "(P).\n";
+  }
+  t << "residual(P) :- res" << layers.size() << "(P).\n";
+  return t.str();
+}
+
+std::string CompiledModel::example_text(const std::vector<Value>& input) const {
+  const int n = static_cast<int>(input.size()), v = static_cast<int>(vocab.size()), width = input_width();
+  if (n > max_len)
+    throw Error(ErrorKind::Runtime, "the input has " + std::to_string(n) +
+                                        " tokens; the model was compiled for at most " + std::to_string(max_len));
+  std::ostringstream e;
+  e << "<[" << width << "|" << v << ":1]> rasp_input(0)";
+  for (int i = 0; i < n; ++i) {
+    int t = -1;
+    for (int k = 0; k < v; ++k)
+      if (values_equal(vocab[k], input[i]) && type_name(vocab[k]) == type_name(input[i])) t = k;
+    if (t < 0)
+      throw Error(ErrorKind::Runtime, "input position " + std::to_string(i) + " holds " + repr(input[i]) +
+                                          ", which is not in the vocabulary the model was compiled for");
+    e << ", <[" << width << "|" << t << ":1, " << v + 1 + i << ":1]> rasp_input(" << i + 1 << ")";
+  }
+  return e.str();
+}
+
+std::string CompiledModel::query_text(const std::vector<Value>& input) const {
+  std::string q;
+  for (size_t p = 0; p <= input.size(); ++p) q += (p ? ", " : "") + std::string("residual(") + std::to_string(p) + ")";
+  return q;
+}
+
+}  // namespace lrnn::rasp
