@@ -732,6 +732,16 @@ void bind_compiler(nb::module_& m) {
           },
           nb::arg("max_inputs") = 100000)
       .def("table", &r::CompiledModel::table)
+      .def("template_text", &r::CompiledModel::template_text,
+           "The transformer as an lrnn template (attention and MLP rules with these weights).")
+      .def(
+          "example_text",
+          [](const r::CompiledModel& self, nb::handle input) { return self.example_text(input_of(input)); },
+          nb::arg("input"), "The template's example facts of an input (rasp_input(0) is BOS).")
+      .def(
+          "query_text",
+          [](const r::CompiledModel& self, nb::handle input) { return self.query_text(input_of(input)); },
+          nb::arg("input"), "The template's queries of an input: residual(p) for every position, BOS first.")
       .def(
           "draw_svg",
           [](const r::CompiledModel& self, nb::handle input) { return r::draw_compiled_svg(self, input_of(input)); },

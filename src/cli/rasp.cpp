@@ -29,6 +29,7 @@ struct RaspOptions {
   int max_len = 0;
   std::string out_path;
   std::string example_out;
+  std::string template_out, queries_out;
   bool causal = false;
   bool verify = false;
 };
@@ -227,6 +228,16 @@ void compile_cmd(const RaspOptions& o) {
     write_file(o.out_path, model_json(m, p.output.node()->display_name()).dump() + "\n");
     std::cout << "wrote " << o.out_path << "\n";
   }
+  if (!o.template_out.empty()) {
+    write_file(o.template_out, m.template_text());
+    std::cout << "wrote " << o.template_out << "\n";
+  }
+  if (!o.example_out.empty() || !o.queries_out.empty()) {
+    if (o.input.empty()) throw lrnn::Error(lrnn::ErrorKind::Semantic, "--example-out/--queries-out write the facts of --input: give --input");
+    const std::vector<Value> input = parse_input(o.input);
+    if (!o.example_out.empty()) write_file(o.example_out, "input :- " + m.example_text(input) + ".\n");
+    if (!o.queries_out.empty()) write_file(o.queries_out, "input :- " + m.query_text(input) + ".\n");
+  }
 }
 
 void draw_cmd(const RaspOptions& o) {
@@ -287,6 +298,11 @@ lrnn::cli::RegisterCommand reg(60, [](CLI::App& app) {
   comp->add_option("-o,--out", opts->out_path, "Write the model (layout, sizes, weights) here as JSON");
   comp->add_flag("--causal", opts->causal, "Heads see only earlier positions (refused if a selector looks ahead)");
   comp->add_flag("--verify", opts->verify, "Compare the weights with the interpreter on every input up to --max-len");
+  comp->add_option("--template", opts->template_out,
+                   "Write the transformer as an lrnn template here (attention and MLP rules with these weights)");
+  comp->add_option("--input,-i", opts->input, "An input (a string or a JSON list) for --example-out/--queries-out");
+  comp->add_option("--example-out", opts->example_out, "Write the template's example facts of --input here");
+  comp->add_option("--queries-out", opts->queries_out, "Write the template's queries (residual(p) per position) of --input here");
   comp->callback([opts] { compile_cmd(*opts); });
 
   CLI::App* draw = rasp->add_subcommand("draw", "Draw the selectors and values of a run as SVG");

@@ -329,3 +329,27 @@ def test_pictures_of_the_weights(tmp_path):
     svg = model.draw("abc", tmp_path / "reverse.svg")
     assert svg.startswith("<svg") and "layer 2: 1 head(s)" in svg
     assert (tmp_path / "reverse.svg").read_text(encoding="utf-8") == svg
+
+
+@pytest.mark.parametrize("name", ["reverse", "hist", "sort", "sort_freq", "frac_prevs", "shuffle_dyck",
+                                  "detect_pattern", "count_less_freq", "nary_sequencemap"])
+def test_template_runs_in_the_engine_like_the_weights(name, tmp_path):
+    """The compiled transformer as an lrnn template: lrnn's engine (grounding, softmax
+    aggregation, product combinations, relu MLP rules) gives the same residual stream as the
+    weights' own forward pass on every input up to length 3, so it decodes to the program."""
+    import numpy as np
+
+    model = compiled(name)
+    _, _, vocab, _ = next(p for p in PROGRAMS if p[0] == name)
+    inputs = [list(x) for n in range(1, 4) for x in itertools.product(vocab, repeat=n)]
+    (tmp_path / "t.lrnn").write_text(model.to_template())
+    (tmp_path / "e.txt").write_text("".join(f"s{k} :- {model.example_facts(x)}.\n" for k, x in enumerate(inputs)))
+    (tmp_path / "q.txt").write_text("".join(f"s{k} :- {model.queries(x)}.\n" for k, x in enumerate(inputs)))
+    engine = lrnn.Template(template_file=str(tmp_path / "t.lrnn")).build(lrnn.Settings())
+    data = engine.build_dataset(lrnn.FileDataset(examples_file=str(tmp_path / "e.txt"),
+                                                 queries_file=str(tmp_path / "q.txt")))
+    got = np.asarray(engine(data)).reshape(-1, model.residual_width)
+    expected = np.concatenate([np.asarray(model._compiled.forward(x)[0]).reshape(-1, model.residual_width)
+                               for x in inputs])
+    assert got.shape == expected.shape == (sum(len(x) + 1 for x in inputs), model.residual_width)
+    np.testing.assert_allclose(got, expected, atol=1e-9, rtol=0)

@@ -3,8 +3,16 @@
 // naming the s-op.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "lrnn/lrnn.hpp"
 #include "lrnn/rasp.hpp"
 #include "rasp_test_support.hpp"
+
+namespace lrnn::rasp {  // shared by compiler.cpp and compiled_model.cpp, not public
+size_t compiled_input_count(size_t vocab, int max_len);
+std::vector<Value> compiled_input(const std::vector<Value>& vocab, int max_len, size_t k);
+}  // namespace lrnn::rasp
 
 namespace {
 
@@ -34,6 +42,55 @@ SOp make_hist() { return select(tokens(), tokens(), Predicate::Eq).width().name(
 SOp make_sort_unique(const SOp& vals, const SOp& keys) {
   SOp target = select(keys, keys, Predicate::Lt).width().name("target_pos");
   return select(target, indices(), Predicate::Eq).value(vals, Value{}).name("sort");
+}
+
+// The compiled transformer as an lrnn template: the engine's forward pass of the rules
+// gives forward()'s residual stream on every input up to max_len (so decoding it gives the
+// interpreter's values), for heads, MLPs and causal masks.
+void expect_template_matches(const SOp& program, const std::vector<Value>& vocab, int max_len,
+                             CompileOptions options = {}) {
+  const CompiledModel m = compile(program, vocab, max_len, options);
+  lrnn::Model engine(lrnn::Template::from_string(m.template_text(), "compiled.lrnn"));
+  std::string examples, queries;
+  std::vector<std::vector<Value>> inputs;
+  for (size_t k = 0; k < compiled_input_count(vocab.size(), max_len); ++k) {
+    inputs.push_back(compiled_input(vocab, max_len, k));
+    const std::string id = "s" + std::to_string(k);
+    examples += id + " :- " + m.example_text(inputs.back()) + ".\n";
+    queries += id + " :- " + m.query_text(inputs.back()) + ".\n";
+  }
+  const lrnn::Evaluation ev = engine.evaluate(lrnn::Dataset::from_text(examples, queries));
+  size_t compared = 0;
+  double worst = 0;
+  for (const lrnn::Output& o : ev.outputs) {
+    const std::vector<double> x = m.forward(inputs[o.example]);
+    const size_t p = std::stoul(o.query.substr(o.query.find('(') + 1));
+    ASSERT_EQ(o.value.size(), static_cast<size_t>(m.d_model)) << o.query;
+    for (int c = 0; c < m.d_model; ++c)
+      worst = std::max(worst, std::fabs(o.value[c] - x[p * m.d_model + c]));
+    ++compared;
+  }
+  size_t positions = 0;
+  for (const auto& in : inputs) positions += in.size() + 1;
+  EXPECT_EQ(compared, positions);
+  EXPECT_LT(worst, 1e-9) << m.template_text().substr(0, 400);
+}
+
+TEST(RaspCompiler, TemplateRunsInTheEngineExactly) {
+  expect_template_matches(make_reverse(tokens()), abc(), 3);
+  expect_template_matches(make_hist(), abc(), 3);
+  std::vector<Value> nums{Value(int64_t{1}), Value(int64_t{2}), Value(int64_t{3})};
+  SOp keys = zipmap({tokens(), indices()}, [](const std::vector<Value>& a) -> Value {
+    return to_double(a[0]) + to_double(a[1]) / 3;
+  }, "unique_key");
+  expect_template_matches(make_sort_unique(tokens(), keys), nums, 3);
+  CompileOptions causal;
+  causal.causal = true;
+  SOp is_a = numerical(map(tokens(), [](const Value& v) -> Value { return int64_t{to_string(v) == "a"}; }, "is_a"));
+  SOp frac = numerical(aggregate(select(indices(), indices(), Predicate::Le), is_a, int64_t{0}, Convention::Mean));
+  expect_template_matches(frac, abc(), 3, causal);
+  SOp centred = numerical(map(frac, [](const Value& v) -> Value { return to_double(v) - 0.5; }, "minus_half"));
+  expect_template_matches(centred, abc(), 3);
 }
 
 TEST(RaspCompiler, LengthIsOneLayer) {

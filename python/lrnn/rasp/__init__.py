@@ -319,6 +319,20 @@ class CompiledModel:
     def table(self) -> str:
         return self._compiled.table()
 
+    def to_template(self) -> str:
+        """The transformer as an lrnn template (LANGUAGE.md text): attention and MLP rules
+        whose weights are these, as initial values, so lrnn's engine runs, trains and draws
+        it. Its query `residual(p)` is the final residual stream at position p (0: BOS)."""
+        return self._compiled.template_text()
+
+    def example_facts(self, input: Any) -> str:
+        """The template's example facts of an input (`rasp_input(0)` is BOS)."""
+        return self._compiled.example_text(input)
+
+    def queries(self, input: Any) -> str:
+        """The template's queries of an input: `residual(p)` for p = 0 (BOS) .. len(input)."""
+        return self._compiled.query_text(input)
+
     def draw(self, input: Any, path: Union[str, os.PathLike, None] = None) -> str:
         """An SVG of the weights on an input: the final residual stream (every named
         dimension at every position, BOS first) and every head's attention weights; compare
