@@ -363,92 +363,96 @@ void backward_elproduct(CombinationKind c, const std::vector<Shape>& in_shapes, 
     }
 }
 
-void backward_product(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    const double* out, const double* gout, double* const* gin, Shape out_shape, int n, size_t total, size_t k) {
-  const ProductPlan p = product_plan(in_shapes);
-  const size_t pm = p.mats.size();
-  // Scalars: d/ds_j = (product of the other scalars) * <G, M_1 ... M_p>.
-  // The unscaled matrix product P is recomputed per value when a scalar needs it.
-  bool scalar_grads = false;
-  for (int j : p.scalars) scalar_grads = scalar_grads || gin[j];
-  if (pm == 0) {
-    for (size_t v = 0; v < count; ++v)
-      for (int j : p.scalars)
-        if (gin[j]) gin[j][v] += gout[v] * scalar_product(p, in, v, j);
-    return;
-  }
-  const Shape first = in_shapes[p.mats[0]];
-  if (pm == 1) {
-    const int a = p.mats[0];
-    for (size_t v = 0; v < count; ++v) {
-      const double* x = in[a] + v * n;
-      const double* g = gout + v * n;
-      if (gin[a]) {
-        const double s = scalar_product(p, in, v);
-        for (int e = 0; e < n; ++e) gin[a][v * n + e] += s * g[e];
-      }
-      if (scalar_grads) {
-        double dot = 0;
-        for (int e = 0; e < n; ++e) dot += g[e] * x[e];
-        for (int j : p.scalars)
-          if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
-      }
-    }
-    return;
-  }
-  if (pm == 2) {
-    const int ia = p.mats[0], ib = p.mats[1];
-    const Shape second = in_shapes[ib];
-    const int sa = first.size(), sb = second.size();
-    const int r = first.rows, d = first.cols, c = second.cols;
-    const bool dot_product = r == 1 && c == 1;
-    const bool matvec = c == 1;
-    for (size_t v = 0; v < count; ++v) {
+// The backward pass of product, by how many of its inputs are matrices (the others are
+// scalars that scale the product): d/ds_j = (product of the other scalars) * <G, M_1 ... M_p>.
+
+// Only scalars.
+void backward_scalar_product(const ProductPlan& p, size_t count, const double* const* in, const double* gout,
+                             double* const* gin) {
+  for (size_t v = 0; v < count; ++v)
+    for (int j : p.scalars)
+      if (gin[j]) gin[j][v] += gout[v] * scalar_product(p, in, v, j);
+}
+
+// One matrix scaled by the scalars.
+void backward_scaled_matrix(const ProductPlan& p, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    const double* gout, double* const* gin, Shape out_shape, int n, bool scalar_grads) {
+  const int a = p.mats[0];
+  for (size_t v = 0; v < count; ++v) {
+    const double* x = in[a] + v * n;
+    const double* g = gout + v * n;
+    if (gin[a]) {
       const double s = scalar_product(p, in, v);
-      const double* a = in[ia] + v * sa;
-      const double* b = in[ib] + v * sb;
-      const double* gv = gout + v * n;
-      if (dot_product) {
-        const double g = s * gout[v];
-        if (gin[ia])
-          for (int e = 0; e < sa; ++e) gin[ia][v * sa + e] += g * b[e];
-        if (gin[ib])
-          for (int e = 0; e < sb; ++e) gin[ib][v * sb + e] += g * a[e];
-      } else if (matvec) {
-        // y = s A x: gA[i][k] += s g[i] x[k];  gx[k] += s sum_i A[i][k] g[i]
-        if (double* ga = gin[ia] ? gin[ia] + v * sa : nullptr)
-          for (int i = 0; i < r; ++i) {
-            const double w = s * gv[i];
-            for (int k = 0; k < d; ++k) ga[size_t(i) * d + k] += w * b[k];
-          }
-        if (double* gb = gin[ib] ? gin[ib] + v * sb : nullptr)
-          for (int i = 0; i < r; ++i) {
-            const double w = s * gv[i];
-            for (int k = 0; k < d; ++k) gb[k] += w * a[size_t(i) * d + k];
-          }
-      } else {
-        ConstMatMap A(a, r, d);
-        ConstMatMap B(b, second.rows, c);
-        ConstMatMap G(gv, out_shape.rows, out_shape.cols);
-        if (gin[ia]) {
-          MatMap GA(gin[ia] + v * sa, first.rows, first.cols);
-          GA.noalias() += s * (G * B.transpose());
+      for (int e = 0; e < n; ++e) gin[a][v * n + e] += s * g[e];
+    }
+    if (scalar_grads) {
+      double dot = 0;
+      for (int e = 0; e < n; ++e) dot += g[e] * x[e];
+      for (int j : p.scalars)
+        if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
+    }
+  }
+}
+
+// Two matrices: a dot product, a matrix-vector product or a matrix-matrix product.
+void backward_two_matrix_product(const ProductPlan& p, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    const double* gout, double* const* gin, Shape out_shape, int n, bool scalar_grads) {
+  const int ia = p.mats[0], ib = p.mats[1];
+  const Shape first = in_shapes[ia], second = in_shapes[ib];
+  const int sa = first.size(), sb = second.size();
+  const int r = first.rows, d = first.cols, c = second.cols;
+  const bool dot_product = r == 1 && c == 1;
+  const bool matvec = c == 1;
+  for (size_t v = 0; v < count; ++v) {
+    const double s = scalar_product(p, in, v);
+    const double* a = in[ia] + v * sa;
+    const double* b = in[ib] + v * sb;
+    const double* gv = gout + v * n;
+    if (dot_product) {
+      const double g = s * gout[v];
+      if (gin[ia])
+        for (int e = 0; e < sa; ++e) gin[ia][v * sa + e] += g * b[e];
+      if (gin[ib])
+        for (int e = 0; e < sb; ++e) gin[ib][v * sb + e] += g * a[e];
+    } else if (matvec) {
+      // y = s A x: gA[i][k] += s g[i] x[k];  gx[k] += s sum_i A[i][k] g[i]
+      if (double* ga = gin[ia] ? gin[ia] + v * sa : nullptr)
+        for (int i = 0; i < r; ++i) {
+          const double w = s * gv[i];
+          for (int k = 0; k < d; ++k) ga[size_t(i) * d + k] += w * b[k];
         }
-        if (gin[ib]) {
-          MatMap GB(gin[ib] + v * sb, second.rows, second.cols);
-          GB.noalias() += s * (A.transpose() * G);
+      if (double* gb = gin[ib] ? gin[ib] + v * sb : nullptr)
+        for (int i = 0; i < r; ++i) {
+          const double w = s * gv[i];
+          for (int k = 0; k < d; ++k) gb[k] += w * a[size_t(i) * d + k];
         }
+    } else {
+      ConstMatMap A(a, r, d);
+      ConstMatMap B(b, second.rows, c);
+      ConstMatMap G(gv, out_shape.rows, out_shape.cols);
+      if (gin[ia]) {
+        MatMap GA(gin[ia] + v * sa, first.rows, first.cols);
+        GA.noalias() += s * (G * B.transpose());
       }
-      if (scalar_grads) {
-        const double dot = small_product_dot(r, d, c, a, b, gv);
-        for (int j : p.scalars)
-          if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
+      if (gin[ib]) {
+        MatMap GB(gin[ib] + v * sb, second.rows, second.cols);
+        GB.noalias() += s * (A.transpose() * G);
       }
     }
-    return;
+    if (scalar_grads) {
+      const double dot = small_product_dot(r, d, c, a, b, gv);
+      for (int j : p.scalars)
+        if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
+    }
   }
-  // General chain M_0 ... M_{p-1}: grad M_q = s * L_q^T G R_q^T with L_q = M_0..M_{q-1}
-  // (prefix) and R_q = M_{q+1}..M_{p-1} (suffix). Scratch holds every prefix and suffix.
+}
+
+// General chain M_0 ... M_{p-1}: grad M_q = s * L_q^T G R_q^T with L_q = M_0..M_{q-1}
+// (prefix) and R_q = M_{q+1}..M_{p-1} (suffix). Scratch holds every prefix and suffix.
+void backward_matrix_chain(const ProductPlan& p, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    const double* gout, double* const* gin, Shape out_shape, int n, bool scalar_grads) {
+  const size_t pm = p.mats.size();
+  const Shape first = in_shapes[p.mats[0]];
   std::vector<size_t> pre_off(pm + 1, 0), suf_off(pm + 1, 0);
   const int last_cols = out_shape.cols;
   size_t max_t = 0;
@@ -510,6 +514,21 @@ void backward_product(CombinationKind c, const std::vector<Shape>& in_shapes, si
       for (int j : p.scalars)
         if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
     }
+  }
+}
+
+
+void backward_product(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
+    const double* out, const double* gout, double* const* gin, Shape out_shape, int n, size_t total, size_t k) {
+  const ProductPlan p = product_plan(in_shapes);
+  // The unscaled matrix product P is recomputed per value when a scalar needs it.
+  bool scalar_grads = false;
+  for (int j : p.scalars) scalar_grads = scalar_grads || gin[j];
+  switch (p.mats.size()) {
+    case 0: return backward_scalar_product(p, count, in, gout, gin);
+    case 1: return backward_scaled_matrix(p, in_shapes, count, in, gout, gin, out_shape, n, scalar_grads);
+    case 2: return backward_two_matrix_product(p, in_shapes, count, in, gout, gin, out_shape, n, scalar_grads);
+    default: return backward_matrix_chain(p, in_shapes, count, in, gout, gin, out_shape, n, scalar_grads);
   }
 }
 
