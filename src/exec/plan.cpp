@@ -207,7 +207,7 @@ void plan_dense_block(const RuleGroup& G, DirectProduct& d) {
   const uint32_t len = static_cast<uint32_t>(d.len);
   if (d.kind == Kind::Dot && !d.fused_sum) {
     // Which of the two inputs stays put along the first run of members?
-    for (const auto [outer, inner] : {std::pair{d.a, d.b}, std::pair{d.b, d.a}}) {
+    for (const auto& [outer, inner] : {std::pair{d.a, d.b}, std::pair{d.b, d.a}}) {
       const std::vector<uint32_t>& xo = G.inputs[outer].src;
       const std::vector<uint32_t>& xi = G.inputs[inner].src;
       uint32_t cols = 1;
@@ -445,16 +445,30 @@ class PlanBuilder {
     return B;
   }
 
-  // All ground rules of template rule r at this depth: one RuleGroup.
+  // All ground rules of template rule r at this depth: one RuleGroup, planned in steps
+  // (their order is the order of the value buffer's allocations).
   void add_rule_group(const uint32_t r, std::vector<Ref> members) {
     const neural::RuleSpec& spec = model.rules[r];
     if (spec.softmax) order_by_softmax_segment(members);
-    const Rule& rule = model.ast().rules[r];
     RuleGroup G;
     G.rule = r;
     G.n = static_cast<uint32_t>(members.size());
     G.combination = spec.combination;
     G.activation = spec.activation;
+    const std::vector<Shape> z_shapes = plan_rule_inputs(G, spec, members);
+    plan_combination_and_activation(G, spec, z_shapes);
+    plan_head_segments(G, members);
+    if (G.softmax) plan_softmax_segments(G, members);
+    plan_aggregation_and_head_weight(G, spec);
+    add_contributions(G, spec, members);
+    plan.steps.push_back({false, static_cast<uint32_t>(plan.rule_groups.size())});
+    plan.rule_groups.push_back(std::move(G));
+  }
+
+  // The input blocks (weights applied, transposes) and where their values live; a direct
+  // product or a transform-sum needs no per-grounding inputs. Returns the inputs' shapes.
+  std::vector<Shape> plan_rule_inputs(RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members) {
+    const uint32_t r = G.rule;
     std::vector<Shape> z_shapes;
     for (size_t i = 0; i < spec.inputs.size(); ++i) {
       G.inputs.push_back(input_block(r, i, members));
@@ -474,6 +488,13 @@ class PlanBuilder {
     } else {
       for (InputBlock& B : G.inputs) B.x_off = B.w_off = B.z_off = kNoValue;
     }
+    return z_shapes;
+  }
+
+  // The combined value's shape, the offset and the activation, and their buffers.
+  void plan_combination_and_activation(RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Shape>& z_shapes) {
+    const uint32_t r = G.rule;
+    const Rule& rule = model.ast().rules[r];
     if (z_shapes.empty()) {
       G.comb_shape = {1, 1};
     } else {
@@ -510,37 +531,46 @@ class PlanBuilder {
     G.act_off = G.direct.fused_sum || G.transform.enabled || G.activation.kind == ActivationKind::Identity
                     ? G.pre_off
                     : alloc.take(per_rule * G.act_shape.size());
+  }
 
-    // Head segments: members are sorted by (sample, head).
+  // Head segments: members are sorted by (sample, head).
+  void plan_head_segments(RuleGroup& G, const std::vector<Ref>& members) {
     G.head_segments.push_back(0);
     for (uint32_t k = 1; k <= G.n; ++k)
       if (k == G.n || !same_head(members[k], members[k - 1])) G.head_segments.push_back(k);
     G.m = static_cast<uint32_t>(G.head_segments.size() - 1);
     if (G.direct.kind != DirectProduct::Kind::None) plan_dense_block(G, G.direct);
-    if (G.softmax) {
-      // Softmax segments: groundings of one sample agreeing on the non-normalised variables.
-      G.softmax_perm.resize(G.n);
-      for (uint32_t k = 0; k < G.n; ++k) G.softmax_perm[k] = k;
-      auto key = [&](uint32_t k) { return softmax_key(members[k]); };
-      std::stable_sort(G.softmax_perm.begin(), G.softmax_perm.end(),
-                       [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
-      G.softmax_segments.push_back(0);
-      for (uint32_t k = 1; k <= G.n; ++k)
-        if (k == G.n || key(G.softmax_perm[k]) != key(G.softmax_perm[k - 1])) G.softmax_segments.push_back(k);
-      const size_t len = static_cast<size_t>(G.n) * G.act_shape.size();
-      bool identity = true;
-      for (uint32_t k = 0; k < G.n && identity; ++k) identity = G.softmax_perm[k] == k;
-      if (identity) {
-        G.softmax_perm.clear();  // segments already contiguous: nothing to permute
-        G.perm_off = G.act_off;
-        G.psoft_off = alloc.take(len);
-        G.soft_off = G.psoft_off;
-      } else {
-        G.perm_off = alloc.take(len);
-        G.psoft_off = alloc.take(len);
-        G.soft_off = alloc.take(len);
-      }
+  }
+
+  // Softmax segments: groundings of one sample agreeing on the non-normalised variables.
+  void plan_softmax_segments(RuleGroup& G, const std::vector<Ref>& members) {
+    G.softmax_perm.resize(G.n);
+    for (uint32_t k = 0; k < G.n; ++k) G.softmax_perm[k] = k;
+    auto key = [&](uint32_t k) { return softmax_key(members[k]); };
+    std::stable_sort(G.softmax_perm.begin(), G.softmax_perm.end(),
+                     [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+    G.softmax_segments.push_back(0);
+    for (uint32_t k = 1; k <= G.n; ++k)
+      if (k == G.n || key(G.softmax_perm[k]) != key(G.softmax_perm[k - 1])) G.softmax_segments.push_back(k);
+    const size_t len = static_cast<size_t>(G.n) * G.act_shape.size();
+    bool identity = true;
+    for (uint32_t k = 0; k < G.n && identity; ++k) identity = G.softmax_perm[k] == k;
+    if (identity) {
+      G.softmax_perm.clear();  // segments already contiguous: nothing to permute
+      G.perm_off = G.act_off;
+      G.psoft_off = alloc.take(len);
+      G.soft_off = G.psoft_off;
+    } else {
+      G.perm_off = alloc.take(len);
+      G.psoft_off = alloc.take(len);
+      G.soft_off = alloc.take(len);
     }
+  }
+
+  // The aggregation over each head's groundings and the head weight after it.
+  void plan_aggregation_and_head_weight(RuleGroup& G, const neural::RuleSpec& spec) {
+    const uint32_t r = G.rule;
+    const Rule& rule = model.ast().rules[r];
     G.agg_shape = group_aggregation_shape(G.aggregation, G.act_shape, G.head_segments, rule_name(model, r), rule.span);
     // One grounding per head and a sum/avg/max/min: each aggregate is its one input.
     G.identity_aggregation =
@@ -567,13 +597,15 @@ class PlanBuilder {
       }
       G.out_off = alloc.take(static_cast<size_t>(G.m) * G.out_shape.size());
     }
+  }
+
+  // Each head's value is a contribution to its atom.
+  void add_contributions(const RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members) {
     for (uint32_t j = 0; j < G.m; ++j) {
       const auto [s, g] = members[G.head_segments[j]];
       contributions[spec.head_predicate].push_back(
           {s, samples[s]->head[g], G.out_off + j * static_cast<uint32_t>(G.out_shape.size()), G.out_shape});
     }
-    plan.steps.push_back({false, static_cast<uint32_t>(plan.rule_groups.size())});
-    plan.rule_groups.push_back(std::move(G));
   }
 
   // All derived atoms of predicate p at this depth: one AtomGroup (none when each atom is
