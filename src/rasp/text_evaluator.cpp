@@ -494,37 +494,13 @@ class Evaluator {
     struct Guard { int& d; ~Guard() { if (d > 0) --d; } } guard{eval_depth};
     switch (e.k) {
       case Expr::Atom: return {e.atom};
-      case Expr::Name: {
-        if (const RVal* r = env->find(e.name)) {
-          if (auto* gone = std::get_if<SOpOutsideValues>(&r->v))
-            throw Error(ErrorKind::Semantic, e.span,
-                        "'" + e.name + "' is " + (gone->kind == "s-op" ? "an " : "a ") + gone->kind +
-                            "; a function applied element by element (map, zipmap) runs on plain values");
-          return *r;
-        }
-        throw Error(ErrorKind::Semantic, e.span, "undefined variable '" + e.name + "'");
-      }
+      case Expr::Name: return eval_name(e, env);
       case Expr::List: {
         auto list = std::make_shared<std::vector<RVal>>();
         for (const auto& k : e.kids) list->push_back(eval(*k, env));
         return {RList(list)};
       }
-      case Expr::ListComp: {
-        auto list = std::make_shared<std::vector<RVal>>();
-        for (const RVal& item : iterate(eval(*e.kids[1], env), e.kids[1]->span)) {
-          auto inner = arena->make_env(env);
-          if (e.params.size() == 1) {
-            inner->vars[e.params[0]] = item;
-          } else {
-            auto parts = iterate(item, e.span);
-            if (parts.size() != e.params.size())
-              throw Error(ErrorKind::Semantic, e.span, "cannot unpack an item into " + std::to_string(e.params.size()) + " variables");
-            for (size_t i = 0; i < parts.size(); ++i) inner->vars[e.params[i]] = parts[i];
-          }
-          list->push_back(eval(*e.kids[0], inner));
-        }
-        return {RList(list)};
-      }
+      case Expr::ListComp: return eval_list_comprehension(e, env);
       case Expr::Unary:
         return from_operand(apply_unary(e.op, operand(eval(*e.kids[0], env), e.span, "the operand of '" + std::string(op_symbol(e.op)) + "'"), e.span));
       case Expr::Binary: {
@@ -532,88 +508,132 @@ class Evaluator {
         std::string what = std::string("an operand of '") + op_symbol(e.op) + "'";
         return from_operand(apply_binary(e.op, operand(a, e.span, what), operand(b, e.span, what), e.span));
       }
-      case Expr::Ternary: {
-        RVal cond = eval(*e.kids[1], env);
-        if (auto* v = std::get_if<Value>(&cond.v)) return eval(*e.kids[truthy(*v) ? 0 : 2], env);
-        SOp c = sop_of(cond, e.span, "the condition of 'x if condition else y'");
-        SOp t = sop_of(eval(*e.kids[0], env), e.span, "the first branch of 'x if c else y'");
-        SOp f = sop_of(eval(*e.kids[2], env), e.span, "the second branch of 'x if c else y'");
-        return {with_span(where(c, t, f), e.span)};
-      }
-      case Expr::In: {
-        RVal x = eval(*e.kids[0], env);
-        RVal container = eval(*e.kids[1], env);
-        std::vector<Value> items;
-        const std::string* str = nullptr;
-        std::string str_store;
-        if (auto* l = std::get_if<RList>(&container.v)) {
-          for (const auto& it : **l) items.push_back(value_of(it, e.span, "an element of the list after 'in'"));
-        } else if (auto* v = std::get_if<Value>(&container.v); v && std::holds_alternative<std::string>(*v)) {
-          str_store = std::get<std::string>(*v);
-          str = &str_store;
-        } else {
-          throw Error(ErrorKind::Semantic, e.span, "'in' needs a list or a string on the right, not a " + kind_of(container));
-        }
-        if (auto* v = std::get_if<Value>(&x.v)) {
-          try {
-            return {Value(contains(items, str, *v))};
-          } catch (const Error& err) {
-            throw Error(ErrorKind::Semantic, e.span, err.message());
-          }
-        }
-        SOp s = sop_of(x, e.span, "the left side of 'in'");
-        std::string label = "in [";
-        for (size_t i = 0; i < items.size(); ++i) label += (i ? ", " : "") + repr(items[i]);
-        label = str ? "in " + repr(Value(str_store)) : label + "]";
-        return {with_span(map(s, [items, str_store, has_str = str != nullptr](const Value& v) -> Value {
-          return contains(items, has_str ? &str_store : nullptr, v);
-        }, label), e.span)};
-      }
-      case Expr::Call: {
-        std::vector<RVal> args;
-        for (size_t i = 1; i < e.kids.size(); ++i) args.push_back(eval(*e.kids[i], env));
-        const Expr& callee = *e.kids[0];
-        if (callee.k == Expr::Name) {
-          if (const RVal* r = env->find(callee.name)) return call(*r, args, e.span);
-          if (const Builtin* b = builtin_named(callee.name)) return (this->**b)(BuiltinCall{callee.name, args, e.span});
-          throw Error(ErrorKind::Semantic, callee.span, "undefined function '" + callee.name + "'");
-        }
-        return call(eval(callee, env), args, e.span);
-      }
-      case Expr::Index: {
-        RVal base = eval(*e.kids[0], env);
-        Value idx = value_of(eval(*e.kids[1], env), e.span, "an index");
-        if (!std::holds_alternative<int64_t>(idx)) throw Error(ErrorKind::Semantic, e.span, "an index must be an integer");
-        std::vector<RVal> items;
-        if (auto* l = std::get_if<RList>(&base.v)) items = **l;
-        else if (auto* v = std::get_if<Value>(&base.v); v && std::holds_alternative<std::string>(*v)) items = iterate(base, e.span);
-        else throw Error(ErrorKind::Semantic, e.span, "cannot index a " + kind_of(base) + " (only lists and strings)");
-        int64_t i = std::get<int64_t>(idx);
-        if (i < 0) i += static_cast<int64_t>(items.size());
-        if (i < 0 || i >= static_cast<int64_t>(items.size()))
-          throw Error(ErrorKind::Semantic, e.span, "index " + std::to_string(std::get<int64_t>(idx)) + " out of range (size " +
-                                                       std::to_string(items.size()) + ")");
-        return items[static_cast<size_t>(i)];
-      }
+      case Expr::Ternary: return eval_conditional(e, env);
+      case Expr::In: return eval_in(e, env);
+      case Expr::Call: return eval_call(e, env);
+      case Expr::Index: return eval_index(e, env);
       case Expr::Select: {
         RVal k = eval(*e.kids[0], env), q = eval(*e.kids[1], env);
         return {select_dynamic(operand(k, e.span, "the keys of select"), operand(q, e.span, "the queries of select"), e.pred, e.span)};
       }
-      case Expr::Lambda: {
-        auto l = std::make_shared<LambdaDef>();
-        l->params = e.params;
-        l->body = e.kids[0];
-        l->closure = arena->own(*snapshot(env));
-        l->owner = arena;
-        l->text = e.text;
-        return {std::shared_ptr<const LambdaDef>(l)};
-      }
+      case Expr::Lambda: return eval_lambda(e, env);
       case Expr::Annotate: {
         SOp s = sop_of(eval(*e.kids[0], env), e.span, "the operand of numerical/categorical");
         return {e.enc == Encoding::Numerical ? numerical(s) : categorical(s)};
       }
     }
     throw Error(ErrorKind::Semantic, e.span, "unknown expression");
+  }
+
+  // A variable: its value (s-ops named inside functions run on values are an error).
+  RVal eval_name(const Expr& e, const EnvP& env) {
+    if (const RVal* r = env->find(e.name)) {
+      if (auto* gone = std::get_if<SOpOutsideValues>(&r->v))
+        throw Error(ErrorKind::Semantic, e.span,
+                    "'" + e.name + "' is " + (gone->kind == "s-op" ? "an " : "a ") + gone->kind +
+                        "; a function applied element by element (map, zipmap) runs on plain values");
+      return *r;
+    }
+    throw Error(ErrorKind::Semantic, e.span, "undefined variable '" + e.name + "'");
+  }
+
+  // [expr for x in items] (and for a, b in pairs).
+  RVal eval_list_comprehension(const Expr& e, const EnvP& env) {
+    auto list = std::make_shared<std::vector<RVal>>();
+    for (const RVal& item : iterate(eval(*e.kids[1], env), e.kids[1]->span)) {
+      auto inner = arena->make_env(env);
+      if (e.params.size() == 1) {
+        inner->vars[e.params[0]] = item;
+      } else {
+        auto parts = iterate(item, e.span);
+        if (parts.size() != e.params.size())
+          throw Error(ErrorKind::Semantic, e.span, "cannot unpack an item into " + std::to_string(e.params.size()) + " variables");
+        for (size_t i = 0; i < parts.size(); ++i) inner->vars[e.params[i]] = parts[i];
+      }
+      list->push_back(eval(*e.kids[0], inner));
+    }
+    return {RList(list)};
+  }
+
+  // x if c else y: chosen now for a plain condition, a where(...) s-op otherwise.
+  RVal eval_conditional(const Expr& e, const EnvP& env) {
+    RVal cond = eval(*e.kids[1], env);
+    if (auto* v = std::get_if<Value>(&cond.v)) return eval(*e.kids[truthy(*v) ? 0 : 2], env);
+    SOp c = sop_of(cond, e.span, "the condition of 'x if condition else y'");
+    SOp t = sop_of(eval(*e.kids[0], env), e.span, "the first branch of 'x if c else y'");
+    SOp f = sop_of(eval(*e.kids[2], env), e.span, "the second branch of 'x if c else y'");
+    return {with_span(where(c, t, f), e.span)};
+  }
+
+  // x in list/string: a value now, or an s-op testing membership per position.
+  RVal eval_in(const Expr& e, const EnvP& env) {
+    RVal x = eval(*e.kids[0], env);
+    RVal container = eval(*e.kids[1], env);
+    std::vector<Value> items;
+    const std::string* str = nullptr;
+    std::string str_store;
+    if (auto* l = std::get_if<RList>(&container.v)) {
+      for (const auto& it : **l) items.push_back(value_of(it, e.span, "an element of the list after 'in'"));
+    } else if (auto* v = std::get_if<Value>(&container.v); v && std::holds_alternative<std::string>(*v)) {
+      str_store = std::get<std::string>(*v);
+      str = &str_store;
+    } else {
+      throw Error(ErrorKind::Semantic, e.span, "'in' needs a list or a string on the right, not a " + kind_of(container));
+    }
+    if (auto* v = std::get_if<Value>(&x.v)) {
+      try {
+        return {Value(contains(items, str, *v))};
+      } catch (const Error& err) {
+        throw Error(ErrorKind::Semantic, e.span, err.message());
+      }
+    }
+    SOp s = sop_of(x, e.span, "the left side of 'in'");
+    std::string label = "in [";
+    for (size_t i = 0; i < items.size(); ++i) label += (i ? ", " : "") + repr(items[i]);
+    label = str ? "in " + repr(Value(str_store)) : label + "]";
+    return {with_span(map(s, [items, str_store, has_str = str != nullptr](const Value& v) -> Value {
+      return contains(items, has_str ? &str_store : nullptr, v);
+    }, label), e.span)};
+  }
+
+  // A call of a def, a lambda or a builtin function.
+  RVal eval_call(const Expr& e, const EnvP& env) {
+    std::vector<RVal> args;
+    for (size_t i = 1; i < e.kids.size(); ++i) args.push_back(eval(*e.kids[i], env));
+    const Expr& callee = *e.kids[0];
+    if (callee.k == Expr::Name) {
+      if (const RVal* r = env->find(callee.name)) return call(*r, args, e.span);
+      if (const Builtin* b = builtin_named(callee.name)) return (this->**b)(BuiltinCall{callee.name, args, e.span});
+      throw Error(ErrorKind::Semantic, callee.span, "undefined function '" + callee.name + "'");
+    }
+    return call(eval(callee, env), args, e.span);
+  }
+
+  // list[i] and string[i] (negative i counts from the end).
+  RVal eval_index(const Expr& e, const EnvP& env) {
+    RVal base = eval(*e.kids[0], env);
+    Value idx = value_of(eval(*e.kids[1], env), e.span, "an index");
+    if (!std::holds_alternative<int64_t>(idx)) throw Error(ErrorKind::Semantic, e.span, "an index must be an integer");
+    std::vector<RVal> items;
+    if (auto* l = std::get_if<RList>(&base.v)) items = **l;
+    else if (auto* v = std::get_if<Value>(&base.v); v && std::holds_alternative<std::string>(*v)) items = iterate(base, e.span);
+    else throw Error(ErrorKind::Semantic, e.span, "cannot index a " + kind_of(base) + " (only lists and strings)");
+    int64_t i = std::get<int64_t>(idx);
+    if (i < 0) i += static_cast<int64_t>(items.size());
+    if (i < 0 || i >= static_cast<int64_t>(items.size()))
+      throw Error(ErrorKind::Semantic, e.span, "index " + std::to_string(std::get<int64_t>(idx)) + " out of range (size " +
+                                                   std::to_string(items.size()) + ")");
+    return items[static_cast<size_t>(i)];
+  }
+
+  RVal eval_lambda(const Expr& e, const EnvP& env) {
+    auto l = std::make_shared<LambdaDef>();
+    l->params = e.params;
+    l->body = e.kids[0];
+    l->closure = arena->own(*snapshot(env));
+    l->owner = arena;
+    l->text = e.text;
+    return {std::shared_ptr<const LambdaDef>(l)};
   }
 
   // A lambda sees a copy of the values, lists and functions in scope where it is written; its
