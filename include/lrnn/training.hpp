@@ -31,7 +31,7 @@ struct Settings {
   size_t batch_size = 0;               // 0: the whole training set per step
   uint64_t seed = 1;                   // initialisation, shuffling and splits
   std::string initializer = "glorot";  // glorot | he | uniform(s) | normal(s) | constant(v)
-  std::string schedule = "constant";   // constant | step | exponential | cosine
+  std::string schedule = "constant";   // constant | step | exponential | cosine | linear
   std::optional<int> step_size;        // step schedule; unset: a quarter of the epochs
   double gamma = 0.5;                  // step / exponential decay factor
   int patience = 0;                    // early stopping (0: off)

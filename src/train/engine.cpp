@@ -63,7 +63,7 @@ Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
     preds.push_back(std::move(p));
     targets.push_back(infos[o].target);
   }
-  m.loss = m.count ? total / m.count : std::numeric_limits<double>::quiet_NaN();
+  m.loss = m.count ? total / loss_divisor(loss_kind, m.count) : std::numeric_limits<double>::quiet_NaN();
   m.accuracy = m.count ? accuracy(preds, targets) : std::numeric_limits<double>::quiet_NaN();
   m.auc = all_binary && m.count ? auc(scores, binary) : std::numeric_limits<double>::quiet_NaN();
   return m;
@@ -92,7 +92,8 @@ LossSum seed_loss_gradients(const exec::Plan& plan, exec::Workspace& ws, LossKin
     if (targets) targets->push_back(target);
     const exec::OutputRef& ref = plan.outputs[o];
     if (ref.offset == exec::kNoValue) continue;
-    for (size_t k = 0; k < y.size(); ++k) ws.grads[ref.offset + k] += loss_grad[k] / total.count;
+    const double divisor = loss_divisor(loss_kind, total.count);
+    for (size_t k = 0; k < y.size(); ++k) ws.grads[ref.offset + k] += loss_grad[k] / divisor;
   }
   return total;
 }
@@ -310,7 +311,8 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     report.epoch = epochs_trained_;
     report.lr = lr;
     report.train.count = loss_count;
-    report.train.loss = loss_count ? loss_sum / loss_count : std::numeric_limits<double>::quiet_NaN();
+    report.train.loss =
+        loss_count ? loss_sum / loss_divisor(config.loss, loss_count) : std::numeric_limits<double>::quiet_NaN();
     report.train.accuracy = loss_count ? accuracy(preds, targets) : std::numeric_limits<double>::quiet_NaN();
     report.train.auc = std::numeric_limits<double>::quiet_NaN();
     if (test) {

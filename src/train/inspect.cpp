@@ -121,7 +121,7 @@ GroundNetwork Engine::inspect(const Sample& sample, LossKind loss_kind, bool wit
       for (size_t o = 0; o < plan.outputs.size(); ++o) targets[o] = target_of(sample.queries[plan.outputs[o].query]);
       const LossSum loss = seed_loss_gradients(plan, ws, loss_kind,
                                                [&](size_t o) -> const std::vector<double>& { return targets[o]; });
-      out.loss = loss.count ? loss.sum / static_cast<double>(loss.count) : 0.0;
+      out.loss = loss.count ? loss.sum / loss_divisor(loss_kind, loss.count) : 0.0;
     }
     std::vector<double> param_grads(model_.params.size(), 0.0);
     exec::backward(plan, model_.params, ws, param_grads);
