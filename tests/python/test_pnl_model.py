@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import lrnn
+import lrnn.model as lrnn_model
 from lrnn import R, Settings, Template
 from lrnn.dataset import CSVDataset, CSVFile, Data, Dataset, Mode, Sample, TensorDataset
 from lrnn.nn.init import Longtail, Torch, Uniform
@@ -242,9 +243,7 @@ def test_reset_parameters_clone_and_seeds():
         c = built().parameters()
         assert not all(np.array_equal(a[k], c[k]) for k in a)
     finally:
-        import lrnn.model
-
-        lrnn.model._manual_seed = None
+        lrnn_model._manual_seed = None
 
 
 # ---- tensor and CSV datasets --------------------------------------------------------------------------
@@ -354,7 +353,7 @@ def test_torch_function_gradcheck_and_training():
     # The same network in torch gives the same output.
     w = [p.detach() for p in layer.parameters()]
     expected = torch.sigmoid(w[2] @ torch.tanh(w[0] @ a + w[1] @ (b * 2)))
-    assert float(layer(a, b)) == pytest.approx(float(expected.reshape(())), abs=1e-12)
+    assert float(layer(a, b).detach()) == pytest.approx(float(expected.reshape(())), abs=1e-12)
     # A tensor read by to_logic but not written as a fact's value is refused, not dropped.
     sneaky = NeuraLogic(model, [], R.y, lambda a, b: (np.asarray(a), [R.a[[1.0, 2.0, 3.0]], R.b[[1.0, 1.0]]])[1])
     with pytest.raises(ValueError, match="to_logic"):
