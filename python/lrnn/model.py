@@ -460,11 +460,12 @@ class Model(Template):
             raise ValueError("model.train needs a dataset")
         train_set = self.build_dataset(dataset)
         test_set = None if test_dataset is None else self.build_dataset(test_dataset)
-        if batch_size is None and self.settings.batch_size is None and train_set.batch_size is not None:
-            # PyNeuraLogic's build_dataset(batch_size=): that many samples a step, in order.
+        in_order = batch_size is None and self.settings.batch_size is None and train_set.batch_size is not None
+        if in_order:  # PyNeuraLogic's build_dataset(batch_size=): that many samples a step, in order
             batch_size = train_set.batch_size
-            self.settings.options.setdefault("shuffle", False)
         config = self._config(epochs, batch_size)
+        if in_order:
+            config.setdefault("shuffle", False)
         bar = None
         if progress and config["epochs"] > 0:
             from tqdm.auto import tqdm

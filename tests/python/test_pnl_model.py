@@ -194,6 +194,7 @@ def test_online_training_in_order_matches_torch_step_by_step():
     assert [r[1] for r in results] == pytest.approx(outputs, abs=1e-12)
     assert [r[2] for r in results] == pytest.approx([(o - t) ** 2 for o, (_, t) in zip(outputs, SAMPLES)], abs=1e-12)
     assert len(results[0]) == 3
+    assert "shuffle" not in model.settings.options  # the dataset's order is not written into the settings
 
 
 def test_loss_and_validate_do_not_train():
