@@ -90,6 +90,12 @@ def test_settings_defaults_are_objects_and_proxies_follow():
     assert len(s._proxies) == 0
     with pytest.raises(ValueError, match="clip_grad_norm"):
         Settings(clip_grad_norm=0)
+    s.initializer_uniform_scale = 3.0
+    assert s.initializer.scale == 3.0 and s.initializer.engine_spec() == "uniform(1.5)"
+    s.initializer = lrnn.Glorot()
+    assert s.initializer_uniform_scale is None
+    with pytest.raises(ValueError, match="Uniform"):
+        s.initializer_uniform_scale = 2.0
 
 
 # ---- optimizers and decays ---------------------------------------------------------------------
@@ -354,7 +360,7 @@ def test_torch_function_gradcheck_and_training():
     # The same network in torch gives the same output.
     w = [p.detach() for p in layer.parameters()]
     expected = torch.sigmoid(w[2] @ torch.tanh(w[0] @ a + w[1] @ (b * 2)))
-    assert float(layer(a, b).detach()) == pytest.approx(float(expected.reshape(())), abs=1e-12)
+    assert float(layer(a, b).detach()) == pytest.approx(float(expected.detach().reshape(())), abs=1e-12)
     # A tensor read by to_logic but not written as a fact's value is refused, not dropped.
     sneaky = NeuraLogic(model, [], R.y, lambda a, b: (np.asarray(a), [R.a[[1.0, 2.0, 3.0]], R.b[[1.0, 1.0]]])[1])
     with pytest.raises(ValueError, match="to_logic"):

@@ -41,6 +41,12 @@ def _check_option(key: str, value: Any) -> None:
     raise TypeError(f"Settings got an unexpected keyword argument {key!r}{hint}")
 
 
+def _uniform() -> type:
+    from lrnn.nn.init import Uniform
+
+    return Uniform
+
+
 def _engine_default(key: str) -> Any:
     from lrnn import _core
 
@@ -170,9 +176,20 @@ class Settings:
     def clip_grad_value(self, value: Optional[float]) -> None:
         self["clip_grad_value"] = value
 
+    @property
+    def initializer_uniform_scale(self) -> Optional[float]:
+        """PyNeuraLogic's name for Uniform's scale (None for other initialisers)."""
+        return getattr(self._initializer, "scale", None) if isinstance(self._initializer, _uniform()) else None
+
+    @initializer_uniform_scale.setter
+    def initializer_uniform_scale(self, scale: float) -> None:
+        if not isinstance(self._initializer, _uniform()):
+            raise ValueError(f"initializer_uniform_scale is the scale of Uniform(); the initializer is {self.initializer!r}")
+        self.initializer = _uniform()(scale)
+
     def __setattr__(self, key: str, value: Any) -> None:
         # A typo (settings.optimiser = ...) would otherwise make a silent new attribute.
-        if not key.startswith("_") and key not in KNOWN and key != "options":
+        if not key.startswith("_") and key not in KNOWN and key not in ("options", "initializer_uniform_scale"):
             _check_option(key, value)
             self[key] = value
             return
