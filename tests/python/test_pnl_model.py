@@ -306,6 +306,9 @@ def test_csv_files_and_modes():
 def test_generated_xor_datasets_train():
     from lrnn.utils.data import XOR, XOR_Vectorized
 
+    from lrnn.dataset import XOR as dataset_xor
+
+    assert dataset_xor is XOR
     for loader in (XOR, XOR_Vectorized):
         model, dataset = loader()
         assert len(dataset) == 4

@@ -493,4 +493,16 @@ class CSVDataset:
         return Dataset([Sample(q, example) for q, example in zip(queries, examples)])
 
 
-__all__ = ["Dataset", "Sample", "FileDataset", "Data", "TensorDataset", "CSVFile", "CSVDataset", "Mode"]
+_LOADERS = ("XOR", "XOR_Vectorized", "Family", "Trains", "Mutagenesis", "Nations")
+
+
+def __getattr__(name: str) -> Any:
+    # The built-in datasets (lrnn.utils.data) under lrnn.dataset too, loaded on first use.
+    if name in _LOADERS:
+        from lrnn.utils import data
+
+        return getattr(data, name)
+    raise AttributeError(f"module 'lrnn.dataset' has no attribute {name!r}")
+
+
+__all__ = ["Dataset", "Sample", "FileDataset", "Data", "TensorDataset", "CSVFile", "CSVDataset", "Mode", *_LOADERS]
