@@ -90,6 +90,8 @@ def test_settings_defaults_are_objects_and_proxies_follow():
     assert len(s._proxies) == 0
     with pytest.raises(ValueError, match="clip_grad_norm"):
         Settings(clip_grad_norm=0)
+    with pytest.raises(ValueError, match="shuffle"):
+        Settings(shuffle="no")
     s.initializer_uniform_scale = 3.0
     assert s.initializer.scale == 3.0 and s.initializer.engine_spec() == "uniform(1.5)"
     s.initializer = lrnn.Glorot()

@@ -29,6 +29,8 @@ KNOWN = KEYWORDS + ENGINE_OPTIONS + PYNEURALOGIC_BUILD_OPTIONS + CLIP_OPTIONS
 
 
 def _check_option(key: str, value: Any) -> None:
+    if key == "shuffle" and not isinstance(value, bool):
+        raise ValueError(f"Settings(shuffle=...) takes True or False, got {value!r}")
     if key in ENGINE_OPTIONS or key in PYNEURALOGIC_BUILD_OPTIONS:
         return
     if key in CLIP_OPTIONS:
