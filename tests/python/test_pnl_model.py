@@ -370,3 +370,22 @@ def test_torch_function_gradcheck_and_training():
     sneaky = NeuraLogic(model, [], R.y, lambda a, b: (np.asarray(a), [R.a[[1.0, 2.0, 3.0]], R.b[[1.0, 1.0]]])[1])
     with pytest.raises(ValueError, match="to_logic"):
         sneaky(a, b)
+
+
+# ---- parity with PyNeuraLogic 0.9.2 (numbers recorded from the real package) ---------------------------
+def test_online_training_matches_recorded_pyneuralogic_numbers():
+    import json
+
+    recorded = json.loads((Path(__file__).parent / "data" / "pyneuralogic_linear_training.json").read_text())
+    assert len(recorded["runs"]) == 4
+    for key, run in recorded["runs"].items():
+        reduction, clip = key.split("_clip")
+        clip = None if clip == "None" else float(clip)
+        model = linear_model(Settings(optimizer=SGD(lr=0.1), error_function=MSE(reduction=reduction),
+                                      clip_grad_value=clip))
+        built = model.build_dataset(linear_dataset(), batch_size=1)
+        results = model.train(built, epochs=2, progress=False)
+        assert np.allclose([list(r) for r in results], run["results"], atol=1e-12, rtol=0), key
+        assert np.allclose(weight(model), np.ravel(run["weights"]["w"]), atol=1e-12, rtol=0), key
+        assert model.loss(built) == pytest.approx(run["loss"], abs=1e-12), key
+        assert np.allclose([list(r) for r in model.validate(built)], run["validate"], atol=1e-12, rtol=0), key
