@@ -377,13 +377,12 @@ def test_online_training_matches_recorded_pyneuralogic_numbers():
     import json
 
     recorded = json.loads((Path(__file__).parent / "data" / "pyneuralogic_linear_training.json").read_text())
-    assert len(recorded["runs"]) == 4
+    assert len(recorded["runs"]) == 12
     for key, run in recorded["runs"].items():
-        reduction, clip = key.split("_clip")
-        clip = None if clip == "None" else float(clip)
-        model = linear_model(Settings(optimizer=SGD(lr=0.1), error_function=MSE(reduction=reduction),
-                                      clip_grad_value=clip))
-        built = model.build_dataset(linear_dataset(), batch_size=1)
+        reduction, batch, clip = key.split("_")
+        clip_options = {"value": {"clip_grad_value": 0.3}, "norm": {"clip_grad_norm": 0.5}}.get(clip[4:], {})
+        model = linear_model(Settings(optimizer=SGD(lr=0.1), error_function=MSE(reduction=reduction), **clip_options))
+        built = model.build_dataset(linear_dataset(), batch_size=int(batch[5:]))
         results = model.train(built, epochs=2, progress=False)
         assert np.allclose([list(r) for r in results], run["results"], atol=1e-12, rtol=0), key
         assert np.allclose(weight(model), np.ravel(run["weights"]["w"]), atol=1e-12, rtol=0), key
