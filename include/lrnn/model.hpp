@@ -84,6 +84,9 @@ class Model {
 
   // The ground network of sample `index` of `data`, with gradients of the loss if asked.
   GroundNetwork network(const Dataset& data, size_t index, bool with_gradients = false) const;
+  // The same with the gradients of a backward pass started from `output_gradients` (one
+  // row per output of the sample) instead of the loss: a vector-Jacobian product.
+  GroundNetwork network(const Dataset& data, size_t index, const std::vector<std::vector<double>>& output_gradients) const;
   // The outputs `data` asks for (each query's ground atoms, with targets), values empty:
   // grounds the dataset (cached with the model, as train/evaluate do).
   std::vector<Output> ground_queries(const Dataset& data) const;

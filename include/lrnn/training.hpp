@@ -31,10 +31,18 @@ struct Settings {
   size_t batch_size = 0;               // 0: the whole training set per step
   uint64_t seed = 1;                   // initialisation, shuffling and splits
   std::string initializer = "glorot";  // glorot | he | uniform(s) | normal(s) | constant(v)
-  std::string schedule = "constant";   // constant | step | exponential | cosine
+  std::string schedule = "constant";   // constant | step | exponential | cosine | linear
   std::optional<int> step_size;        // step schedule; unset: a quarter of the epochs
   double gamma = 0.5;                  // step / exponential decay factor
   int patience = 0;                    // early stopping (0: off)
+  // Minibatches (batch_size smaller than the set) are drawn in a new random order every
+  // epoch unless shuffle is false; then they follow the dataset's order (PyNeuraLogic's
+  // online training: batch_size 1, no shuffling).
+  bool shuffle = true;
+  // Gradient clipping before each optimizer step, as torch's clip_grad_value_ (every
+  // entry into [-v, v]) then clip_grad_norm_ (the whole gradient's L2 norm scaled down to
+  // at most n); unset: no clipping.
+  std::optional<double> clip_grad_value, clip_grad_norm;
   size_t max_ground_rules = kDefaultMaxGroundRules;  // per sample; beyond: a Limit error
 };
 
@@ -56,6 +64,10 @@ struct EpochInfo {
 
 struct TrainReport {
   int epochs = 0;
+  // The value of every output of the training set as computed in the last epoch's forward
+  // passes (before that epoch's updates), in the dataset's output order: PyNeuraLogic's
+  // per-sample results of train().
+  std::vector<std::vector<double>> last_epoch_outputs;
   bool stopped_early = false;
   double build_seconds = 0;   // grounding + neuralization + plan of the datasets
   double ground_seconds = 0;  // of which grounding + neuralization of the training set

@@ -23,11 +23,33 @@ from lrnn.core import (
     W,
 )
 from lrnn.dataset import Dataset, FileDataset, Sample
-from lrnn.nn.init import Constant, Glorot, He, Normal, Uniform
-from lrnn.nn.loss import MSE, CrossEntropy
+from lrnn.nn.init import Constant, Glorot, He, Longtail, Normal, Torch, Uniform
+from lrnn.nn.loss import MSE, CrossEntropy, SoftEntropy
 from lrnn.optim import SGD, Adam, AdamW
 
 __version__ = "0.1.0"
+
+
+def initialize(*args, **kwargs) -> None:
+    """PyNeuraLogic starts its Java engine here; lrnn's engine is linked in and needs no
+    start, so this only records that it was called (the arguments are Java's: ignored)."""
+    global _initialized
+    _initialized = True
+
+
+def is_initialized() -> bool:
+    """True: lrnn's engine is ready as soon as it is imported."""
+    return True
+
+
+_initialized = False
+
+
+def manual_seed(seed: int) -> None:
+    """The seed of every later build whose Settings give none (PyNeuraLogic's manual_seed)."""
+    from lrnn.model import manual_seed as set_seed
+
+    set_seed(seed)
 
 
 def __getattr__(name):
@@ -51,7 +73,8 @@ __all__ = [
     "R", "Relation", "V", "Var", "C", "Const", "W", "F",
     "Transformation", "Combination", "Aggregation", "Metadata", "Rule",
     "Template", "Model", "Settings",
-    "SGD", "Adam", "AdamW", "MSE", "CrossEntropy",
-    "Uniform", "Normal", "Glorot", "He", "Constant",
+    "SGD", "Adam", "AdamW", "MSE", "CrossEntropy", "SoftEntropy",
+    "Uniform", "Normal", "Glorot", "He", "Constant", "Longtail", "Torch",
+    "initialize", "is_initialized", "manual_seed",
     "Dataset", "FileDataset", "Sample", "LrnnError",
 ]

@@ -33,13 +33,66 @@ def _defaults() -> Dict[str, Any]:
     return _core().default_settings()
 
 
+_manual_seed: Optional[int] = None
+
+
+def manual_seed(seed: int) -> None:
+    """The seed of every later build whose Settings give none (PyNeuraLogic's manual_seed)."""
+    global _manual_seed
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"manual_seed takes an integer >= 0, got {seed!r}")
+    _manual_seed = seed
+
+
+def _seed_of(settings: Settings) -> int:
+    if settings.seed is not None:
+        return settings.seed
+    return _manual_seed if _manual_seed is not None else _defaults()["seed"]
+
+
+def _error_of(loss: ErrorFunction, output: np.ndarray, target: np.ndarray) -> float:
+    """One output's error summed over its entries (PyNeuraLogic's per-sample error)."""
+    y = np.ravel(np.asarray(output, dtype=np.float64))
+    t = np.ravel(np.asarray(target, dtype=np.float64))
+    if isinstance(loss, CrossEntropy):
+        if y.size == 1:
+            z, label = float(y[0]), float(t[0])
+            return float(max(z, 0.0) + np.log1p(np.exp(-abs(z))) - label * z)
+        lse = float(np.max(y) + np.log(np.sum(np.exp(y - np.max(y)))))
+        if t.size == 1:
+            return lse - float(y[int(t[0])])
+        return float(-np.sum(t * (y - lse)))
+    return float(np.sum((y - t) ** 2))
+
+
+def _results(targets: List[Any], outputs: List[Any], loss: ErrorFunction) -> List[Tuple[Any, Any, float]]:
+    results = []
+    for target, output in zip(targets, outputs):
+        value = _plain(output)
+        if target is None:
+            results.append((None, value, float("nan")))
+        else:
+            results.append((_plain(target), value, _error_of(loss, output, target)))
+    return results
+
+
+def _plain(value: Any) -> Any:
+    """A float for a one-entry value, else a NumPy array."""
+    array = np.asarray(value, dtype=np.float64)
+    return float(array.reshape(-1)[0]) if array.size == 1 else array
+
+
 class BuiltDataset:
     """A dataset grounded and neuralized against one model (PyNeuraLogic's
     `model.build_dataset(dataset)`): pass it to train/test/forward to skip rebuilding."""
 
-    def __init__(self, model: "Model", prepared: Any, source: Optional[Tuple[str, str, str, str]] = ("", "", "", "")):
+    def __init__(self, model: "Model", prepared: Any, source: Optional[Tuple[str, str, str, str]] = ("", "", "", ""),
+                 batch_size: Optional[int] = None):
         self._model = model
         self._prepared = prepared
+        # PyNeuraLogic's build_dataset(batch_size=): trained in this many samples per step,
+        # in the dataset's order; None: the settings' batch size.
+        self.batch_size = batch_size
         # (examples text, queries text, examples file, queries file): what the pictures
         # (lrnn.draw) ground again through the public API.
         self._source = source
@@ -71,10 +124,17 @@ class BuiltSample:
         self._dataset = dataset
         self.index = index
 
-    def draw(self, filename: Optional[str] = None, draw_ipython: bool = True, img_type: str = "svg",
-             value_detail: int = 0, graphviz_path: Optional[str] = None, **kwargs: Any) -> Any:
+    def draw(self, filename: Optional[str] = None, draw_ipython: bool = True, img_type: Optional[str] = None,
+             value_detail: int = 0, graphviz_path: Optional[str] = None, *, show: Optional[bool] = None,
+             **kwargs: Any) -> Any:
+        """The sample's neural network as a picture (lrnn.draw.draw_sample): SVG by default;
+        PyNeuraLogic's spelling `draw(show=False)` gives its default, PNG bytes."""
         from lrnn.draw import draw_sample
 
+        if show is not None:
+            draw_ipython = show
+        if img_type is None:
+            img_type = "svg" if show is None else "png"
         return draw_sample(self, filename, draw_ipython, img_type, value_detail, graphviz_path, **kwargs)
 
     def _repr_svg_(self) -> Optional[str]:
@@ -89,7 +149,11 @@ class BuiltSample:
 class TrainHistory:
     """Per-epoch training (and test) metrics, as PyNeuraLogic's TrainerHistory."""
 
-    def __init__(self, reports: List[Dict[str, Any]], stopped_early: bool, seconds: float):
+    def __init__(self, reports: List[Dict[str, Any]], stopped_early: bool, seconds: float,
+                 results: Optional[List[Tuple[Any, Any, float]]] = None):
+        # PyNeuraLogic's train() result: (target, output, error) of every output in the last
+        # epoch, the output as computed in that epoch's forward pass; history[i] is the i-th.
+        self.results = list(results or [])
         self.epochs = [r["epoch"] for r in reports]
         self.train_losses = [r["train"]["loss"] for r in reports]
         self.train_accuracies = [r["train"]["accuracy"] for r in reports]
@@ -102,6 +166,12 @@ class TrainHistory:
 
     def __len__(self) -> int:
         return len(self.epochs)
+
+    def __getitem__(self, index: int) -> Tuple[Any, Any, float]:
+        return self.results[index]
+
+    def __iter__(self) -> Iterator[Tuple[Any, Any, float]]:
+        return iter(self.results)
 
     def __repr__(self) -> str:
         last = f", last loss {self.train_losses[-1]:.6g}" if self.train_losses else ""
@@ -204,6 +274,8 @@ def _sample_set(dataset: Any) -> Any:
         return core.SampleSet.from_files(dataset.examples_file, dataset.queries_file or "")
     if isinstance(dataset, (list, tuple)) and all(isinstance(s, Sample) for s in dataset):
         dataset = Dataset(list(dataset))
+    if not isinstance(dataset, Dataset) and hasattr(dataset, "to_dataset"):  # TensorDataset, CSVDataset
+        dataset = dataset.to_dataset()
     if isinstance(dataset, Dataset):
         return core.SampleSet.from_text(*dataset.to_text())
     raise TypeError(f"cross_validate takes a Dataset, FileDataset or lrnn.datasets dataset, got {type(dataset).__name__}")
@@ -267,11 +339,17 @@ class Model(Template):
     # ---- building ----------------------------------------------------------------------------
     def build(self, settings: Optional[Settings] = None) -> "Model":
         settings = settings if settings is not None else Settings()
-        init = settings.initializer if settings.initializer is not None else Glorot()
-        seed = _defaults()["seed"] if settings.seed is None else settings.seed
-        self._engine = _core().Model(str(self), init.engine_spec(), seed)
+        seed = _seed_of(settings)
+        self._engine = _core().Model(str(self), settings.initializer.engine_spec(), seed)
         self.settings = settings
+        self._settings_proxy = settings.create_proxy()
         return self
+
+    def reset_parameters(self) -> None:
+        """Every weight back to its initial value (the settings' initializer and seed draw
+        the same numbers again)."""
+        self._require_built()
+        self.build(self.settings)
 
     def _check_mutable(self) -> None:
         if getattr(self, "_engine", None) is not None:
@@ -287,7 +365,31 @@ class Model(Template):
         return self._engine
 
     # ---- data --------------------------------------------------------------------------------
-    def build_dataset(self, dataset: Any) -> BuiltDataset:
+    def build_dataset(self, dataset: Any, *, batch_size: Optional[int] = None, learnable_facts: bool = False,
+                      progress: bool = False) -> BuiltDataset:
+        """Grounds and neuralizes `dataset` (PyNeuraLogic's keywords): `batch_size` samples
+        per training step, taken in the dataset's order (default: the settings'). Learnable
+        example facts (`learnable_facts=True`) are not supported here; `progress` has no
+        effect (building shows no bar)."""
+        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
+            raise ValueError(f"build_dataset's batch_size must be an integer >= 1, got {batch_size!r}")
+        if learnable_facts:
+            raise NotImplementedError(
+                "build_dataset(learnable_facts=True): learnable example facts are not supported by this "
+                "build of lrnn; write the facts as weights of the template instead"
+            )
+        built = self._build_dataset(dataset)
+        if batch_size is not None:
+            built = BuiltDataset(self, built._prepared, built._source, batch_size)
+        return built
+
+    def ground(self, dataset: Any, *, batch_size: Optional[int] = None, learnable_facts: bool = False,
+               progress: bool = False) -> BuiltDataset:
+        """PyNeuraLogic's ground(): lrnn grounds and neuralizes in one step, so this is
+        build_dataset (the result is accepted wherever a grounded dataset is)."""
+        return self.build_dataset(dataset, batch_size=batch_size, learnable_facts=learnable_facts, progress=progress)
+
+    def _build_dataset(self, dataset: Any) -> BuiltDataset:
         engine = self._require_built()
         if isinstance(dataset, BuiltDataset):
             if dataset._model is not self:
@@ -307,9 +409,11 @@ class Model(Template):
             prepared = engine.prepare_samples(dataset._lrnn_samples())
             source = None  # held in C++, no text to draw a sample from
         elif isinstance(dataset, Sample):
-            return self.build_dataset(Dataset([dataset]))
+            return self._build_dataset(Dataset([dataset]))
         elif isinstance(dataset, (list, tuple)) and all(isinstance(s, Sample) for s in dataset):
-            return self.build_dataset(Dataset(list(dataset)))
+            return self._build_dataset(Dataset(list(dataset)))
+        elif hasattr(dataset, "to_dataset"):  # TensorDataset, CSVDataset, ...: logic form first
+            return self._build_dataset(dataset.to_dataset())
         else:
             raise TypeError(f"expected a Dataset, FileDataset or BuiltDataset, got {type(dataset).__name__}")
         return BuiltDataset(self, prepared, source)
@@ -318,22 +422,22 @@ class Model(Template):
     def _config(self, epochs: Optional[int], batch_size: Optional[int]) -> Dict[str, Any]:
         s = self.settings
         defaults = _defaults()
-        optimizer = s.optimizer if s.optimizer is not None else Adam(lr=defaults["lr"])
-        loss = s.error_function if s.error_function is not None else MSE()
+        optimizer = s.optimizer
         config: Dict[str, Any] = {
             "epochs": int(epochs if epochs is not None else (s.epochs if s.epochs is not None else defaults["epochs"])),
             "optimizer": optimizer.kind,
-            "lr": optimizer.lr,
+            "lr": optimizer.initial_lr,
             "weight_decay": optimizer.weight_decay,
             "momentum": getattr(optimizer, "momentum", 0.0),
             "beta1": getattr(optimizer, "betas", (0.9, 0.999))[0],
             "beta2": getattr(optimizer, "betas", (0.9, 0.999))[1],
             "eps": getattr(optimizer, "eps", 1e-8),
-            "loss": loss.name,
+            "loss": s.error_function.engine_name,
             "batch_size": int(batch_size if batch_size is not None else (s.batch_size or 0)),
-            "seed": defaults["seed"] if s.seed is None else s.seed,
+            "seed": _seed_of(s),
         }
-        for key in ENGINE_OPTIONS:
+        config.update(optimizer.schedule_options())
+        for key in ENGINE_OPTIONS + ("clip_grad_norm", "clip_grad_value"):
             if key in s.options:
                 config[key] = s.options[key]
         return config
@@ -356,7 +460,12 @@ class Model(Template):
             raise ValueError("model.train needs a dataset")
         train_set = self.build_dataset(dataset)
         test_set = None if test_dataset is None else self.build_dataset(test_dataset)
+        in_order = batch_size is None and self.settings.batch_size is None and train_set.batch_size is not None
+        if in_order:  # PyNeuraLogic's build_dataset(batch_size=): that many samples a step, in order
+            batch_size = train_set.batch_size
         config = self._config(epochs, batch_size)
+        if in_order:
+            config.setdefault("shuffle", False)
         bar = None
         if progress and config["epochs"] > 0:
             from tqdm.auto import tqdm
@@ -379,7 +488,21 @@ class Model(Template):
         finally:
             if bar is not None:
                 bar.close()
-        return TrainHistory(result["history"], result["stopped_early"], result["train_seconds"])
+        results = _results(train_set.targets, result["last_epoch_outputs"], self.settings.error_function)
+        return TrainHistory(result["history"], result["stopped_early"], result["train_seconds"], results)
+
+    def loss(self, dataset: Any) -> float:
+        """The dataset's loss reduced as the error function says (mean or sum): the number
+        training descends, without training."""
+        return float(self.test(dataset).loss)
+
+    def validate(self, dataset: Any) -> List[Tuple[Any, Any, float]]:
+        """(target, output, error) of every output, without training (PyNeuraLogic's
+        validate): the error is the output's own, summed over its entries, not reduced
+        over the dataset (torch's reduction="none")."""
+        evaluation = self.test(dataset)
+        outputs = evaluation.outputs if isinstance(evaluation.outputs, list) else list(evaluation.outputs)
+        return _results(evaluation.targets, outputs, self.settings.error_function)
 
     def fit(self, train_dataset: Any, val_dataset: Any = None, *, epochs: Optional[int] = None,
             batch_size: Optional[int] = None, silent: bool = False, **kwargs: Any) -> TrainHistory:
@@ -431,8 +554,7 @@ class Model(Template):
         """Outputs, predictions and metrics (loss, accuracy, AUC) on a dataset."""
         engine = self._require_built()
         built = self.build_dataset(dataset)
-        loss = self.settings.error_function if self.settings.error_function is not None else MSE()
-        result = engine.evaluate(built._prepared, loss.name)
+        result = engine.evaluate(built._prepared, self.settings.error_function.engine_name)
         return Evaluation(result, built.queries, built.targets)
 
     evaluate = test
@@ -451,8 +573,7 @@ class Model(Template):
         built = self.build_dataset(dataset)
         if not 0 <= sample < len(built):
             raise IndexError(f"sample {sample} of a dataset of {len(built)}")
-        loss = self.settings.error_function if self.settings.error_function is not None else MSE()
-        return GroundNetwork(engine.ground_network(built._prepared, sample, loss.name))
+        return GroundNetwork(engine.ground_network(built._prepared, sample, self.settings.error_function.engine_name))
 
     # ---- parameters --------------------------------------------------------------------------
     def parameters(self) -> Dict[str, np.ndarray]:

@@ -73,6 +73,9 @@ nb::dict settings_dict(const Settings& s) {
   d["gamma"] = s.gamma;
   d["patience"] = s.patience;
   d["max_ground_rules"] = s.max_ground_rules;
+  d["shuffle"] = s.shuffle;
+  d["clip_grad_value"] = s.clip_grad_value ? nb::cast(*s.clip_grad_value) : nb::none();
+  d["clip_grad_norm"] = s.clip_grad_norm ? nb::cast(*s.clip_grad_norm) : nb::none();
   return d;
 }
 
@@ -99,6 +102,9 @@ Settings settings_from(const nb::dict& d, Settings s) {
     else if (k == "gamma") s.gamma = nb::cast<double>(value);
     else if (k == "patience") s.patience = nb::cast<int>(value);
     else if (k == "max_ground_rules") s.max_ground_rules = nb::cast<size_t>(value);
+    else if (k == "shuffle") s.shuffle = nb::cast<bool>(value);
+    else if (k == "clip_grad_value") s.clip_grad_value = nb::cast<double>(value);
+    else if (k == "clip_grad_norm") s.clip_grad_norm = nb::cast<double>(value);
     else throw Error(ErrorKind::Semantic, "unknown setting '" + k + "'");
   }
   return s;
@@ -166,6 +172,29 @@ nb::dict ground_network(Model& model, const BuiltSet& set, size_t index, const s
   return d;
 }
 
+// One sample's outputs, the gradients of its atoms and of every parameter after a backward
+// pass seeded with `output_gradients` (lrnn.nn.torch_function's backward).
+nb::dict vector_jacobian(Model& model, const BuiltSet& set, size_t index,
+                         const std::vector<std::vector<double>>& output_gradients) {
+  GroundNetwork net;
+  {
+    nb::gil_scoped_release release;
+    net = model.network(set.data, index, output_gradients);
+  }
+  nb::list texts, grads, params;
+  for (GroundNetwork::Atom& a : net.atoms) {
+    texts.append(a.text);
+    grads.append(to_array(std::move(a.gradient), shape_of(a.rows, a.cols)));
+  }
+  for (Parameter& p : net.parameter_gradients)
+    params.append(nb::make_tuple(p.name, to_array(std::move(p.values), shape_of(p.rows, p.cols))));
+  nb::dict d;
+  d["atoms"] = texts;
+  d["gradients"] = grads;
+  d["parameter_gradients"] = params;
+  return d;
+}
+
 nb::dict train(Model& model, const BuiltSet& train_set, const BuiltSet* test_set, const nb::dict& config,
                nb::object callback) {
   apply(model, config);
@@ -186,6 +215,9 @@ nb::dict train(Model& model, const BuiltSet& train_set, const BuiltSet* test_set
   d["stopped_early"] = result.stopped_early;
   d["train_seconds"] = result.train_seconds;
   d["history"] = history;
+  nb::list outputs;
+  for (std::vector<double>& v : result.last_epoch_outputs) outputs.append(std::move(v));
+  d["last_epoch_outputs"] = outputs;
   return d;
 }
 
@@ -317,7 +349,8 @@ void bind_engine(nb::module_& m) {
                     std::string text = model->get_template().to_text();
                     return nb::make_tuple(nb::cast(model.release(), nb::rv_policy::take_ownership), text);
                   })
-      .def("ground_network", &ground_network);
+      .def("ground_network", &ground_network)
+      .def("vector_jacobian", &vector_jacobian);
 }
 
 }  // namespace lrnn::python

@@ -139,6 +139,7 @@ TrainReport Model::train(const Dataset& data, const Dataset* test,
   report.stopped_early = result.stopped_early;
   report.train_seconds = result.train_seconds;
   report.history = std::move(result.history);
+  report.last_epoch_outputs = std::move(result.last_epoch_outputs);
   return report;
 }
 
@@ -197,6 +198,15 @@ GroundNetwork Model::network(const Dataset& data, size_t index, bool with_gradie
                                          std::to_string(data.size()));
   return impl_->engine->inspect(data.impl().samples[index], train::parse_loss(impl_->settings.loss), with_gradients,
                                impl_->settings.max_ground_rules);
+}
+
+GroundNetwork Model::network(const Dataset& data, size_t index,
+                             const std::vector<std::vector<double>>& output_gradients) const {
+  if (index >= data.size())
+    throw Error(ErrorKind::Semantic, "sample " + std::to_string(index) + " of a dataset of " +
+                                         std::to_string(data.size()));
+  return impl_->engine->inspect(data.impl().samples[index], train::parse_loss(impl_->settings.loss), true,
+                               impl_->settings.max_ground_rules, &output_gradients);
 }
 
 std::vector<Output> Model::ground_queries(const Dataset& data) const {

@@ -73,6 +73,9 @@ std::string Engine::to_json(const TrainConfig& config) const {
         {"total_epochs", config.schedule.total_epochs},
         {"min_lr", config.schedule.min_lr}}},
       {"patience", config.patience},
+      {"shuffle", config.shuffle},
+      {"clip_grad_value", config.clip_grad_value},
+      {"clip_grad_norm", config.clip_grad_norm},
   };
   json j = {{"format", "lrnn-model"},
             {"version", kModelFileVersion},
@@ -136,6 +139,9 @@ std::unique_ptr<Engine> Engine::from_json(const std::string& text, TrainConfig& 
     config.schedule.total_epochs = s.at("total_epochs").get<int>();
     config.schedule.min_lr = s.at("min_lr").get<double>();
     config.patience = t.value("patience", 0);
+    config.shuffle = t.value("shuffle", true);
+    config.clip_grad_value = t.value("clip_grad_value", 0.0);
+    config.clip_grad_norm = t.value("clip_grad_norm", 0.0);
     engine->optimizer_config_ = config.optimizer;
     engine->optimizer_state_ = t.at("optimizer_state").get<std::vector<double>>();
     return engine;

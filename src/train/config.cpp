@@ -57,6 +57,17 @@ TrainConfig make_train_config(const Settings& s, int epochs_trained) {
   c.schedule.gamma = s.gamma;
   require(s.patience >= 0, "patience", "an integer >= 0", s.patience);
   c.patience = s.patience;
+  c.shuffle = s.shuffle;
+  if (s.clip_grad_value) {
+    require(std::isfinite(*s.clip_grad_value) && *s.clip_grad_value > 0, "clip_grad_value", "a finite number > 0",
+            *s.clip_grad_value);
+    c.clip_grad_value = *s.clip_grad_value;
+  }
+  if (s.clip_grad_norm) {
+    require(std::isfinite(*s.clip_grad_norm) && *s.clip_grad_norm > 0, "clip_grad_norm", "a finite number > 0",
+            *s.clip_grad_norm);
+    c.clip_grad_norm = *s.clip_grad_norm;
+  }
   return c;
 }
 
@@ -78,6 +89,9 @@ Settings settings_of(const TrainConfig& c) {
   s.step_size = c.schedule.step_size;
   s.gamma = c.schedule.gamma;
   s.patience = c.patience;
+  s.shuffle = c.shuffle;
+  if (c.clip_grad_value > 0) s.clip_grad_value = c.clip_grad_value;
+  if (c.clip_grad_norm > 0) s.clip_grad_norm = c.clip_grad_norm;
   return s;
 }
 

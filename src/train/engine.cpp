@@ -1,5 +1,6 @@
 #include "train/engine.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -62,7 +63,7 @@ Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
     preds.push_back(std::move(p));
     targets.push_back(infos[o].target);
   }
-  m.loss = m.count ? total / m.count : std::numeric_limits<double>::quiet_NaN();
+  m.loss = m.count ? total / loss_divisor(loss_kind, m.count) : std::numeric_limits<double>::quiet_NaN();
   m.accuracy = m.count ? accuracy(preds, targets) : std::numeric_limits<double>::quiet_NaN();
   m.auc = all_binary && m.count ? auc(scores, binary) : std::numeric_limits<double>::quiet_NaN();
   return m;
@@ -91,9 +92,24 @@ LossSum seed_loss_gradients(const exec::Plan& plan, exec::Workspace& ws, LossKin
     if (targets) targets->push_back(target);
     const exec::OutputRef& ref = plan.outputs[o];
     if (ref.offset == exec::kNoValue) continue;
-    for (size_t k = 0; k < y.size(); ++k) ws.grads[ref.offset + k] += loss_grad[k] / total.count;
+    const double divisor = loss_divisor(loss_kind, total.count);
+    for (size_t k = 0; k < y.size(); ++k) ws.grads[ref.offset + k] += loss_grad[k] / divisor;
   }
   return total;
+}
+
+void clip_gradients(std::vector<double>& grads, double clip_value, double clip_norm) {
+  if (clip_value > 0)
+    for (double& g : grads) g = std::clamp(g, -clip_value, clip_value);
+  if (clip_norm > 0) {
+    double squares = 0;
+    for (double g : grads) squares += g * g;
+    const double norm = std::sqrt(squares);
+    if (norm > clip_norm) {
+      const double scale = clip_norm / (norm + 1e-6);
+      for (double& g : grads) g *= scale;
+    }
+  }
 }
 
 Engine::Engine(const TemplateAst& ast, const Initializer& init, uint64_t seed) : ast_(ast) {
@@ -250,7 +266,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
 
   for (int e = 0; e < config.epochs; ++e) {
     const auto t_epoch = std::chrono::steady_clock::now();
-    if (batch_size < order.size()) shuffle(std::span<uint32_t>(order), rng);
+    if (batch_size < order.size() && config.shuffle) shuffle(std::span<uint32_t>(order), rng);
     const double lr = config.schedule.lr(config.optimizer.lr, epochs_trained_);
     double loss_sum = 0;
     size_t loss_count = 0;
@@ -260,6 +276,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       if (batch_size < order.size()) std::sort(batch.begin(), batch.end());  // canonical plan key
       const exec::Plan& plan = plan_for_batch(train_set, batch);
       exec::forward(plan, model_.params, ws_);
+      result.last_epoch_outputs.resize(train_set.outputs.size());
       ws_.grads.assign(plan.num_values, 0.0);  // backward accumulates
       // Map plan outputs to set outputs: plan outputs are ordered (sample in batch, query,
       // match), exactly the set's order restricted to the batch's samples.
@@ -270,6 +287,8 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
           for (uint32_t o = sample_first_output[batch[pos]]; o < sample_first_output[batch[pos] + 1]; ++o)
             set_index[k++] = o;
       }
+      for (size_t o = 0; o < plan.outputs.size(); ++o)
+        result.last_epoch_outputs[set_index[o]] = exec::output_value(plan, ws_, o);
       const LossSum batch_loss = seed_loss_gradients(
           plan, ws_, config.loss, [&](size_t o) -> const std::vector<double>& { return train_set.outputs[set_index[o]].target; },
           &preds, &targets);
@@ -279,6 +298,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       exec::backward(plan, model_.params, ws_, grads);
       for (size_t i = 0; i < grads.size(); ++i)
         if (!learnable_[i]) grads[i] = 0.0;
+      clip_gradients(grads, config.clip_grad_value, config.clip_grad_norm);
       fixed_values.clear();
       for (size_t i = 0; i < learnable_.size(); ++i)
         if (!learnable_[i]) fixed_values.push_back(model_.params.values[i]);
@@ -291,7 +311,8 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     report.epoch = epochs_trained_;
     report.lr = lr;
     report.train.count = loss_count;
-    report.train.loss = loss_count ? loss_sum / loss_count : std::numeric_limits<double>::quiet_NaN();
+    report.train.loss =
+        loss_count ? loss_sum / loss_divisor(config.loss, loss_count) : std::numeric_limits<double>::quiet_NaN();
     report.train.accuracy = loss_count ? accuracy(preds, targets) : std::numeric_limits<double>::quiet_NaN();
     report.train.auc = std::numeric_limits<double>::quiet_NaN();
     if (test) {

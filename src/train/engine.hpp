@@ -34,7 +34,14 @@ struct TrainConfig {
   Initializer initializer;  // used for weights written as dimensions only
   Schedule schedule;
   int patience = 0;  // early stopping after this many epochs without improvement (0: off)
+  bool shuffle = true;  // minibatch order drawn anew every epoch (false: dataset order)
+  double clip_grad_value = 0;  // > 0: every gradient entry clipped into [-v, v]
+  double clip_grad_norm = 0;   // > 0: the gradient's L2 norm scaled down to at most this
 };
+
+// torch's clip_grad_value_ then clip_grad_norm_ (same formula: scale max_norm /
+// (norm + 1e-6) when the norm exceeds max_norm) over the whole gradient vector.
+void clip_gradients(std::vector<double>& grads, double clip_value, double clip_norm);
 
 // One output of a dataset: a query atom of an example.
 struct OutputInfo {
@@ -77,6 +84,7 @@ struct TrainResult {
   bool stopped_early = false;
   double train_seconds = 0;
   std::vector<EpochInfo> history;
+  std::vector<std::vector<double>> last_epoch_outputs;  // in the set's output order
 };
 
 class Engine {
@@ -101,8 +109,12 @@ class Engine {
 
   // The ground network of one sample (grounded again: grounding is deterministic), with
   // every atom's value and, if asked, the gradients of the loss against its targets.
+  // `output_gradients` (if given, one per output of the sample in plan order) replaces the
+  // loss: the backward pass starts from these gradients of the outputs (a vector-Jacobian
+  // product, as an autograd function's backward needs).
   GroundNetwork inspect(const Sample& sample, LossKind loss, bool with_gradients,
-                        size_t max_ground_rules = kDefaultMaxGroundRules) const;
+                        size_t max_ground_rules = kDefaultMaxGroundRules,
+                        const std::vector<std::vector<double>>* output_gradients = nullptr) const;
 
   // Plan of a whole set (cached per set id).
   const exec::Plan& plan_for(const PreparedSet& set) const;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "logic/grounder.hpp"
+#include "lrnn/diagnostics.hpp"
 #include "train/engine.hpp"
 
 namespace lrnn::train {
@@ -76,8 +77,30 @@ Parameter parameter_of(const neural::Parameters& params, uint32_t p, const doubl
           std::vector<double>(data + info.offset, data + info.offset + info.shape.size())};
 }
 
+namespace {
+
+// Seeds the backward pass with given output gradients instead of a loss's.
+void seed_output_gradients(const exec::Plan& plan, exec::Workspace& ws,
+                           const std::vector<std::vector<double>>& output_gradients) {
+  if (output_gradients.size() != plan.outputs.size())
+    throw Error(ErrorKind::Semantic, std::to_string(output_gradients.size()) + " output gradients for a sample of " +
+                                         std::to_string(plan.outputs.size()) + " outputs");
+  for (size_t o = 0; o < plan.outputs.size(); ++o) {
+    const exec::OutputRef& ref = plan.outputs[o];
+    const size_t n = exec::output_value(plan, ws, o).size();
+    if (output_gradients[o].size() != n)
+      throw Error(ErrorKind::Semantic, "output " + std::to_string(o) + " has " + std::to_string(n) +
+                                           " entries, its gradient " + std::to_string(output_gradients[o].size()));
+    if (ref.offset == exec::kNoValue) continue;
+    for (size_t k = 0; k < n; ++k) ws.grads[ref.offset + k] += output_gradients[o][k];
+  }
+}
+
+}  // namespace
+
 GroundNetwork Engine::inspect(const Sample& sample, LossKind loss_kind, bool with_gradients,
-                              size_t max_ground_rules) const {
+                              size_t max_ground_rules,
+                              const std::vector<std::vector<double>>* output_gradients) const {
   // Grounding is deterministic: grounding again gives the ids the texts refer to.
   logic::GroundingOptions options;
   options.max_ground_rules = max_ground_rules;
@@ -91,11 +114,15 @@ GroundNetwork Engine::inspect(const Sample& sample, LossKind loss_kind, bool wit
   out.dropped_cycle_rules = net.dropped_cycle_rules;
   if (with_gradients) {
     ws.grads.assign(plan.num_values, 0.0);
-    std::vector<std::vector<double>> targets(plan.outputs.size());
-    for (size_t o = 0; o < plan.outputs.size(); ++o) targets[o] = target_of(sample.queries[plan.outputs[o].query]);
-    const LossSum loss = seed_loss_gradients(plan, ws, loss_kind,
-                                             [&](size_t o) -> const std::vector<double>& { return targets[o]; });
-    out.loss = loss.count ? loss.sum / static_cast<double>(loss.count) : 0.0;
+    if (output_gradients) {
+      seed_output_gradients(plan, ws, *output_gradients);
+    } else {
+      std::vector<std::vector<double>> targets(plan.outputs.size());
+      for (size_t o = 0; o < plan.outputs.size(); ++o) targets[o] = target_of(sample.queries[plan.outputs[o].query]);
+      const LossSum loss = seed_loss_gradients(plan, ws, loss_kind,
+                                               [&](size_t o) -> const std::vector<double>& { return targets[o]; });
+      out.loss = loss.count ? loss.sum / loss_divisor(loss_kind, loss.count) : 0.0;
+    }
     std::vector<double> param_grads(model_.params.size(), 0.0);
     exec::backward(plan, model_.params, ws, param_grads);
     for (uint32_t p = 0; p < model_.params.count(); ++p)

@@ -60,12 +60,15 @@ const std::vector<Named<InitKind>>& init_names() {
     {"glorot", {"glorot", "xavier", "glorotuniform", "xavieruniform"}, InitKind::Glorot},
     {"he", {"he", "kaiming", "henormal", "kaimingnormal"}, InitKind::He},
     {"constant", {"constant", "const"}, InitKind::Constant},
+    {"torch", {"torch", "pytorch"}, InitKind::Torch},
+    {"longtail", {"longtail"}, InitKind::Longtail},
   };
   return names;
 }
 const std::vector<Named<LossKind>>& loss_names() {
   static const std::vector<Named<LossKind>> names = {
     {"mse", {"mse", "squarederror", "meansquarederror"}, LossKind::Mse},
+    {"mse_sum", {"mse_sum", "msesum", "sumsquarederror"}, LossKind::MseSum},
     {"crossentropy", {"crossentropy", "ce", "bce", "crossentropywithlogits"}, LossKind::CrossEntropy},
   };
   return names;
@@ -84,6 +87,7 @@ const std::vector<Named<ScheduleKind>>& schedule_names() {
     {"step", {"step", "steplr"}, ScheduleKind::Step},
     {"exponential", {"exponential", "exp", "exponentiallr"}, ScheduleKind::Exponential},
     {"cosine", {"cosine", "cos", "cosineannealing", "cosineannealinglr"}, ScheduleKind::Cosine},
+    {"linear", {"linear", "arithmetic", "arithmeticlr"}, ScheduleKind::Linear},
   };
   return names;
 }
@@ -189,10 +193,22 @@ void initialize(const Initializer& init, int rows, int cols, std::span<double> w
     case InitKind::Constant:
       std::fill(w.begin(), w.end(), init.scale);
       return;
+    case InitKind::Torch: {
+      const double a = 1.0 / std::sqrt(fan_in);
+      for (double& x : w) x = a * (2.0 * uniform01(rng) - 1.0);
+      return;
+    }
+    case InitKind::Longtail:
+      for (double& x : w) x = 10.0 * (1.0 - std::pow(uniform01(rng), 1.0 / 51.0));
+      return;
   }
 }
 
 // ---- names -----------------------------------------------------------------------------------
+
+double loss_divisor(LossKind kind, size_t count) {
+  return kind == LossKind::MseSum ? 1.0 : static_cast<double>(count);
+}
 
 LossKind parse_loss(const std::string& name) { return lookup(loss_names(), name, "loss"); }
 std::string to_string(LossKind kind) { return canonical(loss_names(), kind); }
@@ -225,6 +241,8 @@ double Schedule::lr(double base_lr, int epoch) const {
       return base_lr * std::pow(gamma, epoch / std::max(step_size, 1));
     case ScheduleKind::Exponential:  // ExponentialLR
       return base_lr * std::pow(gamma, epoch);
+    case ScheduleKind::Linear:  // PyNeuraLogic's ArithmeticLR: lr0 / step_size less per epoch, down to 0
+      return std::max(0.0, base_lr - base_lr * epoch / std::max(step_size, 1));
     case ScheduleKind::Cosine: {
       // CosineAnnealingLR's closed form with T_max = total_epochs; it stays at min_lr
       // after total_epochs instead of rising again.

@@ -28,7 +28,7 @@ void shuffle(std::span<uint32_t> items, Rng& rng);  // Fisher-Yates with uniform
 void shuffle(std::span<size_t> items, Rng& rng);
 
 // ---- initialisers ----------------------------------------------------------------------
-enum class InitKind : uint8_t { Uniform, Normal, Glorot, He, Constant };
+enum class InitKind : uint8_t { Uniform, Normal, Glorot, He, Constant, Torch, Longtail };
 struct Initializer {
   InitKind kind = InitKind::Glorot;
   double scale = 1.0;  // Uniform: U(-scale, scale); Normal: N(0, scale^2); Constant: value
@@ -38,7 +38,9 @@ struct Initializer {
 };
 std::string to_string(const Initializer& init);  // parses back to the same initializer
 // Fills `w` (a rows x cols weight; fan_in = cols, fan_out = rows; scalars use 1, 1).
-// Glorot: U(-a, a), a = sqrt(6 / (fan_in + fan_out)); He: N(0, 2 / fan_in).
+// Glorot: U(-a, a), a = sqrt(6 / (fan_in + fan_out)); He: N(0, 2 / fan_in); Torch:
+// U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (torch.nn.Linear's); Longtail: PyNeuraLogic's power-law
+// draw 10 (1 - u^(1/51)) on [0, 10], u ~ U(0, 1).
 void initialize(const Initializer& init, int rows, int cols, std::span<double> w, Rng& rng);
 // Fills every parameter written as dimensions only (not given values), in parameter order.
 void initialize(const Initializer& init, neural::Parameters& params, Rng& rng);
@@ -47,7 +49,11 @@ void initialize(const Initializer& init, neural::Parameters& params, Rng& rng);
 enum class LossKind : uint8_t {
   Mse,                 // mean over entries of (y - t)^2
   CrossEntropy,        // from logits: binary (sigmoid) for 1-entry outputs, softmax otherwise
+  MseSum,              // sum over entries of (y - t)^2, summed (not averaged) over outputs
 };
+// What a batch's summed loss is divided by: the number of targeted outputs, or 1 for a
+// summed loss (torch's reduction="sum").
+double loss_divisor(LossKind kind, size_t count);
 LossKind parse_loss(const std::string& name);  // "mse", "crossentropy" / "cross_entropy"
 std::string to_string(LossKind kind);
 // Loss of one output (n entries) against its target (n entries; for multi-class
@@ -100,17 +106,18 @@ class Optimizer {
 };
 
 // ---- learning-rate schedules ----------------------------------------------------------------
-enum class ScheduleKind : uint8_t { Constant, Step, Exponential, Cosine };
+enum class ScheduleKind : uint8_t { Constant, Step, Exponential, Cosine, Linear };
 struct Schedule {
   ScheduleKind kind = ScheduleKind::Constant;
   int step_size = 10;    // Step: multiply by gamma every step_size epochs
   double gamma = 0.5;    // Step / Exponential (lr * gamma^epoch)
   int total_epochs = 1;  // Cosine: anneal to min_lr over total_epochs
   double min_lr = 0.0;
-  static ScheduleKind parse(const std::string& name);  // "constant", "step", "exponential", "cosine"
+  static ScheduleKind parse(const std::string& name);  // "constant", "step", "exponential", "cosine", "linear"
   // epoch is 0-based. Step: base gamma^floor(epoch / step_size); Exponential:
   // base gamma^epoch; Cosine: min + (base - min)(1 + cos(pi epoch / total))/2, held at
-  // min_lr after total_epochs (PyTorch's CosineAnnealingLR would rise again).
+  // min_lr after total_epochs (PyTorch's CosineAnnealingLR would rise again); Linear:
+  // max(0, base - base * epoch / step_size).
   double lr(double base_lr, int epoch) const;
 };
 std::string to_string(ScheduleKind kind);

@@ -46,6 +46,18 @@ double loss(LossKind kind, std::span<const double> y, std::span<const double> ta
       }
       return sum / static_cast<double>(n);
     }
+    case LossKind::MseSum: {
+      if (target.size() != n)
+        throw Error(ErrorKind::Shape, "mse loss: the output has " + entries(n) + " but the target has " +
+                                          entries(target.size()));
+      double sum = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const double d = y[i] - target[i];
+        sum += d * d;
+        grad[i] = 2.0 * d;
+      }
+      return sum;
+    }
     case LossKind::CrossEntropy: {
       if (n == 1) {
         // Binary from a logit z with target t in [0, 1]: -t log s(z) - (1-t) log(1 - s(z))
@@ -93,7 +105,7 @@ void predict(LossKind kind, std::span<const double> y, std::span<double> predict
   if (prediction.size() != n)
     throw Error(ErrorKind::Runtime, "prediction buffer has " + entries(prediction.size()) +
                                         " for an output of " + entries(n));
-  if (kind == LossKind::Mse || n == 0) {
+  if (kind == LossKind::Mse || kind == LossKind::MseSum || n == 0) {
     std::copy(y.begin(), y.end(), prediction.begin());
     return;
   }

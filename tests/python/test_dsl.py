@@ -227,10 +227,13 @@ def test_tensor_dataset():
     node_level = Data(x=[[0], [1], [-1]], edge_index=[[0, 1, 2], [1, 2, 0]], y=[1, 0, 1], y_mask=[0, 2])
     graph_level = Data(x=np.eye(2), edge_index=[[0], [1]], y=1.0, edge_attr=[0.5])
     examples, queries = TensorDataset([node_level, graph_level]).to_text()
+    # PyNeuraLogic's logic form: fixed fact values, every edge valued (1 without edge_attr),
+    # and one sample per queried node.
+    node_facts = "<1> edge(0, 1), <1> edge(1, 2), <1> edge(2, 0), <0> node_feature(0), <1> node_feature(1), <-1> node_feature(2).\n"
     assert examples == (
-        "s0 :- edge(0, 1), edge(1, 2), edge(2, 0), 0 node_feature(0), 1 node_feature(1), -1 node_feature(2).\n"
-        "s1 :- 0.5 edge(0, 1), [1, 0] node_feature(0), [0, 1] node_feature(1).\n"
+        "s0 :- " + node_facts + "s1 :- " + node_facts +
+        "s2 :- <0.5> edge(0, 1), <[1, 0]> node_feature(0), <[0, 1]> node_feature(1).\n"
     )
-    assert queries == "s0 :- 1 predict(0), 1 predict(2).\ns1 :- 1 predict.\n"
+    assert queries == "s0 :- 1 predict(0).\ns1 :- 1 predict(2).\ns2 :- 1 predict.\n"
     one_hot = TensorDataset([Data(x=[[1]], edge_index=[[], []], y=2)], number_of_classes=3, one_hot_encode_labels=True)
     assert one_hot.to_text()[1] == "s0 :- [0, 0, 1] predict.\n"

@@ -27,11 +27,13 @@ def test_an_unknown_setting_lists_the_valid_ones():
         settings["colour"] = "blue"
 
 
-def test_gradient_clipping_is_refused_until_the_engine_honours_it():
-    with pytest.raises(NotImplementedError, match="clip_grad_value"):
-        Settings(clip_grad_value=1.0)
-    with pytest.raises(NotImplementedError, match="clip_grad_norm"):
-        Settings(clip_grad_norm=1.0)
+def test_gradient_clipping_takes_positive_numbers():
+    # Honoured by the engine (tests/python/test_pnl_model.py checks the steps against torch).
+    assert Settings(clip_grad_value=1.0).clip_grad_value == 1.0
+    assert Settings(clip_grad_norm=2.5)["clip_grad_norm"] == 2.5
+    for bad in (0, -1.0, float("inf"), "1"):
+        with pytest.raises(ValueError, match="clip_grad_value"):
+            Settings(clip_grad_value=bad)
     Settings(clip_grad_norm=None)  # PyNeuraLogic's default: no clipping
 
 

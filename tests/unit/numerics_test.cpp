@@ -147,7 +147,7 @@ TEST(NumericsRandom, InitializerNames) {
     Initializer::parse("orthogonal");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(e.message(), "unknown initializer 'orthogonal'; expected one of uniform, normal, glorot, he, constant");
+    EXPECT_EQ(e.message(), "unknown initializer 'orthogonal'; expected one of uniform, normal, glorot, he, constant, torch, longtail");
   }
   EXPECT_THROW(Initializer::parse("uniform(x)"), Error);
   EXPECT_THROW(Initializer::parse("uniform(0.1"), Error);

@@ -7,6 +7,8 @@ model trained from Python and one trained by `lrnn train` with the same options 
 from __future__ import annotations
 
 import difflib
+import math
+import weakref
 from typing import Any, Dict, Optional
 
 from lrnn.nn.init import Initializer
@@ -15,34 +17,72 @@ from lrnn.optim import Optimizer
 
 
 # Options without a PyNeuraLogic keyword of their own that the engine reads (by name).
-ENGINE_OPTIONS = ("schedule", "patience", "step_size", "gamma", "max_ground_rules")
+ENGINE_OPTIONS = ("schedule", "patience", "step_size", "gamma", "max_ground_rules", "shuffle")
 # PyNeuraLogic's settings that only tune its Java engine's building (lossless compression,
 # pruning, the choice of grounder): lrnn's results do not depend on them, so they are
 # accepted for compatibility and have no effect.
 PYNEURALOGIC_BUILD_OPTIONS = ("iso_value_compression", "chain_pruning", "prune_only_identities", "grounder")
-# PyNeuraLogic settings that would change the numbers but that the engine does not honour
-# yet: refused rather than silently ignored.
-UNSUPPORTED_OPTIONS = ("clip_grad_norm", "clip_grad_value")
+# Gradient clipping, honoured by the engine (torch's clip_grad_value_ then clip_grad_norm_).
+CLIP_OPTIONS = ("clip_grad_norm", "clip_grad_value")
 KEYWORDS = ("optimizer", "epochs", "error_function", "initializer", "seed", "batch_size")
+KNOWN = KEYWORDS + ENGINE_OPTIONS + PYNEURALOGIC_BUILD_OPTIONS + CLIP_OPTIONS
 
 
 def _check_option(key: str, value: Any) -> None:
+    if key == "shuffle" and not isinstance(value, bool):
+        raise ValueError(f"Settings(shuffle=...) takes True or False, got {value!r}")
     if key in ENGINE_OPTIONS or key in PYNEURALOGIC_BUILD_OPTIONS:
         return
-    if key in UNSUPPORTED_OPTIONS:
-        if value is None:
-            return
-        raise NotImplementedError(
-            f"Settings({key}=...): gradient clipping is not supported by the lrnn engine yet; "
-            "training without it would silently give other numbers than asked for"
-        )
-    known = KEYWORDS + ENGINE_OPTIONS + PYNEURALOGIC_BUILD_OPTIONS + UNSUPPORTED_OPTIONS
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
-    hint = f"; did you mean {close[0]!r}?" if close else f"; valid: {', '.join(known)}"
+    if key in CLIP_OPTIONS:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value) or value <= 0):
+            raise ValueError(f"Settings({key}=...) takes a finite number > 0 or None, got {value!r}")
+        return
+    close = difflib.get_close_matches(key, KNOWN, n=1, cutoff=0.5)
+    hint = f"; did you mean {close[0]!r}?" if close else f"; valid: {', '.join(KNOWN)}"
     raise TypeError(f"Settings got an unexpected keyword argument {key!r}{hint}")
 
 
+def _uniform() -> type:
+    from lrnn.nn.init import Uniform
+
+    return Uniform
+
+
+def _engine_default(key: str) -> Any:
+    from lrnn import _core
+
+    return _core.default_settings()[key]
+
+
+class SettingsProxy:
+    """What a build sees of a Settings (PyNeuraLogic's proxy): a copy that follows later
+    changes of the Settings it came from (`settings.create_proxy()`)."""
+
+    def __init__(self, settings: "Settings"):
+        self._copy_from(settings)
+
+    def _copy_from(self, settings: "Settings") -> None:
+        self.optimizer = settings.optimizer
+        self.error_function = settings.error_function
+        self.initializer = settings.initializer
+        self.epochs = settings.epochs
+        self.seed = settings.seed
+        self.batch_size = settings.batch_size
+        self.options = dict(settings.options)
+
+    @property
+    def initializer_uniform_scale(self) -> float:
+        return getattr(self.initializer, "scale", 1.0)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.options[key]
+
+
 class Settings:
+    """Every field left unset takes the engine's default (`optimizer` reads as Adam with the
+    engine's rate, `error_function` as MSE(), `initializer` as Glorot())."""
+
     def __init__(
         self,
         *,
@@ -54,20 +94,18 @@ class Settings:
         batch_size: Optional[int] = None,
         **options: Any,
     ):
-        if optimizer is not None and not isinstance(optimizer, Optimizer):
-            raise TypeError(f"optimizer= takes SGD(...), Adam(...) or AdamW(...), got {optimizer!r}")
-        if error_function is not None and not isinstance(error_function, ErrorFunction):
-            raise TypeError(f"error_function= takes MSE() or CrossEntropy(), got {error_function!r}")
-        if initializer is not None and not isinstance(initializer, Initializer):
-            raise TypeError(f"initializer= takes Uniform(), Normal(), Glorot(), He() or Constant(), got {initializer!r}")
+        self._proxies: "weakref.WeakSet[SettingsProxy]" = weakref.WeakSet()
+        self._optimizer: Optional[Optimizer] = None
+        self._error_function: Optional[ErrorFunction] = None
+        self._initializer: Optional[Initializer] = None
+        self.optimizer = optimizer
+        self.error_function = error_function
+        self.initializer = initializer
         if epochs is not None and (isinstance(epochs, bool) or int(epochs) != epochs or epochs < 0):
             raise ValueError(f"epochs must be a non-negative integer, got {epochs!r}")
         if batch_size is not None and (int(batch_size) != batch_size or batch_size < 1):
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        self.optimizer = optimizer
         self.epochs = None if epochs is None else int(epochs)
-        self.error_function = error_function
-        self.initializer = initializer
         self.seed = None if seed is None else int(seed)
         self.batch_size = None if batch_size is None else int(batch_size)
         # Engine options without a PyNeuraLogic keyword (ENGINE_OPTIONS), passed through by
@@ -76,9 +114,111 @@ class Settings:
             _check_option(key, value)
         self.options: Dict[str, Any] = dict(options)
 
+    # ---- the three objects, with the engine's defaults when unset -------------------------
+    @property
+    def optimizer(self) -> Optimizer:
+        if self._optimizer is None:
+            from lrnn.optim import Adam
+
+            return Adam(lr=_engine_default("lr"))
+        return self._optimizer
+
+    @optimizer.setter
+    def optimizer(self, optimizer: Optional[Optimizer]) -> None:
+        if optimizer is not None and not isinstance(optimizer, Optimizer):
+            raise TypeError(f"optimizer= takes SGD(...), Adam(...) or AdamW(...), got {optimizer!r}")
+        self._optimizer = optimizer
+        self._changed()
+
+    @property
+    def error_function(self) -> ErrorFunction:
+        if self._error_function is None:
+            from lrnn.nn.loss import MSE
+
+            return MSE()
+        return self._error_function
+
+    @error_function.setter
+    def error_function(self, error_function: Optional[ErrorFunction]) -> None:
+        if error_function is not None and not isinstance(error_function, ErrorFunction):
+            raise TypeError(f"error_function= takes MSE(), CrossEntropy() or SoftEntropy(), got {error_function!r}")
+        self._error_function = error_function
+        self._changed()
+
+    @property
+    def initializer(self) -> Initializer:
+        if self._initializer is None:
+            from lrnn.nn.init import Glorot
+
+            return Glorot()
+        return self._initializer
+
+    @initializer.setter
+    def initializer(self, initializer: Optional[Initializer]) -> None:
+        if initializer is not None and not isinstance(initializer, Initializer):
+            raise TypeError(
+                f"initializer= takes Uniform(), Normal(), Glorot(), He(), Constant(), Longtail() or Torch(), got {initializer!r}"
+            )
+        self._initializer = initializer
+        self._changed()
+
+    @property
+    def clip_grad_norm(self) -> Optional[float]:
+        return self.options.get("clip_grad_norm")
+
+    @clip_grad_norm.setter
+    def clip_grad_norm(self, value: Optional[float]) -> None:
+        self["clip_grad_norm"] = value
+
+    @property
+    def clip_grad_value(self) -> Optional[float]:
+        return self.options.get("clip_grad_value")
+
+    @clip_grad_value.setter
+    def clip_grad_value(self, value: Optional[float]) -> None:
+        self["clip_grad_value"] = value
+
+    @property
+    def initializer_uniform_scale(self) -> Optional[float]:
+        """PyNeuraLogic's name for Uniform's scale (None for other initialisers)."""
+        return getattr(self._initializer, "scale", None) if isinstance(self._initializer, _uniform()) else None
+
+    @initializer_uniform_scale.setter
+    def initializer_uniform_scale(self, scale: float) -> None:
+        if not isinstance(self._initializer, _uniform()):
+            raise ValueError(f"initializer_uniform_scale is the scale of Uniform(); the initializer is {self.initializer!r}")
+        self.initializer = _uniform()(scale)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        # A typo (settings.optimiser = ...) would otherwise make a silent new attribute.
+        if not key.startswith("_") and key not in KNOWN and key not in ("options", "initializer_uniform_scale"):
+            _check_option(key, value)
+            self[key] = value
+            return
+        object.__setattr__(self, key, value)
+        if key in ("epochs", "seed", "batch_size"):
+            self._changed()
+
+    # ---- proxies (PyNeuraLogic's: a built model's view that follows the settings) ----------
+    def create_proxy(self) -> SettingsProxy:
+        proxy = SettingsProxy(self)
+        self._proxies.add(proxy)
+        return proxy
+
+    def create_disconnected_proxy(self) -> SettingsProxy:
+        return SettingsProxy(self)
+
+    def _changed(self) -> None:
+        proxies = self.__dict__.get("_proxies")
+        if proxies is None or "options" not in self.__dict__:
+            return
+        for proxy in list(proxies):
+            proxy._copy_from(self)
+
     def __setitem__(self, key: str, value: Any) -> None:
         _check_option(key, value)
         self.options[key] = value
+        self._changed()
 
     def __getitem__(self, key: str) -> Any:
         return self.options[key]
@@ -87,7 +227,7 @@ class Settings:
         fields = [
             f"{k}={getattr(self, k)!r}"
             for k in ("optimizer", "epochs", "error_function", "initializer", "seed", "batch_size")
-            if getattr(self, k) is not None
+            if self.__dict__.get(k, self.__dict__.get("_" + k)) is not None
         ]
         fields += [f"{k}={v!r}" for k, v in self.options.items()]
         return f"Settings({', '.join(fields)})"

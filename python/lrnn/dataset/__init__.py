@@ -4,8 +4,11 @@ text files (`FileDataset`)."""
 
 from __future__ import annotations
 
+import enum
+import io
 import os
-from typing import Any, Iterable, List, Optional, Sequence, Union
+from pathlib import Path
+from typing import Any, Callable, Iterable, List, Optional, Sequence, TextIO, Union
 
 import numpy as np
 
@@ -56,7 +59,7 @@ class Sample:
         return len(self.example)
 
     def __str__(self) -> str:
-        return ", ".join(q.to_str() for q in self.query)
+        return ", ".join(q.to_str() for q in self.query) + ("." if self.query else "")
 
     def __repr__(self) -> str:
         return f"Sample({self}; {len(self.example)} facts)"
@@ -206,23 +209,26 @@ class FileDataset:
 
 
 class Data:
-    """One graph in tensor form, as PyNeuraLogic's `Data`: node features `x` (n rows),
-    `edge_index` ([[sources...], [targets...]]), labels `y` (one per node, or one for the
-    graph), optional `edge_attr` (a value per edge) and `y_mask` (the nodes to query; default
-    all nodes when y has one label per node)."""
+    """One graph in tensor form, as PyNeuraLogic's `Data`: node features `x` (a row per
+    node), `edge_index` ([[sources...], [targets...]]), `y` (a label per node, or one for
+    the graph), optional `edge_attr` (a value or vector per edge) and `y_mask` (the nodes
+    to query). Lists, NumPy arrays and torch tensors are accepted."""
 
     def __init__(self, x: Any, edge_index: Any, y: Any = 0.0, edge_attr: Any = None, y_mask: Any = None):
-        self.x = np.asarray(x, dtype=np.float64)
+        self.x = _array(x, "x")
         if self.x.ndim == 1:
             self.x = self.x.reshape(-1, 1)
         if self.x.ndim != 2:
             raise ValueError(f"x holds one feature row per node, got an array of shape {self.x.shape}")
-        self.edge_index = np.asarray(edge_index, dtype=np.int64).reshape(2, -1) if len(edge_index) else np.zeros((2, 0), np.int64)
-        self.y = np.asarray(y, dtype=np.float64)
-        self.edge_attr = None if edge_attr is None else np.asarray(edge_attr, dtype=np.float64)
+        edges = _array(edge_index, "edge_index")
+        if edges.size and (edges.ndim != 2 or edges.shape[0] != 2):
+            raise ValueError(f"edge_index is [[sources...], [targets...]], got an array of shape {edges.shape}")
+        self.edge_index = edges.astype(np.int64).reshape(2, -1) if edges.size else np.zeros((2, 0), np.int64)
+        self.y = _array(y, "y")
+        self.edge_attr = None if edge_attr is None else _array(edge_attr, "edge_attr")
         if self.edge_attr is not None and len(self.edge_attr) != self.edge_index.shape[1]:
             raise ValueError(f"{len(self.edge_attr)} edge attributes for {self.edge_index.shape[1]} edges")
-        self.y_mask = None if y_mask is None else [int(i) for i in y_mask]
+        self.y_mask = None if y_mask is None else [int(i) for i in np.ravel(_array(y_mask, "y_mask"))]
 
     def to_logic_form(
         self,
@@ -230,54 +236,273 @@ class Data:
         edge_name: str = "edge",
         output_name: str = "predict",
         one_hot_encode_labels: bool = False,
+        one_hot_decode_features: bool = False,
+        one_hot_decode_edge_features: bool = False,
         max_classes: int = 1,
     ) -> tuple:
-        """(queries, facts): `edge(u, v)` (valued by edge_attr), `node_feature(i)[x_i]`
-        (a scalar when there is one feature), and `predict(i)[y_i]` per masked node or
-        `predict[y]` for a graph label."""
+        """(queries, facts) in PyNeuraLogic's logic form. Facts are fixed values: `<1>
+        edge(u, v)` (valued by edge_attr), `<x_i> node_feature(i)` (a scalar for one
+        feature). `one_hot_decode_features` writes a one-hot row as `<1> node_feature_k(i)`
+        (k its argmax), `one_hot_decode_edge_features` likewise `<1> edge_k(u, v)`. The query
+        is `predict[y]` for a graph label, or `predict(i)[y_i]` for each node of y_mask;
+        `one_hot_encode_labels` turns a class index into a one-hot vector of max_classes."""
         from lrnn.core.atoms import R as _R
 
-        edge, feature, output = _R.get(edge_name), _R.get(feature_name), _R.get(output_name)
         facts: List[Atom] = []
         for k, (u, v) in enumerate(self.edge_index.T.tolist()):
-            atom = edge(u, v)
-            facts.append(atom if self.edge_attr is None else atom[self.edge_attr[k]])
+            if self.edge_attr is None:
+                facts.append(_R.get(edge_name)(u, v)[1].fixed())
+            elif one_hot_decode_edge_features:
+                facts.append(_R.get(f"{edge_name}_{int(np.argmax(self.edge_attr[k]))}")(u, v)[1].fixed())
+            else:
+                facts.append(_R.get(edge_name)(u, v)[_value(self.edge_attr[k])].fixed())
         for i, row in enumerate(self.x):
-            facts.append(feature(i)[row[0] if row.size == 1 else row])
+            if one_hot_decode_features:
+                facts.append(_R.get(f"{feature_name}_{int(np.argmax(row))}")(i)[1].fixed())
+            else:
+                facts.append(_R.get(feature_name)(i)[_value(row)].fixed())
 
-        def label(value: np.ndarray) -> Any:
+        def query(label: Any, node: Optional[int]) -> Atom:
+            relation = _R.get(output_name) if node is None else _R.get(output_name)(node)
+            label = np.asarray(label, dtype=np.float64)
             if one_hot_encode_labels:
-                vector = np.zeros(max_classes)
-                vector[int(np.ravel(value)[0])] = 1.0
-                return vector
-            return float(np.ravel(value)[0]) if value.size == 1 else value
+                if label.size != max_classes:
+                    index = int(np.ravel(label)[0])
+                    if not 0 <= index < max_classes:
+                        raise ValueError(f"label {index} is not a class index below max_classes={max_classes}")
+                    label = np.zeros(max_classes)
+                    label[index] = 1.0
+                return relation[label]
+            return relation[float(np.ravel(label)[0]) if label.size == 1 else label]
 
-        per_node = self.y.ndim >= 1 and self.y.shape[0] == len(self.x) and (self.y.size > 1 or len(self.x) == 1)
-        if self.y_mask is not None or (per_node and self.y.ndim == 1 and not one_hot_encode_labels and self.y.size > 1):
-            nodes = self.y_mask if self.y_mask is not None else range(len(self.x))
-            queries = [output(i)[label(self.y[i])] for i in nodes]
-        else:
-            queries = [output[label(self.y)]]
-        return queries, facts
+        if self.y_mask is not None:
+            return [query(self.y[i], i) for i in self.y_mask], facts
+        return query(self.y, None), facts
+
+    @staticmethod
+    def from_pyg(data: Any) -> List["Data"]:
+        """One Data per mask of a PyTorch Geometric Data (train, test, val; all nodes
+        without masks)."""
+        masks = [getattr(data, m) for m in ("train_mask", "test_mask", "val_mask") if getattr(data, m, None) is not None]
+        edge_attr = getattr(data, "edge_attr", None)
+        if not masks:
+            return [Data(data.x, data.edge_index, data.y, edge_attr)]
+        return [Data(data.x, data.edge_index, data.y, edge_attr, np.nonzero(_array(m, "mask"))[0]) for m in masks]
 
 
-class TensorDataset(Dataset):
-    """Graphs in tensor form (PyNeuraLogic's TensorDataset): each `Data` becomes one
-    sample of facts and queries."""
+def _array(value: Any, what: str) -> np.ndarray:
+    if hasattr(value, "detach"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{what} must be numbers (a list, NumPy array or tensor): {e}") from None
+
+
+def _value(row: np.ndarray) -> Any:
+    row = np.asarray(row)
+    return float(row.reshape(-1)[0]) if row.size == 1 else row
+
+
+class TensorDataset:
+    """Graphs in tensor form (PyNeuraLogic's TensorDataset): `to_dataset()` turns each
+    Data into samples (one per masked node, or one per graph); models take it directly."""
 
     def __init__(
         self,
         data: Sequence[Data],
-        number_of_classes: int = 1,
         one_hot_encode_labels: bool = False,
+        one_hot_decode_features: bool = False,
+        one_hot_decode_edge_features: bool = False,
+        number_of_classes: int = 1,
         feature_name: str = "node_feature",
         edge_name: str = "edge",
         output_name: str = "predict",
     ):
-        super().__init__()
-        for d in data:
-            queries, facts = d.to_logic_form(feature_name, edge_name, output_name, one_hot_encode_labels, number_of_classes)
-            self.add(queries, facts)
+        self.data = list(data)
+        self.one_hot_encode_labels = one_hot_encode_labels
+        self.one_hot_decode_features = one_hot_decode_features
+        self.one_hot_decode_edge_features = one_hot_decode_edge_features
+        self.number_of_classes = number_of_classes
+        self.feature_name, self.edge_name, self.output_name = feature_name, edge_name, output_name
+
+    def add_data(self, data: Data) -> None:
+        self.data.append(data)
+
+    def to_dataset(self) -> Dataset:
+        dataset = Dataset()
+        for d in self.data:
+            queries, facts = d.to_logic_form(
+                self.feature_name, self.edge_name, self.output_name, self.one_hot_encode_labels,
+                self.one_hot_decode_features, self.one_hot_decode_edge_features, self.number_of_classes,
+            )
+            for q in queries if isinstance(queries, list) else [queries]:
+                dataset.add(q, facts)
+        return dataset
+
+    def to_text(self) -> tuple:
+        return self.to_dataset().to_text()
+
+    def __len__(self) -> int:
+        return len(self.to_dataset())
+
+    def __getitem__(self, index: int) -> Sample:
+        return self.to_dataset()[index]
+
+    def __iter__(self):
+        return iter(self.to_dataset())
 
 
-__all__ = ["Dataset", "Sample", "FileDataset", "Data", "TensorDataset"]
+class Mode(enum.Enum):
+    """How CSVDataset makes samples of its files: ONE_EXAMPLE (every file's facts in one
+    example), EXAMPLE_PER_SOURCE (an example per file), ZIP (an example per row number,
+    with that row of every file)."""
+
+    ONE_EXAMPLE = "one"
+    EXAMPLE_PER_SOURCE = "example_per_source"
+    ZIP = "zip"
+
+
+class CSVFile:
+    """Facts from a CSV file (a path or an open text stream): one `relation_name(terms)`
+    per row, terms the row's cells (or `term_columns`, by index or header name) stripped
+    and lower-cased, an empty cell written as `replace_empty_column`. The fact's value is
+    its `value_column` cell (through `value_mapper` if given) or `default_value`; neither:
+    a plain fact. `header` reads the first row as column names; `skip_rows` rows are then
+    skipped and at most `n_rows` read."""
+
+    def __init__(
+        self,
+        relation_name: str,
+        csv_source: Union[TextIO, str, os.PathLike],
+        sep: str = ",",
+        value_column: Union[str, int, None] = None,
+        default_value: Union[float, int, None] = None,
+        value_mapper: Optional[Callable[[str], Any]] = None,
+        term_columns: Optional[Sequence[Union[str, int]]] = None,
+        header: bool = False,
+        skip_rows: int = 0,
+        n_rows: Optional[int] = None,
+        replace_empty_column: Union[str, float, int] = 0,
+    ):
+        self.relation_name = relation_name
+        self.csv_source = csv_source
+        self.sep = sep
+        self.value_column = value_column
+        self.default_value = default_value
+        self.value_mapper = value_mapper
+        self.term_columns = None if term_columns is None else list(term_columns)
+        self.header = header
+        self.skip_rows = skip_rows
+        self.n_rows = n_rows
+        self.replace_empty_column = replace_empty_column
+
+    @staticmethod
+    def _find_index_in_header(header: Sequence[str], column: Union[str, int]) -> int:
+        for index, name in enumerate(header):
+            if name == column:
+                return index
+        raise ValueError(f"column {column!r} is not in the CSV header {list(header)}")
+
+    def _lines(self) -> List[str]:
+        if isinstance(self.csv_source, (str, os.PathLike)):
+            with open(self.csv_source) as f:
+                return f.read().splitlines()
+        return self.csv_source.read().splitlines()
+
+    def to_logic_form(self) -> List[Atom]:
+        from lrnn.core.atoms import R as _R
+
+        lines = self._lines()
+        value_column, term_columns = self.value_column, self.term_columns
+        if self.header:
+            if not lines:
+                return []
+            names = [c.strip() for c in lines.pop(0).strip().split(self.sep)]
+            if value_column is not None:
+                value_column = self._find_index_in_header(names, value_column)
+            if term_columns is not None:
+                term_columns = [self._find_index_in_header(names, c) for c in term_columns]
+        relation = _R.get(self.relation_name)
+        facts: List[Atom] = []
+        for number, line in enumerate(lines[self.skip_rows:], start=self.skip_rows + 1):
+            if not line.strip():
+                break  # the data ends at the first empty line
+            cells = [c.strip() for c in line.strip().split(self.sep)]
+            columns = term_columns if term_columns is not None else range(len(cells))
+            try:
+                terms = [cells[i].lower() if cells[i] else self.replace_empty_column for i in columns]
+            except (IndexError, TypeError):
+                raise ValueError(f"CSV row {number} ({line.strip()!r}) has no column {list(columns)}") from None
+            fact = relation(*terms)
+            value = self._value(cells, value_column, number)
+            facts.append(fact if value is None else fact[value])
+            if self.n_rows is not None and len(facts) == self.n_rows:
+                break
+        return facts
+
+    def _value(self, cells: List[str], value_column: Any, number: int) -> Any:
+        if value_column is None:
+            return None if self.default_value is None else float(self.default_value)
+        if not isinstance(value_column, int) or not 0 <= value_column < len(cells):
+            raise ValueError(f"CSV row {number} has no value column {value_column!r}")
+        cell = cells[value_column]
+        if not cell:
+            cell = self.default_value if self.default_value is not None else self.replace_empty_column
+        if self.value_mapper is not None:
+            return self.value_mapper(cell)
+        try:
+            return float(cell)
+        except ValueError:
+            raise ValueError(f"CSV row {number}: value {cell!r} is not a number (give value_mapper=)") from None
+
+
+class CSVDataset:
+    """Samples from CSV files (`csv_files`, the examples' facts) and optionally a CSV of
+    queries (`csv_queries`: one sample per query), made as `mode` says."""
+
+    def __init__(self, csv_files: Union[CSVFile, Sequence[CSVFile]], csv_queries: Optional[CSVFile] = None,
+                 mode: Mode = Mode.ONE_EXAMPLE):
+        self.csv_files = [csv_files] if isinstance(csv_files, CSVFile) else list(csv_files)
+        self.csv_queries = csv_queries
+        self.mode = Mode(mode)
+
+    def add_csv_file(self, file: CSVFile) -> None:
+        self.csv_files.append(file)
+
+    def set_query_csv_file(self, file: CSVFile) -> None:
+        self.csv_queries = file
+
+    def to_dataset(self) -> Dataset:
+        queries = self.csv_queries.to_logic_form() if self.csv_queries is not None else []
+        if self.mode is Mode.ONE_EXAMPLE:
+            examples = [[fact for source in self.csv_files for fact in source.to_logic_form()]]
+        elif self.mode is Mode.EXAMPLE_PER_SOURCE:
+            examples = [source.to_logic_form() for source in self.csv_files]
+        else:
+            per_source = [source.to_logic_form() for source in self.csv_files]
+            if len({len(facts) for facts in per_source}) > 1:
+                raise ValueError(f"Mode.ZIP needs files of as many rows, got {[len(f) for f in per_source]}")
+            examples = [list(row) for row in zip(*per_source)]
+        if not queries:
+            return Dataset([Sample(None, example) for example in examples])
+        if len(examples) == 1:
+            return Dataset([Sample(q, examples[0]) for q in queries])
+        if len(examples) != len(queries):
+            raise ValueError(f"{len(examples)} examples and {len(queries)} queries: give one query per example")
+        return Dataset([Sample(q, example) for q, example in zip(queries, examples)])
+
+
+_LOADERS = ("XOR", "XOR_Vectorized", "Family", "Trains", "Mutagenesis", "Nations")
+
+
+def __getattr__(name: str) -> Any:
+    # The built-in datasets (lrnn.utils.data) under lrnn.dataset too, loaded on first use.
+    if name in _LOADERS:
+        from lrnn.utils import data
+
+        return getattr(data, name)
+    raise AttributeError(f"module 'lrnn.dataset' has no attribute {name!r}")
+
+
+__all__ = ["Dataset", "Sample", "FileDataset", "Data", "TensorDataset", "CSVFile", "CSVDataset", "Mode", *_LOADERS]

@@ -18,6 +18,9 @@ class Initializer:
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
+    def __str__(self) -> str:
+        return self.kind.upper()
+
 
 class Uniform(Initializer):
     """Uniform on [-scale/2, scale/2] (PyNeuraLogic's convention; default [-1, 1])."""
@@ -76,4 +79,17 @@ class Constant(Initializer):
         return self.value
 
 
-__all__ = ["Initializer", "Uniform", "Normal", "Glorot", "He", "Constant"]
+class Longtail(Initializer):
+    """PyNeuraLogic's long-tailed draw on [0, 10]: 10 (1 - u^(1/51)), u ~ U(0, 1)."""
+
+    kind = "longtail"
+
+
+class Torch(Initializer):
+    """torch.nn.Linear's draw: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in the weight's
+    columns (a vector {n} or a scalar: U(-1, 1))."""
+
+    kind = "torch"
+
+
+__all__ = ["Initializer", "Uniform", "Normal", "Glorot", "He", "Constant", "Longtail", "Torch"]

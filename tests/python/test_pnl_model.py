@@ -1,0 +1,390 @@
+"""PyNeuraLogic's model, training and dataset surface on lrnn (issue 11, part MODEL):
+Settings, optimizers and their decays, losses, initialisers, gradient clipping,
+Model.train/loss/validate/ground/reset_parameters/clone, build_dataset keywords, the
+tensor and CSV datasets, the built-in loaders, the pictures and the torch bridge.
+Numbers are checked against PyTorch (float64) where it has the same computation."""
+
+import io
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import lrnn
+import lrnn.model as lrnn_model
+from lrnn import R, Settings, Template
+from lrnn.dataset import CSVDataset, CSVFile, Data, Dataset, Mode, Sample, TensorDataset
+from lrnn.nn.init import Longtail, Torch, Uniform
+from lrnn.nn.loss import MSE, CrossEntropy, SoftEntropy
+from lrnn.nn.optim import SGD, Adam
+from lrnn.nn.optim.lr_scheduler import ArithmeticLR, GeometricLR
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared" / "datasets" / "neuralogic"
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/datasets/neuralogic is not there")
+needs_graphviz = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+
+# A linear model with written weights: out = w . f, so torch computes the same thing.
+W0 = [0.3, -0.2]
+SAMPLES = [([1.0, 2.0], 1.0), ([0.5, -1.0], 0.0), ([2.0, 1.5], -1.0)]
+
+
+def linear_model(settings):
+    model = lrnn.Model()
+    model += (R.out <= R.f["w":[W0]]) | [lrnn.Transformation.IDENTITY]
+    model += R.out / 0 | [lrnn.Transformation.IDENTITY]
+    return model.build(settings)
+
+
+def linear_dataset():
+    return Dataset([Sample(R.out[t], [R.f[x]]) for x, t in SAMPLES])
+
+
+def torch_steps(reduction="mean", clip_value=None, clip_norm=None, batches=None, lr=0.1):
+    """SGD steps of the same linear model in torch (float64); batches: lists of sample
+    indices per step (default: one full batch)."""
+    torch = pytest.importorskip("torch")
+    w = torch.tensor([W0], dtype=torch.float64, requires_grad=True)
+    for batch in batches or [list(range(len(SAMPLES)))]:
+        x = torch.tensor([SAMPLES[i][0] for i in batch], dtype=torch.float64)
+        t = torch.tensor([SAMPLES[i][1] for i in batch], dtype=torch.float64)
+        loss = torch.nn.functional.mse_loss((x @ w.T).reshape(-1), t, reduction=reduction)
+        w.grad = None
+        loss.backward()
+        if clip_value is not None:
+            torch.nn.utils.clip_grad_value_([w], clip_value)
+        if clip_norm is not None:
+            torch.nn.utils.clip_grad_norm_([w], clip_norm)
+        with torch.no_grad():
+            w -= lr * w.grad
+    return w.detach().numpy().reshape(-1)
+
+
+def weight(model):
+    return np.asarray(model.parameters()["$w"]).reshape(-1)
+
+
+# ---- Settings -----------------------------------------------------------------------------------
+def test_settings_refuse_unknown_keys_with_the_closest_name():
+    with pytest.raises(TypeError, match="'epochs'"):
+        Settings(epoch=10)
+    with pytest.raises(TypeError, match="'optimizer'"):
+        Settings(optimiser=SGD())
+    s = Settings()
+    with pytest.raises(TypeError, match="'initializer'"):
+        s.initialiser = Uniform()
+
+
+def test_settings_defaults_are_objects_and_proxies_follow():
+    s = Settings()
+    assert isinstance(s.optimizer, Adam) and s.optimizer.lr == lrnn._core.default_settings()["lr"]
+    assert isinstance(s.error_function, MSE)
+    assert str(s.initializer) == "GLOROT"
+    proxy = s.create_proxy()
+    assert len(s._proxies) == 1
+    s.initializer = Uniform(5.0)
+    s.optimizer = SGD(0.5)
+    assert proxy.initializer_uniform_scale == 5.0 and proxy.optimizer.lr == 0.5
+    del proxy
+    assert len(s._proxies) == 0
+    with pytest.raises(ValueError, match="clip_grad_norm"):
+        Settings(clip_grad_norm=0)
+    with pytest.raises(ValueError, match="shuffle"):
+        Settings(shuffle="no")
+    s.initializer_uniform_scale = 3.0
+    assert s.initializer.scale == 3.0 and s.initializer.engine_spec() == "uniform(1.5)"
+    s.initializer = lrnn.Glorot()
+    assert s.initializer_uniform_scale is None
+    with pytest.raises(ValueError, match="Uniform"):
+        s.initializer_uniform_scale = 2.0
+
+
+# ---- optimizers and decays ---------------------------------------------------------------------
+def test_sgd_rate_zero_is_accepted_and_freezes_negative_is_refused():
+    with pytest.raises(ValueError, match="learning rate"):
+        SGD(lr=-0.1)
+    model = linear_model(Settings(optimizer=SGD(lr=0.0), epochs=3))
+    model.train(linear_dataset(), progress=False)
+    assert np.array_equal(weight(model), W0)
+
+
+def test_lr_decays_by_hand_and_in_training():
+    arithmetic = Adam(lr=100, lr_decay=ArithmeticLR(10))
+    arithmetic.initialize()
+    rates = []
+    for _ in range(4):
+        arithmetic._lr_decay.decay(1)
+        rates.append(arithmetic.lr)
+    assert rates == [90, 80, 70, 60]
+    geometric = Adam(lr=100, lr_decay=GeometricLR(0.5, 2))
+    rates = []
+    for epoch in range(1, 6):
+        geometric.get_lr_decay().decay(epoch)
+        rates.append(geometric.lr)
+    assert rates == [100, 50, 50, 25, 25]
+    geometric.initialize()
+    assert geometric.lr == 100
+    with pytest.raises(ValueError):
+        GeometricLR(0.0, 1)
+    with pytest.raises(ValueError):
+        ArithmeticLR(0)
+    # The engine applies them per epoch: the history shows the rate of every epoch.
+    model = linear_model(Settings(optimizer=SGD(lr=0.1, lr_decay=GeometricLR(0.5, 2)), epochs=5))
+    history = model.train(linear_dataset(), progress=False)
+    assert history.learning_rates == pytest.approx([0.1, 0.1, 0.05, 0.05, 0.025], abs=1e-15)
+    model = linear_model(Settings(optimizer=SGD(lr=0.1, lr_decay=ArithmeticLR(4)), epochs=5))
+    history = model.train(linear_dataset(), progress=False)
+    assert history.learning_rates == pytest.approx([0.1, 0.075, 0.05, 0.025, 0.0], abs=1e-15)
+
+
+# ---- losses --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_mse_reduction_matches_torch(reduction):
+    model = linear_model(Settings(optimizer=SGD(lr=0.1), error_function=MSE(reduction=reduction), epochs=1))
+    model.train(linear_dataset(), progress=False)
+    assert np.allclose(weight(model), torch_steps(reduction), atol=1e-12, rtol=0)
+    loss = model.loss(linear_dataset())
+    outputs = np.array([np.dot(weight(model), x) for x, _ in SAMPLES])
+    errors = (outputs - np.array([t for _, t in SAMPLES])) ** 2
+    assert loss == pytest.approx(errors.sum() if reduction == "sum" else errors.mean(), abs=1e-12)
+    with pytest.raises(ValueError, match="reduction"):
+        MSE(reduction="none")
+
+
+def test_soft_entropy_is_cross_entropy_from_logits():
+    assert isinstance(SoftEntropy(), CrossEntropy) and SoftEntropy().engine_name == "crossentropy"
+    with pytest.raises(ValueError, match="mean"):
+        CrossEntropy(reduction="sum")
+
+
+# ---- initialisers ---------------------------------------------------------------------------------
+def test_torch_and_longtail_initialisers():
+    model = lrnn.Model()
+    model += (R.out <= R.f["w":1, 64]) | [lrnn.Transformation.IDENTITY]
+    w = np.asarray(model.build(Settings(initializer=Torch(), seed=4)).parameters()["$w"]).reshape(-1)
+    bound = 1 / np.sqrt(64)
+    assert np.all(np.abs(w) <= bound) and np.max(np.abs(w)) > bound / 2
+    model = lrnn.Model()
+    model += (R.out <= R.f["w":1, 400]) | [lrnn.Transformation.IDENTITY]
+    w = np.asarray(model.build(Settings(initializer=Longtail(), seed=4)).parameters()["$w"]).reshape(-1)
+    # 10 (1 - u^(1/51)): on [0, 10], median 10 (1 - 0.5^(1/51)) = 0.135
+    assert np.all((w >= 0) & (w <= 10)) and 0.08 < np.median(w) < 0.2
+
+
+# ---- gradient clipping ------------------------------------------------------------------------------
+@pytest.mark.parametrize("clip", [{"clip_grad_value": 0.3}, {"clip_grad_norm": 0.5}])
+def test_gradient_clipping_matches_torch_and_changes_the_step(clip):
+    clipped = linear_model(Settings(optimizer=SGD(lr=0.1), epochs=1, **clip))
+    clipped.train(linear_dataset(), progress=False)
+    plain = linear_model(Settings(optimizer=SGD(lr=0.1), epochs=1))
+    plain.train(linear_dataset(), progress=False)
+    expected = torch_steps(clip_value=clip.get("clip_grad_value"), clip_norm=clip.get("clip_grad_norm"))
+    assert np.allclose(weight(clipped), expected, atol=1e-12, rtol=0)
+    assert not np.allclose(weight(clipped), weight(plain))
+
+
+# ---- training results, online order, loss/validate ---------------------------------------------------
+def test_online_training_in_order_matches_torch_step_by_step():
+    model = linear_model(Settings(optimizer=SGD(lr=0.1), epochs=2))
+    built = model.build_dataset(linear_dataset(), batch_size=1)
+    results = model.train(built, progress=False)
+    order = [[0], [1], [2], [0], [1], [2]]
+    assert np.allclose(weight(model), torch_steps(batches=order), atol=1e-12, rtol=0)
+    # Per-output (target, output, error) of the last epoch, each output as computed in
+    # that epoch before its own step.
+    w = torch_steps(batches=order[:3])
+    outputs = []
+    for i, (x, t) in enumerate(SAMPLES):
+        outputs.append(float(np.dot(w, x)))
+        w = w - 0.1 * 2 * (outputs[-1] - t) * np.array(x)
+    assert [r[0] for r in results] == [t for _, t in SAMPLES]
+    assert [r[1] for r in results] == pytest.approx(outputs, abs=1e-12)
+    assert [r[2] for r in results] == pytest.approx([(o - t) ** 2 for o, (_, t) in zip(outputs, SAMPLES)], abs=1e-12)
+    assert len(results[0]) == 3
+    assert "shuffle" not in model.settings.options  # the dataset's order is not written into the settings
+
+
+def test_loss_and_validate_do_not_train():
+    model = linear_model(Settings(optimizer=SGD(lr=0.1)))
+    expected = [(t, float(np.dot(W0, x)), (float(np.dot(W0, x)) - t) ** 2) for x, t in SAMPLES]
+    validated = model.validate(linear_dataset())
+    assert [v[0] for v in validated] == [e[0] for e in expected]
+    assert [v[1] for v in validated] == pytest.approx([e[1] for e in expected], abs=1e-15)
+    assert [v[2] for v in validated] == pytest.approx([e[2] for e in expected], abs=1e-15)
+    assert model.loss(linear_dataset()) == pytest.approx(np.mean([e[2] for e in expected]), abs=1e-15)
+    assert np.array_equal(weight(model), W0)
+
+
+def test_build_dataset_keywords_and_ground():
+    model = linear_model(Settings())
+    built = model.ground(linear_dataset(), batch_size=2)
+    assert built.batch_size == 2 and len(built) == 3
+    with pytest.raises(ValueError, match="batch_size"):
+        model.build_dataset(linear_dataset(), batch_size=0)
+    with pytest.raises(NotImplementedError, match="learnable"):
+        model.build_dataset(linear_dataset(), learnable_facts=True)
+
+
+def test_reset_parameters_clone_and_seeds():
+    def built(seed=None):
+        model = lrnn.Model()
+        model += (R.out <= R.f[1, 2]) | [lrnn.Transformation.IDENTITY]
+        return model.build(Settings(optimizer=SGD(lr=0.1), epochs=3, seed=seed))
+
+    model = built(seed=5)
+    initial = model.parameters()
+    clone = model.clone()
+    assert isinstance(clone, lrnn.Model) and clone is not model
+    model.train(linear_dataset(), progress=False)
+    changed = model.parameters()
+    assert not all(np.array_equal(initial[k], changed[k]) for k in initial)
+    assert all(np.array_equal(initial[k], v) for k, v in clone.parameters().items())  # the clone did not move
+    model.reset_parameters()
+    assert all(np.array_equal(initial[k], v) for k, v in model.parameters().items())
+    lrnn.initialize()
+    assert lrnn.is_initialized()
+    lrnn.manual_seed(11)
+    try:
+        a, b = built().parameters(), built().parameters()
+        assert all(np.array_equal(a[k], b[k]) for k in a)
+        lrnn.manual_seed(12)
+        c = built().parameters()
+        assert not all(np.array_equal(a[k], c[k]) for k in a)
+    finally:
+        lrnn_model._manual_seed = None
+
+
+# ---- tensor and CSV datasets --------------------------------------------------------------------------
+def test_data_logic_form():
+    data = Data(x=[[0, 1], [1, 0], [1, 0]], edge_index=[[0, 2], [1, 0]], y=[3, 4, 5], y_mask=[0, 2],
+                edge_attr=[[0, 0, 1], [1, 0, 0]])
+    queries, facts = data.to_logic_form()
+    assert [str(f) for f in facts] == [
+        "<[0, 0, 1]> edge(0, 1).", "<[1, 0, 0]> edge(2, 0).",
+        "<[0, 1]> node_feature(0).", "<[1, 0]> node_feature(1).", "<[1, 0]> node_feature(2).",
+    ]
+    assert [q.atom_str() for q in queries] == ["predict(0)", "predict(2)"]
+    assert [float(q.weight.to_numpy()) for q in queries] == [3.0, 5.0]
+    _, facts = data.to_logic_form(feature_name="feat", one_hot_decode_features=True, one_hot_decode_edge_features=True)
+    assert [str(f) for f in facts] == ["<1> edge_2(0, 1).", "<1> edge_0(2, 0).", "<1> feat_1(0).", "<1> feat_0(1).",
+                                       "<1> feat_0(2)."]
+    query, _ = Data(x=[[1]], edge_index=[[], []], y=2).to_logic_form(one_hot_encode_labels=True, max_classes=3)
+    assert np.array_equal(query.weight.to_numpy(), [0, 0, 1])
+    tensors = TensorDataset([data])
+    assert len(tensors.data) == 1 and len(tensors.to_dataset()) == 2 and len(tensors.to_dataset()[0]) == 5
+
+
+def test_tensor_dataset_trains_a_model():
+    data = Data(x=[[0.0], [1.0], [-1.0]], edge_index=[[0, 1, 1, 2], [1, 0, 2, 1]], y=[[1], [0], [1]], y_mask=[0, 1, 2])
+    model = lrnn.Model()
+    model += (R.predict(lrnn.V.X) <= (R.node_feature(lrnn.V.Y)[1, 1], R.edge(lrnn.V.Y, lrnn.V.X)))
+    model.build(Settings(optimizer=SGD(0.01)))
+    results = model.train(model.build_dataset(TensorDataset(data=[data])), epochs=2, progress=False)
+    assert [r[0] for r in results] == [1.0, 0.0, 1.0]
+
+
+def test_csv_files_and_modes():
+    text = "a,b,c\n1,2,3\n6,R,s\n13,,\n"
+    facts = CSVFile("rel", io.StringIO(text)).to_logic_form()
+    assert [str(f) for f in facts] == ["rel(a, b, c).", "rel(1, 2, 3).", "rel(6, r, s).", "rel(13, 0, 0)."]
+    facts = CSVFile("rel", io.StringIO(text), value_column="a", term_columns=["b", "c"], header=True, n_rows=2).to_logic_form()
+    assert [f.atom_str() for f in facts] == ["rel(2, 3)", "rel(r, s)"]
+    assert [float(f.weight.to_numpy()) for f in facts] == [1.0, 6.0]
+    with pytest.raises(ValueError, match="'z'"):
+        CSVFile._find_index_in_header(["a"], "z")
+    rows = "1,2\n3,4\n"
+    sources = [CSVFile(name, io.StringIO(rows)) for name in ("p", "q")]
+    assert [len(s) for s in CSVDataset(sources, mode=Mode.ONE_EXAMPLE).to_dataset()] == [4]
+    sources = [CSVFile(name, io.StringIO(rows)) for name in ("p", "q")]
+    zipped = CSVDataset(sources, mode=Mode.ZIP).to_dataset()
+    assert [[str(f) for f in s.example] for s in zipped] == [["p(1, 2).", "q(1, 2)."], ["p(3, 4).", "q(3, 4)."]]
+    sources = [CSVFile(name, io.StringIO(rows)) for name in ("p", "q")]
+    per_source = CSVDataset(sources, mode=Mode.EXAMPLE_PER_SOURCE).to_dataset()
+    assert [[str(f) for f in s.example] for s in per_source] == [["p(1, 2).", "p(3, 4)."], ["q(1, 2).", "q(3, 4)."]]
+
+
+# ---- built-in datasets and pictures ------------------------------------------------------------------------
+def test_generated_xor_datasets_train():
+    from lrnn.utils.data import XOR, XOR_Vectorized
+
+    from lrnn.dataset import XOR as dataset_xor
+
+    assert dataset_xor is XOR
+    for loader in (XOR, XOR_Vectorized):
+        model, dataset = loader()
+        assert len(dataset) == 4
+        model.build(Settings(optimizer=Adam(lr=0.1), epochs=300, seed=1))
+        model.train(dataset, progress=False)
+        assert np.array_equal(np.round(model(dataset)), [0, 1, 1, 0])
+
+
+@needs_shared
+def test_shared_datasets_load(monkeypatch):
+    from lrnn.utils.data import Family, Mutagenesis, Nations, Trains
+
+    monkeypatch.setenv("LRNN_DATASETS", str(SHARED.parent))
+    for loader, outputs in ((Family, 2), (Trains, 20), (Mutagenesis, 188)):
+        model, dataset = loader()
+        model.build(Settings(seed=1))
+        assert len(model.build_dataset(dataset).queries) == outputs
+    model, dataset = Nations()
+    assert "embed_nation(cuba)" in str(model)
+    monkeypatch.setenv("LRNN_DATASETS", "/nonexistent")
+    monkeypatch.chdir("/")
+    with pytest.raises(FileNotFoundError, match="LRNN_DATASETS"):
+        Trains()
+
+
+@needs_graphviz
+def test_visualize_returns_png_bytes():
+    from lrnn.utils.data import XOR_Vectorized
+    from lrnn.utils.visualize import draw_model, draw_sample
+
+    model, dataset = XOR_Vectorized()
+    model.build(Settings())
+    for picture in (draw_model(model, show=False), draw_sample(model.build_dataset(dataset)[0], show=False),
+                    model.build_dataset(dataset)[0].draw(show=False)):
+        assert isinstance(picture, bytes) and picture.startswith(b"\x89PNG")
+
+
+# ---- the torch bridge -----------------------------------------------------------------------------------
+def test_torch_function_gradcheck_and_training():
+    torch = pytest.importorskip("torch")
+    from lrnn.nn.torch_function import NeuraLogic
+
+    model = lrnn.Model()
+    model += (R.out <= (R.a[2, 3], R.b[2, 2])) | [lrnn.Transformation.TANH]
+    model += (R.y <= R.out[1, 2]) | [lrnn.Transformation.SIGMOID]
+    layer = NeuraLogic(model, [R.a[3,], R.b[2,]], R.y, lambda a, b: [R.a[a], R.b[b * 2]], Settings(seed=3),
+                       dtype=torch.float64)
+    assert len(list(layer.parameters())) == 3
+    a = torch.tensor([0.5, -1.0, 0.25], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor([1.5, -0.5], dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda a, b, *w: layer(a, b), (a, b, *layer.parameters()), eps=1e-6, atol=1e-8)
+    # The same network in torch gives the same output.
+    w = [p.detach() for p in layer.parameters()]
+    expected = torch.sigmoid(w[2] @ torch.tanh(w[0] @ a + w[1] @ (b * 2)))
+    assert float(layer(a, b).detach()) == pytest.approx(float(expected.detach().reshape(())), abs=1e-12)
+    # A tensor read by to_logic but not written as a fact's value is refused, not dropped.
+    sneaky = NeuraLogic(model, [], R.y, lambda a, b: (np.asarray(a), [R.a[[1.0, 2.0, 3.0]], R.b[[1.0, 1.0]]])[1])
+    with pytest.raises(ValueError, match="to_logic"):
+        sneaky(a, b)
+
+
+# ---- parity with PyNeuraLogic 0.9.2 (numbers recorded from the real package) ---------------------------
+def test_online_training_matches_recorded_pyneuralogic_numbers():
+    import json
+
+    recorded = json.loads((Path(__file__).parent / "data" / "pyneuralogic_linear_training.json").read_text())
+    assert len(recorded["runs"]) == 12
+    for key, run in recorded["runs"].items():
+        reduction, batch, clip = key.split("_")
+        clip_options = {"value": {"clip_grad_value": 0.3}, "norm": {"clip_grad_norm": 0.5}}.get(clip[4:], {})
+        model = linear_model(Settings(optimizer=SGD(lr=0.1), error_function=MSE(reduction=reduction), **clip_options))
+        built = model.build_dataset(linear_dataset(), batch_size=int(batch[5:]))
+        results = model.train(built, epochs=2, progress=False)
+        assert np.allclose([list(r) for r in results], run["results"], atol=1e-12, rtol=0), key
+        assert np.allclose(weight(model), np.ravel(run["weights"]["w"]), atol=1e-12, rtol=0), key
+        assert model.loss(built) == pytest.approx(run["loss"], abs=1e-12), key
+        assert np.allclose([list(r) for r in model.validate(built)], run["validate"], atol=1e-12, rtol=0), key
