@@ -10,6 +10,7 @@ from lrnn.nn.module.gnn import (
     SGConv, TAGConv,
 )
 from lrnn.nn.module.gnn import __all__ as _gnn_all
+from lrnn.nn.module.kbc import DistMult, SimplE, TransE
 from lrnn.nn.module.meta import MAGNNLinear, MAGNNMean, MetaConv
 from lrnn.nn.module.module import Module, ModuleRule
 
@@ -21,4 +22,4 @@ PYNEURALOGIC_MODULES = [
     "MultiheadAttention", "MetaConv", "MAGNNLinear", "MAGNNMean", "Module",
 ]
 
-__all__ = sorted(set(PYNEURALOGIC_MODULES + list(_gnn_all) + ["ModuleRule"]))
+__all__ = sorted(set(PYNEURALOGIC_MODULES + list(_gnn_all) + ["ModuleRule", "TransE", "DistMult", "SimplE"]))
