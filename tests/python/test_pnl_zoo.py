@@ -317,3 +317,17 @@ def test_kbc_bad_arguments_are_refused():
         M.DistMult(0, "s", "e", "r")()
     with pytest.raises(ValueError, match="entities must be a non-empty list"):
         M.SimplE(2, "s", "h", "t", "r", "ri", entities=[])()
+
+
+def test_transe_trains_its_embeddings_and_keeps_its_fixed_weights():
+    template = Template()
+    template += M.TransE(3, "score", "e", "r", entities=ENTITIES, relations=["likes"])
+    model = template.build(Settings(epochs=50, seed=1))
+    data = Dataset([Sample([R.score("ann", "likes", "bob")[0.0], R.score("ann", "likes", "cid")[-3.0]], [R.fact])])
+    error = lambda: np.abs(np.asarray(model(data)).reshape(-1) - [0.0, -3.0]).sum()  # noqa: E731
+    before = error()
+    model.train(data, progress=False)
+    assert error() < before / 2
+    fixed = {k: v for k, v in model.parameters().items() if k.startswith("rule")}
+    np.testing.assert_array_equal(fixed["rule0.body2"], -1.0)  # e_s + r - e_o
+    np.testing.assert_array_equal(fixed["rule2.body0"], [[-1.0, -1.0, -1.0]])  # minus the sum of |d_k|
