@@ -28,6 +28,8 @@ def case_id(case):
 
 @pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
 def test_rules_equal_pyneuralogic(case):
+    if case["module"] == "GENConv" and case["kwargs"].get("aggregation", "softmax") == "softmax":
+        pytest.skip("GENConv's softmax is DeeperGCN's on purpose; test_pnl_zoo.py checks how it differs")
     module = getattr(M, case["module"])(**case["kwargs"])
     assert module() == case["rules"]
     assert str(module) == "\n".join(case["rules"])

@@ -182,7 +182,14 @@ def _mlp(units: Sequence[int], output_name: str, input_name: str) -> List[str]:
 
 
 class GENConv(_GraphModule):
-    """GENConv (DeeperGCN): softmax-aggregated ReLU messages plus the node, then an MLP."""
+    """GENConv (DeeperGCN): aggregated ReLU messages `m_ij = relu(x_j + e_ji) + eps` plus the
+    node, then an MLP; with PyNeuraLogic's rules except for the default `softmax` aggregation.
+
+    PyNeuraLogic 0.9.2 writes `aggregation=softmax` on the message rule: a plain softmax over
+    the neighbours' vectors, which its own backend refuses (a ClassCastException) and which is
+    not DeeperGCN's SoftMax aggregation. Here `softmax` is that aggregation (PyG's
+    `aggr="softmax"`, t = 1): per channel, `sum_j exp(m_ij) m_ij / sum_j exp(m_ij)`, written as
+    rules (docs/peers.md, Modules). Other aggregations are PyNeuraLogic's rules unchanged."""
 
     def __init__(self, in_channels: int, out_channels: int, output_name: str, feature_name: str, edge_name: str,
                  aggregation: Any = "softmax", num_layers: int = 2, expansion: int = 2, eps: float = 1e-7,
@@ -202,13 +209,33 @@ class GENConv(_GraphModule):
         w = f"{{{self.out_channels}, {self.in_channels}}} " if self.in_channels != self.out_channels else ""
         channels = [self.out_channels] + [self.out_channels * self.expansion] * (self.num_layers - 1) + \
             [self.out_channels]
+        aggregation = _fn(self.aggregation, "aggregation")
+        if aggregation == "softmax":
+            aggregate = _softmax_aggregation(h)
+        else:
+            aggregate = [f"{h}__gen_feat_agg(I) :- {h}__gen_feat_sum(I, J), {h}__eps. "
+                         f"[combination=sum, aggregation={aggregation}]"]
         return rules + [
             f"{h}__gen_feat_sum(I, J) :- {w}{x}(J), {e}(J, I). [transformation=relu, combination=sum]",
-            f"{h}__gen_feat_agg(I) :- {h}__gen_feat_sum(I, J), {h}__eps. "
-            f"[combination=sum, aggregation={_fn(self.aggregation)}]",
+            *aggregate,
             f"{h}__gen_out(I) :- {w}{x}(I), {h}__gen_feat_agg(I). [combination=sum]",
             *_mlp(channels, h, f"{h}__gen_out"),
         ]
+
+
+def _softmax_aggregation(h: str) -> List[str]:
+    """DeeperGCN's SoftMax aggregation of the messages `m_ij` (`h__gen_feat_sum(I, J)` plus
+    eps), channel by channel: exp(m) as weights, their weighted sum times the inverse of their
+    sum. Unstabilised exp: messages above ~700 overflow to inf (visible, not a wrong number)."""
+    m, w = f"{h}__gen_message", f"{h}__gen_softmax_weight"
+    return [
+        f"{m}(I, J) :- {h}__gen_feat_sum(I, J), {h}__eps. [combination=sum]",
+        f"{w}(I, J) :- {m}(I, J). [transformation=exp]",
+        f"{h}__gen_softmax_sum(I) :- {w}(I, J), {m}(I, J). [combination=elproduct, aggregation=sum]",
+        f"{h}__gen_softmax_norm(I) :- {w}(I, J). [aggregation=sum]",
+        f"{h}__gen_softmax_norm/1 [transformation=inverse]",
+        f"{h}__gen_feat_agg(I) :- {h}__gen_softmax_sum(I), {h}__gen_softmax_norm(I). [combination=elproduct]",
+    ]
 
 
 class ResGatedGraphConv(_GraphModule):
