@@ -168,7 +168,11 @@ class LSTM(_Recurrent):
 
 class RvNN(Module):
     """Recursive network over trees: `h(P) = act(agg(W_k h(C_k)))` for a parent P with children
-    C_1..C_n (`parent_map_name(P, C1, .., Cn)`), leaves from `input_name(P)`."""
+    C_1..C_n (`parent_map_name(P, C1, .., Cn)`), leaves from `input_name(P)`.
+
+    The parent map is a hidden atom (`*parent(P, C1)`): it only says which children a node has.
+    PyNeuraLogic 0.9.2 writes it as a plain atom, whose value (1) is then added to every
+    node's sum: act(.. + 1), not its documented formula (docs/peers.md, Modules)."""
 
     def __init__(self, input_size: int, output_name: str, input_name: str, parent_map_name: str,
                  max_children: int = 2, activation: Any = "tanh", aggregation: Any = "sum", arity: int = 1):
@@ -178,7 +182,7 @@ class RvNN(Module):
 
     def rules(self) -> List[str]:
         args = arity_terms(self.arity)
-        h, parent = predicate(self.output_name), predicate(self.parent_map_name)
+        h, parent = predicate(self.output_name), hidden(self.parent_map_name)
         meta = f"[transformation={function(self.activation)}, aggregation={function(self.aggregation, 'aggregation')}]"
         head = f"{h}{terms(args + ['P'])}"
         lines = [f"{head} :- {predicate(self.input_name)}{terms(args + ['P'])}, {parent}(P). {meta}"]

@@ -3,12 +3,16 @@ arguments and the same rules, as PyNeuraLogic prints them."""
 
 from typing import Any, List, Optional
 
-from lrnn.nn.module.module import Module, function, names, number, predicate, weight
+from lrnn.nn.module.module import Module, function, hidden, names, number, predicate, weight
 
 
 class MetaConv(Module):
     """Role-aware convolution: per role r, `roles(I, r) = W x_J` over `role_name(J, r, I)` (or
-    `r(J, I)` without a role predicate); `h(I) = act(agg(roles(I, R)) + W x_I)`."""
+    `r(J, I)` without a role predicate); `h(I) = act(agg(roles(I, R)) + W x_I)`.
+
+    The role atoms are hidden (`*role(J, a, I)`): they only say who plays which role.
+    PyNeuraLogic 0.9.2 writes them as plain atoms, whose value (1) is then added to every
+    message: W x_J + 1, not its documented formula (docs/peers.md, Modules)."""
 
     def __init__(self, in_channels: int, out_channels: int, output_name: str, feature_name: str,
                  role_name: Optional[str], roles: List[str], activation: Any = "sigmoid", aggregation: Any = "avg"):
@@ -21,8 +25,8 @@ class MetaConv(Module):
                                                                                   self.in_channels)
         roles = f"{self.output_name}__roles"
         meta = f"[aggregation={function(self.aggregation, 'aggregation')}]"
-        edge = (lambda r: f"{predicate(self.role_name)}(J, {r}, I)") if self.role_name is not None else \
-            (lambda r: f"{predicate(r)}(J, I)")
+        edge = (lambda r: f"{hidden(self.role_name)}(J, {r}, I)") if self.role_name is not None else \
+            (lambda r: f"{hidden(r)}(J, I)")
         return [
             f"{h}(I) :- {roles}(I, R). {meta}",
             f"{h}(I) :- {w} {x}(I). {meta}",
@@ -34,7 +38,14 @@ class MetaConv(Module):
 class MAGNNMean(Module):
     """MAGNN's intra-metapath aggregation with the mean encoder: for each instance V0..Vn of the
     metapath (consecutive `relation_name` atoms, typed by `type_name(Vi, t)` or `t(Vi)`),
-    `h(V0) = act(sum over instances of mean_i x(Vi))`."""
+    `h(V0) = act(sum over instances of mean_i x(Vi))`.
+
+    The relation and type atoms are hidden (`*e(V0, V1)`, `*type(V0, a)`): they only select the
+    instances. PyNeuraLogic 0.9.2 writes them as plain atoms, whose values (1 each) are then
+    added to the mean: one per relation and type atom of the path, not its documented formula.
+    It also keeps `aggregation` (default sum) without writing it on the rule, so the instances
+    are averaged (the rule default); here the rule says `aggregation=...` (docs/peers.md,
+    Modules)."""
 
     def __init__(self, output_name: str, feature_name: str, relation_name: str, type_name: Optional[str],
                  meta_paths: List[str], activation: Any = "sigmoid", aggregation: Any = "sum"):
@@ -47,19 +58,17 @@ class MAGNNMean(Module):
 
     def rules(self) -> List[str]:
         path = names(self.meta_paths, "meta_paths")
-        relation, x = predicate(self.relation_name), predicate(self.feature_name)
+        relation, x = hidden(self.relation_name), predicate(self.feature_name)
         body = [f"{relation}(V{i}, V{i + 1})" for i in range(len(path) - 1)]
         if self.type_name is None:
-            body += [f"{predicate(t)}(V{i})" for i, t in enumerate(path)]
+            body += [f"{hidden(t)}(V{i})" for i, t in enumerate(path)]
         else:
-            body += [f"{predicate(self.type_name)}(V{i}, {t})" for i, t in enumerate(path)]
+            body += [f"{hidden(self.type_name)}(V{i}, {t})" for i, t in enumerate(path)]
         share = number(1 / len(path))
         body += [f"<{share}> {x}(V{i})" for i in range(len(path))]
         h = predicate(self.output_name)
-        # PyNeuraLogic 0.9.2 keeps `aggregation` but writes no aggregation on the rule (the
-        # engine's default, sum): the rules here are its rules.
-        function(self.aggregation, "aggregation")
-        return [f"{self._head_weight()}{h}(V0) :- {', '.join(body)}. [duplicate_grounding=True]",
+        meta = f"[aggregation={function(self.aggregation, 'aggregation')}, duplicate_grounding=True]"
+        return [f"{self._head_weight()}{h}(V0) :- {', '.join(body)}. {meta}",
                 f"{h}/1 [transformation={function(self.activation)}]"]
 
 
