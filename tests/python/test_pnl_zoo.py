@@ -313,6 +313,72 @@ def test_magnn_computes_its_documented_formula_once_true_is_spelled_true(x):
         np.testing.assert_allclose(y, means, atol=1e-12)
 
 
+def pyg_layer(name, *args, **kwargs):
+    pytest.importorskip("torch", reason="torch_geometric is the reference for the GNN layers")
+    pyg = pytest.importorskip("torch_geometric.nn", reason="torch_geometric is the reference for the GNN layers")
+    return getattr(pyg, name)(*args, **kwargs).double()
+
+
+def run_pyg(layer, x, *extra):
+    import torch
+
+    index = torch.tensor([[j for j, _ in EDGES], [i for _, i in EDGES]])
+    with torch.no_grad():
+        return layer(torch.from_numpy(x), index, *extra).numpy()
+
+
+def copy(parameter, value):
+    import torch
+
+    with torch.no_grad():
+        parameter.copy_(torch.from_numpy(np.asarray(value)))
+
+
+def test_sage_is_pyg_sage_without_bias(x):
+    y, p = evaluate(M.SAGEConv(3, 4, "h", "x", "_edge"), [R.h(i) for i in range(N)],
+                    node_facts(x) + [R.edge(j, i) for j, i in EDGES])
+    layer = pyg_layer("SAGEConv", 3, 4)
+    copy(layer.lin_l.weight, p["rule0.head"]), copy(layer.lin_l.bias, np.zeros(4)), copy(layer.lin_r.weight,
+                                                                                           p["rule1.head"])
+    np.testing.assert_allclose(y, run_pyg(layer, x), atol=1e-6)
+
+
+def test_rgcn_is_pyg_rgcn_with_mean(x):
+    import torch
+
+    rels = ["r0", "r1"]
+    facts = node_facts(x) + [R.edge(j, rels[k % 2], i) for k, (j, i) in enumerate(EDGES)]
+    y, p = evaluate(M.RGCNConv(3, 4, "h", "x", "edge", rels), [R.h(i) for i in range(N)], facts)
+    layer = pyg_layer("RGCNConv", 3, 4, 2, aggr="mean", bias=False)
+    copy(layer.root, p["rule0.body0"].T)
+    copy(layer.weight, np.stack([p["rule1.body0"].T, p["rule2.body0"].T]))
+    np.testing.assert_allclose(y, run_pyg(layer, x, torch.tensor([k % 2 for k in range(len(EDGES))])), atol=1e-6)
+
+
+def test_tag_and_appnp_without_normalisation_are_pyg(x):
+    edges = [R.edge(j, i) for j, i in EDGES]
+    y, p = evaluate(M.TAGConv(3, 4, "h", "x", "edge", k=2, normalize=False), [R.h(i) for i in range(N)],
+                    node_facts(x) + edges)
+    layer = pyg_layer("TAGConv", 3, 4, K=2, normalize=False, bias=False)
+    for k in range(3):
+        copy(layer.lins[k].weight, p[f"rule{k}.head"])
+    np.testing.assert_allclose(y, run_pyg(layer, x), atol=1e-6)
+    y, _ = evaluate(M.APPNPConv("h", "x", "edge", k=3, alpha=0.2, normalize=False), [R.h(i) for i in range(N)],
+                    node_facts(x) + edges)
+    np.testing.assert_allclose(y, run_pyg(pyg_layer("APPNP", K=3, alpha=0.2, normalize=False), x), atol=1e-6)
+
+
+def test_res_gated_is_pyg_res_gated_without_biases(x):
+    y, p = evaluate(M.ResGatedGraphConv(3, 4, "h", "x", "edge"), [R.h(i) for i in range(N)],
+                    node_facts(x) + [R.edge(j, i) for j, i in EDGES])
+    layer = pyg_layer("ResGatedGraphConv", 3, 4, bias=False)
+    for lin, weight in ((layer.lin_key, p["rule0.body0"]), (layer.lin_query, p["rule0.body1"]),
+                        (layer.lin_value, p["rule2.body1"])):
+        copy(lin.weight, weight), copy(lin.bias, np.zeros(4))
+    copy(layer.lin_skip.weight, p["rule1.body0"])
+    np.testing.assert_allclose(y, run_pyg(layer, x), atol=1e-6)
+
+
 # ---- what lrnn's language does not take yet (issue 11, LANG): the rules are PyNeuraLogic's -------
 
 from lrnn import LrnnError  # noqa: E402
