@@ -513,3 +513,23 @@ def test_transe_trains_its_embeddings_and_keeps_its_fixed_weights():
     fixed = {k: v for k, v in model.parameters().items() if k.startswith("rule")}
     np.testing.assert_array_equal(fixed["rule0.body2"], -1.0)  # e_s + r - e_o
     np.testing.assert_array_equal(fixed["rule2.body0"], [[-1.0, -1.0, -1.0]])  # minus the sum of |d_k|
+
+
+def test_a_users_module_returns_dsl_rules_from_call():
+    """As in PyNeuraLogic: subclass Module, return rules from __call__, add it to a template."""
+    from lrnn import V
+
+    class Double(M.Module):
+        def __call__(self):
+            return [R.y(V.X) <= R.x(V.X)[2.0].fixed()]
+
+    template = Template()
+    template += Double()
+    template.add_module(M.Linear(1, 1, "z", "y"))
+    assert str(Double()) == "y(X) :- <2> x(X)."
+    model = template.build(Settings())
+    y = np.asarray(model(Dataset([Sample([R.z(0)], [R.x(0)[3.0]])]))).reshape(-1)
+    (w,) = model.parameters()["rule1.head"].reshape(-1)
+    assert y[0] == pytest.approx(6.0 * w)
+    with pytest.raises(NotImplementedError, match="must define rules"):
+        str(M.Module())

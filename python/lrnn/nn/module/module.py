@@ -5,7 +5,6 @@ A module's rules are text lines exactly as PyNeuraLogic 0.9.2 prints them (`str(
 module wrote them. Each line is a `ModuleRule`, a template entry holding that one line.
 """
 
-from abc import ABC, abstractmethod
 from typing import Any, Iterable, Iterator, List, Sequence, Union
 
 from lrnn.core.template import _TextBlock
@@ -35,19 +34,23 @@ class ModuleRule(_TextBlock):
         return hash(self.rules[0])
 
 
-class Module(ABC):
-    """`module()` returns the module's rules; `template += module` adds them."""
+class Module:
+    """`module()` returns the module's rules; `template += module` adds them.
 
-    @abstractmethod
+    The zoo's modules write their lines in `rules()`. A user's module may instead override
+    `__call__` and return rules built with the DSL (`[R.h(V.X) <= R.x(V.X)]`), as
+    PyNeuraLogic's `Module` subclasses do."""
+
     def rules(self) -> List[str]:
         """The module's lines as PyNeuraLogic prints them."""
+        raise NotImplementedError(f"{type(self).__name__} must define rules() (text lines) or __call__() (rules)")
 
-    def __call__(self) -> List[ModuleRule]:
+    def __call__(self) -> List[Any]:
         name = type(self).__name__
         return [ModuleRule(line, name) for line in self.rules()]
 
     def __str__(self) -> str:
-        return "\n".join(self.rules())
+        return "\n".join(str(rule) for rule in self())
 
     def __repr__(self) -> str:
         from lrnn.nn._repr import constructor_repr
