@@ -1,37 +1,45 @@
 """The base of every zoo module: PyNeuraLogic's `Module` (a rule generator).
 
-A module's rules are text lines exactly as PyNeuraLogic 0.9.2 prints them (`str(rule)`), so
-`print(template)` after `template += module` shows what PyNeuraLogic shows, in the order the
-module wrote them. Each line is a `ModuleRule`, a template entry holding that one line.
+A module's rules are text lines exactly as PyNeuraLogic 0.9.2 prints them (`str(rule)`,
+`str(module)`). `template += module` adds them in the module's order, each as a `ModuleRule`:
+the template prints (and the engine reads) the line itself where lrnn's parser takes it, else
+its lrnn spelling (spelling.py: `transpose(a)` is `a^T`, ...), so `print(template)` shows what
+PyNeuraLogic shows wherever the two languages agree, and is always a program lrnn reads back.
 """
 
-from typing import Any, Iterable, Iterator, List, Sequence, Union
+from typing import Any, Iterable, Iterator, List, Optional, Sequence, Union
 
 from lrnn.core.template import _TextBlock
 
 
 class ModuleRule(_TextBlock):
-    """One line of a module (a rule, fact or predicate declaration), kept verbatim and in
-    order: a template prints it where it was added."""
+    """One line of a module (a rule, fact or predicate declaration): `str()` is PyNeuraLogic's
+    text; a template prints, where it was added, `engine_text` (that text, or its lrnn spelling
+    with any helper rule it needs)."""
 
-    __slots__ = ()
+    __slots__ = ("text",)
 
-    def __init__(self, line: str, origin: str):
-        super().__init__(((), (), (line,)), origin)
+    def __init__(self, line: str, origin: str, engine_text: Optional[Sequence[str]] = None):
+        super().__init__(((), (), tuple(engine_text or (line,))), origin)
+        self.text = line
+
+    @property
+    def engine_text(self) -> List[str]:
+        return list(self.rules)
 
     def __str__(self) -> str:
-        return self.rules[0]
+        return self.text
 
     def __repr__(self) -> str:
-        return f"ModuleRule({self.rules[0]!r})"
+        return f"ModuleRule({self.text!r})"
 
     def __eq__(self, other: Any) -> bool:
         if isinstance(other, ModuleRule):
-            return self.rules == other.rules
-        return isinstance(other, str) and self.rules[0] == other
+            return self.text == other.text and self.rules == other.rules
+        return isinstance(other, str) and self.text == other
 
     def __hash__(self) -> int:
-        return hash(self.rules[0])
+        return hash(self.text)
 
 
 class Module:
@@ -46,8 +54,10 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define rules() (text lines) or __call__() (rules)")
 
     def __call__(self) -> List[Any]:
-        name = type(self).__name__
-        return [ModuleRule(line, name) for line in self.rules()]
+        from lrnn.nn.module.spelling import engine_lines
+
+        name, lines = type(self).__name__, self.rules()
+        return [ModuleRule(line, name, engine) for line, engine in zip(lines, engine_lines(lines))]
 
     def __str__(self) -> str:
         return "\n".join(str(rule) for rule in self())
