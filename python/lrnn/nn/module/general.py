@@ -2,12 +2,10 @@
 constructor arguments and the same rules, as PyNeuraLogic prints them (tests/python/
 test_pnl_zoo.py compares them with the recorded ones).
 
-Known limits of running these rules in lrnn (the rules are PyNeuraLogic's, unchanged): GRU,
-LSTM, Attention, MultiheadAttention and the transformers write functions on body atoms
-(`reverse(a)`, `tanh(a)`, `transpose(a)`) and `slice(rows=[a, b], cols=...)`, which lrnn's
-parser does not take yet (issue 11, function containers in bodies); building such a template
-fails with the parser's error naming the line. `lrnn.nn.MultiheadAttention` /
-`lrnn.nn.TransformerEncoderLayer` are the torch-exact forms that run today.
+GRU, LSTM, Attention, MultiheadAttention and the transformers write functions on body atoms
+(`reverse(a)`, `tanh(a)`, `transpose(a)`) and `slice(rows=[a, b], cols=...)`; a template gets
+those lines in lrnn's spelling (spelling.py), and they compute torch's layers
+(tests/python/test_pnl_zoo.py).
 """
 
 import math
@@ -264,6 +262,10 @@ class MultiheadAttention(Module):
         dim, heads = _positive(self.embed_dim, "embed_dim"), _positive(self.num_heads, "num_heads")
         if dim % heads:
             raise ValueError(f"embed_dim ({dim}) must be divisible by num_heads ({heads})")
+        if self.arity < 1:
+            # the last term is the sequence position; PyNeuraLogic's arity-0 rules have none, so
+            # their attention runs across the heads (or, with one head, grounds nothing)
+            raise ValueError(f"MultiheadAttention needs arity >= 1 (the last term is the position), got {self.arity}")
         out = self.output_name
         args = arity_terms(self.arity)
         q, k, v = (predicate(n) for n in (self.query_name, self.key_name, self.value_name))
