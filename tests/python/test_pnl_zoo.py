@@ -520,6 +520,75 @@ def test_transformer_encoder_is_torch_post_norm_layer():
     np.testing.assert_allclose(y, expect, atol=1e-6)
 
 
+# ---- one training step equals torch's: the gradients through the respelled rules ----------------
+
+
+def gru_or_lstm_case(name):
+    import torch
+
+    steps = 4
+    xs, h0, c0, facts = sequence_facts(steps, np.random.default_rng(23))
+    module = getattr(M, name)(3, 2, "h", "f", "h0", *(["c0"] if name == "LSTM" else []), arity=0)
+    layer = getattr(torch.nn, name)(3, 2, 1, bias=False).double()
+    order = ((1, 2, 4), (1, 2, 3)) if name == "GRU" else ((1, 2, 4, 3), (1, 2, 4, 3))
+
+    def load(p):
+        ih = [p[f"rule{k}.body0"] for k in order[0]]
+        hh = [p[f"rule{k}.body1"] for k in order[1]]
+        copy(layer.weight_ih_l0, np.concatenate(ih)), copy(layer.weight_hh_l0, np.concatenate(hh))
+
+    state = torch.from_numpy(h0)[None] if name == "GRU" else (torch.from_numpy(h0)[None], torch.from_numpy(c0)[None])
+    forward = lambda: layer(torch.from_numpy(xs), state)[0][-1]  # noqa: E731
+    return module, [R.h(steps)], facts, layer, load, forward
+
+
+def mha_case():
+    import torch
+
+    rng, n = np.random.default_rng(29), 3
+    q, k, v = rng.normal(size=(n, 4)), rng.normal(size=(n, 5)), rng.normal(size=(n, 6))
+    facts = [R.q(i)[vec(q[i])] for i in range(n)] + [R.k(i)[vec(k[i])] for i in range(n)] + \
+        [R.v(i)[vec(v[i])] for i in range(n)]
+    layer = torch.nn.MultiheadAttention(4, 2, bias=False, kdim=5, vdim=6).double()
+
+    def load(p):
+        wq, wk, wv, wo = mha_weights(p, "out", 4)
+        copy(layer.q_proj_weight, wq), copy(layer.k_proj_weight, wk), copy(layer.v_proj_weight, wv)
+        copy(layer.out_proj.weight, wo)
+
+    forward = lambda: layer(*(torch.from_numpy(a) for a in (q, k, v)))[0]  # noqa: E731
+    return M.MultiheadAttention(4, 2, "out", "q", "k", "v", vdim=6, kdim=5), [R.out(i) for i in range(n)], facts, \
+        layer, load, forward
+
+
+@pytest.mark.parametrize("case", ["GRU", "LSTM", "MultiheadAttention"])
+def test_one_sgd_step_equals_torch(case):
+    """MSE toward random targets, one SGD step (lr 0.1): every weight moves as torch moves it,
+    so the gradients through reverse/transpose/slice/softmax/helper atoms are torch's."""
+    torch = pytest.importorskip("torch", reason="torch is the reference for the training step")
+    from lrnn.optim import SGD
+
+    module, queries, facts, layer, load, forward = mha_case() if case == "MultiheadAttention" else \
+        gru_or_lstm_case(case)
+    template = Template()
+    template += module
+    model = template.build(Settings(optimizer=SGD(lr=0.1), epochs=1))
+    before = {k: v.copy() for k, v in model.parameters().items()}
+    targets = np.random.default_rng(31).normal(size=(len(queries), 2 if case != "MultiheadAttention" else 4))
+    model.train(Dataset([Sample([q[vec(t)] for q, t in zip(queries, targets)], facts)]), progress=False)
+    load(before)
+    optimizer = torch.optim.SGD(layer.parameters(), lr=0.1)
+    # lrnn's MSE: the squared error averaged over a query's components, then over the batch's queries
+    loss = ((forward().reshape(len(queries), -1) - torch.from_numpy(targets)) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+    stepped = {k: v.detach().clone() for k, v in layer.state_dict().items()}
+    load(model.parameters())
+    assert any(not np.allclose(before[k], v) for k, v in model.parameters().items())  # the step moved something
+    for key, value in layer.state_dict().items():
+        np.testing.assert_allclose(value.numpy(), stepped[key].numpy(), atol=1e-9, err_msg=key)
+
+
 # ---- what lrnn's language does not take yet (issue 11, LANG): the rules are PyNeuraLogic's -------
 
 from lrnn import LrnnError  # noqa: E402
