@@ -56,34 +56,38 @@ def respell(line: str, helpers: Dict[str, str]) -> str:
     return statement + metadata
 
 
-def _parses(text: str) -> bool:
+def _accepted(text: str) -> bool:
+    """Whether lrnn's engine builds a template from `text` (parsed and checked)."""
     from lrnn import _core
     from lrnn.errors import LrnnError
+    from lrnn.nn.init import Glorot
 
     try:
-        _core.canonical_statements(text, "<module>")
+        _core.Model(text, Glorot().engine_spec(), 1)
     except (LrnnError, ValueError):
         return False
     return True
 
 
 def engine_lines(lines: List[str]) -> List[List[str]]:
-    """For each PyNeuraLogic line, the lines the template gets: the line itself when lrnn's
-    parser takes it, else its respelling followed by the helper rules it introduces first
-    (a helper used by several lines is defined once). When the respelled module still does
-    not parse, every line stays as PyNeuraLogic wrote it (building then names the line lrnn
-    does not take)."""
+    """For each PyNeuraLogic line, the lines the template gets. When lrnn builds the module as
+    written, the lines themselves; else each line lrnn does not take alone is respelled and
+    followed by the helper rules it introduces first (a helper used by several lines is defined
+    once), if lrnn then builds the module; else the lines as PyNeuraLogic wrote them (building
+    names the line lrnn does not take)."""
+    if _accepted("\n".join(lines)):
+        return [[line] for line in lines]
     defined: Dict[str, str] = {}
     out: List[List[str]] = []
     for line in lines:
-        if _parses(line):
+        if _accepted(line):
             out.append([line])
             continue
         helpers: Dict[str, str] = {}
         respelled = respell(line, helpers)
-        new: Optional[List[str]] = [rule for atom, rule in helpers.items() if atom not in defined]
+        new: Optional[List[str]] = [rule for key, rule in helpers.items() if key not in defined]
         defined.update(helpers)
         out.append([respelled] + (new or []))
-    if not _parses("\n".join(line for group in out for line in group)):
+    if not _accepted("\n".join(line for group in out for line in group)):
         return [[line] for line in lines]
     return out
