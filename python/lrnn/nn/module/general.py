@@ -9,7 +9,7 @@ those lines in lrnn's spelling (spelling.py), and they compute torch's layers
 """
 
 import math
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, List, Optional, Union
 
 import numpy as np
 
