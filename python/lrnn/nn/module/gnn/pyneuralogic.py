@@ -1,13 +1,14 @@
 """PyNeuraLogic 0.9.2's GNN modules (`neuralogic.nn.module.gnn`): the same constructor
-arguments and the same rules, printed in PyNeuraLogic's text form (each rule is a string;
-`template += module` adds them). tests/python/test_gnn_modules.py compares them with the
-rules recorded from the real package.
+arguments and the same rules, printed in PyNeuraLogic's text form (`rules()` are its lines;
+`template += module` adds them). tests/python/test_pnl_zoo.py compares them with the rules
+recorded from the real package and the layers with PyG's; the one difference on purpose is
+GENConv's softmax aggregation (see GENConv, docs/peers.md "Modules").
 
 Known limits of running these rules in lrnn (the rules are PyNeuraLogic's, unchanged):
 the normalised forms of GCNConv, SGConv, TAGConv and APPNPConv write `sqrt(atom)` in a rule
-body and a `product` atom combination, which lrnn's parser/neuralizer do not take yet; the
-`*.pyg(...)` / `*.from_torch(...)` forms (pyg.py) compute the same normalisation in lrnn's
-own language.
+body and a `product` atom combination, which lrnn's parser/neuralizer do not take yet;
+GATv2Conv writes `leakyrelu(slope)`; the `*.pyg(...)` / `*.from_torch(...)` forms (pyg.py)
+compute PyG's layers in lrnn's own language.
 """
 
 from typing import Any, List, Optional, Sequence
