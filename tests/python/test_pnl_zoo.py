@@ -656,3 +656,123 @@ def check_gatv2(y, p, x, share_weights):
         copy(layer.lin_r.weight, get("left"))  # the target I's projection
     copy(layer.att, get("att").reshape(1, 1, 4))
     np.testing.assert_allclose(y, run_pyg(layer, x), atol=1e-6)
+
+
+# ---- knowledge-base completion (no PyNeuraLogic recording: PyG's kge scores are the reference) ---
+
+ENTITIES, RELATIONS = ["ann", "bob", "cid"], ["likes", "knows"]
+TRIPLES = [("ann", "likes", "bob"), ("bob", "knows", "cid"), ("cid", "likes", "ann"), ("ann", "knows", "ann")]
+
+
+def kbc_outputs(module, embeddings):
+    """Scores of TRIPLES with the embeddings given as example facts {predicate: [rows]}."""
+    facts = []
+    for name, (constants, rows) in embeddings.items():
+        facts += [R.get(name)(c)[vec(row)] for c, row in zip(constants, rows)]
+    y, _ = evaluate(module, [R.score(s, r, o) for s, r, o in TRIPLES], facts)
+    return y.reshape(-1)
+
+
+def pyg_scores(model_class, entity_rows, relation_rows, **kwargs):
+    torch = pytest.importorskip("torch", reason="torch_geometric is the reference for TransE/DistMult")
+    kge = pytest.importorskip("torch_geometric.nn.kge", reason="torch_geometric is the reference for TransE/DistMult")
+    model = getattr(kge, model_class)(len(ENTITIES), len(RELATIONS), entity_rows.shape[1], **kwargs).double()
+    with torch.no_grad():
+        model.node_emb.weight.copy_(torch.from_numpy(entity_rows))
+        model.rel_emb.weight.copy_(torch.from_numpy(relation_rows))
+        index = lambda names, k: torch.tensor([names.index(t[k]) for t in TRIPLES])  # noqa: E731
+        return model(index(ENTITIES, 0), index(RELATIONS, 1), index(ENTITIES, 2)).numpy()
+
+
+@pytest.fixture
+def embeddings():
+    rng = np.random.default_rng(17)
+    return rng.normal(size=(len(ENTITIES), 4)), rng.normal(size=(len(RELATIONS), 4))
+
+
+def test_distmult_is_pyg_distmult(embeddings):
+    ent, rel = embeddings
+    y = kbc_outputs(M.DistMult(4, "score", "e", "r"), {"e": (ENTITIES, ent), "r": (RELATIONS, rel)})
+    np.testing.assert_allclose(y, pyg_scores("DistMult", ent, rel), atol=1e-6)
+    a, b = ENTITIES.index, RELATIONS.index
+    assert y[0] == pytest.approx(np.sum(ent[a("ann")] * rel[b("likes")] * ent[a("bob")]), abs=1e-12)
+
+
+@pytest.mark.parametrize("p_norm", [1, 2])
+def test_transe_is_pyg_transe_on_unit_embeddings(embeddings, p_norm):
+    """PyG rescales entity embeddings to unit p-norm in its forward: given unit ones, the scores agree."""
+    ent, rel = embeddings
+    ent = ent / np.linalg.norm(ent, ord=p_norm, axis=1, keepdims=True)
+    y = kbc_outputs(M.TransE(4, "score", "e", "r", p_norm=p_norm), {"e": (ENTITIES, ent), "r": (RELATIONS, rel)})
+    np.testing.assert_allclose(y, pyg_scores("TransE", ent, rel, p_norm=float(p_norm)), atol=1e-6)
+
+
+def test_simple_scores_both_directions(embeddings):
+    ent, rel = embeddings
+    rng = np.random.default_rng(4)
+    tails, inverse = rng.normal(size=ent.shape), rng.normal(size=rel.shape)
+    y = kbc_outputs(M.SimplE(4, "score", "hd", "tl", "r", "ri"),
+                    {"hd": (ENTITIES, ent), "tl": (ENTITIES, tails), "r": (RELATIONS, rel), "ri": (RELATIONS, inverse)})
+    a, b = ENTITIES.index, RELATIONS.index
+    expect = [0.5 * (np.sum(ent[a(s)] * rel[b(r)] * tails[a(o)]) + np.sum(ent[a(o)] * inverse[b(r)] * tails[a(s)]))
+              for s, r, o in TRIPLES]
+    np.testing.assert_allclose(y, expect, atol=1e-12)
+
+
+def test_kbc_modules_learn_their_embeddings():
+    """With `entities`/`relations` the embeddings are learnable template facts: training moves
+    a true triple's DistMult score to 1 and a false one's to 0 (DistMult is symmetric, so the
+    false triple is not the true one reversed: that one always scores the same)."""
+    template = Template()
+    template += M.DistMult(3, "score", "e", "r", entities=ENTITIES, relations=RELATIONS)
+    model = template.build(Settings(epochs=200, seed=3))
+    assert sorted(k for k in model.parameters()) == ["fact0.e", "fact1.e", "fact2.e", "fact3.r", "fact4.r"]
+    data = Dataset([Sample([R.score("ann", "likes", "bob")[1.0], R.score("ann", "likes", "cid")[0.0]],
+                           [R.fact])])
+    before = np.asarray(model(data)).reshape(-1)
+    model.train(data, progress=False)
+    after = np.asarray(model(data)).reshape(-1)
+    assert abs(after[0] - 1.0) < 0.1 and abs(after[1]) < 0.1, (before, after)
+
+
+def test_kbc_bad_arguments_are_refused():
+    with pytest.raises(ValueError, match="p_norm must be 1 or 2"):
+        M.TransE(3, "s", "e", "r", p_norm=3)()
+    with pytest.raises(ValueError, match="dim must be a positive int"):
+        M.DistMult(0, "s", "e", "r")()
+    with pytest.raises(ValueError, match="entities must be a non-empty list"):
+        M.SimplE(2, "s", "h", "t", "r", "ri", entities=[])()
+
+
+def test_transe_trains_its_embeddings_and_keeps_its_fixed_weights():
+    template = Template()
+    template += M.TransE(3, "score", "e", "r", entities=ENTITIES, relations=["likes"])
+    model = template.build(Settings(epochs=50, seed=1))
+    data = Dataset([Sample([R.score("ann", "likes", "bob")[0.0], R.score("ann", "likes", "cid")[-3.0]], [R.fact])])
+    error = lambda: np.abs(np.asarray(model(data)).reshape(-1) - [0.0, -3.0]).sum()  # noqa: E731
+    before = error()
+    model.train(data, progress=False)
+    assert error() < before / 2
+    fixed = {k: v for k, v in model.parameters().items() if k.startswith("rule")}
+    np.testing.assert_array_equal(fixed["rule0.body2"], -1.0)  # e_s + r - e_o
+    np.testing.assert_array_equal(fixed["rule2.body0"], [[-1.0, -1.0, -1.0]])  # minus the sum of |d_k|
+
+
+def test_a_users_module_returns_dsl_rules_from_call():
+    """As in PyNeuraLogic: subclass Module, return rules from __call__, add it to a template."""
+    from lrnn import V
+
+    class Double(M.Module):
+        def __call__(self):
+            return [R.y(V.X) <= R.x(V.X)[2.0].fixed()]
+
+    template = Template()
+    template += Double()
+    template.add_module(M.Linear(1, 1, "z", "y"))
+    assert str(Double()) == "y(X) :- <2> x(X)."
+    model = template.build(Settings())
+    y = np.asarray(model(Dataset([Sample([R.z(0)], [R.x(0)[3.0]])]))).reshape(-1)
+    (w,) = model.parameters()["rule1.head"].reshape(-1)
+    assert y[0] == pytest.approx(6.0 * w)
+    with pytest.raises(NotImplementedError, match="must define rules"):
+        str(M.Module())
