@@ -190,7 +190,8 @@ class GENConv(_GraphModule):
     the neighbours' vectors, which its own backend refuses (a ClassCastException) and which is
     not DeeperGCN's SoftMax aggregation. Here `softmax` is that aggregation (PyG's
     `aggr="softmax"`, t = 1): per channel, `sum_j exp(m_ij) m_ij / sum_j exp(m_ij)`, written as
-    rules (docs/peers.md, Modules). Other aggregations are PyNeuraLogic's rules unchanged."""
+    rules (docs/peers.md, Modules). Other aggregations are PyNeuraLogic's rules unchanged.
+    lrnn's max aggregation is element-wise, which the softmax's shift relies on."""
 
     def __init__(self, in_channels: int, out_channels: int, output_name: str, feature_name: str, edge_name: str,
                  aggregation: Any = "softmax", num_layers: int = 2, expansion: int = 2, eps: float = 1e-7,
@@ -226,12 +227,13 @@ class GENConv(_GraphModule):
 
 def _softmax_aggregation(h: str) -> List[str]:
     """DeeperGCN's SoftMax aggregation of the messages `m_ij` (`h__gen_feat_sum(I, J)` plus
-    eps), channel by channel: exp(m) as weights, their weighted sum times the inverse of their
-    sum. Unstabilised exp: messages above ~700 overflow to inf (visible, not a wrong number)."""
-    m, w = f"{h}__gen_message", f"{h}__gen_softmax_weight"
+    eps), channel by channel: exp(m - max_j m) as weights (the shift leaves the softmax as it is
+    and keeps exp from overflowing), their weighted sum times the inverse of their sum."""
+    m, top, w = f"{h}__gen_message", f"{h}__gen_softmax_max", f"{h}__gen_softmax_weight"
     return [
         f"{m}(I, J) :- {h}__gen_feat_sum(I, J), {h}__eps. [combination=sum]",
-        f"{w}(I, J) :- {m}(I, J). [transformation=exp]",
+        f"{top}(I) :- {m}(I, J). [aggregation=max]",
+        f"{w}(I, J) :- {m}(I, J), <-1.0> {top}(I). [combination=sum, transformation=exp]",
         f"{h}__gen_softmax_sum(I) :- {w}(I, J), {m}(I, J). [combination=elproduct, aggregation=sum]",
         f"{h}__gen_softmax_norm(I) :- {w}(I, J). [aggregation=sum]",
         f"{h}__gen_softmax_norm/1 [transformation=inverse]",
