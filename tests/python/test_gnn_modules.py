@@ -1,43 +1,12 @@
-"""lrnn.nn.module's GNN modules in PyNeuraLogic's form: the rules equal those PyNeuraLogic
-0.9.2 generates for the same arguments (tests/python/data/pyneuralogic_gnn_modules.json,
-recorded by scripts/record_pyneuralogic_gnn.py), `template += module` works, and the
-modules lrnn can run compute, on a small graph, what their rules say (NumPy references
-with the model's own weights)."""
-
-import json
-import os
+"""lrnn.nn.module's GNN modules in PyNeuraLogic's form compute, on a small graph, what their
+rules say (NumPy references with the model's own weights). Their rules are compared with
+PyNeuraLogic 0.9.2's, and with PyG's layers, in test_pnl_zoo.py."""
 
 import numpy as np
 import pytest
 
 import lrnn.nn.module as M
 from lrnn import Dataset, R, Sample, Settings, Template
-
-DATA = os.path.join(os.path.dirname(__file__), "data", "pyneuralogic_gnn_modules.json")
-CASES = json.load(open(DATA))["cases"]
-
-# Rules lrnn does not run yet (issue 11 engine items, not GNN-specific): `sqrt(atom)` in a body
-# with a `product` atom combination (normalised GCN/SG/TAG/APPNP) and `leakyrelu(slope)`.
-NOT_RUNNABLE = {"sqrt(": "function in a rule body", "leakyrelu(": "activation with a parameter"}
-
-
-def case_id(case):
-    return case["module"] + "-" + "-".join(f"{k}={v}" for k, v in case["kwargs"].items()
-                                           if k not in ("feature_name", "edge_name"))
-
-
-@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
-def test_rules_equal_pyneuralogic(case):
-    module = getattr(M, case["module"])(**case["kwargs"])
-    assert module() == case["rules"]
-    assert str(module) == "\n".join(case["rules"])
-
-
-def test_every_gnn_module_is_recorded():
-    recorded = {c["module"] for c in CASES}
-    assert recorded == {"GCNConv", "SAGEConv", "GINConv", "GINEConv", "GATv2Conv", "GENConv", "ResGatedGraphConv",
-                        "RGCNConv", "SGConv", "TAGConv", "APPNPConv"}
-
 
 EDGES = [(0, 1), (1, 0), (1, 2), (2, 1), (2, 3), (3, 2), (0, 2)]  # j -> i
 N = 4

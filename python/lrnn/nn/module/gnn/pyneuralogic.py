@@ -1,29 +1,19 @@
 """PyNeuraLogic 0.9.2's GNN modules (`neuralogic.nn.module.gnn`): the same constructor
-arguments and the same rules, printed in PyNeuraLogic's text form (each rule is a string;
-`template += module` adds them). tests/python/test_gnn_modules.py compares them with the
-rules recorded from the real package.
+arguments and the same rules, printed in PyNeuraLogic's text form (`rules()` are its lines;
+`template += module` adds them). tests/python/test_pnl_zoo.py compares them with the rules
+recorded from the real package and the layers with PyG's; the one difference on purpose is
+GENConv's softmax aggregation (see GENConv, docs/peers.md "Modules").
 
 Known limits of running these rules in lrnn (the rules are PyNeuraLogic's, unchanged):
 the normalised forms of GCNConv, SGConv, TAGConv and APPNPConv write `sqrt(atom)` in a rule
-body and a `product` atom combination, which lrnn's parser/neuralizer do not take yet; the
-`*.pyg(...)` / `*.from_torch(...)` forms (pyg.py) compute the same normalisation in lrnn's
-own language.
+body and a `product` atom combination, which lrnn's parser/neuralizer do not take yet;
+GATv2Conv writes `leakyrelu(slope)`; the `*.pyg(...)` / `*.from_torch(...)` forms (pyg.py)
+compute PyG's layers in lrnn's own language.
 """
 
 from typing import Any, List, Optional, Sequence
 
-from lrnn.nn.module.module import Module
-
-
-def _fn(f: Any) -> str:
-    """A transformation/aggregation given as a string or an lrnn function object."""
-    if isinstance(f, str):
-        return f.lower()
-    return str(getattr(f, "name", f)).lower()
-
-
-def _num(v: float) -> str:
-    return repr(float(v))
+from lrnn.nn.module.module import Module, function as _fn, hidden, number as _num, predicate
 
 
 def _self_loops(name: str, edge: str) -> List[str]:
@@ -39,8 +29,8 @@ def _edge_count(name: str, edge: str) -> List[str]:
 
 
 class _GraphModule(Module):
-    def __str__(self) -> str:
-        return "\n".join(self())
+    """A graph layer; names starting with '_' are hidden predicates (`_edge` -> `*edge`), as
+    PyNeuraLogic's `R.get` makes them."""
 
 
 class GCNConv(_GraphModule):
@@ -57,9 +47,9 @@ class GCNConv(_GraphModule):
         self.normalize = normalize
         self.add_self_loops = normalize if add_self_loops is None else add_self_loops
 
-    def __call__(self) -> List[str]:
-        h, x = self.output_name, self.feature_name
-        edge = self.edge_name
+    def rules(self) -> List[str]:
+        h, x = self.output_name, predicate(self.feature_name)
+        edge = predicate(self.edge_name)
         rules: List[str] = []
         if self.add_self_loops:
             rules += _self_loops(h, edge)
@@ -74,8 +64,6 @@ class GCNConv(_GraphModule):
         return rules
 
 
-
-
 class SAGEConv(_GraphModule):
     """GraphSAGE: `W1 agg_j x_j + W2 x_i` (one weight shape, head weights).
     `SAGEConv.pyg(...)` / `.from_torch(...)`: PyG's SAGEConv (lin_l with bias, lin_r)."""
@@ -86,16 +74,14 @@ class SAGEConv(_GraphModule):
         self.output_name, self.feature_name, self.edge_name = output_name, feature_name, edge_name
         self.activation, self.aggregation = activation, aggregation
 
-    def __call__(self) -> List[str]:
-        h, x, w, agg = self.output_name, self.feature_name, f"{{{self.out_channels}, {self.in_channels}}}", \
+    def rules(self) -> List[str]:
+        h, x, w, agg = self.output_name, predicate(self.feature_name), f"{{{self.out_channels}, {self.in_channels}}}", \
             _fn(self.aggregation)
         return [
-            f"{w} {h}(I) :- {x}(J), *{self.edge_name}(J, I). [aggregation={agg}]",
+            f"{w} {h}(I) :- {x}(J), {hidden(self.edge_name)}(J, I). [aggregation={agg}]",
             f"{w} {h}(I) :- {x}(I). [aggregation={agg}]",
             f"{h}/1 [transformation={_fn(self.activation)}]",
         ]
-
-
 
 
 class GINConv(_GraphModule):
@@ -109,18 +95,16 @@ class GINConv(_GraphModule):
         self.output_name, self.feature_name, self.edge_name = output_name, feature_name, edge_name
         self.activation, self.aggregation = activation, aggregation
 
-    def __call__(self) -> List[str]:
-        h, x, agg = self.output_name, self.feature_name, _fn(self.aggregation)
+    def rules(self) -> List[str]:
+        h, x, agg = self.output_name, predicate(self.feature_name), _fn(self.aggregation)
         w = f"{{{self.out_channels}, {self.in_channels}}}"
         act = _fn(self.activation)
         return [
-            f"{w} {h}(I) :- {x}(J), *{self.edge_name}(J, I). [aggregation={agg}]",
+            f"{w} {h}(I) :- {x}(J), {hidden(self.edge_name)}(J, I). [aggregation={agg}]",
             f"embed__{h}(I) :- {x}(I). [aggregation={agg}]",
             f"{w} {h}(I) :- {{{self.in_channels}, {self.in_channels}}} embed__{h}(I). [transformation={act}]",
             f"{h}/1 [transformation={act}]",
         ]
-
-
 
 
 class GINEConv(_GraphModule):
@@ -131,8 +115,8 @@ class GINEConv(_GraphModule):
         self.in_channels, self.feature_name, self.edge_name, self.nn_name = in_channels, feature_name, edge_name, nn_name
         self.eps, self.train_eps, self.edge_dim = eps, train_eps, edge_dim
 
-    def __call__(self) -> List[str]:
-        n, x, e = self.nn_name, self.feature_name, self.edge_name
+    def rules(self) -> List[str]:
+        n, x, e = self.nn_name, predicate(self.feature_name), predicate(self.edge_name)
         rules = []
         if self.edge_dim is not None:
             rules.append(f"{{{self.in_channels}, {self.edge_dim}}} {n}__gine_edge_proj(I, J) :- {e}(I, J).")
@@ -159,26 +143,25 @@ class GATv2Conv(_GraphModule):
         self.share_weights, self.activation = share_weights, activation
         self.add_self_loops, self.negative_slope = add_self_loops, negative_slope
 
-    def __call__(self) -> List[str]:
-        h, x = self.output_name, self.feature_name
+    def rules(self) -> List[str]:
+        h, x = self.output_name, predicate(self.feature_name)
         w = f"{{{self.out_channels}, {self.in_channels}}}"
         right = f"${h}__right={w}"
         left = right if self.share_weights else f"${h}__left={w}"
         rules = []
         edge = self.edge_name
         if self.add_self_loops:
-            rules += _self_loops(h, edge)
+            rules += _self_loops(h, predicate(edge))
             edge = f"{h}__edge"
+        edge = hidden(edge)
         return rules + [
-            f"{h}__score(I, J) :- {left} {x}(I), {right} {x}(J), *{edge}(J, I). "
+            f"{h}__score(I, J) :- {left} {x}(I), {right} {x}(J), {edge}(J, I). "
             f"[transformation=leakyrelu({_num(self.negative_slope)}), combination=sum]",
             f"{h}__attention(I, J) :- ${h}__att={{1, {self.out_channels}}} {h}__score(I, J). "
             f"[transformation=identity, aggregation=softmax(agg_terms=[J])]",
-            f"{h}(I) :- {h}__attention(I, J), {right} {x}(J), *{edge}(J, I). [combination=product, aggregation=sum]",
+            f"{h}(I) :- {h}__attention(I, J), {right} {x}(J), {edge}(J, I). [combination=product, aggregation=sum]",
             f"{h}/1 [transformation={_fn(self.activation)}]",
         ]
-
-
 
 
 def _mlp(units: Sequence[int], output_name: str, input_name: str) -> List[str]:
@@ -200,7 +183,15 @@ def _mlp(units: Sequence[int], output_name: str, input_name: str) -> List[str]:
 
 
 class GENConv(_GraphModule):
-    """GENConv (DeeperGCN): softmax-aggregated ReLU messages plus the node, then an MLP."""
+    """GENConv (DeeperGCN): aggregated ReLU messages `m_ij = relu(x_j + e_ji) + eps` plus the
+    node, then an MLP; with PyNeuraLogic's rules except for the default `softmax` aggregation.
+
+    PyNeuraLogic 0.9.2 writes `aggregation=softmax` on the message rule: a plain softmax over
+    the neighbours' vectors, which its own backend refuses (a ClassCastException) and which is
+    not DeeperGCN's SoftMax aggregation. Here `softmax` is that aggregation (PyG's
+    `aggr="softmax"`, t = 1): per channel, `sum_j exp(m_ij) m_ij / sum_j exp(m_ij)`, written as
+    rules (docs/peers.md, Modules). Other aggregations are PyNeuraLogic's rules unchanged.
+    lrnn's max aggregation is element-wise, which the softmax's shift relies on."""
 
     def __init__(self, in_channels: int, out_channels: int, output_name: str, feature_name: str, edge_name: str,
                  aggregation: Any = "softmax", num_layers: int = 2, expansion: int = 2, eps: float = 1e-7,
@@ -210,8 +201,8 @@ class GENConv(_GraphModule):
         self.aggregation, self.num_layers, self.expansion = aggregation, num_layers, expansion
         self.eps, self.train_eps, self.edge_dim = eps, train_eps, edge_dim
 
-    def __call__(self) -> List[str]:
-        h, x, e = self.output_name, self.feature_name, self.edge_name
+    def rules(self) -> List[str]:
+        h, x, e = self.output_name, predicate(self.feature_name), predicate(self.edge_name)
         eps = f"{_num(self.eps)} {h}__eps." if self.train_eps else f"<{_num(self.eps)}> {h}__eps."
         rules = [eps]
         if self.edge_dim is not None and self.out_channels != self.edge_dim:
@@ -220,13 +211,34 @@ class GENConv(_GraphModule):
         w = f"{{{self.out_channels}, {self.in_channels}}} " if self.in_channels != self.out_channels else ""
         channels = [self.out_channels] + [self.out_channels * self.expansion] * (self.num_layers - 1) + \
             [self.out_channels]
+        aggregation = _fn(self.aggregation, "aggregation")
+        if aggregation == "softmax":
+            aggregate = _softmax_aggregation(h)
+        else:
+            aggregate = [f"{h}__gen_feat_agg(I) :- {h}__gen_feat_sum(I, J), {h}__eps. "
+                         f"[combination=sum, aggregation={aggregation}]"]
         return rules + [
             f"{h}__gen_feat_sum(I, J) :- {w}{x}(J), {e}(J, I). [transformation=relu, combination=sum]",
-            f"{h}__gen_feat_agg(I) :- {h}__gen_feat_sum(I, J), {h}__eps. "
-            f"[combination=sum, aggregation={_fn(self.aggregation)}]",
+            *aggregate,
             f"{h}__gen_out(I) :- {w}{x}(I), {h}__gen_feat_agg(I). [combination=sum]",
             *_mlp(channels, h, f"{h}__gen_out"),
         ]
+
+
+def _softmax_aggregation(h: str) -> List[str]:
+    """DeeperGCN's SoftMax aggregation of the messages `m_ij` (`h__gen_feat_sum(I, J)` plus
+    eps), channel by channel: exp(m - max_j m) as weights (the shift leaves the softmax as it is
+    and keeps exp from overflowing), their weighted sum times the inverse of their sum."""
+    m, top, w = f"{h}__gen_message", f"{h}__gen_softmax_max", f"{h}__gen_softmax_weight"
+    return [
+        f"{m}(I, J) :- {h}__gen_feat_sum(I, J), {h}__eps. [combination=sum]",
+        f"{top}(I) :- {m}(I, J). [aggregation=max]",
+        f"{w}(I, J) :- {m}(I, J), <-1.0> {top}(I). [combination=sum, transformation=exp]",
+        f"{h}__gen_softmax_sum(I) :- {w}(I, J), {m}(I, J). [combination=elproduct, aggregation=sum]",
+        f"{h}__gen_softmax_norm(I) :- {w}(I, J). [aggregation=sum]",
+        f"{h}__gen_softmax_norm/1 [transformation=inverse]",
+        f"{h}__gen_feat_agg(I) :- {h}__gen_softmax_sum(I), {h}__gen_softmax_norm(I). [combination=elproduct]",
+    ]
 
 
 class ResGatedGraphConv(_GraphModule):
@@ -238,13 +250,13 @@ class ResGatedGraphConv(_GraphModule):
         self.output_name, self.feature_name, self.edge_name = output_name, feature_name, edge_name
         self.gating_activation, self.activation, self.aggregation = gating_activation, activation, aggregation
 
-    def __call__(self) -> List[str]:
-        h, x, w = self.output_name, self.feature_name, f"{{{self.out_channels}, {self.in_channels}}}"
+    def rules(self) -> List[str]:
+        h, x, w = self.output_name, predicate(self.feature_name), f"{{{self.out_channels}, {self.in_channels}}}"
         return [
             f"{h}__gate(I, J) :- {w} {x}(I), {w} {x}(J).",
             f"{h}__gate/2 [transformation={_fn(self.gating_activation)}]",
             f"{h}(I) :- {w} {x}(I).",
-            f"{h}(I) :- {h}__gate(I, J), {w} {x}(J), {self.edge_name}(J, I). "
+            f"{h}(I) :- {h}__gate(I, J), {w} {x}(J), {predicate(self.edge_name)}(J, I). "
             f"[combination=elproduct, aggregation={_fn(self.aggregation)}]",
             f"{h}/1 [transformation={_fn(self.activation)}]",
         ]
@@ -261,12 +273,12 @@ class RGCNConv(_GraphModule):
         self.output_name, self.feature_name, self.edge_name = output_name, feature_name, edge_name
         self.relations, self.activation, self.aggregation = list(relations), activation, aggregation
 
-    def __call__(self) -> List[str]:
-        h, x, w, agg = self.output_name, self.feature_name, f"{{{self.out_channels}, {self.in_channels}}}", \
+    def rules(self) -> List[str]:
+        h, x, w, agg = self.output_name, predicate(self.feature_name), f"{{{self.out_channels}, {self.in_channels}}}", \
             _fn(self.aggregation)
         rules = [f"{h}(I) :- {w} {x}(I). [aggregation={agg}]"]
         for r in self.relations:
-            edge = f"*{self.edge_name}(J, {r}, I)" if self.edge_name is not None else f"{r}(J, I)"
+            edge = f"{hidden(self.edge_name)}(J, {r}, I)" if self.edge_name is not None else f"{predicate(r)}(J, I)"
             rules.append(f"{h}(I) :- {w} {x}(J), {edge}. [aggregation={agg}]")
         return rules + [f"{h}/1 [transformation={_fn(self.activation)}]"]
 
@@ -291,15 +303,15 @@ class SGConv(_GraphModule):
         self.k, self.activation, self.aggregation, self.normalize = k, activation, aggregation, normalize
         self.add_self_loops = normalize if add_self_loops is None else add_self_loops
 
-    def __call__(self) -> List[str]:
-        h, edge = self.output_name, self.edge_name
+    def rules(self) -> List[str]:
+        h, edge = self.output_name, predicate(self.edge_name)
         rules: List[str] = []
         if self.add_self_loops:
             rules += _self_loops(h, edge)
             edge = f"{h}__edge"
         if self.normalize:
             rules += _edge_count(h, edge)
-        body = ", ".join([f"{self.feature_name}(I{self.k})"] +
+        body = ", ".join([f"{predicate(self.feature_name)}(I{self.k})"] +
                          _hops(self.k, edge, f"{h}__edge_count" if self.normalize else None))
         rules.append(f"{{{self.out_channels}, {self.in_channels}}} {h}(I0) :- {body}. "
                      f"[combination=product, aggregation={_fn(self.aggregation)}, duplicate_grounding=True]")
@@ -315,12 +327,13 @@ class TAGConv(_GraphModule):
         self.output_name, self.feature_name, self.edge_name = output_name, feature_name, edge_name
         self.k, self.activation, self.aggregation, self.normalize = k, activation, aggregation, normalize
 
-    def __call__(self) -> List[str]:
+    def rules(self) -> List[str]:
         h = self.output_name
-        rules = _edge_count(h, self.edge_name) if self.normalize else []
+        edge = predicate(self.edge_name)
+        rules = _edge_count(h, edge) if self.normalize else []
         for i in range(self.k + 1):
-            body = ", ".join([f"{self.feature_name}(I{i})"] +
-                             _hops(i, self.edge_name, f"{h}__edge_count" if self.normalize else None))
+            body = ", ".join([f"{predicate(self.feature_name)}(I{i})"] +
+                             _hops(i, edge, f"{h}__edge_count" if self.normalize else None))
             rules.append(f"{{{self.out_channels}, {self.in_channels}}} {h}(I0) :- {body}. "
                          f"[combination=product, aggregation={_fn(self.aggregation)}]")
         return rules + [f"{h}/1 [transformation={_fn(self.activation)}]"]
@@ -337,8 +350,8 @@ class APPNPConv(_GraphModule):
         self.normalize = normalize
         self.add_self_loops = normalize if add_self_loops is None else add_self_loops
 
-    def __call__(self) -> List[str]:
-        h, x, edge = self.output_name, self.feature_name, self.edge_name
+    def rules(self) -> List[str]:
+        h, x, edge = self.output_name, predicate(self.feature_name), predicate(self.edge_name)
         rules: List[str] = []
         if self.add_self_loops:
             rules += _self_loops(h, edge)
