@@ -73,31 +73,35 @@ class Function:
         if not args and not kwargs:
             return self
         if self.kind == TRANSFORMATION and len(args) == 1 and not kwargs:
-            return _apply_to_literal(self, args[0])
+            return apply_to_body(self, args[0])
+        if self.kind == COMBINATION and args and not kwargs:
+            from lrnn.core.containers import FContainer
+
+            return FContainer(args, self)
         raise TypeError(
-            f"{self.kind} function '{self.name}' takes no arguments here; lrnn's text format attaches "
-            "functions to rules through metadata: (head <= body) | [F.relu]"
+            f"{self.kind} function '{self.name}' takes no arguments here: attach it to a rule, "
+            "(head <= body) | [F.relu], or apply it to body relations, F.relu(R.a)"
         )
 
 
-def _apply_to_literal(function: Function, literal: Any) -> Any:
-    """PyNeuraLogic's `F.transp(R.k(V.J))` / `F.reverse(R.a)`: the two per-literal
-    functions the text format has (`k(J)^T`, `~a`)."""
+def apply_to_body(function: Function, literal: Any) -> Any:
+    """PyNeuraLogic's `F.tanh(R.a)` in a rule body: the literal's value goes through the
+    function (lrnn.core.containers lowers it to a rule of its own)."""
     from lrnn.core.atoms import Atom
+    from lrnn.core.containers import FContainer
 
-    if not isinstance(literal, Atom):
-        raise TypeError(f"{function.name}(...) applies to a relation, got {type(literal).__name__}")
-    if function.name == "transpose":
-        return literal.T
-    if function.name == "reverse":
-        return ~literal
-    if function.name == "identity":
-        return literal
-    raise TypeError(
-        f"lrnn's text format has no per-literal '{function.name}': a body literal can only be "
-        "transposed (R.k(V.J).T) or softly negated (~R.a); put the function on the rule or on "
-        "the predicate instead: (R.p / 1) | [F.sigmoid]"
-    )
+    if isinstance(literal, Atom):
+        if function.name == "identity":
+            return literal
+        # the two the text format writes on a literal itself: k(J)^T and ~a
+        if function.name == "transpose" and literal.body_function is None:
+            return literal.T
+        if function.name == "reverse" and literal.body_function is None:
+            return -literal
+        return literal.attach_function(function)
+    if isinstance(literal, FContainer):
+        return FContainer((literal,), function)
+    raise TypeError(f"{function.name}(...) applies to a relation, got {type(literal).__name__}")
 
 
 class _Slice(Function):
@@ -117,7 +121,7 @@ class _Slice(Function):
             raise ValueError("slice needs rows=(begin, end) and/or cols=(begin, end)")
         function = _Slice(TRANSFORMATION, "slice", (), kwargs)
         if relation is not None:
-            raise TypeError("lrnn's slice is rule metadata: (head <= body) | [F.slice(rows=(0, 2))]")
+            return apply_to_body(function, relation)
         return function
 
 

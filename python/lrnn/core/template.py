@@ -45,8 +45,11 @@ def _check_entry(entry: Any) -> Entry:
     if isinstance(entry, (Rule, PredicateDecl, _TextBlock)):
         return entry
     if isinstance(entry, Atom):
-        if entry.negated or entry.soft_negated or entry.transposed or entry.special or entry.hidden:
+        # a hidden fact (`R._edge(1, 2)`, `*edge(1, 2)`) is logic only, as in PyNeuraLogic
+        if entry.negated or entry.soft_negated or entry.transposed or entry.special or entry.body_function is not None:
             raise ValueError(f"a template fact is a plain (optionally weighted) atom, got {entry.to_str()}")
+        if entry.hidden and entry.weight is not None:
+            raise ValueError(f"a hidden fact is logic only and has no value: {entry.to_str()}")
         return entry
     if isinstance(entry, RuleBody):
         raise TypeError(f"{entry} is a rule body without a head: write R.head <= body")
@@ -128,13 +131,14 @@ class Template:
         predicates: List[str] = []
         facts: List[str] = []
         rules: List[str] = []
+        new_name = _helper_names(self._entries)
         for e in self._entries:
             if isinstance(e, PredicateDecl):
                 predicates.append(str(e))
             elif isinstance(e, Atom):
                 facts.append(str(e))
             elif isinstance(e, Rule):
-                rules.append(str(e))
+                rules += e.lowered(new_name) if e.has_body_functions() else [str(e)]
             else:
                 predicates += e.predicates
                 facts += e.facts
@@ -182,6 +186,25 @@ class Template:
         return query(self, goal, facts)
 
     q = query
+
+
+def _helper_names(entries: List[Entry]) -> Any:
+    """Names for the rules that compute functions in bodies (lrnn.core.containers):
+    `lrnn_fn1`, `lrnn_fn2`, ... in order, skipping any name the template uses itself."""
+    import itertools
+    import re
+
+    needed = any(isinstance(e, Rule) and e.has_body_functions() for e in entries)
+    used = set(re.findall(r"lrnn_fn\d+", "\n".join(str(e) for e in entries))) if needed else set()
+    counter = itertools.count(1)
+
+    def new_name() -> str:
+        while True:
+            name = f"lrnn_fn{next(counter)}"
+            if name not in used:
+                return name
+
+    return new_name
 
 
 def _load_file(path: str) -> _TextBlock:
