@@ -34,7 +34,7 @@ class Atom:
         body_function: Any = None,
     ):
         self.name = _text.check_predicate_name(name)
-        self.terms = terms  # None until called: R.p is `p` (arity 0) but can still take terms
+        self.terms: Tuple[Term, ...] = () if terms is None else tuple(terms)  # R.p (arity 0) can still take terms
         self.special = special
         self.hidden = hidden
         self.soft_negated = soft_negated
@@ -55,7 +55,7 @@ class Atom:
     # ---- building --------------------------------------------------------------------------
     @property
     def arity(self) -> int:
-        return 0 if self.terms is None else len(self.terms)
+        return len(self.terms)
 
     @property
     def predicate(self) -> "Predicate":
@@ -64,7 +64,7 @@ class Atom:
     def __call__(self, *args: Any) -> "Atom":
         if self.weight is not None:
             raise TypeError(f"cannot give terms to the weighted relation {self.to_str()}: write R.p(V.X)[w]")
-        if self.terms is not None:
+        if self.terms:
             raise TypeError(f"the relation {self.to_str()} already has its terms")
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
             args = tuple(args[0])  # R.p([V.X, V.Y]) as in PyNeuraLogic

@@ -187,6 +187,41 @@ class Template:
 
     q = query
 
+    def derivable_queries(self, facts: Optional[Iterable[Any]] = None) -> List[Atom]:
+        """Every ground atom the template's facts and rules (and `facts`) derive, hidden
+        and builtin ones excepted (PyNeuraLogic's `model.derivable_queries()`): the atoms
+        a query could ask for. Predicates in order of appearance, atoms as `query` sorts them."""
+        import re
+
+        from lrnn import _core
+        from lrnn.core.terms import Constant, Variable
+
+        ast = _core.parse_template(str(self), "<template>")
+        written = "\n".join(str(e) for e in self._entries)
+        predicates: List[tuple] = []
+        literals = [r.head for r in ast.rules] + list(ast.facts)
+        for lit in literals:
+            key = (lit.predicate, lit.arity)
+            if lit.builtin or lit.hidden or key in predicates:
+                continue
+            if re.fullmatch(r"lrnn_fn\d+", lit.predicate) and lit.predicate not in written:
+                continue  # a rule this template wrote for a function in a body
+            predicates.append(key)
+        for fact in facts or ():
+            key = (fact.name, fact.arity)
+            if isinstance(fact, Atom) and not fact.hidden and not fact.special and key not in predicates:
+                predicates.append(key)
+        out: List[Atom] = []
+        for name, arity in predicates:
+            goal = Atom(name, tuple(Variable(f"X{i}") for i in range(arity)))
+            answers = self.query(goal, facts)
+            if arity == 0:
+                out += [Atom(name)] if answers else []
+                continue
+            for answer in answers:
+                out.append(Atom(name, tuple(Constant(answer[f"X{i}"]) for i in range(arity))))
+        return out
+
 
 def _helper_names(entries: List[Entry]) -> Any:
     """Names for the rules that compute functions in bodies (lrnn.core.containers):
