@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -196,6 +198,36 @@ Shape checked_shape(int64_t rows, int64_t cols, const std::string& what) {
                                     std::to_string(kMaxValueEntries) + " entries per value");
 }
 
+namespace {
+
+// The shortest text that reads back as `v` (std::to_chars), as the printer writes numbers.
+std::string shortest_text(double v) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, end);
+}
+
+// leaky_relu(0.2) / leaky_relu(alpha=0.2): one finite number, the slope for x <= 0.
+double parse_leaky_slope(const FunctionSpec& f, const Span& span) {
+  std::string text;
+  if (f.args.size() == 1 && f.kwargs.empty()) {
+    text = f.args[0];
+  } else if (f.args.empty() && f.kwargs.size() == 1 &&
+             (normalize_name(f.kwargs[0].first) == "alpha" || normalize_name(f.kwargs[0].first) == "slope")) {
+    text = f.kwargs[0].second;
+  } else {
+    fail(span, "leaky_relu takes one number, its slope below 0: leaky_relu(0.2) or leaky_relu(alpha=0.2), found '" +
+                   spec_text(f) + "'");
+  }
+  char* end = nullptr;
+  const double slope = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(slope))
+    fail(span, "leaky_relu's slope must be a finite number, found '" + text + "'");
+  return slope;
+}
+
+}  // namespace
+
 Activation parse_activation(const FunctionSpec& f, const Span& span) {
   const auto* entry = find_name(activation_table(), f.name);
   if (!entry)
@@ -247,6 +279,10 @@ Activation parse_activation(const FunctionSpec& f, const Span& span) {
     a.cols = dims[1];
     return a;
   }
+  if (a.kind == ActivationKind::LeakyRelu && (!f.args.empty() || !f.kwargs.empty())) {
+    a.slope = parse_leaky_slope(f, span);
+    return a;
+  }
   expect_no_arguments(f, "activation", span);
   return a;
 }
@@ -265,6 +301,8 @@ std::string to_string(const Activation& a) {
   }
   if (a.kind == ActivationKind::Reshape)
     return name + "(" + std::to_string(a.rows) + "," + std::to_string(a.cols) + ")";
+  if (a.kind == ActivationKind::LeakyRelu && a.slope != Activation::kDefaultLeakySlope)
+    return name + "(" + shortest_text(a.slope) + ")";
   return name;
 }
 

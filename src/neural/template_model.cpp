@@ -4,6 +4,7 @@
 #include <iterator>
 #include <string_view>
 
+#include "logic/program.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "syntax/suggest.hpp"
 
@@ -53,11 +54,19 @@ std::vector<uint8_t> Parameters::learnable_mask() const {
   return mask;
 }
 
+namespace {
+// @add_eval(a, b) and the like are neuron inputs (their value is a op b); other builtins are not.
+bool is_eval_builtin(const std::string& name) {
+  logic::BuiltinOp op;
+  return logic::builtin_op_from_name(name, op) && logic::is_eval(op);
+}
+}  // namespace
+
 std::vector<uint32_t> TemplateModel::input_literals(const Rule& rule) {
   std::vector<uint32_t> out;
   for (uint32_t i = 0; i < rule.body.size(); ++i) {
     const Literal& l = rule.body[i];
-    if (!l.builtin && !l.hidden && !l.negated) out.push_back(i);
+    if (!l.hidden && !l.negated && (!l.builtin || is_eval_builtin(l.predicate))) out.push_back(i);
   }
   return out;
 }

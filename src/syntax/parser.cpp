@@ -30,6 +30,9 @@ const std::unordered_map<std::string_view, BuiltinArity>& builtin_arities() {
       {"geq", {2, 2}}, {"next", {2, 2}}, {"alldiff", {1, -1}}, {"in", {2, -1}}, {"true", {0, 0}},
       {"false", {0, 0}}, {"add", {3, 3}}, {"sub", {3, 3}},   {"mul", {3, 3}},   {"div", {3, 3}},
       {"mod", {3, 3}},
+      // PyNeuraLogic's value builtins: true for two numbers, and their input value is a op b
+      {"add_eval", {2, 2}}, {"sub_eval", {2, 2}}, {"mul_eval", {2, 2}}, {"div_eval", {2, 2}},
+      {"mod_eval", {2, 2}}, {"max_eval", {2, 2}}, {"min_eval", {2, 2}},
   };
   return table;
 }
@@ -338,7 +341,7 @@ class Parser {
     if (it == builtin_arities().end())
       fail(lit.span, "unknown builtin '@" + lit.predicate +
                          "' (known: eq, neq, lt, leq, gt, geq, next, alldiff, in, true, false, add, sub, mul, "
-                         "div, mod)");
+                         "div, mod, add_eval, sub_eval, mul_eval, div_eval, mod_eval, max_eval, min_eval)");
     int a = lit.arity();
     const BuiltinArity& want = it->second;
     if (a < want.min || (want.max >= 0 && a > want.max)) {

@@ -170,3 +170,43 @@ def test_a_declaration_of_p_1_does_not_forbid_p_2():
     facts = [R.a(C.x)[2.0]]
     out = model.test(Dataset([Sample(R.shape(C.x), facts), Sample(R.shape(C.x, C.x), facts)])).outputs
     np.testing.assert_allclose(out, [sigmoid(2.0), 4.0], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "predicate, expected",
+    [
+        (R.special.add_eval, 5.0),
+        (R.special.sub_eval, 1.0),
+        (R.special.mul_eval, 6.0),
+        (R.special.div_eval, 1.5),
+        (R.special.mod_eval, 1.0),
+        (R.special.max_eval, 3.0),
+        (R.special.min_eval, 2.0),
+    ],
+)
+def test_eval_builtins_are_inputs_with_their_value(predicate, expected):
+    # X is bound only by the builtin: it ranges over the example's constants
+    model = Model()
+    model += R.head(V.X) <= predicate(V.X, 2)
+    assert run(model, Sample(R.head(3), [R.val(3)])) == expected
+
+
+def test_an_eval_builtin_adds_its_value_to_the_other_inputs():
+    # values recorded from PyNeuraLogic 0.9.2 on the same rules
+    model = Model()
+    model += R.head(V.X) <= (R.val(V.X), R.special.add_eval(V.X, 2))
+    assert run(model, Sample(R.head(3), [R.val(3)[0.5]])) == 5.5
+    model = Model()
+    model += R.head <= (R.val(V.X), R.special.mul_eval(V.X, V.X))
+    assert run(model, Sample(R.head, [R.val(3)[0.5], R.val(2)])) == 7.25  # avg of 0.5 + 9 and 1 + 4
+
+
+def test_leaky_relu_with_its_own_slope():
+    assert str(F.leaky_relu(alpha=0.2)) == "leaky_relu(0.2)" and str(F.leaky_relu) == "leaky_relu"
+    x = np.array([-2.0, 0.5, -0.25])
+    for rule in [(R.h <= R.a) | [F.leaky_relu(alpha=0.2)], R.h <= F.leaky_relu(R.a, alpha=0.2)]:
+        model = Model()
+        model += rule
+        np.testing.assert_allclose(run(model, Sample(R.h, [R.a[x.tolist()]])), np.where(x > 0, x, 0.2 * x), atol=1e-15)
+    with pytest.raises(ValueError, match="alpha"):
+        F.leaky_relu(alpha="steep")

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numbers
 from typing import Any, Iterable, Optional, Sequence, Tuple
 
+import numpy as np
+
 from lrnn import _text
 
 TRANSFORMATION, COMBINATION, AGGREGATION = "transformation", "combination", "aggregation"
@@ -125,6 +127,21 @@ class _Slice(Function):
         return function
 
 
+class _LeakyRelu(Function):
+    """`F.leaky_relu` (slope 0.01 below 0), `F.leaky_relu(alpha=0.2)`: written `leaky_relu(0.2)`;
+    `F.leaky_relu(R.a, alpha=0.2)` in a body."""
+
+    __slots__ = ()
+
+    def __call__(self, relation: Any = None, *, alpha: Any = None) -> Any:
+        function: Function = self
+        if alpha is not None:
+            if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not np.isfinite(float(alpha)):
+                raise ValueError(f"leaky_relu's alpha is a finite number, got {alpha!r}")
+            function = _LeakyRelu(TRANSFORMATION, "leaky_relu", (_meta_arg(float(alpha)),))
+        return function if relation is None else apply_to_body(function, relation)
+
+
 class _Reshape(Function):
     """`F.reshape(shape=(2, 3))` (or `F.reshape(2, 3)`): written `reshape(2,3)`."""
 
@@ -200,7 +217,7 @@ class Transformation:
     SIGMOID = _t("sigmoid")
     TANH = _t("tanh")
     RELU = _t("relu")
-    LEAKY_RELU = _t("leaky_relu")
+    LEAKY_RELU = _LeakyRelu(TRANSFORMATION, "leaky_relu")
     EXP = _t("exp")
     LOG = _t("log")
     SQRT = _t("sqrt")
