@@ -62,8 +62,11 @@ TEST(EvalBuiltins, TheEvalAtomIsAnInputNeuronWithItsValue) {
   EXPECT_DOUBLE_EQ(ev.outputs.at(0).value.at(0), 5.5);
   lrnn::GroundNetwork net = model.network(lrnn::Dataset::from_text("<0.5> val(3).", "1.0 head(3)."), 0);
   bool seen = false;
-  for (const auto& a : net.atoms)
-    if (a.text == "@add_eval(3, 2)") seen = true, EXPECT_DOUBLE_EQ(a.value.at(0), 5.0);
+  for (const auto& a : net.atoms) {
+    if (a.text != "@add_eval(3, 2)") continue;
+    seen = true;
+    EXPECT_DOUBLE_EQ(a.value.at(0), 5.0);
+  }
   EXPECT_TRUE(seen) << "the eval atom is an input neuron of the network";
 }
 
