@@ -515,7 +515,10 @@ class Parser {
   // activation. Its argument is a literal with arguments, which no term can be, so the form
   // is unambiguous (`tanh(a)` stays the atom tanh/1 of the constant a).
   bool at_function_literal() {
-    return lex_.at(Tok::Ident) && lex_.at(Tok::LParen, 1) && lex_.at(Tok::Ident, 2) && lex_.at(Tok::LParen, 3);
+    if (!lex_.at(Tok::Ident) || !lex_.at(Tok::LParen, 1)) return false;
+    int k = 2;  // the inner literal's prefixes, its name, its '('
+    while (k < 5 && (lex_.at(Tok::Tilde, k) || lex_.at(Tok::Bang, k) || lex_.at(Tok::At, k) || lex_.at(Tok::Star, k))) ++k;
+    return lex_.at(Tok::Ident, k) && lex_.at(Tok::LParen, k + 1);
   }
 
   // A body literal, possibly a function literal: `transpose(k(J))` is `k(J)^T`,
