@@ -63,7 +63,7 @@ std::string literal_text(const Literal& l) {
 
 bool meta_true(const std::vector<MetaEntry>& meta, const std::string& key) {
   for (const auto& m : meta)
-    if (m.key == key) return m.value.name == "true" || m.value.name == "1";
+    if (m.key == key) return m.value.name == "true" || m.value.name == "True" || m.value.name == "1";
   return false;
 }
 

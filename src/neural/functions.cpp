@@ -325,13 +325,25 @@ Aggregation parse_aggregation(const FunctionSpec& f, const Span& span) {
   Aggregation a;
   a.kind = entry->kind;
   if (a.kind == AggregationKind::Softmax) {
-    if (!f.kwargs.empty())
-      fail(span, "softmax aggregation takes variable names, e.g. softmax(J), found '" +
+    std::vector<std::string> args = f.args;
+    // PyNeuraLogic prints softmax(agg_terms=[J, K]): the same variables as softmax(J, K)
+    if (f.args.empty() && f.kwargs.size() == 1 && normalize_name(f.kwargs[0].first) == "aggterms") {
+      std::string_view list = trim(f.kwargs[0].second);
+      if (list.size() >= 2 && list.front() == '[' && list.back() == ']') list = list.substr(1, list.size() - 2);
+      for (size_t begin = 0; begin <= list.size();) {
+        size_t comma = list.find(',', begin);
+        if (comma == std::string_view::npos) comma = list.size();
+        args.emplace_back(trim(list.substr(begin, comma - begin)));
+        begin = comma + 1;
+      }
+    } else if (!f.kwargs.empty()) {
+      fail(span, "softmax aggregation takes variable names, e.g. softmax(J) or softmax(agg_terms=[J]), found '" +
                      spec_text(f) + "'");
-    if (f.has_parens && f.args.empty())
+    }
+    if (f.has_parens && args.empty())
       fail(span, "softmax() names no variables: write softmax(J) to normalise over the groundings that differ "
                  "in J, or softmax without parentheses to normalise over all groundings of a head");
-    for (const auto& arg : f.args) {
+    for (const auto& arg : args) {
       std::string_view v = trim(arg);
       if (v.empty() || !(std::isupper(static_cast<unsigned char>(v.front())) || v.front() == '_'))
         fail(span, "softmax aggregation normalises over variables (upper-case names), found '" +

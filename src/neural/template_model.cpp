@@ -96,7 +96,11 @@ std::vector<double> data_of(const ValueSpec& v) {
   return v.data;
 }
 
-bool meta_is_false(const FunctionSpec& f) { return f.name == "false" || f.name == "0"; }
+// Booleans as written in lrnn (true/false, 1/0) and as PyNeuraLogic prints Python's (True/False).
+bool meta_is_false(const FunctionSpec& f) { return f.name == "false" || f.name == "False" || f.name == "0"; }
+bool meta_is_boolean(const FunctionSpec& f) {
+  return !f.has_parens && (meta_is_false(f) || f.name == "true" || f.name == "True" || f.name == "1");
+}
 
 // The metadata keys each construct reads; anything else was silently ignored before
 // ([colour=blue], a misspelled `activaton`), so it is an error naming the closest key.
@@ -120,8 +124,7 @@ void check_meta(const std::vector<MetaEntry>& meta, const std::string_view (&key
     for (size_t j = 0; j < i; ++j)
       if (meta[j].key == m.key) throw Error(ErrorKind::Semantic, m.span, "metadata key '" + m.key + "' is given twice");
     const bool boolean = std::find(std::begin(kBooleanKeys), std::end(kBooleanKeys), m.key) != std::end(kBooleanKeys);
-    if (boolean && (m.value.has_parens || (m.value.name != "true" && m.value.name != "false" && m.value.name != "1" &&
-                                           m.value.name != "0")))
+    if (boolean && !meta_is_boolean(m.value))
       throw Error(ErrorKind::Semantic, m.span,
                   "metadata '" + m.key + "' takes true or false, found '" + m.value.name + "'");
   }

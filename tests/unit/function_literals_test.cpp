@@ -70,4 +70,13 @@ TEST(FunctionLiterals, LeakyReluTakesItsSlope) {
   }
 }
 
+TEST(FunctionLiterals, PyNeuraLogicsSpellingsOfSoftmaxVariablesAndBooleans) {
+  const std::string examples = "<0.5> s(1, 1), <2.0> s(1, 2), <-1.0> s(1, 3), <3.0> v(1), <5.0> v(2), <7.0> v(3).";
+  const std::string rule = "a(I) :- s(I, J), v(J). [combination=product, aggregation=";
+  const double written = output_of(rule + "softmax(J)]", examples, "1.0 a(1).");
+  EXPECT_DOUBLE_EQ(output_of(rule + "softmax(agg_terms=[J])]", examples, "1.0 a(1)."), written);
+  EXPECT_NE(written, output_of(rule + "sum]", examples, "1.0 a(1)."));
+  EXPECT_DOUBLE_EQ(output_of("h :- a(X). [duplicate_grounding=True, learnable=False]", "a(1), a(2).", "1.0 h."), 1.0);
+}
+
 }  // namespace
