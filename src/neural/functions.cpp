@@ -42,10 +42,10 @@ bool parse_int(std::string_view text, int& out) {
   return ec == std::errc() && ptr == text.data() + text.size();
 }
 
-// "(0,2)" or "0,2" -> the integers; false unless every element is an integer.
+// "(0,2)", "[0,2]" or "0,2" -> the integers; false unless every element is an integer.
 bool parse_int_tuple(std::string_view text, std::vector<int>& out) {
   text = trim(text);
-  if (text.size() >= 2 && text.front() == '(' && text.back() == ')')
+  if (text.size() >= 2 && ((text.front() == '(' && text.back() == ')') || (text.front() == '[' && text.back() == ']')))
     text = text.substr(1, text.size() - 2);
   out.clear();
   while (true) {
@@ -243,6 +243,8 @@ Activation parse_activation(const FunctionSpec& f, const Span& span) {
     if (f.args.size() >= 2) parse_range(f, f.args[1], "cols", a.col_begin, a.col_end, span);
     for (const auto& [key, value] : f.kwargs) {
       std::string k = normalize_name(key);
+      if (value == "..." && (k == "rows" || k == "row" || k == "cols" || k == "col" || k == "columns"))
+        continue;  // PyNeuraLogic's Ellipsis: the whole axis
       if (k == "rows" || k == "row")
         parse_range(f, value, "rows", a.row_begin, a.row_end, span);
       else if (k == "cols" || k == "col" || k == "columns")

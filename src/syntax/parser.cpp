@@ -441,6 +441,10 @@ class Parser {
       out += close == Tok::RParen ? ')' : ']';
       return out;
     }
+    if (t.kind == Tok::Period && lex_.at(Tok::Period, 1) && lex_.at(Tok::Period, 2)) {
+      lex_.advance(), lex_.advance(), lex_.advance();
+      return "...";  // Python's Ellipsis, as PyNeuraLogic prints slice(cols=...): the whole axis
+    }
     if (t.kind != Tok::Ident && t.kind != Tok::Variable && t.kind != Tok::Number && t.kind != Tok::String)
       expected("a metadata argument (a name, number or tuple)");
     std::string out(t.text);

@@ -79,4 +79,15 @@ TEST(FunctionLiterals, PyNeuraLogicsSpellingsOfSoftmaxVariablesAndBooleans) {
   EXPECT_DOUBLE_EQ(output_of("h :- a(X). [duplicate_grounding=True, learnable=False]", "a(1), a(2).", "1.0 h."), 1.0);
 }
 
+TEST(FunctionLiterals, SliceAsPyNeuraLogicPrintsIt) {
+  // rows=[0, 2] and cols=... (Python's Ellipsis: the whole axis)
+  const std::string ex = "<[[1, 2, 3], [4, 5, 6], [7, 8, 9]]> m.";
+  EXPECT_DOUBLE_EQ(output_of("h :- m. [activation=slice(rows=[1, 2], cols=(2, 3))]", ex, "1.0 h."), 6.0);
+  lrnn::Model model(lrnn::Template::from_string("h :- m. [activation=slice(rows=[1, 3], cols=...)]"));
+  lrnn::Evaluation ev = model.evaluate(lrnn::Dataset::from_text(ex, "h."));
+  EXPECT_EQ(ev.outputs.at(0).value, (std::vector<double>{4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(ev.outputs.at(0).rows, 2);
+  EXPECT_EQ(ev.outputs.at(0).cols, 3);
+}
+
 }  // namespace
