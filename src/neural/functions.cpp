@@ -133,6 +133,7 @@ const std::vector<NamedKind<AggregationKind>>& aggregation_table() {
       {"count", {"count"}, AggregationKind::Count},
       {"concat", {"concat", "concatenation"}, AggregationKind::Concat},
       {"softmax", {"softmax"}, AggregationKind::Softmax},
+      {"product", {"product", "prod", "elproduct"}, AggregationKind::Product},
   };
   return names;
 }
@@ -511,7 +512,7 @@ Shape aggregation_shape(AggregationKind a, Shape in, size_t segment_length) {
     case AggregationKind::Concat:
       return checked_shape(static_cast<int64_t>(segment_length) * in.rows, in.cols, "aggregation 'concat'");
     case AggregationKind::Sum: case AggregationKind::Avg: case AggregationKind::Max:
-    case AggregationKind::Min: case AggregationKind::Softmax:
+    case AggregationKind::Min: case AggregationKind::Softmax: case AggregationKind::Product:
       return in;  // softmax keeps the shape (segment_softmax, then a sum)
   }
   throw Error(ErrorKind::Runtime, "internal: aggregation kind " + std::to_string(static_cast<int>(a)));

@@ -76,8 +76,10 @@ Shape combination_shape(CombinationKind c, const std::vector<Shape>& in);
 
 // ---- aggregations (over the groundings of one rule for one head) ---------------------
 // Segment s covers input values [offsets[s], offsets[s+1]); an empty segment gives 0.
-enum class AggregationKind : uint8_t { Sum, Avg, Max, Min, Count, Concat, Softmax };
-constexpr int kAggregationKinds = static_cast<int>(AggregationKind::Softmax) + 1;
+// Product: element-wise product of the segment's values (also an atom's `product` /
+// `elproduct` combination of its rules, PyNeuraLogic's GCN degree normalisation).
+enum class AggregationKind : uint8_t { Sum, Avg, Max, Min, Count, Concat, Softmax, Product };
+constexpr int kAggregationKinds = static_cast<int>(AggregationKind::Product) + 1;
 struct Aggregation {
   AggregationKind kind = AggregationKind::Avg;
   std::vector<std::string> over;  // softmax(J, K): the variables normalised over

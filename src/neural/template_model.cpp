@@ -239,12 +239,17 @@ TemplateModel TemplateModel::compile(const TemplateAst& ast,
           case CombinationKind::Max: spec.combination = AggregationKind::Max; break;
           case CombinationKind::Min: spec.combination = AggregationKind::Min; break;
           case CombinationKind::Count: spec.combination = AggregationKind::Count; break;
+          case CombinationKind::ElProduct: spec.combination = AggregationKind::Product; break;
+          case CombinationKind::Product:  // a matrix product: element-wise only for scalars (checked by the plan)
+            spec.combination = AggregationKind::Product;
+            spec.scalars_only = true;
+            break;
           default:
             throw Error(ErrorKind::Semantic, m.span,
                         "combination '" + to_string(c) + "' of atom neurons of " + d.name +
                             "/" + std::to_string(d.arity) +
                             " is not supported: an atom combines a varying number of rule "
-                            "inputs, so only sum, avg, max, min and count apply");
+                            "inputs, so only sum, avg, max, min, count, elproduct and (of scalars) product apply");
         }
       }
     }

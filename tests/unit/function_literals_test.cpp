@@ -90,4 +90,22 @@ TEST(FunctionLiterals, SliceAsPyNeuraLogicPrintsIt) {
   EXPECT_EQ(ev.outputs.at(0).cols, 3);
 }
 
+TEST(FunctionLiterals, AnAtomMayCombineItsRulesByProduct) {
+  // PyNeuraLogic's GCN normalisation: edge_count(I, J) = deg(J) * deg(I) from two rules
+  const std::string tmpl =
+      "cnt(I, J) :- e(X, J), *n(I). [aggregation=sum]\n"
+      "cnt(I, J) :- e(X, I), *n(J). [aggregation=sum]\n"
+      "cnt/2 [activation=inverse, combination=product]\n";
+  const std::string ex = "e(1, 2), e(3, 2), e(2, 1), e(1, 1), e(2, 3), e(3, 3), e(1, 3), n(1), n(2), n(3).";
+  // deg(2) = 2 (edges into 2), deg(3) = 3: 1 / (2 * 3)
+  EXPECT_DOUBLE_EQ(output_of(tmpl, ex, "1.0 cnt(3, 2)."), 1.0 / 6.0);
+  EXPECT_DOUBLE_EQ(output_of("h :- a. h :- b.\nh/0 [combination=elproduct]", "<[1, 2]> a, <[3, 4]> b.", "h."), 3.0);
+  try {
+    output_of("h :- a. h :- b.\nh/0 [combination=product]", "<[1, 2]> a, <[3, 4]> b.", "h.");
+    FAIL() << "multiplied vectors of an atom's rules as if they were scalars";
+  } catch (const lrnn::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("elproduct"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace

@@ -295,7 +295,7 @@ TEST(FunctionsGradient, SegmentReductionsIncludingEmptySegments) {
   std::mt19937_64 rng(31);
   const std::vector<uint32_t> offsets = {0, 3, 3, 5, 9, 10};
   for (auto kind : {AggregationKind::Sum, AggregationKind::Avg, AggregationKind::Max,
-                    AggregationKind::Min, AggregationKind::Count})
+                    AggregationKind::Min, AggregationKind::Count, AggregationKind::Product})
     for (Shape s : kShapes) check_aggregation(kind, s, offsets, rng);
   for (Shape s : kShapes) check_aggregation(AggregationKind::Concat, s, {0, 2, 4, 6}, rng);
   check_aggregation(AggregationKind::Concat, {3, 1}, {0, 3}, rng);

@@ -261,6 +261,7 @@ class Aggregation:
     COUNT = _a("count")
     CONCAT = _a("concat")
     SOFTMAX = _SoftmaxAggregation(AGGREGATION, "softmax")
+    PRODUCT = _a("product")  # element-wise, over the groundings
 
 
 class F:
@@ -307,3 +308,4 @@ class F:
     count_agg = Aggregation.COUNT
     concat_agg = Aggregation.CONCAT
     softmax_agg = Aggregation.SOFTMAX
+    product_agg = Aggregation.PRODUCT
