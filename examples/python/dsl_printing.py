@@ -15,9 +15,9 @@ template += (R.h(V.X)[3, 3] <= (R.feature(V.Y)[3, 3], R.edge(V.X, V.Y))) | [F.re
 # Rules with several body literals: a tuple, or `&`.
 template += R.grandparent(V.X, V.Z) <= R.parent(V.X, V.Y) & R.parent(V.Y, V.Z)
 
-# Builtins (@), hidden literals (*), soft negation (~) and transposition (^T).
+# Builtins (@), hidden literals (*), soft negation (-R.a, printed ~a) and transposition (^T).
 template += (R.score(V.I, V.J) <= (R.k(V.J).T, R.q(V.I), R.special.leq(V.J, V.I))) | [F.product]
-template += R.lonely(V.X) <= (R.person(V.X), ~R.friend(V.X), R.hidden.active(V.X))
+template += R.lonely(V.X) <= (R.person(V.X), -R.friend(V.X), R.hidden.active(V.X))
 
 # Learnable embeddings from NumPy arrays, a fixed value, and a named (shared) weight.
 template += R.emb(C.a)[np.array([0.5, -1.0, 2.0])]

@@ -81,6 +81,7 @@ struct Output {
   std::vector<double> target;      // empty: no target
   std::vector<double> value;       // the query neuron's output (row-major)
   std::vector<double> prediction;  // sigmoid/softmax of the value under crossentropy
+  int rows = 1, cols = 1;          // the value's shape (a 2x2 matrix is rows = cols = 2)
   bool operator==(const Output&) const = default;
 };
 

@@ -33,9 +33,11 @@ def facts_text(facts: Optional[Iterable[Any]]) -> str:
     return ", ".join(parts) + "." if parts else ""
 
 
-def _value(text: str, is_number: bool, number: float) -> Any:
+def _value(text: str, is_number: bool, number: float) -> str:
+    """A term of an answer as PyNeuraLogic gives it: its text (numbers too, `"-1"`), a quoted
+    constant without its quotes."""
     if is_number:
-        return int(text) if _INT.match(text) else number
+        return text
     if len(text) >= 2 and text[0] == "'" and text[-1] == "'":
         return re.sub(r"\\(.)", r"\1", text[1:-1])
     return text
@@ -43,7 +45,7 @@ def _value(text: str, is_number: bool, number: float) -> Any:
 
 def query(template: Any, goal: Any, facts: Optional[Iterable[Any]] = None) -> Union[bool, List[Dict[str, Any]]]:
     """Every answer of `goal` against the template and the facts: a list of
-    {variable: value} dicts (numbers as int/float, constants as str), sorted as
+    {variable: value} dicts (every value a str, numbers too, as in PyNeuraLogic), sorted as
     `lrnn query` prints them; True/False for a goal without variables."""
     from lrnn import _core
 

@@ -232,7 +232,9 @@ nb::dict evaluate(Model& model, const BuiltSet& set, const std::string& loss) {
   nb::list outputs, predictions;
   for (Output& o : ev.outputs) {
     const size_t n_value = o.value.size(), n_prediction = o.prediction.size();
-    outputs.append(to_array(std::move(o.value), {n_value}));
+    // a matrix output keeps its shape; scalars and column vectors stay flat
+    const bool matrix = o.rows > 1 && o.cols > 1 && static_cast<size_t>(o.rows) * o.cols == n_value;
+    outputs.append(to_array(std::move(o.value), matrix ? shape_of(o.rows, o.cols) : std::vector<size_t>{n_value}));
     predictions.append(to_array(std::move(o.prediction), {n_prediction}));
   }
   d["outputs"] = outputs;

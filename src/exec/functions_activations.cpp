@@ -11,7 +11,6 @@ namespace lrnn::exec {
 
 namespace {
 
-constexpr double kLeakySlope = 0.01;
 constexpr double kNormEps = 1e-5;  // PyTorch's layer_norm default
 
 // Mean (written to `mean`) and 1 / sqrt(biased variance + eps) of one value's n entries;
@@ -77,7 +76,7 @@ void activation_forward(const Activation& a, Shape in, size_t count, const doubl
       for (size_t i = 0; i < total; ++i) y[i] = x[i] > 0 ? x[i] : 0.0;
       return;
     case ActivationKind::LeakyRelu:
-      for (size_t i = 0; i < total; ++i) y[i] = x[i] > 0 ? x[i] : kLeakySlope * x[i];
+      for (size_t i = 0; i < total; ++i) y[i] = x[i] > 0 ? x[i] : a.slope * x[i];
       return;
     case ActivationKind::Exp:
       for (size_t i = 0; i < total; ++i) y[i] = std::exp(x[i]);
@@ -167,7 +166,7 @@ void activation_backward(const Activation& a, Shape in, size_t count, const doub
       for (size_t i = 0; i < total; ++i) gx[i] += x[i] > 0 ? gy[i] : 0.0;
       return;
     case ActivationKind::LeakyRelu:
-      for (size_t i = 0; i < total; ++i) gx[i] += x[i] > 0 ? gy[i] : kLeakySlope * gy[i];
+      for (size_t i = 0; i < total; ++i) gx[i] += x[i] > 0 ? gy[i] : a.slope * gy[i];
       return;
     case ActivationKind::Exp:
       for (size_t i = 0; i < total; ++i) gx[i] += gy[i] * y[i];

@@ -68,6 +68,17 @@ void aggregation_forward(AggregationKind a, Shape in, size_t segments, const uin
     case AggregationKind::Count:
       for (size_t s = 0; s < segments; ++s) y[s] = double(offsets[s + 1] - offsets[s]);
       return;
+    case AggregationKind::Product:
+      for (size_t s = 0; s < segments; ++s) {
+        double* ys = y + s * n;
+        const uint32_t b = offsets[s], e = offsets[s + 1];
+        std::fill(ys, ys + n, b == e ? 0.0 : 1.0);  // an empty segment gives 0, as every kind
+        for (uint32_t j = b; j < e; ++j) {
+          const double* xj = x + size_t(j) * n;
+          for (size_t i = 0; i < n; ++i) ys[i] *= xj[i];
+        }
+      }
+      return;
     case AggregationKind::Concat: {
       // Segments are contiguous and of equal length: the stacked values are the input.
       common_segment_length(segments, offsets);
@@ -125,6 +136,20 @@ void aggregation_backward(AggregationKind a, Shape in, size_t segments, const ui
     }
     case AggregationKind::Count:
       return;  // depends on the structure only
+    case AggregationKind::Product:
+      // d y / d x_j = the product of the other values, recomputed (dividing y by x_j fails at 0)
+      for (size_t s = 0; s < segments; ++s) {
+        const uint32_t b = offsets[s], e = offsets[s + 1];
+        const double* gs = gy + s * n;
+        for (uint32_t j = b; j < e; ++j)
+          for (size_t i = 0; i < n; ++i) {
+            double others = 1.0;
+            for (uint32_t k = b; k < e; ++k)
+              if (k != j) others *= x[size_t(k) * n + i];
+            gx[size_t(j) * n + i] += gs[i] * others;
+          }
+      }
+      return;
     case AggregationKind::Concat: {
       common_segment_length(segments, offsets);
       if (segments == 0) return;

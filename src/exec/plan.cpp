@@ -61,10 +61,10 @@ Shape group_aggregation_shape(AggregationKind kind, Shape in, const std::vector<
   }
 }
 
-// A sum, average, maximum or minimum of one value is that value.
+// A sum, average, maximum, minimum or product of one value is that value.
 bool single_value_identity(AggregationKind kind) {
   return kind == AggregationKind::Sum || kind == AggregationKind::Avg || kind == AggregationKind::Max ||
-         kind == AggregationKind::Min;
+         kind == AggregationKind::Min || kind == AggregationKind::Product;
 }
 
 bool real_transpose(const InputBlock& B) {
@@ -652,6 +652,10 @@ class PlanBuilder {
       }
     }
     A.combination = pred.combination;
+    if (pred.scalars_only && !A.in_shape.scalar())
+      throw Error(ErrorKind::Shape, where + ": combination 'product' of atoms multiplies matrices, which lrnn "
+                                            "does for rule inputs only; the rules give " + text(A.in_shape) +
+                                            " values (use elproduct for an element-wise product)");
     // Atoms with one input each, combined by sum/avg/max/min, without offset and with an
     // identity activation are their input: they take its value offset and run no step.
     bool one_input_each = true;

@@ -1,6 +1,8 @@
 #include "logic/grounder.hpp"
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <atomic>
 #include <exception>
 #include <mutex>
@@ -443,6 +445,15 @@ class Grounder {
     const uint32_t n = bl.arity;
     auto val = [&](uint32_t k) { return value_of(acts[k]); };
     auto cmp = [&]() { return syms_.compare(val(0), val(1)); };
+    if (is_eval(bl.op)) {  // holds for two numbers; an input whose value is a op b
+      const uint32_t a = val(0), b = val(1);
+      if (!syms_.is_number(a) || !syms_.is_number(b)) return;
+      const double value = eval_value(bl.op, syms_.number(a), syms_.number(b));
+      if (std::isnan(value)) return;  // a mod 0 has no value (a / 0 is inf, as in PyNeuraLogic)
+      if (enumerating_) rows_[st.lit] = eval_atom(bl.pred, a, b, value);
+      run(plan, s + 1, emit);
+      return;
+    }
     switch (bl.op) {
       case BuiltinOp::Eq: if (val(0) == val(1)) run(plan, s + 1, emit); return;
       case BuiltinOp::Neq: if (val(0) != val(1)) run(plan, s + 1, emit); return;
@@ -539,6 +550,21 @@ class Grounder {
     }
     bind_[acts[2].value] = syms_.intern_number(result);
     run(plan, s + 1, emit);
+  }
+
+  // The provisional id (past every relation's atoms) of the atom @op_eval(a, b).
+  uint32_t eval_atom(uint32_t pred, uint32_t a, uint32_t b, double value) {
+    auto [it, inserted] = eval_ids_.try_emplace({pred, a, b}, uint32_t(eval_values_.size()));
+    if (inserted) {
+      eval_atoms_.insert(eval_atoms_.end(), {pred, a, b});
+      eval_values_.push_back(value);
+    }
+    return it->second;
+  }
+
+  // The provisional atom id of input literal `bl` matched at `row`.
+  uint32_t input_atom(const BodyLiteral& bl, const std::vector<uint32_t>& base, uint32_t row) const {
+    return bl.kind == Kind::Builtin ? eval_base_ + row : base[bl.pred] + row;
   }
 
   void head_tuple(const CompiledRule& cr, uint32_t* out) const {
@@ -699,6 +725,13 @@ class Grounder {
   // The rule being evaluated: variable bindings and the matched row per literal.
   const CompiledRule* rule_ = nullptr;
   std::vector<uint32_t> bind_, rows_;
+  // @op_eval atoms, created while ground rules are enumerated: (pred, a, b) and value per
+  // atom, provisional ids from eval_base_ on.
+  bool enumerating_ = false;
+  uint32_t eval_base_ = 0;
+  std::map<std::array<uint32_t, 3>, uint32_t> eval_ids_;
+  std::vector<uint32_t> eval_atoms_;
+  std::vector<double> eval_values_;
 };
 
 GroundSample Grounder::build_sample(const ExampleAst& example, const std::vector<Literal>& queries) {
@@ -746,6 +779,8 @@ std::vector<GroundRuleSet> Grounder::enumerate_ground_rules(const std::vector<ui
                                                             std::vector<size_t>& counted) {
   std::vector<GroundRuleSet> sets;
   if (!opt_.enumerate) return sets;
+  enumerating_ = true;
+  eval_base_ = base[prog_.num_predicates()];
   size_t total = 0;
   for (uint32_t r = 0; r < prog_.num_rules(); ++r) {
     if (!neural_relevant_[prog_.compiled_rules()[r].head_pred]) continue;
@@ -802,7 +837,7 @@ GroundRuleSet Grounder::enumerate_rule(uint32_t r, const std::vector<uint32_t>& 
       head_tuple(cr, key.data());
       for (uint32_t i = 0; i < set.n_inputs; ++i) {
         const BodyLiteral& bl = cr.body[input_lits[i]];
-        key[head_arity + i] = base[bl.pred] + rows_[input_lits[i]];
+        key[head_arity + i] = input_atom(bl, base, rows_[input_lits[i]]);
       }
       if (!seen.insert(key.data())) return;
     }
@@ -813,7 +848,7 @@ GroundRuleSet Grounder::enumerate_rule(uint32_t r, const std::vector<uint32_t>& 
     set.head.push_back(kNone);
     for (uint32_t i = 0; i < set.n_inputs; ++i) {
       const BodyLiteral& bl = cr.body[input_lits[i]];
-      set.inputs.push_back(base[bl.pred] + rows_[input_lits[i]]);
+      set.inputs.push_back(input_atom(bl, base, rows_[input_lits[i]]));
     }
     for (uint32_t v : bind_) set.bindings.push_back(v);
     if (++n_pending == kBatch) flush();
@@ -829,12 +864,13 @@ std::vector<char> Grounder::atoms_to_keep(const std::vector<GroundRuleSet>& sets
                                           const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& query_matches,
                                           const std::vector<uint32_t>& base) const {
   const uint32_t n_preds = uint32_t(prog_.num_predicates());
-  const uint32_t n_prov = base[n_preds];
+  const uint32_t n_prov = base[n_preds] + uint32_t(eval_values_.size());
   std::vector<char> keep(n_prov, 0);
   const bool prune = opt_.prune && has_queries_ && opt_.store_ground_rules;
   if (!prune) {
     for (uint32_t p = 0; p < n_preds; ++p)
       if (logic_relevant_[p]) std::fill(keep.begin() + base[p], keep.begin() + base[p + 1], 1);
+    std::fill(keep.begin() + base[n_preds], keep.end(), 1);
     for (auto& qm : query_matches)
       for (auto [p, r] : qm) keep[base[p] + r] = 1;
     return keep;
@@ -881,6 +917,17 @@ std::vector<uint32_t> Grounder::write_atoms(GroundSample& sample, const std::vec
       sample.atom_example_fact.push_back(rel.example_fact()[r]);
       sample.atom_template_fact.push_back(rel.template_fact()[r]);
     }
+  }
+  for (uint32_t k = 0; k < eval_values_.size(); ++k) {
+    if (!keep[eval_base_ + k]) continue;
+    const uint32_t id = uint32_t(sample.atom_pred.size());
+    new_id[eval_base_ + k] = id;
+    sample.atom_pred.push_back(eval_atoms_[3 * k]);
+    sample.atom_args.insert(sample.atom_args.end(), eval_atoms_.begin() + 3 * k + 1, eval_atoms_.begin() + 3 * k + 3);
+    sample.atom_args_begin.push_back(uint32_t(sample.atom_args.size()));
+    sample.atom_example_fact.push_back(kNone);
+    sample.atom_template_fact.push_back(kNone);
+    sample.computed_values.emplace_back(id, eval_values_[k]);
   }
   return new_id;
 }

@@ -33,6 +33,9 @@ struct GroundSample {
   // Where an atom's input value comes from besides rules (kNone if it has none):
   std::vector<uint32_t> atom_example_fact;   // index into ExampleAst::facts
   std::vector<uint32_t> atom_template_fact;  // index into TemplateAst::facts
+  // The value of each builtin @op_eval(a, b) atom (a neuron input that is neither a fact
+  // nor derived), by atom id, ascending.
+  std::vector<std::pair<uint32_t, double>> computed_values;
   std::vector<GroundRuleSet> rules;  // template rules with >= 1 grounding, by rule index
   // Per query of the example (in order), the atom ids it matches (a query with variables
   // may match several; an underivable ground query matches none).

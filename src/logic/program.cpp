@@ -1,6 +1,7 @@
 #include "logic/program.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "lrnn/diagnostics.hpp"
@@ -24,6 +25,10 @@ constexpr BuiltinInfo kBuiltins[] = {
     {"false", BuiltinOp::False, 0, 0}, {"add", BuiltinOp::Add, 3, 3},
     {"sub", BuiltinOp::Sub, 3, 3},     {"mul", BuiltinOp::Mul, 3, 3},
     {"div", BuiltinOp::Div, 3, 3},     {"mod", BuiltinOp::Mod, 3, 3},
+    {"add_eval", BuiltinOp::AddEval, 2, 2}, {"sub_eval", BuiltinOp::SubEval, 2, 2},
+    {"mul_eval", BuiltinOp::MulEval, 2, 2}, {"div_eval", BuiltinOp::DivEval, 2, 2},
+    {"mod_eval", BuiltinOp::ModEval, 2, 2}, {"max_eval", BuiltinOp::MaxEval, 2, 2},
+    {"min_eval", BuiltinOp::MinEval, 2, 2},
 };
 
 const BuiltinInfo* find_builtin(const std::string& name) {
@@ -58,11 +63,24 @@ std::string literal_text(const Literal& l) {
 
 bool meta_true(const std::vector<MetaEntry>& meta, const std::string& key) {
   for (const auto& m : meta)
-    if (m.key == key) return m.value.name == "true" || m.value.name == "1";
+    if (m.key == key) return m.value.name == "true" || m.value.name == "True" || m.value.name == "1";
   return false;
 }
 
 }  // namespace
+
+double eval_value(BuiltinOp op, double a, double b) {
+  switch (op) {
+    case BuiltinOp::AddEval: return a + b;
+    case BuiltinOp::SubEval: return a - b;
+    case BuiltinOp::MulEval: return a * b;
+    case BuiltinOp::DivEval: return a / b;
+    case BuiltinOp::ModEval: return b == 0 ? std::nan("") : a - b * std::floor(a / b);
+    case BuiltinOp::MaxEval: return std::max(a, b);
+    case BuiltinOp::MinEval: return std::min(a, b);
+    default: throw Error(ErrorKind::Runtime, "internal: eval_value of a builtin that has no value");
+  }
+}
 
 bool builtin_op_from_name(const std::string& name, BuiltinOp& op) {
   const BuiltinInfo* b = find_builtin(name);
@@ -178,6 +196,11 @@ void Program::compile_rule(const Rule* rule, const Literal* fact, uint32_t sourc
       }
       bl.kind = BodyLiteral::Kind::Builtin;
       bl.op = info->op;
+      if (is_eval(bl.op) && !l.hidden) {  // a neuron input: its atoms are "@op_eval(a, b)"
+        bl.pred = intern_predicate("@" + l.predicate, l.arity());
+        bl.input_slot = input_count++;
+        cr.input_literals.push_back(i);
+      }
     } else {
       if (l.args.size() > 64) throw Error(ErrorKind::Semantic, l.span, "more than 64 arguments");
       bl.kind = l.negated ? BodyLiteral::Kind::Negated : BodyLiteral::Kind::Positive;
@@ -237,19 +260,8 @@ void Program::compile_rule(const Rule* rule, const Literal* fact, uint32_t sourc
       }
     }
   }
-  for (uint32_t i = 0; i < cr.body.size(); ++i) {
-    const BodyLiteral& bl = cr.body[i];
-    if (bl.kind != BodyLiteral::Kind::Builtin) continue;
-    for (uint32_t k = 0; k < bl.arity; ++k) {
-      const ArgRef& a = cr.lit_args(bl)[k];
-      if (!is_bound(a)) {
-        throw Error(ErrorKind::Semantic, bl.span,
-                    "variable " + cr.var_names[a.value] + " in '" + literal_text(body[bl.source]) +
-                        "' is not bound by a positive literal or an arithmetic builtin");
-      }
-    }
-  }
-  // Head and `!` variables bound by nothing range over the example's active domain.
+  // Head, `!` and @op_eval variables bound by nothing range over the example's active
+  // domain (PyNeuraLogic's `h(X) :- @add_eval(X, 2).` is h(c) for every constant c).
   auto add_domain = [&](const ArgRef& a) {
     if (!is_bound(a)) {
       bound[a.value] = 1;
@@ -263,6 +275,22 @@ void Program::compile_rule(const Rule* rule, const Literal* fact, uint32_t sourc
       uses_domain_ = true;
     }
   };
+  for (size_t i = 0, n = cr.body.size(); i < n; ++i) {
+    if (cr.body[i].kind != BodyLiteral::Kind::Builtin || !is_eval(cr.body[i].op)) continue;
+    for (uint32_t k = 0; k < cr.body[i].arity; ++k) add_domain(cr.lit_args(cr.body[i])[k]);
+  }
+  for (uint32_t i = 0; i < cr.body.size(); ++i) {
+    const BodyLiteral& bl = cr.body[i];
+    if (bl.kind != BodyLiteral::Kind::Builtin) continue;
+    for (uint32_t k = 0; k < bl.arity; ++k) {
+      const ArgRef& a = cr.lit_args(bl)[k];
+      if (!is_bound(a)) {
+        throw Error(ErrorKind::Semantic, bl.span,
+                    "variable " + cr.var_names[a.value] + " in '" + literal_text(body[bl.source]) +
+                        "' is not bound by a positive literal or an arithmetic builtin");
+      }
+    }
+  }
   for (uint32_t k = 0; k < cr.head_arity; ++k) add_domain(cr.head_args()[k]);
   const size_t n_written = cr.body.size();
   for (size_t i = 0; i < n_written; ++i) {

@@ -24,7 +24,13 @@ enum class BuiltinOp : uint8_t {
   In,                             // @in(x, a, b, ...): x is one of a, b, ... (binds x)
   True, False,                    // @true, @false
   Add, Sub, Mul, Div, Mod,        // @op(a, b, c): c = a op b (binds c)
+  // @op_eval(a, b): true for two numbers; a neuron input whose value is a op b
+  AddEval, SubEval, MulEval, DivEval, ModEval, MaxEval, MinEval,
 };
+
+inline bool is_eval(BuiltinOp op) { return op >= BuiltinOp::AddEval; }
+// The value of @op_eval(a, b) (IEEE: a / 0 is inf, as in PyNeuraLogic; mod is floored).
+double eval_value(BuiltinOp op, double a, double b);
 
 // Looks a builtin up by its name without '@'; false if unknown.
 bool builtin_op_from_name(const std::string& name, BuiltinOp& op);
@@ -40,7 +46,7 @@ struct BodyLiteral {
   enum class Kind : uint8_t {
     Positive,  // p(...), *p(...), ~p(...), and the typed-term literals woman(Y)
     Negated,   // !p(...): negation as failure against a lower stratum
-    Builtin,   // @op(...)
+    Builtin,   // @op(...); an @op_eval(...) is also an input (its pred is "@op_eval/2")
     Domain,    // internal: the variable ranges over the example's active domain
   };
   Kind kind = Kind::Positive;
@@ -96,7 +102,7 @@ class Program {
   // occurrence: head, then body left to right; each `_` is its own variable "_#k").
   const std::vector<std::string>& rule_variables(uint32_t r) const { return rules_[r].var_names; }
   // Indices into TemplateAst::rules[r].body of the literals that become neuron inputs:
-  // positive or `~`-negated, not hidden, not builtin, not `!`.
+  // positive or `~`-negated, not hidden, not builtin (but @op_eval), not `!`.
   const std::vector<uint32_t>& input_literals(uint32_t r) const { return rules_[r].input_literals; }
   size_t num_predicates() const { return pred_names_.size(); }
   const std::string& predicate_name(uint32_t id) const { return pred_names_[id]; }

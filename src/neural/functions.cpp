@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -40,10 +42,10 @@ bool parse_int(std::string_view text, int& out) {
   return ec == std::errc() && ptr == text.data() + text.size();
 }
 
-// "(0,2)" or "0,2" -> the integers; false unless every element is an integer.
+// "(0,2)", "[0,2]" or "0,2" -> the integers; false unless every element is an integer.
 bool parse_int_tuple(std::string_view text, std::vector<int>& out) {
   text = trim(text);
-  if (text.size() >= 2 && text.front() == '(' && text.back() == ')')
+  if (text.size() >= 2 && ((text.front() == '(' && text.back() == ')') || (text.front() == '[' && text.back() == ']')))
     text = text.substr(1, text.size() - 2);
   out.clear();
   while (true) {
@@ -131,6 +133,7 @@ const std::vector<NamedKind<AggregationKind>>& aggregation_table() {
       {"count", {"count"}, AggregationKind::Count},
       {"concat", {"concat", "concatenation"}, AggregationKind::Concat},
       {"softmax", {"softmax"}, AggregationKind::Softmax},
+      {"product", {"product", "prod", "elproduct"}, AggregationKind::Product},
   };
   return names;
 }
@@ -196,6 +199,36 @@ Shape checked_shape(int64_t rows, int64_t cols, const std::string& what) {
                                     std::to_string(kMaxValueEntries) + " entries per value");
 }
 
+namespace {
+
+// The shortest text that reads back as `v` (std::to_chars), as the printer writes numbers.
+std::string shortest_text(double v) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, end);
+}
+
+// leaky_relu(0.2) / leaky_relu(alpha=0.2): one finite number, the slope for x <= 0.
+double parse_leaky_slope(const FunctionSpec& f, const Span& span) {
+  std::string text;
+  if (f.args.size() == 1 && f.kwargs.empty()) {
+    text = f.args[0];
+  } else if (f.args.empty() && f.kwargs.size() == 1 &&
+             (normalize_name(f.kwargs[0].first) == "alpha" || normalize_name(f.kwargs[0].first) == "slope")) {
+    text = f.kwargs[0].second;
+  } else {
+    fail(span, "leaky_relu takes one number, its slope below 0: leaky_relu(0.2) or leaky_relu(alpha=0.2), found '" +
+                   spec_text(f) + "'");
+  }
+  char* end = nullptr;
+  const double slope = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(slope))
+    fail(span, "leaky_relu's slope must be a finite number, found '" + text + "'");
+  return slope;
+}
+
+}  // namespace
+
 Activation parse_activation(const FunctionSpec& f, const Span& span) {
   const auto* entry = find_name(activation_table(), f.name);
   if (!entry)
@@ -211,6 +244,8 @@ Activation parse_activation(const FunctionSpec& f, const Span& span) {
     if (f.args.size() >= 2) parse_range(f, f.args[1], "cols", a.col_begin, a.col_end, span);
     for (const auto& [key, value] : f.kwargs) {
       std::string k = normalize_name(key);
+      if (value == "..." && (k == "rows" || k == "row" || k == "cols" || k == "col" || k == "columns"))
+        continue;  // PyNeuraLogic's Ellipsis: the whole axis
       if (k == "rows" || k == "row")
         parse_range(f, value, "rows", a.row_begin, a.row_end, span);
       else if (k == "cols" || k == "col" || k == "columns")
@@ -247,6 +282,10 @@ Activation parse_activation(const FunctionSpec& f, const Span& span) {
     a.cols = dims[1];
     return a;
   }
+  if (a.kind == ActivationKind::LeakyRelu && (!f.args.empty() || !f.kwargs.empty())) {
+    a.slope = parse_leaky_slope(f, span);
+    return a;
+  }
   expect_no_arguments(f, "activation", span);
   return a;
 }
@@ -265,6 +304,8 @@ std::string to_string(const Activation& a) {
   }
   if (a.kind == ActivationKind::Reshape)
     return name + "(" + std::to_string(a.rows) + "," + std::to_string(a.cols) + ")";
+  if (a.kind == ActivationKind::LeakyRelu && a.slope != Activation::kDefaultLeakySlope)
+    return name + "(" + shortest_text(a.slope) + ")";
   return name;
 }
 
@@ -287,13 +328,25 @@ Aggregation parse_aggregation(const FunctionSpec& f, const Span& span) {
   Aggregation a;
   a.kind = entry->kind;
   if (a.kind == AggregationKind::Softmax) {
-    if (!f.kwargs.empty())
-      fail(span, "softmax aggregation takes variable names, e.g. softmax(J), found '" +
+    std::vector<std::string> args = f.args;
+    // PyNeuraLogic prints softmax(agg_terms=[J, K]): the same variables as softmax(J, K)
+    if (f.args.empty() && f.kwargs.size() == 1 && normalize_name(f.kwargs[0].first) == "aggterms") {
+      std::string_view list = trim(f.kwargs[0].second);
+      if (list.size() >= 2 && list.front() == '[' && list.back() == ']') list = list.substr(1, list.size() - 2);
+      for (size_t begin = 0; begin <= list.size();) {
+        size_t comma = list.find(',', begin);
+        if (comma == std::string_view::npos) comma = list.size();
+        args.emplace_back(trim(list.substr(begin, comma - begin)));
+        begin = comma + 1;
+      }
+    } else if (!f.kwargs.empty()) {
+      fail(span, "softmax aggregation takes variable names, e.g. softmax(J) or softmax(agg_terms=[J]), found '" +
                      spec_text(f) + "'");
-    if (f.has_parens && f.args.empty())
+    }
+    if (f.has_parens && args.empty())
       fail(span, "softmax() names no variables: write softmax(J) to normalise over the groundings that differ "
                  "in J, or softmax without parentheses to normalise over all groundings of a head");
-    for (const auto& arg : f.args) {
+    for (const auto& arg : args) {
       std::string_view v = trim(arg);
       if (v.empty() || !(std::isupper(static_cast<unsigned char>(v.front())) || v.front() == '_'))
         fail(span, "softmax aggregation normalises over variables (upper-case names), found '" +
@@ -459,7 +512,7 @@ Shape aggregation_shape(AggregationKind a, Shape in, size_t segment_length) {
     case AggregationKind::Concat:
       return checked_shape(static_cast<int64_t>(segment_length) * in.rows, in.cols, "aggregation 'concat'");
     case AggregationKind::Sum: case AggregationKind::Avg: case AggregationKind::Max:
-    case AggregationKind::Min: case AggregationKind::Softmax:
+    case AggregationKind::Min: case AggregationKind::Softmax: case AggregationKind::Product:
       return in;  // softmax keeps the shape (segment_softmax, then a sum)
   }
   throw Error(ErrorKind::Runtime, "internal: aggregation kind " + std::to_string(static_cast<int>(a)));

@@ -36,9 +36,12 @@ struct Activation {
   ActivationKind kind = ActivationKind::Identity;
   int row_begin = 0, row_end = -1, col_begin = 0, col_end = -1;  // Slice ([begin, end))
   int rows = 0, cols = 0;                                        // Reshape
+  double slope = kDefaultLeakySlope;  // LeakyRelu: the slope for x <= 0 (leaky_relu(0.2))
+  static constexpr double kDefaultLeakySlope = 0.01;
   bool elementwise() const { return kind < ActivationKind::Softmax; }
 };
-// From metadata (`sigmoid`, `slice(rows=(0,2), cols=(1,3))`, `reshape(2,3)`); throws
+// From metadata (`sigmoid`, `slice(rows=(0,2), cols=(1,3))`, `reshape(2,3)`,
+// `leaky_relu(0.2)` or `leaky_relu(alpha=0.2)`, PyNeuraLogic's spelling); throws
 // lrnn::Error naming the span on an unknown name or bad arguments. Names are
 // case-insensitive and ignore '_' and '-' (leaky_relu = leakyrelu); aliases: linear
 // (identity), transp (transpose), layernorm (norm). A slice axis left out (or end < 0 in
@@ -73,8 +76,10 @@ Shape combination_shape(CombinationKind c, const std::vector<Shape>& in);
 
 // ---- aggregations (over the groundings of one rule for one head) ---------------------
 // Segment s covers input values [offsets[s], offsets[s+1]); an empty segment gives 0.
-enum class AggregationKind : uint8_t { Sum, Avg, Max, Min, Count, Concat, Softmax };
-constexpr int kAggregationKinds = static_cast<int>(AggregationKind::Softmax) + 1;
+// Product: element-wise product of the segment's values (also an atom's `product` /
+// `elproduct` combination of its rules, PyNeuraLogic's GCN degree normalisation).
+enum class AggregationKind : uint8_t { Sum, Avg, Max, Min, Count, Concat, Softmax, Product };
+constexpr int kAggregationKinds = static_cast<int>(AggregationKind::Product) + 1;
 struct Aggregation {
   AggregationKind kind = AggregationKind::Avg;
   std::vector<std::string> over;  // softmax(J, K): the variables normalised over

@@ -1,6 +1,7 @@
 #include "neural/network.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <numeric>
 
@@ -167,6 +168,13 @@ void add_example_fact(SampleNetwork& net, const Literal& fact) {
   net.fact_data.insert(net.fact_data.end(), v.data.begin(), v.data.end());
 }
 
+// The value of a builtin @op_eval atom (GroundSample::computed_values), else 0.
+double computed_value(const logic::GroundSample& ground, uint32_t atom) {
+  const auto& values = ground.computed_values;
+  auto it = std::lower_bound(values.begin(), values.end(), std::make_pair(atom, -std::numeric_limits<double>::infinity()));
+  return it != values.end() && it->first == atom ? it->second : 0.0;
+}
+
 // Facts (template facts before example data) and the predicates of derived atoms.
 void add_facts(SampleNetwork& net, const TemplateModel& model, const ExampleAst& example, const FlatGroundRules& f) {
   const logic::GroundSample& ground = f.ground;
@@ -187,10 +195,11 @@ void add_facts(SampleNetwork& net, const TemplateModel& model, const ExampleAst&
       if (ef >= example.facts.size()) throw Error(ErrorKind::Runtime, "example fact index out of range");
       add_example_fact(net, example.facts[ef]);
     } else {
-      // Neither a fact nor derived: cannot come out of a least model; enters as 0.
+      // Neither a fact nor derived: a builtin @op_eval(a, b) enters as its value a op b;
+      // anything else cannot come out of a least model and enters as 0.
       net.fact_template.push_back(kNone);
       net.fact_shape.push_back({1, 1});
-      net.fact_data.push_back(0.0);
+      net.fact_data.push_back(computed_value(ground, a));
     }
     net.fact_data_begin.push_back(static_cast<uint32_t>(net.fact_data.size()));
   }

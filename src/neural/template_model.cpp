@@ -4,6 +4,7 @@
 #include <iterator>
 #include <string_view>
 
+#include "logic/program.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "syntax/suggest.hpp"
 
@@ -53,11 +54,19 @@ std::vector<uint8_t> Parameters::learnable_mask() const {
   return mask;
 }
 
+namespace {
+// @add_eval(a, b) and the like are neuron inputs (their value is a op b); other builtins are not.
+bool is_eval_builtin(const std::string& name) {
+  logic::BuiltinOp op;
+  return logic::builtin_op_from_name(name, op) && logic::is_eval(op);
+}
+}  // namespace
+
 std::vector<uint32_t> TemplateModel::input_literals(const Rule& rule) {
   std::vector<uint32_t> out;
   for (uint32_t i = 0; i < rule.body.size(); ++i) {
     const Literal& l = rule.body[i];
-    if (!l.builtin && !l.hidden && !l.negated) out.push_back(i);
+    if (!l.hidden && !l.negated && (!l.builtin || is_eval_builtin(l.predicate))) out.push_back(i);
   }
   return out;
 }
@@ -87,7 +96,11 @@ std::vector<double> data_of(const ValueSpec& v) {
   return v.data;
 }
 
-bool meta_is_false(const FunctionSpec& f) { return f.name == "false" || f.name == "0"; }
+// Booleans as written in lrnn (true/false, 1/0) and as PyNeuraLogic prints Python's (True/False).
+bool meta_is_false(const FunctionSpec& f) { return f.name == "false" || f.name == "False" || f.name == "0"; }
+bool meta_is_boolean(const FunctionSpec& f) {
+  return !f.has_parens && (meta_is_false(f) || f.name == "true" || f.name == "True" || f.name == "1");
+}
 
 // The metadata keys each construct reads; anything else was silently ignored before
 // ([colour=blue], a misspelled `activaton`), so it is an error naming the closest key.
@@ -111,8 +124,7 @@ void check_meta(const std::vector<MetaEntry>& meta, const std::string_view (&key
     for (size_t j = 0; j < i; ++j)
       if (meta[j].key == m.key) throw Error(ErrorKind::Semantic, m.span, "metadata key '" + m.key + "' is given twice");
     const bool boolean = std::find(std::begin(kBooleanKeys), std::end(kBooleanKeys), m.key) != std::end(kBooleanKeys);
-    if (boolean && (m.value.has_parens || (m.value.name != "true" && m.value.name != "false" && m.value.name != "1" &&
-                                           m.value.name != "0")))
+    if (boolean && !meta_is_boolean(m.value))
       throw Error(ErrorKind::Semantic, m.span,
                   "metadata '" + m.key + "' takes true or false, found '" + m.value.name + "'");
   }
@@ -227,12 +239,17 @@ TemplateModel TemplateModel::compile(const TemplateAst& ast,
           case CombinationKind::Max: spec.combination = AggregationKind::Max; break;
           case CombinationKind::Min: spec.combination = AggregationKind::Min; break;
           case CombinationKind::Count: spec.combination = AggregationKind::Count; break;
+          case CombinationKind::ElProduct: spec.combination = AggregationKind::Product; break;
+          case CombinationKind::Product:  // a matrix product: element-wise only for scalars (checked by the plan)
+            spec.combination = AggregationKind::Product;
+            spec.scalars_only = true;
+            break;
           default:
             throw Error(ErrorKind::Semantic, m.span,
                         "combination '" + to_string(c) + "' of atom neurons of " + d.name +
                             "/" + std::to_string(d.arity) +
                             " is not supported: an atom combines a varying number of rule "
-                            "inputs, so only sum, avg, max, min and count apply");
+                            "inputs, so only sum, avg, max, min, count, elproduct and (of scalars) product apply");
         }
       }
     }

@@ -73,6 +73,7 @@ struct PredicateSpec {
   int arity = 0;
   Activation activation;
   AggregationKind combination = AggregationKind::Sum;  // over the atom's inputs
+  bool scalars_only = false;  // written `product` (a matrix product): element-wise only for scalars
   uint32_t offset = kNoParam;
 };
 

@@ -74,7 +74,7 @@ class Lexer {
   uint32_t last_line() const { return last_line_; }
   [[noreturn]] void fail(const Token& at, const std::string& message) const;
 
-  static constexpr int kLookahead = 4;  // a power of two (ring buffer index mask)
+  static constexpr int kLookahead = 8;  // a power of two (ring buffer index mask); function literals look 7 ahead
 
  private:
   const Token& fill(int k);

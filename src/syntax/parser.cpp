@@ -7,6 +7,7 @@
 #include <iterator>
 #include <sstream>
 #include <unordered_map>
+#include <utility>
 
 #include "lrnn/syntax.hpp"
 #include "syntax/lexer.hpp"
@@ -30,6 +31,9 @@ const std::unordered_map<std::string_view, BuiltinArity>& builtin_arities() {
       {"geq", {2, 2}}, {"next", {2, 2}}, {"alldiff", {1, -1}}, {"in", {2, -1}}, {"true", {0, 0}},
       {"false", {0, 0}}, {"add", {3, 3}}, {"sub", {3, 3}},   {"mul", {3, 3}},   {"div", {3, 3}},
       {"mod", {3, 3}},
+      // PyNeuraLogic's value builtins: true for two numbers, and their input value is a op b
+      {"add_eval", {2, 2}}, {"sub_eval", {2, 2}}, {"mul_eval", {2, 2}}, {"div_eval", {2, 2}},
+      {"mod_eval", {2, 2}}, {"max_eval", {2, 2}}, {"min_eval", {2, 2}},
   };
   return table;
 }
@@ -338,7 +342,7 @@ class Parser {
     if (it == builtin_arities().end())
       fail(lit.span, "unknown builtin '@" + lit.predicate +
                          "' (known: eq, neq, lt, leq, gt, geq, next, alldiff, in, true, false, add, sub, mul, "
-                         "div, mod)");
+                         "div, mod, add_eval, sub_eval, mul_eval, div_eval, mod_eval, max_eval, min_eval)");
     int a = lit.arity();
     const BuiltinArity& want = it->second;
     if (a < want.min || (want.max >= 0 && a > want.max)) {
@@ -437,6 +441,10 @@ class Parser {
       out += close == Tok::RParen ? ')' : ']';
       return out;
     }
+    if (t.kind == Tok::Period && lex_.at(Tok::Period, 1) && lex_.at(Tok::Period, 2)) {
+      lex_.advance(), lex_.advance(), lex_.advance();
+      return "...";  // Python's Ellipsis, as PyNeuraLogic prints slice(cols=...): the whole axis
+    }
     if (t.kind != Tok::Ident && t.kind != Tok::Variable && t.kind != Tok::Number && t.kind != Tok::String)
       expected("a metadata argument (a name, number or tuple)");
     std::string out(t.text);
@@ -507,6 +515,79 @@ class Parser {
                           " literal");
   }
 
+  // PyNeuraLogic's function literal `tanh(h(T))`: a body literal whose value goes through an
+  // activation. Its argument is a literal with arguments, which no term can be, so the form
+  // is unambiguous (`tanh(a)` stays the atom tanh/1 of the constant a).
+  bool at_function_literal() {
+    if (!lex_.at(Tok::Ident) || !lex_.at(Tok::LParen, 1)) return false;
+    int k = 2;  // the inner literal's prefixes, its name, its '('
+    while (k < 5 && (lex_.at(Tok::Tilde, k) || lex_.at(Tok::Bang, k) || lex_.at(Tok::At, k) || lex_.at(Tok::Star, k))) ++k;
+    return lex_.at(Tok::Ident, k) && lex_.at(Tok::LParen, k + 1);
+  }
+
+  // A body literal, possibly a function literal: `transpose(k(J))` is `k(J)^T`,
+  // `reverse(a(X))` is `~a(X)`, any other `f(p(X, Y))` the literal `p__f(X, Y)` of a rule
+  // `p__f(A1, A2) :- p(A1, A2). [activation=f]` added once per template (helper_rules()).
+  Literal body_literal(std::optional<ValueSpec> weight) {
+    if (!at_function_literal()) return literal(std::move(weight));
+    const Token first = lex_.peek();
+    const std::string function(first.text);
+    lex_.advance();
+    lex_.advance();
+    Literal inner = body_literal(std::nullopt);
+    expect(Tok::RParen, ("')' after the literal inside '" + function + "(...)'").c_str());
+    const Span span = lex_.span_from(first);
+    if (inner.builtin || inner.negated || inner.hidden)
+      fail(span, "'" + function + "(...)' needs a literal with a value, found a " +
+                     (inner.builtin ? "builtin" : inner.negated ? "negated" : "hidden") + " literal");
+    inner.span = span;
+    inner.weight = std::move(weight);
+    if ((function == "transpose" || function == "transp") && !inner.transposed) {
+      inner.transposed = true;
+      return inner;
+    }
+    if (function == "reverse" && !inner.soft_negated && !inner.transposed) {
+      inner.soft_negated = true;
+      return inner;
+    }
+    Literal call;
+    call.predicate = helper_rule(function, inner, span);
+    call.args = std::move(inner.args);
+    call.weight = std::move(inner.weight);
+    call.span = span;
+    return call;
+  }
+
+  // The name of the rule computing `function` of `inner`'s predicate (added on first use).
+  std::string helper_rule(const std::string& function, const Literal& inner, const Span& span) {
+    std::string name = inner.predicate + (inner.soft_negated ? "__reverse" : "") +
+                       (inner.transposed ? "__transpose" : "") + "__" + function;
+    for (const Rule& r : helper_rules_)
+      if (r.head.predicate == name && r.head.arity() == inner.arity()) return name;
+    Rule r;
+    r.head.predicate = name;
+    Literal body = inner;
+    body.weight.reset();
+    for (int k = 0; k < inner.arity(); ++k) {
+      r.head.args.push_back(Term::variable("A" + std::to_string(k + 1)));
+      body.args[k] = r.head.args.back();
+    }
+    r.head.span = body.span = span;
+    r.body.push_back(std::move(body));
+    r.meta.push_back(MetaEntry{"activation", FunctionSpec{function, {}, {}, false}, span});
+    r.span = span;
+    helper_rules_.push_back(std::move(r));
+    return name;
+  }
+
+ public:
+  // The rules function literals asked for, in order of first use; taken once.
+  std::vector<Rule> take_helper_rules() { return std::exchange(helper_rules_, {}); }
+
+ private:
+  std::vector<Rule> helper_rules_;
+
+ public:
   // After `head :-`: body literals, at most one offset, the '.', optional metadata.
   Rule rule_body(Literal head, const Token& first, bool period_optional) {
     check_head(head);
@@ -517,13 +598,13 @@ class Parser {
       if (is_value_start(el.kind)) {
         ValueSpec w = value();
         if (is_literal_start(lex_.peek().kind)) {
-          r.body.push_back(literal(std::move(w)));
+          r.body.push_back(body_literal(std::move(w)));
         } else {
           if (r.offset) fail(w.span, "a rule has at most one offset, found a second one");
           r.offset = std::move(w);
         }
       } else if (is_literal_start(el.kind)) {
-        r.body.push_back(literal());
+        r.body.push_back(body_literal(std::nullopt));
       } else {
         expected("a body literal or an offset");
       }
@@ -549,6 +630,8 @@ class Parser {
       r.span = lex_.span_from(first);
     }
     if (!lex_.at(Tok::End)) expected("end of input after the rule");
+    if (!helper_rules_.empty())
+      fail(r.span, "a function literal (f(p(X))) needs a rule of its own: parse it as part of a template");
     return r;
   }
 
@@ -570,6 +653,33 @@ std::string canonical_key(const std::string& path) {
   std::error_code ec;
   auto p = std::filesystem::weakly_canonical(path, ec);
   return ec ? path : p.string();
+}
+
+// The rules of a file's function literals, after its own rules (rule indices, and with them
+// parameter names, stay as written). One an imported file already added is not added twice;
+// a predicate of that name the template defines itself is an error.
+void add_helper_rules(TemplateAst& out, Parser& p) {
+  const size_t written = out.rules.size();
+  for (Rule& helper : p.take_helper_rules()) {
+    bool present = false;
+    for (size_t i = 0; i < written; ++i) {
+      const Rule& r = out.rules[i];
+      if (r.head.predicate != helper.head.predicate || r.head.arity() != helper.head.arity()) continue;
+      const bool same = r.body.size() == 1 && r.body[0].predicate == helper.body[0].predicate &&
+                        r.body[0].args == helper.body[0].args && r.meta.size() == 1 &&
+                        r.meta[0].value == helper.meta[0].value;
+      if (!same)
+        p.fail(helper.span, "this function literal is computed by the rule '" + helper.head.predicate + "/" +
+                                std::to_string(helper.head.arity()) +
+                                "', a predicate the template defines itself; rename that predicate");
+      present = true;
+    }
+    for (const Literal& f : out.facts)
+      if (f.predicate == helper.head.predicate && f.arity() == helper.head.arity())
+        p.fail(helper.span, "this function literal is computed by the rule '" + helper.head.predicate +
+                                "', a predicate the template has facts of; rename that predicate");
+    if (!present) out.rules.push_back(std::move(helper));
+  }
 }
 
 void parse_template_file(TemplateContext& ctx, std::shared_ptr<const SourceFile> file, bool is_main) {
@@ -655,6 +765,7 @@ void parse_template_file(TemplateContext& ctx, std::shared_ptr<const SourceFile>
     p.expect_period("':-', ',' or '.' after the fact");
     if (p.at_meta()) p.fail(lex.peek(), "metadata lists follow rules, not facts (use 'name/arity [...]' for a predicate)");
   }
+  add_helper_rules(ctx.out, p);
 }
 
 std::shared_ptr<const SourceFile> make_source(std::string_view text, const std::string& name) {

@@ -225,7 +225,9 @@ Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind) const {
   ev.outputs.reserve(values.size());
   for (size_t o = 0; o < values.size(); ++o) {
     const OutputInfo& info = set.outputs[o];
-    ev.outputs.push_back({info.sample, info.text, info.target, std::move(values[o]), std::move(predictions[o])});
+    const neural::Shape shape = plan.outputs[o].shape;
+    ev.outputs.push_back({info.sample, info.text, info.target, std::move(values[o]), std::move(predictions[o]),
+                          shape.rows, shape.cols});
   }
   return ev;
 }

@@ -41,7 +41,7 @@ def test_prefixes():
     assert lit(R.special.sub(V.I, V.J, V.D)) == "@sub(I, J, D)"
     assert lit(R.hidden.edge(V.X, V.Y)) == "*edge(X, Y)"
     assert lit(R._edge(V.X)) == "*edge(X)"
-    assert lit(~R.a(V.X)) == "~a(X)"
+    assert lit(~R.a(V.X)) == "!a(X)"  # PyNeuraLogic's ~ is negation as failure
     assert lit(-R.a(V.X)) == "~a(X)"
     assert lit(R.a(V.X).negation()) == "!a(X)"
     assert lit(R.k(V.J).T) == "k(J)^T"
@@ -184,9 +184,9 @@ def test_attention_rule():
     assert str(masked) == "w(I, J) :- k(J)^T, q(I), @leq(J, I). [combination=product]"
 
 
-def test_per_literal_functions_other_than_transpose_are_rejected():
-    with pytest.raises(TypeError, match="per-literal"):
-        F.sigmoid(R.a(V.X))
+def test_a_function_on_a_body_literal_is_attached_to_it():
+    # PyNeuraLogic's function literal; the template lowers it (tests/python/test_pnl_language.py)
+    assert lit(F.sigmoid(R.a(V.X))) == "sigmoid(a(X))"
 
 
 def test_template():

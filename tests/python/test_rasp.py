@@ -496,7 +496,7 @@ def test_lowered_template_text_and_facts():
     assert lowered.facts("hi") == "token(0, 'h'), index(0, 0), token(1, 'i'), index(1, 1)."
     # the text is a template lrnn reads back, and its logic answers give the output
     answers = lrnn.logic.query(lowered.text, "out(I, V)", lowered.facts("ab"))
-    assert answers == [{"I": 0, "V": "_"}, {"I": 1, "V": "a"}]
+    assert answers == [{"I": "0", "V": "_"}, {"I": "1", "V": "a"}]  # answers are strings, as in PyNeuraLogic
     numeric = to_template(histogram(), "ab", 3)
     assert numeric.output_numeric and numeric.goal == "out(I)"
     assert numeric.run("aba") == [2, 1, 2]

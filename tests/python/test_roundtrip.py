@@ -27,7 +27,7 @@ def dsl_rules():
         (R.aw(V.I, V.J) <= (R.d_k, R.k(V.J).T, R.q(V.I))) | [F.product, F.softmax_agg(agg_terms=[V.J])],
         (R.aw(V.I, V.J) <= (R.d_k, R.k(V.J).T, R.q(V.I))) | [F.product, Aggregation.SOFTMAX(agg_terms=["J", "K"])],
         (R.w(V.I, V.J) <= (R.k(V.J).T, R.q(V.I), R.special.sub(V.I, V.J, V.D), R.special.leq(V.D, 5))) | [F.product],
-        R.w(V.I, V.J) <= (R.q(V.I), R.special.mod(V.D, 5, 0), R.hidden.edge(V.I, V.J), ~R.m(V.J)),
+        R.w(V.I, V.J) <= (R.q(V.I), R.special.mod(V.D, 5, 0), R.hidden.edge(V.I, V.J), -R.m(V.J)),
         R.h(V.X) <= (R.a(V.X), R.b(V.X).negation(), R.special._in(V.X, 1, 2, C.get("New York"))),
         R.h(V.X) <= (R.a(V.X)[2, 2], W[2,]),
         R.h(V.X) <= (R.a(V.X)["w":2, 2].fixed(), W["b":[1, -2.5]]),

@@ -112,6 +112,20 @@ TEST(FunctionsGradient, ElementwiseActivationsOnEveryShape) {
     }
 }
 
+TEST(FunctionsGradient, LeakyReluWithItsOwnSlope) {
+  // leaky_relu(alpha) (issue 11): values x or alpha * x, and the gradient to match
+  std::mt19937_64 rng(21);
+  for (double slope : {0.2, 0.5, -0.1, 2.0}) {
+    Activation a = act(ActivationKind::LeakyRelu);
+    a.slope = slope;
+    const Vec x = {-2.0, -0.5, 0.75, 3.0};
+    Vec y(4);
+    activation_forward(a, {4, 1}, 1, x.data(), y.data());
+    EXPECT_EQ(y, (Vec{-2.0 * slope, -0.5 * slope, 0.75, 3.0})) << slope;
+    for (Shape s : kShapes) check_activation(a, s, random_values(rng, 3 * s.size(), -2, 2, {0.0}), rng);
+  }
+}
+
 TEST(FunctionsGradient, WholeValueActivations) {
   std::mt19937_64 rng(12);
   for (auto kind : {ActivationKind::Softmax, ActivationKind::Sparsemax, ActivationKind::Norm,
@@ -281,7 +295,7 @@ TEST(FunctionsGradient, SegmentReductionsIncludingEmptySegments) {
   std::mt19937_64 rng(31);
   const std::vector<uint32_t> offsets = {0, 3, 3, 5, 9, 10};
   for (auto kind : {AggregationKind::Sum, AggregationKind::Avg, AggregationKind::Max,
-                    AggregationKind::Min, AggregationKind::Count})
+                    AggregationKind::Min, AggregationKind::Count, AggregationKind::Product})
     for (Shape s : kShapes) check_aggregation(kind, s, offsets, rng);
   for (Shape s : kShapes) check_aggregation(AggregationKind::Concat, s, {0, 2, 4, 6}, rng);
   check_aggregation(AggregationKind::Concat, {3, 1}, {0, 3}, rng);

@@ -39,7 +39,8 @@ const ErrorCase kCases[] = {
      "{dir}/missing_period.lrnn:1:13: error: expected ',' or '.' after the rule body, found 'q'"},
     {"unknown_builtin.lrnn", Mode::Template,
      "{dir}/unknown_builtin.lrnn:1:15: error: unknown builtin '@foo' (known: eq, neq, lt, leq, gt, geq, next, "
-     "alldiff, in, true, false, add, sub, mul, div, mod)"},
+     "alldiff, in, true, false, add, sub, mul, div, mod, add_eval, sub_eval, mul_eval, div_eval, mod_eval, "
+     "max_eval, min_eval)"},
     {"builtin_arity.lrnn", Mode::Template,
      "{dir}/builtin_arity.lrnn:1:15: error: wrong arity: builtin '@leq' takes 2 arguments, found 1"},
     {"non_utf8.lrnn", Mode::Template, "{dir}/non_utf8.lrnn:1:12: error: invalid UTF-8: byte 0xE9 at byte offset 11"},

@@ -8,7 +8,8 @@ from lrnn.core.template import Template
 from lrnn.core.terms import C, Const, Constant, Term, V, Var, Variable
 from lrnn.core.values import W, Weight
 
-BaseRelation = WeightedRelation = Atom
+from lrnn.core.constructs.relation import BaseRelation, WeightedRelation
+from lrnn.core.containers import FContainer
 
 
 def __getattr__(name):
@@ -25,6 +26,6 @@ __all__ = [
     "R", "Relation", "V", "Var", "C", "Const", "W", "F",
     "Transformation", "Combination", "Aggregation", "Function", "Metadata",
     "Atom", "BaseRelation", "WeightedRelation", "Predicate", "PredicateDecl", "PredicateMetadata",
-    "Rule", "RuleBody", "Term", "Variable", "Constant", "Weight",
+    "Rule", "RuleBody", "FContainer", "Term", "Variable", "Constant", "Weight",
     "Settings", "Template", "Model",
 ]

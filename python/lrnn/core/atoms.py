@@ -1,6 +1,7 @@
 """Relations (atoms and literals) and predicates: `R.p(V.X, C.a)`, `R.p / 2`,
-`R.special.leq(V.J, V.I)` (`@leq`), `R.hidden.edge` (`*edge`), `~R.a` (soft negation),
-`R.k(V.J).T` (transposed), `R.p(V.X)[3, 3]` (weighted), `.fixed()`."""
+`R.special.leq(V.J, V.I)` (`@leq`), `R.hidden.edge` (`*edge`), `~R.a` (negation as failure,
+`!a`, as in PyNeuraLogic), `-R.a` (soft negation, 1 - x), `R.k(V.J).T` (transposed),
+`R.p(V.X)[3, 3]` (weighted), `.fixed()`, `F.tanh(R.a)` (a function on a body literal)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ class Atom:
     """An atom with its prefixes and its weight/value. As a rule head or body literal it
     prints without the final '.', as a fact (`str(atom)`) with it."""
 
-    __slots__ = ("name", "terms", "special", "hidden", "soft_negated", "negated", "transposed", "weight")
+    __slots__ = (
+        "name", "terms", "special", "hidden", "soft_negated", "negated", "transposed", "weight", "body_function"
+    )
 
     def __init__(
         self,
@@ -28,15 +31,19 @@ class Atom:
         negated: bool = False,
         transposed: bool = False,
         weight: Optional[Weight] = None,
+        body_function: Any = None,
     ):
         self.name = _text.check_predicate_name(name)
-        self.terms = terms  # None until called: R.p is `p` (arity 0) but can still take terms
+        self.terms: Tuple[Term, ...] = () if terms is None else tuple(terms)  # R.p (arity 0) can still take terms
         self.special = special
         self.hidden = hidden
         self.soft_negated = soft_negated
         self.negated = negated
         self.transposed = transposed
         self.weight = weight
+        # A transformation applied to this literal's value in a rule body (`F.tanh(R.a)`),
+        # after its soft negation / transposition and before its weight.
+        self.body_function = body_function
 
     def _copy(self, **changes: Any) -> "Atom":
         fields = {k: getattr(self, k) for k in self.__slots__}
@@ -48,7 +55,7 @@ class Atom:
     # ---- building --------------------------------------------------------------------------
     @property
     def arity(self) -> int:
-        return 0 if self.terms is None else len(self.terms)
+        return len(self.terms)
 
     @property
     def predicate(self) -> "Predicate":
@@ -57,11 +64,14 @@ class Atom:
     def __call__(self, *args: Any) -> "Atom":
         if self.weight is not None:
             raise TypeError(f"cannot give terms to the weighted relation {self.to_str()}: write R.p(V.X)[w]")
-        if self.terms is not None:
+        if self.terms:
             raise TypeError(f"the relation {self.to_str()} already has its terms")
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
             args = tuple(args[0])  # R.p([V.X, V.Y]) as in PyNeuraLogic
-        return self._copy(terms=tuple(to_term(a) for a in args))
+        flat = []
+        for a in args:  # a list among the terms (V.X[1:3]) is spliced in, as in PyNeuraLogic
+            flat.extend(a) if isinstance(a, list) else flat.append(a)
+        return self._copy(terms=tuple(to_term(a) for a in flat))
 
     def __getitem__(self, item: Any) -> "Atom":
         if self.weight is not None:
@@ -69,6 +79,60 @@ class Atom:
         if self.special or self.hidden:
             raise ValueError(f"the special/hidden relation {self.to_str()} cannot have a weight")
         return self._copy(weight=Weight.from_item(item))
+
+    @property
+    def weight_name(self) -> Optional[str]:
+        """The weight's name (`R.p["w": 2, 2]` -> "w"), None when it has none."""
+        return None if self.weight is None else self.weight.name
+
+    @property
+    def is_fixed(self) -> bool:
+        return self.weight is not None and self.weight.is_fixed
+
+    @property
+    def function(self) -> Any:
+        """PyNeuraLogic's attached function: Transformation.TRANSP for `.T`, REVERSE for
+        `-R.a`, the function of `F.tanh(R.a)`, else None."""
+        from lrnn.core.functions import Transformation
+
+        if self.body_function is not None:
+            return self.body_function
+        if self.transposed:
+            return Transformation.TRANSP
+        if self.soft_negated:
+            return Transformation.REVERSE
+        return None
+
+    def attach_function(self, function: Any) -> Any:
+        """`F.tanh(R.a)`: the literal's value goes through `function` in the rule body. A
+        literal that already has a function (or a weight) is wrapped in a container."""
+        from lrnn.core.containers import FContainer
+
+        if self.negated or self.special or self.hidden:
+            raise ValueError(f"{function}(...) needs a literal with a value, got {self.to_str()}")
+        if self.weight is not None:
+            raise TypeError(f"apply {function} before weighting: {function}(R.a)[w], not {function}({self.to_str()})")
+        if self.body_function is not None or self.soft_negated or self.transposed:
+            return FContainer((self,), function)
+        return self._copy(body_function=function)
+
+    def __add__(self, other: Any) -> Any:
+        from lrnn.core.containers import FContainer
+        from lrnn.core.functions import Combination
+
+        return FContainer((self, other), Combination.SUM)
+
+    def __mul__(self, other: Any) -> Any:
+        from lrnn.core.containers import FContainer
+        from lrnn.core.functions import Combination
+
+        return FContainer((self, other), Combination.ELPRODUCT)
+
+    def __matmul__(self, other: Any) -> Any:
+        from lrnn.core.containers import FContainer
+        from lrnn.core.functions import Combination
+
+        return FContainer((self, other), Combination.PRODUCT)
 
     def fixed(self) -> "Atom":
         """The weight/value is not learned: `<...>`."""
@@ -83,23 +147,33 @@ class Atom:
             raise TypeError(f"transpose the relation before weighting it: R.k(V.J).T[...], not {self.to_str()}.T")
         if self.special or self.hidden or self.negated:
             raise ValueError(f"the relation {self.to_str()} has no value to transpose")
+        if self.body_function is not None:  # transpose what the function gave
+            from lrnn.core.functions import Transformation
+
+            return self.attach_function(Transformation.TRANSP)
         return self._copy(transposed=not self.transposed)
 
-    def __invert__(self) -> "Atom":
-        """Soft negation `~a`: the value x enters as 1 - x."""
+    def __neg__(self) -> "Atom":
+        """Soft negation `-R.a` (PyNeuraLogic's reverse), written `~a`: the value x enters as 1 - x."""
         if self.weight is not None:
-            raise TypeError(f"negate the relation before weighting it: (~R.a)[w], not ~{self.to_str()}")
+            raise TypeError(f"negate the relation before weighting it: (-R.a)[w], not -{self.to_str()}")
         if self.special or self.hidden or self.negated:
             raise ValueError(f"the relation {self.to_str()} has no value to negate softly")
+        if self.body_function is not None:
+            from lrnn.core.functions import Transformation
+
+            return self.attach_function(Transformation.REVERSE)
         return self._copy(soft_negated=not self.soft_negated)
 
-    __neg__ = __invert__  # PyNeuraLogic's `-R.a` (reverse, 1 - x) is the same thing
+    reverse = __neg__
 
-    def negation(self) -> "Atom":
-        """Hard negation `!a` (negation as failure, stratified): logic only."""
-        if self.weight is not None or self.soft_negated or self.transposed:
-            raise ValueError(f"the relation {self.to_str()} cannot be negated as failure")
+    def __invert__(self) -> "Atom":
+        """`~R.a` is negation as failure `!a` (stratified, logic only), as in PyNeuraLogic."""
+        if self.weight is not None or self.soft_negated or self.transposed or self.body_function is not None:
+            raise ValueError(f"the relation {self.to_str()} has a value or a function and cannot be negated as failure")
         return self._copy(negated=not self.negated)
+
+    negation = __invert__
 
     def __truediv__(self, arity: int) -> "Predicate":
         if self.terms or isinstance(arity, bool) or not isinstance(arity, int) or arity < 0:
@@ -128,7 +202,11 @@ class Atom:
 
     # ---- printing --------------------------------------------------------------------------
     def atom_str(self) -> str:
-        """The atom without its weight: `~p(X, a)^T`, `@leq(J, I)`, `*edge(X, Y)`."""
+        """The atom without its weight: `~p(X, a)^T`, `@leq(J, I)`, `*edge(X, Y)`; a literal
+        with a function prints as PyNeuraLogic writes it, `sigmoid(input)` (a template lowers
+        it to a rule of its own before the engine reads it)."""
+        if self.body_function is not None:
+            return f"{self.body_function}({self._copy(body_function=None).atom_str()})"
         prefix = ("!" if self.negated else "") + ("~" if self.soft_negated else "")
         prefix += ("@" if self.special else "") + ("*" if self.hidden else "")
         text = prefix + self.name
@@ -254,6 +332,8 @@ class _SpecialFactory:
     def get(self, name: str) -> Atom:
         # PyNeuraLogic spells builtins that clash with Python keywords with a leading '_'.
         name = {"_in": "in", "truepred": "true", "falsepred": "false"}.get(name, name)
+        if name.startswith("_") and len(name) > 1:  # R.special._x: a hidden builtin, as R._x is hidden
+            return Atom(name[1:], special=True, hidden=True)
         return Atom(name, special=True, hidden=self._hidden)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

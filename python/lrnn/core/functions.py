@@ -8,6 +8,8 @@ from __future__ import annotations
 import numbers
 from typing import Any, Iterable, Optional, Sequence, Tuple
 
+import numpy as np
+
 from lrnn import _text
 
 TRANSFORMATION, COMBINATION, AGGREGATION = "transformation", "combination", "aggregation"
@@ -73,31 +75,35 @@ class Function:
         if not args and not kwargs:
             return self
         if self.kind == TRANSFORMATION and len(args) == 1 and not kwargs:
-            return _apply_to_literal(self, args[0])
+            return apply_to_body(self, args[0])
+        if self.kind == COMBINATION and args and not kwargs:
+            from lrnn.core.containers import FContainer
+
+            return FContainer(args, self)
         raise TypeError(
-            f"{self.kind} function '{self.name}' takes no arguments here; lrnn's text format attaches "
-            "functions to rules through metadata: (head <= body) | [F.relu]"
+            f"{self.kind} function '{self.name}' takes no arguments here: attach it to a rule, "
+            "(head <= body) | [F.relu], or apply it to body relations, F.relu(R.a)"
         )
 
 
-def _apply_to_literal(function: Function, literal: Any) -> Any:
-    """PyNeuraLogic's `F.transp(R.k(V.J))` / `F.reverse(R.a)`: the two per-literal
-    functions the text format has (`k(J)^T`, `~a`)."""
+def apply_to_body(function: Function, literal: Any) -> Any:
+    """PyNeuraLogic's `F.tanh(R.a)` in a rule body: the literal's value goes through the
+    function (lrnn.core.containers lowers it to a rule of its own)."""
     from lrnn.core.atoms import Atom
+    from lrnn.core.containers import FContainer
 
-    if not isinstance(literal, Atom):
-        raise TypeError(f"{function.name}(...) applies to a relation, got {type(literal).__name__}")
-    if function.name == "transpose":
-        return literal.T
-    if function.name == "reverse":
-        return ~literal
-    if function.name == "identity":
-        return literal
-    raise TypeError(
-        f"lrnn's text format has no per-literal '{function.name}': a body literal can only be "
-        "transposed (R.k(V.J).T) or softly negated (~R.a); put the function on the rule or on "
-        "the predicate instead: (R.p / 1) | [F.sigmoid]"
-    )
+    if isinstance(literal, Atom):
+        if function.name == "identity":
+            return literal
+        # the two the text format writes on a literal itself: k(J)^T and ~a
+        if function.name == "transpose" and literal.body_function is None:
+            return literal.T
+        if function.name == "reverse" and literal.body_function is None:
+            return -literal
+        return literal.attach_function(function)
+    if isinstance(literal, FContainer):
+        return FContainer((literal,), function)
+    raise TypeError(f"{function.name}(...) applies to a relation, got {type(literal).__name__}")
 
 
 class _Slice(Function):
@@ -117,8 +123,23 @@ class _Slice(Function):
             raise ValueError("slice needs rows=(begin, end) and/or cols=(begin, end)")
         function = _Slice(TRANSFORMATION, "slice", (), kwargs)
         if relation is not None:
-            raise TypeError("lrnn's slice is rule metadata: (head <= body) | [F.slice(rows=(0, 2))]")
+            return apply_to_body(function, relation)
         return function
+
+
+class _LeakyRelu(Function):
+    """`F.leaky_relu` (slope 0.01 below 0), `F.leaky_relu(alpha=0.2)`: written `leaky_relu(0.2)`;
+    `F.leaky_relu(R.a, alpha=0.2)` in a body."""
+
+    __slots__ = ()
+
+    def __call__(self, relation: Any = None, *, alpha: Any = None) -> Any:
+        function: Function = self
+        if alpha is not None:
+            if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not np.isfinite(float(alpha)):
+                raise ValueError(f"leaky_relu's alpha is a finite number, got {alpha!r}")
+            function = _LeakyRelu(TRANSFORMATION, "leaky_relu", (_meta_arg(float(alpha)),))
+        return function if relation is None else apply_to_body(function, relation)
 
 
 class _Reshape(Function):
@@ -196,7 +217,7 @@ class Transformation:
     SIGMOID = _t("sigmoid")
     TANH = _t("tanh")
     RELU = _t("relu")
-    LEAKY_RELU = _t("leaky_relu")
+    LEAKY_RELU = _LeakyRelu(TRANSFORMATION, "leaky_relu")
     EXP = _t("exp")
     LOG = _t("log")
     SQRT = _t("sqrt")
@@ -240,6 +261,7 @@ class Aggregation:
     COUNT = _a("count")
     CONCAT = _a("concat")
     SOFTMAX = _SoftmaxAggregation(AGGREGATION, "softmax")
+    PRODUCT = _a("product")  # element-wise, over the groundings
 
 
 class F:
@@ -286,3 +308,4 @@ class F:
     count_agg = Aggregation.COUNT
     concat_agg = Aggregation.CONCAT
     softmax_agg = Aggregation.SOFTMAX
+    product_agg = Aggregation.PRODUCT

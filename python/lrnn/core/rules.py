@@ -9,6 +9,7 @@ from typing import Any, Iterable, List, Optional
 import numpy as np
 
 from lrnn.core.atoms import Atom
+from lrnn.core.containers import FContainer, lower_literal
 from lrnn.core.functions import AGGREGATION, COMBINATION, TRANSFORMATION, Function
 from lrnn.core.values import Weight
 
@@ -132,7 +133,7 @@ class RuleBody:
     def __and__(self, other: Any) -> "RuleBody":
         if isinstance(other, RuleBody):
             return RuleBody(self.literals + other.literals, self.metadata or other.metadata)
-        if isinstance(other, Atom) or _is_offset(other):
+        if isinstance(other, (Atom, FContainer)) or _is_offset(other):
             return RuleBody(self.literals + [other], self.metadata)
         raise TypeError(f"cannot add {type(other).__name__} to a rule body")
 
@@ -140,7 +141,7 @@ class RuleBody:
         return RuleBody(self.literals, Metadata.coerce(metadata))
 
     def __str__(self) -> str:
-        return ", ".join(x.to_str() if isinstance(x, Atom) else str(x) for x in self.literals)
+        return ", ".join(x.to_str() if isinstance(x, (Atom, FContainer)) else str(x) for x in self.literals)
 
     def __repr__(self) -> str:
         return str(self)
@@ -154,7 +155,7 @@ class Rule:
     def __init__(self, head: Atom, body: Any, metadata: Optional[Metadata] = None):
         if not isinstance(head, Atom):
             raise TypeError(f"a rule head is a relation, got {type(head).__name__}")
-        if head.negated or head.soft_negated or head.transposed or head.special:
+        if head.negated or head.soft_negated or head.transposed or head.special or head.body_function is not None:
             raise ValueError(f"a rule head cannot be negated, transposed or a builtin: {head.to_str()}")
         self.head = head
         self.metadata = metadata
@@ -162,7 +163,7 @@ class Rule:
             if body.metadata is not None and metadata is None:
                 self.metadata = body.metadata
             items = body.literals
-        elif isinstance(body, (Atom, Weight)) or (_is_offset(body) and not isinstance(body, list)):
+        elif isinstance(body, (Atom, Weight, FContainer)) or (_is_offset(body) and not isinstance(body, list)):
             items = [body]
         elif isinstance(body, (tuple, list)):
             items = list(body)
@@ -171,7 +172,7 @@ class Rule:
                 items = list(body)
             except TypeError:
                 raise TypeError(f"a rule body is a relation, a tuple/list of relations or a & b, got {type(body).__name__}") from None
-        self.body: List[Atom] = []
+        self.body: List[Any] = []  # Atoms, and FContainers (functions in the body)
         self.offset: Optional[Weight] = None
         for item in items:
             self._add(item)
@@ -179,7 +180,7 @@ class Rule:
             raise ValueError(f"the rule for {head.to_str()} has an empty body")
 
     def _add(self, item: Any) -> None:
-        if isinstance(item, Atom):
+        if isinstance(item, (Atom, FContainer)):
             self.body.append(item)
         elif _is_offset(item):
             if self.offset is not None:
@@ -224,3 +225,20 @@ class Rule:
 
     def __repr__(self) -> str:
         return self.to_str()
+
+    def has_body_functions(self) -> bool:
+        return any(isinstance(x, FContainer) or x.body_function is not None for x in self.body)
+
+    def lowered(self, new_name: Any) -> List[str]:
+        """The rule as the engine reads it: functions in the body become rules of their own
+        (lrnn.core.containers), listed before this one; `new_name()` names each."""
+        if not self.has_body_functions():
+            return [self.to_str()]
+        helpers: List[str] = []
+        parts = [lower_literal(lit, new_name, helpers) for lit in self.body]
+        if self.offset is not None:
+            parts.append(str(self.offset))
+        text = f"{self.head.to_str()} :- {', '.join(parts)}."
+        if self.metadata is not None and len(self.metadata):
+            text += f" {self.metadata}"
+        return helpers + [text]

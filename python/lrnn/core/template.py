@@ -45,8 +45,11 @@ def _check_entry(entry: Any) -> Entry:
     if isinstance(entry, (Rule, PredicateDecl, _TextBlock)):
         return entry
     if isinstance(entry, Atom):
-        if entry.negated or entry.soft_negated or entry.transposed or entry.special or entry.hidden:
+        # a hidden fact (`R._edge(1, 2)`, `*edge(1, 2)`) is logic only, as in PyNeuraLogic
+        if entry.negated or entry.soft_negated or entry.transposed or entry.special or entry.body_function is not None:
             raise ValueError(f"a template fact is a plain (optionally weighted) atom, got {entry.to_str()}")
+        if entry.hidden and entry.weight is not None:
+            raise ValueError(f"a hidden fact is logic only and has no value: {entry.to_str()}")
         return entry
     if isinstance(entry, RuleBody):
         raise TypeError(f"{entry} is a rule body without a head: write R.head <= body")
@@ -128,13 +131,14 @@ class Template:
         predicates: List[str] = []
         facts: List[str] = []
         rules: List[str] = []
+        new_name = _helper_names(self._entries)
         for e in self._entries:
             if isinstance(e, PredicateDecl):
                 predicates.append(str(e))
             elif isinstance(e, Atom):
                 facts.append(str(e))
             elif isinstance(e, Rule):
-                rules.append(str(e))
+                rules += e.lowered(new_name) if e.has_body_functions() else [str(e)]
             else:
                 predicates += e.predicates
                 facts += e.facts
@@ -182,6 +186,60 @@ class Template:
         return query(self, goal, facts)
 
     q = query
+
+    def derivable_queries(self, facts: Optional[Iterable[Any]] = None) -> List[Atom]:
+        """Every ground atom the template's facts and rules (and `facts`) derive, hidden
+        and builtin ones excepted (PyNeuraLogic's `model.derivable_queries()`): the atoms
+        a query could ask for. Predicates in order of appearance, atoms as `query` sorts them."""
+        import re
+
+        from lrnn import _core
+        from lrnn.core.terms import Constant, Variable
+
+        ast = _core.parse_template(str(self), "<template>")
+        written = "\n".join(str(e) for e in self._entries)
+        predicates: List[tuple] = []
+        literals = [r.head for r in ast.rules] + list(ast.facts)
+        for lit in literals:
+            key = (lit.predicate, lit.arity)
+            if lit.builtin or lit.hidden or key in predicates:
+                continue
+            if re.fullmatch(r"lrnn_fn\d+", lit.predicate) and lit.predicate not in written:
+                continue  # a rule this template wrote for a function in a body
+            predicates.append(key)
+        for fact in facts or ():
+            key = (fact.name, fact.arity)
+            if isinstance(fact, Atom) and not fact.hidden and not fact.special and key not in predicates:
+                predicates.append(key)
+        out: List[Atom] = []
+        for name, arity in predicates:
+            goal = Atom(name, tuple(Variable(f"X{i}") for i in range(arity)))
+            answers = self.query(goal, facts)
+            if arity == 0:
+                out += [Atom(name)] if answers else []
+                continue
+            for answer in answers:
+                out.append(Atom(name, tuple(Constant(answer[f"X{i}"]) for i in range(arity))))
+        return out
+
+
+def _helper_names(entries: List[Entry]) -> Any:
+    """Names for the rules that compute functions in bodies (lrnn.core.containers):
+    `lrnn_fn1`, `lrnn_fn2`, ... in order, skipping any name the template uses itself."""
+    import itertools
+    import re
+
+    needed = any(isinstance(e, Rule) and e.has_body_functions() for e in entries)
+    used = set(re.findall(r"lrnn_fn\d+", "\n".join(str(e) for e in entries))) if needed else set()
+    counter = itertools.count(1)
+
+    def new_name() -> str:
+        while True:
+            name = f"lrnn_fn{next(counter)}"
+            if name not in used:
+                return name
+
+    return new_name
 
 
 def _load_file(path: str) -> _TextBlock:

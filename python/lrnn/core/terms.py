@@ -115,8 +115,13 @@ class ConstantFactory:
         return Constant(name)
 
     def get(self, name: str, type: Optional[str] = None) -> Constant:
-        """The constant `name` exactly as given (quoted if it is not a bare name)."""
-        return Constant(str(name), type)
+        """The constant `name`: an upper-case first letter is lowered, as for `C.Name` and
+        in PyNeuraLogic (`C.get("Abc")` is abc); anything else is kept as given, quoted if it
+        is not a bare name."""
+        name = str(name)
+        if name[:1].isupper() and _text.is_identifier(name[0].lower() + name[1:]):
+            name = name[0].lower() + name[1:]
+        return Constant(name, type)
 
 
 Var = V = VariableFactory()

@@ -162,7 +162,21 @@ class Weight:
         return f"Weight({self})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Weight) and str(self) == str(other)
+        """Equal to another Weight written the same, and, as PyNeuraLogic keeps what was
+        written, to that: a shape tuple for `{1, 2}` (`R.p[1, 2].weight == (1, 2)`), a
+        number or a list for a value."""
+        if isinstance(other, Weight):
+            return str(self) == str(other)
+        if self.kind == Weight.DIMS and isinstance(other, tuple):
+            return self.shape == other
+        if self.kind in (Weight.SCALAR, Weight.VECTOR, Weight.MATRIX) and isinstance(other, (numbers.Real, list, np.ndarray)):
+            try:
+                other_array = np.asarray(other, dtype=np.float64)
+            except (TypeError, ValueError):
+                return False
+            value = self.to_numpy()
+            return other_array.shape == value.shape and bool(np.array_equal(other_array, value))
+        return NotImplemented
 
     def __hash__(self) -> int:
         return hash(str(self))
