@@ -107,54 +107,43 @@ def test_only_the_default_genconv_differs_from_pyneuralogic_on_purpose():
         "h(X0, P) :- $h__rvnn_1={3, 3} h(X0, C1), *parent(P, C1). [transformation=tanh, aggregation=sum]")
 
 
-RESPELLED = (" transpose(", " reverse(", " tanh(", "slice(rows=[", "agg_terms=[")  # spelling.py
-RESPELLED_MODULES = {"Attention", "MultiheadAttention", "GRU", "LSTM", "Transformer", "TransformerEncoder",
-                     "TransformerDecoder"}
+PYNEURALOGIC_SPELLINGS = (" transpose(", " reverse(", " tanh(", "slice(rows=[", "agg_terms=[")
+SPELLED_MODULES = {"Attention", "MultiheadAttention", "GRU", "LSTM", "Transformer", "TransformerEncoder",
+                   "TransformerDecoder"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
 def test_template_prints_module_rules_in_order(case):
-    """The template prints the module's lines where they were added: PyNeuraLogic's text, but
-    in lrnn's spelling where lrnn spells it differently and the module then runs."""
+    """The template prints the module's lines where they were added, as PyNeuraLogic prints
+    them; the modules written with PyNeuraLogic's function spellings (transpose(k(Y)),
+    tanh(c(T)), slice(rows=[0, 2]), softmax(agg_terms=[Y])) are read by lrnn as written."""
     name, kwargs, rules = case
     if refused_on_purpose(name, kwargs):
         return
     template = Template()
     template += getattr(M, name)(**kwargs)
-    printed = str(template).splitlines()
-    expected = expected_rules(name, kwargs, rules)
-    if name not in RESPELLED_MODULES:
-        assert printed == expected
-        return
-    kept = [line for line in expected if not any(r in line for r in RESPELLED)]
-    assert [line for line in printed if line in kept] == kept  # the rest is PyNeuraLogic's, in order
-    assert not any(r in line for line in printed for r in RESPELLED)
-    template.build(Settings())  # and lrnn reads it
+    assert str(template).splitlines() == expected_rules(name, kwargs, rules)
+    if name in SPELLED_MODULES:
+        assert any(s in str(template) for s in PYNEURALOGIC_SPELLINGS)
+        template.build(Settings())  # and lrnn reads it
 
 
-def test_respelled_lines():
+def test_pyneuralogic_spellings_are_kept_in_the_template():
+    """lrnn's parser reads PyNeuraLogic's function spellings (issue 11), so a module's lines go
+    into the template unchanged (spelling.py respells only what the parser would refuse)."""
     lines = [str(r) for r in M.Attention(4, "att", "q", "k", "v")()]
     template = Template()
     template += M.Attention(4, "att", "q", "k", "v")
     assert lines[1] == ("att__dot(X, Y) :- att__dk, transpose(k(Y)), q(X). "
                         "[combination=product, aggregation=softmax(agg_terms=[Y])]")
-    assert str(template).splitlines() == [
-        "<0.5> att__dk.",
-        "att__dot(X, Y) :- att__dk, k(Y)^T, q(X). [combination=product, aggregation=softmax(Y)]",
-        lines[2],
-    ]
-    template = Template()
-    template += M.LSTM(3, 2, "h", "f", "h0", "c0", arity=0)
-    assert str(template).splitlines()[-2:] == [
-        "h(T) :- h__o(T), h__c__tanh(T). [combination=elproduct]",
-        "h__c__tanh(T) :- h__c(T). [transformation=tanh]",
-    ]
-    template = Template()
-    template += M.GRU(3, 2, "h", "f", "h0", arity=0)
-    assert "h__left(T) :- ~h__z(T), h__n(T). [combination=elproduct]" in str(template).splitlines()
-    template = Template()
-    template += M.MultiheadAttention(4, 2, "o", "q", "k", "v")
-    assert "o__qproj(0, X0) :- $o_qw={4, 4} q(X0). [transformation=slice(rows=(0,2))]" in str(template).splitlines()
+    assert str(template).splitlines() == ["<0.5> att__dk.", lines[1], lines[2]]
+    template.build(Settings())
+    for module in (M.LSTM(3, 2, "h", "f", "h0", "c0", arity=0), M.GRU(3, 2, "h", "f", "h0", arity=0),
+                   M.MultiheadAttention(4, 2, "o", "q", "k", "v")):
+        template = Template()
+        template += module
+        assert str(template).splitlines() == [str(r) for r in module()]
+        template.build(Settings())
 
 
 def test_every_module_of_the_zoo_is_recorded():
@@ -354,8 +343,8 @@ def test_genconv_is_pyg_genconv(x, aggregation, pyg_aggr, in_channels, edge_dim,
 
 
 def test_magnn_computes_its_documented_formula_once_true_is_spelled_true(x):
-    """MAGNN's rules say `duplicate_grounding=True` (PyNeuraLogic's spelling, which lrnn's parser
-    does not take yet: see below); with `true` they compute MAGNN's intra-metapath mean:
+    """MAGNN's rules (with PyNeuraLogic's `duplicate_grounding=True`) compute MAGNN's
+    intra-metapath mean:
     h(v) = act(sum over instances v-u of a-b typed paths of (x_v + x_u) / 2), and W times that
     with the linear encoder."""
     types = {0: "a", 1: "b", 2: "a", 3: "b"}
@@ -363,7 +352,8 @@ def test_magnn_computes_its_documented_formula_once_true_is_spelled_true(x):
     instances = [(v, u) for v, u in EDGES if types[v] == "a" and types[u] == "b"]  # e(V0, V1), V0: a, V1: b
     for module in (M.MAGNNMean("h", "f", "e", "type", ["a", "b"], activation="identity"),
                    M.MAGNNLinear(3, 2, "h", "f", "e", "type", ["a", "b"], activation="identity")):
-        template = Template.from_string(str(module).replace("duplicate_grounding=True", "duplicate_grounding=true"))
+        template = Template()
+        template += module  # PyNeuraLogic's text, `duplicate_grounding=True` as it prints it
         model = template.build(Settings())
         heads = sorted({v for v, _ in instances})
         y = np.asarray(model(Dataset([Sample([R.h(v) for v in heads], facts)])))
@@ -601,41 +591,33 @@ def test_one_sgd_step_equals_torch(case):
         np.testing.assert_allclose(value.numpy(), stepped[key].numpy(), atol=1e-9, err_msg=key)
 
 
-# ---- what lrnn's language does not take yet (issue 11, LANG): the rules are PyNeuraLogic's -------
-
-from lrnn import LrnnError  # noqa: E402
-
-MISSING = {
-    "sqrt(a) on a body atom and an atom's rules combined by product (issue 11 language)": [
-        ("GCNConv", dict(in_channels=3, out_channels=2, output_name="h", feature_name="x", edge_name="edge")),
-        ("APPNPConv", dict(output_name="h", feature_name="x", edge_name="edge", k=2, alpha=0.1)),
-    ],
-    "leakyrelu(slope), an activation with a parameter (issue 11 leaky_relu(alpha))": [
-        ("GATv2Conv", dict(in_channels=3, out_channels=2, output_name="h", feature_name="x", edge_name="edge")),
-    ],
-    "duplicate_grounding=True spelled with a capital (PyNeuraLogic's Python bool)": [
-        ("MAGNNMean", dict(output_name="h", feature_name="x", relation_name="edge", type_name=None,
-                           meta_paths=["a", "b"])),
-        ("SGConv", dict(in_channels=3, out_channels=2, output_name="h", feature_name="x", edge_name="edge",
-                        normalize=False)),
-    ],
-}
+# ---- layers whose rules use PyNeuraLogic's function literals (sqrt, product of rules, leakyrelu) ----
 
 
-@pytest.mark.parametrize("reason, name, kwargs", [(r, n, k) for r, cases in MISSING.items() for n, k in cases],
-                         ids=[n for cases in MISSING.values() for n, _ in cases])
-def test_modules_lrnn_does_not_run_yet_are_refused_with_the_line(reason, name, kwargs):
-    """Building refuses them with the engine's error naming the line (no silent wrong answer).
-    Once lrnn's language takes them (issue 11), this skips, saying so: they then need a
-    numeric test (GATv2Conv has one waiting, below)."""
-    template = Template()
-    template += getattr(M, name)(**kwargs)
-    try:
-        template.build(Settings())
-    except LrnnError as error:
-        assert re.search(r"<template>:\d+:\d+: error", str(error)), str(error)
-        return
-    pytest.skip(f"lrnn now builds {name} ({reason}): give it a numeric test")
+def test_normalised_gcn_and_appnp_are_pyg(x):
+    """PyNeuraLogic's normalised GCNConv and APPNPConv (self-loop facts, degree counts combined
+    by product, sqrt and inverse) equal PyG's GCNConv and APPNP with their self-loops and
+    symmetric normalisation."""
+    edges = [R.edge(j, i) for j, i in EDGES]
+    y, p = evaluate(M.GCNConv(3, 4, "h", "x", "edge"), [R.h(i) for i in range(N)], node_facts(x) + edges)
+    layer = pyg_layer("GCNConv", 3, 4, bias=False)
+    copy(layer.lin.weight, p["rule3.head"])
+    np.testing.assert_allclose(y, run_pyg(layer, x), atol=1e-6)
+    y, _ = evaluate(M.APPNPConv("h", "x", "edge", k=2, alpha=0.1), [R.h(i) for i in range(N)], node_facts(x) + edges)
+    np.testing.assert_allclose(y, run_pyg(pyg_layer("APPNP", K=2, alpha=0.1), x), atol=1e-6)
+
+
+def test_unnormalised_sgconv_is_k_plain_propagations(x):
+    """SGConv(normalize=False) (PyNeuraLogic's `duplicate_grounding=True` rules): W (A^T)^K x,
+    the sum over incoming edges taken K times, then the linear map."""
+    edges = [R.edge(j, i) for j, i in EDGES]
+    y, p = evaluate(M.SGConv(3, 2, "h", "x", "edge", k=2, normalize=False), [R.h(i) for i in range(N)],
+                    node_facts(x) + edges)
+    a = np.zeros((N, N))
+    for j, i in EDGES:
+        a[i, j] += 1.0
+    (w,) = [v for v in p.values() if v.shape == (2, 3)]
+    np.testing.assert_allclose(y, (a @ a @ x) @ w.T, atol=1e-12)
 
 
 def gatv2_output(template, x):
@@ -647,15 +629,12 @@ def gatv2_output(template, x):
 
 @pytest.mark.parametrize("share_weights", [False, True])
 def test_gatv2_is_pyg_gatv2(x, share_weights):
-    """Runs once lrnn takes leakyrelu(slope) (issue 11): PyNeuraLogic's GATv2 rules (the
+    """PyNeuraLogic's GATv2 rules with leakyrelu(slope) (the
     softmax over each target's neighbours J, self-loops added) against PyG's GATv2Conv
     without biases."""
     template = Template()
     template += M.GATv2Conv(3, 4, "h", "x", "edge", share_weights=share_weights)
-    try:
-        y, p = gatv2_output(template, x)
-    except LrnnError as error:
-        pytest.skip(f"lrnn does not run GATv2Conv's rules yet: {str(error).splitlines()[0]}")
+    y, p = gatv2_output(template, x)
     check_gatv2(y, p, x, share_weights)
 
 
