@@ -213,6 +213,13 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
                  {"train_s", result.train_seconds},
                  {"epoch_s", result.epochs ? result.train_seconds / result.epochs : 0.0}};
   // Each epoch's own time (benchmarks take the minimum).
+  if (train::dist::world().active) {
+    const train::dist::StepTiming& steps = train::dist::step_timing();
+    j["timing"]["ranks"] = train::dist::world().size;
+    j["timing"]["step_compute_s"] = steps.compute_s;  // rank 0's forward + backward
+    j["timing"]["imbalance_wait_s"] = steps.wait_s;   // rank 0 waiting for the slowest rank
+    j["timing"]["allreduce_s"] = steps.allreduce_s;   // the gradient allreduce itself
+  }
   j["timing"]["epochs_s"] = nlohmann::json::array();
   for (const EpochInfo& r : result.history) j["timing"]["epochs_s"].push_back(r.seconds);
   j["samples"] = train_data.size();

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cmath>
 #include <cstdio>
@@ -22,6 +23,11 @@ namespace {
 
 World the_world;
 bool world_known = false;
+StepTiming timing;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 #ifdef LRNN_WITH_MPI
 bool launched_by_mpi() {
@@ -191,6 +197,8 @@ std::vector<char> gather_to_root(const std::vector<char>& mine) {
   return mine;
 }
 
+const StepTiming& step_timing() { return timing; }
+
 ShardRange shard_of(size_t n, int rank, int size) {
   const size_t r = static_cast<size_t>(rank), s = static_cast<size_t>(size);
   return {n * r / s, n * (r + 1) / s};
@@ -249,6 +257,7 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
                                     std::vector<std::vector<double>>* targets) {
   // The loss is the mean over the targeted outputs of the whole global batch: every rank
   // knows each sample's count (gathered when the set was prepared).
+  const auto t_compute = std::chrono::steady_clock::now();
   LossSum total;
   for (uint32_t g : batch) total.count += set.global_target_counts[g];
   const size_t num_params = grads.size();
@@ -283,7 +292,14 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
     for (size_t i = 0; i < num_params; ++i) sum_.add(i, sample_grads_[i]);
     sum_.add(num_params, sample_loss);
   }
+  const auto t_wait = std::chrono::steady_clock::now();
+  timing.compute_s += std::chrono::duration<double>(t_wait - t_compute).count();
+  if (world().size > 1) barrier();
+  const auto t_allreduce = std::chrono::steady_clock::now();
+  timing.wait_s += std::chrono::duration<double>(t_allreduce - t_wait).count();
   sum_.allreduce();
+  timing.allreduce_s += seconds_since(t_allreduce);
+  ++timing.steps;
   if (sum_.unrepresentable() > 0)
     throw Error(ErrorKind::Runtime, "training diverged at epoch " + std::to_string(epoch) + ": " +
                                         std::to_string(sum_.unrepresentable()) +

@@ -89,6 +89,16 @@ class ShardedStep {
   ExactSum sum_;
 };
 
+// Where this rank's training steps spent their time (summed since the process started):
+// forward + backward of its samples, waiting for the slowest rank (a barrier before the
+// allreduce, so the two are told apart), and the allreduce of the gradient itself. Reported
+// by `lrnn train --json` in timing (step_compute_s, imbalance_wait_s, allreduce_s).
+struct StepTiming {
+  double compute_s = 0, wait_s = 0, allreduce_s = 0;
+  size_t steps = 0;
+};
+const StepTiming& step_timing();
+
 // The accuracy of every rank's (prediction, target) pairs, computed on rank 0 and sent to
 // every rank.
 double global_accuracy(const std::vector<std::vector<double>>& predictions,
