@@ -252,6 +252,7 @@ std::vector<Output> Model::ground_queries(const Dataset& data) const {
   std::vector<Output> out;
   out.reserve(set->outputs.size());
   for (const train::OutputInfo& o : set->outputs) out.push_back({o.sample, o.text, o.target, {}, {}});
+  if (set->sharded()) return train::dist::gather_outputs(out, *set);  // rank 0: all, in order
   return out;
 }
 

@@ -339,9 +339,9 @@ double global_accuracy(const std::vector<std::vector<double>>& predictions,
   return result;
 }
 
-Evaluation gather_evaluation(const Evaluation& local, const PreparedSet& set, LossKind loss_kind) {
+std::vector<Output> gather_outputs(const std::vector<Output>& local, const PreparedSet& set) {
   std::vector<char> mine;
-  for (const Output& o : local.outputs) {
+  for (const Output& o : local) {
     put_u32(mine, static_cast<uint32_t>(set.shard_first + o.example));
     put_u32(mine, static_cast<uint32_t>(o.query.size()));
     put(mine, o.query.data(), o.query.size());
@@ -349,24 +349,32 @@ Evaluation gather_evaluation(const Evaluation& local, const PreparedSet& set, Lo
     put_doubles(mine, o.value);
   }
   const std::vector<char> all = gather_to_root(mine);
+  std::vector<Output> outputs;
+  for (Reader in{all}; !in.done();) {
+    Output o;
+    o.example = in.u32();
+    o.query.resize(in.u32());
+    in.get(o.query.data(), o.query.size());
+    o.target = in.doubles();
+    o.value = in.doubles();
+    outputs.push_back(std::move(o));
+  }
+  return outputs;
+}
+
+Evaluation gather_evaluation(const Evaluation& local, const PreparedSet& set, LossKind loss_kind) {
   Evaluation ev;
+  ev.outputs = gather_outputs(local.outputs, set);
   double metrics[4] = {0, 0, 0, 0};
   if (is_root()) {
     std::vector<OutputInfo> infos;
     std::vector<std::vector<double>> values, predictions;
-    for (Reader in{all}; !in.done();) {
-      OutputInfo info;
-      info.sample = in.u32();
-      info.text.resize(in.u32());
-      in.get(info.text.data(), info.text.size());
-      info.target = in.doubles();
-      infos.push_back(std::move(info));
-      values.push_back(in.doubles());
+    for (const Output& o : ev.outputs) {
+      infos.push_back({static_cast<uint32_t>(o.example), 0, o.query, o.target});
+      values.push_back(o.value);
     }
     ev.metrics = metrics_of(loss_kind, infos, values, &predictions);
-    for (size_t o = 0; o < infos.size(); ++o)
-      ev.outputs.push_back({infos[o].sample, infos[o].text, infos[o].target, std::move(values[o]),
-                            std::move(predictions[o])});
+    for (size_t o = 0; o < ev.outputs.size(); ++o) ev.outputs[o].prediction = std::move(predictions[o]);
     metrics[0] = ev.metrics.loss;
     metrics[1] = ev.metrics.accuracy;
     metrics[2] = ev.metrics.auc;

@@ -108,6 +108,9 @@ double global_accuracy(const std::vector<std::vector<double>>& predictions,
 // gathered to rank 0 in global order, which computes the metrics and sends them to every
 // rank. Rank 0 returns every output; the other ranks the metrics only.
 Evaluation gather_evaluation(const Evaluation& local, const PreparedSet& set, LossKind loss);
+// Each rank's outputs (sample indices local to its shard) on rank 0, in global order, with
+// global sample indices; the other ranks get none.
+std::vector<Output> gather_outputs(const std::vector<Output>& local, const PreparedSet& set);
 
 // Test hook of the fault tests: the rank named by LRNN_TEST_KILL_RANK kills itself
 // (SIGKILL) when epoch LRNN_TEST_KILL_EPOCH starts, as a crashed host would.
