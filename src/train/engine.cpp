@@ -270,25 +270,25 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
         loss_sum += batch_loss.sum;
         loss_count += batch_loss.count;
       } else {
-      const exec::Plan& plan = plan_for_batch(train_set, batch);
-      exec::forward(plan, model_.params, ws_);
-      ws_.grads.assign(plan.num_values, 0.0);  // backward accumulates
-      // Map plan outputs to set outputs: plan outputs are ordered (sample in batch, query,
-      // match), exactly the set's order restricted to the batch's samples.
-      std::vector<uint32_t> set_index(plan.outputs.size());
-      {
-        size_t k = 0;
-        for (uint32_t pos = 0; pos < batch.size(); ++pos)
-          for (uint32_t o = sample_first_output[batch[pos]]; o < sample_first_output[batch[pos] + 1]; ++o)
-            set_index[k++] = o;
-      }
-      const LossSum batch_loss = seed_loss_gradients(
-          plan, ws_, config.loss, [&](size_t o) -> const std::vector<double>& { return train_set.outputs[set_index[o]].target; },
-          &preds, &targets);
-      loss_sum += batch_loss.sum;
-      loss_count += batch_loss.count;
-      std::fill(grads.begin(), grads.end(), 0.0);
-      exec::backward(plan, model_.params, ws_, grads);
+        const exec::Plan& plan = plan_for_batch(train_set, batch);
+        exec::forward(plan, model_.params, ws_);
+        ws_.grads.assign(plan.num_values, 0.0);  // backward accumulates
+        // Map plan outputs to set outputs: plan outputs are ordered (sample in batch, query,
+        // match), exactly the set's order restricted to the batch's samples.
+        std::vector<uint32_t> set_index(plan.outputs.size());
+        {
+          size_t k = 0;
+          for (uint32_t pos = 0; pos < batch.size(); ++pos)
+            for (uint32_t o = sample_first_output[batch[pos]]; o < sample_first_output[batch[pos] + 1]; ++o)
+              set_index[k++] = o;
+        }
+        const LossSum batch_loss = seed_loss_gradients(
+            plan, ws_, config.loss, [&](size_t o) -> const std::vector<double>& { return train_set.outputs[set_index[o]].target; },
+            &preds, &targets);
+        loss_sum += batch_loss.sum;
+        loss_count += batch_loss.count;
+        std::fill(grads.begin(), grads.end(), 0.0);
+        exec::backward(plan, model_.params, ws_, grads);
       }
       for (size_t i = 0; i < grads.size(); ++i)
         if (!learnable_[i]) grads[i] = 0.0;
