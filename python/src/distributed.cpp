@@ -1,6 +1,8 @@
 // lrnn._core.distributed: the MPI job this process belongs to (docs/distributed.md). The
 // training itself needs nothing from Python: started by `mpirun -np N python3 script.py`,
 // lrnn.Model shards every dataset it builds and sums the gradients over the ranks.
+#include <nanobind/stl/string.h>
+
 #include <string>
 
 #include "bindings.hpp"
