@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <thread>
 
 #include "lrnn/diagnostics.hpp"
 
@@ -54,6 +55,19 @@ void start_mpi() {
   MPI_Comm_rank(MPI_COMM_WORLD, &the_world.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &the_world.size);
   the_world.active = true;
+}
+
+// Waits for a nonblocking collective by testing it and sleeping in between, rather than
+// in MPI's blocking calls, which spin at 100% CPU: a rank that finished its share early
+// then leaves its core to the ranks (or other jobs) still computing. The sleep adds at most
+// a few tens of microseconds per collective.
+void wait_sleeping(MPI_Request& request) {
+  for (int spins = 0;; ++spins) {
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    if (spins > 64) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
 }
 
 // Integer addition of 128-bit sums: exact, associative and commutative, so MPI may combine
@@ -140,7 +154,11 @@ void abort_job(const std::string& cause) {
 
 void barrier() {
 #ifdef LRNN_WITH_MPI
-  if (world().active) MPI_Barrier(MPI_COMM_WORLD);
+  if (world().active) {
+    MPI_Request request;
+    MPI_Ibarrier(MPI_COMM_WORLD, &request);
+    wait_sleeping(request);
+  }
 #endif
 }
 
@@ -231,7 +249,9 @@ void ExactSum::allreduce() {
     MPI_Type_commit(&int128);
     MPI_Op_create(add_int128, /*commute=*/1, &sum);
   }
-  MPI_Allreduce(MPI_IN_PLACE, acc_.data(), static_cast<int>(acc_.size()), int128, sum, MPI_COMM_WORLD);
+  MPI_Request request;
+  MPI_Iallreduce(MPI_IN_PLACE, acc_.data(), static_cast<int>(acc_.size()), int128, sum, MPI_COMM_WORLD, &request);
+  wait_sleeping(request);
 #endif
 }
 
