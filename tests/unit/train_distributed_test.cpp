@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 
+#include "cli_test_support.hpp"
 #include "lrnn/syntax.hpp"
 #include "train/dataset.hpp"
 #include "train/distributed.hpp"
@@ -113,6 +114,29 @@ TEST(TrainDistributed, ShardedPathTrainsLikeTheOrdinaryPath) {
   EXPECT_LT(max_difference, 1e-12);
   EXPECT_NE(plain, std::vector<double>(plain.size(), 0.0));
   EXPECT_NEAR(plain_loss, exact_loss, 1e-12);
+}
+
+}  // namespace
+
+namespace {
+
+// --checkpoint-every writes --save every K epochs (the file a killed MPI job leaves behind:
+// the ctest `distributed` kills a rank mid-training and loads it); without --save it has
+// nowhere to write and is refused before any training.
+TEST(TrainDistributed, CheckpointEveryNeedsSaveAndWritesALoadableModel) {
+  const std::string xor_data = std::string(LRNN_DATASETS_DIR) + "/neuralogic/simple/xor/naive/trainExamples.txt";
+  const std::string tmpl = std::string(LRNN_SOURCE_DIR) + "/examples/templates/xor.lrnn";
+  const auto refused = lrnn_test::run_lrnn("train " + tmpl + " -e " + xor_data + " --epochs 3 --checkpoint-every 1");
+  EXPECT_EQ(refused.code, 1) << refused.out;
+  EXPECT_NE(refused.out.find("--checkpoint-every writes the model to --save"), std::string::npos) << refused.out;
+  const std::string path = testing::TempDir() + "lrnn_checkpoint_every.json";
+  std::remove(path.c_str());
+  const auto run = lrnn_test::run_lrnn("train " + tmpl + " -e " + xor_data + " --epochs 4 --checkpoint-every 2 --save " + path);
+  EXPECT_EQ(run.code, 0) << run.out;
+  const auto eval = lrnn_test::run_lrnn("eval " + path + " -e " + xor_data);
+  EXPECT_EQ(eval.code, 0) << eval.out;
+  EXPECT_NE(eval.out.find("(4 targets)"), std::string::npos) << eval.out;
+  std::remove(path.c_str());
 }
 
 }  // namespace
