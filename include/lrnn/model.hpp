@@ -70,7 +70,10 @@ class Model {
   const Settings& settings() const;
 
   // Trains on `data`; `test` (may be null) is evaluated every epoch. The callback may
-  // return false to stop.
+  // return false to stop. In an MPI job (`mpirun -np N`, docs/distributed.md) every rank
+  // calls this: each grounds its block of the data, and the gradients are summed exactly
+  // over the ranks (the same weights whatever N); evaluate() and ground_queries() then
+  // return every output on rank 0 (the metrics on every rank), and save() writes on rank 0.
   TrainReport train(const Dataset& data, const Dataset* test = nullptr,
                     const std::function<bool(const EpochInfo&)>& on_epoch = {});
   Evaluation evaluate(const Dataset& data) const;

@@ -17,6 +17,7 @@ void bind_engine(nb::module_& m);  // lrnn::Model (the public API): lrnn.Model
 void bind_rasp(nb::module_& m);    // lrnn._core.rasp: RASP programs (lrnn.rasp)
 void bind_draw(nb::module_& m);    // pictures: template_dot, sample_dot, render_dot (lrnn.draw)
 void bind_datasets(nb::module_& m);  // SampleSet, read_tu (lrnn.datasets)
+void bind_distributed(nb::module_& m);  // lrnn._core.distributed: the MPI job (lrnn.distributed)
 
 
 }  // namespace lrnn::python

@@ -13,5 +13,6 @@ NB_MODULE(_core, m) {
   lrnn::python::bind_rasp(m);
   lrnn::python::bind_draw(m);
   lrnn::python::bind_datasets(m);
+  lrnn::python::bind_distributed(m);
 
 }

@@ -13,6 +13,7 @@
 #include "api/dataset_impl.hpp"
 #include "train/config.hpp"
 #include "train/cross_validation.hpp"
+#include "train/distributed.hpp"
 #include "train/engine.hpp"
 #include "train/report.hpp"
 
@@ -94,9 +95,32 @@ struct Model::Impl {
     auto it = prepared.find(d.impl().id);
     if (it != prepared.end()) return it->second;
     if (prepared.size() >= 16) prepared.clear();
-    auto set = std::make_shared<const train::PreparedSet>(engine->prepare(d.impl().samples, settings.max_ground_rules));
+    auto set = train::dist::world().active ? prepare_shard(d)
+                                           : std::make_shared<const train::PreparedSet>(
+                                                 engine->prepare(d.impl().samples, settings.max_ground_rules));
     prepared.emplace(d.impl().id, set);
     return set;
+  }
+
+  // In an MPI job each rank grounds only its block of the samples (train/distributed.hpp);
+  // a failure there (bad data in this rank's shard) ends the whole job, naming the rank.
+  std::shared_ptr<const train::PreparedSet> prepare_shard(const Dataset& d) const {
+    const auto& w = train::dist::world();
+    const std::vector<train::Sample>& all = d.impl().samples;
+    const train::dist::ShardRange range = train::dist::shard_of(all.size(), w.rank, w.size);
+    train::PreparedSet set;
+    try {
+      set = engine->prepare({all.begin() + range.first, all.begin() + range.last}, settings.max_ground_rules);
+    } catch (const std::exception& e) {
+      train::dist::abort_job("samples " + std::to_string(range.first) + ".." + std::to_string(range.last) +
+                             " of its shard: " + e.what());
+    }
+    std::vector<uint32_t> counts(set.size(), 0);
+    for (const train::OutputInfo& o : set.outputs) counts[o.sample] += o.target.empty() ? 0 : 1;
+    set.shard_first = range.first;
+    set.global_size = all.size();
+    set.global_target_counts = train::dist::allgather(counts);
+    return std::make_shared<const train::PreparedSet>(std::move(set));
   }
 };
 
@@ -119,7 +143,20 @@ Model Model::load(const std::string& path) {
   return m;
 }
 
-void Model::save(const std::string& path) const { impl_->engine->save(path, impl_->config()); }
+// In an MPI job rank 0 alone writes (every rank holds the same model); the others wait
+// until the file is complete.
+void Model::save(const std::string& path) const {
+  const auto& w = train::dist::world();
+  if (w.size == 1) return impl_->engine->save(path, impl_->config());
+  if (w.rank == 0) {
+    try {
+      impl_->engine->save(path, impl_->config());
+    } catch (const std::exception& e) {
+      train::dist::abort_job(std::string("saving the model: ") + e.what());
+    }
+  }
+  train::dist::barrier();
+}
 
 Settings& Model::settings() { return impl_->settings; }
 const Settings& Model::settings() const { return impl_->settings; }
@@ -134,7 +171,18 @@ TrainReport Model::train(const Dataset& data, const Dataset* test,
   report.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   report.ground_seconds = train_set->seconds;
   impl_->schedule_start = impl_->engine->epochs_trained();
-  train::TrainResult result = impl_->engine->train(*train_set, test_set.get(), impl_->config(), on_epoch);
+  train::TrainResult result;
+  if (train::dist::world().active && train::dist::world().size > 1) {
+    // A failure on one rank (an exception between collectives) would leave the others
+    // waiting in the next one: it ends the job instead.
+    try {
+      result = impl_->engine->train(*train_set, test_set.get(), impl_->config(), on_epoch);
+    } catch (const std::exception& e) {
+      train::dist::abort_job(std::string("training: ") + e.what());
+    }
+  } else {
+    result = impl_->engine->train(*train_set, test_set.get(), impl_->config(), on_epoch);
+  }
   report.epochs = result.epochs;
   report.stopped_early = result.stopped_early;
   report.train_seconds = result.train_seconds;
@@ -214,6 +262,7 @@ std::vector<Output> Model::ground_queries(const Dataset& data) const {
   std::vector<Output> out;
   out.reserve(set->outputs.size());
   for (const train::OutputInfo& o : set->outputs) out.push_back({o.sample, o.text, o.target, {}, {}});
+  if (set->sharded()) return train::dist::gather_outputs(out, *set);  // rank 0: all, in order
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "cli/dataset_spec.hpp"
 #include "lrnn/syntax.hpp"
 #include "lrnn/model.hpp"
+#include "train/distributed.hpp"
 #include "train/report.hpp"
 
 namespace {
@@ -25,6 +26,7 @@ void run_eval(const EvalOptions& o) {
   cli::LoadedData data = cli::load_data(o.dataset, o.examples_path, o.queries_path);
   const Dataset dataset = Dataset::from_ast(std::move(data.examples), data.queries);
   const Evaluation ev = model.evaluate(dataset);
+  if (!train::dist::is_root()) return;  // under mpirun: each rank evaluated its block, rank 0 reports
   if (o.json) {
     nlohmann::json j = train::metrics_json(ev.metrics);
     j["samples"] = dataset.size();

@@ -7,6 +7,7 @@
 
 #include "cli/command.hpp"
 #include "lrnn/diagnostics.hpp"
+#include "train/distributed.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"lrnn: differentiable logic programs (Lifted Relational Neural Networks)", "lrnn"};
@@ -23,9 +24,12 @@ int main(int argc, char** argv) {
     // missing option or file, a value out of range) exits 2, as documented.
     return app.exit(e) == 0 ? lrnn::cli::kExitOk : lrnn::cli::kExitBadInput;
   } catch (const lrnn::Error& e) {
+    // In an MPI job the other ranks may wait in a collective: end them all (docs/distributed.md).
+    if (lrnn::train::dist::world().size > 1) lrnn::train::dist::abort_job(e.what());
     std::cerr << e.what() << "\n";
     return e.kind() == lrnn::ErrorKind::Parse ? lrnn::cli::kExitBadInput : lrnn::cli::kExitFailure;
   } catch (const std::exception& e) {
+    if (lrnn::train::dist::world().size > 1) lrnn::train::dist::abort_job(e.what());
     std::cerr << "error: " << e.what() << "\n";
     return lrnn::cli::kExitFailure;
   }

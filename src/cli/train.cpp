@@ -20,6 +20,7 @@
 #include "lrnn/syntax.hpp"
 #include "syntax/atomic_file.hpp"
 #include "lrnn/model.hpp"
+#include "train/distributed.hpp"
 #include "train/report.hpp"
 
 namespace {
@@ -47,6 +48,7 @@ struct TrainOptions {
   double gamma = kDefaults.gamma;
   size_t max_ground_rules = kDefaultMaxGroundRules;
   int report_every = 0;
+  int checkpoint_every = 0;  // > 0: also --save the model every N epochs during training
   std::string save_path, load_path, report_path;
   bool json = false;
   int folds = 0;  // > 0: stratified k-fold cross-validation instead of one training run
@@ -164,6 +166,8 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   // A save target that cannot be written fails now, not after the training it would lose.
   if (!o.save_path.empty()) check_can_write_atomically(o.save_path);
   if (!o.report_path.empty()) check_can_write_atomically(o.report_path);
+  if (o.checkpoint_every > 0 && o.save_path.empty())
+    throw Error(ErrorKind::Semantic, "--checkpoint-every writes the model to --save: give --save PATH too");
   Model model = make_model(o, cmd);
   auto [train_data, test_data] = load_datasets(o, model.settings().seed);
   const bool has_test = test_data.size() > 0;
@@ -173,10 +177,14 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   const int every = o.report_every > 0 ? o.report_every : std::max(1, o.epochs / 10);
   const int first_epoch = model.epochs_trained();
   const int total = first_epoch + o.epochs;
+  // In an MPI job (docs/distributed.md) every rank trains; rank 0 alone prints and writes.
+  const bool root = train::dist::is_root();
   auto on_epoch = [&](const EpochInfo& r) {
-    show_progress(r, first_epoch, o.epochs, total, every, tty);
+    if (root) show_progress(r, first_epoch, o.epochs, total, every, tty);
+    if (o.checkpoint_every > 0 && r.epoch % o.checkpoint_every == 0) model.save(o.save_path);
     if (stop_signal) {
-      std::fprintf(stderr, "%s%s: stopping after epoch %d of %d%s\n", tty ? "\n" : "",
+      if (root)
+        std::fprintf(stderr, "%s%s: stopping after epoch %d of %d%s\n", tty ? "\n" : "",
                    stop_signal == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)", r.epoch, total,
                    o.save_path.empty() ? "" : "; saving the model");
       return false;
@@ -205,6 +213,13 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
                  {"train_s", result.train_seconds},
                  {"epoch_s", result.epochs ? result.train_seconds / result.epochs : 0.0}};
   // Each epoch's own time (benchmarks take the minimum).
+  if (train::dist::world().active) {
+    const train::dist::StepTiming& steps = train::dist::step_timing();
+    j["timing"]["ranks"] = train::dist::world().size;
+    j["timing"]["step_compute_s"] = steps.compute_s;  // rank 0's forward + backward
+    j["timing"]["imbalance_wait_s"] = steps.wait_s;   // rank 0 waiting for the slowest rank
+    j["timing"]["allreduce_s"] = steps.allreduce_s;   // the gradient allreduce itself
+  }
   j["timing"]["epochs_s"] = nlohmann::json::array();
   for (const EpochInfo& r : result.history) j["timing"]["epochs_s"].push_back(r.seconds);
   j["samples"] = train_data.size();
@@ -217,6 +232,7 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
                                         " after " + std::to_string(model.epochs_trained()) +
                                         " epochs (try a smaller --lr); the model was not saved");
   if (!o.save_path.empty()) model.save(o.save_path);
+  if (!root) return;
   if (stop_signal) j["interrupted"] = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
   if (!o.report_path.empty())
     write_file_atomically(o.report_path, draw::training_report_html(j, o.load_path.empty() ? o.template_path : o.load_path));
@@ -242,6 +258,8 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
 // test accuracy and mean ± std on stdout (or in --json). Options that name one model or one
 // test set have no meaning here and are refused.
 void run_cross_validation(const TrainOptions& o, const CLI::App& cmd) {
+  if (train::dist::world().size > 1)
+    throw Error(ErrorKind::Semantic, "--folds is not distributed: run cross-validation without mpirun (or with -np 1)");
   for (const char* single : {"--load", "--save", "--test-examples", "--test-queries", "--test-fraction", "--report"})
     if (cmd.count(single))
       throw Error(ErrorKind::Semantic, std::string("--folds trains k fresh models on their own test folds: ") + single +
@@ -330,6 +348,8 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("--report-every", o->report_every, "Progress line every N epochs when not on a terminal")->check(cli::finite_number(0, 1e9, false, true));
   cmd->add_option("--save", o->save_path, "Write the trained model (JSON) here");
   cmd->add_option("--load", o->load_path, "Continue training a saved model");
+  cmd->add_option("--checkpoint-every", o->checkpoint_every, "Also write --save every N epochs during training (atomically)")
+      ->check(cli::finite_number(1, 1e9, false, true));
   cmd->add_flag("--json", o->json, "Print one JSON object with metrics, timing, outputs and the per-epoch history");
   cmd->add_option("--report", o->report_path, "Write a self-contained HTML report (loss and accuracy curves, settings, outputs)");
   cmd->add_option("--folds", o->folds, "Stratified K-fold cross-validation: K fresh models, per-fold and mean ± std test accuracy (folds seeded by --seed)")

@@ -10,6 +10,7 @@
 #include "logic/grounder.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
+#include "train/distributed.hpp"
 
 namespace lrnn::train {
 
@@ -33,7 +34,8 @@ std::string query_text(const Literal& q) {
   return print_literal(bare);
 }
 
-// Loss, predictions and metrics over outputs (in OutputInfo order).
+}  // namespace
+
 Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
                    const std::vector<std::vector<double>>& outputs,
                    std::vector<std::vector<double>>* predictions_out) {
@@ -68,8 +70,6 @@ Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
   m.auc = all_binary && m.count ? auc(scores, binary) : std::numeric_limits<double>::quiet_NaN();
   return m;
 }
-
-}  // namespace
 
 LossSum seed_loss_gradients(const exec::Plan& plan, exec::Workspace& ws, LossKind loss_kind,
                             const std::function<const std::vector<double>&(size_t)>& target_of_output,
@@ -124,6 +124,8 @@ Engine::Engine(const TemplateAst& ast, const Initializer& init, uint64_t seed) :
   learnable_ = model_.params.learnable_mask();
   optimizer_config_ = OptimizerConfig::defaults(OptimizerKind::Adam);
 }
+
+Engine::~Engine() = default;
 
 PreparedSet Engine::prepare(std::vector<Sample> samples, size_t max_ground_rules) const {
   const auto t0 = std::chrono::steady_clock::now();
@@ -229,6 +231,7 @@ Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind) const {
     ev.outputs.push_back({info.sample, info.text, info.target, std::move(values[o]), std::move(predictions[o]),
                           shape.rows, shape.cols});
   }
+  if (set.sharded()) return dist::gather_evaluation(ev, set, loss_kind);
   return ev;
 }
 
@@ -257,7 +260,9 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
 
   // Shuffling continues (rather than repeats) when training resumes from a checkpoint.
   Rng rng(config.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epochs_trained_));
-  std::vector<uint32_t> order(train_set.size());
+  // A sharded set (MPI) is batched over its global indices: every rank draws the same batches.
+  if (train_set.sharded() && !sharded_step_) sharded_step_ = std::make_unique<dist::ShardedStep>();
+  std::vector<uint32_t> order(train_set.sharded() ? train_set.global_size : train_set.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   const size_t batch_size = config.batch_size == 0 ? order.size() : config.batch_size;
   std::vector<double> grads(model_.params.size());
@@ -268,6 +273,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
 
   for (int e = 0; e < config.epochs; ++e) {
     const auto t_epoch = std::chrono::steady_clock::now();
+    if (train_set.sharded()) dist::maybe_kill_for_test(epochs_trained_ + 1);
     if (batch_size < order.size() && config.shuffle) shuffle(std::span<uint32_t>(order), rng);
     const double lr = config.schedule.lr(config.optimizer.lr, epochs_trained_);
     double loss_sum = 0;
@@ -276,28 +282,35 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     for (size_t b0 = 0; b0 < order.size(); b0 += batch_size) {
       std::vector<uint32_t> batch(order.begin() + b0, order.begin() + std::min(order.size(), b0 + batch_size));
       if (batch_size < order.size()) std::sort(batch.begin(), batch.end());  // canonical plan key
-      const exec::Plan& plan = plan_for_batch(train_set, batch);
-      exec::forward(plan, model_.params, ws_);
-      result.last_epoch_outputs.resize(train_set.outputs.size());
-      ws_.grads.assign(plan.num_values, 0.0);  // backward accumulates
-      // Map plan outputs to set outputs: plan outputs are ordered (sample in batch, query,
-      // match), exactly the set's order restricted to the batch's samples.
-      std::vector<uint32_t> set_index(plan.outputs.size());
-      {
-        size_t k = 0;
-        for (uint32_t pos = 0; pos < batch.size(); ++pos)
-          for (uint32_t o = sample_first_output[batch[pos]]; o < sample_first_output[batch[pos] + 1]; ++o)
-            set_index[k++] = o;
+      if (train_set.sharded()) {
+        const LossSum batch_loss = sharded_step_->batch_gradient(model_, train_set, batch, config.loss,
+                                                                 epochs_trained_ + 1, grads, &preds, &targets);
+        loss_sum += batch_loss.sum;
+        loss_count += batch_loss.count;
+      } else {
+        const exec::Plan& plan = plan_for_batch(train_set, batch);
+        exec::forward(plan, model_.params, ws_);
+        result.last_epoch_outputs.resize(train_set.outputs.size());
+        ws_.grads.assign(plan.num_values, 0.0);  // backward accumulates
+        // Map plan outputs to set outputs: plan outputs are ordered (sample in batch, query,
+        // match), exactly the set's order restricted to the batch's samples.
+        std::vector<uint32_t> set_index(plan.outputs.size());
+        {
+          size_t k = 0;
+          for (uint32_t pos = 0; pos < batch.size(); ++pos)
+            for (uint32_t o = sample_first_output[batch[pos]]; o < sample_first_output[batch[pos] + 1]; ++o)
+              set_index[k++] = o;
+        }
+        for (size_t o = 0; o < plan.outputs.size(); ++o)
+          result.last_epoch_outputs[set_index[o]] = exec::output_value(plan, ws_, o);
+        const LossSum batch_loss = seed_loss_gradients(
+            plan, ws_, config.loss, [&](size_t o) -> const std::vector<double>& { return train_set.outputs[set_index[o]].target; },
+            &preds, &targets);
+        loss_sum += batch_loss.sum;
+        loss_count += batch_loss.count;
+        std::fill(grads.begin(), grads.end(), 0.0);
+        exec::backward(plan, model_.params, ws_, grads);
       }
-      for (size_t o = 0; o < plan.outputs.size(); ++o)
-        result.last_epoch_outputs[set_index[o]] = exec::output_value(plan, ws_, o);
-      const LossSum batch_loss = seed_loss_gradients(
-          plan, ws_, config.loss, [&](size_t o) -> const std::vector<double>& { return train_set.outputs[set_index[o]].target; },
-          &preds, &targets);
-      loss_sum += batch_loss.sum;
-      loss_count += batch_loss.count;
-      std::fill(grads.begin(), grads.end(), 0.0);
-      exec::backward(plan, model_.params, ws_, grads);
       for (size_t i = 0; i < grads.size(); ++i)
         if (!learnable_[i]) grads[i] = 0.0;
       clip_gradients(grads, config.clip_grad_value, config.clip_grad_norm);
@@ -315,7 +328,9 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     report.train.count = loss_count;
     report.train.loss =
         loss_count ? loss_sum / loss_divisor(config.loss, loss_count) : std::numeric_limits<double>::quiet_NaN();
-    report.train.accuracy = loss_count ? accuracy(preds, targets) : std::numeric_limits<double>::quiet_NaN();
+    report.train.accuracy = !loss_count             ? std::numeric_limits<double>::quiet_NaN()
+                            : train_set.sharded() ? dist::global_accuracy(preds, targets)
+                                                  : accuracy(preds, targets);
     report.train.auc = std::numeric_limits<double>::quiet_NaN();
     if (test) {
       report.has_test = true;
@@ -325,6 +340,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     result.history.push_back(report);
     ++result.epochs;
     bool go_on = on_epoch ? on_epoch(report) : true;
+    if (train_set.sharded()) go_on = dist::all_agree(go_on);  // every rank stops together
     if (config.patience > 0) {
       const double watched = test ? report.test.loss : report.train.loss;
       if (watched < best) {

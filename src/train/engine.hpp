@@ -60,6 +60,12 @@ struct PreparedSet {
   size_t size() const { return samples.size(); }
   double seconds = 0;  // grounding + neuralization
   uint64_t id = 0;     // identifies the set in the engine's plan caches
+  // Sharded over the ranks of an MPI job (train/distributed.hpp): this rank holds samples
+  // [shard_first, shard_first + size()) of `global_size`, and knows every sample's count
+  // of targeted outputs. global_size 0: not sharded.
+  size_t shard_first = 0, global_size = 0;
+  std::vector<uint32_t> global_target_counts;
+  bool sharded() const { return global_size != 0; }
 };
 
 // The loss of one pass against the targets of the plan's outputs (`target_of_output(o)`;
@@ -75,6 +81,11 @@ LossSum seed_loss_gradients(const exec::Plan& plan, exec::Workspace& ws, LossKin
                             std::vector<std::vector<double>>* predictions = nullptr,
                             std::vector<std::vector<double>>* targets = nullptr);
 
+// Loss, predictions and metrics over outputs (in OutputInfo order).
+Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
+                   const std::vector<std::vector<double>>& outputs,
+                   std::vector<std::vector<double>>* predictions_out);
+
 // Parameter `p` of `params` as the public struct, its values read from `data` (the
 // parameter vector itself, or a gradient laid out like it).
 Parameter parameter_of(const neural::Parameters& params, uint32_t p, const double* data);
@@ -87,6 +98,10 @@ struct TrainResult {
   std::vector<std::vector<double>> last_epoch_outputs;  // in the set's output order
 };
 
+namespace dist {
+class ShardedStep;
+}
+
 class Engine {
  public:
   // Compiles the template and initialises every weight given as dimensions with the
@@ -94,6 +109,7 @@ class Engine {
   Engine(const TemplateAst& ast, const Initializer& init = {}, uint64_t seed = 1);
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
+  ~Engine();
 
   // Grounds and neuralizes every sample (in parallel; results independent of threads).
   // A sample grounding to more than `max_ground_rules` ground rules is refused (Limit).
@@ -154,6 +170,7 @@ class Engine {
   std::map<std::vector<uint64_t>, std::unique_ptr<exec::Plan>> batch_plans_;
   uint64_t batch_plans_set_ = 0;
   mutable exec::Workspace ws_;
+  std::unique_ptr<dist::ShardedStep> sharded_step_;  // training a sharded set (MPI)
 };
 
 }  // namespace lrnn::train

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Benchmark bench/distributed: data-parallel training over MPI (docs/distributed.md).
+
+The 3-layer GCN of bench/templates/gcn_nci1_bench.lrnn (hidden 32, 3361 parameters) on NCI1
+(4110 graphs, ../shared/datasets/tu/NCI1), trained with
+
+  mpirun -np N <build>/lrnn train TEMPLATE --dataset tu:NCI1 --loss crossentropy
+         --batch-size B --epochs E --json          (OMP_NUM_THREADS=1: one thread per rank)
+
+for N = 1 and 2 (--ranks). Each run's epoch time is the minimum over its epochs; printed are
+the speed-up over one rank and rank 0's split of the training steps: forward + backward of
+its samples, waiting for the slower rank (load imbalance), and the gradient allreduce
+itself (timing.step_compute_s / imbalance_wait_s / allreduce_s of `lrnn train --json`).
+Every run must end with the same training loss (the sums are exact). Writes
+bench/results/distributed.json. Without MPI in the build (or no mpirun) it says so and
+fails.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import _benchlib as benchlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TEMPLATE = os.path.join(HERE, "templates", "gcn_nci1_bench.lrnn")
+
+
+def run_ranks(args, ranks: int) -> dict:
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(ranks), os.path.join(args.build, "lrnn"),
+           "train", TEMPLATE, "--dataset", "tu:" + args.dataset, "--loss", "crossentropy", "--lr", str(args.lr),
+           "--batch-size", str(args.batch_size), "--epochs", str(args.epochs), "--seed", str(args.seed), "--json"]
+    run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
+    j = benchlib.last_json_object(run.stdout)
+    if run.returncode != 0 or not j:
+        return {"ranks": ranks, "available": False, "reason": (run.stderr or run.stdout).strip()[-500:]}
+    t = j["timing"]
+    step_s = t["step_compute_s"] + t["imbalance_wait_s"] + t["allreduce_s"]
+    return {"ranks": ranks, "available": True, "epoch_min_s": min(t["epochs_s"]), "epochs_s": t["epochs_s"],
+            "train_s": t["train_s"], "build_s": t["build_s"], "step_compute_s": t["step_compute_s"],
+            "imbalance_wait_s": t["imbalance_wait_s"], "allreduce_s": t["allreduce_s"],
+            "allreduce_share": t["allreduce_s"] / step_s if step_s else 0.0,
+            "wait_share": t["imbalance_wait_s"] / step_s if step_s else 0.0,
+            "loss": j["loss"], "accuracy": j["accuracy"], "parameters": j["parameters"], "samples": j["samples"]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--dataset", default=os.path.join(benchlib.DATASETS, "tu", "NCI1"))
+    parser.add_argument("--ranks", default="1,2", help="comma-separated rank counts")
+    parser.add_argument("--threads", type=int, default=1, help="OpenMP threads per rank")
+    parser.add_argument("--epochs", type=int, default=4)
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--lr", type=float, default=0.01)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=1800)
+    parser.add_argument("--output", default=os.path.join(benchlib.RESULTS, "distributed.json"))
+    args = parser.parse_args()
+    args.dataset = os.path.abspath(args.dataset)
+    if not shutil.which("mpirun"):
+        print("distributed: mpirun not found (apt-get install openmpi-bin libopenmpi-dev, then rebuild)")
+        return 1
+    warning = benchlib.load_warning()
+    if warning:
+        print(warning)
+    rows = []
+    for ranks in [int(r) for r in args.ranks.split(",")]:
+        row = run_ranks(args, ranks)
+        if not row["available"]:
+            print(f"{ranks} rank(s): failed: {row['reason']}")
+            rows.append(row)
+            continue
+        if rows and rows[0].get("available"):
+            row["speedup"] = rows[0]["epoch_min_s"] / row["epoch_min_s"]
+        print(f"{ranks} rank(s) x {args.threads} thread(s): epoch {row['epoch_min_s']:.3f} s (min of {args.epochs})"
+              + (f"  speed-up {row['speedup']:.2f}x" if "speedup" in row else "")
+              + f"  | step: compute {row['step_compute_s']:.3f} s, imbalance wait {row['imbalance_wait_s']:.3f} s"
+              f" ({row['wait_share'] * 100:.1f}%), allreduce {row['allreduce_s'] * 1e3:.2f} ms"
+              f" ({row['allreduce_share'] * 100:.2f}%)  loss {row['loss']:.12g}", flush=True)
+        rows.append(row)
+    ok = all(r["available"] for r in rows)
+    if ok and len({r["loss"] for r in rows}) != 1:
+        print("distributed: the runs ended with different losses: " + ", ".join(str(r["loss"]) for r in rows))
+        ok = False
+    result = {**benchlib.header(), "benchmark": "distributed", "dataset": os.path.basename(args.dataset),
+              "threads_per_rank": args.threads, "epochs": args.epochs, "batch_size": args.batch_size, "rows": rows,
+              "load_warning": warning}
+    os.makedirs(os.path.dirname(args.output), exist_ok=True)
+    with open(args.output, "w") as fp:
+        json.dump(result, fp, indent=1)
+    print(f"wrote {os.path.relpath(args.output)}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

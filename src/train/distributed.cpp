@@ -1,0 +1,424 @@
+#include "train/distributed.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+#include "lrnn/diagnostics.hpp"
+
+#ifdef LRNN_WITH_MPI
+#include <mpi.h>
+#endif
+
+namespace lrnn::train::dist {
+
+namespace {
+
+World the_world;
+bool world_known = false;
+StepTiming timing;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+#ifdef LRNN_WITH_MPI
+bool launched_by_mpi() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
+    if (std::getenv(var)) return true;
+  return false;
+}
+
+void finalize_at_exit() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+void start_mpi() {
+  int started = 0;
+  MPI_Initialized(&started);
+  if (!started) {
+    int provided = 0;
+    // OpenMP threads compute inside a rank; only the main thread calls MPI.
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    std::atexit(finalize_at_exit);
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &the_world.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &the_world.size);
+  the_world.active = true;
+}
+
+// Waits for a nonblocking collective by testing it and sleeping in between, rather than
+// in MPI's blocking calls, which spin at 100% CPU: a rank that finished its share early
+// then leaves its core to the ranks (or other jobs) still computing. The sleep adds at most
+// a few tens of microseconds per collective.
+void wait_sleeping(MPI_Request& request) {
+  for (int spins = 0;; ++spins) {
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    if (spins > 64) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+// Integer addition of 128-bit sums: exact, associative and commutative, so MPI may combine
+// the ranks' buffers in any order and every rank gets the same bits.
+void add_int128(void* in, void* inout, int* len, MPI_Datatype*) {
+  for (int i = 0; i < *len; ++i) {
+    __int128 a, b;
+    std::memcpy(&a, static_cast<const char*>(in) + 16 * i, 16);
+    std::memcpy(&b, static_cast<char*>(inout) + 16 * i, 16);
+    b += a;
+    std::memcpy(static_cast<char*>(inout) + 16 * i, &b, 16);
+  }
+}
+#endif
+
+void put(std::vector<char>& out, const void* p, size_t n) {
+  out.insert(out.end(), static_cast<const char*>(p), static_cast<const char*>(p) + n);
+}
+void put_u32(std::vector<char>& out, uint32_t v) { put(out, &v, sizeof v); }
+void put_doubles(std::vector<char>& out, const std::vector<double>& v) {
+  put_u32(out, static_cast<uint32_t>(v.size()));
+  put(out, v.data(), v.size() * sizeof(double));
+}
+
+struct Reader {
+  const std::vector<char>& in;
+  size_t at = 0;
+  void get(void* p, size_t n) {
+    std::memcpy(p, in.data() + at, n);
+    at += n;
+  }
+  uint32_t u32() {
+    uint32_t v;
+    get(&v, sizeof v);
+    return v;
+  }
+  std::vector<double> doubles() {
+    std::vector<double> v(u32());
+    get(v.data(), v.size() * sizeof(double));
+    return v;
+  }
+  bool done() const { return at >= in.size(); }
+};
+
+}  // namespace
+
+bool built_with_mpi() {
+#ifdef LRNN_WITH_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+const World& world() {
+  if (!world_known) {
+    world_known = true;
+#ifdef LRNN_WITH_MPI
+    if (launched_by_mpi()) start_mpi();
+#endif
+  }
+  return the_world;
+}
+
+const World& init() {
+#ifdef LRNN_WITH_MPI
+  world_known = true;
+  if (!the_world.active) start_mpi();
+  return the_world;
+#else
+  throw Error(ErrorKind::Semantic, "this lrnn was built without MPI (CMake option LRNN_MPI): no distributed training");
+#endif
+}
+
+void abort_job(const std::string& cause) {
+  const World& w = the_world;
+  std::fprintf(stderr, "lrnn: rank %d of %d failed: %s\n", w.rank, w.size, cause.c_str());
+  std::fflush(stderr);
+#ifdef LRNN_WITH_MPI
+  if (w.active) MPI_Abort(MPI_COMM_WORLD, 1);
+#endif
+  std::_Exit(1);
+}
+
+void barrier() {
+#ifdef LRNN_WITH_MPI
+  if (world().active) {
+    MPI_Request request;
+    MPI_Ibarrier(MPI_COMM_WORLD, &request);
+    wait_sleeping(request);
+  }
+#endif
+}
+
+bool all_agree(bool mine) {
+#ifdef LRNN_WITH_MPI
+  if (world().active) {
+    int v = mine ? 1 : 0, all = 0;
+    MPI_Allreduce(&v, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all == 1;
+  }
+#endif
+  return mine;
+}
+
+void broadcast_from_root(double* data, size_t n) {
+#ifdef LRNN_WITH_MPI
+  if (world().active) MPI_Bcast(data, static_cast<int>(n), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+#endif
+}
+
+std::vector<uint32_t> allgather(const std::vector<uint32_t>& mine) {
+#ifdef LRNN_WITH_MPI
+  if (world().active) {
+    const int size = the_world.size;
+    int count = static_cast<int>(mine.size());
+    std::vector<int> counts(size), displs(size, 0);
+    MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 1; r < size; ++r) displs[r] = displs[r - 1] + counts[r - 1];
+    std::vector<uint32_t> all(displs.back() + counts.back());
+    MPI_Allgatherv(mine.data(), count, MPI_UINT32_T, all.data(), counts.data(), displs.data(), MPI_UINT32_T,
+                   MPI_COMM_WORLD);
+    return all;
+  }
+#endif
+  return mine;
+}
+
+std::vector<char> gather_to_root(const std::vector<char>& mine) {
+#ifdef LRNN_WITH_MPI
+  if (world().active) {
+    const int size = the_world.size;
+    int count = static_cast<int>(mine.size());
+    std::vector<int> counts(size), displs(size, 0);
+    MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+    std::vector<char> all;
+    if (the_world.rank == 0) {
+      for (int r = 1; r < size; ++r) displs[r] = displs[r - 1] + counts[r - 1];
+      all.resize(static_cast<size_t>(displs.back()) + counts.back());
+    }
+    MPI_Gatherv(mine.data(), count, MPI_CHAR, all.data(), counts.data(), displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+    return all;
+  }
+#endif
+  return mine;
+}
+
+const StepTiming& step_timing() { return timing; }
+
+ShardRange shard_of(size_t n, int rank, int size) {
+  const size_t r = static_cast<size_t>(rank), s = static_cast<size_t>(size);
+  return {n * r / s, n * (r + 1) / s};
+}
+
+// ---- exact sums ---------------------------------------------------------------------------
+namespace {
+constexpr double kScale = 0x1p64;     // resolution 2^-64
+constexpr double kLimit = 0x1p40;     // |x| * 2^64 < 2^104: 2^23 such values still fit in 2^127
+}  // namespace
+
+void ExactSum::reset(size_t n) { acc_.assign(n + 1, 0); }
+
+void ExactSum::add(size_t i, double x) {
+  if (x == 0) return;
+  if (!(std::fabs(x) < kLimit)) {
+    acc_.back() += 1;
+    return;
+  }
+  acc_[i] += static_cast<__int128>(x * kScale);  // x * 2^64 is exact; truncation drops < 2^-64
+}
+
+void ExactSum::allreduce() {
+#ifdef LRNN_WITH_MPI
+  if (!world().active) return;
+  static MPI_Datatype int128 = MPI_DATATYPE_NULL;
+  static MPI_Op sum = MPI_OP_NULL;
+  if (int128 == MPI_DATATYPE_NULL) {
+    MPI_Type_contiguous(16, MPI_BYTE, &int128);
+    MPI_Type_commit(&int128);
+    MPI_Op_create(add_int128, /*commute=*/1, &sum);
+  }
+  MPI_Request request;
+  MPI_Iallreduce(MPI_IN_PLACE, acc_.data(), static_cast<int>(acc_.size()), int128, sum, MPI_COMM_WORLD, &request);
+  wait_sleeping(request);
+#endif
+}
+
+double ExactSum::value(size_t i) const { return static_cast<double>(acc_[i]) / kScale; }
+
+// ---- the sharded step ---------------------------------------------------------------------
+const exec::Plan& ShardedStep::plan_of(const neural::TemplateModel& model, const PreparedSet& set, size_t local) {
+  if (set_id_ != set.id) {
+    set_id_ = set.id;
+    plans_.clear();
+    plans_.resize(set.size());
+    first_output_.assign(set.size() + 1, 0);
+    for (const OutputInfo& o : set.outputs) ++first_output_[o.sample + 1];
+    for (size_t i = 0; i < set.size(); ++i) first_output_[i + 1] += first_output_[i];
+  }
+  if (!plans_[local]) plans_[local] = std::make_unique<exec::Plan>(exec::build_plan(model, {&set.networks[local]}));
+  return *plans_[local];
+}
+
+LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const PreparedSet& set,
+                                    const std::vector<uint32_t>& batch, LossKind loss_kind, int epoch,
+                                    std::vector<double>& grads, std::vector<std::vector<double>>* predictions,
+                                    std::vector<std::vector<double>>* targets) {
+  // The loss is over the targeted outputs of the whole global batch (their mean, or their sum
+  // for mse_sum): every rank knows each sample's count (gathered when the set was prepared).
+  const auto t_compute = std::chrono::steady_clock::now();
+  LossSum total;
+  for (uint32_t g : batch) total.count += set.global_target_counts[g];
+  const size_t num_params = grads.size();
+  sum_.reset(num_params + 1);  // the parameters, then the loss
+  const size_t first = set.shard_first, last = set.shard_first + set.size();
+  auto begin = std::lower_bound(batch.begin(), batch.end(), static_cast<uint32_t>(first));
+  std::vector<double> loss_grad;
+  const double divisor = loss_divisor(loss_kind, total.count);  // a mean, or 1 for summed losses
+  for (auto it = begin; it != batch.end() && *it < last; ++it) {
+    const size_t local = *it - first;
+    const exec::Plan& plan = plan_of(model, set, local);
+    exec::forward(plan, model.params, ws_);
+    ws_.grads.assign(plan.num_values, 0.0);
+    double sample_loss = 0;
+    for (size_t o = 0; o < plan.outputs.size(); ++o) {
+      const std::vector<double>& target = set.outputs[first_output_[local] + o].target;
+      if (target.empty()) continue;
+      std::vector<double> y = exec::output_value(plan, ws_, o);
+      loss_grad.assign(y.size(), 0.0);
+      sample_loss += loss(loss_kind, y, target, loss_grad);
+      if (predictions) {
+        std::vector<double> p(y.size());
+        predict(loss_kind, y, p);
+        predictions->push_back(std::move(p));
+      }
+      if (targets) targets->push_back(target);
+      const exec::OutputRef& ref = plan.outputs[o];
+      if (ref.offset == exec::kNoValue) continue;
+      for (size_t k = 0; k < y.size(); ++k) ws_.grads[ref.offset + k] += loss_grad[k] / divisor;
+    }
+    sample_grads_.assign(num_params, 0.0);
+    exec::backward(plan, model.params, ws_, sample_grads_);
+    for (size_t i = 0; i < num_params; ++i) sum_.add(i, sample_grads_[i]);
+    sum_.add(num_params, sample_loss);
+  }
+  const auto t_wait = std::chrono::steady_clock::now();
+  timing.compute_s += std::chrono::duration<double>(t_wait - t_compute).count();
+  if (world().size > 1) barrier();
+  const auto t_allreduce = std::chrono::steady_clock::now();
+  timing.wait_s += std::chrono::duration<double>(t_allreduce - t_wait).count();
+  sum_.allreduce();
+  timing.allreduce_s += seconds_since(t_allreduce);
+  ++timing.steps;
+  if (sum_.unrepresentable() > 0)
+    throw Error(ErrorKind::Runtime, "training diverged at epoch " + std::to_string(epoch) + ": " +
+                                        std::to_string(sum_.unrepresentable()) +
+                                        " gradient or loss values are not finite or beyond 2^40 (try a smaller --lr)");
+  for (size_t i = 0; i < num_params; ++i) grads[i] = sum_.value(i);
+  total.sum = sum_.value(num_params);
+  return total;
+}
+
+// ---- gathered metrics ---------------------------------------------------------------------
+namespace {
+void put_pairs(std::vector<char>& out, const std::vector<std::vector<double>>& a,
+               const std::vector<std::vector<double>>& b) {
+  for (size_t i = 0; i < a.size(); ++i) {
+    put_doubles(out, a[i]);
+    put_doubles(out, b[i]);
+  }
+}
+}  // namespace
+
+double global_accuracy(const std::vector<std::vector<double>>& predictions,
+                       const std::vector<std::vector<double>>& targets) {
+  if (!world().active) return accuracy(predictions, targets);
+  std::vector<char> mine;
+  put_pairs(mine, predictions, targets);
+  const std::vector<char> all = gather_to_root(mine);
+  double result = std::numeric_limits<double>::quiet_NaN();
+  if (is_root()) {
+    std::vector<std::vector<double>> p, t;
+    for (Reader in{all}; !in.done();) {
+      p.push_back(in.doubles());
+      t.push_back(in.doubles());
+    }
+    result = accuracy(p, t);
+  }
+  broadcast_from_root(&result, 1);
+  return result;
+}
+
+std::vector<Output> gather_outputs(const std::vector<Output>& local, const PreparedSet& set) {
+  std::vector<char> mine;
+  for (const Output& o : local) {
+    put_u32(mine, static_cast<uint32_t>(set.shard_first + o.example));
+    put_u32(mine, static_cast<uint32_t>(o.query.size()));
+    put(mine, o.query.data(), o.query.size());
+    put_doubles(mine, o.target);
+    put_doubles(mine, o.value);
+  }
+  const std::vector<char> all = gather_to_root(mine);
+  std::vector<Output> outputs;
+  for (Reader in{all}; !in.done();) {
+    Output o;
+    o.example = in.u32();
+    o.query.resize(in.u32());
+    in.get(o.query.data(), o.query.size());
+    o.target = in.doubles();
+    o.value = in.doubles();
+    outputs.push_back(std::move(o));
+  }
+  return outputs;
+}
+
+Evaluation gather_evaluation(const Evaluation& local, const PreparedSet& set, LossKind loss_kind) {
+  Evaluation ev;
+  ev.outputs = gather_outputs(local.outputs, set);
+  double metrics[4] = {0, 0, 0, 0};
+  if (is_root()) {
+    std::vector<OutputInfo> infos;
+    std::vector<std::vector<double>> values, predictions;
+    for (const Output& o : ev.outputs) {
+      infos.push_back({static_cast<uint32_t>(o.example), 0, o.query, o.target});
+      values.push_back(o.value);
+    }
+    ev.metrics = metrics_of(loss_kind, infos, values, &predictions);
+    for (size_t o = 0; o < ev.outputs.size(); ++o) ev.outputs[o].prediction = std::move(predictions[o]);
+    metrics[0] = ev.metrics.loss;
+    metrics[1] = ev.metrics.accuracy;
+    metrics[2] = ev.metrics.auc;
+    metrics[3] = static_cast<double>(ev.metrics.count);
+  }
+  broadcast_from_root(metrics, 4);
+  ev.metrics.loss = metrics[0];
+  ev.metrics.accuracy = metrics[1];
+  ev.metrics.auc = metrics[2];
+  ev.metrics.count = static_cast<size_t>(metrics[3]);
+  return ev;
+}
+
+void maybe_kill_for_test(int epoch) {
+  static const char* rank = std::getenv("LRNN_TEST_KILL_RANK");
+  static const char* at = std::getenv("LRNN_TEST_KILL_EPOCH");
+  if (!rank || !at || !world().active) return;
+  if (std::atoi(rank) == the_world.rank && std::atoi(at) == epoch) {
+    std::fprintf(stderr, "lrnn: rank %d kills itself at epoch %d (LRNN_TEST_KILL_RANK test hook)\n", the_world.rank,
+                 epoch);
+    std::fflush(stderr);
+    std::raise(SIGKILL);
+  }
+}
+
+}  // namespace lrnn::train::dist

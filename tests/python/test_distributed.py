@@ -1,0 +1,87 @@
+"""lrnn.distributed: `mpirun -np N python3 script.py` trains lrnn.Model over N ranks through
+the same C++ path as `lrnn train`; 1, 2 and 3 ranks give the same weights, rank 0 gets the
+gathered evaluation, and an uncaught exception on one rank ends the job naming that rank.
+Skipped when lrnn was built without MPI or mpirun is missing."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lrnn._core import distributed as core_distributed
+
+ROOT = Path(__file__).resolve().parents[2]
+MUTAGENESIS = ROOT.parent / "shared" / "datasets" / "neuralogic" / "molecules" / "mutagenesis"
+
+pytestmark = pytest.mark.skipif(
+    not core_distributed.built_with_mpi() or shutil.which("mpirun") is None,
+    reason="lrnn built without MPI (LRNN_MPI) or mpirun not installed (apt-get install openmpi-bin libopenmpi-dev)",
+)
+
+SCRIPT = """
+import json, sys
+import lrnn.distributed as dist
+from lrnn import Adam, FileDataset, Settings
+from lrnn.model import Model
+
+model = Model(template_file=sys.argv[1]).build(Settings(optimizer=Adam(lr=0.003), epochs=3, batch_size=16, seed=2))
+data = FileDataset(examples_file=sys.argv[2], queries_file=sys.argv[3])
+if len(sys.argv) > 5 and dist.rank() == 1:
+    raise ValueError("a failure on rank 1 only")
+history = model.train(data, progress=False)
+evaluation = model.test(data)
+out = {"rank": dist.rank(), "size": dist.size(), "active": dist.active(),
+       "weights": {k: v.tolist() for k, v in model.state_dict()["weights"].items()},
+       "loss": evaluation.loss, "outputs": len(evaluation.queries)}
+with open(f"{sys.argv[4]}.{dist.rank()}", "w") as fp:
+    json.dump(out, fp)
+"""
+
+
+def mpirun(tmp_path, ranks, *extra):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
+    out = tmp_path / f"result{ranks}"
+    cmd = ["mpirun", "--oversubscribe", "-np", str(ranks), sys.executable, str(script),
+           str(ROOT / "examples/templates/mutagenesis.lrnn"), str(MUTAGENESIS / "examples.txt"),
+           str(MUTAGENESIS / "queries.txt"), str(out), *extra]
+    run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
+    return run, out
+
+
+def test_one_two_three_ranks_train_the_same_weights(tmp_path):
+    results = {}
+    for ranks in (1, 2, 3):
+        run, out = mpirun(tmp_path, ranks)
+        assert run.returncode == 0, run.stderr[-3000:]
+        per_rank = [json.loads(Path(f"{out}.{r}").read_text()) for r in range(ranks)]
+        assert [(p["rank"], p["size"], p["active"]) for p in per_rank] == [(r, ranks, True) for r in range(ranks)]
+        # Every rank holds the same model; rank 0 has every output, the others the metrics.
+        assert all(p["weights"] == per_rank[0]["weights"] for p in per_rank)
+        assert per_rank[0]["outputs"] == 188
+        assert all(p["outputs"] == 0 and p["loss"] == per_rank[0]["loss"] for p in per_rank[1:])
+        results[ranks] = per_rank[0]
+    for ranks in (2, 3):
+        for name, values in results[1]["weights"].items():
+            difference = max(abs(a - b) for a, b in zip(_flat(values), _flat(results[ranks]["weights"][name])))
+            assert difference <= 1e-12, (name, ranks, difference)
+        assert results[ranks]["loss"] == results[1]["loss"]
+
+
+def test_an_exception_on_one_rank_ends_the_job(tmp_path):
+    t0 = time.monotonic()
+    run, _ = mpirun(tmp_path, 2, "fail")
+    assert run.returncode != 0
+    assert time.monotonic() - t0 < 60
+    assert "rank 1 of 2 failed: ValueError: a failure on rank 1 only" in run.stderr
+
+
+def _flat(values):
+    if isinstance(values, list):
+        return [x for v in values for x in _flat(v)]
+    return [values]
