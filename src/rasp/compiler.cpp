@@ -471,8 +471,31 @@ class Compiler {
     shadowed_.clear();
     linear_.clear();
     for (const auto& [sops, j] : joints_) {
-      if (joint_by_components_.count(sops) || numerical_inputs(j.table.inputs).size() < 2) continue;
-      joint_by_components_.insert(sops);  // one MLP discretises one numerical input
+      const std::vector<size_t> nums = numerical_inputs(j.table.inputs);
+      if (joint_by_components_.count(sops) || nums.size() < 2) continue;
+      // one MLP discretises one numerical input: the element-wise s-ops inside the
+      // components that read a numerical input get their own MLP (as for lookups), or,
+      // when the components are those inputs, the joint reads the components
+      std::set<const Node*> numeric_inputs;
+      for (size_t i : nums) numeric_inputs.insert(j.table.inputs[i]);
+      bool added = false;
+      std::set<const Node*> seen;
+      std::vector<const Node*> stack;
+      for (const Node* c : sops)
+        if (elementwise(c->kind) && !before.count(c)) stack.push_back(c);
+      while (!stack.empty()) {
+        const Node* x = stack.back();
+        stack.pop_back();
+        if (!seen.insert(x).second) continue;
+        for (const auto& c : x->children) {
+          if (numeric_inputs.count(c.get())) {
+            materialized_.insert(x);
+            added = true;
+          }
+          if (elementwise(c->kind) && !before.count(c.get())) stack.push_back(c.get());
+        }
+      }
+      if (!added) joint_by_components_.insert(sops);
       split = true;
     }
     for (const Node* n : order_) {
