@@ -91,6 +91,9 @@ TEST(RaspCompiler, TemplateRunsInTheEngineExactly) {
   expect_template_matches(frac, abc(), 3, causal);
   SOp centred = numerical(map(frac, [](const Value& v) -> Value { return to_double(v) - 0.5; }, "minus_half"));
   expect_template_matches(centred, abc(), 3);
+  // a joint feature (an MLP-only first layer) and its head
+  Selector mixed = select(tokens(), tokens(), Predicate::Eq) | select(indices(), SOp(int64_t{0}), Predicate::Eq);
+  expect_template_matches(mixed.width(), abc(), 3);
 }
 
 TEST(RaspCompiler, LengthIsOneLayer) {
