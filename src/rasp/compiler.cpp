@@ -40,6 +40,9 @@ namespace {
 // Score of a selected pair: the softmax weight of a pair scored beta/2 lower is e^-50.
 constexpr double kBeta = 100.0;
 
+// The widest joint feature built (its head's score matrix is d_model squared).
+constexpr size_t kMaxJointWidth = 4096;
+
 [[noreturn]] void refuse(const Node* n, const std::string& why) {
   throw Error(ErrorKind::Semantic, "cannot compile " + n->description() + ": " + why);
 }
@@ -331,6 +334,12 @@ class Compiler {
     }
   }
 
+  static std::string joint_name(const Joint& j) {
+    std::string name;
+    for (const Node* c : j.components) name += (name.empty() ? "" : ", ") + c->description();
+    return "(" + name + ")";
+  }
+
   // The tuples of the components' values that occur, and the lookup that computes them.
   void observe_joint(Joint& j, const Evaluation& ev, size_t n) {
     for (size_t i = 0; i < n; ++i) {
@@ -338,6 +347,10 @@ class Compiler {
       for (const Node* f : j.table.inputs) in.push_back(canon(ev.values.at(f)[i]));
       for (const Node* c : j.components) tuple.push_back(canon(ev.values.at(c)[i]));
       auto [at, added] = j.index.emplace(tuple_key(tuple), j.tuples.size());
+      if (added && j.tuples.size() == kMaxJointWidth)
+        refuse(j.selector, "it compares " + joint_name(j) + " jointly, which take more than " +
+                               std::to_string(kMaxJointWidth) +
+                               " different tuples of values (one dimension each); use a smaller vocabulary or max_len");
       if (added) {
         std::string label;
         for (const auto& v : tuple) label += (label.empty() ? "" : ", ") + repr(v);
@@ -917,12 +930,10 @@ class Compiler {
       }
     }
     for (auto& [sops, j] : joints_) {  // joint features: their own subspaces, named by their s-ops
-      std::string name;
-      for (const Node* c : sops) name += (name.empty() ? "" : ", ") + c->description();
       j.feature.offset = d;
       j.feature.width = static_cast<int>(j.tuples.size());
       j.feature.space = m.spaces.size();
-      add_space(m, space_name(nullptr, "(" + name + ")"), false, j.feature.values, d, j.feature.width);
+      add_space(m, space_name(nullptr, joint_name(j)), false, j.feature.values, d, j.feature.width);
       d += j.feature.width;
     }
     m.d_model = d;

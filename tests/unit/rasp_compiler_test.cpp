@@ -250,6 +250,18 @@ TEST(RaspCompiler, RefusalsNameTheSOp) {
   err = error_of([&] { compile(select(mean_tokens, mean_tokens, Predicate::Eq).name("by_mean").width(), abc(), 3); });
   EXPECT_NE(err.find("cannot compile by_mean"), std::string::npos) << err;
   EXPECT_NE(err.find("is numerical"), std::string::npos) << err;
+  // a joint feature wider than the limit: (tokens, a mean over the prefix) of 10 tokens
+  // weighted 1, 10, 100, ... takes more than 4096 tuples up to length 5
+  SOp weight = numerical(map(tokens(), [](const Value& v) -> Value {
+    return std::pow(10.0, static_cast<double>(to_string(v)[0] - 'a'));
+  }));
+  SOp prefix_mean = aggregate(select(indices(), indices(), Predicate::Le), weight, int64_t{0}, Convention::Mean);
+  SOp code = map(prefix_mean, [](const Value& v) -> Value { return to_double(v); }).name("code");
+  Selector wide = (select(tokens(), tokens(), Predicate::Eq) | select(code, code, Predicate::Eq)).name("wide");
+  err = error_of([&] { compile(wide.width(), chars("abcdefghij"), 5); });
+  EXPECT_NE(err.find("cannot compile wide: it compares (tokens, code) jointly, which take more than 4096"),
+            std::string::npos)
+      << err;
   // a categorical aggregate of several strings fails in the interpreter: named too
   err = error_of([&] { compile(select(indices(), indices(), Predicate::Le).value(tokens()).name("gather"), abc(), 3); });
   EXPECT_NE(err.find("gather"), std::string::npos) << err;
