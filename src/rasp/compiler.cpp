@@ -79,6 +79,21 @@ std::string tuple_key(const std::vector<Value>& t) {
   return k;
 }
 
+// A key under which numbers that compare equal (1, 1.0, True) are one: selectors compare
+// them alike, so a joint feature gives them one dimension.
+std::string number_key(const Value& v) {
+  if (!is_number(v)) return key_of(v);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "n:%.12g", to_double(v));
+  return buf;
+}
+
+std::string number_tuple_key(const std::vector<Value>& t) {
+  std::string k;
+  for (const auto& v : t) k += number_key(v) + "\x1f";
+  return k;
+}
+
 // A lookup an MLP computes: input tuple -> value, as observed.
 struct Table {
   std::vector<const Node*> inputs;  // features (a width's scratch is its own node's input)
@@ -334,6 +349,26 @@ class Compiler {
     }
   }
 
+  // A joint's lookup rows as its MLP sees them: a numerical input and a categorical copy
+  // hold 1 and 1.0 in one place, so rows differing only so are one row.
+  Table joint_rows(const Joint& j, const std::vector<const Feature*>& inputs) {
+    Table out;
+    out.inputs = j.table.inputs;
+    for (const auto& [k, row] : j.table.rows) {
+      std::string seen_as;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        const bool merged =
+            inputs[i]->numerical || (shadows_.count(inputs[i]->node) && inputs[i] == &shadows_.at(inputs[i]->node));
+        seen_as += (merged ? number_key(row.first[i]) : key_of(row.first[i])) + "\x1f";
+      }
+      auto [it, inserted] = out.rows.emplace(seen_as, row);
+      if (!inserted && key_of(it->second.second) != key_of(row.second))
+        refuse(j.selector, "the values it compares differ (" + to_string(it->second.second) + ", " +
+                               to_string(row.second) + ") for inputs the weights hold alike (numbers that compare equal)");
+    }
+    return out;
+  }
+
   static std::string joint_name(const Joint& j) {
     std::string name;
     for (const Node* c : j.components) name += (name.empty() ? "" : ", ") + c->description();
@@ -346,7 +381,7 @@ class Compiler {
       std::vector<Value> in, tuple;
       for (const Node* f : j.table.inputs) in.push_back(canon(ev.values.at(f)[i]));
       for (const Node* c : j.components) tuple.push_back(canon(ev.values.at(c)[i]));
-      auto [at, added] = j.index.emplace(tuple_key(tuple), j.tuples.size());
+      auto [at, added] = j.index.emplace(number_tuple_key(tuple), j.tuples.size());
       if (added && j.tuples.size() == kMaxJointWidth)
         refuse(j.selector, "it compares " + joint_name(j) + " jointly, which take more than " +
                                std::to_string(kMaxJointWidth) +
@@ -483,9 +518,20 @@ class Compiler {
     const std::set<const Node*> before = materialized_;  // what the frontiers were computed with
     shadowed_.clear();
     linear_.clear();
+    joint_shadowed_.clear();
     for (const auto& [sops, j] : joints_) {
       const std::vector<size_t> nums = numerical_inputs(j.table.inputs);
-      if (joint_by_components_.count(sops) || nums.size() < 2) continue;
+      if (nums.size() < 2) continue;
+      if (joint_by_components_.count(sops)) {
+        // it reads several numerical components: all but the one with most values through
+        // a categorical copy (as a lookup does)
+        size_t keep = nums[0];
+        for (size_t i : nums)
+          if (features_.at(j.table.inputs[i]).values.size() > features_.at(j.table.inputs[keep]).values.size()) keep = i;
+        for (size_t i : nums)
+          if (i != keep) joint_shadowed_[sops].insert(j.table.inputs[i]);
+        continue;
+      }
       // one MLP discretises one numerical input: the element-wise s-ops inside the
       // components that read a numerical input get their own MLP (as for lookups), or,
       // when the components are those inputs, the joint reads the components
@@ -771,7 +817,10 @@ class Compiler {
       Joint& j = joints_.at(out.sops);
       if (j.feature.ready < 0) {  // first asked by schedule(), once its inputs are scheduled
         int ready = 0;
-        for (const Node* in : j.table.inputs) ready = std::max(ready, features_.at(in).ready);
+        const auto sh = joint_shadowed_.find(out.sops);
+        for (const Node* in : j.table.inputs)
+          ready = std::max(ready, sh != joint_shadowed_.end() && sh->second.count(in) ? shadow(in).ready
+                                                                                      : features_.at(in).ready);
         j.feature.ready = j.embedded != Kind::Constant ? 0 : next_mlp(ready);
       }
       out.feature = &j.feature;
@@ -825,6 +874,21 @@ class Compiler {
     return true;
   }
 
+  // The categorical copy of a numerical s-op (one-hot over the numbers it takes), made by
+  // the MLP after it.
+  const Feature& shadow(const Node* in) {
+    Feature& copy = shadows_[in];
+    copy.node = in;
+    copy.values.clear();
+    for (const auto& v : features_.at(in).values) {
+      bool seen = false;
+      for (const auto& c : copy.values) seen |= values_equal(c, v);
+      if (!seen) copy.values.push_back(v);
+    }
+    copy.ready = next_mlp(features_.at(in).ready);
+    return copy;
+  }
+
   void schedule() {
     shadows_.clear();
     for (const Node* n : order_) {
@@ -843,18 +907,7 @@ class Compiler {
         auto sh = shadowed_.find(n);
         for (const Node* in : frontier(n)) {
           int at = direct_.count(n) && is_count(in) ? attention_at_.at(in) : features_.at(in).ready;
-          if (sh != shadowed_.end() && sh->second.count(in)) {
-            Feature& copy = shadows_[in];
-            copy.node = in;
-            copy.values.clear();
-            for (const auto& v : features_.at(in).values) {
-              bool seen = false;
-              for (const auto& c : copy.values) seen |= values_equal(c, v);
-              if (!seen) copy.values.push_back(v);
-            }
-            copy.ready = next_mlp(features_.at(in).ready);
-            at = copy.ready;
-          }
+          if (sh != shadowed_.end() && sh->second.count(in)) at = shadow(in).ready;
           ready = std::max(ready, at);
         }
         f.ready = next_mlp(ready);
@@ -1259,8 +1312,10 @@ class Compiler {
       for (const auto& [sops, j] : joints_) {
         if (j.embedded != Kind::Constant || j.feature.ready != 2 * l) continue;
         std::vector<const Feature*> inputs;
-        for (const Node* in : j.table.inputs) inputs.push_back(&features_.at(in));
-        lookup(j.selector, inputs, j.table, j.feature, d, units);
+        const auto sh = joint_shadowed_.find(sops);
+        for (const Node* in : j.table.inputs)
+          inputs.push_back(sh != joint_shadowed_.end() && sh->second.count(in) ? &shadows_.at(in) : &features_.at(in));
+        lookup(j.selector, inputs, joint_rows(j, inputs), j.feature, d, units);
         layer.mlp.outputs.push_back(m.spaces[j.feature.space].name + " (joint values for " + j.selector->description() + ")");
       }
       for (const Node* n : order_) {  // categorical copies, in program order
@@ -1319,6 +1374,8 @@ class Compiler {
   std::map<std::vector<const Node*>, Joint> joints_;  // by their components
   // joints whose inputs would be two numerical s-ops: computed from their components
   std::set<std::vector<const Node*>> joint_by_components_;
+  // joint -> numerical inputs it reads through a categorical copy
+  std::map<std::vector<const Node*>, std::set<const Node*>> joint_shadowed_;
 };
 
 }  // namespace

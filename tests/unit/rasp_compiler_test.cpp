@@ -186,7 +186,7 @@ TEST(RaspCompiler, CompositeOrNotOverDifferentSOps) {
   expect_exact(mixed.width(), abc(), 4);
   CompiledModel m = compile(mixed.width(), abc(), 4);
   bool joint = false;
-  for (const auto& space : m.spaces) joint |= space.name == "(tokens, indices)";
+  for (const auto& space : m.spaces) joint |= space.name == "(tokens, indices)" || space.name == "(indices, tokens)";
   EXPECT_TRUE(joint) << m.table();
   EXPECT_EQ(m.heads(), 1);
   // [a, b, a, c]: the same token or an earlier position: {0, 2}, {0, 1}, {0, 1, 2}, {0, 1, 2, 3}
@@ -213,6 +213,19 @@ TEST(RaspCompiler, CompositeOrNotOverDifferentSOps) {
   SOp half = map(frac, [](const Value& v) -> Value { return int64_t{to_double(v) >= 0.5}; }, "half");
   Selector either = select(half, half, Predicate::Eq) | select(indices(), indices(), Predicate::Gt);
   expect_exact(either.width(), abc(), 4);
+  // numerical s-ops compared inside an `or`: one-hot through the joint, exact; two of them
+  // in one joint: one read through a categorical copy (an MLP before the joint's)
+  SOp frac_b = numerical(aggregate(select(indices(), indices(), Predicate::Le),
+                                   numerical(map(tokens(), [](const Value& v) -> Value { return int64_t{to_string(v) == "b"}; })),
+                                   int64_t{0}, Convention::Mean));
+  Selector by_frac = select(frac, frac, Predicate::Eq) | select(indices(), indices(), Predicate::Lt);
+  expect_exact(by_frac.width(), abc(), 4);
+  Selector two = select(frac, frac, Predicate::Eq) | select(frac_b, frac_b, Predicate::Lt);
+  expect_exact(two.width(), abc(), 4);
+  CompiledModel m2 = compile(two.width(), abc(), 4);
+  bool copy = false;
+  for (const auto& space : m2.spaces) copy |= space.name.find(":categorical") != std::string::npos;
+  EXPECT_TRUE(copy) << m2.table();
 }
 
 TEST(RaspCompiler, SumOfAConstantIsAWidth) {
