@@ -354,14 +354,15 @@ class Compiler {
   Table joint_rows(const Joint& j, const std::vector<const Feature*>& inputs) {
     Table out;
     out.inputs = j.table.inputs;
-    for (const auto& [k, row] : j.table.rows) {
-      std::string seen_as;
+    for (const auto& [k, given] : j.table.rows) {
+      auto row = given;
       for (size_t i = 0; i < inputs.size(); ++i) {
-        const bool merged =
-            inputs[i]->numerical || (shadows_.count(inputs[i]->node) && inputs[i] == &shadows_.at(inputs[i]->node));
-        seen_as += (merged ? number_key(row.first[i]) : key_of(row.first[i])) + "\x1f";
+        const Feature& in = *inputs[i];
+        Value& v = row.first[i];
+        if (in.numerical && !in.constant) v = canon(Value(to_double(v)));
+        else if (shadows_.count(in.node) && &in == &shadows_.at(in.node)) v = in.values[dim_of(in, v) - in.offset];
       }
-      auto [it, inserted] = out.rows.emplace(seen_as, row);
+      auto [it, inserted] = out.rows.emplace(tuple_key(row.first), row);
       if (!inserted && key_of(it->second.second) != key_of(row.second))
         refuse(j.selector, "the values it compares differ (" + to_string(it->second.second) + ", " +
                                to_string(row.second) + ") for inputs the weights hold alike (numbers that compare equal)");

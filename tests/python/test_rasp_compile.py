@@ -274,6 +274,13 @@ def test_composite_selectors_over_different_sops():
     model = rasp.compile(selector_width(neither), "abc", 4)
     assert model.verify().ok
     assert model("abac") == [2, 2, 2, 2]  # keys with another token, not at position 0
+    # numerical means compared inside an `or`: exact through the joint one-hot
+    frac_a = make_frac_prevs(numerical(tokens == "a"))
+    frac_b = make_frac_prevs(numerical(tokens == "b"))
+    by_means = select(frac_a, frac_a, "==") | select(frac_b, frac_b, "<")
+    model = rasp.compile(selector_width(by_means), "abc", 4)
+    assert model.verify().ok
+    assert any(space[0].endswith(":categorical") for space in model.spaces)  # (name, encoding, ...)
 
 
 # The paper's BOS programs (tests/rasp, mean aggregation): `sel or select(indices, 0, ==)`.

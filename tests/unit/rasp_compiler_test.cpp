@@ -226,6 +226,13 @@ TEST(RaspCompiler, CompositeOrNotOverDifferentSOps) {
   bool copy = false;
   for (const auto& space : m2.spaces) copy |= space.name.find(":categorical") != std::string::npos;
   EXPECT_TRUE(copy) << m2.table();
+  // means of booleans take True / False as well as 1.0 / 0.0: one joint value, one MLP row
+  auto bool_frac = [](const char* token) {
+    SOp is = numerical(map(tokens(), [token](const Value& v) -> Value { return to_string(v) == token; }));
+    return numerical(aggregate(select(indices(), indices(), Predicate::Le), is, int64_t{0}, Convention::Mean));
+  };
+  SOp bool_a = bool_frac("a"), bool_b = bool_frac("b");
+  expect_exact((select(bool_a, bool_a, Predicate::Eq) | select(bool_b, bool_b, Predicate::Lt)).width(), abc(), 4);
 }
 
 TEST(RaspCompiler, SumOfAConstantIsAWidth) {
