@@ -40,6 +40,9 @@ namespace {
 // Score of a selected pair: the softmax weight of a pair scored beta/2 lower is e^-50.
 constexpr double kBeta = 100.0;
 
+// The widest joint feature built (its head's score matrix is d_model squared).
+constexpr size_t kMaxJointWidth = 4096;
+
 [[noreturn]] void refuse(const Node* n, const std::string& why) {
   throw Error(ErrorKind::Semantic, "cannot compile " + n->description() + ": " + why);
 }
@@ -76,6 +79,21 @@ std::string tuple_key(const std::vector<Value>& t) {
   return k;
 }
 
+// A key under which numbers that compare equal (1, 1.0, True) are one: selectors compare
+// them alike, so a joint feature gives them one dimension.
+std::string number_key(const Value& v) {
+  if (!is_number(v)) return key_of(v);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "n:%.12g", to_double(v));
+  return buf;
+}
+
+std::string number_tuple_key(const std::vector<Value>& t) {
+  std::string k;
+  for (const auto& v : t) k += number_key(v) + "\x1f";
+  return k;
+}
+
 // A lookup an MLP computes: input tuple -> value, as observed.
 struct Table {
   std::vector<const Node*> inputs;  // features (a width's scratch is its own node's input)
@@ -89,13 +107,6 @@ struct HeadStats {
   std::string causal_violation;
 };
 
-// One summand of a head's score: table[query value][key value] over two categorical
-// features (null: the "one" direction, i.e. a constant).
-struct ScoreTerm {
-  const Node* query = nullptr;
-  const Node* key = nullptr;
-  std::vector<std::vector<uint8_t>> table;
-};
 
 struct Feature {
   const Node* node = nullptr;
@@ -106,6 +117,31 @@ struct Feature {
   int width = 0;
   int ready = 0;  // sublayer after which it is in the residual (attention 2l-1, MLP 2l)
   size_t space = 0;
+};
+
+// One summand of a head's score: table[query value][key value] over two categorical
+// features (null: the "one" direction, i.e. a constant).
+struct ScoreTerm {
+  const Feature* query = nullptr;
+  const Feature* key = nullptr;
+  std::vector<std::vector<uint8_t>> table;
+};
+
+// A joint categorical feature: one dimension per tuple of the values of several s-ops
+// (`components`) that occurs at some position of some input. An `or`/`not` of selectors
+// over different s-ops is a table over the query's and the key's joint values, which a
+// bilinear score expresses exactly (a sum of per-pair tables cannot). It is a lookup
+// (an MLP, or the token / position embedding) over `table.inputs`: the non-element-wise
+// s-ops the components are computed from, or the components themselves when those would
+// need two numerical inputs in one MLP.
+struct Joint {
+  std::vector<const Node*> components;  // by id; constants excluded
+  const Node* selector = nullptr;       // the first selector reading it (for messages)
+  Table table;                          // inputs' values -> the tuple's label
+  std::vector<std::vector<Value>> tuples;  // per dimension: the components' values
+  std::unordered_map<std::string, size_t> index;  // tuple_key(tuple) -> dimension
+  Feature feature;
+  Kind embedded = Kind::Constant;  // Tokens / Indices: part of that embedding, no MLP
 };
 
 class Compiler {
@@ -135,6 +171,7 @@ class Compiler {
       stats_.clear();
       features_.clear();
       read_directly_.clear();
+      joints_.clear();
     }
     choose_count_readers();
     choose_embedded();
@@ -200,7 +237,42 @@ class Compiler {
       read_directly_.insert(s->children[1].get());
       return;
     }
+    if (compared_pairs(s) > 1 && s->kind != Kind::SelectAnd) {  // one table over joint values
+      need_side(s, 0);
+      need_side(s, 1);
+      return;
+    }
     for (const auto& c : s->children) need_selector(c.get());
+  }
+
+  // One side (0: keys, 1: queries) of a selector compiled as one table: a single s-op is
+  // read as it is, several through their joint feature.
+  void need_side(const Node* sel, int side) {
+    const std::vector<const Node*> sops = side_sops(sel, side);
+    if (sops.size() <= 1) {
+      for (const Node* c : sops) {
+        need(c);
+        read_directly_.insert(c);
+      }
+      return;
+    }
+    Joint& j = joints_[sops];
+    if (j.components.empty()) {
+      j.components = sops;
+      j.selector = sel;
+      j.feature.node = sel;
+      j.feature.ready = -1;
+      std::set<const Node*> inputs;
+      const bool by_components = joint_by_components_.count(sops) > 0;
+      for (const Node* c : sops) {
+        if (by_components || !elementwise(c->kind)) inputs.insert(c);
+        else for (const Node* f : frontier(c)) inputs.insert(f);
+      }
+      j.table.inputs.assign(inputs.begin(), inputs.end());
+      std::sort(j.table.inputs.begin(), j.table.inputs.end(),
+                [](const Node* a, const Node* b) { return a->id < b->id; });
+    }
+    for (const Node* in : j.table.inputs) need(in);
   }
 
   // ---- running every input ----------------------------------------------------------------
@@ -234,6 +306,7 @@ class Compiler {
   }
 
   void observe(const Evaluation& ev, size_t n) {
+    for (auto& [sops, j] : joints_) observe_joint(j, ev, n);
     for (const Node* node : needed_) {
       const auto& vals = ev.values.at(node);
       ValueSet& set = values_[node];
@@ -273,6 +346,60 @@ class Compiler {
           widths.rows.emplace(tuple_key(x), std::make_pair(x, canon(vals[q])));
         }
       }
+    }
+  }
+
+  // A joint's lookup rows as its MLP sees them: a numerical input and a categorical copy
+  // hold 1 and 1.0 in one place, so rows differing only so are one row.
+  Table joint_rows(const Joint& j, const std::vector<const Feature*>& inputs) {
+    Table out;
+    out.inputs = j.table.inputs;
+    for (const auto& [k, given] : j.table.rows) {
+      auto row = given;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        const Feature& in = *inputs[i];
+        Value& v = row.first[i];
+        if (in.numerical && !in.constant) v = canon(Value(to_double(v)));
+        else if (shadows_.count(in.node) && &in == &shadows_.at(in.node)) v = in.values[dim_of(in, v) - in.offset];
+      }
+      auto [it, inserted] = out.rows.emplace(tuple_key(row.first), row);
+      if (!inserted && key_of(it->second.second) != key_of(row.second))
+        refuse(j.selector, "the values it compares differ (" + to_string(it->second.second) + ", " +
+                               to_string(row.second) + ") for inputs the weights hold alike (numbers that compare equal)");
+    }
+    return out;
+  }
+
+  static std::string joint_name(const Joint& j) {
+    std::string name;
+    for (const Node* c : j.components) name += (name.empty() ? "" : ", ") + c->description();
+    return "(" + name + ")";
+  }
+
+  // The tuples of the components' values that occur, and the lookup that computes them.
+  void observe_joint(Joint& j, const Evaluation& ev, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<Value> in, tuple;
+      for (const Node* f : j.table.inputs) in.push_back(canon(ev.values.at(f)[i]));
+      for (const Node* c : j.components) tuple.push_back(canon(ev.values.at(c)[i]));
+      auto [at, added] = j.index.emplace(number_tuple_key(tuple), j.tuples.size());
+      if (added && j.tuples.size() == kMaxJointWidth)
+        refuse(j.selector, "it compares " + joint_name(j) + " jointly, which take more than " +
+                               std::to_string(kMaxJointWidth) +
+                               " different tuples of values (one dimension each); use a smaller vocabulary or max_len");
+      if (added) {
+        std::string label;
+        for (const auto& v : tuple) label += (label.empty() ? "" : ", ") + repr(v);
+        label = "(" + label + ")";
+        for (const auto& other : j.feature.values)  // two tuples that print alike stay apart
+          if (std::get<std::string>(other) == label) label += " #" + std::to_string(j.tuples.size());
+        j.tuples.push_back(tuple);
+        j.feature.values.emplace_back(label);
+      }
+      const Value& label = j.feature.values[at->second];
+      auto [row, inserted] = j.table.rows.emplace(tuple_key(in), std::make_pair(in, label));
+      if (!inserted && key_of(row->second.second) != key_of(label))
+        refuse(j.selector, "the values it compares are not a function of the s-ops they are computed from");
     }
   }
 
@@ -392,6 +519,45 @@ class Compiler {
     const std::set<const Node*> before = materialized_;  // what the frontiers were computed with
     shadowed_.clear();
     linear_.clear();
+    joint_shadowed_.clear();
+    for (const auto& [sops, j] : joints_) {
+      const std::vector<size_t> nums = numerical_inputs(j.table.inputs);
+      if (nums.size() < 2) continue;
+      if (joint_by_components_.count(sops)) {
+        // it reads several numerical components: all but the one with most values through
+        // a categorical copy (as a lookup does)
+        size_t keep = nums[0];
+        for (size_t i : nums)
+          if (features_.at(j.table.inputs[i]).values.size() > features_.at(j.table.inputs[keep]).values.size()) keep = i;
+        for (size_t i : nums)
+          if (i != keep) joint_shadowed_[sops].insert(j.table.inputs[i]);
+        continue;
+      }
+      // one MLP discretises one numerical input: the element-wise s-ops inside the
+      // components that read a numerical input get their own MLP (as for lookups), or,
+      // when the components are those inputs, the joint reads the components
+      std::set<const Node*> numeric_inputs;
+      for (size_t i : nums) numeric_inputs.insert(j.table.inputs[i]);
+      bool added = false;
+      std::set<const Node*> seen;
+      std::vector<const Node*> stack;
+      for (const Node* c : sops)
+        if (elementwise(c->kind) && !before.count(c)) stack.push_back(c);
+      while (!stack.empty()) {
+        const Node* x = stack.back();
+        stack.pop_back();
+        if (!seen.insert(x).second) continue;
+        for (const auto& c : x->children) {
+          if (numeric_inputs.count(c.get())) {
+            materialized_.insert(x);
+            added = true;
+          }
+          if (elementwise(c->kind) && !before.count(c.get())) stack.push_back(c.get());
+        }
+      }
+      if (!added) joint_by_components_.insert(sops);
+      split = true;
+    }
     for (const Node* n : order_) {
       if (!needed_.count(n) || !elementwise(n->kind) || features_.at(n).constant) continue;
       const Table& t = tables_.at(n);
@@ -471,6 +637,9 @@ class Compiler {
       if (direct) direct_.insert(n);
       else decoded_.insert(counts.begin(), counts.end());
     }
+    for (const auto& [sops, j] : joints_)  // a joint's lookup reads counts decoded
+      for (const Node* in : j.table.inputs)
+        if (is_count(in)) decoded_.insert(in);
   }
 
   // An element-wise s-op of the tokens alone (or the indices alone) is part of the token
@@ -488,6 +657,14 @@ class Compiler {
       if (tokens_only) embedded_[n] = Kind::Tokens;
       else if (indices_only) embedded_[n] = Kind::Indices;
     }
+    for (auto& [sops, j] : joints_) {
+      bool tokens_only = true, indices_only = true;
+      for (const Node* in : j.table.inputs) {
+        tokens_only &= in->kind == Kind::Tokens;
+        indices_only &= in->kind == Kind::Indices;
+      }
+      j.embedded = tokens_only ? Kind::Tokens : indices_only ? Kind::Indices : Kind::Constant;
+    }
   }
 
   // Whether an s-op is read from the residual stream (by attention, the output or an MLP),
@@ -499,6 +676,10 @@ class Compiler {
         const auto& inputs = tables_.at(e).inputs;
         if (std::find(inputs.begin(), inputs.end(), n) != inputs.end()) return true;
       }
+    for (const auto& [sops, j] : joints_)
+      if (j.embedded == Kind::Constant &&
+          std::find(j.table.inputs.begin(), j.table.inputs.end(), n) != j.table.inputs.end())
+        return true;
     return false;
   }
 
@@ -516,6 +697,20 @@ class Compiler {
       std::vector<double> v = encode(f, row->second.second, d);
       double* out = (by == Kind::Tokens ? m.token_embedding.data() : m.position_embedding.data()) + i * d;
       for (int j = 0; j < d; ++j) out[j] += v[j];
+    }
+  }
+
+  // Writes a joint feature computed from the tokens (positions) alone into the embedding.
+  void embed_joint(CompiledModel& m, const Joint& j) {
+    const int d = m.d_model;
+    const bool by_tokens = j.embedded == Kind::Tokens;
+    const size_t count = by_tokens ? vocab_.size() : static_cast<size_t>(max_len_);
+    for (size_t i = 0; i < count; ++i) {
+      Value x = by_tokens ? canon(vocab_[i]) : Value(static_cast<int64_t>(i));
+      auto row = j.table.rows.find(tuple_key(std::vector<Value>(j.table.inputs.size(), x)));
+      if (row == j.table.rows.end()) continue;  // a position no input reaches
+      double* out = (by_tokens ? m.token_embedding.data() : m.position_embedding.data()) + i * d;
+      out[dim_of(j.feature, row->second.second)] += 1.0;
     }
   }
 
@@ -552,63 +747,111 @@ class Compiler {
     else for (const auto& c : s->children) leaves(c.get(), out);
   }
 
-  static bool formula(const Node* s, const Value& query, const Value& key) {
-    switch (s->kind) {
-      case Kind::Select: return apply_predicate(s->predicate, key, query);
-      case Kind::SelectAnd: return formula(s->children[0].get(), query, key) && formula(s->children[1].get(), query, key);
-      case Kind::SelectOr: return formula(s->children[0].get(), query, key) || formula(s->children[1].get(), query, key);
-      case Kind::SelectNot: return !formula(s->children[0].get(), query, key);
-      default: return false;
-    }
-  }
-
-  // The categorical feature a selector compares (null: a constant, read from "one").
-  const Node* compared(const Node* sel, const Node* sop, const char* role) {
-    const Feature& f = features_.at(sop);
-    if (f.constant) return nullptr;
-    if (f.numerical)
-      refuse(sel, std::string("its ") + role + " " + sop->description() +
-                      " is numerical; selectors compare categorical s-ops (drop the numerical annotation)");
-    return sop;
-  }
-
-  const std::vector<Value>& values_of(const Node* sop) { return features_.at(sop).values; }
-
-  // One score term for a selector whose leaves all compare the same keys and queries.
-  ScoreTerm term(const Node* sel) {
-    std::vector<const Node*> ls;
+  // The s-ops a selector's leaves compare on one side (0: keys, 1: queries), by id;
+  // constants and always-true/false leaves aside.
+  static std::vector<const Node*> side_sops(const Node* sel, int side) {
+    std::vector<const Node*> ls, out;
     leaves(sel, ls);
-    const Node* keys = nullptr;
-    const Node* queries = nullptr;
     for (const Node* l : ls) {
       if (l->predicate == Predicate::True || l->predicate == Predicate::False) continue;
-      keys = l->children[0].get();
-      queries = l->children[1].get();
+      const Node* c = l->children[side].get();
+      if (c->kind != Kind::Constant && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
     }
-    ScoreTerm t;
-    t.key = keys ? compared(sel, keys, "keys") : nullptr;
-    t.query = queries ? compared(sel, queries, "queries") : nullptr;
-    static const std::vector<Value> unused{Value{}};  // always-true/false: values not looked at
-    const auto& qv = queries ? values_of(queries) : unused;
-    const auto& kv = keys ? values_of(keys) : unused;
-    t.table.assign(qv.size(), std::vector<uint8_t>(kv.size()));
-    for (size_t a = 0; a < qv.size(); ++a)
-      for (size_t b = 0; b < kv.size(); ++b) t.table[a][b] = formula(sel, qv[a], kv[b]);
-    return t;
+    std::sort(out.begin(), out.end(), [](const Node* a, const Node* b) { return a->id < b->id; });
+    return out;
   }
 
-  // The conjuncts of a selector: an `and` of parts, each comparing one pair of s-ops.
-  std::vector<ScoreTerm> score_terms(const Node* sel) {
+  // How many different (keys, queries) pairs of s-ops a selector's leaves compare.
+  static size_t compared_pairs(const Node* sel) {
     std::vector<const Node*> ls;
     leaves(sel, ls);
     std::set<std::pair<const Node*, const Node*>> pairs;
     for (const Node* l : ls)
       if (l->predicate != Predicate::True && l->predicate != Predicate::False)
         pairs.emplace(l->children[0].get(), l->children[1].get());
-    if (pairs.size() <= 1) return {term(sel)};
-    if (sel->kind != Kind::SelectAnd)
-      refuse(sel, "it combines selectors over different s-ops with or/not; a head compiles an `and` of selectors "
-                  "(each over one pair of s-ops) exactly, not this");
+    return pairs.size();
+  }
+
+  // One side of a score table: the feature it reads (null: constants only, read from
+  // "one") and, per dimension of it, the values of the s-ops compared on that side.
+  struct Side {
+    const Feature* feature = nullptr;
+    std::vector<const Node*> sops;
+    std::vector<std::vector<Value>> values;
+  };
+
+  static Value side_value(const Side& side, const std::vector<Value>& values, const Node* sop) {
+    for (size_t i = 0; i < side.sops.size(); ++i)
+      if (side.sops[i] == sop) return values[i];
+    return canon(sop->constant);  // a constant
+  }
+
+  static bool formula(const Node* s, const Side& q, const std::vector<Value>& qv, const Side& k,
+                      const std::vector<Value>& kv) {
+    switch (s->kind) {
+      case Kind::Select:
+        if (s->predicate == Predicate::True || s->predicate == Predicate::False)
+          return apply_predicate(s->predicate, Value{}, Value{});
+        return apply_predicate(s->predicate, side_value(k, kv, s->children[0].get()),
+                               side_value(q, qv, s->children[1].get()));
+      case Kind::SelectAnd: return formula(s->children[0].get(), q, qv, k, kv) && formula(s->children[1].get(), q, qv, k, kv);
+      case Kind::SelectOr: return formula(s->children[0].get(), q, qv, k, kv) || formula(s->children[1].get(), q, qv, k, kv);
+      case Kind::SelectNot: return !formula(s->children[0].get(), q, qv, k, kv);
+      default: return false;
+    }
+  }
+
+  // The categorical feature a selector compares (null: a constant, read from "one").
+  const Feature* compared(const Node* sel, const Node* sop, const char* role) {
+    const Feature& f = features_.at(sop);
+    if (f.constant) return nullptr;
+    if (f.numerical)
+      refuse(sel, std::string("its ") + role + " " + sop->description() +
+                      " is numerical; selectors compare categorical s-ops (drop the numerical annotation)");
+    return &f;
+  }
+
+  Side side_of(const Node* sel, int side) {
+    Side out;
+    out.sops = side_sops(sel, side);
+    if (out.sops.size() >= 2) {
+      Joint& j = joints_.at(out.sops);
+      if (j.feature.ready < 0) {  // first asked by schedule(), once its inputs are scheduled
+        int ready = 0;
+        const auto sh = joint_shadowed_.find(out.sops);
+        for (const Node* in : j.table.inputs)
+          ready = std::max(ready, sh != joint_shadowed_.end() && sh->second.count(in) ? shadow(in).ready
+                                                                                      : features_.at(in).ready);
+        j.feature.ready = j.embedded != Kind::Constant ? 0 : next_mlp(ready);
+      }
+      out.feature = &j.feature;
+      out.values = j.tuples;
+    } else if (out.sops.size() == 1) {
+      out.feature = compared(sel, out.sops[0], side == 0 ? "keys" : "queries");
+      for (const auto& v : features_.at(out.sops[0]).values) out.values.push_back({v});
+    } else {
+      out.values.emplace_back();  // constants only: one row, the values not looked at
+    }
+    return out;
+  }
+
+  // One score term: the selector's table over its query side's and key side's values.
+  ScoreTerm term(const Node* sel) {
+    const Side q = side_of(sel, 1), k = side_of(sel, 0);
+    ScoreTerm t;
+    t.query = q.feature;
+    t.key = k.feature;
+    t.table.assign(q.values.size(), std::vector<uint8_t>(k.values.size()));
+    for (size_t a = 0; a < q.values.size(); ++a)
+      for (size_t b = 0; b < k.values.size(); ++b) t.table[a][b] = formula(sel, q, q.values[a], k, k.values[b]);
+    return t;
+  }
+
+  // The summands of a selector's score: an `and` of parts sums a table per part (the
+  // cheap case: each part's own s-ops); anything else over several pairs of s-ops is one
+  // table over joint values.
+  std::vector<ScoreTerm> score_terms(const Node* sel) {
+    if (compared_pairs(sel) <= 1 || sel->kind != Kind::SelectAnd) return {term(sel)};
     std::vector<ScoreTerm> out = score_terms(sel->children[0].get());
     for (auto& t : score_terms(sel->children[1].get())) out.push_back(std::move(t));
     return out;
@@ -632,6 +875,21 @@ class Compiler {
     return true;
   }
 
+  // The categorical copy of a numerical s-op (one-hot over the numbers it takes), made by
+  // the MLP after it.
+  const Feature& shadow(const Node* in) {
+    Feature& copy = shadows_[in];
+    copy.node = in;
+    copy.values.clear();
+    for (const auto& v : features_.at(in).values) {
+      bool seen = false;
+      for (const auto& c : copy.values) seen |= values_equal(c, v);
+      if (!seen) copy.values.push_back(v);
+    }
+    copy.ready = next_mlp(features_.at(in).ready);
+    return copy;
+  }
+
   void schedule() {
     shadows_.clear();
     for (const Node* n : order_) {
@@ -650,18 +908,7 @@ class Compiler {
         auto sh = shadowed_.find(n);
         for (const Node* in : frontier(n)) {
           int at = direct_.count(n) && is_count(in) ? attention_at_.at(in) : features_.at(in).ready;
-          if (sh != shadowed_.end() && sh->second.count(in)) {
-            Feature& copy = shadows_[in];
-            copy.node = in;
-            copy.values.clear();
-            for (const auto& v : features_.at(in).values) {
-              bool seen = false;
-              for (const auto& c : copy.values) seen |= values_equal(c, v);
-              if (!seen) copy.values.push_back(v);
-            }
-            copy.ready = next_mlp(features_.at(in).ready);
-            at = copy.ready;
-          }
+          if (sh != shadowed_.end() && sh->second.count(in)) at = shadow(in).ready;
           ready = std::max(ready, at);
         }
         f.ready = next_mlp(ready);
@@ -672,8 +919,8 @@ class Compiler {
       if (n->kind != Kind::Length) {
         const Node* sel = n->children[0].get();
         for (const ScoreTerm& t : score_terms(sel)) {
-          if (t.query) ready = std::max(ready, features_.at(t.query).ready);
-          if (t.key) ready = std::max(ready, features_.at(t.key).ready);
+          if (t.query) ready = std::max(ready, t.query->ready);
+          if (t.key) ready = std::max(ready, t.key->ready);
         }
       }
       if (options_.causal && !stats_.at(n).causal_violation.empty())
@@ -692,8 +939,8 @@ class Compiler {
       m.dim_labels.push_back(numerical ? name : name + "=" + to_string(values[i]));
   }
 
-  std::string space_name(const Node* n) {
-    std::string name = n->description();
+  std::string space_name(const Node* n, std::string name = {}) {
+    if (n) name = n->description();
     if (used_names_.insert(name).second) return name;
     for (int k = 2;; ++k)
       if (used_names_.insert(name + " (" + std::to_string(k) + ")").second) return name + " (" + std::to_string(k) + ")";
@@ -736,6 +983,13 @@ class Compiler {
         scratch_[n] = scratch;
       }
     }
+    for (auto& [sops, j] : joints_) {  // joint features: their own subspaces, named by their s-ops
+      j.feature.offset = d;
+      j.feature.width = static_cast<int>(j.tuples.size());
+      j.feature.space = m.spaces.size();
+      add_space(m, space_name(nullptr, joint_name(j)), false, j.feature.values, d, j.feature.width);
+      d += j.feature.width;
+    }
     m.d_model = d;
     m.token_embedding.assign(vocab_.size() * d, 0.0);
     m.position_embedding.assign(static_cast<size_t>(max_len_) * d, 0.0);
@@ -759,6 +1013,8 @@ class Compiler {
         }
     }
     for (const auto& [n, by] : embedded_) embed(m, n, by);
+    for (const auto& [sops, j] : joints_)
+      if (j.embedded != Kind::Constant) embed_joint(m, j);
   }
 
   // ---- reading and writing the residual -----------------------------------------------------
@@ -955,8 +1211,8 @@ class Compiler {
     const bool counting = width_based(n);
     std::vector<double> qk(static_cast<size_t>(d) * d, 0.0), ov(static_cast<size_t>(d) * d, 0.0);
     for (const ScoreTerm& t : terms) {
-      const Feature* q = t.query ? &features_.at(t.query) : nullptr;
-      const Feature* k = t.key ? &features_.at(t.key) : nullptr;
+      const Feature* q = t.query;
+      const Feature* k = t.key;
       for (size_t a = 0; a < t.table.size(); ++a)
         for (size_t b = 0; b < t.table[a].size(); ++b) {
           if (!t.table[a][b]) continue;
@@ -1054,6 +1310,15 @@ class Compiler {
         }
         layer.mlp.outputs.push_back(n->description());
       }
+      for (const auto& [sops, j] : joints_) {
+        if (j.embedded != Kind::Constant || j.feature.ready != 2 * l) continue;
+        std::vector<const Feature*> inputs;
+        const auto sh = joint_shadowed_.find(sops);
+        for (const Node* in : j.table.inputs)
+          inputs.push_back(sh != joint_shadowed_.end() && sh->second.count(in) ? &shadows_.at(in) : &features_.at(in));
+        lookup(j.selector, inputs, joint_rows(j, inputs), j.feature, d, units);
+        layer.mlp.outputs.push_back(m.spaces[j.feature.space].name + " (joint values for " + j.selector->description() + ")");
+      }
       for (const Node* n : order_) {  // categorical copies, in program order
         auto it = shadows_.find(n);
         if (it == shadows_.end() || it->second.ready != 2 * l) continue;
@@ -1107,6 +1372,11 @@ class Compiler {
   std::map<const Node*, std::set<const Node*>> shadowed_;
   std::map<const Node*, Feature> shadows_;  // numerical s-op -> its categorical copy
   std::map<const Node*, std::map<std::string, std::vector<double>>> linear_;
+  std::map<std::vector<const Node*>, Joint> joints_;  // by their components
+  // joints whose inputs would be two numerical s-ops: computed from their components
+  std::set<std::vector<const Node*>> joint_by_components_;
+  // joint -> numerical inputs it reads through a categorical copy
+  std::map<std::vector<const Node*>, std::set<const Node*>> joint_shadowed_;
 };
 
 }  // namespace

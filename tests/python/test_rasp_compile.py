@@ -4,6 +4,7 @@ compile to transformer weights that agree with the interpreter on every input up
 compiled exactly is refused naming the s-op; regression tests for tracr's known issues."""
 
 import itertools
+import os
 
 import pytest
 
@@ -11,6 +12,8 @@ import lrnn
 import lrnn.rasp as rasp
 from lrnn.rasp import SOp, aggregate, constant, indices, numerical, select, selector_width, tokens
 
+
+RASP_DIR = os.path.join(os.path.dirname(__file__), "..", "rasp")
 
 # ---- tracr's library, in lrnn.rasp ------------------------------------------------------------
 
@@ -260,6 +263,58 @@ def test_composite_selectors():
     assert rasp.compile(selector_width(not_same), "abc", 4).verify().ok
 
 
+def test_composite_selectors_over_different_sops():
+    # or / not across pairs of s-ops: one score table over joint (tokens, indices) values
+    mixed = select(tokens, tokens, "==") | select(indices, indices, "<")
+    model = rasp.compile(selector_width(mixed), "abc", 4)
+    assert model.verify().ok
+    assert model("abac") == [2, 2, 3, 4]
+    assert "(tokens, indices)" in model.table()
+    neither = ~(select(tokens, tokens, "==") | select(indices, 0, "=="))
+    model = rasp.compile(selector_width(neither), "abc", 4)
+    assert model.verify().ok
+    assert model("abac") == [2, 2, 2, 2]  # keys with another token, not at position 0
+    # numerical means compared inside an `or`: exact through the joint one-hot
+    frac_a = make_frac_prevs(numerical(tokens == "a"))
+    frac_b = make_frac_prevs(numerical(tokens == "b"))
+    by_means = select(frac_a, frac_a, "==") | select(frac_b, frac_b, "<")
+    model = rasp.compile(selector_width(by_means), "abc", 4)
+    assert model.verify().ok
+    assert any(space[0].endswith(":categorical") for space in model.spaces)  # (name, encoding, ...)
+
+
+# The paper's BOS programs (tests/rasp, mean aggregation): `sel or select(indices, 0, ==)`.
+# (file, layers, heads per layer) over the BOS symbol and 3 tokens up to length 4.
+BOS_PROGRAMS = [
+    ("histogram_bos.rasp", 2, [0, 1]),
+    ("sort.rasp", 3, [0, 1, 1]),
+    ("most_frequent.rasp", 5, [0, 2, 0, 1, 1]),
+    ("double_histogram.rasp", 4, [0, 2, 0, 1]),
+]
+
+
+@pytest.mark.parametrize("file,layers,heads", BOS_PROGRAMS)
+def test_paper_bos_programs_compile_exactly(file, layers, heads):
+    program = rasp.load(os.path.join(RASP_DIR, file))
+    model = rasp.compile(program, ["\u00a7", "a", "b", "c"], 4)
+    report = model.verify()
+    assert report.ok, report
+    assert report.checked == report.total == 4 + 4 ** 2 + 4 ** 3 + 4 ** 4
+    assert model.layers == layers
+    assert list(model.heads_per_layer) == heads and model.heads == sum(heads)
+    expected = rasp.run(program, ["\u00a7", "b", "a", "b"])
+    assert model(["\u00a7", "b", "a", "b"]) == expected
+
+
+def test_paper_bos_program_through_torch(torch_one_thread):
+    program = rasp.load(os.path.join(RASP_DIR, "sort.rasp"))
+    model = rasp.compile(program, ["\u00a7", "a", "b", "c"], 4)
+    module = model.to_torch()
+    for n in range(1, 5):
+        for word in itertools.product(["\u00a7", "a", "b", "c"], repeat=n):
+            assert module.run(list(word)) == rasp.run(program, list(word)), word
+
+
 def test_sum_convention():
     # RASPy's length: the sum of 1 over every key
     length = (rasp.key(1) == rasp.query(1)).value(1)
@@ -279,9 +334,9 @@ def test_refusals_name_the_sop():
     prefix_sum = aggregate(select(indices, indices, "<="), indices).name("prefix_sum")
     with pytest.raises(lrnn.LrnnError, match="cannot compile prefix_sum"):
         rasp.compile(prefix_sum, "ab", 3)
-    mixed = (select(tokens, tokens, "==") | select(indices, indices, "<")).name("mixed")
-    with pytest.raises(lrnn.LrnnError, match="cannot compile mixed"):
-        rasp.compile(selector_width(mixed), "ab", 3)
+    by_mean = select(make_frac_prevs(numerical(tokens == "a")), indices, "==").name("by_mean")
+    with pytest.raises(lrnn.LrnnError, match="cannot compile by_mean"):
+        rasp.compile(selector_width(by_mean), "ab", 3)
     with pytest.raises(lrnn.LrnnError, match="inputs over a vocabulary"):
         rasp.compile(tokens, "abcdefghij", 9)
     model = rasp.compile(make_hist(), "ab", 3)

@@ -91,6 +91,9 @@ TEST(RaspCompiler, TemplateRunsInTheEngineExactly) {
   expect_template_matches(frac, abc(), 3, causal);
   SOp centred = numerical(map(frac, [](const Value& v) -> Value { return to_double(v) - 0.5; }, "minus_half"));
   expect_template_matches(centred, abc(), 3);
+  // a joint feature (an MLP-only first layer) and its head
+  Selector mixed = select(tokens(), tokens(), Predicate::Eq) | select(indices(), SOp(int64_t{0}), Predicate::Eq);
+  expect_template_matches(mixed.width(), abc(), 3);
 }
 
 TEST(RaspCompiler, LengthIsOneLayer) {
@@ -177,6 +180,61 @@ TEST(RaspCompiler, CompositeAndSelector) {
   expect_exact(other.width(), abc(), 4);
 }
 
+TEST(RaspCompiler, CompositeOrNotOverDifferentSOps) {
+  // or / not across pairs of s-ops: one table over the joint (tokens, indices) values
+  Selector mixed = select(tokens(), tokens(), Predicate::Eq) | select(indices(), indices(), Predicate::Lt);
+  expect_exact(mixed.width(), abc(), 4);
+  CompiledModel m = compile(mixed.width(), abc(), 4);
+  bool joint = false;
+  for (const auto& space : m.spaces) joint |= space.name == "(tokens, indices)" || space.name == "(indices, tokens)";
+  EXPECT_TRUE(joint) << m.table();
+  EXPECT_EQ(m.heads(), 1);
+  // [a, b, a, c]: the same token or an earlier position: {0, 2}, {0, 1}, {0, 1, 2}, {0, 1, 2, 3}
+  std::vector<Value> widths{Value(int64_t{2}), Value(int64_t{2}), Value(int64_t{3}), Value(int64_t{4})};
+  EXPECT_EQ(m(chars("abac")), widths);
+  Selector neither = ~(select(tokens(), tokens(), Predicate::Eq) | select(indices(), indices(), Predicate::Le));
+  expect_exact(neither.width(), abc(), 4);
+  // a key-only part (the BOS trick) and an `and` with a joint part: mean and categorical heads
+  Selector with_first = select(tokens(), tokens(), Predicate::Eq) | select(indices(), SOp(int64_t{0}), Predicate::Eq);
+  expect_exact(numerical(aggregate(with_first, numerical(map(indices(), [](const Value& i) -> Value {
+                                     return to_double(i);
+                                   })),
+                                   int64_t{0}, Convention::Mean)),
+               abc(), 4);
+  Selector prev_other = (select(tokens(), tokens(), Predicate::Eq) | select(indices(), SOp(int64_t{0}), Predicate::Eq)) &
+                        select(indices(), map(indices(), [](const Value& i) -> Value { return std::get<int64_t>(i) - 1; }),
+                               Predicate::Eq);
+  expect_exact(aggregate(prev_other, tokens(), Value{}), abc(), 4);
+  // the joint's values are computed from what the compared s-ops are computed from, so a
+  // joint over a map of a mean and the indices needs no layer of its own for the map
+  SOp frac = numerical(aggregate(select(indices(), indices(), Predicate::Le),
+                                 numerical(map(tokens(), [](const Value& v) -> Value { return int64_t{to_string(v) == "a"}; })),
+                                 int64_t{0}, Convention::Mean));
+  SOp half = map(frac, [](const Value& v) -> Value { return int64_t{to_double(v) >= 0.5}; }, "half");
+  Selector either = select(half, half, Predicate::Eq) | select(indices(), indices(), Predicate::Gt);
+  expect_exact(either.width(), abc(), 4);
+  // numerical s-ops compared inside an `or`: one-hot through the joint, exact; two of them
+  // in one joint: one read through a categorical copy (an MLP before the joint's)
+  SOp frac_b = numerical(aggregate(select(indices(), indices(), Predicate::Le),
+                                   numerical(map(tokens(), [](const Value& v) -> Value { return int64_t{to_string(v) == "b"}; })),
+                                   int64_t{0}, Convention::Mean));
+  Selector by_frac = select(frac, frac, Predicate::Eq) | select(indices(), indices(), Predicate::Lt);
+  expect_exact(by_frac.width(), abc(), 4);
+  Selector two = select(frac, frac, Predicate::Eq) | select(frac_b, frac_b, Predicate::Lt);
+  expect_exact(two.width(), abc(), 4);
+  CompiledModel m2 = compile(two.width(), abc(), 4);
+  bool copy = false;
+  for (const auto& space : m2.spaces) copy |= space.name.find(":categorical") != std::string::npos;
+  EXPECT_TRUE(copy) << m2.table();
+  // means of booleans take True / False as well as 1.0 / 0.0: one joint value, one MLP row
+  auto bool_frac = [](const char* token) {
+    SOp is = numerical(map(tokens(), [token](const Value& v) -> Value { return to_string(v) == token; }));
+    return numerical(aggregate(select(indices(), indices(), Predicate::Le), is, int64_t{0}, Convention::Mean));
+  };
+  SOp bool_a = bool_frac("a"), bool_b = bool_frac("b");
+  expect_exact((select(bool_a, bool_a, Predicate::Eq) | select(bool_b, bool_b, Predicate::Lt)).width(), abc(), 4);
+}
+
 TEST(RaspCompiler, SumOfAConstantIsAWidth) {
   SOp count = select(indices(), indices(), Predicate::Le).value(SOp(int64_t{3}));  // RASPy sum
   expect_exact(count, abc(), 5);
@@ -207,10 +265,23 @@ TEST(RaspCompiler, RefusalsNameTheSOp) {
                  return to_double(x[0]) * to_double(x[1]);
                })),
                abc(), 4);
-  // or over different pairs of s-ops
-  Selector mixed = select(tokens(), tokens(), Predicate::Eq) | select(indices(), indices(), Predicate::Lt);
-  err = error_of([&] { compile(mixed.name("mixed").width(), abc(), 3); });
-  EXPECT_NE(err.find("cannot compile mixed"), std::string::npos) << err;
+  // a selector comparing a numerical s-op
+  SOp mean_tokens = numerical(aggregate(select(indices(), indices(), Predicate::Le), mean_a, int64_t{0}, Convention::Mean));
+  err = error_of([&] { compile(select(mean_tokens, mean_tokens, Predicate::Eq).name("by_mean").width(), abc(), 3); });
+  EXPECT_NE(err.find("cannot compile by_mean"), std::string::npos) << err;
+  EXPECT_NE(err.find("is numerical"), std::string::npos) << err;
+  // a joint feature wider than the limit: (tokens, a mean over the prefix) of 10 tokens
+  // weighted 1, 10, 100, ... takes more than 4096 tuples up to length 5
+  SOp weight = numerical(map(tokens(), [](const Value& v) -> Value {
+    return std::pow(10.0, static_cast<double>(to_string(v)[0] - 'a'));
+  }));
+  SOp prefix_mean = aggregate(select(indices(), indices(), Predicate::Le), weight, int64_t{0}, Convention::Mean);
+  SOp code = map(prefix_mean, [](const Value& v) -> Value { return to_double(v); }).name("code");
+  Selector wide = (select(tokens(), tokens(), Predicate::Eq) | select(code, code, Predicate::Eq)).name("wide");
+  err = error_of([&] { compile(wide.width(), chars("abcdefghij"), 5); });
+  EXPECT_NE(err.find("cannot compile wide: it compares (tokens, code) jointly, which take more than 4096"),
+            std::string::npos)
+      << err;
   // a categorical aggregate of several strings fails in the interpreter: named too
   err = error_of([&] { compile(select(indices(), indices(), Predicate::Le).value(tokens()).name("gather"), abc(), 3); });
   EXPECT_NE(err.find("gather"), std::string::npos) << err;
@@ -251,7 +322,7 @@ TEST(RaspCompilerCli, CompileWritesTheModelAndVerifies) {
   EXPECT_EQ(model["weights"]["embed.tokens"]["data"].size(), static_cast<size_t>(3 * d));
   // a program the compiler refuses: exit code 1 and the s-op named
   auto refused = lrnn_test::run_lrnn("rasp compile " + std::string(LRNN_SOURCE_DIR) +
-                                     "/tests/rasp/histogram_bos.rasp --vocab a,b --max-len 3");
+                                     "/tests/rasp/errors/aggregate_strings.rasp --vocab a,b --max-len 3");
   EXPECT_EQ(refused.code, 1);
   EXPECT_NE(refused.out.find("cannot compile"), std::string::npos) << refused.out;
 }
@@ -277,10 +348,32 @@ TEST(RaspCompilerPaper, DyckProgramsCompileExactly) {
   EXPECT_EQ(r2.mismatches, 0u) << r2.first_mismatch;
   EXPECT_EQ(r2.checked, 340u);
   EXPECT_EQ(m2.analyzed_layers, 4);
-  // the BOS-style histogram combines selectors over different s-ops with `or`: refused
-  Program hist = load_rasp_file(dir + "histogram_bos.rasp");
-  mean.convention = hist.convention;
-  EXPECT_NE(error_of([&] { compile(hist.output, chars("ab"), 3, mean); }).find("with or/not"), std::string::npos);
+}
+
+// The paper's BOS-style programs combine selectors over different s-ops with `or`
+// (`sel or select(indices, 0, ==)`): one score table over joint values of the s-ops each
+// side compares. Exact on every input over "§abc" (the BOS symbol and 3 tokens) up to 4.
+TEST(RaspCompilerPaper, BosProgramsCompileExactly) {
+  const std::string dir = std::string(LRNN_SOURCE_DIR) + "/tests/rasp/";
+  std::vector<Value> bos_vocab{Value(std::string("§"))};
+  for (const auto& v : chars("abc")) bos_vocab.push_back(v);
+  struct Expected {
+    const char* file;
+    size_t layers;
+    int heads;
+  };
+  for (const Expected& e : {Expected{"histogram_bos.rasp", 2, 1}, Expected{"sort.rasp", 3, 2},
+                            Expected{"most_frequent.rasp", 5, 4}, Expected{"double_histogram.rasp", 4, 3}}) {
+    Program p = load_rasp_file(dir + e.file);
+    CompileOptions options;
+    options.convention = p.convention;
+    CompiledModel m = compile(p.output, bos_vocab, 4, options);
+    VerifyReport r = m.verify();
+    EXPECT_EQ(r.mismatches, 0u) << e.file << ": " << r.first_mismatch;
+    EXPECT_EQ(r.checked, 340u) << e.file;
+    EXPECT_EQ(m.layers.size(), e.layers) << e.file << "\n" << m.table();
+    EXPECT_EQ(m.heads(), e.heads) << e.file;
+  }
 }
 
 }  // namespace
