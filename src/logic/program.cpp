@@ -127,113 +127,26 @@ uint32_t Program::predicate_id(std::string_view name, int arity) const {
   return kNone;
 }
 
-void Program::compile_rule(const Rule* rule, const Literal* fact, uint32_t source) {
-  const Literal& head = rule ? rule->head : *fact;
-  CompiledRule cr;
-  cr.source = source;
-  cr.is_fact = fact != nullptr;
-  cr.span = rule ? rule->span : fact->span;
-  if (head.builtin || head.negated || head.soft_negated) {
-    throw Error(ErrorKind::Semantic, head.span,
-                "a rule head or fact must be a plain atom, not '" + literal_text(head) + "'");
-  }
-  if (head.args.size() > 64 ) throw Error(ErrorKind::Semantic, head.span, "more than 64 arguments");
-  std::unordered_map<std::string, uint32_t> var_ids;
-  uint32_t anonymous = 0;
-  auto term_ref = [&](const Term& t, bool record_constant) -> ArgRef {
-    if (t.is_variable()) {
-      if (t.text == "_") {
-        cr.var_names.push_back("_#" + std::to_string(++anonymous));
-        return ArgRef{uint32_t(cr.var_names.size() - 1), true};
-      }
-      auto [it, inserted] = var_ids.try_emplace(t.text, uint32_t(cr.var_names.size()));
-      if (inserted) cr.var_names.push_back(t.text);
-      return ArgRef{it->second, true};
-    }
-    uint32_t id = symbols_->intern_term(t);
-    if (record_constant) template_constants_.push_back(id);
-    return ArgRef{id, false};
-  };
-  // Typed terms (`woman:Y`) become hidden literals woman(Y); collected while the terms
-  // are converted so variable numbering follows the written order.
+// One rule's variables, numbered in written order while it is compiled, and its typed terms
+// (`woman:Y`), which become hidden literals woman(Y).
+struct Program::RuleTerms {
   struct TypedTerm {
     std::string type;
     ArgRef arg;
     Span span;
   };
+  CompiledRule& cr;
+  std::unordered_map<std::string, uint32_t> var_ids;
+  uint32_t anonymous = 0;
   std::vector<TypedTerm> typed;
+};
 
-  cr.head_pred = intern_predicate(head.predicate, head.arity());
-  cr.head_arity = head.arity();
-  cr.head_args_begin = 0;
-  for (const Term& t : head.args) {
-    ArgRef a = term_ref(t, true);
-    cr.args.push_back(a);
-    if (!t.type.empty()) typed.push_back({t.type, a, t.span});
-  }
+namespace {
 
-  const std::vector<Literal> no_body;
-  const std::vector<Literal>& body = rule ? rule->body : no_body;
-  uint32_t input_count = 0;
-  for (uint32_t i = 0; i < body.size(); ++i) {
-    const Literal& l = body[i];
-    BodyLiteral bl;
-    bl.source = i;
-    bl.span = l.span;
-    if (l.builtin) {
-      const BuiltinInfo* info = find_builtin(l.predicate);
-      if (!info) throw Error(ErrorKind::Semantic, l.span, "unknown builtin '@" + l.predicate + "'");
-      if (l.arity() < info->min_arity || (info->max_arity >= 0 && l.arity() > info->max_arity)) {
-        std::string expected = info->max_arity < 0
-                                   ? "at least " + std::to_string(info->min_arity)
-                                   : std::to_string(info->min_arity);
-        throw Error(ErrorKind::Semantic, l.span,
-                    "'@" + l.predicate + "' takes " + expected + " argument(s), found " +
-                        std::to_string(l.arity()));
-      }
-      if (l.negated || l.soft_negated) {
-        throw Error(ErrorKind::Semantic, l.span, "a builtin cannot be negated: '" + literal_text(l) + "'");
-      }
-      bl.kind = BodyLiteral::Kind::Builtin;
-      bl.op = info->op;
-      if (is_eval(bl.op) && !l.hidden) {  // a neuron input: its atoms are "@op_eval(a, b)"
-        bl.pred = intern_predicate("@" + l.predicate, l.arity());
-        bl.input_slot = input_count++;
-        cr.input_literals.push_back(i);
-      }
-    } else {
-      if (l.args.size() > 64) throw Error(ErrorKind::Semantic, l.span, "more than 64 arguments");
-      bl.kind = l.negated ? BodyLiteral::Kind::Negated : BodyLiteral::Kind::Positive;
-      bl.pred = intern_predicate(l.predicate, l.arity());
-      if (!l.negated && !l.hidden) {
-        bl.input_slot = input_count++;
-        cr.input_literals.push_back(i);
-      }
-    }
-    bl.args_begin = uint32_t(cr.args.size());
-    bl.arity = l.arity();
-    for (const Term& t : l.args) {
-      ArgRef a = term_ref(t, !l.builtin);
-      cr.args.push_back(a);
-      if (!t.type.empty()) typed.push_back({t.type, a, t.span});
-    }
-    cr.body.push_back(bl);
-  }
-  for (const TypedTerm& tt : typed) {
-    BodyLiteral bl;
-    bl.kind = BodyLiteral::Kind::Positive;
-    bl.pred = intern_predicate(tt.type, 1);
-    bl.args_begin = uint32_t(cr.args.size());
-    bl.arity = 1;
-    bl.span = tt.span;
-    cr.args.push_back(tt.arg);
-    cr.body.push_back(bl);
-  }
-
-  // Which variables can be bound: by positive literals, then by builtins that bind
-  // (arithmetic results, either side of @next, the first argument of @in).
-  const uint32_t n_vars = uint32_t(cr.var_names.size());
-  std::vector<char> bound(n_vars, 0);
+// Which variables can be bound: by positive literals, then by builtins that bind
+// (arithmetic results, either side of @next, the first argument of @in).
+std::vector<char> bindable_variables(const CompiledRule& cr) {
+  std::vector<char> bound(cr.var_names.size(), 0);
   auto is_bound = [&](const ArgRef& a) { return !a.is_var || bound[a.value]; };
   for (const BodyLiteral& bl : cr.body) {
     if (bl.kind != BodyLiteral::Kind::Positive) continue;
@@ -260,8 +173,123 @@ void Program::compile_rule(const Rule* rule, const Literal* fact, uint32_t sourc
       }
     }
   }
-  // Head, `!` and @op_eval variables bound by nothing range over the example's active
-  // domain (PyNeuraLogic's `h(X) :- @add_eval(X, 2).` is h(c) for every constant c).
+  return bound;
+}
+
+// A rule whose ground instances can repeat once projected on its visible variables (head and
+// input literals) needs its groundings deduplicated.
+bool has_invisible_variables(const CompiledRule& cr) {
+  std::vector<char> visible(cr.var_names.size(), 0);
+  for (uint32_t k = 0; k < cr.head_arity; ++k)
+    if (cr.head_args()[k].is_var) visible[cr.head_args()[k].value] = 1;
+  for (const BodyLiteral& bl : cr.body) {
+    if (bl.input_slot == kNone) continue;
+    for (uint32_t k = 0; k < bl.arity; ++k)
+      if (cr.lit_args(bl)[k].is_var) visible[cr.lit_args(bl)[k].value] = 1;
+  }
+  return std::find(visible.begin(), visible.end(), 0) != visible.end();
+}
+
+}  // namespace
+
+ArgRef Program::term_ref(RuleTerms& terms, const Term& t, bool record_constant) {
+  CompiledRule& cr = terms.cr;
+  if (t.is_variable()) {
+    if (t.text == "_") {
+      cr.var_names.push_back("_#" + std::to_string(++terms.anonymous));
+      return ArgRef{uint32_t(cr.var_names.size() - 1), true};
+    }
+    auto [it, inserted] = terms.var_ids.try_emplace(t.text, uint32_t(cr.var_names.size()));
+    if (inserted) cr.var_names.push_back(t.text);
+    return ArgRef{it->second, true};
+  }
+  uint32_t id = symbols_->intern_term(t);
+  if (record_constant) template_constants_.push_back(id);
+  return ArgRef{id, false};
+}
+
+void Program::compile_head(RuleTerms& terms, const Literal& head) {
+  CompiledRule& cr = terms.cr;
+  if (head.builtin || head.negated || head.soft_negated) {
+    throw Error(ErrorKind::Semantic, head.span,
+                "a rule head or fact must be a plain atom, not '" + literal_text(head) + "'");
+  }
+  if (head.args.size() > 64 ) throw Error(ErrorKind::Semantic, head.span, "more than 64 arguments");
+  cr.head_pred = intern_predicate(head.predicate, head.arity());
+  cr.head_arity = head.arity();
+  cr.head_args_begin = 0;
+  for (const Term& t : head.args) {
+    ArgRef a = term_ref(terms, t, true);
+    cr.args.push_back(a);
+    if (!t.type.empty()) terms.typed.push_back({t.type, a, t.span});
+  }
+}
+
+BodyLiteral Program::compile_body_literal(RuleTerms& terms, const Literal& l, uint32_t i, uint32_t& input_count) {
+  CompiledRule& cr = terms.cr;
+  BodyLiteral bl;
+  bl.source = i;
+  bl.span = l.span;
+  if (l.builtin) {
+    const BuiltinInfo* info = find_builtin(l.predicate);
+    if (!info) throw Error(ErrorKind::Semantic, l.span, "unknown builtin '@" + l.predicate + "'");
+    if (l.arity() < info->min_arity || (info->max_arity >= 0 && l.arity() > info->max_arity)) {
+      std::string expected = info->max_arity < 0
+                                 ? "at least " + std::to_string(info->min_arity)
+                                 : std::to_string(info->min_arity);
+      throw Error(ErrorKind::Semantic, l.span,
+                  "'@" + l.predicate + "' takes " + expected + " argument(s), found " +
+                      std::to_string(l.arity()));
+    }
+    if (l.negated || l.soft_negated) {
+      throw Error(ErrorKind::Semantic, l.span, "a builtin cannot be negated: '" + literal_text(l) + "'");
+    }
+    bl.kind = BodyLiteral::Kind::Builtin;
+    bl.op = info->op;
+    if (is_eval(bl.op) && !l.hidden) {  // a neuron input: its atoms are "@op_eval(a, b)"
+      bl.pred = intern_predicate("@" + l.predicate, l.arity());
+      bl.input_slot = input_count++;
+      cr.input_literals.push_back(i);
+    }
+  } else {
+    if (l.args.size() > 64) throw Error(ErrorKind::Semantic, l.span, "more than 64 arguments");
+    bl.kind = l.negated ? BodyLiteral::Kind::Negated : BodyLiteral::Kind::Positive;
+    bl.pred = intern_predicate(l.predicate, l.arity());
+    if (!l.negated && !l.hidden) {
+      bl.input_slot = input_count++;
+      cr.input_literals.push_back(i);
+    }
+  }
+  bl.args_begin = uint32_t(cr.args.size());
+  bl.arity = l.arity();
+  for (const Term& t : l.args) {
+    ArgRef a = term_ref(terms, t, !l.builtin);
+    cr.args.push_back(a);
+    if (!t.type.empty()) terms.typed.push_back({t.type, a, t.span});
+  }
+  return bl;
+}
+
+// Typed terms become literals of their type, after the written body.
+void Program::add_typed_literals(RuleTerms& terms) {
+  CompiledRule& cr = terms.cr;
+  for (const RuleTerms::TypedTerm& tt : terms.typed) {
+    BodyLiteral bl;
+    bl.kind = BodyLiteral::Kind::Positive;
+    bl.pred = intern_predicate(tt.type, 1);
+    bl.args_begin = uint32_t(cr.args.size());
+    bl.arity = 1;
+    bl.span = tt.span;
+    cr.args.push_back(tt.arg);
+    cr.body.push_back(bl);
+  }
+}
+
+// Head, `!` and @op_eval variables bound by nothing range over the example's active domain
+// (PyNeuraLogic's `h(X) :- @add_eval(X, 2).` is h(c) for every constant c); any other
+// builtin's variables must be bound.
+void Program::add_domain_literals(CompiledRule& cr, std::vector<char>& bound, const std::vector<Literal>& body) {
+  auto is_bound = [&](const ArgRef& a) { return !a.is_var || bound[a.value]; };
   auto add_domain = [&](const ArgRef& a) {
     if (!is_bound(a)) {
       bound[a.value] = 1;
@@ -297,16 +325,24 @@ void Program::compile_rule(const Rule* rule, const Literal* fact, uint32_t sourc
     if (cr.body[i].kind != BodyLiteral::Kind::Negated) continue;
     for (uint32_t k = 0; k < cr.body[i].arity; ++k) add_domain(cr.lit_args(cr.body[i])[k]);
   }
+}
 
-  std::vector<char> visible(n_vars, 0);
-  for (uint32_t k = 0; k < cr.head_arity; ++k)
-    if (cr.head_args()[k].is_var) visible[cr.head_args()[k].value] = 1;
-  for (const BodyLiteral& bl : cr.body) {
-    if (bl.input_slot == kNone) continue;
-    for (uint32_t k = 0; k < bl.arity; ++k)
-      if (cr.lit_args(bl)[k].is_var) visible[cr.lit_args(bl)[k].value] = 1;
-  }
-  cr.needs_dedup = std::find(visible.begin(), visible.end(), 0) != visible.end();
+void Program::compile_rule(const Rule* rule, const Literal* fact, uint32_t source) {
+  const Literal& head = rule ? rule->head : *fact;
+  CompiledRule cr;
+  cr.source = source;
+  cr.is_fact = fact != nullptr;
+  cr.span = rule ? rule->span : fact->span;
+  RuleTerms terms{cr, {}, 0, {}};
+  compile_head(terms, head);
+  const std::vector<Literal> no_body;
+  const std::vector<Literal>& body = rule ? rule->body : no_body;
+  uint32_t input_count = 0;
+  for (uint32_t i = 0; i < body.size(); ++i) cr.body.push_back(compile_body_literal(terms, body[i], i, input_count));
+  add_typed_literals(terms);
+  std::vector<char> bound = bindable_variables(cr);
+  add_domain_literals(cr, bound, body);
+  cr.needs_dedup = has_invisible_variables(cr);
   cr.duplicate_grounding = rule && meta_true(rule->meta, "duplicate_grounding");
   rules_.push_back(std::move(cr));
 }

@@ -130,7 +130,14 @@ class Program {
 
  private:
   uint32_t intern_predicate(const std::string& name, int arity);
+  // compile_rule's steps (program.cpp); RuleTerms numbers one rule's variables.
+  struct RuleTerms;
   void compile_rule(const Rule* rule, const Literal* fact, uint32_t source);
+  ArgRef term_ref(RuleTerms& terms, const Term& t, bool record_constant);
+  void compile_head(RuleTerms& terms, const Literal& head);
+  BodyLiteral compile_body_literal(RuleTerms& terms, const Literal& l, uint32_t index, uint32_t& input_count);
+  void add_typed_literals(RuleTerms& terms);
+  void add_domain_literals(CompiledRule& cr, std::vector<char>& bound, const std::vector<Literal>& body);
   void stratify();
 
   std::shared_ptr<Symbols> symbols_;
