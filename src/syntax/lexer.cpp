@@ -179,108 +179,130 @@ void Lexer::skip_blanks() {
 void Lexer::scan(Token& t) {
   // Fast path: most tokens follow a single space or nothing.
   if (pos_ < text_.size() && kChars.blank_or_comment[static_cast<unsigned char>(text_[pos_])]) skip_blanks();
-  const size_t n = text_.size();
   t.line = line_;
   t.offset = pos_;
   t.col = static_cast<uint32_t>(pos_ - line_start_ + 1);
-  if (pos_ >= n) {
+  if (pos_ >= text_.size()) {
     t.kind = Tok::End;
     t.text = {};
     return;
   }
-  const size_t start = pos_;
+  const size_t start = pos_, n = text_.size();
   const char c = text_[pos_];
+  if (is_ident_start(c)) return scan_word(t, start);
+  if (is_digit(c) || ((c == '-' || c == '+') && pos_ + 1 < n && is_digit(text_[pos_ + 1]))) return scan_number(t, start);
+  if (c == '\'' || c == '"') return scan_string(t, start);
+  scan_punctuation(t, start);
+}
+
+// An identifier (lower case first) or a variable (upper case or _ first); `import`
+// followed by a path is one Import token.
+void Lexer::scan_word(Token& t, size_t start) {
+  const size_t n = text_.size();
+  const char c = text_[start];
+  while (pos_ < n && is_ident_char(text_[pos_])) ++pos_;
+  t.text = text_.substr(start, pos_ - start);
+  t.kind = (c >= 'a' && c <= 'z') ? Tok::Ident : Tok::Variable;
+  if (t.text == "import") scan_import_path(t, start);
+}
+
+void Lexer::scan_import_path(Token& t, size_t start) {
+  const size_t n = text_.size();
+  // `import path`: the path is raw text (up to whitespace) or a quoted string. A
+  // predicate called `import` stays possible: `import(X)`, `import :- ...`, `import.`
+  size_t p = pos_;
+  while (p < n && (text_[p] == ' ' || text_[p] == '\t')) ++p;
+  if (p > pos_ && p < n) {
+    char d = text_[p];
+    bool quoted = d == '"' || d == '\'';
+    bool pathlike = d == '/' || (d == '.' && p + 1 < n && (text_[p + 1] == '/' || text_[p + 1] == '.')) ||
+                    is_ident_char(d);
+    if (quoted) {
+      size_t close = text_.find(d, p + 1);
+      size_t nl = text_.find('\n', p + 1);
+      if (close == std::string_view::npos || (nl != std::string_view::npos && nl < close))
+        fail_here(p, 1, "unterminated import path: expected closing " + std::string(1, d));
+      pos_ = close + 1;
+      t.kind = Tok::Import;
+      t.text = text_.substr(start, pos_ - start);
+    } else if (pathlike) {
+      size_t e = p;
+      while (e < n && !std::isspace(static_cast<unsigned char>(text_[e])) && text_[e] != '%') ++e;
+      pos_ = e;
+      t.kind = Tok::Import;
+      t.text = text_.substr(start, e - start);
+    }
+  }
+}
+
+// A number: sign, digits, fraction, exponent; `0.5.5` and `2a` are malformed.
+void Lexer::scan_number(Token& t, size_t start) {
+  const size_t n = text_.size();
+  const char c = text_[start];
+  if (c == '-' || c == '+') ++pos_;
+  while (pos_ < n && is_digit(text_[pos_])) ++pos_;
+  if (pos_ + 1 < n && text_[pos_] == '.' && is_digit(text_[pos_ + 1])) {
+    ++pos_;
+    while (pos_ < n && is_digit(text_[pos_])) ++pos_;
+    // `0.5.5` is no number; read as `0.5` `.` `5` it silently became a rule ending in an
+    // offset plus a fact `5 a.` on the same line.
+    if (pos_ + 1 < n && text_[pos_] == '.' && is_digit(text_[pos_ + 1])) {
+      size_t e = pos_ + 1;
+      while (e < n && (is_digit(text_[e]) || text_[e] == '.')) ++e;
+      fail_here(start, static_cast<uint32_t>(e - start),
+                "malformed number '" + std::string(text_.substr(start, std::min<size_t>(e - start, 40))) + "'");
+    }
+  }
+  if (pos_ < n && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+    size_t p = pos_ + 1;
+    if (p < n && (text_[p] == '+' || text_[p] == '-')) ++p;
+    if (p < n && is_digit(text_[p])) {
+      while (p < n && is_digit(text_[p])) ++p;
+      pos_ = p;
+    }
+  }
+  if (pos_ < n && is_ident_start(text_[pos_])) {
+    size_t e = pos_;
+    while (e < n && is_ident_char(text_[e])) ++e;
+    fail_here(start, static_cast<uint32_t>(e - start),
+              "malformed number '" + std::string(text_.substr(start, std::min<size_t>(e - start, 40))) + "'");
+  }
+  t.kind = Tok::Number;
+  t.text = text_.substr(start, pos_ - start);
+}
+
+// A quoted string, backslash escapes kept as written; it must close on its line.
+void Lexer::scan_string(Token& t, size_t start) {
+  const size_t n = text_.size();
+  const char c = text_[start];
+  ++pos_;
+  while (true) {
+    if (pos_ >= n || text_[pos_] == '\n')
+      fail_here(start, 1, std::string("unterminated string: expected closing ") + c + ", found " +
+                              (pos_ >= n ? "end of file" : "end of line"));
+    if (text_[pos_] == '\\' && pos_ + 1 < n && text_[pos_ + 1] != '\n') {
+      pos_ += 2;
+      continue;
+    }
+    if (text_[pos_] == c) {
+      ++pos_;
+      break;
+    }
+    ++pos_;
+  }
+  t.kind = Tok::String;
+  t.text = text_.substr(start, pos_ - start);
+}
+
+// One- or two-character punctuation; anything else is an unexpected character.
+void Lexer::scan_punctuation(Token& t, size_t start) {
+  const size_t n = text_.size();
+  const char c = text_[start];
   auto single = [&](Tok kind) {
     ++pos_;
     t.kind = kind;
     t.text = text_.substr(start, 1);
   };
-  if (is_ident_start(c)) {
-    while (pos_ < n && is_ident_char(text_[pos_])) ++pos_;
-    t.text = text_.substr(start, pos_ - start);
-    t.kind = (c >= 'a' && c <= 'z') ? Tok::Ident : Tok::Variable;
-    if (t.text == "import") {
-      // `import path`: the path is raw text (up to whitespace) or a quoted string. A
-      // predicate called `import` stays possible: `import(X)`, `import :- ...`, `import.`
-      size_t p = pos_;
-      while (p < n && (text_[p] == ' ' || text_[p] == '\t')) ++p;
-      if (p > pos_ && p < n) {
-        char d = text_[p];
-        bool quoted = d == '"' || d == '\'';
-        bool pathlike = d == '/' || (d == '.' && p + 1 < n && (text_[p + 1] == '/' || text_[p + 1] == '.')) ||
-                        is_ident_char(d);
-        if (quoted) {
-          size_t close = text_.find(d, p + 1);
-          size_t nl = text_.find('\n', p + 1);
-          if (close == std::string_view::npos || (nl != std::string_view::npos && nl < close))
-            fail_here(p, 1, "unterminated import path: expected closing " + std::string(1, d));
-          pos_ = close + 1;
-          t.kind = Tok::Import;
-          t.text = text_.substr(start, pos_ - start);
-        } else if (pathlike) {
-          size_t e = p;
-          while (e < n && !std::isspace(static_cast<unsigned char>(text_[e])) && text_[e] != '%') ++e;
-          pos_ = e;
-          t.kind = Tok::Import;
-          t.text = text_.substr(start, e - start);
-        }
-      }
-    }
-    return;
-  }
-  if (is_digit(c) || ((c == '-' || c == '+') && pos_ + 1 < n && is_digit(text_[pos_ + 1]))) {
-    if (c == '-' || c == '+') ++pos_;
-    while (pos_ < n && is_digit(text_[pos_])) ++pos_;
-    if (pos_ + 1 < n && text_[pos_] == '.' && is_digit(text_[pos_ + 1])) {
-      ++pos_;
-      while (pos_ < n && is_digit(text_[pos_])) ++pos_;
-      // `0.5.5` is no number; read as `0.5` `.` `5` it silently became a rule ending in an
-      // offset plus a fact `5 a.` on the same line.
-      if (pos_ + 1 < n && text_[pos_] == '.' && is_digit(text_[pos_ + 1])) {
-        size_t e = pos_ + 1;
-        while (e < n && (is_digit(text_[e]) || text_[e] == '.')) ++e;
-        fail_here(start, static_cast<uint32_t>(e - start),
-                  "malformed number '" + std::string(text_.substr(start, std::min<size_t>(e - start, 40))) + "'");
-      }
-    }
-    if (pos_ < n && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
-      size_t p = pos_ + 1;
-      if (p < n && (text_[p] == '+' || text_[p] == '-')) ++p;
-      if (p < n && is_digit(text_[p])) {
-        while (p < n && is_digit(text_[p])) ++p;
-        pos_ = p;
-      }
-    }
-    if (pos_ < n && is_ident_start(text_[pos_])) {
-      size_t e = pos_;
-      while (e < n && is_ident_char(text_[e])) ++e;
-      fail_here(start, static_cast<uint32_t>(e - start),
-                "malformed number '" + std::string(text_.substr(start, std::min<size_t>(e - start, 40))) + "'");
-    }
-    t.kind = Tok::Number;
-    t.text = text_.substr(start, pos_ - start);
-    return;
-  }
-  if (c == '\'' || c == '"') {
-    ++pos_;
-    while (true) {
-      if (pos_ >= n || text_[pos_] == '\n')
-        fail_here(start, 1, std::string("unterminated string: expected closing ") + c + ", found " +
-                                (pos_ >= n ? "end of file" : "end of line"));
-      if (text_[pos_] == '\\' && pos_ + 1 < n && text_[pos_ + 1] != '\n') {
-        pos_ += 2;
-        continue;
-      }
-      if (text_[pos_] == c) {
-        ++pos_;
-        break;
-      }
-      ++pos_;
-    }
-    t.kind = Tok::String;
-    t.text = text_.substr(start, pos_ - start);
-    return;
-  }
   switch (c) {
     case '(': return single(Tok::LParen);
     case ')': return single(Tok::RParen);

@@ -79,6 +79,12 @@ class Lexer {
  private:
   const Token& fill(int k);
   void scan(Token& t);
+  // scan's cases: each reads one token starting at `start` (= pos_) into t.
+  void scan_word(Token& t, size_t start);
+  void scan_import_path(Token& t, size_t start);
+  void scan_number(Token& t, size_t start);
+  void scan_string(Token& t, size_t start);
+  void scan_punctuation(Token& t, size_t start);
   void skip_blanks();
   void newline_at(size_t pos) {
     ++line_;
