@@ -43,21 +43,21 @@ class Allocator {
   uint64_t cursor_ = 0;
 };
 
+// The aggregated shape of a rule group: the aggregation's shape rule (neural/functions) for
+// its segments, which for concat must all be equally long.
 Shape group_aggregation_shape(AggregationKind kind, Shape in, const std::vector<uint32_t>& seg,
-                        const std::string& where, const Span& span) {
-  switch (kind) {
-    case AggregationKind::Count: return {1, 1};
-    case AggregationKind::Concat: {
-      uint32_t len = seg.size() > 1 ? seg[1] - seg[0] : 0;
-      for (size_t j = 1; j + 1 < seg.size(); ++j)
-        if (seg[j + 1] - seg[j] != len)
-          throw Error(ErrorKind::Shape, span,
-                      where + ": concat aggregation needs the same number of groundings for every "
-                              "head, found " + std::to_string(len) + " and " +
-                          std::to_string(seg[j + 1] - seg[j]));
-      return checked_shape(int64_t{len} * in.rows, in.cols, where + ": concat aggregation");
-    }
-    default: return in;
+                              const std::string& where, const Span& span) {
+  const uint32_t len = seg.size() > 1 ? seg[1] - seg[0] : 0;
+  if (kind == AggregationKind::Concat)
+    for (size_t j = 1; j + 1 < seg.size(); ++j)
+      if (seg[j + 1] - seg[j] != len)
+        throw Error(ErrorKind::Shape, span,
+                    where + ": concat aggregation needs the same number of groundings for every head, found " +
+                        std::to_string(len) + " and " + std::to_string(seg[j + 1] - seg[j]));
+  try {
+    return aggregation_shape(kind, in, len);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::Shape, span, where + ": " + e.message());
   }
 }
 

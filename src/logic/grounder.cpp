@@ -42,11 +42,6 @@ struct Plan {
   std::vector<ArgAction> actions;
 };
 
-bool is_arithmetic(BuiltinOp op) {
-  return op == BuiltinOp::Add || op == BuiltinOp::Sub || op == BuiltinOp::Mul ||
-         op == BuiltinOp::Div || op == BuiltinOp::Mod;
-}
-
 // Open-addressing set of fixed-width rows (dedup of ground rules).
 class RowSet {
  public:

@@ -10,38 +10,6 @@ namespace lrnn::logic {
 
 namespace {
 
-struct BuiltinInfo {
-  const char* name;
-  BuiltinOp op;
-  int min_arity, max_arity;  // -1: unbounded
-};
-
-constexpr BuiltinInfo kBuiltins[] = {
-    {"eq", BuiltinOp::Eq, 2, 2},       {"neq", BuiltinOp::Neq, 2, 2},
-    {"lt", BuiltinOp::Lt, 2, 2},       {"leq", BuiltinOp::Leq, 2, 2},
-    {"gt", BuiltinOp::Gt, 2, 2},       {"geq", BuiltinOp::Geq, 2, 2},
-    {"next", BuiltinOp::Next, 2, 2},   {"alldiff", BuiltinOp::AllDiff, 0, -1},
-    {"in", BuiltinOp::In, 1, -1},      {"true", BuiltinOp::True, 0, 0},
-    {"false", BuiltinOp::False, 0, 0}, {"add", BuiltinOp::Add, 3, 3},
-    {"sub", BuiltinOp::Sub, 3, 3},     {"mul", BuiltinOp::Mul, 3, 3},
-    {"div", BuiltinOp::Div, 3, 3},     {"mod", BuiltinOp::Mod, 3, 3},
-    {"add_eval", BuiltinOp::AddEval, 2, 2}, {"sub_eval", BuiltinOp::SubEval, 2, 2},
-    {"mul_eval", BuiltinOp::MulEval, 2, 2}, {"div_eval", BuiltinOp::DivEval, 2, 2},
-    {"mod_eval", BuiltinOp::ModEval, 2, 2}, {"max_eval", BuiltinOp::MaxEval, 2, 2},
-    {"min_eval", BuiltinOp::MinEval, 2, 2},
-};
-
-const BuiltinInfo* find_builtin(const std::string& name) {
-  for (const auto& b : kBuiltins)
-    if (name == b.name) return &b;
-  return nullptr;
-}
-
-bool is_arithmetic(BuiltinOp op) {
-  return op == BuiltinOp::Add || op == BuiltinOp::Sub || op == BuiltinOp::Mul ||
-         op == BuiltinOp::Div || op == BuiltinOp::Mod;
-}
-
 std::string literal_text(const Literal& l) {
   std::string s;
   if (l.negated) s += "!";
@@ -80,13 +48,6 @@ double eval_value(BuiltinOp op, double a, double b) {
     case BuiltinOp::MinEval: return std::min(a, b);
     default: throw Error(ErrorKind::Runtime, "internal: eval_value of a builtin that has no value");
   }
-}
-
-bool builtin_op_from_name(const std::string& name, BuiltinOp& op) {
-  const BuiltinInfo* b = find_builtin(name);
-  if (!b) return false;
-  op = b->op;
-  return true;
 }
 
 Program::Program(const TemplateAst& ast,

@@ -14,26 +14,20 @@
 #include "logic/grounding.hpp"
 #include "logic/symbols.hpp"
 #include "lrnn/ast.hpp"
+#include "syntax/builtins.hpp"
 
 namespace lrnn::logic {
 
-enum class BuiltinOp : uint8_t {
-  Eq, Neq, Lt, Leq, Gt, Geq,      // comparisons: all arguments bound
-  Next,                           // @next(a, b): b = a + 1 (binds either side)
-  AllDiff,                        // @alldiff(...): pairwise distinct
-  In,                             // @in(x, a, b, ...): x is one of a, b, ... (binds x)
-  True, False,                    // @true, @false
-  Add, Sub, Mul, Div, Mod,        // @op(a, b, c): c = a op b (binds c)
-  // @op_eval(a, b): true for two numbers; a neuron input whose value is a op b
-  AddEval, SubEval, MulEval, DivEval, ModEval, MaxEval, MinEval,
-};
+// The builtins' table and kinds live in syntax/builtins.hpp (the parser checks arities).
+using ::lrnn::BuiltinOp;
+using ::lrnn::BuiltinInfo;
+using ::lrnn::find_builtin;
+using ::lrnn::is_arithmetic;
+using ::lrnn::is_eval;
 
-inline bool is_eval(BuiltinOp op) { return op >= BuiltinOp::AddEval; }
 // The value of @op_eval(a, b) (IEEE: a / 0 is inf, as in PyNeuraLogic; mod is floored).
 double eval_value(BuiltinOp op, double a, double b);
 
-// Looks a builtin up by its name without '@'; false if unknown.
-bool builtin_op_from_name(const std::string& name, BuiltinOp& op);
 
 // An argument: a variable (index into the rule's variables) or a constant (symbol id).
 struct ArgRef {

@@ -57,8 +57,8 @@ std::vector<uint8_t> Parameters::learnable_mask() const {
 namespace {
 // @add_eval(a, b) and the like are neuron inputs (their value is a op b); other builtins are not.
 bool is_eval_builtin(const std::string& name) {
-  logic::BuiltinOp op;
-  return logic::builtin_op_from_name(name, op) && logic::is_eval(op);
+  const BuiltinInfo* b = find_builtin(name);
+  return b && is_eval(b->op);
 }
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "lrnn/syntax.hpp"
+#include "syntax/builtins.hpp"
 #include "syntax/lexer.hpp"
 
 namespace lrnn {
@@ -20,23 +21,6 @@ namespace {
 
 constexpr int kMaxNesting = 64;      // metadata tuples like ((0,1),(2,3))
 constexpr int kMaxImportDepth = 64;  // a chain of imports (cycles are caught earlier)
-
-struct BuiltinArity {
-  int min, max;  // max < 0: unbounded
-};
-
-const std::unordered_map<std::string_view, BuiltinArity>& builtin_arities() {
-  static const std::unordered_map<std::string_view, BuiltinArity> table = {
-      {"eq", {2, 2}},  {"neq", {2, 2}}, {"lt", {2, 2}},     {"leq", {2, 2}},   {"gt", {2, 2}},
-      {"geq", {2, 2}}, {"next", {2, 2}}, {"alldiff", {1, -1}}, {"in", {2, -1}}, {"true", {0, 0}},
-      {"false", {0, 0}}, {"add", {3, 3}}, {"sub", {3, 3}},   {"mul", {3, 3}},   {"div", {3, 3}},
-      {"mod", {3, 3}},
-      // PyNeuraLogic's value builtins: true for two numbers, and their input value is a op b
-      {"add_eval", {2, 2}}, {"sub_eval", {2, 2}}, {"mul_eval", {2, 2}}, {"div_eval", {2, 2}},
-      {"mod_eval", {2, 2}}, {"max_eval", {2, 2}}, {"min_eval", {2, 2}},
-  };
-  return table;
-}
 
 std::string unquote(std::string_view quoted) {
   std::string out;
@@ -338,17 +322,14 @@ class Parser {
   }
 
   void check_builtin(const Literal& lit) {
-    auto it = builtin_arities().find(lit.predicate);
-    if (it == builtin_arities().end())
-      fail(lit.span, "unknown builtin '@" + lit.predicate +
-                         "' (known: eq, neq, lt, leq, gt, geq, next, alldiff, in, true, false, add, sub, mul, "
-                         "div, mod, add_eval, sub_eval, mul_eval, div_eval, mod_eval, max_eval, min_eval)");
+    const BuiltinInfo* want = find_builtin(lit.predicate);
+    if (!want) fail(lit.span, "unknown builtin '@" + lit.predicate + "' (known: " + builtin_names() + ")");
     int a = lit.arity();
-    const BuiltinArity& want = it->second;
-    if (a < want.min || (want.max >= 0 && a > want.max)) {
-      std::string takes = want.max < 0 ? "at least " + std::to_string(want.min) : std::to_string(want.min);
+    if (a < want->min_arity || (want->max_arity >= 0 && a > want->max_arity)) {
+      std::string takes = want->max_arity < 0 ? "at least " + std::to_string(want->min_arity)
+                                              : std::to_string(want->min_arity);
       fail(lit.span, "wrong arity: builtin '@" + lit.predicate + "' takes " + takes + " argument" +
-                         (want.min == 1 && want.max == 1 ? "" : "s") + ", found " + std::to_string(a));
+                         (want->min_arity == 1 && want->max_arity == 1 ? "" : "s") + ", found " + std::to_string(a));
     }
   }
 
