@@ -82,6 +82,45 @@ def _plain(value: Any) -> Any:
     return float(array.reshape(-1)[0]) if array.size == 1 else array
 
 
+class Parameters(dict):
+    """A model's weights by lrnn name (iteration, `items()`, `len` see only these), that also
+    answers PyNeuraLogic's `parameters()` form: `["weights"]` is {index: value} of the
+    learnable weights numbered as PyNeuraLogic numbers them, `["weight_names"]` {index: name}
+    (`w<index>` for unnamed weights, as PyNeuraLogic prints them). A value replaced in either
+    form is what `Model.load_state_dict` loads."""
+
+    _PNL_KEYS = ("weights", "weight_names")
+
+    def __init__(self, by_name: Dict[str, np.ndarray], numbering: List[Tuple[int, str]]):
+        super().__init__(by_name)
+        self.numbering = list(numbering)
+        self._pnl_weights = {index: by_name[name] for index, name in numbering}
+        self._pnl_originals = dict(self._pnl_weights)
+        self._pnl_names = {
+            index: (name[1:] if name.startswith("$") else f"w{index}") for index, name in numbering
+        }
+
+    def __getitem__(self, key: Any) -> Any:
+        if key == "weights" and not dict.__contains__(self, key):
+            return self._pnl_weights
+        if key == "weight_names" and not dict.__contains__(self, key):
+            return self._pnl_names
+        return super().__getitem__(key)
+
+    def by_name(self) -> Dict[str, Any]:
+        """The weights to load: by name, with any value replaced under a PyNeuraLogic index
+        taking the place of its named value."""
+        out = dict(self)
+        for index, name in self.numbering:
+            value = self._pnl_weights.get(index)
+            if value is not self._pnl_originals[index]:
+                out[name] = value
+        unknown = sorted(set(self._pnl_weights) - set(self._pnl_originals), key=str)
+        if unknown:
+            raise KeyError(f"the model has no learnable weight with PyNeuraLogic index {unknown[0]}")
+        return out
+
+
 class BuiltDataset:
     """A dataset grounded and neuralized against one model (PyNeuraLogic's
     `model.build_dataset(dataset)`): pass it to train/test/forward to skip rebuilding."""
@@ -576,10 +615,18 @@ class Model(Template):
         return GroundNetwork(engine.ground_network(built._prepared, sample, self.settings.error_function.engine_name))
 
     # ---- parameters --------------------------------------------------------------------------
-    def parameters(self) -> Dict[str, np.ndarray]:
-        """Every weight by name (a copy): `$name` for named weights, else e.g. `rule2.body0`."""
+    def parameters(self) -> "Parameters":
+        """Every weight by name (a copy): `$name` for named weights, else e.g. `rule2.body0`.
+        The result also answers PyNeuraLogic's form: `["weights"]` (learnable weights by
+        PyNeuraLogic's index) and `["weight_names"]`; `load_state_dict` takes either."""
         engine = self._require_built()
-        return {name: value for name, value, _learnable in engine.parameters()}
+        triples = engine.parameters()
+        by_name = {name: value for name, value, _learnable in triples}
+        learnable = {name for name, _, is_learnable in triples if is_learnable}
+        from lrnn.core.pnl_weights import pnl_numbering
+
+        numbering = [(i, n) for i, n in pnl_numbering(self._pnl_statements(), list(by_name)) if n in learnable]
+        return Parameters(by_name, numbering)
 
     def state_dict(self) -> Dict[str, Any]:
         engine = self._require_built()
@@ -590,7 +637,12 @@ class Model(Template):
 
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
         engine = self._require_built()
-        weights = state_dict.get("weights", state_dict)
+        if isinstance(state_dict, Parameters):
+            weights = state_dict.by_name()
+        else:
+            weights = state_dict.get("weights", state_dict)
+            if any(isinstance(key, (int, np.integer)) and not isinstance(key, bool) for key in weights):
+                weights = self._names_of_pnl_indices(weights)
         known = {name for name, _, _ in engine.parameters()}
         unknown = sorted(set(weights) - known)
         if unknown:
@@ -608,6 +660,44 @@ class Model(Template):
                     kind="shape",
                 )
             engine.set_parameter(name, value)
+
+    def _pnl_statements(self) -> List[Tuple[List[str], List[str], List[str]]]:
+        """Each entry as (PyNeuraLogic's text of it, its fact lines, its rule lines in the
+        engine's text) - what `Template.__str__` writes, entry by entry."""
+        from lrnn.core.atoms import Atom
+        from lrnn.core.rules import Rule
+        from lrnn.core.template import PredicateDecl, _helper_names
+        from lrnn.nn.module.module import ModuleRule
+
+        new_name = _helper_names(self._entries)
+        out = []
+        for e in self._entries:
+            if isinstance(e, PredicateDecl):
+                continue
+            if isinstance(e, Atom):
+                out.append(([str(e)], [str(e)], []))
+            elif isinstance(e, Rule):
+                out.append(([str(e)], [], e.lowered(new_name) if e.has_body_functions() else [str(e)]))
+            elif isinstance(e, ModuleRule):
+                out.append(([e.text], list(e.facts), list(e.rules)))
+            else:
+                out.append((list(e.facts) + list(e.rules), list(e.facts), list(e.rules)))
+        return out
+
+    def _names_of_pnl_indices(self, weights: Dict[Any, Any]) -> Dict[str, Any]:
+        """A PyNeuraLogic state dict's weights (keyed by its weight index) keyed by lrnn name."""
+        index_to_name = dict(self.parameters().numbering)
+        out = {}
+        for key, value in weights.items():
+            if not isinstance(key, (int, np.integer)) or isinstance(key, bool):
+                raise KeyError(f"a state dict mixes PyNeuraLogic indices and names: {key!r}")
+            if int(key) not in index_to_name:
+                raise KeyError(
+                    f"the model has no learnable weight with PyNeuraLogic index {key} "
+                    f"(it has {sorted(index_to_name)})"
+                )
+            out[index_to_name[int(key)]] = value
+        return out
 
     def clone(self) -> "Model":
         """A new model with the same rules; a built model's clone is built with the same

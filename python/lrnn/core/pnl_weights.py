@@ -1,0 +1,165 @@
+"""PyNeuraLogic's numbering of a template's weights, for `parameters()["weights"]`.
+
+PyNeuraLogic keys a model's weights by an integer: the order in which its parser meets each
+weight in the template text - statement by statement, in a rule the head's weight before the
+body literals' weights, left to right; a named weight (`$w=...`) takes a number where it first
+appears and keeps it; fixed weights (`<...>`) take a number too but are not parameters. lrnn's
+engine names the same weights `rule3.head`, `rule3.body1`, `fact0.p` and `$w`. This module reads
+the template text the engine was built from and pairs each of PyNeuraLogic's numbers with the
+engine name of the same weight.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional, Tuple
+
+_NAMED = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)\s*=")
+_DECLARATION = re.compile(r"^[A-Za-z_@$][\w]*\s*/\s*\d+(\s|$)")
+_OPEN, _CLOSE = "([{<", ")]}>"
+
+
+def _split_top(text: str, separator: str) -> List[str]:
+    """`text` cut at each `separator` outside brackets and quotes."""
+    parts, depth, quote, start, i = [], 0, "", 0, 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in _OPEN:
+            depth += 1
+        elif c in _CLOSE and depth > 0:
+            # `:-` never closes anything; `<` and `>` only bracket weights at a literal's start
+            depth -= 1
+        elif depth == 0 and text.startswith(separator, i):
+            parts.append(text[start:i])
+            i += len(separator)
+            start = i
+            continue
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+def _statement_body(line: str) -> Optional[str]:
+    """The statement of one template line without its final `.` and trailing `[...]`
+    metadata, or None for a predicate declaration, a comment or a blank line."""
+    line = line.strip()
+    if not line or line.startswith(("%", "#", "//")) or _DECLARATION.match(line):
+        return None
+    pieces = _split_top(line, ".")
+    # the statement ends at the first top-level `.` (numbers inside weights are bracketed,
+    # a bare leading number like `2 zz.` is handled by joining numeric pieces back)
+    statement = pieces[0]
+    k = 1
+    while k < len(pieces) and re.fullmatch(r"-?\d*", statement.strip().split()[-1] if statement.strip() else "") \
+            and pieces[k][:1].isdigit():
+        statement += "." + pieces[k]
+        k += 1
+    return statement if k < len(pieces) else None
+
+
+def _weight_of(literal: str) -> Optional[Tuple[Optional[str], bool]]:
+    """(name or None, fixed) of the weight written before a literal, or None if it has none."""
+    literal = literal.strip()
+    named = _NAMED.match(literal)
+    if named:
+        rest = literal[named.end():].lstrip()
+        return named.group(1), rest.startswith("<")
+    if literal[:1] in "[{<" or re.match(r"-?\d", literal):
+        return None, literal.startswith("<")
+    return None
+
+
+def _predicate_of(atom: str) -> str:
+    atom = atom.strip()
+    named = _NAMED.match(atom)
+    if named:
+        atom = atom[named.end():].lstrip()
+    if atom[:1] in "[{<":
+        closing = {"[": "]", "{": "}", "<": ">"}[atom[0]]
+        atom = atom[atom.index(closing) + 1:].lstrip()
+    elif re.match(r"-?\d", atom):
+        atom = atom.split(None, 1)[1] if " " in atom else atom
+    return re.split(r"[(\s]", atom, 1)[0]
+
+
+def _statement_weights(statement: str) -> Tuple[bool, List[Tuple[str, Optional[str], bool]]]:
+    """(is a rule, [(slot, name, fixed)]) of one statement's weights in PyNeuraLogic's order:
+    slot is `head`, `body<j>` or `fact`."""
+    sides = _split_top(statement, ":-")
+    if len(sides) == 2:
+        found = []
+        head = _weight_of(sides[0])
+        if head is not None:
+            found.append(("head", *head))
+        for j, literal in enumerate(_split_top(sides[1], ",")):
+            weight = _weight_of(literal)
+            if weight is not None:
+                found.append((f"body{j}", *weight))
+        return True, found
+    weight = _weight_of(statement)
+    return False, ([("fact", *weight)] if weight is not None else [])
+
+
+def pnl_numbering(entries: List[Tuple[List[str], List[str], List[str]]], engine_names: List[str]) -> List[Tuple[int, str]]:
+    """(PyNeuraLogic's index, engine name) of each weight the engine has, in index order.
+
+    `entries` are the template's entries in the order added, each as (its statements as
+    PyNeuraLogic prints them, the fact lines and the rule lines it puts in the engine's
+    text). The engine's text holds every entry's fact lines, then every entry's rule lines;
+    the engine numbers facts (`fact<i>.`) and rules (`rule<k>.`) in that text's order."""
+    fact_names: Dict[int, str] = {}
+    for name in engine_names:
+        m = re.fullmatch(r"fact(\d+)\..+", name)
+        if m:
+            fact_names[int(m.group(1))] = name
+    known = set(engine_names)
+
+    # the engine's weights of each entry: (engine name or None, named, fixed)
+    engine_weights: List[List[Tuple[Optional[str], Optional[str], bool]]] = [[] for _ in entries]
+    fact_index, rule_index = 0, 0
+    for group in (1, 2):
+        for e, entry in enumerate(entries):
+            for line in entry[group]:
+                statement = _statement_body(line)
+                if statement is None:
+                    continue
+                is_rule, weights = _statement_weights(statement)
+                if is_rule:
+                    for slot, name, fixed in weights:
+                        engine_weights[e].append((f"${name}" if name else f"rule{rule_index}.{slot}", name, fixed))
+                    rule_index += 1
+                else:
+                    for _slot, name, fixed in weights:
+                        engine_weights[e].append((f"${name}" if name else fact_names.get(fact_index), name, fixed))
+                    fact_index += 1
+
+    numbered: List[Tuple[int, str]] = []
+    named_seen: Dict[str, int] = {}
+    next_index = 0
+    for e, entry in enumerate(entries):
+        # an entry's unnamed weights pair up with the engine's in order, learnable with
+        # learnable and fixed with fixed (a lowered spelling may add fixed constants)
+        unnamed = {
+            fixed: [w for w, name, f in engine_weights[e] if name is None and f == fixed] for fixed in (False, True)
+        }
+        for line in entry[0]:
+            statement = _statement_body(line)
+            if statement is None:
+                continue
+            for _slot, name, fixed in _statement_weights(statement)[1]:
+                if name is not None:
+                    if name in named_seen:
+                        continue
+                    named_seen[name] = next_index
+                    engine_name: Optional[str] = f"${name}"
+                else:
+                    engine_name = unnamed[fixed].pop(0) if unnamed[fixed] else None
+                if engine_name is not None and engine_name in known:
+                    numbered.append((next_index, engine_name))
+                next_index += 1
+    return numbered
