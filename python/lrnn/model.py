@@ -491,7 +491,8 @@ class Model(Template):
         progress: bool = True,
         callback: Any = None,
     ) -> TrainHistory:
-        """Trains for `epochs` (default: the settings' epochs) and returns the history.
+        """Trains for `epochs` (default: the settings' epochs, else one epoch as PyNeuraLogic's
+        Model.train) and returns the history.
         A tqdm bar shows each epoch's loss unless progress=False. `callback(epoch_report)`
         may return False to stop early."""
         engine = self._require_built()
@@ -502,6 +503,8 @@ class Model(Template):
         in_order = batch_size is None and self.settings.batch_size is None and train_set.batch_size is not None
         if in_order:  # PyNeuraLogic's build_dataset(batch_size=): that many samples a step, in order
             batch_size = train_set.batch_size
+        if epochs is None and self.settings.epochs is None:
+            epochs = 1  # PyNeuraLogic's Model.train: one epoch unless told (Settings(epochs=) or epochs=)
         config = self._config(epochs, batch_size)
         if in_order:
             config.setdefault("shuffle", False)
