@@ -121,6 +121,34 @@ class Parameters(dict):
         return out
 
 
+class WeightsByNameOrIndex(dict):
+    """Weights by lrnn name (what iteration and `items()` see), also read and written by
+    PyNeuraLogic's weight index: `weights[0]` is the weight PyNeuraLogic numbers 0."""
+
+    def __init__(self, by_name: Dict[str, Any], index_to_name: Dict[int, str]):
+        super().__init__(by_name)
+        self._index_to_name = index_to_name
+
+    def _name(self, key: Any) -> Any:
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            if int(key) not in self._index_to_name:
+                raise KeyError(f"the model has no learnable weight with PyNeuraLogic index {key} "
+                               f"(it has {sorted(self._index_to_name)})")
+            return self._index_to_name[int(key)]
+        return key
+
+    def __getitem__(self, key: Any) -> Any:
+        return super().__getitem__(self._name(key))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(self._name(key), value)
+
+    def __contains__(self, key: Any) -> bool:
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            return int(key) in self._index_to_name
+        return super().__contains__(key)
+
+
 class BuiltDataset:
     """A dataset grounded and neuralized against one model (PyNeuraLogic's
     `model.build_dataset(dataset)`): pass it to train/test/forward to skip rebuilding."""
@@ -593,13 +621,27 @@ class Model(Template):
 
     # ---- inference ---------------------------------------------------------------------------
     def test(self, dataset: Any) -> Evaluation:
-        """Outputs, predictions and metrics (loss, accuracy, AUC) on a dataset."""
+        """Outputs, predictions and metrics (loss, accuracy, AUC) on a dataset. For one
+        sample of a built dataset (`model.test(built[i])`, PyNeuraLogic's form) the output of
+        its query (a list of them for several queries)."""
         engine = self._require_built()
+        if isinstance(dataset, BuiltSample):
+            return self._test_sample(dataset)
         built = self.build_dataset(dataset)
         result = engine.evaluate(built._prepared, self.settings.error_function.engine_name)
         return Evaluation(result, built.queries, built.targets)
 
     evaluate = test
+
+    def _test_sample(self, sample: BuiltSample) -> Any:
+        built = self._build_dataset(sample._dataset)
+        # the engine evaluates a built set whole; the sample's outputs are picked from it
+        mine = [k for k, o in enumerate(built._prepared.outputs()) if o[0] == sample.index]
+        if not mine:
+            raise ValueError(f"sample {sample.index} of the built dataset has no query")
+        outputs = self._require_built().evaluate(built._prepared, self.settings.error_function.engine_name)["outputs"]
+        values = [_plain(outputs[k]) for k in mine]
+        return values[0] if len(values) == 1 else values
 
     def __call__(self, dataset: Any) -> Union[np.ndarray, List[np.ndarray]]:
         """Forward pass: the raw output of every query, as one array ((n,) for scalar
@@ -632,9 +674,12 @@ class Model(Template):
         return Parameters(by_name, numbering)
 
     def state_dict(self) -> Dict[str, Any]:
+        """{"weights": by name, "learnable": by name}; "weights" also takes PyNeuraLogic's
+        weight indices (`state["weights"][0] = ...` sets the weight numbered 0)."""
         engine = self._require_built()
+        parameters = self.parameters()
         return {
-            "weights": {name: value for name, value, _ in engine.parameters()},
+            "weights": WeightsByNameOrIndex(parameters, dict(parameters.numbering)),
             "learnable": {name: learnable for name, _, learnable in engine.parameters()},
         }
 

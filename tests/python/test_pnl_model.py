@@ -474,3 +474,24 @@ def test_data_logic_form_prints_values_as_given():
     query, _ = Data(x=[[1]], edge_index=[[], []], y=2).to_logic_form(one_hot_encode_labels=True, max_classes=3)
     assert str(query) == "[0.0, 0.0, 1.0] predict."
     assert str(R.p[1.0]) == "1.0 p." and str(R.p[1]) == "1 p."
+
+
+def test_state_dict_weights_take_indices_and_test_takes_one_built_sample():
+    from lrnn.core.constructs.function.function import TransformationFunction
+
+    assert isinstance(lrnn.Transformation.TANH, TransformationFunction)  # PyNeuraLogic's annotation type
+    model = lrnn.Model()
+    model += (R.h(lrnn.V.X)[2, 3] <= R.f(lrnn.V.X)) | [lrnn.Transformation.IDENTITY]
+    model += R.h / 1 | [lrnn.Transformation.IDENTITY]
+    model.build(Settings())
+    state = model.state_dict()
+    w = np.arange(6.0).reshape(2, 3)
+    state["weights"][0] = w  # PyNeuraLogic's index of the one weight
+    assert 0 in state["weights"] and 1 not in state["weights"] and list(state["weights"]) == ["rule0.head"]
+    model.load_state_dict(state)
+    rows = [[1.0, 0.0, 2.0], [0.5, -1.0, 0.0]]
+    built = model.build_dataset(Dataset([Sample(R.h(i), [R.f(i)[row]]) for i, row in enumerate(rows)]))
+    for i, row in enumerate(rows):
+        assert np.allclose(model.test(built[i]), w @ np.array(row), atol=1e-12)
+    with pytest.raises(KeyError, match="index 3"):
+        state["weights"][3] = w
