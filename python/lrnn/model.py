@@ -709,8 +709,8 @@ class Model(Template):
                 )
             engine.set_parameter(name, value)
 
-    def _pnl_statements(self) -> List[Tuple[List[str], List[str], List[str]]]:
-        """Each entry as (PyNeuraLogic's text of it, its fact lines, its rule lines in the
+    def _pnl_statements(self) -> List[Tuple[Any, List[str], List[str]]]:
+        """Each entry as (PyNeuraLogic's text of it or the DSL rule, its fact lines, its rule lines in the
         engine's text) - what `Template.__str__` writes, entry by entry."""
         from lrnn.core.atoms import Atom
         from lrnn.core.rules import Rule
@@ -725,7 +725,7 @@ class Model(Template):
             if isinstance(e, Atom):
                 out.append(([str(e)], [str(e)], []))
             elif isinstance(e, Rule):
-                out.append(([str(e)], [], e.lowered(new_name) if e.has_body_functions() else [str(e)]))
+                out.append((e, [], e.lowered(new_name) if e.has_body_functions() else [str(e)]))
             elif isinstance(e, ModuleRule):
                 out.append(([e.text], list(e.facts), list(e.rules)))
             else:

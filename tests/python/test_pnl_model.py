@@ -495,3 +495,35 @@ def test_state_dict_weights_take_indices_and_test_takes_one_built_sample():
         assert np.allclose(model.test(built[i]), w @ np.array(row), atol=1e-12)
     with pytest.raises(KeyError, match="index 3"):
         state["weights"][3] = w
+
+
+def test_a_builtin_in_a_sum_is_a_condition_and_weights_number_through_sums():
+    from lrnn import V
+    from lrnn.nn.module import RNN
+
+    def built(dsl):
+        model = lrnn.Model()
+        if dsl:  # PyNeuraLogic's recurrent rules written with `+`, the builtin inside the sum
+            model += R.h(0) <= R.h0
+            model += (R.h(V.T) <= R.f(V.T)[2, 3] + R.h(V.Z)[2, 2] + R.special.next(V.Z, V.T)) | [lrnn.Transformation.TANH]
+        else:
+            model += RNN(3, 2, "h", "f", "h0", arity=0)
+        return model.build(Settings())
+
+    dsl, module = built(True), built(False)
+    p = dsl.parameters()
+    assert {k: np.shape(v) for k, v in p["weights"].items()} == {0: (2, 3), 1: (2, 2)}
+    w_in, w_h = np.arange(6.0).reshape(2, 3) / 10, np.array([[0.5, -0.25], [0.1, 0.3]])
+    for model in (dsl, module):
+        model.load_state_dict({"weights": {0: w_in, 1: w_h}})
+    facts = [R.h0[[0.2, -0.1]], R.f(1)[[1.0, 0.0, 2.0]], R.f(2)[[0.5, 0.5, -1.0]]]
+    data = Dataset([Sample(R.h(2), facts)])
+    h = np.array([0.2, -0.1])
+    for x in ([1.0, 0.0, 2.0], [0.5, 0.5, -1.0]):
+        h = np.tanh(w_in @ np.array(x) + w_h @ h)
+    assert np.allclose(np.asarray(dsl(data)).reshape(-1), h, atol=1e-12)
+    assert np.allclose(np.asarray(module(data)).reshape(-1), h, atol=1e-12)
+    with pytest.raises(ValueError, match="besides builtins"):
+        R.special.next(V.Z, V.T) + R.special.next(V.T, V.Z)
+    with pytest.raises(ValueError, match="needs literals with a value"):
+        R.a(V.X) * R.special.next(V.X, V.Y)  # only a sum takes a builtin as its condition

@@ -12,7 +12,7 @@ engine name of the same weight.
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 _NAMED = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)\s*=")
 _DECLARATION = re.compile(r"^[A-Za-z_@$][\w]*\s*/\s*\d+(\s|$)")
@@ -87,29 +87,64 @@ def _predicate_of(atom: str) -> str:
     return re.split(r"[(\s]", atom, 1)[0]
 
 
-def _statement_weights(statement: str) -> Tuple[bool, List[Tuple[str, Optional[str], bool]]]:
-    """(is a rule, [(slot, name, fixed)]) of one statement's weights in PyNeuraLogic's order:
-    slot is `head`, `body<j>` or `fact`."""
+def _statement_weights(statement: str) -> Tuple[bool, List[Tuple[str, Optional[str], bool, str]]]:
+    """(is a rule, [(slot, name, fixed, literal)]) of one statement's weights in
+    PyNeuraLogic's order: slot is `head`, `body<j>` or `fact`, literal the weighted
+    literal's text."""
     sides = _split_top(statement, ":-")
     if len(sides) == 2:
         found = []
         head = _weight_of(sides[0])
         if head is not None:
-            found.append(("head", *head))
+            found.append(("head", *head, sides[0].strip()))
         for j, literal in enumerate(_split_top(sides[1], ",")):
             weight = _weight_of(literal)
             if weight is not None:
-                found.append((f"body{j}", *weight))
+                found.append((f"body{j}", *weight, literal.strip()))
         return True, found
     weight = _weight_of(statement)
-    return False, ([("fact", *weight)] if weight is not None else [])
+    return False, ([("fact", *weight, statement.strip())] if weight is not None else [])
 
 
-def pnl_numbering(entries: List[Tuple[List[str], List[str], List[str]]], engine_names: List[str]) -> List[Tuple[int, str]]:
+def _rule_weights(rule: Any) -> List[Tuple[Optional[str], bool, str]]:
+    """(name, fixed, literal) of a DSL rule's weights in PyNeuraLogic's order: the head's,
+    then the body's left to right, into functions and sums (`R.a[2, 2] + R.b[2, 2]`), then
+    the offset."""
+    from lrnn.core.atoms import Atom
+    from lrnn.core.containers import FContainer
+
+    found: List[Tuple[Optional[str], bool, str]] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, FContainer):
+            for inner in node.nodes:
+                visit(inner)
+        elif isinstance(node, Atom):
+            if node.body_function is not None:
+                found.extend(_atom_weight(node._copy(body_function=None)))
+            else:
+                found.extend(_atom_weight(node))
+
+    found.extend(_atom_weight(rule.head))
+    for node in rule.body:
+        visit(node)
+    if rule.offset is not None:
+        found.append((rule.offset.name, bool(rule.offset.is_fixed), str(rule.offset)))
+    return found
+
+
+def _atom_weight(atom: Any) -> List[Tuple[Optional[str], bool, str]]:
+    weight = atom.weight
+    if weight is None:
+        return []
+    return [(weight.name, bool(weight.is_fixed), atom.to_str())]
+
+
+def pnl_numbering(entries: List[Tuple[Any, List[str], List[str]]], engine_names: List[str]) -> List[Tuple[int, str]]:
     """(PyNeuraLogic's index, engine name) of each weight the engine has, in index order.
 
     `entries` are the template's entries in the order added, each as (its statements as
-    PyNeuraLogic prints them, the fact lines and the rule lines it puts in the engine's
+    PyNeuraLogic prints them - or the DSL Rule itself -, the fact lines and the rule lines it puts in the engine's
     text). The engine's text holds every entry's fact lines, then every entry's rule lines;
     the engine numbers facts (`fact<i>.`) and rules (`rule<k>.`) in that text's order."""
     fact_names: Dict[int, str] = {}
@@ -119,8 +154,8 @@ def pnl_numbering(entries: List[Tuple[List[str], List[str], List[str]]], engine_
             fact_names[int(m.group(1))] = name
     known = set(engine_names)
 
-    # the engine's weights of each entry: (engine name or None, named, fixed)
-    engine_weights: List[List[Tuple[Optional[str], Optional[str], bool]]] = [[] for _ in entries]
+    # the engine's weights of each entry: (engine name or None, named, fixed, literal)
+    engine_weights: List[List[Tuple[Optional[str], Optional[str], bool, str]]] = [[] for _ in entries]
     fact_index, rule_index = 0, 0
     for group in (1, 2):
         for e, entry in enumerate(entries):
@@ -130,36 +165,45 @@ def pnl_numbering(entries: List[Tuple[List[str], List[str], List[str]]], engine_
                     continue
                 is_rule, weights = _statement_weights(statement)
                 if is_rule:
-                    for slot, name, fixed in weights:
-                        engine_weights[e].append((f"${name}" if name else f"rule{rule_index}.{slot}", name, fixed))
+                    for slot, name, fixed, literal in weights:
+                        engine_weights[e].append((f"${name}" if name else f"rule{rule_index}.{slot}", name, fixed, literal))
                     rule_index += 1
                 else:
-                    for _slot, name, fixed in weights:
-                        engine_weights[e].append((f"${name}" if name else fact_names.get(fact_index), name, fixed))
+                    for _slot, name, fixed, literal in weights:
+                        engine_weights[e].append((f"${name}" if name else fact_names.get(fact_index), name, fixed, literal))
                     fact_index += 1
 
     numbered: List[Tuple[int, str]] = []
     named_seen: Dict[str, int] = {}
     next_index = 0
     for e, entry in enumerate(entries):
-        # an entry's unnamed weights pair up with the engine's in order, learnable with
-        # learnable and fixed with fixed (a lowered spelling may add fixed constants)
-        unnamed = {
-            fixed: [w for w, name, f in engine_weights[e] if name is None and f == fixed] for fixed in (False, True)
-        }
-        for line in entry[0]:
-            statement = _statement_body(line)
-            if statement is None:
-                continue
-            for _slot, name, fixed in _statement_weights(statement)[1]:
-                if name is not None:
-                    if name in named_seen:
-                        continue
-                    named_seen[name] = next_index
-                    engine_name: Optional[str] = f"${name}"
-                else:
-                    engine_name = unnamed[fixed].pop(0) if unnamed[fixed] else None
-                if engine_name is not None and engine_name in known:
-                    numbered.append((next_index, engine_name))
-                next_index += 1
+        # an entry's unnamed weights pair with the engine's: the same weighted literal first
+        # (a lowered rule moves literals into helper rules), else in order with the same
+        # fixedness (a lowered spelling may add fixed constants)
+        unclaimed = [w for w in engine_weights[e] if w[1] is None]
+        pnl = entry[0]
+        if isinstance(pnl, list):
+            weights = []
+            for line in pnl:
+                statement = _statement_body(line)
+                if statement is not None:
+                    weights += [(name, fixed, literal) for _slot, name, fixed, literal in _statement_weights(statement)[1]]
+        else:
+            weights = _rule_weights(pnl)
+        for name, fixed, literal in weights:
+            engine_name: Optional[str] = None
+            if name is not None:
+                if name in named_seen:
+                    continue
+                named_seen[name] = next_index
+                engine_name = f"${name}"
+            else:
+                match = next((w for w in unclaimed if w[3] == literal), None) or \
+                    next((w for w in unclaimed if w[2] == fixed), None)
+                if match is not None:
+                    unclaimed.remove(match)
+                    engine_name = match[0]
+            if engine_name is not None and engine_name in known:
+                numbered.append((next_index, engine_name))
+            next_index += 1
     return numbered
