@@ -107,6 +107,12 @@ class Parameters(dict):
             return self._pnl_names
         return super().__getitem__(key)
 
+    def __contains__(self, key: Any) -> bool:
+        return key in self._PNL_KEYS or super().__contains__(key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
     def by_name(self) -> Dict[str, Any]:
         """The weights to load: by name, with any value replaced under a PyNeuraLogic index
         taking the place of its named value."""

@@ -411,6 +411,7 @@ def test_parameters_number_weights_as_pyneuralogic_does():
     p = model.parameters()
     assert {k: np.shape(v) for k, v in p["weights"].items()} == {1: (2, 3), 2: (3, 3), 3: (3, 3), 4: (), 5: (1, 3)}
     assert p["weight_names"] == {1: "w1", 2: "w2", 3: "w", 4: "w4", 5: "w5"}
+    assert "weights" in p and p.get("weights") is p["weights"] and p.get("rule0.head") is p["rule0.head"]
     assert np.array_equal(p["weights"][1], p["rule0.head"]) and np.array_equal(p["weights"][2], p["rule0.body0"])
     assert np.array_equal(p["weights"][3], p["$w"]) and float(p["weights"][4]) == 2.0
     # lrnn's own form is unchanged: iterating sees the names only
