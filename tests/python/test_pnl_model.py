@@ -419,6 +419,21 @@ def test_parameters_number_weights_as_pyneuralogic_does():
     assert all(isinstance(v, np.ndarray) for v in p.values())
 
 
+def test_module_weights_number_as_pyneuralogic_does():
+    from lrnn.nn.module import GCNConv, MultiheadAttention
+
+    def numbering(module):
+        model = lrnn.Model()
+        model += module
+        p = model.build(Settings()).parameters()
+        return {k: (p["weight_names"][k], np.shape(v)) for k, v in p["weights"].items()}
+
+    # recorded from PyNeuraLogic 0.9.2: GCN's fixed `<1.0> h__edge(I, I).` takes index 0
+    assert numbering(GCNConv(3, 2, "h", "f", "e")) == {1: ("w1", (2, 3))}
+    assert numbering(MultiheadAttention(4, 2, "out", "q", "k", "v")) == {
+        1: ("out_qw", (4, 4)), 2: ("out_vw", (4, 4)), 3: ("out_kw", (4, 4)), 4: ("w4", (4, 4))}
+
+
 def test_load_state_dict_takes_pyneuralogic_indices():
     model = numbered_template()
     p = model.parameters()

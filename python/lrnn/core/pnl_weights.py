@@ -4,9 +4,10 @@ PyNeuraLogic keys a model's weights by an integer: the order in which its parser
 weight in the template text - statement by statement, in a rule the head's weight before the
 body literals' weights, left to right; a named weight (`$w=...`) takes a number where it first
 appears and keeps it; fixed weights (`<...>`) take a number too but are not parameters. lrnn's
-engine names the same weights `rule3.head`, `rule3.body1`, `fact0.p` and `$w`. This module reads
-the template text the engine was built from and pairs each of PyNeuraLogic's numbers with the
-engine name of the same weight.
+engine names the same weights `rule3.head`, `rule3.body1`, `fact0.p` and `$w`. This module walks
+the template's entries in the order added (PyNeuraLogic's text of each, or the DSL rule) and
+pairs each of PyNeuraLogic's numbers with the engine name of the same weight, found in the
+text the engine was given.
 """
 
 from __future__ import annotations
@@ -72,19 +73,6 @@ def _weight_of(literal: str) -> Optional[Tuple[Optional[str], bool]]:
     if literal[:1] in "[{<" or re.match(r"-?\d", literal):
         return None, literal.startswith("<")
     return None
-
-
-def _predicate_of(atom: str) -> str:
-    atom = atom.strip()
-    named = _NAMED.match(atom)
-    if named:
-        atom = atom[named.end():].lstrip()
-    if atom[:1] in "[{<":
-        closing = {"[": "]", "{": "}", "<": ">"}[atom[0]]
-        atom = atom[atom.index(closing) + 1:].lstrip()
-    elif re.match(r"-?\d", atom):
-        atom = atom.split(None, 1)[1] if " " in atom else atom
-    return re.split(r"[(\s]", atom, 1)[0]
 
 
 def _statement_weights(statement: str) -> Tuple[bool, List[Tuple[str, Optional[str], bool, str]]]:
