@@ -680,13 +680,15 @@ class Model(Template):
         return Parameters(by_name, numbering)
 
     def state_dict(self) -> Dict[str, Any]:
-        """{"weights": by name, "learnable": by name}; "weights" also takes PyNeuraLogic's
-        weight indices (`state["weights"][0] = ...` sets the weight numbered 0)."""
+        """{"weights": by name, "learnable": by name, "weight_names": PyNeuraLogic's
+        {index: name}}; "weights" also takes PyNeuraLogic's weight indices
+        (`state["weights"][0] = ...` sets the weight numbered 0)."""
         engine = self._require_built()
         parameters = self.parameters()
         return {
             "weights": WeightsByNameOrIndex(parameters, dict(parameters.numbering)),
             "learnable": {name: learnable for name, _, learnable in engine.parameters()},
+            "weight_names": parameters["weight_names"],
         }
 
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:

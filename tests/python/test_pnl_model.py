@@ -504,6 +504,7 @@ def test_state_dict_weights_take_indices_and_test_takes_one_built_sample():
     w = np.arange(6.0).reshape(2, 3)
     state["weights"][0] = w  # PyNeuraLogic's index of the one weight
     assert 0 in state["weights"] and 1 not in state["weights"] and list(state["weights"]) == ["rule0.head"]
+    assert state["weight_names"] == {0: "w0"}
     model.load_state_dict(state)
     rows = [[1.0, 0.0, 2.0], [0.5, -1.0, 0.0]]
     built = model.build_dataset(Dataset([Sample(R.h(i), [R.f(i)[row]]) for i, row in enumerate(rows)]))
