@@ -544,3 +544,14 @@ def test_a_builtin_in_a_sum_is_a_condition_and_weights_number_through_sums():
         R.special.next(V.Z, V.T) + R.special.next(V.T, V.Z)
     with pytest.raises(ValueError, match="needs literals with a value"):
         R.a(V.X) * R.special.next(V.X, V.Y)  # only a sum takes a builtin as its condition
+
+
+def test_an_offset_is_numbered_after_its_rules_body():
+    # PyNeuraLogic has no offsets; lrnn's is numbered where it is printed, after the body
+    from lrnn import V, W
+
+    model = lrnn.Model()
+    model += R.h(V.X)[1, 2] <= (R.a(V.X)[2, 2], W[[0.5, 0.25]])
+    p = model.build(Settings()).parameters()
+    assert dict(p.numbering) == {0: "rule0.head", 1: "rule0.body0", 2: "rule0.offset"}
+    assert np.array_equal(p["weights"][2], [0.5, 0.25])

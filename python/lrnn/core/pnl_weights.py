@@ -75,6 +75,24 @@ def _weight_of(literal: str) -> Optional[Tuple[Optional[str], bool]]:
     return None
 
 
+def _is_bare_weight(literal: str) -> bool:
+    """Whether a body element is a weight alone (a rule's offset), not a weighted literal."""
+    literal = literal.strip()
+    named = _NAMED.match(literal)
+    if named:
+        literal = literal[named.end():].lstrip()
+    if re.fullmatch(r"-?[\d.]+(e[-+]?\d+)?", literal):
+        return True
+    if literal[:1] in "[{<":
+        depth = 0
+        for i, c in enumerate(literal):
+            depth += c in _OPEN
+            depth -= c in _CLOSE
+            if depth == 0:
+                return not literal[i + 1:].strip()
+    return False
+
+
 def _statement_weights(statement: str) -> Tuple[bool, List[Tuple[str, Optional[str], bool, str]]]:
     """(is a rule, [(slot, name, fixed, literal)]) of one statement's weights in
     PyNeuraLogic's order: slot is `head`, `body<j>` or `fact`, literal the weighted
@@ -88,7 +106,8 @@ def _statement_weights(statement: str) -> Tuple[bool, List[Tuple[str, Optional[s
         for j, literal in enumerate(_split_top(sides[1], ",")):
             weight = _weight_of(literal)
             if weight is not None:
-                found.append((f"body{j}", *weight, literal.strip()))
+                slot = "offset" if _is_bare_weight(literal) else f"body{j}"
+                found.append((slot, *weight, literal.strip()))
         return True, found
     weight = _weight_of(statement)
     return False, ([("fact", *weight, statement.strip())] if weight is not None else [])
