@@ -82,6 +82,79 @@ def _plain(value: Any) -> Any:
     return float(array.reshape(-1)[0]) if array.size == 1 else array
 
 
+class Parameters(dict):
+    """A model's weights by lrnn name (iteration, `items()`, `len` see only these), that also
+    answers PyNeuraLogic's `parameters()` form: `["weights"]` is {index: value} of the
+    learnable weights numbered as PyNeuraLogic numbers them, `["weight_names"]` {index: name}
+    (`w<index>` for unnamed weights, as PyNeuraLogic prints them). A value replaced in either
+    form is what `Model.load_state_dict` loads."""
+
+    _PNL_KEYS = ("weights", "weight_names")
+
+    def __init__(self, by_name: Dict[str, np.ndarray], numbering: List[Tuple[int, str]]):
+        super().__init__(by_name)
+        self.numbering = list(numbering)
+        self._pnl_weights = {index: by_name[name] for index, name in numbering}
+        self._pnl_originals = dict(self._pnl_weights)
+        self._pnl_names = {
+            index: (name[1:] if name.startswith("$") else f"w{index}") for index, name in numbering
+        }
+
+    def __getitem__(self, key: Any) -> Any:
+        if key == "weights" and not dict.__contains__(self, key):
+            return self._pnl_weights
+        if key == "weight_names" and not dict.__contains__(self, key):
+            return self._pnl_names
+        return super().__getitem__(key)
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self._PNL_KEYS or super().__contains__(key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+    def by_name(self) -> Dict[str, Any]:
+        """The weights to load: by name, with any value replaced under a PyNeuraLogic index
+        taking the place of its named value."""
+        out = dict(self)
+        for index, name in self.numbering:
+            value = self._pnl_weights.get(index)
+            if value is not self._pnl_originals[index]:
+                out[name] = value
+        unknown = sorted(set(self._pnl_weights) - set(self._pnl_originals), key=str)
+        if unknown:
+            raise KeyError(f"the model has no learnable weight with PyNeuraLogic index {unknown[0]}")
+        return out
+
+
+class WeightsByNameOrIndex(dict):
+    """Weights by lrnn name (what iteration and `items()` see), also read and written by
+    PyNeuraLogic's weight index: `weights[0]` is the weight PyNeuraLogic numbers 0."""
+
+    def __init__(self, by_name: Dict[str, Any], index_to_name: Dict[int, str]):
+        super().__init__(by_name)
+        self._index_to_name = index_to_name
+
+    def _name(self, key: Any) -> Any:
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            if int(key) not in self._index_to_name:
+                raise KeyError(f"the model has no learnable weight with PyNeuraLogic index {key} "
+                               f"(it has {sorted(self._index_to_name)})")
+            return self._index_to_name[int(key)]
+        return key
+
+    def __getitem__(self, key: Any) -> Any:
+        return super().__getitem__(self._name(key))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(self._name(key), value)
+
+    def __contains__(self, key: Any) -> bool:
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            return int(key) in self._index_to_name
+        return super().__contains__(key)
+
+
 class BuiltDataset:
     """A dataset grounded and neuralized against one model (PyNeuraLogic's
     `model.build_dataset(dataset)`): pass it to train/test/forward to skip rebuilding."""
@@ -452,7 +525,8 @@ class Model(Template):
         progress: bool = True,
         callback: Any = None,
     ) -> TrainHistory:
-        """Trains for `epochs` (default: the settings' epochs) and returns the history.
+        """Trains for `epochs` (default: the settings' epochs, else one epoch as PyNeuraLogic's
+        Model.train) and returns the history.
         A tqdm bar shows each epoch's loss unless progress=False. `callback(epoch_report)`
         may return False to stop early."""
         engine = self._require_built()
@@ -463,6 +537,8 @@ class Model(Template):
         in_order = batch_size is None and self.settings.batch_size is None and train_set.batch_size is not None
         if in_order:  # PyNeuraLogic's build_dataset(batch_size=): that many samples a step, in order
             batch_size = train_set.batch_size
+        if epochs is None and self.settings.epochs is None:
+            epochs = 1  # PyNeuraLogic's Model.train: one epoch unless told (Settings(epochs=) or epochs=)
         config = self._config(epochs, batch_size)
         if in_order:
             config.setdefault("shuffle", False)
@@ -551,13 +627,27 @@ class Model(Template):
 
     # ---- inference ---------------------------------------------------------------------------
     def test(self, dataset: Any) -> Evaluation:
-        """Outputs, predictions and metrics (loss, accuracy, AUC) on a dataset."""
+        """Outputs, predictions and metrics (loss, accuracy, AUC) on a dataset. For one
+        sample of a built dataset (`model.test(built[i])`, PyNeuraLogic's form) the output of
+        its query (a list of them for several queries)."""
         engine = self._require_built()
+        if isinstance(dataset, BuiltSample):
+            return self._test_sample(dataset)
         built = self.build_dataset(dataset)
         result = engine.evaluate(built._prepared, self.settings.error_function.engine_name)
         return Evaluation(result, built.queries, built.targets)
 
     evaluate = test
+
+    def _test_sample(self, sample: BuiltSample) -> Any:
+        built = self._build_dataset(sample._dataset)
+        # the engine evaluates a built set whole; the sample's outputs are picked from it
+        mine = [k for k, o in enumerate(built._prepared.outputs()) if o[0] == sample.index]
+        if not mine:
+            raise ValueError(f"sample {sample.index} of the built dataset has no query")
+        outputs = self._require_built().evaluate(built._prepared, self.settings.error_function.engine_name)["outputs"]
+        values = [_plain(outputs[k]) for k in mine]
+        return values[0] if len(values) == 1 else values
 
     def __call__(self, dataset: Any) -> Union[np.ndarray, List[np.ndarray]]:
         """Forward pass: the raw output of every query, as one array ((n,) for scalar
@@ -576,21 +666,39 @@ class Model(Template):
         return GroundNetwork(engine.ground_network(built._prepared, sample, self.settings.error_function.engine_name))
 
     # ---- parameters --------------------------------------------------------------------------
-    def parameters(self) -> Dict[str, np.ndarray]:
-        """Every weight by name (a copy): `$name` for named weights, else e.g. `rule2.body0`."""
+    def parameters(self) -> "Parameters":
+        """Every weight by name (a copy): `$name` for named weights, else e.g. `rule2.body0`.
+        The result also answers PyNeuraLogic's form: `["weights"]` (learnable weights by
+        PyNeuraLogic's index) and `["weight_names"]`; `load_state_dict` takes either."""
         engine = self._require_built()
-        return {name: value for name, value, _learnable in engine.parameters()}
+        triples = engine.parameters()
+        by_name = {name: value for name, value, _learnable in triples}
+        learnable = {name for name, _, is_learnable in triples if is_learnable}
+        from lrnn.core.pnl_weights import pnl_numbering
+
+        numbering = [(i, n) for i, n in pnl_numbering(self._pnl_statements(), list(by_name)) if n in learnable]
+        return Parameters(by_name, numbering)
 
     def state_dict(self) -> Dict[str, Any]:
+        """{"weights": by name, "learnable": by name, "weight_names": PyNeuraLogic's
+        {index: name}}; "weights" also takes PyNeuraLogic's weight indices
+        (`state["weights"][0] = ...` sets the weight numbered 0)."""
         engine = self._require_built()
+        parameters = self.parameters()
         return {
-            "weights": {name: value for name, value, _ in engine.parameters()},
+            "weights": WeightsByNameOrIndex(parameters, dict(parameters.numbering)),
             "learnable": {name: learnable for name, _, learnable in engine.parameters()},
+            "weight_names": parameters["weight_names"],
         }
 
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
         engine = self._require_built()
-        weights = state_dict.get("weights", state_dict)
+        if isinstance(state_dict, Parameters):
+            weights = state_dict.by_name()
+        else:
+            weights = state_dict.get("weights", state_dict)
+            if any(isinstance(key, (int, np.integer)) and not isinstance(key, bool) for key in weights):
+                weights = self._names_of_pnl_indices(weights)
         known = {name for name, _, _ in engine.parameters()}
         unknown = sorted(set(weights) - known)
         if unknown:
@@ -608,6 +716,44 @@ class Model(Template):
                     kind="shape",
                 )
             engine.set_parameter(name, value)
+
+    def _pnl_statements(self) -> List[Tuple[Any, List[str], List[str]]]:
+        """Each entry as (PyNeuraLogic's text of it or the DSL rule, its fact lines, its rule lines in the
+        engine's text) - what `Template.__str__` writes, entry by entry."""
+        from lrnn.core.atoms import Atom
+        from lrnn.core.rules import Rule
+        from lrnn.core.template import PredicateDecl, _helper_names
+        from lrnn.nn.module.module import ModuleRule
+
+        new_name = _helper_names(self._entries)
+        out = []
+        for e in self._entries:
+            if isinstance(e, PredicateDecl):
+                continue
+            if isinstance(e, Atom):
+                out.append(([str(e)], [str(e)], []))
+            elif isinstance(e, Rule):
+                out.append((e, [], e.lowered(new_name) if e.has_body_functions() else [str(e)]))
+            elif isinstance(e, ModuleRule):
+                out.append(([e.text], list(e.facts), list(e.rules)))
+            else:
+                out.append((list(e.facts) + list(e.rules), list(e.facts), list(e.rules)))
+        return out
+
+    def _names_of_pnl_indices(self, weights: Dict[Any, Any]) -> Dict[str, Any]:
+        """A PyNeuraLogic state dict's weights (keyed by its weight index) keyed by lrnn name."""
+        index_to_name = dict(self.parameters().numbering)
+        out = {}
+        for key, value in weights.items():
+            if not isinstance(key, (int, np.integer)) or isinstance(key, bool):
+                raise KeyError(f"a state dict mixes PyNeuraLogic indices and names: {key!r}")
+            if int(key) not in index_to_name:
+                raise KeyError(
+                    f"the model has no learnable weight with PyNeuraLogic index {key} "
+                    f"(it has {sorted(index_to_name)})"
+                )
+            out[index_to_name[int(key)]] = value
+        return out
 
     def clone(self) -> "Model":
         """A new model with the same rules; a built model's clone is built with the same

@@ -67,10 +67,12 @@ def test_weights():
 
 
 def test_numpy_values():
-    assert lit(R.emb(C.a)[np.array([1.5, 2.0, -0.25])]) == "[1.5, 2, -0.25] emb(a)"
-    assert lit(R.emb(C.a)[np.eye(2)].fixed()) == "<[[1, 0], [0, 1]]> emb(a)"
+    # a float array prints its whole numbers as floats (PyNeuraLogic prints array.tolist())
+    assert lit(R.emb(C.a)[np.array([1.5, 2.0, -0.25])]) == "[1.5, 2.0, -0.25] emb(a)"
+    assert lit(R.emb(C.a)[np.eye(2)].fixed()) == "<[[1.0, 0.0], [0.0, 1.0]]> emb(a)"
+    assert lit(R.emb(C.a)[np.eye(2, dtype=int)].fixed()) == "<[[1, 0], [0, 1]]> emb(a)"
     assert lit(R.emb(C.a)[np.float32(0.5)]) == "0.5 emb(a)"
-    assert lit(R.emb(C.a)[np.array(3.0)]) == "3 emb(a)"
+    assert lit(R.emb(C.a)[np.array(3.0)]) == "3.0 emb(a)"
     # float64 values print as the shortest text that reads back exactly
     x = np.random.default_rng(0).normal(size=5)
     text = lit(R.emb(C.a)[x])
@@ -232,8 +234,9 @@ def test_tensor_dataset():
     node_facts = "<1> edge(0, 1), <1> edge(1, 2), <1> edge(2, 0), <0> node_feature(0), <1> node_feature(1), <-1> node_feature(2).\n"
     assert examples == (
         "s0 :- " + node_facts + "s1 :- " + node_facts +
-        "s2 :- <0.5> edge(0, 1), <[1, 0]> node_feature(0), <[0, 1]> node_feature(1).\n"
+        "s2 :- <0.5> edge(0, 1), <[1.0, 0.0]> node_feature(0), <[0.0, 1.0]> node_feature(1).\n"
     )
-    assert queries == "s0 :- 1 predict(0).\ns1 :- 1 predict(2).\ns2 :- 1 predict.\n"
+    # values print as given (np.eye is floats), a one-entry label as a float: PyNeuraLogic's float(y)
+    assert queries == "s0 :- 1.0 predict(0).\ns1 :- 1.0 predict(2).\ns2 :- 1.0 predict.\n"
     one_hot = TensorDataset([Data(x=[[1]], edge_index=[[], []], y=2)], number_of_classes=3, one_hot_encode_labels=True)
-    assert one_hot.to_text()[1] == "s0 :- [0, 0, 1] predict.\n"
+    assert one_hot.to_text()[1] == "s0 :- [0.0, 0.0, 1.0] predict.\n"

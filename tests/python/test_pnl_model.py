@@ -13,6 +13,7 @@ import pytest
 
 import lrnn
 import lrnn.model as lrnn_model
+from lrnn.errors import LrnnError
 from lrnn import R, Settings, Template
 from lrnn.dataset import CSVDataset, CSVFile, Data, Dataset, Mode, Sample, TensorDataset
 from lrnn.nn.init import Longtail, Torch, Uniform
@@ -388,3 +389,169 @@ def test_online_training_matches_recorded_pyneuralogic_numbers():
         assert np.allclose(weight(model), np.ravel(run["weights"]["w"]), atol=1e-12, rtol=0), key
         assert model.loss(built) == pytest.approx(run["loss"], abs=1e-12), key
         assert np.allclose([list(r) for r in model.validate(built)], run["validate"], atol=1e-12, rtol=0), key
+
+
+# ---- parameters() in PyNeuraLogic's form ---------------------------------------------------
+def numbered_template():
+    t = lrnn.Model()
+    t += R.k[0.5].fixed()
+    t += R.h(lrnn.V.X)[2, 3] <= (R.a(lrnn.V.X)[3, 3], R.b(lrnn.V.X))
+    t += R.g(lrnn.V.X) <= (R.a(lrnn.V.X)["w":3, 3], R.b(lrnn.V.X))
+    t += R.z[2.0]
+    t += R.g2(lrnn.V.X) <= R.a(lrnn.V.X)["w":3, 3]
+    t += R.q(lrnn.V.X)[1, 3] <= R.a(lrnn.V.X)
+    return t.build(Settings(seed=1))
+
+
+def test_parameters_number_weights_as_pyneuralogic_does():
+    # recorded from PyNeuraLogic 0.9.2 for this template: weights numbered in the order
+    # written, a rule's head weight before its body's, the fixed <0.5> taking index 0 but not
+    # listed, the named $w one index however often it appears
+    model = numbered_template()
+    p = model.parameters()
+    assert {k: np.shape(v) for k, v in p["weights"].items()} == {1: (2, 3), 2: (3, 3), 3: (3, 3), 4: (), 5: (1, 3)}
+    assert p["weight_names"] == {1: "w1", 2: "w2", 3: "w", 4: "w4", 5: "w5"}
+    assert "weights" in p and p.get("weights") is p["weights"] and p.get("rule0.head") is p["rule0.head"]
+    assert np.array_equal(p["weights"][1], p["rule0.head"]) and np.array_equal(p["weights"][2], p["rule0.body0"])
+    assert np.array_equal(p["weights"][3], p["$w"]) and float(p["weights"][4]) == 2.0
+    # lrnn's own form is unchanged: iterating sees the names only
+    assert sorted(p) == ["$w", "fact0.k", "fact1.z", "rule0.body0", "rule0.head", "rule3.head"]
+    assert all(isinstance(v, np.ndarray) for v in p.values())
+
+
+def test_module_weights_number_as_pyneuralogic_does():
+    from lrnn.nn.module import GCNConv, MultiheadAttention
+
+    def numbering(module):
+        model = lrnn.Model()
+        model += module
+        p = model.build(Settings()).parameters()
+        return {k: (p["weight_names"][k], np.shape(v)) for k, v in p["weights"].items()}
+
+    # recorded from PyNeuraLogic 0.9.2: GCN's fixed `<1.0> h__edge(I, I).` takes index 0
+    assert numbering(GCNConv(3, 2, "h", "f", "e")) == {1: ("w1", (2, 3))}
+    assert numbering(MultiheadAttention(4, 2, "out", "q", "k", "v")) == {
+        1: ("out_qw", (4, 4)), 2: ("out_vw", (4, 4)), 3: ("out_kw", (4, 4)), 4: ("w4", (4, 4))}
+
+
+def test_load_state_dict_takes_pyneuralogic_indices():
+    model = numbered_template()
+    p = model.parameters()
+    p["weights"][1] = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    p["weights"][4] = 7.5
+    model.load_state_dict(p)
+    after = model.parameters()
+    assert np.array_equal(after["rule0.head"], [[1, 2, 3], [4, 5, 6]])
+    assert float(after["fact1.z"]) == 7.5
+    assert np.array_equal(after["$w"], p["$w"])  # untouched weights keep their values
+    # a plain PyNeuraLogic state dict ({"weights": {index: value}}) too
+    model.load_state_dict({"weights": {5: [[0.25, 0.5, 0.75]]}})
+    assert np.array_equal(model.parameters()["rule3.head"], [[0.25, 0.5, 0.75]])
+    with pytest.raises(KeyError, match="index 0"):  # 0 is the fixed <0.5>: not a parameter
+        model.load_state_dict({"weights": {0: 1.0}})
+    with pytest.raises(LrnnError, match="shape"):
+        model.load_state_dict({"weights": {1: [1.0, 2.0]}})
+
+
+def test_rnn_weights_set_by_index_give_torchs_rnn():
+    torch = pytest.importorskip("torch", reason="torch is the reference for the RNN cell")
+    from lrnn.nn.module import RNN
+
+    torch.manual_seed(0)
+    rnn = torch.nn.RNN(3, 2, 1, bias=False).double()
+    steps = torch.randn(4, 3, dtype=torch.float64)
+    h0 = torch.randn(1, 2, dtype=torch.float64)
+    model = lrnn.Model()
+    model += RNN(3, 2, "h", "f", "h0", arity=0)
+    model.build(Settings())
+    p = model.parameters()
+    p["weights"][0] = rnn.weight_ih_l0.tolist()  # PyNeuraLogic's order: input weight, then hidden
+    p["weights"][1] = rnn.weight_hh_l0.tolist()
+    model.load_state_dict(p)
+    facts = [R.h0[h0[0].tolist()]] + [R.f(i + 1)[steps[i].tolist()] for i in range(4)]
+    out = np.asarray(model(Dataset([Sample(R.h(4), facts)]))).reshape(-1)
+    expected, _ = rnn(steps, h0)
+    assert np.allclose(out, expected[-1].detach().numpy(), atol=1e-12)
+
+
+def test_train_runs_one_epoch_unless_told():
+    # PyNeuraLogic's Model.train(dataset, epochs=1)
+    assert len(linear_model(Settings(optimizer=SGD(lr=0.1))).train(linear_dataset(), progress=False)) == 1
+    assert len(linear_model(Settings(optimizer=SGD(lr=0.1), epochs=3)).train(linear_dataset(), progress=False)) == 3
+    assert len(linear_model(Settings(optimizer=SGD(lr=0.1))).train(linear_dataset(), 4, progress=False)) == 4
+
+
+def test_data_logic_form_prints_values_as_given():
+    query, facts = Data(x=[[0, 1], [1, 0]], edge_index=[[0], [1]], y=1).to_logic_form()
+    assert str(query) == "1.0 predict."  # a one-entry label is a float, as PyNeuraLogic's float(y)
+    assert [str(f) for f in facts] == ["<1> edge(0, 1).", "<[0, 1]> node_feature(0).", "<[1, 0]> node_feature(1)."]
+    query, facts = Data(x=np.array([[0.0, 1.5]]), edge_index=[[], []], y=[0, 1]).to_logic_form()
+    assert str(query) == "[0, 1] predict." and [str(f) for f in facts] == ["<[0.0, 1.5]> node_feature(0)."]
+    query, _ = Data(x=[[1]], edge_index=[[], []], y=2).to_logic_form(one_hot_encode_labels=True, max_classes=3)
+    assert str(query) == "[0.0, 0.0, 1.0] predict."
+    assert str(R.p[1.0]) == "1.0 p." and str(R.p[1]) == "1 p."
+
+
+def test_state_dict_weights_take_indices_and_test_takes_one_built_sample():
+    from lrnn.core.constructs.function.function import TransformationFunction
+
+    assert isinstance(lrnn.Transformation.TANH, TransformationFunction)  # PyNeuraLogic's annotation type
+    model = lrnn.Model()
+    model += (R.h(lrnn.V.X)[2, 3] <= R.f(lrnn.V.X)) | [lrnn.Transformation.IDENTITY]
+    model += R.h / 1 | [lrnn.Transformation.IDENTITY]
+    model.build(Settings())
+    state = model.state_dict()
+    w = np.arange(6.0).reshape(2, 3)
+    state["weights"][0] = w  # PyNeuraLogic's index of the one weight
+    assert 0 in state["weights"] and 1 not in state["weights"] and list(state["weights"]) == ["rule0.head"]
+    assert state["weight_names"] == {0: "w0"}
+    model.load_state_dict(state)
+    rows = [[1.0, 0.0, 2.0], [0.5, -1.0, 0.0]]
+    built = model.build_dataset(Dataset([Sample(R.h(i), [R.f(i)[row]]) for i, row in enumerate(rows)]))
+    for i, row in enumerate(rows):
+        assert np.allclose(model.test(built[i]), w @ np.array(row), atol=1e-12)
+    with pytest.raises(KeyError, match="index 3"):
+        state["weights"][3] = w
+
+
+def test_a_builtin_in_a_sum_is_a_condition_and_weights_number_through_sums():
+    from lrnn import V
+    from lrnn.nn.module import RNN
+
+    def built(dsl):
+        model = lrnn.Model()
+        if dsl:  # PyNeuraLogic's recurrent rules written with `+`, the builtin inside the sum
+            model += R.h(0) <= R.h0
+            model += (R.h(V.T) <= R.f(V.T)[2, 3] + R.h(V.Z)[2, 2] + R.special.next(V.Z, V.T)) | [lrnn.Transformation.TANH]
+        else:
+            model += RNN(3, 2, "h", "f", "h0", arity=0)
+        return model.build(Settings())
+
+    dsl, module = built(True), built(False)
+    p = dsl.parameters()
+    assert {k: np.shape(v) for k, v in p["weights"].items()} == {0: (2, 3), 1: (2, 2)}
+    w_in, w_h = np.arange(6.0).reshape(2, 3) / 10, np.array([[0.5, -0.25], [0.1, 0.3]])
+    for model in (dsl, module):
+        model.load_state_dict({"weights": {0: w_in, 1: w_h}})
+    facts = [R.h0[[0.2, -0.1]], R.f(1)[[1.0, 0.0, 2.0]], R.f(2)[[0.5, 0.5, -1.0]]]
+    data = Dataset([Sample(R.h(2), facts)])
+    h = np.array([0.2, -0.1])
+    for x in ([1.0, 0.0, 2.0], [0.5, 0.5, -1.0]):
+        h = np.tanh(w_in @ np.array(x) + w_h @ h)
+    assert np.allclose(np.asarray(dsl(data)).reshape(-1), h, atol=1e-12)
+    assert np.allclose(np.asarray(module(data)).reshape(-1), h, atol=1e-12)
+    with pytest.raises(ValueError, match="besides builtins"):
+        R.special.next(V.Z, V.T) + R.special.next(V.T, V.Z)
+    with pytest.raises(ValueError, match="needs literals with a value"):
+        R.a(V.X) * R.special.next(V.X, V.Y)  # only a sum takes a builtin as its condition
+
+
+def test_an_offset_is_numbered_after_its_rules_body():
+    # PyNeuraLogic has no offsets; lrnn's is numbered where it is printed, after the body
+    from lrnn import V, W
+
+    model = lrnn.Model()
+    model += R.h(V.X)[1, 2] <= (R.a(V.X)[2, 2], W[[0.5, 0.25]])
+    p = model.build(Settings()).parameters()
+    assert dict(p.numbering) == {0: "rule0.head", 1: "rule0.body0", 2: "rule0.offset"}
+    assert np.array_equal(p["weights"][2], [0.5, 0.25])

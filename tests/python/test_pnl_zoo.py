@@ -759,7 +759,7 @@ def test_a_users_module_returns_dsl_rules_from_call():
     template = Template()
     template += Double()
     template.add_module(M.Linear(1, 1, "z", "y"))
-    assert str(Double()) == "y(X) :- <2> x(X)."
+    assert str(Double()) == "y(X) :- <2.0> x(X)."  # 2.0 prints as written
     model = template.build(Settings())
     y = np.asarray(model(Dataset([Sample([R.z(0)], [R.x(0)[3.0]])]))).reshape(-1)
     (w,) = model.parameters()["rule1.head"].reshape(-1)

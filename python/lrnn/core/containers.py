@@ -34,13 +34,19 @@ class FContainer:
         for node in nodes:
             if not isinstance(node, (Atom, FContainer)):
                 raise TypeError(f"{function}(...) takes relations, got {type(node).__name__}: {node!r}")
-            if isinstance(node, Atom) and (node.negated or node.special or node.hidden):
+            # a builtin in a sum (`R.f(T) + R.h(Z) + R.special.next(Z, T)`, as PyNeuraLogic
+            # writes its recurrent rules) is a condition of the sum's body, not a term of it
+            is_condition = isinstance(node, Atom) and node.special and not node.negated and function.name == "sum" \
+                and function.kind == COMBINATION
+            if isinstance(node, Atom) and (node.negated or node.special or node.hidden) and not is_condition:
                 raise ValueError(f"{function}(...) needs literals with a value, got {node.to_str()}")
             # sums of sums (R.a + R.b + R.c) are one sum, as in PyNeuraLogic
             if isinstance(node, FContainer) and function.kind == COMBINATION and node.function == function:
                 flat.extend(node.nodes)
             else:
                 flat.append(node)
+        if all(isinstance(n, Atom) and n.special for n in flat):
+            raise ValueError(f"{function}(...) needs a literal with a value besides builtins")
         if function.kind == TRANSFORMATION and len(flat) != 1:
             raise ValueError(f"the transformation {function} applies to one relation, got {len(flat)}")
         self.nodes: Tuple[Any, ...] = tuple(flat)

@@ -23,7 +23,7 @@ class Weight:
 
     SCALAR, VECTOR, MATRIX, DIMS, REFERENCE = "scalar", "vector", "matrix", "dims", "reference"
 
-    __slots__ = ("kind", "rows", "cols", "data", "name", "is_fixed", "dims_is_vector")
+    __slots__ = ("kind", "rows", "cols", "data", "name", "is_fixed", "dims_is_vector", "float_marks")
 
     def __init__(
         self,
@@ -43,6 +43,9 @@ class Weight:
         self.name = name
         self.is_fixed = fixed
         self.dims_is_vector = dims_is_vector
+        # per entry, True where the user wrote a float (PyNeuraLogic prints 1.0 as `1.0` and
+        # 1 as `1`); None when unknown (parsed text, shapes), which prints as the C++ printer
+        self.float_marks: Optional[Tuple[bool, ...]] = None
 
     # ---- construction ----------------------------------------------------------------------
     @staticmethod
@@ -93,7 +96,15 @@ class Weight:
         if isinstance(value, bool):
             return Weight(Weight.SCALAR, data=np.array([1.0 if value else 0.0]), fixed=fixed)
         if isinstance(value, numbers.Real):
-            return Weight(Weight.SCALAR, data=np.array([float(value)]), fixed=fixed)
+            weight = Weight(Weight.SCALAR, data=np.array([float(value)]), fixed=fixed)
+            weight.float_marks = (_written_as_float(value),)
+            return weight
+        weight = Weight._array_value(value, fixed)
+        weight.float_marks = _float_marks(value, weight.data.size)
+        return weight
+
+    @staticmethod
+    def _array_value(value: Any, fixed: bool) -> "Weight":
         try:
             array = np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError) as e:
@@ -118,7 +129,9 @@ class Weight:
         return copy
 
     def copy(self) -> "Weight":
-        return Weight(self.kind, self.rows, self.cols, self.data, self.name, self.is_fixed, self.dims_is_vector)
+        copy = Weight(self.kind, self.rows, self.cols, self.data, self.name, self.is_fixed, self.dims_is_vector)
+        copy.float_marks = self.float_marks
+        return copy
 
     # ---- reading -------------------------------------------------------------------------------
     @property
@@ -138,14 +151,17 @@ class Weight:
 
     # ---- printing ------------------------------------------------------------------------------
     def _body(self) -> str:
-        f = _text.format_number
+        marks = self.float_marks if self.float_marks is not None and len(self.float_marks) == self.data.size else None
+        texts = [
+            _as_written(x, marks[i] if marks is not None else False) for i, x in enumerate(self.data.tolist())
+        ]
         if self.kind == Weight.SCALAR:
-            return f(self.data[0])
+            return texts[0]
         if self.kind == Weight.VECTOR:
-            return "[" + ", ".join(map(f, self.data.tolist())) + "]"
+            return "[" + ", ".join(texts) + "]"
         if self.kind == Weight.MATRIX:
-            rows = self.data.reshape(self.rows, self.cols).tolist()
-            return "[" + ", ".join("[" + ", ".join(map(f, row)) + "]" for row in rows) + "]"
+            rows = [texts[r * self.cols:(r + 1) * self.cols] for r in range(self.rows)]
+            return "[" + ", ".join("[" + ", ".join(row) + "]" for row in rows) + "]"
         if self.kind == Weight.DIMS:
             return "{" + (str(self.rows) if self.dims_is_vector else f"{self.rows}, {self.cols}") + "}"
         return ""  # reference: only the name
@@ -180,6 +196,43 @@ class Weight:
 
     def __hash__(self) -> int:
         return hash(str(self))
+
+
+def _written_as_float(x: Any) -> bool:
+    return isinstance(x, (float, np.floating))
+
+
+def _float_marks(value: Any, size: int) -> Optional[Tuple[bool, ...]]:
+    """Which entries of a (nested) list or array were written as floats, row-major."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and not isinstance(value, (list, tuple)):
+        # an array or a tensor: its dtype decides (read without converting the values again)
+        floating = getattr(dtype, "is_floating_point", None)  # a torch dtype
+        try:
+            return ((bool(floating) if floating is not None else np.dtype(dtype).kind == "f"),) * size
+        except TypeError:
+            return None
+    marks: List[bool] = []
+
+    def walk(v: Any) -> None:
+        if isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
+        elif isinstance(v, np.ndarray):
+            marks.extend([v.dtype.kind == "f"] * v.size)
+        else:
+            marks.append(_written_as_float(v))
+
+    walk(value)
+    return tuple(marks) if len(marks) == size else None
+
+
+def _as_written(x: float, written_as_float: bool) -> str:
+    """The C++ printer's text of `x`, with `.0` kept on a whole float the user wrote as one."""
+    text = _text.format_number(x)
+    if written_as_float and text.lstrip("-").isdigit():
+        return text + ".0"
+    return text
 
 
 class WeightFactory:

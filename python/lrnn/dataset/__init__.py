@@ -229,6 +229,10 @@ class Data:
         if self.edge_attr is not None and len(self.edge_attr) != self.edge_index.shape[1]:
             raise ValueError(f"{len(self.edge_attr)} edge attributes for {self.edge_index.shape[1]} edges")
         self.y_mask = None if y_mask is None else [int(i) for i in np.ravel(_array(y_mask, "y_mask"))]
+        # whether each was given as floats: the logic form prints values as written
+        # (PyNeuraLogic: [0, 1] stays `[0, 1]`, a float tensor prints `[0.0, 1.0]`)
+        self._floats = {"x": _written_as_floats(x), "y": _written_as_floats(y),
+                        "edge_attr": edge_attr is not None and _written_as_floats(edge_attr)}
 
     def to_logic_form(
         self,
@@ -255,12 +259,12 @@ class Data:
             elif one_hot_decode_edge_features:
                 facts.append(_R.get(f"{edge_name}_{int(np.argmax(self.edge_attr[k]))}")(u, v)[1].fixed())
             else:
-                facts.append(_R.get(edge_name)(u, v)[_value(self.edge_attr[k])].fixed())
+                facts.append(_R.get(edge_name)(u, v)[_value(self.edge_attr[k], self._floats["edge_attr"])].fixed())
         for i, row in enumerate(self.x):
             if one_hot_decode_features:
                 facts.append(_R.get(f"{feature_name}_{int(np.argmax(row))}")(i)[1].fixed())
             else:
-                facts.append(_R.get(feature_name)(i)[_value(row)].fixed())
+                facts.append(_R.get(feature_name)(i)[_value(row, self._floats["x"])].fixed())
 
         def query(label: Any, node: Optional[int]) -> Atom:
             relation = _R.get(output_name) if node is None else _R.get(output_name)(node)
@@ -272,8 +276,10 @@ class Data:
                         raise ValueError(f"label {index} is not a class index below max_classes={max_classes}")
                     label = np.zeros(max_classes)
                     label[index] = 1.0
-                return relation[label]
-            return relation[float(np.ravel(label)[0]) if label.size == 1 else label]
+                    return relation[label]
+                return relation[_value(label, self._floats["y"])]
+            # a one-entry label is a float (PyNeuraLogic's float(y)), a vector as given
+            return relation[float(np.ravel(label)[0]) if label.size == 1 else _value(label, self._floats["y"])]
 
         if self.y_mask is not None:
             return [query(self.y[i], i) for i in self.y_mask], facts
@@ -299,9 +305,23 @@ def _array(value: Any, what: str) -> np.ndarray:
         raise ValueError(f"{what} must be numbers (a list, NumPy array or tensor): {e}") from None
 
 
-def _value(row: np.ndarray) -> Any:
-    row = np.asarray(row)
-    return float(row.reshape(-1)[0]) if row.size == 1 else row
+def _value(row: np.ndarray, floats: bool = True) -> Any:
+    """A row as the Python numbers it was given as: floats, or ints where it held ints."""
+    row = np.asarray(row, dtype=np.float64)
+    if not floats:
+        row = row.astype(np.int64)
+    return row.reshape(-1)[0].item() if row.size == 1 else row.tolist()
+
+
+def _written_as_floats(value: Any) -> bool:
+    """Whether numbers were given as floats: a float dtype, or any float in a (nested) list."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        is_floating = getattr(dtype, "is_floating_point", None)  # a torch dtype
+        return bool(is_floating) if is_floating is not None else np.dtype(dtype).kind == "f"
+    if isinstance(value, (list, tuple)):
+        return any(_written_as_floats(v) for v in value)
+    return isinstance(value, float)
 
 
 class TensorDataset:
