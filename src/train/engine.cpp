@@ -235,23 +235,41 @@ Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind) const {
   return ev;
 }
 
+// A fresh optimizer unless this engine already trained (or was loaded) with the same kind.
+void Engine::prepare_optimizer(const OptimizerConfig& wanted) {
+  const bool keep = optimizer_ && optimizer_->config().kind == wanted.kind;
+  if (!keep) {
+    optimizer_ = std::make_unique<Optimizer>(wanted, model_.params.size());
+    if (!optimizer_state_.empty() && optimizer_config_.kind == wanted.kind) optimizer_->set_state(optimizer_state_);
+  } else if (!(optimizer_->config().lr == wanted.lr)) {
+    std::vector<double> state = optimizer_->state();
+    optimizer_ = std::make_unique<Optimizer>(wanted, model_.params.size());
+    optimizer_->set_state(state);
+  }
+  optimizer_config_ = wanted;
+  optimizer_state_.clear();
+}
+
+// One optimizer step on the learnable parameters: fixed ones get no gradient and keep their
+// values whatever the optimizer does (weight decay, momentum); gradients are clipped first.
+void Engine::step_learnable(std::vector<double>& grads, double lr, const TrainConfig& config,
+                            std::vector<double>& fixed_values) {
+  for (size_t i = 0; i < grads.size(); ++i)
+    if (!learnable_[i]) grads[i] = 0.0;
+  clip_gradients(grads, config.clip_grad_value, config.clip_grad_norm);
+  fixed_values.clear();
+  for (size_t i = 0; i < learnable_.size(); ++i)
+    if (!learnable_[i]) fixed_values.push_back(model_.params.values[i]);
+  optimizer_->step(model_.params.values, grads, lr);
+  for (size_t i = 0, k = 0; i < learnable_.size(); ++i)
+    if (!learnable_[i]) model_.params.values[i] = fixed_values[k++];
+}
+
 TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test, const TrainConfig& config,
                           const std::function<bool(const EpochInfo&)>& on_epoch) {
   TrainResult result;
   const auto t_train = std::chrono::steady_clock::now();
-  // A fresh optimizer unless this engine already trained (or was loaded) with the same kind.
-  const bool keep = optimizer_ && optimizer_->config().kind == config.optimizer.kind;
-  if (!keep) {
-    optimizer_ = std::make_unique<Optimizer>(config.optimizer, model_.params.size());
-    if (!optimizer_state_.empty() && optimizer_config_.kind == config.optimizer.kind)
-      optimizer_->set_state(optimizer_state_);
-  } else if (!(optimizer_->config().lr == config.optimizer.lr)) {
-    std::vector<double> state = optimizer_->state();
-    optimizer_ = std::make_unique<Optimizer>(config.optimizer, model_.params.size());
-    optimizer_->set_state(state);
-  }
-  optimizer_config_ = config.optimizer;
-  optimizer_state_.clear();
+  prepare_optimizer(config.optimizer);
 
   // Outputs of each sample in the set's output order, for targets per batch output.
   std::vector<uint32_t> sample_first_output(train_set.size() + 1, 0);
@@ -311,15 +329,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
         std::fill(grads.begin(), grads.end(), 0.0);
         exec::backward(plan, model_.params, ws_, grads);
       }
-      for (size_t i = 0; i < grads.size(); ++i)
-        if (!learnable_[i]) grads[i] = 0.0;
-      clip_gradients(grads, config.clip_grad_value, config.clip_grad_norm);
-      fixed_values.clear();
-      for (size_t i = 0; i < learnable_.size(); ++i)
-        if (!learnable_[i]) fixed_values.push_back(model_.params.values[i]);
-      optimizer_->step(model_.params.values, grads, lr);
-      for (size_t i = 0, k = 0; i < learnable_.size(); ++i)
-        if (!learnable_[i]) model_.params.values[i] = fixed_values[k++];
+      step_learnable(grads, lr, config, fixed_values);
     }
     ++epochs_trained_;
     EpochInfo report;

@@ -154,6 +154,8 @@ class Engine {
   size_t cached_batch_plans() const { return batch_plans_.size(); }
 
  private:
+  void prepare_optimizer(const OptimizerConfig& wanted);
+  void step_learnable(std::vector<double>& grads, double lr, const TrainConfig& config, std::vector<double>& fixed_values);
   const exec::Plan& plan_for_batch(const PreparedSet& set, const std::vector<uint32_t>& batch);
 
   TemplateAst ast_;
