@@ -13,6 +13,7 @@
 #include "neural/functions.hpp"
 
 #include "lrnn/diagnostics.hpp"
+#include "syntax/number_text.hpp"
 
 namespace lrnn::neural {
 
@@ -201,13 +202,6 @@ Shape checked_shape(int64_t rows, int64_t cols, const std::string& what) {
 
 namespace {
 
-// The shortest text that reads back as `v` (std::to_chars), as the printer writes numbers.
-std::string shortest_text(double v) {
-  char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, end);
-}
-
 // leaky_relu(0.2) / leaky_relu(alpha=0.2): one finite number, the slope for x <= 0.
 double parse_leaky_slope(const FunctionSpec& f, const Span& span) {
   std::string text;
@@ -305,7 +299,7 @@ std::string to_string(const Activation& a) {
   if (a.kind == ActivationKind::Reshape)
     return name + "(" + std::to_string(a.rows) + "," + std::to_string(a.cols) + ")";
   if (a.kind == ActivationKind::LeakyRelu && a.slope != Activation::kDefaultLeakySlope)
-    return name + "(" + shortest_text(a.slope) + ")";
+    return name + "(" + shortest_number(a.slope) + ")";
   return name;
 }
 

@@ -12,27 +12,18 @@
 #include <sstream>
 
 #include "lrnn/rasp.hpp"
+#include "syntax/number_text.hpp"
 
 namespace lrnn::rasp {
 
 namespace {
-
-// Shortest text that reads back as the same double.
-std::string exact(double v) {
-  char buf[40];
-  for (int digits = 6; digits <= 17; ++digits) {
-    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
-}
 
 // A rows x cols row-major matrix in the template syntax ([[..], [..]]).
 std::string matrix(const std::vector<double>& m, int rows, int cols) {
   std::string out = "[";
   for (int r = 0; r < rows; ++r) {
     out += r ? ", [" : "[";
-    for (int c = 0; c < cols; ++c) out += (c ? ", " : "") + exact(m[static_cast<size_t>(r) * cols + c]);
+    for (int c = 0; c < cols; ++c) out += (c ? ", " : "") + shortest_number(m[static_cast<size_t>(r) * cols + c]);
     out += "]";
   }
   return out + "]";
@@ -40,7 +31,7 @@ std::string matrix(const std::vector<double>& m, int rows, int cols) {
 
 std::string vector_text(const std::vector<double>& v) {
   std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + exact(v[i]);
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + shortest_number(v[i]);
   return out + "]";
 }
 

@@ -4,16 +4,13 @@
 #include <charconv>
 
 #include "lrnn/syntax.hpp"
+#include "syntax/number_text.hpp"
 
 namespace lrnn {
 
 namespace {
 
-void append_number(std::string& out, double v) {
-  char buf[64];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, p);
-}
+void append_number(std::string& out, double v) { out += shortest_number(v); }
 
 bool is_plain_constant(const std::string& s) {
   if (s.empty() || !(s[0] >= 'a' && s[0] <= 'z')) return false;

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "lrnn/diagnostics.hpp"
+#include "syntax/number_text.hpp"
 
 namespace lrnn::train {
 
@@ -92,13 +93,6 @@ const std::vector<Named<ScheduleKind>>& schedule_names() {
   return names;
 }
 
-// Shortest text that reads back as exactly `v`.
-std::string number_text(double v) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, end);
-}
-
 }  // namespace
 
 // ---- random numbers -----------------------------------------------------------------------
@@ -157,7 +151,7 @@ std::string to_string(const Initializer& init) {
   std::string s = canonical(init_names(), init.kind);
   if (init.scale != 1.0) {
     s += '(';
-    s += number_text(init.scale);
+    s += shortest_number(init.scale);
     s += ')';
   }
   return s;

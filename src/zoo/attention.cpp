@@ -6,6 +6,7 @@
 
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
+#include "syntax/number_text.hpp"
 #include "zoo/text.hpp"
 
 namespace lrnn::zoo {
@@ -57,12 +58,7 @@ TemplateAst Module::ast() const { return parse_template(text(), "<zoo:" + kind +
 
 namespace detail {
 
-std::string number(double v) {
-  char buf[64];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  std::string s(buf, p);
-  return s;
-}
+std::string number(double v) { return shortest_number(v); }
 
 std::string filled_vector(int n, double v) {
   std::string s = "[";
