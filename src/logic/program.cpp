@@ -207,7 +207,7 @@ BodyLiteral Program::compile_body_literal(RuleTerms& terms, const Literal& l, ui
     }
     bl.kind = BodyLiteral::Kind::Builtin;
     bl.op = info->op;
-    if (is_eval(bl.op) && !l.hidden) {  // a neuron input: its atoms are "@op_eval(a, b)"
+    if (is_neuron_input(l)) {  // a value builtin: its atoms are "@op_eval(a, b)"
       bl.pred = intern_predicate("@" + l.predicate, l.arity());
       bl.input_slot = input_count++;
       cr.input_literals.push_back(i);
@@ -216,7 +216,7 @@ BodyLiteral Program::compile_body_literal(RuleTerms& terms, const Literal& l, ui
     if (l.args.size() > 64) throw Error(ErrorKind::Semantic, l.span, "more than 64 arguments");
     bl.kind = l.negated ? BodyLiteral::Kind::Negated : BodyLiteral::Kind::Positive;
     bl.pred = intern_predicate(l.predicate, l.arity());
-    if (!l.negated && !l.hidden) {
+    if (is_neuron_input(l)) {
       bl.input_slot = input_count++;
       cr.input_literals.push_back(i);
     }

@@ -54,19 +54,10 @@ std::vector<uint8_t> Parameters::learnable_mask() const {
   return mask;
 }
 
-namespace {
-// @add_eval(a, b) and the like are neuron inputs (their value is a op b); other builtins are not.
-bool is_eval_builtin(const std::string& name) {
-  const BuiltinInfo* b = find_builtin(name);
-  return b && is_eval(b->op);
-}
-}  // namespace
-
 std::vector<uint32_t> TemplateModel::input_literals(const Rule& rule) {
   std::vector<uint32_t> out;
   for (uint32_t i = 0; i < rule.body.size(); ++i) {
-    const Literal& l = rule.body[i];
-    if (!l.hidden && !l.negated && (!l.builtin || is_eval_builtin(l.predicate))) out.push_back(i);
+    if (is_neuron_input(rule.body[i])) out.push_back(i);
   }
   return out;
 }

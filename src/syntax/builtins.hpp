@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "lrnn/ast.hpp"
+
 namespace lrnn {
 
 enum class BuiltinOp : uint8_t {
@@ -35,5 +37,15 @@ inline bool is_arithmetic(BuiltinOp op) {
          op == BuiltinOp::Mod;
 }
 inline bool is_eval(BuiltinOp op) { return op >= BuiltinOp::AddEval; }
+
+// Whether a body literal is an input of its rule's neuron: atoms neither hidden (`*`) nor
+// negated (`!`), and the value builtins (@op_eval); other builtins are logic only. The logic
+// stage (which groundings exist) and the neural stage (what they compute) both ask this.
+inline bool is_neuron_input(const Literal& l) {
+  if (l.hidden || l.negated) return false;
+  if (!l.builtin) return true;
+  const BuiltinInfo* b = find_builtin(l.predicate);
+  return b && is_eval(b->op);
+}
 
 }  // namespace lrnn

@@ -115,10 +115,6 @@ void clip_gradients(std::vector<double>& grads, double clip_value, double clip_n
 Engine::Engine(const TemplateAst& ast, const Initializer& init, uint64_t seed) : ast_(ast) {
   program_ = std::make_unique<logic::Program>(ast_);
   model_ = neural::TemplateModel::compile(ast_, rule_variables(*program_));
-  for (uint32_t r = 0; r < program_->num_rules(); ++r)
-    if (program_->input_literals(r) != neural::TemplateModel::input_literals(ast_.rules[r]))
-      throw Error(ErrorKind::Runtime, ast_.rules[r].span,
-                  "internal: the logic and neural stages disagree on the rule's input literals");
   Rng rng(seed);
   initialize(init, model_.params, rng);
   learnable_ = model_.params.learnable_mask();
