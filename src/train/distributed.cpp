@@ -284,30 +284,17 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
   sum_.reset(num_params + 1);  // the parameters, then the loss
   const size_t first = set.shard_first, last = set.shard_first + set.size();
   auto begin = std::lower_bound(batch.begin(), batch.end(), static_cast<uint32_t>(first));
-  std::vector<double> loss_grad;
-  const double divisor = loss_divisor(loss_kind, total.count);  // a mean, or 1 for summed losses
   for (auto it = begin; it != batch.end() && *it < last; ++it) {
     const size_t local = *it - first;
     const exec::Plan& plan = plan_of(model, set, local);
     exec::forward(plan, model.params, ws_);
     ws_.grads.assign(plan.num_values, 0.0);
-    double sample_loss = 0;
-    for (size_t o = 0; o < plan.outputs.size(); ++o) {
-      const std::vector<double>& target = set.outputs[first_output_[local] + o].target;
-      if (target.empty()) continue;
-      std::vector<double> y = exec::output_value(plan, ws_, o);
-      loss_grad.assign(y.size(), 0.0);
-      sample_loss += loss(loss_kind, y, target, loss_grad);
-      if (predictions) {
-        std::vector<double> p(y.size());
-        predict(loss_kind, y, p);
-        predictions->push_back(std::move(p));
-      }
-      if (targets) targets->push_back(target);
-      const exec::OutputRef& ref = plan.outputs[o];
-      if (ref.offset == exec::kNoValue) continue;
-      for (size_t k = 0; k < y.size(); ++k) ws_.grads[ref.offset + k] += loss_grad[k] / divisor;
-    }
+    const double sample_loss =
+        seed_loss_gradients(
+            plan, ws_, loss_kind,
+            [&](size_t o) -> const std::vector<double>& { return set.outputs[first_output_[local] + o].target; },
+            predictions, targets, total.count)
+            .sum;
     sample_grads_.assign(num_params, 0.0);
     exec::backward(plan, model.params, ws_, sample_grads_);
     for (size_t i = 0; i < num_params; ++i) sum_.add(i, sample_grads_[i]);

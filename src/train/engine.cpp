@@ -73,10 +73,12 @@ Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
 
 LossSum seed_loss_gradients(const exec::Plan& plan, exec::Workspace& ws, LossKind loss_kind,
                             const std::function<const std::vector<double>&(size_t)>& target_of_output,
-                            std::vector<std::vector<double>>* predictions, std::vector<std::vector<double>>* targets) {
+                            std::vector<std::vector<double>>* predictions, std::vector<std::vector<double>>* targets,
+                            size_t mean_over) {
   LossSum total;
   for (size_t o = 0; o < plan.outputs.size(); ++o)
     if (!target_of_output(o).empty()) ++total.count;
+  const double divisor = loss_divisor(loss_kind, mean_over ? mean_over : total.count);
   std::vector<double> loss_grad;
   for (size_t o = 0; o < plan.outputs.size(); ++o) {
     const std::vector<double>& target = target_of_output(o);
@@ -92,7 +94,6 @@ LossSum seed_loss_gradients(const exec::Plan& plan, exec::Workspace& ws, LossKin
     if (targets) targets->push_back(target);
     const exec::OutputRef& ref = plan.outputs[o];
     if (ref.offset == exec::kNoValue) continue;
-    const double divisor = loss_divisor(loss_kind, total.count);
     for (size_t k = 0; k < y.size(); ++k) ws.grads[ref.offset + k] += loss_grad[k] / divisor;
   }
   return total;

@@ -70,8 +70,9 @@ struct PreparedSet {
 
 // The loss of one pass against the targets of the plan's outputs (`target_of_output(o)`;
 // empty: no target): dL/dy / n is added into ws.grads at each targeted output (n: the
-// outputs with a target), the summed loss and n are returned, and `predictions` /
-// `targets` (if given) receive each targeted output's prediction and target.
+// outputs with a target, or `mean_over` when the loss is a mean over a larger batch, as
+// one sample of a sharded batch is), the summed loss and the plan's count are returned, and
+// `predictions` / `targets` (if given) receive each targeted output's prediction and target.
 struct LossSum {
   double sum = 0;
   size_t count = 0;
@@ -79,7 +80,7 @@ struct LossSum {
 LossSum seed_loss_gradients(const exec::Plan& plan, exec::Workspace& ws, LossKind loss,
                             const std::function<const std::vector<double>&(size_t)>& target_of_output,
                             std::vector<std::vector<double>>* predictions = nullptr,
-                            std::vector<std::vector<double>>* targets = nullptr);
+                            std::vector<std::vector<double>>* targets = nullptr, size_t mean_over = 0);
 
 // Loss, predictions and metrics over outputs (in OutputInfo order).
 Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
