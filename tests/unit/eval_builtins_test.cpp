@@ -10,16 +10,11 @@
 
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/model.hpp"
+#include "single_output.hpp"
 
 namespace {
 
-// The output of the only query.
-double output_of(const std::string& tmpl, const std::string& examples, const std::string& queries) {
-  lrnn::Model model(lrnn::Template::from_string(tmpl));
-  lrnn::Evaluation ev = model.evaluate(lrnn::Dataset::from_text(examples, queries));
-  EXPECT_EQ(ev.outputs.size(), 1u);
-  return ev.outputs.at(0).value.at(0);
-}
+using lrnn_test::output_of;
 
 struct Case {
   const char* op;

@@ -8,16 +8,12 @@
 
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/model.hpp"
+#include "single_output.hpp"
 #include "lrnn/syntax.hpp"
 
 namespace {
 
-double output_of(const std::string& tmpl, const std::string& examples, const std::string& queries) {
-  lrnn::Model model(lrnn::Template::from_string(tmpl));
-  lrnn::Evaluation ev = model.evaluate(lrnn::Dataset::from_text(examples, queries));
-  EXPECT_EQ(ev.outputs.size(), 1u);
-  return ev.outputs.at(0).value.at(0);
-}
+using lrnn_test::output_of;
 
 std::string error_of(const std::string& tmpl) {
   try {
