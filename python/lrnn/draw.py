@@ -137,18 +137,7 @@ def _output_svg(svg: str, filename: Optional[Union[str, os.PathLike]], draw_ipyt
         path = os.fspath(filename)
         if _core().picture_format(path) != "svg":
             raise ValueError(f"{path}: the attention picture is SVG; name the file .svg")
-        import tempfile
-
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".lrnn-", suffix=".svg", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(svg)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        _core().write_text_atomically(path, svg)
         return None
     if draw_ipython and _in_ipython():
         from IPython.display import SVG

@@ -12,6 +12,7 @@
 
 #include "bindings.hpp"
 #include "lrnn/draw.hpp"
+#include "syntax/atomic_file.hpp"
 
 namespace lrnn::python {
 
@@ -75,6 +76,15 @@ void bind_draw(nb::module_& m) {
       },
       nb::arg("dot"), nb::arg("format"), nb::arg("dot_program") = "");
   m.def("find_graphviz", &find_graphviz, nb::arg("dot_program") = "");
+  // Pictures that are text already (attention heat maps, RASP drawings), saved the way every
+  // lrnn file is: atomically, refusing special files, keeping an existing file's mode.
+  m.def(
+      "write_text_atomically",
+      [](const std::string& path, const std::string& text) {
+        nb::gil_scoped_release release;
+        write_file_atomically(path, text);
+      },
+      nb::arg("path"), nb::arg("text"));
   m.def("picture_format", &picture_format);
   m.def(
       "save_picture",

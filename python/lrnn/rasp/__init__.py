@@ -142,9 +142,15 @@ def draw(program: Union[SOp, Program], input: Any, path: Union[str, os.PathLike,
     `path` when given."""
     svg = _rasp.draw_svg(program, input, convention or "")
     if path is not None:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(svg)
+        _write_text(path, svg)
     return svg
+
+
+def _write_text(path: Union[str, os.PathLike], text: str) -> None:
+    """Saves a picture as lrnn saves every file: atomically (never half written)."""
+    from lrnn import _core
+
+    _core.write_text_atomically(os.fspath(path), text)
 
 
 def set_display_input(input: Any) -> None:
@@ -340,8 +346,7 @@ class CompiledModel:
         `path` when given."""
         svg = self._compiled.draw_svg(input)
         if path is not None:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(svg)
+            _write_text(path, svg)
         return svg
 
     def attention(self, input: Any) -> List[Any]:
