@@ -12,6 +12,7 @@
 #include "exec/functions.hpp"
 #include "logic/program.hpp"
 #include "lrnn/draw.hpp"
+#include "lrnn/syntax.hpp"
 #include "neural/template_model.hpp"
 #include "syntax/markup.hpp"
 
@@ -21,25 +22,10 @@ namespace {
 
 constexpr size_t kMaxCells = 64;  // rows and columns drawn per map; the rest is counted
 
-// The arguments of a ground atom's text: `w(3, "a, b")` -> {3, "a, b"}.
+// The arguments of a ground atom's text (`w(3, "a, b")` -> 3, a, b), read by the parser.
 std::vector<std::string> atom_arguments(const std::string& text) {
   std::vector<std::string> out;
-  const size_t open = text.find('(');
-  if (open == std::string::npos || text.size() < open + 2 || text.back() != ')') return out;
-  std::string current;
-  bool quoted = false;
-  for (size_t i = open + 1; i + 1 < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '"' && text[i - 1] != '\\') quoted = !quoted;
-    if (c == ',' && !quoted) {
-      out.push_back(current);
-      current.clear();
-      if (i + 2 < text.size() && text[i + 1] == ' ') ++i;
-      continue;
-    }
-    current += c;
-  }
-  out.push_back(current);
+  for (const Term& t : parse_literal(text, "<atom>").args) out.push_back(t.text);
   return out;
 }
 
