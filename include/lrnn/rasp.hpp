@@ -477,6 +477,9 @@ class CompiledModel {
 
  private:
   std::vector<double> run_layers(const std::vector<Value>& input, std::vector<std::vector<double>>* patterns) const;
+  // Each input token's index in the vocabulary; throws lrnn::Error (Runtime) for an input
+  // longer than max_len or a token outside the vocabulary, naming it.
+  std::vector<size_t> token_indices(const std::vector<Value>& input) const;
 };
 
 // An SVG of a compiled model on an input: the residual stream's named subspaces with the

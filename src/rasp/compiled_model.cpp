@@ -73,23 +73,33 @@ std::vector<std::vector<double>> CompiledModel::attention(const std::vector<Valu
   return patterns;
 }
 
-std::vector<double> CompiledModel::run_layers(const std::vector<Value>& input,
-                                              std::vector<std::vector<double>>* patterns) const {
-  const int n = static_cast<int>(input.size());
-  if (n > max_len)
-    fail("the input has " + std::to_string(n) + " tokens; the model was compiled for at most " +
+std::vector<size_t> CompiledModel::token_indices(const std::vector<Value>& input) const {
+  if (input.size() > static_cast<size_t>(max_len))
+    fail("the input has " + std::to_string(input.size()) + " tokens; the model was compiled for at most " +
          std::to_string(max_len));
-  const int d = d_model;
-  const int rows = n + 1;
-  std::vector<double> x(static_cast<size_t>(rows) * d, 0.0);
-  std::copy(bos_embedding.begin(), bos_embedding.end(), x.begin());
-  for (int i = 0; i < n; ++i) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < input.size(); ++i) {
     size_t t = vocab.size();
     for (size_t v = 0; v < vocab.size(); ++v)
       if (values_equal(vocab[v], input[i]) && type_name(vocab[v]) == type_name(input[i])) t = v;
     if (t == vocab.size())
       fail("input position " + std::to_string(i) + " holds " + repr(input[i]) +
            ", which is not in the vocabulary the model was compiled for");
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::vector<double> CompiledModel::run_layers(const std::vector<Value>& input,
+                                              std::vector<std::vector<double>>* patterns) const {
+  const std::vector<size_t> tokens = token_indices(input);
+  const int n = static_cast<int>(input.size());
+  const int d = d_model;
+  const int rows = n + 1;
+  std::vector<double> x(static_cast<size_t>(rows) * d, 0.0);
+  std::copy(bos_embedding.begin(), bos_embedding.end(), x.begin());
+  for (int i = 0; i < n; ++i) {
+    const size_t t = tokens[i];
     double* row = x.data() + static_cast<size_t>(i + 1) * d;
     for (int c = 0; c < d; ++c)
       row[c] = token_embedding[t * d + c] + position_embedding[static_cast<size_t>(i) * d + c];

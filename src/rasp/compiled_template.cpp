@@ -7,8 +7,6 @@
 // head (`att<l>_<h>(Q, K)`, softmax over K, `@leq(K, Q)` when causal), its value rule
 // (`head<l>_<h>(Q)`), the residual sum (`mid<l>(P)`), the MLP (`hid<l>(P)`, relu) and the
 // residual after it (`res<l>(P)`). `residual(P)` is the last residual, read by the queries.
-#include <cstdio>
-#include <cstdlib>
 #include <sstream>
 
 #include "lrnn/rasp.hpp"
@@ -94,21 +92,13 @@ std::string CompiledModel::template_text() const {
 }
 
 std::string CompiledModel::example_text(const std::vector<Value>& input) const {
-  const int n = static_cast<int>(input.size()), v = static_cast<int>(vocab.size()), width = input_width();
-  if (n > max_len)
-    throw Error(ErrorKind::Runtime, "the input has " + std::to_string(n) +
-                                        " tokens; the model was compiled for at most " + std::to_string(max_len));
+  const std::vector<size_t> tokens = token_indices(input);
+  const size_t v = vocab.size();
+  const int width = input_width();
   std::ostringstream e;
   e << "<[" << width << "|" << v << ":1]> rasp_input(0)";
-  for (int i = 0; i < n; ++i) {
-    int t = -1;
-    for (int k = 0; k < v; ++k)
-      if (values_equal(vocab[k], input[i]) && type_name(vocab[k]) == type_name(input[i])) t = k;
-    if (t < 0)
-      throw Error(ErrorKind::Runtime, "input position " + std::to_string(i) + " holds " + repr(input[i]) +
-                                          ", which is not in the vocabulary the model was compiled for");
-    e << ", <[" << width << "|" << t << ":1, " << v + 1 + i << ":1]> rasp_input(" << i + 1 << ")";
-  }
+  for (size_t i = 0; i < tokens.size(); ++i)
+    e << ", <[" << width << "|" << tokens[i] << ":1, " << v + 1 + i << ":1]> rasp_input(" << i + 1 << ")";
   return e.str();
 }
 
