@@ -77,6 +77,19 @@ def test_settings_refuse_unknown_keys_with_the_closest_name():
         s.initialiser = Uniform()
 
 
+def test_settings_defaults_are_read_from_the_engine_not_written_in_python(monkeypatch):
+    engine = dict(lrnn._core.default_settings())
+    engine.update(optimizer="sgd", lr=0.25, loss="crossentropy", initializer="uniform")
+    monkeypatch.setattr(lrnn._core, "default_settings", lambda: engine)
+    s = Settings()
+    assert type(s.optimizer) is SGD and s.optimizer.lr == 0.25
+    assert type(s.error_function).__name__ == "CrossEntropy"
+    assert type(s.initializer) is Uniform
+    engine["optimizer"] = "rmsprop"
+    with pytest.raises(RuntimeError, match="'rmsprop'"):
+        Settings().optimizer
+
+
 def test_settings_defaults_are_objects_and_proxies_follow():
     s = Settings()
     assert isinstance(s.optimizer, Adam) and s.optimizer.lr == lrnn._core.default_settings()["lr"]

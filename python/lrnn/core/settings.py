@@ -55,6 +55,33 @@ def _engine_default(key: str) -> Any:
     return _core.default_settings()[key]
 
 
+def _subclass_named(base: type, name: str, name_of) -> type:
+    """The subclass of `base` whose engine name is `name` (the engine's default, read from
+    `_core.default_settings()`, so the Python defaults cannot drift from the CLI's)."""
+    pending = [base]
+    while pending:
+        cls = pending.pop()
+        if name_of(cls) == name:
+            return cls
+        pending.extend(cls.__subclasses__())
+    raise RuntimeError(f"the engine's default {name!r} has no {base.__name__} class in lrnn")
+
+
+def _default_optimizer() -> Optimizer:
+    cls = _subclass_named(Optimizer, _engine_default("optimizer"), lambda c: c.__dict__.get("kind"))
+    return cls(lr=_engine_default("lr"))
+
+
+def _default_error_function() -> ErrorFunction:
+    cls = _subclass_named(ErrorFunction, _engine_default("loss"), lambda c: c.__dict__.get("name"))
+    return cls()
+
+
+def _default_initializer() -> Initializer:
+    cls = _subclass_named(Initializer, _engine_default("initializer"), lambda c: c.__dict__.get("kind"))
+    return cls()
+
+
 class SettingsProxy:
     """What a build sees of a Settings (PyNeuraLogic's proxy): a copy that follows later
     changes of the Settings it came from (`settings.create_proxy()`)."""
@@ -80,8 +107,9 @@ class SettingsProxy:
 
 
 class Settings:
-    """Every field left unset takes the engine's default (`optimizer` reads as Adam with the
-    engine's rate, `error_function` as MSE(), `initializer` as Glorot())."""
+    """Every field left unset takes the engine's default, read from the engine
+    (`_core.default_settings()`): today `optimizer` reads as Adam with the engine's rate,
+    `error_function` as MSE(), `initializer` as Glorot()."""
 
     def __init__(
         self,
@@ -118,9 +146,7 @@ class Settings:
     @property
     def optimizer(self) -> Optimizer:
         if self._optimizer is None:
-            from lrnn.optim import Adam
-
-            return Adam(lr=_engine_default("lr"))
+            return _default_optimizer()
         return self._optimizer
 
     @optimizer.setter
@@ -133,9 +159,7 @@ class Settings:
     @property
     def error_function(self) -> ErrorFunction:
         if self._error_function is None:
-            from lrnn.nn.loss import MSE
-
-            return MSE()
+            return _default_error_function()
         return self._error_function
 
     @error_function.setter
@@ -148,9 +172,7 @@ class Settings:
     @property
     def initializer(self) -> Initializer:
         if self._initializer is None:
-            from lrnn.nn.init import Glorot
-
-            return Glorot()
+            return _default_initializer()
         return self._initializer
 
     @initializer.setter
