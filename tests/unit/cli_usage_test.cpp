@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cli_test_support.hpp"
+#include "shared_datasets.hpp"
 
 namespace {
 
@@ -28,7 +29,7 @@ std::string write_file(const std::string& name, const std::string& text) {
 }
 
 TEST(CliUsage, OutOfRangeOptionValuesAreUsageErrors) {
-  if (!std::filesystem::exists(kXorData)) GTEST_SKIP() << "../shared/datasets is absent";
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   const std::pair<const char*, const char*> cases[] = {
       {"--epochs -5", "--epochs"},         {"--lr -1", "--lr"},
       {"--lr nan", "--lr"},                {"--lr inf", "--lr"},
@@ -44,7 +45,7 @@ TEST(CliUsage, OutOfRangeOptionValuesAreUsageErrors) {
 }
 
 TEST(CliUsage, ZeroLearningRateIsAllowed) {
-  if (!std::filesystem::exists(kXorData)) GTEST_SKIP() << "../shared/datasets is absent";
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   CliRun r = lrnn_cli("train " + kXor + " -e " + kXorData + " --epochs 2 --lr 0 --optimizer sgd");
   EXPECT_EQ(r.code, 0) << r.out;
 }
@@ -59,7 +60,7 @@ TEST(CliUsage, EveryUsageErrorExitsTwo) {
 }
 
 TEST(CliUsage, TemplateNextToLoadIsRefused) {
-  if (!std::filesystem::exists(kXorData)) GTEST_SKIP() << "../shared/datasets is absent";
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   const std::string model = (std::filesystem::temp_directory_path() / "lrnn_cli_usage_model.json").string();
   ASSERT_EQ(lrnn_cli("train " + kXor + " -e " + kXorData + " --epochs 1 --save " + model).code, 0);
   CliRun r = lrnn_cli("train " + kXor + " --load " + model + " -e " + kXorData);
@@ -87,7 +88,7 @@ namespace {
 // exits 130; the saved model loads.
 TEST(CliUsage, InterruptedTrainingStopsSavesAndExits130) {
   const std::string data = std::string(LRNN_DATASETS_DIR) + "/neuralogic/molecules/mutagenesis/";
-  if (!std::filesystem::exists(data)) GTEST_SKIP() << "../shared/datasets is absent";
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   const auto dir = std::filesystem::temp_directory_path() / ("lrnn_cli_sigint_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string model = (dir / "model.json").string(), err = (dir / "err.txt").string();
@@ -158,7 +159,7 @@ namespace {
 // The step/exponential schedules' step size and decay factor can be set and are saved
 // (issue 14: a hidden step size and gamma 0.5).
 TEST(CliUsage, ScheduleStepSizeAndGammaAreSettableAndSaved) {
-  if (!std::filesystem::exists(kXorData)) GTEST_SKIP() << "../shared/datasets is absent";
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   const std::string model = (std::filesystem::temp_directory_path() / "lrnn_cli_schedule.json").string();
   CliRun r = lrnn_cli("train " + kXor + " -e " + kXorData +
                       " --epochs 8 --schedule step --step-size 2 --gamma 0.1 --save " + model);
@@ -178,7 +179,7 @@ namespace {
 // The one training path: `lrnn train` builds its model from lrnn::Settings, so the
 // grounding limit of the settings is an option of train too.
 TEST(CliUsage, TrainMaxGroundRulesStopsGroundingWithALimitError) {
-  if (!std::filesystem::exists(kXorData)) GTEST_SKIP() << "../shared/datasets is absent";
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   CliRun r = lrnn_cli("train " + kXor + " --examples " + kXorData + " --epochs 1 --max-ground-rules 1");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("grounding exceeded 1 ground rules"), std::string::npos) << r.out;
@@ -189,7 +190,7 @@ TEST(CliUsage, TrainMaxGroundRulesStopsGroundingWithALimitError) {
 
 // A loaded model's weights exist: an initializer given with --load would do nothing.
 TEST(CliUsage, InitializerWithLoadIsRefused) {
-  if (!std::filesystem::exists(kXorData)) GTEST_SKIP() << "../shared/datasets is absent";
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   const std::string model = (std::filesystem::temp_directory_path() / "lrnn_cli_usage_init.json").string();
   ASSERT_EQ(lrnn_cli("train " + kXor + " --examples " + kXorData + " --epochs 2 --save " + model).code, 0);
   CliRun r = lrnn_cli("train --load " + model + " --examples " + kXorData + " --epochs 1 --initializer he");

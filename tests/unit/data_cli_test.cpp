@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli_test_support.hpp"
+#include "shared_datasets.hpp"
 
 namespace {
 
@@ -22,6 +23,7 @@ const std::string kTemplate = std::string(LRNN_SOURCE_DIR) + "/examples/graphs/g
 }  // namespace
 
 TEST(DataCli, ConvertedFilesTrainLikeTheDatasetOption) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   auto dir = std::filesystem::temp_directory_path() / "lrnn_data_cli";
   std::filesystem::create_directories(dir);
   std::string ex = (dir / "ex.txt").string(), q = (dir / "q.txt").string();

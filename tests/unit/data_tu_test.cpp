@@ -10,6 +10,7 @@
 
 #include "lrnn/datasets.hpp"
 #include "lrnn/syntax.hpp"
+#include "shared_datasets.hpp"
 
 namespace fs = std::filesystem;
 
@@ -109,6 +110,7 @@ TEST(DataTu, MalformedFilesNameFileAndLine) {
 //   awk '$1==1' DS_graph_indicator.txt | wc -l (nodes of graph 1: MUTAG 17, NCI1 21);
 //   awk -F', *' '$1<=17' MUTAG_A.txt | wc -l (A lines of MUTAG graph 1: 38).
 TEST(DataTu, CountsOnMutagAndNci1) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   lrnn::TuData mutag = lrnn::read_tu("../shared/datasets/tu/MUTAG");
   EXPECT_EQ(mutag.examples.size(), 188u);
   EXPECT_EQ(mutag.nodes, 3371u);
@@ -140,6 +142,7 @@ TEST(DataTu, CountsOnMutagAndNci1) {
 
 // What `lrnn convert tu` writes parses back to the same examples and queries.
 TEST(DataTu, PrintedTextParsesBackToTheSameExamples) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   lrnn::TuData d = lrnn::read_tu("../shared/datasets/tu/MUTAG");
   std::string examples, queries;
   for (const auto& e : d.examples) examples += lrnn::print_example(e) + "\n";
@@ -149,6 +152,7 @@ TEST(DataTu, PrintedTextParsesBackToTheSameExamples) {
 }
 
 TEST(DataFolds, StratifiedFoldsBalanceEveryClassAndAreDeterministic) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   lrnn::TuData mutag = lrnn::read_tu("../shared/datasets/tu/MUTAG");  // 63 of class 0, 125 of class 1
   std::vector<int> fold = lrnn::stratified_folds(mutag.graph_class, 10, 7);
   EXPECT_EQ(fold, lrnn::stratified_folds(mutag.graph_class, 10, 7));

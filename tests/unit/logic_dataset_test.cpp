@@ -13,6 +13,7 @@
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/logic.hpp"
 #include "lrnn/syntax.hpp"
+#include "shared_datasets.hpp"
 
 namespace {
 
@@ -70,7 +71,7 @@ MoleculeCounts count_molecule(const ExampleAst& e) {
 }
 
 TEST(LogicMutagenesis, GroundRuleCountsMatchAnIndependentCount) {
-  if (!std::filesystem::exists(kMutagenesis)) GTEST_SKIP() << "datasets not found";
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   Program program(load_template(kTemplate));
   auto examples = load_examples(kMutagenesis + "/examples.txt");
   auto queries = load_queries(kMutagenesis + "/queries.txt");
@@ -93,7 +94,7 @@ TEST(LogicMutagenesis, GroundRuleCountsMatchAnIndependentCount) {
 }
 
 TEST(LogicMutagenesis, GroundManyOnTwoThreadsMatchesOneByOne) {
-  if (!std::filesystem::exists(kMutagenesis)) GTEST_SKIP() << "datasets not found";
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   Program program(load_template(kTemplate));
   auto examples = load_examples(kMutagenesis + "/examples.txt");
   std::vector<const ExampleAst*> ptrs;
@@ -114,7 +115,7 @@ TEST(LogicMutagenesis, GroundManyOnTwoThreadsMatchesOneByOne) {
 }
 
 TEST(LogicMutagenesis, FirstTwoMoleculesCountedByHand) {
-  if (!std::filesystem::exists(kMutagenesis)) GTEST_SKIP() << "datasets not found";
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   Program program(load_template(kTemplate));
   auto examples = load_examples(kMutagenesis + "/examples.txt");
   auto predict = parse_literal("predict");
@@ -132,7 +133,7 @@ TEST(LogicMutagenesis, FirstTwoMoleculesCountedByHand) {
 }
 
 TEST(LogicMutagenesis, GroundCommandPrintsTotals) {
-  if (!std::filesystem::exists(kMutagenesis)) GTEST_SKIP() << "datasets not found";
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   std::string cmd = std::string(LRNN_CLI_PATH) + " ground " + kTemplate + " --examples " + kMutagenesis +
                     "/examples.txt --queries " + kMutagenesis + "/queries.txt --stats 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");

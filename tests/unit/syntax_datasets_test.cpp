@@ -6,6 +6,7 @@
 #include <string>
 
 #include "lrnn/syntax.hpp"
+#include "shared_datasets.hpp"
 
 namespace {
 
@@ -23,7 +24,9 @@ size_t total_facts(const std::vector<lrnn::ExampleAst>& examples) {
   return n;
 }
 
-TEST(SyntaxDatasets, Mutagenesis) {
+class SyntaxDatasets : public lrnn::test::SharedDatasetsTest {};
+
+TEST_F(SyntaxDatasets, Mutagenesis) {
   auto examples = lrnn::load_examples(kData + "molecules/mutagenesis/examples.txt");
   ASSERT_EQ(examples.size(), 188u);
   EXPECT_EQ(total_facts(examples), 20622u);
@@ -59,7 +62,7 @@ TEST(SyntaxDatasets, Mutagenesis) {
   EXPECT_EQ(negative, 63);
 }
 
-TEST(SyntaxDatasets, NationsIsOneExampleOverManyLines) {
+TEST_F(SyntaxDatasets, NationsIsOneExampleOverManyLines) {
   auto examples = lrnn::load_examples(kData + "nations/examples.txt");
   ASSERT_EQ(examples.size(), 1u);
   ASSERT_EQ(examples[0].facts.size(), 1464u);
@@ -83,7 +86,7 @@ TEST(SyntaxDatasets, NationsIsOneExampleOverManyLines) {
   EXPECT_EQ(lrnn::print_query_line(queries[0]), "1 predict(brazil, illiterates).");
 }
 
-TEST(SyntaxDatasets, FamilyHasFixedValuedFacts) {
+TEST_F(SyntaxDatasets, FamilyHasFixedValuedFacts) {
   auto examples = lrnn::load_examples(kData + "simple/family/examples.txt");
   ASSERT_EQ(examples.size(), 1u);
   ASSERT_EQ(examples[0].facts.size(), 6u);
@@ -99,7 +102,7 @@ TEST(SyntaxDatasets, FamilyHasFixedValuedFacts) {
   EXPECT_EQ(lrnn::print_query_line(queries[1]), "0 negFoal(star).");
 }
 
-TEST(SyntaxDatasets, Trains) {
+TEST_F(SyntaxDatasets, Trains) {
   auto examples = lrnn::load_examples(kData + "simple/trains/examples.txt");
   ASSERT_EQ(examples.size(), 1u);
   EXPECT_EQ(examples[0].facts.size(), 441u);
@@ -111,7 +114,7 @@ TEST(SyntaxDatasets, Trains) {
   }
 }
 
-TEST(SyntaxDatasets, LabelledXorExamplesCarryTheirQuery) {
+TEST_F(SyntaxDatasets, LabelledXorExamplesCarryTheirQuery) {
   auto naive = lrnn::load_examples(kData + "simple/xor/naive/trainExamples.txt");
   ASSERT_EQ(naive.size(), 4u);
   const double xor_target[] = {0, 1, 1, 0};
@@ -150,7 +153,7 @@ TEST(SyntaxDatasets, LabelledXorExamplesCarryTheirQuery) {
 
 // Every data file of every dataset parses (queries files as queries, others as examples),
 // and printing then re-parsing gives the same ASTs.
-TEST(SyntaxDatasets, EveryFileParsesAndRoundTrips) {
+TEST_F(SyntaxDatasets, EveryFileParsesAndRoundTrips) {
   int files = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(kData)) {
     if (!entry.is_regular_file() || entry.path().extension() != ".txt") continue;

@@ -15,6 +15,7 @@
 #include "lrnn/datasets.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/model.hpp"
+#include "shared_datasets.hpp"
 
 namespace {
 
@@ -49,6 +50,7 @@ const char* kTinyTemplate = "{1,1} q :- a.\n{1,1} q :- b.\nq/0 [activation=sigmo
 }  // namespace
 
 TEST(CrossValidation, CliFoldSizesMeanAndDeterminism) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   const std::string cmd = "train " + kTemplate + " --dataset tu:" + kMutag + " --folds 10 --epochs 2 --json 2>/dev/null";
   lrnn_test::CliRun a = run_lrnn(cmd), b = run_lrnn(cmd);
   ASSERT_EQ(a.code, 0) << a.out;
@@ -79,6 +81,7 @@ TEST(CrossValidation, CliFoldSizesMeanAndDeterminism) {
 }
 
 TEST(CrossValidation, CliTextReport) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   lrnn_test::CliRun r = run_lrnn("train " + kTemplate + " --dataset tu:" + kMutag + " --folds 3 --epochs 1 2>/dev/null");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("3-fold cross-validation of 188 samples (seed 1, 1 epochs per fold)"), std::string::npos) << r.out;
@@ -90,6 +93,7 @@ TEST(CrossValidation, CliTextReport) {
 }
 
 TEST(CrossValidation, CliRefusals) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   const std::string base = "train " + kTemplate + " --dataset tu:" + kMutag + " --epochs 1";
   lrnn_test::CliRun one = run_lrnn(base + " --folds 1");
   EXPECT_NE(one.code, 0);
@@ -109,6 +113,7 @@ TEST(CrossValidation, CliRefusals) {
 }
 
 TEST(CrossValidation, FoldsAreStratifiedAndFresh) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   lrnn::Dataset mutag = lrnn::load_tu(kMutag);
   lrnn::Template tmpl = lrnn::Template::from_file(kTemplate);
   lrnn::Settings settings;

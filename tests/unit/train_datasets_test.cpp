@@ -12,6 +12,7 @@
 #include "lrnn/syntax.hpp"
 #include "train/engine.hpp"
 #include "train/report.hpp"
+#include "shared_datasets.hpp"
 
 namespace {
 
@@ -48,7 +49,9 @@ train::TrainConfig config(int epochs, double lr) {
   return c;
 }
 
-TEST(TrainDatasets, XorNaiveRoundsTo0110) {
+class TrainDatasets : public lrnn::test::SharedDatasetsTest {};
+
+TEST_F(TrainDatasets, XorNaiveRoundsTo0110) {
   Trained t = train_on("xor.lrnn", samples("simple/xor/naive/trainExamples.txt"), config(300, 0.1));
   ASSERT_EQ(t.ev.outputs.size(), 4u);
   const double expected[] = {0, 1, 1, 0};
@@ -56,14 +59,14 @@ TEST(TrainDatasets, XorNaiveRoundsTo0110) {
   EXPECT_LT(t.ev.metrics.loss, 0.01);
 }
 
-TEST(TrainDatasets, XorVectorizedRoundsTo0110) {
+TEST_F(TrainDatasets, XorVectorizedRoundsTo0110) {
   Trained t = train_on("xor_vectorized.lrnn", samples("simple/xor/vectorized/trainExamples.txt"), config(300, 0.1));
   ASSERT_EQ(t.ev.outputs.size(), 4u);
   const double expected[] = {0, 1, 1, 0};
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(std::round(t.ev.outputs[i].value[0]), expected[i]) << "output " << i;
 }
 
-TEST(TrainDatasets, MinibatchPlansAreSharedByStructure) {
+TEST_F(TrainDatasets, MinibatchPlansAreSharedByStructure) {
   // The four XOR examples have identical networks up to fact values: batch size 1 uses
   // one cached plan whose values are refreshed per step, and still learns XOR.
   train::TrainConfig c = config(300, 0.05);
@@ -74,7 +77,7 @@ TEST(TrainDatasets, MinibatchPlansAreSharedByStructure) {
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(std::round(t.ev.outputs[i].value[0]), expected[i]) << "output " << i;
 }
 
-TEST(TrainDatasets, FamilyReachesAccuracyOne) {
+TEST_F(TrainDatasets, FamilyReachesAccuracyOne) {
   Trained t = train_on("family.lrnn", samples("simple/family/examples.txt", "simple/family/queries.txt"), config(100, 0.1));
   ASSERT_EQ(t.set.outputs.size(), 2u);
   EXPECT_EQ(t.set.outputs[0].text, "foal(star)");
@@ -83,13 +86,13 @@ TEST(TrainDatasets, FamilyReachesAccuracyOne) {
   EXPECT_LT(t.ev.outputs[1].value[0], 0.1);
 }
 
-TEST(TrainDatasets, TrainsReachAccuracyOne) {
+TEST_F(TrainDatasets, TrainsReachAccuracyOne) {
   Trained t = train_on("trains.lrnn", samples("simple/trains/examples.txt", "simple/trains/queries.txt"), config(300, 0.05));
   ASSERT_EQ(t.set.outputs.size(), 20u);
   EXPECT_EQ(t.ev.metrics.accuracy, 1.0);
 }
 
-TEST(TrainDatasets, SameSeedGivesBitIdenticalResults) {
+TEST_F(TrainDatasets, SameSeedGivesBitIdenticalResults) {
   auto run = [] {
     train::TrainConfig c = config(40, 0.05);
     c.batch_size = 7;  // shuffled minibatches
@@ -109,7 +112,7 @@ TEST(TrainDatasets, SameSeedGivesBitIdenticalResults) {
   EXPECT_NE(other.engine->parameters().values, a.first);
 }
 
-TEST(TrainDatasets, SaveLoadEvalGivesIdenticalOutputs) {
+TEST_F(TrainDatasets, SaveLoadEvalGivesIdenticalOutputs) {
   train::TrainConfig c = config(50, 0.1);
   Trained t = train_on("xor.lrnn", samples("simple/xor/naive/trainExamples.txt"), c);
   const std::string path = (std::filesystem::temp_directory_path() / "lrnn_train_test_model.json").string();
@@ -132,14 +135,14 @@ TEST(TrainDatasets, SaveLoadEvalGivesIdenticalOutputs) {
   std::filesystem::remove(path);
 }
 
-TEST(TrainDatasets, CheckpointErrorsAreClear) {
+TEST_F(TrainDatasets, CheckpointErrorsAreClear) {
   train::TrainConfig c;
   EXPECT_THROW(train::Engine::from_json("{not json", c), Error);
   EXPECT_THROW(train::Engine::from_json(R"({"format": "other"})", c), Error);
   EXPECT_THROW(train::Engine::load("/nonexistent/model.json", c), Error);
 }
 
-TEST(TrainDatasets, CliTrainJsonReportsMetricsTimingAndOutputs) {
+TEST_F(TrainDatasets, CliTrainJsonReportsMetricsTimingAndOutputs) {
   const std::string model = (std::filesystem::temp_directory_path() / "lrnn_cli_test_model.json").string();
   const std::string cmd = std::string(LRNN_CLI_PATH) + " train " + kTemplates + "xor.lrnn --examples " + kData +
                           "simple/xor/naive/trainExamples.txt --epochs 300 --lr 0.1 --json --save " + model +

@@ -13,6 +13,7 @@
 #include "train/dataset.hpp"
 #include "train/distributed.hpp"
 #include "train/engine.hpp"
+#include "shared_datasets.hpp"
 
 namespace {
 
@@ -124,6 +125,7 @@ namespace {
 // the ctest `distributed` kills a rank mid-training and loads it); without --save it has
 // nowhere to write and is refused before any training.
 TEST(TrainDistributed, CheckpointEveryNeedsSaveAndWritesALoadableModel) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   const std::string xor_data = std::string(LRNN_DATASETS_DIR) + "/neuralogic/simple/xor/naive/trainExamples.txt";
   const std::string tmpl = std::string(LRNN_SOURCE_DIR) + "/examples/templates/xor.lrnn";
   const auto refused = lrnn_test::run_lrnn("train " + tmpl + " -e " + xor_data + " --epochs 3 --checkpoint-every 1");

@@ -9,12 +9,15 @@
 #include "lrnn/syntax.hpp"
 #include "train/engine.hpp"
 #include "train/report.hpp"
+#include "shared_datasets.hpp"
 
 namespace {
 
 using namespace lrnn;
 
-TEST(TrainMutagenesis, MessagePassingReachesTrainingAccuracy) {
+class TrainMutagenesis : public lrnn::test::SharedDatasetsTest {};
+
+TEST_F(TrainMutagenesis, MessagePassingReachesTrainingAccuracy) {
   const std::string dir = std::string(LRNN_DATASETS_DIR) + "/neuralogic/molecules/mutagenesis/";
   std::vector<train::Sample> all =
       train::pair_samples(load_examples(dir + "examples.txt"), load_queries(dir + "queries.txt"));
