@@ -10,7 +10,7 @@ BUILD=${1:?build dir}
 SECONDS_EACH=${2:-30}
 shift 2 || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_template fuzz_examples fuzz_train fuzz_rasp fuzz_model_json)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_template fuzz_examples fuzz_train fuzz_rasp fuzz_model_json fuzz_tu)
 corpus="$BUILD/fuzz-corpus"
 findings="$BUILD/fuzz-findings"
 # A fixed number of runs starts from the seeds alone (libFuzzer adds what it finds to the
@@ -31,6 +31,7 @@ seed fuzz_examples $shared/xor/naive/trainExamples.txt $shared/family/examples.t
   $shared/trains/queries.txt tests/programs/*/examples.txt tests/programs/*/queries.txt tests/errors/*.txt
 seed fuzz_rasp tests/rasp/*.rasp examples/rasp/*.rasp tests/rasp/errors/*
 seed fuzz_model_json tests/programs/*/expected.json
+seed fuzz_tu tests/fuzz/seeds/tu_*.txt
 mkdir -p "$corpus/fuzz_train"
 for t in xor.lrnn xor_vectorized.lrnn family.lrnn; do
   ex=$shared/xor/naive/trainExamples.txt

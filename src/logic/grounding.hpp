@@ -11,6 +11,7 @@
 
 namespace lrnn::logic {
 
+// The pipeline's one "no index" sentinel (neural uses it too; symbols keep it free).
 inline constexpr uint32_t kNone = 0xFFFFFFFFu;
 
 // All groundings of one template rule in one example. Row g is one ground rule.

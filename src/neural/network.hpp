@@ -14,7 +14,8 @@
 
 namespace lrnn::neural {
 
-inline constexpr uint32_t kNone = 0xFFFFFFFFu;
+// "No index" is the logic stage's sentinel (ids are copied across the stages unchanged).
+using logic::kNone;
 
 struct SampleNetwork {
   // Kept atoms (those a query depends on), local ids 0..num_atoms()-1.

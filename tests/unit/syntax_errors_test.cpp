@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "lrnn/syntax.hpp"
+#include "shared_datasets.hpp"
 
 namespace {
 
@@ -188,6 +189,7 @@ TEST(SyntaxErrors, CheckCommandExitsWithCode2AndTheDiagnostic) {
 }
 
 TEST(SyntaxErrors, CheckCommandSummarisesValidInput) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   std::string data = std::string(LRNN_DATASETS_DIR) + "/neuralogic/molecules/mutagenesis/";
   std::string err, out;
   int code = run_cli(shell_quote(kErrors + "/ok.lrnn") + " --examples " + shell_quote(data + "examples.txt") + " --queries " +
