@@ -672,9 +672,12 @@ class Compiler {
   // An embedded s-op read only by attention (as a selector's side or an aggregate's
   // values) needs no subspace: the head reads the token (position) one-hot it is a
   // function of, with the function folded into its score table or value map.
+  // Done only where it saves width: the s-ops' subspaces against the one-hot they are read
+  // through, when nothing else puts that one-hot in the residual.
   void choose_viewed() {
     viewed_.clear();
     const Node* root = output_.node().get();
+    std::map<const Node*, std::vector<const Node*>> by_input;
     for (const auto& [n, by] : embedded_) {
       const Table& t = tables_.at(n);
       if (n == root || t.inputs.size() != 1 || features_.at(t.inputs[0]).numerical) continue;
@@ -682,7 +685,13 @@ class Compiler {
       bool every_value = true;  // a row for every token (position): the view is total
       for (const Value& e : features_.at(t.inputs[0]).values)
         every_value &= t.rows.count(tuple_key({canon(e)})) > 0;
-      if (every_value) viewed_.insert(n);
+      if (every_value) by_input[t.inputs[0]].push_back(n);
+    }
+    for (const auto& [input, sops] : by_input) {
+      size_t saved = 0;
+      for (const Node* n : sops) saved += features_.at(n).numerical ? 1 : features_.at(n).values.size();
+      const bool in_residual = read_directly_.count(input) || read_by_lookup(input);
+      if (saved > (in_residual ? 0 : features_.at(input).values.size())) viewed_.insert(sops.begin(), sops.end());
     }
   }
 
