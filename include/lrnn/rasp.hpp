@@ -482,6 +482,14 @@ class CompiledModel {
   // be `outputs` (a one-hot over the output s-op's values per position, `rasp_out(p)`);
   // a value the output s-op never takes is an error naming it.
   std::string readout_query_text(const std::vector<Value>& outputs) const;
+  // The program's own pairs for the readout: every input up to max_len as a named example
+  // (examples) and the interpreter's output as its readout queries (queries); more than
+  // max_inputs inputs is an error.
+  struct ReadoutData {
+    std::string examples, queries;
+    size_t count = 0;
+  };
+  ReadoutData readout_data(size_t max_inputs = 100000) const;
   std::string example_text(const std::vector<Value>& input) const;
   std::string query_text(const std::vector<Value>& input) const;
   int input_width() const;  // the one-hot of rasp_input: tokens, BOS, positions

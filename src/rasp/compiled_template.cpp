@@ -14,6 +14,9 @@
 
 namespace lrnn::rasp {
 
+size_t compiled_input_count(size_t vocab, int max_len);
+std::vector<Value> compiled_input(const std::vector<Value>& vocab, int max_len, size_t k);
+
 namespace {
 
 // A rows x cols row-major matrix in the template syntax ([[..], [..]]).
@@ -49,6 +52,8 @@ std::string weight(const CompiledTemplateOptions& o, const std::string& name, co
 }  // namespace
 
 std::string CompiledModel::template_text(const CompiledTemplateOptions& o) const {
+  if (o.fixed && o.random)
+    throw Error(ErrorKind::Semantic, "a compiled template's weights are either fixed or randomly initialised, not both");
   const int d = d_model, v = static_cast<int>(vocab.size()), width = input_width();
   // The embedding's columns: the tokens, BOS, then the positions.
   std::vector<double> embedding(static_cast<size_t>(d) * width, 0.0);
@@ -152,6 +157,26 @@ std::string CompiledModel::query_text(const std::vector<Value>& input) const {
   std::string q;
   for (size_t p = 0; p <= input.size(); ++p) q += (p ? ", " : "") + std::string("residual(") + std::to_string(p) + ")";
   return q;
+}
+
+}  // namespace lrnn::rasp
+
+namespace lrnn::rasp {
+
+CompiledModel::ReadoutData CompiledModel::readout_data(size_t max_inputs) const {
+  const size_t total = compiled_input_count(vocab.size(), max_len);
+  if (total > max_inputs)
+    throw Error(ErrorKind::Semantic, "the program's pairs are " + (total == SIZE_MAX ? std::string("too many") : std::to_string(total)) +
+                                         " inputs, more than the limit " + std::to_string(max_inputs));
+  ReadoutData data;
+  for (size_t k = 0; k < total; ++k) {
+    const std::vector<Value> input = compiled_input(vocab, max_len, k);
+    const std::string id = "s" + std::to_string(k);
+    data.examples += id + " :- " + example_text(input) + ".\n";
+    data.queries += id + " :- " + readout_query_text(run(program, input, convention)) + ".\n";
+  }
+  data.count = total;
+  return data;
 }
 
 }  // namespace lrnn::rasp

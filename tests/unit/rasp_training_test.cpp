@@ -83,6 +83,25 @@ TEST(RaspTraining, OwnPairsKeepEveryOutput) {
   EXPECT_EQ(adam.num_parameter_values(), sgd.num_parameter_values());  // fixed weights are still parameters
 }
 
+TEST(RaspTraining, ReadoutDataAndOptions) {
+  const CompiledModel m = compile(make_reverse(), chars("abc"), 2);
+  const CompiledModel::ReadoutData pairs = m.readout_data();
+  EXPECT_EQ(pairs.count, 12u);  // 3 + 9 inputs
+  // input 4 is "ab" (length 1 first, then length 2 in order): reversed "ba"
+  EXPECT_NE(pairs.queries.find("s4 :- [0, 1, 0] rasp_out(1), [1, 0, 0] rasp_out(2).\n"), std::string::npos)
+      << pairs.queries;
+  EXPECT_THROW(m.readout_data(11), lrnn::Error);
+  CompiledTemplateOptions both;
+  both.fixed = both.random = true;
+  EXPECT_THROW(m.template_text(both), lrnn::Error);
+  CompiledTemplateOptions random;
+  random.random = true;
+  random.readout_scale = 1;
+  const std::string text = m.template_text(random);
+  EXPECT_NE(text.find("$readout={3,"), std::string::npos);
+  EXPECT_EQ(text.find("[["), std::string::npos);  // no compiled values at all
+}
+
 TEST(RaspTraining, NearbyTaskStartsFromTheProgram) {
   const CompiledModel m = compile(make_reverse(), chars("abc"), 4);
   // trained on inputs up to length 3, tested on every input of length 4
