@@ -400,6 +400,18 @@ struct ResidualSpace {
 
 // One attention head: scores = x_q^T qk x_k (query rows, key columns), output added to the
 // residual = sum_k softmax_k(scores) * ov x_k. Both d_model x d_model, row major.
+// How CompiledModel::template_text writes the weights (docs/rasp.md, "Trainable").
+struct CompiledTemplateOptions {
+  // The compiled weights as fixed weights (<...>): training moves only the readout.
+  bool fixed = false;
+  // Every weight as its shape only ({rows, cols}): the same template from random init.
+  bool random = false;
+  // > 0: add rasp_out(P), a learnable readout of the (categorical) output subspace whose
+  // logits are readout_scale times its one-hot (a low softmax temperature), for training
+  // with cross-entropy on readout_query_text's targets.
+  double readout_scale = 0;
+};
+
 struct CompiledHead {
   std::string output;    // the s-op it computes
   std::string selector;  // the selector it attends with
@@ -465,7 +477,19 @@ class CompiledModel {
   // The same transformer as an lrnn template (attention and MLP rules with these weights as
   // their initial values), so the engine runs, trains and draws it; its query residual(p)
   // is forward()'s row p. example_text/query_text give an input's facts and queries.
-  std::string template_text() const;
+  std::string template_text(const CompiledTemplateOptions& options = {}) const;
+  // With options.readout_scale > 0: the readout's queries for an input whose outputs should
+  // be `outputs` (a one-hot over the output s-op's values per position, `rasp_out(p)`);
+  // a value the output s-op never takes is an error naming it.
+  std::string readout_query_text(const std::vector<Value>& outputs) const;
+  // The program's own pairs for the readout: every input up to max_len as a named example
+  // (examples) and the interpreter's output as its readout queries (queries); more than
+  // max_inputs inputs is an error.
+  struct ReadoutData {
+    std::string examples, queries;
+    size_t count = 0;
+  };
+  ReadoutData readout_data(size_t max_inputs = 100000) const;
   std::string example_text(const std::vector<Value>& input) const;
   std::string query_text(const std::vector<Value>& input) const;
   int input_width() const;  // the one-hot of rasp_input: tokens, BOS, positions
@@ -476,6 +500,7 @@ class CompiledModel {
   std::string table() const;  // the residual stream layout, one space per line
 
  private:
+  const ResidualSpace& readout_space() const;  // the categorical output, or an error
   std::vector<double> run_layers(const std::vector<Value>& input, std::vector<std::vector<double>>* patterns) const;
   // Each input token's index in the vocabulary; throws lrnn::Error (Runtime) for an input
   // longer than max_len or a token outside the vocabulary, naming it.

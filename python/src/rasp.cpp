@@ -732,8 +732,21 @@ void bind_compiler(nb::module_& m) {
           },
           nb::arg("max_inputs") = 100000)
       .def("table", &r::CompiledModel::table)
-      .def("template_text", &r::CompiledModel::template_text,
-           "The transformer as an lrnn template (attention and MLP rules with these weights).")
+      .def(
+          "template_text",
+          [](const r::CompiledModel& self, bool fixed, bool random, double readout_scale) {
+            r::CompiledTemplateOptions o;
+            o.fixed = fixed;
+            o.random = random;
+            o.readout_scale = readout_scale;
+            return self.template_text(o);
+          },
+          nb::arg("fixed") = false, nb::arg("random") = false, nb::arg("readout_scale") = 0.0,
+          "The transformer as an lrnn template (attention and MLP rules with these weights).")
+      .def(
+          "readout_query_text",
+          [](const r::CompiledModel& self, nb::handle outputs) { return self.readout_query_text(input_of(outputs)); },
+          nb::arg("outputs"), "The readout's queries for target outputs: a one-hot rasp_out(p) per position.")
       .def(
           "example_text",
           [](const r::CompiledModel& self, nb::handle input) { return self.example_text(input_of(input)); },

@@ -32,6 +32,9 @@ struct RaspOptions {
   std::string template_out, queries_out;
   bool causal = false;
   bool verify = false;
+  double readout = 0;  // compile --template: add a readout with this logit scale
+  bool fixed_weights = false, random_init = false;
+  std::string pairs_out;  // compile: the program's own pairs for the readout
 };
 
 Program load(const RaspOptions& o) {
@@ -229,8 +232,19 @@ void compile_cmd(const RaspOptions& o) {
     std::cout << "wrote " << o.out_path << "\n";
   }
   if (!o.template_out.empty()) {
-    write_file(o.template_out, m.template_text());
+    CompiledTemplateOptions t;
+    t.fixed = o.fixed_weights;
+    t.random = o.random_init;
+    t.readout_scale = o.readout;
+    write_file(o.template_out, m.template_text(t));
     std::cout << "wrote " << o.template_out << "\n";
+  }
+  if (!o.pairs_out.empty()) {
+    if (o.readout <= 0) throw lrnn::Error(lrnn::ErrorKind::Semantic, "--pairs-out writes queries of the readout: give --readout");
+    const CompiledModel::ReadoutData pairs = m.readout_data();
+    write_file(o.pairs_out + "_examples.txt", pairs.examples);
+    write_file(o.pairs_out + "_queries.txt", pairs.queries);
+    std::cout << "wrote " << pairs.count << " pairs to " << o.pairs_out << "_examples.txt and _queries.txt\n";
   }
   if (!o.example_out.empty() || !o.queries_out.empty()) {
     if (o.input.empty()) throw lrnn::Error(lrnn::ErrorKind::Semantic, "--example-out/--queries-out write the facts of --input: give --input");
@@ -300,6 +314,14 @@ lrnn::cli::RegisterCommand reg(60, [](CLI::App& app) {
   comp->add_flag("--verify", opts->verify, "Compare the weights with the interpreter on every input up to --max-len");
   comp->add_option("--template", opts->template_out,
                    "Write the transformer as an lrnn template here (attention and MLP rules with these weights)");
+  comp->add_option("--readout", opts->readout,
+                   "With --template: add rasp_out(P), learnable class logits (this scale times the output's one-hot)");
+  CLI::Option* fixed =
+      comp->add_flag("--fixed-weights", opts->fixed_weights, "With --template: the compiled weights fixed (only the readout learns)");
+  comp->add_flag("--random-init", opts->random_init, "With --template: weights as shapes only (the template from random init)")
+      ->excludes(fixed);
+  comp->add_option("--pairs-out", opts->pairs_out,
+                   "Write every input and the program's output as readout examples/queries: PREFIX_examples.txt, PREFIX_queries.txt");
   comp->add_option("--input,-i", opts->input, "An input (a string or a JSON list) for --example-out/--queries-out");
   comp->add_option("--example-out", opts->example_out, "Write the template's example facts of --input here");
   comp->add_option("--queries-out", opts->queries_out, "Write the template's queries (residual(p) per position) of --input here");

@@ -14,6 +14,9 @@
 
 namespace lrnn::rasp {
 
+size_t compiled_input_count(size_t vocab, int max_len);
+std::vector<Value> compiled_input(const std::vector<Value>& vocab, int max_len, size_t k);
+
 namespace {
 
 // A rows x cols row-major matrix in the template syntax ([[..], [..]]).
@@ -37,7 +40,20 @@ std::string vector_text(const std::vector<double>& v) {
 
 int CompiledModel::input_width() const { return static_cast<int>(vocab.size()) + 1 + max_len; }
 
-std::string CompiledModel::template_text() const {
+namespace {
+
+// A named weight as the options write it: its values (learnable), fixed, or its shape only.
+std::string weight(const CompiledTemplateOptions& o, const std::string& name, const std::string& values, int rows,
+                   int cols) {
+  if (o.random) return "$" + name + "={" + std::to_string(rows) + (cols > 0 ? "," + std::to_string(cols) : "") + "}";
+  return "$" + name + "=" + (o.fixed ? "<" + values + ">" : values);
+}
+
+}  // namespace
+
+std::string CompiledModel::template_text(const CompiledTemplateOptions& o) const {
+  if (o.fixed && o.random)
+    throw Error(ErrorKind::Semantic, "a compiled template's weights are either fixed or randomly initialised, not both");
   const int d = d_model, v = static_cast<int>(vocab.size()), width = input_width();
   // The embedding's columns: the tokens, BOS, then the positions.
   std::vector<double> embedding(static_cast<size_t>(d) * width, 0.0);
@@ -52,7 +68,7 @@ std::string CompiledModel::template_text() const {
     << d << ", max_len " << max_len << (causal ? ", causal" : "") << ".\n"
     << "% Input facts: rasp_input(0) is BOS, rasp_input(p) token p-1 (CompiledModel::example_text).\n"
     << "% residual(P) is the final residual stream; its subspaces are listed by `lrnn rasp compile` (table).\n";
-  t << "res0(P) :- $embedding=" << matrix(embedding, d, width) << " rasp_input(P).\n";
+  t << "res0(P) :- " << weight(o, "embedding", matrix(embedding, d, width), d, width) << " rasp_input(P).\n";
   for (size_t li = 0; li < layers.size(); ++li) {
     const CompiledLayer& layer = layers[li];
     const std::string l = std::to_string(li + 1), prev = "res" + std::to_string(li);
@@ -61,9 +77,9 @@ std::string CompiledModel::template_text() const {
       const CompiledHead& head = layer.heads[h];
       const std::string id = l + "_" + std::to_string(h);
       t << "% layer " << l << ", head " << h << ": " << head.output << " attending with " << head.selector << "\n";
-      t << "att" << id << "(Q, K) :- " << prev << "(Q)^T, $qk" << id << "=" << matrix(head.qk, d, d) << " " << prev
+      t << "att" << id << "(Q, K) :- " << prev << "(Q)^T, " << weight(o, "qk" + id, matrix(head.qk, d, d), d, d) << " " << prev
         << "(K)" << (causal ? ", @leq(K, Q)" : "") << ". [combination=product, aggregation=softmax(K)]\n";
-      t << "head" << id << "(Q) :- att" << id << "(Q, K), $ov" << id << "=" << matrix(head.ov, d, d) << " " << prev
+      t << "head" << id << "(Q) :- att" << id << "(Q, K), " << weight(o, "ov" + id, matrix(head.ov, d, d), d, d) << " " << prev
         << "(K). [combination=product, aggregation=sum]\n";
       mid_body += ", head" + id + "(P)";
     }
@@ -82,13 +98,48 @@ std::string CompiledModel::template_text() const {
     t << "% layer " << l << ", MLP computing";
     for (const auto& o : mlp.outputs) t << " " << o;
     t << "\n";
-    t << "hid" << l << "(P) :- $w1_" << l << "=" << matrix(mlp.w1, mlp.hidden, d) << " " << mid << "(P), $b1_" << l
-      << "=" << vector_text(mlp.b1) << ". [activation=relu]\n";
-    t << "res" << l << "(P) :- " << mid << "(P), $w2_" << l << "=" << matrix(mlp.w2, d, mlp.hidden) << " hid" << l
-      << "(P).\n";
+    t << "hid" << l << "(P) :- " << weight(o, "w1_" + l, matrix(mlp.w1, mlp.hidden, d), mlp.hidden, d) << " " << mid
+      << "(P), " << weight(o, "b1_" + l, vector_text(mlp.b1), mlp.hidden, 0) << ". [activation=relu]\n";
+    t << "res" << l << "(P) :- " << mid << "(P), " << weight(o, "w2_" + l, matrix(mlp.w2, d, mlp.hidden), d, mlp.hidden)
+      << " hid" << l << "(P).\n";
   }
   t << "residual(P) :- res" << layers.size() << "(P).\n";
+  if (o.readout_scale > 0) {
+    const ResidualSpace& out = readout_space();
+    const int classes = static_cast<int>(out.values.size());
+    std::vector<double> readout(static_cast<size_t>(classes) * d, 0.0);
+    for (int c = 0; c < classes; ++c) readout[static_cast<size_t>(c) * d + out.offset + c] = o.readout_scale;
+    CompiledTemplateOptions learnable = o;
+    learnable.fixed = false;  // the readout always learns
+    t << "% the readout: class logits over the values of " << out.name << "\n";
+    t << "rasp_out(P) :- " << weight(learnable, "readout", matrix(readout, classes, d), classes, d) << " residual(P).\n";
+  }
   return t.str();
+}
+
+const ResidualSpace& CompiledModel::readout_space() const {
+  const ResidualSpace& out = spaces.at(output_space);
+  if (out.numerical || out.width != static_cast<int>(out.values.size()) || out.values.empty())
+    throw Error(ErrorKind::Semantic, "the output " + out.name +
+                                         " is not categorical: a readout of class logits needs one dimension per value");
+  return out;
+}
+
+std::string CompiledModel::readout_query_text(const std::vector<Value>& outputs) const {
+  const ResidualSpace& out = readout_space();
+  std::string q;
+  for (size_t p = 0; p < outputs.size(); ++p) {
+    size_t cls = out.values.size();
+    for (size_t c = 0; c < out.values.size() && cls == out.values.size(); ++c)
+      if (type_name(out.values[c]) == type_name(outputs[p]) && repr(out.values[c]) == repr(outputs[p])) cls = c;
+    if (cls == out.values.size())
+      throw Error(ErrorKind::Semantic, "the target " + repr(outputs[p]) + " at position " + std::to_string(p) +
+                                           " is not a value of the output " + out.name + " (the readout's classes)");
+    std::string onehot = "[";
+    for (size_t c = 0; c < out.values.size(); ++c) onehot += std::string(c ? ", " : "") + (c == cls ? "1" : "0");
+    q += (p ? ", " : "") + onehot + "] rasp_out(" + std::to_string(p + 1) + ")";
+  }
+  return q;
 }
 
 std::string CompiledModel::example_text(const std::vector<Value>& input) const {
@@ -106,6 +157,26 @@ std::string CompiledModel::query_text(const std::vector<Value>& input) const {
   std::string q;
   for (size_t p = 0; p <= input.size(); ++p) q += (p ? ", " : "") + std::string("residual(") + std::to_string(p) + ")";
   return q;
+}
+
+}  // namespace lrnn::rasp
+
+namespace lrnn::rasp {
+
+CompiledModel::ReadoutData CompiledModel::readout_data(size_t max_inputs) const {
+  const size_t total = compiled_input_count(vocab.size(), max_len);
+  if (total > max_inputs)
+    throw Error(ErrorKind::Semantic, "the program's pairs are " + (total == SIZE_MAX ? std::string("too many") : std::to_string(total)) +
+                                         " inputs, more than the limit " + std::to_string(max_inputs));
+  ReadoutData data;
+  for (size_t k = 0; k < total; ++k) {
+    const std::vector<Value> input = compiled_input(vocab, max_len, k);
+    const std::string id = "s" + std::to_string(k);
+    data.examples += id + " :- " + example_text(input) + ".\n";
+    data.queries += id + " :- " + readout_query_text(run(program, input, convention)) + ".\n";
+  }
+  data.count = total;
+  return data;
 }
 
 }  // namespace lrnn::rasp

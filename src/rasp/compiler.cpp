@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -175,6 +176,7 @@ class Compiler {
     }
     choose_count_readers();
     choose_embedded();
+    choose_viewed();
     schedule();
     CompiledModel model;
     model.program = output_;
@@ -667,10 +669,34 @@ class Compiler {
     }
   }
 
-  // Whether an s-op is read from the residual stream (by attention, the output or an MLP),
-  // not only by embedded s-ops.
-  bool read_in_residual(const Node* n) {
-    if (read_directly_.count(n)) return true;
+  // An embedded s-op read only by attention (as a selector's side or an aggregate's
+  // values) needs no subspace: the head reads the token (position) one-hot it is a
+  // function of, with the function folded into its score table or value map.
+  // Done only where it saves width: the s-ops' subspaces against the one-hot they are read
+  // through, when nothing else puts that one-hot in the residual.
+  void choose_viewed() {
+    viewed_.clear();
+    const Node* root = output_.node().get();
+    std::map<const Node*, std::vector<const Node*>> by_input;
+    for (const auto& [n, by] : embedded_) {
+      const Table& t = tables_.at(n);
+      if (n == root || t.inputs.size() != 1 || features_.at(t.inputs[0]).numerical) continue;
+      if (read_by_lookup(n)) continue;
+      bool every_value = true;  // a row for every token (position): the view is total
+      for (const Value& e : features_.at(t.inputs[0]).values)
+        every_value &= t.rows.count(tuple_key({canon(e)})) > 0;
+      if (every_value) by_input[t.inputs[0]].push_back(n);
+    }
+    for (const auto& [input, sops] : by_input) {
+      size_t saved = 0;
+      for (const Node* n : sops) saved += features_.at(n).numerical ? 1 : features_.at(n).values.size();
+      const bool in_residual = read_directly_.count(input) || read_by_lookup(input);
+      if (saved > (in_residual ? 0 : features_.at(input).values.size())) viewed_.insert(sops.begin(), sops.end());
+    }
+  }
+
+  // Whether a non-embedded element-wise s-op or joint feature reads `n` from the residual.
+  bool read_by_lookup(const Node* n) {
     for (const Node* e : order_)
       if (needed_.count(e) && elementwise(e->kind) && !embedded_.count(e) && !features_.at(e).constant) {
         const auto& inputs = tables_.at(e).inputs;
@@ -681,6 +707,24 @@ class Compiler {
           std::find(j.table.inputs.begin(), j.table.inputs.end(), n) != j.table.inputs.end())
         return true;
     return false;
+  }
+
+  // A viewed s-op's values per dimension of the one-hot it is read through.
+  std::pair<const Feature*, std::vector<Value>> view_of(const Node* n) {
+    const Table& t = tables_.at(n);
+    const Feature* in = &features_.at(t.inputs[0]);
+    std::vector<Value> values;
+    for (const Value& e : in->values) values.push_back(t.rows.at(tuple_key({canon(e)})).second);
+    return {in, values};
+  }
+
+  // Whether an s-op is read from the residual stream (by attention, the output or an MLP),
+  // not only by embedded s-ops.
+  bool read_in_residual(const Node* n) {
+    if (n->kind == Kind::Tokens || n->kind == Kind::Indices)
+      for (const Node* v : viewed_)
+        if (tables_.at(v).inputs[0] == n) return true;
+    return read_directly_.count(n) || read_by_lookup(n);
   }
 
   // Writes an embedded s-op's value for every token (position) into the embedding.
@@ -828,7 +872,13 @@ class Compiler {
       out.values = j.tuples;
     } else if (out.sops.size() == 1) {
       out.feature = compared(sel, out.sops[0], side == 0 ? "keys" : "queries");
-      for (const auto& v : features_.at(out.sops[0]).values) out.values.push_back({v});
+      if (viewed_.count(out.sops[0])) {
+        auto [in, values] = view_of(out.sops[0]);
+        out.feature = in;
+        for (const auto& v : values) out.values.push_back({v});
+      } else {
+        for (const auto& v : features_.at(out.sops[0]).values) out.values.push_back({v});
+      }
     } else {
       out.values.emplace_back();  // constants only: one row, the values not looked at
     }
@@ -952,7 +1002,7 @@ class Compiler {
     for (const Node* n : order_) {
       if (!needed_.count(n)) continue;
       Feature& f = features_.at(n);
-      const bool undecoded = (is_count(n) && !decoded_.count(n)) ||
+      const bool undecoded = (is_count(n) && !decoded_.count(n)) || viewed_.count(n) ||
                              ((n->kind == Kind::Tokens || n->kind == Kind::Indices) && !read_in_residual(n));
       f.width = f.constant || undecoded ? 0 : f.numerical ? 1 : static_cast<int>(f.values.size());
       f.offset = f.constant || undecoded ? -1 : d;
@@ -1012,7 +1062,8 @@ class Compiler {
           else row[f.offset + i] = 1.0;
         }
     }
-    for (const auto& [n, by] : embedded_) embed(m, n, by);
+    for (const auto& [n, by] : embedded_)
+      if (!viewed_.count(n)) embed(m, n, by);
     for (const auto& [sops, j] : joints_)
       if (j.embedded != Kind::Constant) embed_joint(m, j);
   }
@@ -1060,9 +1111,10 @@ class Compiler {
     }
   };
 
-  // An MLP computing `out` from the table's inputs: one unit per combination of categorical
-  // values, and for one numerical input exact steps between consecutive values it takes
-  // (clamped ReLU pairs, gated by the categorical combination).
+  // An MLP computing `out` from the table's inputs. Categorical inputs only: a decision
+  // tree of conjunction units (below). One numerical input: per combination of the
+  // categorical ones, the piecewise-linear interpolant through the values it takes, as a
+  // gated base unit plus one ramp relu(x - t) per point where the slope changes.
   void lookup(const Node* node, const std::vector<const Feature*>& inputs, const Table& table, const Feature& out,
               int d, MlpUnits& units) {
     if (auto it = linear_.find(node); it != linear_.end()) return linear(inputs, table, it->second, out, d, units);
@@ -1075,8 +1127,9 @@ class Compiler {
                          "); an MLP discretises one numerical input exactly (make one of them categorical)");
       numeric = static_cast<int>(i);
     }
+    if (numeric < 0) return categorical_lookup(inputs, table, out, d, units);
     double xmin = 0, xmax = 0;
-    if (numeric >= 0) {
+    {
       const auto& vs = inputs[numeric]->values;
       xmin = xmax = to_double(vs.at(0));
       for (const auto& v : vs) {
@@ -1093,8 +1146,9 @@ class Compiler {
         if (static_cast<int>(i) != numeric) cats.push_back(row.first[i]);
       std::string g = tuple_key(cats);
       group_values[g] = cats;
-      groups[g].emplace_back(numeric >= 0 ? to_double(row.first[numeric]) : 0.0, row.second);
+      groups[g].emplace_back(to_double(row.first[numeric]), row.second);
     }
+    const double gate = (xmax - xmin) + 1.0;  // switches other combinations' ramps off
     for (auto& [g, rows] : groups) {
       std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
       const std::vector<Value>& cats = group_values[g];
@@ -1107,40 +1161,135 @@ class Compiler {
         match[dim_of(*inputs[i], v)] += 1.0;
         ++m;
       }
-      // base unit: 1 exactly when the categorical inputs hold this combination
-      units.add(match, m == 0 ? 1.0 : 1.0 - m, encode(out, rows[0].second, d));
-      for (size_t i = 1; i < rows.size(); ++i) {
-        std::vector<double> step = encode(out, rows[i].second, d);
-        std::vector<double> prev = encode(out, rows[i - 1].second, d);
-        if (rows[i].first - rows[i - 1].first <= 1e-12 * std::max(1.0, std::fabs(rows[i].first))) {
-          // the same number twice (2 and 2.0): one value to the MLP
-          if (step != prev)
+      // the points (x, encoded value), the same number twice (2 and 2.0) being one point
+      std::vector<std::pair<double, std::vector<double>>> points;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        std::vector<double> y = encode(out, rows[i].second, d);
+        if (i > 0 && rows[i].first - rows[i - 1].first <= 1e-12 * std::max(1.0, std::fabs(rows[i].first))) {
+          if (y != points.back().second)
             refuse(node, "it gives " + repr(rows[i - 1].second) + " and " + repr(rows[i].second) +
                              " for two inputs that are the same number");
           rows[i].first = rows[i - 1].first;
-          rows[i].second = rows[i - 1].second;
           continue;
         }
-        bool same = true;
+        points.emplace_back(rows[i].first, std::move(y));
+      }
+      // base unit: 1 exactly when the categorical inputs hold this combination
+      const std::vector<double>& first = points[0].second;
+      if (std::any_of(first.begin(), first.end(), [](double v) { return v != 0; }))
+        units.add(match, m == 0 ? 1.0 : 1.0 - m, first);
+      std::vector<double> slope(d, 0.0);  // of the segment before the current point
+      for (size_t i = 0; i + 1 < points.size(); ++i) {
+        const double gap = points[i + 1].first - points[i].first;
+        std::vector<double> next(d), change(d);
+        bool changes = false;
         for (int j = 0; j < d; ++j) {
-          step[j] -= prev[j];
-          same &= step[j] == 0;
+          next[j] = (points[i + 1].second[j] - points[i].second[j]) / gap;
+          change[j] = next[j] - slope[j];
+          changes |= change[j] != 0;
         }
-        if (same) continue;
-        const double gap = rows[i].first - rows[i - 1].first;
-        const double threshold = (rows[i].first + rows[i - 1].first) / 2;
-        const double slope = 2.0 / gap;                        // +-1 at the nearest values
-        const double gate = slope * (xmax - xmin) + 2.0;       // switches other groups off
-        std::vector<double> w(d, 0.0);
-        for (int j = 0; j < d; ++j) w[j] = gate * match[j];
-        w[inputs[numeric]->offset] += slope;
-        const double b = -slope * threshold - gate * m;
-        std::vector<double> neg(step);
-        for (double& x : neg) x = -x;
-        units.add(w, b, step);       // relu(s) - relu(s - 1) = clamp(s, 0, 1)
-        units.add(w, b - 1.0, neg);
+        if (changes) {  // relu(x - x_i), gated: the slope changes at x_i
+          std::vector<double> w(d, 0.0);
+          for (int j = 0; j < d; ++j) w[j] = gate * match[j];
+          w[inputs[numeric]->offset] += 1.0;
+          units.add(w, -points[i].first - gate * m, change);
+        }
+        slope = std::move(next);
       }
     }
+  }
+
+  // A lookup over categorical inputs only, as a decision tree of conjunction units: a unit
+  // relu(sum of the one-hot dimensions of a partial assignment - (size - 1)) is 1 exactly
+  // where the inputs hold that assignment. Splitting on one input at a time, a node writes
+  // the value most of its branches take (one unit) and only the other branches go deeper,
+  // so an input that decides the output alone (a None that stays None) costs one unit per
+  // value, not one per combination.
+  struct CatRow {
+    std::vector<int> dims;  // per input: its one-hot dimension (-1: a constant)
+    std::vector<double> y;
+  };
+  struct CatUnit {
+    std::vector<int> assignment;  // the dimensions that must be hot
+    std::vector<double> y;
+  };
+
+  void categorical_lookup(const std::vector<const Feature*>& inputs, const Table& table, const Feature& out, int d,
+                          MlpUnits& units) {
+    std::vector<CatRow> rows;
+    std::vector<size_t> free;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (!inputs[i]->constant) free.push_back(i);
+    for (const auto& [k, row] : table.rows) {
+      CatRow r;
+      for (size_t i = 0; i < inputs.size(); ++i) r.dims.push_back(inputs[i]->constant ? -1 : dim_of(*inputs[i], row.first[i]));
+      r.y = encode(out, row.second, d);
+      rows.push_back(std::move(r));
+    }
+    std::vector<CatUnit> tree = split(rows, {}, std::vector<double>(d, 0.0), free, true);
+    for (const CatUnit& u : tree) {
+      std::vector<double> w(d, 0.0);
+      for (int dim : u.assignment) w[dim] += 1.0;
+      units.add(w, 1.0 - static_cast<double>(u.assignment.size()), u.y);
+    }
+  }
+
+  // The units writing rows' values given that `base` is already written where `fixed` holds.
+  std::vector<CatUnit> split(const std::vector<CatRow>& rows, const std::vector<int>& fixed,
+                             const std::vector<double>& base, const std::vector<size_t>& free, bool search) {
+    auto minus = [](const std::vector<double>& a, const std::vector<double>& b) {
+      std::vector<double> out(a);
+      for (size_t j = 0; j < out.size(); ++j) out[j] -= b[j];
+      return out;
+    };
+    bool uniform = true;
+    for (const CatRow& r : rows) uniform &= r.y == rows[0].y;
+    if (uniform || free.empty()) {
+      if (rows.empty() || rows[0].y == base) return {};
+      return {CatUnit{fixed, minus(rows[0].y, base)}};
+    }
+    std::vector<CatUnit> best;
+    bool found = false;
+    // every input as the first split where the tree is small enough to search, else in order
+    const size_t tries = search && free.size() <= 3 ? free.size() : 1;
+    for (size_t t = 0; t < tries; ++t) {
+      const size_t x = free[t];
+      std::vector<size_t> rest;
+      for (size_t f : free)
+        if (f != x) rest.push_back(f);
+      std::map<int, std::vector<CatRow>> parts;
+      for (const CatRow& r : rows) parts[r.dims[x]].push_back(r);
+      // the default: what most single-valued branches write (or nothing new)
+      std::map<std::vector<double>, int> votes;
+      for (const auto& [dim, part] : parts) {
+        bool same = true;
+        for (const CatRow& r : part) same &= r.y == part[0].y;
+        if (same) ++votes[part[0].y];
+      }
+      std::vector<std::vector<double>> defaults{base};
+      int most = 0;
+      for (const auto& [y, n] : votes)
+        if (n > most) most = n;
+      for (const auto& [y, n] : votes)
+        if (n == most && y != base) {
+          defaults.push_back(y);
+          break;
+        }
+      for (const auto& dflt : defaults) {
+        std::vector<CatUnit> units;
+        if (dflt != base) units.push_back(CatUnit{fixed, minus(dflt, base)});
+        for (const auto& [dim, part] : parts) {
+          std::vector<int> deeper(fixed);
+          deeper.push_back(dim);
+          for (auto& u : split(part, deeper, dflt, rest, search && free.size() <= 3)) units.push_back(std::move(u));
+        }
+        if (!found || units.size() < best.size()) {
+          best = std::move(units);
+          found = true;
+        }
+      }
+    }
+    return best;
   }
 
   // A linear function of several numerical inputs per combination of categorical ones:
@@ -1176,7 +1325,7 @@ class Compiler {
       }
       std::vector<double> base(d, 0.0);
       base[out.offset] = coef[0];
-      units.add(match, m == 0 ? 1.0 : 1.0 - m, base);
+      if (coef[0] != 0) units.add(match, m == 0 ? 1.0 : 1.0 - m, base);
       for (size_t j = 0; j < nums.size(); ++j) {
         if (coef[j + 1] == 0) continue;
         std::vector<double> w(d, 0.0), up(d, 0.0), down(d, 0.0);
@@ -1187,8 +1336,15 @@ class Compiler {
         wneg[xd] -= 1.0;
         up[out.offset] = coef[j + 1];
         down[out.offset] = -coef[j + 1];
-        units.add(w, -gate * m, up);
-        units.add(wneg, -gate * m, down);
+        // an input that is never negative (never positive) is its own relu (of its
+        // negation): one unit; otherwise x = relu(x) - relu(-x), two
+        double lo = 0, hi = 0;
+        for (const auto& v : inputs[nums[j]]->values) {
+          lo = std::min(lo, to_double(v));
+          hi = std::max(hi, to_double(v));
+        }
+        if (hi > 0 || lo == 0) units.add(w, -gate * m, up);
+        if (lo < 0) units.add(wneg, -gate * m, down);
       }
     }
   }
@@ -1229,16 +1385,20 @@ class Compiler {
       bos_value[scratch_.at(n).offset] = 1.0;
     } else {
       const Feature& vals = features_.at(n->children[1].get());
-      const size_t entries = vals.constant || vals.numerical ? 1 : vals.values.size();
+      const bool viewed = viewed_.count(vals.node) > 0;
+      const Feature* through = &vals;  // a viewed s-op is read through the one-hot it is a function of
+      std::vector<Value> values = vals.values;
+      if (viewed) std::tie(through, values) = view_of(vals.node);
+      const size_t entries = !viewed && (vals.constant || vals.numerical) ? 1 : values.size();
       for (size_t i = 0; i < entries; ++i) {
-        const Value& v = vals.values.at(i);
-        int from = vals.constant ? 0 : vals.offset + (vals.numerical ? 0 : static_cast<int>(i));
+        const Value& v = values.at(i);
+        int from = vals.constant ? 0 : through->offset + (vals.numerical && !viewed ? 0 : static_cast<int>(i));
         if (out.numerical) {
           if (!is_number(v)) refuse(n, "a numerical aggregate of " + vals.node->description() + ", which holds " + repr(v));
-          double scale = vals.numerical && !vals.constant ? 1.0 : to_double(v);
+          double scale = vals.numerical && !vals.constant && !viewed ? 1.0 : to_double(v);
           ov[static_cast<size_t>(out.offset) * d + from] += scale;
         } else {
-          if (vals.numerical && !vals.constant)
+          if (vals.numerical && !vals.constant && !viewed)
             refuse(n, "a categorical aggregate of the numerical s-op " + vals.node->description());
           // a value no query ever receives (never selected, on any input) needs no weight
           if (!has_value(out, v)) continue;
@@ -1270,6 +1430,15 @@ class Compiler {
     }
     qk[0 * d + 1] += bos_score;  // every query scores BOS at bos_score
     qk[1 * d + 1] += big;        // the BOS position attends only to itself
+    // Aggregates of one layer that attend alike (the same score matrix, BOS included) are
+    // one head writing several outputs: the attention weights are the same, and the value
+    // maps write disjoint subspaces (their BOS corrections too), so summing them is exact.
+    for (CompiledHead& same : layer.heads)
+      if (same.qk == qk) {
+        for (size_t i = 0; i < ov.size(); ++i) same.ov[i] += ov[i];
+        same.output += ", " + out.node->description();
+        return bos_value;
+      }
     layer.heads.push_back(CompiledHead{out.node->description(), selector, std::move(qk), std::move(ov)});
     return bos_value;
   }
@@ -1368,6 +1537,7 @@ class Compiler {
   std::set<const Node*> decoded_;        // counts decoded by an MLP
   std::set<const Node*> direct_;         // element-wise s-ops reading counts as 1/(w+1)
   std::map<const Node*, Kind> embedded_;  // element-wise s-ops of the tokens / indices alone
+  std::set<const Node*> viewed_;  // embedded s-ops read by attention through the tokens' (indices') one-hot
   // element-wise s-op -> numerical inputs it reads through a categorical copy
   std::map<const Node*, std::set<const Node*>> shadowed_;
   std::map<const Node*, Feature> shadows_;  // numerical s-op -> its categorical copy

@@ -408,3 +408,75 @@ def test_template_runs_in_the_engine_like_the_weights(name, tmp_path):
                                for x in inputs])
     assert got.shape == expected.shape == (sum(len(x) + 1 for x in inputs), model.residual_width)
     np.testing.assert_allclose(got, expected, atol=1e-9, rtol=0)
+
+
+# ---- sizes next to tracr's (docs/rasp.md) -----------------------------------------------------
+
+# tracr 9ce2b8c's compiled sizes for the same programs, vocabularies and max_len, measured
+# by bench/peers/tracr_sizes.py: (layers, most heads in a layer, residual width, MLP width)
+TRACR_SIZES = {
+    "length": (1, 1, 18, 12), "reverse": (4, 1, 41, 30), "hist": (1, 1, 18, 12), "sort": (3, 1, 36, 15),
+    "sort_freq": (5, 1, 64, 30), "frac_prevs": (2, 1, 13, 1), "pair_balance": (2, 2, 16, 4),
+    "shuffle_dyck": (6, 2, 39, 106), "shuffle_dyck2": (8, 4, 52, 132), "shift_by": (1, 1, 14, 0),
+    "detect_pattern": (2, 1, 19, 4), "count_less_freq": (2, 1, 25, 12), "count": (1, 1, 18, 12),
+    "nary_sequencemap": (3, 1, 54, 20),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRACR_SIZES))
+def test_sizes_at_most_tracrs(name):
+    model = compiled(name)
+    ours = (model.layers, max(model.heads_per_layer, default=0), model.residual_width, model.mlp_width)
+    assert all(o <= t for o, t in zip(ours, TRACR_SIZES[name])), (name, ours, TRACR_SIZES[name])
+
+
+def test_heads_attending_alike_are_one_head():
+    # opens and closes both attend with select(indices, indices, <=): one head writes both
+    model = compiled("pair_balance")
+    assert model.heads_per_layer == [1] and model.mlp_width == 2
+    (_, outputs, _), = model.head_list()
+    assert "opens" in outputs and "closes" in outputs
+    assert model("(()") == pytest.approx([1.0, 1.0, 1 / 3], abs=1e-12)
+
+
+# ---- training the compiled template in lrnn's engine ------------------------------------------
+
+def test_compiled_template_trains_in_lrnn_towards_a_nearby_task(tmp_path):
+    """reverse, then a -> b -> c -> a: from the program (its weights fixed, the readout
+    learning) the engine reaches every output on inputs longer than any trained on; the same
+    template from random init, trained alike, does not."""
+    model = rasp.compile(make_reverse(tokens), "abc", 4)
+    rotate = {"a": "b", "b": "c", "c": "a"}
+
+    def data(name, lengths):
+        inputs = [list(x) for n in lengths for x in itertools.product("abc", repeat=n)]
+        (tmp_path / f"{name}_e.txt").write_text("".join(f"s{k} :- {model.example_facts(x)}.\n"
+                                                       for k, x in enumerate(inputs)))
+        (tmp_path / f"{name}_q.txt").write_text("".join(
+            f"s{k} :- {model.readout_queries([rotate[t] for t in reversed(x)])}.\n" for k, x in enumerate(inputs)))
+        return lrnn.FileDataset(examples_file=str(tmp_path / f"{name}_e.txt"),
+                                queries_file=str(tmp_path / f"{name}_q.txt"))
+
+    train, test = data("train", [1, 2, 3]), data("test", [4])
+    accuracy = {}
+    for start in ("program", "random"):
+        text = model.to_template(fixed=start == "program", random=start == "random", readout_scale=5)
+        assert ("<[[" in text) == (start == "program") and "rasp_out(P) :-" in text
+        (tmp_path / f"{start}.lrnn").write_text(text)
+        settings = lrnn.Settings(optimizer=lrnn.Adam(lr=0.2), epochs=40,
+                                 error_function=lrnn.CrossEntropy(with_logits=True))
+        engine = lrnn.Template(template_file=str(tmp_path / f"{start}.lrnn")).build(settings)
+        engine.train(train, progress=False)
+        accuracy[start] = engine.test(test).accuracy
+    assert accuracy["program"] == 1.0
+    assert accuracy["random"] < 0.5
+
+
+def test_readout_queries_name_a_value_the_output_never_takes():
+    model = compiled("reverse")
+    assert model.spaces[model._compiled.output_space][4] == ["a", "b", "c"]  # the readout's classes
+    assert model.readout_queries(["b", "a"]) == "[0, 1, 0] rasp_out(1), [1, 0, 0] rasp_out(2)"
+    with pytest.raises(lrnn.LrnnError, match='"d" at position 1 is not a value of the output reverse'):
+        model.readout_queries(["a", "d"])
+    with pytest.raises(lrnn.LrnnError, match="not categorical"):
+        compiled("frac_prevs").to_template(readout_scale=5)

@@ -377,3 +377,51 @@ TEST(RaspCompilerPaper, BosProgramsCompileExactly) {
 }
 
 }  // namespace
+
+namespace {
+
+// The size-saving constructions of issue 15 stay exact on every input: a categorical lookup
+// over three inputs (the decision tree searches its split order), a non-monotone numerical
+// map with negative values (the interpolant's ramps), a map of the indices read by a head
+// as its query and a map of the tokens as its values (folded into the head), and two
+// aggregates attending alike (one head).
+TEST(RaspCompiler, SmallerConstructionsStayExact) {
+  SOp prev_token = select(indices(), map(indices(), [](const Value& i) -> Value { return std::get<int64_t>(i) - 1; }),
+                          Predicate::Eq)
+                       .value(tokens(), Value{});
+  SOp mixed = zipmap({prev_token, tokens(), indices()}, [](const std::vector<Value>& a) -> Value {
+    if (is_none(a[0])) return std::string("start");
+    const std::string s = to_string(a[0]) + to_string(a[1]);
+    return std::get<int64_t>(a[2]) % 2 == 0 && s != "ab" ? std::string("even") : s == "ba" ? std::string("ba") : std::string("odd");
+  }, "mixed");
+  expect_exact(mixed, abc(), 5);
+  SOp is_a = numerical(map(tokens(), [](const Value& v) -> Value { return int64_t{to_string(v) == "a"}; }, "is_a"));
+  SOp frac = numerical(aggregate(select(indices(), indices(), Predicate::Le), is_a, int64_t{0}, Convention::Mean));
+  SOp wave = numerical(map(frac, [](const Value& v) -> Value {
+    const double x = to_double(v);
+    return x < 0.3 ? -2.0 * x : x < 0.6 ? 1.0 - 3.0 * x : x * x;
+  }, "wave"));
+  expect_exact(wave, abc(), 5);
+  // shift by 2: `indices - 2` is folded into the head's query, no subspace of its own
+  SOp shifted = select(indices(), map(indices(), [](const Value& i) -> Value { return std::get<int64_t>(i) - 2; }),
+                       Predicate::Eq)
+                    .value(map(tokens(), [](const Value& t) -> Value { return to_string(t) == "a"; }), Value{});
+  expect_exact(shifted, abc(), 5);
+  const CompiledModel m = compile(shifted, abc(), 5);
+  // folded where that saves width: `tokens == "a"` keeps its 2 dimensions (the tokens'
+  // one-hot, which nothing else reads, would be 3)
+  for (const auto& space : m.spaces) EXPECT_NE(space.name, "map(indices)") << m.table();
+  EXPECT_EQ(m.d_model, 2 + 5 + 2 + 3) << m.table();
+  // two means over one selector: one head
+  SOp is_b = numerical(map(tokens(), [](const Value& v) -> Value { return int64_t{to_string(v) == "b"}; }, "is_b"));
+  SOp frac_b = numerical(aggregate(select(indices(), indices(), Predicate::Le), is_b, int64_t{0}, Convention::Mean));
+  SOp balance = numerical(zipmap({frac, frac_b}, [](const std::vector<Value>& a) -> Value {
+    return to_double(a[0]) - to_double(a[1]);
+  }, "balance"));
+  expect_exact(balance, abc(), 5);
+  const CompiledModel b = compile(balance, abc(), 5);
+  EXPECT_EQ(b.heads_per_layer(), std::vector<int>{1});
+  EXPECT_EQ(b.mlp_width(), 2);  // relu(frac) - relu(frac_b): means are never negative
+}
+
+}  // namespace

@@ -325,11 +325,20 @@ class CompiledModel:
     def table(self) -> str:
         return self._compiled.table()
 
-    def to_template(self) -> str:
+    def to_template(self, *, fixed: bool = False, random: bool = False, readout_scale: float = 0.0) -> str:
         """The transformer as an lrnn template (LANGUAGE.md text): attention and MLP rules
         whose weights are these, as initial values, so lrnn's engine runs, trains and draws
-        it. Its query `residual(p)` is the final residual stream at position p (0: BOS)."""
-        return self._compiled.template_text()
+        it. Its query `residual(p)` is the final residual stream at position p (0: BOS).
+        `fixed=True` writes the weights fixed (only a readout learns), `random=True` their
+        shapes only (the same template from random init); `readout_scale > 0` adds
+        `rasp_out(P)`, learnable class logits over the output's values (readout_scale times
+        its one-hot), for training with cross-entropy on `readout_queries(outputs)`."""
+        return self._compiled.template_text(fixed, random, readout_scale)
+
+    def readout_queries(self, outputs: Any) -> str:
+        """The readout's queries for target outputs (one per input position): `[0, 1, 0]
+        rasp_out(p)`, a one-hot over the output s-op's values."""
+        return self._compiled.readout_query_text(outputs)
 
     def example_facts(self, input: Any) -> str:
         """The template's example facts of an input (`rasp_input(0)` is BOS)."""
