@@ -25,13 +25,13 @@ def _check_fact(fact: Any, where: str) -> Atom:
         raise TypeError(f"{where} holds facts such as R.edge(1, 2) or R.x(1)[0.5], got {type(fact).__name__}: {fact!r}")
     if fact.special or fact.hidden or fact.negated or fact.soft_negated or fact.transposed:
         raise ValueError(f"{where} holds plain facts, got {fact.to_str()}")
-    if fact.weight is not None and fact.weight.kind in (Weight.DIMS, Weight.REFERENCE):
-        raise ValueError(f"a fact's value is a number, a list or an array, got {fact.to_str()}")
     return fact
 
 
 def _check_query(query: Any) -> Atom:
     fact = _check_fact(query, "a query")
+    if fact.weight is not None and fact.weight.kind in (Weight.DIMS, Weight.REFERENCE):
+        raise ValueError(f"a query's target is a number, a list or an array, got {fact.to_str()}")
     return fact
 
 
