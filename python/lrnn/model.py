@@ -297,7 +297,7 @@ class TrainHistory:
     """Per-epoch training (and test) metrics, as PyNeuraLogic's TrainerHistory."""
 
     def __init__(self, reports: List[Dict[str, Any]], stopped_early: bool, seconds: float,
-                 results: Optional[List[Tuple[Any, Any, float]]] = None):
+                 results: Optional[List[Tuple[Any, Any, float]]] = None, count_results: bool = False):
         # PyNeuraLogic's train() result: (target, output, error) of every output in the last
         # epoch, the output as computed in that epoch's forward pass; history[i] is the i-th.
         self.results = list(results or [])
@@ -310,9 +310,12 @@ class TrainHistory:
         self.learning_rates = [r["lr"] for r in reports]
         self.stopped_early = stopped_early
         self.seconds = seconds
+        # A static graph dataset's training returns PyNeuraLogic's list of every epoch's
+        # results, and its length is theirs; otherwise the length is the number of epochs.
+        self._count_results = count_results
 
     def __len__(self) -> int:
-        return len(self.epochs)
+        return len(self.results) if self._count_results else len(self.epochs)
 
     def __getitem__(self, index: int) -> Tuple[Any, Any, float]:
         return self.results[index]
@@ -529,6 +532,16 @@ class Model(Template):
             built = BuiltDataset(self, built._prepared, built._source, batch_size)
         return built
 
+    def build_static_dataset(self, dataset: Any, *, batch_size: int = 1, learnable_facts: bool = False,
+                             progress: bool = False) -> Any:
+        """PyNeuraLogic's static graph dataset (lrnn.core.builder.static_graph): samples of
+        one structure, trained one at a time in order; train() on it returns every epoch's
+        (target, output, error) of every sample."""
+        from lrnn.core.builder.static_graph import build_static_graph_dataset
+
+        return build_static_graph_dataset(self, dataset, batch_size=batch_size, learnable_facts=learnable_facts,
+                                          progress=progress)
+
     def ground(self, dataset: Any, *, batch_size: Optional[int] = None, learnable_facts: bool = False,
                progress: bool = False) -> BuiltDataset:
         """PyNeuraLogic's ground(): lrnn grounds and neuralizes in one step, so this is
@@ -605,6 +618,10 @@ class Model(Template):
         engine = self._require_built()
         if dataset is None:
             raise ValueError("model.train needs a dataset")
+        from lrnn.core.builder.static_graph import StaticGraphDataset
+
+        if isinstance(dataset, StaticGraphDataset):
+            return self._train_static(dataset, epochs, test_dataset=test_dataset, progress=progress, callback=callback)
         train_set = self.build_dataset(dataset)
         test_set = None if test_dataset is None else self.build_dataset(test_dataset)
         in_order = batch_size is None and self.settings.batch_size is None and train_set.batch_size is not None
@@ -639,6 +656,24 @@ class Model(Template):
                 bar.close()
         results = _results(train_set.targets, result["last_epoch_outputs"], self.settings.error_function)
         return TrainHistory(result["history"], result["stopped_early"], result["train_seconds"], results)
+
+    def _train_static(self, dataset: Any, epochs: Optional[int], **kwargs: Any) -> TrainHistory:
+        """A static graph dataset trains sample by sample, and PyNeuraLogic returns the
+        results of every epoch (samples x epochs of them), not only the last."""
+        if epochs is None:
+            epochs = self.settings.epochs if self.settings.epochs is not None else 1
+        reports, results, seconds, stopped = [], [], 0.0, False
+        for _ in range(int(epochs)):
+            history = self.train(dataset.built_dataset, 1, **kwargs)
+            reports.extend({"epoch": e, "train": {"loss": l, "accuracy": a}, "lr": r}
+                           for e, l, a, r in zip(history.epochs, history.train_losses, history.train_accuracies,
+                                                 history.learning_rates))
+            results.extend(history.results)
+            seconds += history.seconds
+            if history.stopped_early:
+                stopped = True
+                break
+        return TrainHistory(reports, stopped, seconds, results, count_results=True)
 
     def loss(self, dataset: Any) -> float:
         """The dataset's loss reduced as the error function says (mean or sum): the number
@@ -706,6 +741,8 @@ class Model(Template):
         engine = self._require_built()
         if isinstance(dataset, BuiltSample):
             return self._test_sample(dataset)
+        if hasattr(dataset, "built_dataset"):  # a static graph dataset
+            dataset = dataset.built_dataset
         built = self.build_dataset(dataset)
         result = engine.evaluate(built._prepared, self.settings.error_function.engine_name)
         return Evaluation(result, built.queries, built.targets)
