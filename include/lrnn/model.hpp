@@ -47,6 +47,12 @@ class Dataset {
   Dataset subset(const std::vector<size_t>& indices) const;
   // (train, test): a seeded shuffle, the last round(fraction * size) samples are the test set.
   std::pair<Dataset, Dataset> split(double test_fraction, uint64_t seed = 1) const;
+  // The same samples with every valued example fact that is a neuron input a learnable
+  // parameter of the data (PyNeuraLogic's build_dataset(learnable_facts=True)): a model
+  // training on it trains them too. Each model that grounds it holds its own values
+  // (Model::example_parameters); a fact written `$name=...` shares the name's parameter.
+  Dataset with_learnable_facts() const;
+  bool learnable_facts() const;
 
   struct Impl;  // opaque: the paired samples
   explicit Dataset(std::shared_ptr<const Impl> impl);
@@ -54,6 +60,15 @@ class Dataset {
 
  private:
   std::shared_ptr<const Impl> impl_;
+};
+
+// One learnable example fact of a dataset, as a model grounded it: keyed by its ground
+// literal (`index`, PyNeuraLogic's running weight index, changes from one grounding to the
+// next). Facts written with one weight name share `index` and `value`.
+struct ExampleParameter {
+  std::string literal;
+  uint64_t index = 0;
+  Parameter value;  // name: the literal, or "$name" for a named weight
 };
 
 class Model {
@@ -93,6 +108,13 @@ class Model {
   // The outputs `data` asks for (each query's ground atoms, with targets), values empty:
   // grounds the dataset (cached with the model, as train/evaluate do).
   std::vector<Output> ground_queries(const Dataset& data) const;
+
+  // The learnable example facts of `data` (a with_learnable_facts() dataset, grounded by
+  // this model on first use), in dataset order; empty for any other dataset.
+  std::vector<ExampleParameter> example_parameters(const Dataset& data) const;
+  // Sets the value of the fact `literal` of `data` (every fact sharing its weight with it).
+  // Throws lrnn::Error when `data` has no such learnable fact or the size is wrong.
+  void set_example_parameter(const Dataset& data, const std::string& literal, const std::vector<double>& values);
 
   size_t num_parameter_values() const;  // entries over all parameters
 

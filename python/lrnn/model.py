@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -155,9 +155,40 @@ class WeightsByNameOrIndex(dict):
         return super().__contains__(key)
 
 
+class IncompatibleKeys(NamedTuple):
+    """What BuiltDataset.load_state_dict could not match up, in torch's shape."""
+
+    missing_keys: List[str]
+    unexpected_keys: List[str]
+
+
+class ExampleParameter:
+    """One learnable example fact of a built dataset: its `value` (a float, list or list of
+    lists), `index` (the engine's running weight index: it changes from one build to the
+    next, so the ground literal is the key) and `name` (`$name` when the example named the
+    weight, shared by every fact that writes it; else the literal)."""
+
+    __slots__ = ("literal", "index", "name", "value")
+
+    def __init__(self, literal: str, index: int, name: str, value: Any):
+        self.literal, self.index, self.name, self.value = literal, index, name, value
+
+    def __repr__(self) -> str:
+        return f"ExampleParameter({self.literal}, index={self.index}, value={self.value})"
+
+
+def _as_python(value: np.ndarray) -> Any:
+    """A weight value as PyNeuraLogic gives it: a float, a list, or a list of rows."""
+    array = np.asarray(value, dtype=np.float64)
+    return float(array) if array.ndim == 0 else array.tolist()
+
+
 class BuiltDataset:
     """A dataset grounded and neuralized against one model (PyNeuraLogic's
-    `model.build_dataset(dataset)`): pass it to train/test/forward to skip rebuilding."""
+    `model.build_dataset(dataset)`): pass it to train/test/forward to skip rebuilding.
+    Built with `learnable_facts=True`, its valued example facts are parameters of the data:
+    they train with the model, and `state_dict()` / `load_state_dict()` save and restore
+    them keyed by ground literal (the model's own state_dict does not hold them)."""
 
     def __init__(self, model: "Model", prepared: Any, source: Optional[Tuple[str, str, str, str]] = ("", "", "", ""),
                  batch_size: Optional[int] = None):
@@ -178,6 +209,49 @@ class BuiltDataset:
         if isinstance(index, bool) or not isinstance(index, int) or not -n <= index < n:
             raise IndexError(f"sample {index!r} of a built dataset of {n} samples")
         return BuiltSample(self, index % n)
+
+    def _example_parameters(self) -> Dict[str, ExampleParameter]:
+        """Ground literal to its learnable fact (empty without learnable_facts)."""
+        engine = self._model._require_built()
+        return {literal: ExampleParameter(literal, index, name, _as_python(value))
+                for literal, index, name, value in engine.example_parameters(self._prepared)}
+
+    def state_dict(self) -> Dict[str, Any]:
+        """{"weights": {ground literal: value}} of the learnable example facts (values as
+        floats or lists); {"weights": {}} for a dataset built without learnable_facts."""
+        return {"weights": {literal: p.value for literal, p in self._example_parameters().items()}}
+
+    def load_state_dict(self, state_dict: Dict[str, Any], strict: bool = True) -> IncompatibleKeys:
+        """Sets the learnable example facts from a state_dict()-shaped dict (or a bare
+        {literal: value}). `strict` (default) refuses literals this dataset lacks or leaves
+        out; strict=False carries over the ones in common (trained embeddings onto another
+        dataset) and reports the rest as missing/unexpected keys. Two literals sharing one
+        named weight given different values are always refused."""
+        parameters = self._example_parameters()
+        weights = state_dict["weights"] if "weights" in state_dict else state_dict
+        unexpected = [literal for literal in weights if literal not in parameters]
+        missing = [literal for literal in parameters if literal not in weights]
+        if strict and (unexpected or missing):
+            raise ValueError(
+                f"parameters do not match this dataset: {len(missing)} missing {missing[:3]}, {len(unexpected)} "
+                f"unexpected {unexpected[:3]}; strict=False carries over only the literals the two have in common"
+            )
+        shared: Dict[str, Tuple[str, np.ndarray]] = {}
+        for literal, value in weights.items():
+            if literal in unexpected:
+                continue
+            array = np.ascontiguousarray(value, dtype=np.float64)
+            seen = shared.get(parameters[literal].name)
+            if seen is not None and (seen[1].shape != array.shape or not np.array_equal(seen[1], array)):
+                raise ValueError(f"{seen[0]} and {literal} share one weight, so they cannot be given different values")
+            shared[parameters[literal].name] = (literal, array)
+        engine = self._model._require_built()
+        for literal, array in shared.values():
+            current = np.asarray(parameters[literal].value, dtype=np.float64)
+            if np.squeeze(array).shape != np.squeeze(current).shape:
+                raise ValueError(f"learnable fact {literal} has shape {current.shape}, the state dict gives {array.shape}")
+            engine.set_example_parameter(self._prepared, literal, np.ascontiguousarray(array.reshape(-1)))
+        return IncompatibleKeys(missing, unexpected)
 
     @property
     def queries(self) -> List[str]:
@@ -223,7 +297,7 @@ class TrainHistory:
     """Per-epoch training (and test) metrics, as PyNeuraLogic's TrainerHistory."""
 
     def __init__(self, reports: List[Dict[str, Any]], stopped_early: bool, seconds: float,
-                 results: Optional[List[Tuple[Any, Any, float]]] = None):
+                 results: Optional[List[Tuple[Any, Any, float]]] = None, count_results: bool = False):
         # PyNeuraLogic's train() result: (target, output, error) of every output in the last
         # epoch, the output as computed in that epoch's forward pass; history[i] is the i-th.
         self.results = list(results or [])
@@ -236,9 +310,12 @@ class TrainHistory:
         self.learning_rates = [r["lr"] for r in reports]
         self.stopped_early = stopped_early
         self.seconds = seconds
+        # A static graph dataset's training returns PyNeuraLogic's list of every epoch's
+        # results, and its length is theirs; otherwise the length is the number of epochs.
+        self._count_results = count_results
 
     def __len__(self) -> int:
-        return len(self.epochs)
+        return len(self.results) if self._count_results else len(self.epochs)
 
     def __getitem__(self, index: int) -> Tuple[Any, Any, float]:
         return self.results[index]
@@ -441,20 +518,29 @@ class Model(Template):
     def build_dataset(self, dataset: Any, *, batch_size: Optional[int] = None, learnable_facts: bool = False,
                       progress: bool = False) -> BuiltDataset:
         """Grounds and neuralizes `dataset` (PyNeuraLogic's keywords): `batch_size` samples
-        per training step, taken in the dataset's order (default: the settings'). Learnable
-        example facts (`learnable_facts=True`) are not supported here; `progress` has no
-        effect (building shows no bar)."""
+        per training step, taken in the dataset's order (default: the settings').
+        `learnable_facts=True`: every valued example fact that is a neuron input becomes a
+        parameter of this built dataset, trained with the model and saved with
+        BuiltDataset.state_dict() (a fact written with a weight name, `R.emb(k)["e": 2,]`,
+        shares that name's parameter). `progress` has no effect (building shows no bar)."""
         if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
             raise ValueError(f"build_dataset's batch_size must be an integer >= 1, got {batch_size!r}")
-        if learnable_facts:
-            raise NotImplementedError(
-                "build_dataset(learnable_facts=True): learnable example facts are not supported by this "
-                "build of lrnn; write the facts as weights of the template instead"
-            )
-        built = self._build_dataset(dataset)
+        if learnable_facts and isinstance(dataset, BuiltDataset):
+            raise ValueError("build_dataset(learnable_facts=True) takes a dataset, not one already built")
+        built = self._build_dataset(dataset, learnable_facts)
         if batch_size is not None:
             built = BuiltDataset(self, built._prepared, built._source, batch_size)
         return built
+
+    def build_static_dataset(self, dataset: Any, *, batch_size: int = 1, learnable_facts: bool = False,
+                             progress: bool = False) -> Any:
+        """PyNeuraLogic's static graph dataset (lrnn.core.builder.static_graph): samples of
+        one structure, trained one at a time in order; train() on it returns every epoch's
+        (target, output, error) of every sample."""
+        from lrnn.core.builder.static_graph import build_static_graph_dataset
+
+        return build_static_graph_dataset(self, dataset, batch_size=batch_size, learnable_facts=learnable_facts,
+                                          progress=progress)
 
     def ground(self, dataset: Any, *, batch_size: Optional[int] = None, learnable_facts: bool = False,
                progress: bool = False) -> BuiltDataset:
@@ -462,7 +548,7 @@ class Model(Template):
         build_dataset (the result is accepted wherever a grounded dataset is)."""
         return self.build_dataset(dataset, batch_size=batch_size, learnable_facts=learnable_facts, progress=progress)
 
-    def _build_dataset(self, dataset: Any) -> BuiltDataset:
+    def _build_dataset(self, dataset: Any, learnable_facts: bool = False) -> BuiltDataset:
         engine = self._require_built()
         if isinstance(dataset, BuiltDataset):
             if dataset._model is not self:
@@ -472,21 +558,21 @@ class Model(Template):
         if isinstance(dataset, FileDataset):
             if dataset.examples_file is None:
                 raise ValueError("a FileDataset for training needs examples_file=")
-            prepared = engine.prepare_files(dataset.examples_file, dataset.queries_file or "")
+            prepared = engine.prepare_files(dataset.examples_file, dataset.queries_file or "", learnable_facts)
             source = ("", "", os.fspath(dataset.examples_file), os.fspath(dataset.queries_file or ""))
         elif isinstance(dataset, Dataset):
             examples, queries = dataset.to_text()
-            prepared = engine.prepare_text(examples, queries)
+            prepared = engine.prepare_text(examples, queries, learnable_facts)
             source = (examples, queries, "", "")
         elif hasattr(dataset, "_lrnn_samples"):  # lrnn.datasets: samples already held by the engine
-            prepared = engine.prepare_samples(dataset._lrnn_samples())
+            prepared = engine.prepare_samples(dataset._lrnn_samples(), learnable_facts)
             source = None  # held in C++, no text to draw a sample from
         elif isinstance(dataset, Sample):
-            return self._build_dataset(Dataset([dataset]))
+            return self._build_dataset(Dataset([dataset]), learnable_facts)
         elif isinstance(dataset, (list, tuple)) and all(isinstance(s, Sample) for s in dataset):
-            return self._build_dataset(Dataset(list(dataset)))
+            return self._build_dataset(Dataset(list(dataset)), learnable_facts)
         elif hasattr(dataset, "to_dataset"):  # TensorDataset, CSVDataset, ...: logic form first
-            return self._build_dataset(dataset.to_dataset())
+            return self._build_dataset(dataset.to_dataset(), learnable_facts)
         else:
             raise TypeError(f"expected a Dataset, FileDataset or BuiltDataset, got {type(dataset).__name__}")
         return BuiltDataset(self, prepared, source)
@@ -532,6 +618,10 @@ class Model(Template):
         engine = self._require_built()
         if dataset is None:
             raise ValueError("model.train needs a dataset")
+        from lrnn.core.builder.static_graph import StaticGraphDataset
+
+        if isinstance(dataset, StaticGraphDataset):
+            return self._train_static(dataset, epochs, test_dataset=test_dataset, progress=progress, callback=callback)
         train_set = self.build_dataset(dataset)
         test_set = None if test_dataset is None else self.build_dataset(test_dataset)
         in_order = batch_size is None and self.settings.batch_size is None and train_set.batch_size is not None
@@ -566,6 +656,24 @@ class Model(Template):
                 bar.close()
         results = _results(train_set.targets, result["last_epoch_outputs"], self.settings.error_function)
         return TrainHistory(result["history"], result["stopped_early"], result["train_seconds"], results)
+
+    def _train_static(self, dataset: Any, epochs: Optional[int], **kwargs: Any) -> TrainHistory:
+        """A static graph dataset trains sample by sample, and PyNeuraLogic returns the
+        results of every epoch (samples x epochs of them), not only the last."""
+        if epochs is None:
+            epochs = self.settings.epochs if self.settings.epochs is not None else 1
+        reports, results, seconds, stopped = [], [], 0.0, False
+        for _ in range(int(epochs)):
+            history = self.train(dataset.built_dataset, 1, **kwargs)
+            reports.extend({"epoch": e, "train": {"loss": l, "accuracy": a}, "lr": r}
+                           for e, l, a, r in zip(history.epochs, history.train_losses, history.train_accuracies,
+                                                 history.learning_rates))
+            results.extend(history.results)
+            seconds += history.seconds
+            if history.stopped_early:
+                stopped = True
+                break
+        return TrainHistory(reports, stopped, seconds, results, count_results=True)
 
     def loss(self, dataset: Any) -> float:
         """The dataset's loss reduced as the error function says (mean or sum): the number
@@ -633,6 +741,8 @@ class Model(Template):
         engine = self._require_built()
         if isinstance(dataset, BuiltSample):
             return self._test_sample(dataset)
+        if hasattr(dataset, "built_dataset"):  # a static graph dataset
+            dataset = dataset.built_dataset
         built = self.build_dataset(dataset)
         result = engine.evaluate(built._prepared, self.settings.error_function.engine_name)
         return Evaluation(result, built.queries, built.targets)

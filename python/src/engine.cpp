@@ -124,6 +124,10 @@ BuiltSet build_set(const Model& model, Dataset data) {
   return set;
 }
 
+Dataset learnable(Dataset data, bool learnable_facts) {
+  return learnable_facts ? data.with_learnable_facts() : data;
+}
+
 // Applies the training settings of a call; the initializer and seed the model was built
 // with stay (they already shaped its weights), unless the dict says otherwise.
 void apply(Model& model, const nb::dict& config) {
@@ -308,14 +312,34 @@ void bind_engine(nb::module_& m) {
            },
            nb::arg("template_text"), nb::arg("initializer") = Settings{}.initializer, nb::arg("seed") = Settings{}.seed)
       .def("prepare_text",
-           [](const Model& self, const std::string& examples, const std::string& queries) {
-             return build_set(self, Dataset::from_text(examples, queries));
-           })
+           [](const Model& self, const std::string& examples, const std::string& queries, bool learnable_facts) {
+             return build_set(self, learnable(Dataset::from_text(examples, queries), learnable_facts));
+           },
+           nb::arg("examples"), nb::arg("queries"), nb::arg("learnable_facts") = false)
       .def("prepare_files",
-           [](const Model& self, const std::string& examples, const std::string& queries) {
-             return build_set(self, Dataset::load(examples, queries));
+           [](const Model& self, const std::string& examples, const std::string& queries, bool learnable_facts) {
+             return build_set(self, learnable(Dataset::load(examples, queries), learnable_facts));
+           },
+           nb::arg("examples"), nb::arg("queries"), nb::arg("learnable_facts") = false)
+      .def("prepare_samples",
+           [](const Model& self, const SampleSet& set, bool learnable_facts) {
+             return build_set(self, learnable(set.data, learnable_facts));
+           },
+           nb::arg("samples"), nb::arg("learnable_facts") = false)
+      .def("example_parameters",
+           [](const Model& self, const BuiltSet& set) {
+             nb::list out;
+             for (ExampleParameter& p : self.example_parameters(set.data))
+               out.append(nb::make_tuple(p.literal, p.index, p.value.name,
+                                         to_array(std::move(p.value.values), shape_of(p.value.rows, p.value.cols))));
+             return out;
+           },
+           "(literal, running index, parameter name, value) of every learnable example fact of the set")
+      .def("set_example_parameter",
+           [](Model& self, const BuiltSet& set, const std::string& literal,
+              nb::ndarray<double, nb::c_contig, nb::device::cpu> value) {
+             self.set_example_parameter(set.data, literal, std::vector<double>(value.data(), value.data() + value.size()));
            })
-      .def("prepare_samples", [](const Model& self, const SampleSet& set) { return build_set(self, set.data); })
       .def("cross_validate", &cross_validate_set, nb::arg("samples"), nb::arg("config"), nb::arg("k"), nb::arg("seed"),
            nb::arg("callback").none())
       .def("configure", &apply, "Applies a settings dict (keys: the fields of lrnn::Settings)")

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "lrnn/model.hpp"
@@ -11,10 +13,21 @@
 
 namespace lrnn {
 
+namespace train {
+struct PreparedSet;  // train/engine.hpp
+}
+
 struct Dataset::Impl {
   std::vector<train::Sample> samples;
   uint64_t id = 0;  // keys the models' caches of grounded networks
   static Dataset make(std::vector<train::Sample> samples);
+
+  // with_learnable_facts(): the facts are parameters of the data, so a model's grounding
+  // of it holds trained state and lives as long as the dataset (here, by model id), never
+  // in a model's evictable cache.
+  bool learnable_facts = false;
+  mutable std::mutex learnable_mutex;
+  mutable std::map<uint64_t, std::shared_ptr<const train::PreparedSet>> learnable_sets;
 };
 
 }  // namespace lrnn

@@ -15,12 +15,14 @@
 #include "train/cross_validation.hpp"
 #include "train/distributed.hpp"
 #include "train/engine.hpp"
+#include "train/example_facts.hpp"
 #include "train/report.hpp"
 
 namespace lrnn {
 
 namespace {
 std::atomic<uint64_t> next_dataset_id{1};
+std::atomic<uint64_t> next_model_id{1};
 }
 
 Dataset Dataset::Impl::make(std::vector<train::Sample> samples) {
@@ -61,6 +63,15 @@ Dataset Dataset::from_text(const std::string& examples, const std::string& queri
 }
 size_t Dataset::size() const { return impl_->samples.size(); }
 
+Dataset Dataset::with_learnable_facts() const {
+  auto impl = std::make_shared<Impl>();
+  impl->samples = impl_->samples;
+  impl->id = next_dataset_id++;
+  impl->learnable_facts = true;
+  return Dataset(std::move(impl));
+}
+bool Dataset::learnable_facts() const { return impl_->learnable_facts; }
+
 Dataset Dataset::subset(const std::vector<size_t>& indices) const {
   std::vector<train::Sample> out;
   out.reserve(indices.size());
@@ -82,6 +93,7 @@ std::pair<Dataset, Dataset> Dataset::split(double test_fraction, uint64_t seed) 
 struct Model::Impl {
   Settings settings;
   std::unique_ptr<train::Engine> engine;
+  uint64_t id = next_model_id++;  // keys a learnable dataset's groundings
 
   int schedule_start = 0;  // epochs trained when the current schedule began (its epoch 0)
 
@@ -92,6 +104,7 @@ struct Model::Impl {
   mutable std::map<uint64_t, std::shared_ptr<const train::PreparedSet>> prepared;
 
   std::shared_ptr<const train::PreparedSet> prepare(const Dataset& d) const {
+    if (d.impl().learnable_facts) return prepare_learnable(d);
     auto it = prepared.find(d.impl().id);
     if (it != prepared.end()) return it->second;
     if (prepared.size() >= 16) prepared.clear();
@@ -99,6 +112,19 @@ struct Model::Impl {
                                            : std::make_shared<const train::PreparedSet>(
                                                  engine->prepare(d.impl().samples, settings.max_ground_rules));
     prepared.emplace(d.impl().id, set);
+    return set;
+  }
+
+  std::shared_ptr<const train::PreparedSet> prepare_learnable(const Dataset& d) const {
+    if (train::dist::world().active && train::dist::world().size > 1)
+      throw Error(ErrorKind::Semantic, "learnable example facts cannot be sharded over MPI ranks");
+    std::lock_guard<std::mutex> lock(d.impl().learnable_mutex);
+    auto& sets = d.impl().learnable_sets;
+    auto it = sets.find(id);
+    if (it != sets.end()) return it->second;
+    auto set = std::make_shared<const train::PreparedSet>(
+        engine->prepare(d.impl().samples, settings.max_ground_rules, /*learnable_facts=*/true));
+    sets.emplace(id, set);
     return set;
   }
 
@@ -240,7 +266,21 @@ void Model::load_parameters(const std::vector<Parameter>& ps) {
   }
 }
 
+namespace {
+
+// A ground network is grounded again from the sample's text, which holds the written
+// values, not the trained ones: refused rather than shown wrong.
+void refuse_learnable(const Dataset& data) {
+  if (data.learnable_facts())
+    throw Error(ErrorKind::Semantic,
+                "the ground network of a dataset with learnable facts is not available (it would show the facts' "
+                "written values, not their trained ones); build the dataset without learnable_facts to inspect it");
+}
+
+}  // namespace
+
 GroundNetwork Model::network(const Dataset& data, size_t index, bool with_gradients) const {
+  refuse_learnable(data);
   if (index >= data.size())
     throw Error(ErrorKind::Semantic, "sample " + std::to_string(index) + " of a dataset of " +
                                          std::to_string(data.size()));
@@ -250,6 +290,7 @@ GroundNetwork Model::network(const Dataset& data, size_t index, bool with_gradie
 
 GroundNetwork Model::network(const Dataset& data, size_t index,
                              const std::vector<std::vector<double>>& output_gradients) const {
+  refuse_learnable(data);
   if (index >= data.size())
     throw Error(ErrorKind::Semantic, "sample " + std::to_string(index) + " of a dataset of " +
                                          std::to_string(data.size()));
@@ -264,6 +305,36 @@ std::vector<Output> Model::ground_queries(const Dataset& data) const {
   for (const train::OutputInfo& o : set->outputs) out.push_back({o.sample, o.text, o.target, {}, {}});
   if (set->sharded()) return train::dist::gather_outputs(out, *set);  // rank 0: all, in order
   return out;
+}
+
+std::vector<ExampleParameter> Model::example_parameters(const Dataset& data) const {
+  std::vector<ExampleParameter> out;
+  if (!data.learnable_facts()) return out;
+  const auto set = impl_->prepare(data);
+  const train::ExampleFacts& facts = *set->example_facts;
+  for (uint32_t p = 0; p < facts.params.count(); ++p)
+    for (const std::string& literal : facts.literals[p])
+      out.push_back({literal, facts.first_index + p, train::parameter_of(facts.params, p, facts.params.values.data())});
+  return out;
+}
+
+void Model::set_example_parameter(const Dataset& data, const std::string& literal, const std::vector<double>& values) {
+  if (!data.learnable_facts())
+    throw Error(ErrorKind::Semantic, "the dataset has no learnable facts (it was not built with learnable_facts)");
+  const auto set = impl_->prepare(data);
+  train::ExampleFacts& facts = *set->example_facts;
+  for (uint32_t p = 0; p < facts.params.count(); ++p) {
+    const auto& literals = facts.literals[p];
+    if (std::find(literals.begin(), literals.end(), literal) == literals.end()) continue;
+    const neural::Shape shape = facts.params.info(p).shape;
+    if (values.size() != static_cast<size_t>(shape.size()))
+      throw Error(ErrorKind::Shape, "learnable fact " + literal + " is " + exec::to_string(shape) + " (" +
+                                        std::to_string(shape.size()) + " values), got " +
+                                        std::to_string(values.size()) + " values");
+    std::copy(values.begin(), values.end(), facts.params.data(p));
+    return;
+  }
+  throw Error(ErrorKind::Semantic, "the dataset has no learnable fact " + literal);
 }
 
 size_t Model::num_parameter_values() const { return impl_->engine->parameters().size(); }

@@ -365,7 +365,8 @@ void atom_backward(const AtomGroup& A, const neural::Parameters& params, const d
 
 }  // namespace
 
-void forward(const Plan& plan, const neural::Parameters& params, Workspace& ws) {
+void forward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
+             const neural::Parameters* example_params) {
   // Eigen's own GEMM threading splits even small products (n x 8 by 8 x 8) across
   // threads; the group kernels are memory-bound, so they run single-threaded.
   static const bool eigen_single = [] {
@@ -381,6 +382,11 @@ void forward(const Plan& plan, const neural::Parameters& params, Workspace& ws) 
     const uint32_t p = plan.param_fact_param[i];
     std::copy_n(params.data(p), params.info(p).shape.size(), v + plan.param_fact_off[i]);
   }
+  if (example_params)
+    for (size_t i = 0; i < plan.example_fact_off.size(); ++i) {
+      const uint32_t p = plan.example_fact_param[i];
+      std::copy_n(example_params->data(p), example_params->info(p).shape.size(), v + plan.example_fact_off[i]);
+    }
   for (const Step& step : plan.steps) {
     if (step.atom) {
       atom_forward(plan.atom_groups[step.index], params, v);
@@ -391,7 +397,8 @@ void forward(const Plan& plan, const neural::Parameters& params, Workspace& ws) 
 }
 
 void backward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
-              std::vector<double>& param_grads) {
+              std::vector<double>& param_grads, const neural::Parameters* example_params,
+              std::vector<double>* example_grads) {
   param_grads.resize(params.size(), 0.0);
   ws.grads.resize(plan.num_values, 0.0);
   const double* v = ws.values.data();
@@ -409,6 +416,15 @@ void backward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
     const int size = params.info(p).shape.size();
     double* gp = pg + params.info(p).offset;
     for (int e = 0; e < size; ++e) gp[e] += g[plan.param_fact_off[i] + e];
+  }
+  if (example_params && example_grads) {
+    example_grads->resize(example_params->size(), 0.0);
+    for (size_t i = 0; i < plan.example_fact_off.size(); ++i) {
+      const uint32_t p = plan.example_fact_param[i];
+      const int size = example_params->info(p).shape.size();
+      double* gp = example_grads->data() + example_params->info(p).offset;
+      for (int e = 0; e < size; ++e) gp[e] += g[plan.example_fact_off[i] + e];
+    }
   }
 }
 

@@ -351,6 +351,10 @@ class PlanBuilder {
         fact_off[s][f] = alloc.take(size);
         plan.data.insert(plan.data.end(), net.fact_data.begin() + net.fact_data_begin[f],
                          net.fact_data.begin() + net.fact_data_begin[f + 1]);
+        if (!net.fact_example_param.empty() && net.fact_example_param[f] != neural::kNone) {
+          plan.example_fact_off.push_back(fact_off[s][f]);
+          plan.example_fact_param.push_back(net.fact_example_param[f]);
+        }
       }
     }
     for (size_t s = 0; s < n_samples; ++s) {

@@ -182,6 +182,9 @@ struct Plan {
   std::vector<double> data;
   // Template facts: value offset and parameter.
   std::vector<uint32_t> param_fact_off, param_fact_param;
+  // Learnable example facts (SampleNetwork::fact_example_param): value offset (inside
+  // `data`) and parameter of the dataset's own block, which replaces the written value.
+  std::vector<uint32_t> example_fact_off, example_fact_param;
   std::vector<RuleGroup> rule_groups;
   std::vector<AtomGroup> atom_groups;
   std::vector<Step> steps;
@@ -219,12 +222,17 @@ struct Workspace {
   AlignedValues values, grads;
 };
 
-// Computes every neuron value of the plan.
-void forward(const Plan& plan, const neural::Parameters& params, Workspace& ws);
+// Computes every neuron value of the plan. `example_params` (may be null: the facts keep
+// their written values) is the dataset's block of learnable example facts.
+void forward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
+             const neural::Parameters* example_params = nullptr);
 // Given ws.grads seeded with dL/d(output values) (after forward, with every other entry
-// zero), propagates to every neuron and ACCUMULATES parameter gradients into param_grads.
+// zero), propagates to every neuron and ACCUMULATES parameter gradients into param_grads,
+// and those of the learnable example facts into example_grads (if given, laid out as the
+// dataset's block `example_params`).
 void backward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
-              std::vector<double>& param_grads);
+              std::vector<double>& param_grads, const neural::Parameters* example_params = nullptr,
+              std::vector<double>* example_grads = nullptr);
 
 // The value of output o (0 for a query without a neuron), as a flat row-major array.
 std::vector<double> output_value(const Plan& plan, const Workspace& ws, size_t o);

@@ -150,7 +150,7 @@ std::vector<uint32_t> add_atoms(SampleNetwork& net, const Relevance& r) {
 }
 
 // One fact of an example: its shape and values appended to the network's fact data.
-void add_example_fact(SampleNetwork& net, const Literal& fact) {
+void add_example_fact(SampleNetwork& net, const Literal& fact, bool learnable) {
   net.fact_template.push_back(kNone);
   if (!fact.weight) {
     net.fact_shape.push_back({1, 1});
@@ -158,6 +158,12 @@ void add_example_fact(SampleNetwork& net, const Literal& fact) {
     return;
   }
   const ValueSpec& v = *fact.weight;
+  if (learnable && v.kind == ValueSpec::Kind::Dims) {  // the dataset draws its initial value
+    const Shape s = shape_of(v);
+    net.fact_shape.push_back(s);
+    net.fact_data.insert(net.fact_data.end(), static_cast<size_t>(s.size()), 0.0);
+    return;
+  }
   if (v.kind == ValueSpec::Kind::Dims || v.kind == ValueSpec::Kind::Reference)
     throw Error(ErrorKind::Semantic, v.span,
                 "the value of example fact '" + fact.predicate + "' must be a number, vector or matrix");
@@ -176,7 +182,8 @@ double computed_value(const logic::GroundSample& ground, uint32_t atom) {
 }
 
 // Facts (template facts before example data) and the predicates of derived atoms.
-void add_facts(SampleNetwork& net, const TemplateModel& model, const ExampleAst& example, const FlatGroundRules& f) {
+void add_facts(SampleNetwork& net, const TemplateModel& model, const ExampleAst& example, const FlatGroundRules& f,
+               bool learnable_facts) {
   const logic::GroundSample& ground = f.ground;
   net.fact_data_begin.push_back(0);
   for (uint32_t l = 0; l < net.num_atoms(); ++l) {
@@ -193,7 +200,7 @@ void add_facts(SampleNetwork& net, const TemplateModel& model, const ExampleAst&
       net.fact_shape.push_back(model.params.info(model.facts[tf].param).shape);
     } else if (ef != kNone) {
       if (ef >= example.facts.size()) throw Error(ErrorKind::Runtime, "example fact index out of range");
-      add_example_fact(net, example.facts[ef]);
+      add_example_fact(net, example.facts[ef], learnable_facts);
     } else {
       // Neither a fact nor derived: a builtin @op_eval(a, b) enters as its value a op b;
       // anything else cannot come out of a least model and enters as 0.
@@ -252,7 +259,8 @@ void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const Flat
   }
 }
 
-// Everything but the fact values: networks with equal hashes share one execution plan.
+}  // namespace
+
 uint64_t structure_hash(const SampleNetwork& net) {
   uint64_t h = 1469598103934665603ULL;
   mix(h, net.num_atoms());
@@ -279,19 +287,19 @@ uint64_t structure_hash(const SampleNetwork& net) {
     mix(h, q.size());
     for (uint32_t a : q) mix(h, a);
   }
+  mix(h, net.fact_example_param.size());
+  for (uint32_t p : net.fact_example_param) mix(h, p);
   return h;
 }
 
-}  // namespace
-
 SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
-                        const logic::GroundSample& ground) {
+                        const logic::GroundSample& ground, bool learnable_facts) {
   SampleNetwork net;
   const FlatGroundRules flat = flatten(model, ground);
   const Relevance relevance = search_from_queries(flat);
   net.dropped_cycle_rules = relevance.dropped_count;
   const std::vector<uint32_t> local = add_atoms(net, relevance);
-  add_facts(net, model, example, flat);
+  add_facts(net, model, example, flat, learnable_facts);
   add_ground_rules(net, model, flat, relevance, local);
   for (const auto& atoms : ground.query_atoms) {
     std::vector<uint32_t> q;

@@ -29,6 +29,10 @@ struct SampleNetwork {
   std::vector<Shape> fact_shape;
   std::vector<uint32_t> fact_data_begin;  // per fact (size facts+1) into fact_data
   std::vector<double> fact_data;
+  // Learnable example facts (PyNeuraLogic's build_dataset(learnable_facts=True)): per fact,
+  // the index of its parameter in the dataset's own parameter block (train::ExampleFacts),
+  // or kNone for a constant. Empty when the dataset's facts are all constants.
+  std::vector<uint32_t> fact_example_param;
 
   // Kept ground rules, sorted by (rule, head, softmax group, grounding order).
   std::vector<uint32_t> rule;
@@ -49,8 +53,14 @@ struct SampleNetwork {
 };
 
 // Builds the network of one example. Throws lrnn::Error on a fact value that cannot be a
-// neuron value (dimensions only) or a ground rule set that does not fit the template.
+// neuron value (dimensions only, unless `learnable_facts`: then the value is a parameter
+// the dataset initialises, and its entries here are zeros) or a ground rule set that does
+// not fit the template.
 SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
-                        const logic::GroundSample& ground);
+                        const logic::GroundSample& ground, bool learnable_facts = false);
+
+// Everything but the fact values (the learnable facts' parameter indices included):
+// networks with equal hashes share one execution plan.
+uint64_t structure_hash(const SampleNetwork& net);
 
 }  // namespace lrnn::neural

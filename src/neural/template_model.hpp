@@ -31,6 +31,7 @@ class Parameters {
   uint32_t add(ParamInfo info, const std::vector<double>& data);
   uint32_t find(const std::string& name) const;  // kNoParam if absent
   const ParamInfo& info(uint32_t p) const { return infos_[p]; }
+  ParamInfo& mutable_info(uint32_t p) { return infos_[p]; }  // the name stays (it is the key)
   size_t count() const { return infos_.size(); }
   size_t size() const { return values.size(); }
   double* data(uint32_t p) { return values.data() + infos_[p].offset; }

@@ -11,6 +11,7 @@
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
 #include "train/distributed.hpp"
+#include "train/example_facts.hpp"
 
 namespace lrnn::train {
 
@@ -99,23 +100,29 @@ LossSum seed_loss_gradients(const exec::Plan& plan, exec::Workspace& ws, LossKin
   return total;
 }
 
-void clip_gradients(std::vector<double>& grads, double clip_value, double clip_norm) {
-  if (clip_value > 0)
+void clip_gradients(std::vector<double>& grads, double clip_value, double clip_norm, std::span<double> more) {
+  if (clip_value > 0) {
     for (double& g : grads) g = std::clamp(g, -clip_value, clip_value);
+    for (double& g : more) g = std::clamp(g, -clip_value, clip_value);
+  }
   if (clip_norm > 0) {
     double squares = 0;
     for (double g : grads) squares += g * g;
+    for (double g : more) squares += g * g;
     const double norm = std::sqrt(squares);
     if (norm > clip_norm) {
       const double scale = clip_norm / (norm + 1e-6);
       for (double& g : grads) g *= scale;
+      for (double& g : more) g *= scale;
     }
   }
 }
 
-Engine::Engine(const TemplateAst& ast, const Initializer& init, uint64_t seed) : ast_(ast) {
+Engine::Engine(const TemplateAst& ast, const Initializer& init, uint64_t seed)
+    : ast_(ast), initializer_(init), seed_(seed) {
   program_ = std::make_unique<logic::Program>(ast_);
   model_ = neural::TemplateModel::compile(ast_, rule_variables(*program_));
+  next_example_index_ = model_.params.count();
   Rng rng(seed);
   initialize(init, model_.params, rng);
   learnable_ = model_.params.learnable_mask();
@@ -124,7 +131,33 @@ Engine::Engine(const TemplateAst& ast, const Initializer& init, uint64_t seed) :
 
 Engine::~Engine() = default;
 
-PreparedSet Engine::prepare(std::vector<Sample> samples, size_t max_ground_rules) const {
+namespace {
+
+// The valued example facts of a network that are neuron inputs (written with a value or
+// dimensions, not inside <...>): what learnable_facts makes parameters.
+std::vector<LearnableFactSite> learnable_fact_sites(const logic::Program& program, const ExampleAst& example,
+                                                    const logic::GroundSample& ground, const neural::SampleNetwork& net) {
+  std::vector<LearnableFactSite> sites;
+  for (uint32_t l = 0; l < net.num_atoms(); ++l) {
+    const uint32_t f = net.atom_fact[l];
+    if (f == neural::kNone || net.fact_template[f] != neural::kNone) continue;
+    const uint32_t a = net.atom_ground_id[l];
+    const uint32_t ef = a < ground.atom_example_fact.size() ? ground.atom_example_fact[a] : neural::kNone;
+    if (ef == neural::kNone) continue;
+    const Literal& fact = example.facts[ef];
+    if (!fact.weight || fact.weight->fixed) continue;
+    if (fact.weight->kind == ValueSpec::Kind::Reference)
+      throw Error(ErrorKind::Semantic, fact.weight->span,
+                  "learnable example fact " + program.atom_text(ground, a) + " names weight $" + fact.weight->name +
+                      " without a value or dimensions: write them ($" + fact.weight->name + "={2} or =[...])");
+    sites.push_back({f, ef, program.atom_text(ground, a)});
+  }
+  return sites;
+}
+
+}  // namespace
+
+PreparedSet Engine::prepare(std::vector<Sample> samples, size_t max_ground_rules, bool learnable_facts) const {
   const auto t0 = std::chrono::steady_clock::now();
   PreparedSet set;
   set.id = next_set_id++;
@@ -134,6 +167,7 @@ PreparedSet Engine::prepare(std::vector<Sample> samples, size_t max_ground_rules
   set.networks.resize(n);
   set.atom_texts.resize(n);
   std::vector<std::exception_ptr> errors(n);
+  std::vector<std::vector<LearnableFactSite>> sites(learnable_facts ? n : 0);
 #pragma omp parallel for schedule(dynamic, 1)
   for (size_t i = 0; i < n; ++i) {
     try {
@@ -141,7 +175,8 @@ PreparedSet Engine::prepare(std::vector<Sample> samples, size_t max_ground_rules
       logic::GroundingOptions options;
       options.max_ground_rules = max_ground_rules;
       logic::GroundSample ground = logic::ground(*program_, s.example, s.queries, options);
-      set.networks[i] = neural::neuralize(model_, s.example, ground);
+      set.networks[i] = neural::neuralize(model_, s.example, ground, learnable_facts);
+      if (learnable_facts) sites[i] = learnable_fact_sites(*program_, s.example, ground, set.networks[i]);
       auto& texts = set.atom_texts[i];
       texts.resize(ground.query_atoms.size());
       for (size_t q = 0; q < ground.query_atoms.size(); ++q)
@@ -152,6 +187,11 @@ PreparedSet Engine::prepare(std::vector<Sample> samples, size_t max_ground_rules
   }
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);  // the first failing sample, whatever the schedule
+  if (learnable_facts) {
+    const uint64_t first = next_example_index_.load();
+    set.example_facts = make_example_facts(set.samples, set.networks, sites, initializer_, seed_, first);
+    next_example_index_ += set.example_facts->params.count();
+  }
   for (uint32_t i = 0; i < n; ++i) {
     const Sample& s = set.samples[i];
     for (uint32_t q = 0; q < s.queries.size(); ++q) {
@@ -215,7 +255,7 @@ const exec::Plan& Engine::plan_for_batch(const PreparedSet& set, const std::vect
 
 Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind) const {
   const exec::Plan& plan = plan_for(set);
-  exec::forward(plan, model_.params, ws_);
+  exec::forward(plan, model_.params, ws_, set.example_facts ? &set.example_facts->params : nullptr);
   std::vector<std::vector<double>> values, predictions;
   values.reserve(plan.outputs.size());
   for (size_t o = 0; o < plan.outputs.size(); ++o) values.push_back(exec::output_value(plan, ws_, o));
@@ -250,10 +290,12 @@ void Engine::prepare_optimizer(const OptimizerConfig& wanted) {
 // One optimizer step on the learnable parameters: fixed ones get no gradient and keep their
 // values whatever the optimizer does (weight decay, momentum); gradients are clipped first.
 void Engine::step_learnable(std::vector<double>& grads, double lr, const TrainConfig& config,
-                            std::vector<double>& fixed_values) {
+                            std::vector<double>& fixed_values, ExampleFacts* facts) {
   for (size_t i = 0; i < grads.size(); ++i)
     if (!learnable_[i]) grads[i] = 0.0;
-  clip_gradients(grads, config.clip_grad_value, config.clip_grad_norm);
+  clip_gradients(grads, config.clip_grad_value, config.clip_grad_norm,
+                 facts ? std::span<double>(facts->grads) : std::span<double>());
+  if (facts) step_example_facts(*facts, config.optimizer, lr);
   fixed_values.clear();
   for (size_t i = 0; i < learnable_.size(); ++i)
     if (!learnable_[i]) fixed_values.push_back(model_.params.values[i]);
@@ -267,6 +309,10 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   TrainResult result;
   const auto t_train = std::chrono::steady_clock::now();
   prepare_optimizer(config.optimizer);
+  ExampleFacts* facts = train_set.example_facts.get();  // the data's parameters, if learnable
+  if (facts && train_set.sharded())
+    throw Error(ErrorKind::Semantic, "learnable example facts cannot be trained sharded over MPI ranks");
+  const neural::Parameters* fact_params = facts ? &facts->params : nullptr;
 
   // Outputs of each sample in the set's output order, for targets per batch output.
   std::vector<uint32_t> sample_first_output(train_set.size() + 1, 0);
@@ -282,7 +328,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   const size_t batch_size = config.batch_size == 0 ? order.size() : config.batch_size;
   std::vector<double> grads(model_.params.size());
   std::vector<double> fixed_values;
-  std::vector<double> best_params;
+  std::vector<double> best_params, best_fact_values;
   double best = std::numeric_limits<double>::infinity();
   int since_best = 0;
 
@@ -304,7 +350,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
         loss_count += batch_loss.count;
       } else {
         const exec::Plan& plan = plan_for_batch(train_set, batch);
-        exec::forward(plan, model_.params, ws_);
+        exec::forward(plan, model_.params, ws_, fact_params);
         result.last_epoch_outputs.resize(train_set.outputs.size());
         ws_.grads.assign(plan.num_values, 0.0);  // backward accumulates
         // Map plan outputs to set outputs: plan outputs are ordered (sample in batch, query,
@@ -324,9 +370,9 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
         loss_sum += batch_loss.sum;
         loss_count += batch_loss.count;
         std::fill(grads.begin(), grads.end(), 0.0);
-        exec::backward(plan, model_.params, ws_, grads);
+        exec::backward(plan, model_.params, ws_, grads, fact_params, facts ? &facts->grads : nullptr);
       }
-      step_learnable(grads, lr, config, fixed_values);
+      step_learnable(grads, lr, config, fixed_values, facts);
     }
     ++epochs_trained_;
     EpochInfo report;
@@ -354,6 +400,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
         best = watched;
         since_best = 0;
         best_params = model_.params.values;
+        if (facts) best_fact_values = facts->params.values;
       } else if (++since_best >= config.patience) {
         result.stopped_early = true;
         go_on = false;
@@ -362,6 +409,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     if (!go_on) break;
   }
   if (result.stopped_early && !best_params.empty()) model_.params.values = best_params;
+  if (result.stopped_early && facts && !best_fact_values.empty()) facts->params.values = best_fact_values;
   result.train_seconds = seconds_since(t_train);
   return result;
 }

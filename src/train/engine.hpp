@@ -4,6 +4,7 @@
 // checkpoints.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -40,8 +41,11 @@ struct TrainConfig {
 };
 
 // torch's clip_grad_value_ then clip_grad_norm_ (same formula: scale max_norm /
-// (norm + 1e-6) when the norm exceeds max_norm) over the whole gradient vector.
-void clip_gradients(std::vector<double>& grads, double clip_value, double clip_norm);
+// (norm + 1e-6) when the norm exceeds max_norm) over the whole gradient vector: `grads`
+// and `more` (the learnable example facts' gradients) together.
+void clip_gradients(std::vector<double>& grads, double clip_value, double clip_norm, std::span<double> more = {});
+
+struct ExampleFacts;  // train/example_facts.hpp
 
 // One output of a dataset: a query atom of an example.
 struct OutputInfo {
@@ -66,6 +70,10 @@ struct PreparedSet {
   size_t shard_first = 0, global_size = 0;
   std::vector<uint32_t> global_target_counts;
   bool sharded() const { return global_size != 0; }
+  // Prepared with learnable example facts: the data's own parameters. Their values are
+  // the set's trainable state (train() steps them although the set is const), which is
+  // why they are held by pointer.
+  std::shared_ptr<ExampleFacts> example_facts;
 };
 
 // The loss of one pass against the targets of the plan's outputs (`target_of_output(o)`;
@@ -114,7 +122,10 @@ class Engine {
 
   // Grounds and neuralizes every sample (in parallel; results independent of threads).
   // A sample grounding to more than `max_ground_rules` ground rules is refused (Limit).
-  PreparedSet prepare(std::vector<Sample> samples, size_t max_ground_rules = kDefaultMaxGroundRules) const;
+  // `learnable_facts`: every valued example fact that is a neuron input becomes a
+  // parameter of the set (PreparedSet::example_facts), trained along with the model's.
+  PreparedSet prepare(std::vector<Sample> samples, size_t max_ground_rules = kDefaultMaxGroundRules,
+                      bool learnable_facts = false) const;
 
   // Every output of the set (in OutputInfo order) with its value, prediction and target.
   Evaluation evaluate(const PreparedSet& set, LossKind loss) const;
@@ -156,10 +167,14 @@ class Engine {
 
  private:
   void prepare_optimizer(const OptimizerConfig& wanted);
-  void step_learnable(std::vector<double>& grads, double lr, const TrainConfig& config, std::vector<double>& fixed_values);
+  void step_learnable(std::vector<double>& grads, double lr, const TrainConfig& config, std::vector<double>& fixed_values,
+                      ExampleFacts* facts = nullptr);
   const exec::Plan& plan_for_batch(const PreparedSet& set, const std::vector<uint32_t>& batch);
 
   TemplateAst ast_;
+  Initializer initializer_;  // also draws learnable example facts written as dimensions
+  uint64_t seed_ = 1;
+  mutable std::atomic<uint64_t> next_example_index_{0};  // ExampleFacts::first_index
   std::unique_ptr<logic::Program> program_;
   neural::TemplateModel model_;
   std::vector<uint8_t> learnable_;

@@ -236,7 +236,9 @@ def test_build_dataset_keywords_and_ground():
     assert built.batch_size == 2 and len(built) == 3
     with pytest.raises(ValueError, match="batch_size"):
         model.build_dataset(linear_dataset(), batch_size=0)
-    with pytest.raises(NotImplementedError, match="learnable"):
+    # every sample writes the fact `f`: as learnable facts keyed by literal that is ambiguous
+    # (tests/python/test_learnable_facts.py covers learnable facts themselves)
+    with pytest.raises(LrnnError, match=r"learnable example fact f .*sample 0"):
         model.build_dataset(linear_dataset(), learnable_facts=True)
 
 

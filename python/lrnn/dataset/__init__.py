@@ -16,6 +16,7 @@ from lrnn.core.atoms import Atom
 from lrnn.core.rules import Rule
 from lrnn.core.terms import to_term
 from lrnn.core.values import Weight
+from lrnn.dataset.base import BaseDataset, ConvertibleDataset
 
 
 def _check_fact(fact: Any, where: str) -> Atom:
@@ -25,13 +26,13 @@ def _check_fact(fact: Any, where: str) -> Atom:
         raise TypeError(f"{where} holds facts such as R.edge(1, 2) or R.x(1)[0.5], got {type(fact).__name__}: {fact!r}")
     if fact.special or fact.hidden or fact.negated or fact.soft_negated or fact.transposed:
         raise ValueError(f"{where} holds plain facts, got {fact.to_str()}")
-    if fact.weight is not None and fact.weight.kind in (Weight.DIMS, Weight.REFERENCE):
-        raise ValueError(f"a fact's value is a number, a list or an array, got {fact.to_str()}")
     return fact
 
 
 def _check_query(query: Any) -> Atom:
     fact = _check_fact(query, "a query")
+    if fact.weight is not None and fact.weight.kind in (Weight.DIMS, Weight.REFERENCE):
+        raise ValueError(f"a query's target is a number, a list or an array, got {fact.to_str()}")
     return fact
 
 
@@ -65,7 +66,7 @@ class Sample:
         return f"Sample({self}; {len(self.example)} facts)"
 
 
-class Dataset:
+class Dataset(BaseDataset):
     """Samples built in Python.
 
     PyNeuraLogic's two ways both work: `dataset.add(query, example)` (one sample each),
@@ -187,7 +188,7 @@ def _facts_line(facts: Sequence[Atom], index: int) -> str:
     return ", ".join(f.to_str() for f in facts) + "."
 
 
-class FileDataset:
+class FileDataset(BaseDataset):
     """Examples and queries in lrnn's (NeuraLogic's) text files."""
 
     def __init__(self, examples_file: Optional[str] = None, queries_file: Optional[str] = None):
@@ -324,7 +325,7 @@ def _written_as_floats(value: Any) -> bool:
     return isinstance(value, float)
 
 
-class TensorDataset:
+class TensorDataset(ConvertibleDataset):
     """Graphs in tensor form (PyNeuraLogic's TensorDataset): `to_dataset()` turns each
     Data into samples (one per masked node, or one per graph); models take it directly."""
 
@@ -477,7 +478,7 @@ class CSVFile:
             raise ValueError(f"CSV row {number}: value {cell!r} is not a number (give value_mapper=)") from None
 
 
-class CSVDataset:
+class CSVDataset(ConvertibleDataset):
     """Samples from CSV files (`csv_files`, the examples' facts) and optionally a CSV of
     queries (`csv_queries`: one sample per query), made as `mode` says."""
 

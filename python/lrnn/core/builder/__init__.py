@@ -1,0 +1,1 @@
+"""PyNeuraLogic's `neuralogic.core.builder` names that user code imports."""
