@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <new>
+#include <span>
 #include <vector>
 
 #include "exec/functions.hpp"
@@ -221,6 +222,9 @@ struct Workspace {
 
 // Computes every neuron value of the plan.
 void forward(const Plan& plan, const neural::Parameters& params, Workspace& ws);
+// The same with `data` in place of plan.data (a plan shared by samples whose networks are
+// identical up to their example fact values, laid out as plan.data would hold them).
+void forward(const Plan& plan, std::span<const double> data, const neural::Parameters& params, Workspace& ws);
 // Given ws.grads seeded with dL/d(output values) (after forward, with every other entry
 // zero), propagates to every neuron and ACCUMULATES parameter gradients into param_grads.
 void backward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
