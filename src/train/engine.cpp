@@ -172,16 +172,6 @@ PreparedSet Engine::prepare(std::vector<Sample> samples, size_t max_ground_rules
   return set;
 }
 
-const exec::Plan& Engine::plan_for(const PreparedSet& set) const {
-  auto it = set_plans_.find(set.id);
-  if (it != set_plans_.end()) return *it->second;
-  std::vector<const neural::SampleNetwork*> nets;
-  for (const auto& n : set.networks) nets.push_back(&n);
-  auto plan = std::make_unique<exec::Plan>(exec::build_plan(model_, nets));
-  if (set_plans_.size() >= 8) set_plans_.clear();
-  return *set_plans_.emplace(set.id, std::move(plan)).first->second;
-}
-
 // ---- minibatch steps, one sample at a time --------------------------------------------
 
 namespace {
@@ -222,8 +212,9 @@ void SampleSteps::bind(const PreparedSet& set) {
 // The plans of the batch's samples that have none yet, one per new structure, built in
 // parallel. A plan keeps what forward and backward read: its fact values come from each
 // sample's network, and the per-atom tables for inspection are dropped.
-void SampleSteps::build_missing_plans(const neural::TemplateModel& model, const PreparedSet& set,
-                                      std::span<const uint32_t> locals) {
+void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedSet& set,
+                             std::span<const uint32_t> locals) {
+  bind(set);
   std::vector<uint32_t> missing;  // one sample per new structure
   for (uint32_t local : locals) {
     if (plan_of_[local] != neural::kNone) continue;
@@ -266,8 +257,7 @@ void SampleSteps::build_missing_plans(const neural::TemplateModel& model, const 
 void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals,
                       LossKind loss_kind, size_t mean_over, bool with_metrics, bool with_values,
                       const std::function<void(size_t, const SampleGradient&)>& take) {
-  bind(set);
-  build_missing_plans(model, set, locals);
+  plan_ahead(model, set, locals);
   const size_t num_params = model.params.size();
   const size_t threads = static_cast<size_t>(std::max(1, thread_count()));
   const size_t wave = std::min(locals.size(), std::max(threads, kMaxHeldGradients / std::max<size_t>(num_params, 1)));
@@ -305,6 +295,38 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
   }
 }
 
+SampleSteps& Engine::steps_for(const PreparedSet& set) const {
+  auto it = sample_steps_.find(set.id);
+  if (it != sample_steps_.end()) return *it->second;
+  if (sample_steps_.size() >= 8) sample_steps_.clear();
+  return *sample_steps_.emplace(set.id, std::make_unique<SampleSteps>()).first->second;
+}
+
+void Engine::plan_ahead(const PreparedSet& set) const {
+  std::vector<uint32_t> all(set.size());
+  for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+  steps_for(set).plan_ahead(model_, set, all);
+}
+
+size_t Engine::cached_batch_plans() const {
+  size_t plans = 0;
+  for (const auto& [id, steps] : sample_steps_) plans += steps->cached_plans();
+  return plans;
+}
+
+const exec::Plan& Engine::plan_for(const PreparedSet& set) const {
+  auto it = set_plans_.find(set.id);
+  if (it != set_plans_.end()) return *it->second;
+  std::vector<const neural::SampleNetwork*> nets;
+  for (const auto& n : set.networks) nets.push_back(&n);
+  auto plan = std::make_unique<exec::Plan>(exec::build_plan(model_, nets));
+  if (set_plans_.size() >= 8) set_plans_.clear();
+  return *set_plans_.emplace(set.id, std::move(plan)).first->second;
+}
+
+// Evaluation runs the set's samples merged into one plan: its GEMMs over every sample's
+// rows round like the plans evaluation always used (a per-sample plan's small products
+// take Eigen's coefficient-wise path and can differ in the last bit).
 Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind) const {
   const exec::Plan& plan = plan_for(set);
   exec::forward(plan, model_.params, ws_);
@@ -405,7 +427,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
         result.last_epoch_outputs.resize(train_set.outputs.size());
         // The batch's gradient is the sum of its samples' in batch order (a copy of the
         // first: a batch of one is exactly its sample's gradient).
-        sample_steps_.run(model_, train_set, batch, config.loss, mean_over, true, true,
+        steps_for(train_set).run(model_, train_set, batch, config.loss, mean_over, true, true,
                           [&](size_t pos, const SampleGradient& sample) {
                             if (pos == 0) {
                               std::copy(sample.grads.begin(), sample.grads.end(), grads.begin());

@@ -119,14 +119,14 @@ class SampleSteps {
   void run(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals,
            LossKind loss, size_t mean_over, bool with_metrics, bool with_values,
            const std::function<void(size_t, const SampleGradient&)>& take);
+  // Builds the plans of the samples `locals` that have none yet (in parallel).
+  void plan_ahead(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals);
   size_t cached_plans() const { return plans_.size(); }
   // The first output of sample `local` in set.outputs (the set of the last run).
   size_t first_output(uint32_t local) const { return first_output_[local]; }
 
  private:
   void bind(const PreparedSet& set);
-  void build_missing_plans(const neural::TemplateModel& model, const PreparedSet& set,
-                           std::span<const uint32_t> locals);
 
   uint64_t set_id_ = 0;
   std::vector<uint32_t> plan_of_;                   // per sample: index into plans_, or kNone
@@ -179,7 +179,11 @@ class Engine {
                         size_t max_ground_rules = kDefaultMaxGroundRules,
                         const std::vector<std::vector<double>>* output_gradients = nullptr) const;
 
-  // Plan of a whole set (cached per set id).
+  // Builds the per-sample execution plans of every sample of the set now (in parallel),
+  // rather than on first use in train(): a set's plans are kept while the engine holds
+  // plans of at most 8 sets.
+  void plan_ahead(const PreparedSet& set) const;
+  // Plan of a whole set, its samples merged (cached per set id): evaluation's.
   const exec::Plan& plan_for(const PreparedSet& set) const;
 
   const TemplateAst& ast() const { return ast_; }
@@ -199,7 +203,7 @@ class Engine {
 
   int epochs_trained() const { return epochs_trained_; }
   // Execution plans cached for minibatch training (one per distinct sample structure).
-  size_t cached_batch_plans() const { return sample_steps_.cached_plans(); }
+  size_t cached_batch_plans() const;
 
  private:
   void prepare_optimizer(const OptimizerConfig& wanted);
@@ -213,8 +217,10 @@ class Engine {
   OptimizerConfig optimizer_config_;
   std::vector<double> optimizer_state_;  // restored from a checkpoint, applied on train()
   int epochs_trained_ = 0;
+  SampleSteps& steps_for(const PreparedSet& set) const;
+  // Per-sample plans (training runs one sample at a time) of the last sets used, by set id.
+  mutable std::map<uint64_t, std::unique_ptr<SampleSteps>> sample_steps_;
   mutable std::map<uint64_t, std::unique_ptr<exec::Plan>> set_plans_;
-  SampleSteps sample_steps_;  // minibatch training, one sample (and plan) at a time
   mutable exec::Workspace ws_;
   std::unique_ptr<dist::ShardedStep> sharded_step_;  // training a sharded set (MPI)
 };
