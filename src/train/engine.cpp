@@ -254,6 +254,25 @@ void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedS
   for (auto& plan : built) plans_.push_back(std::move(plan));
 }
 
+// Forward + backward of one sample in `ws`, into `out`.
+void SampleSteps::run_sample(const neural::TemplateModel& model, const PreparedSet& set, uint32_t local,
+                             LossKind loss_kind, size_t mean_over, bool with_metrics, bool with_values,
+                             exec::Workspace& ws, SampleGradient& out) const {
+  const exec::Plan& plan = *plans_[plan_of_[local]];
+  exec::forward(plan, set.networks[local].fact_data, model.params, ws);
+  out.values.resize(with_values ? plan.outputs.size() : 0);
+  for (size_t o = 0; o < out.values.size(); ++o) out.values[o] = exec::output_value(plan, ws, o);
+  out.predictions.clear();
+  out.targets.clear();
+  ws.grads.assign(plan.num_values, 0.0);  // backward accumulates
+  out.loss = seed_loss_gradients(
+      plan, ws, loss_kind,
+      [&](size_t o) -> const std::vector<double>& { return set.outputs[first_output_[local] + o].target; },
+      with_metrics ? &out.predictions : nullptr, with_metrics ? &out.targets : nullptr, mean_over);
+  out.grads.assign(model.params.size(), 0.0);
+  exec::backward(plan, model.params, ws, out.grads);
+}
+
 void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals,
                       LossKind loss_kind, size_t mean_over, bool with_metrics, bool with_values,
                       const std::function<void(size_t, const SampleGradient&)>& take) {
@@ -262,29 +281,26 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
   const size_t threads = static_cast<size_t>(std::max(1, thread_count()));
   const size_t wave = std::min(locals.size(), std::max(threads, kMaxHeldGradients / std::max<size_t>(num_params, 1)));
   if (workspaces_.size() < threads) workspaces_.resize(threads);
-  if (slots_.size() < wave) slots_.resize(wave);
+  if (slots_.size() < std::max<size_t>(wave, 1)) slots_.resize(std::max<size_t>(wave, 1));
   for (size_t w0 = 0; w0 < locals.size(); w0 += wave) {
     const size_t w1 = std::min(locals.size(), w0 + wave);
+    size_t wave_values = 0;
+    for (size_t pos = w0; pos < w1; ++pos) wave_values += plans_[plan_of_[locals[pos]]]->num_values;
+    if (threads == 1 || w1 - w0 == 1 || wave_values < min_parallel_values) {
+      // One thread: each sample is handed over as soon as it is done (the same additions
+      // in the same order as the parallel wave, with one gradient buffer kept in cache).
+      for (size_t pos = w0; pos < w1; ++pos) {
+        run_sample(model, set, locals[pos], loss_kind, mean_over, with_metrics, with_values, workspaces_[0], slots_[0]);
+        take(pos, slots_[0]);
+      }
+      continue;
+    }
     std::vector<std::exception_ptr> errors(w1 - w0);
-#pragma omp parallel for schedule(dynamic, 1) if (w1 - w0 > 1)
+#pragma omp parallel for schedule(dynamic, 1)
     for (size_t pos = w0; pos < w1; ++pos) {
       try {
-        const uint32_t local = locals[pos];
-        const exec::Plan& plan = *plans_[plan_of_[local]];
-        exec::Workspace& ws = workspaces_[thread_id()];
-        SampleGradient& out = slots_[pos - w0];
-        exec::forward(plan, set.networks[local].fact_data, model.params, ws);
-        out.values.resize(with_values ? plan.outputs.size() : 0);
-        for (size_t o = 0; o < out.values.size(); ++o) out.values[o] = exec::output_value(plan, ws, o);
-        out.predictions.clear();
-        out.targets.clear();
-        ws.grads.assign(plan.num_values, 0.0);  // backward accumulates
-        out.loss = seed_loss_gradients(
-            plan, ws, loss_kind,
-            [&](size_t o) -> const std::vector<double>& { return set.outputs[first_output_[local] + o].target; },
-            with_metrics ? &out.predictions : nullptr, with_metrics ? &out.targets : nullptr, mean_over);
-        out.grads.assign(num_params, 0.0);
-        exec::backward(plan, model.params, ws, out.grads);
+        run_sample(model, set, locals[pos], loss_kind, mean_over, with_metrics, with_values, workspaces_[thread_id()],
+                   slots_[pos - w0]);
       } catch (...) {
         errors[pos - w0] = std::current_exception();
       }

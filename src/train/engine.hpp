@@ -122,11 +122,18 @@ class SampleSteps {
   // Builds the plans of the samples `locals` that have none yet (in parallel).
   void plan_ahead(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals);
   size_t cached_plans() const { return plans_.size(); }
+  // The samples of a batch (or wave) run on several threads only when their plans hold this
+  // many values together: below it (MUTAG's batches of 32 hold ~1e5) a step lasts about a
+  // millisecond, and on a shared machine one descheduled thread at the join costs more.
+  size_t min_parallel_values = size_t{1} << 18;
   // The first output of sample `local` in set.outputs (the set of the last run).
   size_t first_output(uint32_t local) const { return first_output_[local]; }
 
  private:
   void bind(const PreparedSet& set);
+  void run_sample(const neural::TemplateModel& model, const PreparedSet& set, uint32_t local, LossKind loss,
+                  size_t mean_over, bool with_metrics, bool with_values, exec::Workspace& ws,
+                  SampleGradient& out) const;
 
   uint64_t set_id_ = 0;
   std::vector<uint32_t> plan_of_;                   // per sample: index into plans_, or kNone
