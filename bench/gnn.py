@@ -26,6 +26,13 @@ import _benchlib as benchlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEMPLATE = os.path.join(HERE, "templates", "gcn_mutag_bench.lrnn")
+
+
+def template_for(dataset: str) -> str:
+    """bench/templates/gcn_<name>_bench.lrnn when there is one (NCI1's first layer reads 37
+    labels), else MUTAG's."""
+    own = os.path.join(HERE, "templates", f"gcn_{os.path.basename(dataset).lower()}_bench.lrnn")
+    return own if os.path.exists(own) else TEMPLATE
 PYG = os.path.join(HERE, "peers", "pyg_gcn.py")
 PYNEURALOGIC = os.path.join(HERE, "peers", "pyneuralogic_gcn.py")
 sys.path.insert(0, os.path.join(HERE, "peers"))
@@ -93,7 +100,7 @@ def run_json(cmd: list[str], threads: int, timeout: float) -> tuple[dict | None,
 
 
 def run_lrnn(args, batch: int) -> dict:
-    cmd = [os.path.join(args.build, "lrnn"), "train", TEMPLATE, "--dataset", "tu:" + args.dataset,
+    cmd = [os.path.join(args.build, "lrnn"), "train", template_for(args.dataset), "--dataset", "tu:" + args.dataset,
            "--epochs", str(args.epochs), "--optimizer", "adam", "--lr", str(args.lr), "--loss", "crossentropy",
            "--batch-size", str(batch), "--seed", str(args.seed), "--json"]
     report, error, rss = run_json(cmd, args.threads, args.timeout)

@@ -192,7 +192,7 @@ TrainReport Model::train(const Dataset& data, const Dataset* test,
   const auto t0 = std::chrono::steady_clock::now();
   const auto train_set = impl_->prepare(data);
   const auto test_set = test ? impl_->prepare(*test) : nullptr;
-  impl_->engine->plan_for(*train_set);
+  impl_->engine->plan_ahead(*train_set);
   TrainReport report;
   report.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   report.ground_seconds = train_set->seconds;

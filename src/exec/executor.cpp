@@ -367,6 +367,11 @@ void atom_backward(const AtomGroup& A, const neural::Parameters& params, const d
 
 void forward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
              const neural::Parameters* example_params) {
+  forward(plan, plan.data, params, ws, example_params);
+}
+
+void forward(const Plan& plan, std::span<const double> data, const neural::Parameters& params, Workspace& ws,
+             const neural::Parameters* example_params) {
   // Eigen's own GEMM threading splits even small products (n x 8 by 8 x 8) across
   // threads; the group kernels are memory-bound, so they run single-threaded.
   static const bool eigen_single = [] {
@@ -377,7 +382,7 @@ void forward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
   // Every value is written by its kernel before it is read: no zero-fill needed.
   if (ws.values.size() < plan.num_values) ws.values.resize(plan.num_values);
   double* v = ws.values.data();
-  std::copy(plan.data.begin(), plan.data.end(), v);
+  std::copy(data.begin(), data.end(), v);
   for (size_t i = 0; i < plan.param_fact_off.size(); ++i) {
     const uint32_t p = plan.param_fact_param[i];
     std::copy_n(params.data(p), params.info(p).shape.size(), v + plan.param_fact_off[i]);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <new>
+#include <span>
 #include <vector>
 
 #include "exec/functions.hpp"
@@ -225,6 +226,10 @@ struct Workspace {
 // Computes every neuron value of the plan. `example_params` (may be null: the facts keep
 // their written values) is the dataset's block of learnable example facts.
 void forward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
+             const neural::Parameters* example_params = nullptr);
+// The same with `data` in place of plan.data (a plan shared by samples whose networks are
+// identical up to their example fact values, laid out as plan.data would hold them).
+void forward(const Plan& plan, std::span<const double> data, const neural::Parameters& params, Workspace& ws,
              const neural::Parameters* example_params = nullptr);
 // Given ws.grads seeded with dL/d(output values) (after forward, with every other entry
 // zero), propagates to every neuron and ACCUMULATES parameter gradients into param_grads,

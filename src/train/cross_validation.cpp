@@ -108,7 +108,7 @@ CrossValidationReport cross_validate(const TemplateAst& ast, const Settings& set
     r.test_samples = test_part.size();
     PreparedSet train_set = engine.prepare(std::move(train_part), settings.max_ground_rules);
     PreparedSet test_set = engine.prepare(std::move(test_part), settings.max_ground_rules);
-    engine.plan_for(train_set);
+    engine.plan_ahead(train_set);
     r.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::function<bool(const EpochInfo&)> cb;
     if (on_epoch)

@@ -258,23 +258,11 @@ void ExactSum::allreduce() {
 double ExactSum::value(size_t i) const { return static_cast<double>(acc_[i]) / kScale; }
 
 // ---- the sharded step ---------------------------------------------------------------------
-const exec::Plan& ShardedStep::plan_of(const neural::TemplateModel& model, const PreparedSet& set, size_t local) {
-  if (set_id_ != set.id) {
-    set_id_ = set.id;
-    plans_.clear();
-    plans_.resize(set.size());
-    first_output_.assign(set.size() + 1, 0);
-    for (const OutputInfo& o : set.outputs) ++first_output_[o.sample + 1];
-    for (size_t i = 0; i < set.size(); ++i) first_output_[i + 1] += first_output_[i];
-  }
-  if (!plans_[local]) plans_[local] = std::make_unique<exec::Plan>(exec::build_plan(model, {&set.networks[local]}));
-  return *plans_[local];
-}
-
 LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const PreparedSet& set,
                                     const std::vector<uint32_t>& batch, LossKind loss_kind, int epoch,
                                     std::vector<double>& grads, std::vector<std::vector<double>>* predictions,
-                                    std::vector<std::vector<double>>* targets) {
+                                    std::vector<std::vector<double>>* targets,
+                                    std::vector<std::vector<double>>* outputs) {
   // The loss is over the targeted outputs of the whole global batch (their mean, or their sum
   // for mse_sum): every rank knows each sample's count (gathered when the set was prepared).
   const auto t_compute = std::chrono::steady_clock::now();
@@ -284,22 +272,21 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
   sum_.reset(num_params + 1);  // the parameters, then the loss
   const size_t first = set.shard_first, last = set.shard_first + set.size();
   auto begin = std::lower_bound(batch.begin(), batch.end(), static_cast<uint32_t>(first));
-  for (auto it = begin; it != batch.end() && *it < last; ++it) {
-    const size_t local = *it - first;
-    const exec::Plan& plan = plan_of(model, set, local);
-    exec::forward(plan, model.params, ws_);
-    ws_.grads.assign(plan.num_values, 0.0);
-    const double sample_loss =
-        seed_loss_gradients(
-            plan, ws_, loss_kind,
-            [&](size_t o) -> const std::vector<double>& { return set.outputs[first_output_[local] + o].target; },
-            predictions, targets, total.count)
-            .sum;
-    sample_grads_.assign(num_params, 0.0);
-    exec::backward(plan, model.params, ws_, sample_grads_);
-    for (size_t i = 0; i < num_params; ++i) sum_.add(i, sample_grads_[i]);
-    sum_.add(num_params, sample_loss);
-  }
+  auto end = std::lower_bound(begin, batch.end(), static_cast<uint32_t>(last));
+  locals_.clear();
+  for (auto it = begin; it != end; ++it) locals_.push_back(*it - static_cast<uint32_t>(first));
+  if (outputs) outputs->resize(set.outputs.size());
+  steps_.run(model, set, locals_, loss_kind, total.count, predictions || targets, outputs != nullptr,
+             [&](size_t pos, const SampleGradient& sample) {
+               for (size_t i = 0; i < num_params; ++i) sum_.add(i, sample.grads[i]);
+               sum_.add(num_params, sample.loss.sum);
+               if (predictions) predictions->insert(predictions->end(), sample.predictions.begin(), sample.predictions.end());
+               if (targets) targets->insert(targets->end(), sample.targets.begin(), sample.targets.end());
+               if (outputs) {
+                 const size_t first_output = steps_.first_output(locals_[pos]);
+                 for (size_t o = 0; o < sample.values.size(); ++o) (*outputs)[first_output + o] = sample.values[o];
+               }
+             });
   const auto t_wait = std::chrono::steady_clock::now();
   timing.compute_s += std::chrono::duration<double>(t_wait - t_compute).count();
   if (world().size > 1) barrier();

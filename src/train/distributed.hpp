@@ -73,19 +73,17 @@ class ShardedStep {
  public:
   // `batch`: sorted global sample indices (every rank passes the same). `grads` (parameter
   // layout) receives the summed gradient on every rank; returns the batch's loss sum (exact
-  // over ranks) and targeted-output count. This rank's predictions/targets are appended.
+  // over ranks) and targeted-output count. This rank's predictions/targets are appended,
+  // and `outputs` (if given; sized to set.outputs, this rank's) receives the values of
+  // this rank's samples of the batch.
   LossSum batch_gradient(const neural::TemplateModel& model, const PreparedSet& set, const std::vector<uint32_t>& batch,
                          LossKind loss, int epoch, std::vector<double>& grads,
-                         std::vector<std::vector<double>>* predictions, std::vector<std::vector<double>>* targets);
+                         std::vector<std::vector<double>>* predictions, std::vector<std::vector<double>>* targets,
+                         std::vector<std::vector<double>>* outputs = nullptr);
 
  private:
-  const exec::Plan& plan_of(const neural::TemplateModel& model, const PreparedSet& set, size_t local);
-
-  uint64_t set_id_ = 0;
-  std::vector<std::unique_ptr<exec::Plan>> plans_;  // per local sample, built on first use
-  std::vector<uint32_t> first_output_;              // per local sample, into set.outputs
-  exec::Workspace ws_;
-  std::vector<double> sample_grads_;
+  SampleSteps steps_;             // per-sample plans, forward and backward (threaded)
+  std::vector<uint32_t> locals_;  // this rank's samples of the batch, local indices
   ExactSum sum_;
 };
 

@@ -13,6 +13,10 @@
 #include "train/distributed.hpp"
 #include "train/example_facts.hpp"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 namespace lrnn::train {
 
 namespace {
@@ -208,6 +212,167 @@ PreparedSet Engine::prepare(std::vector<Sample> samples, size_t max_ground_rules
   return set;
 }
 
+// ---- minibatch steps, one sample at a time --------------------------------------------
+
+namespace {
+
+// A batch's per-sample gradients are held at once (so they can be summed in batch order)
+// up to this many doubles; a bigger batch of a bigger model runs in waves of samples.
+constexpr size_t kMaxHeldGradients = size_t{1} << 22;
+
+int thread_count() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+int thread_id() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+}  // namespace
+
+void SampleSteps::bind(const PreparedSet& set) {
+  if (set_id_ == set.id) return;
+  set_id_ = set.id;
+  plans_.clear();
+  plan_by_structure_.clear();
+  plan_of_.assign(set.size(), neural::kNone);
+  first_output_.assign(set.size() + 1, 0);
+  for (const OutputInfo& o : set.outputs) ++first_output_[o.sample + 1];
+  for (size_t i = 0; i < set.size(); ++i) first_output_[i + 1] += first_output_[i];
+}
+
+// The plans of the batch's samples that have none yet, one per new structure, built in
+// parallel. A plan keeps what forward and backward read: its fact values come from each
+// sample's network, and the per-atom tables for inspection are dropped.
+void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedSet& set,
+                             std::span<const uint32_t> locals) {
+  bind(set);
+  std::vector<uint32_t> missing;  // one sample per new structure
+  for (uint32_t local : locals) {
+    if (plan_of_[local] != neural::kNone) continue;
+    const uint64_t hash = set.networks[local].structure_hash;
+    auto it = plan_by_structure_.find(hash);
+    if (it != plan_by_structure_.end()) {
+      plan_of_[local] = it->second;
+      continue;
+    }
+    plan_by_structure_.emplace(hash, static_cast<uint32_t>(plans_.size() + missing.size()));
+    plan_of_[local] = static_cast<uint32_t>(plans_.size() + missing.size());
+    missing.push_back(local);
+  }
+  if (missing.empty()) return;
+  std::vector<std::unique_ptr<exec::Plan>> built(missing.size());
+  std::vector<std::exception_ptr> errors(missing.size());
+#pragma omp parallel for schedule(dynamic, 1) if (missing.size() > 1)
+  for (size_t k = 0; k < missing.size(); ++k) {
+    try {
+      auto plan = std::make_unique<exec::Plan>(exec::build_plan(model, {&set.networks[missing[k]]}));
+      plan->data = {};
+      plan->atom_offsets = {};
+      plan->atom_shapes = {};
+      built[k] = std::move(plan);
+    } catch (...) {
+      errors[k] = std::current_exception();
+    }
+  }
+  for (size_t k = 0; k < missing.size(); ++k)
+    if (errors[k]) {
+      // Forget this batch's new structures, so a later call does not find them planless.
+      for (size_t j = 0; j < missing.size(); ++j) plan_by_structure_.erase(set.networks[missing[j]].structure_hash);
+      for (uint32_t local : locals)
+        if (plan_of_[local] != neural::kNone && plan_of_[local] >= plans_.size()) plan_of_[local] = neural::kNone;
+      std::rethrow_exception(errors[k]);
+    }
+  for (auto& plan : built) plans_.push_back(std::move(plan));
+}
+
+// Forward + backward of one sample in `ws`, into `out`.
+void SampleSteps::run_sample(const neural::TemplateModel& model, const PreparedSet& set, uint32_t local,
+                             LossKind loss_kind, size_t mean_over, bool with_metrics, bool with_values,
+                             exec::Workspace& ws, SampleGradient& out) const {
+  const exec::Plan& plan = *plans_[plan_of_[local]];
+  // The set's learnable example facts (if any), read and differentiated like weights.
+  const neural::Parameters* example_params = set.example_facts ? &set.example_facts->params : nullptr;
+  exec::forward(plan, set.networks[local].fact_data, model.params, ws, example_params);
+  out.values.resize(with_values ? plan.outputs.size() : 0);
+  for (size_t o = 0; o < out.values.size(); ++o) out.values[o] = exec::output_value(plan, ws, o);
+  out.predictions.clear();
+  out.targets.clear();
+  ws.grads.assign(plan.num_values, 0.0);  // backward accumulates
+  out.loss = seed_loss_gradients(
+      plan, ws, loss_kind,
+      [&](size_t o) -> const std::vector<double>& { return set.outputs[first_output_[local] + o].target; },
+      with_metrics ? &out.predictions : nullptr, with_metrics ? &out.targets : nullptr, mean_over);
+  out.grads.assign(model.params.size(), 0.0);
+  out.example_grads.assign(example_params ? example_params->size() : 0, 0.0);
+  exec::backward(plan, model.params, ws, out.grads, example_params, example_params ? &out.example_grads : nullptr);
+}
+
+void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals,
+                      LossKind loss_kind, size_t mean_over, bool with_metrics, bool with_values,
+                      const std::function<void(size_t, const SampleGradient&)>& take) {
+  plan_ahead(model, set, locals);
+  const size_t num_params = model.params.size();
+  const size_t threads = static_cast<size_t>(std::max(1, thread_count()));
+  const size_t wave = std::min(locals.size(), std::max(threads, kMaxHeldGradients / std::max<size_t>(num_params, 1)));
+  if (workspaces_.size() < threads) workspaces_.resize(threads);
+  if (slots_.size() < std::max<size_t>(wave, 1)) slots_.resize(std::max<size_t>(wave, 1));
+  for (size_t w0 = 0; w0 < locals.size(); w0 += wave) {
+    const size_t w1 = std::min(locals.size(), w0 + wave);
+    size_t wave_values = 0;
+    for (size_t pos = w0; pos < w1; ++pos) wave_values += plans_[plan_of_[locals[pos]]]->num_values;
+    if (threads == 1 || w1 - w0 == 1 || wave_values < min_parallel_values) {
+      // One thread: each sample is handed over as soon as it is done (the same additions
+      // in the same order as the parallel wave, with one gradient buffer kept in cache).
+      for (size_t pos = w0; pos < w1; ++pos) {
+        run_sample(model, set, locals[pos], loss_kind, mean_over, with_metrics, with_values, workspaces_[0], slots_[0]);
+        take(pos, slots_[0]);
+      }
+      continue;
+    }
+    std::vector<std::exception_ptr> errors(w1 - w0);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t pos = w0; pos < w1; ++pos) {
+      try {
+        run_sample(model, set, locals[pos], loss_kind, mean_over, with_metrics, with_values, workspaces_[thread_id()],
+                   slots_[pos - w0]);
+      } catch (...) {
+        errors[pos - w0] = std::current_exception();
+      }
+    }
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
+    for (size_t pos = w0; pos < w1; ++pos) take(pos, slots_[pos - w0]);
+  }
+}
+
+SampleSteps& Engine::steps_for(const PreparedSet& set) const {
+  auto it = sample_steps_.find(set.id);
+  if (it != sample_steps_.end()) return *it->second;
+  if (sample_steps_.size() >= 8) sample_steps_.clear();
+  return *sample_steps_.emplace(set.id, std::make_unique<SampleSteps>()).first->second;
+}
+
+void Engine::plan_ahead(const PreparedSet& set) const {
+  std::vector<uint32_t> all(set.size());
+  for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+  steps_for(set).plan_ahead(model_, set, all);
+}
+
+size_t Engine::cached_batch_plans() const {
+  size_t plans = 0;
+  for (const auto& [id, steps] : sample_steps_) plans += steps->cached_plans();
+  return plans;
+}
+
 const exec::Plan& Engine::plan_for(const PreparedSet& set) const {
   auto it = set_plans_.find(set.id);
   if (it != set_plans_.end()) return *it->second;
@@ -218,41 +383,9 @@ const exec::Plan& Engine::plan_for(const PreparedSet& set) const {
   return *set_plans_.emplace(set.id, std::move(plan)).first->second;
 }
 
-const exec::Plan& Engine::plan_for_batch(const PreparedSet& set, const std::vector<uint32_t>& batch) {
-  if (batch.size() == set.size()) {
-    bool identity = true;
-    for (uint32_t i = 0; i < batch.size() && identity; ++i) identity = batch[i] == i;
-    if (identity) return plan_for(set);
-  }
-  if (batch_plans_set_ != set.id) {
-    batch_plans_.clear();
-    batch_plans_set_ = set.id;
-  }
-  std::vector<uint64_t> key;
-  key.reserve(batch.size());
-  for (uint32_t i : batch) key.push_back(set.networks[i].structure_hash);
-  auto it = batch_plans_.find(key);
-  if (it == batch_plans_.end()) {
-    std::vector<const neural::SampleNetwork*> nets;
-    for (uint32_t i : batch) nets.push_back(&set.networks[i]);
-    auto plan = std::make_unique<exec::Plan>(exec::build_plan(model_, nets));
-    if (batch_plans_.size() >= 256) batch_plans_.clear();
-    return *batch_plans_.emplace(std::move(key), std::move(plan)).first->second;
-  }
-  // Same structures: the plan's example-fact values are laid out sample by sample, fact
-  // by fact (build_plan), so this batch's values replace them in that order.
-  exec::Plan& plan = *it->second;
-  plan.data.clear();
-  for (uint32_t i : batch) {
-    const neural::SampleNetwork& net = set.networks[i];
-    for (size_t f = 0; f < net.num_facts(); ++f)
-      if (net.fact_template[f] == neural::kNone)
-        plan.data.insert(plan.data.end(), net.fact_data.begin() + net.fact_data_begin[f],
-                         net.fact_data.begin() + net.fact_data_begin[f + 1]);
-  }
-  return plan;
-}
-
+// Evaluation runs the set's samples merged into one plan: its GEMMs over every sample's
+// rows round like the plans evaluation always used (a per-sample plan's small products
+// take Eigen's coefficient-wise path and can differ in the last bit).
 Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind) const {
   const exec::Plan& plan = plan_for(set);
   exec::forward(plan, model_.params, ws_, set.example_facts ? &set.example_facts->params : nullptr);
@@ -312,12 +445,14 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   ExampleFacts* facts = train_set.example_facts.get();  // the data's parameters, if learnable
   if (facts && train_set.sharded())
     throw Error(ErrorKind::Semantic, "learnable example facts cannot be trained sharded over MPI ranks");
-  const neural::Parameters* fact_params = facts ? &facts->params : nullptr;
 
   // Outputs of each sample in the set's output order, for targets per batch output.
   std::vector<uint32_t> sample_first_output(train_set.size() + 1, 0);
   for (const OutputInfo& o : train_set.outputs) ++sample_first_output[o.sample + 1];
   for (size_t i = 0; i < train_set.size(); ++i) sample_first_output[i + 1] += sample_first_output[i];
+  std::vector<uint32_t> sample_target_count(train_set.size(), 0);
+  for (const OutputInfo& o : train_set.outputs)
+    if (!o.target.empty()) ++sample_target_count[o.sample];
 
   // Shuffling continues (rather than repeats) when training resumes from a checkpoint.
   Rng rng(config.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epochs_trained_));
@@ -344,33 +479,35 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       std::vector<uint32_t> batch(order.begin() + b0, order.begin() + std::min(order.size(), b0 + batch_size));
       if (batch_size < order.size()) std::sort(batch.begin(), batch.end());  // canonical plan key
       if (train_set.sharded()) {
-        const LossSum batch_loss = sharded_step_->batch_gradient(model_, train_set, batch, config.loss,
-                                                                 epochs_trained_ + 1, grads, &preds, &targets);
+        result.last_epoch_outputs.resize(train_set.outputs.size());
+        const LossSum batch_loss =
+            sharded_step_->batch_gradient(model_, train_set, batch, config.loss, epochs_trained_ + 1, grads, &preds,
+                                          &targets, &result.last_epoch_outputs);
         loss_sum += batch_loss.sum;
         loss_count += batch_loss.count;
       } else {
-        const exec::Plan& plan = plan_for_batch(train_set, batch);
-        exec::forward(plan, model_.params, ws_, fact_params);
+        size_t mean_over = 0;
+        for (uint32_t i : batch) mean_over += sample_target_count[i];
         result.last_epoch_outputs.resize(train_set.outputs.size());
-        ws_.grads.assign(plan.num_values, 0.0);  // backward accumulates
-        // Map plan outputs to set outputs: plan outputs are ordered (sample in batch, query,
-        // match), exactly the set's order restricted to the batch's samples.
-        std::vector<uint32_t> set_index(plan.outputs.size());
-        {
-          size_t k = 0;
-          for (uint32_t pos = 0; pos < batch.size(); ++pos)
-            for (uint32_t o = sample_first_output[batch[pos]]; o < sample_first_output[batch[pos] + 1]; ++o)
-              set_index[k++] = o;
-        }
-        for (size_t o = 0; o < plan.outputs.size(); ++o)
-          result.last_epoch_outputs[set_index[o]] = exec::output_value(plan, ws_, o);
-        const LossSum batch_loss = seed_loss_gradients(
-            plan, ws_, config.loss, [&](size_t o) -> const std::vector<double>& { return train_set.outputs[set_index[o]].target; },
-            &preds, &targets);
-        loss_sum += batch_loss.sum;
-        loss_count += batch_loss.count;
-        std::fill(grads.begin(), grads.end(), 0.0);
-        exec::backward(plan, model_.params, ws_, grads, fact_params, facts ? &facts->grads : nullptr);
+        // The batch's gradient is the sum of its samples' in batch order (a copy of the
+        // first: a batch of one is exactly its sample's gradient).
+        steps_for(train_set).run(model_, train_set, batch, config.loss, mean_over, true, true,
+                          [&](size_t pos, const SampleGradient& sample) {
+                            if (pos == 0) {
+                              std::copy(sample.grads.begin(), sample.grads.end(), grads.begin());
+                            } else {
+                              for (size_t i = 0; i < grads.size(); ++i) grads[i] += sample.grads[i];
+                            }
+                            if (facts)  // zero after every step (step_example_facts)
+                              for (size_t i = 0; i < facts->grads.size(); ++i) facts->grads[i] += sample.example_grads[i];
+                            loss_sum += sample.loss.sum;
+                            loss_count += sample.loss.count;
+                            preds.insert(preds.end(), sample.predictions.begin(), sample.predictions.end());
+                            targets.insert(targets.end(), sample.targets.begin(), sample.targets.end());
+                            const uint32_t first = sample_first_output[batch[pos]];
+                            for (size_t o = 0; o < sample.values.size(); ++o)
+                              result.last_epoch_outputs[first + o] = sample.values[o];
+                          });
       }
       step_learnable(grads, lr, config, fixed_values, facts);
     }

@@ -8,7 +8,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "exec/plan.hpp"
@@ -99,6 +101,58 @@ Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
 // parameter vector itself, or a gradient laid out like it).
 Parameter parameter_of(const neural::Parameters& params, uint32_t p, const double* data);
 
+// One sample's share of a minibatch step: the gradient of the batch loss from this sample
+// (parameter layout), its loss sum and targeted-output count, and as asked its targeted
+// outputs' predictions and targets and every output's value (in the sample's output order).
+struct SampleGradient {
+  std::vector<double> grads;
+  std::vector<double> example_grads;  // of the set's learnable example facts (empty without)
+  LossSum loss;
+  std::vector<std::vector<double>> predictions, targets, values;
+};
+
+// Minibatch steps run one sample at a time, each sample on its own execution plan: the
+// plans are built once per prepared set (on the first batch that holds the sample) and
+// kept for every epoch, where merging a batch's networks into one plan would cost a plan
+// build per batch (the batches differ every epoch). Samples whose networks are identical
+// up to fact values share one plan (its fact values are read from each network). The
+// samples of a batch run in parallel (OpenMP, each thread its own workspace), each into its
+// own gradient buffer, and are handed over in batch order: sums over them are the same
+// whatever the number of threads.
+class SampleSteps {
+ public:
+  // Forward + backward of the samples `locals` (indices into `set`, any order), the loss
+  // of each seeded as a mean over `mean_over` targeted outputs (the whole batch's).
+  // `take(pos, sample)` is called on the calling thread for pos = 0, 1, ... in order.
+  // Throws lrnn::Error when a sample's plan cannot be built (the first such sample).
+  void run(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals,
+           LossKind loss, size_t mean_over, bool with_metrics, bool with_values,
+           const std::function<void(size_t, const SampleGradient&)>& take);
+  // Builds the plans of the samples `locals` that have none yet (in parallel).
+  void plan_ahead(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals);
+  size_t cached_plans() const { return plans_.size(); }
+  // The samples of a batch (or wave) run on several threads only when their plans hold this
+  // many values together: below it (MUTAG's batches of 32 hold ~1e5) a step lasts about a
+  // millisecond, and on a shared machine one descheduled thread at the join costs more.
+  size_t min_parallel_values = size_t{1} << 18;
+  // The first output of sample `local` in set.outputs (the set of the last run).
+  size_t first_output(uint32_t local) const { return first_output_[local]; }
+
+ private:
+  void bind(const PreparedSet& set);
+  void run_sample(const neural::TemplateModel& model, const PreparedSet& set, uint32_t local, LossKind loss,
+                  size_t mean_over, bool with_metrics, bool with_values, exec::Workspace& ws,
+                  SampleGradient& out) const;
+
+  uint64_t set_id_ = 0;
+  std::vector<uint32_t> plan_of_;                   // per sample: index into plans_, or kNone
+  std::vector<std::unique_ptr<exec::Plan>> plans_;  // without their data (read from the networks)
+  std::unordered_map<uint64_t, uint32_t> plan_by_structure_;
+  std::vector<uint32_t> first_output_;  // per sample, into set.outputs (size samples + 1)
+  std::vector<exec::Workspace> workspaces_;  // per thread
+  std::vector<SampleGradient> slots_;        // per sample of the batch (or of a wave of it)
+};
+
 struct TrainResult {
   int epochs = 0;  // epochs run now
   bool stopped_early = false;
@@ -144,7 +198,11 @@ class Engine {
                         size_t max_ground_rules = kDefaultMaxGroundRules,
                         const std::vector<std::vector<double>>* output_gradients = nullptr) const;
 
-  // Plan of a whole set (cached per set id).
+  // Builds the per-sample execution plans of every sample of the set now (in parallel),
+  // rather than on first use in train(): a set's plans are kept while the engine holds
+  // plans of at most 8 sets.
+  void plan_ahead(const PreparedSet& set) const;
+  // Plan of a whole set, its samples merged (cached per set id): evaluation's.
   const exec::Plan& plan_for(const PreparedSet& set) const;
 
   const TemplateAst& ast() const { return ast_; }
@@ -163,13 +221,13 @@ class Engine {
   static std::unique_ptr<Engine> load(const std::string& path, TrainConfig& config);
 
   int epochs_trained() const { return epochs_trained_; }
-  size_t cached_batch_plans() const { return batch_plans_.size(); }
+  // Execution plans cached for minibatch training (one per distinct sample structure).
+  size_t cached_batch_plans() const;
 
  private:
   void prepare_optimizer(const OptimizerConfig& wanted);
   void step_learnable(std::vector<double>& grads, double lr, const TrainConfig& config, std::vector<double>& fixed_values,
                       ExampleFacts* facts = nullptr);
-  const exec::Plan& plan_for_batch(const PreparedSet& set, const std::vector<uint32_t>& batch);
 
   TemplateAst ast_;
   Initializer initializer_;  // also draws learnable example facts written as dimensions
@@ -182,11 +240,10 @@ class Engine {
   OptimizerConfig optimizer_config_;
   std::vector<double> optimizer_state_;  // restored from a checkpoint, applied on train()
   int epochs_trained_ = 0;
+  SampleSteps& steps_for(const PreparedSet& set) const;
+  // Per-sample plans (training runs one sample at a time) of the last sets used, by set id.
+  mutable std::map<uint64_t, std::unique_ptr<SampleSteps>> sample_steps_;
   mutable std::map<uint64_t, std::unique_ptr<exec::Plan>> set_plans_;
-  // Minibatch plans by the structure hashes of their samples: batches whose networks are
-  // identical up to fact values share one plan; only Plan::data is refreshed per use.
-  std::map<std::vector<uint64_t>, std::unique_ptr<exec::Plan>> batch_plans_;
-  uint64_t batch_plans_set_ = 0;
   mutable exec::Workspace ws_;
   std::unique_ptr<dist::ShardedStep> sharded_step_;  // training a sharded set (MPI)
 };
