@@ -294,6 +294,18 @@ void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedS
   for (auto& plan : built) plans_.push_back(std::move(plan));
 }
 
+void SampleSteps::forward_sample(const neural::TemplateModel& model, const PreparedSet& set, uint32_t local,
+                                 exec::Workspace& ws, std::vector<std::vector<double>>& values,
+                                 std::vector<neural::Shape>& shapes) const {
+  const exec::Plan& plan = *plans_[plan_of_[local]];
+  const neural::Parameters* example_params = set.example_facts ? &set.example_facts->params : nullptr;
+  exec::forward(plan, set.networks[local].fact_data, model.params, ws, example_params);
+  for (size_t o = 0; o < plan.outputs.size(); ++o) {
+    values[first_output_[local] + o] = exec::output_value(plan, ws, o);
+    shapes[first_output_[local] + o] = plan.outputs[o].shape;
+  }
+}
+
 // Forward + backward of one sample in `ws`, into `out`.
 void SampleSteps::run_sample(const neural::TemplateModel& model, const PreparedSet& set, uint32_t local,
                              LossKind loss_kind, size_t mean_over, bool with_metrics, bool with_values,
@@ -373,33 +385,24 @@ size_t Engine::cached_batch_plans() const {
   return plans;
 }
 
-const exec::Plan& Engine::plan_for(const PreparedSet& set) const {
-  auto it = set_plans_.find(set.id);
-  if (it != set_plans_.end()) return *it->second;
-  std::vector<const neural::SampleNetwork*> nets;
-  for (const auto& n : set.networks) nets.push_back(&n);
-  auto plan = std::make_unique<exec::Plan>(exec::build_plan(model_, nets));
-  if (set_plans_.size() >= 8) set_plans_.clear();
-  return *set_plans_.emplace(set.id, std::move(plan)).first->second;
-}
-
-// Evaluation runs the set's samples merged into one plan: its GEMMs over every sample's
-// rows round like the plans evaluation always used (a per-sample plan's small products
-// take Eigen's coefficient-wise path and can differ in the last bit).
+// Evaluation runs each sample on its cached per-sample plan (the plans training uses), so
+// a set costs no merged plan and no workspace of its whole size (on NCI1 that was 600 MB),
+// and evaluation and training compute every output the same way.
 Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind) const {
-  const exec::Plan& plan = plan_for(set);
-  exec::forward(plan, model_.params, ws_, set.example_facts ? &set.example_facts->params : nullptr);
-  std::vector<std::vector<double>> values, predictions;
-  values.reserve(plan.outputs.size());
-  for (size_t o = 0; o < plan.outputs.size(); ++o) values.push_back(exec::output_value(plan, ws_, o));
+  SampleSteps& steps = steps_for(set);
+  std::vector<uint32_t> all(set.size());
+  for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+  steps.plan_ahead(model_, set, all);
+  std::vector<std::vector<double>> values(set.outputs.size()), predictions;
+  std::vector<neural::Shape> shapes(set.outputs.size());
+  for (uint32_t i : all) steps.forward_sample(model_, set, i, ws_, values, shapes);
   Evaluation ev;
   ev.metrics = metrics_of(loss_kind, set.outputs, values, &predictions);
   ev.outputs.reserve(values.size());
   for (size_t o = 0; o < values.size(); ++o) {
     const OutputInfo& info = set.outputs[o];
-    const neural::Shape shape = plan.outputs[o].shape;
     ev.outputs.push_back({info.sample, info.text, info.target, std::move(values[o]), std::move(predictions[o]),
-                          shape.rows, shape.cols});
+                          shapes[o].rows, shapes[o].cols});
   }
   if (set.sharded()) return dist::gather_evaluation(ev, set, loss_kind);
   return ev;

@@ -128,6 +128,10 @@ class SampleSteps {
   void run(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals,
            LossKind loss, size_t mean_over, bool with_metrics, bool with_values,
            const std::function<void(size_t, const SampleGradient&)>& take);
+  // Forward only of sample `local` (its plan built by plan_ahead): its outputs' values and
+  // shapes, written at the sample's positions of `values` and `shapes` (set.outputs order).
+  void forward_sample(const neural::TemplateModel& model, const PreparedSet& set, uint32_t local, exec::Workspace& ws,
+                      std::vector<std::vector<double>>& values, std::vector<neural::Shape>& shapes) const;
   // Builds the plans of the samples `locals` that have none yet (in parallel).
   void plan_ahead(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals);
   size_t cached_plans() const { return plans_.size(); }
@@ -202,8 +206,6 @@ class Engine {
   // rather than on first use in train(): a set's plans are kept while the engine holds
   // plans of at most 8 sets.
   void plan_ahead(const PreparedSet& set) const;
-  // Plan of a whole set, its samples merged (cached per set id): evaluation's.
-  const exec::Plan& plan_for(const PreparedSet& set) const;
 
   const TemplateAst& ast() const { return ast_; }
   const logic::Program& program() const { return *program_; }
@@ -243,7 +245,6 @@ class Engine {
   SampleSteps& steps_for(const PreparedSet& set) const;
   // Per-sample plans (training runs one sample at a time) of the last sets used, by set id.
   mutable std::map<uint64_t, std::unique_ptr<SampleSteps>> sample_steps_;
-  mutable std::map<uint64_t, std::unique_ptr<exec::Plan>> set_plans_;
   mutable exec::Workspace ws_;
   std::unique_ptr<dist::ShardedStep> sharded_step_;  // training a sharded set (MPI)
 };
