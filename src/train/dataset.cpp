@@ -32,11 +32,19 @@ std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::ve
     return out;
   }
   out.reserve(pairs.size());
+  // An example is moved into its last sample, not copied (a TU dataset held twice was
+  // most of NCI1's peak memory).
+  std::vector<uint32_t> uses(examples.size(), 0);
+  for (const auto& p : pairs) ++uses[p.example];
   for (auto& p : pairs) {
     if (p.queries.empty())
       throw Error(ErrorKind::Semantic, examples[p.example].span,
                   "example has no query: label it (`<1> q :- facts.`) or give a queries file");
-    out.push_back({examples[p.example], std::move(p.queries)});
+    if (--uses[p.example] == 0) {
+      out.push_back({std::move(examples[p.example]), std::move(p.queries)});
+    } else {
+      out.push_back({examples[p.example], std::move(p.queries)});
+    }
   }
   return out;
 }
@@ -51,7 +59,7 @@ std::string predicate_key(const Literal& l) { return l.predicate + "/" + std::to
 
 }  // namespace
 
-void check_queries_defined(const TemplateAst& tmpl, const std::vector<Sample>& samples) {
+void check_queries_defined(const TemplateAst& tmpl, std::span<const Sample> samples) {
   std::set<std::string> defined;
   for (const Rule& r : tmpl.rules) defined.insert(predicate_key(r.head));
   for (const Literal& f : tmpl.facts) defined.insert(predicate_key(f));

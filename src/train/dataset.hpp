@@ -2,6 +2,7 @@
 // grounds, one Sample per example.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,7 @@ std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::ve
 // A query whose predicate (name/arity) no rule head, template fact or example fact defines
 // can never be derived: its value would be a silent 0 (a typo trains against nothing).
 // Throws lrnn::Error at the first such query, naming it and the closest defined predicate.
-void check_queries_defined(const TemplateAst& tmpl, const std::vector<Sample>& samples);
+void check_queries_defined(const TemplateAst& tmpl, std::span<const Sample> samples);
 
 // The target of a query literal as a flat array (empty if it has none).
 std::vector<double> target_of(const Literal& query);

@@ -161,13 +161,15 @@ std::vector<LearnableFactSite> learnable_fact_sites(const logic::Program& progra
 
 }  // namespace
 
-PreparedSet Engine::prepare(std::vector<Sample> samples, size_t max_ground_rules, bool learnable_facts) const {
+PreparedSet Engine::prepare(std::span<const Sample> samples, size_t max_ground_rules, bool learnable_facts) const {
   const auto t0 = std::chrono::steady_clock::now();
   PreparedSet set;
   set.id = next_set_id++;
   check_queries_defined(ast_, samples);
-  set.samples = std::move(samples);
-  const size_t n = set.samples.size();
+  // The set keeps no copy of the samples (on NCI1 their literals are ~460 MB): what it needs
+  // of them (outputs, their texts and targets) is taken here.
+  const size_t n = samples.size();
+  set.num_samples = n;
   set.networks.resize(n);
   set.atom_texts.resize(n);
   std::vector<std::exception_ptr> errors(n);
@@ -175,7 +177,7 @@ PreparedSet Engine::prepare(std::vector<Sample> samples, size_t max_ground_rules
 #pragma omp parallel for schedule(dynamic, 1)
   for (size_t i = 0; i < n; ++i) {
     try {
-      const Sample& s = set.samples[i];
+      const Sample& s = samples[i];
       logic::GroundingOptions options;
       options.max_ground_rules = max_ground_rules;
       logic::GroundSample ground = logic::ground(*program_, s.example, s.queries, options);
@@ -193,11 +195,11 @@ PreparedSet Engine::prepare(std::vector<Sample> samples, size_t max_ground_rules
     if (e) std::rethrow_exception(e);  // the first failing sample, whatever the schedule
   if (learnable_facts) {
     const uint64_t first = next_example_index_.load();
-    set.example_facts = make_example_facts(set.samples, set.networks, sites, initializer_, seed_, first);
+    set.example_facts = make_example_facts(samples, set.networks, sites, initializer_, seed_, first);
     next_example_index_ += set.example_facts->params.count();
   }
   for (uint32_t i = 0; i < n; ++i) {
-    const Sample& s = set.samples[i];
+    const Sample& s = samples[i];
     for (uint32_t q = 0; q < s.queries.size(); ++q) {
       std::vector<double> target = target_of(s.queries[q]);
       const auto& matches = set.atom_texts[i][q];

@@ -59,11 +59,11 @@ struct OutputInfo {
 
 // A dataset grounded and neuralized against one engine.
 struct PreparedSet {
-  std::vector<Sample> samples;
+  size_t num_samples = 0;  // the samples themselves stay with the caller (their Dataset)
   std::vector<neural::SampleNetwork> networks;
   std::vector<std::vector<std::vector<std::string>>> atom_texts;  // per sample, query, match
   std::vector<OutputInfo> outputs;  // in plan order (sample, query, match)
-  size_t size() const { return samples.size(); }
+  size_t size() const { return num_samples; }
   double seconds = 0;  // grounding + neuralization
   uint64_t id = 0;     // identifies the set in the engine's plan caches
   // Sharded over the ranks of an MPI job (train/distributed.hpp): this rank holds samples
@@ -182,7 +182,7 @@ class Engine {
   // A sample grounding to more than `max_ground_rules` ground rules is refused (Limit).
   // `learnable_facts`: every valued example fact that is a neuron input becomes a
   // parameter of the set (PreparedSet::example_facts), trained along with the model's.
-  PreparedSet prepare(std::vector<Sample> samples, size_t max_ground_rules = kDefaultMaxGroundRules,
+  PreparedSet prepare(std::span<const Sample> samples, size_t max_ground_rules = kDefaultMaxGroundRules,
                       bool learnable_facts = false) const;
 
   // Every output of the set (in OutputInfo order) with its value, prediction and target.

@@ -56,7 +56,7 @@ uint32_t parameter_of_fact(ExampleFacts& facts, const ValueSpec& v, const std::s
 
 }  // namespace
 
-std::shared_ptr<ExampleFacts> make_example_facts(const std::vector<Sample>& samples,
+std::shared_ptr<ExampleFacts> make_example_facts(std::span<const Sample> samples,
                                                  std::vector<neural::SampleNetwork>& networks,
                                                  const std::vector<std::vector<LearnableFactSite>>& sites,
                                                  const Initializer& init, uint64_t seed, uint64_t first_index) {

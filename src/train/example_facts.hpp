@@ -46,7 +46,7 @@ struct LearnableFactSite {
 // dimensions only are drawn by `init` from `seed`. Throws lrnn::Error naming the fact when
 // an unnamed literal is learnable in two samples (its key would be ambiguous) or one name
 // is written with two shapes or two values.
-std::shared_ptr<ExampleFacts> make_example_facts(const std::vector<Sample>& samples,
+std::shared_ptr<ExampleFacts> make_example_facts(std::span<const Sample> samples,
                                                  std::vector<neural::SampleNetwork>& networks,
                                                  const std::vector<std::vector<LearnableFactSite>>& sites,
                                                  const Initializer& init, uint64_t seed, uint64_t first_index);
