@@ -9,11 +9,6 @@
 #include "lrnn/rasp.hpp"
 #include "rasp_test_support.hpp"
 
-namespace lrnn::rasp {  // shared by compiler.cpp and compiled_model.cpp, not public
-size_t compiled_input_count(size_t vocab, int max_len);
-std::vector<Value> compiled_input(const std::vector<Value>& vocab, int max_len, size_t k);
-}  // namespace lrnn::rasp
-
 namespace {
 
 using namespace lrnn::rasp;

@@ -10,11 +10,7 @@
 
 #include "lrnn/lrnn.hpp"
 #include "lrnn/rasp.hpp"
-
-namespace lrnn::rasp {  // shared by compiler.cpp and compiled_model.cpp, not public
-size_t compiled_input_count(size_t vocab, int max_len);
-std::vector<Value> compiled_input(const std::vector<Value>& vocab, int max_len, size_t k);
-}  // namespace lrnn::rasp
+#include "rasp_test_support.hpp"
 
 namespace {
 
