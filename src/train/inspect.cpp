@@ -59,7 +59,15 @@ void add_rule_neurons(const neural::SampleNetwork& net, const exec::Plan& plan, 
       r.head = net.head[g];
       for (uint32_t i = net.inputs_begin[g]; i < net.inputs_begin[g + 1]; ++i) r.inputs.push_back(net.inputs[i]);
       r.aggregation = out.aggregations.size() - 1;
-      if (located && !G->direct.fused_sum) {
+      if (located && G->transform.enabled) {
+        // Nothing per grounding is stored: its value is its input's row of W x (the
+        // combination of one input, identity activation, no offset). The rows' gradients
+        // sum over every grounding of the same input, so none is given per grounding.
+        r.rows = G->act_shape.rows;
+        r.cols = G->act_shape.cols;
+        const size_t size = G->act_shape.size(), off = G->transform.t_off + G->transform.row_of[k] * size;
+        r.value.assign(ws.values.begin() + off, ws.values.begin() + off + size);
+      } else if (located && !G->direct.fused_sum) {
         r.rows = G->act_shape.rows;
         r.cols = G->act_shape.cols;
         read(G->act_off + k * G->act_shape.size(), G->act_shape.size(), r.value, r.gradient);

@@ -86,3 +86,29 @@ TEST(TransformSum, GradientsMatchFiniteDifferences) {
 }
 
 }  // namespace
+
+// Inspection (Model::network) of the rules whose groundings are never stored: each rule
+// neuron's value is its input's row of W x, equal to the gathered path's stored value (it
+// read past the values before: AddressSanitizer's heap-buffer-overflow).
+TEST(TransformSum, GroundNetworkShowsEveryRuleNeuronsValue) {
+  const lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
+  lrnn::Model direct = model_of(graph_template(false));
+  lrnn::Model gathered = model_of(graph_template(true));
+  copy_parameters(direct, gathered);
+  for (size_t sample = 0; sample < data.size(); ++sample) {
+    const lrnn::GroundNetwork a = direct.network(data, sample, true);
+    const lrnn::GroundNetwork b = gathered.network(data, sample, true);
+    ASSERT_EQ(a.rule_neurons.size(), b.rule_neurons.size());
+    size_t compared = 0;
+    for (size_t i = 0; i < a.rule_neurons.size(); ++i) {
+      const auto& x = a.rule_neurons[i];
+      const auto& y = b.rule_neurons[i];
+      ASSERT_EQ(x.rule, y.rule);
+      if (x.value.empty()) continue;  // a fused direct product: not stored, not shown
+      ASSERT_EQ(x.value.size(), y.value.size()) << "rule neuron " << i;
+      for (size_t e = 0; e < x.value.size(); ++e) EXPECT_NEAR(x.value[e], y.value[e], 1e-12);
+      ++compared;
+    }
+    EXPECT_EQ(compared, a.rule_neurons.size()) << "every rule neuron of this template has a value";
+  }
+}
