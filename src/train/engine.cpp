@@ -391,13 +391,11 @@ size_t Engine::cached_batch_plans() const {
 // a set costs no merged plan and no workspace of its whole size (on NCI1 that was 600 MB),
 // and evaluation and training compute every output the same way.
 Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind) const {
-  SampleSteps& steps = steps_for(set);
-  std::vector<uint32_t> all(set.size());
-  for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
-  steps.plan_ahead(model_, set, all);
+  plan_ahead(set);
+  const SampleSteps& steps = steps_for(set);
   std::vector<std::vector<double>> values(set.outputs.size()), predictions;
   std::vector<neural::Shape> shapes(set.outputs.size());
-  for (uint32_t i : all) steps.forward_sample(model_, set, i, ws_, values, shapes);
+  for (uint32_t i = 0; i < set.size(); ++i) steps.forward_sample(model_, set, i, ws_, values, shapes);
   Evaluation ev;
   ev.metrics = metrics_of(loss_kind, set.outputs, values, &predictions);
   ev.outputs.reserve(values.size());
@@ -451,10 +449,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   if (facts && train_set.sharded())
     throw Error(ErrorKind::Semantic, "learnable example facts cannot be trained sharded over MPI ranks");
 
-  // Outputs of each sample in the set's output order, for targets per batch output.
-  std::vector<uint32_t> sample_first_output(train_set.size() + 1, 0);
-  for (const OutputInfo& o : train_set.outputs) ++sample_first_output[o.sample + 1];
-  for (size_t i = 0; i < train_set.size(); ++i) sample_first_output[i + 1] += sample_first_output[i];
+  // Targeted outputs per sample: a batch's mean loss divides by their sum.
   std::vector<uint32_t> sample_target_count(train_set.size(), 0);
   for (const OutputInfo& o : train_set.outputs)
     if (!o.target.empty()) ++sample_target_count[o.sample];
@@ -496,23 +491,24 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
         result.last_epoch_outputs.resize(train_set.outputs.size());
         // The batch's gradient is the sum of its samples' in batch order (a copy of the
         // first: a batch of one is exactly its sample's gradient).
-        steps_for(train_set).run(model_, train_set, batch, config.loss, mean_over, true, true,
-                          [&](size_t pos, const SampleGradient& sample) {
-                            if (pos == 0) {
-                              std::copy(sample.grads.begin(), sample.grads.end(), grads.begin());
-                            } else {
-                              for (size_t i = 0; i < grads.size(); ++i) grads[i] += sample.grads[i];
-                            }
-                            if (facts)  // zero after every step (step_example_facts)
-                              for (size_t i = 0; i < facts->grads.size(); ++i) facts->grads[i] += sample.example_grads[i];
-                            loss_sum += sample.loss.sum;
-                            loss_count += sample.loss.count;
-                            preds.insert(preds.end(), sample.predictions.begin(), sample.predictions.end());
-                            targets.insert(targets.end(), sample.targets.begin(), sample.targets.end());
-                            const uint32_t first = sample_first_output[batch[pos]];
-                            for (size_t o = 0; o < sample.values.size(); ++o)
-                              result.last_epoch_outputs[first + o] = sample.values[o];
-                          });
+        SampleSteps& steps = steps_for(train_set);
+        steps.run(model_, train_set, batch, config.loss, mean_over, true, true,
+                  [&](size_t pos, const SampleGradient& sample) {
+                    if (pos == 0) {
+                      std::copy(sample.grads.begin(), sample.grads.end(), grads.begin());
+                    } else {
+                      for (size_t i = 0; i < grads.size(); ++i) grads[i] += sample.grads[i];
+                    }
+                    if (facts)  // zero after every step (step_example_facts)
+                      for (size_t i = 0; i < facts->grads.size(); ++i) facts->grads[i] += sample.example_grads[i];
+                    loss_sum += sample.loss.sum;
+                    loss_count += sample.loss.count;
+                    preds.insert(preds.end(), sample.predictions.begin(), sample.predictions.end());
+                    targets.insert(targets.end(), sample.targets.begin(), sample.targets.end());
+                    const size_t first = steps.first_output(batch[pos]);
+                    for (size_t o = 0; o < sample.values.size(); ++o)
+                      result.last_epoch_outputs[first + o] = sample.values[o];
+                  });
       }
       step_learnable(grads, lr, config, fixed_values, facts);
     }
