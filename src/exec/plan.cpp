@@ -404,9 +404,9 @@ class PlanBuilder {
   void order_by_softmax_segment(std::vector<Ref>& members) const {
     bool one_per_head = true;
     for (size_t k = 1; k < members.size() && one_per_head; ++k) one_per_head = !same_head(members[k], members[k - 1]);
-    if (one_per_head)
-      std::stable_sort(members.begin(), members.end(),
-                       [&](const Ref& a, const Ref& b) { return softmax_key(a) < softmax_key(b); });
+    const auto by_segment = [&](const Ref& a, const Ref& b) { return softmax_key(a) < softmax_key(b); };
+    if (one_per_head && !std::is_sorted(members.begin(), members.end(), by_segment))
+      std::stable_sort(members.begin(), members.end(), by_segment);
   }
 
   // Input i of rule r over its groundings `members`: where each input value lives, its
@@ -551,8 +551,10 @@ class PlanBuilder {
     G.softmax_perm.resize(G.n);
     for (uint32_t k = 0; k < G.n; ++k) G.softmax_perm[k] = k;
     auto key = [&](uint32_t k) { return softmax_key(members[k]); };
-    std::stable_sort(G.softmax_perm.begin(), G.softmax_perm.end(),
-                     [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+    const auto by_key = [&](uint32_t a, uint32_t b) { return key(a) < key(b); };
+    // Already in segment order when every head has one grounding (attention): no sort.
+    if (!std::is_sorted(G.softmax_perm.begin(), G.softmax_perm.end(), by_key))
+      std::stable_sort(G.softmax_perm.begin(), G.softmax_perm.end(), by_key);
     G.softmax_segments.push_back(0);
     for (uint32_t k = 1; k <= G.n; ++k)
       if (k == G.n || key(G.softmax_perm[k]) != key(G.softmax_perm[k - 1])) G.softmax_segments.push_back(k);

@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "logic/relation.hpp"
+#include "logic/row_set.hpp"
 #include "lrnn/diagnostics.hpp"
 
 namespace lrnn::logic {
@@ -40,47 +41,6 @@ struct Step {
 struct Plan {
   std::vector<Step> steps;
   std::vector<ArgAction> actions;
-};
-
-// Open-addressing set of fixed-width rows (dedup of ground rules).
-class RowSet {
- public:
-  explicit RowSet(uint32_t width) : width_(width), slots_(64, kNone) {}
-  // True if the row was not present (and is now).
-  bool insert(const uint32_t* row) {
-    if ((count_ + 1) * 2 > slots_.size()) grow();
-    uint32_t h = hash(row);
-    size_t m = slots_.size() - 1;
-    for (size_t s = h & m;; s = (s + 1) & m) {
-      if (slots_[s] == kNone) {
-        slots_[s] = count_++;
-        data_.insert(data_.end(), row, row + width_);
-        return true;
-      }
-      if (std::equal(row, row + width_, data_.data() + size_t(slots_[s]) * width_)) return false;
-    }
-  }
-
- private:
-  uint32_t hash(const uint32_t* row) const {
-    uint64_t h = 0x9E3779B97F4A7C15ull;
-    for (uint32_t i = 0; i < width_; ++i) h = hash_mix(h, row[i]);
-    return uint32_t(h >> 32) ^ uint32_t(h);
-  }
-  void grow() {
-    std::vector<uint32_t> slots(slots_.size() * 2, kNone);
-    size_t m = slots.size() - 1;
-    for (uint32_t i = 0; i < count_; ++i) {
-      size_t s = hash(data_.data() + size_t(i) * width_) & m;
-      while (slots[s] != kNone) s = (s + 1) & m;
-      slots[s] = i;
-    }
-    slots_ = std::move(slots);
-  }
-  uint32_t width_;
-  std::vector<uint32_t> slots_;
-  std::vector<uint32_t> data_;
-  uint32_t count_ = 0;
 };
 
 class Grounder {

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
+#include <memory>
 #include <numeric>
 
+#include "logic/row_set.hpp"
 #include "lrnn/diagnostics.hpp"
 
 namespace lrnn::neural {
@@ -213,11 +214,15 @@ void add_facts(SampleNetwork& net, const TemplateModel& model, const ExampleAst&
 }
 
 // The softmax group of every kept ground rule of a softmax-aggregated rule: groundings of
-// one rule that agree on the rule's softmax variables normalise together.
+// one rule that agree on the rule's softmax variables normalise together. Groups are
+// numbered in order of first appearance in `kept` (one hash probe per grounding: attention
+// has n^2 of them).
 std::vector<uint32_t> softmax_groups(const TemplateModel& model, const FlatGroundRules& f,
                                      const std::vector<uint32_t>& kept) {
   std::vector<uint32_t> group(f.size(), 0);
-  std::map<std::pair<uint32_t, std::vector<uint32_t>>, uint32_t> group_ids;
+  std::vector<std::unique_ptr<logic::RowSet>> keys(model.rules.size());  // per rule
+  std::vector<std::vector<uint32_t>> number(model.rules.size());        // per rule: key row -> group
+  uint32_t n_groups = 0;
   std::vector<uint32_t> key;
   for (uint32_t g : kept) {
     const logic::GroundRuleSet& rs = f.set(g);
@@ -228,10 +233,41 @@ std::vector<uint32_t> softmax_groups(const TemplateModel& model, const FlatGroun
       if (v >= rs.n_vars) throw Error(ErrorKind::Runtime, "ground rule set lacks variable bindings");
       key.push_back(rs.bindings[static_cast<size_t>(f.row(g)) * rs.n_vars + v]);
     }
-    auto [it, inserted] = group_ids.emplace(std::make_pair(rs.rule, key), static_cast<uint32_t>(group_ids.size()));
-    group[g] = it->second;
+    if (!keys[rs.rule]) keys[rs.rule] = std::make_unique<logic::RowSet>(static_cast<uint32_t>(key.size()));
+    const auto [row, inserted] = keys[rs.rule]->number(key.data());
+    if (inserted) number[rs.rule].push_back(n_groups++);
+    group[g] = number[rs.rule][row];
   }
   return group;
+}
+
+// Sorts `kept` (ascending grounding ids) by (rule, head, softmax group, grounding id) in
+// linear time: stable counting sorts by head and then by rule; a head's groundings are
+// then in grounding order, and only a head whose groups are out of order is sorted.
+void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, const std::vector<uint32_t>& local,
+                       const std::vector<uint32_t>& group, size_t n_atoms, size_t n_rules) {
+  auto counting_sort = [&](size_t n_keys, auto key_of) {
+    std::vector<uint32_t> start(n_keys + 1, 0);
+    for (uint32_t g : kept) ++start[key_of(g) + 1];
+    for (size_t k = 0; k < n_keys; ++k) start[k + 1] += start[k];
+    std::vector<uint32_t> out(kept.size());
+    for (uint32_t g : kept) out[start[key_of(g)]++] = g;
+    kept = std::move(out);
+  };
+  counting_sort(n_atoms, [&](uint32_t g) { return local[f.head(g)]; });
+  counting_sort(n_rules, [&](uint32_t g) { return f.set(g).rule; });
+  for (size_t b = 0; b < kept.size();) {
+    size_t e = b + 1;
+    bool ordered = true;
+    while (e < kept.size() && f.set(kept[e]).rule == f.set(kept[b]).rule &&
+           local[f.head(kept[e])] == local[f.head(kept[b])]) {
+      ordered = ordered && group[kept[e - 1]] <= group[kept[e]];
+      ++e;
+    }
+    if (!ordered)
+      std::stable_sort(kept.begin() + b, kept.begin() + e, [&](uint32_t x, uint32_t y) { return group[x] < group[y]; });
+    b = e;
+  }
 }
 
 // The kept ground rules with their softmax groups, sorted by (rule, head, group, order).
@@ -241,14 +277,7 @@ void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const Flat
   for (uint32_t g = 0; g < f.size(); ++g)
     if (!r.dropped[g] && r.state[f.head(g)] == 2) kept.push_back(g);
   const std::vector<uint32_t> group = softmax_groups(model, f, kept);
-  std::sort(kept.begin(), kept.end(), [&](uint32_t x, uint32_t y) {
-    const uint32_t rx = f.set(x).rule, ry = f.set(y).rule;
-    if (rx != ry) return rx < ry;
-    const uint32_t hx = local[f.head(x)], hy = local[f.head(y)];
-    if (hx != hy) return hx < hy;
-    if (group[x] != group[y]) return group[x] < group[y];
-    return x < y;
-  });
+  sort_ground_rules(kept, f, local, group, net.num_atoms(), model.rules.size());
   net.inputs_begin.push_back(0);
   for (uint32_t g : kept) {
     net.rule.push_back(f.set(g).rule);
