@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "exec/dense_tiles.hpp"
 #include "lrnn/diagnostics.hpp"
 
 namespace lrnn::exec {
@@ -187,23 +188,98 @@ DirectProduct plan_direct_product(CombinationKind combination, const std::vector
   return d;
 }
 
+// Sets d.scalar_off when every scalar factor other than `varying` is one value for every
+// member of G (false if one is not).
+bool take_constant_scalars(const RuleGroup& G, DirectProduct& d, int varying) {
+  std::vector<uint32_t> offs;
+  for (int j : d.scalars) {
+    if (j == varying) continue;
+    const std::vector<uint32_t>& src = G.inputs[j].src;
+    if (std::any_of(src.begin(), src.end(), [&](uint32_t o) { return o != src[0]; })) return false;
+    offs.push_back(src[0]);
+  }
+  d.scalar_off = std::move(offs);
+  return true;
+}
+
+// Row bands of members whose rows are the runs of `head` (one key per run, rows back to
+// back from the first key: key[k] == key[0] + row * len) and whose columns `col` advance
+// by len within a run (see DirectProduct::banded). Run starts come from `starts` when given
+// (head segments), else from changes of `head`. False if the members do not form bands.
+bool find_bands(const std::vector<uint32_t>* head, const std::vector<uint32_t>* starts,
+                const std::vector<uint32_t>& col, uint32_t len, DirectProduct& d) {
+  const size_t n = col.size();
+  if (n == 0 || len == 0) return false;
+  d.band_begin.clear();
+  d.band_first.clear();
+  const uint32_t col_off = *std::min_element(col.begin(), col.end());
+  uint32_t next_start = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const bool row_start = starts ? k == (*starts)[next_start] : k == 0 || (*head)[k] != (*head)[k - 1];
+    if (row_start) {
+      const uint64_t row = d.band_begin.size();
+      if (head && uint64_t((*head)[k]) != uint64_t((*head)[0]) + row * len) return false;
+      if ((col[k] - col_off) % len != 0) return false;
+      d.band_begin.push_back(static_cast<uint32_t>(k));
+      d.band_first.push_back((col[k] - col_off) / len);
+      if (starts) ++next_start;
+    } else if (uint64_t(col[k]) != uint64_t(col[k - 1]) + len) {
+      return false;
+    }
+  }
+  d.band_begin.push_back(static_cast<uint32_t>(n));
+  d.rows = static_cast<uint32_t>(d.band_first.size());
+  d.cols = 0;
+  for (uint32_t i = 0; i < d.rows; ++i)
+    d.cols = std::max(d.cols, d.band_first[i] + d.band_begin[i + 1] - d.band_begin[i]);
+  d.inner_off = col_off;
+  return true;
+}
+
+// Sets d.banded when the members of G that form no dense block form row bands (a causal
+// mask) whose tiles hold at most twice as many entries as the members: a sliding window
+// narrower than a tile stays with the per-member products.
+void plan_banded_block(const RuleGroup& G, DirectProduct& d) {
+  using Kind = DirectProduct::Kind;
+  const uint32_t len = static_cast<uint32_t>(d.len);
+  auto accept = [&](int outer, int inner, uint32_t outer_off) {
+    if (banded_tile_entries(d) > 2 * size_t(G.n) + kTileRows) return false;
+    d.banded = true;
+    d.outer = outer;
+    d.inner = inner;
+    d.outer_off = outer_off;
+    return true;
+  };
+  if (d.kind == Kind::Dot && !d.fused_sum) {
+    for (const auto& [outer, inner] : {std::pair{d.a, d.b}, std::pair{d.b, d.a}}) {
+      const std::vector<uint32_t>& xo = G.inputs[outer].src;
+      if (find_bands(&xo, nullptr, G.inputs[inner].src, len, d) && take_constant_scalars(G, d, -1) &&
+          accept(outer, inner, xo[0]))
+        return;
+    }
+    d.band_begin.clear();
+    d.band_first.clear();
+    return;
+  }
+  if (d.kind == Kind::Scale && d.fused_sum && G.m > 0) {
+    if (!find_bands(nullptr, &G.head_segments, G.inputs[d.a].src, len, d)) return;
+    for (int w : d.scalars) {
+      const std::vector<uint32_t>& xw = G.inputs[w].src;
+      bool in_member_order = true;
+      for (uint32_t k = 0; k < G.n && in_member_order; ++k) in_member_order = xw[k] == xw[0] + k;
+      if (in_member_order && take_constant_scalars(G, d, w) && accept(w, d.a, xw[0])) return;
+    }
+  }
+  d.band_begin.clear();
+  d.band_first.clear();
+}
+
 // Sets d.dense (see DirectProduct) when the members of G form a dense block.
 void plan_dense_block(const RuleGroup& G, DirectProduct& d) {
   using Kind = DirectProduct::Kind;
   const uint32_t n = G.n;
   if (n == 0) return;
-  // The factors other than `varying` must be one value for every member.
-  auto constant_scalars = [&](int varying) {
-    std::vector<uint32_t> offs;
-    for (int j : d.scalars) {
-      if (j == varying) continue;
-      const std::vector<uint32_t>& src = G.inputs[j].src;
-      if (std::any_of(src.begin(), src.end(), [&](uint32_t o) { return o != src[0]; })) return false;
-      offs.push_back(src[0]);
-    }
-    d.scalar_off = std::move(offs);
-    return true;
-  };
+  auto constant_scalars = [&](int varying) { return take_constant_scalars(G, d, varying); };
   const uint32_t len = static_cast<uint32_t>(d.len);
   if (d.kind == Kind::Dot && !d.fused_sum) {
     // Which of the two inputs stays put along the first run of members?
@@ -543,7 +619,10 @@ class PlanBuilder {
     for (uint32_t k = 1; k <= G.n; ++k)
       if (k == G.n || !same_head(members[k], members[k - 1])) G.head_segments.push_back(k);
     G.m = static_cast<uint32_t>(G.head_segments.size() - 1);
-    if (G.direct.kind != DirectProduct::Kind::None) plan_dense_block(G, G.direct);
+    if (G.direct.kind != DirectProduct::Kind::None) {
+      plan_dense_block(G, G.direct);
+      if (!G.direct.dense) plan_banded_block(G, G.direct);
+    }
   }
 
   // Softmax segments: groundings of one sample agreeing on the non-normalised variables.
