@@ -481,8 +481,22 @@ class PlanBuilder {
     bool one_per_head = true;
     for (size_t k = 1; k < members.size() && one_per_head; ++k) one_per_head = !same_head(members[k], members[k - 1]);
     const auto by_segment = [&](const Ref& a, const Ref& b) { return softmax_key(a) < softmax_key(b); };
-    if (one_per_head && !std::is_sorted(members.begin(), members.end(), by_segment))
-      std::stable_sort(members.begin(), members.end(), by_segment);
+    if (!one_per_head || std::is_sorted(members.begin(), members.end(), by_segment)) return;
+    // Members are in sample order already: a stable counting sort by group within each
+    // sample's run is the stable sort by (sample, group), in linear time.
+    std::vector<Ref> sorted(members.size());
+    for (size_t b = 0; b < members.size();) {
+      size_t e = b;
+      uint32_t groups = 0;
+      for (; e < members.size() && members[e].first == members[b].first; ++e)
+        groups = std::max(groups, softmax_key(members[e]).second + 1);
+      std::vector<uint32_t> start(size_t(groups) + 1, 0);
+      for (size_t k = b; k < e; ++k) ++start[softmax_key(members[k]).second + 1];
+      for (uint32_t q = 0; q < groups; ++q) start[q + 1] += start[q];
+      for (size_t k = b; k < e; ++k) sorted[b + start[softmax_key(members[k]).second]++] = members[k];
+      b = e;
+    }
+    members = std::move(sorted);
   }
 
   // Input i of rule r over its groundings `members`: where each input value lives, its

@@ -20,6 +20,10 @@ struct DfsFrame {
   uint32_t atom;
   uint32_t head_pos;   // which of the atom's ground rules is being explored
   uint32_t input_pos;  // which input of that ground rule comes next
+  uint32_t depth;      // 1 + the deepest input of the atom's kept ground rules so far (1: none)
+  uint32_t rule_depth; // 1 + the deepest input of this ground rule so far
+  uint32_t n_inputs;   // of this ground rule
+  const uint32_t* inputs;
 };
 
 // The sample's ground rules numbered globally (grounding id g over every rule set), with
@@ -86,47 +90,57 @@ Relevance search_from_queries(const FlatGroundRules& f) {
   const size_t n_atoms = f.ground.num_atoms();
   Relevance r{std::vector<uint8_t>(n_atoms, 0), std::vector<uint32_t>(n_atoms, 0), std::vector<uint8_t>(f.size(), 0), 0};
   std::vector<DfsFrame> stack;
+  // Points the frame at its atom's head_pos-th ground rule (its inputs read in place).
+  auto enter_rule = [&](DfsFrame& fr) {
+    fr.input_pos = 0;
+    fr.rule_depth = 1;
+    if (fr.head_pos == f.head_begin[fr.atom + 1] - f.head_begin[fr.atom]) return;
+    const uint32_t g = f.head_list[f.head_begin[fr.atom] + fr.head_pos];
+    const logic::GroundRuleSet& set = f.set(g);
+    fr.n_inputs = set.n_inputs;
+    fr.inputs = set.inputs.data() + static_cast<size_t>(f.row(g)) * set.n_inputs;
+  };
+  auto push = [&](uint32_t atom) {
+    r.state[atom] = 1;
+    stack.push_back({atom, 0, 0, 1, 1, 0, nullptr});
+    enter_rule(stack.back());
+  };
   auto visit = [&](uint32_t root) {
     if (root >= n_atoms) throw Error(ErrorKind::Runtime, "query atom is not an atom of the sample");
     if (r.state[root] != 0) return;
-    r.state[root] = 1;
-    stack.push_back({root, 0, 0});
+    push(root);
     while (!stack.empty()) {
       DfsFrame& fr = stack.back();
       const uint32_t a = fr.atom;
       const uint32_t n_heads = f.head_begin[a + 1] - f.head_begin[a];
       if (fr.head_pos < n_heads) {
-        const uint32_t g = f.head_list[f.head_begin[a] + fr.head_pos];
-        if (fr.input_pos < f.n_inputs(g)) {
-          const uint32_t b = f.input(g, fr.input_pos);
+        // The inputs of this ground rule: done ones count for the depth, one on the DFS
+        // path closes a cycle (the rule is dropped), an unseen one is explored first.
+        bool descended = false;
+        while (fr.input_pos < fr.n_inputs) {
+          const uint32_t b = fr.inputs[fr.input_pos];
           if (b >= n_atoms) throw Error(ErrorKind::Runtime, "ground rule input is not an atom of the sample");
-          if (r.state[b] == 1) {
-            r.dropped[g] = 1;
-            ++r.dropped_count;
-            ++fr.head_pos;
-            fr.input_pos = 0;
-          } else {
-            ++fr.input_pos;
-            if (r.state[b] == 0) {
-              r.state[b] = 1;
-              stack.push_back({b, 0, 0});  // invalidates fr
-            }
+          if (r.state[b] == 0) {
+            push(b);  // invalidates fr; this input is read again once b is done
+            descended = true;
+            break;
           }
-        } else {
-          ++fr.head_pos;
-          fr.input_pos = 0;
+          if (r.state[b] == 1) break;
+          fr.rule_depth = std::max(fr.rule_depth, r.depth[b] + 1);
+          ++fr.input_pos;
         }
+        if (descended) continue;
+        if (fr.input_pos < fr.n_inputs) {
+          r.dropped[f.head_list[f.head_begin[a] + fr.head_pos]] = 1;
+          ++r.dropped_count;
+        } else {
+          fr.depth = std::max(fr.depth, fr.rule_depth);
+        }
+        ++fr.head_pos;
+        enter_rule(fr);
         continue;
       }
-      if (n_heads > 0) {
-        uint32_t d = 0;
-        for (uint32_t k = f.head_begin[a]; k < f.head_begin[a + 1]; ++k) {
-          const uint32_t g = f.head_list[k];
-          if (r.dropped[g]) continue;
-          for (uint32_t i = 0; i < f.n_inputs(g); ++i) d = std::max(d, r.depth[f.input(g, i)]);
-        }
-        r.depth[a] = d + 1;
-      }
+      r.depth[a] = n_heads > 0 ? fr.depth : 0;
       r.state[a] = 2;
       stack.pop_back();
     }
