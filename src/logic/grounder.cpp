@@ -395,27 +395,9 @@ class Grounder {
         }
         return;
       }
-      case Step::RangeScan: {
-        const Relation& rel = rels_[st.pred];
-        const Bounds b = bounds(rel, st.range);
-        int64_t lo, hi;
-        if (!interval(plan.ranges[st.index], lo, hi)) {  // a bound that is no small integer
-          for (uint32_t r = b.lo; r < b.hi; ++r) {
-            if (!match(plan, st, 1, rel.row(r))) continue;
-            rows_[st.lit] = r;
-            run(plan, s + 1, emit);
-          }
-          return;
-        }
-        std::vector<uint32_t> rows;
-        value_index(st.pred).candidates(lo, hi, b.lo, b.hi, rows);
-        for (uint32_t r : rows) {
-          if (!match(plan, st, 1, rel.row(r))) continue;
-          rows_[st.lit] = r;
-          run(plan, s + 1, emit);
-        }
+      case Step::RangeScan:
+        run_range_scan(plan, s, st, emit);
         return;
-      }
       case Step::Lookup: {
         const Relation& rel = rels_[st.pred];
         Bounds b = bounds(rel, st.range);
@@ -477,6 +459,26 @@ class Grounder {
       case Step::Builtin:
         run_builtin(plan, s, st, acts, emit);
         return;
+    }
+  }
+
+  // The rows of a range scan's literal inside its interval (all rows in range when a
+  // bound is no small integer), in row order.
+  template <class Emit>
+  void run_range_scan(const Plan& plan, uint32_t s, const Step& st, Emit& emit) {
+    const Relation& rel = rels_[st.pred];
+    const Bounds b = bounds(rel, st.range);
+    std::vector<uint32_t> rows;
+    int64_t lo, hi;
+    if (interval(plan.ranges[st.index], lo, hi)) {
+      value_index(st.pred).candidates(lo, hi, b.lo, b.hi, rows);
+    } else {
+      for (uint32_t r = b.lo; r < b.hi; ++r) rows.push_back(r);
+    }
+    for (uint32_t r : rows) {
+      if (!match(plan, st, 1, rel.row(r))) continue;
+      rows_[st.lit] = r;
+      run(plan, s + 1, emit);
     }
   }
 
