@@ -2,6 +2,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace lrnn::exec {
@@ -24,10 +25,10 @@ struct Tile {
 
 uint32_t band_size(const DirectProduct& d, uint32_t i) { return d.band_begin[i + 1] - d.band_begin[i]; }
 
-uint32_t tile_count(const DirectProduct& d) { return (d.rows + kTileRows - 1) / kTileRows; }
+uint32_t tile_count(const DirectProduct& d) { return static_cast<uint32_t>(d.tile_begin.size()) - 1; }
 
 Tile tile_at(const DirectProduct& d, uint32_t t) {
-  Tile x{t * kTileRows, std::min(d.rows, (t + 1) * kTileRows), UINT32_MAX, 0};
+  Tile x{d.tile_begin[t], d.tile_begin[t + 1], UINT32_MAX, 0};
   for (uint32_t i = x.i0; i < x.i1; ++i) {
     x.c0 = std::min(x.c0, d.band_first[i]);
     x.c1 = std::max(x.c1, d.band_first[i] + band_size(d, i));
@@ -83,6 +84,25 @@ CMapM<T> inner_rows(const DirectProduct& d, const T* v, const Tile& x) {
   return CMapM<T>(v + d.inner_off + size_t(x.c0) * d.len, x.width(), d.len);
 }
 
+// Whether all `count` values at p are finite. A tile multiplies the masked entries by zero
+// too: 0 * inf would make NaN where the per-member products never read the value, so the
+// kernels run only on finite inputs (and report false otherwise).
+template <typename T>
+bool all_finite(const T* p, size_t count) {
+  bool finite = true;
+  for (size_t e = 0; e < count; ++e) finite &= std::isfinite(p[e]);
+  return finite;
+}
+
+template <typename T>
+bool finite_outer_rows(const DirectProduct& d, const T* v) {
+  return all_finite(v + d.outer_off, size_t(d.rows) * d.len);
+}
+template <typename T>
+bool finite_inner_rows(const DirectProduct& d, const T* v) {
+  return all_finite(v + d.inner_off, size_t(d.cols) * d.len);
+}
+
 // 1 / (members of row i) for an average, else 1.
 template <typename T>
 T row_scale(const DirectProduct& d, bool average, uint32_t i) {
@@ -90,6 +110,20 @@ T row_scale(const DirectProduct& d, bool average, uint32_t i) {
 }
 
 }  // namespace
+
+void plan_tiles(DirectProduct& d) {
+  d.tile_begin.assign(1, 0);
+  uint32_t end = 0;  // the columns the current tile spans end here
+  for (uint32_t i = 0; i < d.rows; ++i) {
+    const uint32_t first = d.band_first[i];
+    if (i > d.tile_begin.back() && (i - d.tile_begin.back() == kTileRows || first >= end)) {
+      d.tile_begin.push_back(i);
+      end = 0;
+    }
+    end = std::max(end, first + band_size(d, i));
+  }
+  d.tile_begin.push_back(d.rows);
+}
 
 size_t banded_tile_entries(const DirectProduct& d) {
   size_t entries = 0;
@@ -101,7 +135,8 @@ size_t banded_tile_entries(const DirectProduct& d) {
 }
 
 template <typename T>
-void banded_dot_forward(const DirectProduct& d, const T* v, T* comb) {
+bool banded_dot_forward(const DirectProduct& d, const T* v, T* comb) {
+  if (!finite_outer_rows(d, v) || !finite_inner_rows(d, v)) return false;
   const T s = constant_product(d, v);
   const int tiles = static_cast<int>(tile_count(d));
 #pragma omp parallel for schedule(static) if (parallel_tiles(d))
@@ -110,10 +145,12 @@ void banded_dot_forward(const DirectProduct& d, const T* v, T* comb) {
     const RowMat<T> scores = outer_rows(d, v, x) * inner_rows(d, v, x).transpose();
     gather_band<T, false>(d, x, scores, s, comb);
   }
+  return true;
 }
 
 template <typename T>
-void banded_dot_backward(const DirectProduct& d, const T* v, const T* gcomb, T* g) {
+bool banded_dot_backward(const DirectProduct& d, const T* v, const T* gcomb, T* g) {
+  if (!finite_outer_rows(d, v) || !finite_inner_rows(d, v) || !all_finite(gcomb, d.band_begin.back())) return false;
   const T s = constant_product(d, v);
   T through = T(0);  // sum over members of dL/d(product) * (row . column)
   for (uint32_t t = 0; t < tile_count(d); ++t) {
@@ -128,10 +165,12 @@ void banded_dot_backward(const DirectProduct& d, const T* v, const T* gcomb, T* 
     if (!d.scalar_off.empty()) through += gx.cwiseProduct(X).sum();
   }
   if (!d.scalar_off.empty()) add_constant_factor_grads(d, v, through, g);
+  return true;
 }
 
 template <typename T>
-void banded_scale_forward(const DirectProduct& d, bool average, const T* v, T* agg) {
+bool banded_scale_forward(const DirectProduct& d, bool average, const T* v, T* agg) {
+  if (!finite_inner_rows(d, v)) return false;
   const T s = constant_product(d, v);
   const int tiles = static_cast<int>(tile_count(d));
 #pragma omp parallel for schedule(static) if (parallel_tiles(d))
@@ -141,10 +180,12 @@ void banded_scale_forward(const DirectProduct& d, bool average, const T* v, T* a
     for (uint32_t i = x.i0; i < x.i1; ++i)
       MapM<T>(agg + size_t(i) * d.len, 1, d.len) = (s * row_scale<T>(d, average, i)) * sums.row(i - x.i0);
   }
+  return true;
 }
 
 template <typename T>
-void banded_scale_backward(const DirectProduct& d, bool average, const T* v, const T* gagg, T* g) {
+bool banded_scale_backward(const DirectProduct& d, bool average, const T* v, const T* gagg, T* g) {
+  if (!finite_inner_rows(d, v) || !all_finite(gagg, size_t(d.rows) * d.len)) return false;
   const T s = constant_product(d, v);
   T through = T(0);  // sum over members of (scaled dL/d(sum) . column) * weight
   for (uint32_t t = 0; t < tile_count(d); ++t) {
@@ -159,15 +200,16 @@ void banded_scale_backward(const DirectProduct& d, bool average, const T* v, con
     if (!d.scalar_off.empty()) through += tw.cwiseProduct(w).sum();
   }
   if (!d.scalar_off.empty()) add_constant_factor_grads(d, v, through, g);
+  return true;
 }
 
-template void banded_dot_forward<double>(const DirectProduct&, const double*, double*);
-template void banded_dot_forward<float>(const DirectProduct&, const float*, float*);
-template void banded_dot_backward<double>(const DirectProduct&, const double*, const double*, double*);
-template void banded_dot_backward<float>(const DirectProduct&, const float*, const float*, float*);
-template void banded_scale_forward<double>(const DirectProduct&, bool, const double*, double*);
-template void banded_scale_forward<float>(const DirectProduct&, bool, const float*, float*);
-template void banded_scale_backward<double>(const DirectProduct&, bool, const double*, const double*, double*);
-template void banded_scale_backward<float>(const DirectProduct&, bool, const float*, const float*, float*);
+template bool banded_dot_forward<double>(const DirectProduct&, const double*, double*);
+template bool banded_dot_forward<float>(const DirectProduct&, const float*, float*);
+template bool banded_dot_backward<double>(const DirectProduct&, const double*, const double*, double*);
+template bool banded_dot_backward<float>(const DirectProduct&, const float*, const float*, float*);
+template bool banded_scale_forward<double>(const DirectProduct&, bool, const double*, double*);
+template bool banded_scale_forward<float>(const DirectProduct&, bool, const float*, float*);
+template bool banded_scale_backward<double>(const DirectProduct&, bool, const double*, const double*, double*);
+template bool banded_scale_backward<float>(const DirectProduct&, bool, const float*, const float*, float*);
 
 }  // namespace lrnn::exec

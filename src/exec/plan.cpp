@@ -233,6 +233,16 @@ bool find_bands(const std::vector<uint32_t>* head, const std::vector<uint32_t>* 
   for (uint32_t i = 0; i < d.rows; ++i)
     d.cols = std::max(d.cols, d.band_first[i] + d.band_begin[i + 1] - d.band_begin[i]);
   d.inner_off = col_off;
+  // Tiles read every column between their bands: each must be an input some member reads
+  // (rows of other samples or other atoms may lie in a gap).
+  std::vector<int64_t> cover(size_t(d.cols) + 1, 0);
+  for (uint32_t i = 0; i < d.rows; ++i) {
+    ++cover[d.band_first[i]];
+    --cover[d.band_first[i] + d.band_begin[i + 1] - d.band_begin[i]];
+  }
+  int64_t covered = 0;
+  for (uint32_t c = 0; c < d.cols; ++c)
+    if ((covered += cover[c]) == 0) return false;
   return true;
 }
 
@@ -243,6 +253,7 @@ void plan_banded_block(const RuleGroup& G, DirectProduct& d) {
   using Kind = DirectProduct::Kind;
   const uint32_t len = static_cast<uint32_t>(d.len);
   auto accept = [&](int outer, int inner, uint32_t outer_off) {
+    plan_tiles(d);
     if (banded_tile_entries(d) > 2 * size_t(G.n) + kTileRows) return false;
     d.banded = true;
     d.outer = outer;
@@ -259,6 +270,7 @@ void plan_banded_block(const RuleGroup& G, DirectProduct& d) {
     }
     d.band_begin.clear();
     d.band_first.clear();
+    d.tile_begin.clear();
     return;
   }
   if (d.kind == Kind::Scale && d.fused_sum && G.m > 0) {
@@ -272,6 +284,7 @@ void plan_banded_block(const RuleGroup& G, DirectProduct& d) {
   }
   d.band_begin.clear();
   d.band_first.clear();
+  d.tile_begin.clear();
 }
 
 // Sets d.dense (see DirectProduct) when the members of G form a dense block.

@@ -86,6 +86,7 @@ struct DirectProduct {
   // dense blocks.
   bool banded = false;
   std::vector<uint32_t> band_begin, band_first;
+  std::vector<uint32_t> tile_begin;  // the first row of each tile, then rows (dense_tiles.hpp)
 };
 
 // A rule whose one input is a column vector under a matrix weight and whose groundings

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "exec/dense_tiles.hpp"
@@ -86,16 +87,24 @@ void expect_close(const Vec& a, const Vec& b, const char* what) {
   EXPECT_LE(diff, 1e-12 * largest) << what;
 }
 
-// Builds the plan of `text` on n random positions; returns the number of banded groups
-// and checks the tiles against the per-member products of the same plan.
-int check_banded_equals_members(const std::string& text, int n) {
-  train::Engine engine(parse_template(text), train::Initializer{}, 3);
-  const std::vector<double> x = random_rows(n, 3, 11 + n);
+// The network of `engine`'s template on the sequence x (n rows of 3).
+neural::SampleNetwork network_of(const train::Engine& engine, const std::vector<double>& x, int n) {
   ExampleAst ex;
   ex.facts = zoo::sequence_facts("x", x.data(), n, 3);
   const logic::GroundSample ground = logic::ground(engine.program(), ex, zoo::sequence_queries("out", n));
-  const neural::SampleNetwork net = neural::neuralize(engine.model(), ex, ground);
-  exec::Plan plan = exec::build_plan(engine.model(), {&net});
+  return neural::neuralize(engine.model(), ex, ground);
+}
+
+// Builds the plan of `text` on sequences of the given lengths (one sample each, merged into
+// one plan); returns the number of banded groups and checks the tiles against the
+// per-member products of the same plan.
+int check_banded_equals_members(const std::string& text, std::vector<int> lengths) {
+  train::Engine engine(parse_template(text), train::Initializer{}, 3);
+  std::vector<neural::SampleNetwork> nets;
+  for (int n : lengths) nets.push_back(network_of(engine, random_rows(n, 3, 11 + n), n));
+  std::vector<const neural::SampleNetwork*> samples;
+  for (const auto& net : nets) samples.push_back(&net);
+  exec::Plan plan = exec::build_plan(engine.model(), samples);
   const Pass tiles = run(plan, engine);
   int banded = 0;
   for (exec::RuleGroup& G : plan.rule_groups) {
@@ -108,6 +117,9 @@ int check_banded_equals_members(const std::string& text, int n) {
   expect_close(tiles.param_grads, members.param_grads, "parameter gradients");
   return banded;
 }
+int check_banded_equals_members(const std::string& text, int n) {
+  return check_banded_equals_members(text, std::vector<int>{n});
+}
 
 TEST(DenseTiles, CausalAttentionEqualsPerMemberProducts) {
   // 1 position, less than a tile, a tile and one more, several tiles and a ragged end.
@@ -115,6 +127,43 @@ TEST(DenseTiles, CausalAttentionEqualsPerMemberProducts) {
     SCOPED_TRACE("n = " + std::to_string(n));
     // Two scores and two sums (one position is a dense block).
     EXPECT_EQ(check_banded_equals_members(heads(", @leq(J, I)"), n), n == 1 ? 0 : 4);
+  }
+}
+
+TEST(DenseTiles, SequencesOfDifferentLengthsInOnePlan) {
+  // Two samples: their queries and keys lie back to back, each band within its own sample.
+  const std::string one_head =
+      "q(I) :- $wq={4,3} x(I).\n"
+      "k(I) :- $wk={4,3} x(I).\n"
+      "v(I) :- $wv={2,3} x(I).\n"
+      "w(I, J) :- k(J)^T, q(I), @leq(J, I). [combination=product, aggregation=softmax(J)]\n"
+      "out(I) :- w(I, J), v(J). [combination=product, aggregation=sum]\n";
+  EXPECT_EQ(check_banded_equals_members(one_head, std::vector<int>{70, 45}), 2);
+  // Scalar facts are one value per sample, so not one for every member: those rules stay
+  // per member, and only head a's weighted sum (no scalar factor) runs as tiles.
+  EXPECT_EQ(check_banded_equals_members(heads(", @leq(J, I)"), std::vector<int>{70, 45}), 1);
+}
+
+// An infinite input row: the per-member products never read it for earlier queries, so
+// their outputs stay finite; the tiles (which would multiply it by masked zeros) step aside.
+TEST(DenseTiles, NonFiniteValuesFallBackToPerMemberProducts) {
+  const int n = 40;
+  train::Engine engine(parse_template(heads(", @leq(J, I)")), train::Initializer{}, 3);
+  std::vector<double> x = random_rows(n, 3, 2);
+  x[3 * (n - 1)] = std::numeric_limits<double>::infinity();
+  const neural::SampleNetwork net = network_of(engine, x, n);
+  exec::Plan plan = exec::build_plan(engine.model(), {&net});
+  const Pass tiles = run(plan, engine);
+  for (exec::RuleGroup& G : plan.rule_groups) G.direct.banded = false;
+  const Pass members = run(plan, engine);
+  ASSERT_EQ(plan.outputs.size(), size_t(n));
+  for (int q = 0; q < n; ++q) {
+    const exec::OutputRef& o = plan.outputs[q];
+    for (uint32_t k = 0; k < o.shape.size(); ++k) {
+      const double a = tiles.ws.values[o.offset + k], b = members.ws.values[o.offset + k];
+      if (q < n - 1) EXPECT_TRUE(std::isfinite(a)) << "out(" << q << ")";
+      EXPECT_TRUE(a == b || (std::isnan(a) && std::isnan(b))) << "out(" << q << "): " << a << " vs " << b;
+    }
   }
 }
 
@@ -139,7 +188,18 @@ TEST(DenseTiles, TileEntriesCountTheMaskedEntriesOfDiagonalTiles) {
     d.band_first.push_back(0);
     d.band_begin.push_back(d.band_begin.back() + i + 1);
   }
+  exec::plan_tiles(d);
+  EXPECT_EQ(d.tile_begin, (std::vector<uint32_t>{0, exec::kTileRows, n}));
   EXPECT_EQ(exec::banded_tile_entries(d), size_t(exec::kTileRows) * exec::kTileRows + size_t(6) * n);
+  // A second sequence of 3 rows after it starts a tile of its own (its band past every
+  // column of the tile before).
+  for (uint32_t i = 0; i < 3; ++i) {
+    d.band_first.push_back(n);
+    d.band_begin.push_back(d.band_begin.back() + i + 1);
+  }
+  d.rows = n + 3;
+  exec::plan_tiles(d);
+  EXPECT_EQ(d.tile_begin, (std::vector<uint32_t>{0, exec::kTileRows, n, n + 3}));
 }
 
 TEST(DenseTiles, CausalGradientsMatchFiniteDifferences) {
