@@ -36,7 +36,9 @@ Tile tile_at(const DirectProduct& d, uint32_t t) {
   return x;
 }
 
-// Tiles run on every OpenMP thread (disjoint outputs) when the block is this large.
+// Tiles run on every OpenMP thread when the block is this large: each writes its own rows
+// (the same values whichever thread runs it), taken one at a time since a causal block's
+// tiles grow with their row.
 bool parallel_tiles(const DirectProduct& d) {
   return static_cast<double>(banded_tile_entries(d)) * d.len > static_cast<double>(size_t{1} << 22);
 }
@@ -139,7 +141,7 @@ bool banded_dot_forward(const DirectProduct& d, const T* v, T* comb) {
   if (!finite_outer_rows(d, v) || !finite_inner_rows(d, v)) return false;
   const T s = constant_product(d, v);
   const int tiles = static_cast<int>(tile_count(d));
-#pragma omp parallel for schedule(static) if (parallel_tiles(d))
+#pragma omp parallel for schedule(dynamic, 1) if (parallel_tiles(d))
   for (int t = 0; t < tiles; ++t) {
     const Tile x = tile_at(d, static_cast<uint32_t>(t));
     const RowMat<T> scores = outer_rows(d, v, x) * inner_rows(d, v, x).transpose();
@@ -173,7 +175,7 @@ bool banded_scale_forward(const DirectProduct& d, bool average, const T* v, T* a
   if (!finite_inner_rows(d, v)) return false;
   const T s = constant_product(d, v);
   const int tiles = static_cast<int>(tile_count(d));
-#pragma omp parallel for schedule(static) if (parallel_tiles(d))
+#pragma omp parallel for schedule(dynamic, 1) if (parallel_tiles(d))
   for (int t = 0; t < tiles; ++t) {
     const Tile x = tile_at(d, static_cast<uint32_t>(t));
     const RowMat<T> sums = spread_band(d, x, v + d.outer_off) * inner_rows(d, v, x);
