@@ -1,4 +1,5 @@
 #include "exec/direct_product.hpp"
+#include "exec/dense_tiles.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -190,6 +191,7 @@ void dense_scale_backward(const RuleGroup& G, const double* v, const double* gag
 
 void direct_product_forward(const RuleGroup& G, const double* v, double* comb) {
   if (G.direct.dense) return dense_dot_forward(G.direct, v, comb);
+  if (G.direct.banded && banded_dot_forward(G.direct, v, comb)) return;
   const int size = product_size(G.direct);
   const size_t n = G.n;
 #pragma omp parallel for schedule(static) if (n * G.direct.len > kParallelEntries)
@@ -198,6 +200,7 @@ void direct_product_forward(const RuleGroup& G, const double* v, double* comb) {
 
 void direct_sum_forward(const RuleGroup& G, const double* v, double* agg) {
   if (G.direct.dense) return dense_scale_forward(G, v, agg);
+  if (G.direct.banded && banded_scale_forward(G.direct, G.aggregation == AggregationKind::Avg, v, agg)) return;
   const int size = product_size(G.direct);
   const bool avg = G.aggregation == AggregationKind::Avg;
   const size_t m = G.m;
@@ -216,12 +219,14 @@ void direct_sum_forward(const RuleGroup& G, const double* v, double* agg) {
 
 void direct_product_backward(const RuleGroup& G, const double* v, const double* gcomb, double* g) {
   if (G.direct.dense) return dense_dot_backward(G.direct, v, gcomb, g);
+  if (G.direct.banded && banded_dot_backward(G.direct, v, gcomb, g)) return;
   const int size = product_size(G.direct);
   for (uint32_t k = 0; k < G.n; ++k) member_backward(G, v, k, gcomb + size_t(k) * size, 1.0, g);
 }
 
 void direct_sum_backward(const RuleGroup& G, const double* v, const double* gagg, double* g) {
   if (G.direct.dense) return dense_scale_backward(G, v, gagg, g);
+  if (G.direct.banded && banded_scale_backward(G.direct, G.aggregation == AggregationKind::Avg, v, gagg, g)) return;
   const int size = product_size(G.direct);
   const bool avg = G.aggregation == AggregationKind::Avg;
   for (uint32_t h = 0; h < G.m; ++h) {
