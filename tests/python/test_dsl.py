@@ -217,7 +217,7 @@ def test_dataset_text():
     old_style = Dataset()
     old_style.add_example([R.edge(1, 2), R.f(1)[0.5]])
     old_style.add_queries([R.predict(1)[1], R.predict(2)[0]])
-    assert len(old_style) == 2 and [len(s.query) for s in old_style] == [1, 1]
+    assert len(old_style) == 2 and [len(s.queries) for s in old_style] == [1, 1]
     assert old_style.to_text() == ("edge(1, 2), 0.5 f(1).\n", "1 predict(1).\n0 predict(2).\n")
     with pytest.raises(TypeError):
         Dataset().add(R.q[1], [R.h <= R.a])

@@ -62,7 +62,7 @@ class Sample:
     """One learning sample: its queries (atoms whose values are the targets) and its
     example (facts)."""
 
-    __slots__ = ("query", "example", "importance", "query_rules")
+    __slots__ = ("query", "queries", "example", "importance", "query_rules")
 
     def __init__(self, query: Union[Atom, Rule, Sequence[Any], None], example: Union[Sequence[Atom], Atom, None]):
         if query is None:
@@ -71,8 +71,11 @@ class Sample:
             queries = [query]
         else:
             queries = list(query)
-        # `importance[i]` scales query i's loss: 1, or a weighted query's (R.name[w] <= R.q[t])
-        self.query: List[Atom] = []
+        # `query` is kept as given (an atom, a weighted query, a list), as PyNeuraLogic's;
+        # `queries` is every query atom, `importance[i]` the factor on queries[i]'s loss: 1,
+        # or a weighted query's (R.name[w] <= R.q[t])
+        self.query = query
+        self.queries: List[Atom] = []
         self.importance: List[float] = []
         self.query_rules: List[Rule] = []  # the weighted queries as written (for printing)
         for q in queries:
@@ -81,7 +84,7 @@ class Sample:
                 self.query_rules.append(q)
             else:
                 importance, atoms = 1.0, [_check_query(q)]
-            self.query.extend(atoms)
+            self.queries.extend(atoms)
             self.importance.extend([importance] * len(atoms))
         if example is None:
             example = []
@@ -95,18 +98,18 @@ class Sample:
     def __str__(self) -> str:
         if self.query_rules:
             return " ".join(r.to_str() for r in self.query_rules)
-        return ", ".join(q.to_str() for q in self.query) + ("." if self.query else "")
+        return ", ".join(q.to_str() for q in self.queries) + ("." if self.queries else "")
 
     def query_lines(self, sample_id: str) -> List[str]:
         """The queries file's lines of this sample, named `sample_id`: one line per run of
         queries with one importance, written `0.25 id :- 1.0 out(x).` when it is not 1."""
         lines: List[str] = []
         start = 0
-        for i in range(1, len(self.query) + 1):
-            if i == len(self.query) or self.importance[i] != self.importance[start]:
+        for i in range(1, len(self.queries) + 1):
+            if i == len(self.queries) or self.importance[i] != self.importance[start]:
                 weight = self.importance[start]
                 lead = "" if weight == 1.0 else f"{_number(weight)} "
-                lines.append(f"{lead}{sample_id} :- " + ", ".join(q.to_str() for q in self.query[start:i]) + ".")
+                lines.append(f"{lead}{sample_id} :- " + ", ".join(q.to_str() for q in self.queries[start:i]) + ".")
                 start = i
         return lines
 
