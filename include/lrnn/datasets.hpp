@@ -37,8 +37,8 @@ struct TuData {
   size_t first_graph = 0;   // unless read as a part: then from first_graph, 0-based)
 };
 
-// Part `index` of `count` of a TU dataset: graphs [index·n/count, (index+1)·n/count) of n,
-// the block an MPI rank trains (docs/distributed.md).
+// Part `index` of `count` of a TU dataset: a contiguous block of graphs, the blocks holding
+// about equal numbers of nodes; the block an MPI rank trains (docs/distributed.md).
 struct TuPart {
   size_t index = 0, count = 1;
 };

@@ -49,7 +49,11 @@ Dataset Dataset::load_share(const std::string& examples_path, const std::string&
   const size_t n = examples.size();
   const bool by_index = n > 1 && (!queries || (queries->size() == n && !queries->any_named()));
   if (!by_index) return load(examples_path, queries_path);
-  const train::dist::ShardRange range = train::dist::shard_of(n, w.rank, w.size);
+  // Blocks of about equal text (bytes per example): the work of an example grows with it.
+  std::vector<uint64_t> bytes(n);
+  for (size_t i = 0; i < n; ++i)
+    bytes[i] = (i + 1 < n ? examples.starts[i + 1].offset : examples.file->text.size()) - examples.starts[i].offset;
+  const train::dist::ShardRange range = train::dist::shard_by_cost(bytes, w.rank, w.size);
   std::vector<ExampleAst> mine = parse_block(examples, range.first, range.last, syntax::parse_examples_file);
   std::vector<QueryLineAst> my_queries;
   if (queries) my_queries = parse_block(*queries, range.first, range.last, syntax::parse_queries_file);

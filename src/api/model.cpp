@@ -150,20 +150,22 @@ struct Model::Impl {
   }
 
   // In an MPI job each rank grounds only its block of the samples (train/distributed.hpp):
-  // a share (Dataset::load_share) holds just that block, a whole dataset is cut here. A
-  // failure there (bad data in this rank's shard) ends the whole job, naming the rank.
+  // a share (Dataset::load_share) holds just that block, a whole dataset is cut here into
+  // blocks of about equal work (by the examples' facts). A failure there (bad data in this
+  // rank's shard) ends the whole job, naming the rank.
   std::shared_ptr<const train::PreparedSet> prepare_shard(const Dataset& d) const {
     const auto& w = train::dist::world();
     const Dataset::Impl& data = d.impl();
-    const train::dist::ShardRange range = train::dist::shard_of(d.size(), w.rank, w.size);
+    train::dist::ShardRange range{data.shard_first, data.shard_first + data.samples.size()};
+    if (data.is_share()) {
+      train::dist::check_blocks_tile(range.first, data.samples.size(), data.total);
+    } else {
+      std::vector<uint64_t> facts(data.samples.size());
+      for (size_t i = 0; i < facts.size(); ++i) facts[i] = data.samples[i].example.facts.size();
+      range = train::dist::shard_by_cost(facts, w.rank, w.size);
+    }
     auto first = data.samples.begin() + (data.is_share() ? 0 : range.first);
     auto last = data.samples.begin() + (data.is_share() ? data.samples.size() : range.last);
-    if (data.is_share() && (data.shard_first != range.first || data.samples.size() != range.last - range.first))
-      throw Error(ErrorKind::Semantic, "this dataset is the share of samples " + std::to_string(data.shard_first) +
-                                           ".." + std::to_string(data.shard_first + data.samples.size()) +
-                                           ", but rank " + std::to_string(w.rank) + " of " + std::to_string(w.size) +
-                                           " trains samples " + std::to_string(range.first) + ".." +
-                                           std::to_string(range.last));
     train::PreparedSet set;
     try {
       set = engine->prepare({first, last}, settings.max_ground_rules);

@@ -243,6 +243,9 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
     j["timing"]["step_compute_s"] = steps.compute_s;  // rank 0's forward + backward
     j["timing"]["imbalance_wait_s"] = steps.wait_s;   // rank 0 waiting for the slowest rank
     j["timing"]["allreduce_s"] = steps.allreduce_s;   // the gradient allreduce itself
+    j["timing"]["steps"] = steps.steps;
+    // Plan values computed: by rank 0, by the busiest rank of each step, by all ranks.
+    j["timing"]["work"] = {{"rank0", steps.work_mine}, {"max_rank", steps.work_max}, {"total", steps.work_total}};
     j["ranks"] = rank_shares(train_data);
   }
   j["timing"]["epochs_s"] = nlohmann::json::array();

@@ -344,8 +344,13 @@ TuData read_tu(const std::string& dir, const std::string& name, TuPart part) {
   Table labels = read_table(file("_graph_labels.txt"), 1);
   expect_rows(labels, graphs, "graph");
   d.graphs_total = graphs;
-  d.first_graph = graphs * part.index / part.count;
-  const size_t g0 = d.first_graph, g1 = graphs * (part.index + 1) / part.count;
+  // Parts of about equal work: by the graphs' nodes (their edges are about proportional).
+  std::vector<uint64_t> graph_nodes(graphs);
+  for (size_t g = 0; g < graphs; ++g) graph_nodes[g] = offsets[g + 1] - offsets[g];
+  const train::dist::ShardRange block =
+      train::dist::shard_by_cost(graph_nodes, static_cast<int>(part.index), static_cast<int>(part.count));
+  d.first_graph = block.first;
+  const size_t g0 = block.first, g1 = block.last;
   std::vector<uint32_t> graph_of_node(nodes);
   for (size_t g = 0; g < graphs; ++g)
     std::fill(graph_of_node.begin() + offsets[g], graph_of_node.begin() + offsets[g + 1], g);

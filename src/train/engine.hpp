@@ -141,6 +141,9 @@ class SampleSteps {
   size_t min_parallel_values = size_t{1} << 18;
   // The first output of sample `local` in set.outputs (the set of the last run).
   size_t first_output(uint32_t local) const { return first_output_[local]; }
+  // The values of sample `local`'s plan (built by a run or plan_ahead): a measure of its
+  // forward + backward work that does not depend on the machine's load.
+  size_t plan_values(uint32_t local) const { return plans_[plan_of_[local]]->num_values; }
 
  private:
   void bind(const PreparedSet& set);

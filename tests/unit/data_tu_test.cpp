@@ -141,15 +141,16 @@ TEST(DataTu, CountsOnMutagAndNci1) {
 }
 
 // A part (an MPI rank's share, TuPart) builds exactly the whole read's graphs of its block,
-// with the whole files' one-hot widths, even when the A file is not ordered by graph.
+// with the whole files' one-hot widths, even when the A file is not ordered by graph; the
+// parts tile the graphs in order.
 static void expect_parts_match_whole(const std::string& dir, size_t count) {
   const lrnn::TuData whole = lrnn::read_tu(dir);
   const size_t n = whole.examples.size();
   size_t built = 0;
   for (size_t index = 0; index < count; ++index) {
     const lrnn::TuData part = lrnn::read_tu(dir, "", lrnn::TuPart{index, count});
-    const size_t first = n * index / count, last = n * (index + 1) / count;
-    EXPECT_EQ(part.first_graph, first);
+    const size_t first = part.first_graph, last = first + part.examples.size();
+    EXPECT_EQ(first, built);  // the parts tile the graphs in order
     EXPECT_EQ(part.graphs_total, n);
     EXPECT_EQ(part.node_label_width, whole.node_label_width);
     EXPECT_EQ(part.edge_label_width, whole.edge_label_width);
@@ -176,8 +177,10 @@ TEST(DataTu, PartsBuildTheirBlockOfGraphs) {
   files["_node_attributes.txt"] = "1, 1\n2, 2\n3, 3\n4, 4\n5, 5\n";
   const std::string dir = write_tu("parts", files).string();
   for (size_t count : {1, 2, 3, 4}) expect_parts_match_whole(dir, count);
+  // Nodes per graph 2, 1, 2 (costs 3, 2, 3 of 8): parts of 3 are graphs {1}, {2}, {3}.
   const lrnn::TuData last = lrnn::read_tu(dir, "", lrnn::TuPart{2, 3});
   ASSERT_EQ(last.examples.size(), 1u);
+  EXPECT_EQ(last.first_graph, 2u);
   EXPECT_EQ(lrnn::print_example(last.examples[0]),
             "g3 :- node(0), [0, 0, 0, 0, 0, 1] x(0), [4, 4] attr(0), node(1), [1, 0, 0, 0, 0, 0] x(1), "
             "[5, 5] attr(1), edge(0, 1), [0, 0, 0, 1] edge_x(0, 1), [4.5] edge_attr(0, 1).");

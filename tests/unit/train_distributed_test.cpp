@@ -48,6 +48,22 @@ TEST(TrainDistributed, ExactSumIsIndependentOfOrder) {
   EXPECT_EQ(forward.unrepresentable(), 0);
 }
 
+// Values below 1/2 take the 64-bit conversion, larger ones the 128-bit one: both truncate
+// x * 2^64 toward zero, so a sum of x and -x is exactly 0 and x + y is the integer sum.
+TEST(TrainDistributed, ExactSumTruncatesAlikeOnBothSidesOfOneHalf) {
+  for (double x : {0x1p-1 - 0x1p-60, -(0x1p-1 - 0x1p-60), 0x1p-1, -0x1p-1, 0.3 + 0x1p-70, -0.3, 1.0 / 3, -7.0 / 3,
+                   0x1p39 + 0.1, 1e-25, -1e-25}) {
+    ExactSum s;
+    s.reset(2);
+    s.add(0, x);
+    const __int128 expected = static_cast<__int128>(x * 0x1p64);
+    EXPECT_EQ(s.value(0), static_cast<double>(expected) / 0x1p64) << x;
+    s.add(1, x);
+    s.add(1, -x);
+    EXPECT_EQ(s.value(1), 0.0) << x;
+  }
+}
+
 TEST(TrainDistributed, ExactSumCountsWhatItCannotHold) {
   ExactSum s;
   s.reset(2);
@@ -75,6 +91,36 @@ TEST(TrainDistributed, ShardsAreContiguousBlocksCoveringTheSet) {
       }
       EXPECT_EQ(next, n);
     }
+}
+
+// Blocks by cost tile the examples in order, and each block's cost is within one example's
+// of the ideal share; NCI1-like growing costs give blocks of unequal counts.
+TEST(TrainDistributed, BlocksByCostTileAndBalance) {
+  std::mt19937_64 rng(5);
+  for (size_t n : {0u, 1u, 2u, 7u, 188u, 4110u}) {
+    std::vector<uint64_t> costs(n);
+    for (size_t i = 0; i < n; ++i) costs[i] = 10 + i / 8 + rng() % 50;  // grows along the file
+    uint64_t total = 0, largest = 0;
+    for (uint64_t c : costs) total += c + 1, largest = std::max(largest, c + 1);
+    for (int size : {1, 2, 3, 5}) {
+      size_t next = 0;
+      for (int r = 0; r < size; ++r) {
+        const auto range = lrnn::train::dist::shard_by_cost(costs, r, size);
+        EXPECT_EQ(range.first, next) << n << " " << size << " " << r;
+        uint64_t block = 0;
+        for (size_t i = range.first; i < range.last; ++i) block += costs[i] + 1;
+        EXPECT_LE(std::fabs(static_cast<double>(block) - static_cast<double>(total) / size), largest)
+            << n << " " << size << " " << r;
+        next = range.last;
+      }
+      EXPECT_EQ(next, n);
+    }
+  }
+  std::vector<uint64_t> growing(100);
+  for (size_t i = 0; i < growing.size(); ++i) growing[i] = i;  // costs 1..100 with the +1
+  const auto first_half = lrnn::train::dist::shard_by_cost(growing, 0, 2);
+  EXPECT_EQ(first_half.first, 0u);
+  EXPECT_EQ(first_half.last, 71u);  // 1 + ... + 71 = 2556 is the closest to 5050 / 2 (1 + ... + 70 = 2485)
 }
 
 // One process, a sharded set holding every sample: the exact path (per-sample gradients,
