@@ -4,7 +4,7 @@
 The 3-layer GCN of bench/templates/gcn_nci1_bench.lrnn (hidden 32, 3361 parameters) on NCI1
 (4110 graphs, ../shared/datasets/tu/NCI1), trained with
 
-  mpirun -np N <build>/lrnn train TEMPLATE --dataset tu:NCI1 --loss crossentropy
+  mpirun --bind-to core -np N <build>/lrnn train TEMPLATE --dataset tu:NCI1 --loss crossentropy
          --batch-size B --epochs E --json          (OMP_NUM_THREADS=1: one thread per rank)
 
 for N = 1 and 2 (--ranks). Each run's epoch time is the minimum over its epochs; printed are
@@ -36,7 +36,7 @@ TEMPLATE = os.path.join(HERE, "templates", "gcn_nci1_bench.lrnn")
 def run_ranks(args, ranks: int) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(ranks), os.path.join(args.build, "lrnn"),
+    cmd = ["mpirun", "--oversubscribe", "--bind-to", args.bind_to, "-np", str(ranks), os.path.join(args.build, "lrnn"),
            "train", TEMPLATE, "--dataset", "tu:" + args.dataset, "--loss", "crossentropy", "--lr", str(args.lr),
            "--batch-size", str(args.batch_size), "--epochs", str(args.epochs), "--seed", str(args.seed), "--json"]
     run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
@@ -63,6 +63,8 @@ def main() -> int:
     parser.add_argument("--dataset", default=os.path.join(benchlib.DATASETS, "tu", "NCI1"))
     parser.add_argument("--ranks", default="1,2", help="comma-separated rank counts")
     parser.add_argument("--threads", type=int, default=1, help="OpenMP threads per rank")
+    parser.add_argument("--bind-to", default="core", choices=["core", "socket", "none"],
+                        help="mpirun --bind-to: core keeps each one-thread rank on its own core (no migrations)")
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--lr", type=float, default=0.01)
@@ -99,7 +101,7 @@ def main() -> int:
         print("distributed: the runs ended with different losses: " + ", ".join(str(r["loss"]) for r in rows))
         ok = False
     result = {**benchlib.header(), "benchmark": "distributed", "dataset": os.path.basename(args.dataset),
-              "threads_per_rank": args.threads, "epochs": args.epochs, "batch_size": args.batch_size, "rows": rows,
+              "threads_per_rank": args.threads, "bind_to": args.bind_to, "epochs": args.epochs, "batch_size": args.batch_size, "rows": rows,
               "load_warning": warning}
     os.makedirs(os.path.dirname(args.output), exist_ok=True)
     with open(args.output, "w") as fp:
