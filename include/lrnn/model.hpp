@@ -54,7 +54,8 @@ class Dataset {
                                 size_t first, size_t total, size_t parsed);
   size_t size() const;  // samples (an example with the queries it answers), of every rank
   size_t held() const;  // the samples this process holds (size() unless a rank's share)
-  size_t parsed_examples() const;  // examples parsed to build what this process holds
+  // Examples this process parsed to build it (a subset or split counts its whole source).
+  size_t parsed_examples() const;
   // The samples at `indices`, in that order (an index out of range is an error).
   Dataset subset(const std::vector<size_t>& indices) const;
   // (train, test): a seeded shuffle, the last round(fraction * size) samples are the test set.

@@ -98,14 +98,15 @@ Dataset Dataset::subset(const std::vector<size_t>& indices) const {
       throw Error(ErrorKind::Semantic, "sample " + std::to_string(i) + " of a dataset of " + std::to_string(size()));
     out.push_back(impl_->samples[i]);
   }
-  return Impl::make(std::move(out));
+  return Impl::make(std::move(out), impl_->parsed_examples);
 }
 
 std::pair<Dataset, Dataset> Dataset::split(double test_fraction, uint64_t seed) const {
   refuse_share(*impl_, "a split");
   std::vector<train::Sample> all = impl_->samples, tr, te;
   train::split_samples(all, test_fraction, seed, tr, te);
-  return {Impl::make(std::move(tr)), Impl::make(std::move(te))};
+  // Both parts were parsed as one: each counts the examples parsed to build it.
+  return {Impl::make(std::move(tr), impl_->parsed_examples), Impl::make(std::move(te), impl_->parsed_examples)};
 }
 
 // ---- Model ------------------------------------------------------------------------------
