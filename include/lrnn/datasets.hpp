@@ -35,12 +35,15 @@ struct TuData {
   int edge_attribute_width = 0;
   size_t graphs_total = 0;  // graphs in the files (examples holds graphs_total of them
   size_t first_graph = 0;   // unless read as a part: then from first_graph, 0-based)
+  size_t owned_first = 0, owned_last = 0;  // a part's block (without its margins)
 };
 
 // Part `index` of `count` of a TU dataset: a contiguous block of graphs, the blocks holding
-// about equal numbers of nodes; the block an MPI rank trains (docs/distributed.md).
+// about equal numbers of nodes; the block an MPI rank trains (docs/distributed.md). With
+// `margins`, also 1/16 of a block of the neighbouring blocks' graphs on each side.
 struct TuPart {
   size_t index = 0, count = 1;
+  bool margins = false;
 };
 
 // Reads `dir`/DS_*.txt, DS = the folder name unless `name` is given. Malformed or

@@ -49,9 +49,11 @@ class Dataset {
   // across the whole file: then every rank parses it all and keeps its block.
   static Dataset load_share(const std::string& examples_path, const std::string& queries_path = "");
   // A rank's share built by a reader (e.g. lrnn::load_tu_share): samples [first, first +
-  // its size) of a dataset of `total`; `parsed` examples were parsed to build it.
+  // its size) of a dataset of `total`, of which the rank owns [owned_first, owned_last)
+  // (the rest: margins into its neighbours' blocks, docs/distributed.md); `parsed`
+  // examples were parsed to build it.
   static Dataset share_from_ast(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries,
-                                size_t first, size_t total, size_t parsed);
+                                size_t first, size_t total, size_t parsed, size_t owned_first, size_t owned_last);
   size_t size() const;  // samples (an example with the queries it answers), of every rank
   size_t held() const;  // the samples this process holds (size() unless a rank's share)
   // Examples this process parsed to build it (a subset or split counts its whole source).

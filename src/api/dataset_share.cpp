@@ -28,13 +28,15 @@ auto parse_block(const syntax::StatementIndex& index, size_t first, size_t last,
 }  // namespace
 
 Dataset Dataset::share_from_ast(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries,
-                                size_t first, size_t total, size_t parsed) {
+                                size_t first, size_t total, size_t parsed, size_t owned_first, size_t owned_last) {
   std::vector<train::Sample> samples = train::pair_samples(std::move(examples), queries);
-  if (first + samples.size() > total)
+  if (first + samples.size() > total || owned_first < first || owned_last > first + samples.size() ||
+      owned_first > owned_last)
     throw Error(ErrorKind::Semantic, "a share of samples " + std::to_string(first) + ".." +
                                          std::to_string(first + samples.size()) + " of a dataset of " +
-                                         std::to_string(total));
-  return Impl::make(std::move(samples), parsed, first, total);
+                                         std::to_string(total) + " owning samples " + std::to_string(owned_first) +
+                                         ".." + std::to_string(owned_last));
+  return Impl::make_share(std::move(samples), parsed, first, total, owned_first, owned_last);
 }
 
 Dataset Dataset::load_share(const std::string& examples_path, const std::string& queries_path) {
@@ -53,12 +55,13 @@ Dataset Dataset::load_share(const std::string& examples_path, const std::string&
   std::vector<uint64_t> bytes(n);
   for (size_t i = 0; i < n; ++i)
     bytes[i] = (i + 1 < n ? examples.starts[i + 1].offset : examples.file->text.size()) - examples.starts[i].offset;
-  const train::dist::ShardRange range = train::dist::shard_by_cost(bytes, w.rank, w.size);
-  std::vector<ExampleAst> mine = parse_block(examples, range.first, range.last, syntax::parse_examples_file);
+  const train::dist::ShardPlan plan = train::dist::shard_with_margin(bytes, w.rank, w.size);
+  const train::dist::ShardRange held = plan.held;
+  std::vector<ExampleAst> mine = parse_block(examples, held.first, held.last, syntax::parse_examples_file);
   std::vector<QueryLineAst> my_queries;
-  if (queries) my_queries = parse_block(*queries, range.first, range.last, syntax::parse_queries_file);
+  if (queries) my_queries = parse_block(*queries, held.first, held.last, syntax::parse_queries_file);
   const size_t parsed = mine.size();
-  return share_from_ast(std::move(mine), my_queries, range.first, n, parsed);
+  return share_from_ast(std::move(mine), my_queries, held.first, n, parsed, plan.owned.first, plan.owned.last);
 }
 
 }  // namespace lrnn

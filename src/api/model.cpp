@@ -26,11 +26,19 @@ std::atomic<uint64_t> next_model_id{1};
 }
 
 Dataset Dataset::Impl::make(std::vector<train::Sample> samples, size_t parsed, size_t first, size_t total) {
+  const size_t held = samples.size();
+  return make_share(std::move(samples), parsed, first, total, first, first + held);
+}
+
+Dataset Dataset::Impl::make_share(std::vector<train::Sample> samples, size_t parsed, size_t first, size_t total,
+                                  size_t owned_first, size_t owned_last) {
   auto impl = std::make_shared<Impl>();
   impl->samples = std::move(samples);
   impl->parsed_examples = parsed;
   impl->shard_first = first;
   impl->total = total;
+  impl->owned_first = owned_first;
+  impl->owned_last = owned_last;
   impl->id = next_dataset_id++;
   return Dataset(std::move(impl));
 }
@@ -150,35 +158,44 @@ struct Model::Impl {
     return set;
   }
 
-  // In an MPI job each rank grounds only its block of the samples (train/distributed.hpp):
-  // a share (Dataset::load_share) holds just that block, a whole dataset is cut here into
-  // blocks of about equal work (by the examples' facts). A failure there (bad data in this
-  // rank's shard) ends the whole job, naming the rank.
+  // In an MPI job each rank grounds only its share of the samples (train/distributed.hpp):
+  // its block, of about equal work (by the examples' facts for a dataset in memory), and
+  // margins into its neighbours' blocks; a share (Dataset::load_share) holds just those. A
+  // failure there (bad data in this rank's shard) ends the whole job, naming the rank.
   std::shared_ptr<const train::PreparedSet> prepare_shard(const Dataset& d) const {
     const auto& w = train::dist::world();
     const Dataset::Impl& data = d.impl();
-    train::dist::ShardRange range{data.shard_first, data.shard_first + data.samples.size()};
+    train::dist::ShardPlan plan;
     if (data.is_share()) {
-      train::dist::check_blocks_tile(range.first, data.samples.size(), data.total);
+      plan.held = {data.shard_first, data.shard_first + data.samples.size()};
+      plan.owned = {data.owned_first, data.owned_last};
     } else {
       std::vector<uint64_t> facts(data.samples.size());
       for (size_t i = 0; i < facts.size(); ++i) facts[i] = data.samples[i].example.facts.size();
-      range = train::dist::shard_by_cost(facts, w.rank, w.size);
+      plan = train::dist::shard_with_margin(facts, w.rank, w.size);
     }
-    auto first = data.samples.begin() + (data.is_share() ? 0 : range.first);
-    auto last = data.samples.begin() + (data.is_share() ? data.samples.size() : range.last);
+    const size_t offset = data.is_share() ? data.shard_first : 0;
     train::PreparedSet set;
     try {
-      set = engine->prepare({first, last}, settings.max_ground_rules);
+      set = engine->prepare({data.samples.begin() + (plan.held.first - offset),
+                             data.samples.begin() + (plan.held.last - offset)},
+                            settings.max_ground_rules);
     } catch (const std::exception& e) {
-      train::dist::abort_job("samples " + std::to_string(range.first) + ".." + std::to_string(range.last) +
+      train::dist::abort_job("samples " + std::to_string(plan.held.first) + ".." + std::to_string(plan.held.last) +
                              " of its shard: " + e.what());
     }
-    std::vector<uint32_t> counts(set.size(), 0);
-    for (const train::OutputInfo& o : set.outputs) counts[o.sample] += o.target.empty() ? 0 : 1;
-    set.shard_first = range.first;
+    set.shard_first = plan.held.first;
     set.global_size = d.size();
-    set.global_target_counts = train::dist::allgather(counts);
+    set.margins = true;
+    set.owned_first = plan.owned.first - plan.held.first;
+    set.owned_last = plan.owned.last - plan.held.first;
+    std::vector<uint32_t> counts(set.size(), 0), costs;
+    for (const train::OutputInfo& o : set.outputs) counts[o.sample] += o.target.empty() ? 0 : 1;
+    for (size_t i = set.owned_first; i < set.owned_last; ++i)
+      costs.push_back(static_cast<uint32_t>(set.networks[i].num_atoms() + set.networks[i].inputs.size()));
+    set.global_target_counts = train::dist::allgather({counts.begin() + set.owned_first,
+                                                       counts.begin() + set.owned_last});
+    set.layout = train::dist::gather_layout(plan, d.size(), costs);
     return std::make_shared<const train::PreparedSet>(std::move(set));
   }
 };

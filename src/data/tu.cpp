@@ -347,9 +347,12 @@ TuData read_tu(const std::string& dir, const std::string& name, TuPart part) {
   // Parts of about equal work: by the graphs' nodes (their edges are about proportional).
   std::vector<uint64_t> graph_nodes(graphs);
   for (size_t g = 0; g < graphs; ++g) graph_nodes[g] = offsets[g + 1] - offsets[g];
-  const train::dist::ShardRange block =
-      train::dist::shard_by_cost(graph_nodes, static_cast<int>(part.index), static_cast<int>(part.count));
+  const train::dist::ShardPlan plan =
+      train::dist::shard_with_margin(graph_nodes, static_cast<int>(part.index), static_cast<int>(part.count));
+  const train::dist::ShardRange block = part.margins ? plan.held : plan.owned;
   d.first_graph = block.first;
+  d.owned_first = plan.owned.first;
+  d.owned_last = plan.owned.last;
   const size_t g0 = block.first, g1 = block.last;
   std::vector<uint32_t> graph_of_node(nodes);
   for (size_t g = 0; g < graphs; ++g)
@@ -389,9 +392,10 @@ namespace lrnn {
 Dataset load_tu_share(const std::string& dir, const std::string& name) {
   const train::dist::World& w = train::dist::world();
   if (w.size <= 1) return load_tu(dir, name);
-  TuData d = read_tu(dir, name, TuPart{static_cast<size_t>(w.rank), static_cast<size_t>(w.size)});
+  TuData d = read_tu(dir, name, TuPart{static_cast<size_t>(w.rank), static_cast<size_t>(w.size), true});
   const size_t parsed = d.examples.size();
-  return Dataset::share_from_ast(std::move(d.examples), d.queries, d.first_graph, d.graphs_total, parsed);
+  return Dataset::share_from_ast(std::move(d.examples), d.queries, d.first_graph, d.graphs_total, parsed,
+                                 d.owned_first, d.owned_last);
 }
 
 }  // namespace lrnn

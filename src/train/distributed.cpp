@@ -243,22 +243,60 @@ ShardRange shard_by_cost(std::span<const uint64_t> costs, int rank, int size) {
   return {start(rank), start(rank + 1)};
 }
 
-void check_blocks_tile(size_t first, size_t held, size_t total) {
+ShardPlan shard_with_margin(std::span<const uint64_t> costs, int rank, int size) {
+  const size_t n = costs.size();
+  const ShardRange owned = shard_by_cost(costs, rank, size);
+  const size_t margin = size > 1 ? (n / static_cast<size_t>(size) + 15) / 16 : 0;
+  return {owned, {owned.first > margin ? owned.first - margin : 0, std::min(n, owned.last + margin)}};
+}
+
+ShardLayout gather_layout(ShardPlan mine, size_t total, const std::vector<uint32_t>& owned_costs) {
   const std::vector<uint32_t> all =
-      allgather({static_cast<uint32_t>(first), static_cast<uint32_t>(held), static_cast<uint32_t>(total)});
+      allgather({static_cast<uint32_t>(mine.owned.first), static_cast<uint32_t>(mine.owned.last),
+                 static_cast<uint32_t>(mine.held.first), static_cast<uint32_t>(mine.held.last),
+                 static_cast<uint32_t>(total)});
+  ShardLayout layout;
   size_t next = 0;
-  for (size_t r = 0; r + 2 < all.size(); r += 3) {
-    if (all[r] != next || all[r + 2] != total)
+  for (size_t k = 0; k + 4 < all.size(); k += 5) {
+    const size_t rank = k / 5;
+    if (all[k] != next || all[k + 4] != total || all[k + 2] > all[k] || all[k + 3] < all[k + 1])
       throw Error(ErrorKind::Semantic, "the ranks' shares of the dataset do not tile it: rank " +
-                                           std::to_string(r / 3) + " holds samples " + std::to_string(all[r]) +
-                                           ".." + std::to_string(all[r] + all[r + 1]) + " of " +
-                                           std::to_string(all[r + 2]) + ", expected from " + std::to_string(next) +
-                                           " of " + std::to_string(total));
-    next = all[r] + all[r + 1];
+                                           std::to_string(rank) + " owns samples " + std::to_string(all[k]) + ".." +
+                                           std::to_string(all[k + 1]) + " of " + std::to_string(all[k + 4]) +
+                                           ", expected from " + std::to_string(next) + " of " + std::to_string(total));
+    layout.held_first.push_back(all[k + 2]);
+    layout.held_last.push_back(all[k + 3]);
+    next = all[k + 1];
   }
   if (next != total)
     throw Error(ErrorKind::Semantic, "the ranks' shares of the dataset cover samples 0.." + std::to_string(next) +
                                          " of " + std::to_string(total));
+  layout.costs = allgather(owned_costs);
+  if (layout.costs.size() != total)
+    throw Error(ErrorKind::Runtime, "the ranks sent " + std::to_string(layout.costs.size()) + " sample costs for " +
+                                        std::to_string(total) + " samples");
+  return layout;
+}
+
+std::vector<size_t> balanced_cuts(const std::vector<uint32_t>& batch, const ShardLayout& layout) {
+  const size_t ranks = layout.held_first.size(), b = batch.size();
+  std::vector<uint64_t> work(b + 1, 0);  // work of batch[0, k)
+  for (size_t k = 0; k < b; ++k) work[k + 1] = work[k] + layout.costs[batch[k]] + 1;
+  std::vector<size_t> cuts(ranks + 1, 0);
+  cuts[ranks] = b;
+  for (size_t r = 1; r < ranks; ++r) {
+    // Rank r's first sample must be one it holds, rank r - 1's last one it holds.
+    size_t lo = std::lower_bound(batch.begin(), batch.end(), layout.held_first[r]) - batch.begin();
+    const size_t hi = std::lower_bound(batch.begin(), batch.end(), layout.held_last[r - 1]) - batch.begin();
+    lo = std::max(lo, cuts[r - 1]);
+    const unsigned __int128 goal = static_cast<unsigned __int128>(work[b]) * r;
+    size_t cut = lo;  // the first k in [lo, hi] with work[k] * ranks >= goal, or the one before
+    while (cut < hi && static_cast<unsigned __int128>(work[cut]) * ranks < goal) ++cut;
+    const unsigned __int128 at = static_cast<unsigned __int128>(work[cut]) * ranks;
+    if (cut > lo && at >= goal && goal - static_cast<unsigned __int128>(work[cut - 1]) * ranks < at - goal) --cut;
+    cuts[r] = cut;
+  }
+  return cuts;
 }
 
 // ---- exact sums ---------------------------------------------------------------------------
@@ -318,9 +356,16 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
   // The parameters, the loss, then per rank its work and its compute time (ns).
   const size_t work_slot = num_params + 1, time_slot = num_params + 1 + ranks;
   sum_.reset(num_params + 1 + 2 * ranks);
+  // This rank's samples of the batch: those of its block, or with the ranks' layout known
+  // (margins held), the run of the batch the work-balanced split gives it.
   const size_t first = set.shard_first, last = set.shard_first + set.size();
   auto begin = std::lower_bound(batch.begin(), batch.end(), static_cast<uint32_t>(first));
   auto end = std::lower_bound(begin, batch.end(), static_cast<uint32_t>(last));
+  if (!set.layout.held_first.empty()) {
+    const std::vector<size_t> cuts = balanced_cuts(batch, set.layout);
+    begin = batch.begin() + cuts[rank];
+    end = batch.begin() + cuts[rank + 1];
+  }
   locals_.clear();
   for (auto it = begin; it != end; ++it) locals_.push_back(*it - static_cast<uint32_t>(first));
   if (outputs) outputs->resize(set.outputs.size());
@@ -401,6 +446,7 @@ double global_accuracy(const std::vector<std::vector<double>>& predictions,
 std::vector<Output> gather_outputs(const std::vector<Output>& local, const PreparedSet& set) {
   std::vector<char> mine;
   for (const Output& o : local) {
+    if (!set.owns(o.example)) continue;  // a sample of a margin: its owner reports it
     put_u32(mine, static_cast<uint32_t>(set.shard_first + o.example));
     put_u32(mine, static_cast<uint32_t>(o.query.size()));
     put(mine, o.query.data(), o.query.size());

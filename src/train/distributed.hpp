@@ -56,9 +56,25 @@ ShardRange shard_of(size_t n, int rank, int size);
 // cost, so empty ones still split). Every rank computes every block alike. Contiguous blocks by count alone are unequal when the
 // examples grow along the file (NCI1's second half costs 25% more than its first).
 ShardRange shard_by_cost(std::span<const uint64_t> costs, int rank, int size);
-// Checks that the ranks' blocks [first, first + held) tile [0, total) in rank order (an
-// allgather); throws lrnn::Error naming the first that does not.
-void check_blocks_tile(size_t first, size_t held, size_t total);
+// What rank `rank` holds: its block of `costs` (shard_by_cost), which it evaluates and
+// reports, and that block widened by a margin of 1/16 of a block on each side (into its
+// neighbours' blocks), whose samples it can also compute. Each training step then splits
+// its global batch at points inside the margins where the work is even (ShardedStep), not
+// at the blocks' ends: a random batch draws unequally from the blocks.
+struct ShardPlan {
+  ShardRange owned, held;
+};
+ShardPlan shard_with_margin(std::span<const uint64_t> costs, int rank, int size);
+
+// The ranks' layout of a sharded set (train/shard_layout.hpp), gathered from every rank:
+// the blocks they own must tile [0, total) in rank order (throws lrnn::Error naming the
+// first that does not).
+ShardLayout gather_layout(ShardPlan mine, size_t total, const std::vector<uint32_t>& owned_costs);
+
+// The split of a sorted global batch over the ranks: rank r computes batch[cuts[r],
+// cuts[r + 1]). Each cut lies where both ranks beside it hold the samples and the work
+// before it is closest to its share of the batch's (costs + 1 per sample).
+std::vector<size_t> balanced_cuts(const std::vector<uint32_t>& batch, const ShardLayout& layout);
 
 // Exact sums of doubles: each value is rounded once to a multiple of 2^-64 (truncation) and
 // added as a 128-bit integer, so the sum is independent of the order of the additions and

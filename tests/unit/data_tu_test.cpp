@@ -202,6 +202,16 @@ TEST(DataTu, PartsBuildTheirBlockOfGraphs) {
 TEST(DataTu, PartsOfMutag) {
   LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   for (size_t count : {2, 3}) expect_parts_match_whole("../shared/datasets/tu/MUTAG", count);
+  // With margins a part also holds ceil(188 / 2 / 16) = 6 graphs of its neighbour's block.
+  const lrnn::TuData whole = lrnn::read_tu("../shared/datasets/tu/MUTAG");
+  const lrnn::TuData block = lrnn::read_tu("../shared/datasets/tu/MUTAG", "", lrnn::TuPart{1, 2});
+  const lrnn::TuData held = lrnn::read_tu("../shared/datasets/tu/MUTAG", "", lrnn::TuPart{1, 2, true});
+  EXPECT_EQ(held.owned_first, block.first_graph);
+  EXPECT_EQ(held.owned_last, 188u);
+  EXPECT_EQ(held.first_graph, block.first_graph - 6);
+  ASSERT_EQ(held.examples.size(), block.examples.size() + 6);
+  for (size_t k = 0; k < held.examples.size(); ++k)
+    EXPECT_EQ(lrnn::print_example(held.examples[k]), lrnn::print_example(whole.examples[held.first_graph + k]));
 }
 
 // What `lrnn convert tu` writes parses back to the same examples and queries.

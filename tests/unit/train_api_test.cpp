@@ -114,7 +114,7 @@ TEST(TrainApi, SharesOutsideAJobAndWhatAShareRefuses) {
   EXPECT_EQ(whole.parsed_examples(), 3u);
   EXPECT_EQ(whole.split(0.34, 1).first.parsed_examples(), 3u);
   const lrnn::Dataset share =
-      lrnn::Dataset::share_from_ast(lrnn::parse_examples("<0> out :- <[-1, 0.3]> f(a).\n"), {}, 1, 3, 1);
+      lrnn::Dataset::share_from_ast(lrnn::parse_examples("<0> out :- <[-1, 0.3]> f(a).\n"), {}, 1, 3, 1, 1, 2);
   EXPECT_EQ(share.size(), 3u);
   EXPECT_EQ(share.held(), 1u);
   for (auto refused : {+[](const lrnn::Dataset& d) { (void)d.subset({0}); },
@@ -129,7 +129,7 @@ TEST(TrainApi, SharesOutsideAJobAndWhatAShareRefuses) {
   }
   lrnn::Model model(lrnn::Template::from_string(kTemplate), {.seed = 1});
   EXPECT_THROW(model.evaluate(share), lrnn::Error);  // no MPI job: nothing holds the rest
-  EXPECT_THROW(lrnn::Dataset::share_from_ast(lrnn::parse_examples("<0> out :- f(a).\n"), {}, 3, 3, 1), lrnn::Error);
+  EXPECT_THROW(lrnn::Dataset::share_from_ast(lrnn::parse_examples("<0> out :- f(a).\n"), {}, 3, 3, 1, 3, 4), lrnn::Error);
 }
 
 }  // namespace
