@@ -255,7 +255,8 @@ Table read_edges(const fs::path& path, const std::vector<uint32_t>& graph_of_nod
 std::vector<std::vector<size_t>> edges_per_graph(const Table& a, const std::vector<uint32_t>& graph_of_node,
                                                  size_t first_graph, size_t last_graph) {
   std::vector<std::vector<size_t>> out(last_graph - first_graph);
-  for (size_t r = 0; r < a.rows(); ++r) out[graph_of_node[static_cast<size_t>(a.at(r, 0)) - 1] - first_graph].push_back(r);
+  for (size_t r = 0; r < a.rows(); ++r)
+    out[graph_of_node[static_cast<size_t>(a.at(r, 0)) - 1] - first_graph].push_back(r);
   return out;
 }
 
@@ -336,7 +337,8 @@ TuData read_tu(const std::string& dir, const std::string& name, TuPart part) {
   if (d.name.empty()) d.name = fs::path(dir).lexically_normal().parent_path().filename().string();
   auto file = [&](const char* suffix) { return root / (d.name + suffix); };
   if (part.count == 0 || part.index >= part.count)
-    throw Error(ErrorKind::Semantic, "read_tu: part " + std::to_string(part.index) + " of " + std::to_string(part.count));
+    throw Error(ErrorKind::Semantic,
+                "read_tu: part " + std::to_string(part.index) + " of " + std::to_string(part.count));
 
   Table indicator = read_table(file("_graph_indicator.txt"), 1);
   std::vector<size_t> offsets = graph_offsets(indicator);

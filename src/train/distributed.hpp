@@ -52,9 +52,10 @@ ShardRange shard_of(size_t n, int rank, int size);
 // The block of rank `rank` when the examples cost `costs` (any measure of their work: bytes
 // of text, nodes, facts): the blocks are contiguous and their costs as equal as whole
 // examples allow (block r starts at the first example whose preceding costs reach r/size of
-// the total, or at the one before when that is closer; each example counts one more than its
-// cost, so empty ones still split). Every rank computes every block alike. Contiguous blocks by count alone are unequal when the
-// examples grow along the file (NCI1's second half costs 25% more than its first).
+// the total, or at the one before when that is closer; each example counts one more than
+// its cost, so empty ones still split). Every rank computes every block alike. Contiguous
+// blocks by count alone are unequal when the examples grow along the file (NCI1's second
+// half costs 25% more than its first).
 ShardRange shard_by_cost(std::span<const uint64_t> costs, int rank, int size);
 // What rank `rank` holds: its block of `costs` (shard_by_cost), which it evaluates and
 // reports, and that block widened by a margin of 1/16 of a block on each side (into its

@@ -129,7 +129,8 @@ TEST(TrainApi, SharesOutsideAJobAndWhatAShareRefuses) {
   }
   lrnn::Model model(lrnn::Template::from_string(kTemplate), {.seed = 1});
   EXPECT_THROW(model.evaluate(share), lrnn::Error);  // no MPI job: nothing holds the rest
-  EXPECT_THROW(lrnn::Dataset::share_from_ast(lrnn::parse_examples("<0> out :- f(a).\n"), {}, 3, 3, 1, 3, 4), lrnn::Error);
+  EXPECT_THROW(lrnn::Dataset::share_from_ast(lrnn::parse_examples("<0> out :- f(a).\n"), {}, 3, 3, 1, 3, 4),
+               lrnn::Error);
 }
 
 }  // namespace
