@@ -83,7 +83,30 @@ class PygLayer:
     def _model(self):
         if self._model_obj is None:
             self._model_obj = _core().zoo_template_model(self.rules(), "x", "out", self._seed)
+            self._model_obj.dtype = self.dtype
         return self._model_obj
+
+    # the scalar type of forward and backward (weights and gradients stay float64) ----------
+    @property
+    def dtype(self) -> str:
+        return self.__dict__.get("_dtype", "float64")
+
+    @dtype.setter
+    def dtype(self, value) -> None:
+        from lrnn.core.settings import check_dtype
+
+        self._dtype = check_dtype(value, f"{type(self).__name__}.dtype")
+        if self._model_obj is not None:
+            self._model_obj.dtype = self._dtype
+
+    def float(self) -> "PygLayer":
+        """Runs forward and backward in float32 (as torch's module.float())."""
+        self.dtype = "float32"
+        return self
+
+    def double(self) -> "PygLayer":
+        self.dtype = "float64"
+        return self
 
     # weights -------------------------------------------------------------------------------
     # _param_map: PyG key -> (lrnn name, torch shape[, transposed[, torch shape]]); a list of names
