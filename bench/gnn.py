@@ -128,6 +128,16 @@ def fmt_ms(result: dict) -> str:
     return f"{result['epoch_min_s'] * 1e3:8.2f} ms" if result.get("available") else "       n/a"
 
 
+def peer_ratios(row: dict, lrnn: dict, key: str) -> str:
+    """Each available peer's epoch time over lrnn's (`lrnn`, stored as <peer>_over_<key>)."""
+    text = ""
+    for peer in ("pyg", "pyneuralogic"):
+        if row.get(peer, {}).get("available"):
+            row[f"{peer}_over_{key}"] = row[peer]["epoch_min_s"] / lrnn["epoch_min_s"]
+            text += f"  {peer}/{key} {row[f'{peer}_over_{key}']:.2f}x"
+    return text
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", default="build")
@@ -181,10 +191,7 @@ def main() -> int:
             if "gflops" in gemm:
                 row["lrnn_fraction_of_gemm"] = row["lrnn_gflops"] / gemm["gflops"]
                 line += f" ({row['lrnn_fraction_of_gemm'] * 100:.1f}% of GEMM)"
-            for peer in ("pyg", "pyneuralogic"):
-                if row.get(peer, {}).get("available"):
-                    row[f"{peer}_over_lrnn"] = row[peer]["epoch_min_s"] / lrnn["epoch_min_s"]
-                    line += f"  {peer}/lrnn {row[f'{peer}_over_lrnn']:.2f}x"
+            line += peer_ratios(row, lrnn, "lrnn")
         else:
             line += f"  ({lrnn.get('reason')})"
         lrnn32 = row.get("lrnn_float32", {})
@@ -193,10 +200,7 @@ def main() -> int:
             if lrnn.get("available"):
                 row["float64_over_float32"] = lrnn["epoch_min_s"] / lrnn32["epoch_min_s"]
                 line += f"  (float64/float32 {row['float64_over_float32']:.2f}x)"
-            for peer in ("pyg", "pyneuralogic"):
-                if row.get(peer, {}).get("available"):
-                    row[f"{peer}_over_lrnn_float32"] = row[peer]["epoch_min_s"] / lrnn32["epoch_min_s"]
-                    line += f"  {peer}/lrnn32 {row[f'{peer}_over_lrnn_float32']:.2f}x"
+            line += peer_ratios(row, lrnn32, "lrnn_float32")
         elif lrnn32:
             line += f"\n            lrnn float32: {lrnn32.get('reason')}"
         print(line, flush=True)

@@ -76,6 +76,14 @@ void expect_float_close(const std::vector<double>& f32, const std::vector<double
 }
 constexpr double kOutputs = 1e-2, kGradients = 1.0;
 
+// "[x1, ..., xn]" with entries drawn from U(-1, 1).
+std::string random_vector(std::mt19937& rng, int n) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::string text = "[";
+  for (int k = 0; k < n; ++k) text += (k ? ", " : "") + std::to_string(u(rng));
+  return text + "]";
+}
+
 void expect_dtypes_agree(const std::string& template_text, const std::string& examples, double rtol = 1e-5,
                          bool learnable_facts = false) {
   train::Engine engine(parse_template(template_text, "t"), train::Initializer{}, 3);
@@ -129,16 +137,11 @@ TEST(Float32, GcnTransformSum) {
       "out :- {1,16} h2(X). [aggregation=avg]\n"
       "out/0 [activation=sigmoid]\n";
   std::mt19937 rng(5);
-  std::uniform_real_distribution<double> u(-1, 1);
   std::string ex;
   for (int g = 0; g < 6; ++g) {
     const int n = 5 + g;
     ex += std::string("<") + (g % 2 ? "1" : "0") + "> out :- ";
-    for (int i = 0; i < n; ++i) {
-      ex += "<[";
-      for (int k = 0; k < 7; ++k) ex += (k ? ", " : "") + std::to_string(u(rng));
-      ex += "]> x(n" + std::to_string(i) + "), ";
-    }
+    for (int i = 0; i < n; ++i) ex += "<" + random_vector(rng, 7) + "> x(n" + std::to_string(i) + "), ";
     for (int i = 0; i < n; ++i) {
       const int j = (i + 1 + g) % n;
       ex += "edge(n" + std::to_string(i) + ", n" + std::to_string(j) + "), edge(n" + std::to_string(j) + ", n" +
@@ -160,14 +163,13 @@ TEST(Float32, AttentionDirectProductsAndLearnableFacts) {
   // Learnable tokens are written without <...> (fixed values are inside it).
   auto examples = [](bool learnable) {
     std::mt19937 rng(9);
-    std::uniform_real_distribution<double> u(-1, 1);
     std::string ex;
     for (int s = 0; s < 3; ++s) {
-      ex += "<" + std::to_string(u(rng)) + "> out :- ";
+      const std::string target = random_vector(rng, 1);  // "[t]"
+      ex += "<" + target.substr(1, target.size() - 2) + "> out :- ";
       for (int i = 0; i < 6; ++i) {
-        ex += learnable ? "[" : "<[";
-        for (int k = 0; k < 4; ++k) ex += (k ? ", " : "") + std::to_string(u(rng));
-        ex += std::string(learnable ? "]" : "]>") + " x(t" + std::to_string(s) + "_" + std::to_string(i) + ")" +
+        const std::string v = random_vector(rng, 4);
+        ex += (learnable ? v : "<" + v + ">") + " x(t" + std::to_string(s) + "_" + std::to_string(i) + ")" +
               (i < 5 ? ", " : ".\n");
       }
     }
@@ -224,7 +226,7 @@ TEST(Float32, TrainingReachesTheFloat64Accuracy) {
       "out/0 [activation=sigmoid]\n";
   std::mt19937 rng(21);
   std::uniform_real_distribution<double> u(-1, 1);
-  std::string ex;
+  std::string ex;  // the label: the two features' signs agree
   for (int s = 0; s < 40; ++s) {
     const double a = u(rng), b = u(rng);
     ex += std::string("<") + (a * b > 0 ? "1" : "0") + "> out :- <[" + std::to_string(a) + ", " + std::to_string(b) +

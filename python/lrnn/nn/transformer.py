@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from lrnn import _core
+from lrnn.nn._dtype import DtypeSwitch
 
 
 class Mask:
@@ -96,7 +97,7 @@ def positional_encoding(n: int, d: int) -> np.ndarray:
     return _core.zoo_positional_encoding(int(n), int(d))
 
 
-class _ZooModule:
+class _ZooModule(DtypeSwitch):
     """Common machinery: one engine model per mask, weights shared by copying."""
 
     def __repr__(self) -> str:
@@ -137,27 +138,8 @@ class _ZooModule:
                 model.set_parameter(name, main.parameter(name))
         return module, model
 
-    @property
-    def dtype(self) -> str:
-        """'float32' or 'float64': the scalar type of forward and backward."""
-        return self._dtype
-
-    @dtype.setter
-    def dtype(self, value) -> None:
-        from lrnn.core.settings import check_dtype
-
-        self._dtype = check_dtype(value, f"{type(self).__name__}.dtype")
-        for _, model in self._models.values():
-            model.dtype = self._dtype
-
-    def float(self) -> "_ZooModule":
-        """Runs forward and backward in float32 (as torch's module.float())."""
-        self.dtype = "float32"
-        return self
-
-    def double(self) -> "_ZooModule":
-        self.dtype = "float64"
-        return self
+    def _engine_models(self):
+        return [model for _, model in self._models.values()]
 
     @property
     def module(self):

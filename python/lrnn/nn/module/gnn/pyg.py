@@ -26,6 +26,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from lrnn.nn._dtype import DtypeSwitch
+
 
 def _core():
     from lrnn import _core as core
@@ -37,7 +39,7 @@ def _torch_array(t: Any) -> np.ndarray:
     return t.detach().cpu().double().numpy()
 
 
-class PygLayer:
+class PygLayer(DtypeSwitch):
     """Common machinery: the template (`rules()`), its engine model, the PyG parameter map."""
 
     kind = ""              # the torch_geometric class name
@@ -86,27 +88,8 @@ class PygLayer:
             self._model_obj.dtype = self.dtype
         return self._model_obj
 
-    # the scalar type of forward and backward (weights and gradients stay float64) ----------
-    @property
-    def dtype(self) -> str:
-        return self.__dict__.get("_dtype", "float64")
-
-    @dtype.setter
-    def dtype(self, value) -> None:
-        from lrnn.core.settings import check_dtype
-
-        self._dtype = check_dtype(value, f"{type(self).__name__}.dtype")
-        if self._model_obj is not None:
-            self._model_obj.dtype = self._dtype
-
-    def float(self) -> "PygLayer":
-        """Runs forward and backward in float32 (as torch's module.float())."""
-        self.dtype = "float32"
-        return self
-
-    def double(self) -> "PygLayer":
-        self.dtype = "float64"
-        return self
+    def _engine_models(self):
+        return [self._model_obj] if self._model_obj is not None else []
 
     # weights -------------------------------------------------------------------------------
     # _param_map: PyG key -> (lrnn name, torch shape[, transposed[, torch shape]]); a list of names
