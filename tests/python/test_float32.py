@@ -22,6 +22,8 @@ CLI = Path(os.environ.get("LRNN_CLI", ROOT / "build" / "lrnn"))
 def test_settings_dtype_takes_float32_and_float64_and_names_the_closest_on_a_typo():
     assert Settings(dtype="float32")["dtype"] == "float32"
     assert Settings(dtype="float64")["dtype"] == "float64"
+    assert Settings(dtype=np.float32)["dtype"] == "float32"
+    assert Settings(dtype=np.dtype("float64"))["dtype"] == "float64"
     with pytest.raises(ValueError, match="did you mean 'float32'"):
         Settings(dtype="flaot32")
     with pytest.raises(ValueError, match="did you mean 'float64'"):

@@ -25,7 +25,7 @@ DTYPES = ("float32", "float64")
 def check_dtype(value: Any, where: str = "Settings(dtype=...)") -> str:
     """`value` as one of DTYPES (also a numpy or torch dtype of that name); anything else is
     a ValueError naming the closest valid value."""
-    name = str(value).replace("torch.", "")
+    name = value.__name__ if isinstance(value, type) else str(value).replace("torch.", "")
     if name in DTYPES:
         return name
     close = difflib.get_close_matches(name, DTYPES, n=1, cutoff=0.0)
@@ -55,6 +55,11 @@ def _check_option(key: str, value: Any) -> None:
     close = difflib.get_close_matches(key, KNOWN, n=1, cutoff=0.5)
     hint = f"; did you mean {close[0]!r}?" if close else f"; valid: {', '.join(KNOWN)}"
     raise TypeError(f"Settings got an unexpected keyword argument {key!r}{hint}")
+
+
+def _normalized(key: str, value: Any) -> Any:
+    """The value the engine reads: a dtype by its name ("float32" for np.float32 too)."""
+    return check_dtype(value) if key == "dtype" and value is not None else value
 
 
 def _uniform() -> type:
@@ -154,7 +159,7 @@ class Settings:
         # name; also settable with settings["name"] = value. Unknown names are TypeErrors.
         for key, value in options.items():
             _check_option(key, value)
-        self.options: Dict[str, Any] = dict(options)
+        self.options: Dict[str, Any] = {k: _normalized(k, v) for k, v in options.items()}
 
     # ---- the three objects, with the engine's defaults when unset -------------------------
     @property
@@ -253,7 +258,7 @@ class Settings:
 
     def __setitem__(self, key: str, value: Any) -> None:
         _check_option(key, value)
-        self.options[key] = value
+        self.options[key] = _normalized(key, value)
         self._changed()
 
     def __getitem__(self, key: str) -> Any:
