@@ -25,7 +25,7 @@ void gather(const std::vector<uint32_t>& src, int size, bool negate, const T* va
     const T* x = values + src[k];
     T* y = out + k * size;
     if (negate) {
-      for (int e = 0; e < size; ++e) y[e] = 1.0 - x[e];
+      for (int e = 0; e < size; ++e) y[e] = T(1.0) - x[e];
     } else {
       std::memcpy(y, x, sizeof(T) * size);
     }
@@ -36,7 +36,7 @@ void gather(const std::vector<uint32_t>& src, int size, bool negate, const T* va
 template <class T>
 void scatter_add(const std::vector<uint32_t>& src, int size, bool negate, const T* rows, T* grads) {
   const size_t n = src.size();
-  const T sign = negate ? -1.0 : 1.0;
+  const T sign = negate ? -T(1.0) : T(1.0);
   for (size_t k = 0; k < n; ++k) {
     T* g = grads + src[k];
     const T* y = rows + k * size;
@@ -312,14 +312,14 @@ void sum_in_place_forward(const AtomGroup& A, T* v) {
   const size_t size = A.in_shape.size();
   for (uint32_t j = 0; j < A.m; ++j) {
     T* y = v + A.red_off + j * size;
-    std::fill(y, y + size, 0.0);
+    std::fill(y, y + size, T(0.0));
     const uint32_t b = A.segments[j], e = A.segments[j + 1];
     for (uint32_t k = b; k < e; ++k) {
       const T* x = v + A.src[k];
       for (size_t i = 0; i < size; ++i) y[i] += x[i];
     }
     if (A.combination == AggregationKind::Avg && e > b) {
-      const T inv = 1.0 / T(e - b);
+      const T inv = T(1.0) / T(e - b);
       for (size_t i = 0; i < size; ++i) y[i] *= inv;
     }
   }
@@ -332,7 +332,7 @@ void sum_in_place_backward(const AtomGroup& A, T* g) {
   for (uint32_t j = 0; j < A.m; ++j) {
     const uint32_t b = A.segments[j], e = A.segments[j + 1];
     if (b == e) continue;
-    const T scale = A.combination == AggregationKind::Avg ? 1.0 / T(e - b) : 1.0;
+    const T scale = A.combination == AggregationKind::Avg ? T(1.0) / T(e - b) : T(1.0);
     const T* gy = g + A.red_off + j * size;
     for (uint32_t k = b; k < e; ++k) {
       T* gx = g + A.src[k];

@@ -24,14 +24,14 @@ inline T norm_statistics(const T* x, int n, T& mean) {
   T var = 0;
   for (int i = 0; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
   var /= n;
-  return 1.0 / std::sqrt(var + kNormEps<T>);
+  return T(1.0) / std::sqrt(var + kNormEps<T>);
 }
 
 template <class T>
 inline T stable_sigmoid(T x) {
-  if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
+  if (x >= 0) return T(1.0) / (T(1.0) + std::exp(-x));
   T e = std::exp(x);
-  return e / (1.0 + e);
+  return e / (T(1.0) + e);
 }
 
 
@@ -52,13 +52,13 @@ void sparsemax_value(int n, const T* x, T* y, T* sorted) {
   for (int j = 0; j < n; ++j) {
     cumulative += sorted[j];
     // z_(j) is in the support iff 1 + (j+1) z_(j) > sum_{i<=j} z_(i).
-    if (1.0 + (j + 1) * sorted[j] > cumulative) {
+    if (T(1.0) + (j + 1) * sorted[j] > cumulative) {
       k = j + 1;
       tau_sum = cumulative;
     }
   }
-  T tau = (tau_sum - 1.0) / k;
-  for (int i = 0; i < n; ++i) y[i] = std::max<T>(x[i] - tau, 0.0);
+  T tau = (tau_sum - T(1.0)) / k;
+  for (int i = 0; i < n; ++i) y[i] = std::max<T>(x[i] - tau, T(0.0));
 }
 
 }  // namespace
@@ -78,7 +78,7 @@ void activation_forward(const Activation& a, Shape in, size_t count, const T* x,
       for (size_t i = 0; i < total; ++i) y[i] = std::tanh(x[i]);
       return;
     case ActivationKind::Relu:
-      for (size_t i = 0; i < total; ++i) y[i] = x[i] > 0 ? x[i] : 0.0;
+      for (size_t i = 0; i < total; ++i) y[i] = x[i] > 0 ? x[i] : T(0.0);
       return;
     case ActivationKind::LeakyRelu:
       for (size_t i = 0; i < total; ++i) y[i] = x[i] > 0 ? x[i] : a.slope * x[i];
@@ -93,16 +93,16 @@ void activation_forward(const Activation& a, Shape in, size_t count, const T* x,
       for (size_t i = 0; i < total; ++i) y[i] = std::sqrt(x[i]);
       return;
     case ActivationKind::Inverse:
-      for (size_t i = 0; i < total; ++i) y[i] = 1.0 / x[i];
+      for (size_t i = 0; i < total; ++i) y[i] = T(1.0) / x[i];
       return;
     case ActivationKind::Reverse:
-      for (size_t i = 0; i < total; ++i) y[i] = 1.0 - x[i];
+      for (size_t i = 0; i < total; ++i) y[i] = T(1.0) - x[i];
       return;
     case ActivationKind::Signum:
-      for (size_t i = 0; i < total; ++i) y[i] = x[i] > 0 ? 1.0 : 0.0;
+      for (size_t i = 0; i < total; ++i) y[i] = x[i] > 0 ? T(1.0) : T(0.0);
       return;
     case ActivationKind::Lukasiewicz:
-      for (size_t i = 0; i < total; ++i) y[i] = std::min<T>(1.0, std::max<T>(0.0, x[i]));
+      for (size_t i = 0; i < total; ++i) y[i] = std::min<T>(T(1.0), std::max<T>(T(0.0), x[i]));
       return;
     case ActivationKind::Softmax:
       for (size_t v = 0; v < count; ++v) softmax_entries(n, x + v * n, y + v * n);
@@ -163,13 +163,13 @@ void activation_backward(const Activation& a, Shape in, size_t count, const T* x
       for (size_t i = 0; i < total; ++i) gx[i] += gy[i];
       return;
     case ActivationKind::Sigmoid:
-      for (size_t i = 0; i < total; ++i) gx[i] += gy[i] * y[i] * (1.0 - y[i]);
+      for (size_t i = 0; i < total; ++i) gx[i] += gy[i] * y[i] * (T(1.0) - y[i]);
       return;
     case ActivationKind::Tanh:
-      for (size_t i = 0; i < total; ++i) gx[i] += gy[i] * (1.0 - y[i] * y[i]);
+      for (size_t i = 0; i < total; ++i) gx[i] += gy[i] * (T(1.0) - y[i] * y[i]);
       return;
     case ActivationKind::Relu:
-      for (size_t i = 0; i < total; ++i) gx[i] += x[i] > 0 ? gy[i] : 0.0;
+      for (size_t i = 0; i < total; ++i) gx[i] += x[i] > 0 ? gy[i] : T(0.0);
       return;
     case ActivationKind::LeakyRelu:
       for (size_t i = 0; i < total; ++i) gx[i] += x[i] > 0 ? gy[i] : a.slope * gy[i];
@@ -181,7 +181,7 @@ void activation_backward(const Activation& a, Shape in, size_t count, const T* x
       for (size_t i = 0; i < total; ++i) gx[i] += gy[i] / x[i];
       return;
     case ActivationKind::Sqrt:
-      for (size_t i = 0; i < total; ++i) gx[i] += gy[i] * 0.5 / y[i];
+      for (size_t i = 0; i < total; ++i) gx[i] += gy[i] * T(0.5) / y[i];
       return;
     case ActivationKind::Inverse:
       for (size_t i = 0; i < total; ++i) gx[i] -= gy[i] * y[i] * y[i];
@@ -194,7 +194,7 @@ void activation_backward(const Activation& a, Shape in, size_t count, const T* x
     case ActivationKind::Lukasiewicz:
       // Like PyTorch's clamp: the gradient passes where min <= x <= max.
       for (size_t i = 0; i < total; ++i)
-        if (x[i] >= 0.0 && x[i] <= 1.0) gx[i] += gy[i];
+        if (x[i] >= T(0.0) && x[i] <= T(1.0)) gx[i] += gy[i];
       return;
     case ActivationKind::Softmax:
       for (size_t v = 0; v < count; ++v) {
@@ -219,7 +219,7 @@ void activation_backward(const Activation& a, Shape in, size_t count, const T* x
             sum += gyv[i];
             ++support;
           }
-        T mean = support ? sum / support : 0.0;
+        T mean = support ? sum / support : T(0.0);
         for (int i = 0; i < n; ++i)
           if (yv[i] > 0) gxv[i] += gyv[i] - mean;
       }

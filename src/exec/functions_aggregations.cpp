@@ -35,14 +35,14 @@ void aggregation_forward(AggregationKind a, Shape in, size_t segments, const uin
     case AggregationKind::Avg:
       for (size_t s = 0; s < segments; ++s) {
         T* ys = y + s * n;
-        std::fill(ys, ys + n, 0.0);
+        std::fill(ys, ys + n, T(0.0));
         const uint32_t b = offsets[s], e = offsets[s + 1];
         for (uint32_t j = b; j < e; ++j) {
           const T* xj = x + size_t(j) * n;
           for (size_t i = 0; i < n; ++i) ys[i] += xj[i];
         }
         if (a == AggregationKind::Avg && e > b) {
-          const T inv = 1.0 / T(e - b);
+          const T inv = T(1.0) / T(e - b);
           for (size_t i = 0; i < n; ++i) ys[i] *= inv;
         }
       }
@@ -54,7 +54,7 @@ void aggregation_forward(AggregationKind a, Shape in, size_t segments, const uin
         T* ys = y + s * n;
         const uint32_t b = offsets[s], e = offsets[s + 1];
         if (b == e) {
-          std::fill(ys, ys + n, 0.0);
+          std::fill(ys, ys + n, T(0.0));
           continue;
         }
         std::copy(x + size_t(b) * n, x + size_t(b + 1) * n, ys);
@@ -73,7 +73,7 @@ void aggregation_forward(AggregationKind a, Shape in, size_t segments, const uin
       for (size_t s = 0; s < segments; ++s) {
         T* ys = y + s * n;
         const uint32_t b = offsets[s], e = offsets[s + 1];
-        std::fill(ys, ys + n, b == e ? 0.0 : 1.0);  // an empty segment gives 0, as every kind
+        std::fill(ys, ys + n, b == e ? T(0.0) : T(1.0));  // an empty segment gives 0, as every kind
         for (uint32_t j = b; j < e; ++j) {
           const T* xj = x + size_t(j) * n;
           for (size_t i = 0; i < n; ++i) ys[i] *= xj[i];
@@ -104,7 +104,7 @@ void aggregation_backward(AggregationKind a, Shape in, size_t segments, const ui
       for (size_t s = 0; s < segments; ++s) {
         const uint32_t b = offsets[s], e = offsets[s + 1];
         if (b == e) continue;
-        const T scale = a == AggregationKind::Avg ? 1.0 / T(e - b) : 1.0;
+        const T scale = a == AggregationKind::Avg ? T(1.0) / T(e - b) : T(1.0);
         const T* gs = gy + s * n;
         for (uint32_t j = b; j < e; ++j) {
           T* gj = gx + size_t(j) * n;
@@ -145,7 +145,7 @@ void aggregation_backward(AggregationKind a, Shape in, size_t segments, const ui
         const T* gs = gy + s * n;
         for (uint32_t j = b; j < e; ++j)
           for (size_t i = 0; i < n; ++i) {
-            T others = 1.0;
+            T others = T(1.0);
             for (uint32_t k = b; k < e; ++k)
               if (k != j) others *= x[size_t(k) * n + i];
             gx[size_t(j) * n + i] += gs[i] * others;
@@ -183,7 +183,7 @@ void segment_softmax_forward(Shape in, size_t segments, const uint32_t* offsets,
       const Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> xs(x + b, e - b);
       Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> ys(y + b, e - b);
       ys = (xs - xs.maxCoeff()).exp();
-      ys *= 1.0 / ys.sum();
+      ys *= T(1.0) / ys.sum();
     }
     return;
   }
@@ -196,10 +196,10 @@ void segment_softmax_forward(Shape in, size_t segments, const uint32_t* offsets,
     std::copy(x + size_t(b) * n, x + size_t(b + 1) * n, max.begin());
     for (uint32_t j = b + 1; j < e; ++j)
       for (size_t i = 0; i < n; ++i) max[i] = std::max(max[i], x[size_t(j) * n + i]);
-    std::fill(sum.begin(), sum.end(), 0.0);
+    std::fill(sum.begin(), sum.end(), T(0.0));
     for (uint32_t j = b; j < e; ++j)
       for (size_t i = 0; i < n; ++i) sum[i] += (y[size_t(j) * n + i] = std::exp(x[size_t(j) * n + i] - max[i]));
-    for (size_t i = 0; i < n; ++i) sum[i] = 1.0 / sum[i];
+    for (size_t i = 0; i < n; ++i) sum[i] = T(1.0) / sum[i];
     for (uint32_t j = b; j < e; ++j)
       for (size_t i = 0; i < n; ++i) y[size_t(j) * n + i] *= sum[i];
   }
@@ -224,7 +224,7 @@ void segment_softmax_backward(Shape in, size_t segments, const uint32_t* offsets
   for (size_t s = 0; s < segments; ++s) {
     const uint32_t b = offsets[s], e = offsets[s + 1];
     if (b == e) continue;
-    std::fill(dot.begin(), dot.end(), 0.0);
+    std::fill(dot.begin(), dot.end(), T(0.0));
     for (uint32_t j = b; j < e; ++j)
       for (size_t i = 0; i < n; ++i) dot[i] += y[size_t(j) * n + i] * gy[size_t(j) * n + i];
     for (uint32_t j = b; j < e; ++j)
