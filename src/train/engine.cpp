@@ -305,9 +305,9 @@ void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedS
 }
 
 template <class T>
-void SampleSteps::forward_sample(const neural::TemplateModel& model, const exec::ParamView<T>& params,
-                                 const PreparedSet& set, uint32_t local, exec::BasicWorkspace<T>& ws,
-                                 std::vector<std::vector<double>>& values, std::vector<neural::Shape>& shapes) const {
+void SampleSteps::forward_sample(const exec::ParamView<T>& params, const PreparedSet& set, uint32_t local,
+                                 exec::BasicWorkspace<T>& ws, std::vector<std::vector<double>>& values,
+                                 std::vector<neural::Shape>& shapes) const {
   const exec::Plan& plan = *plans_[plan_of_[local]];
   const neural::Parameters* example_params = set.example_facts ? &set.example_facts->params : nullptr;
   exec::forward(plan, set.networks[local].fact_data, params, ws, example_params);
@@ -414,10 +414,10 @@ Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dt
   std::vector<neural::Shape> shapes(set.outputs.size());
   if (dtype == Dtype::Float32) {
     const exec::ParamView<float> params32 = mirror_.refresh(model_.params);
-    for (uint32_t i = 0; i < set.size(); ++i) steps.forward_sample(model_, params32, set, i, ws32_, values, shapes);
+    for (uint32_t i = 0; i < set.size(); ++i) steps.forward_sample(params32, set, i, ws32_, values, shapes);
   } else {
     const exec::ParamView<double> params = exec::view_of(model_.params);
-    for (uint32_t i = 0; i < set.size(); ++i) steps.forward_sample(model_, params, set, i, ws_, values, shapes);
+    for (uint32_t i = 0; i < set.size(); ++i) steps.forward_sample(params, set, i, ws_, values, shapes);
   }
   Evaluation ev;
   ev.metrics = metrics_of(loss_kind, set.outputs, values, &predictions);

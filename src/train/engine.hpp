@@ -136,8 +136,8 @@ class SampleSteps {
   // `params` and `ws`: its outputs' values and shapes, written at the sample's positions of
   // `values` and `shapes` (set.outputs order).
   template <class T>
-  void forward_sample(const neural::TemplateModel& model, const exec::ParamView<T>& params, const PreparedSet& set,
-                      uint32_t local, exec::BasicWorkspace<T>& ws, std::vector<std::vector<double>>& values,
+  void forward_sample(const exec::ParamView<T>& params, const PreparedSet& set, uint32_t local,
+                      exec::BasicWorkspace<T>& ws, std::vector<std::vector<double>>& values,
                       std::vector<neural::Shape>& shapes) const;
   // Builds the plans of the samples `locals` that have none yet (in parallel).
   void plan_ahead(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals);
