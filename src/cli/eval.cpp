@@ -58,7 +58,8 @@ lrnn::cli::RegisterCommand reg(41, [](CLI::App& app) {
   data->add_option("--dataset", o->dataset, "A dataset instead of --examples: tu:DIR (TU graph format)");
   data->require_option(1);
   cmd->add_option("--queries,-q", o->queries_path, "Queries file (omit for labelled examples)");
-  cmd->add_option("--dtype", o->dtype, "float32 | float64 (default: the dtype the model was trained in)");
+  cmd->add_option("--dtype", o->dtype, "float32 | float64 (default: the dtype the model was trained in)")
+      ->check(cli::dtype_name());
   cmd->add_flag("--json", o->json, "Print one JSON object with metrics and outputs");
   cmd->callback([o] { run_eval(*o); });
 });

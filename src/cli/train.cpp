@@ -345,7 +345,8 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("--patience", o->patience, "Early stopping: epochs without improvement (0: off)")->check(cli::finite_number(0, 1e9, false, true));
   cmd->add_option("--dtype", o->dtype,
                   "Scalar type of the forward and backward passes: float32 | float64 (default " + o->dtype +
-                      "; parameters and optimizer state stay float64)");
+                      "; parameters and optimizer state stay float64)")
+      ->check(cli::dtype_name());
   cmd->add_option("--max-ground-rules", o->max_ground_rules,
                   "Refuse a sample that grounds to more ground rules than this (default " +
                       std::to_string(kDefaultMaxGroundRules) + ")")
