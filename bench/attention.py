@@ -5,9 +5,12 @@ For n in 128, 512, 2048 and d = 64, float64 and float32, forward + backward time
   full    lrnn full attention  vs torch.nn.functional.scaled_dot_product_attention
   window  lrnn sliding-window attention (0 <= i - j <= 16, the mask as a body literal, so
           masked scores are never computed) vs torch SDPA with the equivalent boolean mask
+  causal  lrnn causal attention (@leq(J, I), run as dense triangular tiles) vs torch SDPA
+          with is_causal=True
 and the ratio torch / lrnn per configuration (above 1 means lrnn is faster). Targets:
 full within 2x of torch (ratio >= 0.5); window at n = 2048 at least 10x faster (ratio >= 10);
-lrnn's windowed cost growing linearly in n.
+lrnn's windowed cost growing linearly in n; causal within 1.5x of torch (issue 13). Each lrnn
+row also shows its first call (grounding + plan, build_s) in forward+backward passes.
 
 PyTorch runs in its own process (bench/peers/torch_attention.py, 2 threads). Writes
 bench/results/attention.json.
@@ -39,7 +42,7 @@ def run_lrnn_attention(n: int, d: int, dtype: str, variant: str, window: int, ar
     # Scores and weights cost two values per (i, j) pair (twice with gradients); grounding
     # and the ground network hold about 150 bytes per ground rule while the plan is built
     # (peak RSS 1.3 GB for full attention at n = 2048). A cap guards smaller machines.
-    pairs = n * n if variant == "full" else n * (window + 1)
+    pairs = {"full": n * n, "causal": n * (n + 1) // 2}.get(variant, n * (window + 1))
     max_pairs = int(os.environ.get("LRNN_BENCH_MAX_PAIRS", "20000000"))
     if pairs > max_pairs:
         return {"available": False, "reason": f"skipped: {pairs} pairs > LRNN_BENCH_MAX_PAIRS={max_pairs}"}
@@ -63,7 +66,7 @@ def run_torch(args) -> dict:
     cmd = [
         sys.executable, PEER,
         "--sizes", args.sizes, "--dim", str(args.dim), "--window", str(args.window),
-        "--dtypes", args.dtypes, "--threads", str(args.threads),
+        "--dtypes", args.dtypes, "--variants", args.variants, "--threads", str(args.threads),
         "--min-time", str(args.min_time), "--max-repeats", str(args.max_repeats),
     ]
     run = benchlib.run_with_rss(cmd, timeout_s=args.timeout)
@@ -84,6 +87,7 @@ def main() -> int:
     parser.add_argument("--dim", type=int, default=64)
     parser.add_argument("--window", type=int, default=16)
     parser.add_argument("--dtypes", default="float64,float32")
+    parser.add_argument("--variants", default="full,window,causal")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--min-time", type=float, default=1.0, help="seconds of timed passes per configuration")
     parser.add_argument("--max-repeats", type=int, default=50)
@@ -110,7 +114,7 @@ def main() -> int:
     rows = []
     for n in (int(s) for s in args.sizes.split(",")):
         for dtype in args.dtypes.split(","):
-            for variant in ("full", "window"):
+            for variant in args.variants.split(","):
                 peer = torch_times.get((n, dtype, variant))
                 mine = run_lrnn_attention(n, args.dim, dtype, variant, args.window, args)
                 stat = f"{args.stat}_s"
@@ -121,13 +125,16 @@ def main() -> int:
                 torch_text = benchlib.fmt(peer[stat] * 1e3, " ms", 4) if peer else "n/a"
                 lrnn_text = (benchlib.fmt(mine[stat] * 1e3, " ms", 4) if mine.get("available")
                              else mine["reason"])
+                first_call = (f"   first call {mine['build_s']:.3g} s = {mine['build_s'] / mine[stat]:.0f} passes"
+                              if mine.get("available") else "")
                 print(f"n={n:<5} {dtype:<8} {variant:<7} torch {torch_text:>10}   lrnn {lrnn_text}"
-                      f"   torch/lrnn {benchlib.fmt(speedup, 'x')}")
+                      f"   torch/lrnn {benchlib.fmt(speedup, 'x')}{first_call}")
 
     result = {
         "benchmark": "attention",
         **benchlib.header(),
         "config": {"sizes": args.sizes, "d": args.dim, "window": args.window, "dtypes": args.dtypes,
+                   "variants": args.variants,
                    "threads": args.threads, "min_time_s": args.min_time, "stat": args.stat},
         "torch": {k: v for k, v in torch_report.items() if k != "results"},
         "rows": rows,

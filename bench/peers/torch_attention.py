@@ -7,6 +7,7 @@ torch.nn.functional.scaled_dot_product_attention on q, k, v of shape [1, n, d]:
   window  boolean mask allowed[i, j] = 0 <= i - j <= w (sliding window, causal), the
           dense-masked equivalent of lrnn's windowed attention: every one of the n*n scores
           is still computed, masked ones are then discarded
+  causal  is_causal=True (keys j <= i), torch's own causal path
 The backward pass starts from a fixed random output gradient and produces gradients of q,
 k and v. Single process, torch.set_num_threads(threads) (2 by default).
 
@@ -30,7 +31,8 @@ def window_mask(n: int, w: int, torch):
     return (diff >= 0) & (diff <= w)  # True = attend (torch's boolean attn_mask convention)
 
 
-def time_pass(n: int, d: int, dtype, mask, warmup: int, min_time: float, max_repeats: int, seed: int, torch):
+def time_pass(n: int, d: int, dtype, mask, causal: bool, warmup: int, min_time: float, max_repeats: int, seed: int,
+              torch):
     F = torch.nn.functional
     generator = torch.Generator().manual_seed(seed)
     q = torch.randn(1, n, d, dtype=dtype, generator=generator).requires_grad_()
@@ -41,7 +43,7 @@ def time_pass(n: int, d: int, dtype, mask, warmup: int, min_time: float, max_rep
     def one_pass():
         for t in (q, k, v):
             t.grad = None
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
         out.backward(grad_out)
         return out
 
@@ -84,14 +86,14 @@ def main() -> int:
         for dtype_name in args.dtypes.split(","):
             dtype = getattr(torch, dtype_name)
             for variant in args.variants.split(","):
-                if variant == "full":
+                if variant in ("full", "causal"):
                     mask = None
                 elif variant == "window":
                     mask = window_mask(n, args.window, torch)
                 else:
-                    raise SystemExit(f"unknown variant {variant!r} (full, window)")
-                timing = time_pass(n, args.dim, dtype, mask, args.warmup, args.min_time, args.max_repeats,
-                                   args.seed, torch)
+                    raise SystemExit(f"unknown variant {variant!r} (full, window, causal)")
+                timing = time_pass(n, args.dim, dtype, mask, variant == "causal", args.warmup, args.min_time,
+                                   args.max_repeats, args.seed, torch)
                 results.append({"n": n, "d": args.dim, "dtype": dtype_name, "variant": variant,
                                 "window": args.window if variant == "window" else None, **timing})
                 print(f"torch n={n} {dtype_name} {variant}: {timing['median_s']:.4g} s", file=sys.stderr)

@@ -696,9 +696,8 @@ void bind_lowering(nb::module_& m) {
       nb::arg("value").none(), "The constant a value becomes in lowered templates (printed).");
 }
 
-// The weight compiler and its compiled models.
-void bind_compiler(nb::module_& m) {
-  // ---- weight compiler -----------------------------------------------------------------------
+// What CompiledModel.verify reports: how many inputs were checked and the first mismatch.
+void bind_verify_report(nb::module_& m) {
   nb::class_<r::VerifyReport>(m, "VerifyReport")
       .def_ro("checked", &r::VerifyReport::checked)
       .def_ro("total", &r::VerifyReport::total)
@@ -712,6 +711,35 @@ void bind_compiler(nb::module_& m) {
                (v.sampled ? " (sampled)" : "") + ", mismatches=" + std::to_string(v.mismatches) +
                (v.first_mismatch.empty() ? "" : ", first: " + v.first_mismatch) + ")";
       });
+}
+
+// (name, rows, cols, flat row-major values) for every weight matrix; lrnn.rasp makes NumPy
+// arrays of them.
+nb::list compiled_weights(const r::CompiledModel& self) {
+  nb::list out;
+  auto add = [&](const std::string& name, int rows, int cols, const std::vector<double>& w) {
+    out.append(nb::make_tuple(name, rows, cols, w));
+  };
+  const int d = self.d_model;
+  add("embed.tokens", static_cast<int>(self.vocab.size()), d, self.token_embedding);
+  add("embed.positions", self.max_len, d, self.position_embedding);
+  add("embed.bos", 1, d, self.bos_embedding);
+  for (size_t l = 0; l < self.layers.size(); ++l) {
+    const auto& layer = self.layers[l];
+    std::string p = "layers." + std::to_string(l) + ".";
+    for (size_t h = 0; h < layer.heads.size(); ++h) {
+      add(p + "heads." + std::to_string(h) + ".qk", d, d, layer.heads[h].qk);
+      add(p + "heads." + std::to_string(h) + ".ov", d, d, layer.heads[h].ov);
+    }
+    add(p + "mlp.w1", layer.mlp.hidden, d, layer.mlp.w1);
+    add(p + "mlp.b1", 1, layer.mlp.hidden, layer.mlp.b1);
+    add(p + "mlp.w2", d, layer.mlp.hidden, layer.mlp.w2);
+  }
+  return out;
+}
+
+// A compiled transformer: running it, verifying it, and its sizes and weights.
+void bind_compiled_model(nb::module_& m) {
   nb::class_<r::CompiledModel>(m, "CompiledModel")
       .def("__call__",
            [](const r::CompiledModel& self, nb::handle input) {
@@ -786,30 +814,7 @@ void bind_compiler(nb::module_& m) {
         return out;
       })
       .def_prop_ro("output_space", [](const r::CompiledModel& self) { return self.output_space; })
-      // (name, rows, cols, flat row-major values) for every weight matrix; lrnn.rasp makes
-      // NumPy arrays of them.
-      .def("_weights", [](const r::CompiledModel& self) {
-        nb::list out;
-        auto add = [&](const std::string& name, int rows, int cols, const std::vector<double>& w) {
-          out.append(nb::make_tuple(name, rows, cols, w));
-        };
-        const int d = self.d_model;
-        add("embed.tokens", static_cast<int>(self.vocab.size()), d, self.token_embedding);
-        add("embed.positions", self.max_len, d, self.position_embedding);
-        add("embed.bos", 1, d, self.bos_embedding);
-        for (size_t l = 0; l < self.layers.size(); ++l) {
-          const auto& layer = self.layers[l];
-          std::string p = "layers." + std::to_string(l) + ".";
-          for (size_t h = 0; h < layer.heads.size(); ++h) {
-            add(p + "heads." + std::to_string(h) + ".qk", d, d, layer.heads[h].qk);
-            add(p + "heads." + std::to_string(h) + ".ov", d, d, layer.heads[h].ov);
-          }
-          add(p + "mlp.w1", layer.mlp.hidden, d, layer.mlp.w1);
-          add(p + "mlp.b1", 1, layer.mlp.hidden, layer.mlp.b1);
-          add(p + "mlp.w2", d, layer.mlp.hidden, layer.mlp.w2);
-        }
-        return out;
-      })
+      .def("_weights", &compiled_weights)
       .def("_heads", [](const r::CompiledModel& self) {
         nb::list out;
         for (size_t l = 0; l < self.layers.size(); ++l)
@@ -820,6 +825,12 @@ void bind_compiler(nb::module_& m) {
         return "CompiledModel(layers=" + std::to_string(self.layers.size()) + ", heads=" + std::to_string(self.heads()) +
                ", residual=" + std::to_string(self.d_model) + ", mlp_width=" + std::to_string(self.mlp_width()) + ")";
       });
+}
+
+// The weight compiler, its compiled models, and the pictures of programs.
+void bind_compiler(nb::module_& m) {
+  bind_verify_report(m);
+  bind_compiled_model(m);
   m.def(
       "compile",
       [](nb::handle program, nb::handle vocab, int max_len, const std::string& convention, bool causal,

@@ -1,4 +1,5 @@
 #include "exec/direct_product.hpp"
+#include "exec/dense_tiles.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -198,6 +199,7 @@ void dense_scale_backward(const RuleGroup& G, const T* v, const T* gagg, T* g) {
 template <class T>
 void direct_product_forward(const RuleGroup& G, const T* v, T* comb) {
   if (G.direct.dense) return dense_dot_forward(G.direct, v, comb);
+  if (G.direct.banded && banded_dot_forward(G.direct, v, comb)) return;
   const int size = product_size(G.direct);
   const size_t n = G.n;
 #pragma omp parallel for schedule(static) if (n * G.direct.len > kParallelEntries)
@@ -207,6 +209,7 @@ void direct_product_forward(const RuleGroup& G, const T* v, T* comb) {
 template <class T>
 void direct_sum_forward(const RuleGroup& G, const T* v, T* agg) {
   if (G.direct.dense) return dense_scale_forward(G, v, agg);
+  if (G.direct.banded && banded_scale_forward(G.direct, G.aggregation == AggregationKind::Avg, v, agg)) return;
   const int size = product_size(G.direct);
   const bool avg = G.aggregation == AggregationKind::Avg;
   const size_t m = G.m;
@@ -226,6 +229,7 @@ void direct_sum_forward(const RuleGroup& G, const T* v, T* agg) {
 template <class T>
 void direct_product_backward(const RuleGroup& G, const T* v, const T* gcomb, T* g) {
   if (G.direct.dense) return dense_dot_backward(G.direct, v, gcomb, g);
+  if (G.direct.banded && banded_dot_backward(G.direct, v, gcomb, g)) return;
   const int size = product_size(G.direct);
   for (uint32_t k = 0; k < G.n; ++k) member_backward(G, v, k, gcomb + size_t(k) * size, T(1), g);
 }
@@ -233,6 +237,7 @@ void direct_product_backward(const RuleGroup& G, const T* v, const T* gcomb, T* 
 template <class T>
 void direct_sum_backward(const RuleGroup& G, const T* v, const T* gagg, T* g) {
   if (G.direct.dense) return dense_scale_backward(G, v, gagg, g);
+  if (G.direct.banded && banded_scale_backward(G.direct, G.aggregation == AggregationKind::Avg, v, gagg, g)) return;
   const int size = product_size(G.direct);
   const bool avg = G.aggregation == AggregationKind::Avg;
   for (uint32_t h = 0; h < G.m; ++h) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "exec/dense_tiles.hpp"
 #include "lrnn/diagnostics.hpp"
 
 namespace lrnn::exec {
@@ -187,23 +188,111 @@ DirectProduct plan_direct_product(CombinationKind combination, const std::vector
   return d;
 }
 
+// Sets d.scalar_off when every scalar factor other than `varying` is one value for every
+// member of G (false if one is not).
+bool take_constant_scalars(const RuleGroup& G, DirectProduct& d, int varying) {
+  std::vector<uint32_t> offs;
+  for (int j : d.scalars) {
+    if (j == varying) continue;
+    const std::vector<uint32_t>& src = G.inputs[j].src;
+    if (std::any_of(src.begin(), src.end(), [&](uint32_t o) { return o != src[0]; })) return false;
+    offs.push_back(src[0]);
+  }
+  d.scalar_off = std::move(offs);
+  return true;
+}
+
+// Row bands of members whose rows are the runs of `head` (one key per run, rows back to
+// back from the first key: key[k] == key[0] + row * len) and whose columns `col` advance
+// by len within a run (see DirectProduct::banded). Run starts come from `starts` when given
+// (head segments), else from changes of `head`. False if the members do not form bands.
+bool find_bands(const std::vector<uint32_t>* head, const std::vector<uint32_t>* starts,
+                const std::vector<uint32_t>& col, uint32_t len, DirectProduct& d) {
+  const size_t n = col.size();
+  if (n == 0 || len == 0) return false;
+  d.band_begin.clear();
+  d.band_first.clear();
+  const uint32_t col_off = *std::min_element(col.begin(), col.end());
+  uint32_t next_start = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const bool row_start = starts ? k == (*starts)[next_start] : k == 0 || (*head)[k] != (*head)[k - 1];
+    if (row_start) {
+      const uint64_t row = d.band_begin.size();
+      if (head && uint64_t((*head)[k]) != uint64_t((*head)[0]) + row * len) return false;
+      if ((col[k] - col_off) % len != 0) return false;
+      d.band_begin.push_back(static_cast<uint32_t>(k));
+      d.band_first.push_back((col[k] - col_off) / len);
+      if (starts) ++next_start;
+    } else if (uint64_t(col[k]) != uint64_t(col[k - 1]) + len) {
+      return false;
+    }
+  }
+  d.band_begin.push_back(static_cast<uint32_t>(n));
+  d.rows = static_cast<uint32_t>(d.band_first.size());
+  d.cols = 0;
+  for (uint32_t i = 0; i < d.rows; ++i)
+    d.cols = std::max(d.cols, d.band_first[i] + d.band_begin[i + 1] - d.band_begin[i]);
+  d.inner_off = col_off;
+  // Tiles read every column between their bands: each must be an input some member reads
+  // (rows of other samples or other atoms may lie in a gap).
+  std::vector<int64_t> cover(size_t(d.cols) + 1, 0);
+  for (uint32_t i = 0; i < d.rows; ++i) {
+    ++cover[d.band_first[i]];
+    --cover[d.band_first[i] + d.band_begin[i + 1] - d.band_begin[i]];
+  }
+  int64_t covered = 0;
+  for (uint32_t c = 0; c < d.cols; ++c)
+    if ((covered += cover[c]) == 0) return false;
+  return true;
+}
+
+// Sets d.banded when the members of G that form no dense block form row bands (a causal
+// mask) whose tiles hold at most twice as many entries as the members: a sliding window
+// narrower than a tile stays with the per-member products.
+void plan_banded_block(const RuleGroup& G, DirectProduct& d) {
+  using Kind = DirectProduct::Kind;
+  const uint32_t len = static_cast<uint32_t>(d.len);
+  auto accept = [&](int outer, int inner, uint32_t outer_off) {
+    plan_tiles(d);
+    if (banded_tile_entries(d) > 2 * size_t(G.n) + kTileRows) return false;
+    d.banded = true;
+    d.outer = outer;
+    d.inner = inner;
+    d.outer_off = outer_off;
+    return true;
+  };
+  if (d.kind == Kind::Dot && !d.fused_sum) {
+    for (const auto& [outer, inner] : {std::pair{d.a, d.b}, std::pair{d.b, d.a}}) {
+      const std::vector<uint32_t>& xo = G.inputs[outer].src;
+      if (find_bands(&xo, nullptr, G.inputs[inner].src, len, d) && take_constant_scalars(G, d, -1) &&
+          accept(outer, inner, xo[0]))
+        return;
+    }
+    d.band_begin.clear();
+    d.band_first.clear();
+    d.tile_begin.clear();
+    return;
+  }
+  if (d.kind == Kind::Scale && d.fused_sum && G.m > 0) {
+    if (!find_bands(nullptr, &G.head_segments, G.inputs[d.a].src, len, d)) return;
+    for (int w : d.scalars) {
+      const std::vector<uint32_t>& xw = G.inputs[w].src;
+      bool in_member_order = true;
+      for (uint32_t k = 0; k < G.n && in_member_order; ++k) in_member_order = xw[k] == xw[0] + k;
+      if (in_member_order && take_constant_scalars(G, d, w) && accept(w, d.a, xw[0])) return;
+    }
+  }
+  d.band_begin.clear();
+  d.band_first.clear();
+  d.tile_begin.clear();
+}
+
 // Sets d.dense (see DirectProduct) when the members of G form a dense block.
 void plan_dense_block(const RuleGroup& G, DirectProduct& d) {
   using Kind = DirectProduct::Kind;
   const uint32_t n = G.n;
   if (n == 0) return;
-  // The factors other than `varying` must be one value for every member.
-  auto constant_scalars = [&](int varying) {
-    std::vector<uint32_t> offs;
-    for (int j : d.scalars) {
-      if (j == varying) continue;
-      const std::vector<uint32_t>& src = G.inputs[j].src;
-      if (std::any_of(src.begin(), src.end(), [&](uint32_t o) { return o != src[0]; })) return false;
-      offs.push_back(src[0]);
-    }
-    d.scalar_off = std::move(offs);
-    return true;
-  };
+  auto constant_scalars = [&](int varying) { return take_constant_scalars(G, d, varying); };
   const uint32_t len = static_cast<uint32_t>(d.len);
   if (d.kind == Kind::Dot && !d.fused_sum) {
     // Which of the two inputs stays put along the first run of members?
@@ -404,9 +493,23 @@ class PlanBuilder {
   void order_by_softmax_segment(std::vector<Ref>& members) const {
     bool one_per_head = true;
     for (size_t k = 1; k < members.size() && one_per_head; ++k) one_per_head = !same_head(members[k], members[k - 1]);
-    if (one_per_head)
-      std::stable_sort(members.begin(), members.end(),
-                       [&](const Ref& a, const Ref& b) { return softmax_key(a) < softmax_key(b); });
+    const auto by_segment = [&](const Ref& a, const Ref& b) { return softmax_key(a) < softmax_key(b); };
+    if (!one_per_head || std::is_sorted(members.begin(), members.end(), by_segment)) return;
+    // Members are in sample order already: a stable counting sort by group within each
+    // sample's run is the stable sort by (sample, group), in linear time.
+    std::vector<Ref> sorted(members.size());
+    for (size_t b = 0; b < members.size();) {
+      size_t e = b;
+      uint32_t groups = 0;
+      for (; e < members.size() && members[e].first == members[b].first; ++e)
+        groups = std::max(groups, softmax_key(members[e]).second + 1);
+      std::vector<uint32_t> start(size_t(groups) + 1, 0);
+      for (size_t k = b; k < e; ++k) ++start[softmax_key(members[k]).second + 1];
+      for (uint32_t q = 0; q < groups; ++q) start[q + 1] += start[q];
+      for (size_t k = b; k < e; ++k) sorted[b + start[softmax_key(members[k]).second]++] = members[k];
+      b = e;
+    }
+    members = std::move(sorted);
   }
 
   // Input i of rule r over its groundings `members`: where each input value lives, its
@@ -543,7 +646,10 @@ class PlanBuilder {
     for (uint32_t k = 1; k <= G.n; ++k)
       if (k == G.n || !same_head(members[k], members[k - 1])) G.head_segments.push_back(k);
     G.m = static_cast<uint32_t>(G.head_segments.size() - 1);
-    if (G.direct.kind != DirectProduct::Kind::None) plan_dense_block(G, G.direct);
+    if (G.direct.kind != DirectProduct::Kind::None) {
+      plan_dense_block(G, G.direct);
+      if (!G.direct.dense) plan_banded_block(G, G.direct);
+    }
   }
 
   // Softmax segments: groundings of one sample agreeing on the non-normalised variables.
@@ -551,8 +657,10 @@ class PlanBuilder {
     G.softmax_perm.resize(G.n);
     for (uint32_t k = 0; k < G.n; ++k) G.softmax_perm[k] = k;
     auto key = [&](uint32_t k) { return softmax_key(members[k]); };
-    std::stable_sort(G.softmax_perm.begin(), G.softmax_perm.end(),
-                     [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+    const auto by_key = [&](uint32_t a, uint32_t b) { return key(a) < key(b); };
+    // Already in segment order when every head has one grounding (attention): no sort.
+    if (!std::is_sorted(G.softmax_perm.begin(), G.softmax_perm.end(), by_key))
+      std::stable_sort(G.softmax_perm.begin(), G.softmax_perm.end(), by_key);
     G.softmax_segments.push_back(0);
     for (uint32_t k = 1; k <= G.n; ++k)
       if (k == G.n || key(G.softmax_perm[k]) != key(G.softmax_perm[k - 1])) G.softmax_segments.push_back(k);

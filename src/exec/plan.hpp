@@ -75,6 +75,19 @@ struct DirectProduct {
   uint32_t outer_off = 0, inner_off = 0;
   bool outer_transposed = false;
   std::vector<uint32_t> scalar_off;  // the constant scalar factors' offsets
+  // Banded blocks (a causal mask @leq(J, I), or any mask leaving each row one run of
+  // consecutive columns), run as dense tiles (exec/dense_tiles.hpp) instead of per-member
+  // products. Row i owns members band_begin[i] .. band_begin[i + 1] - 1 (rows + 1 offsets),
+  // member band_begin[i] + t standing for column band_first[i] + t:
+  //  Dot, not fused: the product of row i of `outer` (at outer_off + i len) and that column
+  //    of `inner` (at inner_off + column len), stored at member order.
+  //  Scale, fused: head i sums (averages) its members; member k scales that column of
+  //    `inner` by the scalar input `outer` at outer_off + k (stored in member order).
+  // rows, cols (columns spanned), outer, inner, outer_off, inner_off and scalar_off as for
+  // dense blocks.
+  bool banded = false;
+  std::vector<uint32_t> band_begin, band_first;
+  std::vector<uint32_t> tile_begin;  // the first row of each tile, then rows (dense_tiles.hpp)
 };
 
 // A rule whose one input is a column vector under a matrix weight and whose groundings

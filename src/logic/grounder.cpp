@@ -9,8 +9,12 @@
 #include <thread>
 #include <chrono>
 #include <cmath>
+#include <limits>
+#include <memory>
 
+#include "logic/range_scan.hpp"
 #include "logic/relation.hpp"
+#include "logic/row_set.hpp"
 #include "lrnn/diagnostics.hpp"
 
 namespace lrnn::logic {
@@ -28,11 +32,11 @@ struct ArgAction {
 enum class Range : uint8_t { Full, Old, Delta };
 
 struct Step {
-  enum Op : uint8_t { Scan, Lookup, LookupFrozen, Member, NotMember, Builtin, Domain } op;
+  enum Op : uint8_t { Scan, RangeScan, Lookup, LookupFrozen, Member, NotMember, Builtin, Domain } op;
   Range range = Range::Full;
   uint32_t lit = 0;
   uint32_t pred = kNone;
-  uint32_t index = kNone;   // Lookup: index of the relation
+  uint32_t index = kNone;   // Lookup: index of the relation; RangeScan: its Plan::ranges entry
   uint32_t actions = 0;     // into Plan::actions, one per argument
   uint32_t out_arg = kNone; // Builtin: the argument it binds, kNone if it only checks
 };
@@ -40,47 +44,7 @@ struct Step {
 struct Plan {
   std::vector<Step> steps;
   std::vector<ArgAction> actions;
-};
-
-// Open-addressing set of fixed-width rows (dedup of ground rules).
-class RowSet {
- public:
-  explicit RowSet(uint32_t width) : width_(width), slots_(64, kNone) {}
-  // True if the row was not present (and is now).
-  bool insert(const uint32_t* row) {
-    if ((count_ + 1) * 2 > slots_.size()) grow();
-    uint32_t h = hash(row);
-    size_t m = slots_.size() - 1;
-    for (size_t s = h & m;; s = (s + 1) & m) {
-      if (slots_[s] == kNone) {
-        slots_[s] = count_++;
-        data_.insert(data_.end(), row, row + width_);
-        return true;
-      }
-      if (std::equal(row, row + width_, data_.data() + size_t(slots_[s]) * width_)) return false;
-    }
-  }
-
- private:
-  uint32_t hash(const uint32_t* row) const {
-    uint64_t h = 0x9E3779B97F4A7C15ull;
-    for (uint32_t i = 0; i < width_; ++i) h = hash_mix(h, row[i]);
-    return uint32_t(h >> 32) ^ uint32_t(h);
-  }
-  void grow() {
-    std::vector<uint32_t> slots(slots_.size() * 2, kNone);
-    size_t m = slots.size() - 1;
-    for (uint32_t i = 0; i < count_; ++i) {
-      size_t s = hash(data_.data() + size_t(i) * width_) & m;
-      while (slots[s] != kNone) s = (s + 1) & m;
-      slots[s] = i;
-    }
-    slots_ = std::move(slots);
-  }
-  uint32_t width_;
-  std::vector<uint32_t> slots_;
-  std::vector<uint32_t> data_;
-  uint32_t count_ = 0;
+  std::vector<std::vector<RangeBound>> ranges;  // per RangeScan step
 };
 
 class Grounder {
@@ -260,6 +224,11 @@ class Grounder {
       const ArgRef* args = cr.lit_args(bl);
       st.pred = bl.pred;
       st.range = bl.kind == Kind::Negated ? Range::Full : range_of(i);
+      // A one-variable literal scanned while builtins bound its variable: a range scan.
+      std::vector<RangeBound> range;
+      if (bl.kind == Kind::Positive && bl.arity == 1 && args[0].is_var && !bound[args[0].value] &&
+          (frozen || !g.in_stratum_[bl.pred]))
+        range = range_bounds(cr, args[0].value, bound);
       uint64_t mask = 0;
       bool all_bound = true;
       std::vector<uint32_t> bound_here;
@@ -283,6 +252,10 @@ class Grounder {
         st.op = Step::NotMember;
       } else if (all_bound) {
         st.op = Step::Member;
+      } else if (mask == 0 && !range.empty()) {
+        st.op = Step::RangeScan;
+        st.index = uint32_t(plan.ranges.size());
+        plan.ranges.push_back(std::move(range));
       } else if (mask == 0) {
         st.op = Step::Scan;
       } else {
@@ -366,6 +339,28 @@ class Grounder {
 
   uint32_t value_of(const ArgAction& a) const { return a.kind == ArgAction::Const ? a.value : bind_[a.value]; }
 
+  // The interval [lo, hi] of a range scan's variable under the current bindings; false
+  // when a bound's base is not a small integer (the scan then reads every row).
+  bool interval(const std::vector<RangeBound>& range, int64_t& lo, int64_t& hi) const {
+    lo = std::numeric_limits<int64_t>::min();
+    hi = std::numeric_limits<int64_t>::max();
+    for (const RangeBound& b : range) {
+      const uint32_t v = b.base_is_var ? bind_[b.base] : b.base;
+      if (!Symbols::is_small_int(v)) return false;
+      const int64_t x = Symbols::small_int(v) + b.offset;
+      if (b.upper) hi = std::min(hi, x);
+      else lo = std::max(lo, x);
+    }
+    return true;
+  }
+
+  // The value index of a complete one-column relation (built on first use).
+  const ValueIndex& value_index(uint32_t pred) {
+    if (value_index_.size() <= pred) value_index_.resize(prog_.num_predicates());
+    if (!value_index_[pred]) value_index_[pred] = std::make_unique<ValueIndex>(rels_[pred]);
+    return *value_index_[pred];
+  }
+
   // Applies Bind/Same actions of a matched tuple; false if a repeated variable differs.
   bool match(const Plan& plan, const Step& st, uint32_t arity, const uint32_t* tuple) {
     const ArgAction* acts = plan.actions.data() + st.actions;
@@ -400,6 +395,9 @@ class Grounder {
         }
         return;
       }
+      case Step::RangeScan:
+        run_range_scan(plan, s, st, emit);
+        return;
       case Step::Lookup: {
         const Relation& rel = rels_[st.pred];
         Bounds b = bounds(rel, st.range);
@@ -464,13 +462,38 @@ class Grounder {
     }
   }
 
+  // The rows of a range scan's literal inside its interval (all rows in range when a
+  // bound is no small integer), in row order.
+  template <class Emit>
+  void run_range_scan(const Plan& plan, uint32_t s, const Step& st, Emit& emit) {
+    const Relation& rel = rels_[st.pred];
+    const Bounds b = bounds(rel, st.range);
+    std::vector<uint32_t> rows;
+    int64_t lo, hi;
+    if (interval(plan.ranges[st.index], lo, hi)) {
+      value_index(st.pred).candidates(lo, hi, b.lo, b.hi, rows);
+    } else {
+      for (uint32_t r = b.lo; r < b.hi; ++r) rows.push_back(r);
+    }
+    for (uint32_t r : rows) {
+      if (!match(plan, st, 1, rel.row(r))) continue;
+      rows_[st.lit] = r;
+      run(plan, s + 1, emit);
+    }
+  }
+
   template <class Emit>
   void run_builtin(const Plan& plan, uint32_t s, const Step& st, const ArgAction* acts, Emit& emit) {
     const CompiledRule& cr = *rule_;
     const BodyLiteral& bl = cr.body[st.lit];
     const uint32_t n = bl.arity;
     auto val = [&](uint32_t k) { return value_of(acts[k]); };
-    auto cmp = [&]() { return syms_.compare(val(0), val(1)); };
+    // Small integers (positions, offsets) compare as their ids: the encoding is monotone.
+    auto cmp = [&]() {
+      const uint32_t a = val(0), b = val(1);
+      if (Symbols::is_small_int(a) && Symbols::is_small_int(b)) return a < b ? -1 : (a > b ? 1 : 0);
+      return syms_.compare(a, b);
+    };
     if (is_eval(bl.op)) {  // holds for two numbers; an input whose value is a op b
       const uint32_t a = val(0), b = val(1);
       if (!syms_.is_number(a) || !syms_.is_number(b)) return;
@@ -538,6 +561,15 @@ class Grounder {
     double result;
     if (Symbols::is_small_int(a) && Symbols::is_small_int(b)) {
       int64_t x = Symbols::small_int(a), y = Symbols::small_int(b);
+      // A small integer sum, difference or product binds without a trip through doubles
+      // (what intern_number would return; attention windows do this once per pair).
+      const bool exact = bl.op == BuiltinOp::Add || bl.op == BuiltinOp::Sub || bl.op == BuiltinOp::Mul;
+      const int64_t z = bl.op == BuiltinOp::Add ? x + y : bl.op == BuiltinOp::Sub ? x - y : x * y;
+      if (exact && st.out_arg != kNone && z >= Symbols::kIntMin && z <= Symbols::kIntMax) {
+        bind_[acts[2].value] = Symbols::encode_int(z);
+        run(plan, s + 1, emit);
+        return;
+      }
       switch (bl.op) {
         case BuiltinOp::Add: result = double(x + y); break;
         case BuiltinOp::Sub: result = double(x - y); break;
@@ -713,6 +745,12 @@ class Grounder {
     if (var_names) *var_names = names;
     if (p == kNone) return out;
     const Relation& rel = rels_[p];
+    // A ground query is one lookup (n queries out(0..n-1) would otherwise scan n rows each).
+    if (!consts.empty() && std::none_of(consts.begin(), consts.end(), [](uint32_t c) { return c == kNone; })) {
+      const uint32_t r = rel.arity() == consts.size() ? rel.find(consts.data()) : kNone;
+      if (r != kNone) out.emplace_back(p, r);
+      return out;
+    }
     std::vector<uint32_t> vals(names.size());
     std::vector<char> set(names.size());
     for (uint32_t r = 0; r < rel.rows(); ++r) {
@@ -745,6 +783,7 @@ class Grounder {
   std::vector<uint32_t> domain_;
   std::vector<char> logic_relevant_, neural_relevant_;
   std::vector<char> in_stratum_;  // predicates of the stratum being evaluated
+  std::vector<std::unique_ptr<ValueIndex>> value_index_;  // per predicate (range scans)
   bool has_queries_ = false;
   size_t total_atoms_ = 0;
   size_t model_substitutions_ = 0;  // body substitutions enumerated by the least model

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
+#include <memory>
 #include <numeric>
 
+#include "logic/row_set.hpp"
 #include "lrnn/diagnostics.hpp"
 
 namespace lrnn::neural {
@@ -19,6 +20,10 @@ struct DfsFrame {
   uint32_t atom;
   uint32_t head_pos;   // which of the atom's ground rules is being explored
   uint32_t input_pos;  // which input of that ground rule comes next
+  uint32_t depth;      // 1 + the deepest input of the atom's kept ground rules so far (1: none)
+  uint32_t rule_depth; // 1 + the deepest input of this ground rule so far
+  uint32_t n_inputs;   // of this ground rule
+  const uint32_t* inputs;
 };
 
 // The sample's ground rules numbered globally (grounding id g over every rule set), with
@@ -85,47 +90,57 @@ Relevance search_from_queries(const FlatGroundRules& f) {
   const size_t n_atoms = f.ground.num_atoms();
   Relevance r{std::vector<uint8_t>(n_atoms, 0), std::vector<uint32_t>(n_atoms, 0), std::vector<uint8_t>(f.size(), 0), 0};
   std::vector<DfsFrame> stack;
+  // Points the frame at its atom's head_pos-th ground rule (its inputs read in place).
+  auto enter_rule = [&](DfsFrame& fr) {
+    fr.input_pos = 0;
+    fr.rule_depth = 1;
+    if (fr.head_pos == f.head_begin[fr.atom + 1] - f.head_begin[fr.atom]) return;
+    const uint32_t g = f.head_list[f.head_begin[fr.atom] + fr.head_pos];
+    const logic::GroundRuleSet& set = f.set(g);
+    fr.n_inputs = set.n_inputs;
+    fr.inputs = set.inputs.data() + static_cast<size_t>(f.row(g)) * set.n_inputs;
+  };
+  auto push = [&](uint32_t atom) {
+    r.state[atom] = 1;
+    stack.push_back({atom, 0, 0, 1, 1, 0, nullptr});
+    enter_rule(stack.back());
+  };
   auto visit = [&](uint32_t root) {
     if (root >= n_atoms) throw Error(ErrorKind::Runtime, "query atom is not an atom of the sample");
     if (r.state[root] != 0) return;
-    r.state[root] = 1;
-    stack.push_back({root, 0, 0});
+    push(root);
     while (!stack.empty()) {
       DfsFrame& fr = stack.back();
       const uint32_t a = fr.atom;
       const uint32_t n_heads = f.head_begin[a + 1] - f.head_begin[a];
       if (fr.head_pos < n_heads) {
-        const uint32_t g = f.head_list[f.head_begin[a] + fr.head_pos];
-        if (fr.input_pos < f.n_inputs(g)) {
-          const uint32_t b = f.input(g, fr.input_pos);
+        // The inputs of this ground rule: done ones count for the depth, one on the DFS
+        // path closes a cycle (the rule is dropped), an unseen one is explored first.
+        bool descended = false;
+        while (fr.input_pos < fr.n_inputs) {
+          const uint32_t b = fr.inputs[fr.input_pos];
           if (b >= n_atoms) throw Error(ErrorKind::Runtime, "ground rule input is not an atom of the sample");
-          if (r.state[b] == 1) {
-            r.dropped[g] = 1;
-            ++r.dropped_count;
-            ++fr.head_pos;
-            fr.input_pos = 0;
-          } else {
-            ++fr.input_pos;
-            if (r.state[b] == 0) {
-              r.state[b] = 1;
-              stack.push_back({b, 0, 0});  // invalidates fr
-            }
+          if (r.state[b] == 0) {
+            push(b);  // invalidates fr; this input is read again once b is done
+            descended = true;
+            break;
           }
-        } else {
-          ++fr.head_pos;
-          fr.input_pos = 0;
+          if (r.state[b] == 1) break;
+          fr.rule_depth = std::max(fr.rule_depth, r.depth[b] + 1);
+          ++fr.input_pos;
         }
+        if (descended) continue;
+        if (fr.input_pos < fr.n_inputs) {
+          r.dropped[f.head_list[f.head_begin[a] + fr.head_pos]] = 1;
+          ++r.dropped_count;
+        } else {
+          fr.depth = std::max(fr.depth, fr.rule_depth);
+        }
+        ++fr.head_pos;
+        enter_rule(fr);
         continue;
       }
-      if (n_heads > 0) {
-        uint32_t d = 0;
-        for (uint32_t k = f.head_begin[a]; k < f.head_begin[a + 1]; ++k) {
-          const uint32_t g = f.head_list[k];
-          if (r.dropped[g]) continue;
-          for (uint32_t i = 0; i < f.n_inputs(g); ++i) d = std::max(d, r.depth[f.input(g, i)]);
-        }
-        r.depth[a] = d + 1;
-      }
+      r.depth[a] = n_heads > 0 ? fr.depth : 0;
       r.state[a] = 2;
       stack.pop_back();
     }
@@ -213,11 +228,15 @@ void add_facts(SampleNetwork& net, const TemplateModel& model, const ExampleAst&
 }
 
 // The softmax group of every kept ground rule of a softmax-aggregated rule: groundings of
-// one rule that agree on the rule's softmax variables normalise together.
+// one rule that agree on the rule's softmax variables normalise together. Groups are
+// numbered in order of first appearance in `kept` (one hash probe per grounding: attention
+// has n^2 of them).
 std::vector<uint32_t> softmax_groups(const TemplateModel& model, const FlatGroundRules& f,
                                      const std::vector<uint32_t>& kept) {
   std::vector<uint32_t> group(f.size(), 0);
-  std::map<std::pair<uint32_t, std::vector<uint32_t>>, uint32_t> group_ids;
+  std::vector<std::unique_ptr<logic::RowSet>> keys(model.rules.size());  // per rule
+  std::vector<std::vector<uint32_t>> number(model.rules.size());        // per rule: key row -> group
+  uint32_t n_groups = 0;
   std::vector<uint32_t> key;
   for (uint32_t g : kept) {
     const logic::GroundRuleSet& rs = f.set(g);
@@ -228,10 +247,41 @@ std::vector<uint32_t> softmax_groups(const TemplateModel& model, const FlatGroun
       if (v >= rs.n_vars) throw Error(ErrorKind::Runtime, "ground rule set lacks variable bindings");
       key.push_back(rs.bindings[static_cast<size_t>(f.row(g)) * rs.n_vars + v]);
     }
-    auto [it, inserted] = group_ids.emplace(std::make_pair(rs.rule, key), static_cast<uint32_t>(group_ids.size()));
-    group[g] = it->second;
+    if (!keys[rs.rule]) keys[rs.rule] = std::make_unique<logic::RowSet>(static_cast<uint32_t>(key.size()));
+    const auto [row, inserted] = keys[rs.rule]->number(key.data());
+    if (inserted) number[rs.rule].push_back(n_groups++);
+    group[g] = number[rs.rule][row];
   }
   return group;
+}
+
+// Sorts `kept` (ascending grounding ids) by (rule, head, softmax group, grounding id) in
+// linear time: stable counting sorts by head and then by rule; a head's groundings are
+// then in grounding order, and only a head whose groups are out of order is sorted.
+void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, const std::vector<uint32_t>& local,
+                       const std::vector<uint32_t>& group, size_t n_atoms, size_t n_rules) {
+  auto counting_sort = [&](size_t n_keys, auto key_of) {
+    std::vector<uint32_t> start(n_keys + 1, 0);
+    for (uint32_t g : kept) ++start[key_of(g) + 1];
+    for (size_t k = 0; k < n_keys; ++k) start[k + 1] += start[k];
+    std::vector<uint32_t> out(kept.size());
+    for (uint32_t g : kept) out[start[key_of(g)]++] = g;
+    kept = std::move(out);
+  };
+  counting_sort(n_atoms, [&](uint32_t g) { return local[f.head(g)]; });
+  counting_sort(n_rules, [&](uint32_t g) { return f.set(g).rule; });
+  for (size_t b = 0; b < kept.size();) {
+    size_t e = b + 1;
+    bool ordered = true;
+    while (e < kept.size() && f.set(kept[e]).rule == f.set(kept[b]).rule &&
+           local[f.head(kept[e])] == local[f.head(kept[b])]) {
+      ordered = ordered && group[kept[e - 1]] <= group[kept[e]];
+      ++e;
+    }
+    if (!ordered)
+      std::stable_sort(kept.begin() + b, kept.begin() + e, [&](uint32_t x, uint32_t y) { return group[x] < group[y]; });
+    b = e;
+  }
 }
 
 // The kept ground rules with their softmax groups, sorted by (rule, head, group, order).
@@ -241,14 +291,7 @@ void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const Flat
   for (uint32_t g = 0; g < f.size(); ++g)
     if (!r.dropped[g] && r.state[f.head(g)] == 2) kept.push_back(g);
   const std::vector<uint32_t> group = softmax_groups(model, f, kept);
-  std::sort(kept.begin(), kept.end(), [&](uint32_t x, uint32_t y) {
-    const uint32_t rx = f.set(x).rule, ry = f.set(y).rule;
-    if (rx != ry) return rx < ry;
-    const uint32_t hx = local[f.head(x)], hy = local[f.head(y)];
-    if (hx != hy) return hx < hy;
-    if (group[x] != group[y]) return group[x] < group[y];
-    return x < y;
-  });
+  sort_ground_rules(kept, f, local, group, net.num_atoms(), model.rules.size());
   net.inputs_begin.push_back(0);
   for (uint32_t g : kept) {
     net.rule.push_back(f.set(g).rule);

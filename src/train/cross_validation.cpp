@@ -83,6 +83,18 @@ void check_fold_count(const std::vector<Sample>& samples, const std::vector<int>
   }
 }
 
+// The fold's training and test sets. The copies of the samples a prepared set is built from
+// die here: a fold keeps only its prepared networks, not a second copy of the dataset.
+std::pair<PreparedSet, PreparedSet> prepare_fold(Engine& engine, const std::vector<Sample>& samples,
+                                                 const std::vector<int>& fold_of_sample, int fold,
+                                                 size_t max_ground_rules) {
+  std::vector<Sample> train_part, test_part;
+  for (size_t s = 0; s < samples.size(); ++s) (fold_of_sample[s] == fold ? test_part : train_part).push_back(samples[s]);
+  PreparedSet train_set = engine.prepare(train_part, max_ground_rules);
+  PreparedSet test_set = engine.prepare(test_part, max_ground_rules);
+  return {std::move(train_set), std::move(test_set)};
+}
+
 }  // namespace
 
 CrossValidationReport cross_validate(const TemplateAst& ast, const Settings& settings, const std::vector<Sample>& samples,
@@ -99,15 +111,12 @@ CrossValidationReport cross_validate(const TemplateAst& ast, const Settings& set
   bool stop = false;
   for (int fold = 0; fold < k && !stop; ++fold) {
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<Sample> train_part, test_part;
-    for (size_t s = 0; s < samples.size(); ++s) (cv.fold_of_sample[s] == fold ? test_part : train_part).push_back(samples[s]);
     Engine engine(ast, config.initializer, config.seed);
     FoldResult r;
     r.fold = fold;
-    r.train_samples = train_part.size();
-    r.test_samples = test_part.size();
-    PreparedSet train_set = engine.prepare(std::move(train_part), settings.max_ground_rules);
-    PreparedSet test_set = engine.prepare(std::move(test_part), settings.max_ground_rules);
+    auto [train_set, test_set] = prepare_fold(engine, samples, cv.fold_of_sample, fold, settings.max_ground_rules);
+    r.train_samples = train_set.size();
+    r.test_samples = test_set.size();
     engine.plan_ahead(train_set);
     r.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::function<bool(const EpochInfo&)> cb;
