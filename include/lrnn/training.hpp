@@ -91,6 +91,10 @@ struct Output {
   std::vector<double> value;       // the query neuron's output (row-major)
   std::vector<double> prediction;  // sigmoid/softmax of the value under crossentropy
   int rows = 1, cols = 1;          // the value's shape (a 2x2 matrix is rows = cols = 2)
+  double importance = 1.0;         // its query line's importance (`0.25 id :- 1.0 q.`)
+  // The target was written as a list (`[1.0] q`, `[[1.0]] q`), so a one-entry value is a
+  // vector there, not a scalar (the engine's 1x1 shape does not tell them apart).
+  bool listed_target = false;
   bool operator==(const Output&) const = default;
 };
 

@@ -235,8 +235,9 @@ nb::dict evaluate(Model& model, const BuiltSet& set, const std::string& loss) {
     ev = model.evaluate(set.data);
   }
   nb::dict d = metrics_dict(ev.metrics);
-  nb::list outputs, predictions;
+  nb::list outputs, predictions, listed;
   for (Output& o : ev.outputs) {
+    listed.append(o.listed_target);
     const size_t n_value = o.value.size(), n_prediction = o.prediction.size();
     // a matrix output keeps its shape; scalars and column vectors stay flat
     const bool matrix = o.rows > 1 && o.cols > 1 && static_cast<size_t>(o.rows) * o.cols == n_value;
@@ -245,6 +246,7 @@ nb::dict evaluate(Model& model, const BuiltSet& set, const std::string& loss) {
   }
   d["outputs"] = outputs;
   d["predictions"] = predictions;
+  d["listed_targets"] = listed;
   return d;
 }
 
@@ -300,6 +302,18 @@ void bind_engine(nb::module_& m) {
       .def("outputs", [](const BuiltSet& s) {
         nb::list out;
         for (const Output& o : s.outputs) out.append(nb::make_tuple(o.example, o.query, o.target));
+        return out;
+      })
+      // Per output: its query line's importance (`0.25 id :- 1.0 q.`), and whether its target
+      // was written as a list (a one-entry value is then a vector).
+      .def("importances", [](const BuiltSet& s) {
+        nb::list out;
+        for (const Output& o : s.outputs) out.append(o.importance);
+        return out;
+      })
+      .def("listed_targets", [](const BuiltSet& s) {
+        nb::list out;
+        for (const Output& o : s.outputs) out.append(o.listed_target);
         return out;
       });
 

@@ -302,7 +302,8 @@ std::vector<Output> Model::ground_queries(const Dataset& data) const {
   const auto set = impl_->prepare(data);
   std::vector<Output> out;
   out.reserve(set->outputs.size());
-  for (const train::OutputInfo& o : set->outputs) out.push_back({o.sample, o.text, o.target, {}, {}});
+  for (const train::OutputInfo& o : set->outputs)
+    out.push_back({o.sample, o.text, o.target, {}, {}, 1, 1, o.importance, o.listed_target});
   if (set->sharded()) return train::dist::gather_outputs(out, *set);  // rank 0: all, in order
   return out;
 }

@@ -343,6 +343,7 @@ std::vector<Output> gather_outputs(const std::vector<Output>& local, const Prepa
     put(mine, o.query.data(), o.query.size());
     put_doubles(mine, o.target);
     put_doubles(mine, o.value);
+    put_doubles(mine, {o.importance, o.listed_target ? 1.0 : 0.0});
   }
   const std::vector<char> all = gather_to_root(mine);
   std::vector<Output> outputs;
@@ -353,6 +354,9 @@ std::vector<Output> gather_outputs(const std::vector<Output>& local, const Prepa
     in.get(o.query.data(), o.query.size());
     o.target = in.doubles();
     o.value = in.doubles();
+    const std::vector<double> extra = in.doubles();  // importance, listed target
+    o.importance = extra.at(0);
+    o.listed_target = extra.at(1) != 0;
     outputs.push_back(std::move(o));
   }
   return outputs;
@@ -366,7 +370,7 @@ Evaluation gather_evaluation(const Evaluation& local, const PreparedSet& set, Lo
     std::vector<OutputInfo> infos;
     std::vector<std::vector<double>> values, predictions;
     for (const Output& o : ev.outputs) {
-      infos.push_back({static_cast<uint32_t>(o.example), 0, o.query, o.target});
+      infos.push_back({static_cast<uint32_t>(o.example), 0, o.query, o.target, o.importance, o.listed_target});
       values.push_back(o.value);
     }
     ev.metrics = metrics_of(loss_kind, infos, values, &predictions);

@@ -57,7 +57,7 @@ Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
     if (predictions_out) predictions_out->push_back(p);
     if (infos[o].target.empty()) continue;
     grad.assign(y.size(), 0.0);
-    total += loss(loss_kind, y, infos[o].target, grad);
+    total += infos[o].importance * loss(loss_kind, y, infos[o].target, grad);
     ++m.count;
     if (p.size() == 1 && infos[o].target.size() == 1) {
       scores.push_back(p[0]);
@@ -80,7 +80,7 @@ template <class T>
 LossSum seed_loss_gradients(const exec::Plan& plan, exec::BasicWorkspace<T>& ws, LossKind loss_kind,
                             const std::function<const std::vector<double>&(size_t)>& target_of_output,
                             std::vector<std::vector<double>>* predictions, std::vector<std::vector<double>>* targets,
-                            size_t mean_over) {
+                            size_t mean_over, const std::function<double(size_t)>& importance_of_output) {
   LossSum total;
   for (size_t o = 0; o < plan.outputs.size(); ++o)
     if (!target_of_output(o).empty()) ++total.count;
@@ -91,7 +91,8 @@ LossSum seed_loss_gradients(const exec::Plan& plan, exec::BasicWorkspace<T>& ws,
     if (target.empty()) continue;
     std::vector<double> y = exec::output_value(plan, ws, o);
     loss_grad.assign(y.size(), 0.0);
-    total.sum += loss(loss_kind, y, target, loss_grad);
+    const double importance = importance_of_output ? importance_of_output(o) : 1.0;
+    total.sum += importance * loss(loss_kind, y, target, loss_grad);
     if (predictions) {
       std::vector<double> p(y.size());
       predict(loss_kind, y, p);
@@ -100,17 +101,19 @@ LossSum seed_loss_gradients(const exec::Plan& plan, exec::BasicWorkspace<T>& ws,
     if (targets) targets->push_back(target);
     const exec::OutputRef& ref = plan.outputs[o];
     if (ref.offset == exec::kNoValue) continue;
-    for (size_t k = 0; k < y.size(); ++k) ws.grads[ref.offset + k] += loss_grad[k] / divisor;
+    for (size_t k = 0; k < y.size(); ++k) ws.grads[ref.offset + k] += importance * loss_grad[k] / divisor;
   }
   return total;
 }
 
 template LossSum seed_loss_gradients<double>(const exec::Plan&, exec::Workspace&, LossKind,
                                              const std::function<const std::vector<double>&(size_t)>&,
-                                             std::vector<std::vector<double>>*, std::vector<std::vector<double>>*, size_t);
+                                             std::vector<std::vector<double>>*, std::vector<std::vector<double>>*, size_t,
+                                             const std::function<double(size_t)>&);
 template LossSum seed_loss_gradients<float>(const exec::Plan&, exec::Workspace32&, LossKind,
                                             const std::function<const std::vector<double>&(size_t)>&,
-                                            std::vector<std::vector<double>>*, std::vector<std::vector<double>>*, size_t);
+                                            std::vector<std::vector<double>>*, std::vector<std::vector<double>>*, size_t,
+                                            const std::function<double(size_t)>&);
 
 void clip_gradients(std::vector<double>& grads, double clip_value, double clip_norm, std::span<double> more) {
   if (clip_value > 0) {
@@ -210,11 +213,13 @@ PreparedSet Engine::prepare(std::span<const Sample> samples, size_t max_ground_r
     const Sample& s = samples[i];
     for (uint32_t q = 0; q < s.queries.size(); ++q) {
       std::vector<double> target = target_of(s.queries[q]);
+      const double importance = s.importance_of(q);
+      const bool listed = s.queries[q].weight && s.queries[q].weight->kind != ValueSpec::Kind::Scalar;
       const auto& matches = set.atom_texts[i][q];
       if (matches.empty()) {
-        set.outputs.push_back({i, q, query_text(s.queries[q]), target});
+        set.outputs.push_back({i, q, query_text(s.queries[q]), target, importance, listed});
       } else {
-        for (const std::string& t : matches) set.outputs.push_back({i, q, t, target});
+        for (const std::string& t : matches) set.outputs.push_back({i, q, t, target, importance, listed});
       }
     }
   }
@@ -334,7 +339,8 @@ void SampleSteps::run_sample(const exec::ParamView<T>& params, const PreparedSet
   out.loss = seed_loss_gradients(
       plan, ws, loss_kind,
       [&](size_t o) -> const std::vector<double>& { return set.outputs[first_output_[local] + o].target; },
-      with_metrics ? &out.predictions : nullptr, with_metrics ? &out.targets : nullptr, mean_over);
+      with_metrics ? &out.predictions : nullptr, with_metrics ? &out.targets : nullptr, mean_over,
+      [&](size_t o) { return set.outputs[first_output_[local] + o].importance; });
   out.grads.assign(params.size(), 0.0);
   out.example_grads.assign(example_params ? example_params->size() : 0, 0.0);
   exec::backward(plan, params, ws, out.grads, example_params, example_params ? &out.example_grads : nullptr);
@@ -425,7 +431,7 @@ Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dt
   for (size_t o = 0; o < values.size(); ++o) {
     const OutputInfo& info = set.outputs[o];
     ev.outputs.push_back({info.sample, info.text, info.target, std::move(values[o]), std::move(predictions[o]),
-                          shapes[o].rows, shapes[o].cols});
+                          shapes[o].rows, shapes[o].cols, info.importance, info.listed_target});
   }
   if (set.sharded()) return dist::gather_evaluation(ev, set, loss_kind);
   return ev;

@@ -56,6 +56,8 @@ struct OutputInfo {
   uint32_t query = 0;   // query of that sample
   std::string text;     // the ground atom (or the query as written if it matched nothing)
   std::vector<double> target;  // empty: no target
+  double importance = 1.0;     // its query line's: a factor on its loss and gradient
+  bool listed_target = false;  // the target was written as a list (lrnn::Output)
 };
 
 // A dataset grounded and neuralized against one engine.
@@ -80,7 +82,8 @@ struct PreparedSet {
 };
 
 // The loss of one pass against the targets of the plan's outputs (`target_of_output(o)`;
-// empty: no target): dL/dy / n is added into ws.grads at each targeted output (n: the
+// empty: no target), each output's loss times its query's `importance_of_output(o)` (1 if none):
+// importance x dL/dy / n is added into ws.grads at each targeted output (n: the
 // outputs with a target, or `mean_over` when the loss is a mean over a larger batch, as
 // one sample of a sharded batch is), the summed loss and the plan's count are returned, and
 // `predictions` / `targets` (if given) receive each targeted output's prediction and target.
@@ -92,7 +95,8 @@ template <class T>
 LossSum seed_loss_gradients(const exec::Plan& plan, exec::BasicWorkspace<T>& ws, LossKind loss,
                             const std::function<const std::vector<double>&(size_t)>& target_of_output,
                             std::vector<std::vector<double>>* predictions = nullptr,
-                            std::vector<std::vector<double>>* targets = nullptr, size_t mean_over = 0);
+                            std::vector<std::vector<double>>* targets = nullptr, size_t mean_over = 0,
+                            const std::function<double(size_t)>& importance_of_output = {});
 
 // Loss, predictions and metrics over outputs (in OutputInfo order).
 Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,

@@ -491,9 +491,11 @@ def test_rnn_weights_set_by_index_give_torchs_rnn():
 
 def test_train_runs_one_epoch_unless_told():
     # PyNeuraLogic's Model.train(dataset, epochs=1)
-    assert len(linear_model(Settings(optimizer=SGD(lr=0.1))).train(linear_dataset(), progress=False)) == 1
-    assert len(linear_model(Settings(optimizer=SGD(lr=0.1), epochs=3)).train(linear_dataset(), progress=False)) == 3
-    assert len(linear_model(Settings(optimizer=SGD(lr=0.1))).train(linear_dataset(), 4, progress=False)) == 4
+    assert len(linear_model(Settings(optimizer=SGD(lr=0.1))).train(linear_dataset(), progress=False).epochs) == 1
+    assert len(linear_model(Settings(optimizer=SGD(lr=0.1), epochs=3)).train(linear_dataset(), progress=False).epochs) == 3
+    history = linear_model(Settings(optimizer=SGD(lr=0.1))).train(linear_dataset(), 4, progress=False)
+    assert len(history.epochs) == 4
+    assert len(history) == len(SAMPLES)  # PyNeuraLogic's list: one (target, output, error) per output
 
 
 def test_data_logic_form_prints_values_as_given():
