@@ -334,7 +334,9 @@ void bind_engine(nb::module_& m) {
            nb::arg("examples"), nb::arg("queries"), nb::arg("learnable_facts") = false)
       .def("prepare_files",
            [](const Model& self, const std::string& examples, const std::string& queries, bool learnable_facts) {
-             return build_set(self, learnable(Dataset::load(examples, queries), learnable_facts));
+             // In an MPI job each rank parses only its share (learnable facts are not sharded).
+             return build_set(self, learnable_facts ? learnable(Dataset::load(examples, queries), true)
+                                                    : Dataset::load_share(examples, queries));
            },
            nb::arg("examples"), nb::arg("queries"), nb::arg("learnable_facts") = false)
       .def("prepare_samples",

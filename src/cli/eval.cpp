@@ -25,8 +25,7 @@ struct EvalOptions {
 void run_eval(const EvalOptions& o) {
   Model model = Model::load(o.model_path);
   if (!o.dtype.empty()) model.settings().dtype = parse_dtype(o.dtype);
-  cli::LoadedData data = cli::load_data(o.dataset, o.examples_path, o.queries_path);
-  const Dataset dataset = Dataset::from_ast(std::move(data.examples), data.queries);
+  const Dataset dataset = cli::load_data_share(o.dataset, o.examples_path, o.queries_path);
   const Evaluation ev = model.evaluate(dataset);
   if (!train::dist::is_root()) return;  // under mpirun: each rank evaluated its block, rank 0 reports
   if (o.json) {

@@ -1,6 +1,7 @@
 // `lrnn train TEMPLATE --examples E [--queries Q] ...`: ground, neuralize, train, report,
 // save. Progress goes to stderr (a bar on a terminal, a line every few epochs otherwise);
 // the summary (or, with --json, one JSON object) goes to stdout.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -138,11 +139,15 @@ Model make_model(const TrainOptions& o, const CLI::App& cmd) {
 }
 
 // (train, test) from --examples/--dataset and --test-examples or --test-fraction.
+// In an MPI job each rank parses only its share of the files, except with --test-fraction:
+// the seeded split needs every sample, so each rank parses them all and grounds its block.
 std::pair<Dataset, Dataset> load_datasets(const TrainOptions& o, uint64_t seed) {
-  cli::LoadedData data = cli::load_data(o.dataset, o.examples_path, o.queries_path);
-  Dataset all = Dataset::from_ast(std::move(data.examples), data.queries);
-  if (!o.test_examples_path.empty()) return {all, Dataset::load(o.test_examples_path, o.test_queries_path)};
-  if (o.test_fraction > 0) return all.split(o.test_fraction, seed);
+  if (o.test_fraction > 0) {
+    cli::LoadedData data = cli::load_data(o.dataset, o.examples_path, o.queries_path);
+    return Dataset::from_ast(std::move(data.examples), data.queries).split(o.test_fraction, seed);
+  }
+  Dataset all = cli::load_data_share(o.dataset, o.examples_path, o.queries_path);
+  if (!o.test_examples_path.empty()) return {all, Dataset::load_share(o.test_examples_path, o.test_queries_path)};
   return {all, Dataset()};
 }
 
@@ -161,6 +166,25 @@ bool show_progress(const EpochInfo& r, int first_epoch, int epochs, int total, i
     std::fprintf(stderr, "%s\n", train::epoch_line(r, total).c_str());
   }
   return true;
+}
+
+// What each rank of an MPI job held (in rank order): the training examples it parsed, the
+// samples it grounded, and its peak memory (MB). Every rank calls this (an allgather).
+nlohmann::json rank_shares(const Dataset& data) {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const std::vector<uint32_t> mine = {static_cast<uint32_t>(data.parsed_examples()),
+                                      static_cast<uint32_t>(data.held()),
+                                      static_cast<uint32_t>(usage.ru_maxrss / 1024)};  // ru_maxrss: KB
+  const std::vector<uint32_t> all = train::dist::allgather(mine);
+  nlohmann::json out = {{"examples_parsed", nlohmann::json::array()}, {"samples_held", nlohmann::json::array()},
+                        {"max_rss_mb", nlohmann::json::array()}};
+  for (size_t r = 0; r + 2 < all.size(); r += 3) {
+    out["examples_parsed"].push_back(all[r]);
+    out["samples_held"].push_back(all[r + 1]);
+    out["max_rss_mb"].push_back(all[r + 2]);
+  }
+  return out;
 }
 
 void run_train(const TrainOptions& o, const CLI::App& cmd) {
@@ -221,6 +245,10 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
     j["timing"]["step_compute_s"] = steps.compute_s;  // rank 0's forward + backward
     j["timing"]["imbalance_wait_s"] = steps.wait_s;   // rank 0 waiting for the slowest rank
     j["timing"]["allreduce_s"] = steps.allreduce_s;   // the gradient allreduce itself
+    j["timing"]["steps"] = steps.steps;
+    // Plan values computed: by rank 0, by the busiest rank of each step, by all ranks.
+    j["timing"]["work"] = {{"rank0", steps.work_mine}, {"max_rank", steps.work_max}, {"total", steps.work_total}};
+    j["ranks"] = rank_shares(train_data);
   }
   j["timing"]["epochs_s"] = nlohmann::json::array();
   for (const EpochInfo& r : result.history) j["timing"]["epochs_s"].push_back(r.seconds);

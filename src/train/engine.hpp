@@ -15,6 +15,7 @@
 
 #include "exec/plan.hpp"
 #include "lrnn/training.hpp"
+#include "train/shard_layout.hpp"
 #include "logic/program.hpp"
 #include "neural/network.hpp"
 #include "neural/template_model.hpp"
@@ -75,6 +76,15 @@ struct PreparedSet {
   size_t shard_first = 0, global_size = 0;
   std::vector<uint32_t> global_target_counts;
   bool sharded() const { return global_size != 0; }
+  // Of the samples held, the rank owns (evaluates and reports) [owned_first, owned_last)
+  // (local indices; the others are margins into its neighbours' blocks, which it only
+  // computes in training steps). Without margins it owns every sample it holds.
+  bool margins = false;
+  size_t owned_first = 0, owned_last = 0;
+  bool owns(size_t local) const { return !margins || (local >= owned_first && local < owned_last); }
+  // Every rank's held range and every sample's cost (empty: each rank computes the
+  // samples of its own block of each batch).
+  dist::ShardLayout layout;
   // Prepared with learnable example facts: the data's own parameters. Their values are
   // the set's trainable state (train() steps them although the set is const), which is
   // why they are held by pointer.
@@ -152,6 +162,9 @@ class SampleSteps {
   size_t min_parallel_values = size_t{1} << 18;
   // The first output of sample `local` in set.outputs (the set of the last run).
   size_t first_output(uint32_t local) const { return first_output_[local]; }
+  // The values of sample `local`'s plan (built by a run or plan_ahead): a measure of its
+  // forward + backward work that does not depend on the machine's load.
+  size_t plan_values(uint32_t local) const { return plans_[plan_of_[local]]->num_values; }
 
  private:
   void bind(const PreparedSet& set);
