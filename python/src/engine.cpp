@@ -74,6 +74,7 @@ nb::dict settings_dict(const Settings& s) {
   d["patience"] = s.patience;
   d["max_ground_rules"] = s.max_ground_rules;
   d["shuffle"] = s.shuffle;
+  d["dtype"] = to_string(s.dtype);
   d["clip_grad_value"] = s.clip_grad_value ? nb::cast(*s.clip_grad_value) : nb::none();
   d["clip_grad_norm"] = s.clip_grad_norm ? nb::cast(*s.clip_grad_norm) : nb::none();
   return d;
@@ -103,6 +104,7 @@ Settings settings_from(const nb::dict& d, Settings s) {
     else if (k == "patience") s.patience = nb::cast<int>(value);
     else if (k == "max_ground_rules") s.max_ground_rules = nb::cast<size_t>(value);
     else if (k == "shuffle") s.shuffle = nb::cast<bool>(value);
+    else if (k == "dtype") s.dtype = parse_dtype(nb::cast<std::string>(value));
     else if (k == "clip_grad_value") s.clip_grad_value = nb::cast<double>(value);
     else if (k == "clip_grad_norm") s.clip_grad_norm = nb::cast<double>(value);
     else throw Error(ErrorKind::Semantic, "unknown setting '" + k + "'");

@@ -268,7 +268,7 @@ TrainReport Model::train(const Dataset& data, const Dataset* test,
 }
 
 Evaluation Model::evaluate(const Dataset& data) const {
-  return impl_->engine->evaluate(*impl_->prepare(data), train::parse_loss(impl_->settings.loss));
+  return impl_->engine->evaluate(*impl_->prepare(data), train::parse_loss(impl_->settings.loss), impl_->settings.dtype);
 }
 
 std::vector<std::vector<double>> Model::forward(const Dataset& data) const {

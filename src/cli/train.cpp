@@ -48,6 +48,7 @@ struct TrainOptions {
   int step_size = 1;
   double gamma = kDefaults.gamma;
   size_t max_ground_rules = kDefaultMaxGroundRules;
+  std::string dtype = to_string(kDefaults.dtype);
   int report_every = 0;
   int checkpoint_every = 0;  // > 0: also --save the model every N epochs during training
   std::string save_path, load_path, report_path;
@@ -85,6 +86,7 @@ Settings apply_options(const TrainOptions& o, const CLI::App& cmd, Settings s, b
   else if (!loaded) s.step_size = std::nullopt;  // a quarter of the epochs
   if (take("--gamma")) s.gamma = o.gamma;
   if (take("--max-ground-rules")) s.max_ground_rules = o.max_ground_rules;
+  if (take("--dtype")) s.dtype = parse_dtype(o.dtype);
   return s;
 }
 
@@ -369,6 +371,10 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("--test-queries", o->test_queries_path, "Test queries file");
   cmd->add_option("--test-fraction", o->test_fraction, "Hold out this fraction of the samples (seeded)")->check(cli::finite_number(0, 1));
   cmd->add_option("--patience", o->patience, "Early stopping: epochs without improvement (0: off)")->check(cli::finite_number(0, 1e9, false, true));
+  cmd->add_option("--dtype", o->dtype,
+                  "Scalar type of the forward and backward passes: float32 | float64 (default " + o->dtype +
+                      "; parameters and optimizer state stay float64)")
+      ->check(cli::dtype_name());
   cmd->add_option("--max-ground-rules", o->max_ground_rules,
                   "Refuse a sample that grounds to more ground rules than this (default " +
                       std::to_string(kDefaultMaxGroundRules) + ")")

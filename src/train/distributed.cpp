@@ -345,7 +345,7 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
                                     const std::vector<uint32_t>& batch, LossKind loss_kind, int epoch,
                                     std::vector<double>& grads, std::vector<std::vector<double>>* predictions,
                                     std::vector<std::vector<double>>* targets,
-                                    std::vector<std::vector<double>>* outputs) {
+                                    std::vector<std::vector<double>>* outputs, Dtype dtype) {
   // The loss is over the targeted outputs of the whole global batch (their mean, or their sum
   // for mse_sum): every rank knows each sample's count (gathered when the set was prepared).
   const auto t_compute = std::chrono::steady_clock::now();
@@ -379,7 +379,8 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
                  const size_t first_output = steps_.first_output(locals_[pos]);
                  for (size_t o = 0; o < sample.values.size(); ++o) (*outputs)[first_output + o] = sample.values[o];
                }
-             });
+             },
+             dtype);
   uint64_t work = 0;
   for (uint32_t local : locals_) work += steps_.plan_values(local);
   const double compute_s = seconds_since(t_compute);

@@ -109,7 +109,7 @@ class ShardedStep {
   LossSum batch_gradient(const neural::TemplateModel& model, const PreparedSet& set, const std::vector<uint32_t>& batch,
                          LossKind loss, int epoch, std::vector<double>& grads,
                          std::vector<std::vector<double>>* predictions, std::vector<std::vector<double>>* targets,
-                         std::vector<std::vector<double>>* outputs = nullptr);
+                         std::vector<std::vector<double>>* outputs = nullptr, Dtype dtype = Dtype::Float64);
 
  private:
   SampleSteps steps_;             // per-sample plans, forward and backward (threaded)

@@ -41,6 +41,7 @@ struct TrainConfig {
   bool shuffle = true;  // minibatch order drawn anew every epoch (false: dataset order)
   double clip_grad_value = 0;  // > 0: every gradient entry clipped into [-v, v]
   double clip_grad_norm = 0;   // > 0: the gradient's L2 norm scaled down to at most this
+  Dtype dtype = Dtype::Float64;  // of the passes (the parameters and optimizer stay double)
 };
 
 // torch's clip_grad_value_ then clip_grad_norm_ (same formula: scale max_norm /
@@ -100,7 +101,8 @@ struct LossSum {
   double sum = 0;
   size_t count = 0;
 };
-LossSum seed_loss_gradients(const exec::Plan& plan, exec::Workspace& ws, LossKind loss,
+template <class T>
+LossSum seed_loss_gradients(const exec::Plan& plan, exec::BasicWorkspace<T>& ws, LossKind loss,
                             const std::function<const std::vector<double>&(size_t)>& target_of_output,
                             std::vector<std::vector<double>>* predictions = nullptr,
                             std::vector<std::vector<double>>* targets = nullptr, size_t mean_over = 0,
@@ -139,13 +141,18 @@ class SampleSteps {
   // of each seeded as a mean over `mean_over` targeted outputs (the whole batch's).
   // `take(pos, sample)` is called on the calling thread for pos = 0, 1, ... in order.
   // Throws lrnn::Error when a sample's plan cannot be built (the first such sample).
+  // The passes run in `dtype` (float: on a float mirror of the parameters, refreshed here,
+  // so after every optimizer step; the gradients handed over are double either way).
   void run(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals,
            LossKind loss, size_t mean_over, bool with_metrics, bool with_values,
-           const std::function<void(size_t, const SampleGradient&)>& take);
-  // Forward only of sample `local` (its plan built by plan_ahead): its outputs' values and
-  // shapes, written at the sample's positions of `values` and `shapes` (set.outputs order).
-  void forward_sample(const neural::TemplateModel& model, const PreparedSet& set, uint32_t local, exec::Workspace& ws,
-                      std::vector<std::vector<double>>& values, std::vector<neural::Shape>& shapes) const;
+           const std::function<void(size_t, const SampleGradient&)>& take, Dtype dtype = Dtype::Float64);
+  // Forward only of sample `local` (its plan built by plan_ahead), in the scalar type T of
+  // `params` and `ws`: its outputs' values and shapes, written at the sample's positions of
+  // `values` and `shapes` (set.outputs order).
+  template <class T>
+  void forward_sample(const exec::ParamView<T>& params, const PreparedSet& set, uint32_t local,
+                      exec::BasicWorkspace<T>& ws, std::vector<std::vector<double>>& values,
+                      std::vector<neural::Shape>& shapes) const;
   // Builds the plans of the samples `locals` that have none yet (in parallel).
   void plan_ahead(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals);
   size_t cached_plans() const { return plans_.size(); }
@@ -161,8 +168,9 @@ class SampleSteps {
 
  private:
   void bind(const PreparedSet& set);
-  void run_sample(const neural::TemplateModel& model, const PreparedSet& set, uint32_t local, LossKind loss,
-                  size_t mean_over, bool with_metrics, bool with_values, exec::Workspace& ws,
+  template <class T>
+  void run_sample(const exec::ParamView<T>& params, const PreparedSet& set, uint32_t local, LossKind loss,
+                  size_t mean_over, bool with_metrics, bool with_values, exec::BasicWorkspace<T>& ws,
                   SampleGradient& out) const;
 
   uint64_t set_id_ = 0;
@@ -171,6 +179,8 @@ class SampleSteps {
   std::unordered_map<uint64_t, uint32_t> plan_by_structure_;
   std::vector<uint32_t> first_output_;  // per sample, into set.outputs (size samples + 1)
   std::vector<exec::Workspace> workspaces_;  // per thread
+  std::vector<exec::Workspace32> workspaces32_;  // per thread (Dtype::Float32)
+  exec::ParamMirror mirror_;
   std::vector<SampleGradient> slots_;        // per sample of the batch (or of a wave of it)
 };
 
@@ -203,7 +213,7 @@ class Engine {
                       bool learnable_facts = false) const;
 
   // Every output of the set (in OutputInfo order) with its value, prediction and target.
-  Evaluation evaluate(const PreparedSet& set, LossKind loss) const;
+  Evaluation evaluate(const PreparedSet& set, LossKind loss, Dtype dtype = Dtype::Float64) const;
 
   // Trains on `train`; `test` (may be null) is evaluated after every epoch. The callback
   // (may be empty) sees each epoch and may return false to stop.
@@ -263,6 +273,8 @@ class Engine {
   // Per-sample plans (training runs one sample at a time) of the last sets used, by set id.
   mutable std::map<uint64_t, std::unique_ptr<SampleSteps>> sample_steps_;
   mutable exec::Workspace ws_;
+  mutable exec::Workspace32 ws32_;  // evaluation in float32
+  mutable exec::ParamMirror mirror_;
   std::unique_ptr<dist::ShardedStep> sharded_step_;  // training a sharded set (MPI)
 };
 

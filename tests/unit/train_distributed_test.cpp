@@ -202,31 +202,40 @@ TEST(TrainDistributed, ShardedPathTrainsLikeTheOrdinaryPath) {
       "<1> out :- <[0.1, 0.7]> f(a).\n";
   const lrnn::TemplateAst ast = lrnn::parse_template(tmpl, "t");
   auto samples = lrnn::train::pair_samples(lrnn::parse_examples(examples, "e"), {});
-  lrnn::train::TrainConfig config;
-  config.epochs = 15;
-  config.batch_size = 2;
-  auto train = [&](bool sharded) {
-    lrnn::train::Engine engine(ast);
-    lrnn::train::PreparedSet set = engine.prepare(samples);
-    if (sharded) {
-      set.global_size = set.size();
-      set.global_target_counts.assign(set.size(), 0);
-      for (const auto& o : set.outputs) set.global_target_counts[o.sample] += o.target.empty() ? 0 : 1;
-    }
-    const auto result = engine.train(set, nullptr, config);
-    EXPECT_EQ(result.epochs, 15);
-    return std::make_pair(engine.parameters().values, result.history.back().train.loss);
-  };
-  const auto [plain, plain_loss] = train(false);
-  const auto [exact, exact_loss] = train(true);
-  const auto [again, again_loss] = train(true);
-  EXPECT_EQ(exact, again);
-  ASSERT_EQ(plain.size(), exact.size());
-  double max_difference = 0;
-  for (size_t i = 0; i < plain.size(); ++i) max_difference = std::max(max_difference, std::fabs(plain[i] - exact[i]));
-  EXPECT_LT(max_difference, 1e-12);
-  EXPECT_NE(plain, std::vector<double>(plain.size(), 0.0));
-  EXPECT_NEAR(plain_loss, exact_loss, 1e-12);
+  // In both dtypes (float32: float passes, gradients summed in double either way).
+  std::vector<double> weights[2];
+  for (const lrnn::Dtype dtype : {lrnn::Dtype::Float64, lrnn::Dtype::Float32}) {
+    SCOPED_TRACE(lrnn::to_string(dtype));
+    lrnn::train::TrainConfig config;
+    config.epochs = 15;
+    config.batch_size = 2;
+    config.dtype = dtype;
+    auto train = [&](bool sharded) {
+      lrnn::train::Engine engine(ast);
+      lrnn::train::PreparedSet set = engine.prepare(samples);
+      if (sharded) {
+        set.global_size = set.size();
+        set.global_target_counts.assign(set.size(), 0);
+        for (const auto& o : set.outputs) set.global_target_counts[o.sample] += o.target.empty() ? 0 : 1;
+      }
+      const auto result = engine.train(set, nullptr, config);
+      EXPECT_EQ(result.epochs, 15);
+      return std::make_pair(engine.parameters().values, result.history.back().train.loss);
+    };
+    const auto [plain, plain_loss] = train(false);
+    const auto [exact, exact_loss] = train(true);
+    const auto [again, again_loss] = train(true);
+    EXPECT_EQ(exact, again);
+    ASSERT_EQ(plain.size(), exact.size());
+    double max_difference = 0;
+    for (size_t i = 0; i < plain.size(); ++i) max_difference = std::max(max_difference, std::fabs(plain[i] - exact[i]));
+    EXPECT_LT(max_difference, 1e-12);
+    EXPECT_NE(plain, std::vector<double>(plain.size(), 0.0));
+    EXPECT_NEAR(plain_loss, exact_loss, 1e-12);
+    weights[dtype == lrnn::Dtype::Float32] = exact;
+  }
+  EXPECT_NE(weights[0], weights[1]);
+  for (size_t i = 0; i < weights[0].size(); ++i) EXPECT_NEAR(weights[1][i], weights[0][i], 1e-5);
 }
 
 }  // namespace
