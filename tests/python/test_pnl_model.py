@@ -335,6 +335,26 @@ def test_generated_xor_datasets_train():
         assert np.array_equal(np.round(model(dataset)), [0, 1, 1, 0])
 
 
+def test_xor_weights_are_numbered_as_pyneuralogics_template():
+    """XOR's template is written in the order of PyNeuraLogic's naive/template.txt (the eight
+    hidden rules, then the eight output rules), so weight i is its weight i: its state_dict
+    (e.g. Java's initial weights) loads into the same places. Each atom and rule applies its
+    tanh (LANGUAGE.md), v_h is the output rule's head weight:
+    xor = tanh(sum_h v_h tanh(tanh(tanh(wa_h a + wb_h b))))."""
+    from lrnn.utils.data import XOR
+
+    wa, wb, v = 0.1 * np.arange(1, 9), -0.05 * np.arange(1, 9), 0.2 - 0.03 * np.arange(1, 9)
+    weights = {}
+    for h in range(8):
+        weights[2 * h], weights[2 * h + 1], weights[16 + h] = wa[h], wb[h], v[h]
+    model, dataset = XOR()
+    model.build(Settings())
+    model.load_state_dict({"weights": weights})
+    expected = [np.tanh(np.sum(v * np.tanh(np.tanh(np.tanh(wa * a + wb * b))))) for (a, b) in
+                ((0, 0), (0, 1), (1, 0), (1, 1))]
+    assert np.ravel(model(dataset)) == pytest.approx(expected, abs=1e-12)
+
+
 @needs_shared
 def test_shared_datasets_load(monkeypatch):
     from lrnn.utils.data import Family, Mutagenesis, Nations, Trains

@@ -56,12 +56,11 @@ _XOR_TABLE = [((0, 0), 0), ((0, 1), 1), ((1, 0), 1), ((1, 1), 0)]
 def XOR():
     """XOR of two scalar facts `a`, `b` through eight tanh hidden neurons."""
     model = _model()
-    text = []
-    for h in range(1, 9):
-        text.append(f"hidden{h} :- {{1}} a, {{1}} b. [activation=tanh]")
-        text.append(f"{{1}} xor :- hidden{h}. [activation=tanh]")
-        text.append(f"hidden{h} / 0 [activation=tanh]")
-    text.append("xor / 0 [activation=tanh]")
+    # in the order of PyNeuraLogic's simple/xor/naive/template.txt: the weights are numbered
+    # in the order written, so state_dict()["weights"][i] is its weight i
+    hidden = [f"hidden{h} :- {{1}} a, {{1}} b. [activation=tanh]" for h in range(1, 9)]
+    output = [f"{{1}} xor :- hidden{h}. [activation=tanh]" for h in range(1, 9)]
+    text = hidden + output + ["xor / 0 [activation=tanh]"] + [f"hidden{h} / 0 [activation=tanh]" for h in range(1, 9)]
     model._entries.extend(_statements("\n".join(text)))
     from lrnn.core import R
 
