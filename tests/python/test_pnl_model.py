@@ -115,6 +115,22 @@ def test_settings_defaults_are_objects_and_proxies_follow():
 
 
 # ---- optimizers and decays ---------------------------------------------------------------------
+@pytest.mark.parametrize("chain_pruning", [True, False])
+def test_chain_pruning_is_ignored_and_documented(chain_pruning):
+    """lrnn never prunes: `(out <= h) | [tanh]` with `out/0 | [tanh]` is tanh(tanh(1)) either
+    way (PyNeuraLogic 0.9.2 with chain_pruning=True drops a tanh and gives tanh(1) = 0.7616);
+    the Settings docstring, which help(Settings) shows, says so with these numbers."""
+    model = lrnn.Model()
+    model += (R.out <= R.h) | [lrnn.Transformation.TANH]
+    model += R.out / 0 | [lrnn.Transformation.TANH]
+    model.build(Settings(chain_pruning=chain_pruning))
+    output = np.ravel(model(Dataset([Sample(R.out[1], [R.h[1]])])))
+    assert output == pytest.approx([np.tanh(np.tanh(1.0))], abs=1e-12)
+    assert abs(output[0] - 0.6420) < 5e-5 and abs(np.tanh(1.0) - 0.7616) < 5e-5
+    doc = " ".join(Settings.__doc__.split())
+    assert "lrnn never prunes" in doc and "0.7616" in doc and "0.6420" in doc
+
+
 def test_sgd_rate_zero_is_accepted_and_freezes_negative_is_refused():
     with pytest.raises(ValueError, match="learning rate"):
         SGD(lr=-0.1)
@@ -353,6 +369,20 @@ def test_xor_weights_are_numbered_as_pyneuralogics_template():
     expected = [np.tanh(np.sum(v * np.tanh(np.tanh(np.tanh(wa * a + wb * b))))) for (a, b) in
                 ((0, 0), (0, 1), (1, 0), (1, 1))]
     assert np.ravel(model(dataset)) == pytest.approx(expected, abs=1e-12)
+
+
+@needs_shared
+def test_trains_template_is_written_in_pyneuralogics_order(monkeypatch):
+    """Weights are numbered in the order written, so the car rule's body follows PyNeuraLogic's
+    simple/trains/template.txt (its state_dict loads into the same places)."""
+    from lrnn.utils.data import Trains
+
+    monkeypatch.setenv("LRNN_DATASETS", str(SHARED.parent))
+    model, _ = Trains()
+    lines = str(model).splitlines()
+    body = ", ".join(f"{{1}} {a}(X, Y)" for a in ("shape", "length", "sides", "wheels", "loadnum", "loadshape", "roof"))
+    assert f"vagon(X, Y) :- {body}. [activation=tanh]" in lines
+    assert lines.index(f"vagon(X, Y) :- {body}. [activation=tanh]") > max(i for i, l in enumerate(lines) if "roof(X, Y, " in l)
 
 
 @needs_shared

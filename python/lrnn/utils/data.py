@@ -107,7 +107,10 @@ def Trains():
         for value in values:
             text.append(f"{attribute}(X, Y) :- {{1}} {attribute}(X, Y, {value}). [activation=tanh]")
         text.append(f"{attribute} / 2 [activation=tanh]")
-    text.append("vagon(X, Y) :- " + ", ".join(f"{{1}} {a}(X, Y)" for a in _TRAIN_ATTRIBUTES) + ". [activation=tanh]")
+    # the body in the order of PyNeuraLogic's simple/trains/template.txt (weights are numbered
+    # in the order written, so state_dict()["weights"][i] is its weight i)
+    body = ("shape", "length", "sides", "wheels", "loadnum", "loadshape", "roof")
+    text.append("vagon(X, Y) :- " + ", ".join(f"{{1}} {a}(X, Y)" for a in body) + ". [activation=tanh]")
     text.append("vagon / 2 [activation=tanh]")
     for car in range(1, 5):
         text.append(f"train(X) :- {{1}} vagon(X, {car}). [activation=tanh]")
