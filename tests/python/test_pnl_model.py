@@ -622,3 +622,36 @@ def test_an_offset_is_numbered_after_its_rules_body():
     p = model.build(Settings()).parameters()
     assert dict(p.numbering) == {0: "rule0.head", 1: "rule0.body0", 2: "rule0.offset"}
     assert np.array_equal(p["weights"][2], [0.5, 0.25])
+
+
+def test_declared_offsets_are_numbered_after_every_rule():
+    """Recorded from PyNeuraLogic 0.9.2 (Model(model_file=) of this text): the rules' weights
+    0-3 in the order written, then the predicates' declared offsets in the order declared
+    (4: a's, 5: b's), though `a / 0 {1}` is the first line."""
+    text = "a / 0 {1}\n{1} h :- x.\nb / 0 {2,1}\n{3} out :- h.\n{1} a :- x.\n{2,1} b :- x.\n"
+    model = lrnn.Model()
+    model += lrnn.Template.from_string(text)
+    p = model.build(Settings()).parameters()
+    assert {k: np.shape(np.squeeze(v)) for k, v in p["weights"].items()} == {0: (), 1: (3,), 2: (), 3: (2,), 4: (), 5: (2,)}
+    assert dict(p.numbering)[4] == "a/0.offset" and dict(p.numbering)[5] == "b/0.offset"
+    # a DSL declaration's offset, and a declaration's metadata is not an offset
+    dsl = lrnn.Model()
+    dsl += R.q / 0 | [lrnn.Transformation.TANH]
+    dsl += (R.p / 0)[[1.0, 2.0]]
+    dsl += R.p[2, 1] <= R.x
+    dsl += R.q[1, 2] <= R.p
+    numbering = dict(dsl.build(Settings()).parameters().numbering)
+    assert numbering == {0: "rule0.head", 1: "rule1.head", 2: "p/0.offset"}
+
+
+@needs_shared
+def test_mutagenesis_numbers_its_offsets_last(monkeypatch):
+    """PyNeuraLogic's mutagenesis template: 21 rule weights, then the offsets of atom_embed (21)
+    and bond_embed (22), as its state_dict numbers them."""
+    from lrnn.utils.data import Mutagenesis
+
+    monkeypatch.setenv("LRNN_DATASETS", str(SHARED.parent))
+    model, _ = Mutagenesis()
+    numbering = dict(model.build(Settings()).parameters().numbering)
+    assert sorted(numbering) == list(range(23))
+    assert (numbering[21], numbering[22]) == ("atom_embed/1.offset", "bond_embed/1.offset")

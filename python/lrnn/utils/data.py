@@ -122,24 +122,31 @@ def Trains():
 
 
 def Mutagenesis():
-    """Molecules: atom-type and bond-type embeddings (3), three message-passing layers
-    over `bond(X, Y, B)`, and `predict` from the last layer (PyNeuraLogic's template)."""
+    """Molecules: atom-type and bond-type embeddings (3, with a learnable offset each), three
+    message-passing layers over `bond(X, Y, B)`, and `predict` from the last layer: PyNeuraLogic's
+    molecules/mutagenesis/templates/template.txt (with its embeddings.txt), line for line, so
+    the weights are numbered as its (state_dict()["weights"][i] is its weight i)."""
     examples, queries = _files("molecules", "mutagenesis")
-    atom_types, bond_types = _unary_predicates(examples)
-    model = _model()
-    text = [f"{{3, 1}} atom_embed(A) :- {t}(A). [activation=tanh]" for t in atom_types]
-    text += [f"{{3, 1}} bond_embed(B) :- {t}(B). [activation=tanh]" for t in bond_types]
-    text += ["atom_embed / 1 [activation=tanh]", "bond_embed / 1 [activation=tanh]"]
+    text = [f"{{3, 1}} atom_embed(A) :- {t}(A). [activation=tanh]" for t in _MUTAGENESIS_ATOMS]
+    text.append("atom_embed / 1 {3, 1}")
+    text += [f"{{3, 1}} bond_embed(B) :- {t}(B). [activation=tanh]" for t in _MUTAGENESIS_BONDS]
+    text += ["bond_embed / 1 {3, 1}", "bond_embed / 1 [activation=tanh]", "atom_embed / 1 [activation=tanh]"]
     previous = "atom_embed"
     for layer in (1, 2, 3):
         name = f"l{layer}_embed"
         text.append(f"{name}(X) :- {{3, 3}} {previous}(X), {{3, 3}} {previous}(Y), bond(X, Y, B), bond_embed(B). "
                     "[activation=tanh]")
-        text.append(f"{name} / 1 [activation=tanh]")
         previous = name
+    text += [f"l{layer}_embed / 1 [activation=tanh]" for layer in (1, 2, 3)]
     text += ["{1, 3} predict :- l3_embed(X). [activation=tanh]", "predict / 0 [activation=tanh]"]
+    model = _model()
     model._entries.extend(_statements("\n".join(text)))
     return model, FileDataset(examples_file=examples, queries_file=queries)
+
+
+# the atom and bond types of PyNeuraLogic's embeddings.txt, in its order
+_MUTAGENESIS_ATOMS = ("c", "o", "br", "i", "f", "h", "n", "cl")
+_MUTAGENESIS_BONDS = ("b_1", "b_2", "b_3", "b_4", "b_5", "b_7")
 
 
 def Nations():
@@ -163,13 +170,6 @@ def Nations():
     ]
     model._entries.extend(_statements("\n".join(text)))
     return model, FileDataset(examples_file=examples, queries_file=queries)
-
-
-def _unary_predicates(examples_file: str) -> Tuple[List[str], List[str]]:
-    """(atom types, bond types) of the mutagenesis examples: every unary predicate, bond
-    types being those named b_<k>."""
-    names = sorted(set(re.findall(r"\b([a-z]\w*)\(\s*[\w]+\s*\)", Path(examples_file).read_text())))
-    return [n for n in names if not re.fullmatch(r"b_\d+", n)], [n for n in names if re.fullmatch(r"b_\d+", n)]
 
 
 def _statements(text: str) -> list:
