@@ -38,6 +38,8 @@ def test_reader_nests_and_drops_comments():
         PDDLReader.parse_string("(define (p ?x)")
     with pytest.raises(ValueError, match="closes nothing"):
         PDDLReader.parse_string(")")
+    with pytest.raises(ValueError, match=r"a problem starts with \(define \(problem name\)"):
+        PDDLProblem(PDDLReader.parse_string("(domain d)"))
 
 
 def test_domain_actions_become_rules_in_order():

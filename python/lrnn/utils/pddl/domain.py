@@ -3,7 +3,7 @@ one rule per effect literal, its body the precondition's literals, `?x` the vari
 
 from __future__ import annotations
 
-from typing import Any, List, Union
+from typing import Any, Iterator, List, Union
 
 from lrnn.core import C, R, V
 from lrnn.core.atoms import Atom
@@ -30,6 +30,14 @@ class DeleteEffect:
 
     def __repr__(self) -> str:
         return str(self)
+
+
+def sections(sexpr: Any, kind: str) -> Iterator[List[Any]]:
+    """The parenthesised parts of a `(define (kind name) ...)` (a domain or a problem);
+    anything else is refused, naming what was found."""
+    if not isinstance(sexpr, list) or not sexpr or sexpr[0] != "define":
+        raise ValueError(f"PDDL: a {kind} starts with (define ({kind} name) ...), got {str(sexpr)[:80]!r}")
+    return (item for item in sexpr[1:] if isinstance(item, list) and item)
 
 
 def literal(sexpr: Any, variables: bool) -> Atom:
@@ -98,22 +106,13 @@ class PDDLDomain:
         self.types: List[Any] = []
         self.predicates: List[Any] = []
         self.actions: List[Action] = []
-        if not isinstance(sexpr, list) or not sexpr or sexpr[0] != "define":
-            raise ValueError(f"PDDL: a domain starts with (define (domain name) ...), got {str(sexpr)[:80]!r}")
-        for item in sexpr[1:]:
-            if not isinstance(item, list) or not item:
-                continue
-            tag = item[0]
-            if tag == "domain":
+        for item in sections(sexpr, "domain"):
+            if item[0] == "domain":
                 self.name = item[1]
-            elif tag == ":requirements":
-                self.requirements = item[1:]
-            elif tag == ":types":
-                self.types = item[1:]
-            elif tag == ":predicates":
-                self.predicates = item[1:]
-            elif tag == ":action":
+            elif item[0] == ":action":
                 self.actions.append(self._action(item))
+            elif item[0] in (":requirements", ":types", ":predicates"):
+                setattr(self, item[0][1:], item[1:])
 
     @staticmethod
     def _action(item: List[Any]) -> Action:

@@ -6,7 +6,7 @@ from typing import Any, List
 
 from lrnn.core import C
 from lrnn.core.atoms import Atom
-from lrnn.utils.pddl.domain import literal
+from lrnn.utils.pddl.domain import literal, sections
 
 
 def _ground(sexpr: Any) -> Atom:
@@ -24,11 +24,7 @@ class PDDLProblem:
         self.objects: List[Any] = []
         self.init: List[Atom] = []
         self.goal: List[Atom] = []
-        if not isinstance(sexpr, list) or not sexpr or sexpr[0] != "define":
-            raise ValueError(f"PDDL: a problem starts with (define (problem name) ...), got {str(sexpr)[:80]!r}")
-        for item in sexpr[1:]:
-            if not isinstance(item, list) or not item:
-                continue
+        for item in sections(sexpr, "problem"):
             tag = item[0]
             if tag == "problem":
                 self.name = item[1]
