@@ -660,6 +660,10 @@ class Model(Template):
         for key in ENGINE_OPTIONS + ("clip_grad_norm", "clip_grad_value"):
             if key in s.options:
                 config[key] = s.options[key]
+        if "dtype" in config and config["dtype"] is not None:
+            from lrnn.core.settings import check_dtype
+
+            config["dtype"] = check_dtype(config["dtype"])
         return config
 
     def train(

@@ -74,6 +74,7 @@ nb::dict settings_dict(const Settings& s) {
   d["patience"] = s.patience;
   d["max_ground_rules"] = s.max_ground_rules;
   d["shuffle"] = s.shuffle;
+  d["dtype"] = to_string(s.dtype);
   d["clip_grad_value"] = s.clip_grad_value ? nb::cast(*s.clip_grad_value) : nb::none();
   d["clip_grad_norm"] = s.clip_grad_norm ? nb::cast(*s.clip_grad_norm) : nb::none();
   return d;
@@ -103,6 +104,7 @@ Settings settings_from(const nb::dict& d, Settings s) {
     else if (k == "patience") s.patience = nb::cast<int>(value);
     else if (k == "max_ground_rules") s.max_ground_rules = nb::cast<size_t>(value);
     else if (k == "shuffle") s.shuffle = nb::cast<bool>(value);
+    else if (k == "dtype") s.dtype = parse_dtype(nb::cast<std::string>(value));
     else if (k == "clip_grad_value") s.clip_grad_value = nb::cast<double>(value);
     else if (k == "clip_grad_norm") s.clip_grad_norm = nb::cast<double>(value);
     else throw Error(ErrorKind::Semantic, "unknown setting '" + k + "'");
@@ -332,7 +334,9 @@ void bind_engine(nb::module_& m) {
            nb::arg("examples"), nb::arg("queries"), nb::arg("learnable_facts") = false)
       .def("prepare_files",
            [](const Model& self, const std::string& examples, const std::string& queries, bool learnable_facts) {
-             return build_set(self, learnable(Dataset::load(examples, queries), learnable_facts));
+             // In an MPI job each rank parses only its share (learnable facts are not sharded).
+             return build_set(self, learnable_facts ? learnable(Dataset::load(examples, queries), true)
+                                                    : Dataset::load_share(examples, queries));
            },
            nb::arg("examples"), nb::arg("queries"), nb::arg("learnable_facts") = false)
       .def("prepare_samples",

@@ -116,6 +116,9 @@ void bind_zoo(nb::module_& m) {
 
   nb::class_<zoo::SequenceModel>(m, "ZooSequenceModel")
       .def(nb::init<const zoo::Module&, uint64_t>(), nb::arg("module"), nb::arg("seed") = 1)
+      .def_prop_rw(
+          "dtype", [](const zoo::SequenceModel& s) { return std::string(to_string(s.dtype())); },
+          [](zoo::SequenceModel& s, const std::string& name) { s.set_dtype(parse_dtype(name)); })
       .def("parameter_names", &zoo::SequenceModel::parameter_names)
       .def("parameter",
            [](const zoo::SequenceModel& s, const std::string& name) {

@@ -13,6 +13,7 @@
 #include "lrnn/syntax.hpp"
 #include "syntax/builtins.hpp"
 #include "syntax/lexer.hpp"
+#include "syntax/statements.hpp"
 
 namespace lrnn {
 
@@ -850,6 +851,15 @@ std::vector<QueryLineAst> parse_queries_source(const std::shared_ptr<const Sourc
 }  // namespace syntax
 
 namespace syntax {
+
+std::vector<ExampleAst> parse_examples_file(const std::shared_ptr<const SourceFile>& file) {
+  return parse_examples_source(file);
+}
+std::vector<QueryLineAst> parse_queries_file(const std::shared_ptr<const SourceFile>& file) {
+  return parse_queries_source(file);
+}
+std::shared_ptr<const SourceFile> read_source_file(const std::string& path) { return load_source(path); }
+
 namespace {
 
 TemplateAst parse_template_source(std::shared_ptr<const SourceFile> file) {

@@ -17,7 +17,21 @@ from lrnn.optim import Optimizer
 
 
 # Options without a PyNeuraLogic keyword of their own that the engine reads (by name).
-ENGINE_OPTIONS = ("schedule", "patience", "step_size", "gamma", "max_ground_rules", "shuffle")
+ENGINE_OPTIONS = ("schedule", "patience", "step_size", "gamma", "max_ground_rules", "shuffle", "dtype")
+# The scalar types of the engine's passes (Settings(dtype=...); float64 is the default).
+DTYPES = ("float32", "float64")
+
+
+def check_dtype(value: Any, where: str = "Settings(dtype=...)") -> str:
+    """`value` as one of DTYPES (also a numpy or torch dtype of that name); anything else is
+    a ValueError naming the closest valid value."""
+    name = value.__name__ if isinstance(value, type) else str(value).replace("torch.", "")
+    if name in DTYPES:
+        return name
+    close = difflib.get_close_matches(name, DTYPES, n=1, cutoff=0.0)
+    raise ValueError(f"{where} takes 'float32' or 'float64', got {value!r}; did you mean {close[0]!r}?")
+
+
 # PyNeuraLogic's settings that tune its Java engine's building (compression, chain pruning,
 # the choice of grounder): accepted so its code runs, and ignored. lrnn never prunes: every
 # network computes what LANGUAGE.md says, where PyNeuraLogic's chain pruning (on by default)
@@ -30,6 +44,8 @@ KNOWN = KEYWORDS + ENGINE_OPTIONS + PYNEURALOGIC_BUILD_OPTIONS + CLIP_OPTIONS
 
 
 def _check_option(key: str, value: Any) -> None:
+    if key == "dtype" and value is not None:
+        check_dtype(value)
     if key == "shuffle" and not isinstance(value, bool):
         raise ValueError(f"Settings(shuffle=...) takes True or False, got {value!r}")
     if key in ENGINE_OPTIONS or key in PYNEURALOGIC_BUILD_OPTIONS:
@@ -42,6 +58,11 @@ def _check_option(key: str, value: Any) -> None:
     close = difflib.get_close_matches(key, KNOWN, n=1, cutoff=0.5)
     hint = f"; did you mean {close[0]!r}?" if close else f"; valid: {', '.join(KNOWN)}"
     raise TypeError(f"Settings got an unexpected keyword argument {key!r}{hint}")
+
+
+def _normalized(key: str, value: Any) -> Any:
+    """The value the engine reads: a dtype by its name ("float32" for np.float32 too)."""
+    return check_dtype(value) if key == "dtype" and value is not None else value
 
 
 def _uniform() -> type:
@@ -149,7 +170,7 @@ class Settings:
         # name; also settable with settings["name"] = value. Unknown names are TypeErrors.
         for key, value in options.items():
             _check_option(key, value)
-        self.options: Dict[str, Any] = dict(options)
+        self.options: Dict[str, Any] = {k: _normalized(k, v) for k, v in options.items()}
 
     # ---- the three objects, with the engine's defaults when unset -------------------------
     @property
@@ -248,7 +269,7 @@ class Settings:
 
     def __setitem__(self, key: str, value: Any) -> None:
         _check_option(key, value)
-        self.options[key] = value
+        self.options[key] = _normalized(key, value)
         self._changed()
 
     def __getitem__(self, key: str) -> Any:
