@@ -856,7 +856,10 @@ class Model(Template):
         learnable = {name for name, _, is_learnable in triples if is_learnable}
         from lrnn.core.pnl_weights import pnl_numbering
 
-        numbering = [(i, n) for i, n in pnl_numbering(self._pnl_statements(), list(by_name)) if n in learnable]
+        from lrnn.core.pnl_weights import declared_offsets
+
+        numbering = [(i, n) for i, n in pnl_numbering(self._pnl_statements(), list(by_name),
+                                                      declared_offsets(self._entries)) if n in learnable]
         return Parameters(by_name, numbering)
 
     def state_dict(self) -> Dict[str, Any]:

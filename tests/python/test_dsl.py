@@ -219,8 +219,11 @@ def test_dataset_text():
     old_style.add_queries([R.predict(1)[1], R.predict(2)[0]])
     assert len(old_style) == 2 and [len(s.queries) for s in old_style] == [1, 1]
     assert old_style.to_text() == ("edge(1, 2), 0.5 f(1).\n", "1 predict(1).\n0 predict(2).\n")
-    with pytest.raises(TypeError):
-        Dataset().add(R.q[1], [R.h <= R.a])
+    # an example may hold rules, as PyNeuraLogic's (PDDLDataset's action rules); lrnn's
+    # engine grounds the template's rules only, so writing it for the engine refuses them
+    with_rule = Dataset().add(R.q[1], [R.a, R.h <= R.a])
+    with pytest.raises(ValueError, match=r"example holds the rule h :- a\..*template"):
+        with_rule.to_text()
 
 
 def test_tensor_dataset():

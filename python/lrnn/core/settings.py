@@ -30,9 +30,12 @@ def check_dtype(value: Any, where: str = "Settings(dtype=...)") -> str:
         return name
     close = difflib.get_close_matches(name, DTYPES, n=1, cutoff=0.0)
     raise ValueError(f"{where} takes 'float32' or 'float64', got {value!r}; did you mean {close[0]!r}?")
-# PyNeuraLogic's settings that only tune its Java engine's building (lossless compression,
-# pruning, the choice of grounder): lrnn's results do not depend on them, so they are
-# accepted for compatibility and have no effect.
+
+
+# PyNeuraLogic's settings that tune its Java engine's building (compression, chain pruning,
+# the choice of grounder): accepted so its code runs, and ignored. lrnn never prunes: every
+# network computes what LANGUAGE.md says, where PyNeuraLogic's chain pruning (on by default)
+# can drop an activation (see the Settings docstring).
 PYNEURALOGIC_BUILD_OPTIONS = ("iso_value_compression", "chain_pruning", "prune_only_identities", "grounder")
 # Gradient clipping, honoured by the engine (torch's clip_grad_value_ then clip_grad_norm_).
 CLIP_OPTIONS = ("clip_grad_norm", "clip_grad_value")
@@ -128,7 +131,15 @@ class SettingsProxy:
 class Settings:
     """Every field left unset takes the engine's default, read from the engine
     (`_core.default_settings()`): today `optimizer` reads as Adam with the engine's rate,
-    `error_function` as MSE(), `initializer` as Glorot()."""
+    `error_function` as MSE(), `initializer` as Glorot().
+
+    PyNeuraLogic's build options `chain_pruning`, `iso_value_compression`,
+    `prune_only_identities` and `grounder` are accepted and ignored: lrnn never prunes, so
+    its outputs always follow LANGUAGE.md. PyNeuraLogic's chain pruning (on by default) is
+    lossy: with `(R.out <= R.h) | [F.tanh]`, `R.out / 0 | [F.tanh]` and the fact `R.h[1]`,
+    PyNeuraLogic 0.9.2 with `chain_pruning=True` gives tanh(1) = 0.7616 (it drops a tanh of
+    the chain), while `chain_pruning=False` and lrnn (either way) give tanh(tanh(1)) = 0.6420.
+    Code whose results were tuned on PyNeuraLogic's pruned networks can therefore differ."""
 
     def __init__(
         self,

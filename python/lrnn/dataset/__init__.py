@@ -29,6 +29,14 @@ def _check_fact(fact: Any, where: str) -> Atom:
     return fact
 
 
+def _check_example_item(item: Any) -> Any:
+    """A fact, or a rule as PyNeuraLogic's examples may hold (PDDLDataset's action rules):
+    kept as given; building refuses the rules (see Dataset.to_text)."""
+    from lrnn.utils.pddl.domain import DeleteEffect
+
+    return item if isinstance(item, (Rule, DeleteEffect)) else _check_fact(item, "an example")
+
+
 def _weighted_query(query: Rule) -> tuple:
     """PyNeuraLogic's weighted query `R.name[0.25] <= R.out(x)[1.0]`: (importance, name,
     query atoms). The importance scales the loss and gradient of those queries."""
@@ -90,7 +98,8 @@ class Sample:
             example = []
         elif isinstance(example, Atom):
             example = [example]
-        self.example = [_check_fact(f, "an example") for f in example]
+        # facts; rules too, as PyNeuraLogic's (its PDDLDataset puts action rules here)
+        self.example = [_check_example_item(f) for f in example]
 
     def __len__(self) -> int:
         return len(self.example)
@@ -253,6 +262,14 @@ def _number(x: float) -> str:
 def _facts_line(facts: Sequence[Atom], index: int) -> str:
     if not facts:
         raise ValueError(f"sample {index} has no facts; an example needs at least one")
+    for item in facts:
+        if not isinstance(item, Atom):
+            # PyNeuraLogic grounds example rules with the sample; lrnn grounds the template's
+            raise ValueError(
+                f"sample {index}'s example holds the rule {item}: lrnn's examples hold facts, its rules "
+                "go in the template (for PDDLDataset: include_actions=False and "
+                "template.add_rules(pddl_dataset.action_rules(delete_effects=False)))"
+            )
     return ", ".join(f.to_str() for f in facts) + "."
 
 
@@ -582,6 +599,8 @@ class CSVDataset(ConvertibleDataset):
         return Dataset([Sample(q, example) for q, example in zip(queries, examples)])
 
 
+from lrnn.dataset.pddl import PDDLDataset  # noqa: E402  (it builds on Dataset and Sample above)
+
 _LOADERS = ("XOR", "XOR_Vectorized", "Family", "Trains", "Mutagenesis", "Nations")
 
 
@@ -594,4 +613,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'lrnn.dataset' has no attribute {name!r}")
 
 
-__all__ = ["Dataset", "Sample", "FileDataset", "Data", "TensorDataset", "CSVFile", "CSVDataset", "Mode", *_LOADERS]
+__all__ = ["Dataset", "Sample", "FileDataset", "Data", "TensorDataset", "CSVFile", "CSVDataset", "Mode", "PDDLDataset",
+           *_LOADERS]
