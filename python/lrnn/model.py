@@ -689,9 +689,12 @@ class Model(Template):
             return self._train_static(dataset, epochs, test_dataset=test_dataset, progress=progress, callback=callback)
         train_set = self.build_dataset(dataset)
         test_set = None if test_dataset is None else self.build_dataset(test_dataset)
-        in_order = batch_size is None and self.settings.batch_size is None and train_set.batch_size is not None
-        if in_order:  # PyNeuraLogic's build_dataset(batch_size=): that many samples a step, in order
-            batch_size = train_set.batch_size
+        # PyNeuraLogic's default: online training in the dataset's order, build_dataset's
+        # batch_size (1 unless given) samples a step; Settings(batch_size=) or
+        # train(batch_size=) ask for lrnn's shuffled minibatches instead.
+        in_order = batch_size is None and self.settings.batch_size is None
+        if in_order:
+            batch_size = train_set.batch_size if train_set.batch_size is not None else 1
         if epochs is None and self.settings.epochs is None:
             epochs = 1  # PyNeuraLogic's Model.train: one epoch unless told (Settings(epochs=) or epochs=)
         config = self._config(epochs, batch_size)

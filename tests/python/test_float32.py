@@ -45,7 +45,7 @@ def test_float32_training_matches_the_cli_and_stays_close_to_float64():
     template, examples = xor_vectorized_dataset()
     outputs = {}
     for dtype in ("float64", "float32"):
-        model = template.build(Settings(optimizer=Adam(lr=0.05), epochs=100, seed=5, dtype=dtype))
+        model = template.build(Settings(batch_size=0, optimizer=Adam(lr=0.05), epochs=100, seed=5, dtype=dtype))
         model.train(FileDataset(examples_file=examples), progress=False)
         outputs[dtype] = np.asarray(model(FileDataset(examples_file=examples)))
     assert not np.array_equal(outputs["float32"], outputs["float64"])  # two dtypes really ran

@@ -17,11 +17,12 @@ FACTS = {"a": [0.3, 0.7], "b": [0.1, 0.9]}
 TARGETS = {"a": 1.0, "b": 0.4}
 
 
-def _model(optimizer, reduction="sum"):
+def _model(optimizer, reduction="sum", batch_size=0):
+    # batch_size=0: one step over the whole set (None: PyNeuraLogic's online default)
     model = Model()
     model += (R.out(V.X)["w":W] <= R.emb(V.X)) | [Combination.SUM, Transformation.IDENTITY]
     model += R.out / 1 | [Transformation.IDENTITY]
-    return model.build(Settings(optimizer=optimizer, error_function=MSE(reduction=reduction)))
+    return model.build(Settings(batch_size=batch_size, optimizer=optimizer, error_function=MSE(reduction=reduction)))
 
 
 def _data(built, **kwargs):
@@ -46,7 +47,8 @@ def test_one_sgd_step_moves_each_fact_by_its_gradient():
 @pytest.mark.parametrize("batch_size", [None, 1])
 def test_adam_training_matches_torch_embeddings(batch_size):
     torch = pytest.importorskip("torch", reason="torch is the reference for this test")
-    built = _model(Adam(lr=0.1), reduction="mean")
+    # None: the whole set per step (Settings(batch_size=0)); 1: build_dataset's online steps
+    built = _model(Adam(lr=0.1), reduction="mean", batch_size=0 if batch_size is None else None)
     data = _data(built, batch_size=batch_size) if batch_size else _data(built)
     built.train(data, epochs=6)
 
@@ -156,7 +158,7 @@ def test_fact_gradients_agree_with_finite_differences_through_a_graph_layer():
         model += (R.out(V.X)["v":[[0.7, -0.6]]] <= R.agg(V.X)) | [Transformation.TANH]
         model += R.out / 1 | [Transformation.IDENTITY]
         model += R.agg / 1 | [Transformation.IDENTITY]
-        return model.build(Settings(optimizer=SGD(lr=1.0), error_function=MSE(reduction="sum")))
+        return model.build(Settings(batch_size=0, optimizer=SGD(lr=1.0), error_function=MSE(reduction="sum")))
 
     facts = {"a": [0.3, -0.8], "b": [0.5, 0.1], "c": [-0.4, 0.9]}
     edges = [("a", "b"), ("b", "a"), ("b", "c"), ("a", "c")]

@@ -171,7 +171,7 @@ def test_lr_decays_by_hand_and_in_training():
 # ---- losses --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
 def test_mse_reduction_matches_torch(reduction):
-    model = linear_model(Settings(optimizer=SGD(lr=0.1), error_function=MSE(reduction=reduction), epochs=1))
+    model = linear_model(Settings(batch_size=0, optimizer=SGD(lr=0.1), error_function=MSE(reduction=reduction), epochs=1))
     model.train(linear_dataset(), progress=False)
     assert np.allclose(weight(model), torch_steps(reduction), atol=1e-12, rtol=0)
     loss = model.loss(linear_dataset())
@@ -205,9 +205,9 @@ def test_torch_and_longtail_initialisers():
 # ---- gradient clipping ------------------------------------------------------------------------------
 @pytest.mark.parametrize("clip", [{"clip_grad_value": 0.3}, {"clip_grad_norm": 0.5}])
 def test_gradient_clipping_matches_torch_and_changes_the_step(clip):
-    clipped = linear_model(Settings(optimizer=SGD(lr=0.1), epochs=1, **clip))
+    clipped = linear_model(Settings(batch_size=0, optimizer=SGD(lr=0.1), epochs=1, **clip))
     clipped.train(linear_dataset(), progress=False)
-    plain = linear_model(Settings(optimizer=SGD(lr=0.1), epochs=1))
+    plain = linear_model(Settings(batch_size=0, optimizer=SGD(lr=0.1), epochs=1))
     plain.train(linear_dataset(), progress=False)
     expected = torch_steps(clip_value=clip.get("clip_grad_value"), clip_norm=clip.get("clip_grad_norm"))
     assert np.allclose(weight(clipped), expected, atol=1e-12, rtol=0)
@@ -655,3 +655,21 @@ def test_mutagenesis_numbers_its_offsets_last(monkeypatch):
     numbering = dict(model.build(Settings()).parameters().numbering)
     assert sorted(numbering) == list(range(23))
     assert (numbering[21], numbering[22]) == ("atom_embed/1.offset", "bond_embed/1.offset")
+
+
+def test_default_training_is_pyneuralogics_online_steps_in_order():
+    # No batch size anywhere (build_dataset, train, Settings): PyNeuraLogic's default, one
+    # sample per step in the dataset's order, so the recorded PyNeuraLogic run of batch 1
+    # is reproduced by a plain model.train(dataset) ...
+    import json
+
+    recorded = json.loads((Path(__file__).parent / "data" / "pyneuralogic_linear_training.json").read_text())
+    run = recorded["runs"]["mean_batch1_clipnone"]
+    model = linear_model(Settings(optimizer=SGD(lr=0.1), error_function=MSE(reduction="mean")))
+    results = model.train(linear_dataset(), epochs=2, progress=False)
+    assert np.allclose([list(r) for r in results], run["results"], atol=1e-12, rtol=0)
+    assert np.allclose(weight(model), np.ravel(run["weights"]["w"]), atol=1e-12, rtol=0)
+    # ... and Settings(batch_size=0) asks for one step over the whole set instead.
+    whole = linear_model(Settings(batch_size=0, optimizer=SGD(lr=0.1), error_function=MSE(reduction="mean")))
+    whole.train(linear_dataset(), epochs=2, progress=False)
+    assert not np.allclose(weight(whole), weight(model), atol=1e-6)

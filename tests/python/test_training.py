@@ -49,7 +49,7 @@ def cli_outputs(result):
 @needs_cli
 def test_xor_in_python_trains_to_the_cli_numbers(tmp_path):
     cli = cli_train(tmp_path, xor_template(), DATA / "xor" / "naive" / "trainExamples.txt", epochs=400, seed=3, lr=0.1)
-    model = xor_template().build(Settings(optimizer=Adam(lr=0.1), epochs=400, seed=3))
+    model = xor_template().build(Settings(batch_size=0, optimizer=Adam(lr=0.1), epochs=400, seed=3))
     history = model.train(xor_dataset(), progress=False)
     assert len(history.epochs) == 400 and len(history) == 4  # 4 (target, output, error)
     outputs = model(xor_dataset())
@@ -66,7 +66,7 @@ def test_xor_in_python_trains_to_the_cli_numbers(tmp_path):
 def test_xor_vectorized_from_files(tmp_path):
     examples = DATA / "xor" / "vectorized" / "trainExamples.txt"
     cli = cli_train(tmp_path, xor_vectorized_template(), examples, epochs=200, seed=5, lr=0.05, optimizer="sgd")
-    model = xor_vectorized_template().build(Settings(optimizer=SGD(lr=0.05), epochs=200, seed=5))
+    model = xor_vectorized_template().build(Settings(batch_size=0, optimizer=SGD(lr=0.05), epochs=200, seed=5))
     model.train(FileDataset(examples_file=examples), progress=False)
     assert np.array_equal(model(FileDataset(examples_file=examples)), cli_outputs(cli))
 

@@ -161,8 +161,8 @@ class Settings:
         self.initializer = initializer
         if epochs is not None and (isinstance(epochs, bool) or int(epochs) != epochs or epochs < 0):
             raise ValueError(f"epochs must be a non-negative integer, got {epochs!r}")
-        if batch_size is not None and (int(batch_size) != batch_size or batch_size < 1):
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if batch_size is not None and (isinstance(batch_size, bool) or int(batch_size) != batch_size or batch_size < 0):
+            raise ValueError(f"batch_size must be a non-negative integer (0: the whole set per step), got {batch_size!r}")
         self.epochs = None if epochs is None else int(epochs)
         self.seed = None if seed is None else int(seed)
         self.batch_size = None if batch_size is None else int(batch_size)
