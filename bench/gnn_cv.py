@@ -16,6 +16,7 @@ dataset replaces its entry), and one line per dataset is printed.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import datetime
 import json
 import os
@@ -34,7 +35,9 @@ def run_lrnn(a, name: str) -> dict:
     template = os.path.join(benchlib.REPO, "examples", "graphs", f"gin_{name.lower()}.lrnn")
     cmd = [os.path.join(a.build, "lrnn"), "train", template, "--dataset", "tu:" + os.path.join(TU, name),
            "--folds", str(a.folds), "--epochs", str(a.epochs), "--loss", "crossentropy", "--lr", str(a.lr),
-           "--batch-size", str(a.batch_size), "--seed", str(a.seed), "--report-every", str(a.epochs), "--json"]
+           "--batch-size", str(a.batch_size), "--seed", str(a.seed), "--report-every", str(max(a.epochs, 1)), "--json"]
+    if a.step_size:
+        cmd += ["--schedule", "step", "--step-size", str(a.step_size), "--gamma", str(a.gamma)]
     os.environ["OMP_NUM_THREADS"] = "1"
     run = benchlib.run_with_rss(cmd)
     if run.returncode != 0:
@@ -50,7 +53,8 @@ def run_pyg(a, name: str, fold_of_sample: list) -> dict:
         folds_file = f.name
     try:
         cmd = [sys.executable, PEER, "--dataset-dir", os.path.join(TU, name), "--folds-json", folds_file,
-               "--epochs", str(a.epochs), "--lr", str(a.lr), "--batch-size", str(a.batch_size), "--seed", str(a.seed)]
+               "--epochs", str(a.epochs), "--lr", str(a.lr), "--batch-size", str(a.batch_size), "--seed", str(a.seed),
+               "--step-size", str(a.step_size), "--gamma", str(a.gamma)]
         run = benchlib.run_with_rss(cmd)
     finally:
         os.unlink(folds_file)
@@ -71,6 +75,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--build", default=os.path.join(benchlib.REPO, "build"))
     ap.add_argument("--no-pyg", action="store_true", help="run lrnn only")
+    ap.add_argument("--step-size", type=int, default=0,
+                    help="multiply the learning rate by --gamma every N epochs in both engines (torch's StepLR; 0: constant)")
+    ap.add_argument("--gamma", type=float, default=0.5)
+    ap.add_argument("--concurrent", action="store_true",
+                    help="run lrnn and PyG at the same time, one core each (the folds come from an lrnn run of 0 epochs)")
     a = ap.parse_args()
 
     results = {}
@@ -78,15 +87,25 @@ def main() -> None:
         with open(RESULTS) as f:
             results = json.load(f).get("datasets", {})
     for name in a.datasets:
-        lr = run_lrnn(a, name)
+        pyg = None
+        if a.concurrent and not a.no_pyg:
+            folds = run_lrnn(argparse.Namespace(**{**vars(a), "epochs": 0}), name)["fold_of_sample"]
+            with concurrent.futures.ThreadPoolExecutor(2) as pool:
+                lrnn_run = pool.submit(run_lrnn, a, name)
+                pyg_run = pool.submit(run_pyg, a, name, folds)
+                lr, pyg = lrnn_run.result(), pyg_run.result()
+            assert lr["fold_of_sample"] == folds
+        else:
+            lr = run_lrnn(a, name)
         entry = {"epochs": a.epochs, "folds": a.folds, "lr": a.lr, "batch_size": a.batch_size, "seed": a.seed,
-                 "date": datetime.date.today().isoformat(),
+                 "schedule": f"step {a.step_size} gamma {a.gamma}" if a.step_size else "constant",
+                 "concurrent": bool(a.concurrent), "date": datetime.date.today().isoformat(),
                  "lrnn": {"accuracies": [f["test"]["accuracy"] for f in lr["folds"]], "mean": lr["mean_accuracy"],
                           "std": lr["std_accuracy"], "epoch_s": lr["epoch_s"], "wall_s": lr["wall_s"],
                           "peak_rss_mb": lr["peak_rss_mb"], "command": lr["command"]}}
         line = f"{name}: lrnn {lr['mean_accuracy']:.4f} ± {lr['std_accuracy']:.4f} ({lr['epoch_s']:.4f} s/epoch)"
         if not a.no_pyg:
-            pyg = run_pyg(a, name, lr["fold_of_sample"])
+            pyg = pyg or run_pyg(a, name, lr["fold_of_sample"])
             entry["pyg"] = {"accuracies": [f["test_accuracy"] for f in pyg["folds"]], "mean": pyg["mean_accuracy"],
                             "std": pyg["std_accuracy"], "epoch_s": pyg["epoch_s"], "wall_s": pyg["wall_s"],
                             "peak_rss_mb": pyg["peak_rss_mb"], "torch": pyg["torch"], "dtype": pyg["dtype"]}

@@ -28,6 +28,8 @@ def main() -> None:
     ap.add_argument("--hidden", type=int, default=64)
     ap.add_argument("--layers", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--step-size", type=int, default=0, help="StepLR step (epochs); 0: constant rate")
+    ap.add_argument("--gamma", type=float, default=0.5)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     a = ap.parse_args()
@@ -82,6 +84,7 @@ def main() -> None:
         test = [d for d, f in zip(dataset, fold_of_sample) if f == fold]
         model = GIN()
         opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+        sched = torch.optim.lr_scheduler.StepLR(opt, a.step_size, a.gamma) if a.step_size else None
         loss_fn = nn.BCEWithLogitsLoss()
         loader = DataLoader(train, batch_size=a.batch_size, shuffle=True,
                             generator=torch.Generator().manual_seed(a.seed))
@@ -93,6 +96,8 @@ def main() -> None:
                 loss = loss_fn(model(batch), batch.y.to(dtype))
                 loss.backward()
                 opt.step()
+            if sched is not None:
+                sched.step()
         seconds = time.perf_counter() - start
         epoch_times.append(seconds / max(1, a.epochs))
         model.eval()
