@@ -1,0 +1,111 @@
+// The first call of bench_attention_lrnn's templates on a new length, by stage (issue 13):
+// grounding (logic::ground), network (neural::neuralize) and plan (exec::build_plan), each
+// timed alone, the minimum over --repeats calls. Prints the ground rules and the network's
+// structure hash too, so two builds can be checked to produce the same network.
+//
+//   bench_attention_stages --sizes 512,2048 --variants full,causal,window [--repeats 3]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "exec/plan.hpp"
+#include "logic/grounder.hpp"
+#include "lrnn/syntax.hpp"
+#include "lrnn/zoo.hpp"
+#include "neural/network.hpp"
+#include "train/engine.hpp"
+
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t p = 0;
+  while (p <= s.size()) {
+    size_t q = s.find(',', p);
+    if (q == std::string::npos) q = s.size();
+    out.push_back(s.substr(p, q - p));
+    p = q + 1;
+  }
+  return out;
+}
+
+// bench/attention_lrnn.cpp's template (single head, no projections).
+std::string attention_template(int d, const std::string& variant, int window) {
+  const lrnn::zoo::Mask mask = variant == "window"   ? lrnn::zoo::Mask::sliding_window(window)
+                               : variant == "causal" ? lrnn::zoo::Mask::causal()
+                                                     : lrnn::zoo::Mask::none();
+  std::string m, over = "J";
+  for (const auto& l : mask.literals) m += ", " + l;
+  if (m.find('D') != std::string::npos) over = "J, D";
+  char scale[64];
+  std::snprintf(scale, sizeof scale, "%.17g", 1.0 / std::sqrt(double(d)));
+  return std::string("<") + scale + "> d_k.\n" + "w(I, J) :- d_k, k(J)^T, q(I)" + m +
+         ". [combination=product, aggregation=softmax(" + over + ")]\n" +
+         "out(I) :- w(I, J), v(J). [combination=product, aggregation=sum]\n";
+}
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> sizes = {"512", "2048"}, variants = {"full", "causal", "window"};
+  int d = 64, window = 16, repeats = 3;
+  for (int a = 1; a + 1 < argc; a += 2) {
+    const std::string k = argv[a], v = argv[a + 1];
+    if (k == "--sizes") sizes = split(v);
+    else if (k == "--variants") variants = split(v);
+    else if (k == "--dim") d = std::atoi(v.c_str());
+    else if (k == "--window") window = std::atoi(v.c_str());
+    else if (k == "--repeats") repeats = std::atoi(v.c_str());
+    else {
+      std::fprintf(stderr, "unknown option %s\n", k.c_str());
+      return 2;
+    }
+  }
+  std::printf("%-6s %-7s %10s %9s %9s %9s %9s  %s\n", "n", "variant", "rules", "ground_s", "network_s", "plan_s",
+              "total_s", "structure_hash");
+  for (const std::string& variant : variants) {
+    for (const std::string& size : sizes) {
+      const int n = std::atoi(size.c_str());
+      lrnn::train::Engine engine(lrnn::parse_template(attention_template(d, variant, window)));
+      std::mt19937_64 rng(1234 + n);
+      std::normal_distribution<double> g;
+      lrnn::ExampleAst ex;
+      for (const char* p : {"q", "k", "v"}) {
+        std::vector<double> x(size_t(n) * d);
+        for (auto& e : x) e = g(rng);
+        auto facts = lrnn::zoo::sequence_facts(p, x.data(), n, d);
+        ex.facts.insert(ex.facts.end(), facts.begin(), facts.end());
+      }
+      const auto queries = lrnn::zoo::sequence_queries("out", n);
+      double best[3] = {1e30, 1e30, 1e30};
+      size_t rules = 0;
+      uint64_t hash = 0;
+      for (int r = 0; r < repeats; ++r) {
+        auto t0 = std::chrono::steady_clock::now();
+        lrnn::logic::GroundSample ground = lrnn::logic::ground(engine.program(), ex, queries);
+        best[0] = std::min(best[0], since(t0));
+        t0 = std::chrono::steady_clock::now();
+        lrnn::neural::SampleNetwork net = lrnn::neural::neuralize(engine.model(), ex, ground);
+        best[1] = std::min(best[1], since(t0));
+        t0 = std::chrono::steady_clock::now();
+        lrnn::exec::Plan plan = lrnn::exec::build_plan(engine.model(), {&net});
+        best[2] = std::min(best[2], since(t0));
+        rules = ground.stats.ground_rules;
+        hash = net.structure_hash;
+      }
+      std::printf("%-6d %-7s %10zu %9.3f %9.3f %9.3f %9.3f  %016llx\n", n, variant.c_str(), rules, best[0], best[1],
+                  best[2], best[0] + best[1] + best[2], static_cast<unsigned long long>(hash));
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
