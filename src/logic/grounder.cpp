@@ -12,6 +12,7 @@
 #include <limits>
 #include <memory>
 
+#include "logic/capture.hpp"
 #include "logic/range_scan.hpp"
 #include "logic/relation.hpp"
 #include "logic/row_set.hpp"
@@ -73,6 +74,7 @@ class Grounder {
   void count_atoms(GroundSample::Stats& stats);
   std::vector<GroundRuleSet> enumerate_ground_rules(const std::vector<uint32_t>& base, std::vector<size_t>& counted);
   GroundRuleSet enumerate_rule(uint32_t r, const std::vector<uint32_t>& base, size_t& total, size_t& count);
+  Error ground_rule_limit(const CompiledRule& cr) const;
   std::vector<char> atoms_to_keep(const std::vector<GroundRuleSet>& sets,
                                   const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& query_matches,
                                   const std::vector<uint32_t>& base) const;
@@ -636,22 +638,27 @@ class Grounder {
     rows_.assign(cr.body.size(), kNone);
   }
 
-  // Fires a rule for one plan, inserting new head tuples.
   // Fires a rule for one plan, inserting new head tuples. Head tuples are inserted in
   // batches whose hash slots are prefetched first: on large relations the probes are
   // memory-bound. (Rows inserted while the rule runs are never read by it: every range
-  // ends at delta_end.)
-  void fire(const CompiledRule& cr, const Plan& plan) {
+  // ends at delta_end.) With a `capture`, the firing also records its ground rules (see
+  // Capture). `distinct`: every substitution gives a new head tuple (distinct_heads on an
+  // empty head relation), so tuples are appended without a hash probe.
+  void fire(const CompiledRule& cr, const Plan& plan, Capture* capture = nullptr, bool distinct = false) {
     prepare_rule(cr);
     Relation& head = rels_[cr.head_pred];
     const uint32_t arity = cr.head_arity;
     constexpr uint32_t kBatch = 32;
     std::vector<uint32_t> pending(size_t(kBatch) * std::max<uint32_t>(arity, 1));
+    std::array<uint32_t, kBatch> recorded;  // per pending tuple: its captured grounding, or kNone
     uint32_t n_pending = 0;
     auto flush = [&]() {
-      for (uint32_t i = 0; i < n_pending; ++i) head.prefetch(pending.data() + size_t(i) * arity);
+      if (!distinct)
+        for (uint32_t i = 0; i < n_pending; ++i) head.prefetch(pending.data() + size_t(i) * arity);
       for (uint32_t i = 0; i < n_pending; ++i) {
-        auto [row, inserted] = head.insert(pending.data() + size_t(i) * arity);
+        const uint32_t* tuple = pending.data() + size_t(i) * arity;
+        auto [row, inserted] = distinct ? std::pair{head.append_distinct(tuple), true} : head.insert(tuple);
+        if (capture && recorded[i] != kNone) capture->set_head(recorded[i], row);
         if (inserted && ++total_atoms_ > opt_.max_atoms) {
           throw Error(ErrorKind::Limit, cr.span,
                       "grounding exceeded " + std::to_string(opt_.max_atoms) +
@@ -672,10 +679,58 @@ class Grounder {
                         " ground rules (GroundingOptions::max_ground_rules) while computing the least model of " +
                         prog_.predicate_name(cr.head_pred) + " (each body substitution counts)");
       head_tuple(cr, pending.data() + size_t(n_pending) * arity);
+      if (capture) recorded[n_pending] = capture->record(pending.data() + size_t(n_pending) * arity, rows_, bind_);
       if (++n_pending == kBatch) flush();
     };
     run(plan, 0, emit);
     flush();
+  }
+
+  // Whether rule r's one firing in the least model can record its ground rules: a
+  // template rule a query's network needs, not recursive (fired once, with every body
+  // relation complete, so its plan and the order of its substitutions are those of
+  // enumerate_rule), stored, and without @op_eval inputs (their atoms are numbered only
+  // while enumerating).
+  bool can_capture(uint32_t r) const {
+    const CompiledRule& cr = prog_.compiled_rules()[r];
+    if (!opt_.enumerate || !opt_.store_ground_rules || r >= prog_.num_rules() || !neural_relevant_[cr.head_pred])
+      return false;
+    return std::none_of(cr.body.begin(), cr.body.end(),
+                        [](const BodyLiteral& bl) { return bl.kind == Kind::Builtin && is_eval(bl.op); });
+  }
+
+  // Whether every substitution the plan enumerates gives another head tuple: each
+  // variable is a head variable or the result of arithmetic on variables bound before it
+  // (so, step by step, a function of the head variables), and a step binds its new
+  // variables to one value per match, different for different matches (a relation's rows
+  // are distinct, so are the domain's values and @in's alternatives). Then distinct
+  // substitutions have distinct head tuples.
+  static bool distinct_heads(const CompiledRule& cr, const Plan& plan) {
+    std::vector<char> in_head(cr.var_names.size(), 0);
+    const ArgRef* h = cr.head_args();
+    for (uint32_t k = 0; k < cr.head_arity; ++k)
+      if (h[k].is_var) in_head[h[k].value] = 1;
+    for (const Step& st : plan.steps) {
+      const BodyLiteral& bl = cr.body[st.lit];
+      const bool functional = st.op == Step::Builtin && (is_arithmetic(bl.op) || bl.op == BuiltinOp::Next);
+      const uint32_t n_args = bl.kind == Kind::Domain ? 1 : bl.arity;
+      for (uint32_t k = 0; k < n_args; ++k) {
+        const ArgAction& a = plan.actions[st.actions + k];
+        if (a.kind == ArgAction::Bind && !in_head[a.value] && !functional) return false;
+      }
+    }
+    return true;
+  }
+
+  // Fires a non-recursive rule (its only firing), recording its ground rules when it can.
+  void fire_once(uint32_t r, const Plan& plan) {
+    const CompiledRule& cr = prog_.compiled_rules()[r];
+    if (!opt_.record_while_firing) return fire(cr, plan);
+    const bool distinct = rels_[cr.head_pred].rows() == 0 && distinct_heads(cr, plan);
+    if (!can_capture(r)) return fire(cr, plan, nullptr, distinct);
+    if (captured_.size() <= r) captured_.resize(prog_.num_rules());
+    captured_[r] = std::make_unique<Capture>(cr, r);
+    fire(cr, plan, captured_[r].get(), distinct);
   }
 
   void evaluate_stratum(const Stratum& stratum) {
@@ -698,7 +753,7 @@ class Grounder {
           any_recursive = any_recursive || recursive[i];
         }
         if (!any_recursive) {
-          if (first) fire(cr, make_plan(cr, kNone, recursive));
+          if (first) fire_once(r, make_plan(cr, kNone, recursive));
           continue;
         }
         for (uint32_t i = 0; i < cr.body.size(); ++i) {
@@ -784,6 +839,7 @@ class Grounder {
   std::vector<char> logic_relevant_, neural_relevant_;
   std::vector<char> in_stratum_;  // predicates of the stratum being evaluated
   std::vector<std::unique_ptr<ValueIndex>> value_index_;  // per predicate (range scans)
+  std::vector<std::unique_ptr<Capture>> captured_;  // per template rule: recorded by its firing
   bool has_queries_ = false;
   size_t total_atoms_ = 0;
   size_t model_substitutions_ = 0;  // body substitutions enumerated by the least model
@@ -850,7 +906,15 @@ std::vector<GroundRuleSet> Grounder::enumerate_ground_rules(const std::vector<ui
   for (uint32_t r = 0; r < prog_.num_rules(); ++r) {
     if (!neural_relevant_[prog_.compiled_rules()[r].head_pred]) continue;
     size_t count = 0;
-    GroundRuleSet set = enumerate_rule(r, base, total, count);
+    GroundRuleSet set;
+    if (r < captured_.size() && captured_[r]) {
+      count = captured_[r]->size();
+      if ((total += count) > opt_.max_ground_rules) throw ground_rule_limit(prog_.compiled_rules()[r]);
+      set = captured_[r]->take(base);
+      captured_[r].reset();
+    } else {
+      set = enumerate_rule(r, base, total, count);
+    }
     if (count > 0) {
       if (!opt_.store_ground_rules) set.head.clear();
       sets.push_back(std::move(set));
@@ -881,11 +945,6 @@ GroundRuleSet Grounder::enumerate_rule(uint32_t r, const std::vector<uint32_t>& 
   RowSet seen(head_arity + set.n_inputs);
   std::vector<uint32_t> key(head_arity + set.n_inputs);
   Relation& head = rels_[cr.head_pred];
-  auto limit_error = [&]() {
-    return Error(ErrorKind::Limit, cr.span,
-                 "grounding exceeded " + std::to_string(opt_.max_ground_rules) +
-                     " ground rules (GroundingOptions::max_ground_rules) while enumerating this rule");
-  };
   // Head atom ids are resolved in prefetched batches (see fire()).
   constexpr uint32_t kBatch = 32;
   std::vector<uint32_t> pending(size_t(kBatch) * std::max<uint32_t>(head_arity, 1));
@@ -906,7 +965,7 @@ GroundRuleSet Grounder::enumerate_rule(uint32_t r, const std::vector<uint32_t>& 
       }
       if (!seen.insert(key.data())) return;
     }
-    if (++total > opt_.max_ground_rules) throw limit_error();
+    if (++total > opt_.max_ground_rules) throw ground_rule_limit(cr);
     ++count;
     if (!store) return;
     head_tuple(cr, pending.data() + size_t(n_pending) * head_arity);
@@ -921,6 +980,12 @@ GroundRuleSet Grounder::enumerate_rule(uint32_t r, const std::vector<uint32_t>& 
   run(plan, 0, emit);
   flush();
   return set;
+}
+
+Error Grounder::ground_rule_limit(const CompiledRule& cr) const {
+  return Error(ErrorKind::Limit, cr.span,
+               "grounding exceeded " + std::to_string(opt_.max_ground_rules) +
+                   " ground rules (GroundingOptions::max_ground_rules) while enumerating this rule");
 }
 
 // Which provisional atoms to keep: those supporting a query (when pruning), else all

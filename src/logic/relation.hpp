@@ -183,19 +183,30 @@ class Relation {
 
   void prefetch(const uint32_t* tuple) const { unique_.prefetch(tuple); }
   // Row of the tuple, or kNone.
-  uint32_t find(const uint32_t* tuple) const { return unique_.find(tuple, data_.data(), arity_); }
+  uint32_t find(const uint32_t* tuple) const {
+    index_appended();
+    return unique_.find(tuple, data_.data(), arity_);
+  }
 
   // Appends the tuple unless present; returns (row, inserted).
   std::pair<uint32_t, bool> insert(const uint32_t* tuple) {
     uint32_t r = find(tuple);
     if (r != kNone) return {r, false};
-    r = rows_++;
+    r = append_distinct(tuple);
+    index_appended();
+    return {r, true};
+  }
+  // Appends a tuple the caller knows is not present (the grounder, for a rule whose
+  // substitutions give distinct heads in an empty relation), without hashing it: the
+  // whole-tuple index catches up on the next find, and attention's n^2 pair atoms,
+  // which nothing looks up by their whole tuple, are never hashed.
+  uint32_t append_distinct(const uint32_t* tuple) {
+    const uint32_t r = rows_++;
     data_.insert(data_.end(), tuple, tuple + arity_);
-    unique_.insert(r, data_.data(), arity_);
     for (Index& ix : indexes_) ix.insert(r, data_.data(), arity_);
     example_fact_.push_back(kNone);
     template_fact_.push_back(kNone);
-    return {r, true};
+    return r;
   }
 
   // The index for a bound-column mask (built on first use); returns its position.
@@ -220,10 +231,16 @@ class Relation {
   uint32_t delta_begin = 0, delta_end = 0;
 
  private:
+  // Adds the rows appended unhashed to the whole-tuple index.
+  void index_appended() const {
+    for (; unique_rows_ < rows_; ++unique_rows_) unique_.insert(unique_rows_, data_.data(), arity_);
+  }
+
   uint32_t arity_;
   uint32_t rows_ = 0;
   std::vector<uint32_t> data_;
-  Index unique_;
+  mutable Index unique_;           // over rows [0, unique_rows_)
+  mutable uint32_t unique_rows_ = 0;
   std::vector<Index> indexes_;
   std::vector<uint32_t> example_fact_, template_fact_;
 };
