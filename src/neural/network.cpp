@@ -153,6 +153,11 @@ Relevance search_from_queries(const FlatGroundRules& f) {
 // The kept atoms in ground-id order; returns ground id -> local atom index (kNone: pruned).
 std::vector<uint32_t> add_atoms(SampleNetwork& net, const Relevance& r) {
   std::vector<uint32_t> local(r.state.size(), kNone);
+  const size_t n_kept = static_cast<size_t>(std::count(r.state.begin(), r.state.end(), uint8_t{2}));
+  net.atom_ground_id.reserve(n_kept);
+  net.atom_depth.reserve(n_kept);
+  net.atom_fact.reserve(n_kept);
+  net.atom_predicate.reserve(n_kept);
   for (uint32_t a = 0; a < r.state.size(); ++a) {
     if (r.state[a] != 2) continue;
     local[a] = static_cast<uint32_t>(net.atom_depth.size());
@@ -256,25 +261,49 @@ std::vector<uint32_t> softmax_groups(const TemplateModel& model, const FlatGroun
 }
 
 // Sorts `kept` (ascending grounding ids) by (rule, head, softmax group, grounding id) in
-// linear time: stable counting sorts by head and then by rule; a head's groundings are
-// then in grounding order, and only a head whose groups are out of order is sorted.
+// linear time with stable counting sorts: by head and then by rule, or, when the rule sets
+// come in rule order (the grounder lists them so), by head within each rule's range alone,
+// over the range's span of heads and only where the heads are out of order (attention's
+// n^2 scores already come one head after another). A head's groundings are then in
+// grounding order, and only a head whose groups are out of order is sorted.
 void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, const std::vector<uint32_t>& local,
                        const std::vector<uint32_t>& group, size_t n_atoms, size_t n_rules) {
-  auto counting_sort = [&](size_t n_keys, auto key_of) {
-    std::vector<uint32_t> start(n_keys + 1, 0);
-    for (uint32_t g : kept) ++start[key_of(g) + 1];
-    for (size_t k = 0; k < n_keys; ++k) start[k + 1] += start[k];
-    std::vector<uint32_t> out(kept.size());
-    for (uint32_t g : kept) out[start[key_of(g)]++] = g;
-    kept = std::move(out);
+  auto rule_of = [&](uint32_t g) { return f.set(g).rule; };
+  auto head_of = [&](uint32_t g) { return local[f.head(g)]; };
+  // Stable counting sort of kept[b, e) by key(g) - lo, for keys in [lo, hi].
+  auto counting_sort = [&](size_t b, size_t e, uint32_t lo, uint32_t hi, auto key_of) {
+    std::vector<uint32_t> start(static_cast<size_t>(hi - lo) + 2, 0);
+    for (size_t i = b; i < e; ++i) ++start[key_of(kept[i]) - lo + 1];
+    for (size_t k = 0; k + 1 < start.size(); ++k) start[k + 1] += start[k];
+    std::vector<uint32_t> out(e - b);
+    for (size_t i = b; i < e; ++i) out[start[key_of(kept[i]) - lo]++] = kept[i];
+    std::copy(out.begin(), out.end(), kept.begin() + static_cast<std::ptrdiff_t>(b));
   };
-  counting_sort(n_atoms, [&](uint32_t g) { return local[f.head(g)]; });
-  counting_sort(n_rules, [&](uint32_t g) { return f.set(g).rule; });
+  const bool in_rule_order =
+      std::is_sorted(kept.begin(), kept.end(), [&](uint32_t x, uint32_t y) { return rule_of(x) < rule_of(y); });
+  if (!in_rule_order) {
+    if (!kept.empty()) {
+      counting_sort(0, kept.size(), 0, static_cast<uint32_t>(n_atoms), head_of);
+      counting_sort(0, kept.size(), 0, static_cast<uint32_t>(n_rules), rule_of);
+    }
+  } else {
+    for (size_t b = 0; b < kept.size();) {
+      size_t e = b;
+      uint32_t lo = head_of(kept[b]), hi = lo, prev = lo;
+      bool ordered = true;
+      for (; e < kept.size() && rule_of(kept[e]) == rule_of(kept[b]); ++e) {
+        const uint32_t h = head_of(kept[e]);
+        ordered = ordered && prev <= h;
+        lo = std::min(lo, h), hi = std::max(hi, h), prev = h;
+      }
+      if (!ordered) counting_sort(b, e, lo, hi, head_of);
+      b = e;
+    }
+  }
   for (size_t b = 0; b < kept.size();) {
     size_t e = b + 1;
     bool ordered = true;
-    while (e < kept.size() && f.set(kept[e]).rule == f.set(kept[b]).rule &&
-           local[f.head(kept[e])] == local[f.head(kept[b])]) {
+    while (e < kept.size() && rule_of(kept[e]) == rule_of(kept[b]) && head_of(kept[e]) == head_of(kept[b])) {
       ordered = ordered && group[kept[e - 1]] <= group[kept[e]];
       ++e;
     }
@@ -288,16 +317,29 @@ void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, co
 void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const FlatGroundRules& f, const Relevance& r,
                       const std::vector<uint32_t>& local) {
   std::vector<uint32_t> kept;
-  for (uint32_t g = 0; g < f.size(); ++g)
-    if (!r.dropped[g] && r.state[f.head(g)] == 2) kept.push_back(g);
+  kept.reserve(f.size());
+  size_t n_inputs = 0;
+  for (size_t k = 0; k < f.ground.rules.size(); ++k) {
+    const logic::GroundRuleSet& rs = f.ground.rules[k];
+    for (uint32_t row = 0, g = f.set_begin[k]; row < rs.size(); ++row, ++g)
+      if (!r.dropped[g] && r.state[rs.head[row]] == 2) kept.push_back(g), n_inputs += rs.n_inputs;
+  }
   const std::vector<uint32_t> group = softmax_groups(model, f, kept);
   sort_ground_rules(kept, f, local, group, net.num_atoms(), model.rules.size());
+  net.rule.reserve(kept.size());
+  net.head.reserve(kept.size());
+  net.softmax_group.reserve(kept.size());
+  net.inputs_begin.reserve(kept.size() + 1);
+  net.inputs.reserve(n_inputs);
   net.inputs_begin.push_back(0);
   for (uint32_t g : kept) {
-    net.rule.push_back(f.set(g).rule);
-    net.head.push_back(local[f.head(g)]);
+    const logic::GroundRuleSet& rs = f.set(g);
+    const size_t row = f.row(g);
+    net.rule.push_back(rs.rule);
+    net.head.push_back(local[rs.head[row]]);
     net.softmax_group.push_back(group[g]);
-    for (uint32_t i = 0; i < f.n_inputs(g); ++i) net.inputs.push_back(local[f.input(g, i)]);
+    const uint32_t* in = rs.inputs.data() + row * rs.n_inputs;
+    for (uint32_t i = 0; i < rs.n_inputs; ++i) net.inputs.push_back(local[in[i]]);
     net.inputs_begin.push_back(static_cast<uint32_t>(net.inputs.size()));
   }
 }
