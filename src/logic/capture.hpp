@@ -43,6 +43,13 @@ class Capture {
     return uint32_t(set_.head.size() - 1);
   }
   void set_head(uint32_t grounding, uint32_t row) { set_.head[grounding] = row; }
+  // Room for `groundings` ground rules at once: growing by doubling would touch (and
+  // fault in) about twice the memory of the final arrays.
+  void reserve(size_t groundings) {
+    set_.head.reserve(groundings);
+    set_.inputs.reserve(groundings * set_.n_inputs);
+    set_.bindings.reserve(groundings * set_.n_vars);
+  }
   size_t size() const { return set_.size(); }
 
   // The recorded ground rules with provisional atom ids: rows become ids by adding each

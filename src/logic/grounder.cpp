@@ -722,14 +722,35 @@ class Grounder {
     return true;
   }
 
+  // At most how many substitutions the plan enumerates: the product of what its
+  // generators read (relation rows, the largest group of a frozen index, domain values,
+  // @in alternatives).
+  double substitutions_bound(const CompiledRule& cr, const Plan& plan) const {
+    double bound = 1;
+    for (const Step& st : plan.steps) {
+      if (st.op == Step::LookupFrozen) bound *= double(rels_[st.pred].index(st.index).frozen_largest_group());
+      else if (st.op == Step::Scan || st.op == Step::RangeScan || st.op == Step::Lookup) bound *= rels_[st.pred].rows();
+      else if (st.op == Step::Domain) bound *= double(domain_.size());
+      else if (st.op == Step::Builtin && cr.body[st.lit].op == BuiltinOp::In) bound *= cr.body[st.lit].arity;
+    }
+    return bound;
+  }
+
   // Fires a non-recursive rule (its only firing), recording its ground rules when it can.
+  // The arrays it fills are reserved for the most substitutions it can enumerate (address
+  // space only: pages no grounding reaches are never touched), up to a cap.
   void fire_once(uint32_t r, const Plan& plan) {
     const CompiledRule& cr = prog_.compiled_rules()[r];
     if (!opt_.record_while_firing) return fire(cr, plan);
     const bool distinct = rels_[cr.head_pred].rows() == 0 && distinct_heads(cr, plan);
+    const double bound = substitutions_bound(cr, plan);
+    constexpr double kMaxReserve = double(1 << 26);
+    const bool reserve = bound <= kMaxReserve && bound <= double(opt_.max_ground_rules);
+    if (distinct && reserve) rels_[cr.head_pred].reserve(size_t(bound));
     if (!can_capture(r)) return fire(cr, plan, nullptr, distinct);
     if (captured_.size() <= r) captured_.resize(prog_.num_rules());
     captured_[r] = std::make_unique<Capture>(cr, r);
+    if (reserve) captured_[r]->reserve(size_t(bound));
     fire(cr, plan, captured_[r].get(), distinct);
   }
 
@@ -1035,6 +1056,16 @@ std::vector<char> Grounder::atoms_to_keep(const std::vector<GroundRuleSet>& sets
 std::vector<uint32_t> Grounder::write_atoms(GroundSample& sample, const std::vector<char>& keep,
                                             const std::vector<uint32_t>& base) {
   std::vector<uint32_t> new_id(keep.size(), kNone);
+  size_t n_kept = 0, n_args = 0;
+  for (uint32_t p = 0; p < prog_.num_predicates(); ++p)
+    for (uint32_t r = 0; r < rels_[p].rows(); ++r)
+      if (keep[base[p] + r]) ++n_kept, n_args += rels_[p].arity();
+  n_kept += eval_values_.size(), n_args += 2 * eval_values_.size();
+  sample.atom_pred.reserve(n_kept);
+  sample.atom_args_begin.reserve(n_kept + 1);
+  sample.atom_args.reserve(n_args);
+  sample.atom_example_fact.reserve(n_kept);
+  sample.atom_template_fact.reserve(n_kept);
   sample.atom_args_begin.push_back(0);
   for (uint32_t p = 0; p < prog_.num_predicates(); ++p) {
     Relation& rel = rels_[p];

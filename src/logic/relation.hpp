@@ -78,17 +78,20 @@ class Index {
   // A read-only CSR copy for the enumeration phase: the rows of each key stored
   // contiguously (oldest first) with their tuples, so a lookup streams memory instead of
   // chasing a chain. Invalid once rows are added.
-  void freeze(const uint32_t* data, uint32_t arity) {
+  void freeze(const uint32_t* data, uint32_t arity, uint32_t rows) {
     frozen_begin_.assign(slots_.size() + 1, 0);
     frozen_rows_.clear();
     frozen_tuples_.clear();
-    frozen_rows_.reserve(next_.size());
+    frozen_rows_.reserve(rows);
+    frozen_tuples_.reserve(size_t(rows) * arity);
+    frozen_largest_ = 0;
     std::vector<uint32_t> chain;
     for (size_t s = 0; s < slots_.size(); ++s) {
       frozen_begin_[s] = uint32_t(frozen_rows_.size());
       if (slots_[s].row == kNone) continue;
       chain.clear();
       for (uint32_t r = slots_[s].row; r != kNone; r = next_[r]) chain.push_back(r);
+      frozen_largest_ = std::max<size_t>(frozen_largest_, chain.size());
       for (size_t i = chain.size(); i-- > 0;) {
         frozen_rows_.push_back(chain[i]);
         const uint32_t* t = data + size_t(chain[i]) * arity;
@@ -99,6 +102,8 @@ class Index {
     frozen_ = true;
   }
   bool frozen() const { return frozen_; }
+  // The most rows one key has (frozen indexes only).
+  size_t frozen_largest_group() const { return frozen_largest_; }
   // The frozen group of key: positions [begin, end) into frozen_rows()/frozen_tuples().
   std::pair<uint32_t, uint32_t> frozen_group(const uint32_t* key, const uint32_t* data, uint32_t arity) const {
     size_t s = find_slot(key, data, arity);
@@ -167,6 +172,7 @@ class Index {
   size_t used_ = 0;
   bool frozen_ = false;
   std::vector<uint32_t> frozen_begin_, frozen_rows_, frozen_tuples_;
+  size_t frozen_largest_ = 0;
 };
 
 class Relation {
@@ -200,6 +206,11 @@ class Relation {
   // substitutions give distinct heads in an empty relation), without hashing it: the
   // whole-tuple index catches up on the next find, and attention's n^2 pair atoms,
   // which nothing looks up by their whole tuple, are never hashed.
+  void reserve(size_t rows) {
+    data_.reserve(rows * arity_);
+    example_fact_.reserve(rows);
+    template_fact_.reserve(rows);
+  }
   uint32_t append_distinct(const uint32_t* tuple) {
     const uint32_t r = rows_++;
     data_.insert(data_.end(), tuple, tuple + arity_);
@@ -221,7 +232,7 @@ class Relation {
   const Index& index(uint32_t i) const { return indexes_[i]; }
   // Builds the CSR view of index i (the relation must not grow afterwards).
   void freeze_index(uint32_t i) {
-    if (!indexes_[i].frozen()) indexes_[i].freeze(data_.data(), arity_);
+    if (!indexes_[i].frozen()) indexes_[i].freeze(data_.data(), arity_, rows_);
   }
 
   std::vector<uint32_t>& example_fact() { return example_fact_; }

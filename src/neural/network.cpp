@@ -31,11 +31,15 @@ struct DfsFrame {
 struct FlatGroundRules {
   const logic::GroundSample& ground;
   std::vector<uint32_t> set_begin;  // per rule set: its first grounding id
-  std::vector<uint32_t> set_of;     // per grounding id: its rule set
   std::vector<uint32_t> head_begin, head_list;
   uint32_t size() const { return set_begin.back(); }
-  const logic::GroundRuleSet& set(uint32_t g) const { return ground.rules[set_of[g]]; }
-  uint32_t row(uint32_t g) const { return g - set_begin[set_of[g]]; }
+  // The rule set of grounding g: a search in the few rule sets' bounds, which stay in
+  // cache (a per-grounding array would be one more cache miss per lookup at n^2 groundings).
+  uint32_t set_of(uint32_t g) const {
+    return static_cast<uint32_t>(std::upper_bound(set_begin.begin(), set_begin.end(), g) - set_begin.begin() - 1);
+  }
+  const logic::GroundRuleSet& set(uint32_t g) const { return ground.rules[set_of(g)]; }
+  uint32_t row(uint32_t g) const { return g - set_begin[set_of(g)]; }
   uint32_t head(uint32_t g) const { return set(g).head[row(g)]; }
   uint32_t n_inputs(uint32_t g) const { return set(g).n_inputs; }
   uint32_t input(uint32_t g, uint32_t i) const { return set(g).inputs[static_cast<size_t>(row(g)) * set(g).n_inputs + i]; }
@@ -43,7 +47,7 @@ struct FlatGroundRules {
 };
 
 FlatGroundRules flatten(const TemplateModel& model, const logic::GroundSample& ground) {
-  FlatGroundRules f{ground, std::vector<uint32_t>(ground.rules.size() + 1, 0), {}, {}, {}};
+  FlatGroundRules f{ground, std::vector<uint32_t>(ground.rules.size() + 1, 0), {}, {}};
   for (size_t k = 0; k < ground.rules.size(); ++k) {
     const logic::GroundRuleSet& rs = ground.rules[k];
     if (rs.rule >= model.rules.size())
@@ -57,20 +61,21 @@ FlatGroundRules flatten(const TemplateModel& model, const logic::GroundSample& g
     f.set_begin[k + 1] = f.set_begin[k] + static_cast<uint32_t>(rs.size());
   }
   const uint32_t n_ground = f.size();
-  f.set_of.resize(n_ground);
-  for (size_t k = 0; k < ground.rules.size(); ++k)
-    std::fill(f.set_of.begin() + f.set_begin[k], f.set_of.begin() + f.set_begin[k + 1], static_cast<uint32_t>(k));
   const size_t n_atoms = ground.num_atoms();
   f.head_begin.assign(n_atoms + 1, 0);
-  for (uint32_t g = 0; g < n_ground; ++g) {
-    uint32_t h = f.head(g);
-    if (h >= n_atoms) throw Error(ErrorKind::Runtime, "ground rule head is not an atom of the sample");
-    ++f.head_begin[h + 1];
+  for (const logic::GroundRuleSet& rs : ground.rules) {
+    for (uint32_t h : rs.head) {
+      if (h >= n_atoms) throw Error(ErrorKind::Runtime, "ground rule head is not an atom of the sample");
+      ++f.head_begin[h + 1];
+    }
   }
   for (size_t a = 0; a < n_atoms; ++a) f.head_begin[a + 1] += f.head_begin[a];
   f.head_list.resize(n_ground);
   std::vector<uint32_t> fill(f.head_begin.begin(), f.head_begin.end() - 1);
-  for (uint32_t g = 0; g < n_ground; ++g) f.head_list[fill[f.head(g)]++] = g;
+  for (size_t k = 0; k < ground.rules.size(); ++k) {
+    uint32_t g = f.set_begin[k];
+    for (uint32_t h : ground.rules[k].head) f.head_list[fill[h]++] = g++;
+  }
   return f;
 }
 
