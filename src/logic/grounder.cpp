@@ -75,6 +75,7 @@ class Grounder {
   std::vector<GroundRuleSet> enumerate_ground_rules(const std::vector<uint32_t>& base, std::vector<size_t>& counted);
   GroundRuleSet enumerate_rule(uint32_t r, const std::vector<uint32_t>& base, size_t& total, size_t& count);
   Error ground_rule_limit(const CompiledRule& cr) const;
+  bool keep_without_recursion(const std::vector<GroundRuleSet>& sets, std::vector<char>& keep) const;
   std::vector<char> atoms_to_keep(const std::vector<GroundRuleSet>& sets,
                                   const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& query_matches,
                                   const std::vector<uint32_t>& base) const;
@@ -1017,15 +1018,16 @@ std::vector<char> Grounder::atoms_to_keep(const std::vector<GroundRuleSet>& sets
   const uint32_t n_preds = uint32_t(prog_.num_predicates());
   const uint32_t n_prov = base[n_preds] + uint32_t(eval_values_.size());
   std::vector<char> keep(n_prov, 0);
+  for (auto& qm : query_matches)
+    for (auto [p, r] : qm) keep[base[p] + r] = 1;
   const bool prune = opt_.prune && has_queries_ && opt_.store_ground_rules;
   if (!prune) {
     for (uint32_t p = 0; p < n_preds; ++p)
       if (logic_relevant_[p]) std::fill(keep.begin() + base[p], keep.begin() + base[p + 1], 1);
     std::fill(keep.begin() + base[n_preds], keep.end(), 1);
-    for (auto& qm : query_matches)
-      for (auto [p, r] : qm) keep[base[p] + r] = 1;
     return keep;
   }
+  if (keep_without_recursion(sets, keep)) return keep;
   // Ground rules by head atom (CSR), then a walk down from the query atoms.
   std::vector<uint32_t> start(n_prov + 1, 0);
   for (const auto& s : sets)
@@ -1036,9 +1038,8 @@ std::vector<char> Grounder::atoms_to_keep(const std::vector<GroundRuleSet>& sets
   for (uint32_t si = 0; si < sets.size(); ++si)
     for (uint32_t g = 0; g < sets[si].size(); ++g) by_head[fill[sets[si].head[g]]++] = {si, g};
   std::vector<uint32_t> stack;
-  for (auto& qm : query_matches)
-    for (auto [p, r] : qm)
-      if (!keep[base[p] + r]) keep[base[p] + r] = 1, stack.push_back(base[p] + r);
+  for (uint32_t a = 0; a < n_prov; ++a)
+    if (keep[a]) stack.push_back(a);
   while (!stack.empty()) {
     uint32_t a = stack.back();
     stack.pop_back();
@@ -1050,6 +1051,30 @@ std::vector<char> Grounder::atoms_to_keep(const std::vector<GroundRuleSet>& sets
     }
   }
   return keep;
+}
+
+// atoms_to_keep's walk when no rule set's rule is recursive: a ground rule's inputs lie in
+// lower strata than its head, so taking the rule sets from the last stratum down, every
+// ground rule that can reach an atom is seen before the rule sets deriving it, and one
+// pass per rule set (marking the inputs of each ground rule whose head is kept) marks what
+// the walk would, without the index of ground rules by head. False (keep untouched
+// beyond the query atoms) when some rule is recursive.
+bool Grounder::keep_without_recursion(const std::vector<GroundRuleSet>& sets, std::vector<char>& keep) const {
+  const auto& rules = prog_.compiled_rules();
+  for (const GroundRuleSet& s : sets)
+    if (prog_.strata()[rules[s.rule].stratum].recursive) return false;
+  std::vector<uint32_t> order(sets.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return rules[sets[a].rule].stratum > rules[sets[b].rule].stratum;
+  });
+  for (uint32_t si : order) {
+    const GroundRuleSet& s = sets[si];
+    for (size_t g = 0; g < s.size(); ++g)
+      if (keep[s.head[g]])
+        for (uint32_t i = 0; i < s.n_inputs; ++i) keep[s.inputs[g * s.n_inputs + i]] = 1;
+  }
+  return true;
 }
 
 // The kept atoms, renumbered densely; returns provisional id -> new id (kNone: dropped).

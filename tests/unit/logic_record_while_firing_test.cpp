@@ -9,6 +9,7 @@
 // and without queries, and on the ground-rule limit.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,63 @@ TEST(LogicRecordWhileFiring, TheGroundRuleLimitStopsBothPaths) {
     // The model's substitutions (100 + 100) fit; the ground rules of both rules do not.
     EXPECT_THROW(ground_with(p, ex, parse_queries(out_queries(10))[0].queries, record, 150), Error);
     EXPECT_EQ(ground_with(p, ex, parse_queries(out_queries(10))[0].queries, record, 201).stats.ground_rules, 200u);
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Relevance pruning keeps exactly the atoms reachable from the query atoms through ground
+// rules (head to inputs), whether the rules are recursive (a walk over ground rules by
+// head) or not (one pass per rule set from the last stratum down): checked against
+// reachability computed here on the unpruned grounding.
+std::set<std::string> reachable_atoms(const Program& p, const ExampleAst& ex, const std::vector<Literal>& qs) {
+  GroundingOptions all;
+  all.prune = false;
+  const GroundSample s = ground(p, ex, qs, all);
+  std::vector<char> seen(s.num_atoms(), 0);
+  std::vector<uint32_t> stack;
+  for (const auto& atoms : s.query_atoms)
+    for (uint32_t a : atoms)
+      if (!seen[a]) seen[a] = 1, stack.push_back(a);
+  while (!stack.empty()) {
+    const uint32_t a = stack.back();
+    stack.pop_back();
+    for (const GroundRuleSet& r : s.rules)
+      for (size_t g = 0; g < r.size(); ++g)
+        if (r.head[g] == a)
+          for (uint32_t i = 0; i < r.n_inputs; ++i)
+            if (!seen[r.inputs[g * r.n_inputs + i]]) seen[r.inputs[g * r.n_inputs + i]] = 1, stack.push_back(r.inputs[g * r.n_inputs + i]);
+  }
+  std::set<std::string> out;
+  for (uint32_t a = 0; a < s.num_atoms(); ++a)
+    if (seen[a]) out.insert(p.atom_text(s, a));
+  return out;
+}
+
+std::set<std::string> kept_atoms(const Program& p, const ExampleAst& ex, const std::vector<Literal>& qs) {
+  const GroundSample s = ground(p, ex, qs);
+  std::set<std::string> out;
+  for (uint32_t a = 0; a < s.num_atoms(); ++a) out.insert(p.atom_text(s, a));
+  return out;
+}
+
+TEST(LogicPruning, KeepsExactlyWhatTheQueriesReach) {
+  const ExampleAst ex = parse_examples(
+      "a(1), a(2), a(3), a(4), b(2), b(3), e(1, 2), e(2, 3), e(3, 1), e(4, 4), e(5, 6).")[0];
+  const std::string layered =
+      "h(X) :- a(X), b(X).\ng(X) :- h(X), e(X, Y).\nf(X) :- g(X), a(X).\nu(X) :- e(X, Y).\nt(X) :- u(X), g(X).\n";
+  const std::string recursive =
+      "path(X, Y) :- e(X, Y).\npath(X, Y) :- e(X, Z), path(Z, Y).\nr(X) :- path(X, 1), a(X).\ns(X) :- path(X, X).\n";
+  for (const auto& [rules, queries] : std::vector<std::pair<std::string, std::string>>{
+           {layered, "f(2)."}, {layered, "t(X)."}, {layered, "f(X), u(5)."}, {recursive, "r(X)."}, {recursive, "s(4)."}}) {
+    SCOPED_TRACE(rules + queries);
+    Program p(parse_template(rules));
+    const auto qs = parse_queries(queries)[0].queries;
+    const std::set<std::string> expected = reachable_atoms(p, ex, qs);
+    EXPECT_FALSE(expected.empty());
+    EXPECT_EQ(kept_atoms(p, ex, qs), expected);
   }
 }
 
