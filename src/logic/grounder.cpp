@@ -75,6 +75,7 @@ class Grounder {
   std::vector<GroundRuleSet> enumerate_ground_rules(const std::vector<uint32_t>& base, std::vector<size_t>& counted);
   GroundRuleSet enumerate_rule(uint32_t r, const std::vector<uint32_t>& base, size_t& total, size_t& count);
   Error ground_rule_limit(const CompiledRule& cr) const;
+  void set_levels(std::vector<GroundRuleSet>& sets) const;
   bool keep_without_recursion(const std::vector<GroundRuleSet>& sets, std::vector<char>& keep) const;
   std::vector<char> atoms_to_keep(const std::vector<GroundRuleSet>& sets,
                                   const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& query_matches,
@@ -883,6 +884,7 @@ GroundSample Grounder::build_sample(const ExampleAst& example, const std::vector
   count_atoms(sample.stats);
   std::vector<size_t> counted;  // counting mode: ground rules per set
   std::vector<GroundRuleSet> sets = enumerate_ground_rules(base, counted);
+  set_levels(sets);
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> query_matches;
   for (const Literal& q : queries) query_matches.push_back(match_query(q));
   const std::vector<char> keep = atoms_to_keep(sets, query_matches, base);
@@ -944,6 +946,14 @@ std::vector<GroundRuleSet> Grounder::enumerate_ground_rules(const std::vector<ui
     }
   }
   return sets;
+}
+
+// Each rule set's level (its rule's stratum) when no rule set's rule is recursive.
+void Grounder::set_levels(std::vector<GroundRuleSet>& sets) const {
+  const auto& rules = prog_.compiled_rules();
+  for (const GroundRuleSet& s : sets)
+    if (prog_.strata()[rules[s.rule].stratum].recursive) return;
+  for (GroundRuleSet& s : sets) s.level = rules[s.rule].stratum;
 }
 
 // Every ground rule of template rule `r` (deduplicated where the rule needs it); `total`
@@ -1053,21 +1063,18 @@ std::vector<char> Grounder::atoms_to_keep(const std::vector<GroundRuleSet>& sets
   return keep;
 }
 
-// atoms_to_keep's walk when no rule set's rule is recursive: a ground rule's inputs lie in
-// lower strata than its head, so taking the rule sets from the last stratum down, every
-// ground rule that can reach an atom is seen before the rule sets deriving it, and one
-// pass per rule set (marking the inputs of each ground rule whose head is kept) marks what
-// the walk would, without the index of ground rules by head. False (keep untouched
-// beyond the query atoms) when some rule is recursive.
+// atoms_to_keep's walk when the rule sets have levels (no recursion): a ground rule's
+// inputs are derived only by rule sets of lower levels, so taking the rule sets from the
+// highest level down, every ground rule that can reach an atom is seen before the rule
+// sets deriving it, and one pass per rule set (marking the inputs of each ground rule
+// whose head is kept) marks what the walk would, without the index of ground rules by
+// head. False (keep untouched beyond the query atoms) without levels.
 bool Grounder::keep_without_recursion(const std::vector<GroundRuleSet>& sets, std::vector<char>& keep) const {
-  const auto& rules = prog_.compiled_rules();
   for (const GroundRuleSet& s : sets)
-    if (prog_.strata()[rules[s.rule].stratum].recursive) return false;
+    if (s.level == kNone) return false;
   std::vector<uint32_t> order(sets.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return rules[sets[a].rule].stratum > rules[sets[b].rule].stratum;
-  });
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return sets[a].level > sets[b].level; });
   for (uint32_t si : order) {
     const GroundRuleSet& s = sets[si];
     for (size_t g = 0; g < s.size(); ++g)
@@ -1153,7 +1160,7 @@ void Grounder::write_ground_rules(GroundSample& sample, std::vector<GroundRuleSe
   }
   if (!opt_.store_ground_rules) {
     // Counting mode: one empty set per rule that had groundings, its count in stats.
-    for (auto& s : sets) sample.rules.push_back(GroundRuleSet{s.rule, s.n_inputs, s.n_vars, {}, {}, {}});
+    for (auto& s : sets) sample.rules.push_back(GroundRuleSet{s.rule, s.n_inputs, s.n_vars, {}, {}, {}, kNone});
   }
   sample.stats.ground_rules = n_ground;
 }

@@ -155,6 +155,49 @@ Relevance search_from_queries(const FlatGroundRules& f) {
   return r;
 }
 
+// search_from_queries when every rule set has a level (the grounder found no recursion):
+// the ground rules form no cycle, so nothing is dropped, the kept atoms are those the
+// queries reach (marked taking the rule sets from the highest level down, as the grounder
+// prunes), and an atom's depth, 1 + the deepest input over its ground rules (0 without
+// any), is final once the lower levels are done (a pass from the lowest level up). The
+// same result as the search, without its per-atom stack and scattered reads.
+bool layered_relevance(const FlatGroundRules& f, Relevance& r) {
+  const auto& sets = f.ground.rules;
+  for (const logic::GroundRuleSet& s : sets)
+    if (s.level == kNone) return false;
+  const size_t n_atoms = f.ground.num_atoms();
+  r = Relevance{std::vector<uint8_t>(n_atoms, 0), std::vector<uint32_t>(n_atoms, 0), std::vector<uint8_t>(f.size(), 0), 0};
+  std::vector<uint32_t> order(sets.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return sets[a].level > sets[b].level; });
+  for (const auto& atoms : f.ground.query_atoms)
+    for (uint32_t a : atoms) {
+      if (a >= n_atoms) throw Error(ErrorKind::Runtime, "query atom is not an atom of the sample");
+      r.state[a] = 2;
+    }
+  for (uint32_t k : order) {
+    const logic::GroundRuleSet& s = sets[k];
+    for (size_t g = 0; g < s.size(); ++g) {
+      if (r.state[s.head[g]] != 2) continue;
+      for (uint32_t i = 0; i < s.n_inputs; ++i) {
+        const uint32_t b = s.inputs[g * s.n_inputs + i];
+        if (b >= n_atoms) throw Error(ErrorKind::Runtime, "ground rule input is not an atom of the sample");
+        r.state[b] = 2;
+      }
+    }
+  }
+  for (size_t j = order.size(); j-- > 0;) {
+    const logic::GroundRuleSet& s = sets[order[j]];
+    for (size_t g = 0; g < s.size(); ++g) {
+      if (r.state[s.head[g]] != 2) continue;
+      uint32_t rule_depth = 1;
+      for (uint32_t i = 0; i < s.n_inputs; ++i) rule_depth = std::max(rule_depth, r.depth[s.inputs[g * s.n_inputs + i]] + 1);
+      r.depth[s.head[g]] = std::max(r.depth[s.head[g]], rule_depth);
+    }
+  }
+  return true;
+}
+
 // The kept atoms in ground-id order; returns ground id -> local atom index (kNone: pruned).
 std::vector<uint32_t> add_atoms(SampleNetwork& net, const Relevance& r) {
   std::vector<uint32_t> local(r.state.size(), kNone);
@@ -386,7 +429,8 @@ SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
                         const logic::GroundSample& ground, bool learnable_facts) {
   SampleNetwork net;
   const FlatGroundRules flat = flatten(model, ground);
-  const Relevance relevance = search_from_queries(flat);
+  Relevance relevance;
+  if (!layered_relevance(flat, relevance)) relevance = search_from_queries(flat);
   net.dropped_cycle_rules = relevance.dropped_count;
   const std::vector<uint32_t> local = add_atoms(net, relevance);
   add_facts(net, model, example, flat, learnable_facts);
