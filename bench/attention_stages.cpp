@@ -12,10 +12,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
-#include <string>
 #include <ctime>
+#include <string>
 #include <vector>
 
+#include "attention_template.hpp"
 #include "exec/plan.hpp"
 #include "logic/grounder.hpp"
 #include "lrnn/syntax.hpp"
@@ -24,33 +25,6 @@
 #include "train/engine.hpp"
 
 namespace {
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t p = 0;
-  while (p <= s.size()) {
-    size_t q = s.find(',', p);
-    if (q == std::string::npos) q = s.size();
-    out.push_back(s.substr(p, q - p));
-    p = q + 1;
-  }
-  return out;
-}
-
-// bench/attention_lrnn.cpp's template (single head, no projections).
-std::string attention_template(int d, const std::string& variant, int window) {
-  const lrnn::zoo::Mask mask = variant == "window"   ? lrnn::zoo::Mask::sliding_window(window)
-                               : variant == "causal" ? lrnn::zoo::Mask::causal()
-                                                     : lrnn::zoo::Mask::none();
-  std::string m, over = "J";
-  for (const auto& l : mask.literals) m += ", " + l;
-  if (m.find('D') != std::string::npos) over = "J, D";
-  char scale[64];
-  std::snprintf(scale, sizeof scale, "%.17g", 1.0 / std::sqrt(double(d)));
-  return std::string("<") + scale + "> d_k.\n" + "w(I, J) :- d_k, k(J)^T, q(I)" + m +
-         ". [combination=product, aggregation=softmax(" + over + ")]\n" +
-         "out(I) :- w(I, J), v(J). [combination=product, aggregation=sum]\n";
-}
 
 double cpu_seconds() {
   timespec t{};
@@ -65,8 +39,8 @@ int main(int argc, char** argv) {
   int d = 64, window = 16, repeats = 3;
   for (int a = 1; a + 1 < argc; a += 2) {
     const std::string k = argv[a], v = argv[a + 1];
-    if (k == "--sizes") sizes = split(v);
-    else if (k == "--variants") variants = split(v);
+    if (k == "--sizes") sizes = bench::split_commas(v);
+    else if (k == "--variants") variants = bench::split_commas(v);
     else if (k == "--dim") d = std::atoi(v.c_str());
     else if (k == "--window") window = std::atoi(v.c_str());
     else if (k == "--repeats") repeats = std::atoi(v.c_str());
@@ -80,7 +54,7 @@ int main(int argc, char** argv) {
   for (const std::string& variant : variants) {
     for (const std::string& size : sizes) {
       const int n = std::atoi(size.c_str());
-      lrnn::train::Engine engine(lrnn::parse_template(attention_template(d, variant, window)));
+      lrnn::train::Engine engine(lrnn::parse_template(bench::attention_template(d, bench::attention_mask(variant, window))));
       std::mt19937_64 rng(1234 + n);
       std::normal_distribution<double> g;
       lrnn::ExampleAst ex;
