@@ -26,11 +26,13 @@ struct DfsFrame {
   const uint32_t* inputs;
 };
 
-// The sample's ground rules numbered globally (grounding id g over every rule set), with
+// The sample's ground rules numbered globally (grounding id g over every rule set), the
+// first rule set deriving each atom, and (for the depth-first search only: index_by_head)
 // the ground rules of each head atom (CSR, in grounding order).
 struct FlatGroundRules {
   const logic::GroundSample& ground;
   std::vector<uint32_t> set_begin;  // per rule set: its first grounding id
+  std::vector<uint32_t> first_set;  // per atom: the first rule set with it as a head, or kNone
   std::vector<uint32_t> head_begin, head_list;
   uint32_t size() const { return set_begin.back(); }
   // The rule set of grounding g: a search in the few rule sets' bounds, which stay in
@@ -43,11 +45,11 @@ struct FlatGroundRules {
   uint32_t head(uint32_t g) const { return set(g).head[row(g)]; }
   uint32_t n_inputs(uint32_t g) const { return set(g).n_inputs; }
   uint32_t input(uint32_t g, uint32_t i) const { return set(g).inputs[static_cast<size_t>(row(g)) * set(g).n_inputs + i]; }
-  bool derived(uint32_t atom) const { return head_begin[atom + 1] > head_begin[atom]; }
+  bool derived(uint32_t atom) const { return first_set[atom] != kNone; }
 };
 
 FlatGroundRules flatten(const TemplateModel& model, const logic::GroundSample& ground) {
-  FlatGroundRules f{ground, std::vector<uint32_t>(ground.rules.size() + 1, 0), {}, {}};
+  FlatGroundRules f{ground, std::vector<uint32_t>(ground.rules.size() + 1, 0), {}, {}, {}};
   for (size_t k = 0; k < ground.rules.size(); ++k) {
     const logic::GroundRuleSet& rs = ground.rules[k];
     if (rs.rule >= model.rules.size())
@@ -60,23 +62,30 @@ FlatGroundRules flatten(const TemplateModel& model, const logic::GroundSample& g
                       std::to_string(model.rules[rs.rule].inputs.size()));
     f.set_begin[k + 1] = f.set_begin[k] + static_cast<uint32_t>(rs.size());
   }
-  const uint32_t n_ground = f.size();
   const size_t n_atoms = ground.num_atoms();
-  f.head_begin.assign(n_atoms + 1, 0);
-  for (const logic::GroundRuleSet& rs : ground.rules) {
-    for (uint32_t h : rs.head) {
+  f.first_set.assign(n_atoms, kNone);
+  for (size_t k = ground.rules.size(); k-- > 0;) {
+    for (uint32_t h : ground.rules[k].head) {
       if (h >= n_atoms) throw Error(ErrorKind::Runtime, "ground rule head is not an atom of the sample");
-      ++f.head_begin[h + 1];
+      f.first_set[h] = static_cast<uint32_t>(k);
     }
   }
-  for (size_t a = 0; a < n_atoms; ++a) f.head_begin[a + 1] += f.head_begin[a];
-  f.head_list.resize(n_ground);
-  std::vector<uint32_t> fill(f.head_begin.begin(), f.head_begin.end() - 1);
-  for (size_t k = 0; k < ground.rules.size(); ++k) {
-    uint32_t g = f.set_begin[k];
-    for (uint32_t h : ground.rules[k].head) f.head_list[fill[h]++] = g++;
-  }
   return f;
+}
+
+// The ground rules of each head atom, in grounding order (the depth-first search's index).
+void index_by_head(FlatGroundRules& f) {
+  const size_t n_atoms = f.ground.num_atoms();
+  f.head_begin.assign(n_atoms + 1, 0);
+  for (const logic::GroundRuleSet& rs : f.ground.rules)
+    for (uint32_t h : rs.head) ++f.head_begin[h + 1];
+  for (size_t a = 0; a < n_atoms; ++a) f.head_begin[a + 1] += f.head_begin[a];
+  f.head_list.resize(f.size());
+  std::vector<uint32_t> fill(f.head_begin.begin(), f.head_begin.end() - 1);
+  for (size_t k = 0; k < f.ground.rules.size(); ++k) {
+    uint32_t g = f.set_begin[k];
+    for (uint32_t h : f.ground.rules[k].head) f.head_list[fill[h]++] = g++;
+  }
 }
 
 // What the depth-first search from the queries found: the atoms that support a query
@@ -257,7 +266,7 @@ void add_facts(SampleNetwork& net, const TemplateModel& model, const ExampleAst&
   for (uint32_t l = 0; l < net.num_atoms(); ++l) {
     const uint32_t a = net.atom_ground_id[l];
     const bool derived = f.derived(a);
-    if (derived) net.atom_predicate[l] = model.rules[f.set(f.head_list[f.head_begin[a]]).rule].head_predicate;
+    if (derived) net.atom_predicate[l] = model.rules[ground.rules[f.first_set[a]].rule].head_predicate;
     const uint32_t tf = a < ground.atom_template_fact.size() ? ground.atom_template_fact[a] : kNone;
     const uint32_t ef = a < ground.atom_example_fact.size() ? ground.atom_example_fact[a] : kNone;
     if (tf == kNone && ef == kNone && derived) continue;
@@ -428,9 +437,12 @@ uint64_t structure_hash(const SampleNetwork& net) {
 SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
                         const logic::GroundSample& ground, bool learnable_facts) {
   SampleNetwork net;
-  const FlatGroundRules flat = flatten(model, ground);
+  FlatGroundRules flat = flatten(model, ground);
   Relevance relevance;
-  if (!layered_relevance(flat, relevance)) relevance = search_from_queries(flat);
+  if (!layered_relevance(flat, relevance)) {
+    index_by_head(flat);
+    relevance = search_from_queries(flat);
+  }
   net.dropped_cycle_rules = relevance.dropped_count;
   const std::vector<uint32_t> local = add_atoms(net, relevance);
   add_facts(net, model, example, flat, learnable_facts);
