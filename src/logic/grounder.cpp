@@ -131,7 +131,7 @@ class Grounder {
       if (p == kNone) continue;  // no rule reads it and no query can name it
       auto [row, inserted] = rels_[p].insert(tuple.data());
       if (inserted) ++total_atoms_;
-      if (rels_[p].example_fact()[row] == kNone) rels_[p].example_fact()[row] = f;
+      if (rels_[p].example_fact(row) == kNone) rels_[p].set_example_fact(row, f);
     }
     for (Relation& r : rels_) r.delta_begin = r.delta_end = r.rows();
     if (prog_.uses_domain()) {
@@ -667,7 +667,7 @@ class Grounder {
                           " atoms while deriving " + prog_.predicate_name(cr.head_pred) +
                           " (GroundingOptions::max_atoms)");
         }
-        if (cr.is_fact && head.template_fact()[row] == kNone) head.template_fact()[row] = cr.source;
+        if (cr.is_fact && head.template_fact(row) == kNone) head.set_template_fact(row, cr.source);
       }
       n_pending = 0;
     };
@@ -909,9 +909,9 @@ std::vector<uint32_t> Grounder::atom_id_bases() const {
 void Grounder::count_atoms(GroundSample::Stats& stats) {
   for (uint32_t p = 0; p < prog_.num_predicates(); ++p) {
     for (uint32_t r = 0; r < rels_[p].rows(); ++r) {
-      if (rels_[p].example_fact()[r] != kNone) {
+      if (rels_[p].example_fact(r) != kNone) {
         ++stats.facts;
-      } else if (rels_[p].template_fact()[r] == kNone) {
+      } else if (rels_[p].template_fact(r) == kNone) {
         ++stats.derived;
       }
     }
@@ -1107,8 +1107,8 @@ std::vector<uint32_t> Grounder::write_atoms(GroundSample& sample, const std::vec
       sample.atom_pred.push_back(p);
       sample.atom_args.insert(sample.atom_args.end(), rel.row(r), rel.row(r) + rel.arity());
       sample.atom_args_begin.push_back(uint32_t(sample.atom_args.size()));
-      sample.atom_example_fact.push_back(rel.example_fact()[r]);
-      sample.atom_template_fact.push_back(rel.template_fact()[r]);
+      sample.atom_example_fact.push_back(rel.example_fact(r));
+      sample.atom_template_fact.push_back(rel.template_fact(r));
     }
   }
   for (uint32_t k = 0; k < eval_values_.size(); ++k) {

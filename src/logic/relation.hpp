@@ -206,17 +206,11 @@ class Relation {
   // substitutions give distinct heads in an empty relation), without hashing it: the
   // whole-tuple index catches up on the next find, and attention's n^2 pair atoms,
   // which nothing looks up by their whole tuple, are never hashed.
-  void reserve(size_t rows) {
-    data_.reserve(rows * arity_);
-    example_fact_.reserve(rows);
-    template_fact_.reserve(rows);
-  }
+  void reserve(size_t rows) { data_.reserve(rows * arity_); }
   uint32_t append_distinct(const uint32_t* tuple) {
     const uint32_t r = rows_++;
     data_.insert(data_.end(), tuple, tuple + arity_);
     for (Index& ix : indexes_) ix.insert(r, data_.data(), arity_);
-    example_fact_.push_back(kNone);
-    template_fact_.push_back(kNone);
     return r;
   }
 
@@ -235,13 +229,22 @@ class Relation {
     if (!indexes_[i].frozen()) indexes_[i].freeze(data_.data(), arity_, rows_);
   }
 
-  std::vector<uint32_t>& example_fact() { return example_fact_; }
-  std::vector<uint32_t>& template_fact() { return template_fact_; }
+  // The example fact (ExampleAst::facts index) and template fact behind a row, kNone if
+  // none. Stored only up to the last row that has one: derived rows (attention's n^2
+  // pairs) cost nothing here.
+  uint32_t example_fact(uint32_t row) const { return row < example_fact_.size() ? example_fact_[row] : kNone; }
+  uint32_t template_fact(uint32_t row) const { return row < template_fact_.size() ? template_fact_[row] : kNone; }
+  void set_example_fact(uint32_t row, uint32_t fact) { set_entry(example_fact_, row, fact); }
+  void set_template_fact(uint32_t row, uint32_t fact) { set_entry(template_fact_, row, fact); }
 
   // Semi-naive bookkeeping: rows [0, delta_begin) are old, [delta_begin, delta_end) delta.
   uint32_t delta_begin = 0, delta_end = 0;
 
  private:
+  static void set_entry(std::vector<uint32_t>& per_row, uint32_t row, uint32_t value) {
+    if (per_row.size() <= row) per_row.resize(size_t(row) + 1, kNone);
+    per_row[row] = value;
+  }
   // Adds the rows appended unhashed to the whole-tuple index.
   void index_appended() const {
     for (; unique_rows_ < rows_; ++unique_rows_) unique_.insert(unique_rows_, data_.data(), arity_);
