@@ -740,13 +740,15 @@ class Grounder {
 
   // Fires a non-recursive rule (its only firing), recording its ground rules when it can.
   // The arrays it fills are reserved for the most substitutions it can enumerate (address
-  // space only: pages no grounding reaches are never touched), up to a cap.
+  // space only: pages no grounding reaches are never touched), up to 2^24 substitutions
+  // (a few hundred MB of address space: a filtered join's bound can be far above what it
+  // yields, and a kernel that checks allocations against memory could refuse more).
   void fire_once(uint32_t r, const Plan& plan) {
     const CompiledRule& cr = prog_.compiled_rules()[r];
     if (!opt_.record_while_firing) return fire(cr, plan);
     const bool distinct = rels_[cr.head_pred].rows() == 0 && distinct_heads(cr, plan);
     const double bound = substitutions_bound(cr, plan);
-    constexpr double kMaxReserve = double(1 << 26);
+    constexpr double kMaxReserve = double(1 << 24);
     const bool reserve = bound <= kMaxReserve && bound <= double(opt_.max_ground_rules);
     if (distinct && reserve) rels_[cr.head_pred].reserve(size_t(bound));
     if (!can_capture(r)) return fire(cr, plan, nullptr, distinct);
