@@ -17,7 +17,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <random>
 #include <string>
 #include <vector>
@@ -32,14 +31,6 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// CPU seconds of the process (all threads): on a loaded machine, with one thread, the
-// work itself, where wall time also counts other jobs' turns.
-double cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
 }
 
 }  // namespace
@@ -77,9 +68,9 @@ int main(int argc, char** argv) {
       lrnn::zoo::SequenceModel model(lrnn::parse_template(bench::attention_template(d, mask)), "q", "out");
       const std::vector<lrnn::zoo::SequenceInput> inputs = {{"q", q.data(), n, d}, {"k", k.data(), n, d}, {"v", v.data(), n, d}};
       auto t0 = std::chrono::steady_clock::now();
-      const double cpu0 = cpu_seconds();
+      const double cpu0 = bench::cpu_seconds();
       model.forward(inputs, n);  // grounds, neuralizes and builds the plan (cached)
-      const double build_s = seconds_since(t0), build_cpu_s = cpu_seconds() - cpu0;
+      const double build_s = seconds_since(t0), build_cpu_s = bench::cpu_seconds() - cpu0;
       const size_t ground_rules = model.stats().ground_rules;
       std::vector<double> times, cpu_times;
       double checksum = 0;
@@ -92,10 +83,10 @@ int main(int argc, char** argv) {
       const auto start = std::chrono::steady_clock::now();
       while (int(times.size()) < max_repeats && (times.size() < 3 || seconds_since(start) < min_time)) {
         auto t = std::chrono::steady_clock::now();
-        const double c = cpu_seconds();
+        const double c = bench::cpu_seconds();
         one_pass();
         times.push_back(seconds_since(t));
-        cpu_times.push_back(cpu_seconds() - c);
+        cpu_times.push_back(bench::cpu_seconds() - c);
       }
       std::vector<double> sorted = times;
       std::sort(sorted.begin(), sorted.end());

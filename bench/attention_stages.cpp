@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
-#include <ctime>
 #include <string>
 #include <vector>
 
@@ -23,16 +22,6 @@
 #include "lrnn/zoo.hpp"
 #include "neural/network.hpp"
 #include "train/engine.hpp"
-
-namespace {
-
-double cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> sizes = {"512", "2048"}, variants = {"full", "causal", "window"};
@@ -70,15 +59,15 @@ int main(int argc, char** argv) {
       uint64_t hash = 0;
       for (int r = 0; r < repeats; ++r) {
         const auto wall0 = std::chrono::steady_clock::now();
-        double t0 = cpu_seconds();
+        double t0 = bench::cpu_seconds();
         lrnn::logic::GroundSample ground = lrnn::logic::ground(engine.program(), ex, queries);
-        double t1 = cpu_seconds();
+        double t1 = bench::cpu_seconds();
         best[0] = std::min(best[0], t1 - t0);
         lrnn::neural::SampleNetwork net = lrnn::neural::neuralize(engine.model(), ex, ground);
-        t0 = cpu_seconds();
+        t0 = bench::cpu_seconds();
         best[1] = std::min(best[1], t0 - t1);
         lrnn::exec::Plan plan = lrnn::exec::build_plan(engine.model(), {&net});
-        best[2] = std::min(best[2], cpu_seconds() - t0);
+        best[2] = std::min(best[2], bench::cpu_seconds() - t0);
         best[3] = std::min(best[3], std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count());
         rules = ground.stats.ground_rules;
         hash = net.structure_hash;

@@ -1,16 +1,25 @@
 // The single-head attention template of bench/attention (attention_lrnn.cpp times its
-// passes, attention_stages.cpp its first call by stage) and the comma lists of their
-// command lines.
+// passes, attention_stages.cpp its first call by stage), the comma lists of their command
+// lines, and the process CPU clock both report.
 #pragma once
 
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <string>
 #include <vector>
 
 #include "lrnn/zoo.hpp"
 
 namespace bench {
+
+// CPU seconds of the process (all threads): on a loaded machine, with one thread, the
+// work itself, where wall time also counts other jobs' turns.
+inline double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
 
 inline std::vector<std::string> split_commas(const std::string& s) {
   std::vector<std::string> out;
