@@ -35,14 +35,12 @@ PEER = os.path.join(HERE, "peers", "torch_attention.py")
 #   w(I, J) :- d_k, k(J)^T, q(I)[, @sub(I, J, D), @geq(D, 0), @leq(D, w)].
 #       [combination=product, aggregation=softmax(J[, D])]
 #   out(I) :- w(I, J), v(J). [combination=product, aggregation=sum]
-# with the gradients of q, k and v, float64 only (lrnn computes in double precision). The
+# with the gradients of q, k and v, in the row's dtype (--dtype float64 | float32). The
 # plan is grounded and built once per n (not timed, reported as build_s); each timed pass
 # writes fresh values into the cached plan. One process per configuration, OMP threads =
 # --threads, so a configuration that runs out of memory fails alone.
 # ---------------------------------------------------------------------------------------
 def run_lrnn_attention(n: int, d: int, dtype: str, variant: str, window: int, args) -> dict:
-    if dtype != "float64":
-        return {"available": False, "reason": "lrnn computes in float64 only"}
     # Scores and weights cost two values per (i, j) pair (twice with gradients); grounding
     # and the ground network hold about 150 bytes per ground rule while the plan is built
     # (peak RSS 1.3 GB for full attention at n = 2048). A cap guards smaller machines.
@@ -54,7 +52,7 @@ def run_lrnn_attention(n: int, d: int, dtype: str, variant: str, window: int, ar
     if not os.path.exists(exe):
         return {"available": False, "reason": f"{exe} not built (make build)"}
     cmd = [exe, "--sizes", str(n), "--dim", str(d), "--window", str(window), "--variants", variant,
-           "--min-time", str(args.min_time), "--max-repeats", str(args.max_repeats)]
+           "--min-time", str(args.min_time), "--max-repeats", str(args.max_repeats), "--dtype", dtype]
     os.environ["OMP_NUM_THREADS"] = str(args.threads)  # inherited by the child only
     run = benchlib.run_with_rss(cmd, timeout_s=args.timeout)
     report = benchlib.last_json_object(run.stdout)

@@ -1,6 +1,6 @@
 // lrnn side of bench/attention.py (issue 5): one forward + backward pass of single-head
 // attention on q, k, v of shape [n, d] given as example facts (no projections, as the
-// torch peer's scaled_dot_product_attention), float64:
+// torch peer's scaled_dot_product_attention), in --dtype float64 (default) or float32:
 //   full    w(I, J) :- d_k, k(J)^T, q(I). [combination=product, aggregation=softmax(J)]
 //   window  the same with the body literals @sub(I, J, D), @geq(D, 0), @leq(D, w): masked
 //           pairs are never grounded, so the cost is O(n w d) instead of O(n^2 d)
@@ -10,7 +10,7 @@
 // fresh values into the cached plan, runs forward and backward from a fixed output
 // gradient, and reads the gradients of q, k and v. Prints one JSON object on stdout.
 //
-//   bench_attention_lrnn --sizes 128,512,2048 --dim 64 --window 16 --variants full,window
+//   bench_attention_lrnn --sizes 128,512,2048 --dim 64 --window 16 --variants full,window --dtype float32
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> variants = {"full", "window"};
   int d = 64, window = 16, warmup = 1, max_repeats = 20;
   double min_time = 1.0;
+  lrnn::Dtype dtype = lrnn::Dtype::Float64;
   for (int a = 1; a + 1 < argc; a += 2) {
     std::string k = argv[a], v = argv[a + 1];
     if (k == "--sizes") {
@@ -50,13 +51,14 @@ int main(int argc, char** argv) {
     else if (k == "--min-time") min_time = std::atof(v.c_str());
     else if (k == "--max-repeats") max_repeats = std::atoi(v.c_str());
     else if (k == "--warmup") warmup = std::atoi(v.c_str());
+    else if (k == "--dtype") dtype = lrnn::parse_dtype(v);
     else if (k == "--variants") variants = bench::split_commas(v);
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;
     }
   }
-  nlohmann::json report = {{"dim", d}, {"window", window}, {"dtype", "float64"}, {"results", nlohmann::json::array()}};
+  nlohmann::json report = {{"dim", d}, {"window", window}, {"dtype", lrnn::to_string(dtype)}, {"results", nlohmann::json::array()}};
   for (const std::string& variant : variants) {
     const lrnn::zoo::Mask mask = bench::attention_mask(variant, window);
     for (int n : sizes) {
@@ -66,6 +68,7 @@ int main(int argc, char** argv) {
       for (auto* a : {&q, &k, &v, &gout})
         for (auto& x : *a) x = g(rng);
       lrnn::zoo::SequenceModel model(lrnn::parse_template(bench::attention_template(d, mask)), "q", "out");
+      model.set_dtype(dtype);
       const std::vector<lrnn::zoo::SequenceInput> inputs = {{"q", q.data(), n, d}, {"k", k.data(), n, d}, {"v", v.data(), n, d}};
       auto t0 = std::chrono::steady_clock::now();
       const double cpu0 = bench::cpu_seconds();

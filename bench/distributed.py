@@ -4,13 +4,16 @@
 The 3-layer GCN of bench/templates/gcn_nci1_bench.lrnn (hidden 32, 3361 parameters) on NCI1
 (4110 graphs, ../shared/datasets/tu/NCI1), trained with
 
-  mpirun -np N <build>/lrnn train TEMPLATE --dataset tu:NCI1 --loss crossentropy
+  mpirun --bind-to core -np N <build>/lrnn train TEMPLATE --dataset tu:NCI1 --loss crossentropy
          --batch-size B --epochs E --json          (OMP_NUM_THREADS=1: one thread per rank)
 
 for N = 1 and 2 (--ranks). Each run's epoch time is the minimum over its epochs; printed are
 the speed-up over one rank and rank 0's split of the training steps: forward + backward of
 its samples, waiting for the slower rank (load imbalance), and the gradient allreduce
-itself (timing.step_compute_s / imbalance_wait_s / allreduce_s of `lrnn train --json`).
+itself (timing.step_compute_s / imbalance_wait_s / allreduce_s of `lrnn train --json`), and
+the work balance: the plan values all ranks computed over those of each step's busiest rank
+(timing.work), i.e. the speed-up the split of the batches allows on idle cores — N when
+every step is split evenly, and independent of the machine's load.
 Every run must end with the same training loss (the sums are exact). Writes
 bench/results/distributed.json. Without MPI in the build (or no mpirun) it says so and
 fails.
@@ -33,7 +36,7 @@ TEMPLATE = os.path.join(HERE, "templates", "gcn_nci1_bench.lrnn")
 def run_ranks(args, ranks: int) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(ranks), os.path.join(args.build, "lrnn"),
+    cmd = ["mpirun", "--oversubscribe", "--bind-to", args.bind_to, "-np", str(ranks), os.path.join(args.build, "lrnn"),
            "train", TEMPLATE, "--dataset", "tu:" + args.dataset, "--loss", "crossentropy", "--lr", str(args.lr),
            "--batch-size", str(args.batch_size), "--epochs", str(args.epochs), "--seed", str(args.seed), "--json"]
     run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
@@ -47,7 +50,11 @@ def run_ranks(args, ranks: int) -> dict:
             "imbalance_wait_s": t["imbalance_wait_s"], "allreduce_s": t["allreduce_s"],
             "allreduce_share": t["allreduce_s"] / step_s if step_s else 0.0,
             "wait_share": t["imbalance_wait_s"] / step_s if step_s else 0.0,
-            "loss": j["loss"], "accuracy": j["accuracy"], "parameters": j["parameters"], "samples": j["samples"]}
+            "loss": j["loss"], "accuracy": j["accuracy"], "parameters": j["parameters"], "samples": j["samples"],
+            # Plan values computed by all ranks over those of each step's busiest rank: the
+            # speed-up the split of the batches allows on idle cores, whatever the load.
+            "work_balance": t["work"]["total"] / t["work"]["max_rank"] if t["work"]["max_rank"] else 0.0,
+            "examples_parsed": j["ranks"]["examples_parsed"], "max_rss_mb": j["ranks"]["max_rss_mb"]}
 
 
 def main() -> int:
@@ -56,6 +63,8 @@ def main() -> int:
     parser.add_argument("--dataset", default=os.path.join(benchlib.DATASETS, "tu", "NCI1"))
     parser.add_argument("--ranks", default="1,2", help="comma-separated rank counts")
     parser.add_argument("--threads", type=int, default=1, help="OpenMP threads per rank")
+    parser.add_argument("--bind-to", default="core", choices=["core", "socket", "none"],
+                        help="mpirun --bind-to: core keeps each one-thread rank on its own core (no migrations)")
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--lr", type=float, default=0.01)
@@ -83,14 +92,16 @@ def main() -> int:
               + (f"  speed-up {row['speedup']:.2f}x" if "speedup" in row else "")
               + f"  | step: compute {row['step_compute_s']:.3f} s, imbalance wait {row['imbalance_wait_s']:.3f} s"
               f" ({row['wait_share'] * 100:.1f}%), allreduce {row['allreduce_s'] * 1e3:.2f} ms"
-              f" ({row['allreduce_share'] * 100:.2f}%)  loss {row['loss']:.12g}", flush=True)
+              f" ({row['allreduce_share'] * 100:.2f}%)  | work balance {row['work_balance']:.3f}"
+              f" (examples parsed per rank {row['examples_parsed']}, peak RSS MB {row['max_rss_mb']})"
+              f"  loss {row['loss']:.12g}", flush=True)
         rows.append(row)
     ok = all(r["available"] for r in rows)
     if ok and len({r["loss"] for r in rows}) != 1:
         print("distributed: the runs ended with different losses: " + ", ".join(str(r["loss"]) for r in rows))
         ok = False
     result = {**benchlib.header(), "benchmark": "distributed", "dataset": os.path.basename(args.dataset),
-              "threads_per_rank": args.threads, "epochs": args.epochs, "batch_size": args.batch_size, "rows": rows,
+              "threads_per_rank": args.threads, "bind_to": args.bind_to, "epochs": args.epochs, "batch_size": args.batch_size, "rows": rows,
               "load_warning": warning}
     os.makedirs(os.path.dirname(args.output), exist_ok=True)
     with open(args.output, "w") as fp:

@@ -4,7 +4,8 @@ the same model in lrnn, PyTorch Geometric and PyNeuraLogic, at batch sizes 1, 32
 whole dataset, all on --threads threads.
 
   lrnn          <build>/lrnn train bench/templates/gcn_mutag_bench.lrnn --dataset tu:DIR
-                --optimizer adam --loss crossentropy --batch-size B --json (float64)
+                --optimizer adam --loss crossentropy --batch-size B --json --dtype float64 | float32
+                (both by default: --lrnn-dtypes)
   pyg           bench/peers/pyg_gcn.py (GCNConv(normalize=False) + self-loops, float32)
   pyneuralogic  bench/peers/pyneuralogic_gcn.py (the template's rules in its DSL), skipped
                 with a message when `import neuralogic` fails
@@ -99,10 +100,10 @@ def run_json(cmd: list[str], threads: int, timeout: float) -> tuple[dict | None,
     return report, "", run.peak_rss_mb
 
 
-def run_lrnn(args, batch: int) -> dict:
+def run_lrnn(args, batch: int, dtype: str = "float64") -> dict:
     cmd = [os.path.join(args.build, "lrnn"), "train", template_for(args.dataset), "--dataset", "tu:" + args.dataset,
            "--epochs", str(args.epochs), "--optimizer", "adam", "--lr", str(args.lr), "--loss", "crossentropy",
-           "--batch-size", str(batch), "--seed", str(args.seed), "--json"]
+           "--batch-size", str(batch), "--seed", str(args.seed), "--json", "--dtype", dtype]
     report, error, rss = run_json(cmd, args.threads, args.timeout)
     if report is None:
         return {"available": False, "reason": "lrnn train failed " + error}
@@ -127,6 +128,16 @@ def fmt_ms(result: dict) -> str:
     return f"{result['epoch_min_s'] * 1e3:8.2f} ms" if result.get("available") else "       n/a"
 
 
+def peer_ratios(row: dict, lrnn: dict, key: str) -> str:
+    """Each available peer's epoch time over lrnn's (`lrnn`, stored as <peer>_over_<key>)."""
+    text = ""
+    for peer in ("pyg", "pyneuralogic"):
+        if row.get(peer, {}).get("available"):
+            row[f"{peer}_over_{key}"] = row[peer]["epoch_min_s"] / lrnn["epoch_min_s"]
+            text += f"  {peer}/{key} {row[f'{peer}_over_{key}']:.2f}x"
+    return text
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", default="build")
@@ -138,6 +149,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--no-pyneuralogic", action="store_true")
+    parser.add_argument("--lrnn-dtypes", default="float64,float32",
+                        help="lrnn's dtypes; float64 is the `lrnn` column, float32 `lrnn_float32` (PyG's is float32)")
     parser.add_argument("--output", default=os.path.join(benchlib.RESULTS, "gnn.json"))
     args = parser.parse_args()
     args.dataset = os.path.abspath(args.dataset)
@@ -160,8 +173,12 @@ def main() -> int:
           f"{gemm.get('gflops', float('nan')):.1f} GFLOP/s")
     rows = []
     for batch in [int(b) for b in args.batch_sizes.split(",")]:
-        row = {"batch_size": batch or flops["graphs"], "lrnn": run_lrnn(args, batch),
+        dtypes = args.lrnn_dtypes.split(",")
+        row = {"batch_size": batch or flops["graphs"],
+               "lrnn": run_lrnn(args, batch) if "float64" in dtypes else {"available": False, "reason": "not asked"},
                "pyg": run_peer(args, PYG, batch, ["--threads", str(args.threads)])}
+        if "float32" in dtypes:
+            row["lrnn_float32"] = run_lrnn(args, batch, "float32")
         if have_neuralogic:
             row["pyneuralogic"] = run_peer(args, PYNEURALOGIC, batch, [])
         lrnn = row["lrnn"]
@@ -174,12 +191,18 @@ def main() -> int:
             if "gflops" in gemm:
                 row["lrnn_fraction_of_gemm"] = row["lrnn_gflops"] / gemm["gflops"]
                 line += f" ({row['lrnn_fraction_of_gemm'] * 100:.1f}% of GEMM)"
-            for peer in ("pyg", "pyneuralogic"):
-                if row.get(peer, {}).get("available"):
-                    row[f"{peer}_over_lrnn"] = row[peer]["epoch_min_s"] / lrnn["epoch_min_s"]
-                    line += f"  {peer}/lrnn {row[f'{peer}_over_lrnn']:.2f}x"
+            line += peer_ratios(row, lrnn, "lrnn")
         else:
             line += f"  ({lrnn.get('reason')})"
+        lrnn32 = row.get("lrnn_float32", {})
+        if lrnn32.get("available"):
+            line += f"\n            lrnn float32 {fmt_ms(lrnn32)}"
+            if lrnn.get("available"):
+                row["float64_over_float32"] = lrnn["epoch_min_s"] / lrnn32["epoch_min_s"]
+                line += f"  (float64/float32 {row['float64_over_float32']:.2f}x)"
+            line += peer_ratios(row, lrnn32, "lrnn_float32")
+        elif lrnn32:
+            line += f"\n            lrnn float32: {lrnn32.get('reason')}"
         print(line, flush=True)
         rows.append(row)
     result = {**benchlib.header(), "benchmark": "gnn", "threads": args.threads, "epochs": args.epochs,

@@ -146,6 +146,9 @@ struct ExampleAst {
 struct QueryLineAst {
   std::string id;                // empty if unnamed
   std::vector<Literal> queries;  // weight = target (absent: no target, inference only)
+  // `0.25 id :- 1.0 q.`: the line's importance, a factor on its queries' loss and gradient
+  // (PyNeuraLogic's weighted query `R.id[0.25] <= R.q[1.0]`); 1 unless written.
+  double importance = 1.0;
   Span span;
   bool operator==(const QueryLineAst&) const = default;
 };

@@ -33,17 +33,35 @@ struct TuData {
   int node_attribute_width = 0;
   int edge_label_width = 0;
   int edge_attribute_width = 0;
+  size_t graphs_total = 0;  // graphs in the files (examples holds graphs_total of them
+  size_t first_graph = 0;   // unless read as a part: then from first_graph, 0-based)
+  size_t owned_first = 0, owned_last = 0;  // a part's block (without its margins)
+};
+
+// Part `index` of `count` of a TU dataset: a contiguous block of graphs, the blocks holding
+// about equal numbers of nodes; the block an MPI rank trains (docs/distributed.md). With
+// `margins`, also 1/16 of a block of the neighbouring blocks' graphs on each side.
+struct TuPart {
+  size_t index = 0, count = 1;
+  bool margins = false;
 };
 
 // Reads `dir`/DS_*.txt, DS = the folder name unless `name` is given. Malformed or
 // missing files throw lrnn::Error naming `file:line`; nothing partial is returned.
-TuData read_tu(const std::string& dir, const std::string& name = "");
+// With a `part`, only that part's graphs are built: the graph indicator and labels are read
+// whole, the node and edge files' other lines are skipped (label files are still scanned
+// for their one-hot range, the A file for its checks and to find the part's edges).
+TuData read_tu(const std::string& dir, const std::string& name = "", TuPart part = {});
 
 // The examples with their queries attached, ready to train.
 inline Dataset load_tu(const std::string& dir, const std::string& name = "") {
   TuData d = read_tu(dir, name);
   return Dataset::from_ast(std::move(d.examples), d.queries);
 }
+
+// In an MPI job of N > 1 ranks: this rank's part of the dataset only (Dataset::load_share);
+// outside a job the same as load_tu.
+Dataset load_tu_share(const std::string& dir, const std::string& name = "");
 
 }  // namespace lrnn
 

@@ -40,6 +40,7 @@ std::vector<std::string> format_answers(const QueryResult& result);
 struct QueryPairing {
   size_t example = 0;            // index into the examples
   std::vector<Literal> queries;  // labelled examples' own queries first, then the file's
+  std::vector<double> importance;  // per query: its line's importance (empty: every query 1)
   bool operator==(const QueryPairing&) const = default;
 };
 

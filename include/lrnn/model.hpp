@@ -42,7 +42,22 @@ class Dataset {
   static Dataset load(const std::string& examples_path, const std::string& queries_path = "");
   static Dataset from_text(const std::string& examples, const std::string& queries = "");
   static Dataset from_ast(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries = {});
-  size_t size() const;  // samples (an example with the queries it answers)
+  // In an MPI job of N > 1 ranks (docs/distributed.md): this rank's block of the samples
+  // only, parsing only its examples and query lines (their boundaries are found by the
+  // lexer); a model trains on it as on the whole dataset. Outside a job the same as load().
+  // Query lines named `id :- ...` and a single example serving every query line pair
+  // across the whole file: then every rank parses it all and keeps its block.
+  static Dataset load_share(const std::string& examples_path, const std::string& queries_path = "");
+  // A rank's share built by a reader (e.g. lrnn::load_tu_share): samples [first, first +
+  // its size) of a dataset of `total`, of which the rank owns [owned_first, owned_last)
+  // (the rest: margins into its neighbours' blocks, docs/distributed.md); `parsed`
+  // examples were parsed to build it.
+  static Dataset share_from_ast(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries,
+                                size_t first, size_t total, size_t parsed, size_t owned_first, size_t owned_last);
+  size_t size() const;  // samples (an example with the queries it answers), of every rank
+  size_t held() const;  // the samples this process holds (size() unless a rank's share)
+  // Examples this process parsed to build it (a subset or split counts its whole source).
+  size_t parsed_examples() const;
   // The samples at `indices`, in that order (an index out of range is an error).
   Dataset subset(const std::vector<size_t>& indices) const;
   // (train, test): a seeded shuffle, the last round(fraction * size) samples are the test set.

@@ -20,6 +20,14 @@ namespace lrnn {
 // rule (the grounder's own default too).
 inline constexpr size_t kDefaultMaxGroundRules = 100'000'000;
 
+// The scalar type of the forward and backward passes. Float32 halves the bytes every pass
+// moves; the parameters' master copy, the optimizer state, losses and metrics stay
+// float64 in both (docs/float32.md). Float64 is what every exactness test uses.
+enum class Dtype { Float64, Float32 };
+// "float32" | "float64"; anything else is an Error naming the closest valid value.
+Dtype parse_dtype(const std::string& name);
+const char* to_string(Dtype dtype);
+
 struct Settings {
   int epochs = 100;
   double lr = 0.01;
@@ -44,6 +52,7 @@ struct Settings {
   // at most n); unset: no clipping.
   std::optional<double> clip_grad_value, clip_grad_norm;
   size_t max_ground_rules = kDefaultMaxGroundRules;  // per sample; beyond: a Limit error
+  Dtype dtype = Dtype::Float64;  // of training and evaluation passes (saved with the model)
 };
 
 struct Metrics {
@@ -82,6 +91,10 @@ struct Output {
   std::vector<double> value;       // the query neuron's output (row-major)
   std::vector<double> prediction;  // sigmoid/softmax of the value under crossentropy
   int rows = 1, cols = 1;          // the value's shape (a 2x2 matrix is rows = cols = 2)
+  double importance = 1.0;         // its query line's importance (`0.25 id :- 1.0 q.`)
+  // The target was written as a list (`[1.0] q`, `[[1.0]] q`), so a one-entry value is a
+  // vector there, not a scalar (the engine's 1x1 shape does not tell them apart).
+  bool listed_target = false;
   bool operator==(const Output&) const = default;
 };
 

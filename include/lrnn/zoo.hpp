@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "lrnn/ast.hpp"
+#include "lrnn/training.hpp"
 
 namespace lrnn::zoo {
 
@@ -201,6 +202,11 @@ class SequenceModel {
   std::vector<std::vector<double>> backward(const std::vector<double>& grad_output);
   std::vector<double> parameter_grad(const std::string& name) const;
   void zero_grad();
+  // The scalar type of forward and backward (default float64). In float32 the passes read
+  // a float copy of the parameters taken at each forward; parameters, their gradients and
+  // the values handed in and out stay double.
+  void set_dtype(Dtype dtype);
+  Dtype dtype() const;
 
   struct Stats {
     size_t groundings = 0;   // examples grounded (plan cache misses)

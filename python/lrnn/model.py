@@ -65,21 +65,28 @@ def _error_of(loss: ErrorFunction, output: np.ndarray, target: np.ndarray) -> fl
     return float(np.sum((y - t) ** 2))
 
 
-def _results(targets: List[Any], outputs: List[Any], loss: ErrorFunction) -> List[Tuple[Any, Any, float]]:
+def _results(targets: List[Any], outputs: List[Any], loss: ErrorFunction,
+             listed: Optional[List[bool]] = None) -> List[Tuple[Any, Any, float]]:
+    """(target, output, error) per output; `listed[i]`: output i's target was written as a
+    list, so a one-entry value comes back as a one-entry array, as PyNeuraLogic's vector."""
     results = []
-    for target, output in zip(targets, outputs):
-        value = _plain(output)
+    for i, (target, output) in enumerate(zip(targets, outputs)):
+        as_list = bool(listed[i]) if listed is not None else False
+        value = _plain(output, as_list)
         if target is None:
             results.append((None, value, float("nan")))
         else:
-            results.append((_plain(target), value, _error_of(loss, output, target)))
+            results.append((_plain(target, as_list), value, _error_of(loss, output, target)))
     return results
 
 
-def _plain(value: Any) -> Any:
-    """A float for a one-entry value, else a NumPy array."""
+def _plain(value: Any, listed: bool = False) -> Any:
+    """A float for a one-entry value, else a NumPy array; a one-entry array when `listed`
+    (its query's target was written as a list: PyNeuraLogic's value is a vector there)."""
     array = np.asarray(value, dtype=np.float64)
-    return float(array.reshape(-1)[0]) if array.size == 1 else array
+    if array.size == 1:
+        return array.reshape(1) if listed else float(array.reshape(-1)[0])
+    return array
 
 
 class Parameters(dict):
@@ -253,6 +260,11 @@ class BuiltDataset:
             engine.set_example_parameter(self._prepared, literal, np.ascontiguousarray(array.reshape(-1)))
         return IncompatibleKeys(missing, unexpected)
 
+    def neuralize(self) -> "BuiltDataset":
+        """PyNeuraLogic's second step after `model.ground(dataset)`: lrnn grounds and
+        neuralizes in one step, so the grounded dataset is already this built one."""
+        return self
+
     @property
     def queries(self) -> List[str]:
         """The ground query atom of every output, in output order."""
@@ -289,8 +301,37 @@ class BuiltSample:
 
         return repr_svg(self)
 
+    @property
+    def importance(self) -> float:
+        """The importance of this sample's queries (a weighted query's `R.name[0.25] <= ...`,
+        the factor on their loss), as the engine built it; 1 for plain queries. A sample whose
+        queries have different importances has no single one: ValueError."""
+        prepared = self._dataset._prepared
+        found = {imp for (sample, _, _), imp in zip(prepared.outputs(), prepared.importances()) if sample == self.index}
+        if len(found) > 1:
+            raise ValueError(f"sample {self.index} holds queries of importances {sorted(found)}, not one")
+        return found.pop() if found else 1.0
+
+    @property
+    def _java_sample(self) -> "_SampleView":
+        """PyNeuraLogic's tests read `sample._java_sample.getImportance()`: the same number
+        as `importance`, read from this lrnn sample (there is no Java sample)."""
+        return _SampleView(self)
+
     def __repr__(self) -> str:
         return f"BuiltSample({self.index} of {len(self._dataset)})"
+
+
+class _SampleView:
+    """The accessor PyNeuraLogic's code reads on a built sample (`getImportance()`)."""
+
+    __slots__ = ("_sample",)
+
+    def __init__(self, sample: BuiltSample):
+        self._sample = sample
+
+    def getImportance(self) -> float:  # noqa: N802 (PyNeuraLogic's Java name)
+        return self._sample.importance
 
 
 class TrainHistory:
@@ -311,11 +352,13 @@ class TrainHistory:
         self.stopped_early = stopped_early
         self.seconds = seconds
         # A static graph dataset's training returns PyNeuraLogic's list of every epoch's
-        # results, and its length is theirs; otherwise the length is the number of epochs.
+        # results (count_results), any other training the last epoch's.
         self._count_results = count_results
 
     def __len__(self) -> int:
-        return len(self.results) if self._count_results else len(self.epochs)
+        """The number of (target, output, error) results, as PyNeuraLogic's list of them
+        (`len(history.epochs)` counts the epochs)."""
+        return len(self.results)
 
     def __getitem__(self, index: int) -> Tuple[Any, Any, float]:
         return self.results[index]
@@ -325,7 +368,7 @@ class TrainHistory:
 
     def __repr__(self) -> str:
         last = f", last loss {self.train_losses[-1]:.6g}" if self.train_losses else ""
-        return f"TrainHistory({len(self)} epochs{last})"
+        return f"TrainHistory({len(self.epochs)} epochs{last})"
 
     def plot(self, filename: Optional[Union[str, os.PathLike]] = None) -> Any:
         """Loss and accuracy per epoch, train and (when evaluated) validation, side by side
@@ -365,6 +408,7 @@ class Evaluation:
         self.predictions = _stack(result["predictions"])
         self.queries = queries
         self.targets = targets
+        self.listed_targets = list(result.get("listed_targets", [False] * len(queries)))
 
     # PyNeuraLogic's test() returns the outputs: iterating an Evaluation gives them.
     def __iter__(self) -> Iterator[Any]:
@@ -484,22 +528,39 @@ class Model(Template):
     def __init__(self, *, template_file: Optional[str] = None, model_file: Optional[str] = None):
         super().__init__(template_file=template_file, model_file=model_file)
         self._engine: Any = None
+        self._torch: Any = None  # lrnn.nn.torch_backend.TorchBackend when built with torch=True
         self.settings = Settings()
 
     # ---- building ----------------------------------------------------------------------------
-    def build(self, settings: Optional[Settings] = None) -> "Model":
+    def build(self, settings: Optional[Settings] = None, torch: bool = False) -> "Model":
+        """Compiles the model in place. `torch=True` (PyNeuraLogic's torch backend): the
+        learnable weights are also torch Parameters (`tensor_parameters()`) and `model(built)`
+        is a differentiable torch tensor of the outputs (lrnn.nn.torch_backend)."""
         settings = settings if settings is not None else Settings()
         seed = _seed_of(settings)
         self._engine = _core().Model(str(self), settings.initializer.engine_spec(), seed)
         self.settings = settings
         self._settings_proxy = settings.create_proxy()
+        self._torch = None
+        if torch:
+            from lrnn.nn.torch_backend import TorchBackend
+
+            self._torch = TorchBackend(self)
         return self
+
+    def tensor_parameters(self) -> List[Any]:
+        """The learnable weights as torch Parameters, in PyNeuraLogic's weight order (a model
+        built with torch=True)."""
+        if self._torch is None:
+            raise NotImplementedError(
+                "tensor_parameters() needs the torch backend: build the model with model.build(settings, torch=True)")
+        return list(self._torch.tensors)
 
     def reset_parameters(self) -> None:
         """Every weight back to its initial value (the settings' initializer and seed draw
         the same numbers again)."""
         self._require_built()
-        self.build(self.settings)
+        self.build(self.settings, torch=self._torch is not None)
 
     def _check_mutable(self) -> None:
         if getattr(self, "_engine", None) is not None:
@@ -599,6 +660,10 @@ class Model(Template):
         for key in ENGINE_OPTIONS + ("clip_grad_norm", "clip_grad_value"):
             if key in s.options:
                 config[key] = s.options[key]
+        if "dtype" in config and config["dtype"] is not None:
+            from lrnn.core.settings import check_dtype
+
+            config["dtype"] = check_dtype(config["dtype"])
         return config
 
     def train(
@@ -654,7 +719,10 @@ class Model(Template):
         finally:
             if bar is not None:
                 bar.close()
-        results = _results(train_set.targets, result["last_epoch_outputs"], self.settings.error_function)
+        results = _results(train_set.targets, result["last_epoch_outputs"], self.settings.error_function,
+                           train_set._prepared.listed_targets())
+        if self._torch is not None:
+            self._torch.pull()  # the Parameters follow the trained weights
         return TrainHistory(result["history"], result["stopped_early"], result["train_seconds"], results)
 
     def _train_static(self, dataset: Any, epochs: Optional[int], **kwargs: Any) -> TrainHistory:
@@ -686,7 +754,7 @@ class Model(Template):
         over the dataset (torch's reduction="none")."""
         evaluation = self.test(dataset)
         outputs = evaluation.outputs if isinstance(evaluation.outputs, list) else list(evaluation.outputs)
-        return _results(evaluation.targets, outputs, self.settings.error_function)
+        return _results(evaluation.targets, outputs, self.settings.error_function, evaluation.listed_targets)
 
     def fit(self, train_dataset: Any, val_dataset: Any = None, *, epochs: Optional[int] = None,
             batch_size: Optional[int] = None, silent: bool = False, **kwargs: Any) -> TrainHistory:
@@ -755,13 +823,15 @@ class Model(Template):
         mine = [k for k, o in enumerate(built._prepared.outputs()) if o[0] == sample.index]
         if not mine:
             raise ValueError(f"sample {sample.index} of the built dataset has no query")
-        outputs = self._require_built().evaluate(built._prepared, self.settings.error_function.engine_name)["outputs"]
-        values = [_plain(outputs[k]) for k in mine]
+        result = self._require_built().evaluate(built._prepared, self.settings.error_function.engine_name)
+        values = [_plain(result["outputs"][k], result["listed_targets"][k]) for k in mine]
         return values[0] if len(values) == 1 else values
 
     def __call__(self, dataset: Any) -> Union[np.ndarray, List[np.ndarray]]:
         """Forward pass: the raw output of every query, as one array ((n,) for scalar
         outputs, (n, k) for vectors) when the outputs share a shape."""
+        if self._torch is not None:
+            return self._torch.forward(dataset if isinstance(dataset, BuiltDataset) else self.build_dataset(dataset))
         return self.test(dataset).outputs
 
     forward = __call__
@@ -786,7 +856,10 @@ class Model(Template):
         learnable = {name for name, _, is_learnable in triples if is_learnable}
         from lrnn.core.pnl_weights import pnl_numbering
 
-        numbering = [(i, n) for i, n in pnl_numbering(self._pnl_statements(), list(by_name)) if n in learnable]
+        from lrnn.core.pnl_weights import declared_offsets
+
+        numbering = [(i, n) for i, n in pnl_numbering(self._pnl_statements(), list(by_name),
+                                                      declared_offsets(self._entries)) if n in learnable]
         return Parameters(by_name, numbering)
 
     def state_dict(self) -> Dict[str, Any]:
@@ -826,6 +899,8 @@ class Model(Template):
                     kind="shape",
                 )
             engine.set_parameter(name, value)
+        if self._torch is not None:
+            self._torch.pull()
 
     def _pnl_statements(self) -> List[Tuple[Any, List[str], List[str]]]:
         """Each entry as (PyNeuraLogic's text of it or the DSL rule, its fact lines, its rule lines in the

@@ -74,6 +74,7 @@ nb::dict settings_dict(const Settings& s) {
   d["patience"] = s.patience;
   d["max_ground_rules"] = s.max_ground_rules;
   d["shuffle"] = s.shuffle;
+  d["dtype"] = to_string(s.dtype);
   d["clip_grad_value"] = s.clip_grad_value ? nb::cast(*s.clip_grad_value) : nb::none();
   d["clip_grad_norm"] = s.clip_grad_norm ? nb::cast(*s.clip_grad_norm) : nb::none();
   return d;
@@ -103,6 +104,7 @@ Settings settings_from(const nb::dict& d, Settings s) {
     else if (k == "patience") s.patience = nb::cast<int>(value);
     else if (k == "max_ground_rules") s.max_ground_rules = nb::cast<size_t>(value);
     else if (k == "shuffle") s.shuffle = nb::cast<bool>(value);
+    else if (k == "dtype") s.dtype = parse_dtype(nb::cast<std::string>(value));
     else if (k == "clip_grad_value") s.clip_grad_value = nb::cast<double>(value);
     else if (k == "clip_grad_norm") s.clip_grad_norm = nb::cast<double>(value);
     else throw Error(ErrorKind::Semantic, "unknown setting '" + k + "'");
@@ -233,8 +235,9 @@ nb::dict evaluate(Model& model, const BuiltSet& set, const std::string& loss) {
     ev = model.evaluate(set.data);
   }
   nb::dict d = metrics_dict(ev.metrics);
-  nb::list outputs, predictions;
+  nb::list outputs, predictions, listed;
   for (Output& o : ev.outputs) {
+    listed.append(o.listed_target);
     const size_t n_value = o.value.size(), n_prediction = o.prediction.size();
     // a matrix output keeps its shape; scalars and column vectors stay flat
     const bool matrix = o.rows > 1 && o.cols > 1 && static_cast<size_t>(o.rows) * o.cols == n_value;
@@ -243,6 +246,7 @@ nb::dict evaluate(Model& model, const BuiltSet& set, const std::string& loss) {
   }
   d["outputs"] = outputs;
   d["predictions"] = predictions;
+  d["listed_targets"] = listed;
   return d;
 }
 
@@ -299,6 +303,18 @@ void bind_engine(nb::module_& m) {
         nb::list out;
         for (const Output& o : s.outputs) out.append(nb::make_tuple(o.example, o.query, o.target));
         return out;
+      })
+      // Per output: its query line's importance (`0.25 id :- 1.0 q.`), and whether its target
+      // was written as a list (a one-entry value is then a vector).
+      .def("importances", [](const BuiltSet& s) {
+        nb::list out;
+        for (const Output& o : s.outputs) out.append(o.importance);
+        return out;
+      })
+      .def("listed_targets", [](const BuiltSet& s) {
+        nb::list out;
+        for (const Output& o : s.outputs) out.append(o.listed_target);
+        return out;
       });
 
   nb::class_<Model>(m, "Model")
@@ -318,7 +334,9 @@ void bind_engine(nb::module_& m) {
            nb::arg("examples"), nb::arg("queries"), nb::arg("learnable_facts") = false)
       .def("prepare_files",
            [](const Model& self, const std::string& examples, const std::string& queries, bool learnable_facts) {
-             return build_set(self, learnable(Dataset::load(examples, queries), learnable_facts));
+             // In an MPI job each rank parses only its share (learnable facts are not sharded).
+             return build_set(self, learnable_facts ? learnable(Dataset::load(examples, queries), true)
+                                                    : Dataset::load_share(examples, queries));
            },
            nb::arg("examples"), nb::arg("queries"), nb::arg("learnable_facts") = false)
       .def("prepare_samples",

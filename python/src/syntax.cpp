@@ -60,16 +60,8 @@ Statements canonical_statements(const TemplateAst& t) {
   return out;
 }
 
-}  // namespace
-
-void bind_syntax(nb::module_& m) {
-  m.def("function_names", [] {
-    nb::dict d;
-    d["transformation"] = neural::activation_names();
-    d["combination"] = neural::combination_names();
-    d["aggregation"] = neural::aggregation_names();
-    return d;
-  }, "The engine's canonical function names by class (lrnn.core.functions is checked against them)");
+// The pieces of a literal: terms and values.
+void bind_terms_and_values(nb::module_& m) {
   nb::class_<Term>(m, "Term")
       .def_prop_ro("kind", [](const Term& t) { return term_kind(t.kind); })
       .def_ro("text", &Term::text)
@@ -90,7 +82,10 @@ void bind_syntax(nb::module_& m) {
       .def("__str__", [](const ValueSpec& v) { return print_value(v); })
       .def("__repr__", [](const ValueSpec& v) { return "ValueSpec(" + print_value(v) + ")"; })
       .def("__eq__", [](const ValueSpec& a, const ValueSpec& b) { return a == b; });
+}
 
+// Literals, rules and their metadata, declarations.
+void bind_statements(nb::module_& m) {
   nb::class_<Literal>(m, "Literal")
       .def_ro("predicate", &Literal::predicate)
       .def_ro("args", &Literal::args)
@@ -132,7 +127,10 @@ void bind_syntax(nb::module_& m) {
       .def_ro("meta", &PredicateDecl::meta)
       .def_ro("offset", &PredicateDecl::offset)
       .def("__eq__", [](const PredicateDecl& a, const PredicateDecl& b) { return a == b; });
+}
 
+// Whole files: a template, an examples file, a queries file.
+void bind_files(nb::module_& m) {
   nb::class_<TemplateAst>(m, "TemplateAst")
       .def_ro("rules", &TemplateAst::rules)
       .def_ro("facts", &TemplateAst::facts)
@@ -152,7 +150,10 @@ void bind_syntax(nb::module_& m) {
       .def_ro("queries", &QueryLineAst::queries)
       .def("__str__", [](const QueryLineAst& q) { return print_query_line(q); })
       .def("__eq__", [](const QueryLineAst& a, const QueryLineAst& b) { return a == b; });
+}
 
+// Parsing text and files into the AST, and printing it back.
+void bind_parse_and_print(nb::module_& m) {
   m.def("parse_template", [](const std::string& text, const std::string& name) {
         return without_gil([&] { return parse_template(text, name); });
       }, nb::arg("text"), nb::arg("name") = "<string>");
@@ -187,6 +188,22 @@ void bind_syntax(nb::module_& m) {
   m.def("print_rule", [](const Rule& r) { return print_rule(r); });
   m.def("print_literal", [](const Literal& l) { return print_literal(l); });
   m.def("print_value", [](const ValueSpec& v) { return print_value(v); });
+}
+
+}  // namespace
+
+void bind_syntax(nb::module_& m) {
+  m.def("function_names", [] {
+    nb::dict d;
+    d["transformation"] = neural::activation_names();
+    d["combination"] = neural::combination_names();
+    d["aggregation"] = neural::aggregation_names();
+    return d;
+  }, "The engine's canonical function names by class (lrnn.core.functions is checked against them)");
+  bind_terms_and_values(m);
+  bind_statements(m);
+  bind_files(m);
+  bind_parse_and_print(m);
 }
 
 }  // namespace lrnn::python

@@ -38,9 +38,8 @@ std::vector<Literal> facts_of(const std::vector<std::string>& facts) {
   return out;
 }
 
-}  // namespace
-
-void bind_zoo(nb::module_& m) {
+// A generated module: its rules' text and where its weights sit in torch's state dict.
+void bind_module(nb::module_& m) {
   nb::class_<zoo::TorchSlice>(m, "ZooTorchSlice")
       .def_ro("weight", &zoo::TorchSlice::weight)
       .def_ro("torch_name", &zoo::TorchSlice::torch_name)
@@ -61,7 +60,10 @@ void bind_zoo(nb::module_& m) {
       .def_ro("output_dim", &zoo::Module::output_dim)
       .def_ro("torch", &zoo::Module::torch)
       .def("text", &zoo::Module::text);
+}
 
+// The rule generators: masks, attention, encoder and decoder layers, positional encodings.
+void bind_generators(nb::module_& m) {
   // Masks: the literal lists of the C++ definitions.
   m.def("zoo_mask", [](const std::string& kind, int param) {
     if (kind == "causal") return zoo::Mask::causal().literals;
@@ -113,9 +115,15 @@ void bind_zoo(nb::module_& m) {
       nb::arg("node_dim"), nb::arg("edge_dim"), nb::arg("num_heads"), nb::arg("prefix"), nb::arg("node"),
       nb::arg("edge"), nb::arg("output"), nb::arg("mask"));
   m.def("zoo_positional_encoding", [](int n, int d) { return to_numpy(zoo::positional_encoding(n, d), n, d); });
+}
 
+// A module run on sequences: parameters, torch weights, forward and backward.
+void bind_sequence_model(nb::module_& m) {
   nb::class_<zoo::SequenceModel>(m, "ZooSequenceModel")
       .def(nb::init<const zoo::Module&, uint64_t>(), nb::arg("module"), nb::arg("seed") = 1)
+      .def_prop_rw(
+          "dtype", [](const zoo::SequenceModel& s) { return std::string(to_string(s.dtype())); },
+          [](zoo::SequenceModel& s, const std::string& name) { s.set_dtype(parse_dtype(name)); })
       .def("parameter_names", &zoo::SequenceModel::parameter_names)
       .def("parameter",
            [](const zoo::SequenceModel& s, const std::string& name) {
@@ -169,6 +177,14 @@ void bind_zoo(nb::module_& m) {
         auto st = s.stats();
         return std::make_tuple(st.groundings, st.cache_hits, st.ground_rules);
       });
+}
+
+}  // namespace
+
+void bind_zoo(nb::module_& m) {
+  bind_module(m);
+  bind_generators(m);
+  bind_sequence_model(m);
 }
 
 }  // namespace lrnn::python

@@ -20,7 +20,18 @@ struct PreparedSet;  // train/engine.hpp
 struct Dataset::Impl {
   std::vector<train::Sample> samples;
   uint64_t id = 0;  // keys the models' caches of grounded networks
-  static Dataset make(std::vector<train::Sample> samples);
+  // A rank's share (Dataset::load_share): `samples` are [shard_first, shard_first + held)
+  // of `total` samples, of which it owns [owned_first, owned_last) (global; the rest are
+  // margins: docs/distributed.md); total 0: `samples` is the whole dataset.
+  size_t shard_first = 0, total = 0;
+  size_t owned_first = 0, owned_last = 0;
+  size_t parsed_examples = 0;
+  bool is_share() const { return total != 0; }
+  // total 0: the whole dataset; else a rank's share, samples [first, first + held) of total.
+  static Dataset make(std::vector<train::Sample> samples, size_t parsed = 0, size_t first = 0, size_t total = 0);
+  // A share owning [owned_first, owned_last) of the samples it holds (global indices).
+  static Dataset make_share(std::vector<train::Sample> samples, size_t parsed, size_t first, size_t total,
+                            size_t owned_first, size_t owned_last);
 
   // with_learnable_facts(): the facts are parameters of the data, so a model's grounding
   // of it holds trained state and lives as long as the dataset (here, by model id), never

@@ -25,9 +25,20 @@ std::atomic<uint64_t> next_dataset_id{1};
 std::atomic<uint64_t> next_model_id{1};
 }
 
-Dataset Dataset::Impl::make(std::vector<train::Sample> samples) {
+Dataset Dataset::Impl::make(std::vector<train::Sample> samples, size_t parsed, size_t first, size_t total) {
+  const size_t held = samples.size();
+  return make_share(std::move(samples), parsed, first, total, first, first + held);
+}
+
+Dataset Dataset::Impl::make_share(std::vector<train::Sample> samples, size_t parsed, size_t first, size_t total,
+                                  size_t owned_first, size_t owned_last) {
   auto impl = std::make_shared<Impl>();
   impl->samples = std::move(samples);
+  impl->parsed_examples = parsed;
+  impl->shard_first = first;
+  impl->total = total;
+  impl->owned_first = owned_first;
+  impl->owned_last = owned_last;
   impl->id = next_dataset_id++;
   return Dataset(std::move(impl));
 }
@@ -49,7 +60,8 @@ Dataset::Dataset() : Dataset(std::make_shared<Impl>()) {}
 Dataset::Dataset(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 
 Dataset Dataset::from_ast(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries) {
-  return Impl::make(train::pair_samples(std::move(examples), queries));
+  const size_t parsed = examples.size();
+  return Impl::make(train::pair_samples(std::move(examples), queries), parsed);
 }
 Dataset Dataset::load(const std::string& examples_path, const std::string& queries_path) {
   std::vector<QueryLineAst> q;
@@ -61,9 +73,22 @@ Dataset Dataset::from_text(const std::string& examples, const std::string& queri
   if (!queries.empty()) q = parse_queries(queries, "<queries>");
   return from_ast(parse_examples(examples, "<examples>"), q);
 }
-size_t Dataset::size() const { return impl_->samples.size(); }
+size_t Dataset::size() const { return impl_->is_share() ? impl_->total : impl_->samples.size(); }
+size_t Dataset::held() const { return impl_->samples.size(); }
+size_t Dataset::parsed_examples() const { return impl_->parsed_examples; }
+
+namespace {
+void refuse_share(const Dataset::Impl& d, const char* what) {
+  if (d.is_share())
+    throw Error(ErrorKind::Semantic, std::string(what) + " of a rank's share of a dataset (Dataset::load_share holds "
+                                     "samples " + std::to_string(d.shard_first) + ".." +
+                                     std::to_string(d.shard_first + d.samples.size()) + " of " +
+                                     std::to_string(d.total) + "): load the whole dataset with Dataset::load");
+}
+}  // namespace
 
 Dataset Dataset::with_learnable_facts() const {
+  refuse_share(*impl_, "learnable facts");
   auto impl = std::make_shared<Impl>();
   impl->samples = impl_->samples;
   impl->id = next_dataset_id++;
@@ -73,6 +98,7 @@ Dataset Dataset::with_learnable_facts() const {
 bool Dataset::learnable_facts() const { return impl_->learnable_facts; }
 
 Dataset Dataset::subset(const std::vector<size_t>& indices) const {
+  refuse_share(*impl_, "a subset");
   std::vector<train::Sample> out;
   out.reserve(indices.size());
   for (size_t i : indices) {
@@ -80,13 +106,15 @@ Dataset Dataset::subset(const std::vector<size_t>& indices) const {
       throw Error(ErrorKind::Semantic, "sample " + std::to_string(i) + " of a dataset of " + std::to_string(size()));
     out.push_back(impl_->samples[i]);
   }
-  return Impl::make(std::move(out));
+  return Impl::make(std::move(out), impl_->parsed_examples);
 }
 
 std::pair<Dataset, Dataset> Dataset::split(double test_fraction, uint64_t seed) const {
+  refuse_share(*impl_, "a split");
   std::vector<train::Sample> all = impl_->samples, tr, te;
   train::split_samples(all, test_fraction, seed, tr, te);
-  return {Impl::make(std::move(tr)), Impl::make(std::move(te))};
+  // Both parts were parsed as one: each counts the examples parsed to build it.
+  return {Impl::make(std::move(tr), impl_->parsed_examples), Impl::make(std::move(te), impl_->parsed_examples)};
 }
 
 // ---- Model ------------------------------------------------------------------------------
@@ -108,6 +136,8 @@ struct Model::Impl {
     auto it = prepared.find(d.impl().id);
     if (it != prepared.end()) return it->second;
     if (prepared.size() >= 16) prepared.clear();
+    if (d.impl().is_share() && !train::dist::world().active)
+      throw Error(ErrorKind::Semantic, "a rank's share of a dataset (Dataset::load_share) outside an MPI job");
     auto set = train::dist::world().active ? prepare_shard(d)
                                            : std::make_shared<const train::PreparedSet>(
                                                  engine->prepare(d.impl().samples, settings.max_ground_rules));
@@ -128,24 +158,44 @@ struct Model::Impl {
     return set;
   }
 
-  // In an MPI job each rank grounds only its block of the samples (train/distributed.hpp);
-  // a failure there (bad data in this rank's shard) ends the whole job, naming the rank.
+  // In an MPI job each rank grounds only its share of the samples (train/distributed.hpp):
+  // its block, of about equal work (by the examples' facts for a dataset in memory), and
+  // margins into its neighbours' blocks; a share (Dataset::load_share) holds just those. A
+  // failure there (bad data in this rank's shard) ends the whole job, naming the rank.
   std::shared_ptr<const train::PreparedSet> prepare_shard(const Dataset& d) const {
     const auto& w = train::dist::world();
-    const std::vector<train::Sample>& all = d.impl().samples;
-    const train::dist::ShardRange range = train::dist::shard_of(all.size(), w.rank, w.size);
+    const Dataset::Impl& data = d.impl();
+    train::dist::ShardPlan plan;
+    if (data.is_share()) {
+      plan.held = {data.shard_first, data.shard_first + data.samples.size()};
+      plan.owned = {data.owned_first, data.owned_last};
+    } else {
+      std::vector<uint64_t> facts(data.samples.size());
+      for (size_t i = 0; i < facts.size(); ++i) facts[i] = data.samples[i].example.facts.size();
+      plan = train::dist::shard_with_margin(facts, w.rank, w.size);
+    }
+    const size_t offset = data.is_share() ? data.shard_first : 0;
     train::PreparedSet set;
     try {
-      set = engine->prepare({all.begin() + range.first, all.begin() + range.last}, settings.max_ground_rules);
+      set = engine->prepare({data.samples.begin() + (plan.held.first - offset),
+                             data.samples.begin() + (plan.held.last - offset)},
+                            settings.max_ground_rules);
     } catch (const std::exception& e) {
-      train::dist::abort_job("samples " + std::to_string(range.first) + ".." + std::to_string(range.last) +
+      train::dist::abort_job("samples " + std::to_string(plan.held.first) + ".." + std::to_string(plan.held.last) +
                              " of its shard: " + e.what());
     }
-    std::vector<uint32_t> counts(set.size(), 0);
+    set.shard_first = plan.held.first;
+    set.global_size = d.size();
+    set.margins = true;
+    set.owned_first = plan.owned.first - plan.held.first;
+    set.owned_last = plan.owned.last - plan.held.first;
+    std::vector<uint32_t> counts(set.size(), 0), costs;
     for (const train::OutputInfo& o : set.outputs) counts[o.sample] += o.target.empty() ? 0 : 1;
-    set.shard_first = range.first;
-    set.global_size = all.size();
-    set.global_target_counts = train::dist::allgather(counts);
+    for (size_t i = set.owned_first; i < set.owned_last; ++i)
+      costs.push_back(static_cast<uint32_t>(set.networks[i].num_atoms() + set.networks[i].inputs.size()));
+    set.global_target_counts = train::dist::allgather({counts.begin() + set.owned_first,
+                                                       counts.begin() + set.owned_last});
+    set.layout = train::dist::gather_layout(plan, d.size(), costs);
     return std::make_shared<const train::PreparedSet>(std::move(set));
   }
 };
@@ -218,7 +268,7 @@ TrainReport Model::train(const Dataset& data, const Dataset* test,
 }
 
 Evaluation Model::evaluate(const Dataset& data) const {
-  return impl_->engine->evaluate(*impl_->prepare(data), train::parse_loss(impl_->settings.loss));
+  return impl_->engine->evaluate(*impl_->prepare(data), train::parse_loss(impl_->settings.loss), impl_->settings.dtype);
 }
 
 std::vector<std::vector<double>> Model::forward(const Dataset& data) const {
@@ -281,6 +331,7 @@ void refuse_learnable(const Dataset& data) {
 
 GroundNetwork Model::network(const Dataset& data, size_t index, bool with_gradients) const {
   refuse_learnable(data);
+  refuse_share(data.impl(), "the network of a sample");
   if (index >= data.size())
     throw Error(ErrorKind::Semantic, "sample " + std::to_string(index) + " of a dataset of " +
                                          std::to_string(data.size()));
@@ -291,6 +342,7 @@ GroundNetwork Model::network(const Dataset& data, size_t index, bool with_gradie
 GroundNetwork Model::network(const Dataset& data, size_t index,
                              const std::vector<std::vector<double>>& output_gradients) const {
   refuse_learnable(data);
+  refuse_share(data.impl(), "the network of a sample");
   if (index >= data.size())
     throw Error(ErrorKind::Semantic, "sample " + std::to_string(index) + " of a dataset of " +
                                          std::to_string(data.size()));
@@ -302,7 +354,8 @@ std::vector<Output> Model::ground_queries(const Dataset& data) const {
   const auto set = impl_->prepare(data);
   std::vector<Output> out;
   out.reserve(set->outputs.size());
-  for (const train::OutputInfo& o : set->outputs) out.push_back({o.sample, o.text, o.target, {}, {}});
+  for (const train::OutputInfo& o : set->outputs)
+    out.push_back({o.sample, o.text, o.target, {}, {}, 1, 1, o.importance, o.listed_target});
   if (set->sharded()) return train::dist::gather_outputs(out, *set);  // rank 0: all, in order
   return out;
 }
@@ -345,6 +398,7 @@ int Model::epochs_trained() const { return impl_->engine->epochs_trained(); }
 // ---- cross-validation -------------------------------------------------------------------
 CrossValidationReport cross_validate(const Template& tmpl, const Settings& settings, const Dataset& data, int k,
                                      uint64_t fold_seed, const std::function<bool(int, const EpochInfo&)>& on_epoch) {
+  refuse_share(data.impl(), "cross-validation");
   return train::cross_validate(tmpl.ast(), settings, data.impl().samples, k, fold_seed, on_epoch);
 }
 

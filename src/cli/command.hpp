@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "lrnn/diagnostics.hpp"
+#include "lrnn/training.hpp"
+
 namespace lrnn::cli {
 
 // setup() adds the subcommand (with its options and callback) to the app.
@@ -52,6 +55,20 @@ inline CLI::Validator finite_number(double lo, double hi = INFINITY, bool lo_ope
         return ok ? std::string() : "'" + text + "' is not " + describe();
       },
       describe());
+}
+
+// A --dtype option: float32 | float64, anything else a usage error naming the closest.
+inline CLI::Validator dtype_name() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          parse_dtype(text);
+          return std::string();
+        } catch (const Error& e) {
+          return e.message();
+        }
+      },
+      "float32|float64");
 }
 
 // Exit codes shared by every subcommand.

@@ -9,6 +9,7 @@
 #include "lrnn/ast.hpp"
 #include "lrnn/datasets.hpp"
 #include "lrnn/diagnostics.hpp"
+#include "lrnn/model.hpp"
 #include "lrnn/syntax.hpp"
 
 namespace lrnn::cli {
@@ -38,6 +39,18 @@ inline LoadedData load_data(const std::string& dataset, const std::string& examp
   d.examples = load_examples(examples);
   if (!queries.empty()) d.queries = load_queries(queries);
   return d;
+}
+
+// The same data as a Dataset; in an MPI job each rank parses only its share of it
+// (Dataset::load_share, load_tu_share: docs/distributed.md).
+inline Dataset load_data_share(const std::string& dataset, const std::string& examples, const std::string& queries) {
+  if (!dataset.empty()) {
+    if (!examples.empty()) throw Error(ErrorKind::Semantic, "give either --dataset or --examples, not both");
+    if (dataset.rfind("tu:", 0) == 0) return load_tu_share(dataset.substr(3));
+    load_dataset_spec(dataset);  // throws: an unknown format
+  }
+  if (examples.empty()) throw Error(ErrorKind::Semantic, "no data: give --examples FILE or --dataset tu:DIR");
+  return Dataset::load_share(examples, queries);
 }
 
 }  // namespace lrnn::cli

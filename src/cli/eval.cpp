@@ -18,18 +18,20 @@ using namespace lrnn;
 
 struct EvalOptions {
   std::string model_path, examples_path, queries_path, dataset;
+  std::string dtype;  // empty: the dtype the model was trained in
   bool json = false;
 };
 
 void run_eval(const EvalOptions& o) {
-  const Model model = Model::load(o.model_path);
-  cli::LoadedData data = cli::load_data(o.dataset, o.examples_path, o.queries_path);
-  const Dataset dataset = Dataset::from_ast(std::move(data.examples), data.queries);
+  Model model = Model::load(o.model_path);
+  if (!o.dtype.empty()) model.settings().dtype = parse_dtype(o.dtype);
+  const Dataset dataset = cli::load_data_share(o.dataset, o.examples_path, o.queries_path);
   const Evaluation ev = model.evaluate(dataset);
   if (!train::dist::is_root()) return;  // under mpirun: each rank evaluated its block, rank 0 reports
   if (o.json) {
     nlohmann::json j = train::metrics_json(ev.metrics);
     j["samples"] = dataset.size();
+    j["dtype"] = to_string(model.settings().dtype);
     j["outputs"] = train::outputs_json(ev);
     std::cout << j.dump() << "\n";
     return;
@@ -55,6 +57,8 @@ lrnn::cli::RegisterCommand reg(41, [](CLI::App& app) {
   data->add_option("--dataset", o->dataset, "A dataset instead of --examples: tu:DIR (TU graph format)");
   data->require_option(1);
   cmd->add_option("--queries,-q", o->queries_path, "Queries file (omit for labelled examples)");
+  cmd->add_option("--dtype", o->dtype, "float32 | float64 (default: the dtype the model was trained in)")
+      ->check(cli::dtype_name());
   cmd->add_flag("--json", o->json, "Print one JSON object with metrics and outputs");
   cmd->callback([o] { run_eval(*o); });
 });

@@ -1,6 +1,7 @@
 // `lrnn train TEMPLATE --examples E [--queries Q] ...`: ground, neuralize, train, report,
 // save. Progress goes to stderr (a bar on a terminal, a line every few epochs otherwise);
 // the summary (or, with --json, one JSON object) goes to stdout.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,6 +48,7 @@ struct TrainOptions {
   int step_size = 1;
   double gamma = kDefaults.gamma;
   size_t max_ground_rules = kDefaultMaxGroundRules;
+  std::string dtype = to_string(kDefaults.dtype);
   int report_every = 0;
   int checkpoint_every = 0;  // > 0: also --save the model every N epochs during training
   std::string save_path, load_path, report_path;
@@ -84,6 +86,7 @@ Settings apply_options(const TrainOptions& o, const CLI::App& cmd, Settings s, b
   else if (!loaded) s.step_size = std::nullopt;  // a quarter of the epochs
   if (take("--gamma")) s.gamma = o.gamma;
   if (take("--max-ground-rules")) s.max_ground_rules = o.max_ground_rules;
+  if (take("--dtype")) s.dtype = parse_dtype(o.dtype);
   return s;
 }
 
@@ -136,11 +139,15 @@ Model make_model(const TrainOptions& o, const CLI::App& cmd) {
 }
 
 // (train, test) from --examples/--dataset and --test-examples or --test-fraction.
+// In an MPI job each rank parses only its share of the files, except with --test-fraction:
+// the seeded split needs every sample, so each rank parses them all and grounds its block.
 std::pair<Dataset, Dataset> load_datasets(const TrainOptions& o, uint64_t seed) {
-  cli::LoadedData data = cli::load_data(o.dataset, o.examples_path, o.queries_path);
-  Dataset all = Dataset::from_ast(std::move(data.examples), data.queries);
-  if (!o.test_examples_path.empty()) return {all, Dataset::load(o.test_examples_path, o.test_queries_path)};
-  if (o.test_fraction > 0) return all.split(o.test_fraction, seed);
+  if (o.test_fraction > 0) {
+    cli::LoadedData data = cli::load_data(o.dataset, o.examples_path, o.queries_path);
+    return Dataset::from_ast(std::move(data.examples), data.queries).split(o.test_fraction, seed);
+  }
+  Dataset all = cli::load_data_share(o.dataset, o.examples_path, o.queries_path);
+  if (!o.test_examples_path.empty()) return {all, Dataset::load_share(o.test_examples_path, o.test_queries_path)};
   return {all, Dataset()};
 }
 
@@ -159,6 +166,25 @@ bool show_progress(const EpochInfo& r, int first_epoch, int epochs, int total, i
     std::fprintf(stderr, "%s\n", train::epoch_line(r, total).c_str());
   }
   return true;
+}
+
+// What each rank of an MPI job held (in rank order): the training examples it parsed, the
+// samples it grounded, and its peak memory (MB). Every rank calls this (an allgather).
+nlohmann::json rank_shares(const Dataset& data) {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const std::vector<uint32_t> mine = {static_cast<uint32_t>(data.parsed_examples()),
+                                      static_cast<uint32_t>(data.held()),
+                                      static_cast<uint32_t>(usage.ru_maxrss / 1024)};  // ru_maxrss: KB
+  const std::vector<uint32_t> all = train::dist::allgather(mine);
+  nlohmann::json out = {{"examples_parsed", nlohmann::json::array()}, {"samples_held", nlohmann::json::array()},
+                        {"max_rss_mb", nlohmann::json::array()}};
+  for (size_t r = 0; r + 2 < all.size(); r += 3) {
+    out["examples_parsed"].push_back(all[r]);
+    out["samples_held"].push_back(all[r + 1]);
+    out["max_rss_mb"].push_back(all[r + 2]);
+  }
+  return out;
 }
 
 void run_train(const TrainOptions& o, const CLI::App& cmd) {
@@ -219,6 +245,10 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
     j["timing"]["step_compute_s"] = steps.compute_s;  // rank 0's forward + backward
     j["timing"]["imbalance_wait_s"] = steps.wait_s;   // rank 0 waiting for the slowest rank
     j["timing"]["allreduce_s"] = steps.allreduce_s;   // the gradient allreduce itself
+    j["timing"]["steps"] = steps.steps;
+    // Plan values computed: by rank 0, by the busiest rank of each step, by all ranks.
+    j["timing"]["work"] = {{"rank0", steps.work_mine}, {"max_rank", steps.work_max}, {"total", steps.work_total}};
+    j["ranks"] = rank_shares(train_data);
   }
   j["timing"]["epochs_s"] = nlohmann::json::array();
   for (const EpochInfo& r : result.history) j["timing"]["epochs_s"].push_back(r.seconds);
@@ -341,6 +371,10 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("--test-queries", o->test_queries_path, "Test queries file");
   cmd->add_option("--test-fraction", o->test_fraction, "Hold out this fraction of the samples (seeded)")->check(cli::finite_number(0, 1));
   cmd->add_option("--patience", o->patience, "Early stopping: epochs without improvement (0: off)")->check(cli::finite_number(0, 1e9, false, true));
+  cmd->add_option("--dtype", o->dtype,
+                  "Scalar type of the forward and backward passes: float32 | float64 (default " + o->dtype +
+                      "; parameters and optimizer state stay float64)")
+      ->check(cli::dtype_name());
   cmd->add_option("--max-ground-rules", o->max_ground_rules,
                   "Refuse a sample that grounds to more ground rules than this (default " +
                       std::to_string(kDefaultMaxGroundRules) + ")")

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -12,24 +13,38 @@
 
 #include "lrnn/datasets.hpp"
 #include "lrnn/diagnostics.hpp"
+#include "train/distributed.hpp"
 
 namespace lrnn {
 namespace {
 
 namespace fs = std::filesystem;
 
-// One TU text file split into rows of numbers; keeps the source for file:line errors.
+// One TU text file split into rows of numbers; keeps the source for file:line errors. A
+// rank's share (read_tu with a TuPart) keeps only the rows of its graphs: `row_of` maps a
+// kept row to its row in the file (rows are numbered from 0, blank lines skipped).
 struct Table {
   std::shared_ptr<SourceFile> source;
-  std::vector<uint32_t> line_of_row;  // 1-based line per row (blank lines skipped)
-  std::vector<double> values;         // row-major
+  std::vector<uint32_t> line_of_row;  // 1-based line per kept row
+  std::vector<size_t> row_of;         // file row per kept row
+  std::vector<double> values;         // row-major, kept rows
   size_t columns = 0;
+  size_t file_rows = 0;               // every row of the file, kept or not
+  uint32_t last_line = 1;             // the line of the file's last row
   size_t rows() const { return line_of_row.size(); }
   double at(size_t r, size_t c) const { return values[r * columns + c]; }
-  [[noreturn]] void fail(size_t row, const std::string& message) const {
-    Span span{source, line_of_row[row], 1, 1};
-    throw Error(ErrorKind::Parse, span, message);
+  [[noreturn]] void fail(size_t row, const std::string& message) const { fail_line(line_of_row[row], message); }
+  [[noreturn]] void fail_line(uint32_t line, const std::string& message) const {
+    throw Error(ErrorKind::Parse, Span{source, line, 1, 1}, message);
   }
+};
+
+// Which rows of a table a share keeps. `parse` (null: every row) says before parsing whether
+// a row is read at all (the others are only counted); `keep` (null: every parsed row)
+// decides after parsing, and may check the row (throwing at `line`).
+struct RowSelection {
+  std::function<bool(size_t row)> parse;
+  std::function<bool(size_t row, uint32_t line, const std::vector<double>& values, const Table& table)> keep;
 };
 
 std::shared_ptr<SourceFile> read_source(const fs::path& path) {
@@ -58,7 +73,7 @@ bool parse_row(std::string_view line, std::vector<double>& out) {
   }
 }
 
-Table read_table(const fs::path& path, size_t expected_columns) {
+Table read_table(const fs::path& path, size_t expected_columns, const RowSelection& select = {}) {
   Table t;
   t.source = read_source(path);
   std::string_view text = t.source->text;
@@ -72,16 +87,20 @@ Table read_table(const fs::path& path, size_t expected_columns) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-    t.line_of_row.push_back(line_no);
+    const size_t file_row = t.file_rows++;
+    t.last_line = line_no;
+    if (select.parse && !select.parse(file_row)) continue;
     row.clear();
-    if (!parse_row(line, row)) t.fail(t.rows() - 1, "expected comma-separated numbers");
+    if (!parse_row(line, row)) t.fail_line(line_no, "expected comma-separated numbers");
     if (t.columns == 0) t.columns = expected_columns ? expected_columns : row.size();
     if (row.size() != t.columns)
-      t.fail(t.rows() - 1, "expected " + std::to_string(t.columns) + " column(s), found " +
-                               std::to_string(row.size()));
+      t.fail_line(line_no, "expected " + std::to_string(t.columns) + " column(s), found " + std::to_string(row.size()));
+    if (select.keep && !select.keep(file_row, line_no, row, t)) continue;
+    t.line_of_row.push_back(line_no);
+    t.row_of.push_back(file_row);
     t.values.insert(t.values.end(), row.begin(), row.end());
   }
-  if (t.rows() == 0) throw Error(ErrorKind::Parse, path.string() + ": the file has no rows");
+  if (t.file_rows == 0) throw Error(ErrorKind::Parse, path.string() + ": the file has no rows");
   return t;
 }
 
@@ -92,10 +111,11 @@ long integer_at(const Table& t, size_t r, size_t c) {
 }
 
 void expect_rows(const Table& t, size_t rows, const std::string& what) {
-  if (t.rows() != rows) {
+  if (t.file_rows != rows) {
     std::string msg = "expected " + std::to_string(rows) + " rows (one per " + what + "), found " +
-                      std::to_string(t.rows());
-    t.fail(std::min(t.rows(), rows) - (t.rows() < rows ? 1 : 0), msg);
+                      std::to_string(t.file_rows);
+    if (t.rows() == t.file_rows) t.fail(std::min(t.rows(), rows) - (t.rows() < rows ? 1 : 0), msg);
+    t.fail_line(t.last_line, msg);
   }
 }
 
@@ -136,21 +156,27 @@ ValueSpec vector_value(std::vector<double> data) {
 }
 
 // Integer labels of column 0 as one-hot vectors: index = label - min, width = max - min + 1
-// (PyTorch Geometric's encoding, so to_pyg/from_pyg agree).
+// (PyTorch Geometric's encoding, so to_pyg/from_pyg agree). The range is over every row
+// of the file, also those a share does not keep, so every rank encodes alike.
 struct OneHot {
   long min = 0;
   int width = 0;
 };
-OneHot one_hot_range(const Table& t) {
-  long lo = integer_at(t, 0, 0), hi = lo;
-  for (size_t r = 0; r < t.rows(); ++r) {
-    long v = integer_at(t, r, 0);
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
+struct LabelRange {
+  long lo = 0, hi = 0;
+  bool any = false;
+  void add(const Table& t, uint32_t line, double v) {
+    if (v != static_cast<double>(static_cast<long>(v))) t.fail_line(line, "expected an integer");
+    const long x = static_cast<long>(v);
+    lo = any ? std::min(lo, x) : x;
+    hi = any ? std::max(hi, x) : x;
+    any = true;
   }
-  if (hi - lo >= 100000) t.fail(0, "label range too wide for a one-hot encoding");
-  return {lo, static_cast<int>(hi - lo + 1)};
-}
+  OneHot one_hot(const Table& t) const {
+    if (hi - lo >= 100000) t.fail_line(t.last_line, "label range too wide for a one-hot encoding");
+    return {lo, static_cast<int>(hi - lo + 1)};
+  }
+};
 ValueSpec one_hot(const Table& t, size_t r, const OneHot& range) {
   std::vector<double> v(range.width, 0.0);
   v[integer_at(t, r, 0) - range.min] = 1.0;
@@ -163,59 +189,87 @@ ValueSpec row_values(const Table& t, size_t r) {
 
 struct OptionalTables {
   std::optional<Table> node_labels, node_attributes, edge_labels, edge_attributes;
+  OneHot node_range, edge_range;
 };
 
-std::optional<Table> read_optional(const fs::path& path, size_t columns, size_t rows,
-                                   const std::string& what) {
+std::optional<Table> read_optional(const fs::path& path, size_t columns, size_t rows, const std::string& what,
+                                   const RowSelection& select) {
   if (!fs::exists(path)) return std::nullopt;
-  Table t = read_table(path, columns);
+  Table t = read_table(path, columns, select);
   expect_rows(t, rows, what);
   return t;
 }
 
-void add_node_facts(TuData& d, const OptionalTables& o, const OneHot& labels, size_t first, size_t last,
-                    ExampleAst& ex) {
+// A label file's rows: every row parsed (the one-hot range is the whole file's), `wanted`
+// rows kept.
+std::optional<Table> read_labels(const fs::path& path, size_t rows, const std::string& what,
+                                 const std::function<bool(size_t)>& wanted, OneHot& range) {
+  LabelRange labels;
+  RowSelection select;
+  select.keep = [&](size_t row, uint32_t line, const std::vector<double>& v, const Table& t) {
+    labels.add(t, line, v[0]);
+    return wanted(row);
+  };
+  std::optional<Table> t = read_optional(path, 1, rows, what, select);
+  if (t) range = labels.one_hot(*t);
+  return t;
+}
+
+// Node n's facts; node tables hold the share's nodes from `first_kept` on.
+void add_node_facts(const OptionalTables& o, size_t first, size_t last, size_t first_kept, ExampleAst& ex) {
   for (size_t n = first; n < last; ++n) {
     ex.facts.push_back(atom("node", {node_term(n - first)}));
     if (o.node_labels) {
       ex.facts.push_back(atom("x", {node_term(n - first)}));
-      ex.facts.back().weight = one_hot(*o.node_labels, n, labels);
+      ex.facts.back().weight = one_hot(*o.node_labels, n - first_kept, o.node_range);
     }
     if (o.node_attributes) {
       ex.facts.push_back(atom("attr", {node_term(n - first)}));
-      ex.facts.back().weight = row_values(*o.node_attributes, n);
+      ex.facts.back().weight = row_values(*o.node_attributes, n - first_kept);
     }
   }
-  (void)d;
 }
 
-// Edges (rows of A) grouped per graph; checks ids are in range and within one graph.
-std::vector<std::vector<size_t>> edges_per_graph(const Table& a, const std::vector<size_t>& offsets,
-                                                 const std::vector<uint32_t>& graph_of_node) {
-  std::vector<std::vector<size_t>> out(offsets.size() - 1);
-  size_t nodes = offsets.back();
-  for (size_t r = 0; r < a.rows(); ++r) {
-    long i = integer_at(a, r, 0), j = integer_at(a, r, 1);
-    for (long v : {i, j})
-      if (v < 1 || static_cast<size_t>(v) > nodes)
-        a.fail(r, "node id " + std::to_string(v) + " out of range 1.." + std::to_string(nodes));
-    uint32_t gi = graph_of_node[i - 1], gj = graph_of_node[j - 1];
-    if (gi != gj)
-      a.fail(r, "edge joins graphs " + std::to_string(gi + 1) + " and " + std::to_string(gj + 1));
-    out[gi].push_back(r);
-  }
+// The A file's rows of graphs [first_graph, last_graph): each row is checked (ids in range,
+// within one graph), the others are not kept.
+Table read_edges(const fs::path& path, const std::vector<uint32_t>& graph_of_node, size_t first_graph,
+                 size_t last_graph) {
+  const size_t nodes = graph_of_node.size();
+  RowSelection select;
+  select.keep = [&](size_t, uint32_t line, const std::vector<double>& v, const Table& t) {
+    long ids[2];
+    for (int k = 0; k < 2; ++k) {
+      if (v[k] != static_cast<double>(static_cast<long>(v[k]))) t.fail_line(line, "expected an integer");
+      ids[k] = static_cast<long>(v[k]);
+      if (ids[k] < 1 || static_cast<size_t>(ids[k]) > nodes)
+        t.fail_line(line, "node id " + std::to_string(ids[k]) + " out of range 1.." + std::to_string(nodes));
+    }
+    const uint32_t gi = graph_of_node[ids[0] - 1], gj = graph_of_node[ids[1] - 1];
+    if (gi != gj) t.fail_line(line, "edge joins graphs " + std::to_string(gi + 1) + " and " + std::to_string(gj + 1));
+    return gi >= first_graph && gi < last_graph;
+  };
+  return read_table(path, 2, select);
+}
+
+// The kept edges (rows of `a`) grouped per graph of the share.
+std::vector<std::vector<size_t>> edges_per_graph(const Table& a, const std::vector<uint32_t>& graph_of_node,
+                                                 size_t first_graph, size_t last_graph) {
+  std::vector<std::vector<size_t>> out(last_graph - first_graph);
+  for (size_t r = 0; r < a.rows(); ++r)
+    out[graph_of_node[static_cast<size_t>(a.at(r, 0)) - 1] - first_graph].push_back(r);
   return out;
 }
 
-void add_edge_facts(const Table& a, const OptionalTables& o, const OneHot& labels,
-                    const std::vector<size_t>& rows, size_t first, ExampleAst& ex) {
+// Edge k of the share is row k of `a` and of the edge tables (they keep the same file rows).
+void add_edge_facts(const Table& a, const OptionalTables& o, const std::vector<size_t>& rows, size_t first,
+                    ExampleAst& ex) {
   for (size_t r : rows) {
     Term i = node_term(static_cast<size_t>(a.at(r, 0)) - 1 - first);
     Term j = node_term(static_cast<size_t>(a.at(r, 1)) - 1 - first);
     ex.facts.push_back(atom("edge", {i, j}));
     if (o.edge_labels) {
       ex.facts.push_back(atom("edge_x", {i, j}));
-      ex.facts.back().weight = one_hot(*o.edge_labels, r, labels);
+      ex.facts.back().weight = one_hot(*o.edge_labels, r, o.edge_range);
     }
     if (o.edge_attributes) {
       ex.facts.push_back(atom("edge_attr", {i, j}));
@@ -251,57 +305,99 @@ QueryLineAst query_for(const TuData& d, size_t g, const std::string& id) {
   return line;
 }
 
+// The optional node and edge tables, keeping nodes [n0, n1) and the A file's kept rows.
+OptionalTables read_optional_tables(const std::function<fs::path(const char*)>& file, size_t nodes, size_t n0,
+                                    size_t n1, const Table& a) {
+  OptionalTables o;
+  auto node_wanted = [&](size_t row) { return row >= n0 && row < n1; };
+  // a.row_of is ascending: the edge tables' rows arrive in the same order.
+  size_t next_edge = 0;
+  auto edge_wanted = [&](size_t row) {
+    while (next_edge < a.row_of.size() && a.row_of[next_edge] < row) ++next_edge;
+    return next_edge < a.row_of.size() && a.row_of[next_edge] == row;
+  };
+  o.node_labels = read_labels(file("_node_labels.txt"), nodes, "node", node_wanted, o.node_range);
+  RowSelection node_rows;
+  node_rows.parse = node_wanted;
+  o.node_attributes = read_optional(file("_node_attributes.txt"), 0, nodes, "node", node_rows);
+  o.edge_labels = read_labels(file("_edge_labels.txt"), a.file_rows, "line of the A file", edge_wanted, o.edge_range);
+  next_edge = 0;
+  RowSelection edge_rows;
+  edge_rows.parse = edge_wanted;
+  o.edge_attributes = read_optional(file("_edge_attributes.txt"), 0, a.file_rows, "line of the A file", edge_rows);
+  return o;
+}
+
 }  // namespace
 
-TuData read_tu(const std::string& dir, const std::string& name) {
+TuData read_tu(const std::string& dir, const std::string& name, TuPart part) {
   fs::path root(dir);
   TuData d;
   d.name = name.empty() ? fs::path(dir).lexically_normal().filename().string() : name;
   if (d.name.empty()) d.name = fs::path(dir).lexically_normal().parent_path().filename().string();
   auto file = [&](const char* suffix) { return root / (d.name + suffix); };
+  if (part.count == 0 || part.index >= part.count)
+    throw Error(ErrorKind::Semantic,
+                "read_tu: part " + std::to_string(part.index) + " of " + std::to_string(part.count));
 
   Table indicator = read_table(file("_graph_indicator.txt"), 1);
   std::vector<size_t> offsets = graph_offsets(indicator);
   size_t graphs = offsets.size() - 1, nodes = indicator.rows();
   Table labels = read_table(file("_graph_labels.txt"), 1);
   expect_rows(labels, graphs, "graph");
-  Table a = read_table(file("_A.txt"), 2);
+  d.graphs_total = graphs;
+  // Parts of about equal work: by the graphs' nodes (their edges are about proportional).
+  std::vector<uint64_t> graph_nodes(graphs);
+  for (size_t g = 0; g < graphs; ++g) graph_nodes[g] = offsets[g + 1] - offsets[g];
+  const train::dist::ShardPlan plan =
+      train::dist::shard_with_margin(graph_nodes, static_cast<int>(part.index), static_cast<int>(part.count));
+  const train::dist::ShardRange block = part.margins ? plan.held : plan.owned;
+  d.first_graph = block.first;
+  d.owned_first = plan.owned.first;
+  d.owned_last = plan.owned.last;
+  const size_t g0 = block.first, g1 = block.last;
   std::vector<uint32_t> graph_of_node(nodes);
   for (size_t g = 0; g < graphs; ++g)
     std::fill(graph_of_node.begin() + offsets[g], graph_of_node.begin() + offsets[g + 1], g);
-  std::vector<std::vector<size_t>> edge_rows = edges_per_graph(a, offsets, graph_of_node);
-
-  OptionalTables o;
-  o.node_labels = read_optional(file("_node_labels.txt"), 1, nodes, "node");
-  o.node_attributes = read_optional(file("_node_attributes.txt"), 0, nodes, "node");
-  o.edge_labels = read_optional(file("_edge_labels.txt"), 1, a.rows(), "line of the A file");
-  o.edge_attributes = read_optional(file("_edge_attributes.txt"), 0, a.rows(), "line of the A file");
-  OneHot node_range = o.node_labels ? one_hot_range(*o.node_labels) : OneHot{};
-  OneHot edge_range = o.edge_labels ? one_hot_range(*o.edge_labels) : OneHot{};
-
+  const Table a = read_edges(file("_A.txt"), graph_of_node, g0, g1);
+  std::vector<std::vector<size_t>> edge_rows = edges_per_graph(a, graph_of_node, g0, g1);
+  const OptionalTables o = read_optional_tables(file, nodes, offsets[g0], offsets[g1], a);
 
   set_classes(d, labels);
   d.nodes = nodes;
-  d.edges = a.rows();
-  d.node_label_width = node_range.width;
-  d.edge_label_width = edge_range.width;
+  d.edges = a.file_rows;
+  d.node_label_width = o.node_range.width;
+  d.edge_label_width = o.edge_range.width;
   d.node_attribute_width = o.node_attributes ? static_cast<int>(o.node_attributes->columns) : 0;
   d.edge_attribute_width = o.edge_attributes ? static_cast<int>(o.edge_attributes->columns) : 0;
-  d.examples.resize(graphs);
-  d.queries.reserve(graphs);
-  for (size_t g = 0; g < graphs; ++g) {
-    ExampleAst& ex = d.examples[g];
+  d.examples.resize(g1 - g0);
+  d.queries.reserve(g1 - g0);
+  for (size_t g = g0; g < g1; ++g) {
+    ExampleAst& ex = d.examples[g - g0];
     ex.id = "g" + std::to_string(g + 1);
     // Facts are reserved exactly: grown by doubling they held up to twice the literals'
     // size (about 80 MB of NCI1's 280 MB of example literals).
     const size_t per_node = 1 + (o.node_labels ? 1 : 0) + (o.node_attributes ? 1 : 0);
     const size_t per_edge = 1 + (o.edge_labels ? 1 : 0) + (o.edge_attributes ? 1 : 0);
-    ex.facts.reserve(per_node * (offsets[g + 1] - offsets[g]) + per_edge * edge_rows[g].size());
-    add_node_facts(d, o, node_range, offsets[g], offsets[g + 1], ex);
-    add_edge_facts(a, o, edge_range, edge_rows[g], offsets[g], ex);
+    ex.facts.reserve(per_node * (offsets[g + 1] - offsets[g]) + per_edge * edge_rows[g - g0].size());
+    add_node_facts(o, offsets[g], offsets[g + 1], offsets[g0], ex);
+    add_edge_facts(a, o, edge_rows[g - g0], offsets[g], ex);
     d.queries.push_back(query_for(d, g, ex.id));
   }
   return d;
+}
+
+}  // namespace lrnn
+
+namespace lrnn {
+
+Dataset load_tu_share(const std::string& dir, const std::string& name) {
+  const train::dist::World& w = train::dist::world();
+  if (w.size <= 1) return load_tu(dir, name);
+  TuData d = read_tu(dir, name, TuPart{static_cast<size_t>(w.rank), static_cast<size_t>(w.size), true});
+  const size_t parsed = d.examples.size();
+  return Dataset::share_from_ast(std::move(d.examples), d.queries, d.first_graph, d.graphs_total, parsed,
+                                 d.owned_first, d.owned_last);
 }
 
 }  // namespace lrnn

@@ -109,7 +109,8 @@ nlohmann::json settings_json(const Settings& s) {
                       {"seed", s.seed},
                       {"initializer", s.initializer},
                       {"schedule", s.schedule},
-                      {"patience", s.patience}};
+                      {"patience", s.patience},
+                      {"dtype", to_string(s.dtype)}};
   if (s.weight_decay) j["weight_decay"] = *s.weight_decay;
   return j;
 }

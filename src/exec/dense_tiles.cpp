@@ -9,12 +9,7 @@ namespace lrnn::exec {
 
 namespace {
 
-template <typename T>
-using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <typename T>
-using MapM = Eigen::Map<RowMat<T>>;
-template <typename T>
-using CMapM = Eigen::Map<const RowMat<T>>;
+// RowMat, MapM, CMapM: exec/scalar.hpp.
 
 // Rows [i0, i1) of a banded block and the columns [c0, c1) their bands span.
 struct Tile {

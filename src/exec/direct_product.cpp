@@ -14,24 +14,27 @@ namespace lrnn::exec {
 namespace {
 
 using Kind = DirectProduct::Kind;
-using CMapV = Eigen::Map<const Eigen::VectorXd>;
 
 // The product of member k's scalar factors, leaving out input `skip`.
-inline double scalar_factor(const RuleGroup& G, const double* v, uint32_t k, int skip = -1) {
-  double s = 1.0;
+template <class T>
+inline T scalar_factor(const RuleGroup& G, const T* v, uint32_t k, int skip = -1) {
+  T s = 1.0;
   for (int j : G.direct.scalars)
     if (j != skip) s *= v[G.inputs[j].src[k]];
   return s;
 }
 
-inline double dot(const double* x, const double* y, int len) { return CMapV(x, len).dot(CMapV(y, len)); }
+template <class T>
+inline T dot(const T* x, const T* y, int len) { return CMapV<T>(x, len).dot(CMapV<T>(y, len)); }
 
 // y += a x (a plain loop the compiler vectorises: no reduction).
-inline void axpy(double a, const double* x, double* y, int len) {
+template <class T>
+inline void axpy(T a, const T* x, T* y, int len) {
   for (int e = 0; e < len; ++e) y[e] += a * x[e];
 }
 
-inline const double* input(const RuleGroup& G, int i, const double* v, uint32_t k) {
+template <class T>
+inline const T* input(const RuleGroup& G, int i, const T* v, uint32_t k) {
   return v + G.inputs[i].src[k];
 }
 
@@ -39,16 +42,16 @@ inline const double* input(const RuleGroup& G, int i, const double* v, uint32_t 
 inline int product_size(const DirectProduct& d) { return d.kind == Kind::Scale ? d.len : 1; }
 
 // out (+)= the product of member k.
-template <bool Accumulate>
-inline void member_product(const RuleGroup& G, const double* v, uint32_t k, double* out) {
+template <class T, bool Accumulate>
+inline void member_product(const RuleGroup& G, const T* v, uint32_t k, T* out) {
   const DirectProduct& d = G.direct;
-  const double s = scalar_factor(G, v, k);
-  double p = s;
+  const T s = scalar_factor(G, v, k);
+  T p = s;
   switch (d.kind) {
     case Kind::None:
     case Kind::Scalars: break;
     case Kind::Scale: {
-      const double* x = input(G, d.a, v, k);
+      const T* x = input(G, d.a, v, k);
       if (Accumulate) {
         axpy(s, x, out, d.len);
       } else {
@@ -63,27 +66,28 @@ inline void member_product(const RuleGroup& G, const double* v, uint32_t k, doub
 }
 
 // g[inputs of member k] += dL/d(inputs) given dL/d(product) = scale * gk.
-inline void member_backward(const RuleGroup& G, const double* v, uint32_t k, const double* gk, double scale,
-                            double* g) {
+template <class T>
+inline void member_backward(const RuleGroup& G, const T* v, uint32_t k, const T* gk, T scale,
+                            T* g) {
   const DirectProduct& d = G.direct;
   // dL/d(scalar factor j) = (product of the other factors) * <gk, the non-scalar part>.
-  auto scalar_grads = [&](double through) {
+  auto scalar_grads = [&](T through) {
     for (int j : d.scalars) g[G.inputs[j].src[k]] += through * scalar_factor(G, v, k, j);
   };
   switch (d.kind) {
     case Kind::None: return;
     case Kind::Scalars: scalar_grads(scale * gk[0]); return;
     case Kind::Scale: {
-      const double* x = input(G, d.a, v, k);
+      const T* x = input(G, d.a, v, k);
       axpy(scale * scalar_factor(G, v, k), gk, g + G.inputs[d.a].src[k], d.len);
       if (!d.scalars.empty()) scalar_grads(scale * dot(gk, x, d.len));
       return;
     }
     case Kind::Dot: {
-      const double* row = input(G, d.a, v, k);
-      const double* col = input(G, d.b, v, k);
-      const double through = scale * gk[0];
-      const double c = through * scalar_factor(G, v, k);
+      const T* row = input(G, d.a, v, k);
+      const T* col = input(G, d.b, v, k);
+      const T through = scale * gk[0];
+      const T c = through * scalar_factor(G, v, k);
       axpy(c, col, g + G.inputs[d.a].src[k], d.len);
       axpy(c, row, g + G.inputs[d.b].src[k], d.len);
       if (!d.scalars.empty()) scalar_grads(through * dot(row, col, d.len));
@@ -92,9 +96,6 @@ inline void member_backward(const RuleGroup& G, const double* v, uint32_t k, con
   }
 }
 
-using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using MapM = Eigen::Map<RowMat>;
-using CMapM = Eigen::Map<const RowMat>;
 
 // Large dense products use every OpenMP thread (Eigen's GEMM splits them by blocks, which
 // is deterministic for a given thread count); everything else keeps Eigen on one thread
@@ -115,44 +116,48 @@ class ParallelProducts {
 };
 
 // The product of the constant scalar factors of a dense block, leaving out factor `skip`.
-double constant_factor(const DirectProduct& d, const double* v, size_t skip = SIZE_MAX) {
-  double s = 1.0;
+template <class T>
+T constant_factor(const DirectProduct& d, const T* v, size_t skip = SIZE_MAX) {
+  T s = 1.0;
   for (size_t j = 0; j < d.scalar_off.size(); ++j)
     if (j != skip) s *= v[d.scalar_off[j]];
   return s;
 }
 
 // g[constant factor j] += through * (product of the other constant factors).
-void constant_factor_grads(const DirectProduct& d, const double* v, double through, double* g) {
+template <class T>
+void constant_factor_grads(const DirectProduct& d, const T* v, T through, T* g) {
   for (size_t j = 0; j < d.scalar_off.size(); ++j) g[d.scalar_off[j]] += through * constant_factor(d, v, j);
 }
 
-void dense_dot_forward(const DirectProduct& d, const double* v, double* comb) {
+template <class T>
+void dense_dot_forward(const DirectProduct& d, const T* v, T* comb) {
   const ParallelProducts threads(double(d.rows) * d.cols * d.len);
-  CMapM X(v + d.outer_off, d.rows, d.len), Y(v + d.inner_off, d.cols, d.len);
-  MapM(comb, d.rows, d.cols).noalias() = constant_factor(d, v) * (X * Y.transpose());
+  CMapM<T> X(v + d.outer_off, d.rows, d.len), Y(v + d.inner_off, d.cols, d.len);
+  MapM<T>(comb, d.rows, d.cols).noalias() = constant_factor(d, v) * (X * Y.transpose());
 }
 
-void dense_dot_backward(const DirectProduct& d, const double* v, const double* gcomb, double* g) {
+template <class T>
+void dense_dot_backward(const DirectProduct& d, const T* v, const T* gcomb, T* g) {
   const ParallelProducts threads(double(d.rows) * d.cols * d.len);
-  CMapM X(v + d.outer_off, d.rows, d.len), Y(v + d.inner_off, d.cols, d.len);
-  CMapM G(gcomb, d.rows, d.cols);
+  CMapM<T> X(v + d.outer_off, d.rows, d.len), Y(v + d.inner_off, d.cols, d.len);
+  CMapM<T> G(gcomb, d.rows, d.cols);
   // Both products first: the two row runs may be the same atoms (q = k).
-  const RowMat gx = G * Y, gy = G.transpose() * X;
-  const double s = constant_factor(d, v);
-  MapM(g + d.outer_off, d.rows, d.len) += s * gx;
-  MapM(g + d.inner_off, d.cols, d.len) += s * gy;
+  const RowMat<T> gx = G * Y, gy = G.transpose() * X;
+  const T s = constant_factor(d, v);
+  MapM<T>(g + d.outer_off, d.rows, d.len) += s * gx;
+  MapM<T>(g + d.inner_off, d.cols, d.len) += s * gy;
   if (!d.scalar_off.empty()) constant_factor_grads(d, v, gx.cwiseProduct(X).sum(), g);
 }
 
 // Calls f(W, gW) with the dense Scale block's scalar weights and their gradients as
 // rows x cols views: the stored matrix, or its transpose when stored column by column.
-template <typename F>
-void with_weight_views(const DirectProduct& d, const double* v, double* g, F&& f) {
+template <class T, typename F>
+void with_weight_views(const DirectProduct& d, const T* v, T* g, F&& f) {
   const uint32_t stored_rows = d.outer_transposed ? d.cols : d.rows;
   const uint32_t stored_cols = d.outer_transposed ? d.rows : d.cols;
-  CMapM W(v + d.outer_off, stored_rows, stored_cols);
-  MapM gW(g ? g + d.outer_off : nullptr, stored_rows, stored_cols);
+  CMapM<T> W(v + d.outer_off, stored_rows, stored_cols);
+  MapM<T> gW(g ? g + d.outer_off : nullptr, stored_rows, stored_cols);
   if (d.outer_transposed) f(W.transpose(), gW.transpose());
   else f(W, gW);
 }
@@ -162,26 +167,28 @@ double mean_scale(const RuleGroup& G) {
   return G.aggregation == AggregationKind::Avg ? 1.0 / G.direct.cols : 1.0;
 }
 
-void dense_scale_forward(const RuleGroup& G, const double* v, double* agg) {
+template <class T>
+void dense_scale_forward(const RuleGroup& G, const T* v, T* agg) {
   const DirectProduct& d = G.direct;
   const ParallelProducts threads(double(d.rows) * d.cols * d.len);
-  CMapM V(v + d.inner_off, d.cols, d.len);
-  const double s = constant_factor(d, v) * mean_scale(G);
-  with_weight_views(d, v, nullptr, [&](const auto& W, auto) {
-    MapM(agg, d.rows, d.len).noalias() = s * (W * V);
+  CMapM<T> V(v + d.inner_off, d.cols, d.len);
+  const T s = constant_factor(d, v) * mean_scale(G);
+  with_weight_views(d, v, static_cast<T*>(nullptr), [&](const auto& W, auto) {
+    MapM<T>(agg, d.rows, d.len).noalias() = s * (W * V);
   });
 }
 
-void dense_scale_backward(const RuleGroup& G, const double* v, const double* gagg, double* g) {
+template <class T>
+void dense_scale_backward(const RuleGroup& G, const T* v, const T* gagg, T* g) {
   const DirectProduct& d = G.direct;
   const ParallelProducts threads(double(d.rows) * d.cols * d.len);
-  CMapM V(v + d.inner_off, d.cols, d.len), Gout(gagg, d.rows, d.len);
-  const double mean = mean_scale(G), s = constant_factor(d, v) * mean;
+  CMapM<T> V(v + d.inner_off, d.cols, d.len), Gout(gagg, d.rows, d.len);
+  const T mean = mean_scale(G), s = constant_factor(d, v) * mean;
   // out = s W V: dL/dW = s G V^T, dL/dV = s W^T G, dL/d(constant factor) = mean <G V^T, W>
   // times the other factors.
   with_weight_views(d, v, g, [&](const auto& W, auto gW) {
-    const RowMat tw = Gout * V.transpose();
-    MapM(g + d.inner_off, d.cols, d.len).noalias() += s * (W.transpose() * Gout);
+    const RowMat<T> tw = Gout * V.transpose();
+    MapM<T>(g + d.inner_off, d.cols, d.len).noalias() += s * (W.transpose() * Gout);
     gW += s * tw;
     if (!d.scalar_off.empty()) constant_factor_grads(d, v, mean * tw.cwiseProduct(W).sum(), g);
   });
@@ -189,16 +196,18 @@ void dense_scale_backward(const RuleGroup& G, const double* v, const double* gag
 
 }  // namespace
 
-void direct_product_forward(const RuleGroup& G, const double* v, double* comb) {
+template <class T>
+void direct_product_forward(const RuleGroup& G, const T* v, T* comb) {
   if (G.direct.dense) return dense_dot_forward(G.direct, v, comb);
   if (G.direct.banded && banded_dot_forward(G.direct, v, comb)) return;
   const int size = product_size(G.direct);
   const size_t n = G.n;
 #pragma omp parallel for schedule(static) if (n * G.direct.len > kParallelEntries)
-  for (size_t k = 0; k < n; ++k) member_product<false>(G, v, static_cast<uint32_t>(k), comb + k * size);
+  for (size_t k = 0; k < n; ++k) member_product<T, false>(G, v, static_cast<uint32_t>(k), comb + k * size);
 }
 
-void direct_sum_forward(const RuleGroup& G, const double* v, double* agg) {
+template <class T>
+void direct_sum_forward(const RuleGroup& G, const T* v, T* agg) {
   if (G.direct.dense) return dense_scale_forward(G, v, agg);
   if (G.direct.banded && banded_scale_forward(G.direct, G.aggregation == AggregationKind::Avg, v, agg)) return;
   const int size = product_size(G.direct);
@@ -206,34 +215,46 @@ void direct_sum_forward(const RuleGroup& G, const double* v, double* agg) {
   const size_t m = G.m;
 #pragma omp parallel for schedule(static) if (size_t(G.n) * G.direct.len > kParallelEntries)
   for (size_t h = 0; h < m; ++h) {
-    double* out = agg + h * size;
+    T* out = agg + h * size;
     std::fill_n(out, size, 0.0);
     const uint32_t begin = G.head_segments[h], end = G.head_segments[h + 1];
-    for (uint32_t k = begin; k < end; ++k) member_product<true>(G, v, k, out);
+    for (uint32_t k = begin; k < end; ++k) member_product<T, true>(G, v, k, out);
     if (avg && end > begin) {
-      const double inv = 1.0 / (end - begin);
+      const T inv = 1.0 / (end - begin);
       for (int e = 0; e < size; ++e) out[e] *= inv;
     }
   }
 }
 
-void direct_product_backward(const RuleGroup& G, const double* v, const double* gcomb, double* g) {
+template <class T>
+void direct_product_backward(const RuleGroup& G, const T* v, const T* gcomb, T* g) {
   if (G.direct.dense) return dense_dot_backward(G.direct, v, gcomb, g);
   if (G.direct.banded && banded_dot_backward(G.direct, v, gcomb, g)) return;
   const int size = product_size(G.direct);
-  for (uint32_t k = 0; k < G.n; ++k) member_backward(G, v, k, gcomb + size_t(k) * size, 1.0, g);
+  for (uint32_t k = 0; k < G.n; ++k) member_backward(G, v, k, gcomb + size_t(k) * size, T(1), g);
 }
 
-void direct_sum_backward(const RuleGroup& G, const double* v, const double* gagg, double* g) {
+template <class T>
+void direct_sum_backward(const RuleGroup& G, const T* v, const T* gagg, T* g) {
   if (G.direct.dense) return dense_scale_backward(G, v, gagg, g);
   if (G.direct.banded && banded_scale_backward(G.direct, G.aggregation == AggregationKind::Avg, v, gagg, g)) return;
   const int size = product_size(G.direct);
   const bool avg = G.aggregation == AggregationKind::Avg;
   for (uint32_t h = 0; h < G.m; ++h) {
     const uint32_t begin = G.head_segments[h], end = G.head_segments[h + 1];
-    const double scale = avg && end > begin ? 1.0 / (end - begin) : 1.0;
+    const T scale = avg && end > begin ? 1.0 / (end - begin) : 1.0;
     for (uint32_t k = begin; k < end; ++k) member_backward(G, v, k, gagg + size_t(h) * size, scale, g);
   }
 }
+
+// The two scalar types of execution (exec/scalar.hpp).
+template void direct_product_forward<double>(const RuleGroup&, const double*, double*);
+template void direct_sum_forward<double>(const RuleGroup&, const double*, double*);
+template void direct_product_backward<double>(const RuleGroup&, const double*, const double*, double*);
+template void direct_sum_backward<double>(const RuleGroup&, const double*, const double*, double*);
+template void direct_product_forward<float>(const RuleGroup&, const float*, float*);
+template void direct_sum_forward<float>(const RuleGroup&, const float*, float*);
+template void direct_product_backward<float>(const RuleGroup&, const float*, const float*, float*);
+template void direct_sum_backward<float>(const RuleGroup&, const float*, const float*, float*);
 
 }  // namespace lrnn::exec

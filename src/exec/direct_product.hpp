@@ -9,12 +9,16 @@
 namespace lrnn::exec {
 
 // comb[k * len ...] = the product of member k, for all G.n members (not fused_sum).
-void direct_product_forward(const RuleGroup& G, const double* v, double* comb);
+template <class T>
+void direct_product_forward(const RuleGroup& G, const T* v, T* comb);
 // fused_sum: agg[h] = the sum (avg) of the products of head h's members, for all G.m heads.
-void direct_sum_forward(const RuleGroup& G, const double* v, double* agg);
+template <class T>
+void direct_sum_forward(const RuleGroup& G, const T* v, T* agg);
 // g[input offsets] += dL/d(inputs), given gcomb = dL/d(products) per member (not fused_sum).
-void direct_product_backward(const RuleGroup& G, const double* v, const double* gcomb, double* g);
+template <class T>
+void direct_product_backward(const RuleGroup& G, const T* v, const T* gcomb, T* g);
 // fused_sum: the same given gagg = dL/d(per-head sums).
-void direct_sum_backward(const RuleGroup& G, const double* v, const double* gagg, double* g);
+template <class T>
+void direct_sum_backward(const RuleGroup& G, const T* v, const T* gagg, T* g);
 
 }  // namespace lrnn::exec

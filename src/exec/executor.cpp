@@ -5,6 +5,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "exec/direct_product.hpp"
 #include "exec/plan.hpp"
@@ -14,44 +15,42 @@ namespace lrnn::exec {
 
 namespace {
 
-using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using MapM = Eigen::Map<RowMat>;
-using CMapM = Eigen::Map<const RowMat>;
-using MapV = Eigen::Map<Eigen::VectorXd>;
-using CMapV = Eigen::Map<const Eigen::VectorXd>;
 
 // rows[k] = values[src[k]] (size each), as 1 - x under soft negation.
-void gather(const std::vector<uint32_t>& src, int size, bool negate, const double* values, double* out) {
+template <class T>
+void gather(const std::vector<uint32_t>& src, int size, bool negate, const T* values, T* out) {
   const size_t n = src.size();
 #pragma omp parallel for schedule(static) if (n * size > kParallelEntries)
   for (size_t k = 0; k < n; ++k) {
-    const double* x = values + src[k];
-    double* y = out + k * size;
+    const T* x = values + src[k];
+    T* y = out + k * size;
     if (negate) {
-      for (int e = 0; e < size; ++e) y[e] = 1.0 - x[e];
+      for (int e = 0; e < size; ++e) y[e] = T(1.0) - x[e];
     } else {
-      std::memcpy(y, x, sizeof(double) * size);
+      std::memcpy(y, x, sizeof(T) * size);
     }
   }
 }
 
 // values[src[k]] += rows[k] (negated under soft negation). Sequential: src may repeat.
-void scatter_add(const std::vector<uint32_t>& src, int size, bool negate, const double* rows, double* grads) {
+template <class T>
+void scatter_add(const std::vector<uint32_t>& src, int size, bool negate, const T* rows, T* grads) {
   const size_t n = src.size();
-  const double sign = negate ? -1.0 : 1.0;
+  const T sign = negate ? -T(1.0) : T(1.0);
   for (size_t k = 0; k < n; ++k) {
-    double* g = grads + src[k];
-    const double* y = rows + k * size;
+    T* g = grads + src[k];
+    const T* y = rows + k * size;
     for (int e = 0; e < size; ++e) g[e] += sign * y[e];
   }
 }
 
 // Transposes n matrices of shape s (out has shape s^T); accumulate adds instead.
-void transpose_rows(Shape s, size_t n, const double* in, double* out, bool accumulate) {
+template <class T>
+void transpose_rows(Shape s, size_t n, const T* in, T* out, bool accumulate) {
   const int size = s.size();
   for (size_t k = 0; k < n; ++k) {
-    const double* x = in + k * size;
-    double* y = out + k * size;
+    const T* x = in + k * size;
+    T* y = out + k * size;
     for (int i = 0; i < s.rows; ++i)
       for (int j = 0; j < s.cols; ++j) {
         if (accumulate) y[j * s.rows + i] += x[i * s.cols + j];
@@ -61,11 +60,12 @@ void transpose_rows(Shape s, size_t n, const double* in, double* out, bool accum
 }
 
 // out[k] = in[perm[k]] (inverse: out[perm[k]] (+)= in[k]).
-void permute_rows(const std::vector<uint32_t>& perm, int size, const double* in, double* out, bool inverse,
+template <class T>
+void permute_rows(const std::vector<uint32_t>& perm, int size, const T* in, T* out, bool inverse,
                   bool accumulate) {
   for (size_t k = 0; k < perm.size(); ++k) {
-    const double* x = in + (inverse ? k : perm[k]) * static_cast<size_t>(size);
-    double* y = out + (inverse ? perm[k] : k) * static_cast<size_t>(size);
+    const T* x = in + (inverse ? k : perm[k]) * static_cast<size_t>(size);
+    T* y = out + (inverse ? perm[k] : k) * static_cast<size_t>(size);
     for (int e = 0; e < size; ++e) {
       if (accumulate) y[e] += x[e];
       else y[e] = x[e];
@@ -74,88 +74,91 @@ void permute_rows(const std::vector<uint32_t>& perm, int size, const double* in,
 }
 
 // z = W (x) for n values of shape x (see WeightMode).
-void weight_forward(WeightMode mode, Shape w, Shape x, Shape z, size_t n, const double* W,
-                    const double* X, double* Z) {
+template <class T>
+void weight_forward(WeightMode mode, Shape w, Shape x, Shape z, size_t n, const T* W,
+                    const T* X, T* Z) {
   const Eigen::Index N = static_cast<Eigen::Index>(n);
   switch (mode) {
     case WeightMode::None: return;
     case WeightMode::Scalar: {
-      MapV(Z, N * x.size()) = W[0] * CMapV(X, N * x.size());
+      MapV<T>(Z, N * x.size()) = W[0] * CMapV<T>(X, N * x.size());
       return;
     }
     case WeightMode::Outer: {
       // Z (n x |W|) = x (n x 1) * vec(W)^T
-      MapM(Z, N, w.size()).noalias() = CMapV(X, N) * CMapV(W, w.size()).transpose();
+      MapM<T>(Z, N, w.size()).noalias() = CMapV<T>(X, N) * CMapV<T>(W, w.size()).transpose();
       return;
     }
     case WeightMode::MatMul: {
       if (x.cols == 1) {
         // Z (n x r) = X (n x c) W^T: one GEMM for the whole group.
-        MapM(Z, N, w.rows).noalias() = CMapM(X, N, x.rows) * CMapM(W, w.rows, w.cols).transpose();
+        MapM<T>(Z, N, w.rows).noalias() = CMapM<T>(X, N, x.rows) * CMapM<T>(W, w.rows, w.cols).transpose();
       } else {
-        CMapM Wm(W, w.rows, w.cols);
+        CMapM<T> Wm(W, w.rows, w.cols);
         for (size_t k = 0; k < n; ++k)
-          MapM(Z + k * z.size(), z.rows, z.cols).noalias() = Wm * CMapM(X + k * x.size(), x.rows, x.cols);
+          MapM<T>(Z + k * z.size(), z.rows, z.cols).noalias() = Wm * CMapM<T>(X + k * x.size(), x.rows, x.cols);
       }
       return;
     }
     case WeightMode::Elementwise: {
       const int s = x.size();
-      CMapV Wv(W, s);
-      for (size_t k = 0; k < n; ++k) MapV(Z + k * s, s) = Wv.cwiseProduct(CMapV(X + k * s, s));
+      CMapV<T> Wv(W, s);
+      for (size_t k = 0; k < n; ++k) MapV<T>(Z + k * s, s) = Wv.cwiseProduct(CMapV<T>(X + k * s, s));
       return;
     }
   }
 }
 
 // gX += dZ/dX^T gZ, gW += sum over the group (fixed order).
-void weight_backward(WeightMode mode, Shape w, Shape x, Shape z, size_t n, const double* W,
-                     const double* X, const double* gZ, double* gX, double* gW, bool need_gw) {
+template <class T>
+void weight_backward(WeightMode mode, Shape w, Shape x, Shape z, size_t n, const T* W,
+                     const T* X, const T* gZ, T* gX, T* gW, bool need_gw) {
   const Eigen::Index N = static_cast<Eigen::Index>(n);
   switch (mode) {
     case WeightMode::None: return;
     case WeightMode::Scalar: {
       const Eigen::Index len = N * x.size();
-      MapV(gX, len) += W[0] * CMapV(gZ, len);
-      if (need_gw) gW[0] += CMapV(gZ, len).dot(CMapV(X, len));
+      MapV<T>(gX, len) += W[0] * CMapV<T>(gZ, len);
+      if (need_gw) gW[0] += CMapV<T>(gZ, len).dot(CMapV<T>(X, len));
       return;
     }
     case WeightMode::Outer: {
-      CMapM G(gZ, N, w.size());
-      MapV(gX, N) += G * CMapV(W, w.size());
-      if (need_gw) MapV(gW, w.size()) += G.transpose() * CMapV(X, N);
+      CMapM<T> G(gZ, N, w.size());
+      MapV<T>(gX, N) += G * CMapV<T>(W, w.size());
+      if (need_gw) MapV<T>(gW, w.size()) += G.transpose() * CMapV<T>(X, N);
       return;
     }
     case WeightMode::MatMul: {
-      CMapM Wm(W, w.rows, w.cols);
+      CMapM<T> Wm(W, w.rows, w.cols);
       if (x.cols == 1) {
-        CMapM G(gZ, N, w.rows);
-        MapM(gX, N, x.rows).noalias() += G * Wm;
-        if (need_gw) MapM(gW, w.rows, w.cols).noalias() += G.transpose() * CMapM(X, N, x.rows);
+        CMapM<T> G(gZ, N, w.rows);
+        MapM<T>(gX, N, x.rows).noalias() += G * Wm;
+        if (need_gw) MapM<T>(gW, w.rows, w.cols).noalias() += G.transpose() * CMapM<T>(X, N, x.rows);
       } else {
-        MapM GW(gW, w.rows, w.cols);
+        MapM<T> GW(gW, w.rows, w.cols);
         for (size_t k = 0; k < n; ++k) {
-          CMapM G(gZ + k * z.size(), z.rows, z.cols);
-          MapM(gX + k * x.size(), x.rows, x.cols).noalias() += Wm.transpose() * G;
-          if (need_gw) GW.noalias() += G * CMapM(X + k * x.size(), x.rows, x.cols).transpose();
+          CMapM<T> G(gZ + k * z.size(), z.rows, z.cols);
+          MapM<T>(gX + k * x.size(), x.rows, x.cols).noalias() += Wm.transpose() * G;
+          if (need_gw) GW.noalias() += G * CMapM<T>(X + k * x.size(), x.rows, x.cols).transpose();
         }
       }
       return;
     }
     case WeightMode::Elementwise: {
       const int s = x.size();
-      CMapV Wv(W, s);
-      MapV GW(gW, s);
+      CMapV<T> Wv(W, s);
+      MapV<T> GW(gW, s);
       for (size_t k = 0; k < n; ++k) {
-        MapV(gX + k * s, s) += Wv.cwiseProduct(CMapV(gZ + k * s, s));
-        if (need_gw) GW += CMapV(X + k * s, s).cwiseProduct(CMapV(gZ + k * s, s));
+        MapV<T>(gX + k * s, s) += Wv.cwiseProduct(CMapV<T>(gZ + k * s, s));
+        if (need_gw) GW += CMapV<T>(X + k * s, s).cwiseProduct(CMapV<T>(gZ + k * s, s));
       }
       return;
     }
   }
 }
 
-void add_offset(Shape shape, Shape b, size_t n, const double* B, const double* in, double* out) {
+template <class T>
+void add_offset(Shape shape, Shape b, size_t n, const T* B, const T* in, T* out) {
   const size_t s = shape.size();
   if (b.scalar()) {
     for (size_t i = 0; i < n * s; ++i) out[i] = in[i] + B[0];
@@ -165,10 +168,11 @@ void add_offset(Shape shape, Shape b, size_t n, const double* B, const double* i
   }
 }
 
-void offset_backward(Shape shape, Shape b, size_t n, const double* g, double* gB) {
+template <class T>
+void offset_backward(Shape shape, Shape b, size_t n, const T* g, T* gB) {
   const size_t s = shape.size();
   if (b.scalar()) {
-    double acc = 0;
+    T acc = 0;
     for (size_t i = 0; i < n * s; ++i) acc += g[i];
     gB[0] += acc;
   } else {
@@ -177,16 +181,18 @@ void offset_backward(Shape shape, Shape b, size_t n, const double* g, double* gB
   }
 }
 
-void head_weight_forward(const RuleGroup& G, const neural::Parameters& params, double* v) {
+template <class T>
+void head_weight_forward(const RuleGroup& G, const ParamView<T>& params, T* v) {
   if (G.head_mode != WeightMode::None)
     weight_forward(G.head_mode, params.info(G.head_weight).shape, G.agg_shape, G.out_shape, G.m,
                    params.data(G.head_weight), v + G.agg_off, v + G.out_off);
 }
 
 // comb = the combination of the gathered, weighted (and transposed) inputs.
-void gathered_combination_forward(const RuleGroup& G, const neural::Parameters& params, double* v, double* comb) {
+template <class T>
+void gathered_combination_forward(const RuleGroup& G, const ParamView<T>& params, T* v, T* comb) {
   std::vector<Shape> shapes;
-  std::vector<const double*> in;
+  std::vector<const T*> in;
   for (const InputBlock& B : G.inputs) {
     gather(B.src, B.raw_shape.size(), B.soft_negated, v, v + B.x_off);
     if (B.mode != WeightMode::None)
@@ -203,7 +209,8 @@ void gathered_combination_forward(const RuleGroup& G, const neural::Parameters& 
   }
 }
 
-void rule_forward(const RuleGroup& G, const neural::Parameters& params, double* v) {
+template <class T>
+void rule_forward(const RuleGroup& G, const ParamView<T>& params, T* v) {
   if (G.transform.enabled) {
     transform_sum_forward(G, params, v);
     head_weight_forward(G, params, v);
@@ -214,14 +221,14 @@ void rule_forward(const RuleGroup& G, const neural::Parameters& params, double* 
     head_weight_forward(G, params, v);
     return;
   }
-  double* comb = v + G.comb_off;
+  T* comb = v + G.comb_off;
   if (G.direct.kind != DirectProduct::Kind::None) direct_product_forward(G, v, comb);
   else gathered_combination_forward(G, params, v, comb);
   if (G.offset != neural::kNoParam)
     add_offset(G.comb_shape, params.info(G.offset).shape, G.n, params.data(G.offset), comb, v + G.pre_off);
   // Stages that are the identity share their input's offset (plan.hpp) and are skipped.
   if (G.act_off != G.pre_off) activation_forward(G.activation, G.comb_shape, G.n, v + G.pre_off, v + G.act_off);
-  const double* agg_in = v + G.act_off;
+  const T* agg_in = v + G.act_off;
   if (G.softmax) {
     const int size = G.act_shape.size();
     const bool permuted = !G.softmax_perm.empty();
@@ -236,8 +243,9 @@ void rule_forward(const RuleGroup& G, const neural::Parameters& params, double* 
   head_weight_forward(G, params, v);
 }
 
-void rule_backward(const RuleGroup& G, const neural::Parameters& params, const double* v, double* g,
-                   double* pg) {
+template <class T>
+void rule_backward(const RuleGroup& G, const ParamView<T>& params, const T* v, T* g,
+                   T* pg) {
   if (G.head_mode != WeightMode::None)
     weight_backward(G.head_mode, params.info(G.head_weight).shape, G.agg_shape, G.out_shape, G.m,
                     params.data(G.head_weight), v + G.agg_off, g + G.out_off, g + G.agg_off,
@@ -280,8 +288,8 @@ void rule_backward(const RuleGroup& G, const neural::Parameters& params, const d
     return;
   }
   std::vector<Shape> shapes;
-  std::vector<const double*> in;
-  std::vector<double*> gin;
+  std::vector<const T*> in;
+  std::vector<T*> gin;
   for (const InputBlock& B : G.inputs) {
     shapes.push_back(B.out_shape);
     in.push_back(v + B.z_off);
@@ -299,39 +307,42 @@ void rule_backward(const RuleGroup& G, const neural::Parameters& params, const d
 }
 
 // red[j] = the sum (average) of atom j's inputs, read where they are, in input order.
-void sum_in_place_forward(const AtomGroup& A, double* v) {
+template <class T>
+void sum_in_place_forward(const AtomGroup& A, T* v) {
   const size_t size = A.in_shape.size();
   for (uint32_t j = 0; j < A.m; ++j) {
-    double* y = v + A.red_off + j * size;
-    std::fill(y, y + size, 0.0);
+    T* y = v + A.red_off + j * size;
+    std::fill(y, y + size, T(0.0));
     const uint32_t b = A.segments[j], e = A.segments[j + 1];
     for (uint32_t k = b; k < e; ++k) {
-      const double* x = v + A.src[k];
+      const T* x = v + A.src[k];
       for (size_t i = 0; i < size; ++i) y[i] += x[i];
     }
     if (A.combination == AggregationKind::Avg && e > b) {
-      const double inv = 1.0 / double(e - b);
+      const T inv = T(1.0) / T(e - b);
       for (size_t i = 0; i < size; ++i) y[i] *= inv;
     }
   }
 }
 
 // g[src[k]] += dL/d(red[j]) (scaled for an average) for each input k of atom j.
-void sum_in_place_backward(const AtomGroup& A, double* g) {
+template <class T>
+void sum_in_place_backward(const AtomGroup& A, T* g) {
   const size_t size = A.in_shape.size();
   for (uint32_t j = 0; j < A.m; ++j) {
     const uint32_t b = A.segments[j], e = A.segments[j + 1];
     if (b == e) continue;
-    const double scale = A.combination == AggregationKind::Avg ? 1.0 / double(e - b) : 1.0;
-    const double* gy = g + A.red_off + j * size;
+    const T scale = A.combination == AggregationKind::Avg ? T(1.0) / T(e - b) : T(1.0);
+    const T* gy = g + A.red_off + j * size;
     for (uint32_t k = b; k < e; ++k) {
-      double* gx = g + A.src[k];
+      T* gx = g + A.src[k];
       for (size_t i = 0; i < size; ++i) gx[i] += scale * gy[i];
     }
   }
 }
 
-void atom_forward(const AtomGroup& A, const neural::Parameters& params, double* v) {
+template <class T>
+void atom_forward(const AtomGroup& A, const ParamView<T>& params, T* v) {
   if (A.summed_in_place) {
     sum_in_place_forward(A, v);
   } else {
@@ -344,8 +355,9 @@ void atom_forward(const AtomGroup& A, const neural::Parameters& params, double* 
   activation_forward(A.activation, red, A.m, v + A.pre_off, v + A.out_off);
 }
 
-void atom_backward(const AtomGroup& A, const neural::Parameters& params, const double* v, double* g,
-                   double* pg) {
+template <class T>
+void atom_backward(const AtomGroup& A, const ParamView<T>& params, const T* v, T* g,
+                   T* pg) {
   const Shape red = A.combination == AggregationKind::Count ? Shape{1, 1} : A.in_shape;
   activation_backward(A.activation, red, A.m, v + A.pre_off, v + A.out_off, g + A.out_off, g + A.pre_off);
   if (A.offset != neural::kNoParam) {
@@ -363,14 +375,32 @@ void atom_backward(const AtomGroup& A, const neural::Parameters& params, const d
   scatter_add(A.src, A.in_shape.size(), false, g + A.c_off, g);
 }
 
+// Adds dst[k] += src[k] for the example fact block's entries read from the value gradients.
+template <class T>
+void add_fact_grads(const std::vector<uint32_t>& off, const std::vector<uint32_t>& param,
+                    const neural::Parameters& params, const T* g, double* grads) {
+  for (size_t i = 0; i < off.size(); ++i) {
+    const uint32_t p = param[i];
+    const int size = params.info(p).shape.size();
+    double* gp = grads + params.info(p).offset;
+    for (int e = 0; e < size; ++e) gp[e] += g[off[i] + e];
+  }
+}
+
 }  // namespace
 
 void forward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
              const neural::Parameters* example_params) {
-  forward(plan, plan.data, params, ws, example_params);
+  forward(plan, plan.data, view_of(params), ws, example_params);
 }
 
 void forward(const Plan& plan, std::span<const double> data, const neural::Parameters& params, Workspace& ws,
+             const neural::Parameters* example_params) {
+  forward(plan, data, view_of(params), ws, example_params);
+}
+
+template <class T>
+void forward(const Plan& plan, std::span<const double> data, const ParamView<T>& params, BasicWorkspace<T>& ws,
              const neural::Parameters* example_params) {
   // Eigen's own GEMM threading splits even small products (n x 8 by 8 x 8) across
   // threads; the group kernels are memory-bound, so they run single-threaded.
@@ -381,7 +411,8 @@ void forward(const Plan& plan, std::span<const double> data, const neural::Param
   (void)eigen_single;
   // Every value is written by its kernel before it is read: no zero-fill needed.
   if (ws.values.size() < plan.num_values) ws.values.resize(plan.num_values);
-  double* v = ws.values.data();
+  T* v = ws.values.data();
+  // The fact data are converted to T here, in the copy every forward makes.
   std::copy(data.begin(), data.end(), v);
   for (size_t i = 0; i < plan.param_fact_off.size(); ++i) {
     const uint32_t p = plan.param_fact_param[i];
@@ -404,11 +435,24 @@ void forward(const Plan& plan, std::span<const double> data, const neural::Param
 void backward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
               std::vector<double>& param_grads, const neural::Parameters* example_params,
               std::vector<double>* example_grads) {
+  backward(plan, view_of(params), ws, param_grads, example_params, example_grads);
+}
+
+template <class T>
+void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, std::vector<double>& param_grads,
+              const neural::Parameters* example_params, std::vector<double>* example_grads) {
   param_grads.resize(params.size(), 0.0);
   ws.grads.resize(plan.num_values, 0.0);
-  const double* v = ws.values.data();
-  double* g = ws.grads.data();
-  double* pg = param_grads.data();
+  const T* v = ws.values.data();
+  T* g = ws.grads.data();
+  // double accumulates into the caller's vector; float sums the pass in float first.
+  T* pg;
+  if constexpr (std::is_same_v<T, double>) {
+    pg = param_grads.data();
+  } else {
+    ws.param_grads.assign(params.size(), T(0));
+    pg = ws.param_grads.data();
+  }
   for (auto it = plan.steps.rbegin(); it != plan.steps.rend(); ++it) {
     if (it->atom) {
       atom_backward(plan.atom_groups[it->index], params, v, g, pg);
@@ -419,25 +463,33 @@ void backward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
   for (size_t i = 0; i < plan.param_fact_off.size(); ++i) {
     const uint32_t p = plan.param_fact_param[i];
     const int size = params.info(p).shape.size();
-    double* gp = pg + params.info(p).offset;
+    T* gp = pg + params.info(p).offset;
     for (int e = 0; e < size; ++e) gp[e] += g[plan.param_fact_off[i] + e];
   }
+  if constexpr (!std::is_same_v<T, double>)
+    for (size_t i = 0; i < param_grads.size(); ++i) param_grads[i] += pg[i];
   if (example_params && example_grads) {
     example_grads->resize(example_params->size(), 0.0);
-    for (size_t i = 0; i < plan.example_fact_off.size(); ++i) {
-      const uint32_t p = plan.example_fact_param[i];
-      const int size = example_params->info(p).shape.size();
-      double* gp = example_grads->data() + example_params->info(p).offset;
-      for (int e = 0; e < size; ++e) gp[e] += g[plan.example_fact_off[i] + e];
-    }
+    add_fact_grads(plan.example_fact_off, plan.example_fact_param, *example_params, g, example_grads->data());
   }
 }
 
-std::vector<double> output_value(const Plan& plan, const Workspace& ws, size_t o) {
+template <class T>
+std::vector<double> output_value(const Plan& plan, const BasicWorkspace<T>& ws, size_t o) {
   const OutputRef& out = plan.outputs[o];
   if (out.offset == kNoValue) return {0.0};
-  return std::vector<double>(ws.values.begin() + out.offset,
-                             ws.values.begin() + out.offset + out.shape.size());
+  return std::vector<double>(ws.values.begin() + out.offset, ws.values.begin() + out.offset + out.shape.size());
 }
+
+template void forward<double>(const Plan&, std::span<const double>, const ParamView<double>&, Workspace&,
+                              const neural::Parameters*);
+template void forward<float>(const Plan&, std::span<const double>, const ParamView<float>&, Workspace32&,
+                             const neural::Parameters*);
+template void backward<double>(const Plan&, const ParamView<double>&, Workspace&, std::vector<double>&,
+                               const neural::Parameters*, std::vector<double>*);
+template void backward<float>(const Plan&, const ParamView<float>&, Workspace32&, std::vector<double>&,
+                              const neural::Parameters*, std::vector<double>*);
+template std::vector<double> output_value<double>(const Plan&, const Workspace&, size_t);
+template std::vector<double> output_value<float>(const Plan&, const Workspace32&, size_t);
 
 }  // namespace lrnn::exec

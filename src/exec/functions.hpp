@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/scalar.hpp"
 #include "lrnn/ast.hpp"
 #include "neural/functions.hpp"
 
@@ -50,44 +51,53 @@ using neural::to_string;
 
 // Softmax of n entries (max-subtracted, stable); y may be x. The one softmax of the
 // activation and the combination (segment softmax, across values, is below).
-inline void softmax_entries(int n, const double* x, double* y) {
-  double m = x[0];
+template <class T>
+inline void softmax_entries(int n, const T* x, T* y) {
+  T m = x[0];
   for (int i = 1; i < n; ++i) m = std::max(m, x[i]);
-  double s = 0;
+  T s = 0;
   for (int i = 0; i < n; ++i) s += (y[i] = std::exp(x[i] - m));
-  const double inv = 1.0 / s;
+  const T inv = 1.0 / s;
   for (int i = 0; i < n; ++i) y[i] *= inv;
 }
 
 // ---- activations ---------------------------------------------------------------------
-void activation_forward(const Activation& a, Shape in, size_t count, const double* x, double* y);
+template <class T>
+void activation_forward(const Activation& a, Shape in, size_t count, const T* x, T* y);
 // gx += dL/dx given x, y = f(x), gy = dL/dy.
-void activation_backward(const Activation& a, Shape in, size_t count, const double* x,
-                         const double* y, const double* gy, double* gx);
+template <class T>
+void activation_backward(const Activation& a, Shape in, size_t count, const T* x,
+                         const T* y, const T* gy, T* gx);
 
 // ---- combinations (how a rule's weighted inputs, or an atom's weighted aggregates, combine)
 // k = in_shapes.size() inputs; in[i] points at `count` values of in_shapes[i].
+template <class T>
 void combination_forward(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count,
-                         const double* const* in, double* out);
+                         const T* const* in, T* out);
 // gin[i] += dL/din[i] (gin[i] may be null for inputs that need no gradient).
+template <class T>
 void combination_backward(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count,
-                          const double* const* in, const double* out, const double* gout,
-                          double* const* gin);
+                          const T* const* in, const T* out, const T* gout,
+                          T* const* gin);
 
 // ---- aggregations (over the groundings of one rule for one head) ---------------------
 // Max/Min are element-wise. Count is 1x1 (segment length). Concat stacks the segment's
 // values (needs equal segment lengths: out rows = len * rows). Softmax is NOT a segment
 // reduction here: use segment_softmax below, then a Sum aggregation.
+template <class T>
 void aggregation_forward(AggregationKind a, Shape in, size_t segments, const uint32_t* offsets,
-                         const double* x, double* y);
+                         const T* x, T* y);
+template <class T>
 void aggregation_backward(AggregationKind a, Shape in, size_t segments, const uint32_t* offsets,
-                          const double* x, const double* y, const double* gy, double* gx);
+                          const T* x, const T* y, const T* gy, T* gx);
 
 // Softmax across the values of each segment, element-wise per entry: for entry e,
 // y[i][e] = exp(x[i][e]) / sum_{j in seg} exp(x[j][e]) (max-subtracted, stable).
-void segment_softmax_forward(Shape in, size_t segments, const uint32_t* offsets, const double* x,
-                             double* y);
-void segment_softmax_backward(Shape in, size_t segments, const uint32_t* offsets, const double* y,
-                              const double* gy, double* gx);
+template <class T>
+void segment_softmax_forward(Shape in, size_t segments, const uint32_t* offsets, const T* x,
+                             T* y);
+template <class T>
+void segment_softmax_backward(Shape in, size_t segments, const uint32_t* offsets, const T* y,
+                              const T* gy, T* gx);
 
 }  // namespace lrnn::exec

@@ -11,55 +11,60 @@ namespace lrnn::exec {
 
 namespace {
 
-constexpr double kNormEps = 1e-5;  // PyTorch's layer_norm default
+template <class T>
+constexpr T kNormEps = 1e-5;  // PyTorch's layer_norm default
 
 // Mean (written to `mean`) and 1 / sqrt(biased variance + eps) of one value's n entries;
 // forward and backward of `norm` share it so both see the same statistics.
-inline double norm_statistics(const double* x, int n, double& mean) {
+template <class T>
+inline T norm_statistics(const T* x, int n, T& mean) {
   mean = 0;
   for (int i = 0; i < n; ++i) mean += x[i];
   mean /= n;
-  double var = 0;
+  T var = 0;
   for (int i = 0; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
   var /= n;
-  return 1.0 / std::sqrt(var + kNormEps);
+  return T(1.0) / std::sqrt(var + kNormEps<T>);
 }
 
-inline double stable_sigmoid(double x) {
-  if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
-  double e = std::exp(x);
-  return e / (1.0 + e);
+template <class T>
+inline T stable_sigmoid(T x) {
+  if (x >= 0) return T(1.0) / (T(1.0) + std::exp(-x));
+  T e = std::exp(x);
+  return e / (T(1.0) + e);
 }
 
 
 // Sparsemax (Martins & Astudillo 2016): the Euclidean projection of x onto the simplex.
 // `sorted` is scratch of n entries.
-void sparsemax_value(int n, const double* x, double* y, double* sorted) {
+template <class T>
+void sparsemax_value(int n, const T* x, T* y, T* sorted) {
   // NaN has no order (sorting it is undefined behaviour): a NaN input gives a NaN value.
   for (int i = 0; i < n; ++i)
     if (std::isnan(x[i])) {
-      std::fill(y, y + n, std::numeric_limits<double>::quiet_NaN());
+      std::fill(y, y + n, std::numeric_limits<T>::quiet_NaN());
       return;
     }
   std::copy(x, x + n, sorted);
-  std::sort(sorted, sorted + n, [](double a, double b) { return a > b; });
-  double cumulative = 0, tau_sum = 0;
+  std::sort(sorted, sorted + n, [](T a, T b) { return a > b; });
+  T cumulative = 0, tau_sum = 0;
   int k = 0;
   for (int j = 0; j < n; ++j) {
     cumulative += sorted[j];
     // z_(j) is in the support iff 1 + (j+1) z_(j) > sum_{i<=j} z_(i).
-    if (1.0 + (j + 1) * sorted[j] > cumulative) {
+    if (T(1.0) + (j + 1) * sorted[j] > cumulative) {
       k = j + 1;
       tau_sum = cumulative;
     }
   }
-  double tau = (tau_sum - 1.0) / k;
-  for (int i = 0; i < n; ++i) y[i] = std::max(x[i] - tau, 0.0);
+  T tau = (tau_sum - T(1.0)) / k;
+  for (int i = 0; i < n; ++i) y[i] = std::max<T>(x[i] - tau, T(0.0));
 }
 
 }  // namespace
 
-void activation_forward(const Activation& a, Shape in, size_t count, const double* x, double* y) {
+template <class T>
+void activation_forward(const Activation& a, Shape in, size_t count, const T* x, T* y) {
   const size_t total = count * static_cast<size_t>(in.size());
   const int n = in.size();
   switch (a.kind) {
@@ -73,7 +78,7 @@ void activation_forward(const Activation& a, Shape in, size_t count, const doubl
       for (size_t i = 0; i < total; ++i) y[i] = std::tanh(x[i]);
       return;
     case ActivationKind::Relu:
-      for (size_t i = 0; i < total; ++i) y[i] = x[i] > 0 ? x[i] : 0.0;
+      for (size_t i = 0; i < total; ++i) y[i] = x[i] > 0 ? x[i] : T(0.0);
       return;
     case ActivationKind::LeakyRelu:
       for (size_t i = 0; i < total; ++i) y[i] = x[i] > 0 ? x[i] : a.slope * x[i];
@@ -88,31 +93,31 @@ void activation_forward(const Activation& a, Shape in, size_t count, const doubl
       for (size_t i = 0; i < total; ++i) y[i] = std::sqrt(x[i]);
       return;
     case ActivationKind::Inverse:
-      for (size_t i = 0; i < total; ++i) y[i] = 1.0 / x[i];
+      for (size_t i = 0; i < total; ++i) y[i] = T(1.0) / x[i];
       return;
     case ActivationKind::Reverse:
-      for (size_t i = 0; i < total; ++i) y[i] = 1.0 - x[i];
+      for (size_t i = 0; i < total; ++i) y[i] = T(1.0) - x[i];
       return;
     case ActivationKind::Signum:
-      for (size_t i = 0; i < total; ++i) y[i] = x[i] > 0 ? 1.0 : 0.0;
+      for (size_t i = 0; i < total; ++i) y[i] = x[i] > 0 ? T(1.0) : T(0.0);
       return;
     case ActivationKind::Lukasiewicz:
-      for (size_t i = 0; i < total; ++i) y[i] = std::min(1.0, std::max(0.0, x[i]));
+      for (size_t i = 0; i < total; ++i) y[i] = std::min<T>(T(1.0), std::max<T>(T(0.0), x[i]));
       return;
     case ActivationKind::Softmax:
       for (size_t v = 0; v < count; ++v) softmax_entries(n, x + v * n, y + v * n);
       return;
     case ActivationKind::Sparsemax: {
-      std::vector<double> sorted(n);
+      std::vector<T> sorted(n);
       for (size_t v = 0; v < count; ++v) sparsemax_value(n, x + v * n, y + v * n, sorted.data());
       return;
     }
     case ActivationKind::Norm:
       for (size_t v = 0; v < count; ++v) {
-        const double* xv = x + v * n;
-        double* yv = y + v * n;
-        double mean;
-        const double inv_sigma = norm_statistics(xv, n, mean);
+        const T* xv = x + v * n;
+        T* yv = y + v * n;
+        T mean;
+        const T inv_sigma = norm_statistics(xv, n, mean);
         for (int i = 0; i < n; ++i) yv[i] = (xv[i] - mean) * inv_sigma;
       }
       return;
@@ -122,8 +127,8 @@ void activation_forward(const Activation& a, Shape in, size_t count, const doubl
         return;
       }
       for (size_t v = 0; v < count; ++v) {
-        const double* xv = x + v * n;
-        double* yv = y + v * n;
+        const T* xv = x + v * n;
+        T* yv = y + v * n;
         for (int r = 0; r < in.rows; ++r)
           for (int c = 0; c < in.cols; ++c) yv[c * in.rows + r] = xv[r * in.cols + c];
       }
@@ -133,8 +138,8 @@ void activation_forward(const Activation& a, Shape in, size_t count, const doubl
       SliceBounds b = slice_bounds(a, in);
       const int m = out.size();
       for (size_t v = 0; v < count; ++v) {
-        const double* xv = x + v * n;
-        double* yv = y + v * m;
+        const T* xv = x + v * n;
+        T* yv = y + v * m;
         for (int r = b.r0; r < b.r1; ++r)
           std::copy(xv + r * in.cols + b.c0, xv + r * in.cols + b.c1, yv + (r - b.r0) * out.cols);
       }
@@ -147,8 +152,9 @@ void activation_forward(const Activation& a, Shape in, size_t count, const doubl
   }
 }
 
-void activation_backward(const Activation& a, Shape in, size_t count, const double* x,
-                         const double* y, const double* gy, double* gx) {
+template <class T>
+void activation_backward(const Activation& a, Shape in, size_t count, const T* x,
+                         const T* y, const T* gy, T* gx) {
   const size_t total = count * static_cast<size_t>(in.size());
   const int n = in.size();
   switch (a.kind) {
@@ -157,13 +163,13 @@ void activation_backward(const Activation& a, Shape in, size_t count, const doub
       for (size_t i = 0; i < total; ++i) gx[i] += gy[i];
       return;
     case ActivationKind::Sigmoid:
-      for (size_t i = 0; i < total; ++i) gx[i] += gy[i] * y[i] * (1.0 - y[i]);
+      for (size_t i = 0; i < total; ++i) gx[i] += gy[i] * y[i] * (T(1.0) - y[i]);
       return;
     case ActivationKind::Tanh:
-      for (size_t i = 0; i < total; ++i) gx[i] += gy[i] * (1.0 - y[i] * y[i]);
+      for (size_t i = 0; i < total; ++i) gx[i] += gy[i] * (T(1.0) - y[i] * y[i]);
       return;
     case ActivationKind::Relu:
-      for (size_t i = 0; i < total; ++i) gx[i] += x[i] > 0 ? gy[i] : 0.0;
+      for (size_t i = 0; i < total; ++i) gx[i] += x[i] > 0 ? gy[i] : T(0.0);
       return;
     case ActivationKind::LeakyRelu:
       for (size_t i = 0; i < total; ++i) gx[i] += x[i] > 0 ? gy[i] : a.slope * gy[i];
@@ -175,7 +181,7 @@ void activation_backward(const Activation& a, Shape in, size_t count, const doub
       for (size_t i = 0; i < total; ++i) gx[i] += gy[i] / x[i];
       return;
     case ActivationKind::Sqrt:
-      for (size_t i = 0; i < total; ++i) gx[i] += gy[i] * 0.5 / y[i];
+      for (size_t i = 0; i < total; ++i) gx[i] += gy[i] * T(0.5) / y[i];
       return;
     case ActivationKind::Inverse:
       for (size_t i = 0; i < total; ++i) gx[i] -= gy[i] * y[i] * y[i];
@@ -188,14 +194,14 @@ void activation_backward(const Activation& a, Shape in, size_t count, const doub
     case ActivationKind::Lukasiewicz:
       // Like PyTorch's clamp: the gradient passes where min <= x <= max.
       for (size_t i = 0; i < total; ++i)
-        if (x[i] >= 0.0 && x[i] <= 1.0) gx[i] += gy[i];
+        if (x[i] >= T(0.0) && x[i] <= T(1.0)) gx[i] += gy[i];
       return;
     case ActivationKind::Softmax:
       for (size_t v = 0; v < count; ++v) {
-        const double* yv = y + v * n;
-        const double* gyv = gy + v * n;
-        double* gxv = gx + v * n;
-        double dot = 0;
+        const T* yv = y + v * n;
+        const T* gyv = gy + v * n;
+        T* gxv = gx + v * n;
+        T dot = 0;
         for (int i = 0; i < n; ++i) dot += gyv[i] * yv[i];
         for (int i = 0; i < n; ++i) gxv[i] += yv[i] * (gyv[i] - dot);
       }
@@ -203,17 +209,17 @@ void activation_backward(const Activation& a, Shape in, size_t count, const doub
     case ActivationKind::Sparsemax:
       // Jacobian diag(s) - s s^T / |S| on the support S (s = indicator of y > 0).
       for (size_t v = 0; v < count; ++v) {
-        const double* yv = y + v * n;
-        const double* gyv = gy + v * n;
-        double* gxv = gx + v * n;
-        double sum = 0;
+        const T* yv = y + v * n;
+        const T* gyv = gy + v * n;
+        T* gxv = gx + v * n;
+        T sum = 0;
         int support = 0;
         for (int i = 0; i < n; ++i)
           if (yv[i] > 0) {
             sum += gyv[i];
             ++support;
           }
-        double mean = support ? sum / support : 0.0;
+        T mean = support ? sum / support : T(0.0);
         for (int i = 0; i < n; ++i)
           if (yv[i] > 0) gxv[i] += gyv[i] - mean;
       }
@@ -221,13 +227,13 @@ void activation_backward(const Activation& a, Shape in, size_t count, const doub
     case ActivationKind::Norm:
       // y = (x - mean) / sigma: dx = (gy - mean(gy) - y mean(gy y)) / sigma.
       for (size_t v = 0; v < count; ++v) {
-        const double* xv = x + v * n;
-        const double* yv = y + v * n;
-        const double* gyv = gy + v * n;
-        double* gxv = gx + v * n;
-        double mean;
-        const double inv_sigma = norm_statistics(xv, n, mean);
-        double mean_g = 0, mean_gy = 0;
+        const T* xv = x + v * n;
+        const T* yv = y + v * n;
+        const T* gyv = gy + v * n;
+        T* gxv = gx + v * n;
+        T mean;
+        const T inv_sigma = norm_statistics(xv, n, mean);
+        T mean_g = 0, mean_gy = 0;
         for (int i = 0; i < n; ++i) {
           mean_g += gyv[i];
           mean_gy += gyv[i] * yv[i];
@@ -243,8 +249,8 @@ void activation_backward(const Activation& a, Shape in, size_t count, const doub
         return;
       }
       for (size_t v = 0; v < count; ++v) {
-        const double* gyv = gy + v * n;
-        double* gxv = gx + v * n;
+        const T* gyv = gy + v * n;
+        T* gxv = gx + v * n;
         for (int r = 0; r < in.rows; ++r)
           for (int c = 0; c < in.cols; ++c) gxv[r * in.cols + c] += gyv[c * in.rows + r];
       }
@@ -254,8 +260,8 @@ void activation_backward(const Activation& a, Shape in, size_t count, const doub
       SliceBounds b = slice_bounds(a, in);
       const int m = out.size();
       for (size_t v = 0; v < count; ++v) {
-        const double* gyv = gy + v * m;
-        double* gxv = gx + v * n;
+        const T* gyv = gy + v * m;
+        T* gxv = gx + v * n;
         for (int r = b.r0; r < b.r1; ++r)
           for (int c = b.c0; c < b.c1; ++c)
             gxv[r * in.cols + c] += gyv[(r - b.r0) * out.cols + (c - b.c0)];
@@ -264,5 +270,11 @@ void activation_backward(const Activation& a, Shape in, size_t count, const doub
     }
   }
 }
+
+// The two scalar types of execution (exec/scalar.hpp).
+template void activation_forward<double>(const Activation&, Shape, size_t, const double*, double*);
+template void activation_backward<double>(const Activation&, Shape, size_t, const double*, const double*, const double*, double*);
+template void activation_forward<float>(const Activation&, Shape, size_t, const float*, float*);
+template void activation_backward<float>(const Activation&, Shape, size_t, const float*, const float*, const float*, float*);
 
 }  // namespace lrnn::exec

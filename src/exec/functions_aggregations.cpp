@@ -26,22 +26,23 @@ uint32_t common_segment_length(size_t segments, const uint32_t* offsets) {
 
 }  // namespace
 
+template <class T>
 void aggregation_forward(AggregationKind a, Shape in, size_t segments, const uint32_t* offsets,
-                         const double* x, double* y) {
+                         const T* x, T* y) {
   const size_t n = static_cast<size_t>(in.size());
   switch (a) {
     case AggregationKind::Sum:
     case AggregationKind::Avg:
       for (size_t s = 0; s < segments; ++s) {
-        double* ys = y + s * n;
-        std::fill(ys, ys + n, 0.0);
+        T* ys = y + s * n;
+        std::fill(ys, ys + n, T(0.0));
         const uint32_t b = offsets[s], e = offsets[s + 1];
         for (uint32_t j = b; j < e; ++j) {
-          const double* xj = x + size_t(j) * n;
+          const T* xj = x + size_t(j) * n;
           for (size_t i = 0; i < n; ++i) ys[i] += xj[i];
         }
         if (a == AggregationKind::Avg && e > b) {
-          const double inv = 1.0 / double(e - b);
+          const T inv = T(1.0) / T(e - b);
           for (size_t i = 0; i < n; ++i) ys[i] *= inv;
         }
       }
@@ -50,15 +51,15 @@ void aggregation_forward(AggregationKind a, Shape in, size_t segments, const uin
     case AggregationKind::Min: {
       const bool is_max = a == AggregationKind::Max;
       for (size_t s = 0; s < segments; ++s) {
-        double* ys = y + s * n;
+        T* ys = y + s * n;
         const uint32_t b = offsets[s], e = offsets[s + 1];
         if (b == e) {
-          std::fill(ys, ys + n, 0.0);
+          std::fill(ys, ys + n, T(0.0));
           continue;
         }
         std::copy(x + size_t(b) * n, x + size_t(b + 1) * n, ys);
         for (uint32_t j = b + 1; j < e; ++j) {
-          const double* xj = x + size_t(j) * n;
+          const T* xj = x + size_t(j) * n;
           for (size_t i = 0; i < n; ++i)
             if (is_max ? xj[i] > ys[i] : xj[i] < ys[i]) ys[i] = xj[i];
         }
@@ -66,15 +67,15 @@ void aggregation_forward(AggregationKind a, Shape in, size_t segments, const uin
       return;
     }
     case AggregationKind::Count:
-      for (size_t s = 0; s < segments; ++s) y[s] = double(offsets[s + 1] - offsets[s]);
+      for (size_t s = 0; s < segments; ++s) y[s] = T(offsets[s + 1] - offsets[s]);
       return;
     case AggregationKind::Product:
       for (size_t s = 0; s < segments; ++s) {
-        double* ys = y + s * n;
+        T* ys = y + s * n;
         const uint32_t b = offsets[s], e = offsets[s + 1];
-        std::fill(ys, ys + n, b == e ? 0.0 : 1.0);  // an empty segment gives 0, as every kind
+        std::fill(ys, ys + n, b == e ? T(0.0) : T(1.0));  // an empty segment gives 0, as every kind
         for (uint32_t j = b; j < e; ++j) {
-          const double* xj = x + size_t(j) * n;
+          const T* xj = x + size_t(j) * n;
           for (size_t i = 0; i < n; ++i) ys[i] *= xj[i];
         }
       }
@@ -93,8 +94,9 @@ void aggregation_forward(AggregationKind a, Shape in, size_t segments, const uin
   }
 }
 
+template <class T>
 void aggregation_backward(AggregationKind a, Shape in, size_t segments, const uint32_t* offsets,
-                          const double* x, const double* y, const double* gy, double* gx) {
+                          const T* x, const T* y, const T* gy, T* gx) {
   const size_t n = static_cast<size_t>(in.size());
   switch (a) {
     case AggregationKind::Sum:
@@ -102,10 +104,10 @@ void aggregation_backward(AggregationKind a, Shape in, size_t segments, const ui
       for (size_t s = 0; s < segments; ++s) {
         const uint32_t b = offsets[s], e = offsets[s + 1];
         if (b == e) continue;
-        const double scale = a == AggregationKind::Avg ? 1.0 / double(e - b) : 1.0;
-        const double* gs = gy + s * n;
+        const T scale = a == AggregationKind::Avg ? T(1.0) / T(e - b) : T(1.0);
+        const T* gs = gy + s * n;
         for (uint32_t j = b; j < e; ++j) {
-          double* gj = gx + size_t(j) * n;
+          T* gj = gx + size_t(j) * n;
           for (size_t i = 0; i < n; ++i) gj[i] += scale * gs[i];
         }
       }
@@ -118,12 +120,12 @@ void aggregation_backward(AggregationKind a, Shape in, size_t segments, const ui
       for (size_t s = 0; s < segments; ++s) {
         const uint32_t b = offsets[s], e = offsets[s + 1];
         if (b == e) continue;
-        const double* gs = gy + s * n;
+        const T* gs = gy + s * n;
         for (size_t i = 0; i < n; ++i) {
           uint32_t arg = b;
-          double best = x[size_t(b) * n + i];
+          T best = x[size_t(b) * n + i];
           for (uint32_t j = b + 1; j < e; ++j) {
-            const double v = x[size_t(j) * n + i];
+            const T v = x[size_t(j) * n + i];
             if (is_max ? v > best : v < best) {
               best = v;
               arg = j;
@@ -140,10 +142,10 @@ void aggregation_backward(AggregationKind a, Shape in, size_t segments, const ui
       // d y / d x_j = the product of the other values, recomputed (dividing y by x_j fails at 0)
       for (size_t s = 0; s < segments; ++s) {
         const uint32_t b = offsets[s], e = offsets[s + 1];
-        const double* gs = gy + s * n;
+        const T* gs = gy + s * n;
         for (uint32_t j = b; j < e; ++j)
           for (size_t i = 0; i < n; ++i) {
-            double others = 1.0;
+            T others = T(1.0);
             for (uint32_t k = b; k < e; ++k)
               if (k != j) others *= x[size_t(k) * n + i];
             gx[size_t(j) * n + i] += gs[i] * others;
@@ -168,8 +170,9 @@ void aggregation_backward(AggregationKind a, Shape in, size_t segments, const ui
 // to pay for the fork/join from about this many scores on).
 constexpr uint32_t kParallelSoftmaxEntries = 1u << 17;
 
-void segment_softmax_forward(Shape in, size_t segments, const uint32_t* offsets, const double* x,
-                             double* y) {
+template <class T>
+void segment_softmax_forward(Shape in, size_t segments, const uint32_t* offsets, const T* x,
+                             T* y) {
   const size_t n = static_cast<size_t>(in.size());
   if (n == 1) {  // scalar scores (attention): vectorised per segment, segments in parallel
     const long count = static_cast<long>(segments);
@@ -177,33 +180,34 @@ void segment_softmax_forward(Shape in, size_t segments, const uint32_t* offsets,
     for (long s = 0; s < count; ++s) {
       const uint32_t b = offsets[s], e = offsets[s + 1];
       if (b == e) continue;
-      const Eigen::Map<const Eigen::ArrayXd> xs(x + b, e - b);
-      Eigen::Map<Eigen::ArrayXd> ys(y + b, e - b);
+      const Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> xs(x + b, e - b);
+      Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> ys(y + b, e - b);
       ys = (xs - xs.maxCoeff()).exp();
-      ys *= 1.0 / ys.sum();
+      ys *= T(1.0) / ys.sum();
     }
     return;
   }
   // Vector values: walk each segment value by value (contiguous rows), keeping the
   // per-entry maximum and sum in scratch allocated once.
-  std::vector<double> max(n), sum(n);
+  std::vector<T> max(n), sum(n);
   for (size_t s = 0; s < segments; ++s) {
     const uint32_t b = offsets[s], e = offsets[s + 1];
     if (b == e) continue;
     std::copy(x + size_t(b) * n, x + size_t(b + 1) * n, max.begin());
     for (uint32_t j = b + 1; j < e; ++j)
       for (size_t i = 0; i < n; ++i) max[i] = std::max(max[i], x[size_t(j) * n + i]);
-    std::fill(sum.begin(), sum.end(), 0.0);
+    std::fill(sum.begin(), sum.end(), T(0.0));
     for (uint32_t j = b; j < e; ++j)
       for (size_t i = 0; i < n; ++i) sum[i] += (y[size_t(j) * n + i] = std::exp(x[size_t(j) * n + i] - max[i]));
-    for (size_t i = 0; i < n; ++i) sum[i] = 1.0 / sum[i];
+    for (size_t i = 0; i < n; ++i) sum[i] = T(1.0) / sum[i];
     for (uint32_t j = b; j < e; ++j)
       for (size_t i = 0; i < n; ++i) y[size_t(j) * n + i] *= sum[i];
   }
 }
 
-void segment_softmax_backward(Shape in, size_t segments, const uint32_t* offsets, const double* y,
-                              const double* gy, double* gx) {
+template <class T>
+void segment_softmax_backward(Shape in, size_t segments, const uint32_t* offsets, const T* y,
+                              const T* gy, T* gx) {
   // gx[j][i] += y[j][i] (gy[j][i] - sum_k y[k][i] gy[k][i]) over the segment.
   const size_t n = static_cast<size_t>(in.size());
   if (n == 1) {
@@ -211,16 +215,16 @@ void segment_softmax_backward(Shape in, size_t segments, const uint32_t* offsets
 #pragma omp parallel for schedule(static) if (offsets[segments] > kParallelSoftmaxEntries)
     for (long s = 0; s < count; ++s) {
       const uint32_t b = offsets[s], e = offsets[s + 1];
-      const Eigen::Map<const Eigen::ArrayXd> ys(y + b, e - b), gys(gy + b, e - b);
-      Eigen::Map<Eigen::ArrayXd>(gx + b, e - b) += ys * (gys - (ys * gys).sum());
+      const Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> ys(y + b, e - b), gys(gy + b, e - b);
+      Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>(gx + b, e - b) += ys * (gys - (ys * gys).sum());
     }
     return;
   }
-  std::vector<double> dot(n);
+  std::vector<T> dot(n);
   for (size_t s = 0; s < segments; ++s) {
     const uint32_t b = offsets[s], e = offsets[s + 1];
     if (b == e) continue;
-    std::fill(dot.begin(), dot.end(), 0.0);
+    std::fill(dot.begin(), dot.end(), T(0.0));
     for (uint32_t j = b; j < e; ++j)
       for (size_t i = 0; i < n; ++i) dot[i] += y[size_t(j) * n + i] * gy[size_t(j) * n + i];
     for (uint32_t j = b; j < e; ++j)
@@ -230,5 +234,15 @@ void segment_softmax_backward(Shape in, size_t segments, const uint32_t* offsets
       }
   }
 }
+
+// The two scalar types of execution (exec/scalar.hpp).
+template void aggregation_forward<double>(AggregationKind, Shape, size_t, const uint32_t*, const double*, double*);
+template void aggregation_backward<double>(AggregationKind, Shape, size_t, const uint32_t*, const double*, const double*, const double*, double*);
+template void segment_softmax_forward<double>(Shape, size_t, const uint32_t*, const double*, double*);
+template void segment_softmax_backward<double>(Shape, size_t, const uint32_t*, const double*, const double*, double*);
+template void aggregation_forward<float>(AggregationKind, Shape, size_t, const uint32_t*, const float*, float*);
+template void aggregation_backward<float>(AggregationKind, Shape, size_t, const uint32_t*, const float*, const float*, const float*, float*);
+template void segment_softmax_forward<float>(Shape, size_t, const uint32_t*, const float*, float*);
+template void segment_softmax_backward<float>(Shape, size_t, const uint32_t*, const float*, const float*, float*);
 
 }  // namespace lrnn::exec

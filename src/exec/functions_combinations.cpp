@@ -12,18 +12,18 @@ namespace lrnn::exec {
 
 namespace {
 
-using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using MatMap = Eigen::Map<RowMat>;
-using ConstMatMap = Eigen::Map<const RowMat>;
 
-constexpr double kCosSimEps = 1e-8;  // PyTorch's cosine_similarity eps
+template <class T>
+constexpr T kCosSimEps = 1e-8;  // PyTorch's cosine_similarity eps
 
+template <class T>
 struct CosSimSums {
-  double dot, a_sq, b_sq;  // a.b, |a|^2, |b|^2
+  T dot, a_sq, b_sq;  // a.b, |a|^2, |b|^2
 };
 // The three sums cossim's forward and backward both need, in one pass.
-inline CosSimSums cossim_sums(const double* a, const double* b, int m) {
-  CosSimSums s{0, 0, 0};
+template <class T>
+inline CosSimSums<T> cossim_sums(const T* a, const T* b, int m) {
+  CosSimSums<T> s{0, 0, 0};
   for (int e = 0; e < m; ++e) {
     s.dot += a[e] * b[e];
     s.a_sq += a[e] * a[e];
@@ -46,8 +46,9 @@ ProductPlan product_plan(const std::vector<Shape>& in) {
   return p;
 }
 
-double scalar_product(const ProductPlan& p, const double* const* in, size_t v, int skip = -1) {
-  double s = 1.0;
+template <class T>
+T scalar_product(const ProductPlan& p, const T* const* in, size_t v, int skip = -1) {
+  T s = 1.0;
   for (int j : p.scalars)
     if (j != skip) s *= in[j][v];
   return s;
@@ -56,21 +57,23 @@ double scalar_product(const ProductPlan& p, const double* const* in, size_t v, i
 // y (r) = scale * A (r x d) x (d), row-major. For the small matrices of rule neurons this
 // plain loop is about twice as fast as Eigen's run-time-sized product (measured 4x4:
 // 7 vs 13 ns); matrix-matrix products stay with Eigen, which wins there.
-inline void small_matvec(int r, int d, const double* A, const double* x, double scale, double* y) {
+template <class T>
+inline void small_matvec(int r, int d, const T* A, const T* x, T scale, T* y) {
   for (int i = 0; i < r; ++i) {
-    const double* ai = A + size_t(i) * d;
-    double acc = 0;
+    const T* ai = A + size_t(i) * d;
+    T acc = 0;
     for (int k = 0; k < d; ++k) acc += ai[k] * x[k];
     y[i] = scale * acc;
   }
 }
 
 // <G, A B> without forming A B.
-inline double small_product_dot(int r, int d, int c, const double* A, const double* B, const double* G) {
-  double total = 0;
+template <class T>
+inline T small_product_dot(int r, int d, int c, const T* A, const T* B, const T* G) {
+  T total = 0;
   for (int i = 0; i < r; ++i)
     for (int j = 0; j < c; ++j) {
-      double acc = 0;
+      T acc = 0;
       for (int k = 0; k < d; ++k) acc += A[size_t(i) * d + k] * B[size_t(k) * c + j];
       total += G[size_t(i) * c + j] * acc;
     }
@@ -85,11 +88,12 @@ namespace {
 // combination_forward per kind (same arguments; out_shape of n entries per output value,
 // total = count * n, k inputs).
 
-void forward_sum_avg(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    double* out, Shape out_shape, int n, size_t total, size_t k) {
+template <class T>
+void forward_sum_avg(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    T* out, Shape out_shape, int n, size_t total, size_t k) {
   std::fill(out, out + total, 0.0);
   for (size_t i = 0; i < k; ++i) {
-    const double* x = in[i];
+    const T* x = in[i];
     if (broadcasts(in_shapes[i], n)) {
       for (size_t v = 0; v < count; ++v)
         for (int e = 0; e < n; ++e) out[v * n + e] += x[v];
@@ -98,40 +102,43 @@ void forward_sum_avg(CombinationKind c, const std::vector<Shape>& in_shapes, siz
     }
   }
   if (c == CombinationKind::Avg && k > 0) {
-    const double inv = 1.0 / static_cast<double>(k);
+    const T inv = 1.0 / static_cast<T>(k);
     for (size_t j = 0; j < total; ++j) out[j] *= inv;
   }
 }
 
-void forward_max_min(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    double* out, Shape out_shape, int n, size_t total, size_t k) {
+template <class T>
+void forward_max_min(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    T* out, Shape out_shape, int n, size_t total, size_t k) {
   if (k == 0) {
     std::fill(out, out + total, 0.0);
     return;
   }
   const bool is_max = c == CombinationKind::Max;
   for (size_t i = 0; i < k; ++i) {
-    const double* x = in[i];
+    const T* x = in[i];
     const bool b = broadcasts(in_shapes[i], n);
     for (size_t v = 0; v < count; ++v)
       for (int e = 0; e < n; ++e) {
-        double val = b ? x[v] : x[v * n + e];
-        double& o = out[v * n + e];
+        T val = b ? x[v] : x[v * n + e];
+        T& o = out[v * n + e];
         if (i == 0 || (is_max ? val > o : val < o)) o = val;
       }
   }
 }
 
-void forward_count(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    double* out, Shape out_shape, int n, size_t total, size_t k) {
-  std::fill(out, out + total, static_cast<double>(k));
+template <class T>
+void forward_count(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    T* out, Shape out_shape, int n, size_t total, size_t k) {
+  std::fill(out, out + total, static_cast<T>(k));
 }
 
-void forward_elproduct(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    double* out, Shape out_shape, int n, size_t total, size_t k) {
+template <class T>
+void forward_elproduct(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    T* out, Shape out_shape, int n, size_t total, size_t k) {
   std::fill(out, out + total, 1.0);
   for (size_t i = 0; i < k; ++i) {
-    const double* x = in[i];
+    const T* x = in[i];
     if (broadcasts(in_shapes[i], n)) {
       for (size_t v = 0; v < count; ++v)
         for (int e = 0; e < n; ++e) out[v * n + e] *= x[v];
@@ -141,8 +148,9 @@ void forward_elproduct(CombinationKind c, const std::vector<Shape>& in_shapes, s
   }
 }
 
-void forward_product(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    double* out, Shape out_shape, int n, size_t total, size_t k) {
+template <class T>
+void forward_product(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    T* out, Shape out_shape, int n, size_t total, size_t k) {
   const ProductPlan p = product_plan(in_shapes);
   if (p.mats.empty()) {
     for (size_t v = 0; v < count; ++v) out[v] = scalar_product(p, in, v);
@@ -151,8 +159,8 @@ void forward_product(CombinationKind c, const std::vector<Shape>& in_shapes, siz
   if (p.mats.size() == 1) {
     const int a = p.mats[0];
     for (size_t v = 0; v < count; ++v) {
-      const double s = scalar_product(p, in, v);
-      const double* x = in[a] + v * n;
+      const T s = scalar_product(p, in, v);
+      const T* x = in[a] + v * n;
       for (int e = 0; e < n; ++e) out[v * n + e] = s * x[e];
     }
     return;
@@ -164,9 +172,9 @@ void forward_product(CombinationKind c, const std::vector<Shape>& in_shapes, siz
     if (first.rows == 1 && second.cols == 1) {  // dot product: the common attention score
       const int len = first.cols;
       for (size_t v = 0; v < count; ++v) {
-        const double* x = in[p.mats[0]] + v * sa;
-        const double* y = in[p.mats[1]] + v * sb;
-        double d = 0;
+        const T* x = in[p.mats[0]] + v * sa;
+        const T* y = in[p.mats[1]] + v * sb;
+        T d = 0;
         for (int e = 0; e < len; ++e) d += x[e] * y[e];
         out[v] = scalar_product(p, in, v) * d;
       }
@@ -179,9 +187,9 @@ void forward_product(CombinationKind c, const std::vector<Shape>& in_shapes, siz
       return;
     }
     for (size_t v = 0; v < count; ++v) {
-      ConstMatMap A(in[p.mats[0]] + v * sa, first.rows, first.cols);
-      ConstMatMap B(in[p.mats[1]] + v * sb, second.rows, second.cols);
-      MatMap O(out + v * n, out_shape.rows, out_shape.cols);
+      ConstMatMap<T> A(in[p.mats[0]] + v * sa, first.rows, first.cols);
+      ConstMatMap<T> B(in[p.mats[1]] + v * sb, second.rows, second.cols);
+      MatMap<T> O(out + v * n, out_shape.rows, out_shape.cols);
       O.noalias() = A * B;
       if (!p.scalars.empty()) O *= scalar_product(p, in, v);
     }
@@ -190,32 +198,33 @@ void forward_product(CombinationKind c, const std::vector<Shape>& in_shapes, siz
   // Longer chains: ping-pong between two scratch buffers sized for the largest prefix.
   size_t max_prefix = 0;
   for (int m : p.mats) max_prefix = std::max<size_t>(max_prefix, size_t(first.rows) * in_shapes[m].cols);
-  std::vector<double> buf_a(max_prefix), buf_b(max_prefix);
+  std::vector<T> buf_a(max_prefix), buf_b(max_prefix);
   for (size_t v = 0; v < count; ++v) {
-    const double* cur = in[p.mats[0]] + v * first.size();
+    const T* cur = in[p.mats[0]] + v * first.size();
     int cols = first.cols;
-    double* dst = buf_a.data();
+    T* dst = buf_a.data();
     for (size_t q = 1; q < p.mats.size(); ++q) {
       const Shape s = in_shapes[p.mats[q]];
-      ConstMatMap L(cur, first.rows, cols);
-      ConstMatMap R(in[p.mats[q]] + v * s.size(), s.rows, s.cols);
-      MatMap D(q + 1 == p.mats.size() ? out + v * n : dst, first.rows, s.cols);
+      ConstMatMap<T> L(cur, first.rows, cols);
+      ConstMatMap<T> R(in[p.mats[q]] + v * s.size(), s.rows, s.cols);
+      MatMap<T> D(q + 1 == p.mats.size() ? out + v * n : dst, first.rows, s.cols);
       D.noalias() = L * R;
       cur = D.data();
       cols = s.cols;
       dst = dst == buf_a.data() ? buf_b.data() : buf_a.data();
     }
     if (!p.scalars.empty()) {
-      const double s = scalar_product(p, in, v);
+      const T s = scalar_product(p, in, v);
       for (int e = 0; e < n; ++e) out[v * n + e] *= s;
     }
   }
 }
 
-void forward_concat(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    double* out, Shape out_shape, int n, size_t total, size_t k) {
+template <class T>
+void forward_concat(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    T* out, Shape out_shape, int n, size_t total, size_t k) {
   for (size_t v = 0; v < count; ++v) {
-    double* o = out + v * n;
+    T* o = out + v * n;
     for (size_t i = 0; i < k; ++i) {
       const int m = in_shapes[i].size();
       std::copy(in[i] + v * m, in[i] + (v + 1) * m, o);
@@ -224,31 +233,34 @@ void forward_concat(CombinationKind c, const std::vector<Shape>& in_shapes, size
   }
 }
 
-void forward_crosssum(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    double* out, Shape out_shape, int n, size_t total, size_t k) {
+template <class T>
+void forward_crosssum(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    T* out, Shape out_shape, int n, size_t total, size_t k) {
   const int na = in_shapes[0].size(), nb = in_shapes[1].size();
   for (size_t v = 0; v < count; ++v) {
-    const double* a = in[0] + v * na;
-    const double* b = in[1] + v * nb;
-    double* o = out + v * n;
+    const T* a = in[0] + v * na;
+    const T* b = in[1] + v * nb;
+    T* o = out + v * n;
     for (int i = 0; i < na; ++i)
       for (int j = 0; j < nb; ++j) o[i * nb + j] = a[i] + b[j];
   }
 }
 
-void forward_cossim(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    double* out, Shape out_shape, int n, size_t total, size_t k) {
+template <class T>
+void forward_cossim(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    T* out, Shape out_shape, int n, size_t total, size_t k) {
   const int m = in_shapes[0].size();
   for (size_t v = 0; v < count; ++v) {
-    const double* a = in[0] + v * m;
-    const double* b = in[1] + v * m;
+    const T* a = in[0] + v * m;
+    const T* b = in[1] + v * m;
     const auto [dot, na, nb] = cossim_sums(a, b, m);
-    out[v] = dot / (std::max(std::sqrt(na), kCosSimEps) * std::max(std::sqrt(nb), kCosSimEps));
+    out[v] = dot / (std::max(std::sqrt(na), kCosSimEps<T>) * std::max(std::sqrt(nb), kCosSimEps<T>));
   }
 }
 
-void forward_softmax(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    double* out, Shape out_shape, int n, size_t total, size_t k) {
+template <class T>
+void forward_softmax(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    T* out, Shape out_shape, int n, size_t total, size_t k) {
   // The softmax of the concatenation of the inputs.
   forward_concat(c, in_shapes, count, in, out, out_shape, n, total, k);
   for (size_t v = 0; v < count; ++v) softmax_entries(n, out + v * n, out + v * n);
@@ -256,8 +268,9 @@ void forward_softmax(CombinationKind c, const std::vector<Shape>& in_shapes, siz
 
 }  // namespace
 
+template <class T>
 void combination_forward(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count,
-                         const double* const* in, double* out) {
+                         const T* const* in, T* out) {
   const Shape out_shape = combination_shape(c, in_shapes);
   const int n = out_shape.size();
   const size_t total = count * static_cast<size_t>(n);
@@ -291,15 +304,16 @@ namespace {
 // combination_backward per kind (same arguments; out_shape of n entries per output value,
 // total = count * n, k inputs). Each ACCUMULATES into gin.
 
-void backward_sum_avg(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    const double* out, const double* gout, double* const* gin, Shape out_shape, int n, size_t total, size_t k) {
-  const double scale = c == CombinationKind::Avg && k > 0 ? 1.0 / static_cast<double>(k) : 1.0;
+template <class T>
+void backward_sum_avg(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    const T* out, const T* gout, T* const* gin, Shape out_shape, int n, size_t total, size_t k) {
+  const T scale = c == CombinationKind::Avg && k > 0 ? 1.0 / static_cast<T>(k) : 1.0;
   for (size_t i = 0; i < k; ++i) {
-    double* g = gin[i];
+    T* g = gin[i];
     if (!g) continue;
     if (broadcasts(in_shapes[i], n)) {
       for (size_t v = 0; v < count; ++v) {
-        double s = 0;
+        T s = 0;
         for (int e = 0; e < n; ++e) s += gout[v * n + e];
         g[v] += scale * s;
       }
@@ -309,23 +323,24 @@ void backward_sum_avg(CombinationKind c, const std::vector<Shape>& in_shapes, si
   }
 }
 
-void backward_max_min(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    const double* out, const double* gout, double* const* gin, Shape out_shape, int n, size_t total, size_t k) {
+template <class T>
+void backward_max_min(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    const T* out, const T* gout, T* const* gin, Shape out_shape, int n, size_t total, size_t k) {
   if (k == 0) return;
   const bool is_max = c == CombinationKind::Max;
   for (size_t v = 0; v < count; ++v)
     for (int e = 0; e < n; ++e) {
       // The first input attaining the extreme takes the whole gradient.
       size_t arg = 0;
-      double best = 0;
+      T best = 0;
       for (size_t i = 0; i < k; ++i) {
-        double val = broadcasts(in_shapes[i], n) ? in[i][v] : in[i][v * n + e];
+        T val = broadcasts(in_shapes[i], n) ? in[i][v] : in[i][v * n + e];
         if (i == 0 || (is_max ? val > best : val < best)) {
           best = val;
           arg = i;
         }
       }
-      double* g = gin[arg];
+      T* g = gin[arg];
       if (!g) continue;
       if (broadcasts(in_shapes[arg], n))
         g[v] += gout[v * n + e];
@@ -334,21 +349,22 @@ void backward_max_min(CombinationKind c, const std::vector<Shape>& in_shapes, si
     }
 }
 
-void backward_elproduct(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    const double* out, const double* gout, double* const* gin, Shape out_shape, int n, size_t total, size_t k) {
+template <class T>
+void backward_elproduct(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    const T* out, const T* gout, T* const* gin, Shape out_shape, int n, size_t total, size_t k) {
   if (k == 2) {
     const bool b0 = broadcasts(in_shapes[0], n), b1 = broadcasts(in_shapes[1], n);
     for (size_t v = 0; v < count; ++v)
       for (int e = 0; e < n; ++e) {
         const size_t j = v * n + e;
-        const double x0 = b0 ? in[0][v] : in[0][j], x1 = b1 ? in[1][v] : in[1][j];
+        const T x0 = b0 ? in[0][v] : in[0][j], x1 = b1 ? in[1][v] : in[1][j];
         if (gin[0]) gin[0][b0 ? v : j] += gout[j] * x1;
         if (gin[1]) gin[1][b1 ? v : j] += gout[j] * x0;
       }
     return;
   }
   // Product of the other inputs without division: prefix and suffix products.
-  std::vector<double> prefix(k + 1), suffix(k + 1);
+  std::vector<T> prefix(k + 1), suffix(k + 1);
   for (size_t v = 0; v < count; ++v)
     for (int e = 0; e < n; ++e) {
       const size_t j = v * n + e;
@@ -367,26 +383,28 @@ void backward_elproduct(CombinationKind c, const std::vector<Shape>& in_shapes, 
 // scalars that scale the product): d/ds_j = (product of the other scalars) * <G, M_1 ... M_p>.
 
 // Only scalars.
-void backward_scalar_product(const ProductPlan& p, size_t count, const double* const* in, const double* gout,
-                             double* const* gin) {
+template <class T>
+void backward_scalar_product(const ProductPlan& p, size_t count, const T* const* in, const T* gout,
+                             T* const* gin) {
   for (size_t v = 0; v < count; ++v)
     for (int j : p.scalars)
       if (gin[j]) gin[j][v] += gout[v] * scalar_product(p, in, v, j);
 }
 
 // One matrix scaled by the scalars.
-void backward_scaled_matrix(const ProductPlan& p, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    const double* gout, double* const* gin, Shape out_shape, int n, bool scalar_grads) {
+template <class T>
+void backward_scaled_matrix(const ProductPlan& p, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    const T* gout, T* const* gin, Shape out_shape, int n, bool scalar_grads) {
   const int a = p.mats[0];
   for (size_t v = 0; v < count; ++v) {
-    const double* x = in[a] + v * n;
-    const double* g = gout + v * n;
+    const T* x = in[a] + v * n;
+    const T* g = gout + v * n;
     if (gin[a]) {
-      const double s = scalar_product(p, in, v);
+      const T s = scalar_product(p, in, v);
       for (int e = 0; e < n; ++e) gin[a][v * n + e] += s * g[e];
     }
     if (scalar_grads) {
-      double dot = 0;
+      T dot = 0;
       for (int e = 0; e < n; ++e) dot += g[e] * x[e];
       for (int j : p.scalars)
         if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
@@ -395,8 +413,9 @@ void backward_scaled_matrix(const ProductPlan& p, const std::vector<Shape>& in_s
 }
 
 // Two matrices: a dot product, a matrix-vector product or a matrix-matrix product.
-void backward_two_matrix_product(const ProductPlan& p, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    const double* gout, double* const* gin, Shape out_shape, int n, bool scalar_grads) {
+template <class T>
+void backward_two_matrix_product(const ProductPlan& p, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    const T* gout, T* const* gin, Shape out_shape, int n, bool scalar_grads) {
   const int ia = p.mats[0], ib = p.mats[1];
   const Shape first = in_shapes[ia], second = in_shapes[ib];
   const int sa = first.size(), sb = second.size();
@@ -404,43 +423,43 @@ void backward_two_matrix_product(const ProductPlan& p, const std::vector<Shape>&
   const bool dot_product = r == 1 && c == 1;
   const bool matvec = c == 1;
   for (size_t v = 0; v < count; ++v) {
-    const double s = scalar_product(p, in, v);
-    const double* a = in[ia] + v * sa;
-    const double* b = in[ib] + v * sb;
-    const double* gv = gout + v * n;
+    const T s = scalar_product(p, in, v);
+    const T* a = in[ia] + v * sa;
+    const T* b = in[ib] + v * sb;
+    const T* gv = gout + v * n;
     if (dot_product) {
-      const double g = s * gout[v];
+      const T g = s * gout[v];
       if (gin[ia])
         for (int e = 0; e < sa; ++e) gin[ia][v * sa + e] += g * b[e];
       if (gin[ib])
         for (int e = 0; e < sb; ++e) gin[ib][v * sb + e] += g * a[e];
     } else if (matvec) {
       // y = s A x: gA[i][k] += s g[i] x[k];  gx[k] += s sum_i A[i][k] g[i]
-      if (double* ga = gin[ia] ? gin[ia] + v * sa : nullptr)
+      if (T* ga = gin[ia] ? gin[ia] + v * sa : nullptr)
         for (int i = 0; i < r; ++i) {
-          const double w = s * gv[i];
+          const T w = s * gv[i];
           for (int k = 0; k < d; ++k) ga[size_t(i) * d + k] += w * b[k];
         }
-      if (double* gb = gin[ib] ? gin[ib] + v * sb : nullptr)
+      if (T* gb = gin[ib] ? gin[ib] + v * sb : nullptr)
         for (int i = 0; i < r; ++i) {
-          const double w = s * gv[i];
+          const T w = s * gv[i];
           for (int k = 0; k < d; ++k) gb[k] += w * a[size_t(i) * d + k];
         }
     } else {
-      ConstMatMap A(a, r, d);
-      ConstMatMap B(b, second.rows, c);
-      ConstMatMap G(gv, out_shape.rows, out_shape.cols);
+      ConstMatMap<T> A(a, r, d);
+      ConstMatMap<T> B(b, second.rows, c);
+      ConstMatMap<T> G(gv, out_shape.rows, out_shape.cols);
       if (gin[ia]) {
-        MatMap GA(gin[ia] + v * sa, first.rows, first.cols);
+        MatMap<T> GA(gin[ia] + v * sa, first.rows, first.cols);
         GA.noalias() += s * (G * B.transpose());
       }
       if (gin[ib]) {
-        MatMap GB(gin[ib] + v * sb, second.rows, second.cols);
+        MatMap<T> GB(gin[ib] + v * sb, second.rows, second.cols);
         GB.noalias() += s * (A.transpose() * G);
       }
     }
     if (scalar_grads) {
-      const double dot = small_product_dot(r, d, c, a, b, gv);
+      const T dot = small_product_dot(r, d, c, a, b, gv);
       for (int j : p.scalars)
         if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
     }
@@ -449,8 +468,9 @@ void backward_two_matrix_product(const ProductPlan& p, const std::vector<Shape>&
 
 // General chain M_0 ... M_{p-1}: grad M_q = s * L_q^T G R_q^T with L_q = M_0..M_{q-1}
 // (prefix) and R_q = M_{q+1}..M_{p-1} (suffix). Scratch holds every prefix and suffix.
-void backward_matrix_chain(const ProductPlan& p, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    const double* gout, double* const* gin, Shape out_shape, int n, bool scalar_grads) {
+template <class T>
+void backward_matrix_chain(const ProductPlan& p, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    const T* gout, T* const* gin, Shape out_shape, int n, bool scalar_grads) {
   const size_t pm = p.mats.size();
   const Shape first = in_shapes[p.mats[0]];
   std::vector<size_t> pre_off(pm + 1, 0), suf_off(pm + 1, 0);
@@ -462,55 +482,55 @@ void backward_matrix_chain(const ProductPlan& p, const std::vector<Shape>& in_sh
     suf_off[q + 1] = suf_off[q] + size_t(s.rows) * last_cols;
     max_t = std::max<size_t>(max_t, size_t(first.rows) * s.cols);
   }
-  std::vector<double> prefix(pre_off[pm]), suffix(suf_off[pm]), t(max_t);
+  std::vector<T> prefix(pre_off[pm]), suffix(suf_off[pm]), t(max_t);
   for (size_t v = 0; v < count; ++v) {
-    const double s = scalar_product(p, in, v);
+    const T s = scalar_product(p, in, v);
     auto mat = [&](size_t q) {
       const Shape sh = in_shapes[p.mats[q]];
-      return ConstMatMap(in[p.mats[q]] + v * sh.size(), sh.rows, sh.cols);
+      return ConstMatMap<T>(in[p.mats[q]] + v * sh.size(), sh.rows, sh.cols);
     };
     // prefix[q] = M_0 .. M_q (rows0 x cols_q)
-    MatMap(prefix.data(), first.rows, first.cols) = mat(0);
+    MatMap<T>(prefix.data(), first.rows, first.cols) = mat(0);
     for (size_t q = 1; q < pm; ++q) {
       const Shape sh = in_shapes[p.mats[q]];
       const Shape prev = in_shapes[p.mats[q - 1]];
-      MatMap(prefix.data() + pre_off[q], first.rows, sh.cols).noalias() =
-          ConstMatMap(prefix.data() + pre_off[q - 1], first.rows, prev.cols) * mat(q);
+      MatMap<T>(prefix.data() + pre_off[q], first.rows, sh.cols).noalias() =
+          ConstMatMap<T>(prefix.data() + pre_off[q - 1], first.rows, prev.cols) * mat(q);
     }
     // suffix[q] = M_q .. M_{p-1} (rows_q x last_cols)
     {
       const Shape sh = in_shapes[p.mats[pm - 1]];
-      MatMap(suffix.data() + suf_off[pm - 1], sh.rows, sh.cols) = mat(pm - 1);
+      MatMap<T>(suffix.data() + suf_off[pm - 1], sh.rows, sh.cols) = mat(pm - 1);
     }
     for (size_t q = pm - 1; q-- > 0;) {
       const Shape sh = in_shapes[p.mats[q]];
       const Shape next = in_shapes[p.mats[q + 1]];
-      MatMap(suffix.data() + suf_off[q], sh.rows, last_cols).noalias() =
-          mat(q) * ConstMatMap(suffix.data() + suf_off[q + 1], next.rows, last_cols);
+      MatMap<T>(suffix.data() + suf_off[q], sh.rows, last_cols).noalias() =
+          mat(q) * ConstMatMap<T>(suffix.data() + suf_off[q + 1], next.rows, last_cols);
     }
-    ConstMatMap G(gout + v * n, out_shape.rows, out_shape.cols);
+    ConstMatMap<T> G(gout + v * n, out_shape.rows, out_shape.cols);
     for (size_t q = 0; q < pm; ++q) {
       const int idx = p.mats[q];
       if (!gin[idx]) continue;
       const Shape sh = in_shapes[idx];
-      MatMap T(t.data(), first.rows, sh.cols);
+      MatMap<T> Tq(t.data(), first.rows, sh.cols);
       if (q + 1 < pm) {
         const Shape next = in_shapes[p.mats[q + 1]];
-        T.noalias() = G * ConstMatMap(suffix.data() + suf_off[q + 1], next.rows, last_cols).transpose();
+        Tq.noalias() = G * ConstMatMap<T>(suffix.data() + suf_off[q + 1], next.rows, last_cols).transpose();
       } else {
-        T = G;
+        Tq = G;
       }
-      MatMap GM(gin[idx] + v * sh.size(), sh.rows, sh.cols);
+      MatMap<T> GM(gin[idx] + v * sh.size(), sh.rows, sh.cols);
       if (q > 0) {
         const Shape prev = in_shapes[p.mats[q - 1]];
-        GM.noalias() += s * (ConstMatMap(prefix.data() + pre_off[q - 1], first.rows, prev.cols).transpose() * T);
+        GM.noalias() += s * (ConstMatMap<T>(prefix.data() + pre_off[q - 1], first.rows, prev.cols).transpose() * Tq);
       } else {
-        GM += s * T;
+        GM += s * Tq;
       }
     }
     if (scalar_grads) {
-      const double dot =
-          G.cwiseProduct(ConstMatMap(prefix.data() + pre_off[pm - 1], first.rows, last_cols)).sum();
+      const T dot =
+          G.cwiseProduct(ConstMatMap<T>(prefix.data() + pre_off[pm - 1], first.rows, last_cols)).sum();
       for (int j : p.scalars)
         if (gin[j]) gin[j][v] += dot * scalar_product(p, in, v, j);
     }
@@ -518,8 +538,9 @@ void backward_matrix_chain(const ProductPlan& p, const std::vector<Shape>& in_sh
 }
 
 
-void backward_product(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    const double* out, const double* gout, double* const* gin, Shape out_shape, int n, size_t total, size_t k) {
+template <class T>
+void backward_product(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    const T* out, const T* gout, T* const* gin, Shape out_shape, int n, size_t total, size_t k) {
   const ProductPlan p = product_plan(in_shapes);
   // The unscaled matrix product P is recomputed per value when a scalar needs it.
   bool scalar_grads = false;
@@ -532,10 +553,11 @@ void backward_product(CombinationKind c, const std::vector<Shape>& in_shapes, si
   }
 }
 
-void backward_concat(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    const double* out, const double* gout, double* const* gin, Shape out_shape, int n, size_t total, size_t k) {
+template <class T>
+void backward_concat(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    const T* out, const T* gout, T* const* gin, Shape out_shape, int n, size_t total, size_t k) {
   for (size_t v = 0; v < count; ++v) {
-    const double* g = gout + v * n;
+    const T* g = gout + v * n;
     for (size_t i = 0; i < k; ++i) {
       const int m = in_shapes[i].size();
       if (gin[i])
@@ -545,11 +567,12 @@ void backward_concat(CombinationKind c, const std::vector<Shape>& in_shapes, siz
   }
 }
 
-void backward_crosssum(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    const double* out, const double* gout, double* const* gin, Shape out_shape, int n, size_t total, size_t k) {
+template <class T>
+void backward_crosssum(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    const T* out, const T* gout, T* const* gin, Shape out_shape, int n, size_t total, size_t k) {
   const int na = in_shapes[0].size(), nb = in_shapes[1].size();
   for (size_t v = 0; v < count; ++v) {
-    const double* g = gout + v * n;
+    const T* g = gout + v * n;
     for (int i = 0; i < na; ++i)
       for (int j = 0; j < nb; ++j) {
         if (gin[0]) gin[0][v * na + i] += g[i * nb + j];
@@ -558,22 +581,23 @@ void backward_crosssum(CombinationKind c, const std::vector<Shape>& in_shapes, s
   }
 }
 
-void backward_cossim(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    const double* out, const double* gout, double* const* gin, Shape out_shape, int n, size_t total, size_t k) {
+template <class T>
+void backward_cossim(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    const T* out, const T* gout, T* const* gin, Shape out_shape, int n, size_t total, size_t k) {
   // y = a.b / (max(|a|, eps) max(|b|, eps)); where |a| > eps,
   // dy/da = b / (|a| |b|') - y a / |a|^2 (and symmetrically for b).
   const int m = in_shapes[0].size();
   for (size_t v = 0; v < count; ++v) {
-    const double* a = in[0] + v * m;
-    const double* b = in[1] + v * m;
+    const T* a = in[0] + v * m;
+    const T* b = in[1] + v * m;
     const auto [dot, na2, nb2] = cossim_sums(a, b, m);
-    const double na = std::sqrt(na2), nb = std::sqrt(nb2);
-    const double da = std::max(na, kCosSimEps), db = std::max(nb, kCosSimEps);
-    const double y = dot / (da * db);
-    const double g = gout[v];
-    const double inv = 1.0 / (da * db);
-    const double ca = na > kCosSimEps ? y / na2 : 0.0;
-    const double cb = nb > kCosSimEps ? y / nb2 : 0.0;
+    const T na = std::sqrt(na2), nb = std::sqrt(nb2);
+    const T da = std::max(na, kCosSimEps<T>), db = std::max(nb, kCosSimEps<T>);
+    const T y = dot / (da * db);
+    const T g = gout[v];
+    const T inv = 1.0 / (da * db);
+    const T ca = na > kCosSimEps<T> ? y / na2 : 0.0;
+    const T cb = nb > kCosSimEps<T> ? y / nb2 : 0.0;
     for (int e = 0; e < m; ++e) {
       if (gin[0]) gin[0][v * m + e] += g * (b[e] * inv - ca * a[e]);
       if (gin[1]) gin[1][v * m + e] += g * (a[e] * inv - cb * b[e]);
@@ -581,12 +605,13 @@ void backward_cossim(CombinationKind c, const std::vector<Shape>& in_shapes, siz
   }
 }
 
-void backward_softmax(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const double* const* in,
-    const double* out, const double* gout, double* const* gin, Shape out_shape, int n, size_t total, size_t k) {
+template <class T>
+void backward_softmax(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count, const T* const* in,
+    const T* out, const T* gout, T* const* gin, Shape out_shape, int n, size_t total, size_t k) {
   for (size_t v = 0; v < count; ++v) {
-    const double* y = out + v * n;
-    const double* g = gout + v * n;
-    double dot = 0;
+    const T* y = out + v * n;
+    const T* g = gout + v * n;
+    T dot = 0;
     for (int e = 0; e < n; ++e) dot += g[e] * y[e];
     int e = 0;
     for (size_t i = 0; i < k; ++i) {
@@ -600,9 +625,10 @@ void backward_softmax(CombinationKind c, const std::vector<Shape>& in_shapes, si
 
 }  // namespace
 
+template <class T>
 void combination_backward(CombinationKind c, const std::vector<Shape>& in_shapes, size_t count,
-                          const double* const* in, const double* out, const double* gout,
-                          double* const* gin) {
+                          const T* const* in, const T* out, const T* gout,
+                          T* const* gin) {
   const Shape out_shape = combination_shape(c, in_shapes);
   const int n = out_shape.size();
   const size_t total = count * static_cast<size_t>(n);
@@ -630,5 +656,11 @@ void combination_backward(CombinationKind c, const std::vector<Shape>& in_shapes
       return backward_softmax(c, in_shapes, count, in, out, gout, gin, out_shape, n, total, k);
   }
 }
+
+// The two scalar types of execution (exec/scalar.hpp).
+template void combination_forward<double>(CombinationKind, const std::vector<Shape>&, size_t, const double* const*, double*);
+template void combination_backward<double>(CombinationKind, const std::vector<Shape>&, size_t, const double* const*, const double*, const double*, double* const*);
+template void combination_forward<float>(CombinationKind, const std::vector<Shape>&, size_t, const float* const*, float*);
+template void combination_backward<float>(CombinationKind, const std::vector<Shape>&, size_t, const float* const*, const float*, const float*, float* const*);
 
 }  // namespace lrnn::exec

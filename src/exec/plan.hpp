@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "exec/functions.hpp"
+#include "exec/scalar.hpp"
 #include "neural/network.hpp"
 #include "neural/template_model.hpp"
 
@@ -230,10 +231,42 @@ struct CacheAlignedAllocator {
   void deallocate(T* p, size_t) noexcept { ::operator delete(p, kAlignment); }
   friend bool operator==(const CacheAlignedAllocator&, const CacheAlignedAllocator&) { return true; }
 };
-using AlignedValues = std::vector<double, CacheAlignedAllocator<double>>;
+template <class T>
+using AlignedBuffer = std::vector<T, CacheAlignedAllocator<T>>;
+using AlignedValues = AlignedBuffer<double>;
 
-struct Workspace {
-  AlignedValues values, grads;
+// The values and gradients of a plan's neurons in the scalar type T (exec/scalar.hpp); the
+// plan's offsets count entries, so one plan serves both types. `param_grads` is where a
+// float backward accumulates the parameter gradients before adding them into the caller's
+// double vector (unused for double, which accumulates there directly).
+template <class T>
+struct BasicWorkspace {
+  AlignedBuffer<T> values, grads;
+  std::vector<T> param_grads;
+};
+using Workspace = BasicWorkspace<double>;
+using Workspace32 = BasicWorkspace<float>;
+
+// The parameters as the kernels read them: the infos of `params` with values of type T
+// (the parameters' own values for double, a float mirror of them for float).
+template <class T>
+struct ParamView {
+  const neural::Parameters* params = nullptr;
+  const T* values = nullptr;
+  const neural::ParamInfo& info(uint32_t p) const { return params->info(p); }
+  const T* data(uint32_t p) const { return values + params->info(p).offset; }
+  size_t size() const { return params->size(); }
+};
+inline ParamView<double> view_of(const neural::Parameters& params) { return {&params, params.values.data()}; }
+
+// A float copy of the (double, master) parameters for float execution: refreshed from them
+// before every pass that reads them (after each optimizer step), never written back.
+struct ParamMirror {
+  std::vector<float> values;
+  ParamView<float> refresh(const neural::Parameters& params) {
+    values.assign(params.values.begin(), params.values.end());
+    return {&params, values.data()};
+  }
 };
 
 // Computes every neuron value of the plan. `example_params` (may be null: the facts keep
@@ -241,18 +274,29 @@ struct Workspace {
 void forward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
              const neural::Parameters* example_params = nullptr);
 // The same with `data` in place of plan.data (a plan shared by samples whose networks are
-// identical up to their example fact values, laid out as plan.data would hold them).
+// identical up to their example fact values, laid out as plan.data would hold them), in
+// the scalar type T: the fact data and learnable example facts are converted to T as they
+// are copied into the workspace (the copy forward makes anyway), the parameters are read
+// through `params` (double: view_of, float: a ParamMirror).
 void forward(const Plan& plan, std::span<const double> data, const neural::Parameters& params, Workspace& ws,
+             const neural::Parameters* example_params = nullptr);
+template <class T>
+void forward(const Plan& plan, std::span<const double> data, const ParamView<T>& params, BasicWorkspace<T>& ws,
              const neural::Parameters* example_params = nullptr);
 // Given ws.grads seeded with dL/d(output values) (after forward, with every other entry
 // zero), propagates to every neuron and ACCUMULATES parameter gradients into param_grads,
 // and those of the learnable example facts into example_grads (if given, laid out as the
-// dataset's block `example_params`).
+// dataset's block `example_params`). In float the parameter gradients of the pass are
+// summed in float (ws.param_grads) and then added into the double vectors.
 void backward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
               std::vector<double>& param_grads, const neural::Parameters* example_params = nullptr,
               std::vector<double>* example_grads = nullptr);
+template <class T>
+void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, std::vector<double>& param_grads,
+              const neural::Parameters* example_params = nullptr, std::vector<double>* example_grads = nullptr);
 
 // The value of output o (0 for a query without a neuron), as a flat row-major array.
-std::vector<double> output_value(const Plan& plan, const Workspace& ws, size_t o);
+template <class T>
+std::vector<double> output_value(const Plan& plan, const BasicWorkspace<T>& ws, size_t o);
 
 }  // namespace lrnn::exec

@@ -8,9 +8,6 @@ namespace lrnn::exec {
 
 namespace {
 
-using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using MapM = Eigen::Map<RowMat>;
-using CMapM = Eigen::Map<const RowMat>;
 
 struct Dims {
   Eigen::Index u, in, out;  // distinct inputs, input entries, output entries
@@ -29,29 +26,31 @@ double head_scale(const RuleGroup& G, uint32_t h) {
 
 // agg[h] = sum over head h's groundings k of rows[row_of[k]] (then scaled for an average),
 // summed in grounding order as the gathered aggregation does.
-void sum_rows_per_head(const RuleGroup& G, Eigen::Index out, const double* rows, double* agg) {
+template <class T>
+void sum_rows_per_head(const RuleGroup& G, Eigen::Index out, const T* rows, T* agg) {
   const TransformSum& t = G.transform;
   for (uint32_t h = 0; h < G.m; ++h) {
-    double* y = agg + size_t(h) * out;
+    T* y = agg + size_t(h) * out;
     std::fill(y, y + out, 0.0);
     for (uint32_t k = G.head_segments[h]; k < G.head_segments[h + 1]; ++k) {
-      const double* x = rows + size_t(t.row_of[k]) * out;
+      const T* x = rows + size_t(t.row_of[k]) * out;
       for (Eigen::Index e = 0; e < out; ++e) y[e] += x[e];
     }
-    const double scale = head_scale(G, h);
+    const T scale = head_scale(G, h);
     if (scale != 1.0)
       for (Eigen::Index e = 0; e < out; ++e) y[e] *= scale;
   }
 }
 
 // grows[row_of[k]] += scale(h) gagg[h] for every grounding k of every head h.
-void scatter_heads_to_rows(const RuleGroup& G, Eigen::Index out, const double* gagg, double* grows) {
+template <class T>
+void scatter_heads_to_rows(const RuleGroup& G, Eigen::Index out, const T* gagg, T* grows) {
   const TransformSum& t = G.transform;
   for (uint32_t h = 0; h < G.m; ++h) {
-    const double scale = head_scale(G, h);
-    const double* gy = gagg + size_t(h) * out;
+    const T scale = head_scale(G, h);
+    const T* gy = gagg + size_t(h) * out;
     for (uint32_t k = G.head_segments[h]; k < G.head_segments[h + 1]; ++k) {
-      double* gx = grows + size_t(t.row_of[k]) * out;
+      T* gx = grows + size_t(t.row_of[k]) * out;
       for (Eigen::Index e = 0; e < out; ++e) gx[e] += scale * gy[e];
     }
   }
@@ -59,39 +58,47 @@ void scatter_heads_to_rows(const RuleGroup& G, Eigen::Index out, const double* g
 
 }  // namespace
 
-void transform_sum_forward(const RuleGroup& G, const neural::Parameters& params, double* v) {
+template <class T>
+void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v) {
   const TransformSum& t = G.transform;
   const InputBlock& B = G.inputs[0];
   const Dims d = dims_of(G);
   if (t.owns_transform) {
     if (!t.contiguous)
       for (Eigen::Index r = 0; r < d.u; ++r)
-        std::memcpy(v + t.x_off + r * d.in, v + t.sources[r], sizeof(double) * d.in);
+        std::memcpy(v + t.x_off + r * d.in, v + t.sources[r], sizeof(T) * d.in);
     // T (u x out) = X (u x in) W^T: one GEMM over the distinct inputs.
-    MapM(v + t.t_off, d.u, d.out).noalias() =
-        CMapM(v + t.x_off, d.u, d.in) * CMapM(params.data(B.weight), d.out, d.in).transpose();
+    MapM<T>(v + t.t_off, d.u, d.out).noalias() =
+        CMapM<T>(v + t.x_off, d.u, d.in) * CMapM<T>(params.data(B.weight), d.out, d.in).transpose();
   }
   if (!t.rows_are_heads) sum_rows_per_head(G, d.out, v + t.t_off, v + G.agg_off);
 }
 
-void transform_sum_backward(const RuleGroup& G, const neural::Parameters& params, const double* v, double* g,
-                            double* pg) {
+template <class T>
+void transform_sum_backward(const RuleGroup& G, const ParamView<T>& params, const T* v, T* g,
+                            T* pg) {
   const TransformSum& t = G.transform;
   const InputBlock& B = G.inputs[0];
   const Dims d = dims_of(G);
   if (!t.rows_are_heads) scatter_heads_to_rows(G, d.out, g + G.agg_off, g + t.t_off);
   if (!t.owns_transform) return;  // the owner, later in backward, takes it from here
-  CMapM gT(g + t.t_off, d.u, d.out);
-  CMapM X(v + t.x_off, d.u, d.in);
-  MapM(pg + params.info(B.weight).offset, d.out, d.in).noalias() += gT.transpose() * X;
+  CMapM<T> gT(g + t.t_off, d.u, d.out);
+  CMapM<T> X(v + t.x_off, d.u, d.in);
+  MapM<T>(pg + params.info(B.weight).offset, d.out, d.in).noalias() += gT.transpose() * X;
   // dL/dX += gT W: in place when the inputs lie back to back, else gathered and scattered.
-  MapM(g + t.x_off, d.u, d.in).noalias() += gT * CMapM(params.data(B.weight), d.out, d.in);
+  MapM<T>(g + t.x_off, d.u, d.in).noalias() += gT * CMapM<T>(params.data(B.weight), d.out, d.in);
   if (!t.contiguous)
     for (Eigen::Index r = 0; r < d.u; ++r) {
-      const double* gx = g + t.x_off + r * d.in;
-      double* gs = g + t.sources[r];
+      const T* gx = g + t.x_off + r * d.in;
+      T* gs = g + t.sources[r];
       for (Eigen::Index e = 0; e < d.in; ++e) gs[e] += gx[e];
     }
 }
+
+// The two scalar types of execution (exec/scalar.hpp).
+template void transform_sum_forward<double>(const RuleGroup&, const ParamView<double>&, double*);
+template void transform_sum_backward<double>(const RuleGroup&, const ParamView<double>&, const double*, double*, double*);
+template void transform_sum_forward<float>(const RuleGroup&, const ParamView<float>&, float*);
+template void transform_sum_backward<float>(const RuleGroup&, const ParamView<float>&, const float*, float*, float*);
 
 }  // namespace lrnn::exec

@@ -9,10 +9,11 @@
 namespace lrnn::exec {
 
 // v[G.agg_off ...] = per head, the sum (avg) of W x over its groundings.
-void transform_sum_forward(const RuleGroup& G, const neural::Parameters& params, double* v);
+template <class T>
+void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v);
 // Given g[G.agg_off ...] = dL/d(aggregates): g[input offsets] += dL/dx and the weight's
 // gradient is ACCUMULATED into pg. Needs g zero at G.transform.t_off and x_off.
-void transform_sum_backward(const RuleGroup& G, const neural::Parameters& params, const double* v, double* g,
-                            double* pg);
+template <class T>
+void transform_sum_backward(const RuleGroup& G, const ParamView<T>& params, const T* v, T* g, T* pg);
 
 }  // namespace lrnn::exec

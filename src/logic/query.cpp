@@ -1,4 +1,6 @@
 // Query answering and query/example pairing (include/lrnn/logic.hpp).
+#include <algorithm>
+#include <cstddef>
 #include <unordered_map>
 
 #include "logic/grounder.hpp"
@@ -57,12 +59,17 @@ std::vector<QueryPairing> pair_queries(const std::vector<ExampleAst>& examples,
                                        const std::vector<QueryLineAst>& query_lines) {
   std::vector<QueryPairing> out;
   if (query_lines.empty()) {
-    for (size_t e = 0; e < examples.size(); ++e) out.push_back({e, examples[e].queries});
+    for (size_t e = 0; e < examples.size(); ++e) out.push_back({e, examples[e].queries, {}});
     return out;
   }
   auto pairing = [&](size_t e, const QueryLineAst& line) {
-    QueryPairing p{e, examples[e].queries};
+    QueryPairing p{e, examples[e].queries, {}};
     p.queries.insert(p.queries.end(), line.queries.begin(), line.queries.end());
+    if (line.importance != 1.0) {
+      p.importance.assign(p.queries.size(), 1.0);
+      std::fill(p.importance.end() - static_cast<std::ptrdiff_t>(line.queries.size()), p.importance.end(),
+                line.importance);
+    }
     return p;
   };
   size_t named = 0;

@@ -2,6 +2,7 @@
 // value lists are loops; only metadata tuples and imports recurse, both with depth limits.
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -12,6 +13,7 @@
 #include "lrnn/syntax.hpp"
 #include "syntax/builtins.hpp"
 #include "syntax/lexer.hpp"
+#include "syntax/statements.hpp"
 
 namespace lrnn {
 
@@ -794,6 +796,16 @@ std::vector<ExampleAst> parse_examples_source(const std::shared_ptr<const Source
   return out;
 }
 
+// `0.25 id :- ...`: a query line's importance is one plain number, finite and not negative
+// (a negative one would turn descent on that query into ascent).
+double query_importance(Parser& p, const ValueSpec& v) {
+  const bool plain = v.kind == ValueSpec::Kind::Scalar && v.name.empty() && !v.sparse && v.data.size() == 1;
+  if (!plain) p.fail(v.span, "a query line's importance (before its id) is one number, e.g. '0.5 id :- 1.0 q.'");
+  if (!std::isfinite(v.data[0]) || v.data[0] < 0)
+    p.fail(v.span, "a query line's importance must be a finite number >= 0");
+  return v.data[0];
+}
+
 std::vector<QueryLineAst> parse_queries_source(const std::shared_ptr<const SourceFile>& file) {
   validate_utf8(file);
   Parser p(file);
@@ -807,9 +819,10 @@ std::vector<QueryLineAst> parse_queries_source(const std::shared_ptr<const Sourc
     QueryLineAst q;
     Literal lead = p.valued_literal();
     if (p.accept(Tok::Implies)) {
-      bool bare = !lead.weight && lead.args.empty() && !lead.builtin && !lead.hidden && !lead.negated &&
-                  !lead.soft_negated && !lead.transposed;
+      bool bare = lead.args.empty() && !lead.builtin && !lead.hidden && !lead.negated && !lead.soft_negated &&
+                  !lead.transposed;
       if (!bare) p.fail(lead.span, "expected an example id (a bare name) before ':-'");
+      if (lead.weight) q.importance = query_importance(p, *lead.weight);
       q.id = std::move(lead.predicate);
     } else {
       p.check_fact(lead, " as a query");
@@ -838,6 +851,15 @@ std::vector<QueryLineAst> parse_queries_source(const std::shared_ptr<const Sourc
 }  // namespace syntax
 
 namespace syntax {
+
+std::vector<ExampleAst> parse_examples_file(const std::shared_ptr<const SourceFile>& file) {
+  return parse_examples_source(file);
+}
+std::vector<QueryLineAst> parse_queries_file(const std::shared_ptr<const SourceFile>& file) {
+  return parse_queries_source(file);
+}
+std::shared_ptr<const SourceFile> read_source_file(const std::string& path) { return load_source(path); }
+
 namespace {
 
 TemplateAst parse_template_source(std::shared_ptr<const SourceFile> file) {

@@ -276,6 +276,10 @@ std::string print_example(const ExampleAst& e) {
 std::string print_query_line(const QueryLineAst& q) {
   std::string out;
   if (!q.id.empty()) {
+    if (q.importance != 1.0) {
+      append_number(out, q.importance);
+      out += ' ';
+    }
     out += q.id;
     out += " :- ";
   }

@@ -76,6 +76,7 @@ std::string Engine::to_json(const TrainConfig& config) const {
       {"shuffle", config.shuffle},
       {"clip_grad_value", config.clip_grad_value},
       {"clip_grad_norm", config.clip_grad_norm},
+      {"dtype", to_string(config.dtype)},
   };
   json j = {{"format", "lrnn-model"},
             {"version", kModelFileVersion},
@@ -142,6 +143,8 @@ std::unique_ptr<Engine> Engine::from_json(const std::string& text, TrainConfig& 
     config.shuffle = t.value("shuffle", true);
     config.clip_grad_value = t.value("clip_grad_value", 0.0);
     config.clip_grad_norm = t.value("clip_grad_norm", 0.0);
+    // Files written before the float32 mode trained in float64.
+    config.dtype = parse_dtype(t.value("dtype", std::string("float64")));
     engine->optimizer_config_ = config.optimizer;
     engine->optimizer_state_ = t.at("optimizer_state").get<std::vector<double>>();
     return engine;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "lrnn/diagnostics.hpp"
+#include "syntax/suggest.hpp"
 
 namespace lrnn::train {
 
@@ -58,6 +59,7 @@ TrainConfig make_train_config(const Settings& s, int epochs_trained) {
   require(s.patience >= 0, "patience", "an integer >= 0", s.patience);
   c.patience = s.patience;
   c.shuffle = s.shuffle;
+  c.dtype = s.dtype;
   if (s.clip_grad_value) {
     require(std::isfinite(*s.clip_grad_value) && *s.clip_grad_value > 0, "clip_grad_value", "a finite number > 0",
             *s.clip_grad_value);
@@ -73,6 +75,7 @@ TrainConfig make_train_config(const Settings& s, int epochs_trained) {
 
 Settings settings_of(const TrainConfig& c) {
   Settings s;
+  s.dtype = c.dtype;
   s.epochs = c.epochs;
   s.lr = c.optimizer.lr;
   s.optimizer = to_string(c.optimizer.kind);
@@ -96,3 +99,18 @@ Settings settings_of(const TrainConfig& c) {
 }
 
 }  // namespace lrnn::train
+
+namespace lrnn {
+
+Dtype parse_dtype(const std::string& name) {
+  if (name == "float64") return Dtype::Float64;
+  if (name == "float32") return Dtype::Float32;
+  // Two candidates: name the nearer one whatever the distance (a misspelling of either).
+  const char* valid[] = {"float32", "float64"};
+  const std::string closest = edit_distance(name, valid[0]) <= edit_distance(name, valid[1]) ? valid[0] : valid[1];
+  throw Error(ErrorKind::Semantic, "unknown dtype '" + name + "'; did you mean '" + closest + "'? (valid: float32, float64)");
+}
+
+const char* to_string(Dtype dtype) { return dtype == Dtype::Float32 ? "float32" : "float64"; }
+
+}  // namespace lrnn

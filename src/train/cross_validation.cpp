@@ -130,8 +130,8 @@ CrossValidationReport cross_validate(const TemplateAst& ast, const Settings& set
     r.epochs = result.epochs;
     r.stopped_early = result.stopped_early;
     r.train_seconds = result.train_seconds;
-    r.train = engine.evaluate(train_set, config.loss).metrics;
-    r.test = engine.evaluate(test_set, config.loss).metrics;
+    r.train = engine.evaluate(train_set, config.loss, config.dtype).metrics;
+    r.test = engine.evaluate(test_set, config.loss, config.dtype).metrics;
     epochs_run += static_cast<size_t>(result.epochs);
     train_seconds += result.train_seconds;
     cv.folds.push_back(r);

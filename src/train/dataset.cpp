@@ -26,7 +26,15 @@ std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::ve
   std::vector<Sample> out;
   if (examples.size() == 1 && pairs.size() > 1) {
     Sample s;
-    for (auto& p : pairs) s.queries.insert(s.queries.end(), p.queries.begin(), p.queries.end());
+    bool weighted = false;
+    for (const auto& p : pairs) weighted |= !p.importance.empty();
+    for (auto& p : pairs) {
+      if (weighted) {
+        if (p.importance.empty()) p.importance.assign(p.queries.size(), 1.0);
+        s.importance.insert(s.importance.end(), p.importance.begin(), p.importance.end());
+      }
+      s.queries.insert(s.queries.end(), p.queries.begin(), p.queries.end());
+    }
     s.example = std::move(examples[0]);
     out.push_back(std::move(s));
     return out;
@@ -41,9 +49,9 @@ std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::ve
       throw Error(ErrorKind::Semantic, examples[p.example].span,
                   "example has no query: label it (`<1> q :- facts.`) or give a queries file");
     if (--uses[p.example] == 0) {
-      out.push_back({std::move(examples[p.example]), std::move(p.queries)});
+      out.push_back({std::move(examples[p.example]), std::move(p.queries), std::move(p.importance)});
     } else {
-      out.push_back({examples[p.example], std::move(p.queries)});
+      out.push_back({examples[p.example], std::move(p.queries), std::move(p.importance)});
     }
   }
   return out;

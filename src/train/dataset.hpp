@@ -13,6 +13,8 @@ namespace lrnn::train {
 struct Sample {
   ExampleAst example;
   std::vector<Literal> queries;  // weight = target (absent: inference only)
+  std::vector<double> importance;  // per query: a factor on its loss (empty: every query 1)
+  double importance_of(size_t q) const { return importance.empty() ? 1.0 : importance[q]; }
 };
 
 // Pairs examples with query lines: a labelled example holds its own queries; N examples

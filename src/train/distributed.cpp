@@ -222,6 +222,83 @@ ShardRange shard_of(size_t n, int rank, int size) {
   return {n * r / s, n * (r + 1) / s};
 }
 
+ShardRange shard_by_cost(std::span<const uint64_t> costs, int rank, int size) {
+  const size_t n = costs.size();
+  std::vector<unsigned __int128> prefix(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + costs[i] + 1;
+  auto start = [&](int r) -> size_t {
+    if (r >= size) return n;
+    const unsigned __int128 goal = prefix[n] * static_cast<unsigned>(r);
+    size_t lo = 0, hi = n;  // the first i with prefix[i] * size >= goal
+    while (lo < hi) {
+      const size_t mid = (lo + hi) / 2;
+      if (prefix[mid] * static_cast<unsigned>(size) >= goal) hi = mid;
+      else lo = mid + 1;
+    }
+    // ... or the one before it, when that is closer to the goal.
+    if (lo > 0 && goal - prefix[lo - 1] * static_cast<unsigned>(size) < prefix[lo] * static_cast<unsigned>(size) - goal)
+      --lo;
+    return lo;
+  };
+  return {start(rank), start(rank + 1)};
+}
+
+ShardPlan shard_with_margin(std::span<const uint64_t> costs, int rank, int size) {
+  const size_t n = costs.size();
+  const ShardRange owned = shard_by_cost(costs, rank, size);
+  const size_t margin = size > 1 ? (n / static_cast<size_t>(size) + 15) / 16 : 0;
+  return {owned, {owned.first > margin ? owned.first - margin : 0, std::min(n, owned.last + margin)}};
+}
+
+ShardLayout gather_layout(ShardPlan mine, size_t total, const std::vector<uint32_t>& owned_costs) {
+  const std::vector<uint32_t> all =
+      allgather({static_cast<uint32_t>(mine.owned.first), static_cast<uint32_t>(mine.owned.last),
+                 static_cast<uint32_t>(mine.held.first), static_cast<uint32_t>(mine.held.last),
+                 static_cast<uint32_t>(total)});
+  ShardLayout layout;
+  size_t next = 0;
+  for (size_t k = 0; k + 4 < all.size(); k += 5) {
+    const size_t rank = k / 5;
+    if (all[k] != next || all[k + 4] != total || all[k + 2] > all[k] || all[k + 3] < all[k + 1])
+      throw Error(ErrorKind::Semantic, "the ranks' shares of the dataset do not tile it: rank " +
+                                           std::to_string(rank) + " owns samples " + std::to_string(all[k]) + ".." +
+                                           std::to_string(all[k + 1]) + " of " + std::to_string(all[k + 4]) +
+                                           ", expected from " + std::to_string(next) + " of " + std::to_string(total));
+    layout.held_first.push_back(all[k + 2]);
+    layout.held_last.push_back(all[k + 3]);
+    next = all[k + 1];
+  }
+  if (next != total)
+    throw Error(ErrorKind::Semantic, "the ranks' shares of the dataset cover samples 0.." + std::to_string(next) +
+                                         " of " + std::to_string(total));
+  layout.costs = allgather(owned_costs);
+  if (layout.costs.size() != total)
+    throw Error(ErrorKind::Runtime, "the ranks sent " + std::to_string(layout.costs.size()) + " sample costs for " +
+                                        std::to_string(total) + " samples");
+  return layout;
+}
+
+std::vector<size_t> balanced_cuts(const std::vector<uint32_t>& batch, const ShardLayout& layout) {
+  const size_t ranks = layout.held_first.size(), b = batch.size();
+  std::vector<uint64_t> work(b + 1, 0);  // work of batch[0, k)
+  for (size_t k = 0; k < b; ++k) work[k + 1] = work[k] + layout.costs[batch[k]] + 1;
+  std::vector<size_t> cuts(ranks + 1, 0);
+  cuts[ranks] = b;
+  for (size_t r = 1; r < ranks; ++r) {
+    // Rank r's first sample must be one it holds, rank r - 1's last one it holds.
+    size_t lo = std::lower_bound(batch.begin(), batch.end(), layout.held_first[r]) - batch.begin();
+    const size_t hi = std::lower_bound(batch.begin(), batch.end(), layout.held_last[r - 1]) - batch.begin();
+    lo = std::max(lo, cuts[r - 1]);
+    const unsigned __int128 goal = static_cast<unsigned __int128>(work[b]) * r;
+    size_t cut = lo;  // the first k in [lo, hi] with work[k] * ranks >= goal, or the one before
+    while (cut < hi && static_cast<unsigned __int128>(work[cut]) * ranks < goal) ++cut;
+    const unsigned __int128 at = static_cast<unsigned __int128>(work[cut]) * ranks;
+    if (cut > lo && at >= goal && goal - static_cast<unsigned __int128>(work[cut - 1]) * ranks < at - goal) --cut;
+    cuts[r] = cut;
+  }
+  return cuts;
+}
+
 // ---- exact sums ---------------------------------------------------------------------------
 namespace {
 constexpr double kScale = 0x1p64;     // resolution 2^-64
@@ -232,6 +309,12 @@ void ExactSum::reset(size_t n) { acc_.assign(n + 1, 0); }
 
 void ExactSum::add(size_t i, double x) {
   if (x == 0) return;
+  // Most gradient entries are below 1/2: x * 2^64 then fits an int64, whose conversion is
+  // one instruction (the 128-bit one a library call) and truncates alike.
+  if (std::fabs(x) < 0x1p-1) {
+    acc_[i] += static_cast<int64_t>(x * kScale);
+    return;
+  }
   if (!(std::fabs(x) < kLimit)) {
     acc_.back() += 1;
     return;
@@ -262,17 +345,27 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
                                     const std::vector<uint32_t>& batch, LossKind loss_kind, int epoch,
                                     std::vector<double>& grads, std::vector<std::vector<double>>* predictions,
                                     std::vector<std::vector<double>>* targets,
-                                    std::vector<std::vector<double>>* outputs) {
+                                    std::vector<std::vector<double>>* outputs, Dtype dtype) {
   // The loss is over the targeted outputs of the whole global batch (their mean, or their sum
   // for mse_sum): every rank knows each sample's count (gathered when the set was prepared).
   const auto t_compute = std::chrono::steady_clock::now();
   LossSum total;
   for (uint32_t g : batch) total.count += set.global_target_counts[g];
   const size_t num_params = grads.size();
-  sum_.reset(num_params + 1);  // the parameters, then the loss
+  const size_t ranks = static_cast<size_t>(world().size), rank = static_cast<size_t>(world().rank);
+  // The parameters, the loss, then per rank its work and its compute time (ns).
+  const size_t work_slot = num_params + 1, time_slot = num_params + 1 + ranks;
+  sum_.reset(num_params + 1 + 2 * ranks);
+  // This rank's samples of the batch: those of its block, or with the ranks' layout known
+  // (margins held), the run of the batch the work-balanced split gives it.
   const size_t first = set.shard_first, last = set.shard_first + set.size();
   auto begin = std::lower_bound(batch.begin(), batch.end(), static_cast<uint32_t>(first));
   auto end = std::lower_bound(begin, batch.end(), static_cast<uint32_t>(last));
+  if (!set.layout.held_first.empty()) {
+    const std::vector<size_t> cuts = balanced_cuts(batch, set.layout);
+    begin = batch.begin() + cuts[rank];
+    end = batch.begin() + cuts[rank + 1];
+  }
   locals_.clear();
   for (auto it = begin; it != end; ++it) locals_.push_back(*it - static_cast<uint32_t>(first));
   if (outputs) outputs->resize(set.outputs.size());
@@ -286,14 +379,31 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
                  const size_t first_output = steps_.first_output(locals_[pos]);
                  for (size_t o = 0; o < sample.values.size(); ++o) (*outputs)[first_output + o] = sample.values[o];
                }
-             });
-  const auto t_wait = std::chrono::steady_clock::now();
-  timing.compute_s += std::chrono::duration<double>(t_wait - t_compute).count();
-  if (world().size > 1) barrier();
+             },
+             dtype);
+  uint64_t work = 0;
+  for (uint32_t local : locals_) work += steps_.plan_values(local);
+  const double compute_s = seconds_since(t_compute);
+  sum_.add_integer(work_slot + rank, static_cast<int64_t>(work));
+  sum_.add_integer(time_slot + rank, static_cast<int64_t>(compute_s * 1e9));
   const auto t_allreduce = std::chrono::steady_clock::now();
-  timing.wait_s += std::chrono::duration<double>(t_allreduce - t_wait).count();
   sum_.allreduce();
-  timing.allreduce_s += seconds_since(t_allreduce);
+  const double allreduce_s = seconds_since(t_allreduce);
+  int64_t slowest_ns = 0, work_max = 0, work_total = 0;
+  for (size_t r = 0; r < ranks; ++r) {
+    slowest_ns = std::max(slowest_ns, sum_.integer(time_slot + r));
+    work_max = std::max(work_max, sum_.integer(work_slot + r));
+    work_total += sum_.integer(work_slot + r);
+  }
+  // Waiting for the slowest rank happens inside the allreduce: its share is the slowest
+  // rank's compute time minus this rank's (at most the whole allreduce).
+  const double wait_s = std::clamp(static_cast<double>(slowest_ns) * 1e-9 - compute_s, 0.0, allreduce_s);
+  timing.compute_s += compute_s;
+  timing.wait_s += wait_s;
+  timing.allreduce_s += allreduce_s - wait_s;
+  timing.work_mine += work;
+  timing.work_max += static_cast<uint64_t>(work_max);
+  timing.work_total += static_cast<uint64_t>(work_total);
   ++timing.steps;
   if (sum_.unrepresentable() > 0)
     throw Error(ErrorKind::Runtime, "training diverged at epoch " + std::to_string(epoch) + ": " +
@@ -337,11 +447,13 @@ double global_accuracy(const std::vector<std::vector<double>>& predictions,
 std::vector<Output> gather_outputs(const std::vector<Output>& local, const PreparedSet& set) {
   std::vector<char> mine;
   for (const Output& o : local) {
+    if (!set.owns(o.example)) continue;  // a sample of a margin: its owner reports it
     put_u32(mine, static_cast<uint32_t>(set.shard_first + o.example));
     put_u32(mine, static_cast<uint32_t>(o.query.size()));
     put(mine, o.query.data(), o.query.size());
     put_doubles(mine, o.target);
     put_doubles(mine, o.value);
+    put_doubles(mine, {o.importance, o.listed_target ? 1.0 : 0.0});
   }
   const std::vector<char> all = gather_to_root(mine);
   std::vector<Output> outputs;
@@ -352,6 +464,9 @@ std::vector<Output> gather_outputs(const std::vector<Output>& local, const Prepa
     in.get(o.query.data(), o.query.size());
     o.target = in.doubles();
     o.value = in.doubles();
+    const std::vector<double> extra = in.doubles();  // importance, listed target
+    o.importance = extra.at(0);
+    o.listed_target = extra.at(1) != 0;
     outputs.push_back(std::move(o));
   }
   return outputs;
@@ -365,7 +480,7 @@ Evaluation gather_evaluation(const Evaluation& local, const PreparedSet& set, Lo
     std::vector<OutputInfo> infos;
     std::vector<std::vector<double>> values, predictions;
     for (const Output& o : ev.outputs) {
-      infos.push_back({static_cast<uint32_t>(o.example), 0, o.query, o.target});
+      infos.push_back({static_cast<uint32_t>(o.example), 0, o.query, o.target, o.importance, o.listed_target});
       values.push_back(o.value);
     }
     ev.metrics = metrics_of(loss_kind, infos, values, &predictions);

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,33 @@ struct ShardRange {
   size_t first = 0, last = 0;
 };
 ShardRange shard_of(size_t n, int rank, int size);
+// The block of rank `rank` when the examples cost `costs` (any measure of their work: bytes
+// of text, nodes, facts): the blocks are contiguous and their costs as equal as whole
+// examples allow (block r starts at the first example whose preceding costs reach r/size of
+// the total, or at the one before when that is closer; each example counts one more than
+// its cost, so empty ones still split). Every rank computes every block alike. Contiguous
+// blocks by count alone are unequal when the examples grow along the file (NCI1's second
+// half costs 25% more than its first).
+ShardRange shard_by_cost(std::span<const uint64_t> costs, int rank, int size);
+// What rank `rank` holds: its block of `costs` (shard_by_cost), which it evaluates and
+// reports, and that block widened by a margin of 1/16 of a block on each side (into its
+// neighbours' blocks), whose samples it can also compute. Each training step then splits
+// its global batch at points inside the margins where the work is even (ShardedStep), not
+// at the blocks' ends: a random batch draws unequally from the blocks.
+struct ShardPlan {
+  ShardRange owned, held;
+};
+ShardPlan shard_with_margin(std::span<const uint64_t> costs, int rank, int size);
+
+// The ranks' layout of a sharded set (train/shard_layout.hpp), gathered from every rank:
+// the blocks they own must tile [0, total) in rank order (throws lrnn::Error naming the
+// first that does not).
+ShardLayout gather_layout(ShardPlan mine, size_t total, const std::vector<uint32_t>& owned_costs);
+
+// The split of a sorted global batch over the ranks: rank r computes batch[cuts[r],
+// cuts[r + 1]). Each cut lies where both ranks beside it hold the samples and the work
+// before it is closest to its share of the batch's (costs + 1 per sample).
+std::vector<size_t> balanced_cuts(const std::vector<uint32_t>& batch, const ShardLayout& layout);
 
 // Exact sums of doubles: each value is rounded once to a multiple of 2^-64 (truncation) and
 // added as a 128-bit integer, so the sum is independent of the order of the additions and
@@ -57,6 +85,8 @@ class ExactSum {
  public:
   void reset(size_t n);
   void add(size_t i, double x);
+  void add_integer(size_t i, int64_t n) { acc_[i] += n; }  // counts, not scaled
+  int64_t integer(size_t i) const { return static_cast<int64_t>(acc_[i]); }
   void allreduce();  // sums every rank's accumulators (integer addition: any order)
   double value(size_t i) const;
   int64_t unrepresentable() const { return static_cast<int64_t>(acc_.back()); }
@@ -79,7 +109,7 @@ class ShardedStep {
   LossSum batch_gradient(const neural::TemplateModel& model, const PreparedSet& set, const std::vector<uint32_t>& batch,
                          LossKind loss, int epoch, std::vector<double>& grads,
                          std::vector<std::vector<double>>* predictions, std::vector<std::vector<double>>* targets,
-                         std::vector<std::vector<double>>* outputs = nullptr);
+                         std::vector<std::vector<double>>* outputs = nullptr, Dtype dtype = Dtype::Float64);
 
  private:
   SampleSteps steps_;             // per-sample plans, forward and backward (threaded)
@@ -88,12 +118,21 @@ class ShardedStep {
 };
 
 // Where this rank's training steps spent their time (summed since the process started):
-// forward + backward of its samples, waiting for the slowest rank (a barrier before the
-// allreduce, so the two are told apart), and the allreduce of the gradient itself. Reported
-// by `lrnn train --json` in timing (step_compute_s, imbalance_wait_s, allreduce_s).
+// forward + backward of its samples, waiting for the slowest rank, and the allreduce of the
+// gradient itself. The allreduce also carries every rank's compute time of the step, so the
+// wait is told apart from the transfer without a barrier of its own: wait = the slowest
+// rank's compute minus this rank's. Reported by `lrnn train --json` in timing
+// (step_compute_s, imbalance_wait_s, allreduce_s).
+//
+// The work of a step is counted in plan values (forward + backward of a sample costs about
+// its plan's values times the width of its values): `work_max` sums each step's largest
+// rank's work, `work_total` all ranks' work, so work_total / work_max is the speed-up over
+// one rank the split of the batches allows on idle cores (N when perfectly balanced), a
+// number the machine's load does not change.
 struct StepTiming {
   double compute_s = 0, wait_s = 0, allreduce_s = 0;
   size_t steps = 0;
+  uint64_t work_mine = 0, work_max = 0, work_total = 0;
 };
 const StepTiming& step_timing();
 

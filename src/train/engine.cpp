@@ -57,7 +57,7 @@ Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
     if (predictions_out) predictions_out->push_back(p);
     if (infos[o].target.empty()) continue;
     grad.assign(y.size(), 0.0);
-    total += loss(loss_kind, y, infos[o].target, grad);
+    total += infos[o].importance * loss(loss_kind, y, infos[o].target, grad);
     ++m.count;
     if (p.size() == 1 && infos[o].target.size() == 1) {
       scores.push_back(p[0]);
@@ -76,10 +76,11 @@ Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
   return m;
 }
 
-LossSum seed_loss_gradients(const exec::Plan& plan, exec::Workspace& ws, LossKind loss_kind,
+template <class T>
+LossSum seed_loss_gradients(const exec::Plan& plan, exec::BasicWorkspace<T>& ws, LossKind loss_kind,
                             const std::function<const std::vector<double>&(size_t)>& target_of_output,
                             std::vector<std::vector<double>>* predictions, std::vector<std::vector<double>>* targets,
-                            size_t mean_over) {
+                            size_t mean_over, const std::function<double(size_t)>& importance_of_output) {
   LossSum total;
   for (size_t o = 0; o < plan.outputs.size(); ++o)
     if (!target_of_output(o).empty()) ++total.count;
@@ -90,7 +91,8 @@ LossSum seed_loss_gradients(const exec::Plan& plan, exec::Workspace& ws, LossKin
     if (target.empty()) continue;
     std::vector<double> y = exec::output_value(plan, ws, o);
     loss_grad.assign(y.size(), 0.0);
-    total.sum += loss(loss_kind, y, target, loss_grad);
+    const double importance = importance_of_output ? importance_of_output(o) : 1.0;
+    total.sum += importance * loss(loss_kind, y, target, loss_grad);
     if (predictions) {
       std::vector<double> p(y.size());
       predict(loss_kind, y, p);
@@ -99,10 +101,19 @@ LossSum seed_loss_gradients(const exec::Plan& plan, exec::Workspace& ws, LossKin
     if (targets) targets->push_back(target);
     const exec::OutputRef& ref = plan.outputs[o];
     if (ref.offset == exec::kNoValue) continue;
-    for (size_t k = 0; k < y.size(); ++k) ws.grads[ref.offset + k] += loss_grad[k] / divisor;
+    for (size_t k = 0; k < y.size(); ++k) ws.grads[ref.offset + k] += importance * loss_grad[k] / divisor;
   }
   return total;
 }
+
+template LossSum seed_loss_gradients<double>(const exec::Plan&, exec::Workspace&, LossKind,
+                                             const std::function<const std::vector<double>&(size_t)>&,
+                                             std::vector<std::vector<double>>*, std::vector<std::vector<double>>*, size_t,
+                                             const std::function<double(size_t)>&);
+template LossSum seed_loss_gradients<float>(const exec::Plan&, exec::Workspace32&, LossKind,
+                                            const std::function<const std::vector<double>&(size_t)>&,
+                                            std::vector<std::vector<double>>*, std::vector<std::vector<double>>*, size_t,
+                                            const std::function<double(size_t)>&);
 
 void clip_gradients(std::vector<double>& grads, double clip_value, double clip_norm, std::span<double> more) {
   if (clip_value > 0) {
@@ -202,11 +213,13 @@ PreparedSet Engine::prepare(std::span<const Sample> samples, size_t max_ground_r
     const Sample& s = samples[i];
     for (uint32_t q = 0; q < s.queries.size(); ++q) {
       std::vector<double> target = target_of(s.queries[q]);
+      const double importance = s.importance_of(q);
+      const bool listed = s.queries[q].weight && s.queries[q].weight->kind != ValueSpec::Kind::Scalar;
       const auto& matches = set.atom_texts[i][q];
       if (matches.empty()) {
-        set.outputs.push_back({i, q, query_text(s.queries[q]), target});
+        set.outputs.push_back({i, q, query_text(s.queries[q]), target, importance, listed});
       } else {
-        for (const std::string& t : matches) set.outputs.push_back({i, q, t, target});
+        for (const std::string& t : matches) set.outputs.push_back({i, q, t, target, importance, listed});
       }
     }
   }
@@ -296,12 +309,13 @@ void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedS
   for (auto& plan : built) plans_.push_back(std::move(plan));
 }
 
-void SampleSteps::forward_sample(const neural::TemplateModel& model, const PreparedSet& set, uint32_t local,
-                                 exec::Workspace& ws, std::vector<std::vector<double>>& values,
+template <class T>
+void SampleSteps::forward_sample(const exec::ParamView<T>& params, const PreparedSet& set, uint32_t local,
+                                 exec::BasicWorkspace<T>& ws, std::vector<std::vector<double>>& values,
                                  std::vector<neural::Shape>& shapes) const {
   const exec::Plan& plan = *plans_[plan_of_[local]];
   const neural::Parameters* example_params = set.example_facts ? &set.example_facts->params : nullptr;
-  exec::forward(plan, set.networks[local].fact_data, model.params, ws, example_params);
+  exec::forward(plan, set.networks[local].fact_data, params, ws, example_params);
   for (size_t o = 0; o < plan.outputs.size(); ++o) {
     values[first_output_[local] + o] = exec::output_value(plan, ws, o);
     shapes[first_output_[local] + o] = plan.outputs[o].shape;
@@ -309,13 +323,14 @@ void SampleSteps::forward_sample(const neural::TemplateModel& model, const Prepa
 }
 
 // Forward + backward of one sample in `ws`, into `out`.
-void SampleSteps::run_sample(const neural::TemplateModel& model, const PreparedSet& set, uint32_t local,
+template <class T>
+void SampleSteps::run_sample(const exec::ParamView<T>& params, const PreparedSet& set, uint32_t local,
                              LossKind loss_kind, size_t mean_over, bool with_metrics, bool with_values,
-                             exec::Workspace& ws, SampleGradient& out) const {
+                             exec::BasicWorkspace<T>& ws, SampleGradient& out) const {
   const exec::Plan& plan = *plans_[plan_of_[local]];
   // The set's learnable example facts (if any), read and differentiated like weights.
   const neural::Parameters* example_params = set.example_facts ? &set.example_facts->params : nullptr;
-  exec::forward(plan, set.networks[local].fact_data, model.params, ws, example_params);
+  exec::forward(plan, set.networks[local].fact_data, params, ws, example_params);
   out.values.resize(with_values ? plan.outputs.size() : 0);
   for (size_t o = 0; o < out.values.size(); ++o) out.values[o] = exec::output_value(plan, ws, o);
   out.predictions.clear();
@@ -324,20 +339,29 @@ void SampleSteps::run_sample(const neural::TemplateModel& model, const PreparedS
   out.loss = seed_loss_gradients(
       plan, ws, loss_kind,
       [&](size_t o) -> const std::vector<double>& { return set.outputs[first_output_[local] + o].target; },
-      with_metrics ? &out.predictions : nullptr, with_metrics ? &out.targets : nullptr, mean_over);
-  out.grads.assign(model.params.size(), 0.0);
+      with_metrics ? &out.predictions : nullptr, with_metrics ? &out.targets : nullptr, mean_over,
+      [&](size_t o) { return set.outputs[first_output_[local] + o].importance; });
+  out.grads.assign(params.size(), 0.0);
   out.example_grads.assign(example_params ? example_params->size() : 0, 0.0);
-  exec::backward(plan, model.params, ws, out.grads, example_params, example_params ? &out.example_grads : nullptr);
+  exec::backward(plan, params, ws, out.grads, example_params, example_params ? &out.example_grads : nullptr);
 }
 
 void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals,
                       LossKind loss_kind, size_t mean_over, bool with_metrics, bool with_values,
-                      const std::function<void(size_t, const SampleGradient&)>& take) {
+                      const std::function<void(size_t, const SampleGradient&)>& take, Dtype dtype) {
   plan_ahead(model, set, locals);
+  const bool f32 = dtype == Dtype::Float32;
+  const exec::ParamView<double> params = exec::view_of(model.params);
+  const exec::ParamView<float> params32 = f32 ? mirror_.refresh(model.params) : exec::ParamView<float>{};
+  auto run_one = [&](uint32_t local, size_t thread, SampleGradient& out) {
+    if (f32) run_sample(params32, set, local, loss_kind, mean_over, with_metrics, with_values, workspaces32_[thread], out);
+    else run_sample(params, set, local, loss_kind, mean_over, with_metrics, with_values, workspaces_[thread], out);
+  };
   const size_t num_params = model.params.size();
   const size_t threads = static_cast<size_t>(std::max(1, thread_count()));
   const size_t wave = std::min(locals.size(), std::max(threads, kMaxHeldGradients / std::max<size_t>(num_params, 1)));
   if (workspaces_.size() < threads) workspaces_.resize(threads);
+  if (f32 && workspaces32_.size() < threads) workspaces32_.resize(threads);
   if (slots_.size() < std::max<size_t>(wave, 1)) slots_.resize(std::max<size_t>(wave, 1));
   for (size_t w0 = 0; w0 < locals.size(); w0 += wave) {
     const size_t w1 = std::min(locals.size(), w0 + wave);
@@ -347,7 +371,7 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
       // One thread: each sample is handed over as soon as it is done (the same additions
       // in the same order as the parallel wave, with one gradient buffer kept in cache).
       for (size_t pos = w0; pos < w1; ++pos) {
-        run_sample(model, set, locals[pos], loss_kind, mean_over, with_metrics, with_values, workspaces_[0], slots_[0]);
+        run_one(locals[pos], 0, slots_[0]);
         take(pos, slots_[0]);
       }
       continue;
@@ -356,8 +380,7 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
 #pragma omp parallel for schedule(dynamic, 1)
     for (size_t pos = w0; pos < w1; ++pos) {
       try {
-        run_sample(model, set, locals[pos], loss_kind, mean_over, with_metrics, with_values, workspaces_[thread_id()],
-                   slots_[pos - w0]);
+        run_one(locals[pos], thread_id(), slots_[pos - w0]);
       } catch (...) {
         errors[pos - w0] = std::current_exception();
       }
@@ -390,19 +413,25 @@ size_t Engine::cached_batch_plans() const {
 // Evaluation runs each sample on its cached per-sample plan (the plans training uses), so
 // a set costs no merged plan and no workspace of its whole size (on NCI1 that was 600 MB),
 // and evaluation and training compute every output the same way.
-Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind) const {
+Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dtype) const {
   plan_ahead(set);
   const SampleSteps& steps = steps_for(set);
   std::vector<std::vector<double>> values(set.outputs.size()), predictions;
   std::vector<neural::Shape> shapes(set.outputs.size());
-  for (uint32_t i = 0; i < set.size(); ++i) steps.forward_sample(model_, set, i, ws_, values, shapes);
+  if (dtype == Dtype::Float32) {
+    const exec::ParamView<float> params32 = mirror_.refresh(model_.params);
+    for (uint32_t i = 0; i < set.size(); ++i) steps.forward_sample(params32, set, i, ws32_, values, shapes);
+  } else {
+    const exec::ParamView<double> params = exec::view_of(model_.params);
+    for (uint32_t i = 0; i < set.size(); ++i) steps.forward_sample(params, set, i, ws_, values, shapes);
+  }
   Evaluation ev;
   ev.metrics = metrics_of(loss_kind, set.outputs, values, &predictions);
   ev.outputs.reserve(values.size());
   for (size_t o = 0; o < values.size(); ++o) {
     const OutputInfo& info = set.outputs[o];
     ev.outputs.push_back({info.sample, info.text, info.target, std::move(values[o]), std::move(predictions[o]),
-                          shapes[o].rows, shapes[o].cols});
+                          shapes[o].rows, shapes[o].cols, info.importance, info.listed_target});
   }
   if (set.sharded()) return dist::gather_evaluation(ev, set, loss_kind);
   return ev;
@@ -482,7 +511,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
         result.last_epoch_outputs.resize(train_set.outputs.size());
         const LossSum batch_loss =
             sharded_step_->batch_gradient(model_, train_set, batch, config.loss, epochs_trained_ + 1, grads, &preds,
-                                          &targets, &result.last_epoch_outputs);
+                                          &targets, &result.last_epoch_outputs, config.dtype);
         loss_sum += batch_loss.sum;
         loss_count += batch_loss.count;
       } else {
@@ -492,7 +521,8 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
         // The batch's gradient is the sum of its samples' in batch order (a copy of the
         // first: a batch of one is exactly its sample's gradient).
         SampleSteps& steps = steps_for(train_set);
-        steps.run(model_, train_set, batch, config.loss, mean_over, true, true,
+        steps.run(
+            model_, train_set, batch, config.loss, mean_over, true, true,
                   [&](size_t pos, const SampleGradient& sample) {
                     if (pos == 0) {
                       std::copy(sample.grads.begin(), sample.grads.end(), grads.begin());
@@ -508,7 +538,8 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
                     const size_t first = steps.first_output(batch[pos]);
                     for (size_t o = 0; o < sample.values.size(); ++o)
                       result.last_epoch_outputs[first + o] = sample.values[o];
-                  });
+                  },
+            config.dtype);
       }
       step_learnable(grads, lr, config, fixed_values, facts);
     }
@@ -525,7 +556,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     report.train.auc = std::numeric_limits<double>::quiet_NaN();
     if (test) {
       report.has_test = true;
-      report.test = evaluate(*test, config.loss).metrics;
+      report.test = evaluate(*test, config.loss, config.dtype).metrics;
     }
     report.seconds = seconds_since(t_epoch);
     result.history.push_back(report);

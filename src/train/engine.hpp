@@ -15,6 +15,7 @@
 
 #include "exec/plan.hpp"
 #include "lrnn/training.hpp"
+#include "train/shard_layout.hpp"
 #include "logic/program.hpp"
 #include "neural/network.hpp"
 #include "neural/template_model.hpp"
@@ -40,6 +41,7 @@ struct TrainConfig {
   bool shuffle = true;  // minibatch order drawn anew every epoch (false: dataset order)
   double clip_grad_value = 0;  // > 0: every gradient entry clipped into [-v, v]
   double clip_grad_norm = 0;   // > 0: the gradient's L2 norm scaled down to at most this
+  Dtype dtype = Dtype::Float64;  // of the passes (the parameters and optimizer stay double)
 };
 
 // torch's clip_grad_value_ then clip_grad_norm_ (same formula: scale max_norm /
@@ -55,6 +57,8 @@ struct OutputInfo {
   uint32_t query = 0;   // query of that sample
   std::string text;     // the ground atom (or the query as written if it matched nothing)
   std::vector<double> target;  // empty: no target
+  double importance = 1.0;     // its query line's: a factor on its loss and gradient
+  bool listed_target = false;  // the target was written as a list (lrnn::Output)
 };
 
 // A dataset grounded and neuralized against one engine.
@@ -72,6 +76,15 @@ struct PreparedSet {
   size_t shard_first = 0, global_size = 0;
   std::vector<uint32_t> global_target_counts;
   bool sharded() const { return global_size != 0; }
+  // Of the samples held, the rank owns (evaluates and reports) [owned_first, owned_last)
+  // (local indices; the others are margins into its neighbours' blocks, which it only
+  // computes in training steps). Without margins it owns every sample it holds.
+  bool margins = false;
+  size_t owned_first = 0, owned_last = 0;
+  bool owns(size_t local) const { return !margins || (local >= owned_first && local < owned_last); }
+  // Every rank's held range and every sample's cost (empty: each rank computes the
+  // samples of its own block of each batch).
+  dist::ShardLayout layout;
   // Prepared with learnable example facts: the data's own parameters. Their values are
   // the set's trainable state (train() steps them although the set is const), which is
   // why they are held by pointer.
@@ -79,7 +92,8 @@ struct PreparedSet {
 };
 
 // The loss of one pass against the targets of the plan's outputs (`target_of_output(o)`;
-// empty: no target): dL/dy / n is added into ws.grads at each targeted output (n: the
+// empty: no target), each output's loss times its query's `importance_of_output(o)` (1 if none):
+// importance x dL/dy / n is added into ws.grads at each targeted output (n: the
 // outputs with a target, or `mean_over` when the loss is a mean over a larger batch, as
 // one sample of a sharded batch is), the summed loss and the plan's count are returned, and
 // `predictions` / `targets` (if given) receive each targeted output's prediction and target.
@@ -87,10 +101,12 @@ struct LossSum {
   double sum = 0;
   size_t count = 0;
 };
-LossSum seed_loss_gradients(const exec::Plan& plan, exec::Workspace& ws, LossKind loss,
+template <class T>
+LossSum seed_loss_gradients(const exec::Plan& plan, exec::BasicWorkspace<T>& ws, LossKind loss,
                             const std::function<const std::vector<double>&(size_t)>& target_of_output,
                             std::vector<std::vector<double>>* predictions = nullptr,
-                            std::vector<std::vector<double>>* targets = nullptr, size_t mean_over = 0);
+                            std::vector<std::vector<double>>* targets = nullptr, size_t mean_over = 0,
+                            const std::function<double(size_t)>& importance_of_output = {});
 
 // Loss, predictions and metrics over outputs (in OutputInfo order).
 Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
@@ -125,13 +141,18 @@ class SampleSteps {
   // of each seeded as a mean over `mean_over` targeted outputs (the whole batch's).
   // `take(pos, sample)` is called on the calling thread for pos = 0, 1, ... in order.
   // Throws lrnn::Error when a sample's plan cannot be built (the first such sample).
+  // The passes run in `dtype` (float: on a float mirror of the parameters, refreshed here,
+  // so after every optimizer step; the gradients handed over are double either way).
   void run(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals,
            LossKind loss, size_t mean_over, bool with_metrics, bool with_values,
-           const std::function<void(size_t, const SampleGradient&)>& take);
-  // Forward only of sample `local` (its plan built by plan_ahead): its outputs' values and
-  // shapes, written at the sample's positions of `values` and `shapes` (set.outputs order).
-  void forward_sample(const neural::TemplateModel& model, const PreparedSet& set, uint32_t local, exec::Workspace& ws,
-                      std::vector<std::vector<double>>& values, std::vector<neural::Shape>& shapes) const;
+           const std::function<void(size_t, const SampleGradient&)>& take, Dtype dtype = Dtype::Float64);
+  // Forward only of sample `local` (its plan built by plan_ahead), in the scalar type T of
+  // `params` and `ws`: its outputs' values and shapes, written at the sample's positions of
+  // `values` and `shapes` (set.outputs order).
+  template <class T>
+  void forward_sample(const exec::ParamView<T>& params, const PreparedSet& set, uint32_t local,
+                      exec::BasicWorkspace<T>& ws, std::vector<std::vector<double>>& values,
+                      std::vector<neural::Shape>& shapes) const;
   // Builds the plans of the samples `locals` that have none yet (in parallel).
   void plan_ahead(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals);
   size_t cached_plans() const { return plans_.size(); }
@@ -141,11 +162,15 @@ class SampleSteps {
   size_t min_parallel_values = size_t{1} << 18;
   // The first output of sample `local` in set.outputs (the set of the last run).
   size_t first_output(uint32_t local) const { return first_output_[local]; }
+  // The values of sample `local`'s plan (built by a run or plan_ahead): a measure of its
+  // forward + backward work that does not depend on the machine's load.
+  size_t plan_values(uint32_t local) const { return plans_[plan_of_[local]]->num_values; }
 
  private:
   void bind(const PreparedSet& set);
-  void run_sample(const neural::TemplateModel& model, const PreparedSet& set, uint32_t local, LossKind loss,
-                  size_t mean_over, bool with_metrics, bool with_values, exec::Workspace& ws,
+  template <class T>
+  void run_sample(const exec::ParamView<T>& params, const PreparedSet& set, uint32_t local, LossKind loss,
+                  size_t mean_over, bool with_metrics, bool with_values, exec::BasicWorkspace<T>& ws,
                   SampleGradient& out) const;
 
   uint64_t set_id_ = 0;
@@ -154,6 +179,8 @@ class SampleSteps {
   std::unordered_map<uint64_t, uint32_t> plan_by_structure_;
   std::vector<uint32_t> first_output_;  // per sample, into set.outputs (size samples + 1)
   std::vector<exec::Workspace> workspaces_;  // per thread
+  std::vector<exec::Workspace32> workspaces32_;  // per thread (Dtype::Float32)
+  exec::ParamMirror mirror_;
   std::vector<SampleGradient> slots_;        // per sample of the batch (or of a wave of it)
 };
 
@@ -186,7 +213,7 @@ class Engine {
                       bool learnable_facts = false) const;
 
   // Every output of the set (in OutputInfo order) with its value, prediction and target.
-  Evaluation evaluate(const PreparedSet& set, LossKind loss) const;
+  Evaluation evaluate(const PreparedSet& set, LossKind loss, Dtype dtype = Dtype::Float64) const;
 
   // Trains on `train`; `test` (may be null) is evaluated after every epoch. The callback
   // (may be empty) sees each epoch and may return false to stop.
@@ -246,6 +273,8 @@ class Engine {
   // Per-sample plans (training runs one sample at a time) of the last sets used, by set id.
   mutable std::map<uint64_t, std::unique_ptr<SampleSteps>> sample_steps_;
   mutable exec::Workspace ws_;
+  mutable exec::Workspace32 ws32_;  // evaluation in float32
+  mutable exec::ParamMirror mirror_;
   std::unique_ptr<dist::ShardedStep> sharded_step_;  // training a sharded set (MPI)
 };
 

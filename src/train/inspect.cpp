@@ -127,8 +127,9 @@ GroundNetwork Engine::inspect(const Sample& sample, LossKind loss_kind, bool wit
     } else {
       std::vector<std::vector<double>> targets(plan.outputs.size());
       for (size_t o = 0; o < plan.outputs.size(); ++o) targets[o] = target_of(sample.queries[plan.outputs[o].query]);
-      const LossSum loss = seed_loss_gradients(plan, ws, loss_kind,
-                                               [&](size_t o) -> const std::vector<double>& { return targets[o]; });
+      const LossSum loss = seed_loss_gradients(
+          plan, ws, loss_kind, [&](size_t o) -> const std::vector<double>& { return targets[o]; }, nullptr, nullptr, 0,
+          [&](size_t o) { return sample.importance_of(plan.outputs[o].query); });
       out.loss = loss.count ? loss.sum / loss_divisor(loss_kind, loss.count) : 0.0;
     }
     std::vector<double> param_grads(model_.params.size(), 0.0);

@@ -29,7 +29,10 @@ struct SequenceModel::Impl {
   std::unique_ptr<train::Engine> engine;
   std::map<std::string, std::unique_ptr<Entry>> cache;
   Entry* current = nullptr;
+  Dtype dtype = Dtype::Float64;
   exec::Workspace ws;
+  exec::Workspace32 ws32;  // Dtype::Float32
+  exec::ParamMirror mirror;
   std::vector<double> param_grads;
   Stats stats;
 
@@ -91,6 +94,38 @@ struct SequenceModel::Impl {
     Entry& ref = *e;
     cache.emplace(key, std::move(e));
     return ref;
+  }
+
+  // One pass in the scalar type T (double: the parameters, float: the mirror).
+  template <class T>
+  static std::vector<double> run_forward(const Entry& e, const exec::ParamView<T>& params,
+                                  exec::BasicWorkspace<T>& ws, int out_n) {
+    exec::forward(e.plan, e.plan.data, params, ws);
+    std::vector<double> out(size_t(out_n) * e.output_dim);
+    for (int q = 0; q < out_n; ++q)
+      std::copy_n(ws.values.begin() + e.output_offsets[q], e.output_dim, out.begin() + size_t(q) * e.output_dim);
+    return out;
+  }
+
+  template <class T>
+  static std::vector<std::vector<double>> run_backward(const Entry& e, const exec::ParamView<T>& params,
+                                                exec::BasicWorkspace<T>& ws, const std::vector<double>& grad_output,
+                                                std::vector<double>& param_grads) {
+    ws.grads.assign(e.plan.num_values, T(0));
+    for (size_t q = 0; q < e.output_offsets.size(); ++q)
+      for (int c = 0; c < e.output_dim; ++c) ws.grads[e.output_offsets[q] + c] += grad_output[q * e.output_dim + c];
+    exec::backward(e.plan, params, ws, param_grads);
+    std::vector<std::vector<double>> out;
+    for (size_t k = 0; k < e.input_offsets.size(); ++k) {
+      const auto [n, d] = e.input_shapes[k];
+      std::vector<double> g(size_t(n) * d, 0.0);
+      for (int i = 0; i < n; ++i) {
+        const uint32_t off = e.input_offsets[k][i];
+        if (off != exec::kNoValue) std::copy_n(ws.grads.begin() + off, d, g.begin() + size_t(i) * d);
+      }
+      out.push_back(std::move(g));
+    }
+    return out;
   }
 };
 
@@ -173,13 +208,10 @@ std::vector<double> SequenceModel::forward(const std::vector<SequenceInput>& inp
       if (off != exec::kNoValue) std::copy_n(in.data + size_t(i) * in.d, in.d, e.plan.data.begin() + off);
     }
   }
-  exec::forward(e.plan, m.engine->parameters(), m.ws);
   m.current = &e;
   m.stats.ground_rules = e.ground_rules;
-  std::vector<double> out(size_t(out_n) * e.output_dim);
-  for (int q = 0; q < out_n; ++q)
-    std::copy_n(m.ws.values.begin() + e.output_offsets[q], e.output_dim, out.begin() + size_t(q) * e.output_dim);
-  return out;
+  if (m.dtype == Dtype::Float32) return Impl::run_forward(e, m.mirror.refresh(m.engine->parameters()), m.ws32, out_n);
+  return Impl::run_forward(e, exec::view_of(m.engine->parameters()), m.ws, out_n);
 }
 
 std::vector<double> SequenceModel::forward(const double* x, int n, int d) {
@@ -193,22 +225,19 @@ std::vector<std::vector<double>> SequenceModel::backward(const std::vector<doubl
   if (grad_output.size() != e.output_offsets.size() * e.output_dim)
     throw Error(ErrorKind::Shape, "the output gradient has " + std::to_string(grad_output.size()) + " entries, expected " +
                                       std::to_string(e.output_offsets.size() * e.output_dim));
-  m.ws.grads.assign(e.plan.num_values, 0.0);
-  for (size_t q = 0; q < e.output_offsets.size(); ++q)
-    for (int c = 0; c < e.output_dim; ++c) m.ws.grads[e.output_offsets[q] + c] += grad_output[q * e.output_dim + c];
-  exec::backward(e.plan, m.engine->parameters(), m.ws, m.param_grads);
-  std::vector<std::vector<double>> out;
-  for (size_t k = 0; k < e.input_offsets.size(); ++k) {
-    const auto [n, d] = e.input_shapes[k];
-    std::vector<double> g(size_t(n) * d, 0.0);
-    for (int i = 0; i < n; ++i) {
-      const uint32_t off = e.input_offsets[k][i];
-      if (off != exec::kNoValue) std::copy_n(m.ws.grads.begin() + off, d, g.begin() + size_t(i) * d);
-    }
-    out.push_back(std::move(g));
+  // The float pass reads the mirror its forward refreshed (the parameters of that forward).
+  if (m.dtype == Dtype::Float32) {
+    const exec::ParamView<float> mirror{&m.engine->parameters(), m.mirror.values.data()};
+    return Impl::run_backward(e, mirror, m.ws32, grad_output, m.param_grads);
   }
-  return out;
+  return Impl::run_backward(e, exec::view_of(m.engine->parameters()), m.ws, grad_output, m.param_grads);
 }
+
+void SequenceModel::set_dtype(Dtype dtype) {
+  impl_->dtype = dtype;
+  impl_->current = nullptr;  // a backward needs a forward in the new dtype
+}
+Dtype SequenceModel::dtype() const { return impl_->dtype; }
 
 std::vector<double> SequenceModel::parameter_grad(const std::string& name) const {
   const auto& params = impl_->engine->parameters();

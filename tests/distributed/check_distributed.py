@@ -7,7 +7,10 @@
 - a checkpoint written by 2 ranks resumes on 3 ranks as it does on 1;
 - a rank killed mid-training ends the job within seconds, naming the rank, and the last
   checkpoint (written atomically every epoch) still loads;
-- bad data in one rank's shard ends the job with a message naming the rank and the cause.
+- bad data in one rank's shard ends the job with a message naming the rank and the cause;
+- each rank parses only its share of the examples (examples files and TU datasets): the
+  per-rank counts of `lrnn train --json` ("ranks"), and a syntax error in rank 1's share
+  that only rank 1 reports, naming file:line.
 
 Usage: check_distributed.py BUILD_DIR   (from anywhere; data from ../shared next to the repo)
 """
@@ -119,6 +122,34 @@ def bad_shard(lrnn, tmp):
           "bad shard: the message names rank 1 and the cause")
 
 
+def shares_parsed(lrnn, name, args, total):
+    """Each rank parses and holds only its block of the examples (`--json`'s "ranks")."""
+    for ranks in (2, 3):
+        r = mpirun(lrnn, ranks, args + ["--epochs", 1, "--json"])
+        check(r.returncode == 0, f"{name}: {ranks} ranks train with --json {r.stderr[-1500:] if r.returncode else ''}")
+        if r.returncode:
+            continue
+        shares = json.loads(r.stdout.strip().splitlines()[-1])["ranks"]
+        parsed, held = shares["examples_parsed"], shares["samples_held"]
+        # Blocks of about equal work (bytes or nodes), so not of equal counts, each with
+        # margins of 1/16 of a block into its neighbours': each rank parses only those.
+        margins = 2 * ((total // ranks + 15) // 16)
+        check(len(parsed) == ranks and parsed == held and sum(parsed) >= total
+              and all(0 < p <= 1.5 * total / ranks + margins for p in parsed),
+              f"{name}: {ranks} ranks parse and hold {parsed} / {held} of {total} examples")
+
+
+def bad_syntax_in_one_share(lrnn, tmp):
+    """A syntax error in rank 1's block: rank 1 alone parses it and reports file:line."""
+    examples = tmp / "bad_syntax.txt"
+    examples.write_text("<0> xor :- <0> a, <0> b.\n<1> xor :- <0> a, <1> b.\n"
+                        "<1> xor :- <1> a, <0> b.\n<0> xor :- <1> a <1> b.\n")
+    r = mpirun(lrnn, 2, ["train", ROOT / "examples/templates/xor.lrnn", "-e", examples, "--epochs", 3], timeout=60)
+    check(r.returncode != 0 and "rank 1 of 2 failed" in r.stderr and f"{examples}:4:" in r.stderr
+          and "rank 0 of 2 failed" not in r.stderr,
+          f"bad syntax in rank 1's share: rank 1 alone reports it with file:line {r.stderr[-800:]}")
+
+
 def main():
     build = Path(sys.argv[1]).resolve()
     lrnn = build / "lrnn"
@@ -136,6 +167,13 @@ def main():
                                  "-e", hist / "train_examples.txt", "-q", hist / "train_queries.txt",
                                  "--test-examples", hist / "test_examples.txt", "--test-queries", hist / "test_queries.txt",
                                  "--loss", "crossentropy", "--batch-size", 8, "--epochs", 2])
+
+        shares_parsed(lrnn, "mutagenesis", ["train"] + mutagenesis, 188)
+        mutag = ["train", ROOT / "examples/graphs/gcn_mutag.lrnn", "--dataset", f"tu:{DATA / 'tu' / 'MUTAG'}",
+                 "--batch-size", 32, "--lr", 0.01]
+        same_weights_over_ranks(lrnn, tmp, "TU MUTAG", mutag + ["--epochs", 2])
+        shares_parsed(lrnn, "TU MUTAG", mutag, 188)
+        bad_syntax_in_one_share(lrnn, tmp)
 
         resume_with_other_ranks(lrnn, tmp, mutagenesis)
         killed_rank(lrnn, tmp, mutagenesis)

@@ -117,15 +117,15 @@ def test_offsets():
 
 def test_metadata():
     rule = R.h(V.X)[3, 3] <= (R.a(V.X)[3, 2], R.b(V.X))
-    assert str(rule | [F.relu, Aggregation.SUM]) == "{3, 3} h(X) :- {3, 2} a(X), b(X). [activation=relu, aggregation=sum]"
-    assert str((R.h <= R.a) | Metadata(transformation=F.tanh, learnable=False)) == "h :- a. [activation=tanh, learnable=false]"
+    assert str(rule | [F.relu, Aggregation.SUM]) == "{3, 3} h(X) :- {3, 2} a(X), b(X). [transformation=relu, aggregation=sum]"
+    assert str((R.h <= R.a) | Metadata(transformation=F.tanh, learnable=False)) == "h :- a. [transformation=tanh, learnable=false]"
     assert str((R.h <= R.a) | Metadata(activation=F.sigmoid, combination=F.avg, aggregation=F.max_agg)) == (
-        "h :- a. [activation=sigmoid, combination=avg, aggregation=max]"
+        "h :- a. [transformation=sigmoid, combination=avg, aggregation=max]"
     )
-    assert str(R.h <= R.a | [F.relu]) == "h :- a. [activation=relu]"
-    assert str(R.h <= (R.a & R.b) | [F.relu]) == "h :- a, b. [activation=relu]"
+    assert str(R.h <= R.a | [F.relu]) == "h :- a. [transformation=relu]"
+    assert str(R.h <= (R.a & R.b) | [F.relu]) == "h :- a, b. [transformation=relu]"
     # the metadata list order does not matter
-    assert str((R.h <= R.a) | [Aggregation.MAX, Transformation.SIGMOID]) == "h :- a. [activation=sigmoid, aggregation=max]"
+    assert str((R.h <= R.a) | [Aggregation.MAX, Transformation.SIGMOID]) == "h :- a. [transformation=sigmoid, aggregation=max]"
     with pytest.raises(ValueError):
         (R.h <= R.a) | [F.relu, F.sigmoid]
     with pytest.raises(TypeError):
@@ -134,10 +134,10 @@ def test_metadata():
 
 def test_predicate_metadata():
     assert str(R.p / 2) == "p/2"
-    assert str((R.p / 2) | [Transformation.SIGMOID]) == "p/2 [activation=sigmoid]"
-    assert str((R.p / 1) | [F.tanh, F.avg]) == "p/1 [activation=tanh, combination=avg]"
+    assert str((R.p / 2) | [Transformation.SIGMOID]) == "p/2 [transformation=sigmoid]"
+    assert str((R.p / 1) | [F.tanh, F.avg]) == "p/1 [transformation=tanh, combination=avg]"
     assert str((R.p / 1)[3, 1]) == "p/1 {3, 1}"
-    assert str(((R.p / 1)[3, 1]) | [F.relu]) == "p/1 {3, 1} [activation=relu]"
+    assert str(((R.p / 1)[3, 1]) | [F.relu]) == "p/1 {3, 1} [transformation=relu]"
     with pytest.raises(ValueError):
         (R.p / 1) | [Aggregation.SUM]
 
@@ -168,7 +168,7 @@ def test_every_function_of_the_language():
         F.softmax_agg(agg_terms=[V.J]): "softmax(J)",
         F.softmax_agg(agg_terms=[V.J, "K"]): "softmax(J, K)",
     }
-    for key, table in (("activation", activations), ("combination", combinations), ("aggregation", aggregations)):
+    for key, table in (("transformation", activations), ("combination", combinations), ("aggregation", aggregations)):
         for function, text in table.items():
             assert str((R.h <= R.a) | [function]) == f"h :- a. [{key}={text}]"
     # F's flat names are the same functions
@@ -198,7 +198,7 @@ def test_template():
     template.add_rule(R.emb(C.c)[2,])
     assert len(template) == 4
     # the C++ printer's layout: declarations, facts, rules, one blank line between groups
-    assert str(template) == "h/1 [activation=sigmoid]\n\n0.3 a(b).\n{2} emb(c).\n\nh(X) :- a(X).\n"
+    assert str(template) == "h/1 [transformation=sigmoid]\n\n0.3 a(b).\n{2} emb(c).\n\nh(X) :- a(X).\n"
     assert [str(e) for e in template][:2] == ["h(X) :- a(X).", "0.3 a(b)."]
     with pytest.raises(TypeError):
         template += R.h & R.a
@@ -217,10 +217,13 @@ def test_dataset_text():
     old_style = Dataset()
     old_style.add_example([R.edge(1, 2), R.f(1)[0.5]])
     old_style.add_queries([R.predict(1)[1], R.predict(2)[0]])
-    assert len(old_style) == 2 and [len(s.query) for s in old_style] == [1, 1]
+    assert len(old_style) == 2 and [len(s.queries) for s in old_style] == [1, 1]
     assert old_style.to_text() == ("edge(1, 2), 0.5 f(1).\n", "1 predict(1).\n0 predict(2).\n")
-    with pytest.raises(TypeError):
-        Dataset().add(R.q[1], [R.h <= R.a])
+    # an example may hold rules, as PyNeuraLogic's (PDDLDataset's action rules); lrnn's
+    # engine grounds the template's rules only, so writing it for the engine refuses them
+    with_rule = Dataset().add(R.q[1], [R.a, R.h <= R.a])
+    with pytest.raises(ValueError, match=r"example holds the rule h :- a\..*template"):
+        with_rule.to_text()
 
 
 def test_tensor_dataset():

@@ -115,6 +115,22 @@ def test_settings_defaults_are_objects_and_proxies_follow():
 
 
 # ---- optimizers and decays ---------------------------------------------------------------------
+@pytest.mark.parametrize("chain_pruning", [True, False])
+def test_chain_pruning_is_ignored_and_documented(chain_pruning):
+    """lrnn never prunes: `(out <= h) | [tanh]` with `out/0 | [tanh]` is tanh(tanh(1)) either
+    way (PyNeuraLogic 0.9.2 with chain_pruning=True drops a tanh and gives tanh(1) = 0.7616);
+    the Settings docstring, which help(Settings) shows, says so with these numbers."""
+    model = lrnn.Model()
+    model += (R.out <= R.h) | [lrnn.Transformation.TANH]
+    model += R.out / 0 | [lrnn.Transformation.TANH]
+    model.build(Settings(chain_pruning=chain_pruning))
+    output = np.ravel(model(Dataset([Sample(R.out[1], [R.h[1]])])))
+    assert output == pytest.approx([np.tanh(np.tanh(1.0))], abs=1e-12)
+    assert abs(output[0] - 0.6420) < 5e-5 and abs(np.tanh(1.0) - 0.7616) < 5e-5
+    doc = " ".join(Settings.__doc__.split())
+    assert "lrnn never prunes" in doc and "0.7616" in doc and "0.6420" in doc
+
+
 def test_sgd_rate_zero_is_accepted_and_freezes_negative_is_refused():
     with pytest.raises(ValueError, match="learning rate"):
         SGD(lr=-0.1)
@@ -335,6 +351,40 @@ def test_generated_xor_datasets_train():
         assert np.array_equal(np.round(model(dataset)), [0, 1, 1, 0])
 
 
+def test_xor_weights_are_numbered_as_pyneuralogics_template():
+    """XOR's template is written in the order of PyNeuraLogic's naive/template.txt (the eight
+    hidden rules, then the eight output rules), so weight i is its weight i: its state_dict
+    (e.g. Java's initial weights) loads into the same places. Each atom and rule applies its
+    tanh (LANGUAGE.md), v_h is the output rule's head weight:
+    xor = tanh(sum_h v_h tanh(tanh(tanh(wa_h a + wb_h b))))."""
+    from lrnn.utils.data import XOR
+
+    wa, wb, v = 0.1 * np.arange(1, 9), -0.05 * np.arange(1, 9), 0.2 - 0.03 * np.arange(1, 9)
+    weights = {}
+    for h in range(8):
+        weights[2 * h], weights[2 * h + 1], weights[16 + h] = wa[h], wb[h], v[h]
+    model, dataset = XOR()
+    model.build(Settings())
+    model.load_state_dict({"weights": weights})
+    expected = [np.tanh(np.sum(v * np.tanh(np.tanh(np.tanh(wa * a + wb * b))))) for (a, b) in
+                ((0, 0), (0, 1), (1, 0), (1, 1))]
+    assert np.ravel(model(dataset)) == pytest.approx(expected, abs=1e-12)
+
+
+@needs_shared
+def test_trains_template_is_written_in_pyneuralogics_order(monkeypatch):
+    """Weights are numbered in the order written, so the car rule's body follows PyNeuraLogic's
+    simple/trains/template.txt (its state_dict loads into the same places)."""
+    from lrnn.utils.data import Trains
+
+    monkeypatch.setenv("LRNN_DATASETS", str(SHARED.parent))
+    model, _ = Trains()
+    lines = str(model).splitlines()
+    body = ", ".join(f"{{1}} {a}(X, Y)" for a in ("shape", "length", "sides", "wheels", "loadnum", "loadshape", "roof"))
+    assert f"vagon(X, Y) :- {body}. [activation=tanh]" in lines
+    assert lines.index(f"vagon(X, Y) :- {body}. [activation=tanh]") > max(i for i, l in enumerate(lines) if "roof(X, Y, " in l)
+
+
 @needs_shared
 def test_shared_datasets_load(monkeypatch):
     from lrnn.utils.data import Family, Mutagenesis, Nations, Trains
@@ -491,9 +541,11 @@ def test_rnn_weights_set_by_index_give_torchs_rnn():
 
 def test_train_runs_one_epoch_unless_told():
     # PyNeuraLogic's Model.train(dataset, epochs=1)
-    assert len(linear_model(Settings(optimizer=SGD(lr=0.1))).train(linear_dataset(), progress=False)) == 1
-    assert len(linear_model(Settings(optimizer=SGD(lr=0.1), epochs=3)).train(linear_dataset(), progress=False)) == 3
-    assert len(linear_model(Settings(optimizer=SGD(lr=0.1))).train(linear_dataset(), 4, progress=False)) == 4
+    assert len(linear_model(Settings(optimizer=SGD(lr=0.1))).train(linear_dataset(), progress=False).epochs) == 1
+    assert len(linear_model(Settings(optimizer=SGD(lr=0.1), epochs=3)).train(linear_dataset(), progress=False).epochs) == 3
+    history = linear_model(Settings(optimizer=SGD(lr=0.1))).train(linear_dataset(), 4, progress=False)
+    assert len(history.epochs) == 4
+    assert len(history) == len(SAMPLES)  # PyNeuraLogic's list: one (target, output, error) per output
 
 
 def test_data_logic_form_prints_values_as_given():
@@ -570,3 +622,36 @@ def test_an_offset_is_numbered_after_its_rules_body():
     p = model.build(Settings()).parameters()
     assert dict(p.numbering) == {0: "rule0.head", 1: "rule0.body0", 2: "rule0.offset"}
     assert np.array_equal(p["weights"][2], [0.5, 0.25])
+
+
+def test_declared_offsets_are_numbered_after_every_rule():
+    """Recorded from PyNeuraLogic 0.9.2 (Model(model_file=) of this text): the rules' weights
+    0-3 in the order written, then the predicates' declared offsets in the order declared
+    (4: a's, 5: b's), though `a / 0 {1}` is the first line."""
+    text = "a / 0 {1}\n{1} h :- x.\nb / 0 {2,1}\n{3} out :- h.\n{1} a :- x.\n{2,1} b :- x.\n"
+    model = lrnn.Model()
+    model += lrnn.Template.from_string(text)
+    p = model.build(Settings()).parameters()
+    assert {k: np.shape(np.squeeze(v)) for k, v in p["weights"].items()} == {0: (), 1: (3,), 2: (), 3: (2,), 4: (), 5: (2,)}
+    assert dict(p.numbering)[4] == "a/0.offset" and dict(p.numbering)[5] == "b/0.offset"
+    # a DSL declaration's offset, and a declaration's metadata is not an offset
+    dsl = lrnn.Model()
+    dsl += R.q / 0 | [lrnn.Transformation.TANH]
+    dsl += (R.p / 0)[[1.0, 2.0]]
+    dsl += R.p[2, 1] <= R.x
+    dsl += R.q[1, 2] <= R.p
+    numbering = dict(dsl.build(Settings()).parameters().numbering)
+    assert numbering == {0: "rule0.head", 1: "rule1.head", 2: "p/0.offset"}
+
+
+@needs_shared
+def test_mutagenesis_numbers_its_offsets_last(monkeypatch):
+    """PyNeuraLogic's mutagenesis template: 21 rule weights, then the offsets of atom_embed (21)
+    and bond_embed (22), as its state_dict numbers them."""
+    from lrnn.utils.data import Mutagenesis
+
+    monkeypatch.setenv("LRNN_DATASETS", str(SHARED.parent))
+    model, _ = Mutagenesis()
+    numbering = dict(model.build(Settings()).parameters().numbering)
+    assert sorted(numbering) == list(range(23))
+    assert (numbering[21], numbering[22]) == ("atom_embed/1.offset", "bond_embed/1.offset")

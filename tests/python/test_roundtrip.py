@@ -86,7 +86,7 @@ def test_template_round_trips():
     text = str(template)
     assert _core.print_template(_core.parse_template(text)) == cpp_form(text)
     # the layout is the C++ printer's: declarations, facts, rules
-    assert text.startswith("aw/2 [activation=sigmoid]\ns/1 {3, 1}\n\n{3} emb(a).\n[1, 2, 3] emb(b).\n\nh(X) :- a(X), b(Y).\n")
+    assert text.startswith("aw/2 [transformation=sigmoid]\ns/1 {3, 1}\n\n{3} emb(a).\n[1, 2, 3] emb(b).\n\nh(X) :- a(X), b(Y).\n")
 
 
 def test_whole_floats_print_as_written_and_read_back_equal():

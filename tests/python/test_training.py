@@ -51,7 +51,7 @@ def test_xor_in_python_trains_to_the_cli_numbers(tmp_path):
     cli = cli_train(tmp_path, xor_template(), DATA / "xor" / "naive" / "trainExamples.txt", epochs=400, seed=3, lr=0.1)
     model = xor_template().build(Settings(optimizer=Adam(lr=0.1), epochs=400, seed=3))
     history = model.train(xor_dataset(), progress=False)
-    assert len(history) == 400
+    assert len(history.epochs) == 400 and len(history) == 4  # 4 (target, output, error)
     outputs = model(xor_dataset())
     assert outputs.shape == (4,)
     assert np.array_equal(outputs, cli_outputs(cli))  # identical, not just close
@@ -179,7 +179,7 @@ def test_progress_bar_and_callback(capsys):
         return len(seen) < 5  # stop after five epochs
 
     history = model.train(xor_dataset(), 100, callback=callback)
-    assert len(seen) == 5 and len(history) == 5
+    assert len(seen) == 5 and len(history.epochs) == 5
     assert history.train_losses == seen
 
 

@@ -44,6 +44,20 @@ TEST(CliUsage, OutOfRangeOptionValuesAreUsageErrors) {
   }
 }
 
+TEST(CliUsage, DtypeIsFloat32OrFloat64AndAModelKeepsIt) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
+  CliRun typo = lrnn_cli("train " + kXor + " -e " + kXorData + " --epochs 1 --dtype flaot32");
+  EXPECT_EQ(typo.code, 2) << typo.out;
+  EXPECT_NE(typo.out.find("did you mean 'float32'"), std::string::npos) << typo.out;
+  const std::string model = (std::filesystem::temp_directory_path() / "lrnn_cli_usage_f32.json").string();
+  ASSERT_EQ(lrnn_cli("train " + kXor + " -e " + kXorData + " --epochs 3 --dtype float32 --save " + model).code, 0);
+  CliRun saved = lrnn_cli("eval " + model + " -e " + kXorData + " --json");
+  EXPECT_NE(saved.out.find("\"dtype\":\"float32\""), std::string::npos) << saved.out;
+  CliRun as64 = lrnn_cli("eval " + model + " -e " + kXorData + " --json --dtype float64");
+  EXPECT_NE(as64.out.find("\"dtype\":\"float64\""), std::string::npos) << as64.out;
+  EXPECT_EQ(lrnn_cli("eval " + model + " -e " + kXorData + " --dtype float16").code, 2);
+}
+
 TEST(CliUsage, ZeroLearningRateIsAllowed) {
   LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   CliRun r = lrnn_cli("train " + kXor + " -e " + kXorData + " --epochs 2 --lr 0 --optimizer sgd");

@@ -140,6 +140,80 @@ TEST(DataTu, CountsOnMutagAndNci1) {
   std::printf("NCI1 read in %.3f s\n", seconds);
 }
 
+// A part (an MPI rank's share, TuPart) builds exactly the whole read's graphs of its block,
+// with the whole files' one-hot widths, even when the A file is not ordered by graph; the
+// parts tile the graphs in order.
+static void expect_parts_match_whole(const std::string& dir, size_t count) {
+  const lrnn::TuData whole = lrnn::read_tu(dir);
+  const size_t n = whole.examples.size();
+  size_t built = 0;
+  for (size_t index = 0; index < count; ++index) {
+    const lrnn::TuData part = lrnn::read_tu(dir, "", lrnn::TuPart{index, count});
+    const size_t first = part.first_graph, last = first + part.examples.size();
+    EXPECT_EQ(first, built);  // the parts tile the graphs in order
+    EXPECT_EQ(part.graphs_total, n);
+    EXPECT_EQ(part.node_label_width, whole.node_label_width);
+    EXPECT_EQ(part.edge_label_width, whole.edge_label_width);
+    EXPECT_EQ(part.class_labels, whole.class_labels);
+    ASSERT_EQ(part.examples.size(), last - first);
+    for (size_t k = 0; k < part.examples.size(); ++k) {
+      EXPECT_EQ(lrnn::print_example(part.examples[k]), lrnn::print_example(whole.examples[first + k]));
+      EXPECT_EQ(lrnn::print_query_line(part.queries[k]), lrnn::print_query_line(whole.queries[first + k]));
+    }
+    built += part.examples.size();
+  }
+  EXPECT_EQ(built, n);
+}
+
+TEST(DataTu, PartsBuildTheirBlockOfGraphs) {
+  auto files = small_files();
+  // Three graphs; the A file lists graph 3's edge between graph 1's, with edge attributes.
+  files["_graph_indicator.txt"] = "1\n1\n2\n3\n3\n";
+  files["_graph_labels.txt"] = "-1\n1\n1\n";
+  files["_node_labels.txt"] = "0\n2\n1\n5\n0\n";
+  files["_A.txt"] = "1, 2\n4, 5\n2, 1\n3, 3\n";
+  files["_edge_labels.txt"] = "1\n3\n0\n2\n";
+  files["_edge_attributes.txt"] = "0.5\n4.5\n1.5\n3.5\n";
+  files["_node_attributes.txt"] = "1, 1\n2, 2\n3, 3\n4, 4\n5, 5\n";
+  const std::string dir = write_tu("parts", files).string();
+  for (size_t count : {1, 2, 3, 4}) expect_parts_match_whole(dir, count);
+  // Nodes per graph 2, 1, 2 (costs 3, 2, 3 of 8): parts of 3 are graphs {1}, {2}, {3}.
+  const lrnn::TuData last = lrnn::read_tu(dir, "", lrnn::TuPart{2, 3});
+  ASSERT_EQ(last.examples.size(), 1u);
+  EXPECT_EQ(last.first_graph, 2u);
+  EXPECT_EQ(lrnn::print_example(last.examples[0]),
+            "g3 :- node(0), [0, 0, 0, 0, 0, 1] x(0), [4, 4] attr(0), node(1), [1, 0, 0, 0, 0, 0] x(1), "
+            "[5, 5] attr(1), edge(0, 1), [0, 0, 0, 1] edge_x(0, 1), [4.5] edge_attr(0, 1).");
+  // A malformed node attribute of graph 3 is found by the part that holds graph 3 only,
+  // naming its file:line; the other parts never parse that line.
+  files["_node_attributes.txt"] = "1, 1\n2, 2\n3, 3\n4, x\n5, 5\n";
+  const std::string bad = write_tu("parts_bad", files).string();
+  EXPECT_NO_THROW(lrnn::read_tu(bad, "", lrnn::TuPart{0, 2}));
+  try {
+    lrnn::read_tu(bad, "", lrnn::TuPart{1, 2});
+    ADD_FAILURE() << "part 1 read a malformed line";
+  } catch (const lrnn::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("DS_node_attributes.txt:4:1: error: expected comma-separated numbers"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(DataTu, PartsOfMutag) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
+  for (size_t count : {2, 3}) expect_parts_match_whole("../shared/datasets/tu/MUTAG", count);
+  // With margins a part also holds ceil(188 / 2 / 16) = 6 graphs of its neighbour's block.
+  const lrnn::TuData whole = lrnn::read_tu("../shared/datasets/tu/MUTAG");
+  const lrnn::TuData block = lrnn::read_tu("../shared/datasets/tu/MUTAG", "", lrnn::TuPart{1, 2});
+  const lrnn::TuData held = lrnn::read_tu("../shared/datasets/tu/MUTAG", "", lrnn::TuPart{1, 2, true});
+  EXPECT_EQ(held.owned_first, block.first_graph);
+  EXPECT_EQ(held.owned_last, 188u);
+  EXPECT_EQ(held.first_graph, block.first_graph - 6);
+  ASSERT_EQ(held.examples.size(), block.examples.size() + 6);
+  for (size_t k = 0; k < held.examples.size(); ++k)
+    EXPECT_EQ(lrnn::print_example(held.examples[k]), lrnn::print_example(whole.examples[held.first_graph + k]));
+}
+
 // What `lrnn convert tu` writes parses back to the same examples and queries.
 TEST(DataTu, PrintedTextParsesBackToTheSameExamples) {
   LRNN_SKIP_WITHOUT_SHARED_DATASETS();

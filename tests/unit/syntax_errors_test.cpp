@@ -83,6 +83,9 @@ const ErrorCase kCases[] = {
      "{dir}/examples_builtin_fact.txt:1:7: error: expected a fact in the example, found a builtin literal"},
     {"queries_valued_id.txt", Mode::Queries,
      "{dir}/queries_valued_id.txt:2:5: error: expected an example id (a bare name) before ':-'"},
+    {"queries_vector_importance.txt", Mode::Queries,
+     "{dir}/queries_vector_importance.txt:2:1: error: a query line's importance (before its id) is one number, "
+     "e.g. '0.5 id :- 1.0 q.'"},
     {"queries_unclosed_fixed.txt", Mode::Queries,
      "{dir}/queries_unclosed_fixed.txt:1:6: error: expected '>' closing the fixed value, found 'predict'"},
 };

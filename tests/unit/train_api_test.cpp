@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <string>
 
 #include "lrnn/lrnn.hpp"
 
@@ -99,6 +101,36 @@ TEST(TrainApi, SubsetKeepsTheChosenSamplesInOrder) {
   EXPECT_EQ(sub[0].value, all[1].value);
   EXPECT_EQ(sub[1].value, all[0].value);
   EXPECT_THROW(data.subset({data.size()}), lrnn::Error);
+}
+
+// Outside an MPI job a share is the whole dataset (docs/distributed.md); a share of a rank
+// (made here as one of two) refuses what needs the samples it does not hold.
+TEST(TrainApi, SharesOutsideAJobAndWhatAShareRefuses) {
+  const std::string path = ::testing::TempDir() + "lrnn_share_examples.txt";
+  { std::ofstream(path) << kExamples << "<1> out :- <[2, 2]> f(c).\n"; }
+  const lrnn::Dataset whole = lrnn::Dataset::load_share(path);
+  EXPECT_EQ(whole.size(), 3u);
+  EXPECT_EQ(whole.held(), 3u);
+  EXPECT_EQ(whole.parsed_examples(), 3u);
+  EXPECT_EQ(whole.split(0.34, 1).first.parsed_examples(), 3u);
+  const lrnn::Dataset share =
+      lrnn::Dataset::share_from_ast(lrnn::parse_examples("<0> out :- <[-1, 0.3]> f(a).\n"), {}, 1, 3, 1, 1, 2);
+  EXPECT_EQ(share.size(), 3u);
+  EXPECT_EQ(share.held(), 1u);
+  for (auto refused : {+[](const lrnn::Dataset& d) { (void)d.subset({0}); },
+                       +[](const lrnn::Dataset& d) { (void)d.split(0.5); },
+                       +[](const lrnn::Dataset& d) { (void)d.with_learnable_facts(); }}) {
+    try {
+      refused(share);
+      ADD_FAILURE() << "a share did what needs every sample";
+    } catch (const lrnn::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("holds samples 1..2 of 3"), std::string::npos) << e.what();
+    }
+  }
+  lrnn::Model model(lrnn::Template::from_string(kTemplate), {.seed = 1});
+  EXPECT_THROW(model.evaluate(share), lrnn::Error);  // no MPI job: nothing holds the rest
+  EXPECT_THROW(lrnn::Dataset::share_from_ast(lrnn::parse_examples("<0> out :- f(a).\n"), {}, 3, 3, 1, 3, 4),
+               lrnn::Error);
 }
 
 }  // namespace

@@ -147,8 +147,36 @@ def _atom_weight(atom: Any) -> List[Tuple[Optional[str], bool, str]]:
     return [(weight.name, bool(weight.is_fixed), atom.to_str())]
 
 
-def pnl_numbering(entries: List[Tuple[Any, List[str], List[str]]], engine_names: List[str]) -> List[Tuple[int, str]]:
+_DECLARED_OFFSET = re.compile(r"^[@*]?([A-Za-z_]\w*)\s*/\s*(\d+)\s+(?!\[\s*[A-Za-z_]\w*\s*=)(\$([A-Za-z_]\w*)\s*=)?\S")
+
+
+def declared_offsets(entries: List[Any]) -> Tuple[str, ...]:
+    """The engine names of the predicates' declared offsets (`p/1 {3, 1}`, `R.p / 1 [...]`
+    with an offset), in the order declared: `p/1.offset`, or `$name` for a named one.
+    A declaration's metadata `[key=value]` is not an offset."""
+    from lrnn.core.atoms import PredicateDecl
+
+    names: List[str] = []
+    for entry in entries:
+        if isinstance(entry, PredicateDecl):
+            if entry.offset is not None:
+                p = entry.predicate
+                names.append(f"${entry.offset.name}" if entry.offset.name else f"{p.name}/{p.arity}.offset")
+            continue
+        for line in getattr(entry, "predicates", ()):
+            m = _DECLARED_OFFSET.match(line.strip())
+            if m:
+                names.append(f"${m.group(4)}" if m.group(4) else f"{m.group(1)}/{m.group(2)}.offset")
+    return tuple(names)
+
+
+def pnl_numbering(entries: List[Tuple[Any, List[str], List[str]]], engine_names: List[str],
+                  offsets: Tuple[str, ...] = ()) -> List[Tuple[int, str]]:
     """(PyNeuraLogic's index, engine name) of each weight the engine has, in index order.
+
+    `offsets` are the engine names of the predicates' declared offsets (`p/1 {3, 1}` is
+    `p/1.offset`) in the order declared: PyNeuraLogic numbers them after every rule and fact
+    (observed with 0.9.2: `a / 0 {1}` written first still takes the last index but one).
 
     `entries` are the template's entries in the order added, each as (its statements as
     PyNeuraLogic prints them - or the DSL Rule itself -, the fact lines and the rule lines it puts in the engine's
@@ -213,4 +241,10 @@ def pnl_numbering(entries: List[Tuple[Any, List[str], List[str]]], engine_names:
             if engine_name is not None and engine_name in known:
                 numbered.append((next_index, engine_name))
             next_index += 1
+    for engine_name in offsets:
+        if engine_name.startswith("$") and engine_name[1:] in named_seen:
+            continue  # a named weight keeps the number it took where it first appeared
+        if engine_name in known:
+            numbered.append((next_index, engine_name))
+        next_index += 1
     return numbered

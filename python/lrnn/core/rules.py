@@ -9,6 +9,7 @@ from typing import Any, Iterable, List, Optional
 import numpy as np
 
 from lrnn.core.atoms import Atom
+from lrnn.core.terms import AllVariables, Variable
 from lrnn.core.containers import FContainer, lower_literal
 from lrnn.core.functions import AGGREGATION, COMBINATION, TRANSFORMATION, Function
 from lrnn.core.values import Weight
@@ -16,7 +17,8 @@ from lrnn.core.values import Weight
 
 class Metadata:
     """A rule's (or a predicate's) `[key=value, ...]` list. Entries print in the order
-    activation, combination, aggregation, learnable, duplicate_grounding."""
+    transformation, combination, aggregation, learnable, duplicate_grounding; the activation
+    prints as `transformation=`, PyNeuraLogic's key (lrnn's parser reads it as `activation=`)."""
 
     __slots__ = ("transformation", "combination", "aggregation", "learnable", "duplicate_grounding")
 
@@ -67,7 +69,7 @@ class Metadata:
     def entries(self) -> List[tuple]:
         out = []
         if self.transformation is not None:
-            out.append(("activation", str(self.transformation)))
+            out.append(("transformation", str(self.transformation)))
         if self.combination is not None:
             out.append(("combination", str(self.combination)))
         if self.aggregation is not None:
@@ -178,6 +180,28 @@ class Rule:
             self._add(item)
         if not self.body:
             raise ValueError(f"the rule for {head.to_str()} has an empty body")
+        self._expand_all_variables()
+
+    def _expand_all_variables(self) -> None:
+        """`R.special.alldiff(...)`: `...` is every variable of the rule (PyNeuraLogic's
+        alldiff over all of them), written out here; `...` in any other literal is refused."""
+        literals = [self.head] + [x for x in self.body if isinstance(x, Atom)]
+        if not any(isinstance(t, AllVariables) for lit in literals for t in lit.terms):
+            return
+        variables: List[Any] = []
+        for lit in literals:
+            for t in lit.terms:
+                if isinstance(t, Variable) and t not in variables:
+                    variables.append(t)
+        for i, item in enumerate(self.body):
+            if not isinstance(item, Atom) or not any(isinstance(t, AllVariables) for t in item.terms):
+                continue
+            if not (item.special and item.name == "alldiff"):
+                raise ValueError(f"`...` (all the rule's variables) is for R.special.alldiff(...), not {item.to_str()}")
+            given = [t for t in item.terms if not isinstance(t, AllVariables)]
+            self.body[i] = item._copy(terms=tuple(given + [v for v in variables if v not in given]))
+        if any(isinstance(t, AllVariables) for t in self.head.terms):
+            raise ValueError(f"`...` cannot be a term of the rule head {self.head.to_str()}")
 
     def _add(self, item: Any) -> None:
         if isinstance(item, (Atom, FContainer)):

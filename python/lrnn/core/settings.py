@@ -17,10 +17,25 @@ from lrnn.optim import Optimizer
 
 
 # Options without a PyNeuraLogic keyword of their own that the engine reads (by name).
-ENGINE_OPTIONS = ("schedule", "patience", "step_size", "gamma", "max_ground_rules", "shuffle")
-# PyNeuraLogic's settings that only tune its Java engine's building (lossless compression,
-# pruning, the choice of grounder): lrnn's results do not depend on them, so they are
-# accepted for compatibility and have no effect.
+ENGINE_OPTIONS = ("schedule", "patience", "step_size", "gamma", "max_ground_rules", "shuffle", "dtype")
+# The scalar types of the engine's passes (Settings(dtype=...); float64 is the default).
+DTYPES = ("float32", "float64")
+
+
+def check_dtype(value: Any, where: str = "Settings(dtype=...)") -> str:
+    """`value` as one of DTYPES (also a numpy or torch dtype of that name); anything else is
+    a ValueError naming the closest valid value."""
+    name = value.__name__ if isinstance(value, type) else str(value).replace("torch.", "")
+    if name in DTYPES:
+        return name
+    close = difflib.get_close_matches(name, DTYPES, n=1, cutoff=0.0)
+    raise ValueError(f"{where} takes 'float32' or 'float64', got {value!r}; did you mean {close[0]!r}?")
+
+
+# PyNeuraLogic's settings that tune its Java engine's building (compression, chain pruning,
+# the choice of grounder): accepted so its code runs, and ignored. lrnn never prunes: every
+# network computes what LANGUAGE.md says, where PyNeuraLogic's chain pruning (on by default)
+# can drop an activation (see the Settings docstring).
 PYNEURALOGIC_BUILD_OPTIONS = ("iso_value_compression", "chain_pruning", "prune_only_identities", "grounder")
 # Gradient clipping, honoured by the engine (torch's clip_grad_value_ then clip_grad_norm_).
 CLIP_OPTIONS = ("clip_grad_norm", "clip_grad_value")
@@ -29,6 +44,8 @@ KNOWN = KEYWORDS + ENGINE_OPTIONS + PYNEURALOGIC_BUILD_OPTIONS + CLIP_OPTIONS
 
 
 def _check_option(key: str, value: Any) -> None:
+    if key == "dtype" and value is not None:
+        check_dtype(value)
     if key == "shuffle" and not isinstance(value, bool):
         raise ValueError(f"Settings(shuffle=...) takes True or False, got {value!r}")
     if key in ENGINE_OPTIONS or key in PYNEURALOGIC_BUILD_OPTIONS:
@@ -41,6 +58,11 @@ def _check_option(key: str, value: Any) -> None:
     close = difflib.get_close_matches(key, KNOWN, n=1, cutoff=0.5)
     hint = f"; did you mean {close[0]!r}?" if close else f"; valid: {', '.join(KNOWN)}"
     raise TypeError(f"Settings got an unexpected keyword argument {key!r}{hint}")
+
+
+def _normalized(key: str, value: Any) -> Any:
+    """The value the engine reads: a dtype by its name ("float32" for np.float32 too)."""
+    return check_dtype(value) if key == "dtype" and value is not None else value
 
 
 def _uniform() -> type:
@@ -109,7 +131,15 @@ class SettingsProxy:
 class Settings:
     """Every field left unset takes the engine's default, read from the engine
     (`_core.default_settings()`): today `optimizer` reads as Adam with the engine's rate,
-    `error_function` as MSE(), `initializer` as Glorot()."""
+    `error_function` as MSE(), `initializer` as Glorot().
+
+    PyNeuraLogic's build options `chain_pruning`, `iso_value_compression`,
+    `prune_only_identities` and `grounder` are accepted and ignored: lrnn never prunes, so
+    its outputs always follow LANGUAGE.md. PyNeuraLogic's chain pruning (on by default) is
+    lossy: with `(R.out <= R.h) | [F.tanh]`, `R.out / 0 | [F.tanh]` and the fact `R.h[1]`,
+    PyNeuraLogic 0.9.2 with `chain_pruning=True` gives tanh(1) = 0.7616 (it drops a tanh of
+    the chain), while `chain_pruning=False` and lrnn (either way) give tanh(tanh(1)) = 0.6420.
+    Code whose results were tuned on PyNeuraLogic's pruned networks can therefore differ."""
 
     def __init__(
         self,
@@ -140,7 +170,7 @@ class Settings:
         # name; also settable with settings["name"] = value. Unknown names are TypeErrors.
         for key, value in options.items():
             _check_option(key, value)
-        self.options: Dict[str, Any] = dict(options)
+        self.options: Dict[str, Any] = {k: _normalized(k, v) for k, v in options.items()}
 
     # ---- the three objects, with the engine's defaults when unset -------------------------
     @property
@@ -239,7 +269,7 @@ class Settings:
 
     def __setitem__(self, key: str, value: Any) -> None:
         _check_option(key, value)
-        self.options[key] = value
+        self.options[key] = _normalized(key, value)
         self._changed()
 
     def __getitem__(self, key: str) -> Any:

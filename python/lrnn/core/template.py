@@ -152,12 +152,17 @@ class Template:
         return str(self)
 
     # ---- pictures (lrnn.draw) ----------------------------------------------------------------
-    def draw(self, filename: Optional[str] = None, draw_ipython: bool = True, img_type: str = "svg",
-             value_detail: int = 0, graphviz_path: Optional[str] = None) -> Any:
+    def draw(self, filename: Optional[str] = None, draw_ipython: bool = True, img_type: Optional[str] = None,
+             value_detail: int = 0, graphviz_path: Optional[str] = None, *, show: Optional[bool] = None) -> Any:
         """The template's picture (predicates, rules as labelled edges): into `filename`, else
-        SVG text (PNG bytes for img_type="png"); needs Graphviz's `dot` except for .dot."""
+        SVG text (PNG bytes for img_type="png"); needs Graphviz's `dot` except for .dot.
+        PyNeuraLogic's spelling `draw(show=...)` is `draw_ipython`, with PNG as its default."""
         from lrnn.draw import draw_model
 
+        if show is not None:
+            draw_ipython = show
+        if img_type is None:
+            img_type = "svg" if show is None else "png"
         return draw_model(self, filename, draw_ipython, img_type, value_detail, graphviz_path)
 
     def _repr_svg_(self) -> Optional[str]:

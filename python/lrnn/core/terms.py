@@ -41,6 +41,17 @@ class Term:
         return str(self) < str(other)
 
 
+class AllVariables(Term):
+    """`...` among a builtin's terms (`R.special.alldiff(...)`, as in PyNeuraLogic): every
+    variable of the rule it is in. A Rule replaces it by them; anywhere else it is refused."""
+
+    def __init__(self) -> None:
+        super().__init__("...")
+
+    def _bare(self) -> str:
+        return "..."
+
+
 class Variable(Term):
     """`V.X`. `V.X("woman")` gives the typed variable `woman:X`; `V.X[1:4]` gives X1..X3."""
 
@@ -134,6 +145,8 @@ def to_term(value: Any) -> Term:
     else a constant (quoted when it is not a bare name)."""
     if isinstance(value, Term):
         return value
+    if value is Ellipsis:
+        return AllVariables()
     if isinstance(value, bool):
         raise TypeError(f"{value!r} is not a term (use a constant such as C.true)")
     if isinstance(value, numbers.Integral):

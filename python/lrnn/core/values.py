@@ -149,6 +149,12 @@ class Weight:
             return np.array(self.data[0])
         return self.data.reshape(self.shape).copy()
 
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """NumPy reads a written value as its array (`np.argmax(query.weight)` on a one-hot
+        target, as PyNeuraLogic's values are lists); a shape-only weight has none (ValueError)."""
+        array = self.to_numpy()
+        return array if dtype is None else array.astype(dtype)
+
     # ---- printing ------------------------------------------------------------------------------
     def _body(self) -> str:
         marks = self.float_marks if self.float_marks is not None and len(self.float_marks) == self.data.size else None

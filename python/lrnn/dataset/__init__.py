@@ -29,6 +29,36 @@ def _check_fact(fact: Any, where: str) -> Atom:
     return fact
 
 
+def _check_example_item(item: Any) -> Any:
+    """A fact, or a rule as PyNeuraLogic's examples may hold (PDDLDataset's action rules):
+    kept as given; building refuses the rules (see Dataset.to_text)."""
+    from lrnn.utils.pddl.domain import DeleteEffect
+
+    return item if isinstance(item, (Rule, DeleteEffect)) else _check_fact(item, "an example")
+
+
+def _weighted_query(query: Rule) -> tuple:
+    """PyNeuraLogic's weighted query `R.name[0.25] <= R.out(x)[1.0]`: (importance, name,
+    query atoms). The importance scales the loss and gradient of those queries."""
+    head = query.head
+    if query.offset is not None or (query.metadata is not None and len(query.metadata)) or head.terms:
+        raise ValueError(f"a weighted query is `R.name[importance] <= R.q(...)[target]`, got {query.to_str()}")
+    importance = 1.0
+    if head.weight is not None:
+        w = head.weight
+        if w.kind != Weight.SCALAR or w.name is not None:
+            raise ValueError(f"a query's importance is one number, got {head.to_str()} in {query.to_str()}")
+        importance = float(w.data[0])
+        if not np.isfinite(importance) or importance < 0:
+            raise ValueError(f"a query's importance must be a finite number >= 0, got {importance} in {query.to_str()}")
+    atoms = []
+    for literal in query.body:
+        if not isinstance(literal, Atom):
+            raise ValueError(f"a weighted query's body holds query atoms, got {literal} in {query.to_str()}")
+        atoms.append(_check_query(literal))
+    return importance, head.name, atoms
+
+
 def _check_query(query: Any) -> Atom:
     fact = _check_fact(query, "a query")
     if fact.weight is not None and fact.weight.kind in (Weight.DIMS, Weight.REFERENCE):
@@ -40,27 +70,57 @@ class Sample:
     """One learning sample: its queries (atoms whose values are the targets) and its
     example (facts)."""
 
-    __slots__ = ("query", "example")
+    __slots__ = ("query", "queries", "example", "importance", "query_rules")
 
-    def __init__(self, query: Union[Atom, Sequence[Atom], None], example: Union[Sequence[Atom], Atom, None]):
+    def __init__(self, query: Union[Atom, Rule, Sequence[Any], None], example: Union[Sequence[Atom], Atom, None]):
         if query is None:
-            queries: List[Atom] = []
-        elif isinstance(query, Atom):
+            queries: List[Any] = []
+        elif isinstance(query, (Atom, Rule)):
             queries = [query]
         else:
             queries = list(query)
-        self.query = [_check_query(q) for q in queries]
+        # `query` is kept as given (an atom, a weighted query, a list), as PyNeuraLogic's;
+        # `queries` is every query atom, `importance[i]` the factor on queries[i]'s loss: 1,
+        # or a weighted query's (R.name[w] <= R.q[t])
+        self.query = query
+        self.queries: List[Atom] = []
+        self.importance: List[float] = []
+        self.query_rules: List[Rule] = []  # the weighted queries as written (for printing)
+        for q in queries:
+            if isinstance(q, Rule):
+                importance, _, atoms = _weighted_query(q)
+                self.query_rules.append(q)
+            else:
+                importance, atoms = 1.0, [_check_query(q)]
+            self.queries.extend(atoms)
+            self.importance.extend([importance] * len(atoms))
         if example is None:
             example = []
         elif isinstance(example, Atom):
             example = [example]
-        self.example = [_check_fact(f, "an example") for f in example]
+        # facts; rules too, as PyNeuraLogic's (its PDDLDataset puts action rules here)
+        self.example = [_check_example_item(f) for f in example]
 
     def __len__(self) -> int:
         return len(self.example)
 
     def __str__(self) -> str:
-        return ", ".join(q.to_str() for q in self.query) + ("." if self.query else "")
+        if self.query_rules:
+            return " ".join(r.to_str() for r in self.query_rules)
+        return ", ".join(q.to_str() for q in self.queries) + ("." if self.queries else "")
+
+    def query_lines(self, sample_id: str) -> List[str]:
+        """The queries file's lines of this sample, named `sample_id`: one line per run of
+        queries with one importance, written `0.25 id :- 1.0 out(x).` when it is not 1."""
+        lines: List[str] = []
+        start = 0
+        for i in range(1, len(self.queries) + 1):
+            if i == len(self.queries) or self.importance[i] != self.importance[start]:
+                weight = self.importance[start]
+                lead = "" if weight == 1.0 else f"{_number(weight)} "
+                lines.append(f"{lead}{sample_id} :- " + ", ".join(q.to_str() for q in self.queries[start:i]) + ".")
+                start = i
+        return lines
 
     def __repr__(self) -> str:
         return f"Sample({self}; {len(self.example)} facts)"
@@ -97,7 +157,14 @@ class Dataset(BaseDataset):
         self.samples.extend(samples)
         return self
 
-    def add_example(self, example: Sequence[Atom]) -> "Dataset":
+    def add_example(self, example: Union[Sequence[Atom], Rule]) -> "Dataset":
+        """Facts; or a labelled example `R.xor[0] <= R.xy[[0, 0]]` (PyNeuraLogic's: the head
+        is its query with the target, the body its facts), which is a sample of its own."""
+        if isinstance(example, Rule):
+            if example.offset is not None or (example.metadata is not None and len(example.metadata)):
+                raise ValueError(f"a labelled example is `R.q[target] <= facts`, got {example.to_str()}")
+            self.samples.append(Sample(example.head, example.body))
+            return self
         self._examples.append([_check_fact(f, "an example") for f in example])
         return self
 
@@ -106,8 +173,13 @@ class Dataset(BaseDataset):
             self.add_example(e)
         return self
 
-    def add_query(self, query: Atom) -> "Dataset":
-        self._queries.append(_check_query(query))
+    def add_query(self, query: Union[Atom, Rule]) -> "Dataset":
+        """A query atom, or a weighted query `R.name[importance] <= R.q(...)[target]`."""
+        if isinstance(query, Rule):
+            _weighted_query(query)  # checked now, kept as written
+            self._queries.append(query)
+        else:
+            self._queries.append(_check_query(query))
         return self
 
     def add_queries(self, queries: Iterable[Atom]) -> "Dataset":
@@ -159,7 +231,8 @@ class Dataset(BaseDataset):
         add_example/add_queries are written as the files would hold them (the engine pairs
         them the same way); samples added with add() as a named example `s<i> :- facts.`
         and its query line `s<i> :- targets.`"""
-        if not self.samples:
+        weighted = any(isinstance(q, Rule) for q in self._queries)  # needs named lines
+        if not self.samples and not weighted:
             if not self._examples:
                 raise ValueError("the dataset is empty")
             examples = [_facts_line(e, i) for i, e in enumerate(self._examples)]
@@ -169,8 +242,7 @@ class Dataset(BaseDataset):
         examples, queries = [], []
         for i, sample in enumerate(self.to_samples()):
             examples.append(f"s{i} :- " + _facts_line(sample.example, i))
-            if sample.query:
-                queries.append(f"s{i} :- " + ", ".join(q.to_str() for q in sample.query) + ".")
+            queries.extend(sample.query_lines(f"s{i}"))
         return "\n".join(examples) + "\n", "\n".join(queries) + ("\n" if queries else "")
 
     def dump(self, queries_fp: Any, examples_fp: Any, sep: str = "\n") -> None:
@@ -182,9 +254,22 @@ class Dataset(BaseDataset):
         return "\n".join(str(s) for s in self.to_samples())
 
 
+def _number(x: float) -> str:
+    """The shortest text that reads back as x (`0.25`, `2`)."""
+    return repr(int(x)) if float(x).is_integer() else repr(float(x))
+
+
 def _facts_line(facts: Sequence[Atom], index: int) -> str:
     if not facts:
         raise ValueError(f"sample {index} has no facts; an example needs at least one")
+    for item in facts:
+        if not isinstance(item, Atom):
+            # PyNeuraLogic grounds example rules with the sample; lrnn grounds the template's
+            raise ValueError(
+                f"sample {index}'s example holds the rule {item}: lrnn's examples hold facts, its rules "
+                "go in the template (for PDDLDataset: include_actions=False and "
+                "template.add_rules(pddl_dataset.action_rules(delete_effects=False)))"
+            )
     return ", ".join(f.to_str() for f in facts) + "."
 
 
@@ -514,6 +599,8 @@ class CSVDataset(ConvertibleDataset):
         return Dataset([Sample(q, example) for q, example in zip(queries, examples)])
 
 
+from lrnn.dataset.pddl import PDDLDataset  # noqa: E402  (it builds on Dataset and Sample above)
+
 _LOADERS = ("XOR", "XOR_Vectorized", "Family", "Trains", "Mutagenesis", "Nations")
 
 
@@ -526,4 +613,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'lrnn.dataset' has no attribute {name!r}")
 
 
-__all__ = ["Dataset", "Sample", "FileDataset", "Data", "TensorDataset", "CSVFile", "CSVDataset", "Mode", *_LOADERS]
+__all__ = ["Dataset", "Sample", "FileDataset", "Data", "TensorDataset", "CSVFile", "CSVDataset", "Mode", "PDDLDataset",
+           *_LOADERS]

@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from lrnn import _core
+from lrnn.nn._dtype import DtypeSwitch
 
 
 class Mask:
@@ -96,7 +97,7 @@ def positional_encoding(n: int, d: int) -> np.ndarray:
     return _core.zoo_positional_encoding(int(n), int(d))
 
 
-class _ZooModule:
+class _ZooModule(DtypeSwitch):
     """Common machinery: one engine model per mask, weights shared by copying."""
 
     def __repr__(self) -> str:
@@ -104,8 +105,12 @@ class _ZooModule:
 
         return constructor_repr(self)
 
-    def __init__(self, seed: int = 1):
+    def __init__(self, seed: int = 1, dtype: str = "float64"):
+        from lrnn.core.settings import check_dtype
+
         self._seed = seed
+        # The scalar type of the engine's passes (weights and gradients stay float64).
+        self._dtype = check_dtype(dtype, f"{type(self).__name__}(dtype=...)")
         self._default_mask = Mask()
         self._models: Dict[Tuple[str, ...], Tuple[object, object]] = {}
         self._main_key: Tuple[str, ...] = ()
@@ -120,16 +125,21 @@ class _ZooModule:
         if not self._models:
             module = self._generate(mask)
             self._models[key] = (module, _core.ZooSequenceModel(module, self._seed))
+            self._models[key][1].dtype = self._dtype
             self._main_key = key
         if key not in self._models:
             module = self._generate(mask)
             self._models[key] = (module, _core.ZooSequenceModel(module, self._seed))
+            self._models[key][1].dtype = self._dtype
         module, model = self._models[key]
         if key != self._main_key:  # the main model holds the weights
             main = self._models[self._main_key][1]
             for name in main.parameter_names():
                 model.set_parameter(name, main.parameter(name))
         return module, model
+
+    def _engine_models(self):
+        return [model for _, model in self._models.values()]
 
     @property
     def module(self):
@@ -300,8 +310,8 @@ class MultiheadAttention(_ZooModule):
     Call with x [n, d] for self-attention, or (x, memory) for cross-attention."""
 
     def __init__(self, embed_dim: int, num_heads: int = 1, bias: bool = True, mask: MaskLike = None,
-                 prefix: str = "attn", seed: int = 1, cross: bool = False):
-        super().__init__(seed)
+                 prefix: str = "attn", seed: int = 1, cross: bool = False, dtype: str = "float64"):
+        super().__init__(seed, dtype)
         self.embed_dim, self.num_heads, self.bias, self.prefix, self.cross = embed_dim, num_heads, bias, prefix, cross
         self._default_mask = _as_mask(mask)
         self._project = True
@@ -330,8 +340,9 @@ class Attention(MultiheadAttention):
     """One head with [d, d] q/k/v projections and no output projection (the form of
     PyNeuraLogic's "Beyond Transformers"); no torch counterpart."""
 
-    def __init__(self, embed_dim: int, bias: bool = True, mask: MaskLike = None, prefix: str = "attn", seed: int = 1):
-        _ZooModule.__init__(self, seed)
+    def __init__(self, embed_dim: int, bias: bool = True, mask: MaskLike = None, prefix: str = "attn", seed: int = 1,
+                 dtype: str = "float64"):
+        _ZooModule.__init__(self, seed, dtype)
         self.embed_dim, self.num_heads, self.bias, self.prefix, self.cross = embed_dim, 1, bias, prefix, False
         self._default_mask = _as_mask(mask)
         self._project = False
@@ -345,8 +356,8 @@ class TransformerEncoderLayer(_ZooModule):
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, norm_first: bool = False,
                  norm_affine: bool = False, mask: MaskLike = None, prefix: str = "enc", seed: int = 1,
-                 num_layers: int = 0):
-        super().__init__(seed)
+                 num_layers: int = 0, dtype: str = "float64"):
+        super().__init__(seed, dtype)
         self.d_model, self.nhead, self.dim_feedforward = d_model, nhead, dim_feedforward
         self.norm_first, self.norm_affine, self.prefix, self.num_layers = norm_first, norm_affine, prefix, num_layers
         self._default_mask = _as_mask(mask)
@@ -377,11 +388,13 @@ class TransformerEncoder(TransformerEncoderLayer):
     """torch.nn.TransformerEncoder(layer, num_layers) without a final norm: `layer` is a
     TransformerEncoderLayer whose settings every layer copies."""
 
-    def __init__(self, layer: TransformerEncoderLayer, num_layers: int, mask: MaskLike = None, seed: int = 1):
+    def __init__(self, layer: TransformerEncoderLayer, num_layers: int, mask: MaskLike = None, seed: int = 1,
+                 dtype: Optional[str] = None):
         if num_layers <= 0:
             raise ValueError("num_layers must be positive")
         super().__init__(layer.d_model, layer.nhead, layer.dim_feedforward, layer.norm_first, layer.norm_affine,
-                         mask if mask is not None else layer._default_mask, layer.prefix, seed, num_layers)
+                         mask if mask is not None else layer._default_mask, layer.prefix, seed, num_layers,
+                         dtype if dtype is not None else layer.dtype)
 
 
 class TransformerDecoderLayer(_ZooModule):
@@ -390,8 +403,8 @@ class TransformerDecoderLayer(_ZooModule):
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, norm_first: bool = False,
                  norm_affine: bool = False, tgt_mask: MaskLike = None, memory_mask: MaskLike = None,
-                 prefix: str = "dec", seed: int = 1):
-        super().__init__(seed)
+                 prefix: str = "dec", seed: int = 1, dtype: str = "float64"):
+        super().__init__(seed, dtype)
         self.d_model, self.nhead, self.dim_feedforward = d_model, nhead, dim_feedforward
         self.norm_first, self.norm_affine, self.prefix = norm_first, norm_affine, prefix
         self._memory_mask = _as_mask(memory_mask)
@@ -416,8 +429,9 @@ class RelationalAttention(_ZooModule):
     keys and values from node and edge embeddings. Call with nodes [n, d], an edge list
     [(i, j), ...] (j sends to i) and edge features [len(edges), edge_dim]."""
 
-    def __init__(self, node_dim: int, edge_dim: int, num_heads: int = 1, prefix: str = "rel", seed: int = 1):
-        super().__init__(seed)
+    def __init__(self, node_dim: int, edge_dim: int, num_heads: int = 1, prefix: str = "rel", seed: int = 1,
+                 dtype: str = "float64"):
+        super().__init__(seed, dtype)
         self.node_dim, self.edge_dim, self.num_heads, self.prefix = node_dim, edge_dim, num_heads, prefix
         self._model_for(self._default_mask)
 

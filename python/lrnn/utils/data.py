@@ -56,12 +56,11 @@ _XOR_TABLE = [((0, 0), 0), ((0, 1), 1), ((1, 0), 1), ((1, 1), 0)]
 def XOR():
     """XOR of two scalar facts `a`, `b` through eight tanh hidden neurons."""
     model = _model()
-    text = []
-    for h in range(1, 9):
-        text.append(f"hidden{h} :- {{1}} a, {{1}} b. [activation=tanh]")
-        text.append(f"{{1}} xor :- hidden{h}. [activation=tanh]")
-        text.append(f"hidden{h} / 0 [activation=tanh]")
-    text.append("xor / 0 [activation=tanh]")
+    # in the order of PyNeuraLogic's simple/xor/naive/template.txt: the weights are numbered
+    # in the order written, so state_dict()["weights"][i] is its weight i
+    hidden = [f"hidden{h} :- {{1}} a, {{1}} b. [activation=tanh]" for h in range(1, 9)]
+    output = [f"{{1}} xor :- hidden{h}. [activation=tanh]" for h in range(1, 9)]
+    text = hidden + output + ["xor / 0 [activation=tanh]"] + [f"hidden{h} / 0 [activation=tanh]" for h in range(1, 9)]
     model._entries.extend(_statements("\n".join(text)))
     from lrnn.core import R
 
@@ -108,7 +107,10 @@ def Trains():
         for value in values:
             text.append(f"{attribute}(X, Y) :- {{1}} {attribute}(X, Y, {value}). [activation=tanh]")
         text.append(f"{attribute} / 2 [activation=tanh]")
-    text.append("vagon(X, Y) :- " + ", ".join(f"{{1}} {a}(X, Y)" for a in _TRAIN_ATTRIBUTES) + ". [activation=tanh]")
+    # the body in the order of PyNeuraLogic's simple/trains/template.txt (weights are numbered
+    # in the order written, so state_dict()["weights"][i] is its weight i)
+    body = ("shape", "length", "sides", "wheels", "loadnum", "loadshape", "roof")
+    text.append("vagon(X, Y) :- " + ", ".join(f"{{1}} {a}(X, Y)" for a in body) + ". [activation=tanh]")
     text.append("vagon / 2 [activation=tanh]")
     for car in range(1, 5):
         text.append(f"train(X) :- {{1}} vagon(X, {car}). [activation=tanh]")
@@ -120,24 +122,31 @@ def Trains():
 
 
 def Mutagenesis():
-    """Molecules: atom-type and bond-type embeddings (3), three message-passing layers
-    over `bond(X, Y, B)`, and `predict` from the last layer (PyNeuraLogic's template)."""
+    """Molecules: atom-type and bond-type embeddings (3, with a learnable offset each), three
+    message-passing layers over `bond(X, Y, B)`, and `predict` from the last layer: PyNeuraLogic's
+    molecules/mutagenesis/templates/template.txt (with its embeddings.txt), line for line, so
+    the weights are numbered as its (state_dict()["weights"][i] is its weight i)."""
     examples, queries = _files("molecules", "mutagenesis")
-    atom_types, bond_types = _unary_predicates(examples)
-    model = _model()
-    text = [f"{{3, 1}} atom_embed(A) :- {t}(A). [activation=tanh]" for t in atom_types]
-    text += [f"{{3, 1}} bond_embed(B) :- {t}(B). [activation=tanh]" for t in bond_types]
-    text += ["atom_embed / 1 [activation=tanh]", "bond_embed / 1 [activation=tanh]"]
+    text = [f"{{3, 1}} atom_embed(A) :- {t}(A). [activation=tanh]" for t in _MUTAGENESIS_ATOMS]
+    text.append("atom_embed / 1 {3, 1}")
+    text += [f"{{3, 1}} bond_embed(B) :- {t}(B). [activation=tanh]" for t in _MUTAGENESIS_BONDS]
+    text += ["bond_embed / 1 {3, 1}", "bond_embed / 1 [activation=tanh]", "atom_embed / 1 [activation=tanh]"]
     previous = "atom_embed"
     for layer in (1, 2, 3):
         name = f"l{layer}_embed"
         text.append(f"{name}(X) :- {{3, 3}} {previous}(X), {{3, 3}} {previous}(Y), bond(X, Y, B), bond_embed(B). "
                     "[activation=tanh]")
-        text.append(f"{name} / 1 [activation=tanh]")
         previous = name
+    text += [f"l{layer}_embed / 1 [activation=tanh]" for layer in (1, 2, 3)]
     text += ["{1, 3} predict :- l3_embed(X). [activation=tanh]", "predict / 0 [activation=tanh]"]
+    model = _model()
     model._entries.extend(_statements("\n".join(text)))
     return model, FileDataset(examples_file=examples, queries_file=queries)
+
+
+# the atom and bond types of PyNeuraLogic's embeddings.txt, in its order
+_MUTAGENESIS_ATOMS = ("c", "o", "br", "i", "f", "h", "n", "cl")
+_MUTAGENESIS_BONDS = ("b_1", "b_2", "b_3", "b_4", "b_5", "b_7")
 
 
 def Nations():
@@ -161,13 +170,6 @@ def Nations():
     ]
     model._entries.extend(_statements("\n".join(text)))
     return model, FileDataset(examples_file=examples, queries_file=queries)
-
-
-def _unary_predicates(examples_file: str) -> Tuple[List[str], List[str]]:
-    """(atom types, bond types) of the mutagenesis examples: every unary predicate, bond
-    types being those named b_<k>."""
-    names = sorted(set(re.findall(r"\b([a-z]\w*)\(\s*[\w]+\s*\)", Path(examples_file).read_text())))
-    return [n for n in names if not re.fullmatch(r"b_\d+", n)], [n for n in names if re.fullmatch(r"b_\d+", n)]
 
 
 def _statements(text: str) -> list:

@@ -82,13 +82,13 @@ def build_static_graph_dataset(model: Any, dataset: Any, *, batch_size: int = 1,
         )
     samples = dataset.to_samples()
     for index, sample in enumerate(samples):
-        if len(sample.query) != 1:
+        if len(sample.queries) != 1:
             raise NotImplementedError(
-                f"sample {index} has several queries ({len(sample.query)}); a static graph sample holds one query"
+                f"sample {index} has several queries ({len(sample.queries)}); a static graph sample holds one query"
             )
     built = model.build_dataset(Dataset(samples), batch_size=1, learnable_facts=learnable_facts)
     mappings = [[(fact, _fact_value(fact)) for fact in sample.example] for sample in samples]
-    targets = [_as_written(s.query[0].weight) for s in samples]
+    targets = [_as_written(s.queries[0].weight) for s in samples]
     return StaticGraphDataset(built, mappings, targets)
 
 

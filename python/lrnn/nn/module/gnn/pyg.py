@@ -26,6 +26,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from lrnn.nn._dtype import DtypeSwitch
+
 
 def _core():
     from lrnn import _core as core
@@ -37,7 +39,7 @@ def _torch_array(t: Any) -> np.ndarray:
     return t.detach().cpu().double().numpy()
 
 
-class PygLayer:
+class PygLayer(DtypeSwitch):
     """Common machinery: the template (`rules()`), its engine model, the PyG parameter map."""
 
     kind = ""              # the torch_geometric class name
@@ -83,7 +85,11 @@ class PygLayer:
     def _model(self):
         if self._model_obj is None:
             self._model_obj = _core().zoo_template_model(self.rules(), "x", "out", self._seed)
+            self._model_obj.dtype = self.dtype
         return self._model_obj
+
+    def _engine_models(self):
+        return [self._model_obj] if self._model_obj is not None else []
 
     # weights -------------------------------------------------------------------------------
     # _param_map: PyG key -> (lrnn name, torch shape[, transposed[, torch shape]]); a list of names

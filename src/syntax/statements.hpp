@@ -1,0 +1,45 @@
+// Where the statements of an examples or queries file begin (a statement: everything up
+// to its '.', an example or a query line), found by lexing only, and a source that holds a
+// run of them at their original lines and columns. An MPI rank parses only its share of a
+// dataset this way (docs/distributed.md): the lexer finds the boundaries at a fraction of
+// the parser's cost, and errors in the share still name file:line.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lrnn/ast.hpp"
+#include "lrnn/diagnostics.hpp"
+
+namespace lrnn::syntax {
+
+struct StatementIndex {
+  struct Start {
+    size_t offset = 0;
+    uint32_t line = 1, col = 1;
+    bool named = false;  // begins `name :-` (an example id, or a query line's example)
+  };
+  std::shared_ptr<const SourceFile> file;
+  std::vector<Start> starts;  // one per statement, in file order (an unfinished last one too)
+  size_t size() const { return starts.size(); }
+  bool any_named() const;
+};
+
+// Lexes `file` (throws its lexical errors, file:line) and records each statement's start.
+StatementIndex index_statements(std::shared_ptr<const SourceFile> file);
+
+// A source named as `index.file` holding statements [first, last) (and the comments after
+// them) at their own lines and columns: the text before them is replaced by newlines and
+// spaces, so a parse error in them names the line of the whole file.
+std::shared_ptr<const SourceFile> statements_source(const StatementIndex& index, size_t first, size_t last);
+
+// The examples / query lines of a source (parser.cpp), e.g. of statements_source.
+std::vector<ExampleAst> parse_examples_file(const std::shared_ptr<const SourceFile>& file);
+std::vector<QueryLineAst> parse_queries_file(const std::shared_ptr<const SourceFile>& file);
+// The whole file at `path` (throws lrnn::Error naming it when it cannot be read).
+std::shared_ptr<const SourceFile> read_source_file(const std::string& path);
+
+}  // namespace lrnn::syntax
