@@ -23,33 +23,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attention_template.hpp"
 #include "lrnn/syntax.hpp"
 #include "lrnn/zoo.hpp"
 
 namespace {
-
-std::vector<int> parse_ints(const std::string& s) {
-  std::vector<int> out;
-  size_t p = 0;
-  while (p < s.size()) {
-    size_t q = s.find(',', p);
-    if (q == std::string::npos) q = s.size();
-    out.push_back(std::atoi(s.substr(p, q - p).c_str()));
-    p = q + 1;
-  }
-  return out;
-}
-
-std::string attention_template(int d, const lrnn::zoo::Mask& mask) {
-  std::string m, over = "J";
-  for (const auto& l : mask.literals) m += ", " + l;
-  if (m.find('D') != std::string::npos) over = "J, D";  // the window's offset variable
-  char scale[64];
-  std::snprintf(scale, sizeof scale, "%.17g", 1.0 / std::sqrt(double(d)));
-  return std::string("<") + scale + "> d_k.\n" + "w(I, J) :- d_k, k(J)^T, q(I)" + m +
-         ". [combination=product, aggregation=softmax(" + over + ")]\n" +
-         "out(I) :- w(I, J), v(J). [combination=product, aggregation=sum]\n";
-}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -65,46 +43,39 @@ int main(int argc, char** argv) {
   lrnn::Dtype dtype = lrnn::Dtype::Float64;
   for (int a = 1; a + 1 < argc; a += 2) {
     std::string k = argv[a], v = argv[a + 1];
-    if (k == "--sizes") sizes = parse_ints(v);
-    else if (k == "--dim") d = std::atoi(v.c_str());
+    if (k == "--sizes") {
+      sizes.clear();
+      for (const std::string& n : bench::split_commas(v)) sizes.push_back(std::atoi(n.c_str()));
+    } else if (k == "--dim") d = std::atoi(v.c_str());
     else if (k == "--window") window = std::atoi(v.c_str());
     else if (k == "--min-time") min_time = std::atof(v.c_str());
     else if (k == "--max-repeats") max_repeats = std::atoi(v.c_str());
     else if (k == "--warmup") warmup = std::atoi(v.c_str());
     else if (k == "--dtype") dtype = lrnn::parse_dtype(v);
-    else if (k == "--variants") {
-      variants.clear();
-      size_t p = 0;
-      while (p <= v.size()) {
-        size_t q = v.find(',', p);
-        if (q == std::string::npos) q = v.size();
-        variants.push_back(v.substr(p, q - p));
-        p = q + 1;
-      }
-    } else {
+    else if (k == "--variants") variants = bench::split_commas(v);
+    else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;
     }
   }
   nlohmann::json report = {{"dim", d}, {"window", window}, {"dtype", lrnn::to_string(dtype)}, {"results", nlohmann::json::array()}};
   for (const std::string& variant : variants) {
-    const lrnn::zoo::Mask mask = variant == "window"   ? lrnn::zoo::Mask::sliding_window(window)
-                                 : variant == "causal" ? lrnn::zoo::Mask::causal()
-                                                       : lrnn::zoo::Mask::none();
+    const lrnn::zoo::Mask mask = bench::attention_mask(variant, window);
     for (int n : sizes) {
       std::mt19937_64 rng(1234 + n);
       std::normal_distribution<double> g;
       std::vector<double> q(size_t(n) * d), k(q.size()), v(q.size()), gout(q.size());
       for (auto* a : {&q, &k, &v, &gout})
         for (auto& x : *a) x = g(rng);
-      lrnn::zoo::SequenceModel model(lrnn::parse_template(attention_template(d, mask)), "q", "out");
+      lrnn::zoo::SequenceModel model(lrnn::parse_template(bench::attention_template(d, mask)), "q", "out");
       model.set_dtype(dtype);
       const std::vector<lrnn::zoo::SequenceInput> inputs = {{"q", q.data(), n, d}, {"k", k.data(), n, d}, {"v", v.data(), n, d}};
       auto t0 = std::chrono::steady_clock::now();
+      const double cpu0 = bench::cpu_seconds();
       model.forward(inputs, n);  // grounds, neuralizes and builds the plan (cached)
-      const double build_s = seconds_since(t0);
+      const double build_s = seconds_since(t0), build_cpu_s = bench::cpu_seconds() - cpu0;
       const size_t ground_rules = model.stats().ground_rules;
-      std::vector<double> times;
+      std::vector<double> times, cpu_times;
       double checksum = 0;
       auto one_pass = [&] {
         std::vector<double> out = model.forward(inputs, n);
@@ -115,8 +86,10 @@ int main(int argc, char** argv) {
       const auto start = std::chrono::steady_clock::now();
       while (int(times.size()) < max_repeats && (times.size() < 3 || seconds_since(start) < min_time)) {
         auto t = std::chrono::steady_clock::now();
+        const double c = bench::cpu_seconds();
         one_pass();
         times.push_back(seconds_since(t));
+        cpu_times.push_back(bench::cpu_seconds() - c);
       }
       std::vector<double> sorted = times;
       std::sort(sorted.begin(), sorted.end());
@@ -128,6 +101,8 @@ int main(int argc, char** argv) {
                                    {"min_s", sorted.front()},
                                    {"repeats", times.size()},
                                    {"build_s", build_s},
+                                   {"build_cpu_s", build_cpu_s},
+                                   {"min_cpu_s", *std::min_element(cpu_times.begin(), cpu_times.end())},
                                    {"ground_rules", ground_rules},
                                    {"groundings", model.stats().groundings},
                                    {"checksum", checksum}});

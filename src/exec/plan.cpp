@@ -465,17 +465,36 @@ class PlanBuilder {
   }
 
   // Buckets: derived atoms by (depth, predicate), ground rules by (head depth, rule).
+  // Counted first, so each bucket is filled without regrowing (attention's buckets hold
+  // n^2 members); consecutive members mostly share a bucket (ground rules come sorted by
+  // rule), so the map is searched once per run of equal keys.
   void bucket_by_depth() {
-    for (uint32_t s = 0; s < n_samples; ++s) {
-      const neural::SampleNetwork& net = *samples[s];
-      for (uint32_t l = 0; l < net.num_atoms(); ++l) {
-        if (net.atom_depth[l] == 0) continue;
-        max_depth = std::max(max_depth, net.atom_depth[l]);
-        atom_buckets[{net.atom_depth[l], net.atom_predicate[l]}].push_back({s, l});
+    using Key = std::pair<uint32_t, uint32_t>;
+    auto for_each_member = [&](auto visit) {  // visit(is_atom, key, ref): atoms, then ground rules
+      for (uint32_t s = 0; s < n_samples; ++s) {
+        const neural::SampleNetwork& net = *samples[s];
+        for (uint32_t l = 0; l < net.num_atoms(); ++l)
+          if (net.atom_depth[l] != 0) visit(true, Key{net.atom_depth[l], net.atom_predicate[l]}, Ref{s, l});
+        for (uint32_t g = 0; g < net.num_ground_rules(); ++g)
+          visit(false, Key{net.atom_depth[net.head[g]], net.rule[g]}, Ref{s, g});
       }
-      for (uint32_t g = 0; g < net.num_ground_rules(); ++g)
-        rule_buckets[{net.atom_depth[net.head[g]], net.rule[g]}].push_back({s, g});
-    }
+    };
+    std::map<Key, size_t> atom_counts, rule_counts;
+    for_each_member([&, last = Key{0, 0}, count = static_cast<size_t*>(nullptr), last_atom = false](
+                        bool atom, const Key& key, const Ref&) mutable {
+      if (!count || key != last || atom != last_atom) count = &(atom ? atom_counts : rule_counts)[key];
+      last = key, last_atom = atom;
+      ++*count;
+      if (atom) max_depth = std::max(max_depth, key.first);
+    });
+    for (const auto& [key, n] : atom_counts) atom_buckets[key].reserve(n);
+    for (const auto& [key, n] : rule_counts) rule_buckets[key].reserve(n);
+    for_each_member([&, last = Key{0, 0}, bucket = static_cast<std::vector<Ref>*>(nullptr), last_atom = false](
+                        bool atom, const Key& key, const Ref& ref) mutable {
+      if (!bucket || key != last || atom != last_atom) bucket = &(atom ? atom_buckets : rule_buckets)[key];
+      last = key, last_atom = atom;
+      bucket->push_back(ref);
+    });
   }
 
   // A ground rule's softmax segment (sample, group), and whether two share a head atom.
@@ -713,9 +732,11 @@ class PlanBuilder {
 
   // Each head's value is a contribution to its atom.
   void add_contributions(const RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members) {
+    std::vector<Contribution>& list = contributions[spec.head_predicate];
+    if (list.capacity() < list.size() + G.m) list.reserve(std::max(list.size() + G.m, 2 * list.capacity()));
     for (uint32_t j = 0; j < G.m; ++j) {
       const auto [s, g] = members[G.head_segments[j]];
-      contributions[spec.head_predicate].push_back(
+      list.push_back(
           {s, samples[s]->head[g], G.out_off + j * static_cast<uint32_t>(G.out_shape.size()), G.out_shape});
     }
   }

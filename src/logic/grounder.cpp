@@ -12,6 +12,7 @@
 #include <limits>
 #include <memory>
 
+#include "logic/capture.hpp"
 #include "logic/range_scan.hpp"
 #include "logic/relation.hpp"
 #include "logic/row_set.hpp"
@@ -73,6 +74,9 @@ class Grounder {
   void count_atoms(GroundSample::Stats& stats);
   std::vector<GroundRuleSet> enumerate_ground_rules(const std::vector<uint32_t>& base, std::vector<size_t>& counted);
   GroundRuleSet enumerate_rule(uint32_t r, const std::vector<uint32_t>& base, size_t& total, size_t& count);
+  Error ground_rule_limit(const CompiledRule& cr) const;
+  void set_levels(std::vector<GroundRuleSet>& sets) const;
+  bool keep_without_recursion(const std::vector<GroundRuleSet>& sets, std::vector<char>& keep) const;
   std::vector<char> atoms_to_keep(const std::vector<GroundRuleSet>& sets,
                                   const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& query_matches,
                                   const std::vector<uint32_t>& base) const;
@@ -127,7 +131,7 @@ class Grounder {
       if (p == kNone) continue;  // no rule reads it and no query can name it
       auto [row, inserted] = rels_[p].insert(tuple.data());
       if (inserted) ++total_atoms_;
-      if (rels_[p].example_fact()[row] == kNone) rels_[p].example_fact()[row] = f;
+      if (rels_[p].example_fact(row) == kNone) rels_[p].set_example_fact(row, f);
     }
     for (Relation& r : rels_) r.delta_begin = r.delta_end = r.rows();
     if (prog_.uses_domain()) {
@@ -636,29 +640,34 @@ class Grounder {
     rows_.assign(cr.body.size(), kNone);
   }
 
-  // Fires a rule for one plan, inserting new head tuples.
   // Fires a rule for one plan, inserting new head tuples. Head tuples are inserted in
   // batches whose hash slots are prefetched first: on large relations the probes are
   // memory-bound. (Rows inserted while the rule runs are never read by it: every range
-  // ends at delta_end.)
-  void fire(const CompiledRule& cr, const Plan& plan) {
+  // ends at delta_end.) With a `capture`, the firing also records its ground rules (see
+  // Capture). `distinct`: every substitution gives a new head tuple (distinct_heads on an
+  // empty head relation), so tuples are appended without a hash probe.
+  void fire(const CompiledRule& cr, const Plan& plan, Capture* capture = nullptr, bool distinct = false) {
     prepare_rule(cr);
     Relation& head = rels_[cr.head_pred];
     const uint32_t arity = cr.head_arity;
     constexpr uint32_t kBatch = 32;
     std::vector<uint32_t> pending(size_t(kBatch) * std::max<uint32_t>(arity, 1));
+    std::array<uint32_t, kBatch> recorded;  // per pending tuple: its captured grounding, or kNone
     uint32_t n_pending = 0;
     auto flush = [&]() {
-      for (uint32_t i = 0; i < n_pending; ++i) head.prefetch(pending.data() + size_t(i) * arity);
+      if (!distinct)
+        for (uint32_t i = 0; i < n_pending; ++i) head.prefetch(pending.data() + size_t(i) * arity);
       for (uint32_t i = 0; i < n_pending; ++i) {
-        auto [row, inserted] = head.insert(pending.data() + size_t(i) * arity);
+        const uint32_t* tuple = pending.data() + size_t(i) * arity;
+        auto [row, inserted] = distinct ? std::pair{head.append_distinct(tuple), true} : head.insert(tuple);
+        if (capture && recorded[i] != kNone) capture->set_head(recorded[i], row);
         if (inserted && ++total_atoms_ > opt_.max_atoms) {
           throw Error(ErrorKind::Limit, cr.span,
                       "grounding exceeded " + std::to_string(opt_.max_atoms) +
                           " atoms while deriving " + prog_.predicate_name(cr.head_pred) +
                           " (GroundingOptions::max_atoms)");
         }
-        if (cr.is_fact && head.template_fact()[row] == kNone) head.template_fact()[row] = cr.source;
+        if (cr.is_fact && head.template_fact(row) == kNone) head.set_template_fact(row, cr.source);
       }
       n_pending = 0;
     };
@@ -672,10 +681,81 @@ class Grounder {
                         " ground rules (GroundingOptions::max_ground_rules) while computing the least model of " +
                         prog_.predicate_name(cr.head_pred) + " (each body substitution counts)");
       head_tuple(cr, pending.data() + size_t(n_pending) * arity);
+      if (capture) recorded[n_pending] = capture->record(pending.data() + size_t(n_pending) * arity, rows_, bind_);
       if (++n_pending == kBatch) flush();
     };
     run(plan, 0, emit);
     flush();
+  }
+
+  // Whether rule r's one firing in the least model can record its ground rules: a
+  // template rule a query's network needs, not recursive (fired once, with every body
+  // relation complete, so its plan and the order of its substitutions are those of
+  // enumerate_rule), stored, and without @op_eval inputs (their atoms are numbered only
+  // while enumerating).
+  bool can_capture(uint32_t r) const {
+    const CompiledRule& cr = prog_.compiled_rules()[r];
+    if (!opt_.enumerate || !opt_.store_ground_rules || r >= prog_.num_rules() || !neural_relevant_[cr.head_pred])
+      return false;
+    return std::none_of(cr.body.begin(), cr.body.end(),
+                        [](const BodyLiteral& bl) { return bl.kind == Kind::Builtin && is_eval(bl.op); });
+  }
+
+  // Whether every substitution the plan enumerates gives another head tuple: each
+  // variable is a head variable or the result of arithmetic on variables bound before it
+  // (so, step by step, a function of the head variables), and a step binds its new
+  // variables to one value per match, different for different matches (a relation's rows
+  // are distinct, so are the domain's values and @in's alternatives). Then distinct
+  // substitutions have distinct head tuples.
+  static bool distinct_heads(const CompiledRule& cr, const Plan& plan) {
+    std::vector<char> in_head(cr.var_names.size(), 0);
+    const ArgRef* h = cr.head_args();
+    for (uint32_t k = 0; k < cr.head_arity; ++k)
+      if (h[k].is_var) in_head[h[k].value] = 1;
+    for (const Step& st : plan.steps) {
+      const BodyLiteral& bl = cr.body[st.lit];
+      const bool functional = st.op == Step::Builtin && (is_arithmetic(bl.op) || bl.op == BuiltinOp::Next);
+      const uint32_t n_args = bl.kind == Kind::Domain ? 1 : bl.arity;
+      for (uint32_t k = 0; k < n_args; ++k) {
+        const ArgAction& a = plan.actions[st.actions + k];
+        if (a.kind == ArgAction::Bind && !in_head[a.value] && !functional) return false;
+      }
+    }
+    return true;
+  }
+
+  // At most how many substitutions the plan enumerates: the product of what its
+  // generators read (relation rows, the largest group of a frozen index, domain values,
+  // @in alternatives).
+  double substitutions_bound(const CompiledRule& cr, const Plan& plan) const {
+    double bound = 1;
+    for (const Step& st : plan.steps) {
+      if (st.op == Step::LookupFrozen) bound *= double(rels_[st.pred].index(st.index).frozen_largest_group());
+      else if (st.op == Step::Scan || st.op == Step::RangeScan || st.op == Step::Lookup) bound *= rels_[st.pred].rows();
+      else if (st.op == Step::Domain) bound *= double(domain_.size());
+      else if (st.op == Step::Builtin && cr.body[st.lit].op == BuiltinOp::In) bound *= cr.body[st.lit].arity;
+    }
+    return bound;
+  }
+
+  // Fires a non-recursive rule (its only firing), recording its ground rules when it can.
+  // The arrays it fills are reserved for the most substitutions it can enumerate (address
+  // space only: pages no grounding reaches are never touched), up to 2^24 substitutions
+  // (a few hundred MB of address space: a filtered join's bound can be far above what it
+  // yields, and a kernel that checks allocations against memory could refuse more).
+  void fire_once(uint32_t r, const Plan& plan) {
+    const CompiledRule& cr = prog_.compiled_rules()[r];
+    if (!opt_.record_while_firing) return fire(cr, plan);
+    const bool distinct = rels_[cr.head_pred].rows() == 0 && distinct_heads(cr, plan);
+    const double bound = substitutions_bound(cr, plan);
+    constexpr double kMaxReserve = double(1 << 24);
+    const bool reserve = bound <= kMaxReserve && bound <= double(opt_.max_ground_rules);
+    if (distinct && reserve) rels_[cr.head_pred].reserve(size_t(bound));
+    if (!can_capture(r)) return fire(cr, plan, nullptr, distinct);
+    if (captured_.size() <= r) captured_.resize(prog_.num_rules());
+    captured_[r] = std::make_unique<Capture>(cr, r);
+    if (reserve) captured_[r]->reserve(size_t(bound));
+    fire(cr, plan, captured_[r].get(), distinct);
   }
 
   void evaluate_stratum(const Stratum& stratum) {
@@ -698,7 +778,7 @@ class Grounder {
           any_recursive = any_recursive || recursive[i];
         }
         if (!any_recursive) {
-          if (first) fire(cr, make_plan(cr, kNone, recursive));
+          if (first) fire_once(r, make_plan(cr, kNone, recursive));
           continue;
         }
         for (uint32_t i = 0; i < cr.body.size(); ++i) {
@@ -784,6 +864,7 @@ class Grounder {
   std::vector<char> logic_relevant_, neural_relevant_;
   std::vector<char> in_stratum_;  // predicates of the stratum being evaluated
   std::vector<std::unique_ptr<ValueIndex>> value_index_;  // per predicate (range scans)
+  std::vector<std::unique_ptr<Capture>> captured_;  // per template rule: recorded by its firing
   bool has_queries_ = false;
   size_t total_atoms_ = 0;
   size_t model_substitutions_ = 0;  // body substitutions enumerated by the least model
@@ -805,6 +886,7 @@ GroundSample Grounder::build_sample(const ExampleAst& example, const std::vector
   count_atoms(sample.stats);
   std::vector<size_t> counted;  // counting mode: ground rules per set
   std::vector<GroundRuleSet> sets = enumerate_ground_rules(base, counted);
+  set_levels(sets);
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> query_matches;
   for (const Literal& q : queries) query_matches.push_back(match_query(q));
   const std::vector<char> keep = atoms_to_keep(sets, query_matches, base);
@@ -829,9 +911,9 @@ std::vector<uint32_t> Grounder::atom_id_bases() const {
 void Grounder::count_atoms(GroundSample::Stats& stats) {
   for (uint32_t p = 0; p < prog_.num_predicates(); ++p) {
     for (uint32_t r = 0; r < rels_[p].rows(); ++r) {
-      if (rels_[p].example_fact()[r] != kNone) {
+      if (rels_[p].example_fact(r) != kNone) {
         ++stats.facts;
-      } else if (rels_[p].template_fact()[r] == kNone) {
+      } else if (rels_[p].template_fact(r) == kNone) {
         ++stats.derived;
       }
     }
@@ -850,7 +932,15 @@ std::vector<GroundRuleSet> Grounder::enumerate_ground_rules(const std::vector<ui
   for (uint32_t r = 0; r < prog_.num_rules(); ++r) {
     if (!neural_relevant_[prog_.compiled_rules()[r].head_pred]) continue;
     size_t count = 0;
-    GroundRuleSet set = enumerate_rule(r, base, total, count);
+    GroundRuleSet set;
+    if (r < captured_.size() && captured_[r]) {
+      count = captured_[r]->size();
+      if ((total += count) > opt_.max_ground_rules) throw ground_rule_limit(prog_.compiled_rules()[r]);
+      set = captured_[r]->take(base);
+      captured_[r].reset();
+    } else {
+      set = enumerate_rule(r, base, total, count);
+    }
     if (count > 0) {
       if (!opt_.store_ground_rules) set.head.clear();
       sets.push_back(std::move(set));
@@ -858,6 +948,14 @@ std::vector<GroundRuleSet> Grounder::enumerate_ground_rules(const std::vector<ui
     }
   }
   return sets;
+}
+
+// Each rule set's level (its rule's stratum) when no rule set's rule is recursive.
+void Grounder::set_levels(std::vector<GroundRuleSet>& sets) const {
+  const auto& rules = prog_.compiled_rules();
+  for (const GroundRuleSet& s : sets)
+    if (prog_.strata()[rules[s.rule].stratum].recursive) return;
+  for (GroundRuleSet& s : sets) s.level = rules[s.rule].stratum;
 }
 
 // Every ground rule of template rule `r` (deduplicated where the rule needs it); `total`
@@ -881,11 +979,6 @@ GroundRuleSet Grounder::enumerate_rule(uint32_t r, const std::vector<uint32_t>& 
   RowSet seen(head_arity + set.n_inputs);
   std::vector<uint32_t> key(head_arity + set.n_inputs);
   Relation& head = rels_[cr.head_pred];
-  auto limit_error = [&]() {
-    return Error(ErrorKind::Limit, cr.span,
-                 "grounding exceeded " + std::to_string(opt_.max_ground_rules) +
-                     " ground rules (GroundingOptions::max_ground_rules) while enumerating this rule");
-  };
   // Head atom ids are resolved in prefetched batches (see fire()).
   constexpr uint32_t kBatch = 32;
   std::vector<uint32_t> pending(size_t(kBatch) * std::max<uint32_t>(head_arity, 1));
@@ -906,7 +999,7 @@ GroundRuleSet Grounder::enumerate_rule(uint32_t r, const std::vector<uint32_t>& 
       }
       if (!seen.insert(key.data())) return;
     }
-    if (++total > opt_.max_ground_rules) throw limit_error();
+    if (++total > opt_.max_ground_rules) throw ground_rule_limit(cr);
     ++count;
     if (!store) return;
     head_tuple(cr, pending.data() + size_t(n_pending) * head_arity);
@@ -923,6 +1016,12 @@ GroundRuleSet Grounder::enumerate_rule(uint32_t r, const std::vector<uint32_t>& 
   return set;
 }
 
+Error Grounder::ground_rule_limit(const CompiledRule& cr) const {
+  return Error(ErrorKind::Limit, cr.span,
+               "grounding exceeded " + std::to_string(opt_.max_ground_rules) +
+                   " ground rules (GroundingOptions::max_ground_rules) while enumerating this rule");
+}
+
 // Which provisional atoms to keep: those supporting a query (when pruning), else all
 // atoms of logically relevant predicates and the query atoms.
 std::vector<char> Grounder::atoms_to_keep(const std::vector<GroundRuleSet>& sets,
@@ -931,15 +1030,16 @@ std::vector<char> Grounder::atoms_to_keep(const std::vector<GroundRuleSet>& sets
   const uint32_t n_preds = uint32_t(prog_.num_predicates());
   const uint32_t n_prov = base[n_preds] + uint32_t(eval_values_.size());
   std::vector<char> keep(n_prov, 0);
+  for (auto& qm : query_matches)
+    for (auto [p, r] : qm) keep[base[p] + r] = 1;
   const bool prune = opt_.prune && has_queries_ && opt_.store_ground_rules;
   if (!prune) {
     for (uint32_t p = 0; p < n_preds; ++p)
       if (logic_relevant_[p]) std::fill(keep.begin() + base[p], keep.begin() + base[p + 1], 1);
     std::fill(keep.begin() + base[n_preds], keep.end(), 1);
-    for (auto& qm : query_matches)
-      for (auto [p, r] : qm) keep[base[p] + r] = 1;
     return keep;
   }
+  if (keep_without_recursion(sets, keep)) return keep;
   // Ground rules by head atom (CSR), then a walk down from the query atoms.
   std::vector<uint32_t> start(n_prov + 1, 0);
   for (const auto& s : sets)
@@ -950,9 +1050,8 @@ std::vector<char> Grounder::atoms_to_keep(const std::vector<GroundRuleSet>& sets
   for (uint32_t si = 0; si < sets.size(); ++si)
     for (uint32_t g = 0; g < sets[si].size(); ++g) by_head[fill[sets[si].head[g]]++] = {si, g};
   std::vector<uint32_t> stack;
-  for (auto& qm : query_matches)
-    for (auto [p, r] : qm)
-      if (!keep[base[p] + r]) keep[base[p] + r] = 1, stack.push_back(base[p] + r);
+  for (uint32_t a = 0; a < n_prov; ++a)
+    if (keep[a]) stack.push_back(a);
   while (!stack.empty()) {
     uint32_t a = stack.back();
     stack.pop_back();
@@ -966,10 +1065,41 @@ std::vector<char> Grounder::atoms_to_keep(const std::vector<GroundRuleSet>& sets
   return keep;
 }
 
+// atoms_to_keep's walk when the rule sets have levels (no recursion): a ground rule's
+// inputs are derived only by rule sets of lower levels, so taking the rule sets from the
+// highest level down, every ground rule that can reach an atom is seen before the rule
+// sets deriving it, and one pass per rule set (marking the inputs of each ground rule
+// whose head is kept) marks what the walk would, without the index of ground rules by
+// head. False (keep untouched beyond the query atoms) without levels.
+bool Grounder::keep_without_recursion(const std::vector<GroundRuleSet>& sets, std::vector<char>& keep) const {
+  for (const GroundRuleSet& s : sets)
+    if (s.level == kNone) return false;
+  std::vector<uint32_t> order(sets.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return sets[a].level > sets[b].level; });
+  for (uint32_t si : order) {
+    const GroundRuleSet& s = sets[si];
+    for (size_t g = 0; g < s.size(); ++g)
+      if (keep[s.head[g]])
+        for (uint32_t i = 0; i < s.n_inputs; ++i) keep[s.inputs[g * s.n_inputs + i]] = 1;
+  }
+  return true;
+}
+
 // The kept atoms, renumbered densely; returns provisional id -> new id (kNone: dropped).
 std::vector<uint32_t> Grounder::write_atoms(GroundSample& sample, const std::vector<char>& keep,
                                             const std::vector<uint32_t>& base) {
   std::vector<uint32_t> new_id(keep.size(), kNone);
+  size_t n_kept = 0, n_args = 0;
+  for (uint32_t p = 0; p < prog_.num_predicates(); ++p)
+    for (uint32_t r = 0; r < rels_[p].rows(); ++r)
+      if (keep[base[p] + r]) ++n_kept, n_args += rels_[p].arity();
+  n_kept += eval_values_.size(), n_args += 2 * eval_values_.size();
+  sample.atom_pred.reserve(n_kept);
+  sample.atom_args_begin.reserve(n_kept + 1);
+  sample.atom_args.reserve(n_args);
+  sample.atom_example_fact.reserve(n_kept);
+  sample.atom_template_fact.reserve(n_kept);
   sample.atom_args_begin.push_back(0);
   for (uint32_t p = 0; p < prog_.num_predicates(); ++p) {
     Relation& rel = rels_[p];
@@ -979,8 +1109,8 @@ std::vector<uint32_t> Grounder::write_atoms(GroundSample& sample, const std::vec
       sample.atom_pred.push_back(p);
       sample.atom_args.insert(sample.atom_args.end(), rel.row(r), rel.row(r) + rel.arity());
       sample.atom_args_begin.push_back(uint32_t(sample.atom_args.size()));
-      sample.atom_example_fact.push_back(rel.example_fact()[r]);
-      sample.atom_template_fact.push_back(rel.template_fact()[r]);
+      sample.atom_example_fact.push_back(rel.example_fact(r));
+      sample.atom_template_fact.push_back(rel.template_fact(r));
     }
   }
   for (uint32_t k = 0; k < eval_values_.size(); ++k) {
@@ -1032,7 +1162,7 @@ void Grounder::write_ground_rules(GroundSample& sample, std::vector<GroundRuleSe
   }
   if (!opt_.store_ground_rules) {
     // Counting mode: one empty set per rule that had groundings, its count in stats.
-    for (auto& s : sets) sample.rules.push_back(GroundRuleSet{s.rule, s.n_inputs, s.n_vars, {}, {}, {}});
+    for (auto& s : sets) sample.rules.push_back(GroundRuleSet{s.rule, s.n_inputs, s.n_vars, {}, {}, {}, kNone});
   }
   sample.stats.ground_rules = n_ground;
 }

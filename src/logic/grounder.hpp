@@ -28,6 +28,11 @@ struct GroundingOptions {
   // queries). Predicate-level pruning (skipping rules that cannot reach a query) is
   // always on when there are queries.
   bool prune = true;
+  // The least model's one firing of a non-recursive rule records its ground rules (they
+  // are what enumeration would list, in its order) and appends heads that every
+  // substitution makes distinct without hashing them. false: every head is hashed and
+  // every rule enumerated again after the model (the general path; tests compare both).
+  bool record_while_firing = true;
 };
 
 // Grounds `example` (its facts; its labelled queries are ignored) with `queries` as the

@@ -22,6 +22,10 @@ struct GroundRuleSet {
   std::vector<uint32_t> head;      // ground head atom id, per grounding
   std::vector<uint32_t> inputs;    // size() * n_inputs atom ids, in input-literal order
   std::vector<uint32_t> bindings;  // size() * n_vars symbol ids, in rule-variable order
+  // When no rule of the sample is recursive: the rule's stratum, and every input atom of
+  // these ground rules is derived (if at all) only by rule sets of lower levels, so the
+  // ground rules form no cycle. kNone when that is not known.
+  uint32_t level = kNone;
   size_t size() const { return head.size(); }
 };
 

@@ -78,17 +78,20 @@ class Index {
   // A read-only CSR copy for the enumeration phase: the rows of each key stored
   // contiguously (oldest first) with their tuples, so a lookup streams memory instead of
   // chasing a chain. Invalid once rows are added.
-  void freeze(const uint32_t* data, uint32_t arity) {
+  void freeze(const uint32_t* data, uint32_t arity, uint32_t rows) {
     frozen_begin_.assign(slots_.size() + 1, 0);
     frozen_rows_.clear();
     frozen_tuples_.clear();
-    frozen_rows_.reserve(next_.size());
+    frozen_rows_.reserve(rows);
+    frozen_tuples_.reserve(size_t(rows) * arity);
+    frozen_largest_ = 0;
     std::vector<uint32_t> chain;
     for (size_t s = 0; s < slots_.size(); ++s) {
       frozen_begin_[s] = uint32_t(frozen_rows_.size());
       if (slots_[s].row == kNone) continue;
       chain.clear();
       for (uint32_t r = slots_[s].row; r != kNone; r = next_[r]) chain.push_back(r);
+      frozen_largest_ = std::max<size_t>(frozen_largest_, chain.size());
       for (size_t i = chain.size(); i-- > 0;) {
         frozen_rows_.push_back(chain[i]);
         const uint32_t* t = data + size_t(chain[i]) * arity;
@@ -99,6 +102,8 @@ class Index {
     frozen_ = true;
   }
   bool frozen() const { return frozen_; }
+  // The most rows one key has (frozen indexes only).
+  size_t frozen_largest_group() const { return frozen_largest_; }
   // The frozen group of key: positions [begin, end) into frozen_rows()/frozen_tuples().
   std::pair<uint32_t, uint32_t> frozen_group(const uint32_t* key, const uint32_t* data, uint32_t arity) const {
     size_t s = find_slot(key, data, arity);
@@ -167,6 +172,7 @@ class Index {
   size_t used_ = 0;
   bool frozen_ = false;
   std::vector<uint32_t> frozen_begin_, frozen_rows_, frozen_tuples_;
+  size_t frozen_largest_ = 0;
 };
 
 class Relation {
@@ -183,19 +189,29 @@ class Relation {
 
   void prefetch(const uint32_t* tuple) const { unique_.prefetch(tuple); }
   // Row of the tuple, or kNone.
-  uint32_t find(const uint32_t* tuple) const { return unique_.find(tuple, data_.data(), arity_); }
+  uint32_t find(const uint32_t* tuple) const {
+    index_appended();
+    return unique_.find(tuple, data_.data(), arity_);
+  }
 
   // Appends the tuple unless present; returns (row, inserted).
   std::pair<uint32_t, bool> insert(const uint32_t* tuple) {
     uint32_t r = find(tuple);
     if (r != kNone) return {r, false};
-    r = rows_++;
-    data_.insert(data_.end(), tuple, tuple + arity_);
-    unique_.insert(r, data_.data(), arity_);
-    for (Index& ix : indexes_) ix.insert(r, data_.data(), arity_);
-    example_fact_.push_back(kNone);
-    template_fact_.push_back(kNone);
+    r = append_distinct(tuple);
+    index_appended();
     return {r, true};
+  }
+  // Appends a tuple the caller knows is not present (the grounder, for a rule whose
+  // substitutions give distinct heads in an empty relation), without hashing it: the
+  // whole-tuple index catches up on the next find, and attention's n^2 pair atoms,
+  // which nothing looks up by their whole tuple, are never hashed.
+  void reserve(size_t rows) { data_.reserve(rows * arity_); }
+  uint32_t append_distinct(const uint32_t* tuple) {
+    const uint32_t r = rows_++;
+    data_.insert(data_.end(), tuple, tuple + arity_);
+    for (Index& ix : indexes_) ix.insert(r, data_.data(), arity_);
+    return r;
   }
 
   // The index for a bound-column mask (built on first use); returns its position.
@@ -210,20 +226,35 @@ class Relation {
   const Index& index(uint32_t i) const { return indexes_[i]; }
   // Builds the CSR view of index i (the relation must not grow afterwards).
   void freeze_index(uint32_t i) {
-    if (!indexes_[i].frozen()) indexes_[i].freeze(data_.data(), arity_);
+    if (!indexes_[i].frozen()) indexes_[i].freeze(data_.data(), arity_, rows_);
   }
 
-  std::vector<uint32_t>& example_fact() { return example_fact_; }
-  std::vector<uint32_t>& template_fact() { return template_fact_; }
+  // The example fact (ExampleAst::facts index) and template fact behind a row, kNone if
+  // none. Stored only up to the last row that has one: derived rows (attention's n^2
+  // pairs) cost nothing here.
+  uint32_t example_fact(uint32_t row) const { return row < example_fact_.size() ? example_fact_[row] : kNone; }
+  uint32_t template_fact(uint32_t row) const { return row < template_fact_.size() ? template_fact_[row] : kNone; }
+  void set_example_fact(uint32_t row, uint32_t fact) { set_entry(example_fact_, row, fact); }
+  void set_template_fact(uint32_t row, uint32_t fact) { set_entry(template_fact_, row, fact); }
 
   // Semi-naive bookkeeping: rows [0, delta_begin) are old, [delta_begin, delta_end) delta.
   uint32_t delta_begin = 0, delta_end = 0;
 
  private:
+  static void set_entry(std::vector<uint32_t>& per_row, uint32_t row, uint32_t value) {
+    if (per_row.size() <= row) per_row.resize(size_t(row) + 1, kNone);
+    per_row[row] = value;
+  }
+  // Adds the rows appended unhashed to the whole-tuple index.
+  void index_appended() const {
+    for (; unique_rows_ < rows_; ++unique_rows_) unique_.insert(unique_rows_, data_.data(), arity_);
+  }
+
   uint32_t arity_;
   uint32_t rows_ = 0;
   std::vector<uint32_t> data_;
-  Index unique_;
+  mutable Index unique_;           // over rows [0, unique_rows_)
+  mutable uint32_t unique_rows_ = 0;
   std::vector<Index> indexes_;
   std::vector<uint32_t> example_fact_, template_fact_;
 };

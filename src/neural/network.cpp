@@ -26,24 +26,34 @@ struct DfsFrame {
   const uint32_t* inputs;
 };
 
-// The sample's ground rules numbered globally (grounding id g over every rule set), with
+// The sample's ground rules numbered globally (grounding id g over every rule set), the
+// first rule set deriving each atom, and (for the depth-first search only: index_by_head)
 // the ground rules of each head atom (CSR, in grounding order).
 struct FlatGroundRules {
   const logic::GroundSample& ground;
   std::vector<uint32_t> set_begin;  // per rule set: its first grounding id
-  std::vector<uint32_t> set_of;     // per grounding id: its rule set
+  std::vector<uint32_t> first_set;  // per atom: the first rule set with it as a head, or kNone
   std::vector<uint32_t> head_begin, head_list;
   uint32_t size() const { return set_begin.back(); }
-  const logic::GroundRuleSet& set(uint32_t g) const { return ground.rules[set_of[g]]; }
-  uint32_t row(uint32_t g) const { return g - set_begin[set_of[g]]; }
+  mutable uint32_t last_set = 0;    // set_of's last answer
+  // The rule set of grounding g: the last one found when g is in it (groundings are mostly
+  // read in order), else a search in the few rule sets' bounds, which stay in cache (a
+  // per-grounding array would be one more cache miss per lookup at n^2 groundings).
+  uint32_t set_of(uint32_t g) const {
+    if (g - set_begin[last_set] < set_begin[last_set + 1] - set_begin[last_set]) return last_set;
+    last_set = static_cast<uint32_t>(std::upper_bound(set_begin.begin(), set_begin.end(), g) - set_begin.begin() - 1);
+    return last_set;
+  }
+  const logic::GroundRuleSet& set(uint32_t g) const { return ground.rules[set_of(g)]; }
+  uint32_t row(uint32_t g) const { return g - set_begin[set_of(g)]; }
   uint32_t head(uint32_t g) const { return set(g).head[row(g)]; }
   uint32_t n_inputs(uint32_t g) const { return set(g).n_inputs; }
   uint32_t input(uint32_t g, uint32_t i) const { return set(g).inputs[static_cast<size_t>(row(g)) * set(g).n_inputs + i]; }
-  bool derived(uint32_t atom) const { return head_begin[atom + 1] > head_begin[atom]; }
+  bool derived(uint32_t atom) const { return first_set[atom] != kNone; }
 };
 
 FlatGroundRules flatten(const TemplateModel& model, const logic::GroundSample& ground) {
-  FlatGroundRules f{ground, std::vector<uint32_t>(ground.rules.size() + 1, 0), {}, {}, {}};
+  FlatGroundRules f{ground, std::vector<uint32_t>(ground.rules.size() + 1, 0), {}, {}, {}, 0};
   for (size_t k = 0; k < ground.rules.size(); ++k) {
     const logic::GroundRuleSet& rs = ground.rules[k];
     if (rs.rule >= model.rules.size())
@@ -56,22 +66,30 @@ FlatGroundRules flatten(const TemplateModel& model, const logic::GroundSample& g
                       std::to_string(model.rules[rs.rule].inputs.size()));
     f.set_begin[k + 1] = f.set_begin[k] + static_cast<uint32_t>(rs.size());
   }
-  const uint32_t n_ground = f.size();
-  f.set_of.resize(n_ground);
-  for (size_t k = 0; k < ground.rules.size(); ++k)
-    std::fill(f.set_of.begin() + f.set_begin[k], f.set_of.begin() + f.set_begin[k + 1], static_cast<uint32_t>(k));
   const size_t n_atoms = ground.num_atoms();
-  f.head_begin.assign(n_atoms + 1, 0);
-  for (uint32_t g = 0; g < n_ground; ++g) {
-    uint32_t h = f.head(g);
-    if (h >= n_atoms) throw Error(ErrorKind::Runtime, "ground rule head is not an atom of the sample");
-    ++f.head_begin[h + 1];
+  f.first_set.assign(n_atoms, kNone);
+  for (size_t k = ground.rules.size(); k-- > 0;) {
+    for (uint32_t h : ground.rules[k].head) {
+      if (h >= n_atoms) throw Error(ErrorKind::Runtime, "ground rule head is not an atom of the sample");
+      f.first_set[h] = static_cast<uint32_t>(k);
+    }
   }
-  for (size_t a = 0; a < n_atoms; ++a) f.head_begin[a + 1] += f.head_begin[a];
-  f.head_list.resize(n_ground);
-  std::vector<uint32_t> fill(f.head_begin.begin(), f.head_begin.end() - 1);
-  for (uint32_t g = 0; g < n_ground; ++g) f.head_list[fill[f.head(g)]++] = g;
   return f;
+}
+
+// The ground rules of each head atom, in grounding order (the depth-first search's index).
+void index_by_head(FlatGroundRules& f) {
+  const size_t n_atoms = f.ground.num_atoms();
+  f.head_begin.assign(n_atoms + 1, 0);
+  for (const logic::GroundRuleSet& rs : f.ground.rules)
+    for (uint32_t h : rs.head) ++f.head_begin[h + 1];
+  for (size_t a = 0; a < n_atoms; ++a) f.head_begin[a + 1] += f.head_begin[a];
+  f.head_list.resize(f.size());
+  std::vector<uint32_t> fill(f.head_begin.begin(), f.head_begin.end() - 1);
+  for (size_t k = 0; k < f.ground.rules.size(); ++k) {
+    uint32_t g = f.set_begin[k];
+    for (uint32_t h : f.ground.rules[k].head) f.head_list[fill[h]++] = g++;
+  }
 }
 
 // What the depth-first search from the queries found: the atoms that support a query
@@ -150,9 +168,57 @@ Relevance search_from_queries(const FlatGroundRules& f) {
   return r;
 }
 
+// search_from_queries when every rule set has a level (the grounder found no recursion):
+// the ground rules form no cycle, so nothing is dropped, the kept atoms are those the
+// queries reach (marked taking the rule sets from the highest level down, as the grounder
+// prunes), and an atom's depth, 1 + the deepest input over its ground rules (0 without
+// any), is final once the lower levels are done (a pass from the lowest level up). The
+// same result as the search, without its per-atom stack and scattered reads.
+bool layered_relevance(const FlatGroundRules& f, Relevance& r) {
+  const auto& sets = f.ground.rules;
+  for (const logic::GroundRuleSet& s : sets)
+    if (s.level == kNone) return false;
+  const size_t n_atoms = f.ground.num_atoms();
+  r = Relevance{std::vector<uint8_t>(n_atoms, 0), std::vector<uint32_t>(n_atoms, 0), std::vector<uint8_t>(f.size(), 0), 0};
+  std::vector<uint32_t> order(sets.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return sets[a].level > sets[b].level; });
+  for (const auto& atoms : f.ground.query_atoms)
+    for (uint32_t a : atoms) {
+      if (a >= n_atoms) throw Error(ErrorKind::Runtime, "query atom is not an atom of the sample");
+      r.state[a] = 2;
+    }
+  for (uint32_t k : order) {
+    const logic::GroundRuleSet& s = sets[k];
+    for (size_t g = 0; g < s.size(); ++g) {
+      if (r.state[s.head[g]] != 2) continue;
+      for (uint32_t i = 0; i < s.n_inputs; ++i) {
+        const uint32_t b = s.inputs[g * s.n_inputs + i];
+        if (b >= n_atoms) throw Error(ErrorKind::Runtime, "ground rule input is not an atom of the sample");
+        r.state[b] = 2;
+      }
+    }
+  }
+  for (size_t j = order.size(); j-- > 0;) {
+    const logic::GroundRuleSet& s = sets[order[j]];
+    for (size_t g = 0; g < s.size(); ++g) {
+      if (r.state[s.head[g]] != 2) continue;
+      uint32_t rule_depth = 1;
+      for (uint32_t i = 0; i < s.n_inputs; ++i) rule_depth = std::max(rule_depth, r.depth[s.inputs[g * s.n_inputs + i]] + 1);
+      r.depth[s.head[g]] = std::max(r.depth[s.head[g]], rule_depth);
+    }
+  }
+  return true;
+}
+
 // The kept atoms in ground-id order; returns ground id -> local atom index (kNone: pruned).
 std::vector<uint32_t> add_atoms(SampleNetwork& net, const Relevance& r) {
   std::vector<uint32_t> local(r.state.size(), kNone);
+  const size_t n_kept = static_cast<size_t>(std::count(r.state.begin(), r.state.end(), uint8_t{2}));
+  net.atom_ground_id.reserve(n_kept);
+  net.atom_depth.reserve(n_kept);
+  net.atom_fact.reserve(n_kept);
+  net.atom_predicate.reserve(n_kept);
   for (uint32_t a = 0; a < r.state.size(); ++a) {
     if (r.state[a] != 2) continue;
     local[a] = static_cast<uint32_t>(net.atom_depth.size());
@@ -204,7 +270,7 @@ void add_facts(SampleNetwork& net, const TemplateModel& model, const ExampleAst&
   for (uint32_t l = 0; l < net.num_atoms(); ++l) {
     const uint32_t a = net.atom_ground_id[l];
     const bool derived = f.derived(a);
-    if (derived) net.atom_predicate[l] = model.rules[f.set(f.head_list[f.head_begin[a]]).rule].head_predicate;
+    if (derived) net.atom_predicate[l] = model.rules[ground.rules[f.first_set[a]].rule].head_predicate;
     const uint32_t tf = a < ground.atom_template_fact.size() ? ground.atom_template_fact[a] : kNone;
     const uint32_t ef = a < ground.atom_example_fact.size() ? ground.atom_example_fact[a] : kNone;
     if (tf == kNone && ef == kNone && derived) continue;
@@ -256,25 +322,49 @@ std::vector<uint32_t> softmax_groups(const TemplateModel& model, const FlatGroun
 }
 
 // Sorts `kept` (ascending grounding ids) by (rule, head, softmax group, grounding id) in
-// linear time: stable counting sorts by head and then by rule; a head's groundings are
-// then in grounding order, and only a head whose groups are out of order is sorted.
+// linear time with stable counting sorts: by head and then by rule, or, when the rule sets
+// come in rule order (the grounder lists them so), by head within each rule's range alone,
+// over the range's span of heads and only where the heads are out of order (attention's
+// n^2 scores already come one head after another). A head's groundings are then in
+// grounding order, and only a head whose groups are out of order is sorted.
 void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, const std::vector<uint32_t>& local,
                        const std::vector<uint32_t>& group, size_t n_atoms, size_t n_rules) {
-  auto counting_sort = [&](size_t n_keys, auto key_of) {
-    std::vector<uint32_t> start(n_keys + 1, 0);
-    for (uint32_t g : kept) ++start[key_of(g) + 1];
-    for (size_t k = 0; k < n_keys; ++k) start[k + 1] += start[k];
-    std::vector<uint32_t> out(kept.size());
-    for (uint32_t g : kept) out[start[key_of(g)]++] = g;
-    kept = std::move(out);
+  auto rule_of = [&](uint32_t g) { return f.set(g).rule; };
+  auto head_of = [&](uint32_t g) { return local[f.head(g)]; };
+  // Stable counting sort of kept[b, e) by key(g) - lo, for keys in [lo, hi].
+  auto counting_sort = [&](size_t b, size_t e, uint32_t lo, uint32_t hi, auto key_of) {
+    std::vector<uint32_t> start(static_cast<size_t>(hi - lo) + 2, 0);
+    for (size_t i = b; i < e; ++i) ++start[key_of(kept[i]) - lo + 1];
+    for (size_t k = 0; k + 1 < start.size(); ++k) start[k + 1] += start[k];
+    std::vector<uint32_t> out(e - b);
+    for (size_t i = b; i < e; ++i) out[start[key_of(kept[i]) - lo]++] = kept[i];
+    std::copy(out.begin(), out.end(), kept.begin() + static_cast<std::ptrdiff_t>(b));
   };
-  counting_sort(n_atoms, [&](uint32_t g) { return local[f.head(g)]; });
-  counting_sort(n_rules, [&](uint32_t g) { return f.set(g).rule; });
+  const bool in_rule_order =
+      std::is_sorted(kept.begin(), kept.end(), [&](uint32_t x, uint32_t y) { return rule_of(x) < rule_of(y); });
+  if (!in_rule_order) {
+    if (!kept.empty()) {
+      counting_sort(0, kept.size(), 0, static_cast<uint32_t>(n_atoms), head_of);
+      counting_sort(0, kept.size(), 0, static_cast<uint32_t>(n_rules), rule_of);
+    }
+  } else {
+    for (size_t b = 0; b < kept.size();) {
+      size_t e = b;
+      uint32_t lo = head_of(kept[b]), hi = lo, prev = lo;
+      bool ordered = true;
+      for (; e < kept.size() && rule_of(kept[e]) == rule_of(kept[b]); ++e) {
+        const uint32_t h = head_of(kept[e]);
+        ordered = ordered && prev <= h;
+        lo = std::min(lo, h), hi = std::max(hi, h), prev = h;
+      }
+      if (!ordered) counting_sort(b, e, lo, hi, head_of);
+      b = e;
+    }
+  }
   for (size_t b = 0; b < kept.size();) {
     size_t e = b + 1;
     bool ordered = true;
-    while (e < kept.size() && f.set(kept[e]).rule == f.set(kept[b]).rule &&
-           local[f.head(kept[e])] == local[f.head(kept[b])]) {
+    while (e < kept.size() && rule_of(kept[e]) == rule_of(kept[b]) && head_of(kept[e]) == head_of(kept[b])) {
       ordered = ordered && group[kept[e - 1]] <= group[kept[e]];
       ++e;
     }
@@ -288,16 +378,29 @@ void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, co
 void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const FlatGroundRules& f, const Relevance& r,
                       const std::vector<uint32_t>& local) {
   std::vector<uint32_t> kept;
-  for (uint32_t g = 0; g < f.size(); ++g)
-    if (!r.dropped[g] && r.state[f.head(g)] == 2) kept.push_back(g);
+  kept.reserve(f.size());
+  size_t n_inputs = 0;
+  for (size_t k = 0; k < f.ground.rules.size(); ++k) {
+    const logic::GroundRuleSet& rs = f.ground.rules[k];
+    for (uint32_t row = 0, g = f.set_begin[k]; row < rs.size(); ++row, ++g)
+      if (!r.dropped[g] && r.state[rs.head[row]] == 2) kept.push_back(g), n_inputs += rs.n_inputs;
+  }
   const std::vector<uint32_t> group = softmax_groups(model, f, kept);
   sort_ground_rules(kept, f, local, group, net.num_atoms(), model.rules.size());
+  net.rule.reserve(kept.size());
+  net.head.reserve(kept.size());
+  net.softmax_group.reserve(kept.size());
+  net.inputs_begin.reserve(kept.size() + 1);
+  net.inputs.reserve(n_inputs);
   net.inputs_begin.push_back(0);
   for (uint32_t g : kept) {
-    net.rule.push_back(f.set(g).rule);
-    net.head.push_back(local[f.head(g)]);
+    const logic::GroundRuleSet& rs = f.set(g);
+    const size_t row = f.row(g);
+    net.rule.push_back(rs.rule);
+    net.head.push_back(local[rs.head[row]]);
     net.softmax_group.push_back(group[g]);
-    for (uint32_t i = 0; i < f.n_inputs(g); ++i) net.inputs.push_back(local[f.input(g, i)]);
+    const uint32_t* in = rs.inputs.data() + row * rs.n_inputs;
+    for (uint32_t i = 0; i < rs.n_inputs; ++i) net.inputs.push_back(local[in[i]]);
     net.inputs_begin.push_back(static_cast<uint32_t>(net.inputs.size()));
   }
 }
@@ -338,8 +441,12 @@ uint64_t structure_hash(const SampleNetwork& net) {
 SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
                         const logic::GroundSample& ground, bool learnable_facts) {
   SampleNetwork net;
-  const FlatGroundRules flat = flatten(model, ground);
-  const Relevance relevance = search_from_queries(flat);
+  FlatGroundRules flat = flatten(model, ground);
+  Relevance relevance;
+  if (!layered_relevance(flat, relevance)) {
+    index_by_head(flat);
+    relevance = search_from_queries(flat);
+  }
   net.dropped_cycle_rules = relevance.dropped_count;
   const std::vector<uint32_t> local = add_atoms(net, relevance);
   add_facts(net, model, example, flat, learnable_facts);

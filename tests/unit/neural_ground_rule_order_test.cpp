@@ -1,0 +1,108 @@
+// neuralize orders ground rules by (rule, head, softmax group, grounding order) whatever
+// order the GroundSample lists its rule sets in: the grounder's own order (by rule: each
+// rule's range is sorted by head alone, where out of order) and the rule sets reversed
+// (the general counting sorts) must give the same network. Likewise the relevance and depths
+// of a sample without recursion (rule sets with levels: passes per level) and of the same
+// sample with its levels removed (the depth-first search).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "logic/grounder.hpp"
+#include "lrnn/syntax.hpp"
+#include "neural/network.hpp"
+#include "train/engine.hpp"
+
+namespace {
+
+using namespace lrnn;
+
+TEST(NeuralGroundRuleOrder, RuleSetsInAnyOrderGiveOneNetwork) {
+  // Causal attention: the score rule's heads come one after another, the weighted sum's
+  // heads (out(I), its groundings listed key by key) interleave; h reads both.
+  train::Engine engine(parse_template(
+      "<0.5> d_k.\n"
+      "w(I, J) :- d_k, k(J)^T, q(I), @leq(J, I). [combination=product, aggregation=softmax(J)]\n"
+      "out(I) :- w(I, J), v(J). [combination=product, aggregation=sum]\n"
+      "h(I) :- out(I), q(I).\n"));
+  std::string facts, queries;
+  for (int i = 0; i < 9; ++i) {
+    const std::string s = std::to_string(i);
+    facts += "<[1, " + s + "]> q(" + s + "), <[" + s + ", 2]> k(" + s + "), <[0, " + s + "]> v(" + s + "), ";
+    queries += std::string(i ? ", " : "") + "h(" + s + ")";
+  }
+  const ExampleAst ex = parse_examples(facts + "<[1, 1]> unused(0).")[0];
+  const auto qs = parse_queries(queries + ".")[0].queries;
+  logic::GroundSample ground = logic::ground(engine.program(), ex, qs);
+  ASSERT_EQ(ground.rules.size(), 3u);
+  const neural::SampleNetwork a = neural::neuralize(engine.model(), ex, ground);
+  std::reverse(ground.rules.begin(), ground.rules.end());
+  const neural::SampleNetwork b = neural::neuralize(engine.model(), ex, ground);
+  EXPECT_EQ(a.num_ground_rules(), size_t(9 * 10 / 2 * 2 + 9));
+  EXPECT_EQ(a.rule, b.rule);
+  EXPECT_EQ(a.head, b.head);
+  EXPECT_EQ(a.softmax_group, b.softmax_group);
+  EXPECT_EQ(a.inputs, b.inputs);
+  EXPECT_EQ(a.inputs_begin, b.inputs_begin);
+  EXPECT_EQ(a.structure_hash, b.structure_hash);
+  // Sorted: by rule, then head, within a head by group.
+  for (size_t g = 1; g < a.num_ground_rules(); ++g) {
+    ASSERT_LE(a.rule[g - 1], a.rule[g]);
+    if (a.rule[g - 1] == a.rule[g]) ASSERT_LE(a.head[g - 1], a.head[g]);
+  }
+}
+
+// Every array of two networks.
+void expect_same_network(const neural::SampleNetwork& a, const neural::SampleNetwork& b) {
+  EXPECT_EQ(a.atom_depth, b.atom_depth);
+  EXPECT_EQ(a.atom_predicate, b.atom_predicate);
+  EXPECT_EQ(a.atom_fact, b.atom_fact);
+  EXPECT_EQ(a.atom_ground_id, b.atom_ground_id);
+  EXPECT_EQ(a.fact_template, b.fact_template);
+  EXPECT_EQ(a.fact_data, b.fact_data);
+  EXPECT_EQ(a.rule, b.rule);
+  EXPECT_EQ(a.head, b.head);
+  EXPECT_EQ(a.softmax_group, b.softmax_group);
+  EXPECT_EQ(a.inputs, b.inputs);
+  EXPECT_EQ(a.inputs_begin, b.inputs_begin);
+  EXPECT_EQ(a.query_atoms, b.query_atoms);
+  EXPECT_EQ(a.dropped_cycle_rules, b.dropped_cycle_rules);
+  EXPECT_EQ(a.structure_hash, b.structure_hash);
+}
+
+TEST(NeuralGroundRuleOrder, LevelsGiveTheNetworkOfTheSearch) {
+  // Depths 1-4 with atoms reached along paths of different lengths (m from a and from g),
+  // a rule listed before the rule it reads, and atoms no query needs (unpruned grounding).
+  train::Engine engine(parse_template(
+      "top(X) :- m(X), g(X).\n"
+      "g(X) :- h(X), e(X, Y).\n"
+      "h(X) :- a(X), b(X).\n"
+      "m(X) :- a(X).\nm(X) :- g(X).\n"
+      "u(X) :- e(X, Y).\n"));
+  const ExampleAst ex = parse_examples(
+      "a(1), a(2), a(3), b(2), b(3), e(1, 2), e(2, 3), e(3, 1), e(5, 6).")[0];
+  for (const std::string queries : {"top(X).", "top(2), u(5).", "m(2), h(X)."}) {
+    SCOPED_TRACE(queries);
+    const auto qs = parse_queries(queries)[0].queries;
+    for (bool prune : {true, false}) {
+      logic::GroundingOptions o;
+      o.prune = prune;
+      logic::GroundSample ground = logic::ground(engine.program(), ex, qs, o);
+      ASSERT_FALSE(ground.rules.empty());
+      for (const auto& set : ground.rules) ASSERT_NE(set.level, logic::kNone);
+      const neural::SampleNetwork layered = neural::neuralize(engine.model(), ex, ground);
+      for (auto& set : ground.rules) set.level = logic::kNone;
+      const neural::SampleNetwork searched = neural::neuralize(engine.model(), ex, ground);
+      expect_same_network(layered, searched);
+      EXPECT_GT(*std::max_element(layered.atom_depth.begin(), layered.atom_depth.end()), 2u);
+    }
+  }
+  // A recursive template has no levels.
+  train::Engine recursive(parse_template("path(X, Y) :- e(X, Y).\npath(X, Y) :- e(X, Z), path(Z, Y).\n"));
+  const logic::GroundSample ground = logic::ground(recursive.program(), ex, parse_queries("path(1, X).")[0].queries);
+  for (const auto& set : ground.rules) EXPECT_EQ(set.level, logic::kNone);
+}
+
+}  // namespace
