@@ -559,7 +559,14 @@ class Grounder {
       }
       default: break;
     }
-    // Arithmetic: c = a op b.
+    run_arithmetic(plan, s, st, acts, emit);
+  }
+
+  // Arithmetic: c = a op b, c bound here or (already bound) checked.
+  template <class Emit>
+  void run_arithmetic(const Plan& plan, uint32_t s, const Step& st, const ArgAction* acts, Emit& emit) {
+    const BodyLiteral& bl = rule_->body[st.lit];
+    auto val = [&](uint32_t k) { return value_of(acts[k]); };
     uint32_t a = val(0), b = val(1);
     if (!syms_.is_number(a) || !syms_.is_number(b)) return;
     double result;
