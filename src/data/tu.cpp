@@ -2,6 +2,7 @@
 // Every file is read whole and parsed with from_chars; every check names file:line.
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -104,9 +105,14 @@ Table read_table(const fs::path& path, size_t expected_columns, const RowSelecti
   return t;
 }
 
+// Whether v is an integer that converts to long exactly. The range test comes first:
+// converting a double outside long's range (1e30, inf, NaN) is undefined behaviour, and
+// beyond 2^53 a double no longer tells neighbouring integers apart.
+bool is_exact_integer(double v) { return std::fabs(v) <= 9007199254740992.0 && v == std::trunc(v); }
+
 long integer_at(const Table& t, size_t r, size_t c) {
   double v = t.at(r, c);
-  if (v != static_cast<double>(static_cast<long>(v))) t.fail(r, "expected an integer");
+  if (!is_exact_integer(v)) t.fail(r, "expected an integer");
   return static_cast<long>(v);
 }
 
@@ -166,7 +172,7 @@ struct LabelRange {
   long lo = 0, hi = 0;
   bool any = false;
   void add(const Table& t, uint32_t line, double v) {
-    if (v != static_cast<double>(static_cast<long>(v))) t.fail_line(line, "expected an integer");
+    if (!is_exact_integer(v)) t.fail_line(line, "expected an integer");
     const long x = static_cast<long>(v);
     lo = any ? std::min(lo, x) : x;
     hi = any ? std::max(hi, x) : x;
@@ -239,7 +245,7 @@ Table read_edges(const fs::path& path, const std::vector<uint32_t>& graph_of_nod
   select.keep = [&](size_t, uint32_t line, const std::vector<double>& v, const Table& t) {
     long ids[2];
     for (int k = 0; k < 2; ++k) {
-      if (v[k] != static_cast<double>(static_cast<long>(v[k]))) t.fail_line(line, "expected an integer");
+      if (!is_exact_integer(v[k])) t.fail_line(line, "expected an integer");
       ids[k] = static_cast<long>(v[k]);
       if (ids[k] < 1 || static_cast<size_t>(ids[k]) > nodes)
         t.fail_line(line, "node id " + std::to_string(ids[k]) + " out of range 1.." + std::to_string(nodes));

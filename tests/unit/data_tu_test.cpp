@@ -87,6 +87,10 @@ TEST(DataTu, MalformedFilesNameFileAndLine) {
       {"_A.txt", "1, 2\n2, 4\n", "DS_A.txt:2:1: error: node id 4 out of range 1..3"},
       {"_A.txt", "1, 3\n", "DS_A.txt:1:1: error: edge joins graphs 1 and 2"},
       {"_A.txt", "1, 2.5\n", "DS_A.txt:1:1: error: expected an integer"},
+      // Beyond long's range (converting these to long would be undefined; fuzz_tu found it).
+      {"_A.txt", "1, 1e30\n", "DS_A.txt:1:1: error: expected an integer"},
+      {"_graph_indicator.txt", "1\n1\n1e300\n", "DS_graph_indicator.txt:3:1: error: expected an integer"},
+      {"_node_labels.txt", "0\n-1e19\n2\n", "DS_node_labels.txt:2:1: error: expected an integer"},
       {"_graph_indicator.txt", "1\n2\n1\n", "DS_graph_indicator.txt:3:1: error: graph ids must be sorted"},
       {"_graph_indicator.txt", "1\n1\n3\n", "DS_graph_indicator.txt:3:1: error: graph ids must be sorted"},
       {"_graph_labels.txt", "1\n", "DS_graph_labels.txt:1:1: error: expected 2 rows (one per graph), found 1"},
