@@ -1,4 +1,5 @@
 #include "exec/dense_tiles.hpp"
+#include "exec/direct_product.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -36,21 +37,6 @@ Tile tile_at(const DirectProduct& d, uint32_t t) {
 // tiles grow with their row.
 bool parallel_tiles(const DirectProduct& d) {
   return static_cast<double>(banded_tile_entries(d)) * d.len > static_cast<double>(size_t{1} << 22);
-}
-
-// The product of the block's constant scalar factors, leaving out factor `skip`.
-template <typename T>
-T constant_product(const DirectProduct& d, const T* v, size_t skip = SIZE_MAX) {
-  T s = T(1);
-  for (size_t j = 0; j < d.scalar_off.size(); ++j)
-    if (j != skip) s *= v[d.scalar_off[j]];
-  return s;
-}
-
-// dL/d(constant factor j) = through * (the other constant factors).
-template <typename T>
-void add_constant_factor_grads(const DirectProduct& d, const T* v, T through, T* g) {
-  for (size_t j = 0; j < d.scalar_off.size(); ++j) g[d.scalar_off[j]] += through * constant_product(d, v, j);
 }
 
 // The tile's members spread into a height x width matrix (zero outside the band).
@@ -134,7 +120,7 @@ size_t banded_tile_entries(const DirectProduct& d) {
 template <typename T>
 bool banded_dot_forward(const DirectProduct& d, const T* v, T* comb) {
   if (!finite_outer_rows(d, v) || !finite_inner_rows(d, v)) return false;
-  const T s = constant_product(d, v);
+  const T s = constant_factor(d, v);
   const int tiles = static_cast<int>(tile_count(d));
 #pragma omp parallel for schedule(dynamic, 1) if (parallel_tiles(d))
   for (int t = 0; t < tiles; ++t) {
@@ -148,7 +134,7 @@ bool banded_dot_forward(const DirectProduct& d, const T* v, T* comb) {
 template <typename T>
 bool banded_dot_backward(const DirectProduct& d, const T* v, const T* gcomb, T* g) {
   if (!finite_outer_rows(d, v) || !finite_inner_rows(d, v) || !all_finite(gcomb, d.band_begin.back())) return false;
-  const T s = constant_product(d, v);
+  const T s = constant_factor(d, v);
   T through = T(0);  // sum over members of dL/d(product) * (row . column)
   for (uint32_t t = 0; t < tile_count(d); ++t) {
     const Tile x = tile_at(d, t);
@@ -161,14 +147,14 @@ bool banded_dot_backward(const DirectProduct& d, const T* v, const T* gcomb, T* 
     MapM<T>(g + d.inner_off + size_t(x.c0) * d.len, x.width(), d.len) += s * gy;
     if (!d.scalar_off.empty()) through += gx.cwiseProduct(X).sum();
   }
-  if (!d.scalar_off.empty()) add_constant_factor_grads(d, v, through, g);
+  if (!d.scalar_off.empty()) constant_factor_grads(d, v, through, g);
   return true;
 }
 
 template <typename T>
 bool banded_scale_forward(const DirectProduct& d, bool average, const T* v, T* agg) {
   if (!finite_inner_rows(d, v)) return false;
-  const T s = constant_product(d, v);
+  const T s = constant_factor(d, v);
   const int tiles = static_cast<int>(tile_count(d));
 #pragma omp parallel for schedule(dynamic, 1) if (parallel_tiles(d))
   for (int t = 0; t < tiles; ++t) {
@@ -183,7 +169,7 @@ bool banded_scale_forward(const DirectProduct& d, bool average, const T* v, T* a
 template <typename T>
 bool banded_scale_backward(const DirectProduct& d, bool average, const T* v, const T* gagg, T* g) {
   if (!finite_inner_rows(d, v) || !all_finite(gagg, size_t(d.rows) * d.len)) return false;
-  const T s = constant_product(d, v);
+  const T s = constant_factor(d, v);
   T through = T(0);  // sum over members of (scaled dL/d(sum) . column) * weight
   for (uint32_t t = 0; t < tile_count(d); ++t) {
     const Tile x = tile_at(d, t);
@@ -196,7 +182,7 @@ bool banded_scale_backward(const DirectProduct& d, bool average, const T* v, con
     MapM<T>(g + d.inner_off + size_t(x.c0) * d.len, x.width(), d.len) += s * (w.transpose() * gout);
     if (!d.scalar_off.empty()) through += tw.cwiseProduct(w).sum();
   }
-  if (!d.scalar_off.empty()) add_constant_factor_grads(d, v, through, g);
+  if (!d.scalar_off.empty()) constant_factor_grads(d, v, through, g);
   return true;
 }
 

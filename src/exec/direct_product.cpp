@@ -115,21 +115,6 @@ class ParallelProducts {
   static constexpr double kParallelMultiplyAdds = 1 << 22;
 };
 
-// The product of the constant scalar factors of a dense block, leaving out factor `skip`.
-template <class T>
-T constant_factor(const DirectProduct& d, const T* v, size_t skip = SIZE_MAX) {
-  T s = 1.0;
-  for (size_t j = 0; j < d.scalar_off.size(); ++j)
-    if (j != skip) s *= v[d.scalar_off[j]];
-  return s;
-}
-
-// g[constant factor j] += through * (product of the other constant factors).
-template <class T>
-void constant_factor_grads(const DirectProduct& d, const T* v, T through, T* g) {
-  for (size_t j = 0; j < d.scalar_off.size(); ++j) g[d.scalar_off[j]] += through * constant_factor(d, v, j);
-}
-
 template <class T>
 void dense_dot_forward(const DirectProduct& d, const T* v, T* comb) {
   const ParallelProducts threads(double(d.rows) * d.cols * d.len);

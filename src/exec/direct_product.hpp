@@ -4,6 +4,8 @@
 // are bit-reproducible.
 #pragma once
 
+#include <cstdint>
+
 #include "exec/plan.hpp"
 
 namespace lrnn::exec {
@@ -20,5 +22,21 @@ void direct_product_backward(const RuleGroup& G, const T* v, const T* gcomb, T* 
 // fused_sum: the same given gagg = dL/d(per-head sums).
 template <class T>
 void direct_sum_backward(const RuleGroup& G, const T* v, const T* gagg, T* g);
+
+// The product of a dense block's constant scalar factors, leaving out factor `skip`
+// (shared by the per-member kernels and the dense tiles).
+template <class T>
+T constant_factor(const DirectProduct& d, const T* v, size_t skip = SIZE_MAX) {
+  T s = 1.0;
+  for (size_t j = 0; j < d.scalar_off.size(); ++j)
+    if (j != skip) s *= v[d.scalar_off[j]];
+  return s;
+}
+
+// g[constant factor j] += through * (product of the other constant factors).
+template <class T>
+void constant_factor_grads(const DirectProduct& d, const T* v, T through, T* g) {
+  for (size_t j = 0; j < d.scalar_off.size(); ++j) g[d.scalar_off[j]] += through * constant_factor(d, v, j);
+}
 
 }  // namespace lrnn::exec
