@@ -147,9 +147,12 @@ class Model {
 // models built with `settings` each train on k-1 folds and are tested on the other one.
 // Refuses k < 2, k above the smallest class's sample count, and samples without targets.
 // (FoldResult and CrossValidationReport: include/lrnn/training.hpp.)
-// `on_epoch(fold, info)` may return false to stop the whole run.
+// `on_epoch(fold, info)` may return false to stop the whole run. `test_curve`: evaluate each
+// fold's test set after every epoch too (FoldResult::test_by_epoch, the mean per epoch and
+// its best epoch in the report; refused with early stopping); training is unchanged by it.
 CrossValidationReport cross_validate(const Template& tmpl, const Settings& settings, const Dataset& data, int k,
                                      uint64_t fold_seed = 1,
-                                     const std::function<bool(int, const EpochInfo&)>& on_epoch = {});
+                                     const std::function<bool(int, const EpochInfo&)>& on_epoch = {},
+                                     bool test_curve = false);
 
 }  // namespace lrnn

@@ -165,6 +165,9 @@ struct FoldResult {
   bool stopped_early = false;
   double build_seconds = 0;  // grounding + neuralization of both parts
   double train_seconds = 0;
+  // With a test curve (cross_validate's test_curve): the test fold's metrics after every
+  // epoch, [e] after epoch e + 1. Empty otherwise.
+  std::vector<Metrics> test_by_epoch;
 };
 
 struct CrossValidationReport {
@@ -177,6 +180,14 @@ struct CrossValidationReport {
   double mean_accuracy = 0, std_accuracy = 0;
   double mean_loss = 0;
   double epoch_seconds = 0;  // training time per epoch, averaged over every fold's epochs
+  // With a test curve: the mean and std over the folds of the test accuracy after every
+  // epoch ([e] after epoch e + 1), and the epoch (1-based) where that mean is highest, the
+  // first such epoch on a tie: the selection the GIN paper ("How Powerful are Graph Neural
+  // Networks?") reports. It picks the epoch on the test folds themselves, so it is an
+  // optimistic estimate; mean_accuracy (the final epoch) is not. best_epoch is 0 without a curve.
+  std::vector<double> mean_accuracy_by_epoch, std_accuracy_by_epoch;
+  int best_epoch = 0;
+  double best_epoch_mean_accuracy = 0, best_epoch_std_accuracy = 0;
   bool complete() const { return static_cast<int>(folds.size()) == k; }
 };
 

@@ -438,7 +438,11 @@ def _stack(rows: List[np.ndarray]) -> Union[np.ndarray, List[np.ndarray]]:
 class CrossValidation:
     """Per-fold results of Model.cross_validate: `accuracies` (test accuracy per fold),
     `mean` and `std` (population std, as np.std), `folds` (dicts with train/test metrics
-    and sizes), `fold_of_sample` (the test fold of every sample), `epoch_seconds`."""
+    and sizes), `fold_of_sample` (the test fold of every sample), `epoch_seconds`.
+    With `test_curve=True`: `accuracies_by_epoch` ([fold, epoch] test accuracy after each
+    epoch), `mean_by_epoch` / `std_by_epoch` over the folds, and `best_epoch` (1-based) with
+    `best_mean` / `best_std`: the epoch whose mean is highest, the GIN paper's selection
+    (chosen on the test folds, so optimistic; `mean` is the final epoch's). None without."""
 
     def __init__(self, result: Dict[str, Any]):
         self.k: int = result["k"]
@@ -449,12 +453,24 @@ class CrossValidation:
         self.mean: float = result["mean_accuracy"]
         self.std: float = result["std_accuracy"]
         self.epoch_seconds: float = result["epoch_seconds"]
+        self.accuracies_by_epoch = self.mean_by_epoch = self.std_by_epoch = None
+        self.best_epoch: Optional[int] = None
+        self.best_mean: Optional[float] = None
+        self.best_std: Optional[float] = None
+        if "best_epoch" in result:
+            self.accuracies_by_epoch = np.array([[m["accuracy"] for m in f["test_by_epoch"]] for f in self.folds])
+            self.mean_by_epoch = np.asarray(result["mean_accuracy_by_epoch"])
+            self.std_by_epoch = np.asarray(result["std_accuracy_by_epoch"])
+            self.best_epoch = result["best_epoch"]
+            self.best_mean = result["best_epoch_mean_accuracy"]
+            self.best_std = result["best_epoch_std_accuracy"]
 
     def __len__(self) -> int:
         return len(self.folds)
 
     def __repr__(self) -> str:
-        return f"CrossValidation({self.k} folds: test accuracy {self.mean:.4f} ± {self.std:.4f})"
+        best = "" if self.best_epoch is None else f"; best epoch {self.best_epoch}: {self.best_mean:.4f} ± {self.best_std:.4f}"
+        return f"CrossValidation({self.k} folds: test accuracy {self.mean:.4f} ± {self.std:.4f}{best})"
 
 
 def _sample_set(dataset: Any) -> Any:
@@ -775,12 +791,16 @@ class Model(Template):
         batch_size: Optional[int] = None,
         progress: bool = True,
         callback: Any = None,
+        test_curve: bool = False,
     ) -> "CrossValidation":
         """Stratified k-fold cross-validation (`lrnn train --folds K`): samples are classed
         by their targets and dealt into k folds (seeded by `seed`, default the settings'
         seed); k fresh models, built from this template with these settings, each train on
         k-1 folds and are tested on the remaining one. This model's own weights are not
-        used or changed. `callback(fold, epoch_report)` may return False to stop."""
+        used or changed. `callback(fold, epoch_report)` may return False to stop.
+        `test_curve=True` also tests every fold after every epoch (the reports then carry
+        `test`) and reports the mean test accuracy per epoch and its best epoch
+        (CrossValidation); training is the same. Refused with early stopping (patience)."""
         engine = self._require_built()
         samples = _sample_set(dataset)
         config = self._config(epochs, batch_size)
@@ -798,7 +818,7 @@ class Model(Template):
             return True if callback is None else callback(fold, report) is not False
 
         try:
-            result = engine.cross_validate(samples, config, int(k), fold_seed, on_epoch)
+            result = engine.cross_validate(samples, config, int(k), fold_seed, on_epoch, bool(test_curve))
         finally:
             if bar is not None:
                 bar.close()

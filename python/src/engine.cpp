@@ -254,7 +254,7 @@ nb::dict evaluate(Model& model, const BuiltSet& set, const std::string& loss) {
 // (fresh models per fold, initialised as this one was); `callback(fold, epoch)` may
 // return False to stop.
 nb::dict cross_validate_set(Model& model, const SampleSet& set, const nb::dict& config, int k, uint64_t seed,
-                            nb::object callback) {
+                            nb::object callback, bool test_curve) {
   apply(model, config);
   std::exception_ptr callback_error;
   auto on_epoch = [&](int fold, const EpochInfo& r) {
@@ -264,7 +264,7 @@ nb::dict cross_validate_set(Model& model, const SampleSet& set, const nb::dict& 
   CrossValidationReport cv;
   {
     nb::gil_scoped_release release;
-    cv = cross_validate(model.get_template(), model.settings(), set.data, k, seed, on_epoch);
+    cv = cross_validate(model.get_template(), model.settings(), set.data, k, seed, on_epoch, test_curve);
   }
   if (callback_error) std::rethrow_exception(callback_error);
   nb::list folds;
@@ -278,6 +278,11 @@ nb::dict cross_validate_set(Model& model, const SampleSet& set, const nb::dict& 
     d["test"] = metrics_dict(f.test);
     d["train_seconds"] = f.train_seconds;
     d["build_seconds"] = f.build_seconds;
+    if (test_curve) {
+      nb::list curve;
+      for (const Metrics& m : f.test_by_epoch) curve.append(metrics_dict(m));
+      d["test_by_epoch"] = curve;
+    }
     folds.append(d);
   }
   nb::dict d;
@@ -288,6 +293,13 @@ nb::dict cross_validate_set(Model& model, const SampleSet& set, const nb::dict& 
   d["mean_accuracy"] = cv.mean_accuracy;
   d["std_accuracy"] = cv.std_accuracy;
   d["epoch_seconds"] = cv.epoch_seconds;
+  if (test_curve) {
+    d["mean_accuracy_by_epoch"] = cv.mean_accuracy_by_epoch;
+    d["std_accuracy_by_epoch"] = cv.std_accuracy_by_epoch;
+    d["best_epoch"] = cv.best_epoch;
+    d["best_epoch_mean_accuracy"] = cv.best_epoch_mean_accuracy;
+    d["best_epoch_std_accuracy"] = cv.best_epoch_std_accuracy;
+  }
   return d;
 }
 
@@ -359,7 +371,7 @@ void bind_engine(nb::module_& m) {
              self.set_example_parameter(set.data, literal, std::vector<double>(value.data(), value.data() + value.size()));
            })
       .def("cross_validate", &cross_validate_set, nb::arg("samples"), nb::arg("config"), nb::arg("k"), nb::arg("seed"),
-           nb::arg("callback").none())
+           nb::arg("callback").none(), nb::arg("test_curve") = false)
       .def("configure", &apply, "Applies a settings dict (keys: the fields of lrnn::Settings)")
       .def("evaluate", &evaluate)
       .def("train", &train, nb::arg("train_set"), nb::arg("test_set").none(), nb::arg("config"),

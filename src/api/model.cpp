@@ -397,9 +397,10 @@ int Model::epochs_trained() const { return impl_->engine->epochs_trained(); }
 
 // ---- cross-validation -------------------------------------------------------------------
 CrossValidationReport cross_validate(const Template& tmpl, const Settings& settings, const Dataset& data, int k,
-                                     uint64_t fold_seed, const std::function<bool(int, const EpochInfo&)>& on_epoch) {
+                                     uint64_t fold_seed, const std::function<bool(int, const EpochInfo&)>& on_epoch,
+                                     bool test_curve) {
   refuse_share(data.impl(), "cross-validation");
-  return train::cross_validate(tmpl.ast(), settings, data.impl().samples, k, fold_seed, on_epoch);
+  return train::cross_validate(tmpl.ast(), settings, data.impl().samples, k, fold_seed, on_epoch, test_curve);
 }
 
 }  // namespace lrnn

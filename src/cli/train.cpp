@@ -54,6 +54,7 @@ struct TrainOptions {
   std::string save_path, load_path, report_path;
   bool json = false;
   int folds = 0;  // > 0: stratified k-fold cross-validation instead of one training run
+  bool test_curve = false;  // with --folds: every fold's test accuracy after every epoch
 };
 
 std::string number_text(double x) {
@@ -194,6 +195,10 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   if (!o.report_path.empty()) check_can_write_atomically(o.report_path);
   if (o.checkpoint_every > 0 && o.save_path.empty())
     throw Error(ErrorKind::Semantic, "--checkpoint-every writes the model to --save: give --save PATH too");
+  if (o.test_curve)
+    throw Error(ErrorKind::Semantic,
+                "--test-curve belongs to cross-validation (--folds K); a single run reports its test set every "
+                "epoch already when it has one (--test-fraction, --test-examples)");
   Model model = make_model(o, cmd);
   auto [train_data, test_data] = load_datasets(o, model.settings().seed);
   const bool has_test = test_data.size() > 0;
@@ -307,13 +312,13 @@ void run_cross_validation(const TrainOptions& o, const CLI::App& cmd) {
     return stop_signal == 0;
   };
   StopOnSignal stop_on_signal;
-  const CrossValidationReport cv = cross_validate(tmpl, settings, samples, o.folds, o.seed, on_epoch);
+  const CrossValidationReport cv = cross_validate(tmpl, settings, samples, o.folds, o.seed, on_epoch, o.test_curve);
   if (stop_signal)
     std::fprintf(stderr, "%s: stopped during fold %zu of %d; the completed folds are reported\n",
                  stop_signal == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)", cv.folds.size() + 1, o.folds);
   nlohmann::json j;
   j["folds"] = nlohmann::json::array();
-  for (const FoldResult& f : cv.folds)
+  for (const FoldResult& f : cv.folds) {
     j["folds"].push_back({{"fold", f.fold},  // 0-based in JSON, as fold_of_sample
                           {"train_samples", f.train_samples},
                           {"test_samples", f.test_samples},
@@ -321,6 +326,12 @@ void run_cross_validation(const TrainOptions& o, const CLI::App& cmd) {
                           {"train", train::metrics_json(f.train)},
                           {"test", train::metrics_json(f.test)},
                           {"train_s", f.train_seconds}});
+    if (o.test_curve) {
+      std::vector<double> accuracy;
+      for (const Metrics& m : f.test_by_epoch) accuracy.push_back(m.accuracy);
+      j["folds"].back()["test_accuracy_by_epoch"] = accuracy;
+    }
+  }
   j["k"] = cv.k;
   j["seed"] = cv.seed;
   j["samples"] = samples.size();
@@ -329,6 +340,13 @@ void run_cross_validation(const TrainOptions& o, const CLI::App& cmd) {
   j["std_accuracy"] = cv.std_accuracy;
   j["epoch_s"] = cv.epoch_seconds;
   j["fold_of_sample"] = cv.fold_of_sample;  // 0-based test fold per sample, so peers can reuse the folds
+  if (o.test_curve && cv.best_epoch > 0) {
+    j["mean_accuracy_by_epoch"] = cv.mean_accuracy_by_epoch;
+    j["std_accuracy_by_epoch"] = cv.std_accuracy_by_epoch;
+    j["best_epoch"] = cv.best_epoch;
+    j["best_epoch_mean_accuracy"] = cv.best_epoch_mean_accuracy;
+    j["best_epoch_std_accuracy"] = cv.best_epoch_std_accuracy;
+  }
   if (stop_signal) j["interrupted"] = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
   if (o.json) {
     std::cout << j.dump() << "\n";
@@ -340,6 +358,10 @@ void run_cross_validation(const TrainOptions& o, const CLI::App& cmd) {
                   f.train_samples, f.test_samples, f.train.accuracy, f.test.loss, f.test.accuracy);
     std::printf("test accuracy: %.4f ± %.4f (mean ± std over %zu folds)\n", cv.mean_accuracy, cv.std_accuracy,
                 cv.folds.size());
+    if (o.test_curve && cv.best_epoch > 0)
+      std::printf("best epoch %d: test accuracy %.4f ± %.4f (the epoch with the highest mean over the folds, "
+                  "chosen on the test folds as the GIN paper does: optimistic)\n",
+                  cv.best_epoch, cv.best_epoch_mean_accuracy, cv.best_epoch_std_accuracy);
     std::printf("time: %.5f s per epoch\n", cv.epoch_seconds);
   }
   finish_interrupted();
@@ -388,6 +410,9 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("--report", o->report_path, "Write a self-contained HTML report (loss and accuracy curves, settings, outputs)");
   cmd->add_option("--folds", o->folds, "Stratified K-fold cross-validation: K fresh models, per-fold and mean ± std test accuracy (folds seeded by --seed)")
       ->check(cli::finite_number(2, 1e9, false, true));
+  cmd->add_flag("--test-curve", o->test_curve,
+                "With --folds: test every fold after every epoch and report the mean test accuracy per epoch and "
+                "the epoch where it is highest (the GIN paper's selection; training is unchanged)");
   cmd->footer(
       "Examples:\n"
       "  lrnn train examples/templates/xor.lrnn --examples ../shared/datasets/neuralogic/simple/xor/naive/trainExamples.txt \\\n"

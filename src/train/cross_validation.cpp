@@ -95,11 +95,35 @@ std::pair<PreparedSet, PreparedSet> prepare_fold(Engine& engine, const std::vect
   return {std::move(train_set), std::move(test_set)};
 }
 
+// Mean and population std of the folds' test accuracies after every epoch, and the epoch
+// with the highest mean (the first on a tie).
+void summarise_test_curves(CrossValidationReport& cv) {
+  if (cv.folds.empty() || cv.folds.front().test_by_epoch.empty()) return;
+  const size_t epochs = cv.folds.front().test_by_epoch.size();
+  const double n = static_cast<double>(cv.folds.size());
+  for (size_t e = 0; e < epochs; ++e) {
+    double mean = 0, var = 0;
+    for (const FoldResult& r : cv.folds) mean += r.test_by_epoch.at(e).accuracy / n;
+    for (const FoldResult& r : cv.folds) var += std::pow(r.test_by_epoch.at(e).accuracy - mean, 2) / n;
+    cv.mean_accuracy_by_epoch.push_back(mean);
+    cv.std_accuracy_by_epoch.push_back(std::sqrt(var));
+    if (cv.best_epoch == 0 || mean > cv.best_epoch_mean_accuracy) {
+      cv.best_epoch = static_cast<int>(e) + 1;
+      cv.best_epoch_mean_accuracy = mean;
+      cv.best_epoch_std_accuracy = std::sqrt(var);
+    }
+  }
+}
+
 }  // namespace
 
 CrossValidationReport cross_validate(const TemplateAst& ast, const Settings& settings, const std::vector<Sample>& samples,
-                                     int k, uint64_t fold_seed, const FoldEpochCallback& on_epoch) {
+                                     int k, uint64_t fold_seed, const FoldEpochCallback& on_epoch, bool test_curve) {
   const TrainConfig config = make_train_config(settings, 0);
+  if (test_curve && config.patience > 0)
+    throw Error(ErrorKind::Semantic,
+                "a test curve (--test-curve) needs every fold to train all its epochs: it cannot be combined with "
+                "early stopping (patience " + std::to_string(config.patience) + ")");
   const std::vector<int> classes = sample_classes(samples);
   check_fold_count(samples, classes, k);
   CrossValidationReport cv;
@@ -119,21 +143,30 @@ CrossValidationReport cross_validate(const TemplateAst& ast, const Settings& set
     r.test_samples = test_set.size();
     engine.plan_ahead(train_set);
     r.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double curve_seconds = 0;  // evaluating the curve is not training time
     std::function<bool(const EpochInfo&)> cb;
-    if (on_epoch)
+    if (on_epoch || test_curve)
       cb = [&](const EpochInfo& e) {
-        if (!on_epoch(fold, e)) stop = true;
+        EpochInfo info = e;
+        if (test_curve) {  // between two epochs: the weights are the model after epoch e.epoch
+          const auto t_eval = std::chrono::steady_clock::now();
+          info.has_test = true;
+          info.test = engine.evaluate(test_set, config.loss, config.dtype).metrics;
+          r.test_by_epoch.push_back(info.test);
+          curve_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_eval).count();
+        }
+        if (on_epoch && !on_epoch(fold, info)) stop = true;
         return !stop;
       };
     TrainResult result = engine.train(train_set, nullptr, config, cb);
     if (stop) break;  // an interrupted fold is not reported: its model is not the one asked for
     r.epochs = result.epochs;
     r.stopped_early = result.stopped_early;
-    r.train_seconds = result.train_seconds;
+    r.train_seconds = result.train_seconds - curve_seconds;
     r.train = engine.evaluate(train_set, config.loss, config.dtype).metrics;
     r.test = engine.evaluate(test_set, config.loss, config.dtype).metrics;
     epochs_run += static_cast<size_t>(result.epochs);
-    train_seconds += result.train_seconds;
+    train_seconds += r.train_seconds;
     cv.folds.push_back(r);
   }
   const double n = static_cast<double>(cv.folds.size());
@@ -144,6 +177,7 @@ CrossValidationReport cross_validate(const TemplateAst& ast, const Settings& set
   double var = 0;
   for (const FoldResult& r : cv.folds) var += (r.test.accuracy - cv.mean_accuracy) * (r.test.accuracy - cv.mean_accuracy) / n;
   cv.std_accuracy = std::sqrt(var);
+  summarise_test_curves(cv);
   cv.epoch_seconds = epochs_run ? train_seconds / static_cast<double>(epochs_run) : 0.0;
   return cv;
 }

@@ -29,7 +29,12 @@ using FoldEpochCallback = std::function<bool(int fold, const EpochInfo&)>;
 // other folds with `settings` (early stopping, if any, watches the training loss: the test fold is never seen
 // before the fold's final evaluation). Refuses k < 2 and k above the sample count of the
 // smallest class (a fold would miss that class), naming the class.
+// `test_curve`: also evaluate each fold's test set after every epoch (the epoch reports
+// passed to on_epoch then carry it as `test`) and report the mean test accuracy per epoch
+// and its best epoch (CrossValidationReport). Training is the same with or without it.
+// Refused with early stopping (a stopped fold has no model for the later epochs).
 CrossValidationReport cross_validate(const TemplateAst& ast, const Settings& settings, const std::vector<Sample>& samples,
-                                     int k, uint64_t fold_seed, const FoldEpochCallback& on_epoch = {});
+                                     int k, uint64_t fold_seed, const FoldEpochCallback& on_epoch = {},
+                                     bool test_curve = false);
 
 }  // namespace lrnn::train

@@ -114,6 +114,29 @@ def test_cross_validate_equals_the_cli(mutag):
         assert per_fold.max() - per_fold.min() <= 1
 
 
+@needs_cli
+def test_cross_validate_test_curve_equals_the_cli(mutag):
+    reports = []
+    cv = gcn_model(epochs=3).cross_validate(mutag, k=3, progress=False, test_curve=True,
+                                            callback=lambda fold, r: reports.append((fold, r)))
+    run = subprocess.run([str(CLI), "train", str(GCN), "--dataset", f"tu:{TU / 'MUTAG'}", "--folds", "3",
+                          "--epochs", "3", "--test-curve", "--json"], capture_output=True, text=True, check=True)
+    cli = json.loads(run.stdout)
+    assert cv.accuracies_by_epoch.shape == (3, 3)
+    np.testing.assert_array_equal(cv.accuracies_by_epoch, [f["test_accuracy_by_epoch"] for f in cli["folds"]])
+    np.testing.assert_array_equal(cv.mean_by_epoch, cli["mean_accuracy_by_epoch"])
+    np.testing.assert_allclose(cv.mean_by_epoch, cv.accuracies_by_epoch.mean(axis=0), atol=1e-15)
+    np.testing.assert_allclose(cv.std_by_epoch, cv.accuracies_by_epoch.std(axis=0), atol=1e-15)
+    assert cv.best_epoch == cli["best_epoch"] == int(np.argmax(cv.mean_by_epoch)) + 1
+    assert cv.best_mean == cv.mean_by_epoch.max() and cv.mean == cv.mean_by_epoch[-1]
+    # the callback sees each epoch's test metrics, the ones the curve holds
+    assert [r["test"]["accuracy"] for _, r in reports] == list(cv.accuracies_by_epoch.ravel())
+    assert "best epoch" in repr(cv)
+    plain = gcn_model(epochs=3).cross_validate(mutag, k=3, progress=False)
+    assert plain.best_epoch is None and plain.accuracies_by_epoch is None
+    np.testing.assert_array_equal(plain.accuracies, cv.accuracies)
+
+
 def test_cross_validate_refusals(mutag):
     model = gcn_model()
     with pytest.raises(lrnn.LrnnError, match="cross-validation needs at least 2 folds, got 1"):

@@ -194,3 +194,90 @@ TEST(CrossValidation, RefusesUnlabelledSamplesAndTooManyFolds) {
     EXPECT_NE(std::string(e.what()).find("cross-validation needs at least 2 folds, got 1"), std::string::npos) << e.what();
   }
 }
+
+// --test-curve: the test fold's metrics after epoch e equal a fresh model trained e epochs on
+// the fold's split, the run's training is the one without a curve, and the summary is the
+// mean/std per epoch with its first highest epoch.
+TEST(CrossValidation, TestCurveIsEachEpochsModelOnItsTestFold) {
+  const lrnn::Dataset data = tiny_dataset();
+  const lrnn::Template tmpl = lrnn::Template::from_string(kTinyTemplate);
+  lrnn::Settings settings;
+  settings.epochs = 6;
+  settings.lr = 0.1;
+  const lrnn::CrossValidationReport plain = lrnn::cross_validate(tmpl, settings, data, 2, 5);
+  const lrnn::CrossValidationReport cv = lrnn::cross_validate(tmpl, settings, data, 2, 5, {}, true);
+  ASSERT_EQ(cv.folds.size(), 2u);
+  EXPECT_TRUE(plain.folds[0].test_by_epoch.empty());
+  EXPECT_EQ(plain.best_epoch, 0);
+  for (int f = 0; f < 2; ++f) {
+    EXPECT_EQ(cv.folds[f].test.loss, plain.folds[f].test.loss) << "fold " << f;
+    EXPECT_EQ(cv.folds[f].train.loss, plain.folds[f].train.loss) << "fold " << f;
+    ASSERT_EQ(cv.folds[f].test_by_epoch.size(), 6u);
+    std::string train_ex, train_q, test_ex, test_q;
+    for (int i = 0; i < 10; ++i) {
+      const bool pos = i < 6;
+      const std::string ex = "s" + std::to_string(i) + " :- " + (pos ? "0.9" : "0.1") + " a, " + std::to_string(0.1 * i) + " b.\n";
+      const std::string q = "s" + std::to_string(i) + " :- " + (pos ? "1" : "0") + " q.\n";
+      (cv.fold_of_sample[i] == f ? test_ex : train_ex) += ex;
+      (cv.fold_of_sample[i] == f ? test_q : train_q) += q;
+    }
+    for (int e = 1; e <= 6; ++e) {
+      lrnn::Settings s = settings;
+      s.epochs = e;
+      lrnn::Model model(tmpl, s);
+      model.train(lrnn::Dataset::from_text(train_ex, train_q));
+      const lrnn::Evaluation ev = model.evaluate(lrnn::Dataset::from_text(test_ex, test_q));
+      EXPECT_EQ(ev.metrics.loss, cv.folds[f].test_by_epoch[e - 1].loss) << "fold " << f << " epoch " << e;
+      EXPECT_EQ(ev.metrics.accuracy, cv.folds[f].test_by_epoch[e - 1].accuracy) << "fold " << f << " epoch " << e;
+    }
+  }
+  ASSERT_EQ(cv.mean_accuracy_by_epoch.size(), 6u);
+  int best = 0;
+  for (int e = 0; e < 6; ++e) {
+    const double a = cv.folds[0].test_by_epoch[e].accuracy, b = cv.folds[1].test_by_epoch[e].accuracy;
+    EXPECT_DOUBLE_EQ(cv.mean_accuracy_by_epoch[e], (a + b) / 2);
+    EXPECT_DOUBLE_EQ(cv.std_accuracy_by_epoch[e], std::abs(a - b) / 2);
+    if (cv.mean_accuracy_by_epoch[e] > cv.mean_accuracy_by_epoch[best]) best = e;
+  }
+  EXPECT_EQ(cv.best_epoch, best + 1);
+  EXPECT_EQ(cv.best_epoch_mean_accuracy, cv.mean_accuracy_by_epoch[best]);
+  EXPECT_EQ(cv.best_epoch_std_accuracy, cv.std_accuracy_by_epoch[best]);
+  EXPECT_EQ(cv.mean_accuracy_by_epoch.back(), cv.mean_accuracy);
+
+  settings.patience = 2;
+  try {
+    lrnn::cross_validate(tmpl, settings, data, 2, 5, {}, true);
+    FAIL() << "expected an error";
+  } catch (const lrnn::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot be combined with early stopping (patience 2)"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(CrossValidation, CliTestCurve) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
+  const std::string base = "train " + kTemplate + " --dataset tu:" + kMutag + " --epochs 3";
+  lrnn_test::CliRun run = run_lrnn(base + " --folds 3 --test-curve --json 2>/dev/null");
+  ASSERT_EQ(run.code, 0) << run.out;
+  const nlohmann::json j = nlohmann::json::parse(json_line(run.out));
+  ASSERT_EQ(j["mean_accuracy_by_epoch"].size(), 3u);
+  ASSERT_EQ(j["std_accuracy_by_epoch"].size(), 3u);
+  double mean_last = 0;
+  for (const auto& fold : j["folds"]) {
+    ASSERT_EQ(fold["test_accuracy_by_epoch"].size(), 3u);
+    EXPECT_EQ(fold["test_accuracy_by_epoch"][2].get<double>(), fold["test"]["accuracy"].get<double>());
+    mean_last += fold["test_accuracy_by_epoch"][2].get<double>() / 3;
+  }
+  EXPECT_NEAR(j["mean_accuracy_by_epoch"][2].get<double>(), mean_last, 1e-15);
+  const int best = j["best_epoch"];
+  ASSERT_GE(best, 1);
+  EXPECT_EQ(j["best_epoch_mean_accuracy"].get<double>(), j["mean_accuracy_by_epoch"][best - 1].get<double>());
+  for (const auto& m : j["mean_accuracy_by_epoch"]) EXPECT_LE(m.get<double>(), j["best_epoch_mean_accuracy"].get<double>());
+  lrnn_test::CliRun text = run_lrnn(base + " --folds 3 --test-curve 2>/dev/null");
+  EXPECT_NE(text.out.find("best epoch " + std::to_string(best) + ": test accuracy "), std::string::npos) << text.out;
+  lrnn_test::CliRun single = run_lrnn(base + " --test-curve");
+  EXPECT_NE(single.code, 0);
+  EXPECT_NE(single.out.find("--test-curve belongs to cross-validation (--folds K)"), std::string::npos) << single.out;
+  lrnn_test::CliRun without = run_lrnn(base + " --folds 3 --json 2>/dev/null");
+  EXPECT_EQ(nlohmann::json::parse(json_line(without.out)).count("best_epoch"), 0u);
+}
