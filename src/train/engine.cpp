@@ -85,20 +85,26 @@ LossSum seed_loss_gradients(const exec::Plan& plan, exec::BasicWorkspace<T>& ws,
   for (size_t o = 0; o < plan.outputs.size(); ++o)
     if (!target_of_output(o).empty()) ++total.count;
   const double divisor = loss_divisor(loss_kind, mean_over ? mean_over : total.count);
-  std::vector<double> loss_grad;
+  if (predictions) predictions->resize(total.count);
+  if (targets) targets->resize(total.count);
+  // Per-thread scratch (this runs once per sample step, on the batch's threads): the
+  // vectors keep their capacity, so a step allocates nothing here.
+  thread_local std::vector<double> y, loss_grad;
+  size_t targeted = 0;
   for (size_t o = 0; o < plan.outputs.size(); ++o) {
     const std::vector<double>& target = target_of_output(o);
     if (target.empty()) continue;
-    std::vector<double> y = exec::output_value(plan, ws, o);
+    exec::copy_output_value(plan, ws, o, y);
     loss_grad.assign(y.size(), 0.0);
     const double importance = importance_of_output ? importance_of_output(o) : 1.0;
     total.sum += importance * loss(loss_kind, y, target, loss_grad);
     if (predictions) {
-      std::vector<double> p(y.size());
+      std::vector<double>& p = (*predictions)[targeted];
+      p.resize(y.size());
       predict(loss_kind, y, p);
-      predictions->push_back(std::move(p));
     }
-    if (targets) targets->push_back(target);
+    if (targets) (*targets)[targeted] = target;
+    ++targeted;
     const exec::OutputRef& ref = plan.outputs[o];
     if (ref.offset == exec::kNoValue) continue;
     for (size_t k = 0; k < y.size(); ++k) ws.grads[ref.offset + k] += importance * loss_grad[k] / divisor;
@@ -332,9 +338,11 @@ void SampleSteps::run_sample(const exec::ParamView<T>& params, const PreparedSet
   const neural::Parameters* example_params = set.example_facts ? &set.example_facts->params : nullptr;
   exec::forward(plan, set.networks[local].fact_data, params, ws, example_params);
   out.values.resize(with_values ? plan.outputs.size() : 0);
-  for (size_t o = 0; o < out.values.size(); ++o) out.values[o] = exec::output_value(plan, ws, o);
-  out.predictions.clear();
-  out.targets.clear();
+  for (size_t o = 0; o < out.values.size(); ++o) exec::copy_output_value(plan, ws, o, out.values[o]);
+  if (!with_metrics) {
+    out.predictions.clear();
+    out.targets.clear();
+  }
   ws.grads.assign(plan.num_values, 0.0);  // backward accumulates
   out.loss = seed_loss_gradients(
       plan, ws, loss_kind,
@@ -493,6 +501,10 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   std::vector<double> grads(model_.params.size());
   std::vector<double> fixed_values;
   std::vector<double> best_params, best_fact_values;
+  std::vector<uint32_t> batch;
+  // The epoch's targeted predictions and targets: kept across epochs and overwritten in
+  // place (same count every epoch), so an online epoch allocates nothing per sample.
+  std::vector<std::vector<double>> preds, targets;
   double best = std::numeric_limits<double>::infinity();
   int since_best = 0;
 
@@ -503,9 +515,13 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     const double lr = config.schedule.lr(config.optimizer.lr, epochs_trained_);
     double loss_sum = 0;
     size_t loss_count = 0;
-    std::vector<std::vector<double>> preds, targets;
+    size_t predicted = 0;  // entries of preds / targets written this epoch
+    if (train_set.sharded()) {  // batch_gradient appends
+      preds.clear();
+      targets.clear();
+    }
     for (size_t b0 = 0; b0 < order.size(); b0 += batch_size) {
-      std::vector<uint32_t> batch(order.begin() + b0, order.begin() + std::min(order.size(), b0 + batch_size));
+      batch.assign(order.begin() + b0, order.begin() + std::min(order.size(), b0 + batch_size));
       if (batch_size < order.size()) std::sort(batch.begin(), batch.end());  // canonical plan key
       if (train_set.sharded()) {
         result.last_epoch_outputs.resize(train_set.outputs.size());
@@ -533,8 +549,14 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
                       for (size_t i = 0; i < facts->grads.size(); ++i) facts->grads[i] += sample.example_grads[i];
                     loss_sum += sample.loss.sum;
                     loss_count += sample.loss.count;
-                    preds.insert(preds.end(), sample.predictions.begin(), sample.predictions.end());
-                    targets.insert(targets.end(), sample.targets.begin(), sample.targets.end());
+                    for (size_t k = 0; k < sample.predictions.size(); ++k, ++predicted) {
+                      if (predicted == preds.size()) {
+                        preds.emplace_back();
+                        targets.emplace_back();
+                      }
+                      preds[predicted] = sample.predictions[k];
+                      targets[predicted] = sample.targets[k];
+                    }
                     const size_t first = steps.first_output(batch[pos]);
                     for (size_t o = 0; o < sample.values.size(); ++o)
                       result.last_epoch_outputs[first + o] = sample.values[o];
@@ -542,6 +564,10 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
             config.dtype);
       }
       step_learnable(grads, lr, config, fixed_values, facts);
+    }
+    if (!train_set.sharded()) {
+      preds.resize(predicted);
+      targets.resize(predicted);
     }
     ++epochs_trained_;
     EpochInfo report;
