@@ -17,11 +17,32 @@ namespace lrnn::exec {
 namespace {
 
 
+// rows[k] = values[src[k]], S values each (a copy of fixed size: no memcpy call per row).
+template <int S, class T>
+void gather_fixed(const uint32_t* src, size_t n, const T* values, T* out) {
+  for (size_t k = 0; k < n; ++k) {
+    const T* x = values + src[k];
+    T* y = out + k * S;
+    for (int e = 0; e < S; ++e) y[e] = x[e];
+  }
+}
+
 // rows[k] = values[src[k]] (size each), as 1 - x under soft negation.
 template <class T>
 void gather(const std::vector<uint32_t>& src, int size, bool negate, const T* values, T* out) {
   const size_t n = src.size();
-  parallel_for_if(n * size > kParallelEntries, n, [&](size_t k) {
+  const bool parallel = n * size > kParallelEntries;
+  // Small rows of a small group (a message-passing layer's 3-vectors): plain copies.
+  if (!parallel && !negate && size <= 4) {
+    switch (size) {
+      case 1: return gather_fixed<1>(src.data(), n, values, out);
+      case 2: return gather_fixed<2>(src.data(), n, values, out);
+      case 3: return gather_fixed<3>(src.data(), n, values, out);
+      case 4: return gather_fixed<4>(src.data(), n, values, out);
+      default: break;
+    }
+  }
+  parallel_for_if(parallel, n, [&](size_t k) {
     const T* x = values + src[k];
     T* y = out + k * size;
     if (negate) {

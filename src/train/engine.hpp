@@ -265,7 +265,7 @@ class Engine {
   mutable std::atomic<uint64_t> next_example_index_{0};  // ExampleFacts::first_index
   std::unique_ptr<logic::Program> program_;
   neural::TemplateModel model_;
-  std::vector<uint8_t> learnable_;
+  std::vector<uint32_t> fixed_;  // the parameters that are not learnable (their indices)
   std::unique_ptr<Optimizer> optimizer_;
   OptimizerConfig optimizer_config_;
   std::vector<double> optimizer_state_;  // restored from a checkpoint, applied on train()
