@@ -341,11 +341,17 @@ void sum_in_place_forward(const AtomGroup& A, T* v) {
   const size_t size = A.in_shape.size();
   for (uint32_t j = 0; j < A.m; ++j) {
     T* y = v + A.red_off + j * size;
-    std::fill(y, y + size, T(0.0));
     const uint32_t b = A.segments[j], e = A.segments[j + 1];
+    if (b == e) std::fill(y, y + size, T(0.0));
+    // The first input as 0 + x (not a copy: the same bits as adding it to zeros, -0 too),
+    // so the row is written once instead of zero-filled first.
     for (uint32_t k = b; k < e; ++k) {
       const T* x = v + A.src[k];
-      for (size_t i = 0; i < size; ++i) y[i] += x[i];
+      if (k == b) {
+        for (size_t i = 0; i < size; ++i) y[i] = T(0.0) + x[i];
+      } else {
+        for (size_t i = 0; i < size; ++i) y[i] += x[i];
+      }
     }
     if (A.combination == AggregationKind::Avg && e > b) {
       const T inv = T(1.0) / T(e - b);
