@@ -447,6 +447,42 @@ Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dt
   return ev;
 }
 
+namespace {
+
+// An epoch's targeted predictions and targets (for its accuracy), kept across epochs and
+// overwritten in place (the count is the same every epoch): an online epoch allocates
+// nothing per sample. A sharded step appends to them itself (start clears them).
+struct EpochPredictions {
+  std::vector<std::vector<double>> preds, targets;
+  size_t count = 0;
+  bool appended = false;
+  void start(bool sharded) {
+    count = 0;
+    appended = sharded;
+    if (sharded) {
+      preds.clear();
+      targets.clear();
+    }
+  }
+  void add(const std::vector<std::vector<double>>& p, const std::vector<std::vector<double>>& t) {
+    for (size_t k = 0; k < p.size(); ++k, ++count) {
+      if (count == preds.size()) {
+        preds.emplace_back();
+        targets.emplace_back();
+      }
+      preds[count] = p[k];
+      targets[count] = t[k];
+    }
+  }
+  void finish() {
+    if (appended) return;
+    preds.resize(count);
+    targets.resize(count);
+  }
+};
+
+}  // namespace
+
 // A fresh optimizer unless this engine already trained (or was loaded) with the same kind.
 void Engine::prepare_optimizer(const OptimizerConfig& wanted) {
   const bool keep = optimizer_ && optimizer_->config().kind == wanted.kind;
@@ -505,9 +541,9 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   std::vector<double> fixed_values;
   std::vector<double> best_params, best_fact_values;
   std::vector<uint32_t> batch;
-  // The epoch's targeted predictions and targets: kept across epochs and overwritten in
-  // place (same count every epoch), so an online epoch allocates nothing per sample.
-  std::vector<std::vector<double>> preds, targets;
+  EpochPredictions epoch_preds;
+  std::vector<std::vector<double>>& preds = epoch_preds.preds;
+  std::vector<std::vector<double>>& targets = epoch_preds.targets;
   double best = std::numeric_limits<double>::infinity();
   int since_best = 0;
 
@@ -518,11 +554,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     const double lr = config.schedule.lr(config.optimizer.lr, epochs_trained_);
     double loss_sum = 0;
     size_t loss_count = 0;
-    size_t predicted = 0;  // entries of preds / targets written this epoch
-    if (train_set.sharded()) {  // batch_gradient appends
-      preds.clear();
-      targets.clear();
-    }
+    epoch_preds.start(train_set.sharded());
     for (size_t b0 = 0; b0 < order.size(); b0 += batch_size) {
       batch.assign(order.begin() + b0, order.begin() + std::min(order.size(), b0 + batch_size));
       if (batch_size < order.size()) std::sort(batch.begin(), batch.end());  // canonical plan key
@@ -552,14 +584,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
                       for (size_t i = 0; i < facts->grads.size(); ++i) facts->grads[i] += sample.example_grads[i];
                     loss_sum += sample.loss.sum;
                     loss_count += sample.loss.count;
-                    for (size_t k = 0; k < sample.predictions.size(); ++k, ++predicted) {
-                      if (predicted == preds.size()) {
-                        preds.emplace_back();
-                        targets.emplace_back();
-                      }
-                      preds[predicted] = sample.predictions[k];
-                      targets[predicted] = sample.targets[k];
-                    }
+                    epoch_preds.add(sample.predictions, sample.targets);
                     const size_t first = steps.first_output(batch[pos]);
                     for (size_t o = 0; o < sample.values.size(); ++o)
                       result.last_epoch_outputs[first + o] = sample.values[o];
@@ -568,10 +593,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       }
       step_learnable(grads, lr, config, fixed_values, facts);
     }
-    if (!train_set.sharded()) {
-      preds.resize(predicted);
-      targets.resize(predicted);
-    }
+    epoch_preds.finish();
     ++epochs_trained_;
     EpochInfo report;
     report.epoch = epochs_trained_;
