@@ -1,5 +1,6 @@
 #include "exec/direct_product.hpp"
 #include "exec/dense_tiles.hpp"
+#include "exec/parallel.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -187,8 +188,9 @@ void direct_product_forward(const RuleGroup& G, const T* v, T* comb) {
   if (G.direct.banded && banded_dot_forward(G.direct, v, comb)) return;
   const int size = product_size(G.direct);
   const size_t n = G.n;
-#pragma omp parallel for schedule(static) if (n * G.direct.len > kParallelEntries)
-  for (size_t k = 0; k < n; ++k) member_product<T, false>(G, v, static_cast<uint32_t>(k), comb + k * size);
+  parallel_for_if(n * G.direct.len > kParallelEntries, n, [&](size_t k) {
+    member_product<T, false>(G, v, static_cast<uint32_t>(k), comb + k * size);
+  });
 }
 
 template <class T>
@@ -198,8 +200,7 @@ void direct_sum_forward(const RuleGroup& G, const T* v, T* agg) {
   const int size = product_size(G.direct);
   const bool avg = G.aggregation == AggregationKind::Avg;
   const size_t m = G.m;
-#pragma omp parallel for schedule(static) if (size_t(G.n) * G.direct.len > kParallelEntries)
-  for (size_t h = 0; h < m; ++h) {
+  parallel_for_if(size_t(G.n) * G.direct.len > kParallelEntries, m, [&](size_t h) {
     T* out = agg + h * size;
     std::fill_n(out, size, 0.0);
     const uint32_t begin = G.head_segments[h], end = G.head_segments[h + 1];
@@ -208,7 +209,7 @@ void direct_sum_forward(const RuleGroup& G, const T* v, T* agg) {
       const T inv = 1.0 / (end - begin);
       for (int e = 0; e < size; ++e) out[e] *= inv;
     }
-  }
+  });
 }
 
 template <class T>

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "exec/direct_product.hpp"
+#include "exec/parallel.hpp"
 #include "exec/plan.hpp"
 #include "exec/transform_sum.hpp"
 
@@ -16,12 +17,32 @@ namespace lrnn::exec {
 namespace {
 
 
+// rows[k] = values[src[k]], S values each (a copy of fixed size: no memcpy call per row).
+template <int S, class T>
+void gather_fixed(const uint32_t* src, size_t n, const T* values, T* out) {
+  for (size_t k = 0; k < n; ++k) {
+    const T* x = values + src[k];
+    T* y = out + k * S;
+    for (int e = 0; e < S; ++e) y[e] = x[e];
+  }
+}
+
 // rows[k] = values[src[k]] (size each), as 1 - x under soft negation.
 template <class T>
 void gather(const std::vector<uint32_t>& src, int size, bool negate, const T* values, T* out) {
   const size_t n = src.size();
-#pragma omp parallel for schedule(static) if (n * size > kParallelEntries)
-  for (size_t k = 0; k < n; ++k) {
+  const bool parallel = n * size > kParallelEntries;
+  // Small rows of a small group (a message-passing layer's 3-vectors): plain copies.
+  if (!parallel && !negate && size <= 4) {
+    switch (size) {
+      case 1: return gather_fixed<1>(src.data(), n, values, out);
+      case 2: return gather_fixed<2>(src.data(), n, values, out);
+      case 3: return gather_fixed<3>(src.data(), n, values, out);
+      case 4: return gather_fixed<4>(src.data(), n, values, out);
+      default: break;
+    }
+  }
+  parallel_for_if(parallel, n, [&](size_t k) {
     const T* x = values + src[k];
     T* y = out + k * size;
     if (negate) {
@@ -29,7 +50,7 @@ void gather(const std::vector<uint32_t>& src, int size, bool negate, const T* va
     } else {
       std::memcpy(y, x, sizeof(T) * size);
     }
-  }
+  });
 }
 
 // values[src[k]] += rows[k] (negated under soft negation). Sequential: src may repeat.
@@ -190,9 +211,12 @@ void head_weight_forward(const RuleGroup& G, const ParamView<T>& params, T* v) {
 
 // comb = the combination of the gathered, weighted (and transposed) inputs.
 template <class T>
-void gathered_combination_forward(const RuleGroup& G, const ParamView<T>& params, T* v, T* comb) {
-  std::vector<Shape> shapes;
-  std::vector<const T*> in;
+void gathered_combination_forward(const RuleGroup& G, const ParamView<T>& params, BasicWorkspace<T>& ws, T* comb) {
+  T* v = ws.values.data();
+  std::vector<Shape>& shapes = ws.in_shapes;
+  std::vector<const T*>& in = ws.in;
+  shapes.clear();
+  in.clear();
   for (const InputBlock& B : G.inputs) {
     gather(B.src, B.raw_shape.size(), B.soft_negated, v, v + B.x_off);
     if (B.mode != WeightMode::None)
@@ -210,7 +234,8 @@ void gathered_combination_forward(const RuleGroup& G, const ParamView<T>& params
 }
 
 template <class T>
-void rule_forward(const RuleGroup& G, const ParamView<T>& params, T* v) {
+void rule_forward(const RuleGroup& G, const ParamView<T>& params, BasicWorkspace<T>& ws) {
+  T* v = ws.values.data();
   if (G.transform.enabled) {
     transform_sum_forward(G, params, v);
     head_weight_forward(G, params, v);
@@ -223,7 +248,7 @@ void rule_forward(const RuleGroup& G, const ParamView<T>& params, T* v) {
   }
   T* comb = v + G.comb_off;
   if (G.direct.kind != DirectProduct::Kind::None) direct_product_forward(G, v, comb);
-  else gathered_combination_forward(G, params, v, comb);
+  else gathered_combination_forward(G, params, ws, comb);
   if (G.offset != neural::kNoParam)
     add_offset(G.comb_shape, params.info(G.offset).shape, G.n, params.data(G.offset), comb, v + G.pre_off);
   // Stages that are the identity share their input's offset (plan.hpp) and are skipped.
@@ -244,8 +269,9 @@ void rule_forward(const RuleGroup& G, const ParamView<T>& params, T* v) {
 }
 
 template <class T>
-void rule_backward(const RuleGroup& G, const ParamView<T>& params, const T* v, T* g,
-                   T* pg) {
+void rule_backward(const RuleGroup& G, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg) {
+  const T* v = ws.values.data();
+  T* g = ws.grads.data();
   if (G.head_mode != WeightMode::None)
     weight_backward(G.head_mode, params.info(G.head_weight).shape, G.agg_shape, G.out_shape, G.m,
                     params.data(G.head_weight), v + G.agg_off, g + G.out_off, g + G.agg_off,
@@ -287,9 +313,12 @@ void rule_backward(const RuleGroup& G, const ParamView<T>& params, const T* v, T
     direct_product_backward(G, v, g + G.comb_off, g);
     return;
   }
-  std::vector<Shape> shapes;
-  std::vector<const T*> in;
-  std::vector<T*> gin;
+  std::vector<Shape>& shapes = ws.in_shapes;
+  std::vector<const T*>& in = ws.in;
+  std::vector<T*>& gin = ws.gin;
+  shapes.clear();
+  in.clear();
+  gin.clear();
   for (const InputBlock& B : G.inputs) {
     shapes.push_back(B.out_shape);
     in.push_back(v + B.z_off);
@@ -312,11 +341,17 @@ void sum_in_place_forward(const AtomGroup& A, T* v) {
   const size_t size = A.in_shape.size();
   for (uint32_t j = 0; j < A.m; ++j) {
     T* y = v + A.red_off + j * size;
-    std::fill(y, y + size, T(0.0));
     const uint32_t b = A.segments[j], e = A.segments[j + 1];
+    if (b == e) std::fill(y, y + size, T(0.0));
+    // The first input as 0 + x (not a copy: the same bits as adding it to zeros, -0 too),
+    // so the row is written once instead of zero-filled first.
     for (uint32_t k = b; k < e; ++k) {
       const T* x = v + A.src[k];
-      for (size_t i = 0; i < size; ++i) y[i] += x[i];
+      if (k == b) {
+        for (size_t i = 0; i < size; ++i) y[i] = T(0.0) + x[i];
+      } else {
+        for (size_t i = 0; i < size; ++i) y[i] += x[i];
+      }
     }
     if (A.combination == AggregationKind::Avg && e > b) {
       const T inv = T(1.0) / T(e - b);
@@ -427,7 +462,7 @@ void forward(const Plan& plan, std::span<const double> data, const ParamView<T>&
     if (step.atom) {
       atom_forward(plan.atom_groups[step.index], params, v);
     } else {
-      rule_forward(plan.rule_groups[step.index], params, v);
+      rule_forward(plan.rule_groups[step.index], params, ws);
     }
   }
 }
@@ -457,7 +492,7 @@ void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& w
     if (it->atom) {
       atom_backward(plan.atom_groups[it->index], params, v, g, pg);
     } else {
-      rule_backward(plan.rule_groups[it->index], params, v, g, pg);
+      rule_backward(plan.rule_groups[it->index], params, ws, pg);
     }
   }
   for (size_t i = 0; i < plan.param_fact_off.size(); ++i) {
@@ -489,7 +524,19 @@ template void backward<double>(const Plan&, const ParamView<double>&, Workspace&
                                const neural::Parameters*, std::vector<double>*);
 template void backward<float>(const Plan&, const ParamView<float>&, Workspace32&, std::vector<double>&,
                               const neural::Parameters*, std::vector<double>*);
+template <class T>
+void copy_output_value(const Plan& plan, const BasicWorkspace<T>& ws, size_t o, std::vector<double>& out) {
+  const OutputRef& ref = plan.outputs[o];
+  if (ref.offset == kNoValue) {
+    out.assign(1, 0.0);
+    return;
+  }
+  out.assign(ws.values.begin() + ref.offset, ws.values.begin() + ref.offset + ref.shape.size());
+}
+
 template std::vector<double> output_value<double>(const Plan&, const Workspace&, size_t);
+template void copy_output_value<double>(const Plan&, const Workspace&, size_t, std::vector<double>&);
+template void copy_output_value<float>(const Plan&, const Workspace32&, size_t, std::vector<double>&);
 template std::vector<double> output_value<float>(const Plan&, const Workspace32&, size_t);
 
 }  // namespace lrnn::exec

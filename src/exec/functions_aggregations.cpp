@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "exec/functions.hpp"
+#include "exec/parallel.hpp"
 
 namespace lrnn::exec {
 
@@ -175,16 +176,14 @@ void segment_softmax_forward(Shape in, size_t segments, const uint32_t* offsets,
                              T* y) {
   const size_t n = static_cast<size_t>(in.size());
   if (n == 1) {  // scalar scores (attention): vectorised per segment, segments in parallel
-    const long count = static_cast<long>(segments);
-#pragma omp parallel for schedule(static) if (offsets[segments] > kParallelSoftmaxEntries)
-    for (long s = 0; s < count; ++s) {
+    parallel_for_if(offsets[segments] > kParallelSoftmaxEntries, segments, [&](size_t s) {
       const uint32_t b = offsets[s], e = offsets[s + 1];
-      if (b == e) continue;
+      if (b == e) return;
       const Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> xs(x + b, e - b);
       Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> ys(y + b, e - b);
       ys = (xs - xs.maxCoeff()).exp();
       ys *= T(1.0) / ys.sum();
-    }
+    });
     return;
   }
   // Vector values: walk each segment value by value (contiguous rows), keeping the
@@ -211,13 +210,11 @@ void segment_softmax_backward(Shape in, size_t segments, const uint32_t* offsets
   // gx[j][i] += y[j][i] (gy[j][i] - sum_k y[k][i] gy[k][i]) over the segment.
   const size_t n = static_cast<size_t>(in.size());
   if (n == 1) {
-    const long count = static_cast<long>(segments);
-#pragma omp parallel for schedule(static) if (offsets[segments] > kParallelSoftmaxEntries)
-    for (long s = 0; s < count; ++s) {
+    parallel_for_if(offsets[segments] > kParallelSoftmaxEntries, segments, [&](size_t s) {
       const uint32_t b = offsets[s], e = offsets[s + 1];
       const Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> ys(y + b, e - b), gys(gy + b, e - b);
       Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>(gx + b, e - b) += ys * (gys - (ys * gys).sum());
-    }
+    });
     return;
   }
   std::vector<T> dot(n);

@@ -239,10 +239,15 @@ using AlignedValues = AlignedBuffer<double>;
 // plan's offsets count entries, so one plan serves both types. `param_grads` is where a
 // float backward accumulates the parameter gradients before adding them into the caller's
 // double vector (unused for double, which accumulates there directly).
+// `in_shapes`, `in` and `gin` are the per-group argument lists of the combination kernels,
+// kept here so that a pass allocates nothing once its workspace has run the plan.
 template <class T>
 struct BasicWorkspace {
   AlignedBuffer<T> values, grads;
   std::vector<T> param_grads;
+  std::vector<Shape> in_shapes;
+  std::vector<const T*> in;
+  std::vector<T*> gin;
 };
 using Workspace = BasicWorkspace<double>;
 using Workspace32 = BasicWorkspace<float>;
@@ -298,5 +303,8 @@ void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& w
 // The value of output o (0 for a query without a neuron), as a flat row-major array.
 template <class T>
 std::vector<double> output_value(const Plan& plan, const BasicWorkspace<T>& ws, size_t o);
+// The same into `out` (its capacity reused: no allocation once it has held the value).
+template <class T>
+void copy_output_value(const Plan& plan, const BasicWorkspace<T>& ws, size_t o, std::vector<double>& out);
 
 }  // namespace lrnn::exec

@@ -31,10 +31,16 @@ void sum_rows_per_head(const RuleGroup& G, Eigen::Index out, const T* rows, T* a
   const TransformSum& t = G.transform;
   for (uint32_t h = 0; h < G.m; ++h) {
     T* y = agg + size_t(h) * out;
-    std::fill(y, y + out, 0.0);
-    for (uint32_t k = G.head_segments[h]; k < G.head_segments[h + 1]; ++k) {
+    const uint32_t begin = G.head_segments[h], end = G.head_segments[h + 1];
+    if (begin == end) std::fill(y, y + out, 0.0);
+    // The first row as 0 + x (the bits of adding it to zeros, -0 too): no zero-fill pass.
+    for (uint32_t k = begin; k < end; ++k) {
       const T* x = rows + size_t(t.row_of[k]) * out;
-      for (Eigen::Index e = 0; e < out; ++e) y[e] += x[e];
+      if (k == begin) {
+        for (Eigen::Index e = 0; e < out; ++e) y[e] = T(0.0) + x[e];
+      } else {
+        for (Eigen::Index e = 0; e < out; ++e) y[e] += x[e];
+      }
     }
     const T scale = head_scale(G, h);
     if (scale != 1.0)

@@ -85,20 +85,26 @@ LossSum seed_loss_gradients(const exec::Plan& plan, exec::BasicWorkspace<T>& ws,
   for (size_t o = 0; o < plan.outputs.size(); ++o)
     if (!target_of_output(o).empty()) ++total.count;
   const double divisor = loss_divisor(loss_kind, mean_over ? mean_over : total.count);
-  std::vector<double> loss_grad;
+  if (predictions) predictions->resize(total.count);
+  if (targets) targets->resize(total.count);
+  // Per-thread scratch (this runs once per sample step, on the batch's threads): the
+  // vectors keep their capacity, so a step allocates nothing here.
+  thread_local std::vector<double> y, loss_grad;
+  size_t targeted = 0;
   for (size_t o = 0; o < plan.outputs.size(); ++o) {
     const std::vector<double>& target = target_of_output(o);
     if (target.empty()) continue;
-    std::vector<double> y = exec::output_value(plan, ws, o);
+    exec::copy_output_value(plan, ws, o, y);
     loss_grad.assign(y.size(), 0.0);
     const double importance = importance_of_output ? importance_of_output(o) : 1.0;
     total.sum += importance * loss(loss_kind, y, target, loss_grad);
     if (predictions) {
-      std::vector<double> p(y.size());
+      std::vector<double>& p = (*predictions)[targeted];
+      p.resize(y.size());
       predict(loss_kind, y, p);
-      predictions->push_back(std::move(p));
     }
-    if (targets) targets->push_back(target);
+    if (targets) (*targets)[targeted] = target;
+    ++targeted;
     const exec::OutputRef& ref = plan.outputs[o];
     if (ref.offset == exec::kNoValue) continue;
     for (size_t k = 0; k < y.size(); ++k) ws.grads[ref.offset + k] += importance * loss_grad[k] / divisor;
@@ -140,7 +146,9 @@ Engine::Engine(const TemplateAst& ast, const Initializer& init, uint64_t seed)
   next_example_index_ = model_.params.count();
   Rng rng(seed);
   initialize(init, model_.params, rng);
-  learnable_ = model_.params.learnable_mask();
+  const std::vector<uint8_t> learnable = model_.params.learnable_mask();
+  for (uint32_t i = 0; i < learnable.size(); ++i)
+    if (!learnable[i]) fixed_.push_back(i);
   optimizer_config_ = OptimizerConfig::defaults(OptimizerKind::Adam);
 }
 
@@ -332,9 +340,11 @@ void SampleSteps::run_sample(const exec::ParamView<T>& params, const PreparedSet
   const neural::Parameters* example_params = set.example_facts ? &set.example_facts->params : nullptr;
   exec::forward(plan, set.networks[local].fact_data, params, ws, example_params);
   out.values.resize(with_values ? plan.outputs.size() : 0);
-  for (size_t o = 0; o < out.values.size(); ++o) out.values[o] = exec::output_value(plan, ws, o);
-  out.predictions.clear();
-  out.targets.clear();
+  for (size_t o = 0; o < out.values.size(); ++o) exec::copy_output_value(plan, ws, o, out.values[o]);
+  if (!with_metrics) {
+    out.predictions.clear();
+    out.targets.clear();
+  }
   ws.grads.assign(plan.num_values, 0.0);  // backward accumulates
   out.loss = seed_loss_gradients(
       plan, ws, loss_kind,
@@ -437,6 +447,42 @@ Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dt
   return ev;
 }
 
+namespace {
+
+// An epoch's targeted predictions and targets (for its accuracy), kept across epochs and
+// overwritten in place (the count is the same every epoch): an online epoch allocates
+// nothing per sample. A sharded step appends to them itself (start clears them).
+struct EpochPredictions {
+  std::vector<std::vector<double>> preds, targets;
+  size_t count = 0;
+  bool appended = false;
+  void start(bool sharded) {
+    count = 0;
+    appended = sharded;
+    if (sharded) {
+      preds.clear();
+      targets.clear();
+    }
+  }
+  void add(const std::vector<std::vector<double>>& p, const std::vector<std::vector<double>>& t) {
+    for (size_t k = 0; k < p.size(); ++k, ++count) {
+      if (count == preds.size()) {
+        preds.emplace_back();
+        targets.emplace_back();
+      }
+      preds[count] = p[k];
+      targets[count] = t[k];
+    }
+  }
+  void finish() {
+    if (appended) return;
+    preds.resize(count);
+    targets.resize(count);
+  }
+};
+
+}  // namespace
+
 // A fresh optimizer unless this engine already trained (or was loaded) with the same kind.
 void Engine::prepare_optimizer(const OptimizerConfig& wanted) {
   const bool keep = optimizer_ && optimizer_->config().kind == wanted.kind;
@@ -456,17 +502,18 @@ void Engine::prepare_optimizer(const OptimizerConfig& wanted) {
 // values whatever the optimizer does (weight decay, momentum); gradients are clipped first.
 void Engine::step_learnable(std::vector<double>& grads, double lr, const TrainConfig& config,
                             std::vector<double>& fixed_values, ExampleFacts* facts) {
-  for (size_t i = 0; i < grads.size(); ++i)
-    if (!learnable_[i]) grads[i] = 0.0;
+  // The fixed parameters' indices (usually none): three passes over every parameter per
+  // step cost as much as the step itself at batch 1.
+  fixed_values.clear();
+  for (uint32_t i : fixed_) {
+    grads[i] = 0.0;
+    fixed_values.push_back(model_.params.values[i]);
+  }
   clip_gradients(grads, config.clip_grad_value, config.clip_grad_norm,
                  facts ? std::span<double>(facts->grads) : std::span<double>());
   if (facts) step_example_facts(*facts, config.optimizer, lr);
-  fixed_values.clear();
-  for (size_t i = 0; i < learnable_.size(); ++i)
-    if (!learnable_[i]) fixed_values.push_back(model_.params.values[i]);
   optimizer_->step(model_.params.values, grads, lr);
-  for (size_t i = 0, k = 0; i < learnable_.size(); ++i)
-    if (!learnable_[i]) model_.params.values[i] = fixed_values[k++];
+  for (size_t k = 0; k < fixed_.size(); ++k) model_.params.values[fixed_[k]] = fixed_values[k];
 }
 
 TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test, const TrainConfig& config,
@@ -493,6 +540,10 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   std::vector<double> grads(model_.params.size());
   std::vector<double> fixed_values;
   std::vector<double> best_params, best_fact_values;
+  std::vector<uint32_t> batch;
+  EpochPredictions epoch_preds;
+  std::vector<std::vector<double>>& preds = epoch_preds.preds;
+  std::vector<std::vector<double>>& targets = epoch_preds.targets;
   double best = std::numeric_limits<double>::infinity();
   int since_best = 0;
 
@@ -503,9 +554,9 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     const double lr = config.schedule.lr(config.optimizer.lr, epochs_trained_);
     double loss_sum = 0;
     size_t loss_count = 0;
-    std::vector<std::vector<double>> preds, targets;
+    epoch_preds.start(train_set.sharded());
     for (size_t b0 = 0; b0 < order.size(); b0 += batch_size) {
-      std::vector<uint32_t> batch(order.begin() + b0, order.begin() + std::min(order.size(), b0 + batch_size));
+      batch.assign(order.begin() + b0, order.begin() + std::min(order.size(), b0 + batch_size));
       if (batch_size < order.size()) std::sort(batch.begin(), batch.end());  // canonical plan key
       if (train_set.sharded()) {
         result.last_epoch_outputs.resize(train_set.outputs.size());
@@ -533,8 +584,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
                       for (size_t i = 0; i < facts->grads.size(); ++i) facts->grads[i] += sample.example_grads[i];
                     loss_sum += sample.loss.sum;
                     loss_count += sample.loss.count;
-                    preds.insert(preds.end(), sample.predictions.begin(), sample.predictions.end());
-                    targets.insert(targets.end(), sample.targets.begin(), sample.targets.end());
+                    epoch_preds.add(sample.predictions, sample.targets);
                     const size_t first = steps.first_output(batch[pos]);
                     for (size_t o = 0; o < sample.values.size(); ++o)
                       result.last_epoch_outputs[first + o] = sample.values[o];
@@ -543,6 +593,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       }
       step_learnable(grads, lr, config, fixed_values, facts);
     }
+    epoch_preds.finish();
     ++epochs_trained_;
     EpochInfo report;
     report.epoch = epochs_trained_;

@@ -96,7 +96,8 @@ struct PreparedSet {
 // importance x dL/dy / n is added into ws.grads at each targeted output (n: the
 // outputs with a target, or `mean_over` when the loss is a mean over a larger batch, as
 // one sample of a sharded batch is), the summed loss and the plan's count are returned, and
-// `predictions` / `targets` (if given) receive each targeted output's prediction and target.
+// `predictions` / `targets` (if given) are resized to the targeted outputs and receive each
+// one's prediction and target (their elements' capacity reused: a step allocates nothing).
 struct LossSum {
   double sum = 0;
   size_t count = 0;
@@ -264,7 +265,7 @@ class Engine {
   mutable std::atomic<uint64_t> next_example_index_{0};  // ExampleFacts::first_index
   std::unique_ptr<logic::Program> program_;
   neural::TemplateModel model_;
-  std::vector<uint8_t> learnable_;
+  std::vector<uint32_t> fixed_;  // the parameters that are not learnable (their indices)
   std::unique_ptr<Optimizer> optimizer_;
   OptimizerConfig optimizer_config_;
   std::vector<double> optimizer_state_;  // restored from a checkpoint, applied on train()

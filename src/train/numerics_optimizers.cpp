@@ -11,8 +11,43 @@ namespace lrnn::train {
 namespace {
 
 // torch.lerp: start + w (end - start), computed from the nearer end as PyTorch does.
+// `from_start` is w < 0.5, decided once per step (w is the same for every parameter).
+template <bool from_start>
 inline double lerp(double start, double end, double w) {
-  return w < 0.5 ? start + w * (end - start) : end - (end - start) * (1.0 - w);
+  return from_start ? start + w * (end - start) : end - (end - start) * (1.0 - w);
+}
+
+// One Adam / AdamW step over n parameters. Every choice that is the same for all of them
+// (the kind, whether there is weight decay, the lerp's end) is a template argument, so the
+// loop has no branch and the compiler vectorises it (this file is compiled with
+// -fno-math-errno, so sqrt is one instruction: it is correctly rounded either way, and
+// every parameter goes through the same expressions, so the values are the same bits as a
+// scalar loop's). At batch 1 the step runs once per sample over every parameter: on the
+// MUTAG GCN (2.4k parameters, ~17 atoms per graph) the scalar loop was a quarter of the
+// epoch.
+struct AdamConstants {
+  double lr, wd, b1, b2, eps, step_size, bias_correction2_sqrt;
+};
+template <bool decoupled, bool l2, bool from_start>
+void adam_loop(size_t n, double* __restrict params, const double* __restrict grads, double* __restrict m,
+               double* __restrict v, const AdamConstants& c) {
+  const double lr = c.lr, wd = c.wd, b1 = c.b1, b2 = c.b2, eps = c.eps;
+  const double step_size = c.step_size, bias_correction2_sqrt = c.bias_correction2_sqrt;
+  for (size_t i = 0; i < n; ++i) {
+    double g = grads[i];
+    if constexpr (decoupled) params[i] *= 1.0 - lr * wd;  // AdamW: decay the weight itself
+    if constexpr (l2) g += wd * params[i];                 // Adam: L2 term in the gradient
+    m[i] = lerp<from_start>(m[i], g, 1.0 - b1);
+    v[i] = v[i] * b2 + (1.0 - b2) * g * g;
+    const double denom = std::sqrt(v[i]) / bias_correction2_sqrt + eps;
+    params[i] -= step_size * (m[i] / denom);
+  }
+}
+
+template <bool decoupled, bool l2>
+void adam_loop(size_t n, double* params, const double* grads, double* m, double* v, const AdamConstants& c) {
+  if (1.0 - c.b1 < 0.5) adam_loop<decoupled, l2, true>(n, params, grads, m, v, c);
+  else adam_loop<decoupled, l2, false>(n, params, grads, m, v, c);
 }
 
 }  // namespace
@@ -47,23 +82,13 @@ void Optimizer::step(std::span<double> params, std::span<const double> grads, do
     }
     case OptimizerKind::Adam:
     case OptimizerKind::AdamW: {
-      const bool decoupled = config_.kind == OptimizerKind::AdamW;
-      const double b1 = config_.beta1, b2 = config_.beta2, eps = config_.eps;
+      const double b1 = config_.beta1, b2 = config_.beta2;
       const double t = static_cast<double>(t_);
       const double bias_correction1 = 1.0 - std::pow(b1, t);
-      const double bias_correction2_sqrt = std::sqrt(1.0 - std::pow(b2, t));
-      const double step_size = lr / bias_correction1;
-      for (size_t i = 0; i < n; ++i) {
-        double g = grads[i];
-        if (decoupled)
-          params[i] *= 1.0 - lr * wd;  // AdamW: decay the weight itself
-        else if (wd != 0)
-          g += wd * params[i];  // Adam: L2 term in the gradient
-        m_[i] = lerp(m_[i], g, 1.0 - b1);
-        v_[i] = v_[i] * b2 + (1.0 - b2) * g * g;
-        const double denom = std::sqrt(v_[i]) / bias_correction2_sqrt + eps;
-        params[i] -= step_size * (m_[i] / denom);
-      }
+      const AdamConstants c{lr, wd, b1, b2, config_.eps, lr / bias_correction1, std::sqrt(1.0 - std::pow(b2, t))};
+      if (config_.kind == OptimizerKind::AdamW) adam_loop<true, false>(n, params.data(), grads.data(), m_.data(), v_.data(), c);
+      else if (wd != 0) adam_loop<false, true>(n, params.data(), grads.data(), m_.data(), v_.data(), c);
+      else adam_loop<false, false>(n, params.data(), grads.data(), m_.data(), v_.data(), c);
       return;
     }
   }

@@ -320,6 +320,37 @@ TEST(NumericsOptimizer, AdamFollowsTheBiasCorrectedRecurrence) {
   }
 }
 
+TEST(NumericsOptimizer, AdamMovesEachOfManyParametersAsItsOwnOptimizerWould) {
+  // The Adam loop is vectorised over the parameters: 37 of them run through the vector body
+  // and the scalar remainder, one alone only through the remainder. Each parameter must
+  // come out the same bits either way (Adam, Adam with L2, AdamW, and beta1 >= 0.5, where
+  // the lerp of the first moment starts from the other end), over 4 steps.
+  OptimizerConfig adam_l2 = config(OptimizerKind::Adam, 0.01, 0.05), adamw = OptimizerConfig::defaults(OptimizerKind::AdamW),
+                  low_beta = config(OptimizerKind::Adam, 0.02);
+  adamw.lr = 0.03;
+  low_beta.beta1 = 0.3;
+  for (const OptimizerConfig& c : {config(OptimizerKind::Adam, 0.01), adam_l2, adamw, low_beta}) {
+    const size_t n = 37;
+    Optimizer all(c, n);
+    Vec p(n), g(n);
+    for (size_t i = 0; i < n; ++i) p[i] = std::sin(1.0 + 0.7 * double(i));
+    Vec alone = p;
+    std::vector<Optimizer> each(n, Optimizer(c, 1));
+    for (int step = 0; step < 4; ++step) {
+      for (size_t i = 0; i < n; ++i) g[i] = std::cos(0.3 * double(i) + step) * (1.0 + double(i % 5));
+      all.step(p, g, c.lr);
+      for (size_t i = 0; i < n; ++i) {
+        Vec one = {alone[i]};
+        each[i].step(one, Vec{g[i]}, c.lr);
+        alone[i] = one[0];
+      }
+      for (size_t i = 0; i < n; ++i)
+        ASSERT_EQ(p[i], alone[i]) << to_string(c.kind) << " beta1 " << c.beta1 << " step " << step + 1 << " param " << i;
+    }
+    EXPECT_NE(p[0], std::sin(1.0));  // it moved
+  }
+}
+
 TEST(NumericsOptimizer, SgdMatchesPyTorch) {
   // torch.optim.SGD([p], lr=0.1)
   expect_trace(run_optimizer(config(OptimizerKind::Sgd, 0.1), 5),
