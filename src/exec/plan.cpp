@@ -386,8 +386,9 @@ struct Contribution {
 // the atom groups they feed (build_plan's steps, one function each).
 class PlanBuilder {
  public:
-  PlanBuilder(const neural::TemplateModel& model, const std::vector<const neural::SampleNetwork*>& samples)
-      : model(model), samples(samples), n_samples(samples.size()) {}
+  PlanBuilder(const neural::TemplateModel& model, const std::vector<const neural::SampleNetwork*>& samples,
+              const PlanOptions& options)
+      : model(model), samples(samples), n_samples(samples.size()), options(options) {}
 
   Plan build() {
     plan.atom_offsets.resize(n_samples);
@@ -419,6 +420,7 @@ class PlanBuilder {
   const neural::TemplateModel& model;
   const std::vector<const neural::SampleNetwork*>& samples;
   const size_t n_samples;
+  const PlanOptions options;
   Plan plan;
   Allocator alloc;
   std::vector<std::vector<uint32_t>> fact_off;       // per sample and fact: value offset
@@ -531,6 +533,12 @@ class PlanBuilder {
     members = std::move(sorted);
   }
 
+  // The atom of ground rule `ref`'s input i.
+  uint32_t input_atom(const Ref& ref, size_t i) const {
+    const neural::SampleNetwork& net = *samples[ref.first];
+    return net.inputs[net.inputs_begin[ref.second] + i];
+  }
+
   // Input i of rule r over its groundings `members`: where each input value lives, its
   // shape (the same for all) and how the literal's weight applies to it.
   InputBlock input_block(uint32_t r, size_t i, const std::vector<Ref>& members) const {
@@ -541,19 +549,24 @@ class PlanBuilder {
     B.transposed = in.transposed;
     B.weight = in.weight;
     B.src.resize(members.size());
-    for (size_t k = 0; k < members.size(); ++k) {
-      const auto [s, g] = members[k];
+    if (!members.empty()) B.raw_shape = plan.atom_shapes[members[0].first][input_atom(members[0], i)];
+    // Members come in runs of one sample: its arrays are looked up once per run (attention
+    // has n^2 members in one run).
+    for (size_t k = 0; k < members.size();) {
+      const uint32_t s = members[k].first;
       const neural::SampleNetwork& net = *samples[s];
-      const uint32_t atom = net.inputs[net.inputs_begin[g] + i];
-      const Shape shape = plan.atom_shapes[s][atom];
-      if (k == 0) {
-        B.raw_shape = shape;
-      } else if (!(shape == B.raw_shape)) {
-        throw Error(ErrorKind::Shape, lit.span,
-                    rule_name(model, r) + ", literal " + literal_text(lit) + ": input values have different shapes " +
-                        text(B.raw_shape) + " and " + text(shape));
+      const uint32_t* begin = net.inputs_begin.data();
+      const uint32_t* atoms = net.inputs.data() + i;
+      const uint32_t* offsets = plan.atom_offsets[s].data();
+      const Shape* shapes = plan.atom_shapes[s].data();
+      for (; k < members.size() && members[k].first == s; ++k) {
+        const uint32_t atom = atoms[begin[members[k].second]];
+        if (!(shapes[atom] == B.raw_shape))
+          throw Error(ErrorKind::Shape, lit.span,
+                      rule_name(model, r) + ", literal " + literal_text(lit) +
+                          ": input values have different shapes " + text(B.raw_shape) + " and " + text(shapes[atom]));
+        B.src[k] = offsets[atom];
       }
-      B.src[k] = plan.atom_offsets[s][atom];
     }
     if (B.weight != neural::kNoParam) {
       const Shape w = model.params.info(B.weight).shape;
@@ -673,19 +686,22 @@ class PlanBuilder {
 
   // Softmax segments: groundings of one sample agreeing on the non-normalised variables.
   void plan_softmax_segments(RuleGroup& G, const std::vector<Ref>& members) {
-    G.softmax_perm.resize(G.n);
-    for (uint32_t k = 0; k < G.n; ++k) G.softmax_perm[k] = k;
     auto key = [&](uint32_t k) { return softmax_key(members[k]); };
-    const auto by_key = [&](uint32_t a, uint32_t b) { return key(a) < key(b); };
-    // Already in segment order when every head has one grounding (attention): no sort.
-    if (!std::is_sorted(G.softmax_perm.begin(), G.softmax_perm.end(), by_key))
-      std::stable_sort(G.softmax_perm.begin(), G.softmax_perm.end(), by_key);
-    G.softmax_segments.push_back(0);
-    for (uint32_t k = 1; k <= G.n; ++k)
-      if (k == G.n || key(G.softmax_perm[k]) != key(G.softmax_perm[k - 1])) G.softmax_segments.push_back(k);
+    bool identity = options.in_order_shortcuts && segments_in_order(G, key);
+    if (!identity) {
+      G.softmax_perm.resize(G.n);
+      for (uint32_t k = 0; k < G.n; ++k) G.softmax_perm[k] = k;
+      const auto by_key = [&](uint32_t a, uint32_t b) { return key(a) < key(b); };
+      // Already in segment order when every head has one grounding (attention): no sort.
+      if (!std::is_sorted(G.softmax_perm.begin(), G.softmax_perm.end(), by_key))
+        std::stable_sort(G.softmax_perm.begin(), G.softmax_perm.end(), by_key);
+      G.softmax_segments.assign(1, 0);
+      for (uint32_t k = 1; k <= G.n; ++k)
+        if (k == G.n || key(G.softmax_perm[k]) != key(G.softmax_perm[k - 1])) G.softmax_segments.push_back(k);
+      identity = true;
+      for (uint32_t k = 0; k < G.n && identity; ++k) identity = G.softmax_perm[k] == k;
+    }
     const size_t len = static_cast<size_t>(G.n) * G.act_shape.size();
-    bool identity = true;
-    for (uint32_t k = 0; k < G.n && identity; ++k) identity = G.softmax_perm[k] == k;
     if (identity) {
       G.softmax_perm.clear();  // segments already contiguous: nothing to permute
       G.perm_off = G.act_off;
@@ -696,6 +712,18 @@ class PlanBuilder {
       G.psoft_off = alloc.take(len);
       G.soft_off = alloc.take(len);
     }
+  }
+
+  // When the members' softmax keys never decrease, G.softmax_segments are their runs (what
+  // sorting an identity permutation would give) and true; false (segments unset) otherwise.
+  template <class Key>
+  static bool segments_in_order(RuleGroup& G, const Key& key) {
+    G.softmax_segments.assign(1, 0);
+    for (uint32_t k = 1; k <= G.n; ++k) {
+      if (k < G.n && key(k) < key(k - 1)) return false;
+      if (k == G.n || key(k) != key(k - 1)) G.softmax_segments.push_back(k);
+    }
+    return true;
   }
 
   // The aggregation over each head's groundings and the head weight after it.
@@ -741,24 +769,34 @@ class PlanBuilder {
     }
   }
 
-  // All derived atoms of predicate p at this depth: one AtomGroup (none when each atom is
-  // its one input).
-  void add_atom_group(const uint32_t p, const std::vector<Ref>& members) {
-    const neural::PredicateSpec& pred = model.predicates[p];
-    const std::string where = "atoms of " + pred.name + "/" + std::to_string(pred.arity);
-    AtomGroup A;
-    A.predicate = p;
-    A.m = static_cast<uint32_t>(members.size());
-    // Position of each member, to sort contributions by atom (stable: rule order kept).
+  // When every one of the m atoms of predicate p at this depth has exactly one contribution
+  // (attention's pair atoms w(I, J): one ground rule each, no fact value), a pass-through
+  // group's atoms take their input's value offset straight from the contributions, in
+  // whatever order they come (softmax order for the weights), without sorting them by atom.
+  // False, with nothing changed, when an atom has none or several.
+  bool pass_contributions_through(uint32_t p, size_t m, const std::vector<Contribution>& list, Shape shape) {
+    if (list.size() != m) return false;
+    size_t set = 0;
+    for (; set < list.size(); ++set) {
+      const Contribution& c = list[set];
+      uint32_t& off = plan.atom_offsets[c.sample][c.atom];
+      if (off != kNoValue || samples[c.sample]->atom_predicate[c.atom] != p) break;
+      off = c.offset;
+    }
+    if (set < list.size()) {
+      for (size_t c = 0; c < set; ++c) plan.atom_offsets[list[c].sample][list[c].atom] = kNoValue;
+      return false;
+    }
+    for (const Contribution& c : list) plan.atom_shapes[c.sample][c.atom] = shape;
+    return true;
+  }
+
+  // A.segments and A.src: the contributions sorted by atom (stable: rule order kept).
+  void sort_contributions_by_atom(AtomGroup& A, const std::vector<Ref>& members, const std::vector<Contribution>& list,
+                                  const std::string& where) {
     // Each derived atom is in one group, so the entries of other groups never collide.
     for (uint32_t j = 0; j < A.m; ++j) atom_position[members[j].first][members[j].second] = j;
     std::vector<uint32_t> count(A.m + 1, 0);
-    std::vector<Contribution>& list = contributions[p];
-    for (uint32_t j = 0; j < A.m; ++j) {
-      const auto [s, l] = members[j];
-      const uint32_t f = samples[s]->atom_fact[l];
-      if (f != neural::kNone) list.push_back({s, l, fact_off[s][f], samples[s]->fact_shape[f]});
-    }
     std::vector<uint32_t> pos_of(list.size());
     for (size_t c = 0; c < list.size(); ++c) {
       const uint32_t j = atom_position[list[c].sample][list[c].atom];
@@ -771,19 +809,36 @@ class PlanBuilder {
     A.segments = count;
     A.src.resize(list.size());
     std::vector<uint32_t> fill(count.begin(), count.end() - 1);
-    bool have_shape = false;
-    A.in_shape = {1, 1};
-    for (size_t c = 0; c < list.size(); ++c) {
-      A.src[fill[pos_of[c]]++] = list[c].offset;
-      if (!have_shape) {
-        A.in_shape = list[c].shape;
-        have_shape = true;
-      } else if (!(list[c].shape == A.in_shape)) {
+    for (size_t c = 0; c < list.size(); ++c) A.src[fill[pos_of[c]]++] = list[c].offset;
+  }
+
+  // All derived atoms of predicate p at this depth: one AtomGroup (none when each atom is
+  // its one input).
+  void add_atom_group(const uint32_t p, const std::vector<Ref>& members) {
+    const neural::PredicateSpec& pred = model.predicates[p];
+    const std::string where = "atoms of " + pred.name + "/" + std::to_string(pred.arity);
+    AtomGroup A;
+    A.predicate = p;
+    A.m = static_cast<uint32_t>(members.size());
+    std::vector<Contribution>& list = contributions[p];
+    for (uint32_t j = 0; j < A.m; ++j) {
+      const auto [s, l] = members[j];
+      const uint32_t f = samples[s]->atom_fact[l];
+      if (f != neural::kNone) list.push_back({s, l, fact_off[s][f], samples[s]->fact_shape[f]});
+    }
+    A.in_shape = list.empty() ? Shape{1, 1} : list[0].shape;
+    for (const Contribution& c : list)
+      if (!(c.shape == A.in_shape))
         throw Error(ErrorKind::Shape, where + ": the rules deriving them (and their fact values) "
                                               "give different shapes " +
-                                          text(A.in_shape) + " and " + text(list[c].shape));
-      }
-    }
+                                          text(A.in_shape) + " and " + text(c.shape));
+    // (A product of matrices is refused below, even of one input.)
+    const bool passes_one_input = pred.offset == neural::kNoParam && pred.activation.kind == ActivationKind::Identity &&
+                                  single_value_identity(pred.combination) &&
+                                  !(pred.scalars_only && !A.in_shape.scalar());
+    if (options.in_order_shortcuts && passes_one_input && pass_contributions_through(p, A.m, list, A.in_shape))
+      return;
+    sort_contributions_by_atom(A, members, list, where);
     A.combination = pred.combination;
     if (pred.scalars_only && !A.in_shape.scalar())
       throw Error(ErrorKind::Shape, where + ": combination 'product' of atoms multiplies matrices, which lrnn "
@@ -793,9 +848,7 @@ class PlanBuilder {
     // identity activation are their input: they take its value offset and run no step.
     bool one_input_each = true;
     for (uint32_t j = 0; j <= A.m && one_input_each; ++j) one_input_each = A.segments[j] == j;
-    const bool pass_through = one_input_each && pred.offset == neural::kNoParam &&
-                              pred.activation.kind == ActivationKind::Identity &&
-                              single_value_identity(A.combination);
+    const bool pass_through = one_input_each && passes_one_input;
     if (pass_through) {
       for (uint32_t j = 0; j < A.m; ++j) {
         const auto [s, l] = members[j];
@@ -844,8 +897,8 @@ class PlanBuilder {
 }  // namespace
 
 Plan build_plan(const neural::TemplateModel& model,
-                const std::vector<const neural::SampleNetwork*>& samples) {
-  return PlanBuilder(model, samples).build();
+                const std::vector<const neural::SampleNetwork*>& samples, const PlanOptions& options) {
+  return PlanBuilder(model, samples, options).build();
 }
 
 }  // namespace lrnn::exec
