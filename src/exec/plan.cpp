@@ -407,7 +407,7 @@ class PlanBuilder {
       contributions.assign(model.predicates.size(), {});
       depth_first_group = plan.rule_groups.size();
       for (; rule_it != rule_buckets.end() && rule_it->first.first == depth; ++rule_it)
-        add_rule_group(rule_it->first.second, rule_it->second);
+        add_rule_group(rule_it->first.second, std::move(rule_it->second));  // (not copied: n^2 for attention)
       for (; atom_it != atom_buckets.end() && atom_it->first.first == depth; ++atom_it)
         add_atom_group(atom_it->first.second, atom_it->second);
     }
@@ -540,14 +540,37 @@ class PlanBuilder {
   }
 
   // Input i of rule r over its groundings `members`: where each input value lives, its
-  // shape (the same for all) and how the literal's weight applies to it.
-  InputBlock input_block(uint32_t r, size_t i, const std::vector<Ref>& members) const {
+  // shape (the same for all) and how the literal's weight applies to it. `scanned`: the
+  // values' offsets and shape, already found by scan_members.
+  InputBlock input_block(uint32_t r, size_t i, const std::vector<Ref>& members, InputBlock* scanned) const {
     const neural::InputSpec& in = model.rules[r].inputs[i];
     const Literal& lit = model.ast().rules[r].body[in.body_index];
     InputBlock B;
+    if (scanned) B = std::move(*scanned);
+    else input_values(B, r, i, members);
     B.soft_negated = in.soft_negated;
     B.transposed = in.transposed;
     B.weight = in.weight;
+    if (B.weight != neural::kNoParam) {
+      const Shape w = model.params.info(B.weight).shape;
+      try {
+        B.mode = weight_mode(w, B.raw_shape, B.wout_shape);
+      } catch (const Error&) {
+        throw Error(ErrorKind::Shape, lit.span,
+                    rule_name(model, r) + ", literal " + literal_text(lit) + ": weight shape " + text(w) +
+                        " cannot apply to input shape " + text(B.raw_shape));
+      }
+    } else {
+      B.wout_shape = B.raw_shape;
+    }
+    B.out_shape = B.transposed ? Shape{B.wout_shape.cols, B.wout_shape.rows} : B.wout_shape;
+    return B;
+  }
+
+  // B.src and B.raw_shape of input i of rule r; throws naming the literal when its values
+  // differ in shape.
+  void input_values(InputBlock& B, uint32_t r, size_t i, const std::vector<Ref>& members) const {
+    const Literal& lit = model.ast().rules[r].body[model.rules[r].inputs[i].body_index];
     B.src.resize(members.size());
     if (!members.empty()) B.raw_shape = plan.atom_shapes[members[0].first][input_atom(members[0], i)];
     // Members come in runs of one sample: its arrays are looked up once per run (attention
@@ -568,20 +591,65 @@ class PlanBuilder {
         B.src[k] = offsets[atom];
       }
     }
-    if (B.weight != neural::kNoParam) {
-      const Shape w = model.params.info(B.weight).shape;
-      try {
-        B.mode = weight_mode(w, B.raw_shape, B.wout_shape);
-      } catch (const Error&) {
-        throw Error(ErrorKind::Shape, lit.span,
-                    rule_name(model, r) + ", literal " + literal_text(lit) + ": weight shape " + text(w) +
-                        " cannot apply to input shape " + text(B.raw_shape));
-      }
-    } else {
-      B.wout_shape = B.raw_shape;
+  }
+
+  // One pass over the members reading each one's ground rule once, where the per-input,
+  // per-head and per-segment steps read it once each (attention's scores list their ground
+  // rules n apart, so each pass costs a cache miss per member): every input's value offsets
+  // and shape, the head segments with each head's atom, and, when the softmax keys never
+  // decrease, the softmax segments (softmax_in_order). False, with nothing kept, when an
+  // input's values differ in shape (input_values then names the literal).
+  struct MemberScan {
+    bool done = false;              // scan_members ran and succeeded
+    bool softmax_in_order = false;  // softmax keys never decrease: G.softmax_segments are set
+    std::vector<InputBlock> blocks;
+    std::vector<uint32_t> head_atoms;  // per head segment
+  };
+  bool scan_members(RuleGroup& G, size_t n_inputs, bool softmax, const std::vector<Ref>& members,
+                    MemberScan& scan) const {
+    std::vector<InputBlock>& blocks = scan.blocks;
+    std::vector<uint32_t>& head_atoms = scan.head_atoms;
+    bool& softmax_in_order = scan.softmax_in_order;
+    const size_t n = members.size();
+    blocks.assign(n_inputs, InputBlock{});
+    for (size_t i = 0; i < n_inputs; ++i) {
+      blocks[i].src.resize(n);
+      if (n) blocks[i].raw_shape = plan.atom_shapes[members[0].first][input_atom(members[0], i)];
     }
-    B.out_shape = B.transposed ? Shape{B.wout_shape.cols, B.wout_shape.rows} : B.wout_shape;
-    return B;
+    G.head_segments.assign(1, 0);
+    if (softmax) G.softmax_segments.assign(1, 0);
+    softmax_in_order = softmax;
+    head_atoms.clear();
+    uint32_t last_head = 0, last_group = 0;
+    for (size_t k = 0; k < n;) {
+      const uint32_t s = members[k].first;
+      const neural::SampleNetwork& net = *samples[s];
+      const uint32_t* begin = net.inputs_begin.data();
+      const uint32_t* offsets = plan.atom_offsets[s].data();
+      const Shape* shapes = plan.atom_shapes[s].data();
+      for (bool new_sample = true; k < n && members[k].first == s; ++k, new_sample = false) {
+        const uint32_t g = members[k].second, h = net.head[g];
+        if (k == 0 || new_sample || h != last_head) {
+          if (k) G.head_segments.push_back(static_cast<uint32_t>(k));
+          head_atoms.push_back(h);
+        }
+        if (softmax_in_order) {
+          const uint32_t group = net.softmax_group[g];
+          if (k && !new_sample && group < last_group) softmax_in_order = false;
+          else if (k && (new_sample || group != last_group)) G.softmax_segments.push_back(static_cast<uint32_t>(k));
+          last_group = group;
+        }
+        last_head = h;
+        const uint32_t* atoms = net.inputs.data() + begin[g];
+        for (size_t i = 0; i < n_inputs; ++i) {
+          if (!(shapes[atoms[i]] == blocks[i].raw_shape)) return false;
+          blocks[i].src[k] = offsets[atoms[i]];
+        }
+      }
+    }
+    if (n) G.head_segments.push_back(static_cast<uint32_t>(n));
+    if (n && softmax_in_order) G.softmax_segments.push_back(static_cast<uint32_t>(n));
+    return true;
   }
 
   // All ground rules of template rule r at this depth: one RuleGroup, planned in steps
@@ -594,23 +662,26 @@ class PlanBuilder {
     G.n = static_cast<uint32_t>(members.size());
     G.combination = spec.combination;
     G.activation = spec.activation;
-    const std::vector<Shape> z_shapes = plan_rule_inputs(G, spec, members);
+    MemberScan scan;
+    if (options.in_order_shortcuts) scan.done = scan_members(G, spec.inputs.size(), spec.softmax, members, scan);
+    const std::vector<Shape> z_shapes = plan_rule_inputs(G, spec, members, scan);
     plan_combination_and_activation(G, spec, z_shapes);
-    plan_head_segments(G, members);
-    if (G.softmax) plan_softmax_segments(G, members);
+    plan_head_segments(G, members, scan.done);
+    if (G.softmax) plan_softmax_segments(G, members, scan.done && scan.softmax_in_order);
     plan_aggregation_and_head_weight(G, spec);
-    add_contributions(G, spec, members);
+    add_contributions(G, spec, members, scan);
     plan.steps.push_back({false, static_cast<uint32_t>(plan.rule_groups.size())});
     plan.rule_groups.push_back(std::move(G));
   }
 
   // The input blocks (weights applied, transposes) and where their values live; a direct
   // product or a transform-sum needs no per-grounding inputs. Returns the inputs' shapes.
-  std::vector<Shape> plan_rule_inputs(RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members) {
+  std::vector<Shape> plan_rule_inputs(RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
+                                      MemberScan& scan) {
     const uint32_t r = G.rule;
     std::vector<Shape> z_shapes;
     for (size_t i = 0; i < spec.inputs.size(); ++i) {
-      G.inputs.push_back(input_block(r, i, members));
+      G.inputs.push_back(input_block(r, i, members, scan.done ? &scan.blocks[i] : nullptr));
       z_shapes.push_back(G.inputs.back().out_shape);
     }
     G.direct = plan_direct_product(G.combination, G.inputs);
@@ -672,11 +743,13 @@ class PlanBuilder {
                     : alloc.take(per_rule * G.act_shape.size());
   }
 
-  // Head segments: members are sorted by (sample, head).
-  void plan_head_segments(RuleGroup& G, const std::vector<Ref>& members) {
-    G.head_segments.push_back(0);
-    for (uint32_t k = 1; k <= G.n; ++k)
-      if (k == G.n || !same_head(members[k], members[k - 1])) G.head_segments.push_back(k);
+  // Head segments (unless `scanned`): members are sorted by (sample, head).
+  void plan_head_segments(RuleGroup& G, const std::vector<Ref>& members, bool scanned) {
+    if (!scanned) {
+      G.head_segments.assign(1, 0);
+      for (uint32_t k = 1; k <= G.n; ++k)
+        if (k == G.n || !same_head(members[k], members[k - 1])) G.head_segments.push_back(k);
+    }
     G.m = static_cast<uint32_t>(G.head_segments.size() - 1);
     if (G.direct.kind != DirectProduct::Kind::None) {
       plan_dense_block(G, G.direct);
@@ -685,9 +758,10 @@ class PlanBuilder {
   }
 
   // Softmax segments: groundings of one sample agreeing on the non-normalised variables.
-  void plan_softmax_segments(RuleGroup& G, const std::vector<Ref>& members) {
+  // (`in_order`: scan_members found them contiguous and set G.softmax_segments.)
+  void plan_softmax_segments(RuleGroup& G, const std::vector<Ref>& members, bool in_order) {
     auto key = [&](uint32_t k) { return softmax_key(members[k]); };
-    bool identity = options.in_order_shortcuts && segments_in_order(G, key);
+    bool identity = in_order;
     if (!identity) {
       G.softmax_perm.resize(G.n);
       for (uint32_t k = 0; k < G.n; ++k) G.softmax_perm[k] = k;
@@ -712,18 +786,6 @@ class PlanBuilder {
       G.psoft_off = alloc.take(len);
       G.soft_off = alloc.take(len);
     }
-  }
-
-  // When the members' softmax keys never decrease, G.softmax_segments are their runs (what
-  // sorting an identity permutation would give) and true; false (segments unset) otherwise.
-  template <class Key>
-  static bool segments_in_order(RuleGroup& G, const Key& key) {
-    G.softmax_segments.assign(1, 0);
-    for (uint32_t k = 1; k <= G.n; ++k) {
-      if (k < G.n && key(k) < key(k - 1)) return false;
-      if (k == G.n || key(k) != key(k - 1)) G.softmax_segments.push_back(k);
-    }
-    return true;
   }
 
   // The aggregation over each head's groundings and the head weight after it.
@@ -759,13 +821,14 @@ class PlanBuilder {
   }
 
   // Each head's value is a contribution to its atom.
-  void add_contributions(const RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members) {
+  void add_contributions(const RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
+                         const MemberScan& scan) {
     std::vector<Contribution>& list = contributions[spec.head_predicate];
     if (list.capacity() < list.size() + G.m) list.reserve(std::max(list.size() + G.m, 2 * list.capacity()));
     for (uint32_t j = 0; j < G.m; ++j) {
       const auto [s, g] = members[G.head_segments[j]];
-      list.push_back(
-          {s, samples[s]->head[g], G.out_off + j * static_cast<uint32_t>(G.out_shape.size()), G.out_shape});
+      const uint32_t atom = scan.done ? scan.head_atoms[j] : samples[s]->head[g];
+      list.push_back({s, atom, G.out_off + j * static_cast<uint32_t>(G.out_shape.size()), G.out_shape});
     }
   }
 
