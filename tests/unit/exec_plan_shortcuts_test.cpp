@@ -247,3 +247,24 @@ TEST(PlanShortcuts, AtomsWithTwoInputsKeepTheirGroup) {
 }
 
 }  // namespace
+
+// Input values of different shapes: the one-pass scan stops and the per-input path names
+// the literal, with the same message either way.
+TEST(PlanShortcuts, InputsOfDifferentShapesAreRefusedNamingTheLiteral) {
+  train::Engine engine(parse_template("h(I) :- y(I), x(I). [combination=elproduct]\nout(I) :- h(I).\n"));
+  const ExampleAst ex = parse_examples("<[1, 2]> x(0), <[1, 2, 3]> x(1), <[1, 1]> y(0), <[1, 1]> y(1).").at(0);
+  const logic::GroundSample g = logic::ground(engine.program(), ex, zoo::sequence_queries("out", 2));
+  const neural::SampleNetwork net = neural::neuralize(engine.model(), ex, g);
+  std::string messages[2];
+  for (int shortcuts = 0; shortcuts < 2; ++shortcuts) {
+    try {
+      exec::build_plan(engine.model(), {&net}, exec::PlanOptions{.in_order_shortcuts = shortcuts == 1});
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      messages[shortcuts] = e.message();
+    }
+  }
+  EXPECT_NE(messages[1].find("literal x(I): input values have different shapes 2x1 and 3x1"), std::string::npos)
+      << messages[1];
+  EXPECT_EQ(messages[0], messages[1]);
+}
