@@ -330,7 +330,8 @@ std::vector<uint32_t> softmax_groups(const TemplateModel& model, const FlatGroun
 void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, const std::vector<uint32_t>& local,
                        const std::vector<uint32_t>& group, size_t n_atoms, size_t n_rules) {
   auto rule_of = [&](uint32_t g) { return f.set(g).rule; };
-  auto head_of = [&](uint32_t g) { return local[f.head(g)]; };
+  const bool all_kept = n_atoms == local.size();  // local ids are the ground ids
+  auto head_of = [&](uint32_t g) { return all_kept ? f.head(g) : local[f.head(g)]; };
   // Stable counting sort of kept[b, e) by key(g) - lo, for keys in [lo, hi].
   auto counting_sort = [&](size_t b, size_t e, uint32_t lo, uint32_t hi, auto key_of) {
     std::vector<uint32_t> start(static_cast<size_t>(hi - lo) + 2, 0);
@@ -393,14 +394,17 @@ void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const Flat
   net.inputs_begin.reserve(kept.size() + 1);
   net.inputs.reserve(n_inputs);
   net.inputs_begin.push_back(0);
+  // When every atom is kept, local ids are the ground ids: no lookup (attention's score
+  // atoms are read n apart here, so each lookup would be a cache miss).
+  const bool all_kept = net.num_atoms() == local.size();
   for (uint32_t g : kept) {
     const logic::GroundRuleSet& rs = f.set(g);
     const size_t row = f.row(g);
     net.rule.push_back(rs.rule);
-    net.head.push_back(local[rs.head[row]]);
+    net.head.push_back(all_kept ? rs.head[row] : local[rs.head[row]]);
     net.softmax_group.push_back(group[g]);
     const uint32_t* in = rs.inputs.data() + row * rs.n_inputs;
-    for (uint32_t i = 0; i < rs.n_inputs; ++i) net.inputs.push_back(local[in[i]]);
+    for (uint32_t i = 0; i < rs.n_inputs; ++i) net.inputs.push_back(all_kept ? in[i] : local[in[i]]);
     net.inputs_begin.push_back(static_cast<uint32_t>(net.inputs.size()));
   }
 }
