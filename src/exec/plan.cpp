@@ -593,18 +593,20 @@ class PlanBuilder {
     }
   }
 
-  // One pass over the members reading each one's ground rule once, where the per-input,
-  // per-head and per-segment steps read it once each (attention's scores list their ground
-  // rules n apart, so each pass costs a cache miss per member): every input's value offsets
-  // and shape, the head segments with each head's atom, and, when the softmax keys never
-  // decrease, the softmax segments (softmax_in_order). False, with nothing kept, when an
-  // input's values differ in shape (input_values then names the literal).
+  // What scan_members found about a rule group's members.
   struct MemberScan {
     bool done = false;              // scan_members ran and succeeded
     bool softmax_in_order = false;  // softmax keys never decrease: G.softmax_segments are set
     std::vector<InputBlock> blocks;
     std::vector<uint32_t> head_atoms;  // per head segment
   };
+
+  // One pass over the members reading each one's ground rule once, where the per-input,
+  // per-head and per-segment steps read it once each (attention's scores list their ground
+  // rules n apart, so each pass costs a cache miss per member): every input's value offsets
+  // and shape, the head segments with each head's atom, and, when the softmax keys never
+  // decrease, the softmax segments (softmax_in_order). False, with nothing kept, when an
+  // input's values differ in shape (input_values then names the literal).
   bool scan_members(RuleGroup& G, size_t n_inputs, bool softmax, const std::vector<Ref>& members,
                     MemberScan& scan) const {
     std::vector<InputBlock>& blocks = scan.blocks;
