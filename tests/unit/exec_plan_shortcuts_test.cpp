@@ -12,6 +12,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "exec/plan.hpp"
@@ -20,6 +21,7 @@
 #include "lrnn/syntax.hpp"
 #include "lrnn/zoo.hpp"
 #include "neural/network.hpp"
+#include "plan_pass.hpp"
 #include "train/engine.hpp"
 
 namespace {
@@ -85,28 +87,17 @@ std::vector<double> reference_out(int seq, const Sequence& s, int i) {
 }
 
 void expect_same_rule_group(const exec::RuleGroup& a, const exec::RuleGroup& b) {
-  EXPECT_EQ(a.rule, b.rule);
-  EXPECT_EQ(a.n, b.n);
-  EXPECT_EQ(a.m, b.m);
+  EXPECT_EQ(std::tie(a.rule, a.n, a.m, a.softmax_perm, a.softmax_segments, a.head_segments),
+            std::tie(b.rule, b.n, b.m, b.softmax_perm, b.softmax_segments, b.head_segments));
   ASSERT_EQ(a.inputs.size(), b.inputs.size());
-  for (size_t i = 0; i < a.inputs.size(); ++i) {
-    EXPECT_EQ(a.inputs[i].src, b.inputs[i].src);
-    EXPECT_EQ(a.inputs[i].raw_shape, b.inputs[i].raw_shape);
-    EXPECT_EQ(a.inputs[i].x_off, b.inputs[i].x_off);
-  }
-  EXPECT_EQ(a.direct.kind, b.direct.kind);
-  EXPECT_EQ(a.direct.dense, b.direct.dense);
-  EXPECT_EQ(a.direct.banded, b.direct.banded);
-  EXPECT_EQ(a.direct.band_begin, b.direct.band_begin);
-  EXPECT_EQ(a.direct.band_first, b.direct.band_first);
-  EXPECT_EQ(a.direct.outer_off, b.direct.outer_off);
-  EXPECT_EQ(a.direct.inner_off, b.direct.inner_off);
-  EXPECT_EQ(a.softmax_perm, b.softmax_perm);
-  EXPECT_EQ(a.softmax_segments, b.softmax_segments);
-  EXPECT_EQ(a.head_segments, b.head_segments);
-  const uint32_t offs_a[] = {a.comb_off, a.pre_off, a.act_off, a.perm_off, a.psoft_off, a.soft_off, a.agg_off, a.out_off};
-  const uint32_t offs_b[] = {b.comb_off, b.pre_off, b.act_off, b.perm_off, b.psoft_off, b.soft_off, b.agg_off, b.out_off};
-  for (int k = 0; k < 8; ++k) EXPECT_EQ(offs_a[k], offs_b[k]) << "offset " << k;
+  for (size_t i = 0; i < a.inputs.size(); ++i)
+    EXPECT_EQ(std::tie(a.inputs[i].src, a.inputs[i].raw_shape, a.inputs[i].x_off),
+              std::tie(b.inputs[i].src, b.inputs[i].raw_shape, b.inputs[i].x_off));
+  const exec::DirectProduct &d = a.direct, &e = b.direct;
+  EXPECT_EQ(std::tie(d.kind, d.dense, d.banded, d.band_begin, d.band_first, d.outer_off, d.inner_off),
+            std::tie(e.kind, e.dense, e.banded, e.band_begin, e.band_first, e.outer_off, e.inner_off));
+  EXPECT_EQ(std::tie(a.comb_off, a.pre_off, a.act_off, a.perm_off, a.psoft_off, a.soft_off, a.agg_off, a.out_off),
+            std::tie(b.comb_off, b.pre_off, b.act_off, b.perm_off, b.psoft_off, b.soft_off, b.agg_off, b.out_off));
 }
 
 void expect_same_plan(const exec::Plan& a, const exec::Plan& b) {
@@ -131,23 +122,8 @@ void expect_same_plan(const exec::Plan& a, const exec::Plan& b) {
   for (size_t o = 0; o < a.outputs.size(); ++o) EXPECT_EQ(a.outputs[o].offset, b.outputs[o].offset);
 }
 
-struct Pass {
-  exec::Workspace ws;
-  std::vector<double> param_grads;
-};
-
-Pass run(const exec::Plan& plan, const train::Engine& engine) {
-  Pass p;
-  p.param_grads.assign(engine.parameters().size(), 0.0);
-  exec::forward(plan, engine.parameters(), p.ws);
-  p.ws.grads.assign(plan.num_values, 0.0);
-  double seed = 1.0;
-  for (const exec::OutputRef& o : plan.outputs)
-    if (o.offset != exec::kNoValue)
-      for (uint32_t k = 0; k < o.shape.size(); ++k) p.ws.grads[o.offset + k] = (seed += 0.001);
-  exec::backward(plan, engine.parameters(), p.ws, p.param_grads);
-  return p;
-}
+using Pass = test::PlanPass;
+Pass run(const exec::Plan& plan, const train::Engine& engine) { return test::run_plan_pass(plan, engine); }
 
 // Plans `text` on the sequences (merged into one plan) with and without the shortcuts,
 // checks they are the same plan with the same values and gradients, and checks every
