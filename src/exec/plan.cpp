@@ -511,7 +511,15 @@ class PlanBuilder {
   // listed in any order: listing them by softmax segment makes every segment a contiguous
   // run, so no permutation is needed (and full attention's scores are one row-major block
   // per query). Members come sorted by (sample, head).
-  void order_by_softmax_segment(std::vector<Ref>& members) const {
+  // How order_by_softmax_segment reordered the members, when it did (and was asked): member t
+  // of the original order (the network's) is now at position[t], and the softmax segments of
+  // the new order are `segments`.
+  struct Reordering {
+    std::vector<Ref> original;
+    std::vector<uint32_t> position, segments;
+  };
+
+  void order_by_softmax_segment(std::vector<Ref>& members, Reordering* reordering) const {
     bool one_per_head = true;
     for (size_t k = 1; k < members.size() && one_per_head; ++k) one_per_head = !same_head(members[k], members[k - 1]);
     const auto by_segment = [&](const Ref& a, const Ref& b) { return softmax_key(a) < softmax_key(b); };
@@ -519,6 +527,7 @@ class PlanBuilder {
     // Members are in sample order already: a stable counting sort by group within each
     // sample's run is the stable sort by (sample, group), in linear time.
     std::vector<Ref> sorted(members.size());
+    if (reordering) reordering->position.resize(members.size());
     for (size_t b = 0; b < members.size();) {
       size_t e = b;
       uint32_t groups = 0;
@@ -527,8 +536,19 @@ class PlanBuilder {
       std::vector<uint32_t> start(size_t(groups) + 1, 0);
       for (size_t k = b; k < e; ++k) ++start[softmax_key(members[k]).second + 1];
       for (uint32_t q = 0; q < groups; ++q) start[q + 1] += start[q];
-      for (size_t k = b; k < e; ++k) sorted[b + start[softmax_key(members[k]).second]++] = members[k];
+      if (reordering)
+        for (uint32_t q = 0; q < groups; ++q)
+          if (start[q + 1] > start[q]) reordering->segments.push_back(static_cast<uint32_t>(b + start[q]));
+      for (size_t k = b; k < e; ++k) {
+        const size_t at = b + start[softmax_key(members[k]).second]++;
+        sorted[at] = members[k];
+        if (reordering) reordering->position[k] = static_cast<uint32_t>(at);
+      }
       b = e;
+    }
+    if (reordering) {
+      reordering->segments.push_back(static_cast<uint32_t>(members.size()));
+      reordering->original = std::move(members);
     }
     members = std::move(sorted);
   }
@@ -654,18 +674,56 @@ class PlanBuilder {
     return true;
   }
 
+  // scan_members for members that order_by_softmax_segment reordered (one head each, so the
+  // head segments are single members): the network's rows are read in their own order and
+  // what they give is written at the members' new positions, so the reads are sequential.
+  bool scan_reordered(RuleGroup& G, size_t n_inputs, const Reordering& re, MemberScan& scan) const {
+    const std::vector<Ref>& original = re.original;
+    const size_t n = original.size();
+    scan.blocks.assign(n_inputs, InputBlock{});
+    for (size_t i = 0; i < n_inputs; ++i) {
+      scan.blocks[i].src.resize(n);
+      if (n) scan.blocks[i].raw_shape = plan.atom_shapes[original[0].first][input_atom(original[0], i)];
+    }
+    G.head_segments.resize(n + 1);
+    for (size_t k = 0; k <= n; ++k) G.head_segments[k] = static_cast<uint32_t>(k);
+    scan.head_atoms.resize(n);
+    for (size_t t = 0; t < n;) {
+      const uint32_t s = original[t].first;
+      const neural::SampleNetwork& net = *samples[s];
+      const uint32_t* offsets = plan.atom_offsets[s].data();
+      const Shape* shapes = plan.atom_shapes[s].data();
+      for (; t < n && original[t].first == s; ++t) {
+        const uint32_t g = original[t].second, k = re.position[t];
+        scan.head_atoms[k] = net.head[g];
+        const uint32_t* atoms = net.inputs.data() + net.inputs_begin[g];
+        for (size_t i = 0; i < n_inputs; ++i) {
+          if (!(shapes[atoms[i]] == scan.blocks[i].raw_shape)) return false;
+          scan.blocks[i].src[k] = offsets[atoms[i]];
+        }
+      }
+    }
+    G.softmax_segments = re.segments;
+    scan.softmax_in_order = true;
+    return true;
+  }
+
   // All ground rules of template rule r at this depth: one RuleGroup, planned in steps
   // (their order is the order of the value buffer's allocations).
   void add_rule_group(const uint32_t r, std::vector<Ref> members) {
     const neural::RuleSpec& spec = model.rules[r];
-    if (spec.softmax) order_by_softmax_segment(members);
+    Reordering reordering;
+    if (spec.softmax) order_by_softmax_segment(members, options.in_order_shortcuts ? &reordering : nullptr);
     RuleGroup G;
     G.rule = r;
     G.n = static_cast<uint32_t>(members.size());
     G.combination = spec.combination;
     G.activation = spec.activation;
     MemberScan scan;
-    if (options.in_order_shortcuts) scan.done = scan_members(G, spec.inputs.size(), spec.softmax, members, scan);
+    if (options.in_order_shortcuts)
+      scan.done = reordering.original.empty() ? scan_members(G, spec.inputs.size(), spec.softmax, members, scan)
+                                              : scan_reordered(G, spec.inputs.size(), reordering, scan);
+    reordering = {};
     const std::vector<Shape> z_shapes = plan_rule_inputs(G, spec, members, scan);
     plan_combination_and_activation(G, spec, z_shapes);
     plan_head_segments(G, members, scan.done);
