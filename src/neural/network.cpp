@@ -328,7 +328,8 @@ std::vector<uint32_t> softmax_groups(const TemplateModel& model, const FlatGroun
 // n^2 scores already come one head after another). A head's groundings are then in
 // grounding order, and only a head whose groups are out of order is sorted.
 void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, const std::vector<uint32_t>& local,
-                       const std::vector<uint32_t>& group, size_t n_atoms, size_t n_rules) {
+                       const std::vector<uint32_t>& group, size_t n_atoms, const TemplateModel& model) {
+  const size_t n_rules = model.rules.size();
   auto rule_of = [&](uint32_t g) { return f.set(g).rule; };
   const bool all_kept = n_atoms == local.size();  // local ids are the ground ids
   auto head_of = [&](uint32_t g) { return all_kept ? f.head(g) : local[f.head(g)]; };
@@ -364,6 +365,11 @@ void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, co
   }
   for (size_t b = 0; b < kept.size();) {
     size_t e = b + 1;
+    if (!model.rules[rule_of(kept[b])].softmax) {  // one group (0): nothing to order in the rule's range
+      while (e < kept.size() && rule_of(kept[e]) == rule_of(kept[b])) ++e;
+      b = e;
+      continue;
+    }
     bool ordered = true;
     while (e < kept.size() && rule_of(kept[e]) == rule_of(kept[b]) && head_of(kept[e]) == head_of(kept[b])) {
       ordered = ordered && group[kept[e - 1]] <= group[kept[e]];
@@ -387,7 +393,7 @@ void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const Flat
       if (!r.dropped[g] && r.state[rs.head[row]] == 2) kept.push_back(g), n_inputs += rs.n_inputs;
   }
   const std::vector<uint32_t> group = softmax_groups(model, f, kept);
-  sort_ground_rules(kept, f, local, group, net.num_atoms(), model.rules.size());
+  sort_ground_rules(kept, f, local, group, net.num_atoms(), model);
   net.rule.reserve(kept.size());
   net.head.reserve(kept.size());
   net.softmax_group.reserve(kept.size());
@@ -402,7 +408,7 @@ void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const Flat
     const size_t row = f.row(g);
     net.rule.push_back(rs.rule);
     net.head.push_back(all_kept ? rs.head[row] : local[rs.head[row]]);
-    net.softmax_group.push_back(group[g]);
+    net.softmax_group.push_back(model.rules[rs.rule].softmax ? group[g] : 0);  // (0 for the others)
     const uint32_t* in = rs.inputs.data() + row * rs.n_inputs;
     for (uint32_t i = 0; i < rs.n_inputs; ++i) net.inputs.push_back(all_kept ? in[i] : local[in[i]]);
     net.inputs_begin.push_back(static_cast<uint32_t>(net.inputs.size()));
