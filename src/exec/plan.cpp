@@ -399,8 +399,6 @@ class PlanBuilder {
     }
     place_facts();
     bucket_by_depth();
-    atom_position.resize(n_samples);
-    for (size_t s = 0; s < n_samples; ++s) atom_position[s].assign(samples[s]->num_atoms(), kNoValue);
     auto rule_it = rule_buckets.begin();
     auto atom_it = atom_buckets.begin();
     for (uint32_t depth = 1; depth <= max_depth; ++depth) {
@@ -426,7 +424,8 @@ class PlanBuilder {
   std::vector<std::vector<uint32_t>> fact_off;       // per sample and fact: value offset
   std::map<std::pair<uint32_t, uint32_t>, std::vector<Ref>> atom_buckets, rule_buckets;
   uint32_t max_depth = 0;
-  std::vector<std::vector<uint32_t>> atom_position;  // per sample and atom: position in its group
+  // Per sample and atom: position in its group (made when a group first sorts its inputs).
+  std::vector<std::vector<uint32_t>> atom_position;
   std::vector<std::vector<Contribution>> contributions;  // per predicate, this depth
   size_t depth_first_group = 0;                      // first rule group of this depth
 
@@ -917,6 +916,10 @@ class PlanBuilder {
   // A.segments and A.src: the contributions sorted by atom (stable: rule order kept).
   void sort_contributions_by_atom(AtomGroup& A, const std::vector<Ref>& members, const std::vector<Contribution>& list,
                                   const std::string& where) {
+    if (atom_position.empty()) {
+      atom_position.resize(n_samples);
+      for (size_t s = 0; s < n_samples; ++s) atom_position[s].assign(samples[s]->num_atoms(), kNoValue);
+    }
     // Each derived atom is in one group, so the entries of other groups never collide.
     for (uint32_t j = 0; j < A.m; ++j) atom_position[members[j].first][members[j].second] = j;
     std::vector<uint32_t> count(A.m + 1, 0);
