@@ -386,8 +386,9 @@ struct Contribution {
 // the atom groups they feed (build_plan's steps, one function each).
 class PlanBuilder {
  public:
-  PlanBuilder(const neural::TemplateModel& model, const std::vector<const neural::SampleNetwork*>& samples)
-      : model(model), samples(samples), n_samples(samples.size()) {}
+  PlanBuilder(const neural::TemplateModel& model, const std::vector<const neural::SampleNetwork*>& samples,
+              const PlanOptions& options)
+      : model(model), samples(samples), n_samples(samples.size()), options(options) {}
 
   Plan build() {
     plan.atom_offsets.resize(n_samples);
@@ -398,15 +399,13 @@ class PlanBuilder {
     }
     place_facts();
     bucket_by_depth();
-    atom_position.resize(n_samples);
-    for (size_t s = 0; s < n_samples; ++s) atom_position[s].assign(samples[s]->num_atoms(), kNoValue);
     auto rule_it = rule_buckets.begin();
     auto atom_it = atom_buckets.begin();
     for (uint32_t depth = 1; depth <= max_depth; ++depth) {
       contributions.assign(model.predicates.size(), {});
       depth_first_group = plan.rule_groups.size();
       for (; rule_it != rule_buckets.end() && rule_it->first.first == depth; ++rule_it)
-        add_rule_group(rule_it->first.second, rule_it->second);
+        add_rule_group(rule_it->first.second, std::move(rule_it->second));  // (not copied: n^2 for attention)
       for (; atom_it != atom_buckets.end() && atom_it->first.first == depth; ++atom_it)
         add_atom_group(atom_it->first.second, atom_it->second);
     }
@@ -419,12 +418,14 @@ class PlanBuilder {
   const neural::TemplateModel& model;
   const std::vector<const neural::SampleNetwork*>& samples;
   const size_t n_samples;
+  const PlanOptions options;
   Plan plan;
   Allocator alloc;
   std::vector<std::vector<uint32_t>> fact_off;       // per sample and fact: value offset
   std::map<std::pair<uint32_t, uint32_t>, std::vector<Ref>> atom_buckets, rule_buckets;
   uint32_t max_depth = 0;
-  std::vector<std::vector<uint32_t>> atom_position;  // per sample and atom: position in its group
+  // Per sample and atom: position in its group (made when a group first sorts its inputs).
+  std::vector<std::vector<uint32_t>> atom_position;
   std::vector<std::vector<Contribution>> contributions;  // per predicate, this depth
   size_t depth_first_group = 0;                      // first rule group of this depth
 
@@ -509,7 +510,15 @@ class PlanBuilder {
   // listed in any order: listing them by softmax segment makes every segment a contiguous
   // run, so no permutation is needed (and full attention's scores are one row-major block
   // per query). Members come sorted by (sample, head).
-  void order_by_softmax_segment(std::vector<Ref>& members) const {
+  // How order_by_softmax_segment reordered the members, when it did (and was asked): member t
+  // of the original order (the network's) is now at position[t], and the softmax segments of
+  // the new order are `segments`.
+  struct Reordering {
+    std::vector<Ref> original;
+    std::vector<uint32_t> position, segments;
+  };
+
+  void order_by_softmax_segment(std::vector<Ref>& members, Reordering* reordering) const {
     bool one_per_head = true;
     for (size_t k = 1; k < members.size() && one_per_head; ++k) one_per_head = !same_head(members[k], members[k - 1]);
     const auto by_segment = [&](const Ref& a, const Ref& b) { return softmax_key(a) < softmax_key(b); };
@@ -517,6 +526,7 @@ class PlanBuilder {
     // Members are in sample order already: a stable counting sort by group within each
     // sample's run is the stable sort by (sample, group), in linear time.
     std::vector<Ref> sorted(members.size());
+    if (reordering) reordering->position.resize(members.size());
     for (size_t b = 0; b < members.size();) {
       size_t e = b;
       uint32_t groups = 0;
@@ -525,36 +535,41 @@ class PlanBuilder {
       std::vector<uint32_t> start(size_t(groups) + 1, 0);
       for (size_t k = b; k < e; ++k) ++start[softmax_key(members[k]).second + 1];
       for (uint32_t q = 0; q < groups; ++q) start[q + 1] += start[q];
-      for (size_t k = b; k < e; ++k) sorted[b + start[softmax_key(members[k]).second]++] = members[k];
+      if (reordering)
+        for (uint32_t q = 0; q < groups; ++q)
+          if (start[q + 1] > start[q]) reordering->segments.push_back(static_cast<uint32_t>(b + start[q]));
+      for (size_t k = b; k < e; ++k) {
+        const size_t at = b + start[softmax_key(members[k]).second]++;
+        sorted[at] = members[k];
+        if (reordering) reordering->position[k] = static_cast<uint32_t>(at);
+      }
       b = e;
+    }
+    if (reordering) {
+      reordering->segments.push_back(static_cast<uint32_t>(members.size()));
+      reordering->original = std::move(members);
     }
     members = std::move(sorted);
   }
 
+  // The atom of ground rule `ref`'s input i.
+  uint32_t input_atom(const Ref& ref, size_t i) const {
+    const neural::SampleNetwork& net = *samples[ref.first];
+    return net.inputs[net.inputs_begin[ref.second] + i];
+  }
+
   // Input i of rule r over its groundings `members`: where each input value lives, its
-  // shape (the same for all) and how the literal's weight applies to it.
-  InputBlock input_block(uint32_t r, size_t i, const std::vector<Ref>& members) const {
+  // shape (the same for all) and how the literal's weight applies to it. `scanned`: the
+  // values' offsets and shape, already found by scan_members.
+  InputBlock input_block(uint32_t r, size_t i, const std::vector<Ref>& members, InputBlock* scanned) const {
     const neural::InputSpec& in = model.rules[r].inputs[i];
     const Literal& lit = model.ast().rules[r].body[in.body_index];
     InputBlock B;
+    if (scanned) B = std::move(*scanned);
+    else input_values(B, r, i, members);
     B.soft_negated = in.soft_negated;
     B.transposed = in.transposed;
     B.weight = in.weight;
-    B.src.resize(members.size());
-    for (size_t k = 0; k < members.size(); ++k) {
-      const auto [s, g] = members[k];
-      const neural::SampleNetwork& net = *samples[s];
-      const uint32_t atom = net.inputs[net.inputs_begin[g] + i];
-      const Shape shape = plan.atom_shapes[s][atom];
-      if (k == 0) {
-        B.raw_shape = shape;
-      } else if (!(shape == B.raw_shape)) {
-        throw Error(ErrorKind::Shape, lit.span,
-                    rule_name(model, r) + ", literal " + literal_text(lit) + ": input values have different shapes " +
-                        text(B.raw_shape) + " and " + text(shape));
-      }
-      B.src[k] = plan.atom_offsets[s][atom];
-    }
     if (B.weight != neural::kNoParam) {
       const Shape w = model.params.info(B.weight).shape;
       try {
@@ -571,33 +586,161 @@ class PlanBuilder {
     return B;
   }
 
+  // B.src and B.raw_shape of input i of rule r; throws naming the literal when its values
+  // differ in shape.
+  void input_values(InputBlock& B, uint32_t r, size_t i, const std::vector<Ref>& members) const {
+    const Literal& lit = model.ast().rules[r].body[model.rules[r].inputs[i].body_index];
+    B.src.resize(members.size());
+    if (!members.empty()) B.raw_shape = plan.atom_shapes[members[0].first][input_atom(members[0], i)];
+    // Members come in runs of one sample: its arrays are looked up once per run (attention
+    // has n^2 members in one run).
+    for (size_t k = 0; k < members.size();) {
+      const uint32_t s = members[k].first;
+      const neural::SampleNetwork& net = *samples[s];
+      const uint32_t* begin = net.inputs_begin.data();
+      const uint32_t* atoms = net.inputs.data() + i;
+      const uint32_t* offsets = plan.atom_offsets[s].data();
+      const Shape* shapes = plan.atom_shapes[s].data();
+      for (; k < members.size() && members[k].first == s; ++k) {
+        const uint32_t atom = atoms[begin[members[k].second]];
+        if (!(shapes[atom] == B.raw_shape))
+          throw Error(ErrorKind::Shape, lit.span,
+                      rule_name(model, r) + ", literal " + literal_text(lit) +
+                          ": input values have different shapes " + text(B.raw_shape) + " and " + text(shapes[atom]));
+        B.src[k] = offsets[atom];
+      }
+    }
+  }
+
+  // What scan_members found about a rule group's members.
+  struct MemberScan {
+    bool done = false;              // scan_members ran and succeeded
+    bool softmax_in_order = false;  // softmax keys never decrease: G.softmax_segments are set
+    std::vector<InputBlock> blocks;
+    std::vector<uint32_t> head_atoms;  // per head segment
+  };
+
+  // One pass over the members reading each one's ground rule once, where the per-input,
+  // per-head and per-segment steps read it once each (attention's scores list their ground
+  // rules n apart, so each pass costs a cache miss per member): every input's value offsets
+  // and shape, the head segments with each head's atom, and, when the softmax keys never
+  // decrease, the softmax segments (softmax_in_order). False, with nothing kept, when an
+  // input's values differ in shape (input_values then names the literal).
+  bool scan_members(RuleGroup& G, size_t n_inputs, bool softmax, const std::vector<Ref>& members,
+                    MemberScan& scan) const {
+    std::vector<InputBlock>& blocks = scan.blocks;
+    std::vector<uint32_t>& head_atoms = scan.head_atoms;
+    bool& softmax_in_order = scan.softmax_in_order;
+    const size_t n = members.size();
+    blocks.assign(n_inputs, InputBlock{});
+    for (size_t i = 0; i < n_inputs; ++i) {
+      blocks[i].src.resize(n);
+      if (n) blocks[i].raw_shape = plan.atom_shapes[members[0].first][input_atom(members[0], i)];
+    }
+    G.head_segments.assign(1, 0);
+    if (softmax) G.softmax_segments.assign(1, 0);
+    softmax_in_order = softmax;
+    head_atoms.clear();
+    uint32_t last_head = 0, last_group = 0;
+    for (size_t k = 0; k < n;) {
+      const uint32_t s = members[k].first;
+      const neural::SampleNetwork& net = *samples[s];
+      const uint32_t* begin = net.inputs_begin.data();
+      const uint32_t* offsets = plan.atom_offsets[s].data();
+      const Shape* shapes = plan.atom_shapes[s].data();
+      for (bool new_sample = true; k < n && members[k].first == s; ++k, new_sample = false) {
+        const uint32_t g = members[k].second, h = net.head[g];
+        if (k == 0 || new_sample || h != last_head) {
+          if (k) G.head_segments.push_back(static_cast<uint32_t>(k));
+          head_atoms.push_back(h);
+        }
+        if (softmax_in_order) {
+          const uint32_t group = net.softmax_group[g];
+          if (k && !new_sample && group < last_group) softmax_in_order = false;
+          else if (k && (new_sample || group != last_group)) G.softmax_segments.push_back(static_cast<uint32_t>(k));
+          last_group = group;
+        }
+        last_head = h;
+        const uint32_t* atoms = net.inputs.data() + begin[g];
+        for (size_t i = 0; i < n_inputs; ++i) {
+          if (!(shapes[atoms[i]] == blocks[i].raw_shape)) return false;
+          blocks[i].src[k] = offsets[atoms[i]];
+        }
+      }
+    }
+    if (n) G.head_segments.push_back(static_cast<uint32_t>(n));
+    if (n && softmax_in_order) G.softmax_segments.push_back(static_cast<uint32_t>(n));
+    return true;
+  }
+
+  // scan_members for members that order_by_softmax_segment reordered (one head each, so the
+  // head segments are single members): the network's rows are read in their own order and
+  // what they give is written at the members' new positions, so the reads are sequential.
+  bool scan_reordered(RuleGroup& G, size_t n_inputs, const Reordering& re, MemberScan& scan) const {
+    const std::vector<Ref>& original = re.original;
+    const size_t n = original.size();
+    scan.blocks.assign(n_inputs, InputBlock{});
+    for (size_t i = 0; i < n_inputs; ++i) {
+      scan.blocks[i].src.resize(n);
+      if (n) scan.blocks[i].raw_shape = plan.atom_shapes[original[0].first][input_atom(original[0], i)];
+    }
+    G.head_segments.resize(n + 1);
+    for (size_t k = 0; k <= n; ++k) G.head_segments[k] = static_cast<uint32_t>(k);
+    scan.head_atoms.resize(n);
+    for (size_t t = 0; t < n;) {
+      const uint32_t s = original[t].first;
+      const neural::SampleNetwork& net = *samples[s];
+      const uint32_t* offsets = plan.atom_offsets[s].data();
+      const Shape* shapes = plan.atom_shapes[s].data();
+      for (; t < n && original[t].first == s; ++t) {
+        const uint32_t g = original[t].second, k = re.position[t];
+        scan.head_atoms[k] = net.head[g];
+        const uint32_t* atoms = net.inputs.data() + net.inputs_begin[g];
+        for (size_t i = 0; i < n_inputs; ++i) {
+          if (!(shapes[atoms[i]] == scan.blocks[i].raw_shape)) return false;
+          scan.blocks[i].src[k] = offsets[atoms[i]];
+        }
+      }
+    }
+    G.softmax_segments = re.segments;
+    scan.softmax_in_order = true;
+    return true;
+  }
+
   // All ground rules of template rule r at this depth: one RuleGroup, planned in steps
   // (their order is the order of the value buffer's allocations).
   void add_rule_group(const uint32_t r, std::vector<Ref> members) {
     const neural::RuleSpec& spec = model.rules[r];
-    if (spec.softmax) order_by_softmax_segment(members);
+    Reordering reordering;
+    if (spec.softmax) order_by_softmax_segment(members, options.in_order_shortcuts ? &reordering : nullptr);
     RuleGroup G;
     G.rule = r;
     G.n = static_cast<uint32_t>(members.size());
     G.combination = spec.combination;
     G.activation = spec.activation;
-    const std::vector<Shape> z_shapes = plan_rule_inputs(G, spec, members);
+    MemberScan scan;
+    if (options.in_order_shortcuts)
+      scan.done = reordering.original.empty() ? scan_members(G, spec.inputs.size(), spec.softmax, members, scan)
+                                              : scan_reordered(G, spec.inputs.size(), reordering, scan);
+    reordering = {};
+    const std::vector<Shape> z_shapes = plan_rule_inputs(G, spec, members, scan);
     plan_combination_and_activation(G, spec, z_shapes);
-    plan_head_segments(G, members);
-    if (G.softmax) plan_softmax_segments(G, members);
+    plan_head_segments(G, members, scan.done);
+    if (G.softmax) plan_softmax_segments(G, members, scan.done && scan.softmax_in_order);
     plan_aggregation_and_head_weight(G, spec);
-    add_contributions(G, spec, members);
+    add_contributions(G, spec, members, scan);
     plan.steps.push_back({false, static_cast<uint32_t>(plan.rule_groups.size())});
     plan.rule_groups.push_back(std::move(G));
   }
 
   // The input blocks (weights applied, transposes) and where their values live; a direct
   // product or a transform-sum needs no per-grounding inputs. Returns the inputs' shapes.
-  std::vector<Shape> plan_rule_inputs(RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members) {
+  std::vector<Shape> plan_rule_inputs(RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
+                                      MemberScan& scan) {
     const uint32_t r = G.rule;
     std::vector<Shape> z_shapes;
     for (size_t i = 0; i < spec.inputs.size(); ++i) {
-      G.inputs.push_back(input_block(r, i, members));
+      G.inputs.push_back(input_block(r, i, members, scan.done ? &scan.blocks[i] : nullptr));
       z_shapes.push_back(G.inputs.back().out_shape);
     }
     G.direct = plan_direct_product(G.combination, G.inputs);
@@ -659,11 +802,13 @@ class PlanBuilder {
                     : alloc.take(per_rule * G.act_shape.size());
   }
 
-  // Head segments: members are sorted by (sample, head).
-  void plan_head_segments(RuleGroup& G, const std::vector<Ref>& members) {
-    G.head_segments.push_back(0);
-    for (uint32_t k = 1; k <= G.n; ++k)
-      if (k == G.n || !same_head(members[k], members[k - 1])) G.head_segments.push_back(k);
+  // Head segments (unless `scanned`): members are sorted by (sample, head).
+  void plan_head_segments(RuleGroup& G, const std::vector<Ref>& members, bool scanned) {
+    if (!scanned) {
+      G.head_segments.assign(1, 0);
+      for (uint32_t k = 1; k <= G.n; ++k)
+        if (k == G.n || !same_head(members[k], members[k - 1])) G.head_segments.push_back(k);
+    }
     G.m = static_cast<uint32_t>(G.head_segments.size() - 1);
     if (G.direct.kind != DirectProduct::Kind::None) {
       plan_dense_block(G, G.direct);
@@ -672,20 +817,24 @@ class PlanBuilder {
   }
 
   // Softmax segments: groundings of one sample agreeing on the non-normalised variables.
-  void plan_softmax_segments(RuleGroup& G, const std::vector<Ref>& members) {
-    G.softmax_perm.resize(G.n);
-    for (uint32_t k = 0; k < G.n; ++k) G.softmax_perm[k] = k;
+  // (`in_order`: scan_members found them contiguous and set G.softmax_segments.)
+  void plan_softmax_segments(RuleGroup& G, const std::vector<Ref>& members, bool in_order) {
     auto key = [&](uint32_t k) { return softmax_key(members[k]); };
-    const auto by_key = [&](uint32_t a, uint32_t b) { return key(a) < key(b); };
-    // Already in segment order when every head has one grounding (attention): no sort.
-    if (!std::is_sorted(G.softmax_perm.begin(), G.softmax_perm.end(), by_key))
-      std::stable_sort(G.softmax_perm.begin(), G.softmax_perm.end(), by_key);
-    G.softmax_segments.push_back(0);
-    for (uint32_t k = 1; k <= G.n; ++k)
-      if (k == G.n || key(G.softmax_perm[k]) != key(G.softmax_perm[k - 1])) G.softmax_segments.push_back(k);
+    bool identity = in_order;
+    if (!identity) {
+      G.softmax_perm.resize(G.n);
+      for (uint32_t k = 0; k < G.n; ++k) G.softmax_perm[k] = k;
+      const auto by_key = [&](uint32_t a, uint32_t b) { return key(a) < key(b); };
+      // Already in segment order when every head has one grounding (attention): no sort.
+      if (!std::is_sorted(G.softmax_perm.begin(), G.softmax_perm.end(), by_key))
+        std::stable_sort(G.softmax_perm.begin(), G.softmax_perm.end(), by_key);
+      G.softmax_segments.assign(1, 0);
+      for (uint32_t k = 1; k <= G.n; ++k)
+        if (k == G.n || key(G.softmax_perm[k]) != key(G.softmax_perm[k - 1])) G.softmax_segments.push_back(k);
+      identity = true;
+      for (uint32_t k = 0; k < G.n && identity; ++k) identity = G.softmax_perm[k] == k;
+    }
     const size_t len = static_cast<size_t>(G.n) * G.act_shape.size();
-    bool identity = true;
-    for (uint32_t k = 0; k < G.n && identity; ++k) identity = G.softmax_perm[k] == k;
     if (identity) {
       G.softmax_perm.clear();  // segments already contiguous: nothing to permute
       G.perm_off = G.act_off;
@@ -731,34 +880,49 @@ class PlanBuilder {
   }
 
   // Each head's value is a contribution to its atom.
-  void add_contributions(const RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members) {
+  void add_contributions(const RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
+                         const MemberScan& scan) {
     std::vector<Contribution>& list = contributions[spec.head_predicate];
     if (list.capacity() < list.size() + G.m) list.reserve(std::max(list.size() + G.m, 2 * list.capacity()));
     for (uint32_t j = 0; j < G.m; ++j) {
       const auto [s, g] = members[G.head_segments[j]];
-      list.push_back(
-          {s, samples[s]->head[g], G.out_off + j * static_cast<uint32_t>(G.out_shape.size()), G.out_shape});
+      const uint32_t atom = scan.done ? scan.head_atoms[j] : samples[s]->head[g];
+      list.push_back({s, atom, G.out_off + j * static_cast<uint32_t>(G.out_shape.size()), G.out_shape});
     }
   }
 
-  // All derived atoms of predicate p at this depth: one AtomGroup (none when each atom is
-  // its one input).
-  void add_atom_group(const uint32_t p, const std::vector<Ref>& members) {
-    const neural::PredicateSpec& pred = model.predicates[p];
-    const std::string where = "atoms of " + pred.name + "/" + std::to_string(pred.arity);
-    AtomGroup A;
-    A.predicate = p;
-    A.m = static_cast<uint32_t>(members.size());
-    // Position of each member, to sort contributions by atom (stable: rule order kept).
+  // When every one of the m atoms of predicate p at this depth has exactly one contribution
+  // (attention's pair atoms w(I, J): one ground rule each, no fact value), a pass-through
+  // group's atoms take their input's value offset straight from the contributions, in
+  // whatever order they come (softmax order for the weights), without sorting them by atom.
+  // False, with nothing changed, when an atom has none or several.
+  bool pass_contributions_through(uint32_t p, size_t m, const std::vector<Contribution>& list, Shape shape) {
+    if (list.size() != m) return false;
+    size_t set = 0;
+    for (; set < list.size(); ++set) {
+      const Contribution& c = list[set];
+      uint32_t& off = plan.atom_offsets[c.sample][c.atom];
+      if (off != kNoValue || samples[c.sample]->atom_predicate[c.atom] != p) break;
+      off = c.offset;
+    }
+    if (set < list.size()) {
+      for (size_t c = 0; c < set; ++c) plan.atom_offsets[list[c].sample][list[c].atom] = kNoValue;
+      return false;
+    }
+    for (const Contribution& c : list) plan.atom_shapes[c.sample][c.atom] = shape;
+    return true;
+  }
+
+  // A.segments and A.src: the contributions sorted by atom (stable: rule order kept).
+  void sort_contributions_by_atom(AtomGroup& A, const std::vector<Ref>& members, const std::vector<Contribution>& list,
+                                  const std::string& where) {
+    if (atom_position.empty()) {
+      atom_position.resize(n_samples);
+      for (size_t s = 0; s < n_samples; ++s) atom_position[s].assign(samples[s]->num_atoms(), kNoValue);
+    }
     // Each derived atom is in one group, so the entries of other groups never collide.
     for (uint32_t j = 0; j < A.m; ++j) atom_position[members[j].first][members[j].second] = j;
     std::vector<uint32_t> count(A.m + 1, 0);
-    std::vector<Contribution>& list = contributions[p];
-    for (uint32_t j = 0; j < A.m; ++j) {
-      const auto [s, l] = members[j];
-      const uint32_t f = samples[s]->atom_fact[l];
-      if (f != neural::kNone) list.push_back({s, l, fact_off[s][f], samples[s]->fact_shape[f]});
-    }
     std::vector<uint32_t> pos_of(list.size());
     for (size_t c = 0; c < list.size(); ++c) {
       const uint32_t j = atom_position[list[c].sample][list[c].atom];
@@ -771,19 +935,36 @@ class PlanBuilder {
     A.segments = count;
     A.src.resize(list.size());
     std::vector<uint32_t> fill(count.begin(), count.end() - 1);
-    bool have_shape = false;
-    A.in_shape = {1, 1};
-    for (size_t c = 0; c < list.size(); ++c) {
-      A.src[fill[pos_of[c]]++] = list[c].offset;
-      if (!have_shape) {
-        A.in_shape = list[c].shape;
-        have_shape = true;
-      } else if (!(list[c].shape == A.in_shape)) {
+    for (size_t c = 0; c < list.size(); ++c) A.src[fill[pos_of[c]]++] = list[c].offset;
+  }
+
+  // All derived atoms of predicate p at this depth: one AtomGroup (none when each atom is
+  // its one input).
+  void add_atom_group(const uint32_t p, const std::vector<Ref>& members) {
+    const neural::PredicateSpec& pred = model.predicates[p];
+    const std::string where = "atoms of " + pred.name + "/" + std::to_string(pred.arity);
+    AtomGroup A;
+    A.predicate = p;
+    A.m = static_cast<uint32_t>(members.size());
+    std::vector<Contribution>& list = contributions[p];
+    for (uint32_t j = 0; j < A.m; ++j) {
+      const auto [s, l] = members[j];
+      const uint32_t f = samples[s]->atom_fact[l];
+      if (f != neural::kNone) list.push_back({s, l, fact_off[s][f], samples[s]->fact_shape[f]});
+    }
+    A.in_shape = list.empty() ? Shape{1, 1} : list[0].shape;
+    for (const Contribution& c : list)
+      if (!(c.shape == A.in_shape))
         throw Error(ErrorKind::Shape, where + ": the rules deriving them (and their fact values) "
                                               "give different shapes " +
-                                          text(A.in_shape) + " and " + text(list[c].shape));
-      }
-    }
+                                          text(A.in_shape) + " and " + text(c.shape));
+    // (A product of matrices is refused below, even of one input.)
+    const bool passes_one_input = pred.offset == neural::kNoParam && pred.activation.kind == ActivationKind::Identity &&
+                                  single_value_identity(pred.combination) &&
+                                  !(pred.scalars_only && !A.in_shape.scalar());
+    if (options.in_order_shortcuts && passes_one_input && pass_contributions_through(p, A.m, list, A.in_shape))
+      return;
+    sort_contributions_by_atom(A, members, list, where);
     A.combination = pred.combination;
     if (pred.scalars_only && !A.in_shape.scalar())
       throw Error(ErrorKind::Shape, where + ": combination 'product' of atoms multiplies matrices, which lrnn "
@@ -793,9 +974,7 @@ class PlanBuilder {
     // identity activation are their input: they take its value offset and run no step.
     bool one_input_each = true;
     for (uint32_t j = 0; j <= A.m && one_input_each; ++j) one_input_each = A.segments[j] == j;
-    const bool pass_through = one_input_each && pred.offset == neural::kNoParam &&
-                              pred.activation.kind == ActivationKind::Identity &&
-                              single_value_identity(A.combination);
+    const bool pass_through = one_input_each && passes_one_input;
     if (pass_through) {
       for (uint32_t j = 0; j < A.m; ++j) {
         const auto [s, l] = members[j];
@@ -844,8 +1023,8 @@ class PlanBuilder {
 }  // namespace
 
 Plan build_plan(const neural::TemplateModel& model,
-                const std::vector<const neural::SampleNetwork*>& samples) {
-  return PlanBuilder(model, samples).build();
+                const std::vector<const neural::SampleNetwork*>& samples, const PlanOptions& options) {
+  return PlanBuilder(model, samples, options).build();
 }
 
 }  // namespace lrnn::exec

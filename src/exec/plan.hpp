@@ -210,10 +210,18 @@ struct Plan {
   size_t num_samples() const { return atom_offsets.size(); }
 };
 
+struct PlanOptions {
+  // Members that come in the order a step needs (attention's n^2 pair atoms: each fed by
+  // one ground rule, listed in atom order; softmax segments already contiguous) are taken
+  // as they are, after one pass that checks the order, instead of being counted, indexed
+  // and sorted into it. The plan is the same either way (tests compare both).
+  bool in_order_shortcuts = true;
+};
+
 // Merges sample networks into one plan (same-depth, same-rule groups concatenated) and
 // infers every shape. Throws lrnn::Error (Shape) naming the rule, literal and shapes.
 Plan build_plan(const neural::TemplateModel& model,
-                const std::vector<const neural::SampleNetwork*>& samples);
+                const std::vector<const neural::SampleNetwork*>& samples, const PlanOptions& options = {});
 
 // Neuron values and gradients live in cache-line aligned buffers. Eigen's vector kernels
 // start with a scalar prologue up to the first aligned element, so the same plan run in a

@@ -328,9 +328,11 @@ std::vector<uint32_t> softmax_groups(const TemplateModel& model, const FlatGroun
 // n^2 scores already come one head after another). A head's groundings are then in
 // grounding order, and only a head whose groups are out of order is sorted.
 void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, const std::vector<uint32_t>& local,
-                       const std::vector<uint32_t>& group, size_t n_atoms, size_t n_rules) {
+                       const std::vector<uint32_t>& group, size_t n_atoms, const TemplateModel& model) {
+  const size_t n_rules = model.rules.size();
   auto rule_of = [&](uint32_t g) { return f.set(g).rule; };
-  auto head_of = [&](uint32_t g) { return local[f.head(g)]; };
+  const bool all_kept = n_atoms == local.size();  // local ids are the ground ids
+  auto head_of = [&](uint32_t g) { return all_kept ? f.head(g) : local[f.head(g)]; };
   // Stable counting sort of kept[b, e) by key(g) - lo, for keys in [lo, hi].
   auto counting_sort = [&](size_t b, size_t e, uint32_t lo, uint32_t hi, auto key_of) {
     std::vector<uint32_t> start(static_cast<size_t>(hi - lo) + 2, 0);
@@ -363,6 +365,11 @@ void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, co
   }
   for (size_t b = 0; b < kept.size();) {
     size_t e = b + 1;
+    if (!model.rules[rule_of(kept[b])].softmax) {  // one group (0): nothing to order in the rule's range
+      while (e < kept.size() && rule_of(kept[e]) == rule_of(kept[b])) ++e;
+      b = e;
+      continue;
+    }
     bool ordered = true;
     while (e < kept.size() && rule_of(kept[e]) == rule_of(kept[b]) && head_of(kept[e]) == head_of(kept[b])) {
       ordered = ordered && group[kept[e - 1]] <= group[kept[e]];
@@ -386,21 +393,24 @@ void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const Flat
       if (!r.dropped[g] && r.state[rs.head[row]] == 2) kept.push_back(g), n_inputs += rs.n_inputs;
   }
   const std::vector<uint32_t> group = softmax_groups(model, f, kept);
-  sort_ground_rules(kept, f, local, group, net.num_atoms(), model.rules.size());
+  sort_ground_rules(kept, f, local, group, net.num_atoms(), model);
   net.rule.reserve(kept.size());
   net.head.reserve(kept.size());
   net.softmax_group.reserve(kept.size());
   net.inputs_begin.reserve(kept.size() + 1);
   net.inputs.reserve(n_inputs);
   net.inputs_begin.push_back(0);
+  // When every atom is kept, local ids are the ground ids: no lookup (attention's score
+  // atoms are read n apart here, so each lookup would be a cache miss).
+  const bool all_kept = net.num_atoms() == local.size();
   for (uint32_t g : kept) {
     const logic::GroundRuleSet& rs = f.set(g);
     const size_t row = f.row(g);
     net.rule.push_back(rs.rule);
-    net.head.push_back(local[rs.head[row]]);
-    net.softmax_group.push_back(group[g]);
+    net.head.push_back(all_kept ? rs.head[row] : local[rs.head[row]]);
+    net.softmax_group.push_back(model.rules[rs.rule].softmax ? group[g] : 0);  // (0 for the others)
     const uint32_t* in = rs.inputs.data() + row * rs.n_inputs;
-    for (uint32_t i = 0; i < rs.n_inputs; ++i) net.inputs.push_back(local[in[i]]);
+    for (uint32_t i = 0; i < rs.n_inputs; ++i) net.inputs.push_back(all_kept ? in[i] : local[in[i]]);
     net.inputs_begin.push_back(static_cast<uint32_t>(net.inputs.size()));
   }
 }

@@ -20,6 +20,7 @@
 #include "lrnn/zoo.hpp"
 #include "model_gradient_check.hpp"
 #include "neural/network.hpp"
+#include "plan_pass.hpp"
 #include "train/engine.hpp"
 
 namespace {
@@ -57,23 +58,10 @@ std::vector<double> random_rows(int n, int d, uint64_t seed) {
   return x;
 }
 
-struct Pass {
-  exec::Workspace ws;
-  std::vector<double> param_grads;
-};
+using Pass = test::PlanPass;
 
-// One forward and backward pass of the plan (output gradients 1, 1.001, ...).
-Pass run(const exec::Plan& plan, const train::Engine& engine) {
-  Pass p;
-  p.param_grads.assign(engine.parameters().size(), 0.0);
-  exec::forward(plan, engine.parameters(), p.ws);
-  p.ws.grads.assign(plan.num_values, 0.0);
-  double seed = 1.0;
-  for (const exec::OutputRef& o : plan.outputs)
-    for (uint32_t k = 0; k < o.shape.size(); ++k) p.ws.grads[o.offset + k] = (seed += 0.001);
-  exec::backward(plan, engine.parameters(), p.ws, p.param_grads);
-  return p;
-}
+// One forward and backward pass of the plan (output gradients 1.001, 1.002, ...).
+Pass run(const exec::Plan& plan, const train::Engine& engine) { return test::run_plan_pass(plan, engine); }
 
 template <class Vec>
 void expect_close(const Vec& a, const Vec& b, const char* what) {
