@@ -45,6 +45,19 @@ lrnn::Dataset tiny_dataset() {
   return lrnn::Dataset::from_text(examples, queries);
 }
 
+// tiny_dataset's samples split into (train, test) by fold f of `fold_of_sample`.
+std::pair<lrnn::Dataset, lrnn::Dataset> tiny_split(const std::vector<int>& fold_of_sample, int f) {
+  std::string train_ex, train_q, test_ex, test_q;
+  for (int i = 0; i < 10; ++i) {
+    const bool pos = i < 6;
+    const std::string ex = "s" + std::to_string(i) + " :- " + (pos ? "0.9" : "0.1") + " a, " + std::to_string(0.1 * i) + " b.\n";
+    const std::string q = "s" + std::to_string(i) + " :- " + (pos ? "1" : "0") + " q.\n";
+    (fold_of_sample[i] == f ? test_ex : train_ex) += ex;
+    (fold_of_sample[i] == f ? test_q : train_q) += q;
+  }
+  return {lrnn::Dataset::from_text(train_ex, train_q), lrnn::Dataset::from_text(test_ex, test_q)};
+}
+
 const char* kTinyTemplate = "{1,1} q :- a.\n{1,1} q :- b.\nq/0 [activation=sigmoid]\n";
 
 }  // namespace
@@ -146,17 +159,10 @@ TEST(CrossValidation, EachFoldEqualsAFreshModelOnItsSplit) {
   const lrnn::CrossValidationReport cv = lrnn::cross_validate(tmpl, settings, data, 2, 5);
   ASSERT_EQ(cv.folds.size(), 2u);
   for (int f = 0; f < 2; ++f) {
-    std::string train_ex, train_q, test_ex, test_q;
-    for (int i = 0; i < 10; ++i) {
-      const bool pos = i < 6;
-      const std::string ex = "s" + std::to_string(i) + " :- " + (pos ? "0.9" : "0.1") + " a, " + std::to_string(0.1 * i) + " b.\n";
-      const std::string q = "s" + std::to_string(i) + " :- " + (pos ? "1" : "0") + " q.\n";
-      (cv.fold_of_sample[i] == f ? test_ex : train_ex) += ex;
-      (cv.fold_of_sample[i] == f ? test_q : train_q) += q;
-    }
+    const auto [train, test] = tiny_split(cv.fold_of_sample, f);
     lrnn::Model model(tmpl, settings);
-    model.train(lrnn::Dataset::from_text(train_ex, train_q));
-    const lrnn::Evaluation ev = model.evaluate(lrnn::Dataset::from_text(test_ex, test_q));
+    model.train(train);
+    const lrnn::Evaluation ev = model.evaluate(test);
     EXPECT_EQ(ev.metrics.accuracy, cv.folds[f].test.accuracy) << "fold " << f;
     EXPECT_EQ(ev.metrics.loss, cv.folds[f].test.loss) << "fold " << f;
     EXPECT_EQ(ev.metrics.count, cv.folds[f].test_samples);
@@ -213,20 +219,13 @@ TEST(CrossValidation, TestCurveIsEachEpochsModelOnItsTestFold) {
     EXPECT_EQ(cv.folds[f].test.loss, plain.folds[f].test.loss) << "fold " << f;
     EXPECT_EQ(cv.folds[f].train.loss, plain.folds[f].train.loss) << "fold " << f;
     ASSERT_EQ(cv.folds[f].test_by_epoch.size(), 6u);
-    std::string train_ex, train_q, test_ex, test_q;
-    for (int i = 0; i < 10; ++i) {
-      const bool pos = i < 6;
-      const std::string ex = "s" + std::to_string(i) + " :- " + (pos ? "0.9" : "0.1") + " a, " + std::to_string(0.1 * i) + " b.\n";
-      const std::string q = "s" + std::to_string(i) + " :- " + (pos ? "1" : "0") + " q.\n";
-      (cv.fold_of_sample[i] == f ? test_ex : train_ex) += ex;
-      (cv.fold_of_sample[i] == f ? test_q : train_q) += q;
-    }
+    const auto [train, test] = tiny_split(cv.fold_of_sample, f);
     for (int e = 1; e <= 6; ++e) {
       lrnn::Settings s = settings;
       s.epochs = e;
       lrnn::Model model(tmpl, s);
-      model.train(lrnn::Dataset::from_text(train_ex, train_q));
-      const lrnn::Evaluation ev = model.evaluate(lrnn::Dataset::from_text(test_ex, test_q));
+      model.train(train);
+      const lrnn::Evaluation ev = model.evaluate(test);
       EXPECT_EQ(ev.metrics.loss, cv.folds[f].test_by_epoch[e - 1].loss) << "fold " << f << " epoch " << e;
       EXPECT_EQ(ev.metrics.accuracy, cv.folds[f].test_by_epoch[e - 1].accuracy) << "fold " << f << " epoch " << e;
     }
