@@ -189,7 +189,11 @@ class Evaluator {
   }
 
   void run_file(const std::string& path, const Span& from) {
-    std::string key = std::filesystem::weakly_canonical(path).string();
+    // The non-throwing form: a path the OS refuses (too long, a bad component) is reported
+    // below as an unreadable file naming the load, not as a std::filesystem exception.
+    std::error_code canonical_error;
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(path, canonical_error);
+    const std::string key = canonical_error ? path : canonical.string();
     for (const auto& l : loading)
       if (l == key) throw Error(ErrorKind::Semantic, from, "load cycle: " + path + " is already being loaded");
     std::ifstream in(path, std::ios::binary);

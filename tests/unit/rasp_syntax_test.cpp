@@ -91,6 +91,11 @@ TEST(RaspSyntax, SemanticErrorsPointAtTheSource) {
   EXPECT_NE(msg.find("nested more than 200 deep"), std::string::npos) << msg;
   msg = error_of([] { parse_rasp("load \"does_not_exist.rasp\";", "t.rasp"); });
   EXPECT_NE(msg.find("cannot read"), std::string::npos) << msg;
+  // A name the OS refuses (longer than NAME_MAX; fuzz_rasp found it): the same error, not a
+  // std::filesystem exception.
+  msg = error_of([] { parse_rasp("load \"" + std::string(5000, 'b') + ".rasp\";", "t.rasp"); });
+  EXPECT_NE(msg.find("t.rasp:1:1"), std::string::npos) << msg.substr(0, 200);
+  EXPECT_NE(msg.find("cannot read"), std::string::npos) << msg.substr(0, 200);
   msg = error_of([] { parse_rasp("s = select(tokens, tokens, ==);", "t.rasp"); });
   EXPECT_NE(msg.find("assigns no s-op"), std::string::npos) << msg;
 }
