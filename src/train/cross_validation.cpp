@@ -138,7 +138,12 @@ CrossValidationReport cross_validate(const TemplateAst& ast, const Settings& set
     Engine engine(ast, config.initializer, config.seed);
     FoldResult r;
     r.fold = fold;
-    auto [train_set, test_set] = prepare_fold(engine, samples, cv.fold_of_sample, fold, settings.max_ground_rules);
+    // Named references, not a structured binding: the epoch callback below captures the test
+    // set, and clang (the fuzz build) refuses to capture structured bindings before C++20's P1091.
+    std::pair<PreparedSet, PreparedSet> sets =
+        prepare_fold(engine, samples, cv.fold_of_sample, fold, settings.max_ground_rules);
+    PreparedSet& train_set = sets.first;
+    const PreparedSet& test_set = sets.second;
     r.train_samples = train_set.size();
     r.test_samples = test_set.size();
     engine.plan_ahead(train_set);
