@@ -409,12 +409,27 @@ class PlanBuilder {
       for (; atom_it != atom_buckets.end() && atom_it->first.first == depth; ++atom_it)
         add_atom_group(atom_it->first.second, atom_it->second);
     }
+    if (!options.fact_gradients) drop_fact_input_gradients();
     place_outputs();
     plan.num_values = alloc.size();
     return std::move(plan);
   }
 
  private:
+  // Transforms that read only data facts (offsets below plan.data.size(): forward copies
+  // the data there) compute no input gradient. With learnable example facts among the data,
+  // every transform keeps it (their gradients are read).
+  void drop_fact_input_gradients() {
+    if (!plan.example_fact_off.empty()) return;
+    const size_t data_end = plan.data.size();
+    for (RuleGroup& G : plan.rule_groups) {
+      TransformSum& t = G.transform;
+      if (!t.enabled || t.sources.empty()) continue;
+      const size_t last = *std::max_element(t.sources.begin(), t.sources.end());
+      t.input_gradients = last + G.inputs[0].raw_shape.size() > data_end;
+    }
+  }
+
   const neural::TemplateModel& model;
   const std::vector<const neural::SampleNetwork*>& samples;
   const size_t n_samples;

@@ -109,6 +109,9 @@ struct TransformSum {
   // layer's self and neighbour rules): that group's rows are used, and it runs the GEMMs
   // (forward before this group, backward after it has added its gradients to the rows).
   bool owns_transform = true;
+  // False when the inputs are data facts whose gradients nobody reads (built with
+  // PlanOptions::fact_gradients off): backward skips dL/dX, the second of its two GEMMs.
+  bool input_gradients = true;
 };
 
 // All ground rules of one template rule whose heads sit at one depth, with their
@@ -216,6 +219,10 @@ struct PlanOptions {
   // as they are, after one pass that checks the order, instead of being counted, indexed
   // and sorted into it. The plan is the same either way (tests compare both).
   bool in_order_shortcuts = true;
+  // Off: the gradients of the data facts (the values of plan.data) may be left unwritten,
+  // for callers that read only parameter gradients (training). A GCN's first layer then
+  // skips its dL/dX GEMM over the node features. Learnable example facts keep theirs.
+  bool fact_gradients = true;
 };
 
 // Merges sample networks into one plan (same-depth, same-rule groups concatenated) and

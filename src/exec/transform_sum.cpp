@@ -91,6 +91,7 @@ void transform_sum_backward(const RuleGroup& G, const ParamView<T>& params, cons
   CMapM<T> gT(g + t.t_off, d.u, d.out);
   CMapM<T> X(v + t.x_off, d.u, d.in);
   MapM<T>(pg + params.info(B.weight).offset, d.out, d.in).noalias() += gT.transpose() * X;
+  if (!t.input_gradients) return;  // data facts nobody reads the gradients of
   // dL/dX += gT W: in place when the inputs lie back to back, else gathered and scattered.
   MapM<T>(g + t.x_off, d.u, d.in).noalias() += gT * CMapM<T>(params.data(B.weight), d.out, d.in);
   if (!t.contiguous)

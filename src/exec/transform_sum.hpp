@@ -12,7 +12,8 @@ namespace lrnn::exec {
 template <class T>
 void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v);
 // Given g[G.agg_off ...] = dL/d(aggregates): g[input offsets] += dL/dx and the weight's
-// gradient is ACCUMULATED into pg. Needs g zero at G.transform.t_off and x_off.
+// gradient is ACCUMULATED into pg. Needs g zero at G.transform.t_off and x_off. Without
+// G.transform.input_gradients the inputs' gradients are not written.
 template <class T>
 void transform_sum_backward(const RuleGroup& G, const ParamView<T>& params, const T* v, T* g, T* pg);
 

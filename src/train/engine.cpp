@@ -272,6 +272,10 @@ void SampleSteps::bind(const PreparedSet& set) {
   for (size_t i = 0; i < set.size(); ++i) first_output_[i + 1] += first_output_[i];
 }
 
+// Training and evaluation read parameter (and example fact) gradients only: no gradients
+// of the data facts (a GCN's first layer skips its dL/dX GEMM).
+constexpr exec::PlanOptions kTrainingPlan{.fact_gradients = false};
+
 // The plans of the batch's samples that have none yet, one per new structure, built in
 // parallel. A plan keeps what forward and backward read: its fact values come from each
 // sample's network, and the per-atom tables for inspection are dropped.
@@ -297,7 +301,7 @@ void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedS
 #pragma omp parallel for schedule(dynamic, 1) if (missing.size() > 1)
   for (size_t k = 0; k < missing.size(); ++k) {
     try {
-      auto plan = std::make_unique<exec::Plan>(exec::build_plan(model, {&set.networks[missing[k]]}));
+      auto plan = std::make_unique<exec::Plan>(exec::build_plan(model, {&set.networks[missing[k]]}, kTrainingPlan));
       plan->data = {};
       plan->atom_offsets = {};
       plan->atom_shapes = {};
