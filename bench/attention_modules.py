@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Benchmark bench/attention_modules (issue 13): lrnn.nn's MultiheadAttention and
+TransformerEncoderLayer against torch.nn's, float32 against float32, one run.
+
+    python3 bench/attention_modules.py [--sizes 128,512] [--dim 64] [--heads 4]
+                                       [--feedforward 256] [--min-time 1.0] [--out FILE]
+
+Each module is built in torch (dropout 0, batch_first) and copied into lrnn with
+`load_torch` (same weights, so the outputs are compared too). A pass is forward + backward of
+one sequence x [n, d] with dL/dy = 1: the input and every weight gradient, in both engines.
+Timed passes repeat for at least --min-time seconds (>= 5 passes); the minimum is reported,
+and the ratio lrnn / torch (issue 13's target: <= 1.2). lrnn's first call on a new length
+(grounding + plan + that pass) is given in passes, by CPU time. Everything runs on one
+thread (OMP_NUM_THREADS=1, torch.set_num_threads(1)). Writes bench/results/attention_modules.json.
+"""
+from __future__ import annotations
+
+import os
+
+os.environ["OMP_NUM_THREADS"] = "1"  # before lrnn and torch load their thread pools
+
+import argparse
+import datetime
+import json
+import sys
+import time
+
+import numpy as np
+
+import _benchlib as benchlib
+
+
+def timed(fn, min_time: float) -> float:
+    """The minimum wall time of fn() over at least min_time seconds and 5 calls."""
+    best, start, calls = float("inf"), time.perf_counter(), 0
+    while calls < 5 or time.perf_counter() - start < min_time:
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+        calls += 1
+    return best
+
+
+def cpu_timed(fn) -> float:
+    t = time.process_time()
+    fn()
+    return time.process_time() - t
+
+
+def build_pair(kind: str, a):
+    import torch
+    from lrnn import nn as lnn
+
+    torch.manual_seed(a.seed)
+    if kind == "MultiheadAttention":
+        theirs = torch.nn.MultiheadAttention(a.dim, a.heads, dropout=0.0, batch_first=True)
+        ours = lnn.MultiheadAttention(a.dim, a.heads, dtype="float32")
+    else:
+        theirs = torch.nn.TransformerEncoderLayer(a.dim, a.heads, dim_feedforward=a.feedforward, dropout=0.0,
+                                                  batch_first=True)
+        ours = lnn.TransformerEncoderLayer(a.dim, a.heads, dim_feedforward=a.feedforward, dtype="float32")
+    ours.load_torch(theirs)
+    return ours, theirs.float()
+
+
+def run_case(kind: str, n: int, a) -> dict:
+    import torch
+
+    ours, theirs = build_pair(kind, a)
+    x = np.random.default_rng(a.seed).standard_normal((n, a.dim))
+    xt = torch.tensor(x, dtype=torch.float32).unsqueeze(0).requires_grad_(True)
+
+    def torch_pass():
+        theirs.zero_grad(set_to_none=False)
+        xt.grad = None
+        y = theirs(xt, xt, xt, need_weights=False)[0] if kind == "MultiheadAttention" else theirs(xt)
+        y.sum().backward()
+        return y
+
+    def lrnn_pass():
+        ours.zero_grad()
+        y = ours(x)
+        return y, ours.backward(np.ones_like(y))
+
+    first_cpu = cpu_timed(lrnn_pass)  # grounding + plan on this new length, then the pass
+    y_ours, grads = lrnn_pass()
+    y_theirs = torch_pass()
+    diff = float(np.max(np.abs(y_ours - y_theirs.detach().numpy()[0])))
+    grad_diff = float(np.max(np.abs(grads[0] - xt.grad.numpy()[0])))
+    lrnn_s = timed(lrnn_pass, a.min_time)
+    pass_cpu = min(cpu_timed(lrnn_pass) for _ in range(5))
+    torch_s = timed(torch_pass, a.min_time)
+    return {"module": kind, "n": n, "lrnn_ms": lrnn_s * 1e3, "torch_ms": torch_s * 1e3,
+            "lrnn_over_torch": lrnn_s / torch_s, "first_call_cpu_s": first_cpu,
+            "first_call_passes": first_cpu / pass_cpu if pass_cpu > 0 else None,
+            "max_abs_output_diff": diff, "max_abs_input_grad_diff": grad_diff}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="128,512")
+    ap.add_argument("--dim", type=int, default=64)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--feedforward", type=int, default=256)
+    ap.add_argument("--min-time", type=float, default=1.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default=os.path.join(benchlib.RESULTS, "attention_modules.json"))
+    a = ap.parse_args()
+    try:
+        import torch
+    except ImportError:
+        sys.exit("bench/attention_modules needs torch (pip install torch==2.13.0)")
+    torch.set_num_threads(1)
+    rows = []
+    for kind in ("MultiheadAttention", "TransformerEncoderLayer"):
+        for n in (int(s) for s in a.sizes.split(",")):
+            r = run_case(kind, n, a)
+            rows.append(r)
+            print(f"{kind:24s} n={n:4d}  lrnn {r['lrnn_ms']:7.3f} ms  torch {r['torch_ms']:7.3f} ms  "
+                  f"lrnn/torch {r['lrnn_over_torch']:.2f} (target <= 1.2)  first call {r['first_call_cpu_s']:.3f} s CPU "
+                  f"= {r['first_call_passes']:.1f} passes  |y - y_torch| {r['max_abs_output_diff']:.1e}", flush=True)
+    load = os.getloadavg()[0]
+    os.makedirs(os.path.dirname(a.out), exist_ok=True)
+    with open(a.out, "w") as f:
+        json.dump({"benchmark": "attention_modules", "date": datetime.datetime.utcnow().isoformat(timespec="seconds"),
+                   "load_average": load, "dim": a.dim, "heads": a.heads, "feedforward": a.feedforward,
+                   "threads": 1, "dtype": "float32", "torch": torch.__version__, "rows": rows}, f, indent=1)
+        f.write("\n")
+    print(f"wrote {a.out} (load average {load:.2f})")
+
+
+if __name__ == "__main__":
+    main()
