@@ -6,6 +6,8 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "lrnn/diagnostics.hpp"
 #include "train/config.hpp"
@@ -95,22 +97,30 @@ std::pair<PreparedSet, PreparedSet> prepare_fold(Engine& engine, const std::vect
   return {std::move(train_set), std::move(test_set)};
 }
 
-// Mean and population std of the folds' test accuracies after every epoch, and the epoch
-// with the highest mean (the first on a tie).
+// The mean and population standard deviation (numpy's np.std, as the GNN literature
+// reports "mean ± std") of one value per fold.
+template <class Value>
+std::pair<double, double> mean_and_std(const std::vector<FoldResult>& folds, Value value) {
+  const double n = static_cast<double>(folds.size());
+  double mean = 0, var = 0;
+  for (const FoldResult& r : folds) mean += value(r) / n;
+  for (const FoldResult& r : folds) var += (value(r) - mean) * (value(r) - mean) / n;
+  return {mean, std::sqrt(var)};
+}
+
+// Mean and std of the folds' test accuracies after every epoch, and the epoch with the
+// highest mean (the first on a tie).
 void summarise_test_curves(CrossValidationReport& cv) {
   if (cv.folds.empty() || cv.folds.front().test_by_epoch.empty()) return;
   const size_t epochs = cv.folds.front().test_by_epoch.size();
-  const double n = static_cast<double>(cv.folds.size());
   for (size_t e = 0; e < epochs; ++e) {
-    double mean = 0, var = 0;
-    for (const FoldResult& r : cv.folds) mean += r.test_by_epoch.at(e).accuracy / n;
-    for (const FoldResult& r : cv.folds) var += std::pow(r.test_by_epoch.at(e).accuracy - mean, 2) / n;
+    const auto [mean, sd] = mean_and_std(cv.folds, [e](const FoldResult& r) { return r.test_by_epoch.at(e).accuracy; });
     cv.mean_accuracy_by_epoch.push_back(mean);
-    cv.std_accuracy_by_epoch.push_back(std::sqrt(var));
+    cv.std_accuracy_by_epoch.push_back(sd);
     if (cv.best_epoch == 0 || mean > cv.best_epoch_mean_accuracy) {
       cv.best_epoch = static_cast<int>(e) + 1;
       cv.best_epoch_mean_accuracy = mean;
-      cv.best_epoch_std_accuracy = std::sqrt(var);
+      cv.best_epoch_std_accuracy = sd;
     }
   }
 }
@@ -169,19 +179,14 @@ CrossValidationReport cross_validate(const TemplateAst& ast, const Settings& set
     r.stopped_early = result.stopped_early;
     r.train_seconds = result.train_seconds - curve_seconds;
     r.train = engine.evaluate(train_set, config.loss, config.dtype).metrics;
-    r.test = engine.evaluate(test_set, config.loss, config.dtype).metrics;
+    // With a curve its last point is this model on the test fold already (nothing trains after it).
+    r.test = r.test_by_epoch.empty() ? engine.evaluate(test_set, config.loss, config.dtype).metrics : r.test_by_epoch.back();
     epochs_run += static_cast<size_t>(result.epochs);
     train_seconds += r.train_seconds;
     cv.folds.push_back(r);
   }
-  const double n = static_cast<double>(cv.folds.size());
-  for (const FoldResult& r : cv.folds) {
-    cv.mean_accuracy += r.test.accuracy / n;
-    cv.mean_loss += r.test.loss / n;
-  }
-  double var = 0;
-  for (const FoldResult& r : cv.folds) var += (r.test.accuracy - cv.mean_accuracy) * (r.test.accuracy - cv.mean_accuracy) / n;
-  cv.std_accuracy = std::sqrt(var);
+  std::tie(cv.mean_accuracy, cv.std_accuracy) = mean_and_std(cv.folds, [](const FoldResult& r) { return r.test.accuracy; });
+  cv.mean_loss = mean_and_std(cv.folds, [](const FoldResult& r) { return r.test.loss; }).first;
   summarise_test_curves(cv);
   cv.epoch_seconds = epochs_run ? train_seconds / static_cast<double>(epochs_run) : 0.0;
   return cv;
