@@ -20,8 +20,6 @@ import os
 os.environ["OMP_NUM_THREADS"] = "1"  # before lrnn and torch load their thread pools
 
 import argparse
-import datetime
-import json
 import sys
 import time
 
@@ -104,13 +102,16 @@ def main() -> None:
     ap.add_argument("--feedforward", type=int, default=256)
     ap.add_argument("--min-time", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", default=os.path.join(benchlib.RESULTS, "attention_modules.json"))
+    ap.add_argument("--out", default=None, help="result file (default bench/results/attention_modules.json)")
     a = ap.parse_args()
     try:
         import torch
     except ImportError:
         sys.exit("bench/attention_modules needs torch (pip install torch==2.13.0)")
     torch.set_num_threads(1)
+    warning = benchlib.load_warning()
+    if warning:
+        print(warning)
     rows = []
     for kind in ("MultiheadAttention", "TransformerEncoderLayer"):
         for n in (int(s) for s in a.sizes.split(",")):
@@ -119,15 +120,9 @@ def main() -> None:
             print(f"{kind:24s} n={n:4d}  lrnn {r['lrnn_ms']:7.3f} ms  torch {r['torch_ms']:7.3f} ms  "
                   f"lrnn/torch {r['lrnn_over_torch']:.2f} (target <= 1.2)  first call {r['first_call_cpu_s']:.3f} s CPU "
                   f"= {r['first_call_passes']:.1f} passes  |y - y_torch| {r['max_abs_output_diff']:.1e}", flush=True)
-    load = os.getloadavg()[0]
-    os.makedirs(os.path.dirname(a.out), exist_ok=True)
-    with open(a.out, "w") as f:
-        json.dump({"benchmark": "attention_modules", "date": datetime.datetime.utcnow().isoformat(timespec="seconds"),
-                   "load_average": load, "dim": a.dim, "heads": a.heads, "feedforward": a.feedforward,
-                   "threads": 1, "dtype": "float32", "torch": torch.__version__, "rows": rows}, f, indent=1)
-        f.write("\n")
-    print(f"wrote {a.out} (load average {load:.2f})")
-
+    result = {**benchlib.header(), "benchmark": "attention_modules", "dim": a.dim, "heads": a.heads,
+              "feedforward": a.feedforward, "threads": 1, "dtype": "float32", "torch": torch.__version__, "rows": rows}
+    print(f"wrote {benchlib.write_result('attention_modules', result, a.out)}")
 
 if __name__ == "__main__":
     main()

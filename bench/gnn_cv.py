@@ -71,14 +71,15 @@ def run_pyg(a, name: str, fold_of_sample: list) -> dict:
     return out
 
 
-def best_epoch(curves: list) -> tuple:
-    """The GIN paper's selection over per-fold test curves ([fold][epoch]): the epoch (1-based)
-    whose mean over the folds is highest (the first on a tie), with that mean and std."""
+def curve_summary(curves: list) -> dict:
+    """The GIN paper's selection over per-fold test curves ([fold][epoch]): the mean over the
+    folds per epoch, and the epoch (1-based) whose mean is highest (the first on a tie), with
+    that mean and std."""
     k, epochs = len(curves), len(curves[0])
     means = [sum(c[e] for c in curves) / k for e in range(epochs)]
     e = max(range(epochs), key=lambda i: (means[i], -i))
     std = (sum((c[e] - means[e]) ** 2 for c in curves) / k) ** 0.5
-    return e + 1, means[e], std
+    return {"best_epoch": e + 1, "best_epoch_mean": means[e], "best_epoch_std": std, "mean_by_epoch": means}
 
 
 def main() -> None:
@@ -132,16 +133,13 @@ def main() -> None:
             curves["pyg"] = [f["test_accuracy_by_epoch"] for f in pyg["folds"]] if a.epochs > 0 else None
         for engine, c in curves.items():
             if c:  # the GIN paper's number: the epoch with the best mean test accuracy over the folds
-                epoch, mean, std = best_epoch(c)
-                entry[engine].update({"best_epoch": epoch, "best_epoch_mean": mean, "best_epoch_std": std,
-                                      "mean_by_epoch": [sum(f[e] for f in c) / len(c) for e in range(len(c[0]))]})
-                line += f"\n  {engine} best epoch {epoch}: {mean:.4f} ± {std:.4f} (GIN paper's selection, optimistic)"
+                summary = curve_summary(c)
+                entry[engine].update(summary)
+                line += (f"\n  {engine} best epoch {summary['best_epoch']}: {summary['best_epoch_mean']:.4f} ± "
+                         f"{summary['best_epoch_std']:.4f} (GIN paper's selection, optimistic)")
         print(line, flush=True)
         results[name] = entry
-        os.makedirs(benchlib.RESULTS, exist_ok=True)
-        with open(RESULTS, "w") as f:
-            json.dump({"benchmark": "gnn_cv", "datasets": results}, f, indent=1)
-            f.write("\n")
+        benchlib.write_result("gnn_cv", {"benchmark": "gnn_cv", "datasets": results}, RESULTS)
 
 
 if __name__ == "__main__":
