@@ -4,9 +4,11 @@
 // weight-gradient reductions run in a fixed order, so results are bit-reproducible.
 #include <Eigen/Dense>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 
+#include "exec/batch_norm.hpp"
 #include "exec/direct_product.hpp"
 #include "exec/parallel.hpp"
 #include "exec/plan.hpp"
@@ -376,31 +378,95 @@ void sum_in_place_backward(const AtomGroup& A, T* g) {
   }
 }
 
+// The group's combined inputs, at red_off.
 template <class T>
-void atom_forward(const AtomGroup& A, const ParamView<T>& params, T* v) {
+void atom_reduce_forward(const AtomGroup& A, T* v) {
   if (A.summed_in_place) {
     sum_in_place_forward(A, v);
   } else {
     gather(A.src, A.in_shape.size(), false, v, v + A.c_off);
     aggregation_forward(A.combination, A.in_shape, A.m, A.segments.data(), v + A.c_off, v + A.red_off);
   }
-  const Shape red = A.combination == AggregationKind::Count ? Shape{1, 1} : A.in_shape;
-  if (A.offset != neural::kNoParam)
+}
+
+Shape reduced_shape(const AtomGroup& A) {
+  return A.combination == AggregationKind::Count ? Shape{1, 1} : A.in_shape;
+}
+
+// x^ = (x - running mean) / sqrt(running var + eps): a normalised group outside a training step.
+template <class T>
+void running_norm_forward(const AtomGroup& A, const ParamView<T>& params, T* v) {
+  const size_t size = reduced_shape(A).size();
+  const T* mean = params.data(A.norm_mean);
+  const T* var = params.data(A.norm_var);
+  const T* x = v + A.red_off;
+  T* xh = v + A.norm_off;
+  for (uint32_t j = 0; j < A.m; ++j)
+    for (size_t i = 0; i < size; ++i)
+      xh[j * size + i] = (x[j * size + i] - mean[i]) / std::sqrt(var[i] + T(neural::kBatchNormEps));
+}
+
+template <class T>
+void running_norm_backward(const AtomGroup& A, const ParamView<T>& params, T* g) {
+  const size_t size = reduced_shape(A).size();
+  const T* var = params.data(A.norm_var);
+  for (uint32_t j = 0; j < A.m; ++j)
+    for (size_t i = 0; i < size; ++i)
+      g[A.red_off + j * size + i] += g[A.norm_off + j * size + i] / std::sqrt(var[i] + T(neural::kBatchNormEps));
+}
+
+// Offset (after the scale of x^ for a normalised group) and activation.
+template <class T>
+void atom_finish_forward(const AtomGroup& A, const ParamView<T>& params, T* v) {
+  const Shape red = reduced_shape(A);
+  if (A.norm != neural::kNoParam) {
+    const size_t size = red.size();
+    const T* scale = params.data(A.norm_scale);
+    const T* shift = params.data(A.offset);
+    const T* xh = v + A.norm_off;
+    T* pre = v + A.pre_off;
+    for (uint32_t j = 0; j < A.m; ++j)
+      for (size_t i = 0; i < size; ++i) pre[j * size + i] = scale[i] * xh[j * size + i] + shift[i];
+  } else if (A.offset != neural::kNoParam) {
     add_offset(red, params.info(A.offset).shape, A.m, params.data(A.offset), v + A.red_off, v + A.pre_off);
+  }
   activation_forward(A.activation, red, A.m, v + A.pre_off, v + A.out_off);
 }
 
 template <class T>
-void atom_backward(const AtomGroup& A, const ParamView<T>& params, const T* v, T* g,
-                   T* pg) {
-  const Shape red = A.combination == AggregationKind::Count ? Shape{1, 1} : A.in_shape;
+void atom_forward(const AtomGroup& A, const ParamView<T>& params, T* v) {
+  atom_reduce_forward(A, v);
+  if (A.norm != neural::kNoParam) running_norm_forward(A, params, v);
+  atom_finish_forward(A, params, v);
+}
+
+// Back through the activation and the offset; for a normalised group also the scale,
+// leaving dL/dx^ at norm_off (else dL/dx at red_off).
+template <class T>
+void atom_finish_backward(const AtomGroup& A, const ParamView<T>& params, const T* v, T* g, T* pg) {
+  const Shape red = reduced_shape(A);
   activation_backward(A.activation, red, A.m, v + A.pre_off, v + A.out_off, g + A.out_off, g + A.pre_off);
-  if (A.offset != neural::kNoParam) {
+  if (A.norm != neural::kNoParam) {
+    offset_backward(red, params.info(A.offset).shape, A.m, g + A.pre_off, pg + params.info(A.offset).offset);
+    const size_t size = red.size();
+    const T* scale = params.data(A.norm_scale);
+    T* gscale = pg + params.info(A.norm_scale).offset;
+    for (uint32_t j = 0; j < A.m; ++j)
+      for (size_t i = 0; i < size; ++i) {
+        const T gp = g[A.pre_off + j * size + i];
+        gscale[i] += gp * v[A.norm_off + j * size + i];
+        g[A.norm_off + j * size + i] += scale[i] * gp;
+      }
+  } else if (A.offset != neural::kNoParam) {
     offset_backward(red, params.info(A.offset).shape, A.m, g + A.pre_off, pg + params.info(A.offset).offset);
     // In place (pre_off == red_off) the two gradients are one.
     const size_t len = A.pre_off == A.red_off ? 0 : static_cast<size_t>(A.m) * red.size();
     for (size_t i = 0; i < len; ++i) g[A.red_off + i] += g[A.pre_off + i];
   }
+}
+
+template <class T>
+void atom_reduce_backward(const AtomGroup& A, const T* v, T* g) {
   if (A.summed_in_place) {
     sum_in_place_backward(A, g);
     return;
@@ -408,6 +474,13 @@ void atom_backward(const AtomGroup& A, const ParamView<T>& params, const T* v, T
   aggregation_backward(A.combination, A.in_shape, A.m, A.segments.data(), v + A.c_off, v + A.red_off,
                        g + A.red_off, g + A.c_off);
   scatter_add(A.src, A.in_shape.size(), false, g + A.c_off, g);
+}
+
+template <class T>
+void atom_backward(const AtomGroup& A, const ParamView<T>& params, const T* v, T* g, T* pg) {
+  atom_finish_backward(A, params, v, g, pg);
+  if (A.norm != neural::kNoParam) running_norm_backward(A, params, g);
+  atom_reduce_backward(A, v, g);
 }
 
 // Adds dst[k] += src[k] for the example fact block's entries read from the value gradients.
@@ -435,8 +508,8 @@ void forward(const Plan& plan, std::span<const double> data, const neural::Param
 }
 
 template <class T>
-void forward(const Plan& plan, std::span<const double> data, const ParamView<T>& params, BasicWorkspace<T>& ws,
-             const neural::Parameters* example_params) {
+void forward_prepare(const Plan& plan, std::span<const double> data, const ParamView<T>& params,
+                     BasicWorkspace<T>& ws, const neural::Parameters* example_params) {
   // Eigen's own GEMM threading splits even small products (n x 8 by 8 x 8) across
   // threads; the group kernels are memory-bound, so they run single-threaded.
   static const bool eigen_single = [] {
@@ -458,13 +531,36 @@ void forward(const Plan& plan, std::span<const double> data, const ParamView<T>&
       const uint32_t p = plan.example_fact_param[i];
       std::copy_n(example_params->data(p), example_params->info(p).shape.size(), v + plan.example_fact_off[i]);
     }
-  for (const Step& step : plan.steps) {
+}
+
+template <class T>
+void forward_steps(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, size_t first, size_t last) {
+  T* v = ws.values.data();
+  for (size_t k = first; k < last; ++k) {
+    const Step& step = plan.steps[k];
     if (step.atom) {
       atom_forward(plan.atom_groups[step.index], params, v);
     } else {
       rule_forward(plan.rule_groups[step.index], params, ws);
     }
   }
+}
+
+template <class T>
+void forward(const Plan& plan, std::span<const double> data, const ParamView<T>& params, BasicWorkspace<T>& ws,
+             const neural::Parameters* example_params) {
+  forward_prepare(plan, data, params, ws, example_params);
+  forward_steps(plan, params, ws, 0, plan.steps.size());
+}
+
+template <class T>
+void norm_reduce_forward(const Plan& plan, size_t step, BasicWorkspace<T>& ws) {
+  atom_reduce_forward(plan.atom_groups[plan.steps[step].index], ws.values.data());
+}
+
+template <class T>
+void norm_finish_forward(const Plan& plan, size_t step, const ParamView<T>& params, BasicWorkspace<T>& ws) {
+  atom_finish_forward(plan.atom_groups[plan.steps[step].index], params, ws.values.data());
 }
 
 void backward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
@@ -474,27 +570,39 @@ void backward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
 }
 
 template <class T>
-void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, std::vector<double>& param_grads,
-              const neural::Parameters* example_params, std::vector<double>* example_grads) {
+T* backward_begin(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws,
+                  std::vector<double>& param_grads) {
   param_grads.resize(params.size(), 0.0);
   ws.grads.resize(plan.num_values, 0.0);
-  const T* v = ws.values.data();
-  T* g = ws.grads.data();
   // double accumulates into the caller's vector; float sums the pass in float first.
-  T* pg;
   if constexpr (std::is_same_v<T, double>) {
-    pg = param_grads.data();
+    return param_grads.data();
   } else {
     ws.param_grads.assign(params.size(), T(0));
-    pg = ws.param_grads.data();
+    return ws.param_grads.data();
   }
-  for (auto it = plan.steps.rbegin(); it != plan.steps.rend(); ++it) {
-    if (it->atom) {
-      atom_backward(plan.atom_groups[it->index], params, v, g, pg);
+}
+
+template <class T>
+void backward_steps(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg, size_t first,
+                    size_t last) {
+  const T* v = ws.values.data();
+  T* g = ws.grads.data();
+  for (size_t k = last; k-- > first;) {
+    const Step& step = plan.steps[k];
+    if (step.atom) {
+      atom_backward(plan.atom_groups[step.index], params, v, g, pg);
     } else {
-      rule_backward(plan.rule_groups[it->index], params, ws, pg);
+      rule_backward(plan.rule_groups[step.index], params, ws, pg);
     }
   }
+}
+
+template <class T>
+void backward_end(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg,
+                  std::vector<double>& param_grads, const neural::Parameters* example_params,
+                  std::vector<double>* example_grads) {
+  const T* g = ws.grads.data();
   for (size_t i = 0; i < plan.param_fact_off.size(); ++i) {
     const uint32_t p = plan.param_fact_param[i];
     const int size = params.info(p).shape.size();
@@ -508,6 +616,40 @@ void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& w
     add_fact_grads(plan.example_fact_off, plan.example_fact_param, *example_params, g, example_grads->data());
   }
 }
+
+template <class T>
+void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, std::vector<double>& param_grads,
+              const neural::Parameters* example_params, std::vector<double>* example_grads) {
+  T* pg = backward_begin(plan, params, ws, param_grads);
+  backward_steps(plan, params, ws, pg, 0, plan.steps.size());
+  backward_end(plan, params, ws, pg, param_grads, example_params, example_grads);
+}
+
+template <class T>
+void norm_finish_backward(const Plan& plan, size_t step, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg) {
+  atom_finish_backward(plan.atom_groups[plan.steps[step].index], params, ws.values.data(), ws.grads.data(), pg);
+}
+
+template <class T>
+void norm_reduce_backward(const Plan& plan, size_t step, BasicWorkspace<T>& ws) {
+  atom_reduce_backward(plan.atom_groups[plan.steps[step].index], ws.values.data(), ws.grads.data());
+}
+
+#define LRNN_STAGED(T)                                                                                              \
+  template void forward_prepare<T>(const Plan&, std::span<const double>, const ParamView<T>&, BasicWorkspace<T>&,   \
+                                   const neural::Parameters*);                                                      \
+  template void forward_steps<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, size_t, size_t);            \
+  template void norm_reduce_forward<T>(const Plan&, size_t, BasicWorkspace<T>&);                                   \
+  template void norm_finish_forward<T>(const Plan&, size_t, const ParamView<T>&, BasicWorkspace<T>&);             \
+  template T* backward_begin<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, std::vector<double>&);       \
+  template void backward_steps<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, T*, size_t, size_t);       \
+  template void backward_end<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, T*, std::vector<double>&,    \
+                                const neural::Parameters*, std::vector<double>*);                                  \
+  template void norm_finish_backward<T>(const Plan&, size_t, const ParamView<T>&, BasicWorkspace<T>&, T*);         \
+  template void norm_reduce_backward<T>(const Plan&, size_t, BasicWorkspace<T>&);
+LRNN_STAGED(double)
+LRNN_STAGED(float)
+#undef LRNN_STAGED
 
 template <class T>
 std::vector<double> output_value(const Plan& plan, const BasicWorkspace<T>& ws, size_t o) {

@@ -974,7 +974,7 @@ class PlanBuilder {
                                               "give different shapes " +
                                           text(A.in_shape) + " and " + text(c.shape));
     // (A product of matrices is refused below, even of one input.)
-    const bool passes_one_input = pred.offset == neural::kNoParam && pred.activation.kind == ActivationKind::Identity &&
+    const bool passes_one_input = pred.offset == neural::kNoParam && pred.norm == neural::kNoParam && pred.activation.kind == ActivationKind::Identity &&
                                   single_value_identity(pred.combination) &&
                                   !(pred.scalars_only && !A.in_shape.scalar());
     if (options.in_order_shortcuts && passes_one_input && pass_contributions_through(p, A.m, list, A.in_shape))
@@ -1008,6 +1008,7 @@ class PlanBuilder {
       A.pre_off = alloc.take(static_cast<size_t>(A.m) * red_shape.size());
     }
     if (A.offset != neural::kNoParam) check_atom_offset_shape(model, A.offset, red_shape, where);
+    if (pred.norm != neural::kNoParam) plan_batch_norm(A, model.batch_norms[pred.norm], red_shape, where);
     A.activation = pred.activation;
     A.out_shape = activation_shape(A.activation, red_shape);
     A.out_off = alloc.take(static_cast<size_t>(A.m) * A.out_shape.size());
@@ -1016,8 +1017,27 @@ class PlanBuilder {
       plan.atom_offsets[s][l] = A.out_off + j * static_cast<uint32_t>(A.out_shape.size());
       plan.atom_shapes[s][l] = A.out_shape;
     }
+    if (A.norm != neural::kNoParam) plan.norm_steps.push_back(static_cast<uint32_t>(plan.steps.size()));
     plan.steps.push_back({true, static_cast<uint32_t>(plan.atom_groups.size())});
     plan.atom_groups.push_back(std::move(A));
+  }
+
+  // x^ and the scaled, shifted values get slots of their own (the offset is then never
+  // added in place: red_off keeps the unnormalised sums that backward reads through x^).
+  void plan_batch_norm(AtomGroup& A, const neural::BatchNormSpec& norm, Shape red_shape, const std::string& where) {
+    if (A.combination == AggregationKind::Count)
+      throw Error(ErrorKind::Semantic, where + ": normalization=batch of a count combination is not supported");
+    const Shape shape = model.params.info(norm.scale).shape;
+    if (!(shape == red_shape))
+      throw Error(ErrorKind::Shape, model.params.info(norm.scale).span,
+                  where + ": normalization=batch takes its shape " + text(shape) +
+                      " from the predicate's offset, but the atoms' values are " + text(red_shape));
+    A.norm = model.predicates[A.predicate].norm;
+    A.norm_scale = norm.scale;
+    A.norm_mean = norm.mean;
+    A.norm_var = norm.var;
+    A.norm_off = alloc.take(static_cast<size_t>(A.m) * red_shape.size());
+    if (A.pre_off == A.red_off) A.pre_off = alloc.take(static_cast<size_t>(A.m) * red_shape.size());
   }
 
   void place_outputs() {

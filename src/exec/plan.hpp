@@ -175,6 +175,13 @@ struct AtomGroup {
   bool summed_in_place = false;
   uint32_t red_off = 0;
   uint32_t offset = neural::kNoParam;
+  // Batch normalisation (neural::BatchNormSpec; norm == kNoParam: none): red -> x^ at
+  // norm_off -> scale * x^ + offset at pre_off (its own slot) -> activation. A plain forward
+  // normalises with the running statistics; a training step computes x^ from the batch
+  // (exec/batch_norm.hpp) between the group's two halves.
+  uint32_t norm = neural::kNoParam;
+  uint32_t norm_scale = neural::kNoParam, norm_mean = neural::kNoParam, norm_var = neural::kNoParam;
+  uint32_t norm_off = 0;
   uint32_t pre_off = 0;
   Activation activation;
   Shape out_shape;
@@ -206,6 +213,8 @@ struct Plan {
   std::vector<RuleGroup> rule_groups;
   std::vector<AtomGroup> atom_groups;
   std::vector<Step> steps;
+  // Positions in `steps` of the batch-normalised atom groups, ascending.
+  std::vector<uint32_t> norm_steps;
   std::vector<OutputRef> outputs;
   // Per sample: value offset of each local atom (for inspection).
   std::vector<std::vector<uint32_t>> atom_offsets;

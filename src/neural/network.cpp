@@ -448,6 +448,47 @@ uint64_t structure_hash(const SampleNetwork& net) {
   return h;
 }
 
+// A batch-normalised predicate's atoms all at one depth (its deepest), and everything
+// that reads them moved down as far as needed: batch statistics are taken at one point of
+// a training step, where a GIN's isolated nodes (no neighbour sum) would otherwise put
+// some of a layer's atoms one depth earlier than the rest. Recursion through such a
+// predicate has no such depth: refused.
+void align_normalized_depths(SampleNetwork& net, const TemplateModel& model) {
+  std::vector<uint32_t> norm_depth(model.predicates.size(), 0);
+  for (size_t round = 0;; ++round) {
+    bool moved = false;
+    std::fill(norm_depth.begin(), norm_depth.end(), 0);
+    for (size_t a = 0; a < net.num_atoms(); ++a) {
+      const uint32_t p = net.atom_predicate[a];
+      if (p != kNone && model.predicates[p].norm != kNoParam) norm_depth[p] = std::max(norm_depth[p], net.atom_depth[a]);
+    }
+    for (size_t a = 0; a < net.num_atoms(); ++a) {
+      const uint32_t p = net.atom_predicate[a];
+      if (p != kNone && net.atom_depth[a] != 0 && net.atom_depth[a] < norm_depth[p]) {
+        net.atom_depth[a] = norm_depth[p];
+        moved = true;
+      }
+    }
+    if (!moved) return;
+    // Heads below their inputs move down until none is (ground rules in no particular order).
+    for (bool relaxed = true; relaxed;) {
+      relaxed = false;
+      for (size_t g = 0; g < net.num_ground_rules(); ++g) {
+        uint32_t depth = 1;
+        for (uint32_t i = net.inputs_begin[g]; i < net.inputs_begin[g + 1]; ++i)
+          depth = std::max(depth, net.atom_depth[net.inputs[i]] + 1);
+        if (net.atom_depth[net.head[g]] < depth) {
+          net.atom_depth[net.head[g]] = depth;
+          relaxed = true;
+        }
+      }
+      if (round + 1 > net.num_atoms())
+        throw Error(ErrorKind::Semantic, "normalization=batch: a batch-normalised predicate depends on itself "
+                                         "(recursion through it), so its atoms have no common layer");
+    }
+  }
+}
+
 SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
                         const logic::GroundSample& ground, bool learnable_facts) {
   SampleNetwork net;
@@ -466,6 +507,7 @@ SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
     for (uint32_t a : atoms) q.push_back(local[a]);
     net.query_atoms.push_back(std::move(q));
   }
+  if (!model.batch_norms.empty()) align_normalized_depths(net, model);
   net.structure_hash = structure_hash(net);
   return net;
 }

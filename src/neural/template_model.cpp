@@ -97,7 +97,7 @@ bool meta_is_boolean(const FunctionSpec& f) {
 // ([colour=blue], a misspelled `activaton`), so it is an error naming the closest key.
 constexpr std::string_view kRuleKeys[] = {"activation", "transformation", "combination", "aggregation", "learnable",
                                           "duplicate_grounding"};
-constexpr std::string_view kPredicateKeys[] = {"activation", "transformation", "combination"};
+constexpr std::string_view kPredicateKeys[] = {"activation", "transformation", "combination", "normalization"};
 constexpr std::string_view kBooleanKeys[] = {"learnable", "duplicate_grounding"};
 
 template <size_t N>
@@ -173,6 +173,40 @@ class WeightBuilder {
   Parameters& params_;
 };
 
+// The scale and running statistics of a batch-normalised predicate, shaped like its offset
+// (which is the normalisation's shift: without it the shape would be unknown until a plan).
+void add_batch_norm(TemplateModel& model, uint32_t p, Span where) {
+  PredicateSpec& spec = model.predicates[p];
+  const std::string name = spec.name + "/" + std::to_string(spec.arity);
+  if (spec.offset == kNoParam)
+    throw Error(ErrorKind::Semantic, where,
+                "normalization=batch of " + name + " needs the predicate's offset declared (e.g. `" + name +
+                    " {64}`): it is the normalisation's shift and gives its shape");
+  bool derived = false;
+  for (const Rule& rule : model.ast().rules)
+    derived = derived || (rule.head.predicate == spec.name && rule.head.arity() == spec.arity);
+  if (!derived)
+    throw Error(ErrorKind::Semantic, where,
+                "normalization=batch of " + name + ": no rule derives " + name + " (only derived atoms are normalised)");
+  const Shape shape = model.params.info(spec.offset).shape;
+  const size_t n = static_cast<size_t>(shape.size());
+  BatchNormSpec norm;
+  norm.predicate = p;
+  auto add = [&](const char* what, double value, bool learnable) {
+    ParamInfo info;
+    info.name = name + "." + what;
+    info.shape = shape;
+    info.learnable = learnable;
+    info.span = where;
+    return model.params.add(std::move(info), std::vector<double>(n, value));
+  };
+  norm.scale = add("norm_scale", 1.0, true);
+  norm.mean = add("norm_mean", 0.0, false);
+  norm.var = add("norm_var", 1.0, false);
+  spec.norm = static_cast<uint32_t>(model.batch_norms.size());
+  model.batch_norms.push_back(norm);
+}
+
 void apply_meta_to_rule(RuleSpec& spec, const Rule& rule, bool& learnable) {
   for (const MetaEntry& m : rule.meta) {
     if (m.key == "activation" || m.key == "transformation") {
@@ -214,6 +248,7 @@ TemplateModel TemplateModel::compile(const TemplateAst& ast,
     if (d.offset) weights.define_named(*d.offset, true);
 
   // Predicates of rule heads first (their atom neurons need metadata), then declarations.
+  std::vector<std::pair<uint32_t, Span>> norm_at;  // [normalization=batch] (predicate, where)
   for (const Rule& rule : ast.rules) model.intern_predicate(rule.head.predicate, rule.head.arity());
   for (const PredicateDecl& d : ast.predicates) {
     uint32_t p = model.intern_predicate(d.name, d.arity);
@@ -222,6 +257,12 @@ TemplateModel TemplateModel::compile(const TemplateAst& ast,
     for (const MetaEntry& m : d.meta) {
       if (m.key == "activation" || m.key == "transformation") {
         spec.activation = parse_activation(m.value, m.span);
+      } else if (m.key == "normalization") {
+        if (m.value.name != "batch" || m.value.has_parens)
+          throw Error(ErrorKind::Semantic, m.span,
+                      "unknown normalization '" + m.value.name + "' of " + d.name + "/" + std::to_string(d.arity) +
+                          " (valid: batch)");
+        norm_at.emplace_back(p, m.span);  // made below, once every declaration gave its offset
       } else if (m.key == "combination") {
         CombinationKind c = parse_combination(m.value, m.span);
         switch (c) {
@@ -247,6 +288,8 @@ TemplateModel TemplateModel::compile(const TemplateAst& ast,
     if (d.offset)
       spec.offset = weights.get(*d.offset, d.name + "/" + std::to_string(d.arity) + ".offset", true);
   }
+  for (const auto& [p, where] : norm_at)
+    if (model.predicates[p].norm == kNoParam) add_batch_norm(model, p, where);
 
   // Rules.
   model.rules.resize(ast.rules.size());

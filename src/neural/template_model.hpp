@@ -76,6 +76,22 @@ struct PredicateSpec {
   AggregationKind combination = AggregationKind::Sum;  // over the atom's inputs
   bool scalars_only = false;  // written `product` (a matrix product): element-wise only for scalars
   uint32_t offset = kNoParam;
+  uint32_t norm = kNoParam;  // index into TemplateModel::batch_norms (`[normalization=batch]`)
+};
+
+// `P/n [normalization=batch]`: the atoms' combined inputs x are normalised per entry over
+// every atom of P in a training batch (all its samples), x^ = (x - mean) / sqrt(var + eps)
+// with the biased variance, then scaled and shifted, a = act(scale * x^ + offset): torch's
+// BatchNorm1d in training mode, the predicate's offset being its shift. Evaluation (and any
+// forward outside a training step) uses the running mean and unbiased variance instead,
+// updated after every training batch as running = (1 - momentum) running + momentum batch.
+inline constexpr double kBatchNormEps = 1e-5;
+inline constexpr double kBatchNormMomentum = 0.1;
+struct BatchNormSpec {
+  uint32_t predicate = 0;
+  uint32_t scale = kNoParam;  // learnable, initialised to 1
+  uint32_t mean = kNoParam;   // running statistics: fixed parameters (saved with the model,
+  uint32_t var = kNoParam;    // never stepped by the optimizer), initialised to 0 and 1
 };
 
 // A template fact: learnable embedding (param) or a fixed value.
@@ -99,6 +115,7 @@ class TemplateModel {
   std::vector<RuleSpec> rules;
   std::vector<PredicateSpec> predicates;
   std::vector<TemplateFactSpec> facts;
+  std::vector<BatchNormSpec> batch_norms;
   Parameters params;
 
   uint32_t predicate_index(const std::string& name, int arity) const;  // kNoParam if unknown

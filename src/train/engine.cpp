@@ -367,6 +367,15 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
   const bool f32 = dtype == Dtype::Float32;
   const exec::ParamView<double> params = exec::view_of(model.params);
   const exec::ParamView<float> params32 = f32 ? mirror_.refresh(model.params) : exec::ParamView<float>{};
+  if (!model.batch_norms.empty()) {
+    if (f32)
+      run_normalized(model, params32, set, locals, loss_kind, mean_over, with_metrics, with_values,
+                     norm_workspaces32_, take);
+    else
+      run_normalized(model, params, set, locals, loss_kind, mean_over, with_metrics, with_values, norm_workspaces_,
+                     take);
+    return;
+  }
   auto run_one = [&](uint32_t local, size_t thread, SampleGradient& out) {
     if (f32) run_sample(params32, set, local, loss_kind, mean_over, with_metrics, with_values, workspaces32_[thread], out);
     else run_sample(params, set, local, loss_kind, mean_over, with_metrics, with_values, workspaces_[thread], out);
@@ -528,6 +537,9 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   ExampleFacts* facts = train_set.example_facts.get();  // the data's parameters, if learnable
   if (facts && train_set.sharded())
     throw Error(ErrorKind::Semantic, "learnable example facts cannot be trained sharded over MPI ranks");
+  if (!model_.batch_norms.empty() && train_set.sharded())
+    throw Error(ErrorKind::Semantic, "normalization=batch cannot be trained sharded over MPI ranks yet (its batch "
+                                     "statistics would be each rank's share of the batch)");
 
   // Targeted outputs per sample: a batch's mean loss divides by their sum.
   std::vector<uint32_t> sample_target_count(train_set.size(), 0);
@@ -596,6 +608,8 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
             config.dtype);
       }
       step_learnable(grads, lr, config, fixed_values, facts);
+      // After the step, which keeps fixed parameters as they were.
+      if (!model_.batch_norms.empty()) steps_for(train_set).update_running_stats(model_, model_.params);
     }
     epoch_preds.finish();
     ++epochs_trained_;

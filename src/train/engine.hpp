@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "exec/batch_norm.hpp"
 #include "exec/plan.hpp"
 #include "lrnn/training.hpp"
 #include "train/shard_layout.hpp"
@@ -166,9 +167,20 @@ class SampleSteps {
   // The values of sample `local`'s plan (built by a run or plan_ahead): a measure of its
   // forward + backward work that does not depend on the machine's load.
   size_t plan_values(uint32_t local) const { return plans_[plan_of_[local]]->num_values; }
+  // After a step of a model with batch-normalised predicates: moves their running
+  // statistics (fixed parameters of `params`) toward the last run's batch statistics.
+  void update_running_stats(const neural::TemplateModel& model, neural::Parameters& params) const;
 
  private:
   void bind(const PreparedSet& set);
+  // run() for a model with batch-normalised predicates (train/batch_norm_steps.cpp): the
+  // batch's samples all held at once (one workspace each), run in phases on one thread.
+  template <class T>
+  void run_normalized(const neural::TemplateModel& model, const exec::ParamView<T>& params, const PreparedSet& set,
+                      std::span<const uint32_t> locals, LossKind loss, size_t mean_over, bool with_metrics,
+                      bool with_values, std::vector<exec::BasicWorkspace<T>>& workspaces,
+                      const std::function<void(size_t, const SampleGradient&)>& take);
+  std::vector<uint32_t> norm_order(const neural::TemplateModel& model, std::span<const uint32_t> locals) const;
   template <class T>
   void run_sample(const exec::ParamView<T>& params, const PreparedSet& set, uint32_t local, LossKind loss,
                   size_t mean_over, bool with_metrics, bool with_values, exec::BasicWorkspace<T>& ws,
@@ -183,6 +195,10 @@ class SampleSteps {
   std::vector<exec::Workspace32> workspaces32_;  // per thread (Dtype::Float32)
   exec::ParamMirror mirror_;
   std::vector<SampleGradient> slots_;        // per sample of the batch (or of a wave of it)
+  std::vector<exec::Workspace> norm_workspaces_;      // per sample of a batch-normalised batch
+  std::vector<exec::Workspace32> norm_workspaces32_;
+  std::vector<exec::BatchStats> batch_stats_;  // per BatchNormSpec, of the last run
+  std::vector<uint8_t> batch_stats_set_;       // whether the last run's batch had its atoms
 };
 
 struct TrainResult {

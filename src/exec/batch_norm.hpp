@@ -1,0 +1,73 @@
+// Batch normalisation across the samples of a training batch. Each sample keeps its own
+// plan and workspace; a training step runs every sample's plan in phases that stop at its
+// batch-normalised atom groups (Plan::norm_steps), where the statistics over all the
+// batch's atoms of the predicate are computed (batch_norm_forward) and, going back, the
+// sums the normalisation's gradient needs (batch_norm_backward). A plain forward/backward
+// (evaluation, inspection, gradients outside training) normalises with the running
+// statistics instead and needs none of this.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "exec/plan.hpp"
+
+namespace lrnn::exec {
+
+// forward() is forward_prepare then forward_steps over every step; backward() is
+// backward_begin, backward_steps over every step (they run in reverse), backward_end.
+template <class T>
+void forward_prepare(const Plan& plan, std::span<const double> data, const ParamView<T>& params,
+                     BasicWorkspace<T>& ws, const neural::Parameters* example_params);
+template <class T>
+void forward_steps(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, size_t first, size_t last);
+// The two halves of the normalised atom group at steps[step]: its combined inputs x (at
+// red_off), then, from x^ at norm_off, scale, shift and activation.
+template <class T>
+void norm_reduce_forward(const Plan& plan, size_t step, BasicWorkspace<T>& ws);
+template <class T>
+void norm_finish_forward(const Plan& plan, size_t step, const ParamView<T>& params, BasicWorkspace<T>& ws);
+
+// Returns where the pass accumulates parameter gradients (param_grads itself for double).
+template <class T>
+T* backward_begin(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws,
+                  std::vector<double>& param_grads);
+template <class T>
+void backward_steps(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg, size_t first,
+                    size_t last);
+template <class T>
+void backward_end(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg,
+                  std::vector<double>& param_grads, const neural::Parameters* example_params,
+                  std::vector<double>* example_grads);
+// Back through the activation, shift and scale of the normalised group at steps[step]
+// (dL/dx^ at norm_off), then, given dL/dx at red_off, back to the group's inputs.
+template <class T>
+void norm_finish_backward(const Plan& plan, size_t step, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg);
+template <class T>
+void norm_reduce_backward(const Plan& plan, size_t step, BasicWorkspace<T>& ws);
+
+// One sample's atoms of a normalised predicate: its group and the workspace it ran in.
+template <class T>
+struct NormSite {
+  const AtomGroup* group = nullptr;
+  BasicWorkspace<T>* ws = nullptr;
+};
+
+// The batch statistics of one normalised predicate (entries of its value shape).
+struct BatchStats {
+  size_t rows = 0;                 // atoms over the batch
+  std::vector<double> mean, var;   // var biased (the normalisation's)
+  std::vector<double> inv_std;     // 1 / sqrt(var + eps), for backward
+};
+
+// Mean and variance over every site's rows (x at red_off), then x^ at each norm_off.
+// Throws lrnn::Error (Runtime) naming `predicate` when the batch holds a single atom (its
+// variance is 0 and its x^ meaningless: torch refuses the same).
+template <class T>
+void batch_norm_forward(std::span<const NormSite<T>> sites, const std::string& predicate, BatchStats& stats);
+// With dL/dx^ at each site's norm_off: adds dL/dx = inv_std (g - mean(g) - x^ mean(g x^))
+// into red_off (the means over the batch's rows).
+template <class T>
+void batch_norm_backward(std::span<const NormSite<T>> sites, const BatchStats& stats);
+
+}  // namespace lrnn::exec

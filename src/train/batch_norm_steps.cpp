@@ -1,0 +1,199 @@
+// Minibatch steps of a model with batch-normalised predicates (`P/n [normalization=batch]`):
+// every sample of the batch runs its own plan, but in phases that meet at each normalised
+// predicate, where its batch statistics are taken over all the samples' atoms of it
+// (exec/batch_norm.hpp); backward meets at the same places in reverse.
+#include <algorithm>
+#include <string>
+
+#include "lrnn/diagnostics.hpp"
+#include "train/engine.hpp"
+#include "train/example_facts.hpp"
+
+namespace lrnn::train {
+
+namespace {
+
+std::string predicate_name(const neural::TemplateModel& model, uint32_t norm) {
+  const neural::PredicateSpec& p = model.predicates[model.batch_norms[norm].predicate];
+  return p.name + "/" + std::to_string(p.arity);
+}
+
+uint32_t norm_at(const exec::Plan& plan, size_t k) {
+  return plan.atom_groups[plan.steps[plan.norm_steps[k]].index].norm;
+}
+
+}  // namespace
+
+// The order in which the batch's normalised predicates meet: one that every sample's plan
+// agrees with (each plan lists its normalised groups in step order). A predicate whose
+// atoms lie at two depths of one network, or two predicates in opposite orders in two
+// networks, have no such order: refused, naming them.
+std::vector<uint32_t> SampleSteps::norm_order(const neural::TemplateModel& model,
+                                              std::span<const uint32_t> locals) const {
+  const size_t k = model.batch_norms.size();
+  std::vector<std::vector<uint8_t>> before(k, std::vector<uint8_t>(k, 0));
+  std::vector<uint8_t> present(k, 0);
+  std::vector<uint8_t> seen_plan(plans_.size(), 0);
+  for (uint32_t local : locals) {
+    const uint32_t p = plan_of_[local];
+    if (seen_plan[p]) continue;
+    seen_plan[p] = 1;
+    const exec::Plan& plan = *plans_[p];
+    std::vector<uint8_t> in_plan(k, 0);
+    for (size_t i = 0; i < plan.norm_steps.size(); ++i) {
+      const uint32_t t = norm_at(plan, i);
+      if (in_plan[t])
+        throw Error(ErrorKind::Semantic,
+                    "normalization=batch of " + predicate_name(model, t) +
+                        ": its atoms lie at more than one depth of a sample's network (the predicate is recursive "
+                        "or derived at several depths); batch statistics need all of them in one layer");
+      in_plan[t] = present[t] = 1;
+      for (size_t j = 0; j < i; ++j) before[norm_at(plan, j)][t] = 1;
+    }
+  }
+  std::vector<uint32_t> order;
+  std::vector<uint8_t> placed(k, 0);
+  for (size_t round = 0; round < k; ++round) {
+    for (uint32_t t = 0; t < k; ++t) {
+      if (placed[t] || !present[t]) continue;
+      bool ready = true;
+      for (uint32_t u = 0; u < k && ready; ++u) ready = placed[u] || !before[u][t];
+      if (!ready) continue;
+      placed[t] = 1;
+      order.push_back(t);
+      break;
+    }
+  }
+  for (uint32_t t = 0; t < k; ++t)
+    if (present[t] && !placed[t])
+      for (uint32_t u = 0; u < k; ++u)
+        if (before[t][u] && before[u][t])
+          throw Error(ErrorKind::Semantic, "normalization=batch of " + predicate_name(model, t) + " and " +
+                                               predicate_name(model, u) +
+                                               ": they come in opposite orders in two samples' networks, so no "
+                                               "training step can take their batch statistics in one order");
+  return order;
+}
+
+template <class T>
+void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec::ParamView<T>& params,
+                                 const PreparedSet& set, std::span<const uint32_t> locals, LossKind loss_kind,
+                                 size_t mean_over, bool with_metrics, bool with_values,
+                                 std::vector<exec::BasicWorkspace<T>>& workspaces,
+                                 const std::function<void(size_t, const SampleGradient&)>& take) {
+  const size_t n = locals.size();
+  if (workspaces.size() < n) workspaces.resize(n);
+  if (slots_.size() < n) slots_.resize(n);
+  const neural::Parameters* example_params = set.example_facts ? &set.example_facts->params : nullptr;
+  auto plan_of = [&](size_t s) -> const exec::Plan& { return *plans_[plan_of_[locals[s]]]; };
+  const std::vector<uint32_t> order = norm_order(model, locals);
+  batch_stats_.resize(model.batch_norms.size());
+  batch_stats_set_.assign(model.batch_norms.size(), 0);
+
+  // Forward: each sample up to its next normalised group, the batch's statistics, on.
+  std::vector<size_t> next(n, 0), cursor(n, 0);
+  for (size_t s = 0; s < n; ++s)
+    exec::forward_prepare(plan_of(s), set.networks[locals[s]].fact_data, params, workspaces[s], example_params);
+  std::vector<exec::NormSite<T>> sites;
+  std::vector<size_t> members;
+  for (uint32_t t : order) {
+    sites.clear();
+    members.clear();
+    for (size_t s = 0; s < n; ++s) {
+      const exec::Plan& plan = plan_of(s);
+      if (next[s] == plan.norm_steps.size() || norm_at(plan, next[s]) != t) continue;
+      const size_t step = plan.norm_steps[next[s]];
+      exec::forward_steps(plan, params, workspaces[s], cursor[s], step);
+      exec::norm_reduce_forward(plan, step, workspaces[s]);
+      sites.push_back({&plan.atom_groups[plan.steps[step].index], &workspaces[s]});
+      members.push_back(s);
+    }
+    exec::batch_norm_forward<T>(sites, predicate_name(model, t), batch_stats_[t]);
+    batch_stats_set_[t] = 1;
+    for (size_t s : members) {
+      const exec::Plan& plan = plan_of(s);
+      const size_t step = plan.norm_steps[next[s]++];
+      exec::norm_finish_forward(plan, step, params, workspaces[s]);
+      cursor[s] = step + 1;
+    }
+  }
+
+  // Each sample's loss, then backward in the same phases in reverse.
+  std::vector<T*> pg(n);
+  for (size_t s = 0; s < n; ++s) {
+    const exec::Plan& plan = plan_of(s);
+    exec::BasicWorkspace<T>& ws = workspaces[s];
+    SampleGradient& out = slots_[s];
+    exec::forward_steps(plan, params, ws, cursor[s], plan.steps.size());
+    out.values.resize(with_values ? plan.outputs.size() : 0);
+    for (size_t o = 0; o < out.values.size(); ++o) exec::copy_output_value(plan, ws, o, out.values[o]);
+    if (!with_metrics) {
+      out.predictions.clear();
+      out.targets.clear();
+    }
+    ws.grads.assign(plan.num_values, 0.0);
+    const size_t first = first_output_[locals[s]];
+    out.loss = seed_loss_gradients(
+        plan, ws, loss_kind, [&](size_t o) -> const std::vector<double>& { return set.outputs[first + o].target; },
+        with_metrics ? &out.predictions : nullptr, with_metrics ? &out.targets : nullptr, mean_over,
+        [&](size_t o) { return set.outputs[first + o].importance; });
+    out.grads.assign(params.size(), 0.0);
+    out.example_grads.assign(example_params ? example_params->size() : 0, 0.0);
+    pg[s] = exec::backward_begin(plan, params, ws, out.grads);
+    cursor[s] = plan.steps.size();
+  }
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    sites.clear();
+    members.clear();
+    for (size_t s = 0; s < n; ++s) {
+      const exec::Plan& plan = plan_of(s);
+      if (next[s] == 0 || norm_at(plan, next[s] - 1) != *it) continue;
+      const size_t step = plan.norm_steps[next[s] - 1];
+      exec::backward_steps(plan, params, workspaces[s], pg[s], step + 1, cursor[s]);
+      exec::norm_finish_backward(plan, step, params, workspaces[s], pg[s]);
+      sites.push_back({&plan.atom_groups[plan.steps[step].index], &workspaces[s]});
+      members.push_back(s);
+    }
+    exec::batch_norm_backward<T>(sites, batch_stats_[*it]);
+    for (size_t s : members) {
+      const exec::Plan& plan = plan_of(s);
+      const size_t step = plan.norm_steps[--next[s]];
+      exec::norm_reduce_backward(plan, step, workspaces[s]);
+      cursor[s] = step;
+    }
+  }
+  for (size_t s = 0; s < n; ++s) {
+    const exec::Plan& plan = plan_of(s);
+    exec::backward_steps(plan, params, workspaces[s], pg[s], 0, cursor[s]);
+    exec::backward_end(plan, params, workspaces[s], pg[s], slots_[s].grads, example_params,
+                       example_params ? &slots_[s].example_grads : nullptr);
+    take(s, slots_[s]);
+  }
+}
+
+void SampleSteps::update_running_stats(const neural::TemplateModel& model, neural::Parameters& params) const {
+  const double m = neural::kBatchNormMomentum;
+  for (size_t t = 0; t < batch_stats_set_.size(); ++t) {
+    if (!batch_stats_set_[t]) continue;
+    const exec::BatchStats& b = batch_stats_[t];
+    double* mean = params.data(model.batch_norms[t].mean);
+    double* var = params.data(model.batch_norms[t].var);
+    // The running variance is the unbiased one (torch's), the normalisation's the biased.
+    const double unbias = static_cast<double>(b.rows) / static_cast<double>(b.rows - 1);
+    for (size_t i = 0; i < b.mean.size(); ++i) {
+      mean[i] = (1 - m) * mean[i] + m * b.mean[i];
+      var[i] = (1 - m) * var[i] + m * b.var[i] * unbias;
+    }
+  }
+}
+
+template void SampleSteps::run_normalized<double>(const neural::TemplateModel&, const exec::ParamView<double>&,
+                                                  const PreparedSet&, std::span<const uint32_t>, LossKind, size_t,
+                                                  bool, bool, std::vector<exec::Workspace>&,
+                                                  const std::function<void(size_t, const SampleGradient&)>&);
+template void SampleSteps::run_normalized<float>(const neural::TemplateModel&, const exec::ParamView<float>&,
+                                                 const PreparedSet&, std::span<const uint32_t>, LossKind, size_t,
+                                                 bool, bool, std::vector<exec::Workspace32>&,
+                                                 const std::function<void(size_t, const SampleGradient&)>&);
+
+}  // namespace lrnn::train
