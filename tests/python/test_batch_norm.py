@@ -5,7 +5,8 @@ weights, scale, shift and running statistics, and evaluation gives torch's eval-
 import numpy as np
 import pytest
 
-from lrnn.core import Model, R, Settings
+from lrnn.core import Aggregation, Model, R, Settings, Transformation, V as Var
+from lrnn.core.rules import Metadata
 from lrnn.dataset import Dataset, Sample
 from lrnn.nn.loss import MSE
 from lrnn.nn.optim import Adam
@@ -27,10 +28,21 @@ SHIFT = [0.1, -0.2, 0.05]
 V = [[0.7, -0.3, 0.4]]
 
 
-def _lrnn(tmp_path, batch_size):
-    path = tmp_path / "bn.lrnn"
-    path.write_text(TEMPLATE)
-    model = Model(template_file=str(path)).build(
+def _template(tmp_path, written):
+    if written == "text":
+        path = tmp_path / "bn.lrnn"
+        path.write_text(TEMPLATE)
+        return Model(template_file=str(path))
+    model = Model()  # the same template in the Python DSL
+    model += R.h(Var.X) <= R.f(Var.X)[3, 2]
+    model += (R.h / 1)[3, 1]
+    model += R.h / 1 | Metadata(normalization="batch", transformation=Transformation.RELU)
+    model += (R.out <= R.h(Var.X)[1, 3]) | [Aggregation.SUM]
+    return model
+
+
+def _lrnn(tmp_path, batch_size, written="text"):
+    model = _template(tmp_path, written).build(
         Settings(batch_size=batch_size, optimizer=Adam(lr=0.05), error_function=MSE(reduction="mean"), shuffle=False))
     model.load_state_dict({"weights": {"rule0.body0": W, "h/1.offset": SHIFT, "rule1.body0": V}})
     samples = [Sample(R.out[y], [R.f(f"n{g}_{i}")[x] for i, x in enumerate(nodes)]) for g, (nodes, y) in
@@ -57,10 +69,10 @@ def _torch_outputs(torch, modules, graphs):
     return torch.stack([out(part).sum() for part in torch.split(h, sizes)])
 
 
-@pytest.mark.parametrize("batch_size", [0, 2])
-def test_training_and_evaluation_match_torch_batchnorm1d(tmp_path, batch_size):
+@pytest.mark.parametrize("batch_size,written", [(0, "text"), (2, "text"), (2, "dsl")])
+def test_training_and_evaluation_match_torch_batchnorm1d(tmp_path, batch_size, written):
     torch = pytest.importorskip("torch", reason="torch's BatchNorm1d is the reference for this test")
-    model, data = _lrnn(tmp_path, batch_size)
+    model, data = _lrnn(tmp_path, batch_size, written)
     built = model.build_dataset(data)
     model.train(built, epochs=3, progress=False)
 

@@ -17,10 +17,12 @@ from lrnn.core.values import Weight
 
 class Metadata:
     """A rule's (or a predicate's) `[key=value, ...]` list. Entries print in the order
-    transformation, combination, aggregation, learnable, duplicate_grounding; the activation
-    prints as `transformation=`, PyNeuraLogic's key (lrnn's parser reads it as `activation=`)."""
+    transformation, combination, aggregation, learnable, duplicate_grounding, normalization; the
+    activation prints as `transformation=`, PyNeuraLogic's key (lrnn's parser reads it as
+    `activation=`). `normalization="batch"` (predicates only, lrnn's own: PyNeuraLogic has no
+    batch norm) is `P/n [normalization=batch]` (docs/language.md)."""
 
-    __slots__ = ("transformation", "combination", "aggregation", "learnable", "duplicate_grounding")
+    __slots__ = ("transformation", "combination", "aggregation", "learnable", "duplicate_grounding", "normalization")
 
     def __init__(
         self,
@@ -31,6 +33,7 @@ class Metadata:
         duplicate_grounding: Optional[bool] = None,
         *,
         activation: Optional[Function] = None,
+        normalization: Optional[str] = None,
     ):
         if activation is not None:
             if transformation is not None:
@@ -41,6 +44,9 @@ class Metadata:
         self.aggregation = _check_kind(aggregation, AGGREGATION, "aggregation")
         self.learnable = learnable
         self.duplicate_grounding = duplicate_grounding
+        if normalization not in (None, "batch"):
+            raise ValueError(f"unknown normalization {normalization!r} (valid: 'batch')")
+        self.normalization = normalization
 
     @staticmethod
     def from_iterable(entries: Iterable[Any]) -> "Metadata":
@@ -78,6 +84,8 @@ class Metadata:
             out.append(("learnable", "true" if self.learnable else "false"))
         if self.duplicate_grounding is not None:
             out.append(("duplicate_grounding", "true" if self.duplicate_grounding else "false"))
+        if self.normalization is not None:
+            out.append(("normalization", self.normalization))
         return out
 
     def __len__(self) -> int:
@@ -101,6 +109,7 @@ class Metadata:
             combination=pick(self.combination, other.combination),
             aggregation=pick(self.aggregation, other.aggregation),
             duplicate_grounding=pick(self.duplicate_grounding, other.duplicate_grounding),
+            normalization=pick(self.normalization, other.normalization),
         )
 
     combine = __add__
