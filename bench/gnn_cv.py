@@ -5,7 +5,11 @@ PyTorch Geometric (bench/peers/pyg_gin_cv.py), on the same stratified folds with
 epochs, optimizer and batch size, plus each engine's training time per epoch.
 
     python3 bench/gnn_cv.py [--datasets MUTAG PROTEINS NCI1] [--epochs 50] [--folds 10]
-                            [--lr 0.01] [--batch-size 32] [--seed 1] [--build build]
+                            [--lr 0.01] [--batch-size 32] [--seed 1] [--build build] [--batch-norm]
+
+--batch-norm: the paper's batch normalisation after each MLP's first linear map
+(examples/graphs/gin_<ds>_bn.lrnn; BatchNorm1d in PyG); its results are kept under
+"<DS> batch norm".
 
 lrnn: `<build>/lrnn train TEMPLATE --dataset tu:DIR --folds K --epochs N --loss crossentropy
 --lr X --batch-size B --seed S --json` (its JSON gives the folds, `fold_of_sample`, that
@@ -36,7 +40,10 @@ RESULTS = os.path.join(benchlib.RESULTS, "gnn_cv.json")
 
 
 def run_lrnn(a, name: str) -> dict:
-    template = os.path.join(benchlib.REPO, "examples", "graphs", f"gin_{name.lower()}.lrnn")
+    suffix = "_bn" if a.batch_norm else ""
+    template = os.path.join(benchlib.REPO, "examples", "graphs", f"gin_{name.lower()}{suffix}.lrnn")
+    if not os.path.exists(template):
+        sys.exit(f"no template {template} for {name}")
     cmd = [os.path.join(a.build, "lrnn"), "train", template, "--dataset", "tu:" + os.path.join(TU, name),
            "--folds", str(a.folds), "--epochs", str(a.epochs), "--loss", "crossentropy", "--lr", str(a.lr),
            "--batch-size", str(a.batch_size), "--seed", str(a.seed), "--report-every", str(max(a.epochs, 1)), "--json"]
@@ -61,6 +68,8 @@ def run_pyg(a, name: str, fold_of_sample: list) -> dict:
         cmd = [sys.executable, PEER, "--dataset-dir", os.path.join(TU, name), "--folds-json", folds_file,
                "--epochs", str(a.epochs), "--lr", str(a.lr), "--batch-size", str(a.batch_size), "--seed", str(a.seed),
                "--step-size", str(a.step_size), "--gamma", str(a.gamma), "--test-curve"]
+        if a.batch_norm:
+            cmd.append("--batch-norm")
         run = benchlib.run_with_rss(cmd)
     finally:
         os.unlink(folds_file)
@@ -95,6 +104,8 @@ def main() -> None:
     ap.add_argument("--step-size", type=int, default=0,
                     help="multiply the learning rate by --gamma every N epochs in both engines (torch's StepLR; 0: constant)")
     ap.add_argument("--gamma", type=float, default=0.5)
+    ap.add_argument("--batch-norm", action="store_true",
+                    help="GIN with batch norm after each MLP's first linear map (gin_<ds>_bn.lrnn; BatchNorm1d in PyG)")
     ap.add_argument("--concurrent", action="store_true",
                     help="run lrnn and PyG at the same time, one core each (the folds come from an lrnn run of 0 epochs)")
     a = ap.parse_args()
@@ -116,11 +127,13 @@ def main() -> None:
             lr = run_lrnn(a, name)
         entry = {"epochs": a.epochs, "folds": a.folds, "lr": a.lr, "batch_size": a.batch_size, "seed": a.seed,
                  "schedule": f"step {a.step_size} gamma {a.gamma}" if a.step_size else "constant",
+                 "batch_norm": bool(a.batch_norm),
                  "concurrent": bool(a.concurrent), "date": datetime.date.today().isoformat(),
                  "lrnn": {"accuracies": [f["test"]["accuracy"] for f in lr["folds"]], "mean": lr["mean_accuracy"],
                           "std": lr["std_accuracy"], "epoch_s": lr["epoch_s"], "wall_s": lr["wall_s"],
                           "peak_rss_mb": lr["peak_rss_mb"], "command": lr["command"]}}
-        line = f"{name}: lrnn {lr['mean_accuracy']:.4f} ± {lr['std_accuracy']:.4f} ({lr['epoch_s']:.4f} s/epoch)"
+        key = f"{name} batch norm" if a.batch_norm else name
+        line = f"{key}: lrnn {lr['mean_accuracy']:.4f} ± {lr['std_accuracy']:.4f} ({lr['epoch_s']:.4f} s/epoch)"
         curves = {"lrnn": [f["test_accuracy_by_epoch"] for f in lr["folds"]] if a.epochs > 0 else None}
         if not a.no_pyg:
             pyg = pyg or run_pyg(a, name, lr["fold_of_sample"])
@@ -138,7 +151,7 @@ def main() -> None:
                 line += (f"\n  {engine} best epoch {summary['best_epoch']}: {summary['best_epoch_mean']:.4f} ± "
                          f"{summary['best_epoch_std']:.4f} (GIN paper's selection, optimistic)")
         print(line, flush=True)
-        results[name] = entry
+        results[key] = entry
         benchlib.write_result("gnn_cv", {"benchmark": "gnn_cv", "datasets": results}, RESULTS)
 
 

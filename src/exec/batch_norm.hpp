@@ -15,7 +15,8 @@
 namespace lrnn::exec {
 
 // forward() is forward_prepare then forward_steps over every step; backward() is
-// backward_begin, backward_steps over every step (they run in reverse), backward_end.
+// backward_begin, backward_steps over every step (they run in reverse), backward_end, and
+// (float) the pass's parameter gradients added into the caller's double vector.
 template <class T>
 void forward_prepare(const Plan& plan, std::span<const double> data, const ParamView<T>& params,
                      BasicWorkspace<T>& ws, const neural::Parameters* example_params);
@@ -35,10 +36,10 @@ T* backward_begin(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T
 template <class T>
 void backward_steps(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg, size_t first,
                     size_t last);
+// The template facts' gradients into pg, the learnable example facts' into example_grads.
 template <class T>
 void backward_end(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg,
-                  std::vector<double>& param_grads, const neural::Parameters* example_params,
-                  std::vector<double>* example_grads);
+                  const neural::Parameters* example_params, std::vector<double>* example_grads);
 // Back through the activation, shift and scale of the normalised group at steps[step]
 // (dL/dx^ at norm_off), then, given dL/dx at red_off, back to the group's inputs.
 template <class T>

@@ -600,8 +600,7 @@ void backward_steps(const Plan& plan, const ParamView<T>& params, BasicWorkspace
 
 template <class T>
 void backward_end(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg,
-                  std::vector<double>& param_grads, const neural::Parameters* example_params,
-                  std::vector<double>* example_grads) {
+                  const neural::Parameters* example_params, std::vector<double>* example_grads) {
   const T* g = ws.grads.data();
   for (size_t i = 0; i < plan.param_fact_off.size(); ++i) {
     const uint32_t p = plan.param_fact_param[i];
@@ -609,8 +608,6 @@ void backward_end(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T
     T* gp = pg + params.info(p).offset;
     for (int e = 0; e < size; ++e) gp[e] += g[plan.param_fact_off[i] + e];
   }
-  if constexpr (!std::is_same_v<T, double>)
-    for (size_t i = 0; i < param_grads.size(); ++i) param_grads[i] += pg[i];
   if (example_params && example_grads) {
     example_grads->resize(example_params->size(), 0.0);
     add_fact_grads(plan.example_fact_off, plan.example_fact_param, *example_params, g, example_grads->data());
@@ -622,7 +619,9 @@ void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& w
               const neural::Parameters* example_params, std::vector<double>* example_grads) {
   T* pg = backward_begin(plan, params, ws, param_grads);
   backward_steps(plan, params, ws, pg, 0, plan.steps.size());
-  backward_end(plan, params, ws, pg, param_grads, example_params, example_grads);
+  backward_end(plan, params, ws, pg, example_params, example_grads);
+  if constexpr (!std::is_same_v<T, double>)
+    for (size_t i = 0; i < param_grads.size(); ++i) param_grads[i] += pg[i];
 }
 
 template <class T>
@@ -643,7 +642,7 @@ void norm_reduce_backward(const Plan& plan, size_t step, BasicWorkspace<T>& ws) 
   template void norm_finish_forward<T>(const Plan&, size_t, const ParamView<T>&, BasicWorkspace<T>&);             \
   template T* backward_begin<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, std::vector<double>&);       \
   template void backward_steps<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, T*, size_t, size_t);       \
-  template void backward_end<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, T*, std::vector<double>&,    \
+  template void backward_end<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, T*,                         \
                                 const neural::Parameters*, std::vector<double>*);                                  \
   template void norm_finish_backward<T>(const Plan&, size_t, const ParamView<T>&, BasicWorkspace<T>&, T*);         \
   template void norm_reduce_backward<T>(const Plan&, size_t, BasicWorkspace<T>&);

@@ -3,6 +3,7 @@
 // predicate, where its batch statistics are taken over all the samples' atoms of it
 // (exec/batch_norm.hpp); backward meets at the same places in reverse.
 #include <algorithm>
+#include <type_traits>
 #include <string>
 
 #include "lrnn/diagnostics.hpp"
@@ -118,8 +119,18 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
     }
   }
 
-  // Each sample's loss, then backward in the same phases in reverse.
-  std::vector<T*> pg(n);
+  // Each sample's loss, then backward in the same phases in reverse. The parameter
+  // gradients of the whole batch accumulate in one buffer (the first sample's): n buffers
+  // of every parameter, zeroed and summed per step, cost more than the passes themselves.
+  std::vector<double>& batch_grads = slots_[0].grads;
+  batch_grads.assign(params.size(), 0.0);
+  T* pg;
+  if constexpr (std::is_same_v<T, double>) {
+    pg = batch_grads.data();
+  } else {
+    batch_grads32_.assign(params.size(), T(0));
+    pg = batch_grads32_.data();
+  }
   for (size_t s = 0; s < n; ++s) {
     const exec::Plan& plan = plan_of(s);
     exec::BasicWorkspace<T>& ws = workspaces[s];
@@ -137,9 +148,8 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
         plan, ws, loss_kind, [&](size_t o) -> const std::vector<double>& { return set.outputs[first + o].target; },
         with_metrics ? &out.predictions : nullptr, with_metrics ? &out.targets : nullptr, mean_over,
         [&](size_t o) { return set.outputs[first + o].importance; });
-    out.grads.assign(params.size(), 0.0);
+    if (s > 0) out.grads.clear();  // summed into the first sample's
     out.example_grads.assign(example_params ? example_params->size() : 0, 0.0);
-    pg[s] = exec::backward_begin(plan, params, ws, out.grads);
     cursor[s] = plan.steps.size();
   }
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -149,8 +159,8 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
       const exec::Plan& plan = plan_of(s);
       if (next[s] == 0 || norm_at(plan, next[s] - 1) != *it) continue;
       const size_t step = plan.norm_steps[next[s] - 1];
-      exec::backward_steps(plan, params, workspaces[s], pg[s], step + 1, cursor[s]);
-      exec::norm_finish_backward(plan, step, params, workspaces[s], pg[s]);
+      exec::backward_steps(plan, params, workspaces[s], pg, step + 1, cursor[s]);
+      exec::norm_finish_backward(plan, step, params, workspaces[s], pg);
       sites.push_back({&plan.atom_groups[plan.steps[step].index], &workspaces[s]});
       members.push_back(s);
     }
@@ -164,11 +174,13 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
   }
   for (size_t s = 0; s < n; ++s) {
     const exec::Plan& plan = plan_of(s);
-    exec::backward_steps(plan, params, workspaces[s], pg[s], 0, cursor[s]);
-    exec::backward_end(plan, params, workspaces[s], pg[s], slots_[s].grads, example_params,
+    exec::backward_steps(plan, params, workspaces[s], pg, 0, cursor[s]);
+    exec::backward_end(plan, params, workspaces[s], pg, example_params,
                        example_params ? &slots_[s].example_grads : nullptr);
-    take(s, slots_[s]);
   }
+  if constexpr (!std::is_same_v<T, double>)
+    for (size_t i = 0; i < batch_grads.size(); ++i) batch_grads[i] += pg[i];
+  for (size_t s = 0; s < n; ++s) take(s, slots_[s]);
 }
 
 void SampleSteps::update_running_stats(const neural::TemplateModel& model, neural::Parameters& params) const {

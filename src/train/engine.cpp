@@ -593,7 +593,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
                   [&](size_t pos, const SampleGradient& sample) {
                     if (pos == 0) {
                       std::copy(sample.grads.begin(), sample.grads.end(), grads.begin());
-                    } else {
+                    } else if (!sample.grads.empty()) {
                       for (size_t i = 0; i < grads.size(); ++i) grads[i] += sample.grads[i];
                     }
                     if (facts)  // zero after every step (step_example_facts)

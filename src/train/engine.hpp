@@ -123,6 +123,8 @@ Parameter parameter_of(const neural::Parameters& params, uint32_t p, const doubl
 // (parameter layout), its loss sum and targeted-output count, and as asked its targeted
 // outputs' predictions and targets and every output's value (in the sample's output order).
 struct SampleGradient {
+  // Empty when this sample's gradient is part of an earlier sample's of the same batch (a
+  // batch-normalised batch hands over the batch's whole gradient with its first sample).
   std::vector<double> grads;
   std::vector<double> example_grads;  // of the set's learnable example facts (empty without)
   LossSum loss;
@@ -197,6 +199,7 @@ class SampleSteps {
   std::vector<SampleGradient> slots_;        // per sample of the batch (or of a wave of it)
   std::vector<exec::Workspace> norm_workspaces_;      // per sample of a batch-normalised batch
   std::vector<exec::Workspace32> norm_workspaces32_;
+  std::vector<float> batch_grads32_;           // a float batch-normalised batch's gradient sum
   std::vector<exec::BatchStats> batch_stats_;  // per BatchNormSpec, of the last run
   std::vector<uint8_t> batch_stats_set_;       // whether the last run's batch had its atoms
 };
