@@ -99,3 +99,10 @@ def test_training_and_evaluation_match_torch_batchnorm1d(tmp_path, batch_size, w
     with torch.no_grad():
         reference = _torch_outputs(torch, modules, GRAPHS).numpy()
     np.testing.assert_allclose(np.ravel(model(built)), reference, rtol=1e-9, atol=1e-12)
+
+
+def test_the_torch_backend_refuses_batch_norm(tmp_path):
+    pytest.importorskip("torch", reason="the torch backend needs torch")
+    model = _template(tmp_path, "text")
+    with pytest.raises(ValueError, match=r"cannot train batch normalisation \(h/1 \[normalization=batch\]\)"):
+        model.build(Settings(), torch=True)

@@ -65,6 +65,13 @@ class TorchBackend:
         self._model = weakref.ref(model)
         self.dtype = dtype or torch.get_default_dtype()
         engine = model._require_built()
+        normalised = [name[: -len(".norm_scale")] for name, _, _ in engine.parameters()
+                      if not name.startswith("$") and name.endswith(".norm_scale")]
+        if normalised:
+            # Its passes are evaluation passes (running statistics): torch would train a
+            # different function than Model.train does, without saying so.
+            raise ValueError(f"the torch backend cannot train batch normalisation ({', '.join(normalised)} "
+                             "[normalization=batch]): its passes use the running statistics; train with model.train")
         values = {name: value for name, value, learnable in engine.parameters() if learnable}
         # PyNeuraLogic's order: its weight indices (numbered as written), learnable ones only
         self.names = [name for _, name in sorted(model.parameters().numbering) if name in values]
