@@ -72,7 +72,7 @@ nb::tuple graph_arrays(const TuData& d, const ExampleAst& ex) {
 
 void bind_datasets(nb::module_& m) {
   nb::class_<SampleSet>(m, "SampleSet")
-      .def("__len__", [](const SampleSet& s) { return s.samples().size(); })
+      .def("__len__", [](const SampleSet& s) { return s.samples_without_facts().size(); })
       .def_static("from_text",
                   [](const std::string& examples, const std::string& queries) {
                     nb::gil_scoped_release release;
@@ -92,18 +92,18 @@ void bind_datasets(nb::module_& m) {
              std::vector<size_t> picked;
              picked.reserve(indices.size());
              for (int64_t i : indices) {
-               if (i < 0 || static_cast<size_t>(i) >= s.samples().size())
+               if (i < 0 || static_cast<size_t>(i) >= s.samples_without_facts().size())
                  throw nb::index_error(("sample index " + std::to_string(i) + " out of range for a dataset of " +
-                                        std::to_string(s.samples().size()))
+                                        std::to_string(s.samples_without_facts().size()))
                                            .c_str());
                picked.push_back(static_cast<size_t>(i));
              }
              return SampleSet{s.data.subset(picked)};
            })
-      .def("classes", [](const SampleSet& s) { return train::sample_classes(s.samples()); })
+      .def("classes", [](const SampleSet& s) { return train::sample_classes(s.samples_without_facts()); })
       .def("example_ids", [](const SampleSet& s) {
         std::vector<std::string> ids;
-        for (const auto& sample : s.samples()) ids.push_back(sample.example.id);
+        for (const auto& sample : s.samples_without_facts()) ids.push_back(sample.example.id);
         return ids;
       });
 

@@ -12,6 +12,7 @@
 #include "lrnn/syntax.hpp"
 #include "train/distributed.hpp"
 #include "train/example_facts.hpp"
+#include "train/sample_store.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -182,10 +183,33 @@ std::vector<LearnableFactSite> learnable_fact_sites(const logic::Program& progra
 
 PreparedSet Engine::prepare(std::span<const Sample> samples, size_t max_ground_rules, bool learnable_facts) const {
   const auto t0 = std::chrono::steady_clock::now();
+  check_queries_defined(ast_, samples);
+  PreparedSet set = prepare_each(
+      samples, [&](size_t i, Sample&) -> const Sample& { return samples[i]; }, max_ground_rules, learnable_facts);
+  set.seconds = seconds_since(t0);
+  return set;
+}
+
+PreparedSet Engine::prepare(const SampleStore& samples, size_t max_ground_rules, bool learnable_facts) const {
+  if (learnable_facts) {  // the facts' parameters are made from every sample's literals at once
+    const std::vector<Sample> all = samples.materialize();
+    return prepare(std::span<const Sample>(all), max_ground_rules, true);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  check_queries_defined(ast_, samples);
+  PreparedSet set = prepare_each(
+      samples.without_facts(),
+      [&](size_t i, Sample& scratch) -> const Sample& { return scratch = samples.at(i); }, max_ground_rules, false);
+  set.seconds = seconds_since(t0);
+  return set;
+}
+
+PreparedSet Engine::prepare_each(std::span<const Sample> samples,
+                                 const std::function<const Sample&(size_t, Sample&)>& sample_at,
+                                 size_t max_ground_rules, bool learnable_facts) const {
   PreparedSet set;
   set.id = next_set_id++;
-  check_queries_defined(ast_, samples);
-  // The set keeps no copy of the samples (on NCI1 their literals are ~460 MB): what it needs
+  // The set keeps no copy of the samples (on NCI1 their literals are ~230 MB): what it needs
   // of them (outputs, their texts and targets) is taken here.
   const size_t n = samples.size();
   set.num_samples = n;
@@ -196,7 +220,8 @@ PreparedSet Engine::prepare(std::span<const Sample> samples, size_t max_ground_r
 #pragma omp parallel for schedule(dynamic, 1)
   for (size_t i = 0; i < n; ++i) {
     try {
-      const Sample& s = samples[i];
+      Sample scratch;
+      const Sample& s = sample_at(i, scratch);
       logic::GroundingOptions options;
       options.max_ground_rules = max_ground_rules;
       logic::GroundSample ground = logic::ground(*program_, s.example, s.queries, options);
@@ -231,7 +256,6 @@ PreparedSet Engine::prepare(std::span<const Sample> samples, size_t max_ground_r
       }
     }
   }
-  set.seconds = seconds_since(t0);
   return set;
 }
 
