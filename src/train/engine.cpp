@@ -300,6 +300,29 @@ void SampleSteps::bind(const PreparedSet& set) {
 // of the data facts (a GCN's first layer skips its dL/dX GEMM).
 constexpr exec::PlanOptions kTrainingPlan{.fact_gradients = false};
 
+namespace {
+
+// A set's plans live as long as it is trained: grown by push_back, their arrays held up to
+// twice their entries (on NCI1 about a quarter of the plans' memory).
+template <class... Vectors>
+void shrink_each(Vectors&... v) {
+  (v.shrink_to_fit(), ...);
+}
+
+void shrink_to_fit(exec::Plan& plan) {
+  for (exec::RuleGroup& g : plan.rule_groups) {
+    for (exec::InputBlock& in : g.inputs) in.src.shrink_to_fit();
+    shrink_each(g.inputs, g.direct.scalars, g.direct.scalar_off, g.direct.band_begin, g.direct.band_first,
+                g.direct.tile_begin, g.transform.sources, g.transform.row_of, g.softmax_perm, g.softmax_segments,
+                g.head_segments);
+  }
+  for (exec::AtomGroup& g : plan.atom_groups) shrink_each(g.src, g.segments);
+  shrink_each(plan.param_fact_off, plan.param_fact_param, plan.example_fact_off, plan.example_fact_param,
+              plan.rule_groups, plan.atom_groups, plan.steps, plan.outputs);
+}
+
+}  // namespace
+
 // The plans of the batch's samples that have none yet, one per new structure, built in
 // parallel. A plan keeps what forward and backward read: its fact values come from each
 // sample's network, and the per-atom tables for inspection are dropped.
@@ -329,6 +352,7 @@ void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedS
       plan->data = {};
       plan->atom_offsets = {};
       plan->atom_shapes = {};
+      shrink_to_fit(*plan);
       built[k] = std::move(plan);
     } catch (...) {
       errors[k] = std::current_exception();
