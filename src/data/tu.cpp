@@ -409,10 +409,17 @@ TuData read_tu(const std::string& dir, const std::string& name, TuPart part) {
 // Each graph's sample is paired (as Dataset::from_ast pairs them: a TU graph and its query
 // line share their id) and stored compactly as it is read.
 Dataset load_tu(const std::string& dir, const std::string& name) {
-  TuData d;
+  TuData info;
+  return load_tu(dir, name, info, {});
+}
+
+Dataset load_tu(const std::string& dir, const std::string& name, TuData& info,
+                const std::function<void(const TuData& info, const ExampleAst& example)>& each) {
   train::SampleStore::Builder samples;
   size_t parsed = 0;
-  read_tu_each(dir, name, {}, d, [&](ExampleAst ex, QueryLineAst query) {
+  info = TuData{};
+  read_tu_each(dir, name, {}, info, [&](ExampleAst ex, QueryLineAst query) {
+    if (each) each(info, ex);
     std::vector<ExampleAst> one;
     one.push_back(std::move(ex));
     for (train::Sample& s : train::pair_samples(std::move(one), {query})) samples.add(std::move(s));
