@@ -138,7 +138,6 @@ void bind_datasets(nb::module_& m) {
     }
     nb::list graphs;
     for (GraphArrays& g : arrays) graphs.append(graph_tuple(d, std::move(g)));
-    arrays = {};
     nb::dict out;
     out["name"] = d.name;
     out["graphs"] = graphs;

@@ -303,7 +303,8 @@ constexpr exec::PlanOptions kTrainingPlan{.fact_gradients = false};
 namespace {
 
 // A set's plans live as long as it is trained: grown by push_back, their arrays held up to
-// twice their entries (on NCI1 about a quarter of the plans' memory).
+// twice their entries, and the fact values and per-atom tables a training plan drops kept
+// their capacity when cleared (on NCI1 over half of the plans' memory).
 template <class... Vectors>
 void shrink_each(Vectors&... v) {
   (v.shrink_to_fit(), ...);
@@ -317,8 +318,8 @@ void shrink_to_fit(exec::Plan& plan) {
                 g.head_segments);
   }
   for (exec::AtomGroup& g : plan.atom_groups) shrink_each(g.src, g.segments);
-  shrink_each(plan.param_fact_off, plan.param_fact_param, plan.example_fact_off, plan.example_fact_param,
-              plan.rule_groups, plan.atom_groups, plan.steps, plan.outputs);
+  shrink_each(plan.data, plan.param_fact_off, plan.param_fact_param, plan.example_fact_off, plan.example_fact_param,
+              plan.rule_groups, plan.atom_groups, plan.steps, plan.outputs, plan.atom_offsets, plan.atom_shapes);
 }
 
 }  // namespace
@@ -349,10 +350,10 @@ void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedS
   for (size_t k = 0; k < missing.size(); ++k) {
     try {
       auto plan = std::make_unique<exec::Plan>(exec::build_plan(model, {&set.networks[missing[k]]}, kTrainingPlan));
-      plan->data = {};
-      plan->atom_offsets = {};
-      plan->atom_shapes = {};
-      shrink_to_fit(*plan);
+      plan->data.clear();
+      plan->atom_offsets.clear();
+      plan->atom_shapes.clear();
+      shrink_to_fit(*plan);  // frees those three too (assigning {} kept their capacity)
       built[k] = std::move(plan);
     } catch (...) {
       errors[k] = std::current_exception();
