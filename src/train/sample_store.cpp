@@ -1,6 +1,5 @@
 #include "train/sample_store.hpp"
 
-#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <set>

@@ -42,8 +42,9 @@ class SampleStore {
   SampleStore subset(std::span<const size_t> indices) const;
   SampleStore slice(size_t first, size_t last) const;
 
-  // Bytes held by this store (its own arrays and the tables it shares): what tests and
-  // benchmarks compare with the literals it replaces.
+  // About the bytes held by this store: its arrays and the tables it shares (the queries of
+  // the samples, which it keeps as literals, only as the Sample objects that hold them).
+  // What tests and docs compare with the literals it replaces.
   size_t bytes() const;
 
  private:
