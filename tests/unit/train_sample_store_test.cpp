@@ -1,7 +1,8 @@
 // The compact sample store (train/sample_store.hpp): samples decode to exactly what was
 // stored (every field, spans field by field, values bit for bit), subsets and slices pick
 // the right samples, a TU dataset streamed into a store is the dataset from_ast would
-// build, and a set prepared from the store is the set prepared from the samples.
+// build, and a set prepared from the store is the set prepared from the samples (whose
+// networks hold no growth slack).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -157,6 +158,13 @@ TEST_F(SampleStoreTu, PreparedFromTheStoreAsFromTheSamples) {
     EXPECT_EQ(a.outputs[o].target, b.outputs[o].target);
   }
   EXPECT_EQ(engine.evaluate(a, train::LossKind::Mse).metrics.loss, engine.evaluate(b, train::LossKind::Mse).metrics.loss);
+  // A set's networks live as long as it is trained: they hold no growth slack.
+  for (const neural::SampleNetwork& net : b.networks) {
+    EXPECT_EQ(net.fact_data.capacity(), net.fact_data.size());
+    EXPECT_EQ(net.inputs.capacity(), net.inputs.size());
+    EXPECT_EQ(net.rule.capacity(), net.rule.size());
+    EXPECT_EQ(net.atom_depth.capacity(), net.atom_depth.size());
+  }
 }
 
 }  // namespace
