@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,11 +54,16 @@ struct TuPart {
 // for their one-hot range, the A file for its checks and to find the part's edges).
 TuData read_tu(const std::string& dir, const std::string& name = "", TuPart part = {});
 
-// The examples with their queries attached, ready to train.
-inline Dataset load_tu(const std::string& dir, const std::string& name = "") {
-  TuData d = read_tu(dir, name);
-  return Dataset::from_ast(std::move(d.examples), d.queries);
-}
+// The examples with their queries attached, ready to train: the same samples as
+// Dataset::from_ast(read_tu(dir, name)'s examples and queries), each graph stored compactly
+// as it is read (NCI1's 4110 graphs as literals would be ~230 MB at once).
+Dataset load_tu(const std::string& dir, const std::string& name = "");
+// The same, with every field of read_tu's result but the examples and queries in `info`,
+// and each graph's example handed to `each` (graph order) before it is stored: a reader
+// that wants the graphs in another form too (Python's arrays) makes it from the literals
+// without holding them all.
+Dataset load_tu(const std::string& dir, const std::string& name, TuData& info,
+                const std::function<void(const TuData& info, const ExampleAst& example)>& each);
 
 // In an MPI job of N > 1 ranks: this rank's part of the dataset only (Dataset::load_share);
 // outside a job the same as load_tu.

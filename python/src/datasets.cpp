@@ -31,48 +31,66 @@ nb::ndarray<nb::numpy, T> owned_array(std::vector<T> values, std::vector<size_t>
 size_t node_index(const Literal& fact, size_t arg) { return std::stoul(fact.args[arg].text); }
 
 // One TU graph's facts back as arrays (tu.cpp writes node/x/attr per node, then each edge
-// followed by its edge_x/edge_attr, in the order of the A file): (nodes, edge_index [2, E],
+// followed by its edge_x/edge_attr, in the order of the A file): nodes, edge_index [2, E],
 // node labels one-hot [n, L], node attributes [n, A], edge labels one-hot [E, L'], edge
-// attributes [E, A']), None for a block the dataset does not have.
-nb::tuple graph_arrays(const TuData& d, const ExampleAst& ex) {
+// attributes [E, A'] (empty blocks for what the dataset does not have). Made without the
+// GIL while the graphs are read; numpy arrays are made from them afterwards.
+struct GraphArrays {
   size_t nodes = 0, edges = 0;
+  std::vector<int64_t> edge_index;
+  std::vector<double> node_labels, node_attrs, edge_labels, edge_attrs;
+};
+
+GraphArrays graph_arrays(const TuData& d, const ExampleAst& ex) {
+  GraphArrays g;
   for (const Literal& f : ex.facts) {
-    if (f.predicate == "node") nodes = std::max(nodes, node_index(f, 0) + 1);
-    if (f.predicate == "edge") ++edges;
+    if (f.predicate == "node") g.nodes = std::max(g.nodes, node_index(f, 0) + 1);
+    if (f.predicate == "edge") ++g.edges;
   }
   const size_t nl = d.node_label_width, na = d.node_attribute_width, el = d.edge_label_width, ea = d.edge_attribute_width;
-  std::vector<double> node_labels(nodes * nl), node_attrs(nodes * na), edge_labels(edges * el), edge_attrs(edges * ea);
-  std::vector<int64_t> edge_index(2 * edges);
+  g.node_labels.resize(g.nodes * nl);
+  g.node_attrs.resize(g.nodes * na);
+  g.edge_labels.resize(g.edges * el);
+  g.edge_attrs.resize(g.edges * ea);
+  g.edge_index.resize(2 * g.edges);
   size_t e = 0;  // edges seen so far; edge_x / edge_attr belong to edge e - 1
   auto put = [](const Literal& f, std::vector<double>& into, size_t row, size_t width) {
     const std::vector<double>& v = f.weight->data;
     std::copy(v.begin(), v.begin() + static_cast<long>(std::min(width, v.size())), into.begin() + row * width);
   };
   for (const Literal& f : ex.facts) {
-    if (f.predicate == "x") put(f, node_labels, node_index(f, 0), nl);
-    else if (f.predicate == "attr") put(f, node_attrs, node_index(f, 0), na);
-    else if (f.predicate == "edge_x") put(f, edge_labels, e - 1, el);
-    else if (f.predicate == "edge_attr") put(f, edge_attrs, e - 1, ea);
+    if (f.predicate == "x") put(f, g.node_labels, node_index(f, 0), nl);
+    else if (f.predicate == "attr") put(f, g.node_attrs, node_index(f, 0), na);
+    else if (f.predicate == "edge_x") put(f, g.edge_labels, e - 1, el);
+    else if (f.predicate == "edge_attr") put(f, g.edge_attrs, e - 1, ea);
     else if (f.predicate == "edge") {
-      edge_index[e] = static_cast<int64_t>(node_index(f, 0));
-      edge_index[edges + e] = static_cast<int64_t>(node_index(f, 1));
+      g.edge_index[e] = static_cast<int64_t>(node_index(f, 0));
+      g.edge_index[g.edges + e] = static_cast<int64_t>(node_index(f, 1));
       ++e;
     }
   }
+  return g;
+}
+
+// (nodes, edge_index, node labels, node attributes, edge labels, edge attributes), None for
+// a block the dataset does not have.
+nb::tuple graph_tuple(const TuData& d, GraphArrays g) {
   auto block = [](std::vector<double> values, size_t rows, size_t width) -> nb::object {
     if (!width) return nb::none();
     return nb::cast(owned_array(std::move(values), {rows, width}));
   };
-  return nb::make_tuple(nodes, owned_array(std::move(edge_index), {2, edges}), block(std::move(node_labels), nodes, nl),
-                        block(std::move(node_attrs), nodes, na), block(std::move(edge_labels), edges, el),
-                        block(std::move(edge_attrs), edges, ea));
+  return nb::make_tuple(g.nodes, owned_array(std::move(g.edge_index), {2, g.edges}),
+                        block(std::move(g.node_labels), g.nodes, d.node_label_width),
+                        block(std::move(g.node_attrs), g.nodes, d.node_attribute_width),
+                        block(std::move(g.edge_labels), g.edges, d.edge_label_width),
+                        block(std::move(g.edge_attrs), g.edges, d.edge_attribute_width));
 }
 
 }  // namespace
 
 void bind_datasets(nb::module_& m) {
   nb::class_<SampleSet>(m, "SampleSet")
-      .def("__len__", [](const SampleSet& s) { return s.samples().size(); })
+      .def("__len__", [](const SampleSet& s) { return s.samples_without_facts().size(); })
       .def_static("from_text",
                   [](const std::string& examples, const std::string& queries) {
                     nb::gil_scoped_release release;
@@ -92,29 +110,34 @@ void bind_datasets(nb::module_& m) {
              std::vector<size_t> picked;
              picked.reserve(indices.size());
              for (int64_t i : indices) {
-               if (i < 0 || static_cast<size_t>(i) >= s.samples().size())
+               if (i < 0 || static_cast<size_t>(i) >= s.samples_without_facts().size())
                  throw nb::index_error(("sample index " + std::to_string(i) + " out of range for a dataset of " +
-                                        std::to_string(s.samples().size()))
+                                        std::to_string(s.samples_without_facts().size()))
                                            .c_str());
                picked.push_back(static_cast<size_t>(i));
              }
              return SampleSet{s.data.subset(picked)};
            })
-      .def("classes", [](const SampleSet& s) { return train::sample_classes(s.samples()); })
+      .def("classes", [](const SampleSet& s) { return train::sample_classes(s.samples_without_facts()); })
       .def("example_ids", [](const SampleSet& s) {
         std::vector<std::string> ids;
-        for (const auto& sample : s.samples()) ids.push_back(sample.example.id);
+        for (const auto& sample : s.samples_without_facts()) ids.push_back(sample.example.id);
         return ids;
       });
 
   m.def("read_tu", [](const std::string& dir, const std::string& name) {
+    // Each graph's arrays are made as it is read, and its sample stored compactly (load_tu):
+    // the graphs are never all held as literals.
     TuData d;
+    std::vector<GraphArrays> arrays;
+    Dataset samples;
     {
       nb::gil_scoped_release release;
-      d = read_tu(dir, name);
+      samples = load_tu(dir, name, d,
+                        [&](const TuData& info, const ExampleAst& ex) { arrays.push_back(graph_arrays(info, ex)); });
     }
     nb::list graphs;
-    for (const ExampleAst& ex : d.examples) graphs.append(graph_arrays(d, ex));
+    for (GraphArrays& g : arrays) graphs.append(graph_tuple(d, std::move(g)));
     nb::dict out;
     out["name"] = d.name;
     out["graphs"] = graphs;
@@ -126,7 +149,7 @@ void bind_datasets(nb::module_& m) {
     out["node_attribute_width"] = d.node_attribute_width;
     out["edge_label_width"] = d.edge_label_width;
     out["edge_attribute_width"] = d.edge_attribute_width;
-    out["samples"] = sample_set(train::pair_samples(std::move(d.examples), d.queries));
+    out["samples"] = SampleSet{std::move(samples)};
     return out;
   }, nb::arg("dir"), nb::arg("name") = "");
 }

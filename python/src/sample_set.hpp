@@ -12,7 +12,8 @@ namespace lrnn::python {
 
 struct SampleSet {
   Dataset data;
-  const std::vector<train::Sample>& samples() const { return data.impl().samples; }
+  // Ids, queries and targets (the examples' facts stay in the dataset's compact store).
+  const std::vector<train::Sample>& samples_without_facts() const { return data.impl().samples.without_facts(); }
 };
 
 inline SampleSet sample_set(std::vector<train::Sample> samples) { return SampleSet{Dataset::Impl::make(std::move(samples))}; }

@@ -1,5 +1,6 @@
 // What a public lrnn::Dataset holds: the paired samples (an example with the queries it
-// answers). Internal to the api stage and the bindings that build datasets from samples.
+// answers), compactly (train/sample_store.hpp). Internal to the api stage and the bindings
+// that build datasets from samples.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 #include "lrnn/model.hpp"
 #include "train/dataset.hpp"
+#include "train/sample_store.hpp"
 
 namespace lrnn {
 
@@ -18,7 +20,7 @@ struct PreparedSet;  // train/engine.hpp
 }
 
 struct Dataset::Impl {
-  std::vector<train::Sample> samples;
+  train::SampleStore samples;
   uint64_t id = 0;  // keys the models' caches of grounded networks
   // A rank's share (Dataset::load_share): `samples` are [shard_first, shard_first + held)
   // of `total` samples, of which it owns [owned_first, owned_last) (global; the rest are
@@ -29,8 +31,9 @@ struct Dataset::Impl {
   bool is_share() const { return total != 0; }
   // total 0: the whole dataset; else a rank's share, samples [first, first + held) of total.
   static Dataset make(std::vector<train::Sample> samples, size_t parsed = 0, size_t first = 0, size_t total = 0);
+  static Dataset make(train::SampleStore samples, size_t parsed = 0);
   // A share owning [owned_first, owned_last) of the samples it holds (global indices).
-  static Dataset make_share(std::vector<train::Sample> samples, size_t parsed, size_t first, size_t total,
+  static Dataset make_share(train::SampleStore samples, size_t parsed, size_t first, size_t total,
                             size_t owned_first, size_t owned_last);
 
   // with_learnable_facts(): the facts are parameters of the data, so a model's grounding

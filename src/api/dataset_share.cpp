@@ -36,7 +36,7 @@ Dataset Dataset::share_from_ast(std::vector<ExampleAst> examples, const std::vec
                                          std::to_string(first + samples.size()) + " of a dataset of " +
                                          std::to_string(total) + " owning samples " + std::to_string(owned_first) +
                                          ".." + std::to_string(owned_last));
-  return Impl::make_share(std::move(samples), parsed, first, total, owned_first, owned_last);
+  return Impl::make_share(train::SampleStore(std::move(samples)), parsed, first, total, owned_first, owned_last);
 }
 
 Dataset Dataset::load_share(const std::string& examples_path, const std::string& queries_path) {

@@ -27,10 +27,15 @@ std::atomic<uint64_t> next_model_id{1};
 
 Dataset Dataset::Impl::make(std::vector<train::Sample> samples, size_t parsed, size_t first, size_t total) {
   const size_t held = samples.size();
-  return make_share(std::move(samples), parsed, first, total, first, first + held);
+  return make_share(train::SampleStore(std::move(samples)), parsed, first, total, first, first + held);
 }
 
-Dataset Dataset::Impl::make_share(std::vector<train::Sample> samples, size_t parsed, size_t first, size_t total,
+Dataset Dataset::Impl::make(train::SampleStore samples, size_t parsed) {
+  const size_t held = samples.size();
+  return make_share(std::move(samples), parsed, 0, 0, 0, held);
+}
+
+Dataset Dataset::Impl::make_share(train::SampleStore samples, size_t parsed, size_t first, size_t total,
                                   size_t owned_first, size_t owned_last) {
   auto impl = std::make_shared<Impl>();
   impl->samples = std::move(samples);
@@ -99,22 +104,19 @@ bool Dataset::learnable_facts() const { return impl_->learnable_facts; }
 
 Dataset Dataset::subset(const std::vector<size_t>& indices) const {
   refuse_share(*impl_, "a subset");
-  std::vector<train::Sample> out;
-  out.reserve(indices.size());
-  for (size_t i : indices) {
+  for (size_t i : indices)
     if (i >= impl_->samples.size())
       throw Error(ErrorKind::Semantic, "sample " + std::to_string(i) + " of a dataset of " + std::to_string(size()));
-    out.push_back(impl_->samples[i]);
-  }
-  return Impl::make(std::move(out), impl_->parsed_examples);
+  return Impl::make(impl_->samples.subset(indices), impl_->parsed_examples);
 }
 
 std::pair<Dataset, Dataset> Dataset::split(double test_fraction, uint64_t seed) const {
   refuse_share(*impl_, "a split");
-  std::vector<train::Sample> all = impl_->samples, tr, te;
-  train::split_samples(all, test_fraction, seed, tr, te);
+  std::vector<size_t> tr, te;
+  train::split_indices(impl_->samples.size(), test_fraction, seed, tr, te);
   // Both parts were parsed as one: each counts the examples parsed to build it.
-  return {Impl::make(std::move(tr), impl_->parsed_examples), Impl::make(std::move(te), impl_->parsed_examples)};
+  return {Impl::make(impl_->samples.subset(tr), impl_->parsed_examples),
+          Impl::make(impl_->samples.subset(te), impl_->parsed_examples)};
 }
 
 // ---- Model ------------------------------------------------------------------------------
@@ -171,14 +173,13 @@ struct Model::Impl {
       plan.owned = {data.owned_first, data.owned_last};
     } else {
       std::vector<uint64_t> facts(data.samples.size());
-      for (size_t i = 0; i < facts.size(); ++i) facts[i] = data.samples[i].example.facts.size();
+      for (size_t i = 0; i < facts.size(); ++i) facts[i] = data.samples.fact_count(i);
       plan = train::dist::shard_with_margin(facts, w.rank, w.size);
     }
     const size_t offset = data.is_share() ? data.shard_first : 0;
     train::PreparedSet set;
     try {
-      set = engine->prepare({data.samples.begin() + (plan.held.first - offset),
-                             data.samples.begin() + (plan.held.last - offset)},
+      set = engine->prepare(data.samples.slice(plan.held.first - offset, plan.held.last - offset),
                             settings.max_ground_rules);
     } catch (const std::exception& e) {
       train::dist::abort_job("samples " + std::to_string(plan.held.first) + ".." + std::to_string(plan.held.last) +
@@ -335,7 +336,7 @@ GroundNetwork Model::network(const Dataset& data, size_t index, bool with_gradie
   if (index >= data.size())
     throw Error(ErrorKind::Semantic, "sample " + std::to_string(index) + " of a dataset of " +
                                          std::to_string(data.size()));
-  return impl_->engine->inspect(data.impl().samples[index], train::parse_loss(impl_->settings.loss), with_gradients,
+  return impl_->engine->inspect(data.impl().samples.at(index), train::parse_loss(impl_->settings.loss), with_gradients,
                                impl_->settings.max_ground_rules);
 }
 
@@ -346,7 +347,7 @@ GroundNetwork Model::network(const Dataset& data, size_t index,
   if (index >= data.size())
     throw Error(ErrorKind::Semantic, "sample " + std::to_string(index) + " of a dataset of " +
                                          std::to_string(data.size()));
-  return impl_->engine->inspect(data.impl().samples[index], train::parse_loss(impl_->settings.loss), true,
+  return impl_->engine->inspect(data.impl().samples.at(index), train::parse_loss(impl_->settings.loss), true,
                                impl_->settings.max_ground_rules, &output_gradients);
 }
 

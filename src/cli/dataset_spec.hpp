@@ -41,6 +41,13 @@ inline LoadedData load_data(const std::string& dataset, const std::string& examp
   return d;
 }
 
+// The same data as a Dataset, whole (a TU dataset stored compactly as it is read: load_tu).
+inline Dataset load_dataset(const std::string& dataset, const std::string& examples, const std::string& queries) {
+  if (!dataset.empty() && examples.empty() && dataset.rfind("tu:", 0) == 0) return load_tu(dataset.substr(3));
+  LoadedData data = load_data(dataset, examples, queries);
+  return Dataset::from_ast(std::move(data.examples), data.queries);
+}
+
 // The same data as a Dataset; in an MPI job each rank parses only its share of it
 // (Dataset::load_share, load_tu_share: docs/distributed.md).
 inline Dataset load_data_share(const std::string& dataset, const std::string& examples, const std::string& queries) {

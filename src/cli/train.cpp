@@ -144,8 +144,7 @@ Model make_model(const TrainOptions& o, const CLI::App& cmd) {
 // the seeded split needs every sample, so each rank parses them all and grounds its block.
 std::pair<Dataset, Dataset> load_datasets(const TrainOptions& o, uint64_t seed) {
   if (o.test_fraction > 0) {
-    cli::LoadedData data = cli::load_data(o.dataset, o.examples_path, o.queries_path);
-    return Dataset::from_ast(std::move(data.examples), data.queries).split(o.test_fraction, seed);
+    return cli::load_dataset(o.dataset, o.examples_path, o.queries_path).split(o.test_fraction, seed);
   }
   Dataset all = cli::load_data_share(o.dataset, o.examples_path, o.queries_path);
   if (!o.test_examples_path.empty()) return {all, Dataset::load_share(o.test_examples_path, o.test_queries_path)};
@@ -302,8 +301,7 @@ void run_cross_validation(const TrainOptions& o, const CLI::App& cmd) {
   if (o.template_path.empty()) throw Error(ErrorKind::Semantic, "lrnn train --folds needs a TEMPLATE");
   const Settings settings = apply_options(o, cmd, Settings{}, false);
   const Template tmpl = Template::from_file(o.template_path);
-  cli::LoadedData data = cli::load_data(o.dataset, o.examples_path, o.queries_path);
-  const Dataset samples = Dataset::from_ast(std::move(data.examples), data.queries);
+  const Dataset samples = cli::load_dataset(o.dataset, o.examples_path, o.queries_path);
 
   const int every = o.report_every > 0 ? o.report_every : std::max(1, o.epochs / 10);
   auto on_epoch = [&](int fold, const EpochInfo& r) {

@@ -14,7 +14,10 @@
 
 #include "lrnn/datasets.hpp"
 #include "lrnn/diagnostics.hpp"
+#include "api/dataset_impl.hpp"
+#include "train/dataset.hpp"
 #include "train/distributed.hpp"
+#include "train/sample_store.hpp"
 
 namespace lrnn {
 namespace {
@@ -334,11 +337,12 @@ OptionalTables read_optional_tables(const std::function<fs::path(const char*)>& 
   return o;
 }
 
-}  // namespace
-
-TuData read_tu(const std::string& dir, const std::string& name, TuPart part) {
+// read_tu's work: `d` receives every field but the examples and queries; each graph's
+// example and query line are handed to `take` in order, as they are made (a reader that
+// keeps them compactly never holds them all as literals).
+void read_tu_each(const std::string& dir, const std::string& name, TuPart part, TuData& d,
+                  const std::function<void(ExampleAst, QueryLineAst)>& take) {
   fs::path root(dir);
-  TuData d;
   d.name = name.empty() ? fs::path(dir).lexically_normal().filename().string() : name;
   if (d.name.empty()) d.name = fs::path(dir).lexically_normal().parent_path().filename().string();
   auto file = [&](const char* suffix) { return root / (d.name + suffix); };
@@ -376,10 +380,8 @@ TuData read_tu(const std::string& dir, const std::string& name, TuPart part) {
   d.edge_label_width = o.edge_range.width;
   d.node_attribute_width = o.node_attributes ? static_cast<int>(o.node_attributes->columns) : 0;
   d.edge_attribute_width = o.edge_attributes ? static_cast<int>(o.edge_attributes->columns) : 0;
-  d.examples.resize(g1 - g0);
-  d.queries.reserve(g1 - g0);
   for (size_t g = g0; g < g1; ++g) {
-    ExampleAst& ex = d.examples[g - g0];
+    ExampleAst ex;
     ex.id = "g" + std::to_string(g + 1);
     // Facts are reserved exactly: grown by doubling they held up to twice the literals'
     // size (about 80 MB of NCI1's 280 MB of example literals).
@@ -388,9 +390,42 @@ TuData read_tu(const std::string& dir, const std::string& name, TuPart part) {
     ex.facts.reserve(per_node * (offsets[g + 1] - offsets[g]) + per_edge * edge_rows[g - g0].size());
     add_node_facts(o, offsets[g], offsets[g + 1], offsets[g0], ex);
     add_edge_facts(a, o, edge_rows[g - g0], offsets[g], ex);
-    d.queries.push_back(query_for(d, g, ex.id));
+    QueryLineAst query = query_for(d, g, ex.id);
+    take(std::move(ex), std::move(query));
   }
+}
+
+}  // namespace
+
+TuData read_tu(const std::string& dir, const std::string& name, TuPart part) {
+  TuData d;
+  read_tu_each(dir, name, part, d, [&](ExampleAst ex, QueryLineAst query) {
+    d.examples.push_back(std::move(ex));
+    d.queries.push_back(std::move(query));
+  });
   return d;
+}
+
+// Each graph's sample is paired (as Dataset::from_ast pairs them: a TU graph and its query
+// line share their id) and stored compactly as it is read.
+Dataset load_tu(const std::string& dir, const std::string& name) {
+  TuData info;
+  return load_tu(dir, name, info, {});
+}
+
+Dataset load_tu(const std::string& dir, const std::string& name, TuData& info,
+                const std::function<void(const TuData& info, const ExampleAst& example)>& each) {
+  train::SampleStore::Builder samples;
+  size_t parsed = 0;
+  info = TuData{};
+  read_tu_each(dir, name, {}, info, [&](ExampleAst ex, QueryLineAst query) {
+    if (each) each(info, ex);
+    std::vector<ExampleAst> one;
+    one.push_back(std::move(ex));
+    for (train::Sample& s : train::pair_samples(std::move(one), {query})) samples.add(std::move(s));
+    ++parsed;
+  });
+  return Dataset::Impl::make(std::move(samples).finish(), parsed);
 }
 
 }  // namespace lrnn

@@ -85,15 +85,15 @@ void check_fold_count(const std::vector<Sample>& samples, const std::vector<int>
   }
 }
 
-// The fold's training and test sets. The copies of the samples a prepared set is built from
-// die here: a fold keeps only its prepared networks, not a second copy of the dataset.
-std::pair<PreparedSet, PreparedSet> prepare_fold(Engine& engine, const std::vector<Sample>& samples,
+// The fold's training and test sets, each from the store's samples of its part (decoded
+// one at a time while grounded).
+std::pair<PreparedSet, PreparedSet> prepare_fold(Engine& engine, const SampleStore& samples,
                                                  const std::vector<int>& fold_of_sample, int fold,
                                                  size_t max_ground_rules) {
-  std::vector<Sample> train_part, test_part;
-  for (size_t s = 0; s < samples.size(); ++s) (fold_of_sample[s] == fold ? test_part : train_part).push_back(samples[s]);
-  PreparedSet train_set = engine.prepare(train_part, max_ground_rules);
-  PreparedSet test_set = engine.prepare(test_part, max_ground_rules);
+  std::vector<size_t> train_part, test_part;
+  for (size_t s = 0; s < samples.size(); ++s) (fold_of_sample[s] == fold ? test_part : train_part).push_back(s);
+  PreparedSet train_set = engine.prepare(samples.subset(train_part), max_ground_rules);
+  PreparedSet test_set = engine.prepare(samples.subset(test_part), max_ground_rules);
   return {std::move(train_set), std::move(test_set)};
 }
 
@@ -127,15 +127,15 @@ void summarise_test_curves(CrossValidationReport& cv) {
 
 }  // namespace
 
-CrossValidationReport cross_validate(const TemplateAst& ast, const Settings& settings, const std::vector<Sample>& samples,
+CrossValidationReport cross_validate(const TemplateAst& ast, const Settings& settings, const SampleStore& samples,
                                      int k, uint64_t fold_seed, const FoldEpochCallback& on_epoch, bool test_curve) {
   const TrainConfig config = make_train_config(settings, 0);
   if (test_curve && config.patience > 0)
     throw Error(ErrorKind::Semantic,
                 "a test curve (--test-curve) needs every fold to train all its epochs: it cannot be combined with "
                 "early stopping (patience " + std::to_string(config.patience) + ")");
-  const std::vector<int> classes = sample_classes(samples);
-  check_fold_count(samples, classes, k);
+  const std::vector<int> classes = sample_classes(samples.without_facts());
+  check_fold_count(samples.without_facts(), classes, k);
   CrossValidationReport cv;
   cv.k = k;
   cv.seed = fold_seed;

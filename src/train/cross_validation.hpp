@@ -13,6 +13,7 @@
 #include "train/dataset.hpp"
 #include "lrnn/training.hpp"
 #include "train/engine.hpp"
+#include "train/sample_store.hpp"
 
 namespace lrnn::train {
 
@@ -33,7 +34,7 @@ using FoldEpochCallback = std::function<bool(int fold, const EpochInfo&)>;
 // passed to on_epoch then carry it as `test`) and report the mean test accuracy per epoch
 // and its best epoch (CrossValidationReport). Training is the same with or without it.
 // Refused with early stopping (a stopped fold has no model for the later epochs).
-CrossValidationReport cross_validate(const TemplateAst& ast, const Settings& settings, const std::vector<Sample>& samples,
+CrossValidationReport cross_validate(const TemplateAst& ast, const Settings& settings, const SampleStore& samples,
                                      int k, uint64_t fold_seed, const FoldEpochCallback& on_epoch = {},
                                      bool test_curve = false);
 

@@ -68,11 +68,16 @@ std::string predicate_key(const Literal& l) { return l.predicate + "/" + std::to
 }  // namespace
 
 void check_queries_defined(const TemplateAst& tmpl, std::span<const Sample> samples) {
-  std::set<std::string> defined;
+  std::set<std::string> fact_keys;
+  for (const Sample& s : samples)
+    for (const Literal& f : s.example.facts) fact_keys.insert(predicate_key(f));
+  check_queries_defined(tmpl, std::move(fact_keys), samples);
+}
+
+void check_queries_defined(const TemplateAst& tmpl, std::set<std::string> fact_keys, std::span<const Sample> samples) {
+  std::set<std::string> defined = std::move(fact_keys);
   for (const Rule& r : tmpl.rules) defined.insert(predicate_key(r.head));
   for (const Literal& f : tmpl.facts) defined.insert(predicate_key(f));
-  for (const Sample& s : samples)
-    for (const Literal& f : s.example.facts) defined.insert(predicate_key(f));
   for (const Sample& s : samples)
     for (const Literal& q : s.queries) {
       if (q.builtin || defined.count(predicate_key(q))) continue;

@@ -2,6 +2,7 @@
 // grounds, one Sample per example.
 #pragma once
 
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::ve
 // can never be derived: its value would be a silent 0 (a typo trains against nothing).
 // Throws lrnn::Error at the first such query, naming it and the closest defined predicate.
 void check_queries_defined(const TemplateAst& tmpl, std::span<const Sample> samples);
+// The same with the examples' fact predicates given as "name/arity" keys (`samples` are
+// read for their queries only).
+void check_queries_defined(const TemplateAst& tmpl, std::set<std::string> fact_keys, std::span<const Sample> samples);
 
 // The target of a query literal as a flat array (empty if it has none).
 std::vector<double> target_of(const Literal& query);

@@ -12,6 +12,7 @@
 #include "lrnn/syntax.hpp"
 #include "train/distributed.hpp"
 #include "train/example_facts.hpp"
+#include "train/sample_store.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -182,10 +183,33 @@ std::vector<LearnableFactSite> learnable_fact_sites(const logic::Program& progra
 
 PreparedSet Engine::prepare(std::span<const Sample> samples, size_t max_ground_rules, bool learnable_facts) const {
   const auto t0 = std::chrono::steady_clock::now();
+  check_queries_defined(ast_, samples);
+  PreparedSet set = prepare_each(
+      samples, [&](size_t i, Sample&) -> const Sample& { return samples[i]; }, max_ground_rules, learnable_facts);
+  set.seconds = seconds_since(t0);
+  return set;
+}
+
+PreparedSet Engine::prepare(const SampleStore& samples, size_t max_ground_rules, bool learnable_facts) const {
+  if (learnable_facts) {  // the facts' parameters are made from every sample's literals at once
+    const std::vector<Sample> all = samples.materialize();
+    return prepare(std::span<const Sample>(all), max_ground_rules, true);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  check_queries_defined(ast_, samples);
+  PreparedSet set = prepare_each(
+      samples.without_facts(),
+      [&](size_t i, Sample& scratch) -> const Sample& { return scratch = samples.at(i); }, max_ground_rules, false);
+  set.seconds = seconds_since(t0);
+  return set;
+}
+
+PreparedSet Engine::prepare_each(std::span<const Sample> samples,
+                                 const std::function<const Sample&(size_t, Sample&)>& sample_at,
+                                 size_t max_ground_rules, bool learnable_facts) const {
   PreparedSet set;
   set.id = next_set_id++;
-  check_queries_defined(ast_, samples);
-  // The set keeps no copy of the samples (on NCI1 their literals are ~460 MB): what it needs
+  // The set keeps no copy of the samples (on NCI1 their literals are ~230 MB): what it needs
   // of them (outputs, their texts and targets) is taken here.
   const size_t n = samples.size();
   set.num_samples = n;
@@ -196,7 +220,8 @@ PreparedSet Engine::prepare(std::span<const Sample> samples, size_t max_ground_r
 #pragma omp parallel for schedule(dynamic, 1)
   for (size_t i = 0; i < n; ++i) {
     try {
-      const Sample& s = samples[i];
+      Sample scratch;
+      const Sample& s = sample_at(i, scratch);
       logic::GroundingOptions options;
       options.max_ground_rules = max_ground_rules;
       logic::GroundSample ground = logic::ground(*program_, s.example, s.queries, options);
@@ -231,7 +256,6 @@ PreparedSet Engine::prepare(std::span<const Sample> samples, size_t max_ground_r
       }
     }
   }
-  set.seconds = seconds_since(t0);
   return set;
 }
 
@@ -276,6 +300,30 @@ void SampleSteps::bind(const PreparedSet& set) {
 // of the data facts (a GCN's first layer skips its dL/dX GEMM).
 constexpr exec::PlanOptions kTrainingPlan{.fact_gradients = false};
 
+namespace {
+
+// A set's plans live as long as it is trained: grown by push_back, their arrays held up to
+// twice their entries, and the fact values and per-atom tables a training plan drops kept
+// their capacity when cleared (on NCI1 over half of the plans' memory).
+template <class... Vectors>
+void shrink_each(Vectors&... v) {
+  (v.shrink_to_fit(), ...);
+}
+
+void shrink_to_fit(exec::Plan& plan) {
+  for (exec::RuleGroup& g : plan.rule_groups) {
+    for (exec::InputBlock& in : g.inputs) in.src.shrink_to_fit();
+    shrink_each(g.inputs, g.direct.scalars, g.direct.scalar_off, g.direct.band_begin, g.direct.band_first,
+                g.direct.tile_begin, g.transform.sources, g.transform.row_of, g.softmax_perm, g.softmax_segments,
+                g.head_segments);
+  }
+  for (exec::AtomGroup& g : plan.atom_groups) shrink_each(g.src, g.segments);
+  shrink_each(plan.data, plan.param_fact_off, plan.param_fact_param, plan.example_fact_off, plan.example_fact_param,
+              plan.rule_groups, plan.atom_groups, plan.steps, plan.outputs, plan.atom_offsets, plan.atom_shapes);
+}
+
+}  // namespace
+
 // The plans of the batch's samples that have none yet, one per new structure, built in
 // parallel. A plan keeps what forward and backward read: its fact values come from each
 // sample's network, and the per-atom tables for inspection are dropped.
@@ -302,9 +350,10 @@ void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedS
   for (size_t k = 0; k < missing.size(); ++k) {
     try {
       auto plan = std::make_unique<exec::Plan>(exec::build_plan(model, {&set.networks[missing[k]]}, kTrainingPlan));
-      plan->data = {};
-      plan->atom_offsets = {};
-      plan->atom_shapes = {};
+      plan->data.clear();
+      plan->atom_offsets.clear();
+      plan->atom_shapes.clear();
+      shrink_to_fit(*plan);  // frees those three too (assigning {} kept their capacity)
       built[k] = std::move(plan);
     } catch (...) {
       errors[k] = std::current_exception();

@@ -51,6 +51,7 @@ struct TrainConfig {
 void clip_gradients(std::vector<double>& grads, double clip_value, double clip_norm, std::span<double> more = {});
 
 struct ExampleFacts;  // train/example_facts.hpp
+class SampleStore;    // train/sample_store.hpp
 
 // One output of a dataset: a query atom of an example.
 struct OutputInfo {
@@ -231,6 +232,10 @@ class Engine {
   // parameter of the set (PreparedSet::example_facts), trained along with the model's.
   PreparedSet prepare(std::span<const Sample> samples, size_t max_ground_rules = kDefaultMaxGroundRules,
                       bool learnable_facts = false) const;
+  // The same over a compact store (train/sample_store.hpp): each sample is decoded while it
+  // is grounded, so its literals are held only then (learnable facts decode them all first).
+  PreparedSet prepare(const SampleStore& samples, size_t max_ground_rules = kDefaultMaxGroundRules,
+                      bool learnable_facts = false) const;
 
   // Every output of the set (in OutputInfo order) with its value, prediction and target.
   Evaluation evaluate(const PreparedSet& set, LossKind loss, Dtype dtype = Dtype::Float64) const;
@@ -274,6 +279,11 @@ class Engine {
   size_t cached_batch_plans() const;
 
  private:
+  // prepare's work: `sample_at(i, scratch)` gives sample i (stored, or decoded into
+  // `scratch`); `heads` are the samples for their queries (and, with learnable facts, whole).
+  PreparedSet prepare_each(std::span<const Sample> heads,
+                           const std::function<const Sample&(size_t, Sample&)>& sample_at, size_t max_ground_rules,
+                           bool learnable_facts) const;
   void prepare_optimizer(const OptimizerConfig& wanted);
   void step_learnable(std::vector<double>& grads, double lr, const TrainConfig& config, std::vector<double>& fixed_values,
                       ExampleFacts* facts = nullptr);

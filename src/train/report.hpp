@@ -21,5 +21,7 @@ std::string epoch_line(const EpochInfo& r, int total_epochs);
 // samples are the test set (at least one of each when n >= 2).
 void split_samples(std::vector<Sample>& all, double fraction, uint64_t seed, std::vector<Sample>& train,
                    std::vector<Sample>& test);
+// The same split as indices of n samples, each part in ascending order.
+void split_indices(size_t n, double fraction, uint64_t seed, std::vector<size_t>& train, std::vector<size_t>& test);
 
 }  // namespace lrnn::train

@@ -1,0 +1,104 @@
+// A dataset's samples held compactly. As Literal/Term objects an example fact costs ~220
+// bytes plus ~100 per argument, whatever it says (NCI1's 4110 graphs: ~230 MB, over half of
+// lrnn's peak memory, issue 13); here a fact is 16 bytes and an argument 16, with every
+// string, span and value stored once in tables shared by the store and its subsets (a
+// one-hot node label is one of a few dozen distinct values). Samples are decoded one at a
+// time when they are grounded or inspected, and decode to exactly what was stored: every
+// field, spans included, and values bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lrnn/ast.hpp"
+#include "train/dataset.hpp"
+
+namespace lrnn::train {
+
+class SampleStore {
+ public:
+  class Builder;
+  SampleStore() = default;
+  // Takes the samples over: each one's facts are encoded and then freed in turn, so the
+  // literals and their compact form are never both held whole.
+  explicit SampleStore(std::vector<Sample> samples);
+
+  size_t size() const { return heads_.size(); }
+  // Sample i as it was given.
+  Sample at(size_t i) const;
+  // Every sample as given (what needs them all at once as objects).
+  std::vector<Sample> materialize() const;
+  // The samples without their examples' facts (ids, spans, queries, importance), for what
+  // reads nothing else; their ExampleAst::facts are empty.
+  const std::vector<Sample>& without_facts() const { return heads_; }
+  size_t fact_count(size_t i) const { return fact_begin_[i + 1] - fact_begin_[i]; }
+  // "name/arity" of every predicate the examples' facts use, sorted, each once.
+  std::vector<std::string> fact_predicates() const;
+  // The samples at `indices` (in that order) and [first, last), sharing this store's tables.
+  SampleStore subset(std::span<const size_t> indices) const;
+  SampleStore slice(size_t first, size_t last) const;
+
+  // About the bytes held by this store: its arrays and the tables it shares (the queries of
+  // the samples, which it keeps as literals, only as the Sample objects that hold them).
+  // What tests and docs compare with the literals it replaces.
+  size_t bytes() const;
+
+ private:
+  struct Fact {
+    uint32_t predicate = 0;  // into Tables::strings
+    uint32_t value = 0;      // into Tables::values, or kNone: no weight
+    uint32_t span = 0;       // into Tables::spans, or kNone: Span{}
+    uint32_t args : 24 = 0;  // its terms are the next `args` of the sample's
+    uint32_t flags : 8 = 0;  // builtin, hidden, negated, soft_negated, transposed
+  };
+  struct TermRef {
+    uint32_t text = 0, type = 0;  // into Tables::strings
+    uint32_t span = 0;            // into Tables::spans, or kNone
+    Term::Kind kind = Term::Kind::Constant;
+  };
+  struct Tables {
+    std::vector<std::string> strings;
+    std::vector<ValueSpec> values;  // distinct (bit for bit, span included)
+    std::vector<Span> spans;        // every span other than Span{}
+  };
+
+  void append_from(const SampleStore& from, size_t i);
+  Literal decode_fact(const Fact& f, const TermRef*& term) const;
+  const Span& span_of(uint32_t index) const;
+
+  std::shared_ptr<const Tables> tables_;
+  std::vector<Sample> heads_;
+  std::vector<size_t> fact_begin_{0}, term_begin_{0};  // per sample (size + 1)
+  std::vector<Fact> facts_;
+  std::vector<TermRef> terms_;
+};
+
+// A store built one sample at a time (a reader that makes each example in turn never holds
+// them all as literals). Each string, value and span is looked up once while building.
+class SampleStore::Builder {
+ public:
+  Builder();
+  ~Builder();
+  void add(Sample sample);
+  SampleStore finish() &&;
+
+ private:
+  struct Maps;
+  uint32_t string_id(const std::string& s);
+  uint32_t value_id(const ValueSpec& v);
+  uint32_t span_id(const Span& s);
+  void add_fact(const Literal& l);
+
+  SampleStore store_;
+  Tables tables_;
+  std::unique_ptr<Maps> maps_;
+};
+
+// check_queries_defined (train/dataset.hpp) over a store.
+void check_queries_defined(const TemplateAst& tmpl, const SampleStore& samples);
+
+}  // namespace lrnn::train

@@ -1,0 +1,170 @@
+// The compact sample store (train/sample_store.hpp): samples decode to exactly what was
+// stored (every field, spans field by field, values bit for bit), subsets and slices pick
+// the right samples, a TU dataset streamed into a store is the dataset from_ast would
+// build, and a set prepared from the store is the set prepared from the samples (whose
+// networks hold no growth slack).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "api/dataset_impl.hpp"
+#include "lrnn/datasets.hpp"
+#include "lrnn/syntax.hpp"
+#include "shared_datasets.hpp"
+#include "train/engine.hpp"
+#include "train/sample_store.hpp"
+
+namespace {
+
+using namespace lrnn;
+
+bool same_span(const Span& a, const Span& b) {
+  return a.file == b.file && a.line == b.line && a.col == b.col && a.length == b.length;
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
+// operator== of the AST ignores spans and compares doubles by value (a NaN differs from
+// itself, -0.0 equals 0.0); this compares spans field by field and the values bit for bit.
+void expect_same_literal(const Literal& a, const Literal& b) {
+  Literal a_fields = a, b_fields = b;
+  if (a_fields.weight) a_fields.weight->data.clear();
+  if (b_fields.weight) b_fields.weight->data.clear();
+  EXPECT_EQ(a_fields, b_fields);
+  EXPECT_TRUE(same_span(a.span, b.span)) << a.predicate;
+  ASSERT_EQ(a.args.size(), b.args.size());
+  for (size_t i = 0; i < a.args.size(); ++i) EXPECT_TRUE(same_span(a.args[i].span, b.args[i].span)) << a.predicate;
+  ASSERT_EQ(a.weight.has_value(), b.weight.has_value());
+  if (a.weight) {
+    EXPECT_TRUE(same_bits(a.weight->data, b.weight->data)) << a.predicate;
+    EXPECT_TRUE(same_span(a.weight->span, b.weight->span)) << a.predicate;
+  }
+}
+
+void expect_same_sample(const train::Sample& a, const train::Sample& b) {
+  EXPECT_EQ(a.example.id, b.example.id);
+  EXPECT_TRUE(same_span(a.example.span, b.example.span));
+  EXPECT_EQ(a.queries, b.queries);
+  EXPECT_EQ(a.importance, b.importance);
+  ASSERT_EQ(a.example.facts.size(), b.example.facts.size());
+  for (size_t f = 0; f < a.example.facts.size(); ++f) expect_same_literal(a.example.facts[f], b.example.facts[f]);
+}
+
+// Facts with everything a literal can carry, built in code (parsed files give spans).
+std::vector<train::Sample> unusual_samples() {
+  std::vector<train::Sample> out = train::pair_samples(
+      parse_examples("<1> q :- <[1, -0.5]> f(a, 'New York'), $w=[2, 3] g(woman:Y, 3), h(b).\n"
+                     "<0> q :- {2} f(a, b), [3|0:1.5] s(c), <0.25> h(b).\n",
+                     "<store test>"),
+      {});
+  Literal odd;
+  odd.predicate = "odd";
+  odd.args = {Term::variable("X"), Term::number("-0"), Term{Term::Kind::String, "x y", "t", {}}};
+  odd.builtin = odd.hidden = odd.negated = odd.soft_negated = odd.transposed = true;
+  odd.weight = ValueSpec::scalar(-0.0);
+  Literal nan = odd;
+  nan.predicate = "nan";
+  nan.weight = ValueSpec::scalar(std::numeric_limits<double>::quiet_NaN());
+  Literal zero = odd;
+  zero.predicate = "zero";
+  zero.weight = ValueSpec::scalar(0.0);  // equal to -0.0 as a double, not as stored bits
+  out[1].example.facts.push_back(odd);
+  out[1].example.facts.push_back(nan);
+  out[1].example.facts.push_back(zero);
+  out[1].importance = {0.5};
+  return out;
+}
+
+TEST(SampleStore, DecodesExactlyWhatWasStored) {
+  const std::vector<train::Sample> samples = unusual_samples();
+  const train::SampleStore store{std::vector<train::Sample>(samples)};
+  ASSERT_EQ(store.size(), samples.size());
+  for (size_t i = 0; i < samples.size(); ++i) {
+    EXPECT_EQ(store.fact_count(i), samples[i].example.facts.size());
+    expect_same_sample(store.at(i), samples[i]);
+    EXPECT_TRUE(store.without_facts()[i].example.facts.empty());
+    EXPECT_EQ(store.without_facts()[i].queries, samples[i].queries);
+  }
+  // the parsed facts kept their places in the file
+  EXPECT_EQ(store.at(0).example.facts[1].span.line, 1u);
+  EXPECT_GT(store.at(0).example.facts[1].span.col, 1u);
+  EXPECT_TRUE(std::signbit(store.at(1).example.facts[3].weight->data[0]));   // -0.0
+  EXPECT_FALSE(std::signbit(store.at(1).example.facts[5].weight->data[0]));  // 0.0
+  EXPECT_TRUE(std::isnan(store.at(1).example.facts[4].weight->data[0]));
+  EXPECT_EQ(store.fact_predicates(),
+            (std::vector<std::string>{"f/2", "g/2", "h/1", "nan/3", "odd/3", "s/1", "zero/3"}));
+}
+
+TEST(SampleStore, SubsetAndSlicePickTheirSamples) {
+  const std::vector<train::Sample> samples = unusual_samples();
+  const train::SampleStore store{std::vector<train::Sample>(samples)};
+  const std::vector<size_t> picked = {1, 0, 1};
+  const train::SampleStore sub = store.subset(picked);
+  ASSERT_EQ(sub.size(), 3u);
+  for (size_t k = 0; k < picked.size(); ++k) expect_same_sample(sub.at(k), samples[picked[k]]);
+  const train::SampleStore tail = store.slice(1, 2);
+  ASSERT_EQ(tail.size(), 1u);
+  expect_same_sample(tail.at(0), samples[1]);
+  EXPECT_EQ(tail.fact_predicates(), (std::vector<std::string>{"f/2", "h/1", "nan/3", "odd/3", "s/1", "zero/3"}));
+}
+
+class SampleStoreTu : public test::SharedDatasetsTest {};
+
+// load_tu streams each graph into the store; it must hold the samples from_ast pairs from
+// read_tu's examples and queries, and hold them in a fraction of the literals' bytes.
+TEST_F(SampleStoreTu, StreamedMutagIsTheParsedDataset) {
+  TuData d = read_tu("../shared/datasets/tu/MUTAG");
+  const std::vector<train::Sample> expected = train::pair_samples(d.examples, d.queries);
+  const Dataset streamed = load_tu("../shared/datasets/tu/MUTAG");
+  const train::SampleStore& store = streamed.impl().samples;
+  ASSERT_EQ(store.size(), expected.size());
+  EXPECT_EQ(streamed.parsed_examples(), expected.size());
+  size_t facts = 0, args = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    expect_same_sample(store.at(i), expected[i]);
+    for (const Literal& l : expected[i].example.facts) args += l.args.size();
+    facts += expected[i].example.facts.size();
+  }
+  // 16 bytes per fact and per argument, the 7 + 4 distinct one-hot labels stored once
+  const size_t literal_bytes = facts * sizeof(Literal) + args * sizeof(Term);
+  EXPECT_LT(store.bytes(), 16 * (facts + args) + 64 * 1024);
+  EXPECT_LT(store.bytes() * 5, literal_bytes);
+}
+
+// Every network and output of a set prepared from the store equals the set prepared from
+// the same samples as objects (the store decodes each sample while it is grounded).
+TEST_F(SampleStoreTu, PreparedFromTheStoreAsFromTheSamples) {
+  TuData d = read_tu("../shared/datasets/tu/MUTAG");
+  const std::vector<train::Sample> samples = train::pair_samples(d.examples, d.queries);
+  const train::SampleStore store{std::vector<train::Sample>(samples)};
+  const train::Engine engine(parse_template("h(X) :- {4,7} x(X).\nh(X) :- {4,7} x(Y), *edge(X, Y).\n"
+                                            "predict :- {1,4} h(X). [aggregation=avg]\n",
+                                            "<gcn>"));
+  const train::PreparedSet a = engine.prepare(std::span<const train::Sample>(samples));
+  const train::PreparedSet b = engine.prepare(store);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a.networks[i].structure_hash, b.networks[i].structure_hash);
+    EXPECT_TRUE(same_bits(a.networks[i].fact_data, b.networks[i].fact_data));
+    EXPECT_EQ(a.networks[i].inputs, b.networks[i].inputs);
+  }
+  ASSERT_EQ(a.outputs.size(), b.outputs.size());
+  for (size_t o = 0; o < a.outputs.size(); ++o) {
+    EXPECT_EQ(a.outputs[o].text, b.outputs[o].text);
+    EXPECT_EQ(a.outputs[o].target, b.outputs[o].target);
+  }
+  EXPECT_EQ(engine.evaluate(a, train::LossKind::Mse).metrics.loss, engine.evaluate(b, train::LossKind::Mse).metrics.loss);
+  // A set's networks live as long as it is trained: they hold no growth slack.
+  for (const neural::SampleNetwork& net : b.networks) {
+    EXPECT_EQ(net.fact_data.capacity(), net.fact_data.size());
+    EXPECT_EQ(net.inputs.capacity(), net.inputs.size());
+    EXPECT_EQ(net.rule.capacity(), net.rule.size());
+    EXPECT_EQ(net.atom_depth.capacity(), net.atom_depth.size());
+  }
+}
+
+}  // namespace
