@@ -293,30 +293,89 @@ void add_facts(SampleNetwork& net, const TemplateModel& model, const ExampleAst&
   }
 }
 
+// Numbers the softmax keys of one rule (the values of its softmax-group variables) in order
+// of first appearance. Keys of one variable whose symbol ids lie close together (attention's
+// positions: the n^2 scores' keys are n small integers) index a table by id, one load each
+// where a hash probe hashes and compares the key; other keys are hashed, and so are these
+// once their ids spread over more than a few times as many values as there are keys.
+class SoftmaxKeys {
+ public:
+  explicit SoftmaxKeys(uint32_t width) : width_(width), in_table_(width == 1) {}
+  uint32_t number(const uint32_t* key, uint32_t& n_groups) {
+    if (in_table_ && fits_table(key[0])) {
+      uint32_t& group = table_[key[0] - lo_];
+      if (group == kNone) group = n_groups++, ++count_;
+      return group;
+    }
+    if (!rows_) rows_ = std::make_unique<logic::RowSet>(width_);
+    const auto [row, inserted] = rows_->number(key);
+    if (inserted) by_row_.push_back(n_groups++);
+    return by_row_[row];
+  }
+
+ private:
+  // Widens the table to cover id x; false (and the table's keys moved to rows_) when the
+  // table would grow too sparse.
+  bool fits_table(uint32_t x) {
+    if (table_.empty()) lo_ = x;
+    if (x >= lo_ && x - lo_ < table_.size()) return true;
+    const uint64_t lo = std::min(lo_, x), hi = std::max<uint64_t>(uint64_t(lo_) + table_.size(), uint64_t(x) + 1);
+    if (hi - lo > 4 * (uint64_t(count_) + 1024)) {
+      in_table_ = false;
+      rows_ = std::make_unique<logic::RowSet>(1);
+      for (uint32_t t = 0; t < table_.size(); ++t) {
+        if (table_[t] == kNone) continue;
+        const uint32_t id = lo_ + t;
+        rows_->number(&id);
+        by_row_.push_back(table_[t]);
+      }
+      table_ = {};
+      return false;
+    }
+    std::vector<uint32_t> wider(std::max<uint64_t>(hi - lo, 2 * table_.size()) , kNone);
+    if (uint64_t(lo) + wider.size() > uint64_t(kNone)) wider.resize(uint64_t(kNone) - lo);  // ids stay below kNone
+    std::copy(table_.begin(), table_.end(), wider.begin() + (lo_ - lo));
+    table_ = std::move(wider);
+    lo_ = static_cast<uint32_t>(lo);
+    return true;
+  }
+  uint32_t width_;
+  bool in_table_;
+  uint32_t lo_ = 0, count_ = 0;         // the table's first id; keys numbered in it
+  std::vector<uint32_t> table_;         // id - lo_ -> group, or kNone
+  std::unique_ptr<logic::RowSet> rows_;  // the other keys: key -> row
+  std::vector<uint32_t> by_row_;        // row -> group
+};
+
 // The softmax group of every kept ground rule of a softmax-aggregated rule: groundings of
 // one rule that agree on the rule's softmax variables normalise together. Groups are
-// numbered in order of first appearance in `kept` (one hash probe per grounding: attention
-// has n^2 of them).
+// numbered in order of first appearance in `kept` (ascending grounding ids, so each rule
+// set's groundings are one run of it).
 std::vector<uint32_t> softmax_groups(const TemplateModel& model, const FlatGroundRules& f,
                                      const std::vector<uint32_t>& kept) {
   std::vector<uint32_t> group(f.size(), 0);
-  std::vector<std::unique_ptr<logic::RowSet>> keys(model.rules.size());  // per rule
-  std::vector<std::vector<uint32_t>> number(model.rules.size());        // per rule: key row -> group
+  std::vector<std::unique_ptr<SoftmaxKeys>> keys(model.rules.size());  // per rule
   uint32_t n_groups = 0;
   std::vector<uint32_t> key;
-  for (uint32_t g : kept) {
-    const logic::GroundRuleSet& rs = f.set(g);
+  for (size_t i = 0; i < kept.size();) {
+    const uint32_t set = f.set_of(kept[i]), end = f.set_begin[set + 1];
+    const logic::GroundRuleSet& rs = f.ground.rules[set];
     const RuleSpec& spec = model.rules[rs.rule];
-    if (!spec.softmax) continue;
-    key.clear();
-    for (uint32_t v : spec.softmax_group_vars) {
-      if (v >= rs.n_vars) throw Error(ErrorKind::Runtime, "ground rule set lacks variable bindings");
-      key.push_back(rs.bindings[static_cast<size_t>(f.row(g)) * rs.n_vars + v]);
+    size_t e = i;
+    while (e < kept.size() && kept[e] < end) ++e;
+    if (spec.softmax) {
+      for (uint32_t v : spec.softmax_group_vars)
+        if (v >= rs.n_vars) throw Error(ErrorKind::Runtime, "ground rule set lacks variable bindings");
+      if (!keys[rs.rule]) keys[rs.rule] = std::make_unique<SoftmaxKeys>(static_cast<uint32_t>(spec.softmax_group_vars.size()));
+      SoftmaxKeys& numbers = *keys[rs.rule];
+      key.resize(spec.softmax_group_vars.size());
+      for (size_t t = i; t < e; ++t) {
+        const uint32_t* bindings = rs.bindings.data() + static_cast<size_t>(kept[t] - f.set_begin[set]) * rs.n_vars;
+        for (size_t v = 0; v < key.size(); ++v) key[v] = bindings[spec.softmax_group_vars[v]];
+        group[kept[t]] = numbers.number(key.data(), n_groups);
+      }
     }
-    if (!keys[rs.rule]) keys[rs.rule] = std::make_unique<logic::RowSet>(static_cast<uint32_t>(key.size()));
-    const auto [row, inserted] = keys[rs.rule]->number(key.data());
-    if (inserted) number[rs.rule].push_back(n_groups++);
-    group[g] = number[rs.rule][row];
+    i = e;
   }
   return group;
 }
@@ -400,18 +459,31 @@ void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const Flat
   net.inputs_begin.reserve(kept.size() + 1);
   net.inputs.reserve(n_inputs);
   net.inputs_begin.push_back(0);
-  // When every atom is kept, local ids are the ground ids: no lookup (attention's score
-  // atoms are read n apart here, so each lookup would be a cache miss).
+  // Runs of consecutive groundings of one rule set (a rule whose heads come in order, as
+  // attention's n^2 scores do) are copied as blocks. When every atom is kept, local ids are
+  // the ground ids: no lookup (attention's score atoms are read n apart here, so each
+  // lookup would be a cache miss).
   const bool all_kept = net.num_atoms() == local.size();
-  for (uint32_t g : kept) {
-    const logic::GroundRuleSet& rs = f.set(g);
-    const size_t row = f.row(g);
-    net.rule.push_back(rs.rule);
-    net.head.push_back(all_kept ? rs.head[row] : local[rs.head[row]]);
-    net.softmax_group.push_back(model.rules[rs.rule].softmax ? group[g] : 0);  // (0 for the others)
-    const uint32_t* in = rs.inputs.data() + row * rs.n_inputs;
-    for (uint32_t i = 0; i < rs.n_inputs; ++i) net.inputs.push_back(all_kept ? in[i] : local[in[i]]);
-    net.inputs_begin.push_back(static_cast<uint32_t>(net.inputs.size()));
+  auto to_local = [&](const uint32_t* begin, size_t count, std::vector<uint32_t>& out) {
+    if (all_kept) out.insert(out.end(), begin, begin + count);
+    else
+      for (size_t t = 0; t < count; ++t) out.push_back(local[begin[t]]);
+  };
+  for (size_t i = 0; i < kept.size();) {
+    const uint32_t set = f.set_of(kept[i]), end = f.set_begin[set + 1];
+    const logic::GroundRuleSet& rs = f.ground.rules[set];
+    size_t e = i + 1;
+    while (e < kept.size() && kept[e] == kept[e - 1] + 1 && kept[e] < end) ++e;
+    const size_t count = e - i, row = kept[i] - f.set_begin[set];
+    net.rule.insert(net.rule.end(), count, rs.rule);
+    to_local(rs.head.data() + row, count, net.head);
+    if (model.rules[rs.rule].softmax)
+      net.softmax_group.insert(net.softmax_group.end(), group.begin() + kept[i], group.begin() + kept[i] + count);
+    else
+      net.softmax_group.insert(net.softmax_group.end(), count, 0u);  // (one group for the others)
+    to_local(rs.inputs.data() + row * rs.n_inputs, count * rs.n_inputs, net.inputs);
+    for (size_t t = 0; t < count; ++t) net.inputs_begin.push_back(net.inputs_begin.back() + rs.n_inputs);
+    i = e;
   }
 }
 
