@@ -380,6 +380,28 @@ std::vector<uint32_t> softmax_groups(const TemplateModel& model, const FlatGroun
   return group;
 }
 
+// A range of `kept` (ascending grounding ids of one rule set) listing the heads of its first
+// `rows` groundings, in increasing order, over and over (cols times): attention's weighted
+// sum out(I) :- w(I, J), v(J) grounded key by key. Sorted by head (stably), the range is
+// the grid transposed: add_ground_rules writes it so, in strips of columns, where sorting
+// `kept` and copying the ground rules in that order would read them a row apart each.
+struct HeadGrid {
+  size_t begin = 0, rows = 0, cols = 0;
+};
+
+// The HeadGrid over kept[b, e) (rows == 0: none).
+template <class HeadOf>
+HeadGrid head_grid(const std::vector<uint32_t>& kept, size_t b, size_t e, const FlatGroundRules& f, HeadOf head_of) {
+  if (e - b < 4 || f.set_of(kept[b]) != f.set_of(kept[e - 1])) return {};
+  std::vector<uint32_t> first{head_of(kept[b])};
+  while (b + first.size() < e && head_of(kept[b + first.size()]) > first.back()) first.push_back(head_of(kept[b + first.size()]));
+  const size_t rows = first.size();
+  if (rows == e - b || (e - b) % rows != 0) return {};
+  for (size_t k = b + rows; k < e; ++k)
+    if (head_of(kept[k]) != first[(k - b) % rows]) return {};
+  return {b, rows, (e - b) / rows};
+}
+
 // Sorts `kept` (ascending grounding ids) by (rule, head, softmax group, grounding id) in
 // linear time with stable counting sorts: by head and then by rule, or, when the rule sets
 // come in rule order (the grounder lists them so), by head within each rule's range alone,
@@ -387,7 +409,8 @@ std::vector<uint32_t> softmax_groups(const TemplateModel& model, const FlatGroun
 // n^2 scores already come one head after another). A head's groundings are then in
 // grounding order, and only a head whose groups are out of order is sorted.
 void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, const std::vector<uint32_t>& local,
-                       const std::vector<uint32_t>& group, size_t n_atoms, const TemplateModel& model) {
+                       const std::vector<uint32_t>& group, size_t n_atoms, const TemplateModel& model,
+                       std::vector<HeadGrid>& grids) {
   const size_t n_rules = model.rules.size();
   auto rule_of = [&](uint32_t g) { return f.set(g).rule; };
   const bool all_kept = n_atoms == local.size();  // local ids are the ground ids
@@ -418,7 +441,10 @@ void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, co
         ordered = ordered && prev <= h;
         lo = std::min(lo, h), hi = std::max(hi, h), prev = h;
       }
-      if (!ordered) counting_sort(b, e, lo, hi, head_of);
+      // (Only rules without softmax: their range needs no ordering by group below.)
+      const HeadGrid grid = ordered || model.rules[rule_of(kept[b])].softmax ? HeadGrid{} : head_grid(kept, b, e, f, head_of);
+      if (grid.rows > 0) grids.push_back(grid);  // left unsorted: add_ground_rules transposes it
+      else if (!ordered) counting_sort(b, e, lo, hi, head_of);
       b = e;
     }
   }
@@ -440,6 +466,35 @@ void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, co
   }
 }
 
+// Appends the ground rules of a HeadGrid (one rule set, no softmax) in head order: the
+// grid transposed, in strips of kStrip columns, so that reads and writes each move along a
+// few streams (one entry per row apart is a cache and TLB miss each at n^2 groundings).
+void append_transposed(SampleNetwork& net, const FlatGroundRules& f, const std::vector<uint32_t>& kept,
+                       const HeadGrid& grid, const std::vector<uint32_t>& local, bool all_kept) {
+  constexpr size_t kStrip = 16;
+  const uint32_t set = f.set_of(kept[grid.begin]);
+  const logic::GroundRuleSet& rs = f.ground.rules[set];
+  const size_t n = grid.rows * grid.cols, ni = rs.n_inputs, p0 = net.head.size(), in0 = net.inputs.size();
+  net.rule.insert(net.rule.end(), n, rs.rule);
+  net.softmax_group.insert(net.softmax_group.end(), n, 0u);
+  for (size_t t = 1; t <= n; ++t) net.inputs_begin.push_back(static_cast<uint32_t>(in0 + t * ni));
+  net.head.resize(p0 + n);
+  net.inputs.resize(in0 + n * ni);
+  uint32_t* head = net.head.data() + p0;
+  uint32_t* inputs = net.inputs.data() + in0;
+  const uint32_t* member = kept.data() + grid.begin;
+  for (size_t j0 = 0; j0 < grid.cols; j0 += kStrip)
+    for (size_t i = 0; i < grid.rows; ++i)
+      for (size_t j = j0; j < std::min(grid.cols, j0 + kStrip); ++j) {
+        const size_t row = member[j * grid.rows + i] - f.set_begin[set], at = i * grid.cols + j;
+        head[at] = all_kept ? rs.head[row] : local[rs.head[row]];
+        for (size_t k = 0; k < ni; ++k) {
+          const uint32_t a = rs.inputs[row * ni + k];
+          inputs[at * ni + k] = all_kept ? a : local[a];
+        }
+      }
+}
+
 // The kept ground rules with their softmax groups, sorted by (rule, head, group, order).
 void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const FlatGroundRules& f, const Relevance& r,
                       const std::vector<uint32_t>& local) {
@@ -452,7 +507,8 @@ void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const Flat
       if (!r.dropped[g] && r.state[rs.head[row]] == 2) kept.push_back(g), n_inputs += rs.n_inputs;
   }
   const std::vector<uint32_t> group = softmax_groups(model, f, kept);
-  sort_ground_rules(kept, f, local, group, net.num_atoms(), model);
+  std::vector<HeadGrid> grids;
+  sort_ground_rules(kept, f, local, group, net.num_atoms(), model, grids);
   net.rule.reserve(kept.size());
   net.head.reserve(kept.size());
   net.softmax_group.reserve(kept.size());
@@ -469,7 +525,14 @@ void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const Flat
     else
       for (size_t t = 0; t < count; ++t) out.push_back(local[begin[t]]);
   };
+  auto grid = grids.begin();
   for (size_t i = 0; i < kept.size();) {
+    if (grid != grids.end() && grid->begin == i) {
+      append_transposed(net, f, kept, *grid, local, all_kept);
+      i += grid->rows * grid->cols;
+      ++grid;
+      continue;
+    }
     const uint32_t set = f.set_of(kept[i]), end = f.set_begin[set + 1];
     const logic::GroundRuleSet& rs = f.ground.rules[set];
     size_t e = i + 1;

@@ -54,6 +54,49 @@ TEST(NeuralGroundRuleOrder, RuleSetsInAnyOrderGiveOneNetwork) {
   }
 }
 
+// Full attention: the weighted sum's groundings (listed key by key) form a grid whose sort
+// by head is a transposition (written in strips); the same network as the general counting
+// sort (rule sets reversed), with every atom kept and with atoms pruned by neuralize (an
+// unpruned grounding queried for some positions only: local ids differ from ground ids).
+TEST(NeuralGroundRuleOrder, GridOfHeadsGivesTheSortedNetwork) {
+  train::Engine engine(parse_template(
+      "<0.5> d_k.\n"
+      "w(I, J) :- d_k, k(J)^T, q(I). [combination=product, aggregation=softmax(J)]\n"
+      "out(I) :- w(I, J), v(J). [combination=product, aggregation=sum]\n"));
+  for (int n : {5, 37}) {
+    std::string facts, all, some;
+    for (int i = 0; i < n; ++i) {
+      const std::string s = std::to_string(i);
+      facts += "<[1, " + s + "]> q(" + s + "), <[" + s + ", 2]> k(" + s + "), <[0, " + s + "]> v(" + s + "), ";
+      all += std::string(i ? ", " : "") + "out(" + s + ")";
+      if (i % 3 != 1) some += std::string(some.empty() ? "" : ", ") + "out(" + s + ")";
+    }
+    const ExampleAst ex = parse_examples(facts + "<[1, 1]> unused(0).")[0];
+    for (const std::string& queries : {all, some}) {
+      SCOPED_TRACE("n = " + std::to_string(n) + ", queries " + queries);
+      logic::GroundingOptions o;
+      o.prune = queries == all;
+      logic::GroundSample ground = logic::ground(engine.program(), ex, parse_queries(queries + ".")[0].queries, o);
+      const neural::SampleNetwork a = neural::neuralize(engine.model(), ex, ground);
+      std::reverse(ground.rules.begin(), ground.rules.end());
+      const neural::SampleNetwork b = neural::neuralize(engine.model(), ex, ground);
+      EXPECT_EQ(a.rule, b.rule);
+      EXPECT_EQ(a.head, b.head);
+      EXPECT_EQ(a.softmax_group, b.softmax_group);
+      EXPECT_EQ(a.inputs, b.inputs);
+      EXPECT_EQ(a.inputs_begin, b.inputs_begin);
+      EXPECT_EQ(a.structure_hash, b.structure_hash);
+      const size_t heads = queries == all ? n : n - n / 3 - (n % 3 > 1);
+      EXPECT_EQ(a.num_ground_rules(), 2 * heads * n);
+      EXPECT_EQ(a.num_atoms() < ground.num_atoms(), queries != all);
+      for (size_t g = 1; g < a.num_ground_rules(); ++g) {
+        ASSERT_LE(a.rule[g - 1], a.rule[g]);
+        if (a.rule[g - 1] == a.rule[g]) ASSERT_LE(a.head[g - 1], a.head[g]);
+      }
+    }
+  }
+}
+
 // Every array of two networks.
 void expect_same_network(const neural::SampleNetwork& a, const neural::SampleNetwork& b) {
   EXPECT_EQ(a.atom_depth, b.atom_depth);
