@@ -927,19 +927,52 @@ class PlanBuilder {
   // False, with nothing changed, when an atom has none or several.
   bool pass_contributions_through(uint32_t p, size_t m, const std::vector<Contribution>& list, Shape shape) {
     if (list.size() != m) return false;
+    // Set as visited; an atom already placed (a second contribution, a fact) or of another
+    // predicate stops it, and what was set is unset (an unplaced atom's shape is 1x1).
     size_t set = 0;
-    for (; set < list.size(); ++set) {
-      const Contribution& c = list[set];
+    bool ok = true;
+    for_each_by_atom(list, [&](const Contribution& c) {
+      if (!ok) return;
       uint32_t& off = plan.atom_offsets[c.sample][c.atom];
-      if (off != kNoValue || samples[c.sample]->atom_predicate[c.atom] != p) break;
+      ok = off == kNoValue && samples[c.sample]->atom_predicate[c.atom] == p;
+      if (!ok) return;
       off = c.offset;
+      plan.atom_shapes[c.sample][c.atom] = shape;
+      ++set;
+    });
+    if (ok) return true;
+    size_t undone = 0;
+    for_each_by_atom(list, [&](const Contribution& c) {
+      if (undone++ >= set) return;
+      plan.atom_offsets[c.sample][c.atom] = kNoValue;
+      plan.atom_shapes[c.sample][c.atom] = Shape{1, 1};
+    });
+    return false;
+  }
+
+  // Visits every contribution of `list` once: in list order, or, when the list's atoms are
+  // a grid numbered the other way round (entry i * cols + j is atom a0 + j * rows + i, all
+  // of one sample: attention's pair atoms w(I, J), numbered key by key and listed query by
+  // query), in strips of kStrip columns, so that the atoms' entries are visited along a
+  // few streams instead of one a row apart (a cache and TLB miss each at n^2 atoms).
+  template <class Visit>
+  static void for_each_by_atom(const std::vector<Contribution>& list, Visit visit) {
+    const size_t n = list.size();
+    size_t cols = 1;
+    const uint32_t a0 = n ? list[0].atom : 0, step = n > 1 ? list[1].atom - a0 : 0;
+    while (cols < n && list[cols].atom == a0 + cols * step && list[cols].sample == list[0].sample) ++cols;
+    const size_t rows = cols > 1 && cols < n && n % cols == 0 ? n / cols : 0;
+    bool grid = rows > 1 && step == rows;
+    for (size_t k = 0; k < n && grid; ++k)
+      grid = list[k].sample == list[0].sample && list[k].atom == a0 + (k % cols) * rows + k / cols;
+    if (!grid) {
+      for (const Contribution& c : list) visit(c);
+      return;
     }
-    if (set < list.size()) {
-      for (size_t c = 0; c < set; ++c) plan.atom_offsets[list[c].sample][list[c].atom] = kNoValue;
-      return false;
-    }
-    for (const Contribution& c : list) plan.atom_shapes[c.sample][c.atom] = shape;
-    return true;
+    constexpr size_t kStrip = 16;
+    for (size_t j0 = 0; j0 < cols; j0 += kStrip)
+      for (size_t i = 0; i < rows; ++i)
+        for (size_t j = j0; j < std::min(cols, j0 + kStrip); ++j) visit(list[i * cols + j]);
   }
 
   // A.segments and A.src: the contributions sorted by atom (stable: rule order kept).
