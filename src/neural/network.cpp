@@ -424,8 +424,15 @@ void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, co
     for (size_t i = b; i < e; ++i) out[start[key_of(kept[i]) - lo]++] = kept[i];
     std::copy(out.begin(), out.end(), kept.begin() + static_cast<std::ptrdiff_t>(b));
   };
-  const bool in_rule_order =
-      std::is_sorted(kept.begin(), kept.end(), [&](uint32_t x, uint32_t y) { return rule_of(x) < rule_of(y); });
+  // `kept` ascends, so its rules come in the order of the rule sets it meets (one check per set).
+  bool in_rule_order = true;
+  for (size_t i = 0, last_rule = 0; i < kept.size() && in_rule_order;) {
+    const uint32_t set = f.set_of(kept[i]);
+    in_rule_order = f.ground.rules[set].rule >= last_rule;
+    last_rule = f.ground.rules[set].rule;
+    i = static_cast<size_t>(std::lower_bound(kept.begin() + i, kept.end(), f.set_begin[set + 1]) - kept.begin());
+  }
+  std::vector<std::pair<size_t, size_t>> one_per_head;  // rule ranges whose heads strictly increase
   if (!in_rule_order) {
     if (!kept.empty()) {
       counting_sort(0, kept.size(), 0, static_cast<uint32_t>(n_atoms), head_of);
@@ -435,12 +442,14 @@ void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, co
     for (size_t b = 0; b < kept.size();) {
       size_t e = b;
       uint32_t lo = head_of(kept[b]), hi = lo, prev = lo;
-      bool ordered = true;
+      bool ordered = true, distinct = true;
       for (; e < kept.size() && rule_of(kept[e]) == rule_of(kept[b]); ++e) {
         const uint32_t h = head_of(kept[e]);
         ordered = ordered && prev <= h;
+        distinct = distinct && (e == b || prev < h);
         lo = std::min(lo, h), hi = std::max(hi, h), prev = h;
       }
+      if (distinct) one_per_head.emplace_back(b, e);
       // (Only rules without softmax: their range needs no ordering by group below.)
       const HeadGrid grid = ordered || model.rules[rule_of(kept[b])].softmax ? HeadGrid{} : head_grid(kept, b, e, f, head_of);
       if (grid.rows > 0) grids.push_back(grid);  // left unsorted: add_ground_rules transposes it
@@ -448,7 +457,13 @@ void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, co
       b = e;
     }
   }
+  // Within each head, groundings by softmax group (a head with one grounding has nothing to order).
+  auto distinct_range = one_per_head.begin();
   for (size_t b = 0; b < kept.size();) {
+    if (distinct_range != one_per_head.end() && distinct_range->first == b) {
+      b = distinct_range++->second;
+      continue;
+    }
     size_t e = b + 1;
     if (!model.rules[rule_of(kept[b])].softmax) {  // one group (0): nothing to order in the rule's range
       while (e < kept.size() && rule_of(kept[e]) == rule_of(kept[b])) ++e;
