@@ -332,7 +332,7 @@ class SoftmaxKeys {
       table_ = {};
       return false;
     }
-    std::vector<uint32_t> wider(std::max<uint64_t>(hi - lo, 2 * table_.size()) , kNone);
+    std::vector<uint32_t> wider(std::max<uint64_t>(hi - lo, 2 * table_.size()), kNone);
     if (uint64_t(lo) + wider.size() > uint64_t(kNone)) wider.resize(uint64_t(kNone) - lo);  // ids stay below kNone
     std::copy(table_.begin(), table_.end(), wider.begin() + (lo_ - lo));
     table_ = std::move(wider);
@@ -553,16 +553,6 @@ void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const Flat
     size_t e = i + 1;
     while (e < kept.size() && kept[e] == kept[e - 1] + 1 && kept[e] < end) ++e;
     const size_t count = e - i, row = kept[i] - f.set_begin[set];
-    if (count == 1) {  // (a rule sorted by head, as attention's weighted sum is: one at a time)
-      net.rule.push_back(rs.rule);
-      net.head.push_back(all_kept ? rs.head[row] : local[rs.head[row]]);
-      net.softmax_group.push_back(model.rules[rs.rule].softmax ? group[kept[i]] : 0);
-      const uint32_t* in = rs.inputs.data() + row * rs.n_inputs;
-      for (uint32_t k = 0; k < rs.n_inputs; ++k) net.inputs.push_back(all_kept ? in[k] : local[in[k]]);
-      net.inputs_begin.push_back(static_cast<uint32_t>(net.inputs.size()));
-      i = e;
-      continue;
-    }
     net.rule.insert(net.rule.end(), count, rs.rule);
     to_local(rs.head.data() + row, count, net.head);
     if (model.rules[rs.rule].softmax)
