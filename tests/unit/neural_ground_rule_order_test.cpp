@@ -54,6 +54,24 @@ TEST(NeuralGroundRuleOrder, RuleSetsInAnyOrderGiveOneNetwork) {
   }
 }
 
+// Every array of two networks.
+void expect_same_network(const neural::SampleNetwork& a, const neural::SampleNetwork& b) {
+  EXPECT_EQ(a.atom_depth, b.atom_depth);
+  EXPECT_EQ(a.atom_predicate, b.atom_predicate);
+  EXPECT_EQ(a.atom_fact, b.atom_fact);
+  EXPECT_EQ(a.atom_ground_id, b.atom_ground_id);
+  EXPECT_EQ(a.fact_template, b.fact_template);
+  EXPECT_EQ(a.fact_data, b.fact_data);
+  EXPECT_EQ(a.rule, b.rule);
+  EXPECT_EQ(a.head, b.head);
+  EXPECT_EQ(a.softmax_group, b.softmax_group);
+  EXPECT_EQ(a.inputs, b.inputs);
+  EXPECT_EQ(a.inputs_begin, b.inputs_begin);
+  EXPECT_EQ(a.query_atoms, b.query_atoms);
+  EXPECT_EQ(a.dropped_cycle_rules, b.dropped_cycle_rules);
+  EXPECT_EQ(a.structure_hash, b.structure_hash);
+}
+
 // Full attention: the weighted sum's groundings (listed key by key) form a grid whose sort
 // by head is a transposition (written in strips); the same network as the general counting
 // sort (rule sets reversed), with every atom kept and with atoms pruned by neuralize (an
@@ -79,13 +97,7 @@ TEST(NeuralGroundRuleOrder, GridOfHeadsGivesTheSortedNetwork) {
       logic::GroundSample ground = logic::ground(engine.program(), ex, parse_queries(queries + ".")[0].queries, o);
       const neural::SampleNetwork a = neural::neuralize(engine.model(), ex, ground);
       std::reverse(ground.rules.begin(), ground.rules.end());
-      const neural::SampleNetwork b = neural::neuralize(engine.model(), ex, ground);
-      EXPECT_EQ(a.rule, b.rule);
-      EXPECT_EQ(a.head, b.head);
-      EXPECT_EQ(a.softmax_group, b.softmax_group);
-      EXPECT_EQ(a.inputs, b.inputs);
-      EXPECT_EQ(a.inputs_begin, b.inputs_begin);
-      EXPECT_EQ(a.structure_hash, b.structure_hash);
+      expect_same_network(a, neural::neuralize(engine.model(), ex, ground));
       const size_t heads = queries == all ? n : n - n / 3 - (n % 3 > 1);
       EXPECT_EQ(a.num_ground_rules(), 2 * heads * n);
       EXPECT_EQ(a.num_atoms() < ground.num_atoms(), queries != all);
@@ -95,24 +107,6 @@ TEST(NeuralGroundRuleOrder, GridOfHeadsGivesTheSortedNetwork) {
       }
     }
   }
-}
-
-// Every array of two networks.
-void expect_same_network(const neural::SampleNetwork& a, const neural::SampleNetwork& b) {
-  EXPECT_EQ(a.atom_depth, b.atom_depth);
-  EXPECT_EQ(a.atom_predicate, b.atom_predicate);
-  EXPECT_EQ(a.atom_fact, b.atom_fact);
-  EXPECT_EQ(a.atom_ground_id, b.atom_ground_id);
-  EXPECT_EQ(a.fact_template, b.fact_template);
-  EXPECT_EQ(a.fact_data, b.fact_data);
-  EXPECT_EQ(a.rule, b.rule);
-  EXPECT_EQ(a.head, b.head);
-  EXPECT_EQ(a.softmax_group, b.softmax_group);
-  EXPECT_EQ(a.inputs, b.inputs);
-  EXPECT_EQ(a.inputs_begin, b.inputs_begin);
-  EXPECT_EQ(a.query_atoms, b.query_atoms);
-  EXPECT_EQ(a.dropped_cycle_rules, b.dropped_cycle_rules);
-  EXPECT_EQ(a.structure_hash, b.structure_hash);
 }
 
 TEST(NeuralGroundRuleOrder, LevelsGiveTheNetworkOfTheSearch) {
