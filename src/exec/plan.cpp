@@ -521,52 +521,6 @@ class PlanBuilder {
     return a.first == b.first && samples[a.first]->head[a.second] == samples[b.first]->head[b.second];
   }
 
-  // When every head has one grounding (attention weights w(I, J)) the members may be
-  // listed in any order: listing them by softmax segment makes every segment a contiguous
-  // run, so no permutation is needed (and full attention's scores are one row-major block
-  // per query). Members come sorted by (sample, head).
-  // How order_by_softmax_segment reordered the members, when it did (and was asked): member t
-  // of the original order (the network's) is now at position[t], and the softmax segments of
-  // the new order are `segments`.
-  struct Reordering {
-    std::vector<Ref> original;
-    std::vector<uint32_t> position, segments;
-  };
-
-  void order_by_softmax_segment(std::vector<Ref>& members, Reordering* reordering) const {
-    bool one_per_head = true;
-    for (size_t k = 1; k < members.size() && one_per_head; ++k) one_per_head = !same_head(members[k], members[k - 1]);
-    const auto by_segment = [&](const Ref& a, const Ref& b) { return softmax_key(a) < softmax_key(b); };
-    if (!one_per_head || std::is_sorted(members.begin(), members.end(), by_segment)) return;
-    // Members are in sample order already: a stable counting sort by group within each
-    // sample's run is the stable sort by (sample, group), in linear time.
-    std::vector<Ref> sorted(members.size());
-    if (reordering) reordering->position.resize(members.size());
-    for (size_t b = 0; b < members.size();) {
-      size_t e = b;
-      uint32_t groups = 0;
-      for (; e < members.size() && members[e].first == members[b].first; ++e)
-        groups = std::max(groups, softmax_key(members[e]).second + 1);
-      std::vector<uint32_t> start(size_t(groups) + 1, 0);
-      for (size_t k = b; k < e; ++k) ++start[softmax_key(members[k]).second + 1];
-      for (uint32_t q = 0; q < groups; ++q) start[q + 1] += start[q];
-      if (reordering)
-        for (uint32_t q = 0; q < groups; ++q)
-          if (start[q + 1] > start[q]) reordering->segments.push_back(static_cast<uint32_t>(b + start[q]));
-      for (size_t k = b; k < e; ++k) {
-        const size_t at = b + start[softmax_key(members[k]).second]++;
-        sorted[at] = members[k];
-        if (reordering) reordering->position[k] = static_cast<uint32_t>(at);
-      }
-      b = e;
-    }
-    if (reordering) {
-      reordering->segments.push_back(static_cast<uint32_t>(members.size()));
-      reordering->original = std::move(members);
-    }
-    members = std::move(sorted);
-  }
-
   // The atom of ground rule `ref`'s input i.
   uint32_t input_atom(const Ref& ref, size_t i) const {
     const neural::SampleNetwork& net = *samples[ref.first];
@@ -688,37 +642,100 @@ class PlanBuilder {
     return true;
   }
 
-  // scan_members for members that order_by_softmax_segment reordered (one head each, so the
-  // head segments are single members): the network's rows are read in their own order and
-  // what they give is written at the members' new positions, so the reads are sequential.
-  bool scan_reordered(RuleGroup& G, size_t n_inputs, const Reordering& re, MemberScan& scan) const {
-    const std::vector<Ref>& original = re.original;
-    const size_t n = original.size();
-    scan.blocks.assign(n_inputs, InputBlock{});
-    for (size_t i = 0; i < n_inputs; ++i) {
-      scan.blocks[i].src.resize(n);
-      if (n) scan.blocks[i].raw_shape = plan.atom_shapes[original[0].first][input_atom(original[0], i)];
+  // The members [b, e) of one sample form a grid when their softmax groups repeat one run
+  // of consecutive groups, rows = the run's length, over and over (cols times: full
+  // attention's scores listed key by key); then the stable sort by group is the grid's
+  // transposition. Returns rows, or 0 when the members form no grid (or one run only).
+  static uint32_t grid_rows(const neural::SampleNetwork& net, const std::vector<Ref>& members, size_t b, size_t e) {
+    const auto group = [&](size_t k) { return net.softmax_group[members[k].second]; };
+    const uint32_t first = group(b);
+    size_t rows = 1;
+    while (b + rows < e && group(b + rows) == first + rows) ++rows;
+    if (rows == e - b || (e - b) % rows != 0) return 0;
+    for (size_t k = b + rows; k < e; ++k)
+      if (group(k) != first + (k - b) % rows) return 0;
+    return static_cast<uint32_t>(rows);
+  }
+
+  // When every head has one grounding (attention weights w(I, J)) the members may be
+  // listed in any order: listing them by softmax segment makes every segment a contiguous
+  // run, so no permutation is needed (and full attention's scores are one row-major block
+  // per query). Members come sorted by (sample, head). Returns whether it reordered them.
+  // With `scan` (the in-order shortcuts), the reordering pass is also scan_members' pass:
+  // each member's ground rule is read in the network's order (sequential reads) and what
+  // it gives is written at the member's new position, and the softmax segments come from
+  // the counting sort itself (scan->done false, with the order still made, when an input's
+  // values differ in shape: input_values then names the literal).
+  bool order_by_softmax_segment(std::vector<Ref>& members, RuleGroup& G, size_t n_inputs, MemberScan* scan) const {
+    bool one_per_head = true;
+    for (size_t k = 1; k < members.size() && one_per_head; ++k) one_per_head = !same_head(members[k], members[k - 1]);
+    const auto by_segment = [&](const Ref& a, const Ref& b) { return softmax_key(a) < softmax_key(b); };
+    if (!one_per_head || std::is_sorted(members.begin(), members.end(), by_segment)) return false;
+    const size_t n = members.size();
+    bool scanning = scan != nullptr;
+    if (scan) {
+      scan->blocks.assign(n_inputs, InputBlock{});
+      for (size_t i = 0; i < n_inputs; ++i) {
+        scan->blocks[i].src.resize(n);
+        scan->blocks[i].raw_shape = plan.atom_shapes[members[0].first][input_atom(members[0], i)];
+      }
+      scan->head_atoms.resize(n);
+      G.softmax_segments.clear();
     }
-    G.head_segments.resize(n + 1);
-    for (size_t k = 0; k <= n; ++k) G.head_segments[k] = static_cast<uint32_t>(k);
-    scan.head_atoms.resize(n);
-    for (size_t t = 0; t < n;) {
-      const uint32_t s = original[t].first;
+    // Members are in sample order already: a stable counting sort by group within each
+    // sample's run is the stable sort by (sample, group), in linear time.
+    std::vector<Ref> sorted(n);
+    for (size_t b = 0; b < n;) {
+      const uint32_t s = members[b].first;
       const neural::SampleNetwork& net = *samples[s];
       const uint32_t* offsets = plan.atom_offsets[s].data();
       const Shape* shapes = plan.atom_shapes[s].data();
-      for (; t < n && original[t].first == s; ++t) {
-        const uint32_t g = original[t].second, k = re.position[t];
-        scan.head_atoms[k] = net.head[g];
+      size_t e = b;
+      uint32_t groups = 0;
+      for (; e < n && members[e].first == s; ++e) groups = std::max(groups, net.softmax_group[members[e].second] + 1);
+      std::vector<uint32_t> start(size_t(groups) + 1, 0);
+      for (size_t k = b; k < e; ++k) ++start[net.softmax_group[members[k].second] + 1];
+      for (uint32_t q = 0; q < groups; ++q) start[q + 1] += start[q];
+      if (scan)
+        for (uint32_t q = 0; q < groups; ++q)
+          if (start[q + 1] > start[q]) G.softmax_segments.push_back(static_cast<uint32_t>(b + start[q]));
+      auto place = [&](size_t k, size_t at) {
+        const uint32_t g = members[k].second;
+        sorted[at] = members[k];
+        if (!scanning) return;
+        scan->head_atoms[at] = net.head[g];
         const uint32_t* atoms = net.inputs.data() + net.inputs_begin[g];
-        for (size_t i = 0; i < n_inputs; ++i) {
-          if (!(shapes[atoms[i]] == scan.blocks[i].raw_shape)) return false;
-          scan.blocks[i].src[k] = offsets[atoms[i]];
+        for (size_t i = 0; i < n_inputs && scanning; ++i) {
+          scanning = shapes[atoms[i]] == scan->blocks[i].raw_shape;
+          scan->blocks[i].src[at] = offsets[atoms[i]];
         }
+      };
+      const uint32_t rows = scan ? grid_rows(net, members, b, e) : 0;  // (the general sort without shortcuts)
+      if (rows > 0) {
+        // The sort is a transposition (member j * rows + i goes to i * cols + j): done in
+        // strips of kStrip columns, so that reads and writes each move along a few
+        // streams instead of writing one entry per row (a page apart at n^2 members).
+        constexpr size_t kStrip = 16;
+        const size_t cols = (e - b) / rows;
+        for (size_t j0 = 0; j0 < cols; j0 += kStrip)
+          for (size_t i = 0; i < rows; ++i)
+            for (size_t j = j0; j < std::min(cols, j0 + kStrip); ++j) place(b + j * rows + i, b + i * cols + j);
+      } else {
+        for (size_t k = b; k < e; ++k) place(k, b + start[net.softmax_group[members[k].second]]++);
       }
+      b = e;
     }
-    G.softmax_segments = re.segments;
-    scan.softmax_in_order = true;
+    members = std::move(sorted);
+    if (scanning) {
+      G.softmax_segments.push_back(static_cast<uint32_t>(n));
+      G.head_segments.resize(n + 1);
+      for (size_t k = 0; k <= n; ++k) G.head_segments[k] = static_cast<uint32_t>(k);
+      scan->softmax_in_order = true;
+      scan->done = true;
+    } else if (scan) {
+      *scan = MemberScan{};
+      G.softmax_segments.clear();
+    }
     return true;
   }
 
@@ -726,18 +743,15 @@ class PlanBuilder {
   // (their order is the order of the value buffer's allocations).
   void add_rule_group(const uint32_t r, std::vector<Ref> members) {
     const neural::RuleSpec& spec = model.rules[r];
-    Reordering reordering;
-    if (spec.softmax) order_by_softmax_segment(members, options.in_order_shortcuts ? &reordering : nullptr);
     RuleGroup G;
     G.rule = r;
     G.n = static_cast<uint32_t>(members.size());
     G.combination = spec.combination;
     G.activation = spec.activation;
     MemberScan scan;
-    if (options.in_order_shortcuts)
-      scan.done = reordering.original.empty() ? scan_members(G, spec.inputs.size(), spec.softmax, members, scan)
-                                              : scan_reordered(G, spec.inputs.size(), reordering, scan);
-    reordering = {};
+    MemberScan* scanning = options.in_order_shortcuts ? &scan : nullptr;
+    const bool reordered = spec.softmax && order_by_softmax_segment(members, G, spec.inputs.size(), scanning);
+    if (scanning && !reordered) scan.done = scan_members(G, spec.inputs.size(), spec.softmax, members, scan);
     const std::vector<Shape> z_shapes = plan_rule_inputs(G, spec, members, scan);
     plan_combination_and_activation(G, spec, z_shapes);
     plan_head_segments(G, members, scan.done);
@@ -913,19 +927,52 @@ class PlanBuilder {
   // False, with nothing changed, when an atom has none or several.
   bool pass_contributions_through(uint32_t p, size_t m, const std::vector<Contribution>& list, Shape shape) {
     if (list.size() != m) return false;
+    // Set as visited; an atom already placed (a second contribution, a fact) or of another
+    // predicate stops it, and what was set is unset (an unplaced atom's shape is 1x1).
     size_t set = 0;
-    for (; set < list.size(); ++set) {
-      const Contribution& c = list[set];
+    bool ok = true;
+    for_each_by_atom(list, [&](const Contribution& c) {
+      if (!ok) return;
       uint32_t& off = plan.atom_offsets[c.sample][c.atom];
-      if (off != kNoValue || samples[c.sample]->atom_predicate[c.atom] != p) break;
+      ok = off == kNoValue && samples[c.sample]->atom_predicate[c.atom] == p;
+      if (!ok) return;
       off = c.offset;
+      plan.atom_shapes[c.sample][c.atom] = shape;
+      ++set;
+    });
+    if (ok) return true;
+    size_t undone = 0;
+    for_each_by_atom(list, [&](const Contribution& c) {
+      if (undone++ >= set) return;
+      plan.atom_offsets[c.sample][c.atom] = kNoValue;
+      plan.atom_shapes[c.sample][c.atom] = Shape{1, 1};
+    });
+    return false;
+  }
+
+  // Visits every contribution of `list` once: in list order, or, when the list's atoms are
+  // a grid numbered the other way round (entry i * cols + j is atom a0 + j * rows + i, all
+  // of one sample: attention's pair atoms w(I, J), numbered key by key and listed query by
+  // query), in strips of kStrip columns, so that the atoms' entries are visited along a
+  // few streams instead of one a row apart (a cache and TLB miss each at n^2 atoms).
+  template <class Visit>
+  static void for_each_by_atom(const std::vector<Contribution>& list, Visit visit) {
+    const size_t n = list.size();
+    size_t cols = 1;
+    const uint32_t a0 = n ? list[0].atom : 0, step = n > 1 ? list[1].atom - a0 : 0;
+    while (cols < n && list[cols].atom == a0 + cols * step && list[cols].sample == list[0].sample) ++cols;
+    const size_t rows = cols > 1 && cols < n && n % cols == 0 ? n / cols : 0;
+    bool grid = rows > 1 && step == rows;
+    for (size_t k = 0; k < n && grid; ++k)
+      grid = list[k].sample == list[0].sample && list[k].atom == a0 + (k % cols) * rows + k / cols;
+    if (!grid) {
+      for (const Contribution& c : list) visit(c);
+      return;
     }
-    if (set < list.size()) {
-      for (size_t c = 0; c < set; ++c) plan.atom_offsets[list[c].sample][list[c].atom] = kNoValue;
-      return false;
-    }
-    for (const Contribution& c : list) plan.atom_shapes[c.sample][c.atom] = shape;
-    return true;
+    constexpr size_t kStrip = 16;
+    for (size_t j0 = 0; j0 < cols; j0 += kStrip)
+      for (size_t i = 0; i < rows; ++i)
+        for (size_t j = j0; j < std::min(cols, j0 + kStrip); ++j) visit(list[i * cols + j]);
   }
 
   // A.segments and A.src: the contributions sorted by atom (stable: rule order kept).

@@ -226,7 +226,9 @@ struct PlanOptions {
   // Members that come in the order a step needs (attention's n^2 pair atoms: each fed by
   // one ground rule, listed in atom order; softmax segments already contiguous) are taken
   // as they are, after one pass that checks the order, instead of being counted, indexed
-  // and sorted into it. The plan is the same either way (tests compare both).
+  // and sorted into it; members that form a grid listed the other way round (full
+  // attention's scores, key by key, ordered query by query) are transposed in strips. The
+  // plan is the same either way (tests compare both).
   bool in_order_shortcuts = true;
   // Off: the gradients of the data facts (the values of plan.data) may be left unwritten,
   // for callers that read only parameter gradients (training). A GCN's first layer then

@@ -39,7 +39,7 @@ class Capture {
     }
     set_.head.push_back(kNone);
     for (uint32_t i = 0; i < set_.n_inputs; ++i) set_.inputs.push_back(rows[input_lits_[i]]);
-    set_.bindings.insert(set_.bindings.end(), bind.begin(), bind.end());
+    for (uint32_t v : bind) set_.bindings.push_back(v);  // (a few values: a range insert costs more)
     return uint32_t(set_.head.size() - 1);
   }
   void set_head(uint32_t grounding, uint32_t row) { set_.head[grounding] = row; }

@@ -1109,15 +1109,27 @@ std::vector<uint32_t> Grounder::write_atoms(GroundSample& sample, const std::vec
   sample.atom_template_fact.reserve(n_kept);
   sample.atom_args_begin.push_back(0);
   for (uint32_t p = 0; p < prog_.num_predicates(); ++p) {
-    Relation& rel = rels_[p];
-    for (uint32_t r = 0; r < rel.rows(); ++r) {
-      if (!keep[base[p] + r]) continue;
-      new_id[base[p] + r] = uint32_t(sample.atom_pred.size());
-      sample.atom_pred.push_back(p);
-      sample.atom_args.insert(sample.atom_args.end(), rel.row(r), rel.row(r) + rel.arity());
-      sample.atom_args_begin.push_back(uint32_t(sample.atom_args.size()));
-      sample.atom_example_fact.push_back(rel.example_fact(r));
-      sample.atom_template_fact.push_back(rel.template_fact(r));
+    // Runs of kept rows are appended at once (their arguments lie back to back).
+    const Relation& rel = rels_[p];
+    const char* kept = keep.data() + base[p];
+    const uint32_t arity = rel.arity();
+    for (uint32_t r = 0; r < rel.rows();) {
+      if (!kept[r]) {
+        ++r;
+        continue;
+      }
+      uint32_t e = r + 1;
+      while (e < rel.rows() && kept[e]) ++e;
+      const uint32_t first = uint32_t(sample.atom_pred.size());
+      for (uint32_t t = r; t < e; ++t) new_id[base[p] + t] = first + (t - r);
+      sample.atom_pred.insert(sample.atom_pred.end(), e - r, p);
+      sample.atom_args.insert(sample.atom_args.end(), rel.row(r), rel.row(r) + size_t(e - r) * arity);
+      for (uint32_t t = r; t < e; ++t) {
+        sample.atom_args_begin.push_back(sample.atom_args_begin.back() + arity);
+        sample.atom_example_fact.push_back(rel.example_fact(t));
+        sample.atom_template_fact.push_back(rel.template_fact(t));
+      }
+      r = e;
     }
   }
   for (uint32_t k = 0; k < eval_values_.size(); ++k) {

@@ -293,32 +293,113 @@ void add_facts(SampleNetwork& net, const TemplateModel& model, const ExampleAst&
   }
 }
 
+// Numbers the softmax keys of one rule (the values of its softmax-group variables) in order
+// of first appearance. Keys of one variable whose symbol ids lie close together (attention's
+// positions: the n^2 scores' keys are n small integers) index a table by id, one load each
+// where a hash probe hashes and compares the key; other keys are hashed, and so are these
+// once their ids spread over more than a few times as many values as there are keys.
+class SoftmaxKeys {
+ public:
+  explicit SoftmaxKeys(uint32_t width) : width_(width), in_table_(width == 1) {}
+  uint32_t number(const uint32_t* key, uint32_t& n_groups) {
+    if (in_table_ && fits_table(key[0])) {
+      uint32_t& group = table_[key[0] - lo_];
+      if (group == kNone) group = n_groups++, ++count_;
+      return group;
+    }
+    if (!rows_) rows_ = std::make_unique<logic::RowSet>(width_);
+    const auto [row, inserted] = rows_->number(key);
+    if (inserted) by_row_.push_back(n_groups++);
+    return by_row_[row];
+  }
+
+ private:
+  // Widens the table to cover id x; false (and the table's keys moved to rows_) when the
+  // table would grow too sparse.
+  bool fits_table(uint32_t x) {
+    if (table_.empty()) lo_ = x;
+    if (x >= lo_ && x - lo_ < table_.size()) return true;
+    const uint64_t lo = std::min(lo_, x), hi = std::max<uint64_t>(uint64_t(lo_) + table_.size(), uint64_t(x) + 1);
+    if (hi - lo > 4 * (uint64_t(count_) + 1024)) {
+      in_table_ = false;
+      rows_ = std::make_unique<logic::RowSet>(1);
+      for (uint32_t t = 0; t < table_.size(); ++t) {
+        if (table_[t] == kNone) continue;
+        const uint32_t id = lo_ + t;
+        rows_->number(&id);
+        by_row_.push_back(table_[t]);
+      }
+      table_ = {};
+      return false;
+    }
+    std::vector<uint32_t> wider(std::max<uint64_t>(hi - lo, 2 * table_.size()), kNone);
+    if (uint64_t(lo) + wider.size() > uint64_t(kNone)) wider.resize(uint64_t(kNone) - lo);  // ids stay below kNone
+    std::copy(table_.begin(), table_.end(), wider.begin() + (lo_ - lo));
+    table_ = std::move(wider);
+    lo_ = static_cast<uint32_t>(lo);
+    return true;
+  }
+  uint32_t width_;
+  bool in_table_;
+  uint32_t lo_ = 0, count_ = 0;         // the table's first id; keys numbered in it
+  std::vector<uint32_t> table_;         // id - lo_ -> group, or kNone
+  std::unique_ptr<logic::RowSet> rows_;  // the other keys: key -> row
+  std::vector<uint32_t> by_row_;        // row -> group
+};
+
 // The softmax group of every kept ground rule of a softmax-aggregated rule: groundings of
 // one rule that agree on the rule's softmax variables normalise together. Groups are
-// numbered in order of first appearance in `kept` (one hash probe per grounding: attention
-// has n^2 of them).
+// numbered in order of first appearance in `kept` (ascending grounding ids, so each rule
+// set's groundings are one run of it).
 std::vector<uint32_t> softmax_groups(const TemplateModel& model, const FlatGroundRules& f,
                                      const std::vector<uint32_t>& kept) {
   std::vector<uint32_t> group(f.size(), 0);
-  std::vector<std::unique_ptr<logic::RowSet>> keys(model.rules.size());  // per rule
-  std::vector<std::vector<uint32_t>> number(model.rules.size());        // per rule: key row -> group
+  std::vector<std::unique_ptr<SoftmaxKeys>> keys(model.rules.size());  // per rule
   uint32_t n_groups = 0;
   std::vector<uint32_t> key;
-  for (uint32_t g : kept) {
-    const logic::GroundRuleSet& rs = f.set(g);
+  for (size_t i = 0; i < kept.size();) {
+    const uint32_t set = f.set_of(kept[i]), end = f.set_begin[set + 1];
+    const logic::GroundRuleSet& rs = f.ground.rules[set];
     const RuleSpec& spec = model.rules[rs.rule];
-    if (!spec.softmax) continue;
-    key.clear();
-    for (uint32_t v : spec.softmax_group_vars) {
-      if (v >= rs.n_vars) throw Error(ErrorKind::Runtime, "ground rule set lacks variable bindings");
-      key.push_back(rs.bindings[static_cast<size_t>(f.row(g)) * rs.n_vars + v]);
+    size_t e = i;
+    while (e < kept.size() && kept[e] < end) ++e;
+    if (spec.softmax) {
+      for (uint32_t v : spec.softmax_group_vars)
+        if (v >= rs.n_vars) throw Error(ErrorKind::Runtime, "ground rule set lacks variable bindings");
+      if (!keys[rs.rule]) keys[rs.rule] = std::make_unique<SoftmaxKeys>(static_cast<uint32_t>(spec.softmax_group_vars.size()));
+      SoftmaxKeys& numbers = *keys[rs.rule];
+      key.resize(spec.softmax_group_vars.size());
+      for (size_t t = i; t < e; ++t) {
+        const uint32_t* bindings = rs.bindings.data() + static_cast<size_t>(kept[t] - f.set_begin[set]) * rs.n_vars;
+        for (size_t v = 0; v < key.size(); ++v) key[v] = bindings[spec.softmax_group_vars[v]];
+        group[kept[t]] = numbers.number(key.data(), n_groups);
+      }
     }
-    if (!keys[rs.rule]) keys[rs.rule] = std::make_unique<logic::RowSet>(static_cast<uint32_t>(key.size()));
-    const auto [row, inserted] = keys[rs.rule]->number(key.data());
-    if (inserted) number[rs.rule].push_back(n_groups++);
-    group[g] = number[rs.rule][row];
+    i = e;
   }
   return group;
+}
+
+// A range of `kept` (ascending grounding ids of one rule set) listing the heads of its first
+// `rows` groundings, in increasing order, over and over (cols times): attention's weighted
+// sum out(I) :- w(I, J), v(J) grounded key by key. Sorted by head (stably), the range is
+// the grid transposed: add_ground_rules writes it so, in strips of columns, where sorting
+// `kept` and copying the ground rules in that order would read them a row apart each.
+struct HeadGrid {
+  size_t begin = 0, rows = 0, cols = 0;
+};
+
+// The HeadGrid over kept[b, e) (rows == 0: none).
+template <class HeadOf>
+HeadGrid head_grid(const std::vector<uint32_t>& kept, size_t b, size_t e, const FlatGroundRules& f, HeadOf head_of) {
+  if (e - b < 4 || f.set_of(kept[b]) != f.set_of(kept[e - 1])) return {};
+  std::vector<uint32_t> first{head_of(kept[b])};
+  while (b + first.size() < e && head_of(kept[b + first.size()]) > first.back()) first.push_back(head_of(kept[b + first.size()]));
+  const size_t rows = first.size();
+  if (rows == e - b || (e - b) % rows != 0) return {};
+  for (size_t k = b + rows; k < e; ++k)
+    if (head_of(kept[k]) != first[(k - b) % rows]) return {};
+  return {b, rows, (e - b) / rows};
 }
 
 // Sorts `kept` (ascending grounding ids) by (rule, head, softmax group, grounding id) in
@@ -328,7 +409,8 @@ std::vector<uint32_t> softmax_groups(const TemplateModel& model, const FlatGroun
 // n^2 scores already come one head after another). A head's groundings are then in
 // grounding order, and only a head whose groups are out of order is sorted.
 void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, const std::vector<uint32_t>& local,
-                       const std::vector<uint32_t>& group, size_t n_atoms, const TemplateModel& model) {
+                       const std::vector<uint32_t>& group, size_t n_atoms, const TemplateModel& model,
+                       std::vector<HeadGrid>& grids) {
   const size_t n_rules = model.rules.size();
   auto rule_of = [&](uint32_t g) { return f.set(g).rule; };
   const bool all_kept = n_atoms == local.size();  // local ids are the ground ids
@@ -342,8 +424,15 @@ void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, co
     for (size_t i = b; i < e; ++i) out[start[key_of(kept[i]) - lo]++] = kept[i];
     std::copy(out.begin(), out.end(), kept.begin() + static_cast<std::ptrdiff_t>(b));
   };
-  const bool in_rule_order =
-      std::is_sorted(kept.begin(), kept.end(), [&](uint32_t x, uint32_t y) { return rule_of(x) < rule_of(y); });
+  // `kept` ascends, so its rules come in the order of the rule sets it meets (one check per set).
+  bool in_rule_order = true;
+  for (size_t i = 0, last_rule = 0; i < kept.size() && in_rule_order;) {
+    const uint32_t set = f.set_of(kept[i]);
+    in_rule_order = f.ground.rules[set].rule >= last_rule;
+    last_rule = f.ground.rules[set].rule;
+    i = static_cast<size_t>(std::lower_bound(kept.begin() + i, kept.end(), f.set_begin[set + 1]) - kept.begin());
+  }
+  std::vector<std::pair<size_t, size_t>> one_per_head;  // rule ranges whose heads strictly increase
   if (!in_rule_order) {
     if (!kept.empty()) {
       counting_sort(0, kept.size(), 0, static_cast<uint32_t>(n_atoms), head_of);
@@ -353,17 +442,28 @@ void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, co
     for (size_t b = 0; b < kept.size();) {
       size_t e = b;
       uint32_t lo = head_of(kept[b]), hi = lo, prev = lo;
-      bool ordered = true;
+      bool ordered = true, distinct = true;
       for (; e < kept.size() && rule_of(kept[e]) == rule_of(kept[b]); ++e) {
         const uint32_t h = head_of(kept[e]);
         ordered = ordered && prev <= h;
+        distinct = distinct && (e == b || prev < h);
         lo = std::min(lo, h), hi = std::max(hi, h), prev = h;
       }
-      if (!ordered) counting_sort(b, e, lo, hi, head_of);
+      if (distinct) one_per_head.emplace_back(b, e);
+      // (Only rules without softmax: their range needs no ordering by group below.)
+      const HeadGrid grid = ordered || model.rules[rule_of(kept[b])].softmax ? HeadGrid{} : head_grid(kept, b, e, f, head_of);
+      if (grid.rows > 0) grids.push_back(grid);  // left unsorted: add_ground_rules transposes it
+      else if (!ordered) counting_sort(b, e, lo, hi, head_of);
       b = e;
     }
   }
+  // Within each head, groundings by softmax group (a head with one grounding has nothing to order).
+  auto distinct_range = one_per_head.begin();
   for (size_t b = 0; b < kept.size();) {
+    if (distinct_range != one_per_head.end() && distinct_range->first == b) {
+      b = distinct_range++->second;
+      continue;
+    }
     size_t e = b + 1;
     if (!model.rules[rule_of(kept[b])].softmax) {  // one group (0): nothing to order in the rule's range
       while (e < kept.size() && rule_of(kept[e]) == rule_of(kept[b])) ++e;
@@ -381,6 +481,35 @@ void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, co
   }
 }
 
+// Appends the ground rules of a HeadGrid (one rule set, no softmax) in head order: the
+// grid transposed, in strips of kStrip columns, so that reads and writes each move along a
+// few streams (one entry per row apart is a cache and TLB miss each at n^2 groundings).
+void append_transposed(SampleNetwork& net, const FlatGroundRules& f, const std::vector<uint32_t>& kept,
+                       const HeadGrid& grid, const std::vector<uint32_t>& local, bool all_kept) {
+  constexpr size_t kStrip = 16;
+  const uint32_t set = f.set_of(kept[grid.begin]);
+  const logic::GroundRuleSet& rs = f.ground.rules[set];
+  const size_t n = grid.rows * grid.cols, ni = rs.n_inputs, p0 = net.head.size(), in0 = net.inputs.size();
+  net.rule.insert(net.rule.end(), n, rs.rule);
+  net.softmax_group.insert(net.softmax_group.end(), n, 0u);
+  for (size_t t = 1; t <= n; ++t) net.inputs_begin.push_back(static_cast<uint32_t>(in0 + t * ni));
+  net.head.resize(p0 + n);
+  net.inputs.resize(in0 + n * ni);
+  uint32_t* head = net.head.data() + p0;
+  uint32_t* inputs = net.inputs.data() + in0;
+  const uint32_t* member = kept.data() + grid.begin;
+  for (size_t j0 = 0; j0 < grid.cols; j0 += kStrip)
+    for (size_t i = 0; i < grid.rows; ++i)
+      for (size_t j = j0; j < std::min(grid.cols, j0 + kStrip); ++j) {
+        const size_t row = member[j * grid.rows + i] - f.set_begin[set], at = i * grid.cols + j;
+        head[at] = all_kept ? rs.head[row] : local[rs.head[row]];
+        for (size_t k = 0; k < ni; ++k) {
+          const uint32_t a = rs.inputs[row * ni + k];
+          inputs[at * ni + k] = all_kept ? a : local[a];
+        }
+      }
+}
+
 // The kept ground rules with their softmax groups, sorted by (rule, head, group, order).
 void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const FlatGroundRules& f, const Relevance& r,
                       const std::vector<uint32_t>& local) {
@@ -393,25 +522,46 @@ void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const Flat
       if (!r.dropped[g] && r.state[rs.head[row]] == 2) kept.push_back(g), n_inputs += rs.n_inputs;
   }
   const std::vector<uint32_t> group = softmax_groups(model, f, kept);
-  sort_ground_rules(kept, f, local, group, net.num_atoms(), model);
+  std::vector<HeadGrid> grids;
+  sort_ground_rules(kept, f, local, group, net.num_atoms(), model, grids);
   net.rule.reserve(kept.size());
   net.head.reserve(kept.size());
   net.softmax_group.reserve(kept.size());
   net.inputs_begin.reserve(kept.size() + 1);
   net.inputs.reserve(n_inputs);
   net.inputs_begin.push_back(0);
-  // When every atom is kept, local ids are the ground ids: no lookup (attention's score
-  // atoms are read n apart here, so each lookup would be a cache miss).
+  // Runs of consecutive groundings of one rule set (a rule whose heads come in order, as
+  // attention's n^2 scores do) are copied as blocks. When every atom is kept, local ids are
+  // the ground ids: no lookup (attention's score atoms are read n apart here, so each
+  // lookup would be a cache miss).
   const bool all_kept = net.num_atoms() == local.size();
-  for (uint32_t g : kept) {
-    const logic::GroundRuleSet& rs = f.set(g);
-    const size_t row = f.row(g);
-    net.rule.push_back(rs.rule);
-    net.head.push_back(all_kept ? rs.head[row] : local[rs.head[row]]);
-    net.softmax_group.push_back(model.rules[rs.rule].softmax ? group[g] : 0);  // (0 for the others)
-    const uint32_t* in = rs.inputs.data() + row * rs.n_inputs;
-    for (uint32_t i = 0; i < rs.n_inputs; ++i) net.inputs.push_back(all_kept ? in[i] : local[in[i]]);
-    net.inputs_begin.push_back(static_cast<uint32_t>(net.inputs.size()));
+  auto to_local = [&](const uint32_t* begin, size_t count, std::vector<uint32_t>& out) {
+    if (all_kept) out.insert(out.end(), begin, begin + count);
+    else
+      for (size_t t = 0; t < count; ++t) out.push_back(local[begin[t]]);
+  };
+  auto grid = grids.begin();
+  for (size_t i = 0; i < kept.size();) {
+    if (grid != grids.end() && grid->begin == i) {
+      append_transposed(net, f, kept, *grid, local, all_kept);
+      i += grid->rows * grid->cols;
+      ++grid;
+      continue;
+    }
+    const uint32_t set = f.set_of(kept[i]), end = f.set_begin[set + 1];
+    const logic::GroundRuleSet& rs = f.ground.rules[set];
+    size_t e = i + 1;
+    while (e < kept.size() && kept[e] == kept[e - 1] + 1 && kept[e] < end) ++e;
+    const size_t count = e - i, row = kept[i] - f.set_begin[set];
+    net.rule.insert(net.rule.end(), count, rs.rule);
+    to_local(rs.head.data() + row, count, net.head);
+    if (model.rules[rs.rule].softmax)
+      net.softmax_group.insert(net.softmax_group.end(), group.begin() + kept[i], group.begin() + kept[i] + count);
+    else
+      net.softmax_group.insert(net.softmax_group.end(), count, 0u);  // (one group for the others)
+    to_local(rs.inputs.data() + row * rs.n_inputs, count * rs.n_inputs, net.inputs);
+    for (size_t t = 0; t < count; ++t) net.inputs_begin.push_back(net.inputs_begin.back() + rs.n_inputs);
+    i = e;
   }
 }
 

@@ -125,6 +125,19 @@ void expect_same_plan(const exec::Plan& a, const exec::Plan& b) {
 using Pass = test::PlanPass;
 Pass run(const exec::Plan& plan, const train::Engine& engine) { return test::run_plan_pass(plan, engine); }
 
+// One network planned with and without the shortcuts: the same plan, values and
+// gradients. Returns the plan with shortcuts.
+exec::Plan check_one_network(const train::Engine& engine, const neural::SampleNetwork& net) {
+  exec::Plan fast = exec::build_plan(engine.model(), {&net});
+  const exec::Plan general = exec::build_plan(engine.model(), {&net}, exec::PlanOptions{.in_order_shortcuts = false});
+  expect_same_plan(fast, general);
+  const Pass x = run(fast, engine), y = run(general, engine);
+  EXPECT_EQ(x.ws.values, y.ws.values);
+  EXPECT_EQ(x.ws.grads, y.ws.grads);
+  EXPECT_EQ(x.param_grads, y.param_grads);
+  return fast;
+}
+
 // Plans `text` on the sequences (merged into one plan) with and without the shortcuts,
 // checks they are the same plan with the same values and gradients, and checks every
 // out(i) against the direct computation. Returns the plan (with shortcuts).
@@ -184,6 +197,24 @@ TEST(PlanShortcuts, TwoLengthsInOnePlan) {
   check(attention(", @leq(J, I)"), {sequence(0, 70, causal), sequence(1, 33, causal)});
 }
 
+// Two heads in one network: the second score rule's softmax groups continue the first's
+// numbering (they start at n), and its members form a grid of their own.
+TEST(PlanShortcuts, TwoHeadsInOneNetwork) {
+  train::Engine engine(parse_template(
+      "<0.5> s.\n"
+      "w(I, J) :- s, k(J)^T, q(I). [combination=product, aggregation=softmax(J)]\n"
+      "u(I, J) :- s, q(J)^T, k(I). [combination=product, aggregation=softmax(J)]\n"
+      "out(I) :- w(I, J), v(J). [combination=product, aggregation=sum]\n"
+      "out(I) :- u(I, J), v(J). [combination=product, aggregation=sum]\n"));
+  const Sequence s = sequence(0, 37, all);
+  const logic::GroundSample g = logic::ground(engine.program(), s.example, zoo::sequence_queries("out", s.n));
+  const neural::SampleNetwork net = neural::neuralize(engine.model(), s.example, g);
+  const exec::Plan fast = check_one_network(engine, net);
+  ASSERT_GE(fast.rule_groups.size(), 2u);
+  EXPECT_TRUE(fast.rule_groups[0].direct.dense);
+  EXPECT_TRUE(fast.rule_groups[1].direct.dense);
+}
+
 // The pairs are those listed by ok(I, J) facts (value 1, a factor of the product): not a
 // product of independent domains, so no block, and the scores of each query are a subset.
 TEST(PlanShortcuts, PairsRestrictedByAnotherLiteral) {
@@ -211,13 +242,9 @@ TEST(PlanShortcuts, AtomsWithTwoInputsKeepTheirGroup) {
   const Sequence s = sequence(0, 6, all);
   const logic::GroundSample g = logic::ground(engine.program(), s.example, zoo::sequence_queries("out", s.n));
   const neural::SampleNetwork net = neural::neuralize(engine.model(), s.example, g);
-  const exec::Plan fast = exec::build_plan(engine.model(), {&net});
-  const exec::Plan general = exec::build_plan(engine.model(), {&net}, exec::PlanOptions{.in_order_shortcuts = false});
-  expect_same_plan(fast, general);
+  const exec::Plan fast = check_one_network(engine, net);
   EXPECT_EQ(fast.atom_groups.size(), 2u);  // a (two inputs), b (sigmoid)
-  const Pass x = run(fast, engine), y = run(general, engine);
-  EXPECT_EQ(x.ws.values, y.ws.values);
-  EXPECT_EQ(x.ws.grads, y.ws.grads);
+  const Pass x = run(fast, engine);
   const double want = 1 / (1 + std::exp(-(entry(0, 0, 2, 1) + entry(1, 0, 2, 1)) * entry(2, 0, 2, 1)));
   EXPECT_NEAR(x.ws.values[fast.outputs.at(2).offset + 1], want, 1e-12);
 }

@@ -72,6 +72,43 @@ void expect_same_network(const neural::SampleNetwork& a, const neural::SampleNet
   EXPECT_EQ(a.structure_hash, b.structure_hash);
 }
 
+// Full attention: the weighted sum's groundings (listed key by key) form a grid whose sort
+// by head is a transposition (written in strips); the same network as the general counting
+// sort (rule sets reversed), with every atom kept and with atoms pruned by neuralize (an
+// unpruned grounding queried for some positions only: local ids differ from ground ids).
+TEST(NeuralGroundRuleOrder, GridOfHeadsGivesTheSortedNetwork) {
+  train::Engine engine(parse_template(
+      "<0.5> d_k.\n"
+      "w(I, J) :- d_k, k(J)^T, q(I). [combination=product, aggregation=softmax(J)]\n"
+      "out(I) :- w(I, J), v(J). [combination=product, aggregation=sum]\n"));
+  for (int n : {5, 37}) {
+    std::string facts, all, some;
+    for (int i = 0; i < n; ++i) {
+      const std::string s = std::to_string(i);
+      facts += "<[1, " + s + "]> q(" + s + "), <[" + s + ", 2]> k(" + s + "), <[0, " + s + "]> v(" + s + "), ";
+      all += std::string(i ? ", " : "") + "out(" + s + ")";
+      if (i % 3 != 1) some += std::string(some.empty() ? "" : ", ") + "out(" + s + ")";
+    }
+    const ExampleAst ex = parse_examples(facts + "<[1, 1]> unused(0).")[0];
+    for (const std::string& queries : {all, some}) {
+      SCOPED_TRACE("n = " + std::to_string(n) + ", queries " + queries);
+      logic::GroundingOptions o;
+      o.prune = queries == all;
+      logic::GroundSample ground = logic::ground(engine.program(), ex, parse_queries(queries + ".")[0].queries, o);
+      const neural::SampleNetwork a = neural::neuralize(engine.model(), ex, ground);
+      std::reverse(ground.rules.begin(), ground.rules.end());
+      expect_same_network(a, neural::neuralize(engine.model(), ex, ground));
+      const size_t heads = queries == all ? n : n - n / 3 - (n % 3 > 1);
+      EXPECT_EQ(a.num_ground_rules(), 2 * heads * n);
+      EXPECT_EQ(a.num_atoms() < ground.num_atoms(), queries != all);
+      for (size_t g = 1; g < a.num_ground_rules(); ++g) {
+        ASSERT_LE(a.rule[g - 1], a.rule[g]);
+        if (a.rule[g - 1] == a.rule[g]) ASSERT_LE(a.head[g - 1], a.head[g]);
+      }
+    }
+  }
+}
+
 TEST(NeuralGroundRuleOrder, LevelsGiveTheNetworkOfTheSearch) {
   // Depths 1-4 with atoms reached along paths of different lengths (m from a and from g),
   // a rule listed before the rule it reads, and atoms no query needs (unpruned grounding).
