@@ -23,6 +23,20 @@ uint32_t norm_at(const exec::Plan& plan, size_t k) {
   return plan.atom_groups[plan.steps[plan.norm_steps[k]].index].norm;
 }
 
+// The batch's workspaces are all held at once, so each is kept near its current plan's size:
+// grown only as needed, they would each keep the largest plan any batch gave them (on NCI1
+// 32 x ~8 MB of its largest graphs, a 240 MB high-water mark). Reallocating one that is
+// more than twice too big costs less than the page faults the oversized buffers cost anyway.
+template <class T>
+void fit_workspace(exec::BasicWorkspace<T>& ws, size_t values) {
+  for (exec::AlignedBuffer<T>* buf : {&ws.values, &ws.grads})
+    if (buf->capacity() > 2 * values + 4096) {
+      exec::AlignedBuffer<T> fitted;
+      fitted.reserve(values);
+      buf->swap(fitted);
+    }
+}
+
 }  // namespace
 
 // The order in which the batch's normalised predicates meet: one that every sample's plan
@@ -93,8 +107,10 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
 
   // Forward: each sample up to its next normalised group, the batch's statistics, on.
   std::vector<size_t> next(n, 0), cursor(n, 0);
-  for (size_t s = 0; s < n; ++s)
+  for (size_t s = 0; s < n; ++s) {
+    fit_workspace(workspaces[s], plan_of(s).num_values);
     exec::forward_prepare(plan_of(s), set.networks[locals[s]].fact_data, params, workspaces[s], example_params);
+  }
   std::vector<exec::NormSite<T>> sites;
   std::vector<size_t> members;
   for (uint32_t t : order) {
