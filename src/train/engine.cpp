@@ -578,17 +578,27 @@ void Engine::step_learnable(std::vector<double>& grads, double lr, const TrainCo
   for (size_t k = 0; k < fixed_.size(); ++k) model_.params.values[fixed_[k]] = fixed_values[k];
 }
 
+namespace {
+
+// What a sharded set (MPI) cannot train: learnable example facts, and batch norm (its
+// statistics would be each rank's share of the batch).
+void refuse_sharded(bool learnable_facts, bool batch_norm) {
+  if (learnable_facts)
+    throw Error(ErrorKind::Semantic, "learnable example facts cannot be trained sharded over MPI ranks");
+  if (batch_norm)
+    throw Error(ErrorKind::Semantic, "normalization=batch cannot be trained sharded over MPI ranks yet (its batch "
+                                     "statistics would be each rank's share of the batch)");
+}
+
+}  // namespace
+
 TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test, const TrainConfig& config,
                           const std::function<bool(const EpochInfo&)>& on_epoch) {
   TrainResult result;
   const auto t_train = std::chrono::steady_clock::now();
   prepare_optimizer(config.optimizer);
   ExampleFacts* facts = train_set.example_facts.get();  // the data's parameters, if learnable
-  if (facts && train_set.sharded())
-    throw Error(ErrorKind::Semantic, "learnable example facts cannot be trained sharded over MPI ranks");
-  if (!model_.batch_norms.empty() && train_set.sharded())
-    throw Error(ErrorKind::Semantic, "normalization=batch cannot be trained sharded over MPI ranks yet (its batch "
-                                     "statistics would be each rank's share of the batch)");
+  if (train_set.sharded()) refuse_sharded(facts != nullptr, !model_.batch_norms.empty());
 
   // Targeted outputs per sample: a batch's mean loss divides by their sum.
   std::vector<uint32_t> sample_target_count(train_set.size(), 0);

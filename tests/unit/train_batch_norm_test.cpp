@@ -182,6 +182,19 @@ TEST(TrainBatchNorm, RefusesWhatItCannotNormalise) {
   EXPECT_NE(error_of(rules + "g/1 {2}\ng/1 [normalization=batch]\n").find("no rule derives g/1"), std::string::npos);
   EXPECT_NE(error_of(rules + "h/1 {2}\nh/1 [normalization=batch]\n", {1}).find("holds 1 atom of it"),
             std::string::npos);
+  {  // a set sharded over MPI ranks (as lrnn::Model marks one) is refused before any step
+    train::Engine engine(parse_template(rules + "h/1 {2}\nh/1 [normalization=batch]\n", "t"));
+    train::PreparedSet set = engine.prepare(train::pair_samples(parse_examples(kExamples, "e"), {}));
+    set.global_size = 2 * set.size();
+    train::TrainConfig config;
+    config.epochs = 1;
+    try {
+      engine.train(set, nullptr, config);
+      ADD_FAILURE() << "a sharded batch-normalised set trained";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot be trained sharded over MPI ranks"), std::string::npos) << e.what();
+    }
+  }
   const std::string recursive =
       "h(X) :- {2,2} f(X).\nh(X) :- {2,2} h(Y), g(X, Y).\nh/1 {2}\nh/1 [normalization=batch]\n"
       "out :- {1,2} h(X). [aggregation=avg]\n";
