@@ -25,26 +25,40 @@ double head_scale(const RuleGroup& G, uint32_t h) {
 }
 
 // agg[h] = sum over head h's groundings k of rows[row_of[k]] (then scaled for an average),
-// summed in grounding order as the gathered aggregation does.
-template <class T>
-void sum_rows_per_head(const RuleGroup& G, Eigen::Index out, const T* rows, T* agg) {
+// summed in grounding order as the gathered aggregation does. W > 0: rows of W entries,
+// known at compile time (the common widths: the row loops unroll into a few vector ops,
+// where a runtime width costs a loop and its remainder per row; same additions, same bits).
+template <int W, class T>
+void sum_rows_per_head(const RuleGroup& G, Eigen::Index runtime_out, const T* rows, T* agg) {
+  const Eigen::Index out = W > 0 ? W : runtime_out;
   const TransformSum& t = G.transform;
   for (uint32_t h = 0; h < G.m; ++h) {
     T* y = agg + size_t(h) * out;
     const uint32_t begin = G.head_segments[h], end = G.head_segments[h + 1];
-    if (begin == end) std::fill(y, y + out, 0.0);
+    if (begin == end) {
+      std::fill(y, y + out, T(0.0));
+      continue;
+    }
     // The first row as 0 + x (the bits of adding it to zeros, -0 too): no zero-fill pass.
-    for (uint32_t k = begin; k < end; ++k) {
+    const T* x0 = rows + size_t(t.row_of[begin]) * out;
+    for (Eigen::Index e = 0; e < out; ++e) y[e] = T(0.0) + x0[e];
+    for (uint32_t k = begin + 1; k < end; ++k) {
       const T* x = rows + size_t(t.row_of[k]) * out;
-      if (k == begin) {
-        for (Eigen::Index e = 0; e < out; ++e) y[e] = T(0.0) + x[e];
-      } else {
-        for (Eigen::Index e = 0; e < out; ++e) y[e] += x[e];
-      }
+      for (Eigen::Index e = 0; e < out; ++e) y[e] += x[e];
     }
     const T scale = head_scale(G, h);
     if (scale != 1.0)
       for (Eigen::Index e = 0; e < out; ++e) y[e] *= scale;
+  }
+}
+
+template <class T>
+void sum_rows_per_head(const RuleGroup& G, Eigen::Index out, const T* rows, T* agg) {
+  switch (out) {
+    case 16: return sum_rows_per_head<16>(G, out, rows, agg);
+    case 32: return sum_rows_per_head<32>(G, out, rows, agg);
+    case 64: return sum_rows_per_head<64>(G, out, rows, agg);
+    default: return sum_rows_per_head<0>(G, out, rows, agg);
   }
 }
 

@@ -76,6 +76,30 @@ TEST(TransformSum, EqualsGatheredPath) {
   }
 }
 
+// The widths with a compile-time row loop (16, 32, 64) and one without (8) sum the rows
+// as the gathered path does, to the bit.
+TEST(TransformSum, EqualsGatheredPathAtVectorWidths) {
+  const lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
+  for (int width : {8, 16, 32, 64}) {
+    const std::string w = std::to_string(width);
+    std::string text = "h(X) :- $w={" + w + ",2} x(X).\n"
+                       "h(X) :- $w={" + w + ",2} x(Y), *edge(X, Y). [aggregation=sum MAX]\n"
+                       "h/1 {" + w + ",1} [activation=tanh]\n"
+                       "o :- {1," + w + "} h(X). [aggregation=avg]\n";
+    auto with = [&](const std::string& max) {
+      std::string t = text;
+      t.replace(t.find(" MAX]"), 5, max);
+      return t;
+    };
+    lrnn::Model direct = model_of(with("]"));
+    lrnn::Model gathered = model_of(with(", combination=max]"));
+    copy_parameters(direct, gathered);
+    const auto a = direct.forward(data), b = gathered.forward(data);
+    ASSERT_EQ(a.size(), 2u);
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i][0], b[i][0]) << "width " << width << " output " << i;
+  }
+}
+
 TEST(TransformSum, GradientsMatchFiniteDifferences) {
   const lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
   lrnn::Model model = model_of(graph_template(false));
