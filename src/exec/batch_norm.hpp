@@ -14,9 +14,11 @@
 
 namespace lrnn::exec {
 
-// forward() is forward_prepare then forward_steps over every step; backward() is
-// backward_begin, backward_steps over every step (they run in reverse), backward_end, and
-// (float) the pass's parameter gradients added into the caller's double vector.
+// forward() is forward_prepare then forward_steps over every step; backward() picks where
+// the pass accumulates parameter gradients (the caller's vector for double, a zeroed float
+// buffer for float), runs backward_steps over every step (they run in reverse) and
+// backward_end, then (float) adds that buffer into the caller's vector. A batch-normalised
+// step does the same around its phases, with one such buffer for the whole batch.
 template <class T>
 void forward_prepare(const Plan& plan, std::span<const double> data, const ParamView<T>& params,
                      BasicWorkspace<T>& ws, const neural::Parameters* example_params);
@@ -29,10 +31,6 @@ void norm_reduce_forward(const Plan& plan, size_t step, BasicWorkspace<T>& ws);
 template <class T>
 void norm_finish_forward(const Plan& plan, size_t step, const ParamView<T>& params, BasicWorkspace<T>& ws);
 
-// Returns where the pass accumulates parameter gradients (param_grads itself for double).
-template <class T>
-T* backward_begin(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws,
-                  std::vector<double>& param_grads);
 template <class T>
 void backward_steps(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg, size_t first,
                     size_t last);

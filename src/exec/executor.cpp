@@ -570,20 +570,6 @@ void backward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
 }
 
 template <class T>
-T* backward_begin(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws,
-                  std::vector<double>& param_grads) {
-  param_grads.resize(params.size(), 0.0);
-  ws.grads.resize(plan.num_values, 0.0);
-  // double accumulates into the caller's vector; float sums the pass in float first.
-  if constexpr (std::is_same_v<T, double>) {
-    return param_grads.data();
-  } else {
-    ws.param_grads.assign(params.size(), T(0));
-    return ws.param_grads.data();
-  }
-}
-
-template <class T>
 void backward_steps(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg, size_t first,
                     size_t last) {
   const T* v = ws.values.data();
@@ -617,7 +603,16 @@ void backward_end(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T
 template <class T>
 void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, std::vector<double>& param_grads,
               const neural::Parameters* example_params, std::vector<double>* example_grads) {
-  T* pg = backward_begin(plan, params, ws, param_grads);
+  param_grads.resize(params.size(), 0.0);
+  ws.grads.resize(plan.num_values, 0.0);
+  // double accumulates into the caller's vector; float sums the pass in float first.
+  T* pg;
+  if constexpr (std::is_same_v<T, double>) {
+    pg = param_grads.data();
+  } else {
+    ws.param_grads.assign(params.size(), T(0));
+    pg = ws.param_grads.data();
+  }
   backward_steps(plan, params, ws, pg, 0, plan.steps.size());
   backward_end(plan, params, ws, pg, example_params, example_grads);
   if constexpr (!std::is_same_v<T, double>)
@@ -640,7 +635,6 @@ void norm_reduce_backward(const Plan& plan, size_t step, BasicWorkspace<T>& ws) 
   template void forward_steps<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, size_t, size_t);            \
   template void norm_reduce_forward<T>(const Plan&, size_t, BasicWorkspace<T>&);                                   \
   template void norm_finish_forward<T>(const Plan&, size_t, const ParamView<T>&, BasicWorkspace<T>&);             \
-  template T* backward_begin<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, std::vector<double>&);       \
   template void backward_steps<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, T*, size_t, size_t);       \
   template void backward_end<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, T*,                         \
                                 const neural::Parameters*, std::vector<double>*);                                  \

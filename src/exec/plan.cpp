@@ -1004,7 +1004,7 @@ class PlanBuilder {
   // its one input).
   void add_atom_group(const uint32_t p, const std::vector<Ref>& members) {
     const neural::PredicateSpec& pred = model.predicates[p];
-    const std::string where = "atoms of " + pred.name + "/" + std::to_string(pred.arity);
+    const std::string where = "atoms of " + pred.key();
     AtomGroup A;
     A.predicate = p;
     A.m = static_cast<uint32_t>(members.size());

@@ -613,8 +613,10 @@ uint64_t structure_hash(const SampleNetwork& net) {
 // A batch-normalised predicate's atoms all at one depth (its deepest), and everything
 // that reads them moved down as far as needed: batch statistics are taken at one point of
 // a training step, where a GIN's isolated nodes (no neighbour sum) would otherwise put
-// some of a layer's atoms one depth earlier than the rest. Recursion through such a
-// predicate has no such depth: refused.
+// some of a layer's atoms one depth earlier than the rest. Each round settles at least the
+// normalised predicates that depend on no unsettled one, so without recursion through one
+// of them (its atoms feeding each other: no common depth exists) the rounds end after at
+// most K + 1 of K predicates; more is refused instead of looping on.
 void align_normalized_depths(SampleNetwork& net, const TemplateModel& model) {
   std::vector<uint32_t> norm_depth(model.predicates.size(), 0);
   for (size_t round = 0;; ++round) {
@@ -632,7 +634,10 @@ void align_normalized_depths(SampleNetwork& net, const TemplateModel& model) {
       }
     }
     if (!moved) return;
-    // Heads below their inputs move down until none is (ground rules in no particular order).
+    if (round > 2 * model.batch_norms.size() + 1)
+      throw Error(ErrorKind::Semantic, "normalization=batch: a batch-normalised predicate depends on itself "
+                                       "(recursion through it), so its atoms have no common layer");
+    // Heads below their inputs move down until none is (the ground rules form no cycle).
     for (bool relaxed = true; relaxed;) {
       relaxed = false;
       for (size_t g = 0; g < net.num_ground_rules(); ++g) {
@@ -644,9 +649,6 @@ void align_normalized_depths(SampleNetwork& net, const TemplateModel& model) {
           relaxed = true;
         }
       }
-      if (round + 1 > net.num_atoms())
-        throw Error(ErrorKind::Semantic, "normalization=batch: a batch-normalised predicate depends on itself "
-                                         "(recursion through it), so its atoms have no common layer");
     }
   }
 }

@@ -177,7 +177,7 @@ class WeightBuilder {
 // (which is the normalisation's shift: without it the shape would be unknown until a plan).
 void add_batch_norm(TemplateModel& model, uint32_t p, Span where) {
   PredicateSpec& spec = model.predicates[p];
-  const std::string name = spec.name + "/" + std::to_string(spec.arity);
+  const std::string name = spec.key();
   if (spec.offset == kNoParam)
     throw Error(ErrorKind::Semantic, where,
                 "normalization=batch of " + name + " needs the predicate's offset declared (e.g. `" + name +

@@ -77,6 +77,7 @@ struct PredicateSpec {
   bool scalars_only = false;  // written `product` (a matrix product): element-wise only for scalars
   uint32_t offset = kNoParam;
   uint32_t norm = kNoParam;  // index into TemplateModel::batch_norms (`[normalization=batch]`)
+  std::string key() const { return name + "/" + std::to_string(arity); }  // "name/arity"
 };
 
 // `P/n [normalization=batch]`: the atoms' combined inputs x are normalised per entry over

@@ -15,8 +15,7 @@ namespace lrnn::train {
 namespace {
 
 std::string predicate_name(const neural::TemplateModel& model, uint32_t norm) {
-  const neural::PredicateSpec& p = model.predicates[model.batch_norms[norm].predicate];
-  return p.name + "/" + std::to_string(p.arity);
+  return model.predicates[model.batch_norms[norm].predicate].key();
 }
 
 uint32_t norm_at(const exec::Plan& plan, size_t k) {
@@ -41,8 +40,8 @@ void fit_workspace(exec::BasicWorkspace<T>& ws, size_t values) {
 
 // The order in which the batch's normalised predicates meet: one that every sample's plan
 // agrees with (each plan lists its normalised groups in step order). A predicate whose
-// atoms lie at two depths of one network, or two predicates in opposite orders in two
-// networks, have no such order: refused, naming them.
+// atoms lie at two depths of one network, or predicates whose orders in the networks no
+// one sequence agrees with, have no such order: refused, naming them.
 std::vector<uint32_t> SampleSteps::norm_order(const neural::TemplateModel& model,
                                               std::span<const uint32_t> locals) const {
   const size_t k = model.batch_norms.size();
@@ -79,13 +78,15 @@ std::vector<uint32_t> SampleSteps::norm_order(const neural::TemplateModel& model
       break;
     }
   }
+  // Left over: each waits for another left-over one (a cycle of any length through the
+  // plans' orders). Running on would pass their groups with the running statistics.
   for (uint32_t t = 0; t < k; ++t)
     if (present[t] && !placed[t])
       for (uint32_t u = 0; u < k; ++u)
-        if (before[t][u] && before[u][t])
+        if (present[u] && !placed[u] && before[u][t])
           throw Error(ErrorKind::Semantic, "normalization=batch of " + predicate_name(model, t) + " and " +
                                                predicate_name(model, u) +
-                                               ": they come in opposite orders in two samples' networks, so no "
+                                               ": they come in different orders in the batch's networks, so no "
                                                "training step can take their batch statistics in one order");
   return order;
 }
