@@ -153,18 +153,7 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
     exec::BasicWorkspace<T>& ws = workspaces[s];
     SampleGradient& out = slots_[s];
     exec::forward_steps(plan, params, ws, cursor[s], plan.steps.size());
-    out.values.resize(with_values ? plan.outputs.size() : 0);
-    for (size_t o = 0; o < out.values.size(); ++o) exec::copy_output_value(plan, ws, o, out.values[o]);
-    if (!with_metrics) {
-      out.predictions.clear();
-      out.targets.clear();
-    }
-    ws.grads.assign(plan.num_values, 0.0);
-    const size_t first = first_output_[locals[s]];
-    out.loss = seed_loss_gradients(
-        plan, ws, loss_kind, [&](size_t o) -> const std::vector<double>& { return set.outputs[first + o].target; },
-        with_metrics ? &out.predictions : nullptr, with_metrics ? &out.targets : nullptr, mean_over,
-        [&](size_t o) { return set.outputs[first + o].importance; });
+    take_outputs(plan, set, locals[s], loss_kind, mean_over, with_metrics, with_values, ws, out);
     if (s > 0) out.grads.clear();  // summed into the first sample's
     out.example_grads.assign(example_params ? example_params->size() : 0, 0.0);
     cursor[s] = plan.steps.size();

@@ -383,6 +383,31 @@ void SampleSteps::forward_sample(const exec::ParamView<T>& params, const Prepare
   }
 }
 
+// After sample `local`'s forward in `ws`: its output values and (as asked) predictions and
+// targets into `out`, its loss into out.loss, and the loss gradients seeded into ws.grads
+// (zeroed first: backward accumulates).
+template <class T>
+void SampleSteps::take_outputs(const exec::Plan& plan, const PreparedSet& set, uint32_t local, LossKind loss_kind,
+                               size_t mean_over, bool with_metrics, bool with_values, exec::BasicWorkspace<T>& ws,
+                               SampleGradient& out) const {
+  out.values.resize(with_values ? plan.outputs.size() : 0);
+  for (size_t o = 0; o < out.values.size(); ++o) exec::copy_output_value(plan, ws, o, out.values[o]);
+  if (!with_metrics) {
+    out.predictions.clear();
+    out.targets.clear();
+  }
+  ws.grads.assign(plan.num_values, 0.0);
+  const size_t first = first_output_[local];
+  out.loss = seed_loss_gradients(
+      plan, ws, loss_kind, [&](size_t o) -> const std::vector<double>& { return set.outputs[first + o].target; },
+      with_metrics ? &out.predictions : nullptr, with_metrics ? &out.targets : nullptr, mean_over,
+      [&](size_t o) { return set.outputs[first + o].importance; });
+}
+template void SampleSteps::take_outputs<double>(const exec::Plan&, const PreparedSet&, uint32_t, LossKind, size_t,
+                                                bool, bool, exec::Workspace&, SampleGradient&) const;
+template void SampleSteps::take_outputs<float>(const exec::Plan&, const PreparedSet&, uint32_t, LossKind, size_t,
+                                               bool, bool, exec::Workspace32&, SampleGradient&) const;
+
 // Forward + backward of one sample in `ws`, into `out`.
 template <class T>
 void SampleSteps::run_sample(const exec::ParamView<T>& params, const PreparedSet& set, uint32_t local,
@@ -392,18 +417,7 @@ void SampleSteps::run_sample(const exec::ParamView<T>& params, const PreparedSet
   // The set's learnable example facts (if any), read and differentiated like weights.
   const neural::Parameters* example_params = set.example_facts ? &set.example_facts->params : nullptr;
   exec::forward(plan, set.networks[local].fact_data, params, ws, example_params);
-  out.values.resize(with_values ? plan.outputs.size() : 0);
-  for (size_t o = 0; o < out.values.size(); ++o) exec::copy_output_value(plan, ws, o, out.values[o]);
-  if (!with_metrics) {
-    out.predictions.clear();
-    out.targets.clear();
-  }
-  ws.grads.assign(plan.num_values, 0.0);  // backward accumulates
-  out.loss = seed_loss_gradients(
-      plan, ws, loss_kind,
-      [&](size_t o) -> const std::vector<double>& { return set.outputs[first_output_[local] + o].target; },
-      with_metrics ? &out.predictions : nullptr, with_metrics ? &out.targets : nullptr, mean_over,
-      [&](size_t o) { return set.outputs[first_output_[local] + o].importance; });
+  take_outputs(plan, set, local, loss_kind, mean_over, with_metrics, with_values, ws, out);
   out.grads.assign(params.size(), 0.0);
   out.example_grads.assign(example_params ? example_params->size() : 0, 0.0);
   exec::backward(plan, params, ws, out.grads, example_params, example_params ? &out.example_grads : nullptr);

@@ -185,6 +185,9 @@ class SampleSteps {
                       const std::function<void(size_t, const SampleGradient&)>& take);
   std::vector<uint32_t> norm_order(const neural::TemplateModel& model, std::span<const uint32_t> locals) const;
   template <class T>
+  void take_outputs(const exec::Plan& plan, const PreparedSet& set, uint32_t local, LossKind loss, size_t mean_over,
+                    bool with_metrics, bool with_values, exec::BasicWorkspace<T>& ws, SampleGradient& out) const;
+  template <class T>
   void run_sample(const exec::ParamView<T>& params, const PreparedSet& set, uint32_t local, LossKind loss,
                   size_t mean_over, bool with_metrics, bool with_values, exec::BasicWorkspace<T>& ws,
                   SampleGradient& out) const;
