@@ -34,13 +34,20 @@ std::string untimed(const std::string& json) {
   return std::regex_replace(json, std::regex("\"[a-z_]+_s\":[0-9.e+-]+"), "T");
 }
 
-// A tiny separable dataset: 6 positives (a(1) high) and 4 negatives.
+// A tiny separable dataset: 6 positives (a(1) high) and 4 negatives. Sample i's example and
+// query lines:
+std::pair<std::string, std::string> tiny_sample(int i) {
+  const bool pos = i < 6;
+  return {"s" + std::to_string(i) + " :- " + (pos ? "0.9" : "0.1") + " a, " + std::to_string(0.1 * i) + " b.\n",
+          "s" + std::to_string(i) + " :- " + (pos ? "1" : "0") + " q.\n"};
+}
+
 lrnn::Dataset tiny_dataset() {
   std::string examples, queries;
   for (int i = 0; i < 10; ++i) {
-    const bool pos = i < 6;
-    examples += "s" + std::to_string(i) + " :- " + (pos ? "0.9" : "0.1") + " a, " + std::to_string(0.1 * i) + " b.\n";
-    queries += "s" + std::to_string(i) + " :- " + (pos ? "1" : "0") + " q.\n";
+    const auto [ex, q] = tiny_sample(i);
+    examples += ex;
+    queries += q;
   }
   return lrnn::Dataset::from_text(examples, queries);
 }
@@ -49,13 +56,19 @@ lrnn::Dataset tiny_dataset() {
 std::pair<lrnn::Dataset, lrnn::Dataset> tiny_split(const std::vector<int>& fold_of_sample, int f) {
   std::string train_ex, train_q, test_ex, test_q;
   for (int i = 0; i < 10; ++i) {
-    const bool pos = i < 6;
-    const std::string ex = "s" + std::to_string(i) + " :- " + (pos ? "0.9" : "0.1") + " a, " + std::to_string(0.1 * i) + " b.\n";
-    const std::string q = "s" + std::to_string(i) + " :- " + (pos ? "1" : "0") + " q.\n";
+    const auto [ex, q] = tiny_sample(i);
     (fold_of_sample[i] == f ? test_ex : train_ex) += ex;
     (fold_of_sample[i] == f ? test_q : train_q) += q;
   }
   return {lrnn::Dataset::from_text(train_ex, train_q), lrnn::Dataset::from_text(test_ex, test_q)};
+}
+
+// The tiny runs' settings: rate 0.1, `epochs` epochs.
+lrnn::Settings tiny_settings(int epochs) {
+  lrnn::Settings settings;
+  settings.epochs = epochs;
+  settings.lr = 0.1;
+  return settings;
 }
 
 const char* kTinyTemplate = "{1,1} q :- a.\n{1,1} q :- b.\nq/0 [activation=sigmoid]\n";
@@ -153,9 +166,7 @@ TEST(CrossValidation, FoldsAreStratifiedAndFresh) {
 TEST(CrossValidation, EachFoldEqualsAFreshModelOnItsSplit) {
   const lrnn::Dataset data = tiny_dataset();
   const lrnn::Template tmpl = lrnn::Template::from_string(kTinyTemplate);
-  lrnn::Settings settings;
-  settings.epochs = 20;
-  settings.lr = 0.1;
+  const lrnn::Settings settings = tiny_settings(20);
   const lrnn::CrossValidationReport cv = lrnn::cross_validate(tmpl, settings, data, 2, 5);
   ASSERT_EQ(cv.folds.size(), 2u);
   for (int f = 0; f < 2; ++f) {
@@ -207,9 +218,7 @@ TEST(CrossValidation, RefusesUnlabelledSamplesAndTooManyFolds) {
 TEST(CrossValidation, TestCurveIsEachEpochsModelOnItsTestFold) {
   const lrnn::Dataset data = tiny_dataset();
   const lrnn::Template tmpl = lrnn::Template::from_string(kTinyTemplate);
-  lrnn::Settings settings;
-  settings.epochs = 6;
-  settings.lr = 0.1;
+  lrnn::Settings settings = tiny_settings(6);
   const lrnn::CrossValidationReport plain = lrnn::cross_validate(tmpl, settings, data, 2, 5);
   const lrnn::CrossValidationReport cv = lrnn::cross_validate(tmpl, settings, data, 2, 5, {}, true);
   ASSERT_EQ(cv.folds.size(), 2u);
