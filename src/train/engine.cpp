@@ -7,6 +7,7 @@
 #include <exception>
 #include <limits>
 
+#include "exec/prefetch.hpp"
 #include "logic/grounder.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
@@ -457,6 +458,7 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
       // One thread: each sample is handed over as soon as it is done (the same additions
       // in the same order as the parallel wave, with one gradient buffer kept in cache).
       for (size_t pos = w0; pos < w1; ++pos) {
+        if (pos + 2 < locals.size()) prefetch_sample(set, locals[pos + 2]);
         run_one(locals[pos], 0, slots_[0]);
         take(pos, slots_[0]);
       }
@@ -475,6 +477,10 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
       if (e) std::rethrow_exception(e);
     for (size_t pos = w0; pos < w1; ++pos) take(pos, slots_[pos - w0]);
   }
+}
+
+void SampleSteps::prefetch_sample(const PreparedSet& set, uint32_t local) const {
+  exec::prefetch(*plans_[plan_of_[local]], set.networks[local].fact_data);
 }
 
 SampleSteps& Engine::steps_for(const PreparedSet& set) const {
@@ -506,10 +512,16 @@ Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dt
   std::vector<neural::Shape> shapes(set.outputs.size());
   if (dtype == Dtype::Float32) {
     const exec::ParamView<float> params32 = mirror_.refresh(model_.params);
-    for (uint32_t i = 0; i < set.size(); ++i) steps.forward_sample(params32, set, i, ws32_, values, shapes);
+    for (uint32_t i = 0; i < set.size(); ++i) {
+      if (i + 1 < set.size()) steps.prefetch_sample(set, i + 1);
+      steps.forward_sample(params32, set, i, ws32_, values, shapes);
+    }
   } else {
     const exec::ParamView<double> params = exec::view_of(model_.params);
-    for (uint32_t i = 0; i < set.size(); ++i) steps.forward_sample(params, set, i, ws_, values, shapes);
+    for (uint32_t i = 0; i < set.size(); ++i) {
+      if (i + 1 < set.size()) steps.prefetch_sample(set, i + 1);
+      steps.forward_sample(params, set, i, ws_, values, shapes);
+    }
   }
   Evaluation ev;
   ev.metrics = metrics_of(loss_kind, set.outputs, values, &predictions);

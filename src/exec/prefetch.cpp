@@ -1,0 +1,53 @@
+#include "exec/prefetch.hpp"
+
+#include <cstddef>
+
+namespace lrnn::exec {
+
+namespace {
+
+constexpr size_t kCacheLine = 64;
+
+void prefetch_bytes(const void* data, size_t bytes) {
+  const char* p = static_cast<const char*>(data);
+  for (size_t offset = 0; offset < bytes; offset += kCacheLine) __builtin_prefetch(p + offset);
+}
+
+template <class Vector>
+void prefetch_vector(const Vector& v) {
+  prefetch_bytes(v.data(), v.size() * sizeof(*v.data()));
+}
+
+void prefetch_rule_group(const RuleGroup& g) {
+  prefetch_vector(g.inputs);
+  for (const InputBlock& in : g.inputs) prefetch_vector(in.src);
+  prefetch_vector(g.transform.sources);
+  prefetch_vector(g.transform.row_of);
+  prefetch_vector(g.head_segments);
+  prefetch_vector(g.softmax_perm);
+  prefetch_vector(g.softmax_segments);
+  prefetch_vector(g.direct.scalars);
+  prefetch_vector(g.direct.scalar_off);
+  prefetch_vector(g.direct.band_begin);
+  prefetch_vector(g.direct.band_first);
+  prefetch_vector(g.direct.tile_begin);
+}
+
+}  // namespace
+
+void prefetch(const Plan& plan, std::span<const double> data) {
+  // The structs first (their addresses are known), so their loads below overlap.
+  prefetch_vector(plan.steps);
+  prefetch_vector(plan.rule_groups);
+  prefetch_vector(plan.atom_groups);
+  prefetch_vector(data);
+  prefetch_vector(plan.param_fact_off);
+  prefetch_vector(plan.outputs);
+  for (const RuleGroup& g : plan.rule_groups) prefetch_rule_group(g);
+  for (const AtomGroup& g : plan.atom_groups) {
+    prefetch_vector(g.src);
+    prefetch_vector(g.segments);
+  }
+}
+
+}  // namespace lrnn::exec
