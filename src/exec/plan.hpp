@@ -322,9 +322,13 @@ void forward(const Plan& plan, std::span<const double> data, const ParamView<T>&
 void backward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
               std::vector<double>& param_grads, const neural::Parameters* example_params = nullptr,
               std::vector<double>* example_grads = nullptr);
+// `overwrite`: param_grads receives this pass's parameter gradients instead of adding them
+// (sized here). In float a per-sample gradient then costs no zero-fill and no read of the
+// vector: the float sums are copied over, the same values as adding them into zeros.
 template <class T>
 void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, std::vector<double>& param_grads,
-              const neural::Parameters* example_params = nullptr, std::vector<double>* example_grads = nullptr);
+              const neural::Parameters* example_params = nullptr, std::vector<double>* example_grads = nullptr,
+              bool overwrite = false);
 
 // The value of output o (0 for a query without a neuron), as a flat row-major array.
 template <class T>

@@ -18,9 +18,9 @@ void prefetch_vector(const Vector& v) {
   prefetch_bytes(v.data(), v.size() * sizeof(*v.data()));
 }
 
+// Level 1 of a rule group: its input blocks and its own index arrays.
 void prefetch_rule_group(const RuleGroup& g) {
   prefetch_vector(g.inputs);
-  for (const InputBlock& in : g.inputs) prefetch_vector(in.src);
   prefetch_vector(g.transform.sources);
   prefetch_vector(g.transform.row_of);
   prefetch_vector(g.head_segments);
@@ -35,18 +35,27 @@ void prefetch_rule_group(const RuleGroup& g) {
 
 }  // namespace
 
-void prefetch(const Plan& plan, std::span<const double> data) {
-  // The structs first (their addresses are known), so their loads below overlap.
-  prefetch_vector(plan.steps);
-  prefetch_vector(plan.rule_groups);
-  prefetch_vector(plan.atom_groups);
-  prefetch_vector(data);
-  prefetch_vector(plan.param_fact_off);
-  prefetch_vector(plan.outputs);
-  for (const RuleGroup& g : plan.rule_groups) prefetch_rule_group(g);
-  for (const AtomGroup& g : plan.atom_groups) {
-    prefetch_vector(g.src);
-    prefetch_vector(g.segments);
+void prefetch(const Plan& plan, std::span<const double> data, int level) {
+  switch (level) {
+    case 0:
+      prefetch_vector(plan.steps);
+      prefetch_vector(plan.rule_groups);
+      prefetch_vector(plan.atom_groups);
+      prefetch_vector(plan.param_fact_off);
+      prefetch_vector(plan.outputs);
+      prefetch_vector(data);
+      return;
+    case 1:
+      for (const RuleGroup& g : plan.rule_groups) prefetch_rule_group(g);
+      for (const AtomGroup& g : plan.atom_groups) {
+        prefetch_vector(g.src);
+        prefetch_vector(g.segments);
+      }
+      return;
+    default:
+      for (const RuleGroup& g : plan.rule_groups)
+        for (const InputBlock& in : g.inputs) prefetch_vector(in.src);
+      return;
   }
 }
 

@@ -4,7 +4,13 @@
 // plan), which together do not fit in the caches, so each pass started by waiting on main
 // memory for every group's fields and indices, one dependent load after another: perf put
 // over half of the GCN epoch's transform-sum, atom-sum and step-dispatch time on those
-// first loads. Issuing the next sample's loads while the current one computes hides them.
+// first loads. Issuing a later sample's loads while the current one computes hides them.
+//
+// A plan is three levels of pointers (the plan's group arrays, each group's arrays and
+// input blocks, each input block's indices), and finding a level's addresses reads the
+// level above. So a caller running samples s0, s1, ... prefetches, before running s_i,
+// level 0 of s_{i+3}, level 1 of s_{i+2} and level 2 of s_{i+1}: each level's addresses are
+// then read from lines fetched one sample earlier, and the prefetching itself never waits.
 #pragma once
 
 #include <span>
@@ -13,8 +19,10 @@
 
 namespace lrnn::exec {
 
-// Prefetch hints for everything forward reads of `plan` and `data` (no values change; the
-// group structs themselves are read to find their arrays).
-void prefetch(const Plan& plan, std::span<const double> data);
+inline constexpr int kPrefetchLevels = 3;
+
+// Prefetch hints for level `level` (0, 1 or 2) of what forward reads of `plan`; level 0
+// also covers the fact values `data`. No value changes.
+void prefetch(const Plan& plan, std::span<const double> data, int level);
 
 }  // namespace lrnn::exec

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <numeric>
 
 #include "exec/prefetch.hpp"
 #include "logic/grounder.hpp"
@@ -419,9 +420,9 @@ void SampleSteps::run_sample(const exec::ParamView<T>& params, const PreparedSet
   const neural::Parameters* example_params = set.example_facts ? &set.example_facts->params : nullptr;
   exec::forward(plan, set.networks[local].fact_data, params, ws, example_params);
   take_outputs(plan, set, local, loss_kind, mean_over, with_metrics, with_values, ws, out);
-  out.grads.assign(params.size(), 0.0);
   out.example_grads.assign(example_params ? example_params->size() : 0, 0.0);
-  exec::backward(plan, params, ws, out.grads, example_params, example_params ? &out.example_grads : nullptr);
+  exec::backward(plan, params, ws, out.grads, example_params, example_params ? &out.example_grads : nullptr,
+                 /*overwrite=*/true);
 }
 
 void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals,
@@ -458,7 +459,7 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
       // One thread: each sample is handed over as soon as it is done (the same additions
       // in the same order as the parallel wave, with one gradient buffer kept in cache).
       for (size_t pos = w0; pos < w1; ++pos) {
-        if (pos + 2 < locals.size()) prefetch_sample(set, locals[pos + 2]);
+        prefetch_ahead(set, locals, pos);
         run_one(locals[pos], 0, slots_[0]);
         take(pos, slots_[0]);
       }
@@ -479,8 +480,13 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
   }
 }
 
-void SampleSteps::prefetch_sample(const PreparedSet& set, uint32_t local) const {
-  exec::prefetch(*plans_[plan_of_[local]], set.networks[local].fact_data);
+void SampleSteps::prefetch_ahead(const PreparedSet& set, std::span<const uint32_t> locals, size_t pos) const {
+  for (int level = 0; level < exec::kPrefetchLevels; ++level) {
+    const size_t ahead = pos + exec::kPrefetchLevels - level;
+    if (ahead >= locals.size()) continue;
+    const uint32_t local = locals[ahead];
+    exec::prefetch(*plans_[plan_of_[local]], set.networks[local].fact_data, level);
+  }
 }
 
 SampleSteps& Engine::steps_for(const PreparedSet& set) const {
@@ -510,16 +516,18 @@ Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dt
   const SampleSteps& steps = steps_for(set);
   std::vector<std::vector<double>> values(set.outputs.size()), predictions;
   std::vector<neural::Shape> shapes(set.outputs.size());
+  std::vector<uint32_t> all(set.size());
+  std::iota(all.begin(), all.end(), 0u);
   if (dtype == Dtype::Float32) {
     const exec::ParamView<float> params32 = mirror_.refresh(model_.params);
     for (uint32_t i = 0; i < set.size(); ++i) {
-      if (i + 1 < set.size()) steps.prefetch_sample(set, i + 1);
+      steps.prefetch_ahead(set, all, i);
       steps.forward_sample(params32, set, i, ws32_, values, shapes);
     }
   } else {
     const exec::ParamView<double> params = exec::view_of(model_.params);
     for (uint32_t i = 0; i < set.size(); ++i) {
-      if (i + 1 < set.size()) steps.prefetch_sample(set, i + 1);
+      steps.prefetch_ahead(set, all, i);
       steps.forward_sample(params, set, i, ws_, values, shapes);
     }
   }

@@ -170,9 +170,9 @@ class SampleSteps {
   // The values of sample `local`'s plan (built by a run or plan_ahead): a measure of its
   // forward + backward work that does not depend on the machine's load.
   size_t plan_values(uint32_t local) const { return plans_[plan_of_[local]]->num_values; }
-  // Prefetch hints for sample `local`'s plan and fact values (its plan built), issued while
-  // the sample before it runs (exec/prefetch.hpp).
-  void prefetch_sample(const PreparedSet& set, uint32_t local) const;
+  // Prefetch hints for the samples after position `pos` of `locals` (their plans built), one
+  // level of their plans each, issued before `locals[pos]` runs (exec/prefetch.hpp).
+  void prefetch_ahead(const PreparedSet& set, std::span<const uint32_t> locals, size_t pos) const;
   // After a step of a model with batch-normalised predicates: moves their running
   // statistics (fixed parameters of `params`) toward the last run's batch statistics.
   void update_running_stats(const neural::TemplateModel& model, neural::Parameters& params) const;
