@@ -8,6 +8,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "exec/atom_sum.hpp"
 #include "exec/batch_norm.hpp"
 #include "exec/direct_product.hpp"
 #include "exec/parallel.hpp"
@@ -435,6 +436,7 @@ void atom_finish_forward(const AtomGroup& A, const ParamView<T>& params, T* v) {
 
 template <class T>
 void atom_forward(const AtomGroup& A, const ParamView<T>& params, T* v) {
+  if (fusable_atom_sum(A)) return fused_atom_sum_forward(A, params, v);
   atom_reduce_forward(A, v);
   if (A.norm != neural::kNoParam) running_norm_forward(A, params, v);
   atom_finish_forward(A, params, v);
@@ -478,6 +480,7 @@ void atom_reduce_backward(const AtomGroup& A, const T* v, T* g) {
 
 template <class T>
 void atom_backward(const AtomGroup& A, const ParamView<T>& params, const T* v, T* g, T* pg) {
+  if (fusable_atom_sum(A)) return fused_atom_sum_backward(A, params, v, g, pg);
   atom_finish_backward(A, params, v, g, pg);
   if (A.norm != neural::kNoParam) running_norm_backward(A, params, g);
   atom_reduce_backward(A, v, g);
