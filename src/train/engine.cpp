@@ -469,6 +469,7 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
 #pragma omp parallel for schedule(dynamic, 1)
     for (size_t pos = w0; pos < w1; ++pos) {
       try {
+        prefetch_ahead(set, locals, pos);  // the samples after pos run next on some thread
         run_one(locals[pos], thread_id(), slots_[pos - w0]);
       } catch (...) {
         errors[pos - w0] = std::current_exception();
