@@ -605,9 +605,10 @@ void backward_end(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T
 
 template <class T>
 void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, std::vector<double>& param_grads,
-              const neural::Parameters* example_params, std::vector<double>* example_grads, bool overwrite) {
-  if (overwrite && std::is_same_v<T, double>) param_grads.assign(params.size(), 0.0);
-  else param_grads.resize(params.size(), 0.0);
+              const neural::Parameters* example_params, std::vector<double>* example_grads,
+              FloatGradients float_gradients) {
+  const bool keep_float = float_gradients == FloatGradients::KeepFloat && !std::is_same_v<T, double>;
+  if (!keep_float) param_grads.resize(params.size(), 0.0);
   ws.grads.resize(plan.num_values, 0.0);
   // double accumulates into the caller's vector; float sums the pass in float first.
   T* pg;
@@ -619,11 +620,9 @@ void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& w
   }
   backward_steps(plan, params, ws, pg, 0, plan.steps.size());
   backward_end(plan, params, ws, pg, example_params, example_grads);
-  if constexpr (!std::is_same_v<T, double>) {
-    if (overwrite) std::copy(pg, pg + param_grads.size(), param_grads.begin());
-    else
+  if constexpr (!std::is_same_v<T, double>)
+    if (!keep_float)
       for (size_t i = 0; i < param_grads.size(); ++i) param_grads[i] += pg[i];
-  }
 }
 
 template <class T>
@@ -663,9 +662,9 @@ template void forward<double>(const Plan&, std::span<const double>, const ParamV
 template void forward<float>(const Plan&, std::span<const double>, const ParamView<float>&, Workspace32&,
                              const neural::Parameters*);
 template void backward<double>(const Plan&, const ParamView<double>&, Workspace&, std::vector<double>&,
-                               const neural::Parameters*, std::vector<double>*, bool);
+                               const neural::Parameters*, std::vector<double>*, FloatGradients);
 template void backward<float>(const Plan&, const ParamView<float>&, Workspace32&, std::vector<double>&,
-                              const neural::Parameters*, std::vector<double>*, bool);
+                              const neural::Parameters*, std::vector<double>*, FloatGradients);
 template <class T>
 void copy_output_value(const Plan& plan, const BasicWorkspace<T>& ws, size_t o, std::vector<double>& out) {
   const OutputRef& ref = plan.outputs[o];

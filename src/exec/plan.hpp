@@ -322,13 +322,15 @@ void forward(const Plan& plan, std::span<const double> data, const ParamView<T>&
 void backward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
               std::vector<double>& param_grads, const neural::Parameters* example_params = nullptr,
               std::vector<double>* example_grads = nullptr);
-// `overwrite`: param_grads receives this pass's parameter gradients instead of adding them
-// (sized here). In float a per-sample gradient then costs no zero-fill and no read of the
-// vector: the float sums are copied over, the same values as adding them into zeros.
+// How a float pass hands over its parameter gradients: added into param_grads (Add), or
+// left in ws.param_grads as the pass summed them, param_grads untouched (KeepFloat: a
+// per-sample gradient then costs no zero-fill and no pass over a double vector; converting
+// them later gives the values Add would have added). A double pass always adds.
+enum class FloatGradients : uint8_t { Add, KeepFloat };
 template <class T>
 void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, std::vector<double>& param_grads,
               const neural::Parameters* example_params = nullptr, std::vector<double>* example_grads = nullptr,
-              bool overwrite = false);
+              FloatGradients float_gradients = FloatGradients::Add);
 
 // The value of output o (0 for a query without a neuron), as a flat row-major array.
 template <class T>

@@ -154,6 +154,7 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
     SampleGradient& out = slots_[s];
     exec::forward_steps(plan, params, ws, cursor[s], plan.steps.size());
     take_outputs(plan, set, locals[s], loss_kind, mean_over, with_metrics, with_values, ws, out);
+    out.grads32.clear();
     if (s > 0) out.grads.clear();  // summed into the first sample's
     out.example_grads.assign(example_params ? example_params->size() : 0, 0.0);
     cursor[s] = plan.steps.size();

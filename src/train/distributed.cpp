@@ -371,7 +371,7 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
   if (outputs) outputs->resize(set.outputs.size());
   steps_.run(model, set, locals_, loss_kind, total.count, predictions || targets, outputs != nullptr,
              [&](size_t pos, const SampleGradient& sample) {
-               for (size_t i = 0; i < num_params; ++i) sum_.add(i, sample.grads[i]);
+               for (size_t i = 0; i < num_params; ++i) sum_.add(i, sample.grad(i));
                sum_.add(num_params, sample.loss.sum);
                if (predictions) predictions->insert(predictions->end(), sample.predictions.begin(), sample.predictions.end());
                if (targets) targets->insert(targets->end(), sample.targets.begin(), sample.targets.end());

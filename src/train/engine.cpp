@@ -421,8 +421,28 @@ void SampleSteps::run_sample(const exec::ParamView<T>& params, const PreparedSet
   exec::forward(plan, set.networks[local].fact_data, params, ws, example_params);
   take_outputs(plan, set, local, loss_kind, mean_over, with_metrics, with_values, ws, out);
   out.example_grads.assign(example_params ? example_params->size() : 0, 0.0);
-  exec::backward(plan, params, ws, out.grads, example_params, example_params ? &out.example_grads : nullptr,
-                 /*overwrite=*/true);
+  std::vector<double>* example_grads = example_params ? &out.example_grads : nullptr;
+  if constexpr (std::is_same_v<T, double>) {
+    out.grads32.clear();
+    out.grads.assign(params.size(), 0.0);
+    exec::backward(plan, params, ws, out.grads, example_params, example_grads);
+  } else {
+    out.grads.clear();
+    exec::backward(plan, params, ws, out.grads, example_params, example_grads, exec::FloatGradients::KeepFloat);
+    std::swap(out.grads32, ws.param_grads);  // the next pass refills the vector swapped in
+  }
+}
+
+void SampleGradient::add_to(std::vector<double>& dst, bool assign) const {
+  if (!grads32.empty()) {
+    if (assign) std::copy(grads32.begin(), grads32.end(), dst.begin());
+    else
+      for (size_t i = 0; i < dst.size(); ++i) dst[i] += grads32[i];
+  } else if (assign) {
+    std::copy(grads.begin(), grads.end(), dst.begin());
+  } else {
+    for (size_t i = 0; i < dst.size(); ++i) dst[i] += grads[i];
+  }
 }
 
 void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals,
@@ -685,11 +705,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
         steps.run(
             model_, train_set, batch, config.loss, mean_over, true, true,
                   [&](size_t pos, const SampleGradient& sample) {
-                    if (pos == 0) {
-                      std::copy(sample.grads.begin(), sample.grads.end(), grads.begin());
-                    } else if (!sample.grads.empty()) {
-                      for (size_t i = 0; i < grads.size(); ++i) grads[i] += sample.grads[i];
-                    }
+                    if (pos == 0 || sample.has_gradient()) sample.add_to(grads, pos == 0);
                     if (facts)  // zero after every step (step_example_facts)
                       for (size_t i = 0; i < facts->grads.size(); ++i) facts->grads[i] += sample.example_grads[i];
                     loss_sum += sample.loss.sum;

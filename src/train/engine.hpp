@@ -124,9 +124,16 @@ Parameter parameter_of(const neural::Parameters& params, uint32_t p, const doubl
 // (parameter layout), its loss sum and targeted-output count, and as asked its targeted
 // outputs' predictions and targets and every output's value (in the sample's output order).
 struct SampleGradient {
-  // Empty when this sample's gradient is part of an earlier sample's of the same batch (a
+  // The parameter gradients: `grads` in double, or for a float pass `grads32` as the pass
+  // summed them (then `grads` is empty; float converts to double exactly). Both empty when
+  // this sample's gradient is part of an earlier sample's of the same batch (a
   // batch-normalised batch hands over the batch's whole gradient with its first sample).
   std::vector<double> grads;
+  std::vector<float> grads32;
+  bool has_gradient() const { return !grads.empty() || !grads32.empty(); }
+  double grad(size_t i) const { return grads32.empty() ? grads[i] : double(grads32[i]); }
+  // dst = the gradient (`assign`) or dst += it, entry by entry.
+  void add_to(std::vector<double>& dst, bool assign) const;
   std::vector<double> example_grads;  // of the set's learnable example facts (empty without)
   LossSum loss;
   std::vector<std::vector<double>> predictions, targets, values;

@@ -43,7 +43,7 @@ Pass run_batch(train::Engine& engine, const train::PreparedSet& set, Dtype dtype
   steps.run(
       engine.model(), set, all, train::LossKind::Mse, targets, false, true,
       [&](size_t, const train::SampleGradient& s) {
-        for (size_t i = 0; i < p.grads.size(); ++i) p.grads[i] += s.grads[i];
+        s.add_to(p.grads, false);
         if (p.example_grads.size() < s.example_grads.size()) p.example_grads.resize(s.example_grads.size(), 0.0);
         for (size_t i = 0; i < s.example_grads.size(); ++i) p.example_grads[i] += s.example_grads[i];
         for (const auto& v : s.values) p.values.insert(p.values.end(), v.begin(), v.end());

@@ -49,7 +49,7 @@ BatchLoss batch_loss(train::SampleSteps& steps, const train::Engine& engine, con
   steps.run(engine.model(), set, batch, train::LossKind::Mse, batch.size(), false, false,
             [&](size_t, const train::SampleGradient& sample) {
               out.loss += sample.loss.sum / static_cast<double>(batch.size());  // the gradients are of the mean
-              for (size_t i = 0; i < sample.grads.size(); ++i) out.grads[i] += sample.grads[i];
+              if (sample.has_gradient()) sample.add_to(out.grads, false);
             }, dtype);
   return out;
 }
