@@ -510,9 +510,11 @@ void forward(const Plan& plan, std::span<const double> data, const neural::Param
   forward(plan, data, view_of(params), ws, example_params);
 }
 
-template <class T>
-void forward_prepare(const Plan& plan, std::span<const double> data, const ParamView<T>& params,
-                     BasicWorkspace<T>& ws, const neural::Parameters* example_params) {
+namespace {
+
+template <class T, class D>
+void prepare_values(const Plan& plan, std::span<const D> data, const ParamView<T>& params, BasicWorkspace<T>& ws,
+                    const neural::Parameters* example_params) {
   // Eigen's own GEMM threading splits even small products (n x 8 by 8 x 8) across
   // threads; the group kernels are memory-bound, so they run single-threaded.
   static const bool eigen_single = [] {
@@ -536,6 +538,14 @@ void forward_prepare(const Plan& plan, std::span<const double> data, const Param
     }
 }
 
+}  // namespace
+
+template <class T>
+void forward_prepare(const Plan& plan, std::span<const double> data, const ParamView<T>& params,
+                     BasicWorkspace<T>& ws, const neural::Parameters* example_params) {
+  prepare_values(plan, data, params, ws, example_params);
+}
+
 template <class T>
 void forward_steps(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, size_t first, size_t last) {
   T* v = ws.values.data();
@@ -553,6 +563,12 @@ template <class T>
 void forward(const Plan& plan, std::span<const double> data, const ParamView<T>& params, BasicWorkspace<T>& ws,
              const neural::Parameters* example_params) {
   forward_prepare(plan, data, params, ws, example_params);
+  forward_steps(plan, params, ws, 0, plan.steps.size());
+}
+
+void forward(const Plan& plan, std::span<const float> data, const ParamView<float>& params, Workspace32& ws,
+             const neural::Parameters* example_params) {
+  prepare_values(plan, data, params, ws, example_params);
   forward_steps(plan, params, ws, 0, plan.steps.size());
 }
 

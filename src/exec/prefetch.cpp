@@ -35,7 +35,7 @@ void prefetch_rule_group(const RuleGroup& g) {
 
 }  // namespace
 
-void prefetch(const Plan& plan, std::span<const double> data, int level) {
+void prefetch(const Plan& plan, std::span<const std::byte> data, int level) {
   switch (level) {
     case 0:
       prefetch_vector(plan.steps);

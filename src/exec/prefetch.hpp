@@ -13,6 +13,7 @@
 // then read from lines fetched one sample earlier, and the prefetching itself never waits.
 #pragma once
 
+#include <cstddef>
 #include <span>
 
 #include "exec/plan.hpp"
@@ -22,7 +23,7 @@ namespace lrnn::exec {
 inline constexpr int kPrefetchLevels = 3;
 
 // Prefetch hints for level `level` (0, 1 or 2) of what forward reads of `plan`; level 0
-// also covers the fact values `data`. No value changes.
-void prefetch(const Plan& plan, std::span<const double> data, int level);
+// also covers the fact values `data` (double or float). No value changes.
+void prefetch(const Plan& plan, std::span<const std::byte> data, int level);
 
 }  // namespace lrnn::exec

@@ -293,6 +293,8 @@ void SampleSteps::bind(const PreparedSet& set) {
   plans_.clear();
   plan_by_structure_.clear();
   plan_of_.assign(set.size(), neural::kNone);
+  facts32_ = {};
+  facts32_begin_ = {};
   first_output_.assign(set.size() + 1, 0);
   for (const OutputInfo& o : set.outputs) ++first_output_[o.sample + 1];
   for (size_t i = 0; i < set.size(); ++i) first_output_[i + 1] += first_output_[i];
@@ -372,13 +374,24 @@ void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedS
   for (auto& plan : built) plans_.push_back(std::move(plan));
 }
 
+// Forward of sample `local` on its plan, from the float copy of its fact values in a float
+// pass once there is one (build_float_facts), else from its network's.
+template <class T>
+void SampleSteps::forward_pass(const exec::Plan& plan, const PreparedSet& set, uint32_t local,
+                               const exec::ParamView<T>& params, exec::BasicWorkspace<T>& ws,
+                               const neural::Parameters* example_params) const {
+  if constexpr (std::is_same_v<T, float>)
+    if (!facts32_begin_.empty()) return exec::forward(plan, float_facts(local), params, ws, example_params);
+  exec::forward(plan, set.networks[local].fact_data, params, ws, example_params);
+}
+
 template <class T>
 void SampleSteps::forward_sample(const exec::ParamView<T>& params, const PreparedSet& set, uint32_t local,
                                  exec::BasicWorkspace<T>& ws, std::vector<std::vector<double>>& values,
                                  std::vector<neural::Shape>& shapes) const {
   const exec::Plan& plan = *plans_[plan_of_[local]];
   const neural::Parameters* example_params = set.example_facts ? &set.example_facts->params : nullptr;
-  exec::forward(plan, set.networks[local].fact_data, params, ws, example_params);
+  forward_pass(plan, set, local, params, ws, example_params);
   for (size_t o = 0; o < plan.outputs.size(); ++o) {
     values[first_output_[local] + o] = exec::output_value(plan, ws, o);
     shapes[first_output_[local] + o] = plan.outputs[o].shape;
@@ -418,7 +431,7 @@ void SampleSteps::run_sample(const exec::ParamView<T>& params, const PreparedSet
   const exec::Plan& plan = *plans_[plan_of_[local]];
   // The set's learnable example facts (if any), read and differentiated like weights.
   const neural::Parameters* example_params = set.example_facts ? &set.example_facts->params : nullptr;
-  exec::forward(plan, set.networks[local].fact_data, params, ws, example_params);
+  forward_pass(plan, set, local, params, ws, example_params);
   take_outputs(plan, set, local, loss_kind, mean_over, with_metrics, with_values, ws, out);
   out.example_grads.assign(example_params ? example_params->size() : 0, 0.0);
   std::vector<double>* example_grads = example_params ? &out.example_grads : nullptr;
@@ -450,6 +463,7 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
                       const std::function<void(size_t, const SampleGradient&)>& take, Dtype dtype) {
   plan_ahead(model, set, locals);
   const bool f32 = dtype == Dtype::Float32;
+  if (f32) build_float_facts(set);
   const exec::ParamView<double> params = exec::view_of(model.params);
   const exec::ParamView<float> params32 = f32 ? mirror_.refresh(model.params) : exec::ParamView<float>{};
   if (!model.batch_norms.empty()) {
@@ -479,7 +493,7 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
       // One thread: each sample is handed over as soon as it is done (the same additions
       // in the same order as the parallel wave, with one gradient buffer kept in cache).
       for (size_t pos = w0; pos < w1; ++pos) {
-        prefetch_ahead(set, locals, pos);
+        prefetch_ahead(set, locals, pos, f32);
         run_one(locals[pos], 0, slots_[0]);
         take(pos, slots_[0]);
       }
@@ -489,7 +503,7 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
 #pragma omp parallel for schedule(dynamic, 1)
     for (size_t pos = w0; pos < w1; ++pos) {
       try {
-        prefetch_ahead(set, locals, pos);  // the samples after pos run next on some thread
+        prefetch_ahead(set, locals, pos, f32);  // the samples after pos run next on some thread
         run_one(locals[pos], thread_id(), slots_[pos - w0]);
       } catch (...) {
         errors[pos - w0] = std::current_exception();
@@ -501,13 +515,28 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
   }
 }
 
-void SampleSteps::prefetch_ahead(const PreparedSet& set, std::span<const uint32_t> locals, size_t pos) const {
+void SampleSteps::prefetch_ahead(const PreparedSet& set, std::span<const uint32_t> locals, size_t pos,
+                                 bool float_pass) const {
   for (int level = 0; level < exec::kPrefetchLevels; ++level) {
     const size_t ahead = pos + exec::kPrefetchLevels - level;
     if (ahead >= locals.size()) continue;
     const uint32_t local = locals[ahead];
-    exec::prefetch(*plans_[plan_of_[local]], set.networks[local].fact_data, level);
+    const std::span<const std::byte> facts = !float_pass || facts32_begin_.empty()
+                                                 ? std::as_bytes(std::span<const double>(set.networks[local].fact_data))
+                                                 : std::as_bytes(float_facts(local));
+    exec::prefetch(*plans_[plan_of_[local]], facts, level);
   }
+}
+
+void SampleSteps::build_float_facts(const PreparedSet& set) {
+  bind(set);
+  if (!facts32_begin_.empty()) return;
+  std::vector<size_t> begin(set.size() + 1, 0);
+  for (size_t i = 0; i < set.size(); ++i) begin[i + 1] = begin[i] + set.networks[i].fact_data.size();
+  facts32_.resize(begin.back());
+  for (size_t i = 0; i < set.size(); ++i)
+    std::copy(set.networks[i].fact_data.begin(), set.networks[i].fact_data.end(), facts32_.begin() + begin[i]);
+  facts32_begin_ = std::move(begin);
 }
 
 SampleSteps& Engine::steps_for(const PreparedSet& set) const {
@@ -541,14 +570,15 @@ Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dt
   std::iota(all.begin(), all.end(), 0u);
   if (dtype == Dtype::Float32) {
     const exec::ParamView<float> params32 = mirror_.refresh(model_.params);
+    steps_for(set).build_float_facts(set);
     for (uint32_t i = 0; i < set.size(); ++i) {
-      steps.prefetch_ahead(set, all, i);
+      steps.prefetch_ahead(set, all, i, true);
       steps.forward_sample(params32, set, i, ws32_, values, shapes);
     }
   } else {
     const exec::ParamView<double> params = exec::view_of(model_.params);
     for (uint32_t i = 0; i < set.size(); ++i) {
-      steps.prefetch_ahead(set, all, i);
+      steps.prefetch_ahead(set, all, i, false);
       steps.forward_sample(params, set, i, ws_, values, shapes);
     }
   }
