@@ -1,0 +1,155 @@
+#include "exec/small_gemm.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "exec/scalar.hpp"
+
+namespace lrnn::exec {
+
+namespace {
+
+using Eigen::Index;
+template <class T>
+using Packet = typename Eigen::internal::packet_traits<T>::type;
+template <class T>
+constexpr int kPacketSize = Eigen::internal::unpacket_traits<Packet<T>>::size;
+
+// Vector accumulators per row block: what the registers hold besides a row of the right
+// operand and the broadcast factor (32 registers with AVX-512, 16 before).
+constexpr int kAccumulators = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS >= 32 ? 24 : 12;
+// Longer depths take Eigen's product: the kernel streams the whole right operand
+// (depth x width) once per row block, which must stay in the caches near the core.
+constexpr Index kMaxDepth = 512;
+
+// Where a row block's results go: C's rows (=, +=), or C's columns (+=, for C^T = ...).
+enum class Store { Assign, Add, AddTransposed };
+
+// R rows of A B, A(i, d) = A[i * ai + d * ad], B row-major (k x N), each output the FMA
+// chain over d in order from zero. Row r, column j goes to C[r * ldc + j] (Assign, Add)
+// or C[j * ldc + r] (AddTransposed).
+template <class T, int N, int R, Store S>
+void kernel_rows(Index k, const T* A, Index ai, Index ad, const T* B, T* C, Index ldc) {
+  using P = Packet<T>;
+  constexpr int PS = kPacketSize<T>, NP = N / PS;
+  static_assert(N % PS == 0, "the kernel's widths are whole vectors");
+  P acc[R][NP];
+  for (int r = 0; r < R; ++r)
+    for (int p = 0; p < NP; ++p) acc[r][p] = Eigen::internal::pset1<P>(T(0));
+  for (Index d = 0; d < k; ++d) {
+    P b[NP];
+    for (int p = 0; p < NP; ++p) b[p] = Eigen::internal::ploadu<P>(B + d * N + p * PS);
+    for (int r = 0; r < R; ++r) {
+      const P a = Eigen::internal::pset1<P>(A[r * ai + d * ad]);
+      for (int p = 0; p < NP; ++p) acc[r][p] = Eigen::internal::pmadd(a, b[p], acc[r][p]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    if constexpr (S == Store::AddTransposed) {
+      alignas(64) T row[N];
+      for (int p = 0; p < NP; ++p) Eigen::internal::pstoreu(row + p * PS, acc[r][p]);
+      for (int j = 0; j < N; ++j) C[j * ldc + r] += row[j];
+    } else {
+      for (int p = 0; p < NP; ++p) {
+        T* c = C + r * ldc + p * PS;
+        P value = acc[r][p];
+        if constexpr (S == Store::Add) value = Eigen::internal::padd(Eigen::internal::ploadu<P>(c), value);
+        Eigen::internal::pstoreu(c, value);
+      }
+    }
+  }
+}
+
+// The last rows < R of a product, as one block of their count.
+template <class T, int N, int R, Store S>
+void tail_rows(Index rows, Index k, const T* A, Index ai, Index ad, const T* B, T* C, Index ldc) {
+  if constexpr (R > 0) {
+    if (rows == R) return kernel_rows<T, N, R, S>(k, A, ai, ad, B, C, ldc);
+    tail_rows<T, N, R - 1, S>(rows, k, A, ai, ad, B, C, ldc);
+  }
+}
+
+// All m rows of A B (see kernel_rows) in blocks of R.
+template <class T, int N, Store S>
+void kernel(Index m, Index k, const T* A, Index ai, Index ad, const T* B, T* C, Index ldc) {
+  constexpr int R = std::clamp(kAccumulators / (N / kPacketSize<T>), 1, 8);
+  auto out = [&](Index i) { return S == Store::AddTransposed ? C + i : C + i * ldc; };
+  Index i = 0;
+  for (; i + R <= m; i += R) kernel_rows<T, N, R, S>(k, A + i * ai, ai, ad, B, out(i), ldc);
+  tail_rows<T, N, R - 1, S>(m - i, k, A + i * ai, ai, ad, B, out(i), ldc);
+}
+
+// The kernel for a width N of 16, 32 or 64 and a depth up to kMaxDepth; false otherwise.
+template <class T, Store S>
+bool run_kernel(Index N, Index m, Index k, const T* A, Index ai, Index ad, const T* B, T* C,
+                Index ldc) {
+  if (k > kMaxDepth) return false;
+  switch (N) {
+    case 16: kernel<T, 16, S>(m, k, A, ai, ad, B, C, ldc); return true;
+    case 32: kernel<T, 32, S>(m, k, A, ai, ad, B, C, ldc); return true;
+    case 64: kernel<T, 64, S>(m, k, A, ai, ad, B, C, ldc); return true;
+    default: return false;
+  }
+}
+
+// B^T (k x n) of B (n x k), kept per thread for the last few B: a weight is the same for
+// every sample of a batch, and transposing it per call would cost as much as the product.
+// An entry is reused only when B's values are bit for bit those it was made from.
+template <class T>
+const T* transposed(const T* B, Index n, Index k) {
+  struct Entry {
+    const T* source = nullptr;
+    Index n = 0, k = 0;
+    std::vector<T> copy, transposed;
+  };
+  thread_local std::array<Entry, 8> cache;
+  thread_local size_t next = 0;
+  const size_t bytes = sizeof(T) * size_t(n) * size_t(k);
+  auto same_source = [&](const Entry& e) { return e.source == B && e.n == n && e.k == k; };
+  auto hit = std::find_if(cache.begin(), cache.end(), same_source);
+  if (hit != cache.end() && std::memcmp(hit->copy.data(), B, bytes) == 0) return hit->transposed.data();
+  Entry& e = hit != cache.end() ? *hit : cache[next++ % cache.size()];
+  e.source = B;
+  e.n = n;
+  e.k = k;
+  e.copy.assign(B, B + n * k);
+  e.transposed.resize(size_t(n) * size_t(k));
+  MapM<T>(e.transposed.data(), k, n) = CMapM<T>(B, n, k).transpose();
+  return e.transposed.data();
+}
+
+}  // namespace
+
+template <class T>
+void product_abt(Index m, Index k, Index n, const T* A, const T* B, T* C) {
+  if (k <= kMaxDepth && (n == 16 || n == 32 || n == 64)) {
+    run_kernel<T, Store::Assign>(n, m, k, A, k, 1, transposed(B, n, k), C, n);
+    return;
+  }
+  MapM<T>(C, m, n).noalias() = CMapM<T>(A, m, k) * CMapM<T>(B, n, k).transpose();
+}
+
+template <class T>
+void add_product_ab(Index m, Index k, Index n, const T* A, const T* B, T* C) {
+  if (run_kernel<T, Store::Add>(n, m, k, A, k, 1, B, C, n)) return;
+  MapM<T>(C, m, n).noalias() += CMapM<T>(A, m, k) * CMapM<T>(B, k, n);
+}
+
+template <class T>
+void add_product_atb(Index m, Index k, Index n, const T* A, const T* B, T* C) {
+  // Rows of C when n is a kernel width, else rows of C^T = B^T A (n x m) when m is.
+  if (run_kernel<T, Store::Add>(n, m, k, A, 1, m, B, C, n)) return;
+  if (run_kernel<T, Store::AddTransposed>(m, n, k, B, 1, n, A, C, n)) return;
+  MapM<T>(C, m, n).noalias() += CMapM<T>(A, k, m).transpose() * CMapM<T>(B, k, n);
+}
+
+template void product_abt<double>(Index, Index, Index, const double*, const double*, double*);
+template void product_abt<float>(Index, Index, Index, const float*, const float*, float*);
+template void add_product_ab<double>(Index, Index, Index, const double*, const double*, double*);
+template void add_product_ab<float>(Index, Index, Index, const float*, const float*, float*);
+template void add_product_atb<double>(Index, Index, Index, const double*, const double*, double*);
+template void add_product_atb<float>(Index, Index, Index, const float*, const float*, float*);
+
+}  // namespace lrnn::exec

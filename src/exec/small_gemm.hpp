@@ -1,0 +1,32 @@
+// Small GEMMs of row-major buffers for the shapes of per-sample weight products (a GCN
+// layer on one graph: tens of rows, 16-64 columns): register-blocked kernels that read
+// the operands in place, where Eigen packs both operands on every call (a third of its
+// time at these sizes). An output row width of 16, 32 or 64 takes the kernel, any other
+// width Eigen's product.
+//
+// Every output entry of the kernel is the FMA chain over the depth in order, starting
+// from zero, then added to (or stored in) the destination: the same for every entry
+// wherever it lies in the blocking, so the rows of one product never depend on the other
+// rows (the transform sum's rows equal the gathered path's). Eigen's product rounds
+// differently for some shapes (small products, one-row products, its one-packet tail
+// splits the depth into even and odd steps), so float64 bits may differ from Eigen's
+// in the last places.
+#pragma once
+
+#include <Eigen/Core>
+
+namespace lrnn::exec {
+
+// C (m x n) = A (m x k) B^T, B (n x k): z = W x for m inputs x (rows of A), W = B.
+template <class T>
+void product_abt(Eigen::Index m, Eigen::Index k, Eigen::Index n, const T* A, const T* B, T* C);
+
+// C (m x n) += A (m x k) B, B (k x n): the inputs' gradients gX += gZ W.
+template <class T>
+void add_product_ab(Eigen::Index m, Eigen::Index k, Eigen::Index n, const T* A, const T* B, T* C);
+
+// C (m x n) += A^T B, A (k x m), B (k x n): a weight's gradient gW += gZ^T X.
+template <class T>
+void add_product_atb(Eigen::Index m, Eigen::Index k, Eigen::Index n, const T* A, const T* B, T* C);
+
+}  // namespace lrnn::exec

@@ -1,0 +1,145 @@
+// Small GEMMs (exec/small_gemm.hpp) on random shapes, float and double: every output row
+// width with a kernel (16, 32, 64) and widths without (8, 37: Eigen's product), row counts
+// 1, 3, 17 and 64 (whole and partial row blocks), depths 1 and 37, and a depth past the
+// kernel's limit. Each entry is checked against a long double sum, and where the kernel
+// runs, to the bit against its contract: the FMA chain over the depth in order from zero,
+// then added to the destination.
+#include <gtest/gtest.h>
+
+#include <Eigen/Core>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "exec/small_gemm.hpp"
+
+namespace {
+
+using lrnn::exec::add_product_ab;
+using lrnn::exec::add_product_atb;
+using lrnn::exec::product_abt;
+
+bool kernel_width(long w) { return w == 16 || w == 32 || w == 64; }
+
+template <class T>
+std::vector<T> random_values(size_t count, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<T> v(count);
+  for (T& x : v) x = T(u(rng));
+  return v;
+}
+
+// One product: C (m x n) (+)= sum over d < k of a(i, d) b(d, j), run by `run` on buffers
+// A and B whose entries a and b read.
+template <class T>
+struct Case {
+  long m, k, n;
+  bool accumulate;
+  std::function<T(const std::vector<T>&, long, long)> a, b;
+  std::function<void(const T*, const T*, T*)> run;
+};
+
+template <class T>
+void expect_product(const Case<T>& c, bool exact) {
+  const std::vector<T> A = random_values<T>(size_t(c.m * c.k), 1), B = random_values<T>(size_t(c.k * c.n), 2);
+  const std::vector<T> C0 = c.accumulate ? random_values<T>(size_t(c.m * c.n), 3) : std::vector<T>(size_t(c.m * c.n), T(7));
+  std::vector<T> C = C0;
+  c.run(A.data(), B.data(), C.data());
+  const double tolerance = sizeof(T) == 8 ? 1e-13 : 1e-5;
+  for (long i = 0; i < c.m; ++i)
+    for (long j = 0; j < c.n; ++j) {
+      long double sum = 0, scale = 0;
+      T chain = T(0);
+      for (long d = 0; d < c.k; ++d) {
+        sum += (long double)c.a(A, i, d) * c.b(B, d, j);
+        scale += std::fabs((long double)c.a(A, i, d) * c.b(B, d, j));
+        chain = std::fma(c.a(A, i, d), c.b(B, d, j), chain);
+      }
+      const T start = c.accumulate ? C0[i * c.n + j] : T(0);
+      const T got = C[i * c.n + j];
+      EXPECT_NEAR(double(got), double(start + sum), tolerance * double(scale + std::fabs(start) + 1))
+          << "m " << c.m << " k " << c.k << " n " << c.n << " at " << i << "," << j;
+#ifdef EIGEN_VECTORIZE_FMA
+      if (exact) EXPECT_EQ(got, c.accumulate ? T(start + chain) : chain) << "m " << c.m << " k " << c.k << " n " << c.n;
+#else
+      (void)exact;
+#endif
+    }
+}
+
+template <class T>
+void check_all_shapes() {
+  for (long m : {1, 3, 17, 64})
+    for (long k : {1, 37})
+      for (long n : {8, 16, 32, 37, 64}) {
+        // C = A B^T, B (n x k)
+        expect_product<T>({m, k, n, false,
+                           [=](const std::vector<T>& A, long i, long d) { return A[i * k + d]; },
+                           [=](const std::vector<T>& B, long d, long j) { return B[j * k + d]; },
+                           [=](const T* A, const T* B, T* C) { product_abt(m, k, n, A, B, C); }},
+                          kernel_width(n));
+        // C += A B, B (k x n)
+        expect_product<T>({m, k, n, true,
+                           [=](const std::vector<T>& A, long i, long d) { return A[i * k + d]; },
+                           [=](const std::vector<T>& B, long d, long j) { return B[d * n + j]; },
+                           [=](const T* A, const T* B, T* C) { add_product_ab(m, k, n, A, B, C); }},
+                          kernel_width(n));
+        // C += A^T B, A (k x m): the kernel on C's rows (n a kernel width) or columns (m).
+        expect_product<T>({m, k, n, true,
+                           [=](const std::vector<T>& A, long i, long d) { return A[d * m + i]; },
+                           [=](const std::vector<T>& B, long d, long j) { return B[d * n + j]; },
+                           [=](const T* A, const T* B, T* C) { add_product_atb(m, k, n, A, B, C); }},
+                          kernel_width(n) || kernel_width(m));
+      }
+}
+
+TEST(SmallGemm, MatchesTheSumAndTheFmaChainOnEveryShape) {
+  check_all_shapes<double>();
+  check_all_shapes<float>();
+}
+
+// Past the depth limit the product is Eigen's, still right.
+TEST(SmallGemm, LongDepthTakesEigensProduct) {
+  const long m = 3, k = 600, n = 32;
+  expect_product<double>({m, k, n, true,
+                          [=](const std::vector<double>& A, long i, long d) { return A[d * m + i]; },
+                          [=](const std::vector<double>& B, long d, long j) { return B[d * n + j]; },
+                          [=](const double* A, const double* B, double* C) { add_product_atb(m, k, n, A, B, C); }},
+                         false);
+}
+
+// product_abt keeps transposed copies of recent right operands per thread: a weight
+// changed in place (an optimizer step) or more weights than copies are never served stale.
+TEST(SmallGemm, TransposedWeightFollowsItsValues) {
+  const long m = 5, k = 7, n = 32;
+  const std::vector<double> A = random_values<double>(size_t(m * k), 4);
+  std::vector<std::vector<double>> weights;
+  for (unsigned w = 0; w < 12; ++w) weights.push_back(random_values<double>(size_t(n * k), 10 + w));
+  auto expected = [&](const std::vector<double>& B, long i, long j) {
+    double s = 0;
+    for (long d = 0; d < k; ++d) s = std::fma(A[i * k + d], B[j * k + d], s);
+    return s;
+  };
+  std::vector<double> C(size_t(m * n));
+  auto check = [&](const std::vector<double>& B, int round) {
+    product_abt(m, k, n, A.data(), B.data(), C.data());
+    for (long i = 0; i < m; ++i)
+      for (long j = 0; j < n; ++j) ASSERT_NEAR(C[i * n + j], expected(B, i, j), 1e-14) << "round " << round;
+  };
+  for (int round = 0; round < 3; ++round) {
+    for (std::vector<double>& B : weights) {
+      check(B, round);
+      B[3 * k + 2] += 0.5;  // in place, as an update would
+      check(B, round);
+    }
+    for (size_t w = 0; w < 4; ++w) check(weights[w], round);  // fewer weights than copies
+    for (size_t w = 0; w < 4; ++w) {
+      weights[w][0] -= 0.25;
+      check(weights[w], round);
+    }
+  }
+}
+
+}  // namespace
