@@ -1,5 +1,6 @@
 // Small GEMMs of row-major buffers for the shapes of per-sample weight products (a GCN
-// layer on one graph: tens of rows, 16-64 columns): register-blocked kernels that read
+// layer on one graph: tens of rows, 16-64 columns), used by the transform sum and the
+// per-grounding weight products (executor.cpp): register-blocked kernels that read
 // the operands in place, where Eigen packs both operands on every call (a third of its
 // time at these sizes). An output row width of 16, 32 or 64 takes the kernel, any other
 // width Eigen's product.
@@ -7,7 +8,7 @@
 // Every output entry of the kernel is the FMA chain over the depth in order, starting
 // from zero, then added to (or stored in) the destination: the same for every entry
 // wherever it lies in the blocking, so the rows of one product never depend on the other
-// rows (the transform sum's rows equal the gathered path's). Eigen's product rounds
+// rows (the transform sum's rows equal the per-grounding path's). Eigen's product rounds
 // differently for some shapes (small products, one-row products, its one-packet tail
 // splits the depth into even and odd steps), so float64 bits may differ from Eigen's
 // in the last places.

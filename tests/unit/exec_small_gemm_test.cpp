@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "exec/small_gemm.hpp"
+#include "lrnn/lrnn.hpp"
+#include "model_gradient_check.hpp"
 
 namespace {
 
@@ -140,6 +142,26 @@ TEST(SmallGemm, TransposedWeightFollowsItsValues) {
       check(weights[w], round);
     }
   }
+}
+
+// A rule with several weighted inputs takes the per-grounding products (exec/executor.cpp
+// weight_forward / weight_backward), at width 16 through the kernels: the first layer's
+// weight gradient (16 x 2) on the kernel's columns, the second layer's every product.
+TEST(SmallGemm, GroundingProductsMatchFiniteDifferences) {
+  const lrnn::Dataset data = lrnn::Dataset::from_text(
+      "<0.3> o :- <[0.5, -1.0]> x(1), <[1.0, 0.25]> x(2), <[-0.75, 0.4]> x(3), edge(1, 2), edge(2, 1), "
+      "edge(2, 3), edge(3, 2).\n");
+  lrnn::Settings settings;
+  settings.seed = 5;
+  lrnn::Model model(lrnn::Template::from_string(
+                        "h(X) :- {16,2} x(X), {16,2} x(Y), *edge(X, Y). [activation=tanh]\n"
+                        "g(X) :- {16,16} h(X), {16,16} h(Y), *edge(Y, X). [activation=tanh]\n"
+                        "o :- {1,16} g(X). [aggregation=avg]\n"),
+                    settings);
+  lrnn_test::GradientCheck check;
+  lrnn_test::expect_gradients_match_finite_differences(model, data, &check);
+  EXPECT_EQ(check.checked, 2u * 32u + 2u * 256u + 16u);
+  EXPECT_GT(check.largest, 1e-3);
 }
 
 }  // namespace
