@@ -27,11 +27,11 @@ constexpr Index kMaxDepth = 512;
 // Where a row block's results go: C's rows (=, +=), or C's columns (+=, for C^T = ...).
 enum class Store { Assign, Add, AddTransposed };
 
-// R rows of A B, A(i, d) = A[i * ai + d * ad], B row-major (k x N), each output the FMA
-// chain over d in order from zero. Row r, column j goes to C[r * ldc + j] (Assign, Add)
-// or C[j * ldc + r] (AddTransposed).
+// R rows of A B, A(i, d) = A[i * ai + d * ad], B row-major (k x N, rows ldb apart), each
+// output the FMA chain over d in order from zero. Row r, column j goes to C[r * ldc + j]
+// (Assign, Add) or C[j * ldc + r] (AddTransposed).
 template <class T, int N, int R, Store S>
-void kernel_rows(Index k, const T* A, Index ai, Index ad, const T* B, T* C, Index ldc) {
+void kernel_rows(Index k, const T* A, Index ai, Index ad, const T* B, Index ldb, T* C, Index ldc) {
   using P = Packet<T>;
   constexpr int PS = kPacketSize<T>, NP = N / PS;
   static_assert(N % PS == 0, "the kernel's widths are whole vectors");
@@ -40,7 +40,7 @@ void kernel_rows(Index k, const T* A, Index ai, Index ad, const T* B, T* C, Inde
     for (int p = 0; p < NP; ++p) acc[r][p] = Eigen::internal::pset1<P>(T(0));
   for (Index d = 0; d < k; ++d) {
     P b[NP];
-    for (int p = 0; p < NP; ++p) b[p] = Eigen::internal::ploadu<P>(B + d * N + p * PS);
+    for (int p = 0; p < NP; ++p) b[p] = Eigen::internal::ploadu<P>(B + d * ldb + p * PS);
     for (int r = 0; r < R; ++r) {
       const P a = Eigen::internal::pset1<P>(A[r * ai + d * ad]);
       for (int p = 0; p < NP; ++p) acc[r][p] = Eigen::internal::pmadd(a, b[p], acc[r][p]);
@@ -64,32 +64,33 @@ void kernel_rows(Index k, const T* A, Index ai, Index ad, const T* B, T* C, Inde
 
 // The last rows < R of a product, as one block of their count.
 template <class T, int N, int R, Store S>
-void tail_rows(Index rows, Index k, const T* A, Index ai, Index ad, const T* B, T* C, Index ldc) {
+void tail_rows(Index rows, Index k, const T* A, Index ai, Index ad, const T* B, Index ldb, T* C,
+               Index ldc) {
   if constexpr (R > 0) {
-    if (rows == R) return kernel_rows<T, N, R, S>(k, A, ai, ad, B, C, ldc);
-    tail_rows<T, N, R - 1, S>(rows, k, A, ai, ad, B, C, ldc);
+    if (rows == R) return kernel_rows<T, N, R, S>(k, A, ai, ad, B, ldb, C, ldc);
+    tail_rows<T, N, R - 1, S>(rows, k, A, ai, ad, B, ldb, C, ldc);
   }
 }
 
 // All m rows of A B (see kernel_rows) in blocks of R.
 template <class T, int N, Store S>
-void kernel(Index m, Index k, const T* A, Index ai, Index ad, const T* B, T* C, Index ldc) {
+void kernel(Index m, Index k, const T* A, Index ai, Index ad, const T* B, Index ldb, T* C, Index ldc) {
   constexpr int R = std::clamp(kAccumulators / (N / kPacketSize<T>), 1, 8);
   auto out = [&](Index i) { return S == Store::AddTransposed ? C + i : C + i * ldc; };
   Index i = 0;
-  for (; i + R <= m; i += R) kernel_rows<T, N, R, S>(k, A + i * ai, ai, ad, B, out(i), ldc);
-  tail_rows<T, N, R - 1, S>(m - i, k, A + i * ai, ai, ad, B, out(i), ldc);
+  for (; i + R <= m; i += R) kernel_rows<T, N, R, S>(k, A + i * ai, ai, ad, B, ldb, out(i), ldc);
+  tail_rows<T, N, R - 1, S>(m - i, k, A + i * ai, ai, ad, B, ldb, out(i), ldc);
 }
 
 // The kernel for a width N of 16, 32 or 64 and a depth up to kMaxDepth; false otherwise.
 template <class T, Store S>
-bool run_kernel(Index N, Index m, Index k, const T* A, Index ai, Index ad, const T* B, T* C,
-                Index ldc) {
+bool run_kernel(Index N, Index m, Index k, const T* A, Index ai, Index ad, const T* B, Index ldb,
+                T* C, Index ldc) {
   if (k > kMaxDepth) return false;
   switch (N) {
-    case 16: kernel<T, 16, S>(m, k, A, ai, ad, B, C, ldc); return true;
-    case 32: kernel<T, 32, S>(m, k, A, ai, ad, B, C, ldc); return true;
-    case 64: kernel<T, 64, S>(m, k, A, ai, ad, B, C, ldc); return true;
+    case 16: kernel<T, 16, S>(m, k, A, ai, ad, B, ldb, C, ldc); return true;
+    case 32: kernel<T, 32, S>(m, k, A, ai, ad, B, ldb, C, ldc); return true;
+    case 64: kernel<T, 64, S>(m, k, A, ai, ad, B, ldb, C, ldc); return true;
     default: return false;
   }
 }
@@ -125,7 +126,7 @@ const T* transposed(const T* B, Index n, Index k) {
 template <class T>
 void product_abt(Index m, Index k, Index n, const T* A, const T* B, T* C) {
   if (k <= kMaxDepth && (n == 16 || n == 32 || n == 64)) {
-    run_kernel<T, Store::Assign>(n, m, k, A, k, 1, transposed(B, n, k), C, n);
+    run_kernel<T, Store::Assign>(n, m, k, A, k, 1, transposed(B, n, k), n, C, n);
     return;
   }
   MapM<T>(C, m, n).noalias() = CMapM<T>(A, m, k) * CMapM<T>(B, n, k).transpose();
@@ -133,16 +134,24 @@ void product_abt(Index m, Index k, Index n, const T* A, const T* B, T* C) {
 
 template <class T>
 void add_product_ab(Index m, Index k, Index n, const T* A, const T* B, T* C) {
-  if (run_kernel<T, Store::Add>(n, m, k, A, k, 1, B, C, n)) return;
+  if (run_kernel<T, Store::Add>(n, m, k, A, k, 1, B, n, C, n)) return;
   MapM<T>(C, m, n).noalias() += CMapM<T>(A, m, k) * CMapM<T>(B, k, n);
 }
 
 template <class T>
 void add_product_atb(Index m, Index k, Index n, const T* A, const T* B, T* C) {
-  // Rows of C when n is a kernel width, else rows of C^T = B^T A (n x m) when m is.
-  if (run_kernel<T, Store::Add>(n, m, k, A, 1, m, B, C, n)) return;
-  if (run_kernel<T, Store::AddTransposed>(m, n, k, B, 1, n, A, C, n)) return;
-  MapM<T>(C, m, n).noalias() += CMapM<T>(A, k, m).transpose() * CMapM<T>(B, k, n);
+  // C's columns in blocks of a kernel width, as rows of C (B's rows n apart); the last
+  // columns (fewer than 16) as rows of C^T = B^T A when m is a kernel width (their
+  // transposed stores cost as much as their products: a weight of 32 x 37 takes 32 + 5).
+  Index j = 0;
+  if (k <= kMaxDepth)
+    for (Index w : {64, 32, 16})
+      for (; n - j >= w; j += w) run_kernel<T, Store::Add>(w, m, k, A, 1, m, B + j, n, C + j, n);
+  if (j == n || run_kernel<T, Store::AddTransposed>(m, n - j, k, B + j, 1, n, A, m, C + j, n)) return;
+  using Columns = Eigen::Map<RowMat<T>, 0, Eigen::OuterStride<>>;
+  using ConstColumns = Eigen::Map<const RowMat<T>, 0, Eigen::OuterStride<>>;
+  Columns(C + j, m, n - j, Eigen::OuterStride<>(n)).noalias() +=
+      CMapM<T>(A, k, m).transpose() * ConstColumns(B + j, k, n - j, Eigen::OuterStride<>(n));
 }
 
 template void product_abt<double>(Index, Index, Index, const double*, const double*, double*);

@@ -26,7 +26,9 @@ void product_abt(Eigen::Index m, Eigen::Index k, Eigen::Index n, const T* A, con
 template <class T>
 void add_product_ab(Eigen::Index m, Eigen::Index k, Eigen::Index n, const T* A, const T* B, T* C);
 
-// C (m x n) += A^T B, A (k x m), B (k x n): a weight's gradient gW += gZ^T X.
+// C (m x n) += A^T B, A (k x m), B (k x n): a weight's gradient gW += gZ^T X. Any n: the
+// kernel on each whole 16 columns, the columns left on the kernel for C^T when m is 16,
+// 32 or 64.
 template <class T>
 void add_product_atb(Eigen::Index m, Eigen::Index k, Eigen::Index n, const T* A, const T* B, T* C);
 
