@@ -13,7 +13,7 @@ namespace {
 
 using Eigen::Index;
 template <class T>
-using Packet = typename Eigen::internal::packet_traits<T>::type;
+using Packet = SmallGemmPacket<T>;
 template <class T>
 constexpr int kPacketSize = Eigen::internal::unpacket_traits<Packet<T>>::size;
 
@@ -23,6 +23,8 @@ constexpr int kAccumulators = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS >= 32 ? 24 
 // Longer depths take Eigen's product: the kernel streams the whole right operand
 // (depth x width) once per row block, which must stay in the caches near the core.
 constexpr Index kMaxDepth = 512;
+// The largest weight (entries) product_abt keeps a transposed copy of, per thread.
+constexpr Index kMaxTransposed = Index(1) << 16;
 
 // Where a row block's results go: C's rows (=, +=), or C's columns (+=, for C^T = ...).
 enum class Store { Assign, Add, AddTransposed };
@@ -82,17 +84,19 @@ void kernel(Index m, Index k, const T* A, Index ai, Index ad, const T* B, Index 
   tail_rows<T, N, R - 1, S>(m - i, k, A + i * ai, ai, ad, B, ldb, out(i), ldc);
 }
 
-// The kernel for a width N of 16, 32 or 64 and a depth up to kMaxDepth; false otherwise.
+// The kernel for a width N of 16, 32 or 64 up to kSmallGemmMaxWidth and a depth up to
+// kMaxDepth; false otherwise.
 template <class T, Store S>
 bool run_kernel(Index N, Index m, Index k, const T* A, Index ai, Index ad, const T* B, Index ldb,
                 T* C, Index ldc) {
-  if (k > kMaxDepth) return false;
-  switch (N) {
-    case 16: kernel<T, 16, S>(m, k, A, ai, ad, B, ldb, C, ldc); return true;
-    case 32: kernel<T, 32, S>(m, k, A, ai, ad, B, ldb, C, ldc); return true;
-    case 64: kernel<T, 64, S>(m, k, A, ai, ad, B, ldb, C, ldc); return true;
-    default: return false;
-  }
+  if (k > kMaxDepth || N > kSmallGemmMaxWidth<T>) return false;
+  if constexpr (16 <= kSmallGemmMaxWidth<T>)
+    if (N == 16) return kernel<T, 16, S>(m, k, A, ai, ad, B, ldb, C, ldc), true;
+  if constexpr (32 <= kSmallGemmMaxWidth<T>)
+    if (N == 32) return kernel<T, 32, S>(m, k, A, ai, ad, B, ldb, C, ldc), true;
+  if constexpr (64 <= kSmallGemmMaxWidth<T>)
+    if (N == 64) return kernel<T, 64, S>(m, k, A, ai, ad, B, ldb, C, ldc), true;
+  return false;
 }
 
 // B^T (k x n) of B (n x k), kept per thread for the last few B: a weight is the same for
@@ -121,37 +125,53 @@ const T* transposed(const T* B, Index n, Index k) {
   return e.transposed.data();
 }
 
+// C's columns [0, n - n % 16) in blocks of a kernel width (when 16 is one), as rows of C (+)= A B, A(i, d) =
+// A[i * ai + d * ad], B's and C's rows n apart; returns how many columns it did (none past
+// the depth limit).
+template <class T, Store S>
+Index run_column_blocks(Index m, Index k, Index n, const T* A, Index ai, Index ad, const T* B, T* C) {
+  if (k > kMaxDepth) return 0;
+  Index j = 0;
+  for (Index w : {64, 32, 16})
+    if (w <= kSmallGemmMaxWidth<T>)
+      for (; n - j >= w; j += w) run_kernel<T, S>(w, m, k, A, ai, ad, B + j, n, C + j, n);
+  return j;
+}
+
+template <class T>
+using Columns = Eigen::Map<RowMat<T>, 0, Eigen::OuterStride<>>;
+template <class T>
+using ConstColumns = Eigen::Map<const RowMat<T>, 0, Eigen::OuterStride<>>;
+
 }  // namespace
 
 template <class T>
 void product_abt(Index m, Index k, Index n, const T* A, const T* B, T* C) {
-  if (k <= kMaxDepth && (n == 16 || n == 32 || n == 64)) {
-    run_kernel<T, Store::Assign>(n, m, k, A, k, 1, transposed(B, n, k), n, C, n);
-    return;
-  }
-  MapM<T>(C, m, n).noalias() = CMapM<T>(A, m, k) * CMapM<T>(B, n, k).transpose();
+  // The kernel reads B^T; weights past kMaxTransposed entries keep Eigen's product.
+  const bool kernel = n >= 16 && k <= kMaxDepth && n * k <= kMaxTransposed;
+  const Index j = kernel ? run_column_blocks<T, Store::Assign>(m, k, n, A, k, 1, transposed(B, n, k), C) : 0;
+  if (j == n) return;
+  Columns<T>(C + j, m, n - j, Eigen::OuterStride<>(n)).noalias() =
+      CMapM<T>(A, m, k) * CMapM<T>(B + j * k, n - j, k).transpose();
 }
 
 template <class T>
 void add_product_ab(Index m, Index k, Index n, const T* A, const T* B, T* C) {
-  if (run_kernel<T, Store::Add>(n, m, k, A, k, 1, B, n, C, n)) return;
-  MapM<T>(C, m, n).noalias() += CMapM<T>(A, m, k) * CMapM<T>(B, k, n);
+  const Index j = run_column_blocks<T, Store::Add>(m, k, n, A, k, 1, B, C);
+  if (j == n) return;
+  Columns<T>(C + j, m, n - j, Eigen::OuterStride<>(n)).noalias() +=
+      CMapM<T>(A, m, k) * ConstColumns<T>(B + j, k, n - j, Eigen::OuterStride<>(n));
 }
 
 template <class T>
 void add_product_atb(Index m, Index k, Index n, const T* A, const T* B, T* C) {
-  // C's columns in blocks of a kernel width, as rows of C (B's rows n apart); the last
-  // columns (fewer than 16) as rows of C^T = B^T A when m is a kernel width (their
-  // transposed stores cost as much as their products: a weight of 32 x 37 takes 32 + 5).
-  Index j = 0;
-  if (k <= kMaxDepth)
-    for (Index w : {64, 32, 16})
-      for (; n - j >= w; j += w) run_kernel<T, Store::Add>(w, m, k, A, 1, m, B + j, n, C + j, n);
+  // The columns left (fewer than 16) as rows of C^T = B^T A when m is a kernel width:
+  // their transposed stores cost as much as their products, so only those (a weight of
+  // 32 x 37 takes 32 + 5).
+  const Index j = run_column_blocks<T, Store::Add>(m, k, n, A, 1, m, B, C);
   if (j == n || run_kernel<T, Store::AddTransposed>(m, n - j, k, B + j, 1, n, A, m, C + j, n)) return;
-  using Columns = Eigen::Map<RowMat<T>, 0, Eigen::OuterStride<>>;
-  using ConstColumns = Eigen::Map<const RowMat<T>, 0, Eigen::OuterStride<>>;
-  Columns(C + j, m, n - j, Eigen::OuterStride<>(n)).noalias() +=
-      CMapM<T>(A, k, m).transpose() * ConstColumns(B + j, k, n - j, Eigen::OuterStride<>(n));
+  Columns<T>(C + j, m, n - j, Eigen::OuterStride<>(n)).noalias() +=
+      CMapM<T>(A, k, m).transpose() * ConstColumns<T>(B + j, k, n - j, Eigen::OuterStride<>(n));
 }
 
 template void product_abt<double>(Index, Index, Index, const double*, const double*, double*);
