@@ -6,13 +6,13 @@
 // kSmallGemmMaxWidth; a width of 37: 32 on the kernel), the columns left (fewer than 16)
 // on Eigen's product, as does a depth over 512.
 //
-// Every output entry of the kernel is the FMA chain over the depth in order, starting
-// from zero, then added to (or stored in) the destination: the same for every entry
-// wherever it lies in the blocking, so the rows of one product never depend on the other
-// rows (the transform sum's rows equal the per-grounding path's). Eigen's product rounds
-// differently for some shapes (small products, one-row products, its one-packet tail
-// splits the depth into even and odd steps), so float64 bits may differ from Eigen's
-// in the last places.
+// Every output entry of the kernel is the FMA chain over the depth in order (a multiply
+// and an add on a CPU without FMA), starting from zero, then added to (or stored in) the
+// destination: the same for every entry wherever it lies in the blocking, so the rows of
+// one product never depend on the other rows (the transform sum's rows equal the
+// per-grounding path's). Eigen's product rounds differently for some shapes (small
+// products, one-row products, its one-packet tail splits the depth into even and odd
+// steps), so float64 bits may differ from Eigen's in the last places.
 #pragma once
 
 #include <Eigen/Core>
@@ -36,7 +36,7 @@ template <class T>
 void add_product_ab(Eigen::Index m, Eigen::Index k, Eigen::Index n, const T* A, const T* B, T* C);
 
 // C (m x n) += A^T B, A (k x m), B (k x n): a weight's gradient gW += gZ^T X. The columns
-// left after the blocks take the kernel too (on C^T) when m is 16, 32 or 64.
+// left after the blocks take the kernel too (on C^T) when m is a block width.
 template <class T>
 void add_product_atb(Eigen::Index m, Eigen::Index k, Eigen::Index n, const T* A, const T* B, T* C);
 
