@@ -148,7 +148,7 @@ using ConstColumns = Eigen::Map<const RowMat<T>, 0, Eigen::OuterStride<>>;
 template <class T>
 void product_abt(Index m, Index k, Index n, const T* A, const T* B, T* C) {
   // The kernel reads B^T; weights past kMaxTransposed entries keep Eigen's product.
-  const bool kernel = n >= 16 && k <= kMaxDepth && n * k <= kMaxTransposed;
+  const bool kernel = n >= 16 && k > 0 && k <= kMaxDepth && n * k <= kMaxTransposed;
   const Index j = kernel ? run_column_blocks<T, Store::Assign>(m, k, n, A, k, 1, transposed(B, n, k), C) : 0;
   if (j == n) return;
   Columns<T>(C + j, m, n - j, Eigen::OuterStride<>(n)).noalias() =

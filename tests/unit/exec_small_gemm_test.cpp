@@ -2,7 +2,7 @@
 // width with a kernel (16, 32, 64), widths of several blocks and a remainder (37, 48, 100,
 // 128: the columns left take Eigen's product, or for a weight's gradient the kernel on
 // C^T) and a width of no block (8: Eigen's product), row counts
-// 1, 3, 17 and 64 (whole and partial row blocks), depths 1 and 37, and a depth past the
+// 1, 3, 17 and 64 (whole and partial row blocks), depths 0, 1 and 37, and a depth past the
 // kernel's limit. Each entry is checked against a long double sum, and where the kernel
 // runs, to the bit against its contract: the FMA chain over the depth in order from zero,
 // then added to the destination.
@@ -78,7 +78,7 @@ void expect_product(const Case<T>& c, const std::function<bool(long)>& exact_col
 template <class T>
 void check_all_shapes() {
   for (long m : {1, 3, 17, 64})
-    for (long k : {1, 37})
+    for (long k : {0, 1, 37})
       for (long n : {8, 16, 32, 37, 48, 64, 100, 128}) {
         // C = A B^T, B (n x k)
         expect_product<T>({m, k, n, false,
