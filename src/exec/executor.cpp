@@ -13,6 +13,7 @@
 #include "exec/direct_product.hpp"
 #include "exec/parallel.hpp"
 #include "exec/plan.hpp"
+#include "exec/small_gemm.hpp"
 #include "exec/transform_sum.hpp"
 
 namespace lrnn::exec {
@@ -116,7 +117,7 @@ void weight_forward(WeightMode mode, Shape w, Shape x, Shape z, size_t n, const 
     case WeightMode::MatMul: {
       if (x.cols == 1) {
         // Z (n x r) = X (n x c) W^T: one GEMM for the whole group.
-        MapM<T>(Z, N, w.rows).noalias() = CMapM<T>(X, N, x.rows) * CMapM<T>(W, w.rows, w.cols).transpose();
+        product_abt(N, x.rows, w.rows, X, W, Z);
       } else {
         CMapM<T> Wm(W, w.rows, w.cols);
         for (size_t k = 0; k < n; ++k)
@@ -153,12 +154,11 @@ void weight_backward(WeightMode mode, Shape w, Shape x, Shape z, size_t n, const
       return;
     }
     case WeightMode::MatMul: {
-      CMapM<T> Wm(W, w.rows, w.cols);
       if (x.cols == 1) {
-        CMapM<T> G(gZ, N, w.rows);
-        MapM<T>(gX, N, x.rows).noalias() += G * Wm;
-        if (need_gw) MapM<T>(gW, w.rows, w.cols).noalias() += G.transpose() * CMapM<T>(X, N, x.rows);
+        add_product_ab(N, w.rows, x.rows, gZ, W, gX);                 // gX += gZ W
+        if (need_gw) add_product_atb(w.rows, N, x.rows, gZ, X, gW);  // gW += gZ^T X
       } else {
+        CMapM<T> Wm(W, w.rows, w.cols);
         MapM<T> GW(gW, w.rows, w.cols);
         for (size_t k = 0; k < n; ++k) {
           CMapM<T> G(gZ + k * z.size(), z.rows, z.cols);

@@ -1,6 +1,8 @@
 #include "exec/transform_sum.hpp"
 
-#include <Eigen/Dense>
+#include "exec/small_gemm.hpp"
+
+#include <Eigen/Core>
 #include <algorithm>
 #include <cstring>
 
@@ -88,8 +90,7 @@ void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v)
       for (Eigen::Index r = 0; r < d.u; ++r)
         std::memcpy(v + t.x_off + r * d.in, v + t.sources[r], sizeof(T) * d.in);
     // T (u x out) = X (u x in) W^T: one GEMM over the distinct inputs.
-    MapM<T>(v + t.t_off, d.u, d.out).noalias() =
-        CMapM<T>(v + t.x_off, d.u, d.in) * CMapM<T>(params.data(B.weight), d.out, d.in).transpose();
+    product_abt(d.u, d.in, d.out, v + t.x_off, params.data(B.weight), v + t.t_off);
   }
   if (!t.rows_are_heads) sum_rows_per_head(G, d.out, v + t.t_off, v + G.agg_off);
 }
@@ -102,12 +103,11 @@ void transform_sum_backward(const RuleGroup& G, const ParamView<T>& params, cons
   const Dims d = dims_of(G);
   if (!t.rows_are_heads) scatter_heads_to_rows(G, d.out, g + G.agg_off, g + t.t_off);
   if (!t.owns_transform) return;  // the owner, later in backward, takes it from here
-  CMapM<T> gT(g + t.t_off, d.u, d.out);
-  CMapM<T> X(v + t.x_off, d.u, d.in);
-  MapM<T>(pg + params.info(B.weight).offset, d.out, d.in).noalias() += gT.transpose() * X;
+  // dL/dW += gT^T X
+  add_product_atb(d.out, d.u, d.in, g + t.t_off, v + t.x_off, pg + params.info(B.weight).offset);
   if (!t.input_gradients) return;  // data facts nobody reads the gradients of
   // dL/dX += gT W: in place when the inputs lie back to back, else gathered and scattered.
-  MapM<T>(g + t.x_off, d.u, d.in).noalias() += gT * CMapM<T>(params.data(B.weight), d.out, d.in);
+  add_product_ab(d.u, d.out, d.in, g + t.t_off, params.data(B.weight), g + t.x_off);
   if (!t.contiguous)
     for (Eigen::Index r = 0; r < d.u; ++r) {
       const T* gx = g + t.x_off + r * d.in;

@@ -109,6 +109,25 @@ TEST(TransformSum, GradientsMatchFiniteDifferences) {
   EXPECT_GT(check.largest, 1e-3);
 }
 
+// At a width of 16 the GEMMs take the small-GEMM kernels (exec/small_gemm.hpp): the first
+// layer's weight gradient (16 x 2) through the kernel on its columns, the second layer's
+// every product, its inputs' gradients (the first layer's rows) included.
+TEST(TransformSum, GradientsMatchFiniteDifferencesAtKernelWidth) {
+  const lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
+  lrnn::Model model = model_of(
+      "h(X) :- $w={16,2} x(X).\n"
+      "h(X) :- $w={16,2} x(Y), *edge(X, Y). [aggregation=sum]\n"
+      "h/1 {16,1} [activation=tanh]\n"
+      "g(X) :- $u={16,16} h(X).\n"
+      "g(X) :- $u={16,16} h(Y), *edge(Y, X). [aggregation=avg]\n"
+      "g/1 [activation=tanh]\n"
+      "o :- $o={1,16} g(X). [aggregation=avg]\n");
+  lrnn_test::GradientCheck check;
+  lrnn_test::expect_gradients_match_finite_differences(model, data, &check);
+  EXPECT_EQ(check.checked, 32u + 16u + 256u + 16u);  // $w, h/1 offset, $u, $o
+  EXPECT_GT(check.largest, 1e-3);
+}
+
 }  // namespace
 
 // Inspection (Model::network) of the rules whose groundings are never stored: each rule

@@ -1,0 +1,184 @@
+#include "exec/small_gemm.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "exec/scalar.hpp"
+
+namespace lrnn::exec {
+
+namespace {
+
+using Eigen::Index;
+template <class T>
+using Packet = SmallGemmPacket<T>;
+template <class T>
+constexpr int kPacketSize = Eigen::internal::unpacket_traits<Packet<T>>::size;
+
+// Vector accumulators per row block: what the registers hold besides a row of the right
+// operand and the broadcast factor (32 registers with AVX-512, 16 before).
+constexpr int kAccumulators = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS >= 32 ? 24 : 12;
+// Longer depths take Eigen's product: the kernel streams the whole right operand
+// (depth x width) once per row block, which must stay in the caches near the core.
+constexpr Index kMaxDepth = 512;
+// The largest weight (entries) product_abt keeps a transposed copy of, per thread.
+constexpr Index kMaxTransposed = Index(1) << 16;
+
+// Where a row block's results go: C's rows (=, +=), or C's columns (+=, for C^T = ...).
+enum class Store { Assign, Add, AddTransposed };
+
+// R rows of A B, A(i, d) = A[i * ai + d * ad], B row-major (k x N, rows ldb apart), each
+// output the FMA chain over d in order from zero. Row r, column j goes to C[r * ldc + j]
+// (Assign, Add) or C[j * ldc + r] (AddTransposed).
+template <class T, int N, int R, Store S>
+void kernel_rows(Index k, const T* A, Index ai, Index ad, const T* B, Index ldb, T* C, Index ldc) {
+  using P = Packet<T>;
+  constexpr int PS = kPacketSize<T>, NP = N / PS;
+  static_assert(N % PS == 0, "the kernel's widths are whole vectors");
+  P acc[R][NP];
+  for (int r = 0; r < R; ++r)
+    for (int p = 0; p < NP; ++p) acc[r][p] = Eigen::internal::pset1<P>(T(0));
+  for (Index d = 0; d < k; ++d) {
+    P b[NP];
+    for (int p = 0; p < NP; ++p) b[p] = Eigen::internal::ploadu<P>(B + d * ldb + p * PS);
+    for (int r = 0; r < R; ++r) {
+      const P a = Eigen::internal::pset1<P>(A[r * ai + d * ad]);
+      for (int p = 0; p < NP; ++p) acc[r][p] = Eigen::internal::pmadd(a, b[p], acc[r][p]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    if constexpr (S == Store::AddTransposed) {
+      alignas(64) T row[N];
+      for (int p = 0; p < NP; ++p) Eigen::internal::pstoreu(row + p * PS, acc[r][p]);
+      for (int j = 0; j < N; ++j) C[j * ldc + r] += row[j];
+    } else {
+      for (int p = 0; p < NP; ++p) {
+        T* c = C + r * ldc + p * PS;
+        P value = acc[r][p];
+        if constexpr (S == Store::Add) value = Eigen::internal::padd(Eigen::internal::ploadu<P>(c), value);
+        Eigen::internal::pstoreu(c, value);
+      }
+    }
+  }
+}
+
+// The last rows < R of a product, as one block of their count.
+template <class T, int N, int R, Store S>
+void tail_rows(Index rows, Index k, const T* A, Index ai, Index ad, const T* B, Index ldb, T* C,
+               Index ldc) {
+  if constexpr (R > 0) {
+    if (rows == R) return kernel_rows<T, N, R, S>(k, A, ai, ad, B, ldb, C, ldc);
+    tail_rows<T, N, R - 1, S>(rows, k, A, ai, ad, B, ldb, C, ldc);
+  }
+}
+
+// All m rows of A B (see kernel_rows) in blocks of R.
+template <class T, int N, Store S>
+void kernel(Index m, Index k, const T* A, Index ai, Index ad, const T* B, Index ldb, T* C, Index ldc) {
+  constexpr int R = std::clamp(kAccumulators / (N / kPacketSize<T>), 1, 8);
+  auto out = [&](Index i) { return S == Store::AddTransposed ? C + i : C + i * ldc; };
+  Index i = 0;
+  for (; i + R <= m; i += R) kernel_rows<T, N, R, S>(k, A + i * ai, ai, ad, B, ldb, out(i), ldc);
+  tail_rows<T, N, R - 1, S>(m - i, k, A + i * ai, ai, ad, B, ldb, out(i), ldc);
+}
+
+// The kernel for a width N of 16, 32 or 64 up to kSmallGemmMaxWidth and a depth up to
+// kMaxDepth; false otherwise.
+template <class T, Store S>
+bool run_kernel(Index N, Index m, Index k, const T* A, Index ai, Index ad, const T* B, Index ldb,
+                T* C, Index ldc) {
+  if (k > kMaxDepth || N > kSmallGemmMaxWidth<T>) return false;
+  if constexpr (16 <= kSmallGemmMaxWidth<T>)
+    if (N == 16) return kernel<T, 16, S>(m, k, A, ai, ad, B, ldb, C, ldc), true;
+  if constexpr (32 <= kSmallGemmMaxWidth<T>)
+    if (N == 32) return kernel<T, 32, S>(m, k, A, ai, ad, B, ldb, C, ldc), true;
+  if constexpr (64 <= kSmallGemmMaxWidth<T>)
+    if (N == 64) return kernel<T, 64, S>(m, k, A, ai, ad, B, ldb, C, ldc), true;
+  return false;
+}
+
+// B^T (k x n) of B (n x k), kept per thread for the last few B: a weight is the same for
+// every sample of a batch, and transposing it per call would cost as much as the product.
+// An entry is reused only when B's values are bit for bit those it was made from.
+template <class T>
+const T* transposed(const T* B, Index n, Index k) {
+  struct Entry {
+    const T* source = nullptr;
+    Index n = 0, k = 0;
+    std::vector<T> copy, transposed;
+  };
+  thread_local std::array<Entry, 8> cache;
+  thread_local size_t next = 0;
+  const size_t bytes = sizeof(T) * size_t(n) * size_t(k);
+  auto same_source = [&](const Entry& e) { return e.source == B && e.n == n && e.k == k; };
+  auto hit = std::find_if(cache.begin(), cache.end(), same_source);
+  if (hit != cache.end() && std::memcmp(hit->copy.data(), B, bytes) == 0) return hit->transposed.data();
+  Entry& e = hit != cache.end() ? *hit : cache[next++ % cache.size()];
+  e.source = B;
+  e.n = n;
+  e.k = k;
+  e.copy.assign(B, B + n * k);
+  e.transposed.resize(size_t(n) * size_t(k));
+  MapM<T>(e.transposed.data(), k, n) = CMapM<T>(B, n, k).transpose();
+  return e.transposed.data();
+}
+
+// C's columns [0, n - n % 16) in blocks of a kernel width (when 16 is one), as rows of C (+)= A B, A(i, d) =
+// A[i * ai + d * ad], B's and C's rows n apart; returns how many columns it did (none past
+// the depth limit).
+template <class T, Store S>
+Index run_column_blocks(Index m, Index k, Index n, const T* A, Index ai, Index ad, const T* B, T* C) {
+  if (k > kMaxDepth) return 0;
+  Index j = 0;
+  for (Index w : {64, 32, 16})
+    if (w <= kSmallGemmMaxWidth<T>)
+      for (; n - j >= w; j += w) run_kernel<T, S>(w, m, k, A, ai, ad, B + j, n, C + j, n);
+  return j;
+}
+
+template <class T>
+using Columns = Eigen::Map<RowMat<T>, 0, Eigen::OuterStride<>>;
+template <class T>
+using ConstColumns = Eigen::Map<const RowMat<T>, 0, Eigen::OuterStride<>>;
+
+}  // namespace
+
+template <class T>
+void product_abt(Index m, Index k, Index n, const T* A, const T* B, T* C) {
+  // The kernel reads B^T; weights past kMaxTransposed entries keep Eigen's product.
+  const bool kernel = n >= 16 && k > 0 && k <= kMaxDepth && n * k <= kMaxTransposed;
+  const Index j = kernel ? run_column_blocks<T, Store::Assign>(m, k, n, A, k, 1, transposed(B, n, k), C) : 0;
+  if (j == n) return;
+  Columns<T>(C + j, m, n - j, Eigen::OuterStride<>(n)).noalias() =
+      CMapM<T>(A, m, k) * CMapM<T>(B + j * k, n - j, k).transpose();
+}
+
+template <class T>
+void add_product_ab(Index m, Index k, Index n, const T* A, const T* B, T* C) {
+  const Index j = run_column_blocks<T, Store::Add>(m, k, n, A, k, 1, B, C);
+  if (j == n) return;
+  Columns<T>(C + j, m, n - j, Eigen::OuterStride<>(n)).noalias() +=
+      CMapM<T>(A, m, k) * ConstColumns<T>(B + j, k, n - j, Eigen::OuterStride<>(n));
+}
+
+template <class T>
+void add_product_atb(Index m, Index k, Index n, const T* A, const T* B, T* C) {
+  // The columns left (fewer than 16) as rows of C^T = B^T A when m is a kernel width:
+  // their transposed stores cost as much as their products, so only those (a weight of
+  // 32 x 37 takes 32 + 5).
+  const Index j = run_column_blocks<T, Store::Add>(m, k, n, A, 1, m, B, C);
+  if (j == n || run_kernel<T, Store::AddTransposed>(m, n - j, k, B + j, 1, n, A, m, C + j, n)) return;
+  Columns<T>(C + j, m, n - j, Eigen::OuterStride<>(n)).noalias() +=
+      CMapM<T>(A, k, m).transpose() * ConstColumns<T>(B + j, k, n - j, Eigen::OuterStride<>(n));
+}
+
+template void product_abt<double>(Index, Index, Index, const double*, const double*, double*);
+template void product_abt<float>(Index, Index, Index, const float*, const float*, float*);
+template void add_product_ab<double>(Index, Index, Index, const double*, const double*, double*);
+template void add_product_ab<float>(Index, Index, Index, const float*, const float*, float*);
+template void add_product_atb<double>(Index, Index, Index, const double*, const double*, double*);
+template void add_product_atb<float>(Index, Index, Index, const float*, const float*, float*);
+
+}  // namespace lrnn::exec

@@ -1,0 +1,43 @@
+// Small GEMMs of row-major buffers for the shapes of per-sample weight products (a GCN
+// layer on one graph: tens of rows, 16-64 columns), used by the transform sum and the
+// per-grounding weight products (executor.cpp): register-blocked kernels that read
+// the operands in place, where Eigen packs both operands on every call (a third of its
+// time at these sizes). The output's columns run in blocks of 64, 32 and 16 (up to
+// kSmallGemmMaxWidth; a width of 37: 32 on the kernel), the columns left (fewer than 16)
+// on Eigen's product, as does a depth over 512.
+//
+// Every output entry of the kernel is the FMA chain over the depth in order (a multiply
+// and an add on a CPU without FMA), starting from zero, then added to (or stored in) the
+// destination: the same for every entry wherever it lies in the blocking, so the rows of
+// one product never depend on the other rows (the transform sum's rows equal the
+// per-grounding path's). Eigen's product rounds differently for some shapes (small
+// products, one-row products, its one-packet tail splits the depth into even and odd
+// steps), so float64 bits may differ from Eigen's in the last places.
+#pragma once
+
+#include <Eigen/Core>
+
+namespace lrnn::exec {
+
+template <class T>
+using SmallGemmPacket = typename Eigen::internal::packet_traits<T>::type;
+// The widest block of output columns (64, 32 or 16) the kernel takes: four vectors (64
+// floats, 32 doubles with AVX-512). Wider, a row block holds fewer rows and its right
+// operand outgrows the first-level cache: a double block of 64 ran at half Eigen's speed.
+template <class T>
+constexpr int kSmallGemmMaxWidth = 4 * Eigen::internal::unpacket_traits<SmallGemmPacket<T>>::size;
+
+// C (m x n) = A (m x k) B^T, B (n x k): z = W x for m inputs x (rows of A), W = B.
+template <class T>
+void product_abt(Eigen::Index m, Eigen::Index k, Eigen::Index n, const T* A, const T* B, T* C);
+
+// C (m x n) += A (m x k) B, B (k x n): the inputs' gradients gX += gZ W.
+template <class T>
+void add_product_ab(Eigen::Index m, Eigen::Index k, Eigen::Index n, const T* A, const T* B, T* C);
+
+// C (m x n) += A^T B, A (k x m), B (k x n): a weight's gradient gW += gZ^T X. The columns
+// left after the blocks take the kernel too (on C^T) when m is a block width.
+template <class T>
+void add_product_atb(Eigen::Index m, Eigen::Index k, Eigen::Index n, const T* A, const T* B, T* C);
+
+}  // namespace lrnn::exec

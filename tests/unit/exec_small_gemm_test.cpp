@@ -1,0 +1,172 @@
+// Small GEMMs (exec/small_gemm.hpp) on random shapes, float and double: every output row
+// width with a kernel (16, 32, 64), widths of several blocks and a remainder (37, 48, 100,
+// 128: the columns left take Eigen's product, or for a weight's gradient the kernel on
+// C^T) and a width of no block (8: Eigen's product), row counts
+// 1, 3, 17 and 64 (whole and partial row blocks), depths 0, 1 and 37, and a depth past the
+// kernel's limit. Each entry is checked against a long double sum, and where the kernel
+// runs, to the bit against its contract: the FMA chain over the depth in order from zero,
+// then added to the destination.
+#include <gtest/gtest.h>
+
+#include <Eigen/Core>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "exec/small_gemm.hpp"
+#include "lrnn/lrnn.hpp"
+#include "model_gradient_check.hpp"
+
+namespace {
+
+using lrnn::exec::add_product_ab;
+using lrnn::exec::add_product_atb;
+using lrnn::exec::product_abt;
+
+// A width the kernel takes whole (a transposed gradient's remainder goes through it).
+template <class T>
+bool kernel_width(long w) { return (w == 16 || w == 32 || w == 64) && w <= lrnn::exec::kSmallGemmMaxWidth<T>; }
+
+template <class T>
+std::vector<T> random_values(size_t count, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<T> v(count);
+  for (T& x : v) x = T(u(rng));
+  return v;
+}
+
+// One product: C (m x n) (+)= sum over d < k of a(i, d) b(d, j), run by `run` on buffers
+// A and B whose entries a and b read.
+template <class T>
+struct Case {
+  long m, k, n;
+  bool accumulate;
+  std::function<T(const std::vector<T>&, long, long)> a, b;
+  std::function<void(const T*, const T*, T*)> run;
+};
+
+template <class T>
+void expect_product(const Case<T>& c, const std::function<bool(long)>& exact_column) {
+  const std::vector<T> A = random_values<T>(size_t(c.m * c.k), 1), B = random_values<T>(size_t(c.k * c.n), 2);
+  const std::vector<T> C0 = c.accumulate ? random_values<T>(size_t(c.m * c.n), 3) : std::vector<T>(size_t(c.m * c.n), T(7));
+  std::vector<T> C = C0;
+  c.run(A.data(), B.data(), C.data());
+  const double tolerance = sizeof(T) == 8 ? 1e-13 : 1e-5;
+  for (long i = 0; i < c.m; ++i)
+    for (long j = 0; j < c.n; ++j) {
+      long double sum = 0, scale = 0;
+      T chain = T(0);
+      for (long d = 0; d < c.k; ++d) {
+        sum += (long double)c.a(A, i, d) * c.b(B, d, j);
+        scale += std::fabs((long double)c.a(A, i, d) * c.b(B, d, j));
+        chain = std::fma(c.a(A, i, d), c.b(B, d, j), chain);
+      }
+      const T start = c.accumulate ? C0[i * c.n + j] : T(0);
+      const T got = C[i * c.n + j];
+      EXPECT_NEAR(double(got), double(start + sum), tolerance * double(scale + std::fabs(start) + 1))
+          << "m " << c.m << " k " << c.k << " n " << c.n << " at " << i << "," << j;
+#ifdef EIGEN_VECTORIZE_FMA
+      if (exact_column(j)) EXPECT_EQ(got, c.accumulate ? T(start + chain) : chain) << "m " << c.m << " k " << c.k << " n " << c.n;
+#else
+      (void)exact_column;
+#endif
+    }
+}
+
+template <class T>
+void check_all_shapes() {
+  for (long m : {1, 3, 17, 64})
+    for (long k : {0, 1, 37})
+      for (long n : {8, 16, 32, 37, 48, 64, 100, 128}) {
+        // C = A B^T, B (n x k)
+        expect_product<T>({m, k, n, false,
+                           [=](const std::vector<T>& A, long i, long d) { return A[i * k + d]; },
+                           [=](const std::vector<T>& B, long d, long j) { return B[j * k + d]; },
+                           [=](const T* A, const T* B, T* C) { product_abt(m, k, n, A, B, C); }},
+                          [=](long j) { return j < n - n % 16; });
+        // C += A B, B (k x n)
+        expect_product<T>({m, k, n, true,
+                           [=](const std::vector<T>& A, long i, long d) { return A[i * k + d]; },
+                           [=](const std::vector<T>& B, long d, long j) { return B[d * n + j]; },
+                           [=](const T* A, const T* B, T* C) { add_product_ab(m, k, n, A, B, C); }},
+                          [=](long j) { return j < n - n % 16; });
+        // C += A^T B, A (k x m): the kernel on C's rows for every whole 16 columns, the
+        // columns left (37: 5) as rows of C^T when m is a kernel width.
+        expect_product<T>({m, k, n, true,
+                           [=](const std::vector<T>& A, long i, long d) { return A[d * m + i]; },
+                           [=](const std::vector<T>& B, long d, long j) { return B[d * n + j]; },
+                           [=](const T* A, const T* B, T* C) { add_product_atb(m, k, n, A, B, C); }},
+                          [=](long j) { return j < n - n % 16 || kernel_width<T>(m); });
+      }
+}
+
+TEST(SmallGemm, MatchesTheSumAndTheFmaChainOnEveryShape) {
+  check_all_shapes<double>();
+  check_all_shapes<float>();
+}
+
+// Past the depth limit the product is Eigen's, still right.
+TEST(SmallGemm, LongDepthTakesEigensProduct) {
+  const long m = 3, k = 600, n = 32;
+  expect_product<double>({m, k, n, true,
+                          [=](const std::vector<double>& A, long i, long d) { return A[d * m + i]; },
+                          [=](const std::vector<double>& B, long d, long j) { return B[d * n + j]; },
+                          [=](const double* A, const double* B, double* C) { add_product_atb(m, k, n, A, B, C); }},
+                         [](long) { return false; });
+}
+
+// product_abt keeps transposed copies of recent right operands per thread: a weight
+// changed in place (an optimizer step) or more weights than copies are never served stale.
+TEST(SmallGemm, TransposedWeightFollowsItsValues) {
+  const long m = 5, k = 7, n = 32;
+  const std::vector<double> A = random_values<double>(size_t(m * k), 4);
+  std::vector<std::vector<double>> weights;
+  for (unsigned w = 0; w < 12; ++w) weights.push_back(random_values<double>(size_t(n * k), 10 + w));
+  auto expected = [&](const std::vector<double>& B, long i, long j) {
+    double s = 0;
+    for (long d = 0; d < k; ++d) s = std::fma(A[i * k + d], B[j * k + d], s);
+    return s;
+  };
+  std::vector<double> C(size_t(m * n));
+  auto check = [&](const std::vector<double>& B, int round) {
+    product_abt(m, k, n, A.data(), B.data(), C.data());
+    for (long i = 0; i < m; ++i)
+      for (long j = 0; j < n; ++j) ASSERT_NEAR(C[i * n + j], expected(B, i, j), 1e-14) << "round " << round;
+  };
+  for (int round = 0; round < 3; ++round) {
+    for (std::vector<double>& B : weights) {
+      check(B, round);
+      B[3 * k + 2] += 0.5;  // in place, as an update would
+      check(B, round);
+    }
+    for (size_t w = 0; w < 4; ++w) check(weights[w], round);  // fewer weights than copies
+    for (size_t w = 0; w < 4; ++w) {
+      weights[w][0] -= 0.25;
+      check(weights[w], round);
+    }
+  }
+}
+
+// A rule with several weighted inputs takes the per-grounding products (exec/executor.cpp
+// weight_forward / weight_backward), at width 16 through the kernels: the first layer's
+// weight gradient (16 x 2) on the kernel's columns, the second layer's every product.
+TEST(SmallGemm, GroundingProductsMatchFiniteDifferences) {
+  const lrnn::Dataset data = lrnn::Dataset::from_text(
+      "<0.3> o :- <[0.5, -1.0]> x(1), <[1.0, 0.25]> x(2), <[-0.75, 0.4]> x(3), edge(1, 2), edge(2, 1), "
+      "edge(2, 3), edge(3, 2).\n");
+  lrnn::Settings settings;
+  settings.seed = 5;
+  lrnn::Model model(lrnn::Template::from_string(
+                        "h(X) :- {16,2} x(X), {16,2} x(Y), *edge(X, Y). [activation=tanh]\n"
+                        "g(X) :- {16,16} h(X), {16,16} h(Y), *edge(Y, X). [activation=tanh]\n"
+                        "o :- {1,16} g(X). [aggregation=avg]\n"),
+                    settings);
+  lrnn_test::GradientCheck check;
+  lrnn_test::expect_gradients_match_finite_differences(model, data, &check);
+  EXPECT_EQ(check.checked, 2u * 32u + 2u * 256u + 16u);
+  EXPECT_GT(check.largest, 1e-3);
+}
+
+}  // namespace
