@@ -39,10 +39,6 @@ lrnn::Model model_of(const std::string& text) {
   return lrnn::Model(lrnn::Template::from_string(text), s);
 }
 
-void copy_parameters(const lrnn::Model& from, lrnn::Model& to) {
-  for (const lrnn::Parameter& p : from.parameters()) to.set_parameter(p.name, p.values);
-}
-
 TEST(FusedAtomSum, EqualsUnfusedKernels) {
   const lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
   for (int width : {5, 16, 32, 64})
@@ -54,7 +50,7 @@ TEST(FusedAtomSum, EqualsUnfusedKernels) {
           const std::string unfused = activation == "relu" ? "leaky_relu(0)" : "leaky_relu(1)";
           lrnn::Model fused = model_of(layer_template(width, activation, combination, offset));
           lrnn::Model plain = model_of(layer_template(width, unfused, combination, offset));
-          copy_parameters(fused, plain);
+          lrnn_test::copy_parameters(fused, plain);
           const std::string where = "width " + w + " " + combination + " " + activation +
                                     (scalar_offset ? " scalar offset" : " vector offset");
           for (size_t s = 0; s < data.size(); ++s) {

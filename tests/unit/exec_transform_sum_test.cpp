@@ -49,15 +49,11 @@ lrnn::Model model_of(const std::string& text) {
   return lrnn::Model(lrnn::Template::from_string(text), s);
 }
 
-void copy_parameters(const lrnn::Model& from, lrnn::Model& to) {
-  for (const lrnn::Parameter& p : from.parameters()) to.set_parameter(p.name, p.values);
-}
-
 TEST(TransformSum, EqualsGatheredPath) {
   const lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
   lrnn::Model direct = model_of(graph_template(false));
   lrnn::Model gathered = model_of(graph_template(true));
-  copy_parameters(direct, gathered);
+  lrnn_test::copy_parameters(direct, gathered);
   const auto a = direct.forward(data), b = gathered.forward(data);
   ASSERT_EQ(a.size(), 2u);
   ASSERT_EQ(b.size(), 2u);
@@ -93,7 +89,7 @@ TEST(TransformSum, EqualsGatheredPathAtVectorWidths) {
     };
     lrnn::Model direct = model_of(with("]"));
     lrnn::Model gathered = model_of(with(", combination=max]"));
-    copy_parameters(direct, gathered);
+    lrnn_test::copy_parameters(direct, gathered);
     const auto a = direct.forward(data), b = gathered.forward(data);
     ASSERT_EQ(a.size(), 2u);
     for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i][0], b[i][0]) << "width " << width << " output " << i;
@@ -137,7 +133,7 @@ TEST(TransformSum, GroundNetworkShowsEveryRuleNeuronsValue) {
   const lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
   lrnn::Model direct = model_of(graph_template(false));
   lrnn::Model gathered = model_of(graph_template(true));
-  copy_parameters(direct, gathered);
+  lrnn_test::copy_parameters(direct, gathered);
   for (size_t sample = 0; sample < data.size(); ++sample) {
     const lrnn::GroundNetwork a = direct.network(data, sample, true);
     const lrnn::GroundNetwork b = gathered.network(data, sample, true);

@@ -1,7 +1,7 @@
 // The finite-difference check of a model's parameter gradients through the public API:
 // Model::network's gradient of every learnable entry against the central difference of
 // the same sample's loss. Shared by the kernel tests that build models (direct product,
-// transform-sum).
+// transform-sum, fused atom sums).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,6 +12,12 @@
 #include "lrnn/lrnn.hpp"
 
 namespace lrnn_test {
+
+// `to` takes every parameter value of `from` (two models of templates that differ only in
+// how a kernel runs, compared on the same weights).
+inline void copy_parameters(const lrnn::Model& from, lrnn::Model& to) {
+  for (const lrnn::Parameter& p : from.parameters()) to.set_parameter(p.name, p.values);
+}
 
 struct GradientCheck {
   size_t checked = 0;   // learnable entries compared
