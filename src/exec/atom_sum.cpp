@@ -1,5 +1,7 @@
 #include "exec/atom_sum.hpp"
 
+#include "exec/row_sum.hpp"
+
 #include <algorithm>
 
 namespace lrnn::exec {
@@ -11,14 +13,40 @@ struct OffsetRef {
   bool scalar = false;
 };
 
+// A row's sum `acc` of its e - b inputs (W entries): averaged, + offset, stored at y (the
+// pre-activation value) and its activation at out.
+template <int W, bool Relu, class T>
+void finish_row(const AtomGroup& A, T (&acc)[W], const T* B, bool scalar_offset, uint32_t b, uint32_t e, T* y,
+                T* out) {
+  if (A.combination == AggregationKind::Avg) {
+    const T inv = T(1.0) / T(e - b);
+    for (int i = 0; i < W; ++i) acc[i] *= inv;
+  }
+  if (B)
+    for (int i = 0; i < W; ++i) acc[i] = acc[i] + B[scalar_offset ? 0 : i];
+  for (int i = 0; i < W; ++i) {
+    y[i] = acc[i];
+    out[i] = Relu ? (acc[i] > 0 ? acc[i] : T(0.0)) : acc[i];
+  }
+}
+
 // Row j of the group: y = 0 + x_0 + x_1 + ... (scaled for an average), + offset, then the
-// activation into out. W > 0: W entries per row, known at compile time.
+// activation into out. W > 0: W entries per row, known at compile time (summed in
+// registers, exec/row_sum.hpp).
 template <int W, bool Relu, class T>
 void forward_rows(const AtomGroup& A, Eigen::Index runtime_size, const T* B, bool scalar_offset, T* v) {
   const Eigen::Index size = W > 0 ? W : runtime_size;
   for (uint32_t j = 0; j < A.m; ++j) {
     T* y = v + A.red_off + j * size;
     const uint32_t b = A.segments[j], e = A.segments[j + 1];
+    if constexpr (W > 0) {
+      if (b < e) {
+        T acc[W];
+        sum_rows(b, e, [&](uint32_t k) { return v + A.src[k]; }, acc);
+        finish_row<W, Relu>(A, acc, B, scalar_offset, b, e, y, v + A.out_off + j * W);
+        continue;
+      }
+    }
     if (b == e) {
       std::fill(y, y + size, T(0.0));
     } else {

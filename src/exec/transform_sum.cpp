@@ -1,5 +1,6 @@
 #include "exec/transform_sum.hpp"
 
+#include "exec/row_sum.hpp"
 #include "exec/small_gemm.hpp"
 
 #include <Eigen/Core>
@@ -41,6 +42,13 @@ void sum_rows_per_head(const RuleGroup& G, Eigen::Index runtime_out, const T* ro
       std::fill(y, y + out, T(0.0));
       continue;
     }
+    const T scale = head_scale(G, h);
+    if constexpr (W > 0) {
+      T acc[W];
+      sum_rows(begin, end, [&](uint32_t k) { return rows + size_t(t.row_of[k]) * W; }, acc);
+      for (int e = 0; e < W; ++e) y[e] = scale != 1.0 ? acc[e] * scale : acc[e];
+      continue;
+    }
     // The first row as 0 + x (the bits of adding it to zeros, -0 too): no zero-fill pass.
     const T* x0 = rows + size_t(t.row_of[begin]) * out;
     for (Eigen::Index e = 0; e < out; ++e) y[e] = T(0.0) + x0[e];
@@ -48,7 +56,6 @@ void sum_rows_per_head(const RuleGroup& G, Eigen::Index runtime_out, const T* ro
       const T* x = rows + size_t(t.row_of[k]) * out;
       for (Eigen::Index e = 0; e < out; ++e) y[e] += x[e];
     }
-    const T scale = head_scale(G, h);
     if (scale != 1.0)
       for (Eigen::Index e = 0; e < out; ++e) y[e] *= scale;
   }
