@@ -160,10 +160,29 @@ void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_de
   t.t_off = alloc.take(u * B.wout_shape.size());
 }
 
+// Whether `c` of one value is that value (a rule of one input then computes its input,
+// which a product of one factor computes in place).
+bool identity_on_one_input(CombinationKind c) {
+  switch (c) {
+    case CombinationKind::Sum:
+    case CombinationKind::Avg:
+    case CombinationKind::Max:
+    case CombinationKind::Min:
+    case CombinationKind::Product:
+    case CombinationKind::ElProduct:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Which DirectProduct (if any) computes a product of these inputs. Shapes are those after
 // the (absent) weight and transpose: a transposed vector is the same entries read as a row.
+// A rule of one unweighted input (a GIN layer's neighbour sum `agg(I) :- h(J), edge(J, I)`)
+// is a product of one factor: read where it is, not gathered per grounding.
 DirectProduct plan_direct_product(CombinationKind combination, const std::vector<InputBlock>& inputs) {
-  if (combination != CombinationKind::Product || inputs.empty()) return {};
+  const bool one_input = inputs.size() == 1 && identity_on_one_input(combination);
+  if ((combination != CombinationKind::Product && !one_input) || inputs.empty()) return {};
   DirectProduct d;
   std::vector<int> mats;
   for (int i = 0; i < static_cast<int>(inputs.size()); ++i) {

@@ -52,7 +52,9 @@ struct InputBlock {
 // either nothing else (Scalars), one vector or matrix (Scale: the factors scale it) or a
 // row vector times a column vector (Dot: the attention score). Attention is a product
 // rule over n^2 (or n w) pairs of rows that already sit in the value buffer, so copying
-// them per pair would cost more memory and time than the product itself.
+// them per pair would cost more memory and time than the product itself. A rule of one
+// unweighted input whose combination is the identity on one value (sum, avg, max, min,
+// product, elproduct: a GIN layer's neighbour sum) is a product of one factor here too.
 struct DirectProduct {
   enum class Kind : uint8_t { None, Scalars, Scale, Dot };
   Kind kind = Kind::None;

@@ -192,6 +192,67 @@ TEST(DirectProduct, EveryKindEqualsGatheredPath) {
   }
 }
 
+// Rules of one unweighted input whose combination is the identity on one value (a GIN
+// layer's neighbour sum): products of one factor, read in place and summed per head (sum,
+// avg; vector and scalar inputs; sum, max, min and elproduct combinations) or stored under
+// an activation. Atom by atom equal to the gathered path (a fixed <1.0> weight), values and
+// gradients.
+const char* kOneInput =
+    "h(I) :- $wh={3,2} x(I).\n"
+    "a(I) :- A h(J), *edge(J, I). [aggregation=sum]\n"
+    "b(I) :- B h(J), *edge(J, I). [aggregation=avg, combination=max]\n"
+    "c(I) :- C sc(J), *edge(I, J). [aggregation=avg, combination=min]\n"
+    "d(I) :- D h(I). [combination=elproduct, activation=tanh]\n"
+    "e(I) :- E sc(I). [activation=sigmoid]\n"
+    "o :- $o1={1,3} a(I), $o2={1,3} b(I), $o3={1,3} d(I), c(I), e(I).\n";
+
+std::string one_input(bool gathered) {
+  std::string t = kOneInput;
+  for (const char* key : {"A ", "B ", "C ", "D ", "E "}) t = with(t, key, gathered ? "<1.0> " : "");
+  return t;
+}
+
+const char* kEdges =
+    "<0.3> o :- <[0.5, -1.0]> x(1), <[1.0, 0.25]> x(2), <[-0.75, 0.4]> x(3), "
+    "<0.9> sc(1), <-0.6> sc(2), <1.3> sc(3), edge(1, 2), edge(2, 1), edge(3, 1), edge(2, 3), edge(3, 3).\n";
+
+TEST(DirectProduct, OneInputRulesEqualGatheredPath) {
+  const lrnn::Dataset data = lrnn::Dataset::from_text(kEdges);
+  lrnn::Model direct = model_of(one_input(false));
+  lrnn::Model reference = model_of(one_input(true));
+  copy_named(direct, reference);
+  const lrnn::GroundNetwork a = direct.network(data, 0, true);
+  const lrnn::GroundNetwork b = reference.network(data, 0, true);
+  EXPECT_GT(std::abs(a.loss), 1e-3);
+  EXPECT_NEAR(a.loss, b.loss, 1e-12);
+  ASSERT_EQ(a.atoms.size(), b.atoms.size());
+  size_t derived = 0;
+  for (size_t i = 0; i < a.atoms.size(); ++i) {
+    ASSERT_EQ(a.atoms[i].text, b.atoms[i].text);
+    ASSERT_EQ(a.atoms[i].value.size(), b.atoms[i].value.size());
+    derived += std::string("abcde").find(a.atoms[i].text[0]) != std::string::npos;
+    for (size_t e = 0; e < a.atoms[i].value.size(); ++e) {
+      EXPECT_NEAR(a.atoms[i].value[e], b.atoms[i].value[e], 1e-12) << a.atoms[i].text;
+      EXPECT_NEAR(a.atoms[i].gradient[e], b.atoms[i].gradient[e], 1e-12) << a.atoms[i].text;
+    }
+  }
+  EXPECT_EQ(derived, 15u);  // a, b, c, d, e of nodes 1-3
+  // The fused sums (rules a, b, c) store no per-grounding values; the gathered path does.
+  auto unstored = [](const lrnn::GroundNetwork& n) {
+    size_t count = 0;
+    for (const auto& r : n.rule_neurons) count += r.value.empty();
+    return count;
+  };
+  EXPECT_EQ(unstored(a), 5u + 5u + 5u);  // five edge groundings each
+  EXPECT_EQ(unstored(b), 0u);
+}
+
+TEST(DirectProduct, OneInputRulesGradientsMatchFiniteDifferences) {
+  const lrnn::Dataset data = lrnn::Dataset::from_text(kEdges);
+  lrnn::Model direct = model_of(one_input(false));
+  expect_gradients_match_finite_differences(direct, data);
+}
+
 TEST(DirectProduct, EveryKindGradientsMatchFiniteDifferences) {
   const lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
   lrnn::Model direct = model_of(with(kKinds, "H_LITERAL", "h(I)^T"));
