@@ -46,7 +46,8 @@ def run_lrnn(a, name: str) -> dict:
         sys.exit(f"no template {template} for {name}")
     cmd = [os.path.join(a.build, "lrnn"), "train", template, "--dataset", "tu:" + os.path.join(TU, name),
            "--folds", str(a.folds), "--epochs", str(a.epochs), "--loss", "crossentropy", "--lr", str(a.lr),
-           "--batch-size", str(a.batch_size), "--seed", str(a.seed), "--report-every", str(max(a.epochs, 1)), "--json"]
+           "--batch-size", str(a.batch_size), "--seed", str(a.seed), "--report-every", str(max(a.epochs, 1)), "--json",
+           "--dtype", a.lrnn_dtype]
     if a.epochs > 0:
         cmd.append("--test-curve")
     if a.step_size:
@@ -104,6 +105,8 @@ def main() -> None:
     ap.add_argument("--step-size", type=int, default=0,
                     help="multiply the learning rate by --gamma every N epochs in both engines (torch's StepLR; 0: constant)")
     ap.add_argument("--gamma", type=float, default=0.5)
+    ap.add_argument("--lrnn-dtype", choices=("float64", "float32"), default="float64",
+                    help="lrnn's dtype (PyG runs float32)")
     ap.add_argument("--batch-norm", action="store_true",
                     help="GIN with batch norm after each MLP's first linear map (gin_<ds>_bn.lrnn; BatchNorm1d in PyG)")
     ap.add_argument("--concurrent", action="store_true",
@@ -131,7 +134,7 @@ def main() -> None:
                  "concurrent": bool(a.concurrent), "date": datetime.date.today().isoformat(),
                  "lrnn": {"accuracies": [f["test"]["accuracy"] for f in lr["folds"]], "mean": lr["mean_accuracy"],
                           "std": lr["std_accuracy"], "epoch_s": lr["epoch_s"], "wall_s": lr["wall_s"],
-                          "peak_rss_mb": lr["peak_rss_mb"], "command": lr["command"]}}
+                          "peak_rss_mb": lr["peak_rss_mb"], "dtype": a.lrnn_dtype, "command": lr["command"]}}
         key = f"{name} batch norm" if a.batch_norm else name
         line = f"{key}: lrnn {lr['mean_accuracy']:.4f} ± {lr['std_accuracy']:.4f} ({lr['epoch_s']:.4f} s/epoch)"
         curves = {"lrnn": [f["test_accuracy_by_epoch"] for f in lr["folds"]] if a.epochs > 0 else None}
