@@ -22,6 +22,9 @@ namespace lrnn::exec {
 template <class T>
 void forward_prepare(const Plan& plan, std::span<const double> data, const ParamView<T>& params,
                      BasicWorkspace<T>& ws, const neural::Parameters* example_params);
+// The same from fact values already in float (forward's float-span overload, plan.hpp).
+void forward_prepare(const Plan& plan, std::span<const float> data, const ParamView<float>& params, Workspace32& ws,
+                     const neural::Parameters* example_params);
 template <class T>
 void forward_steps(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, size_t first, size_t last);
 // The two halves of the normalised atom group at steps[step]: its combined inputs x (at

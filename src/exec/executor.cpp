@@ -566,6 +566,11 @@ void forward(const Plan& plan, std::span<const double> data, const ParamView<T>&
   forward_steps(plan, params, ws, 0, plan.steps.size());
 }
 
+void forward_prepare(const Plan& plan, std::span<const float> data, const ParamView<float>& params, Workspace32& ws,
+                     const neural::Parameters* example_params) {
+  prepare_values(plan, data, params, ws, example_params);
+}
+
 void forward(const Plan& plan, std::span<const float> data, const ParamView<float>& params, Workspace32& ws,
              const neural::Parameters* example_params) {
   prepare_values(plan, data, params, ws, example_params);

@@ -3,6 +3,7 @@
 // predicate, where its batch statistics are taken over all the samples' atoms of it
 // (exec/batch_norm.hpp); backward meets at the same places in reverse.
 #include <algorithm>
+#include <numeric>
 #include <type_traits>
 #include <string>
 
@@ -106,11 +107,22 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
   batch_stats_.resize(model.batch_norms.size());
   batch_stats_set_.assign(model.batch_norms.size(), 0);
 
+  // Sample s runs in the workspace of its rank by plan size (the largest in workspace 0):
+  // shuffled batches then hand each workspace similar sizes every step, where by position
+  // the NCI1 graphs (3 to 111 nodes) had them refitted, reallocated and faulted in anew.
+  std::vector<uint32_t> rank(n);
+  std::iota(rank.begin(), rank.end(), 0u);
+  std::stable_sort(rank.begin(), rank.end(),
+                   [&](uint32_t a, uint32_t b) { return plan_of(a).num_values > plan_of(b).num_values; });
+  std::vector<uint32_t> workspace_of(n);
+  for (size_t r = 0; r < n; ++r) workspace_of[rank[r]] = static_cast<uint32_t>(r);
+  auto ws = [&](size_t s) -> exec::BasicWorkspace<T>& { return workspaces[workspace_of[s]]; };
+
   // Forward: each sample up to its next normalised group, the batch's statistics, on.
   std::vector<size_t> next(n, 0), cursor(n, 0);
   for (size_t s = 0; s < n; ++s) {
-    fit_workspace(workspaces[s], plan_of(s).num_values);
-    exec::forward_prepare(plan_of(s), set.networks[locals[s]].fact_data, params, workspaces[s], example_params);
+    fit_workspace(ws(s), plan_of(s).num_values);
+    prepare_pass(plan_of(s), set, locals[s], params, ws(s), example_params);
   }
   std::vector<exec::NormSite<T>> sites;
   std::vector<size_t> members;
@@ -121,9 +133,9 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
       const exec::Plan& plan = plan_of(s);
       if (next[s] == plan.norm_steps.size() || norm_at(plan, next[s]) != t) continue;
       const size_t step = plan.norm_steps[next[s]];
-      exec::forward_steps(plan, params, workspaces[s], cursor[s], step);
-      exec::norm_reduce_forward(plan, step, workspaces[s]);
-      sites.push_back({&plan.atom_groups[plan.steps[step].index], &workspaces[s]});
+      exec::forward_steps(plan, params, ws(s), cursor[s], step);
+      exec::norm_reduce_forward(plan, step, ws(s));
+      sites.push_back({&plan.atom_groups[plan.steps[step].index], &ws(s)});
       members.push_back(s);
     }
     exec::batch_norm_forward<T>(sites, predicate_name(model, t), batch_stats_[t]);
@@ -131,7 +143,7 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
     for (size_t s : members) {
       const exec::Plan& plan = plan_of(s);
       const size_t step = plan.norm_steps[next[s]++];
-      exec::norm_finish_forward(plan, step, params, workspaces[s]);
+      exec::norm_finish_forward(plan, step, params, ws(s));
       cursor[s] = step + 1;
     }
   }
@@ -150,10 +162,10 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
   }
   for (size_t s = 0; s < n; ++s) {
     const exec::Plan& plan = plan_of(s);
-    exec::BasicWorkspace<T>& ws = workspaces[s];
+    exec::BasicWorkspace<T>& work = ws(s);
     SampleGradient& out = slots_[s];
-    exec::forward_steps(plan, params, ws, cursor[s], plan.steps.size());
-    take_outputs(plan, set, locals[s], loss_kind, mean_over, with_metrics, with_values, ws, out);
+    exec::forward_steps(plan, params, work, cursor[s], plan.steps.size());
+    take_outputs(plan, set, locals[s], loss_kind, mean_over, with_metrics, with_values, work, out);
     out.grads32.clear();
     if (s > 0) out.grads.clear();  // summed into the first sample's
     out.example_grads.assign(example_params ? example_params->size() : 0, 0.0);
@@ -166,23 +178,23 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
       const exec::Plan& plan = plan_of(s);
       if (next[s] == 0 || norm_at(plan, next[s] - 1) != *it) continue;
       const size_t step = plan.norm_steps[next[s] - 1];
-      exec::backward_steps(plan, params, workspaces[s], pg, step + 1, cursor[s]);
-      exec::norm_finish_backward(plan, step, params, workspaces[s], pg);
-      sites.push_back({&plan.atom_groups[plan.steps[step].index], &workspaces[s]});
+      exec::backward_steps(plan, params, ws(s), pg, step + 1, cursor[s]);
+      exec::norm_finish_backward(plan, step, params, ws(s), pg);
+      sites.push_back({&plan.atom_groups[plan.steps[step].index], &ws(s)});
       members.push_back(s);
     }
     exec::batch_norm_backward<T>(sites, batch_stats_[*it]);
     for (size_t s : members) {
       const exec::Plan& plan = plan_of(s);
       const size_t step = plan.norm_steps[--next[s]];
-      exec::norm_reduce_backward(plan, step, workspaces[s]);
+      exec::norm_reduce_backward(plan, step, ws(s));
       cursor[s] = step;
     }
   }
   for (size_t s = 0; s < n; ++s) {
     const exec::Plan& plan = plan_of(s);
-    exec::backward_steps(plan, params, workspaces[s], pg, 0, cursor[s]);
-    exec::backward_end(plan, params, workspaces[s], pg, example_params,
+    exec::backward_steps(plan, params, ws(s), pg, 0, cursor[s]);
+    exec::backward_end(plan, params, ws(s), pg, example_params,
                        example_params ? &slots_[s].example_grads : nullptr);
   }
   if constexpr (!std::is_same_v<T, double>)

@@ -385,6 +385,23 @@ void SampleSteps::forward_pass(const exec::Plan& plan, const PreparedSet& set, u
   exec::forward(plan, set.networks[local].fact_data, params, ws, example_params);
 }
 
+// The fact values (and parameter facts) of sample `local` copied into `ws`, as
+// forward_pass starts.
+template <class T>
+void SampleSteps::prepare_pass(const exec::Plan& plan, const PreparedSet& set, uint32_t local,
+                               const exec::ParamView<T>& params, exec::BasicWorkspace<T>& ws,
+                               const neural::Parameters* example_params) const {
+  if constexpr (std::is_same_v<T, float>)
+    if (!facts32_begin_.empty()) return exec::forward_prepare(plan, float_facts(local), params, ws, example_params);
+  exec::forward_prepare(plan, set.networks[local].fact_data, params, ws, example_params);
+}
+template void SampleSteps::prepare_pass<double>(const exec::Plan&, const PreparedSet&, uint32_t,
+                                                const exec::ParamView<double>&, exec::Workspace&,
+                                                const neural::Parameters*) const;
+template void SampleSteps::prepare_pass<float>(const exec::Plan&, const PreparedSet&, uint32_t,
+                                               const exec::ParamView<float>&, exec::Workspace32&,
+                                               const neural::Parameters*) const;
+
 template <class T>
 void SampleSteps::forward_sample(const exec::ParamView<T>& params, const PreparedSet& set, uint32_t local,
                                  exec::BasicWorkspace<T>& ws, std::vector<std::vector<double>>& values,

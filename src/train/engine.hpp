@@ -203,6 +203,9 @@ class SampleSteps {
   void take_outputs(const exec::Plan& plan, const PreparedSet& set, uint32_t local, LossKind loss, size_t mean_over,
                     bool with_metrics, bool with_values, exec::BasicWorkspace<T>& ws, SampleGradient& out) const;
   template <class T>
+  void prepare_pass(const exec::Plan& plan, const PreparedSet& set, uint32_t local, const exec::ParamView<T>& params,
+                    exec::BasicWorkspace<T>& ws, const neural::Parameters* example_params) const;
+  template <class T>
   void forward_pass(const exec::Plan& plan, const PreparedSet& set, uint32_t local, const exec::ParamView<T>& params,
                     exec::BasicWorkspace<T>& ws, const neural::Parameters* example_params) const;
   template <class T>
