@@ -67,6 +67,17 @@ void add_rule_neurons(const neural::SampleNetwork& net, const exec::Plan& plan, 
         r.cols = G->act_shape.cols;
         const size_t size = G->act_shape.size(), off = G->transform.t_off + G->transform.row_of[k] * size;
         r.value.assign(ws.values.begin() + off, ws.values.begin() + off + size);
+      } else if (located && G->direct.fused_sum && G->inputs.size() == 1 && head_in_group < G->m) {
+        // A rule of one unweighted input summed (averaged) in place: its value is its
+        // input's, its gradient its head's (times 1 / groundings for an average).
+        r.rows = G->act_shape.rows;
+        r.cols = G->act_shape.cols;
+        const size_t size = G->act_shape.size(), off = G->inputs[0].src[k];
+        r.value.assign(ws.values.begin() + off, ws.values.begin() + off + size);
+        const GroundNetwork::Aggregation& a = out.aggregations.back();
+        const uint32_t count = G->head_segments[head_in_group + 1] - G->head_segments[head_in_group];
+        const double scale = G->aggregation == neural::AggregationKind::Avg ? 1.0 / count : 1.0;
+        for (double ga : a.gradient) r.gradient.push_back(scale * ga);
       } else if (located && !G->direct.fused_sum) {
         r.rows = G->act_shape.rows;
         r.cols = G->act_shape.cols;
