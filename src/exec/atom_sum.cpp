@@ -77,11 +77,18 @@ template <int W, bool Relu, class T>
 void backward_rows(const AtomGroup& A, Eigen::Index runtime_size, const T* v, T* g, T* gB, bool scalar_offset) {
   const Eigen::Index size = W > 0 ? W : runtime_size;
   T scalar_sum = 0;
+  // In place (out_off == red_off, PlanOptions::in_place_atoms) the slot holds the outputs,
+  // whose sign is the pre-activation's, and dL/d(output) becomes dL/d(pre) where it is.
+  const bool in_place = A.out_off == A.red_off;
   for (uint32_t j = 0; j < A.m; ++j) {
     const T* pre = v + A.red_off + j * size;
     const T* gout = g + A.out_off + j * size;
     T* gpre = g + A.red_off + j * size;
-    for (Eigen::Index i = 0; i < size; ++i) gpre[i] += Relu ? (pre[i] > 0 ? gout[i] : T(0.0)) : gout[i];
+    if (in_place) {
+      for (Eigen::Index i = 0; i < size; ++i) gpre[i] = T(0.0) + (Relu ? (pre[i] > 0 ? gout[i] : T(0.0)) : gout[i]);
+    } else {
+      for (Eigen::Index i = 0; i < size; ++i) gpre[i] += Relu ? (pre[i] > 0 ? gout[i] : T(0.0)) : gout[i];
+    }
     if (gB) {
       if (scalar_offset) {
         for (Eigen::Index i = 0; i < size; ++i) scalar_sum += gpre[i];

@@ -1,5 +1,7 @@
 #include "exec/plan.hpp"
 
+#include "exec/atom_sum.hpp"
+
 #include <algorithm>
 #include <map>
 #include <string>
@@ -1077,7 +1079,8 @@ class PlanBuilder {
     if (pred.norm != neural::kNoParam) plan_batch_norm(A, model.batch_norms[pred.norm], red_shape, where);
     A.activation = pred.activation;
     A.out_shape = activation_shape(A.activation, red_shape);
-    A.out_off = alloc.take(static_cast<size_t>(A.m) * A.out_shape.size());
+    A.out_off = options.in_place_atoms && fusable_atom_sum(A) ? A.red_off
+                                                              : alloc.take(static_cast<size_t>(A.m) * A.out_shape.size());
     for (uint32_t j = 0; j < A.m; ++j) {
       const auto [s, l] = members[j];
       plan.atom_offsets[s][l] = A.out_off + j * static_cast<uint32_t>(A.out_shape.size());

@@ -236,6 +236,12 @@ struct PlanOptions {
   // for callers that read only parameter gradients (training). A GCN's first layer then
   // skips its dL/dX GEMM over the node features. Learnable example facts keep theirs.
   bool fact_gradients = true;
+  // On: a fused atom sum (exec/atom_sum.hpp) with a ReLU or identity activation keeps its
+  // outputs in its sums' slot (ReLU's backward needs only the sign, which the output keeps):
+  // a slot less per atom, values and gradients. The atoms' gradient slots then end a pass
+  // holding dL/d(pre-activation), not dL/d(atom value): for callers that read parameter
+  // gradients and outputs only (training, evaluation), never for inspection.
+  bool in_place_atoms = false;
 };
 
 // Merges sample networks into one plan (same-depth, same-rule groups concatenated) and

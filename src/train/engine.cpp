@@ -300,9 +300,11 @@ void SampleSteps::bind(const PreparedSet& set) {
   for (size_t i = 0; i < set.size(); ++i) first_output_[i + 1] += first_output_[i];
 }
 
-// Training and evaluation read parameter (and example fact) gradients only: no gradients
-// of the data facts (a GCN's first layer skips its dL/dX GEMM).
-constexpr exec::PlanOptions kTrainingPlan{.fact_gradients = false};
+// Training and evaluation read parameter (and example fact) gradients and outputs only: no
+// gradients of the data facts (a GCN's first layer skips its dL/dX GEMM), and fused atom
+// sums keep their outputs in place (inspection, which shows every atom's gradient, builds
+// its own plan).
+constexpr exec::PlanOptions kTrainingPlan{.fact_gradients = false, .in_place_atoms = true};
 
 namespace {
 

@@ -66,6 +66,44 @@ TEST(FusedAtomSum, EqualsUnfusedKernels) {
         }
 }
 
+// Training and evaluation plans keep a fused ReLU or identity atom sum's outputs in its
+// sums' slot (PlanOptions::in_place_atoms; inspection, above, does not): training with them
+// ends with the parameters of the unfused kernels, to the bit, in both dtypes.
+TEST(FusedAtomSum, TrainingInPlaceEqualsUnfused) {
+  const lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
+  for (const lrnn::Dtype dtype : {lrnn::Dtype::Float64, lrnn::Dtype::Float32})
+    for (const std::string activation : {"relu", "identity"}) {
+      lrnn::Settings s;
+      s.seed = 5;
+      s.epochs = 4;
+      s.batch_size = 1;
+      s.lr = 0.05;
+      s.dtype = dtype;
+      const std::string unfused = activation == "relu" ? "leaky_relu(0)" : "leaky_relu(1)";
+      // g stays linear (a ReLU after the average left this small network dead at this seed).
+      auto with_linear_g = [](std::string t) {
+        const size_t at = t.find("g/1 [activation=");
+        return t.substr(0, at) + "g/1 [activation=identity]\n" + t.substr(t.find('\n', at) + 1);
+      };
+      lrnn::Model fused(lrnn::Template::from_string(with_linear_g(layer_template(32, activation, "avg", "{32,1}"))), s);
+      lrnn::Model plain(lrnn::Template::from_string(with_linear_g(layer_template(32, unfused, "avg", "{32,1}"))), s);
+      lrnn_test::copy_parameters(fused, plain);
+      const std::vector<lrnn::Parameter> before = fused.parameters();
+      const double loss_fused = fused.train(data).history.back().train.loss;
+      const double loss_plain = plain.train(data).history.back().train.loss;
+      EXPECT_EQ(loss_fused, loss_plain) << activation;
+      const std::vector<lrnn::Parameter> a = fused.parameters(), b = plain.parameters();
+      ASSERT_EQ(a.size(), b.size());
+      size_t moved = 0;
+      for (size_t i = 0; i < a.size(); ++i)
+        for (size_t e = 0; e < a[i].values.size(); ++e) {
+          EXPECT_EQ(a[i].values[e], b[i].values[e]) << activation << " " << a[i].name << "[" << e << "]";
+          moved += a[i].values[e] != before[i].values[e];
+        }
+      EXPECT_GT(moved, 100u) << activation;  // training really stepped the weights
+    }
+}
+
 TEST(FusedAtomSum, GradientsMatchFiniteDifferences) {
   const lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
   for (const std::string combination : {"sum", "avg"}) {
