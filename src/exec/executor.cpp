@@ -571,12 +571,6 @@ void forward_prepare(const Plan& plan, std::span<const float> data, const ParamV
   prepare_values(plan, data, params, ws, example_params);
 }
 
-void forward(const Plan& plan, std::span<const float> data, const ParamView<float>& params, Workspace32& ws,
-             const neural::Parameters* example_params) {
-  prepare_values(plan, data, params, ws, example_params);
-  forward_steps(plan, params, ws, 0, plan.steps.size());
-}
-
 template <class T>
 void norm_reduce_forward(const Plan& plan, size_t step, BasicWorkspace<T>& ws) {
   atom_reduce_forward(plan.atom_groups[plan.steps[step].index], ws.values.data());

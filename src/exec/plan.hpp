@@ -322,10 +322,6 @@ void forward(const Plan& plan, std::span<const double> data, const neural::Param
 template <class T>
 void forward(const Plan& plan, std::span<const double> data, const ParamView<T>& params, BasicWorkspace<T>& ws,
              const neural::Parameters* example_params = nullptr);
-// The same in float with the fact data already in float (a float copy of the samples' fact
-// values kept across epochs by the caller: half the bytes to read, nothing to convert).
-void forward(const Plan& plan, std::span<const float> data, const ParamView<float>& params, Workspace32& ws,
-             const neural::Parameters* example_params = nullptr);
 // Given ws.grads seeded with dL/d(output values) (after forward, with every other entry
 // zero), propagates to every neuron and ACCUMULATES parameter gradients into param_grads,
 // and those of the learnable example facts into example_grads (if given, laid out as the

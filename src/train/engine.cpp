@@ -376,19 +376,9 @@ void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedS
   for (auto& plan : built) plans_.push_back(std::move(plan));
 }
 
-// Forward of sample `local` on its plan, from the float copy of its fact values in a float
-// pass once there is one (build_float_facts), else from its network's.
-template <class T>
-void SampleSteps::forward_pass(const exec::Plan& plan, const PreparedSet& set, uint32_t local,
-                               const exec::ParamView<T>& params, exec::BasicWorkspace<T>& ws,
-                               const neural::Parameters* example_params) const {
-  if constexpr (std::is_same_v<T, float>)
-    if (!facts32_begin_.empty()) return exec::forward(plan, float_facts(local), params, ws, example_params);
-  exec::forward(plan, set.networks[local].fact_data, params, ws, example_params);
-}
-
-// The fact values (and parameter facts) of sample `local` copied into `ws`, as
-// forward_pass starts.
+// The fact values (and parameter facts) of sample `local` copied into `ws`, as every
+// forward starts: from the float copy of its fact values in a float pass once there is one
+// (build_float_facts), else from its network's.
 template <class T>
 void SampleSteps::prepare_pass(const exec::Plan& plan, const PreparedSet& set, uint32_t local,
                                const exec::ParamView<T>& params, exec::BasicWorkspace<T>& ws,
@@ -403,6 +393,15 @@ template void SampleSteps::prepare_pass<double>(const exec::Plan&, const Prepare
 template void SampleSteps::prepare_pass<float>(const exec::Plan&, const PreparedSet&, uint32_t,
                                                const exec::ParamView<float>&, exec::Workspace32&,
                                                const neural::Parameters*) const;
+
+// Forward of sample `local` on its plan.
+template <class T>
+void SampleSteps::forward_pass(const exec::Plan& plan, const PreparedSet& set, uint32_t local,
+                               const exec::ParamView<T>& params, exec::BasicWorkspace<T>& ws,
+                               const neural::Parameters* example_params) const {
+  prepare_pass(plan, set, local, params, ws, example_params);
+  exec::forward_steps(plan, params, ws, 0, plan.steps.size());
+}
 
 template <class T>
 void SampleSteps::forward_sample(const exec::ParamView<T>& params, const PreparedSet& set, uint32_t local,
