@@ -8,68 +8,49 @@ namespace lrnn::exec {
 
 namespace {
 
-struct OffsetRef {
-  const void* values = nullptr;  // nullptr: no offset
-  bool scalar = false;
-};
-
-// A row's sum `acc` of its e - b inputs (W entries): averaged, + offset, stored at y (the
-// pre-activation value) and its activation at out.
+// A row's sum `sum` of its `count` inputs (`size` entries; W > 0: W, known at compile
+// time): averaged, + offset, stored at y (the pre-activation value; `sum` may be y itself)
+// and its activation at out.
 template <int W, bool Relu, class T>
-void finish_row(const AtomGroup& A, T (&acc)[W], const T* B, bool scalar_offset, uint32_t b, uint32_t e, T* y,
-                T* out) {
-  if (A.combination == AggregationKind::Avg) {
-    const T inv = T(1.0) / T(e - b);
-    for (int i = 0; i < W; ++i) acc[i] *= inv;
+void finish_row(const AtomGroup& A, Eigen::Index runtime_size, T* sum, uint32_t count, const T* B, bool scalar_offset,
+                T* y, T* out) {
+  const Eigen::Index size = W > 0 ? W : runtime_size;
+  if (A.combination == AggregationKind::Avg && count > 0) {
+    const T inv = T(1.0) / T(count);
+    for (Eigen::Index i = 0; i < size; ++i) sum[i] *= inv;
   }
   if (B)
-    for (int i = 0; i < W; ++i) acc[i] = acc[i] + B[scalar_offset ? 0 : i];
-  for (int i = 0; i < W; ++i) {
-    y[i] = acc[i];
-    out[i] = Relu ? (acc[i] > 0 ? acc[i] : T(0.0)) : acc[i];
+    for (Eigen::Index i = 0; i < size; ++i) sum[i] = sum[i] + B[scalar_offset ? 0 : i];
+  for (Eigen::Index i = 0; i < size; ++i) {
+    y[i] = sum[i];
+    out[i] = Relu ? (sum[i] > 0 ? sum[i] : T(0.0)) : sum[i];
   }
 }
 
 // Row j of the group: y = 0 + x_0 + x_1 + ... (scaled for an average), + offset, then the
-// activation into out. W > 0: W entries per row, known at compile time (summed in
-// registers, exec/row_sum.hpp).
+// activation into out. W > 0: W entries per row, known at compile time, summed in
+// registers (exec/row_sum.hpp); else summed into y.
 template <int W, bool Relu, class T>
 void forward_rows(const AtomGroup& A, Eigen::Index runtime_size, const T* B, bool scalar_offset, T* v) {
   const Eigen::Index size = W > 0 ? W : runtime_size;
+  auto input = [&](uint32_t k) -> const T* { return v + A.src[k]; };
   for (uint32_t j = 0; j < A.m; ++j) {
     T* y = v + A.red_off + j * size;
+    T* out = v + A.out_off + j * size;
     const uint32_t b = A.segments[j], e = A.segments[j + 1];
-    if constexpr (W > 0) {
-      if (b < e) {
-        T acc[W];
-        sum_rows(b, e, [&](uint32_t k) { return v + A.src[k]; }, acc);
-        finish_row<W, Relu>(A, acc, B, scalar_offset, b, e, y, v + A.out_off + j * W);
-        continue;
-      }
-    }
     if (b == e) {
       std::fill(y, y + size, T(0.0));
+      finish_row<W, Relu>(A, size, y, 0, B, scalar_offset, y, out);
+    } else if constexpr (W > 0) {
+      T acc[W];
+      sum_rows(b, e, input, acc);
+      finish_row<W, Relu>(A, size, acc, e - b, B, scalar_offset, y, out);
     } else {
-      const T* x0 = v + A.src[b];
-      for (Eigen::Index i = 0; i < size; ++i) y[i] = T(0.0) + x0[i];
-      for (uint32_t k = b + 1; k < e; ++k) {
-        const T* x = v + A.src[k];
-        for (Eigen::Index i = 0; i < size; ++i) y[i] += x[i];
-      }
-      if (A.combination == AggregationKind::Avg) {
-        const T inv = T(1.0) / T(e - b);
-        for (Eigen::Index i = 0; i < size; ++i) y[i] *= inv;
-      }
+      for (Eigen::Index i = 0; i < size; ++i) y[i] = T(0.0) + input(b)[i];
+      for (uint32_t k = b + 1; k < e; ++k)
+        for (Eigen::Index i = 0; i < size; ++i) y[i] += input(k)[i];
+      finish_row<W, Relu>(A, size, y, e - b, B, scalar_offset, y, out);
     }
-    if (B) {
-      if (scalar_offset) {
-        for (Eigen::Index i = 0; i < size; ++i) y[i] = y[i] + B[0];
-      } else {
-        for (Eigen::Index i = 0; i < size; ++i) y[i] = y[i] + B[i];
-      }
-    }
-    T* out = v + A.out_off + j * size;
-    for (Eigen::Index i = 0; i < size; ++i) out[i] = Relu ? (y[i] > 0 ? y[i] : T(0.0)) : y[i];
   }
 }
 
@@ -107,24 +88,12 @@ void backward_rows(const AtomGroup& A, Eigen::Index runtime_size, const T* v, T*
   if (gB && scalar_offset) gB[0] += scalar_sum;
 }
 
-template <bool Relu, class T>
-void forward_dispatch(const AtomGroup& A, const T* B, bool scalar_offset, T* v) {
-  switch (const Eigen::Index size = A.in_shape.size()) {
-    case 16: return forward_rows<16, Relu>(A, size, B, scalar_offset, v);
-    case 32: return forward_rows<32, Relu>(A, size, B, scalar_offset, v);
-    case 64: return forward_rows<64, Relu>(A, size, B, scalar_offset, v);
-    default: return forward_rows<0, Relu>(A, size, B, scalar_offset, v);
-  }
-}
-
-template <bool Relu, class T>
-void backward_dispatch(const AtomGroup& A, const T* v, T* g, T* gB, bool scalar_offset) {
-  switch (const Eigen::Index size = A.in_shape.size()) {
-    case 16: return backward_rows<16, Relu>(A, size, v, g, gB, scalar_offset);
-    case 32: return backward_rows<32, Relu>(A, size, v, g, gB, scalar_offset);
-    case 64: return backward_rows<64, Relu>(A, size, v, g, gB, scalar_offset);
-    default: return backward_rows<0, Relu>(A, size, v, g, gB, scalar_offset);
-  }
+// The group's offset (B: its values, or its gradient; null without one) and whether it is
+// one scalar for every entry.
+template <class P>
+P* offset_of(const AtomGroup& A, const neural::Parameters& params, P* base, bool& scalar) {
+  scalar = A.offset != neural::kNoParam && params.info(A.offset).shape.scalar();
+  return A.offset != neural::kNoParam ? base + params.info(A.offset).offset : nullptr;
 }
 
 }  // namespace
@@ -137,20 +106,26 @@ bool fusable_atom_sum(const AtomGroup& A) {
 
 template <class T>
 void fused_atom_sum_forward(const AtomGroup& A, const ParamView<T>& params, T* v) {
-  const bool has_offset = A.offset != neural::kNoParam;
-  const T* B = has_offset ? params.data(A.offset) : nullptr;
-  const bool scalar_offset = has_offset && params.info(A.offset).shape.scalar();
-  if (A.activation.kind == ActivationKind::Relu) forward_dispatch<true>(A, B, scalar_offset, v);
-  else forward_dispatch<false>(A, B, scalar_offset, v);
+  bool scalar_offset;
+  const T* B = offset_of(A, *params.params, params.values, scalar_offset);
+  const bool relu = A.activation.kind == ActivationKind::Relu;
+  with_row_width(A.in_shape.size(), [&](auto w) {
+    constexpr int W = decltype(w)::value;
+    if (relu) forward_rows<W, true>(A, A.in_shape.size(), B, scalar_offset, v);
+    else forward_rows<W, false>(A, A.in_shape.size(), B, scalar_offset, v);
+  });
 }
 
 template <class T>
 void fused_atom_sum_backward(const AtomGroup& A, const ParamView<T>& params, const T* v, T* g, T* pg) {
-  const bool has_offset = A.offset != neural::kNoParam;
-  T* gB = has_offset ? pg + params.info(A.offset).offset : nullptr;
-  const bool scalar_offset = has_offset && params.info(A.offset).shape.scalar();
-  if (A.activation.kind == ActivationKind::Relu) backward_dispatch<true>(A, v, g, gB, scalar_offset);
-  else backward_dispatch<false>(A, v, g, gB, scalar_offset);
+  bool scalar_offset;
+  T* gB = offset_of(A, *params.params, pg, scalar_offset);
+  const bool relu = A.activation.kind == ActivationKind::Relu;
+  with_row_width(A.in_shape.size(), [&](auto w) {
+    constexpr int W = decltype(w)::value;
+    if (relu) backward_rows<W, true>(A, A.in_shape.size(), v, g, gB, scalar_offset);
+    else backward_rows<W, false>(A, A.in_shape.size(), v, g, gB, scalar_offset);
+  });
 }
 
 template void fused_atom_sum_forward<double>(const AtomGroup&, const ParamView<double>&, double*);

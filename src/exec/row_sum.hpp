@@ -6,8 +6,21 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace lrnn::exec {
+
+// f(std::integral_constant<int, W>{}) with W the row width `size` when it is one of the
+// common widths the row loops are compiled for (16, 32, 64), else W = 0 (a runtime width).
+template <class F>
+inline void with_row_width(long size, F&& f) {
+  switch (size) {
+    case 16: return f(std::integral_constant<int, 16>{});
+    case 32: return f(std::integral_constant<int, 32>{});
+    case 64: return f(std::integral_constant<int, 64>{});
+    default: return f(std::integral_constant<int, 0>{});
+  }
+}
 
 // acc = 0 + row(begin) + row(begin + 1) + ... + row(end - 1), entry by entry; begin < end.
 template <int W, class T, class Row>

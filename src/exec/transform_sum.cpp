@@ -63,12 +63,7 @@ void sum_rows_per_head(const RuleGroup& G, Eigen::Index runtime_out, const T* ro
 
 template <class T>
 void sum_rows_per_head(const RuleGroup& G, Eigen::Index out, const T* rows, T* agg) {
-  switch (out) {
-    case 16: return sum_rows_per_head<16>(G, out, rows, agg);
-    case 32: return sum_rows_per_head<32>(G, out, rows, agg);
-    case 64: return sum_rows_per_head<64>(G, out, rows, agg);
-    default: return sum_rows_per_head<0>(G, out, rows, agg);
-  }
+  with_row_width(out, [&](auto w) { sum_rows_per_head<decltype(w)::value>(G, out, rows, agg); });
 }
 
 // grows[row_of[k]] += scale(h) gagg[h] for every grounding k of every head h.
