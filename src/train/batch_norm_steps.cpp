@@ -149,13 +149,13 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
   }
 
   // Each sample's loss, then backward in the same phases in reverse. The parameter
-  // gradients of the whole batch accumulate in one buffer (the first sample's): n buffers
-  // of every parameter, zeroed and summed per step, cost more than the passes themselves.
-  std::vector<double>& batch_grads = slots_[0].grads;
-  batch_grads.assign(params.size(), 0.0);
+  // gradients of the whole batch accumulate in one buffer, handed over with the first
+  // sample (SampleGradient: double, or a float pass's float sums): n buffers of every
+  // parameter, zeroed and summed per step, cost more than the passes themselves.
   T* pg;
   if constexpr (std::is_same_v<T, double>) {
-    pg = batch_grads.data();
+    slots_[0].grads.assign(params.size(), 0.0);
+    pg = slots_[0].grads.data();
   } else {
     batch_grads32_.assign(params.size(), T(0));
     pg = batch_grads32_.data();
@@ -167,7 +167,7 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
     exec::forward_steps(plan, params, work, cursor[s], plan.steps.size());
     take_outputs(plan, set, locals[s], loss_kind, mean_over, with_metrics, with_values, work, out);
     out.grads32.clear();
-    if (s > 0) out.grads.clear();  // summed into the first sample's
+    if (s > 0 || !std::is_same_v<T, double>) out.grads.clear();  // the batch's sum goes with the first
     out.example_grads.assign(example_params ? example_params->size() : 0, 0.0);
     cursor[s] = plan.steps.size();
   }
@@ -197,8 +197,7 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
     exec::backward_end(plan, params, ws(s), pg, example_params,
                        example_params ? &slots_[s].example_grads : nullptr);
   }
-  if constexpr (!std::is_same_v<T, double>)
-    for (size_t i = 0; i < batch_grads.size(); ++i) batch_grads[i] += pg[i];
+  if constexpr (!std::is_same_v<T, double>) std::swap(slots_[0].grads32, batch_grads32_);  // refilled next step
   for (size_t s = 0; s < n; ++s) take(s, slots_[s]);
 }
 

@@ -464,16 +464,20 @@ void SampleSteps::run_sample(const exec::ParamView<T>& params, const PreparedSet
   }
 }
 
+namespace {
+
+template <class U>
+void add_or_assign(const std::vector<U>& src, std::vector<double>& dst, bool assign) {
+  if (assign) std::copy(src.begin(), src.end(), dst.begin());
+  else
+    for (size_t i = 0; i < dst.size(); ++i) dst[i] += src[i];
+}
+
+}  // namespace
+
 void SampleGradient::add_to(std::vector<double>& dst, bool assign) const {
-  if (!grads32.empty()) {
-    if (assign) std::copy(grads32.begin(), grads32.end(), dst.begin());
-    else
-      for (size_t i = 0; i < dst.size(); ++i) dst[i] += grads32[i];
-  } else if (assign) {
-    std::copy(grads.begin(), grads.end(), dst.begin());
-  } else {
-    for (size_t i = 0; i < dst.size(); ++i) dst[i] += grads[i];
-  }
+  if (!grads32.empty()) add_or_assign(grads32, dst, assign);
+  else add_or_assign(grads, dst, assign);
 }
 
 void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals,
