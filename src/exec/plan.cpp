@@ -1,6 +1,7 @@
 #include "exec/plan.hpp"
 
 #include "exec/atom_sum.hpp"
+#include "neural/grid_order.hpp"
 
 #include <algorithm>
 #include <map>
@@ -733,14 +734,10 @@ class PlanBuilder {
       };
       const uint32_t rows = scan ? grid_rows(net, members, b, e) : 0;  // (the general sort without shortcuts)
       if (rows > 0) {
-        // The sort is a transposition (member j * rows + i goes to i * cols + j): done in
-        // strips of kStrip columns, so that reads and writes each move along a few
-        // streams instead of writing one entry per row (a page apart at n^2 members).
-        constexpr size_t kStrip = 16;
+        // The sort is a transposition (member j * rows + i goes to i * cols + j), done in
+        // column strips (neural/grid_order.hpp).
         const size_t cols = (e - b) / rows;
-        for (size_t j0 = 0; j0 < cols; j0 += kStrip)
-          for (size_t i = 0; i < rows; ++i)
-            for (size_t j = j0; j < std::min(cols, j0 + kStrip); ++j) place(b + j * rows + i, b + i * cols + j);
+        neural::visit_in_column_strips(rows, cols, [&](size_t i, size_t j) { place(b + j * rows + i, b + i * cols + j); });
       } else {
         for (size_t k = b; k < e; ++k) place(k, b + start[net.softmax_group[members[k].second]]++);
       }
@@ -974,8 +971,7 @@ class PlanBuilder {
   // Visits every contribution of `list` once: in list order, or, when the list's atoms are
   // a grid numbered the other way round (entry i * cols + j is atom a0 + j * rows + i, all
   // of one sample: attention's pair atoms w(I, J), numbered key by key and listed query by
-  // query), in strips of kStrip columns, so that the atoms' entries are visited along a
-  // few streams instead of one a row apart (a cache and TLB miss each at n^2 atoms).
+  // query), in column strips (neural/grid_order.hpp).
   template <class Visit>
   static void for_each_by_atom(const std::vector<Contribution>& list, Visit visit) {
     const size_t n = list.size();
@@ -990,10 +986,7 @@ class PlanBuilder {
       for (const Contribution& c : list) visit(c);
       return;
     }
-    constexpr size_t kStrip = 16;
-    for (size_t j0 = 0; j0 < cols; j0 += kStrip)
-      for (size_t i = 0; i < rows; ++i)
-        for (size_t j = j0; j < std::min(cols, j0 + kStrip); ++j) visit(list[i * cols + j]);
+    neural::visit_in_column_strips(rows, cols, [&](size_t i, size_t j) { visit(list[i * cols + j]); });
   }
 
   // A.segments and A.src: the contributions sorted by atom (stable: rule order kept).

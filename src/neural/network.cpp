@@ -1,5 +1,7 @@
 #include "neural/network.hpp"
 
+#include "neural/grid_order.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -482,11 +484,9 @@ void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, co
 }
 
 // Appends the ground rules of a HeadGrid (one rule set, no softmax) in head order: the
-// grid transposed, in strips of kStrip columns, so that reads and writes each move along a
-// few streams (one entry per row apart is a cache and TLB miss each at n^2 groundings).
+// grid transposed, visited in column strips (neural/grid_order.hpp).
 void append_transposed(SampleNetwork& net, const FlatGroundRules& f, const std::vector<uint32_t>& kept,
                        const HeadGrid& grid, const std::vector<uint32_t>& local, bool all_kept) {
-  constexpr size_t kStrip = 16;
   const uint32_t set = f.set_of(kept[grid.begin]);
   const logic::GroundRuleSet& rs = f.ground.rules[set];
   const size_t n = grid.rows * grid.cols, ni = rs.n_inputs, p0 = net.head.size(), in0 = net.inputs.size();
@@ -498,16 +498,14 @@ void append_transposed(SampleNetwork& net, const FlatGroundRules& f, const std::
   uint32_t* head = net.head.data() + p0;
   uint32_t* inputs = net.inputs.data() + in0;
   const uint32_t* member = kept.data() + grid.begin;
-  for (size_t j0 = 0; j0 < grid.cols; j0 += kStrip)
-    for (size_t i = 0; i < grid.rows; ++i)
-      for (size_t j = j0; j < std::min(grid.cols, j0 + kStrip); ++j) {
-        const size_t row = member[j * grid.rows + i] - f.set_begin[set], at = i * grid.cols + j;
-        head[at] = all_kept ? rs.head[row] : local[rs.head[row]];
-        for (size_t k = 0; k < ni; ++k) {
-          const uint32_t a = rs.inputs[row * ni + k];
-          inputs[at * ni + k] = all_kept ? a : local[a];
-        }
-      }
+  visit_in_column_strips(grid.rows, grid.cols, [&](size_t i, size_t j) {
+    const size_t row = member[j * grid.rows + i] - f.set_begin[set], at = i * grid.cols + j;
+    head[at] = all_kept ? rs.head[row] : local[rs.head[row]];
+    for (size_t k = 0; k < ni; ++k) {
+      const uint32_t a = rs.inputs[row * ni + k];
+      inputs[at * ni + k] = all_kept ? a : local[a];
+    }
+  });
 }
 
 // The kept ground rules with their softmax groups, sorted by (rule, head, group, order).
