@@ -584,25 +584,23 @@ size_t Engine::cached_batch_plans() const {
 // a set costs no merged plan and no workspace of its whole size (on NCI1 that was 600 MB),
 // and evaluation and training compute every output the same way.
 Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dtype) const {
-  plan_ahead(set);
-  const SampleSteps& steps = steps_for(set);
-  std::vector<std::vector<double>> values(set.outputs.size()), predictions;
-  std::vector<neural::Shape> shapes(set.outputs.size());
+  SampleSteps& steps = steps_for(set);
   std::vector<uint32_t> all(set.size());
   std::iota(all.begin(), all.end(), 0u);
+  steps.plan_ahead(model_, set, all);
+  std::vector<std::vector<double>> values(set.outputs.size()), predictions;
+  std::vector<neural::Shape> shapes(set.outputs.size());
+  auto forward_all = [&](const auto& params, auto& ws, bool float_pass) {
+    for (uint32_t i = 0; i < set.size(); ++i) {
+      steps.prefetch_ahead(set, all, i, float_pass);
+      steps.forward_sample(params, set, i, ws, values, shapes);
+    }
+  };
   if (dtype == Dtype::Float32) {
-    const exec::ParamView<float> params32 = mirror_.refresh(model_.params);
-    steps_for(set).build_float_facts(set);
-    for (uint32_t i = 0; i < set.size(); ++i) {
-      steps.prefetch_ahead(set, all, i, true);
-      steps.forward_sample(params32, set, i, ws32_, values, shapes);
-    }
+    steps.build_float_facts(set);
+    forward_all(mirror_.refresh(model_.params), ws32_, true);
   } else {
-    const exec::ParamView<double> params = exec::view_of(model_.params);
-    for (uint32_t i = 0; i < set.size(); ++i) {
-      steps.prefetch_ahead(set, all, i, false);
-      steps.forward_sample(params, set, i, ws_, values, shapes);
-    }
+    forward_all(exec::view_of(model_.params), ws_, false);
   }
   Evaluation ev;
   ev.metrics = metrics_of(loss_kind, set.outputs, values, &predictions);
