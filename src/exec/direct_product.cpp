@@ -198,17 +198,14 @@ void direct_sum_forward(const RuleGroup& G, const T* v, T* agg) {
   if (G.direct.dense) return dense_scale_forward(G, v, agg);
   if (G.direct.banded && banded_scale_forward(G.direct, G.aggregation == AggregationKind::Avg, v, agg)) return;
   const int size = product_size(G.direct);
-  const bool avg = G.aggregation == AggregationKind::Avg;
   const size_t m = G.m;
   parallel_for_if(size_t(G.n) * G.direct.len > kParallelEntries, m, [&](size_t h) {
     T* out = agg + h * size;
     std::fill_n(out, size, 0.0);
-    const uint32_t begin = G.head_segments[h], end = G.head_segments[h + 1];
-    for (uint32_t k = begin; k < end; ++k) member_product<T, true>(G, v, k, out);
-    if (avg && end > begin) {
-      const T inv = 1.0 / (end - begin);
-      for (int e = 0; e < size; ++e) out[e] *= inv;
-    }
+    for (uint32_t k = G.head_segments[h]; k < G.head_segments[h + 1]; ++k) member_product<T, true>(G, v, k, out);
+    const T scale = head_scale(G, static_cast<uint32_t>(h));
+    if (scale != T(1.0))
+      for (int e = 0; e < size; ++e) out[e] *= scale;
   });
 }
 
@@ -225,11 +222,10 @@ void direct_sum_backward(const RuleGroup& G, const T* v, const T* gagg, T* g) {
   if (G.direct.dense) return dense_scale_backward(G, v, gagg, g);
   if (G.direct.banded && banded_scale_backward(G.direct, G.aggregation == AggregationKind::Avg, v, gagg, g)) return;
   const int size = product_size(G.direct);
-  const bool avg = G.aggregation == AggregationKind::Avg;
   for (uint32_t h = 0; h < G.m; ++h) {
-    const uint32_t begin = G.head_segments[h], end = G.head_segments[h + 1];
-    const T scale = avg && end > begin ? 1.0 / (end - begin) : 1.0;
-    for (uint32_t k = begin; k < end; ++k) member_backward(G, v, k, gagg + size_t(h) * size, scale, g);
+    const T scale = head_scale(G, h);
+    for (uint32_t k = G.head_segments[h]; k < G.head_segments[h + 1]; ++k)
+      member_backward(G, v, k, gagg + size_t(h) * size, scale, g);
   }
 }
 

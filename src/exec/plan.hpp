@@ -162,6 +162,12 @@ struct RuleGroup {
   uint32_t out_off = 0;  // head-weighted aggregates (== agg_off without head weight)
 };
 
+// Head h's aggregation scale: 1 for a sum, 1 / (its groundings) for an average.
+inline double head_scale(const RuleGroup& G, uint32_t h) {
+  const uint32_t count = G.head_segments[h + 1] - G.head_segments[h];
+  return G.aggregation == AggregationKind::Avg && count > 0 ? 1.0 / double(count) : 1.0;
+}
+
 // Atom neurons of one predicate at one depth: combine each atom's inputs (one per rule
 // that derives it, plus its own fact value if it is also a fact), offset, activation.
 struct AtomGroup {

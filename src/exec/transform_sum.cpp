@@ -21,11 +21,6 @@ Dims dims_of(const RuleGroup& G) {
   return {static_cast<Eigen::Index>(G.transform.sources.size()), B.raw_shape.size(), B.wout_shape.size()};
 }
 
-// Head h's scale: 1 for a sum, 1 / (its groundings) for an average.
-double head_scale(const RuleGroup& G, uint32_t h) {
-  const uint32_t count = G.head_segments[h + 1] - G.head_segments[h];
-  return G.aggregation == AggregationKind::Avg && count > 0 ? 1.0 / double(count) : 1.0;
-}
 
 // agg[h] = sum over head h's groundings k of rows[row_of[k]] (then scaled for an average),
 // summed in grounding order as the gathered aggregation does. W > 0: rows of W entries,

@@ -74,10 +74,8 @@ void add_rule_neurons(const neural::SampleNetwork& net, const exec::Plan& plan, 
         r.cols = G->act_shape.cols;
         const size_t size = G->act_shape.size(), off = G->inputs[0].src[k];
         r.value.assign(ws.values.begin() + off, ws.values.begin() + off + size);
-        const GroundNetwork::Aggregation& a = out.aggregations.back();
-        const uint32_t count = G->head_segments[head_in_group + 1] - G->head_segments[head_in_group];
-        const double scale = G->aggregation == neural::AggregationKind::Avg ? 1.0 / count : 1.0;
-        for (double ga : a.gradient) r.gradient.push_back(scale * ga);
+        const double scale = exec::head_scale(*G, static_cast<uint32_t>(head_in_group));
+        for (double ga : out.aggregations.back().gradient) r.gradient.push_back(scale * ga);
       } else if (located && !G->direct.fused_sum) {
         r.rows = G->act_shape.rows;
         r.cols = G->act_shape.cols;
