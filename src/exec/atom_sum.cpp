@@ -38,19 +38,11 @@ void forward_rows(const AtomGroup& A, Eigen::Index runtime_size, const T* B, boo
     T* y = v + A.red_off + j * size;
     T* out = v + A.out_off + j * size;
     const uint32_t b = A.segments[j], e = A.segments[j + 1];
-    if (b == e) {
-      std::fill(y, y + size, T(0.0));
-      finish_row<W, Relu>(A, size, y, 0, B, scalar_offset, y, out);
-    } else if constexpr (W > 0) {
-      T acc[W];
-      sum_rows(b, e, input, acc);
-      finish_row<W, Relu>(A, size, acc, e - b, B, scalar_offset, y, out);
-    } else {
-      for (Eigen::Index i = 0; i < size; ++i) y[i] = T(0.0) + input(b)[i];
-      for (uint32_t k = b + 1; k < e; ++k)
-        for (Eigen::Index i = 0; i < size; ++i) y[i] += input(k)[i];
-      finish_row<W, Relu>(A, size, y, e - b, B, scalar_offset, y, out);
-    }
+    T acc[W > 0 ? W : 1];
+    T* sum = W > 0 && b < e ? acc : y;
+    if (b == e) std::fill(y, y + size, T(0.0));
+    else sum_rows<W>(b, e, input, sum, size);
+    finish_row<W, Relu>(A, size, sum, e - b, B, scalar_offset, y, out);
   }
 }
 

@@ -13,6 +13,7 @@
 #include "exec/direct_product.hpp"
 #include "exec/parallel.hpp"
 #include "exec/plan.hpp"
+#include "exec/row_sum.hpp"
 #include "exec/small_gemm.hpp"
 #include "exec/transform_sum.hpp"
 
@@ -346,16 +347,7 @@ void sum_in_place_forward(const AtomGroup& A, T* v) {
     T* y = v + A.red_off + j * size;
     const uint32_t b = A.segments[j], e = A.segments[j + 1];
     if (b == e) std::fill(y, y + size, T(0.0));
-    // The first input as 0 + x (not a copy: the same bits as adding it to zeros, -0 too),
-    // so the row is written once instead of zero-filled first.
-    for (uint32_t k = b; k < e; ++k) {
-      const T* x = v + A.src[k];
-      if (k == b) {
-        for (size_t i = 0; i < size; ++i) y[i] = T(0.0) + x[i];
-      } else {
-        for (size_t i = 0; i < size; ++i) y[i] += x[i];
-      }
-    }
+    else sum_rows<0>(b, e, [&](uint32_t k) -> const T* { return v + A.src[k]; }, y, static_cast<long>(size));
     if (A.combination == AggregationKind::Avg && e > b) {
       const T inv = T(1.0) / T(e - b);
       for (size_t i = 0; i < size; ++i) y[i] *= inv;

@@ -22,14 +22,17 @@ inline void with_row_width(long size, F&& f) {
   }
 }
 
-// acc = 0 + row(begin) + row(begin + 1) + ... + row(end - 1), entry by entry; begin < end.
+// acc[0, size) = 0 + row(begin) + row(begin + 1) + ... + row(end - 1), entry by entry;
+// begin < end. W > 0: size is W, known at compile time (acc a local array, held in
+// registers); W = 0: `runtime_size` entries, acc any row (the output row itself).
 template <int W, class T, class Row>
-inline void sum_rows(uint32_t begin, uint32_t end, Row&& row, T (&acc)[W]) {
+inline void sum_rows(uint32_t begin, uint32_t end, Row&& row, T* acc, long runtime_size = W) {
+  const long size = W > 0 ? W : runtime_size;
   const T* x0 = row(begin);
-  for (int e = 0; e < W; ++e) acc[e] = T(0.0) + x0[e];  // 0 + x: the bits of adding to zeros, -0 too
+  for (long e = 0; e < size; ++e) acc[e] = T(0.0) + x0[e];  // 0 + x: the bits of adding to zeros, -0 too
   for (uint32_t k = begin + 1; k < end; ++k) {
     const T* x = row(k);
-    for (int e = 0; e < W; ++e) acc[e] += x[e];
+    for (long e = 0; e < size; ++e) acc[e] += x[e];
   }
 }
 

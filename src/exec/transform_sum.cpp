@@ -37,22 +37,12 @@ void sum_rows_per_head(const RuleGroup& G, Eigen::Index runtime_out, const T* ro
       std::fill(y, y + out, T(0.0));
       continue;
     }
+    // Summed in registers for a compile-time width, else in the output row itself.
+    T acc[W > 0 ? W : 1];
+    T* sum = W > 0 ? acc : y;
+    sum_rows<W>(begin, end, [&](uint32_t k) { return rows + size_t(t.row_of[k]) * out; }, sum, out);
     const T scale = head_scale(G, h);
-    if constexpr (W > 0) {
-      T acc[W];
-      sum_rows(begin, end, [&](uint32_t k) { return rows + size_t(t.row_of[k]) * W; }, acc);
-      for (int e = 0; e < W; ++e) y[e] = scale != 1.0 ? acc[e] * scale : acc[e];
-      continue;
-    }
-    // The first row as 0 + x (the bits of adding it to zeros, -0 too): no zero-fill pass.
-    const T* x0 = rows + size_t(t.row_of[begin]) * out;
-    for (Eigen::Index e = 0; e < out; ++e) y[e] = T(0.0) + x0[e];
-    for (uint32_t k = begin + 1; k < end; ++k) {
-      const T* x = rows + size_t(t.row_of[k]) * out;
-      for (Eigen::Index e = 0; e < out; ++e) y[e] += x[e];
-    }
-    if (scale != 1.0)
-      for (Eigen::Index e = 0; e < out; ++e) y[e] *= scale;
+    for (Eigen::Index e = 0; e < out; ++e) y[e] = scale != 1.0 ? sum[e] * scale : sum[e];
   }
 }
 
