@@ -69,13 +69,7 @@ void backward_rows(const AtomGroup& A, Eigen::Index runtime_size, const T* v, T*
         for (Eigen::Index i = 0; i < size; ++i) gB[i] += gpre[i];
       }
     }
-    const uint32_t b = A.segments[j], e = A.segments[j + 1];
-    if (b == e) continue;
-    const T scale = A.combination == AggregationKind::Avg ? T(1.0) / T(e - b) : T(1.0);
-    for (uint32_t k = b; k < e; ++k) {
-      T* gx = g + A.src[k];
-      for (Eigen::Index i = 0; i < size; ++i) gx[i] += scale * gpre[i];
-    }
+    scatter_to_inputs(A, j, gpre, g, size);
   }
   if (gB && scalar_offset) gB[0] += scalar_sum;
 }

@@ -9,6 +9,19 @@
 
 namespace lrnn::exec {
 
+// g[src[k]] += dL/d(red[j]) (`gy`, `size` entries; scaled for an average) for every input k
+// of atom j: an in-place sum's backward for one atom, fused or not.
+template <class T>
+inline void scatter_to_inputs(const AtomGroup& A, uint32_t j, const T* gy, T* g, long size) {
+  const uint32_t b = A.segments[j], e = A.segments[j + 1];
+  if (b == e) return;
+  const T scale = A.combination == AggregationKind::Avg ? T(1.0) / T(e - b) : T(1.0);
+  for (uint32_t k = b; k < e; ++k) {
+    T* gx = g + A.src[k];
+    for (long i = 0; i < size; ++i) gx[i] += scale * gy[i];
+  }
+}
+
 // Whether A's forward and backward may run fused (the kinds above).
 bool fusable_atom_sum(const AtomGroup& A);
 // v[A.red_off ...] (== pre_off) = inputs' sum (average) + offset, v[A.out_off ...] = its

@@ -358,17 +358,8 @@ void sum_in_place_forward(const AtomGroup& A, T* v) {
 // g[src[k]] += dL/d(red[j]) (scaled for an average) for each input k of atom j.
 template <class T>
 void sum_in_place_backward(const AtomGroup& A, T* g) {
-  const size_t size = A.in_shape.size();
-  for (uint32_t j = 0; j < A.m; ++j) {
-    const uint32_t b = A.segments[j], e = A.segments[j + 1];
-    if (b == e) continue;
-    const T scale = A.combination == AggregationKind::Avg ? T(1.0) / T(e - b) : T(1.0);
-    const T* gy = g + A.red_off + j * size;
-    for (uint32_t k = b; k < e; ++k) {
-      T* gx = g + A.src[k];
-      for (size_t i = 0; i < size; ++i) gx[i] += scale * gy[i];
-    }
-  }
+  const long size = A.in_shape.size();
+  for (uint32_t j = 0; j < A.m; ++j) scatter_to_inputs(A, j, g + A.red_off + j * size, g, size);
 }
 
 // The group's combined inputs, at red_off.

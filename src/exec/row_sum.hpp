@@ -1,8 +1,8 @@
-// The in-order sum of a few rows of W entries (W known at compile time), kept in a local
-// array the compiler holds in vector registers: the transform sum's heads and the fused atom
-// sums add a head's rows one after another, and summed into the output row in memory,
-// each addition waited for the store of the one before (store-to-load forwarding on the
-// critical path). The same additions in the same order: the same bits.
+// The in-order sum of a few rows: the transform sum's heads and the atom sums add a head's
+// rows one after another. For the common widths (W known at compile time) the sum is kept
+// in a local array the compiler holds in vector registers: summed into the output row in
+// memory, each addition waited for the store of the one before (store-to-load forwarding
+// on the critical path). The same additions in the same order either way: the same bits.
 #pragma once
 
 #include <cstdint>
