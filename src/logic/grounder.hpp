@@ -12,6 +12,20 @@
 
 namespace lrnn::logic {
 
+// A score rule and the weighted-sum rule reading it that may be grounded as a PairBlock
+// (grounding.hpp): neural::pair_block_rules finds them (their combinations, aggregations
+// and weights allow it); the grounder checks the rules' literals (pair_block_structure) and
+// each example's atoms.
+struct PairBlockRules {
+  uint32_t score_rule = 0, sum_rule = 0;
+};
+
+// Whether rules score_rule and sum_rule of `program` have the literals of a PairBlock
+// (grounding.hpp), the pair predicate w is read by the sum rule alone and derived by the
+// score rule alone, the sum rule's head predicate is derived by it alone, and no stratum of
+// the program is recursive. Logic only: the neural side checks what the rules compute.
+bool pair_block_structure(const Program& program, uint32_t score_rule, uint32_t sum_rule);
+
 struct GroundingOptions {
   // Ground rules (over all template rules of one example) beyond which grounding stops
   // with ErrorKind::Limit naming the rule being enumerated.
@@ -33,6 +47,11 @@ struct GroundingOptions {
   // substitution makes distinct without hashing them. false: every head is hashed and
   // every rule enumerated again after the model (the general path; tests compare both).
   bool record_while_firing = true;
+  // Rule pairs to ground as PairBlocks where an example allows it (every key J with a
+  // value v(J), no w fact, no query on w, keys ascending under a comparison); elsewhere
+  // they are grounded rule by rule. Empty: no blocks (what every reader of ground rules
+  // but neuralize and build_plan expects).
+  std::vector<PairBlockRules> pair_blocks;
 };
 
 // Grounds `example` (its facts; its labelled queries are ignored) with `queries` as the

@@ -29,6 +29,41 @@ struct GroundRuleSet {
   size_t size() const { return head.size(); }
 };
 
+// Attention's score rule and the weighted sum that reads it, grounded as one block
+// (GroundingOptions::pair_blocks) instead of n^2 pair atoms w(I, J) and 2 n^2 ground rules.
+// Each row is a query I, each column a key J:
+//   score rule  w(I, J) :- <ground literals>, <literal of J alone>, <literal of I alone>
+//                          [, @leq(J, I) or @lt(J, I) or @geq(I, J) or @gt(I, J)].
+//   sum rule    a(I) :- w(I, J), <literal of J alone>.
+// (literals in any order). Pairs are numbered row by row: row r pairs with columns
+// 0 .. band(r) - 1 (every column without a comparison; with one, the columns ascend and the
+// band is the prefix the comparison allows). The pair atoms w(I, J) are not atoms of the
+// sample: nothing but the sum rule reads them. Ids are atom ids of the sample (local atom
+// ids once neuralized, neural::SampleNetwork::pair_blocks).
+inline constexpr uint32_t kRowInput = 0xFFFFFFFEu;     // PairBlock::score_inputs: the literal of I
+inline constexpr uint32_t kColumnInput = 0xFFFFFFFDu;  // PairBlock::score_inputs: the literal of J
+struct PairBlock {
+  uint32_t score_rule = 0, sum_rule = 0;  // template rule indices
+  // Per input literal of the score rule (input-literal order): the atom of a ground literal
+  // (d_k), kRowInput or kColumnInput.
+  std::vector<uint32_t> score_inputs;
+  uint32_t sum_pair_input = 0;  // the sum rule's input slot of w(I, J) (its other input is v(J))
+  std::vector<uint32_t> row_atom, head_atom, row_symbol;         // per row: q(I), a(I), I
+  std::vector<uint32_t> column_atom, value_atom, column_symbol;  // per column: k(J), v(J), J
+  // Per row: how many columns (from the first) it pairs with; empty: all of them.
+  std::vector<uint32_t> band;
+  uint32_t level = kNone;  // the sum rule's stratum (GroundRuleSet::level of its ground rules)
+  size_t rows() const { return row_atom.size(); }
+  size_t columns() const { return column_atom.size(); }
+  uint32_t band_of(size_t r) const { return band.empty() ? uint32_t(column_atom.size()) : band[r]; }
+  size_t pairs() const {
+    if (band.empty()) return rows() * columns();
+    size_t n = 0;
+    for (uint32_t b : band) n += b;
+    return n;
+  }
+};
+
 // One example grounded against a template: the (query-relevant part of the) least model
 // and every ground rule. Atom ids are dense 0..num_atoms()-1.
 struct GroundSample {
@@ -42,14 +77,16 @@ struct GroundSample {
   // nor derived), by atom id, ascending.
   std::vector<std::pair<uint32_t, double>> computed_values;
   std::vector<GroundRuleSet> rules;  // template rules with >= 1 grounding, by rule index
+  // Score and weighted-sum rules grounded as blocks (their rules then have no GroundRuleSet).
+  std::vector<PairBlock> pair_blocks;
   // Per query of the example (in order), the atom ids it matches (a query with variables
   // may match several; an underivable ground query matches none).
   std::vector<std::vector<uint32_t>> query_atoms;
 
   struct Stats {
     size_t facts = 0;         // example facts (after dedup)
-    size_t derived = 0;       // atoms derived by rules (not facts)
-    size_t ground_rules = 0;  // sum of GroundRuleSet sizes
+    size_t derived = 0;       // atoms derived by rules (not facts), a PairBlock's pairs included
+    size_t ground_rules = 0;  // sum of GroundRuleSet sizes, plus 2 per pair of a PairBlock
     double seconds = 0;
   } stats;
 

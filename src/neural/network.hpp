@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "neural/functions.hpp"
+#include "logic/grounder.hpp"
 #include "logic/grounding.hpp"
 #include "lrnn/ast.hpp"
 #include "neural/template_model.hpp"
@@ -41,6 +42,15 @@ struct SampleNetwork {
   std::vector<uint32_t> inputs_begin;  // size ground rules + 1
   std::vector<uint32_t> inputs;        // local atom ids, in input-literal order
 
+  // Attention blocks (logic::PairBlock, atom ids local): their pairs are neither atoms nor
+  // ground rules here; the plan computes each block's scores (at pair_depth) and weighted
+  // sums (heads at head_depth, their atoms' depth) as dense or banded products.
+  struct PairBlock {
+    logic::PairBlock block;
+    uint32_t pair_depth = 0, head_depth = 0;
+  };
+  std::vector<PairBlock> pair_blocks;
+
   // Per query of the example, the local atom ids it matched (empty: no neuron, output 0).
   std::vector<std::vector<uint32_t>> query_atoms;
 
@@ -58,6 +68,13 @@ struct SampleNetwork {
 // not fit the template.
 SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
                         const logic::GroundSample& ground, bool learnable_facts = false);
+
+// The score and weighted-sum rules of `model` that may be grounded as logic::PairBlocks
+// (for logic::GroundingOptions::pair_blocks): the score rule a product of unweighted,
+// unnegated inputs normalised by softmax over the key variable alone, the sum rule a
+// product of its two unweighted inputs summed or averaged per head, without offset or
+// activation, and the literals as logic::pair_block_structure requires.
+std::vector<logic::PairBlockRules> pair_block_rules(const TemplateModel& model, const logic::Program& program);
 
 // Everything but the fact values (the learnable facts' parameter indices included):
 // networks with equal hashes share one execution plan.
