@@ -5,7 +5,10 @@
 // and the wall seconds of the whole first call. Prints the ground rules and the network's
 // structure hash too, so two builds can be checked to produce the same network.
 //
-//   bench_attention_stages --sizes 512,2048 --variants full,causal,window [--repeats 3]
+// The score and weighted-sum rules are grounded as blocks (logic::GroundingOptions::pair_blocks,
+// as zoo::SequenceModel grounds them); `--blocks 0` grounds them rule by rule.
+//
+//   bench_attention_stages --sizes 512,2048 --variants full,causal,window [--repeats 3] [--blocks 0|1]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -25,7 +28,7 @@
 
 int main(int argc, char** argv) {
   std::vector<std::string> sizes = {"512", "2048"}, variants = {"full", "causal", "window"};
-  int d = 64, window = 16, repeats = 3;
+  int d = 64, window = 16, repeats = 3, blocks = 1;
   for (int a = 1; a + 1 < argc; a += 2) {
     const std::string k = argv[a], v = argv[a + 1];
     if (k == "--sizes") sizes = bench::split_commas(v);
@@ -33,6 +36,7 @@ int main(int argc, char** argv) {
     else if (k == "--dim") d = std::atoi(v.c_str());
     else if (k == "--window") window = std::atoi(v.c_str());
     else if (k == "--repeats") repeats = std::atoi(v.c_str());
+    else if (k == "--blocks") blocks = std::atoi(v.c_str());
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;
@@ -44,6 +48,8 @@ int main(int argc, char** argv) {
     for (const std::string& size : sizes) {
       const int n = std::atoi(size.c_str());
       lrnn::train::Engine engine(lrnn::parse_template(bench::attention_template(d, bench::attention_mask(variant, window))));
+      lrnn::logic::GroundingOptions grounding;
+      if (blocks) grounding.pair_blocks = lrnn::neural::pair_block_rules(engine.model(), engine.program());
       std::mt19937_64 rng(1234 + n);
       std::normal_distribution<double> g;
       lrnn::ExampleAst ex;
@@ -60,7 +66,7 @@ int main(int argc, char** argv) {
       for (int r = 0; r < repeats; ++r) {
         const auto wall0 = std::chrono::steady_clock::now();
         double t0 = bench::cpu_seconds();
-        lrnn::logic::GroundSample ground = lrnn::logic::ground(engine.program(), ex, queries);
+        lrnn::logic::GroundSample ground = lrnn::logic::ground(engine.program(), ex, queries, grounding);
         double t1 = bench::cpu_seconds();
         best[0] = std::min(best[0], t1 - t0);
         lrnn::neural::SampleNetwork net = lrnn::neural::neuralize(engine.model(), ex, ground);

@@ -180,12 +180,39 @@ void dense_scale_backward(const RuleGroup& G, const T* v, const T* gagg, T* g) {
   });
 }
 
+// A banded block planned without per-member input offsets (a pair block, plan.cpp) runs its
+// members one by one only when a tile would multiply a non-finite value by a masked zero;
+// then the offsets are written out for that pass: member k of row i, column
+// band_first[i] + t, reads row i of `outer` and that column of `inner` (Dot), or scales that
+// column of `inner` by `outer` at outer_off + k (Scale); the other scalars are constant.
+RuleGroup with_member_sources(const RuleGroup& G) {
+  RuleGroup E = G;
+  E.direct.banded = false;
+  const DirectProduct& d = G.direct;
+  const uint32_t len = static_cast<uint32_t>(d.len);
+  for (InputBlock& B : E.inputs) B.src.resize(G.n);
+  size_t constant = 0;
+  for (int j : d.scalars)
+    if (j != d.outer) std::fill(E.inputs[j].src.begin(), E.inputs[j].src.end(), d.scalar_off[constant++]);
+  for (uint32_t i = 0; i < d.rows; ++i)
+    for (uint32_t k = d.band_begin[i]; k < d.band_begin[i + 1]; ++k) {
+      const uint32_t column = d.band_first[i] + (k - d.band_begin[i]);
+      E.inputs[d.inner].src[k] = d.inner_off + column * len;
+      E.inputs[d.outer].src[k] = d.kind == Kind::Dot ? d.outer_off + i * len : d.outer_off + k;
+    }
+  return E;
+}
+
+// Whether G's banded block left its members' input offsets out.
+bool implicit_members(const RuleGroup& G) { return G.direct.banded && G.inputs[G.direct.inner].src.empty(); }
+
 }  // namespace
 
 template <class T>
 void direct_product_forward(const RuleGroup& G, const T* v, T* comb) {
   if (G.direct.dense) return dense_dot_forward(G.direct, v, comb);
   if (G.direct.banded && banded_dot_forward(G.direct, v, comb)) return;
+  if (implicit_members(G)) return direct_product_forward(with_member_sources(G), v, comb);
   const int size = product_size(G.direct);
   const size_t n = G.n;
   parallel_for_if(n * G.direct.len > kParallelEntries, n, [&](size_t k) {
@@ -197,6 +224,7 @@ template <class T>
 void direct_sum_forward(const RuleGroup& G, const T* v, T* agg) {
   if (G.direct.dense) return dense_scale_forward(G, v, agg);
   if (G.direct.banded && banded_scale_forward(G.direct, G.aggregation == AggregationKind::Avg, v, agg)) return;
+  if (implicit_members(G)) return direct_sum_forward(with_member_sources(G), v, agg);
   const int size = product_size(G.direct);
   const size_t m = G.m;
   parallel_for_if(size_t(G.n) * G.direct.len > kParallelEntries, m, [&](size_t h) {
@@ -213,6 +241,7 @@ template <class T>
 void direct_product_backward(const RuleGroup& G, const T* v, const T* gcomb, T* g) {
   if (G.direct.dense) return dense_dot_backward(G.direct, v, gcomb, g);
   if (G.direct.banded && banded_dot_backward(G.direct, v, gcomb, g)) return;
+  if (implicit_members(G)) return direct_product_backward(with_member_sources(G), v, gcomb, g);
   const int size = product_size(G.direct);
   for (uint32_t k = 0; k < G.n; ++k) member_backward(G, v, k, gcomb + size_t(k) * size, T(1), g);
 }
@@ -221,6 +250,7 @@ template <class T>
 void direct_sum_backward(const RuleGroup& G, const T* v, const T* gagg, T* g) {
   if (G.direct.dense) return dense_scale_backward(G, v, gagg, g);
   if (G.direct.banded && banded_scale_backward(G.direct, G.aggregation == AggregationKind::Avg, v, gagg, g)) return;
+  if (implicit_members(G)) return direct_sum_backward(with_member_sources(G), v, gagg, g);
   const int size = product_size(G.direct);
   for (uint32_t h = 0; h < G.m; ++h) {
     const T scale = head_scale(G, h);

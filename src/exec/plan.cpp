@@ -428,6 +428,7 @@ class PlanBuilder {
       depth_first_group = plan.rule_groups.size();
       for (; rule_it != rule_buckets.end() && rule_it->first.first == depth; ++rule_it)
         add_rule_group(rule_it->first.second, std::move(rule_it->second));  // (not copied: n^2 for attention)
+      add_pair_block_groups(depth);
       for (; atom_it != atom_buckets.end() && atom_it->first.first == depth; ++atom_it)
         add_atom_group(atom_it->first.second, atom_it->second);
     }
@@ -755,6 +756,218 @@ class PlanBuilder {
       G.softmax_segments.clear();
     }
     return true;
+  }
+
+  // ---- pair blocks (neural::SampleNetwork::pair_blocks) ----
+  // Each block's scores are a rule group at its pair depth and its weighted sums one at its
+  // head depth. Pairs are listed row by row (query-major), so each row is a softmax segment
+  // and the sums' head segments; when the rows, columns and values lie back to back in the
+  // value buffer the groups are dense (no mask) or banded (a causal mask) products whose
+  // members need no per-pair arrays; otherwise the per-pair input offsets are written out
+  // and the general detection and kernels run.
+  std::vector<std::vector<uint32_t>> block_score_group;  // per sample and block: its scores' rule group
+
+  void add_pair_block_groups(uint32_t depth) {
+    if (block_score_group.empty()) block_score_group.resize(n_samples);
+    for (uint32_t s = 0; s < n_samples; ++s) {
+      const auto& blocks = samples[s]->pair_blocks;
+      block_score_group[s].resize(blocks.size(), kNoValue);
+      for (size_t b = 0; b < blocks.size(); ++b) {
+        if (blocks[b].pair_depth == depth) block_score_group[s][b] = add_block_scores(s, blocks[b].block);
+        if (blocks[b].head_depth == depth) add_block_sums(s, blocks[b].block, plan.rule_groups.at(block_score_group[s][b]));
+      }
+    }
+  }
+
+  // Row r's first pair (rows + 1 offsets): the block's softmax segments.
+  static std::vector<uint32_t> block_row_begin(const logic::PairBlock& b) {
+    std::vector<uint32_t> begin(b.rows() + 1, 0);
+    for (size_t r = 0; r < b.rows(); ++r) begin[r + 1] = begin[r] + b.band_of(r);
+    return begin;
+  }
+
+  // The value offsets of `atoms` when they lie back to back (atom i at first + i * len) with
+  // one shape (returned, with `first`); false otherwise. Throws naming the literal when the
+  // shapes differ.
+  bool back_to_back(uint32_t s, const std::vector<uint32_t>& atoms, uint32_t r, size_t input, Shape& shape,
+                    uint32_t& first) const {
+    const std::vector<uint32_t>& off = plan.atom_offsets[s];
+    const std::vector<Shape>& shapes = plan.atom_shapes[s];
+    shape = shapes[atoms[0]];
+    first = off[atoms[0]];
+    bool contiguous = true;
+    for (size_t i = 0; i < atoms.size(); ++i) {
+      if (!(shapes[atoms[i]] == shape)) {
+        const Literal& lit = model.ast().rules[r].body[model.rules[r].inputs[input].body_index];
+        throw Error(ErrorKind::Shape, lit.span,
+                    rule_name(model, r) + ", literal " + literal_text(lit) + ": input values have different shapes " +
+                        text(shape) + " and " + text(shapes[atoms[i]]));
+      }
+      contiguous = contiguous && off[atoms[i]] == first + i * static_cast<uint64_t>(shape.size());
+    }
+    return contiguous;
+  }
+
+  // Input `i` of the score rule per pair (row-major): a row's, a column's or one atom's offset.
+  void write_score_sources(uint32_t s, const logic::PairBlock& b, size_t i, std::vector<uint32_t>& src) const {
+    const std::vector<uint32_t>& off = plan.atom_offsets[s];
+    const uint32_t a = b.score_inputs[i];
+    src.clear();
+    src.reserve(b.pairs());
+    for (size_t r = 0; r < b.rows(); ++r)
+      for (uint32_t c = 0; c < b.band_of(r); ++c)
+        src.push_back(a == logic::kRowInput ? off[b.row_atom[r]] : a == logic::kColumnInput ? off[b.column_atom[c]] : off[a]);
+  }
+
+  // The block's scores: one member per pair, each its own head (the pair atom w(I, J)).
+  uint32_t add_block_scores(uint32_t s, const logic::PairBlock& b) {
+    const uint32_t r = b.score_rule;
+    const neural::RuleSpec& spec = model.rules[r];
+    RuleGroup G;
+    G.rule = r;
+    G.n = static_cast<uint32_t>(b.pairs());
+    G.combination = spec.combination;
+    G.activation = spec.activation;
+    MemberScan scan;
+    scan.done = scan.softmax_in_order = true;
+    scan.blocks.assign(spec.inputs.size(), InputBlock{});
+    bool contiguous = true;
+    uint32_t row_off = 0, col_off = 0, first = 0;
+    for (size_t i = 0; i < spec.inputs.size(); ++i) {
+      const uint32_t a = b.score_inputs[i];
+      Shape& shape = scan.blocks[i].raw_shape;
+      if (a == logic::kRowInput) contiguous = back_to_back(s, b.row_atom, r, i, shape, row_off) && contiguous;
+      else if (a == logic::kColumnInput) contiguous = back_to_back(s, b.column_atom, r, i, shape, col_off) && contiguous;
+      else back_to_back(s, {a}, r, i, shape, first);
+    }
+    const std::vector<uint32_t> row_begin = block_row_begin(b);
+    G.softmax_segments = row_begin;
+    std::vector<Shape> z_shapes;
+    const bool fast = plan_block_inputs(
+        G, spec, scan, contiguous && block_tiles_fit(b, row_begin),
+        [](const DirectProduct& d) { return d.kind == DirectProduct::Kind::Dot; },
+        [&](size_t i, std::vector<uint32_t>& src) { write_score_sources(s, b, i, src); }, z_shapes);
+    plan_combination_and_activation(G, spec, z_shapes);
+    DirectProduct& d = G.direct;
+    if (fast) {
+      const int row = static_cast<int>(std::find(b.score_inputs.begin(), b.score_inputs.end(), logic::kRowInput) -
+                                       b.score_inputs.begin());
+      G.m = G.n;  // one pair per head: the aggregation is the identity, no head segments
+      d.outer = row;
+      d.inner = row == d.a ? d.b : d.a;
+      d.outer_off = row_off;
+      d.inner_off = col_off;
+      for (int j : d.scalars) d.scalar_off.push_back(plan.atom_offsets[s][b.score_inputs[j]]);
+      set_block_shape(d, b, row_begin);
+    } else {
+      G.head_segments.resize(size_t(G.n) + 1);
+      for (uint32_t k = 0; k <= G.n; ++k) G.head_segments[k] = k;
+      plan_head_segments(G, {}, true);
+    }
+    plan_softmax_segments(G, {}, true);
+    plan_aggregation_and_head_weight(G, spec);
+    plan.steps.push_back({false, static_cast<uint32_t>(plan.rule_groups.size())});
+    plan.rule_groups.push_back(std::move(G));
+    return static_cast<uint32_t>(plan.rule_groups.size() - 1);
+  }
+
+  // The block's weighted sums a(I): head r sums row r's pairs, each a score times v(J).
+  void add_block_sums(uint32_t s, const logic::PairBlock& b, const RuleGroup& scores) {
+    const uint32_t r = b.sum_rule;
+    const neural::RuleSpec& spec = model.rules[r];
+    RuleGroup G;
+    G.rule = r;
+    G.n = static_cast<uint32_t>(b.pairs());
+    G.combination = spec.combination;
+    G.activation = spec.activation;
+    MemberScan scan;
+    scan.done = true;
+    scan.blocks.assign(2, InputBlock{});
+    const size_t pair = b.sum_pair_input, value = 1 - pair;
+    scan.blocks[pair].raw_shape = scores.out_shape;
+    uint32_t value_off = 0;
+    const bool contiguous = back_to_back(s, b.value_atom, r, value, scan.blocks[value].raw_shape, value_off);
+    const std::vector<uint32_t> row_begin = block_row_begin(b);
+    G.head_segments = row_begin;
+    const uint32_t score_size = static_cast<uint32_t>(scores.out_shape.size());
+    std::vector<Shape> z_shapes;
+    // (The sum rule is summed or averaged with nothing in between: a direct product of it is a fused sum.)
+    const bool fast = plan_block_inputs(
+        G, spec, scan, contiguous && block_tiles_fit(b, row_begin),
+        [&](const DirectProduct& d) { return d.kind == DirectProduct::Kind::Scale && d.a == int(value); },
+        [&](size_t i, std::vector<uint32_t>& src) {
+          src.resize(G.n);
+          const std::vector<uint32_t>& off = plan.atom_offsets[s];
+          if (i == pair)
+            for (uint32_t k = 0; k < G.n; ++k) src[k] = scores.out_off + k * score_size;
+          else
+            for (size_t row = 0; row < b.rows(); ++row)
+              for (uint32_t c = 0; c < b.band_of(row); ++c) src[row_begin[row] + c] = off[b.value_atom[c]];
+        },
+        z_shapes);
+    plan_combination_and_activation(G, spec, z_shapes);
+    DirectProduct& d = G.direct;
+    G.m = static_cast<uint32_t>(b.rows());
+    if (fast && !d.fused_sum)
+      throw Error(ErrorKind::Runtime, rule_name(model, r) + ": a pair block's weighted sum is not a fused sum");
+    if (fast) {
+      d.outer = static_cast<int>(pair);
+      d.inner = static_cast<int>(value);
+      d.outer_off = scores.out_off;
+      d.inner_off = value_off;
+      set_block_shape(d, b, row_begin);
+    } else {
+      plan_head_segments(G, {}, true);
+    }
+    plan_aggregation_and_head_weight(G, spec);
+    std::vector<Contribution>& list = contributions[spec.head_predicate];
+    const uint32_t size = static_cast<uint32_t>(G.out_shape.size());
+    for (uint32_t h = 0; h < G.m; ++h) list.push_back({s, b.head_atom[h], G.out_off + h * size, G.out_shape});
+    plan.steps.push_back({false, static_cast<uint32_t>(plan.rule_groups.size())});
+    plan.rule_groups.push_back(std::move(G));
+  }
+
+  // A block group's inputs: without per-pair sources when `fast` (the rows lie back to back,
+  // the tiles fit) and the product is direct and of the kind `direct_fits` accepts (sources_of
+  // is then never called), else with them. Returns whether the sources were left out.
+  template <class Fits, class Sources>
+  bool plan_block_inputs(RuleGroup& G, const neural::RuleSpec& spec, MemberScan& scan, bool fast, Fits direct_fits,
+                         Sources sources_of, std::vector<Shape>& z_shapes) {
+    std::vector<InputBlock> probe;
+    for (size_t i = 0; i < spec.inputs.size(); ++i) {
+      InputBlock scanned = scan.blocks[i];
+      probe.push_back(input_block(G.rule, i, {}, &scanned));
+    }
+    fast = fast && direct_fits(plan_direct_product(G.combination, probe));
+    if (!fast)
+      for (size_t i = 0; i < spec.inputs.size(); ++i) sources_of(i, scan.blocks[i].src);
+    z_shapes = plan_rule_inputs(G, spec, {}, scan);
+    return fast;
+  }
+
+  // Whether the tiles of a banded block cover at most twice its pairs (as plan_banded_block
+  // requires): true for a causal mask over sorted positions, not for any band.
+  static bool block_tiles_fit(const logic::PairBlock& b, const std::vector<uint32_t>& row_begin) {
+    if (b.band.empty()) return true;
+    DirectProduct d;
+    set_block_shape(d, b, row_begin);
+    return banded_tile_entries(d) <= 2 * b.pairs() + kTileRows;
+  }
+
+  // A dense block (every row pairs with every column) or a banded one (row r with the
+  // columns 0 .. band(r) - 1), run as tiles when they hold at most twice the pairs.
+  static void set_block_shape(DirectProduct& d, const logic::PairBlock& b, const std::vector<uint32_t>& row_begin) {
+    d.rows = static_cast<uint32_t>(b.rows());
+    if (b.band.empty()) {
+      d.cols = static_cast<uint32_t>(b.columns());
+      d.dense = true;
+      return;
+    }
+    d.cols = *std::max_element(b.band.begin(), b.band.end());
+    d.band_begin = row_begin;
+    d.band_first.assign(d.rows, 0);
+    plan_tiles(d);
+    d.banded = true;
   }
 
   // All ground rules of template rule r at this depth: one RuleGroup, planned in steps

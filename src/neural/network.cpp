@@ -51,7 +51,16 @@ struct FlatGroundRules {
   uint32_t head(uint32_t g) const { return set(g).head[row(g)]; }
   uint32_t n_inputs(uint32_t g) const { return set(g).n_inputs; }
   uint32_t input(uint32_t g, uint32_t i) const { return set(g).inputs[static_cast<size_t>(row(g)) * set(g).n_inputs + i]; }
-  bool derived(uint32_t atom) const { return first_set[atom] != kNone; }
+  // Per atom: the pair block whose head it is (kNone: none); empty without blocks.
+  std::vector<uint32_t> block_of_head;
+  bool derived(uint32_t atom) const {
+    return first_set[atom] != kNone || (!block_of_head.empty() && block_of_head[atom] != kNone);
+  }
+  // The template rule deriving a derived atom (its first rule set's, or its block's sum rule).
+  uint32_t deriving_rule(uint32_t atom) const {
+    return first_set[atom] != kNone ? ground.rules[first_set[atom]].rule
+                                    : ground.pair_blocks[block_of_head[atom]].sum_rule;
+  }
 };
 
 FlatGroundRules flatten(const TemplateModel& model, const logic::GroundSample& ground) {
@@ -76,6 +85,12 @@ FlatGroundRules flatten(const TemplateModel& model, const logic::GroundSample& g
       f.first_set[h] = static_cast<uint32_t>(k);
     }
   }
+  if (!ground.pair_blocks.empty()) f.block_of_head.assign(n_atoms, kNone);
+  for (size_t b = 0; b < ground.pair_blocks.size(); ++b)
+    for (uint32_t h : ground.pair_blocks[b].head_atom) {
+      if (h >= n_atoms) throw Error(ErrorKind::Runtime, "pair block head is not an atom of the sample");
+      f.block_of_head[h] = static_cast<uint32_t>(b);
+    }
   return f;
 }
 
@@ -170,6 +185,43 @@ Relevance search_from_queries(const FlatGroundRules& f) {
   return r;
 }
 
+// Every atom a pair block reads or derives, visited once each (heads, rows, columns, values,
+// then the score rule's ground literals).
+template <class Visit>
+void for_each_block_atom(const logic::PairBlock& b, Visit visit) {
+  for (const auto* atoms : {&b.head_atom, &b.row_atom, &b.column_atom, &b.value_atom})
+    for (uint32_t a : *atoms) visit(a);
+  for (uint32_t a : b.score_inputs)
+    if (a != logic::kRowInput && a != logic::kColumnInput) visit(a);
+}
+
+// A block is computed whole: when a query needs one of its heads, every atom it reads or
+// derives is kept (its heads all derived by it alone, so none has another rule to visit).
+void mark_block(const logic::PairBlock& b, std::vector<uint8_t>& state) {
+  const bool needed = std::any_of(b.head_atom.begin(), b.head_atom.end(), [&](uint32_t h) { return state.at(h) == 2; });
+  if (!needed) return;
+  for_each_block_atom(b, [&](uint32_t a) { state.at(a) = 2; });
+}
+
+// One depth for all of a block's pair atoms (1 + the deepest atom a score reads) and one
+// for its heads (1 + the deeper of the pairs and the values): the plan computes the block's
+// scores in one step and its sums in another.
+struct BlockDepths {
+  uint32_t pairs = 1, head = 2;
+};
+BlockDepths block_depths(const logic::PairBlock& b, const std::vector<uint32_t>& depth) {
+  uint32_t inputs = 0, values = 0;
+  for (const auto* atoms : {&b.row_atom, &b.column_atom})
+    for (uint32_t a : *atoms) inputs = std::max(inputs, depth[a]);
+  for (uint32_t a : b.score_inputs)
+    if (a != logic::kRowInput && a != logic::kColumnInput) inputs = std::max(inputs, depth[a]);
+  for (uint32_t a : b.value_atom) values = std::max(values, depth[a]);
+  BlockDepths d;
+  d.pairs = inputs + 1;
+  d.head = std::max(d.pairs, values) + 1;
+  return d;
+}
+
 // search_from_queries when every rule set has a level (the grounder found no recursion):
 // the ground rules form no cycle, so nothing is dropped, the kept atoms are those the
 // queries reach (marked taking the rule sets from the highest level down, as the grounder
@@ -178,19 +230,28 @@ Relevance search_from_queries(const FlatGroundRules& f) {
 // same result as the search, without its per-atom stack and scattered reads.
 bool layered_relevance(const FlatGroundRules& f, Relevance& r) {
   const auto& sets = f.ground.rules;
+  const auto& blocks = f.ground.pair_blocks;
   for (const logic::GroundRuleSet& s : sets)
     if (s.level == kNone) return false;
+  for (const logic::PairBlock& b : blocks)
+    if (b.level == kNone) return false;
   const size_t n_atoms = f.ground.num_atoms();
   r = Relevance{std::vector<uint8_t>(n_atoms, 0), std::vector<uint32_t>(n_atoms, 0), std::vector<uint8_t>(f.size(), 0), 0};
-  std::vector<uint32_t> order(sets.size());
+  // Rule sets, then pair blocks (index sets.size() + b), from the highest level down.
+  std::vector<uint32_t> order(sets.size() + blocks.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return sets[a].level > sets[b].level; });
+  const auto level = [&](uint32_t i) { return i < sets.size() ? sets[i].level : blocks[i - sets.size()].level; };
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return level(a) > level(b); });
   for (const auto& atoms : f.ground.query_atoms)
     for (uint32_t a : atoms) {
       if (a >= n_atoms) throw Error(ErrorKind::Runtime, "query atom is not an atom of the sample");
       r.state[a] = 2;
     }
   for (uint32_t k : order) {
+    if (k >= sets.size()) {
+      mark_block(blocks[k - sets.size()], r.state);
+      continue;
+    }
     const logic::GroundRuleSet& s = sets[k];
     for (size_t g = 0; g < s.size(); ++g) {
       if (r.state[s.head[g]] != 2) continue;
@@ -202,6 +263,13 @@ bool layered_relevance(const FlatGroundRules& f, Relevance& r) {
     }
   }
   for (size_t j = order.size(); j-- > 0;) {
+    if (order[j] >= sets.size()) {
+      const logic::PairBlock& b = blocks[order[j] - sets.size()];
+      if (b.head_atom.empty() || r.state[b.head_atom[0]] != 2) continue;
+      const BlockDepths d = block_depths(b, r.depth);
+      for (uint32_t h : b.head_atom) r.depth[h] = std::max(r.depth[h], d.head);
+      continue;
+    }
     const logic::GroundRuleSet& s = sets[order[j]];
     for (size_t g = 0; g < s.size(); ++g) {
       if (r.state[s.head[g]] != 2) continue;
@@ -272,7 +340,7 @@ void add_facts(SampleNetwork& net, const TemplateModel& model, const ExampleAst&
   for (uint32_t l = 0; l < net.num_atoms(); ++l) {
     const uint32_t a = net.atom_ground_id[l];
     const bool derived = f.derived(a);
-    if (derived) net.atom_predicate[l] = model.rules[ground.rules[f.first_set[a]].rule].head_predicate;
+    if (derived) net.atom_predicate[l] = model.rules[f.deriving_rule(a)].head_predicate;
     const uint32_t tf = a < ground.atom_template_fact.size() ? ground.atom_template_fact[a] : kNone;
     const uint32_t ef = a < ground.atom_example_fact.size() ? ground.atom_example_fact[a] : kNone;
     if (tf == kNone && ef == kNone && derived) continue;
@@ -563,6 +631,28 @@ void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const Flat
   }
 }
 
+// The kept pair blocks, their atoms renumbered to local ids, with their two depths.
+void add_pair_blocks(SampleNetwork& net, const logic::GroundSample& ground, const Relevance& r,
+                     const std::vector<uint32_t>& local) {
+  for (const logic::PairBlock& b : ground.pair_blocks) {
+    if (b.head_atom.empty() || r.state[b.head_atom[0]] != 2) continue;
+    SampleNetwork::PairBlock nb;
+    const BlockDepths d = block_depths(b, r.depth);
+    nb.pair_depth = d.pairs;
+    nb.head_depth = d.head;
+    nb.block = b;
+    auto to_local = [&](uint32_t& a) {
+      if (a == logic::kRowInput || a == logic::kColumnInput) return;
+      a = local[a];
+      if (a == kNone) throw Error(ErrorKind::Runtime, "an atom of a needed pair block was pruned");
+    };
+    for (auto* atoms : {&nb.block.head_atom, &nb.block.row_atom, &nb.block.column_atom, &nb.block.value_atom,
+                        &nb.block.score_inputs})
+      for (uint32_t& a : *atoms) to_local(a);
+    net.pair_blocks.push_back(std::move(nb));
+  }
+}
+
 // A dataset's networks live as long as it is trained: grown by push_back, their arrays held
 // up to twice their entries (on NCI1 about a third of the networks' memory).
 void shrink_to_fit(SampleNetwork& net) {
@@ -605,6 +695,17 @@ uint64_t structure_hash(const SampleNetwork& net) {
   }
   mix(h, net.fact_example_param.size());
   for (uint32_t p : net.fact_example_param) mix(h, p);
+  mix(h, net.pair_blocks.size());
+  for (const SampleNetwork::PairBlock& nb : net.pair_blocks) {
+    const logic::PairBlock& b = nb.block;
+    for (uint64_t x : {uint64_t(b.score_rule), uint64_t(b.sum_rule), uint64_t(b.sum_pair_input), uint64_t(nb.pair_depth),
+                       uint64_t(nb.head_depth)})
+      mix(h, x);
+    for (const auto* v : {&b.score_inputs, &b.row_atom, &b.head_atom, &b.column_atom, &b.value_atom, &b.band}) {
+      mix(h, v->size());
+      for (uint32_t x : *v) mix(h, x);
+    }
+  }
   return h;
 }
 
@@ -657,6 +758,8 @@ SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
   FlatGroundRules flat = flatten(model, ground);
   Relevance relevance;
   if (!layered_relevance(flat, relevance)) {
+    if (!ground.pair_blocks.empty())
+      throw Error(ErrorKind::Runtime, "pair blocks in a sample whose ground rules have no levels (recursion)");
     index_by_head(flat);
     relevance = search_from_queries(flat);
   }
@@ -664,6 +767,7 @@ SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
   const std::vector<uint32_t> local = add_atoms(net, relevance);
   add_facts(net, model, example, flat, learnable_facts);
   add_ground_rules(net, model, flat, relevance, local);
+  add_pair_blocks(net, ground, relevance, local);
   for (const auto& atoms : ground.query_atoms) {
     std::vector<uint32_t> q;
     for (uint32_t a : atoms) q.push_back(local[a]);

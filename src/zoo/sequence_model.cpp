@@ -27,6 +27,9 @@ struct SequenceModel::Impl {
 
   std::string input, output;
   std::unique_ptr<train::Engine> engine;
+  // Attention's score and weighted-sum rules are grounded as blocks (no per-pair atoms or
+  // ground rules): a new length costs a few passes, not dozens (issue 13).
+  logic::GroundingOptions grounding;
   std::map<std::string, std::unique_ptr<Entry>> cache;
   Entry* current = nullptr;
   Dtype dtype = Dtype::Float64;
@@ -68,7 +71,7 @@ struct SequenceModel::Impl {
     }
     ex.facts.insert(ex.facts.end(), extra.begin(), extra.end());
     const std::vector<Literal> queries = sequence_queries(output, out_n);
-    logic::GroundSample ground = logic::ground(engine->program(), ex, queries);
+    logic::GroundSample ground = logic::ground(engine->program(), ex, queries, grounding);
     ++stats.groundings;
     e->ground_rules = ground.stats.ground_rules;
     e->net = neural::neuralize(engine->model(), ex, ground);
@@ -137,6 +140,7 @@ SequenceModel::SequenceModel(const TemplateAst& ast, std::string input, std::str
   impl_->input = std::move(input);
   impl_->output = std::move(output);
   impl_->engine = std::make_unique<train::Engine>(ast, train::Initializer{}, seed);
+  impl_->grounding.pair_blocks = neural::pair_block_rules(impl_->engine->model(), impl_->engine->program());
   impl_->param_grads.assign(impl_->engine->parameters().size(), 0.0);
 }
 

@@ -1,0 +1,201 @@
+// Attention's score and weighted-sum rules grounded as one block (logic::PairBlock) and run
+// from it (neural::SampleNetwork::pair_blocks, the plan's block groups) against the same
+// template grounded rule by rule: the same outputs, parameter gradients and data-fact
+// gradients (1e-12), for full, causal (@leq, @lt), two heads, derived and learnable q/k/v,
+// two sequences in one plan, rows that do not lie back to back (per-pair offsets written
+// out), and a non-finite value (the banded tiles' per-member fallback).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "exec/plan.hpp"
+#include "logic/grounder.hpp"
+#include "lrnn/syntax.hpp"
+#include "lrnn/zoo.hpp"
+#include "neural/network.hpp"
+#include "plan_pass.hpp"
+#include "train/engine.hpp"
+
+namespace {
+
+using namespace lrnn;
+
+constexpr int kDim = 3;
+
+std::string attention(const std::string& mask, const std::string& sum_aggregation = "sum") {
+  return "<0.5> s.\n"
+         "w(I, J) :- s, k(J)^T, q(I)" + mask + ". [combination=product, aggregation=softmax(J)]\n"
+         "out(I) :- w(I, J), v(J). [combination=product, aggregation=" + sum_aggregation + "]\n";
+}
+
+// Two heads over q, k, v projected from x(I) by learnable weights, summed into out(I).
+std::string two_heads(const std::string& mask) {
+  std::string t = "<0.5> s.\n";
+  for (const std::string h : {"0", "1"}) {
+    for (const std::string p : {"q", "k", "v"}) t += p + h + "(I) :- {3,3} x(I).\n";
+    t += "w" + h + "(I, J) :- s, k" + h + "(J)^T, q" + h + "(I)" + mask +
+         ". [combination=product, aggregation=softmax(J)]\n";
+    t += "a" + h + "(I) :- w" + h + "(I, J), v" + h + "(J). [combination=product, aggregation=sum]\n";
+  }
+  return t + "out(I) :- {3,3} a0(I), {3,3} a1(I).\n";
+}
+
+double entry(int which, int seq, int r, int e) {
+  return std::sin(0.37 * (r * kDim + e) + 1.3 * which + 0.7 * seq + 0.011 * ((r * 7 + e * 13) % 17));
+}
+
+// q, k, v (or x alone) facts of one sequence; `interleaved` lists them position by position
+// (q(0), k(0), v(0), q(1), ...), so no predicate's facts lie back to back.
+ExampleAst sequence(int seq, int n, const std::vector<std::string>& names, bool interleaved = false) {
+  std::vector<std::vector<Literal>> per(names.size());
+  for (size_t w = 0; w < names.size(); ++w) {
+    std::vector<double> x(size_t(n) * kDim);
+    for (int r = 0; r < n; ++r)
+      for (int e = 0; e < kDim; ++e) x[size_t(r) * kDim + e] = entry(int(w), seq, r, e);
+    per[w] = zoo::sequence_facts(names[w], x.data(), n, kDim);
+  }
+  ExampleAst ex;
+  if (interleaved) {
+    for (int r = 0; r < n; ++r)
+      for (auto& facts : per) ex.facts.push_back(facts[r]);
+  } else {
+    for (auto& facts : per) ex.facts.insert(ex.facts.end(), facts.begin(), facts.end());
+  }
+  return ex;
+}
+
+struct Built {
+  std::vector<neural::SampleNetwork> nets;
+  exec::Plan plan;
+  size_t blocks = 0;
+};
+
+Built build(const train::Engine& engine, const std::vector<ExampleAst>& seqs, const std::vector<int>& lengths,
+            bool blocks) {
+  logic::GroundingOptions options;
+  if (blocks) options.pair_blocks = neural::pair_block_rules(engine.model(), engine.program());
+  Built b;
+  b.nets.reserve(seqs.size());
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    const logic::GroundSample g = logic::ground(engine.program(), seqs[s], zoo::sequence_queries("out", lengths[s]), options);
+    b.blocks += g.pair_blocks.size();
+    b.nets.push_back(neural::neuralize(engine.model(), seqs[s], g));
+  }
+  std::vector<const neural::SampleNetwork*> samples;
+  for (const auto& net : b.nets) samples.push_back(&net);
+  b.plan = exec::build_plan(engine.model(), samples);
+  return b;
+}
+
+void expect_close(double a, double b, const std::string& what) {
+  if (std::isnan(a) || std::isnan(b)) {
+    EXPECT_TRUE(std::isnan(a) && std::isnan(b)) << what << ": " << a << " vs " << b;
+  } else if (std::isinf(a) || std::isinf(b)) {
+    EXPECT_EQ(a, b) << what;
+  } else {
+    EXPECT_NEAR(a, b, 1e-12 * (1 + std::abs(b))) << what;
+  }
+}
+
+// Grounds `text` on the sequences with and without blocks; the block build must hold
+// `expected_blocks` blocks and give the general build's outputs and gradients.
+Built check(const std::string& text, const std::vector<ExampleAst>& seqs, const std::vector<int>& lengths,
+            size_t expected_blocks) {
+  train::Engine engine(parse_template(text));
+  const Built blocked = build(engine, seqs, lengths, true), general = build(engine, seqs, lengths, false);
+  EXPECT_EQ(blocked.blocks, expected_blocks);
+  EXPECT_EQ(general.blocks, 0u);
+  const test::PlanPass x = test::run_plan_pass(blocked.plan, engine), y = test::run_plan_pass(general.plan, engine);
+  EXPECT_EQ(blocked.plan.outputs.size(), general.plan.outputs.size());
+  for (size_t o = 0; o < std::min(blocked.plan.outputs.size(), general.plan.outputs.size()); ++o) {
+    const exec::OutputRef &a = blocked.plan.outputs[o], &b = general.plan.outputs[o];
+    EXPECT_EQ(a.offset == exec::kNoValue, b.offset == exec::kNoValue) << "output " << o;
+    EXPECT_EQ(a.shape.size(), b.shape.size()) << "output " << o;
+    if (a.offset == exec::kNoValue || b.offset == exec::kNoValue || a.shape.size() != b.shape.size()) continue;
+    for (int e = 0; e < a.shape.size(); ++e)
+      expect_close(x.ws.values[a.offset + e], y.ws.values[b.offset + e], "output " + std::to_string(o));
+  }
+  EXPECT_EQ(x.param_grads.size(), y.param_grads.size());
+  for (size_t p = 0; p < std::min(x.param_grads.size(), y.param_grads.size()); ++p)
+    expect_close(x.param_grads[p], y.param_grads[p], "parameter gradient " + std::to_string(p));
+  EXPECT_EQ(blocked.plan.data, general.plan.data);  // the same facts, in the same order
+  for (size_t k = 0; k < general.plan.data.size(); ++k)
+    expect_close(x.ws.grads[k], y.ws.grads[k], "data gradient " + std::to_string(k));
+  return blocked;
+}
+
+// The plan's group of template rule r (the first), or null.
+const exec::RuleGroup* group_of(const exec::Plan& plan, uint32_t r) {
+  for (const exec::RuleGroup& G : plan.rule_groups)
+    if (G.rule == r) return &G;
+  return nullptr;
+}
+
+// Rule 0 (scores) and 1 (sums) of attention() ran from the block, without per-pair arrays.
+void expect_implicit_members(const exec::Plan& plan, bool dense) {
+  for (uint32_t r : {0u, 1u}) {
+    const exec::RuleGroup* G = group_of(plan, r);
+    ASSERT_NE(G, nullptr);
+    EXPECT_EQ(G->direct.dense, dense) << "rule " << r;
+    EXPECT_EQ(G->direct.banded, !dense) << "rule " << r;
+    for (const exec::InputBlock& B : G->inputs) EXPECT_TRUE(B.src.empty()) << "rule " << r;
+    EXPECT_TRUE(G->softmax_perm.empty());
+  }
+  EXPECT_TRUE(group_of(plan, 0)->head_segments.empty());
+}
+
+TEST(PairBlocks, FullAttention) {
+  for (int n : {1, 7, 70}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const Built b = check(attention(""), {sequence(0, n, {"q", "k", "v"})}, {n}, 1);
+    expect_implicit_members(b.plan, true);
+  }
+}
+
+TEST(PairBlocks, AverageOfTheWeightedValues) {
+  check(attention("", "avg"), {sequence(0, 9, {"q", "k", "v"})}, {9}, 1);
+}
+
+TEST(PairBlocks, CausalAttention) {
+  const Built b = check(attention(", @leq(J, I)"), {sequence(0, 90, {"q", "k", "v"})}, {90}, 1);
+  expect_implicit_members(b.plan, false);
+  check(attention(", @geq(I, J)"), {sequence(0, 20, {"q", "k", "v"})}, {20}, 1);
+}
+
+TEST(PairBlocks, StrictlyCausalLeavesTheFirstQueryWithoutKeys) {
+  const Built b = check(attention(", @lt(J, I)"), {sequence(0, 30, {"q", "k", "v"})}, {30}, 1);
+  EXPECT_EQ(b.plan.outputs.at(0).offset, exec::kNoValue);  // out(0) has no key: no neuron
+  EXPECT_NE(b.plan.outputs.at(1).offset, exec::kNoValue);
+  check(attention(", @gt(I, J)"), {sequence(0, 12, {"q", "k", "v"})}, {12}, 1);
+}
+
+TEST(PairBlocks, TwoHeadsOfDerivedLearnableProjections) {
+  check(two_heads(""), {sequence(0, 11, {"x"})}, {11}, 2);
+  check(two_heads(", @leq(J, I)"), {sequence(0, 70, {"x"})}, {70}, 2);
+}
+
+TEST(PairBlocks, TwoSequencesInOnePlan) {
+  check(attention(""), {sequence(0, 9, {"q", "k", "v"}), sequence(1, 5, {"q", "k", "v"})}, {9, 5}, 2);
+  check(attention(", @leq(J, I)"), {sequence(0, 70, {"q", "k", "v"}), sequence(1, 33, {"q", "k", "v"})}, {70, 33}, 2);
+}
+
+TEST(PairBlocks, RowsNotBackToBackWriteTheirOffsetsOut) {
+  for (const std::string mask : {"", ", @leq(J, I)"}) {
+    const Built b = check(attention(mask), {sequence(0, 13, {"q", "k", "v"}, true)}, {13}, 1);
+    EXPECT_FALSE(group_of(b.plan, 0)->inputs.at(1).src.empty()) << "mask '" << mask << "'";
+  }
+}
+
+TEST(PairBlocks, NonFiniteKeyTakesThePerMemberProducts) {
+  ExampleAst ex = sequence(0, 80, {"q", "k", "v"});
+  // k(40) holds an infinity: the tiles would multiply it by masked zeros for queries < 40.
+  Literal& k40 = ex.facts.at(80 + 40);
+  ASSERT_EQ(k40.predicate, "k");
+  k40.weight->data[1] = std::numeric_limits<double>::infinity();
+  check(attention(", @leq(J, I)"), {ex}, {80}, 1);
+}
+
+}  // namespace
