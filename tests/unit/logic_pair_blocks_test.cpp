@@ -14,6 +14,7 @@
 #include "logic/program.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
+#include "logic_sample_compare.hpp"
 
 namespace {
 
@@ -187,22 +188,7 @@ void expect_general(const Case& c) {
   const GroundSample a = c.blocks();
   const GroundSample b = c.general();
   EXPECT_TRUE(a.pair_blocks.empty());
-  EXPECT_EQ(a.atom_pred, b.atom_pred);
-  EXPECT_EQ(a.atom_args_begin, b.atom_args_begin);
-  EXPECT_EQ(a.atom_args, b.atom_args);
-  EXPECT_EQ(a.atom_example_fact, b.atom_example_fact);
-  EXPECT_EQ(a.atom_template_fact, b.atom_template_fact);
-  EXPECT_EQ(a.query_atoms, b.query_atoms);
-  EXPECT_EQ(a.stats.facts, b.stats.facts);
-  EXPECT_EQ(a.stats.derived, b.stats.derived);
-  EXPECT_EQ(a.stats.ground_rules, b.stats.ground_rules);
-  ASSERT_EQ(a.rules.size(), b.rules.size());
-  for (size_t k = 0; k < a.rules.size(); ++k) {
-    EXPECT_EQ(a.rules[k].rule, b.rules[k].rule);
-    EXPECT_EQ(a.rules[k].head, b.rules[k].head);
-    EXPECT_EQ(a.rules[k].inputs, b.rules[k].inputs);
-    EXPECT_EQ(a.rules[k].bindings, b.rules[k].bindings);
-  }
+  testutil::expect_same_sample(a, b);
 }
 
 std::vector<uint32_t> bands(const PairBlock& b) {
