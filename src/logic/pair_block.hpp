@@ -44,7 +44,8 @@ std::optional<PairBlockShape> pair_block_shape(const Program& program, uint32_t 
 // per row, named by row_symbol). Nothing when the example needs the general path: w has
 // rows (an example fact), a ground literal's atom is missing, a key J has no value v(J),
 // or, with a comparison, the keys do not ascend strictly. Rows whose band is empty are
-// left out (the comparison allows no key: their a(I) is not derived).
+// left out (the comparison allows no key: their a(I) is not derived), and so are keys past
+// every row's band (no pair reads them).
 std::optional<PairBlock> build_pair_block(const PairBlockShape& shape, const std::vector<Relation>& rels,
                                           const Symbols& symbols);
 
