@@ -11,8 +11,10 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "logic/capture.hpp"
+#include "logic/pair_block.hpp"
 #include "logic/range_scan.hpp"
 #include "logic/relation.hpp"
 #include "logic/row_set.hpp"
@@ -61,6 +63,7 @@ class Grounder {
   // Loads the facts and computes the least model of the predicates the queries need.
   void compute_model(const ExampleAst& example, const std::vector<Literal>& queries) {
     select_relevant(queries);
+    select_pair_blocks(queries);
     load_facts(example);
     for (uint32_t s = 0; s < prog_.strata().size(); ++s) evaluate_stratum(prog_.strata()[s]);
   }
@@ -69,6 +72,13 @@ class Grounder {
   GoalAnswers answer(const Literal& goal);
 
  private:
+  // A pair block this example may build: built (its atoms relation rows, then provisional
+  // ids) when its sum rule fires.
+  struct PendingBlock {
+    PairBlockShape shape;
+    std::optional<PairBlock> block;
+  };
+
   // ---- building a sample (build_sample's steps) ----
   std::vector<uint32_t> atom_id_bases() const;
   void count_atoms(GroundSample::Stats& stats);
@@ -77,6 +87,7 @@ class Grounder {
   Error ground_rule_limit(const CompiledRule& cr) const;
   void set_levels(std::vector<GroundRuleSet>& sets) const;
   bool keep_without_recursion(const std::vector<GroundRuleSet>& sets, std::vector<char>& keep) const;
+  void write_pair_blocks(GroundSample& sample, const std::vector<uint32_t>& new_id);
   std::vector<char> atoms_to_keep(const std::vector<GroundRuleSet>& sets,
                                   const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& query_matches,
                                   const std::vector<uint32_t>& base) const;
@@ -492,12 +503,7 @@ class Grounder {
     const BodyLiteral& bl = cr.body[st.lit];
     const uint32_t n = bl.arity;
     auto val = [&](uint32_t k) { return value_of(acts[k]); };
-    // Small integers (positions, offsets) compare as their ids: the encoding is monotone.
-    auto cmp = [&]() {
-      const uint32_t a = val(0), b = val(1);
-      if (Symbols::is_small_int(a) && Symbols::is_small_int(b)) return a < b ? -1 : (a > b ? 1 : 0);
-      return syms_.compare(a, b);
-    };
+    auto cmp = [&]() { return syms_.compare(val(0), val(1)); };
     if (is_eval(bl.op)) {  // holds for two numbers; an input whose value is a op b
       const uint32_t a = val(0), b = val(1);
       if (!syms_.is_number(a) || !syms_.is_number(b)) return;
@@ -668,12 +674,7 @@ class Grounder {
         const uint32_t* tuple = pending.data() + size_t(i) * arity;
         auto [row, inserted] = distinct ? std::pair{head.append_distinct(tuple), true} : head.insert(tuple);
         if (capture && recorded[i] != kNone) capture->set_head(recorded[i], row);
-        if (inserted && ++total_atoms_ > opt_.max_atoms) {
-          throw Error(ErrorKind::Limit, cr.span,
-                      "grounding exceeded " + std::to_string(opt_.max_atoms) +
-                          " atoms while deriving " + prog_.predicate_name(cr.head_pred) +
-                          " (GroundingOptions::max_atoms)");
-        }
+        if (inserted && ++total_atoms_ > opt_.max_atoms) throw atom_limit(cr);
         if (cr.is_fact && head.template_fact(row) == kNone) head.set_template_fact(row, cr.source);
       }
       n_pending = 0;
@@ -682,17 +683,25 @@ class Grounder {
       // Every body substitution is a ground rule to be: the least model may not enumerate
       // more than the ground-rule limit allows either (`q :- e(A), e(B), e(C).` derives one
       // atom from 10^9 substitutions over 1000 constants, which no atom limit catches).
-      if (++model_substitutions_ > opt_.max_ground_rules)
-        throw Error(ErrorKind::Limit, cr.span,
-                    "grounding exceeded " + std::to_string(opt_.max_ground_rules) +
-                        " ground rules (GroundingOptions::max_ground_rules) while computing the least model of " +
-                        prog_.predicate_name(cr.head_pred) + " (each body substitution counts)");
+      if (++model_substitutions_ > opt_.max_ground_rules) throw model_limit(cr);
       head_tuple(cr, pending.data() + size_t(n_pending) * arity);
       if (capture) recorded[n_pending] = capture->record(pending.data() + size_t(n_pending) * arity, rows_, bind_);
       if (++n_pending == kBatch) flush();
     };
     run(plan, 0, emit);
     flush();
+  }
+
+  Error atom_limit(const CompiledRule& cr) const {
+    return Error(ErrorKind::Limit, cr.span,
+                 "grounding exceeded " + std::to_string(opt_.max_atoms) + " atoms while deriving " +
+                     prog_.predicate_name(cr.head_pred) + " (GroundingOptions::max_atoms)");
+  }
+  Error model_limit(const CompiledRule& cr) const {
+    return Error(ErrorKind::Limit, cr.span,
+                 "grounding exceeded " + std::to_string(opt_.max_ground_rules) +
+                     " ground rules (GroundingOptions::max_ground_rules) while computing the least model of " +
+                     prog_.predicate_name(cr.head_pred) + " (each body substitution counts)");
   }
 
   // Whether rule r's one firing in the least model can record its ground rules: a
@@ -785,7 +794,7 @@ class Grounder {
           any_recursive = any_recursive || recursive[i];
         }
         if (!any_recursive) {
-          if (first) fire_once(r, make_plan(cr, kNone, recursive));
+          if (first && !fire_pair_block_rule(r)) fire_once(r, make_plan(cr, kNone, recursive));
           continue;
         }
         for (uint32_t i = 0; i < cr.body.size(); ++i) {
@@ -806,6 +815,70 @@ class Grounder {
       if (!changed || !stratum.recursive) break;
     }
     for (uint32_t p : stratum.preds) rels_[p].delta_begin = rels_[p].delta_end = rels_[p].rows(), in_stratum[p] = 0;
+  }
+
+  // ---- pair blocks (pair_block.hpp) ----
+  // The listed rule pairs that may be grounded as blocks in this example: they pass
+  // pair_block_structure, their ground rules are stored and recorded while firing, a
+  // query's network needs the sum rule's head and no query names the pair predicate w.
+  void select_pair_blocks(const std::vector<Literal>& queries) {
+    if (opt_.pair_blocks.empty() || !opt_.store_ground_rules || !opt_.enumerate || !opt_.record_while_firing) return;
+    block_of_rule_.assign(prog_.num_rules(), kNone);
+    for (const PairBlockRules& rules : opt_.pair_blocks) {
+      std::optional<PairBlockShape> shape = pair_block_shape(prog_, rules.score_rule, rules.sum_rule);
+      if (!shape || !logic_relevant_[shape->head_pred] || !neural_relevant_[shape->head_pred]) continue;
+      if (block_of_rule_[rules.score_rule] != kNone || block_of_rule_[rules.sum_rule] != kNone) continue;
+      const uint32_t w = shape->pair_pred;
+      if (std::any_of(queries.begin(), queries.end(), [&](const Literal& q) {
+            return !q.builtin && prog_.predicate_id(q.predicate, q.arity()) == w;
+          }))
+        continue;
+      block_of_rule_[rules.score_rule] = block_of_rule_[rules.sum_rule] = uint32_t(blocks_.size());
+      blocks_.push_back({std::move(*shape), std::nullopt});
+    }
+  }
+
+  // A pair block's rules: the score rule's firing waits for the sum rule's, which builds
+  // the block (every relation the two read is complete then) or, where the example allows
+  // none, fires the score rule as its own stratum would have and leaves the sum rule to
+  // fire as usual. True: rule r is done.
+  bool fire_pair_block_rule(uint32_t r) {
+    if (r >= block_of_rule_.size() || block_of_rule_[r] == kNone) return false;
+    PendingBlock& pb = blocks_[block_of_rule_[r]];
+    if (r == pb.shape.score_rule) return true;
+    pb.block = build_pair_block(pb.shape, rels_, syms_);
+    if (pb.block) {
+      derive_block_heads(pb);
+      return true;
+    }
+    const CompiledRule& score = prog_.compiled_rules()[pb.shape.score_rule];
+    fire_once(pb.shape.score_rule, make_plan(score, kNone, std::vector<char>(score.body.size(), 0)));
+    Relation& w = rels_[pb.shape.pair_pred];
+    w.delta_begin = w.delta_end = w.rows();  // complete, as after its own stratum
+    return false;
+  }
+
+  // The heads a(I) of a built block, one per row, and the two rules' substitutions counted
+  // against the limits as their firings would have counted them.
+  void derive_block_heads(PendingBlock& pb) {
+    PairBlock& block = *pb.block;
+    const auto& rules = prog_.compiled_rules();
+    for (uint32_t r : {pb.shape.score_rule, pb.shape.sum_rule})
+      if ((model_substitutions_ += block.pairs()) > opt_.max_ground_rules) throw model_limit(rules[r]);
+    const CompiledRule& sum = rules[pb.shape.sum_rule];
+    Relation& head = rels_[sum.head_pred];
+    for (const uint32_t i : block.row_symbol) {
+      auto [row, inserted] = head.insert(&i);
+      if (inserted && ++total_atoms_ > opt_.max_atoms) throw atom_limit(sum);
+      block.head_atom.push_back(row);
+    }
+  }
+
+  // The block built for template rule r (its score or sum rule), or null.
+  const PairBlock* built_pair_block(uint32_t r) const {
+    if (r >= block_of_rule_.size() || block_of_rule_[r] == kNone) return nullptr;
+    const auto& block = blocks_[block_of_rule_[r]].block;
+    return block ? &*block : nullptr;
   }
 
   // The atoms a query literal matches: (predicate, row) pairs.
@@ -872,6 +945,9 @@ class Grounder {
   std::vector<char> in_stratum_;  // predicates of the stratum being evaluated
   std::vector<std::unique_ptr<ValueIndex>> value_index_;  // per predicate (range scans)
   std::vector<std::unique_ptr<Capture>> captured_;  // per template rule: recorded by its firing
+  // Pair blocks this example may build (select_pair_blocks); per template rule, its entry.
+  std::vector<PendingBlock> blocks_;
+  std::vector<uint32_t> block_of_rule_;
   bool has_queries_ = false;
   size_t total_atoms_ = 0;
   size_t model_substitutions_ = 0;  // body substitutions enumerated by the least model
@@ -894,6 +970,11 @@ GroundSample Grounder::build_sample(const ExampleAst& example, const std::vector
   std::vector<size_t> counted;  // counting mode: ground rules per set
   std::vector<GroundRuleSet> sets = enumerate_ground_rules(base, counted);
   set_levels(sets);
+  for (PendingBlock& pb : blocks_) {
+    if (!pb.block) continue;
+    offset_pair_block(*pb.block, pb.shape, base);
+    sample.stats.derived += pb.block->pairs();
+  }
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> query_matches;
   for (const Literal& q : queries) query_matches.push_back(match_query(q));
   const std::vector<char> keep = atoms_to_keep(sets, query_matches, base);
@@ -904,6 +985,7 @@ GroundSample Grounder::build_sample(const ExampleAst& example, const std::vector
     sample.query_atoms.push_back(std::move(ids));
   }
   write_ground_rules(sample, sets, counted, new_id);
+  write_pair_blocks(sample, new_id);
   return sample;
 }
 
@@ -938,6 +1020,10 @@ std::vector<GroundRuleSet> Grounder::enumerate_ground_rules(const std::vector<ui
   size_t total = 0;
   for (uint32_t r = 0; r < prog_.num_rules(); ++r) {
     if (!neural_relevant_[prog_.compiled_rules()[r].head_pred]) continue;
+    if (const PairBlock* block = built_pair_block(r)) {  // its pairs count as ground rules
+      if ((total += block->pairs()) > opt_.max_ground_rules) throw ground_rule_limit(prog_.compiled_rules()[r]);
+      continue;
+    }
     size_t count = 0;
     GroundRuleSet set;
     if (r < captured_.size() && captured_[r]) {
@@ -1047,6 +1133,8 @@ std::vector<char> Grounder::atoms_to_keep(const std::vector<GroundRuleSet>& sets
     return keep;
   }
   if (keep_without_recursion(sets, keep)) return keep;
+  if (std::any_of(blocks_.begin(), blocks_.end(), [](const PendingBlock& pb) { return pb.block.has_value(); }))
+    throw Error(ErrorKind::Runtime, "internal: a pair block in a grounding whose rule sets have no levels");
   // Ground rules by head atom (CSR), then a walk down from the query atoms.
   std::vector<uint32_t> start(n_prov + 1, 0);
   for (const auto& s : sets)
@@ -1081,10 +1169,16 @@ std::vector<char> Grounder::atoms_to_keep(const std::vector<GroundRuleSet>& sets
 bool Grounder::keep_without_recursion(const std::vector<GroundRuleSet>& sets, std::vector<char>& keep) const {
   for (const GroundRuleSet& s : sets)
     if (s.level == kNone) return false;
-  std::vector<uint32_t> order(sets.size());
+  // The rule sets, then the pair blocks (at their sum rule's level: taken whole).
+  std::vector<uint32_t> order(sets.size() + blocks_.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return sets[a].level > sets[b].level; });
+  auto level = [&](uint32_t i) { return i < sets.size() ? sets[i].level : blocks_[i - sets.size()].shape.level; };
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return level(a) > level(b); });
   for (uint32_t si : order) {
+    if (si >= sets.size()) {
+      if (const auto& block = blocks_[si - sets.size()].block) keep_pair_block(*block, keep);
+      continue;
+    }
     const GroundRuleSet& s = sets[si];
     for (size_t g = 0; g < s.size(); ++g)
       if (keep[s.head[g]])
@@ -1184,6 +1278,16 @@ void Grounder::write_ground_rules(GroundSample& sample, std::vector<GroundRuleSe
     for (auto& s : sets) sample.rules.push_back(GroundRuleSet{s.rule, s.n_inputs, s.n_vars, {}, {}, {}, kNone});
   }
   sample.stats.ground_rules = n_ground;
+}
+
+// The built blocks with final atom ids (a block none of whose heads is kept is dropped);
+// each pair counts as two ground rules, a score and a weighted sum.
+void Grounder::write_pair_blocks(GroundSample& sample, const std::vector<uint32_t>& new_id) {
+  for (PendingBlock& pb : blocks_) {
+    if (!pb.block || !remap_pair_block(*pb.block, new_id)) continue;
+    sample.stats.ground_rules += 2 * pb.block->pairs();
+    sample.pair_blocks.push_back(std::move(*pb.block));
+  }
 }
 
 GoalAnswers Grounder::answer(const Literal& goal) {

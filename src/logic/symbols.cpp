@@ -97,7 +97,7 @@ std::string Symbols::name(uint32_t id) const {
   return entry(id).name;
 }
 
-int Symbols::compare(uint32_t a, uint32_t b) const {
+int Symbols::compare_entries(uint32_t a, uint32_t b) const {
   if (a == b) return 0;
   bool na = is_number(a), nb = is_number(b);
   if (na != nb) return na ? -1 : 1;

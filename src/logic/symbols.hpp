@@ -55,8 +55,13 @@ class Symbols {
   // The canonical text: numbers as the shortest text that reads back exactly
   // (`1`, `0.5`), other constants as written (unquoted).
   std::string name(uint32_t id) const;
-  // A total order: numbers (numerically) before other constants (bytewise).
-  int compare(uint32_t a, uint32_t b) const;
+  // A total order: numbers (numerically) before other constants (bytewise). Small
+  // integers (positions, offsets) compare as their ids without a call: the encoding is
+  // monotone (attention masks compare once per pair).
+  int compare(uint32_t a, uint32_t b) const {
+    if (is_small_int(a) && is_small_int(b)) return a < b ? -1 : (a > b ? 1 : 0);
+    return compare_entries(a, b);
+  }
   size_t table_size() const { return size_.load(std::memory_order_acquire); }
 
  private:
@@ -73,6 +78,7 @@ class Symbols {
     return chunks_[id >> kChunkBits].load(std::memory_order_acquire)[id & (kChunkSize - 1)];
   }
   uint32_t append_locked(Entry e);
+  int compare_entries(uint32_t a, uint32_t b) const;  // compare() beyond two small integers
 
   // Transparent hashing: look names up by string_view without building a std::string.
   struct NameHash {
