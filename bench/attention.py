@@ -10,9 +10,9 @@ For n in 128, 512, 2048 and d = 64, float64 and float32, forward + backward time
 and the ratio torch / lrnn per configuration (above 1 means lrnn is faster). Targets:
 full within 2x of torch (ratio >= 0.5); window at n = 2048 at least 10x faster (ratio >= 10);
 lrnn's windowed cost growing linearly in n; causal within 1.5x of torch (issue 13). Each lrnn
-row also shows its first call (grounding + plan, build_s) in forward+backward passes, by wall
-time and by CPU time (build_cpu_s / min_cpu_s: on a loaded machine wall times also count other
-jobs' turns).
+row also shows its first call (grounding + plan + the first pass, build_s) in forward+backward
+passes, by wall time and by CPU time (build_cpu_s / min_cpu_s: on a loaded machine wall times
+also count other jobs' turns), and its grounding + plan alone (ground_plan_cpu_s).
 
 PyTorch runs in its own process (bench/peers/torch_attention.py, 2 threads). Writes
 bench/results/attention.json.
@@ -128,7 +128,8 @@ def main() -> int:
                 lrnn_text = (benchlib.fmt(mine[stat] * 1e3, " ms", 4) if mine.get("available")
                              else mine["reason"])
                 first_call = (f"   first call {mine['build_s']:.3g} s = {mine['build_s'] / mine[stat]:.0f} passes"
-                              f" ({mine['build_cpu_s'] / mine['min_cpu_s']:.0f} in CPU time)"
+                              f" ({mine['build_cpu_s'] / mine['min_cpu_s']:.0f} in CPU time;"
+                              f" ground + plan {mine['ground_plan_cpu_s'] / mine['min_cpu_s']:.1f})"
                               if mine.get("available") else "")
                 print(f"n={n:<5} {dtype:<8} {variant:<7} torch {torch_text:>10}   lrnn {lrnn_text}"
                       f"   torch/lrnn {benchlib.fmt(speedup, 'x')}{first_call}")

@@ -102,6 +102,7 @@ int main(int argc, char** argv) {
                                    {"repeats", times.size()},
                                    {"build_s", build_s},
                                    {"build_cpu_s", build_cpu_s},
+                                   {"ground_plan_cpu_s", model.stats().build_cpu_seconds},
                                    {"min_cpu_s", *std::min_element(cpu_times.begin(), cpu_times.end())},
                                    {"ground_rules", ground_rules},
                                    {"groundings", model.stats().groundings},

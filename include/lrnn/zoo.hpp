@@ -212,6 +212,9 @@ class SequenceModel {
     size_t groundings = 0;   // examples grounded (plan cache misses)
     size_t cache_hits = 0;   // forward calls served by a cached plan
     size_t ground_rules = 0; // ground rules of the last plan used
+    // Process CPU seconds the last new structure took to ground, neuralize and plan (the
+    // first call on a new length, besides its pass).
+    double build_cpu_seconds = 0;
   };
   Stats stats() const;
   int output_dim() const;  // rows of an output value (after the first forward)

@@ -182,7 +182,7 @@ void bind_sequence_model(nb::module_& m) {
            })
       .def("stats", [](const zoo::SequenceModel& s) {
         auto st = s.stats();
-        return std::make_tuple(st.groundings, st.cache_hits, st.ground_rules);
+        return std::make_tuple(st.groundings, st.cache_hits, st.ground_rules, st.build_cpu_seconds);
       });
 }
 

@@ -260,15 +260,26 @@ Plan build_plan(const neural::TemplateModel& model,
 // buffer at another alignment (a workspace reallocated for a bigger plan in between) would
 // associate its sums differently and differ in the last bits; aligned starts make reruns
 // bit-identical.
+// Buffers of several MB (attention's n^2 scores) start on a 2 MB boundary and ask for huge
+// pages (exec/huge_pages.cpp): a new sequence length's first pass then takes a page fault
+// per 2 MB instead of per 4 KB, where the faults cost as much as the pass.
+inline constexpr size_t kHugePageBytes = size_t{2} << 20;
+void advise_huge_pages(void* p, size_t bytes) noexcept;
 template <class T>
 struct CacheAlignedAllocator {
   using value_type = T;
-  static constexpr std::align_val_t kAlignment{64};
+  static constexpr std::align_val_t kAlignment{64}, kHugeAlignment{kHugePageBytes};
   CacheAlignedAllocator() = default;
   template <class U>
   CacheAlignedAllocator(const CacheAlignedAllocator<U>&) noexcept {}
-  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
-  void deallocate(T* p, size_t) noexcept { ::operator delete(p, kAlignment); }
+  static bool huge(size_t n) { return n * sizeof(T) >= 2 * kHugePageBytes; }
+  T* allocate(size_t n) {
+    if (!huge(n)) return static_cast<T*>(::operator new(n * sizeof(T), kAlignment));
+    void* p = ::operator new(n * sizeof(T), kHugeAlignment);
+    advise_huge_pages(p, n * sizeof(T));
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t n) noexcept { ::operator delete(p, huge(n) ? kHugeAlignment : kAlignment); }
   friend bool operator==(const CacheAlignedAllocator&, const CacheAlignedAllocator&) { return true; }
 };
 template <class T>

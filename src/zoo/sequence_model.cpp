@@ -3,6 +3,7 @@
 // values are written straight into the cached plan's data, so repeated calls on sequences
 // of a seen length never ground, neuralize or build a plan again.
 #include <algorithm>
+#include <ctime>
 
 #include "exec/plan.hpp"
 #include "logic/grounder.hpp"
@@ -71,11 +72,13 @@ struct SequenceModel::Impl {
     }
     ex.facts.insert(ex.facts.end(), extra.begin(), extra.end());
     const std::vector<Literal> queries = sequence_queries(output, out_n);
+    const std::clock_t build_start = std::clock();
     logic::GroundSample ground = logic::ground(engine->program(), ex, queries, grounding);
     ++stats.groundings;
     e->ground_rules = ground.stats.ground_rules;
     e->net = neural::neuralize(engine->model(), ex, ground);
     e->plan = exec::build_plan(engine->model(), {&e->net});
+    stats.build_cpu_seconds = double(std::clock() - build_start) / CLOCKS_PER_SEC;
     for (uint32_t l = 0; l < e->net.num_atoms(); ++l) {
       if (e->net.atom_depth[l] != 0) continue;
       const uint32_t k = ground.atom_example_fact[e->net.atom_ground_id[l]];

@@ -145,8 +145,14 @@ def test_plan_cache_grounds_each_length_once():
     for _ in range(3):
         m(rng.standard_normal((6, 8)))
     assert m.stats()["groundings"] == 1 and m.stats()["cache_hits"] == 2
+    first_build = m.stats()["build_cpu_seconds"]
+    assert isinstance(first_build, float) and 0 <= first_build < 5
     m(rng.standard_normal((9, 8)))
     assert m.stats()["groundings"] == 2
+    # a cached length builds nothing: the last build's time stays that of n = 9
+    build_9 = m.stats()["build_cpu_seconds"]
+    m(rng.standard_normal((9, 8)))
+    assert m.stats()["build_cpu_seconds"] == build_9 and m.stats()["cache_hits"] == 3
     # masked attention grounds only the allowed pairs: per head q, k, v (n each) and a
     # score and a weighted value per pair, plus n output projections
     n = 9

@@ -182,11 +182,27 @@ TEST(PairBlocks, TwoSequencesInOnePlan) {
   check(attention(", @leq(J, I)"), {sequence(0, 70, {"q", "k", "v"}), sequence(1, 33, {"q", "k", "v"})}, {70, 33}, 2);
 }
 
+// Queries at positions 5, 0, 6, 1, 7, 2 (in that order) against keys 3..7 under a causal
+// mask: queries 0, 1 and 2 see no key, so the rows (5, 6, 7) lie every other q atom apart.
 TEST(PairBlocks, RowsNotBackToBackWriteTheirOffsetsOut) {
-  for (const std::string mask : {"", ", @leq(J, I)"}) {
-    const Built b = check(attention(mask), {sequence(0, 13, {"q", "k", "v"}, true)}, {13}, 1);
-    EXPECT_FALSE(group_of(b.plan, 0)->inputs.at(1).src.empty()) << "mask '" << mask << "'";
-  }
+  const ExampleAst all = sequence(0, 8, {"q", "k", "v"});
+  ExampleAst ex;
+  for (int i : {5, 0, 6, 1, 7, 2}) ex.facts.push_back(all.facts.at(i));
+  for (int which : {1, 2})
+    for (int j = 3; j < 8; ++j) ex.facts.push_back(all.facts.at(8 * which + j));
+  // out(I) also reads q(I), so queries 0, 1 and 2 keep their q atoms between the rows.
+  const std::string text =
+      "<0.5> s.\n"
+      "w(I, J) :- s, k(J)^T, q(I), @leq(J, I). [combination=product, aggregation=softmax(J)]\n"
+      "a(I) :- w(I, J), v(J). [combination=product, aggregation=sum]\n"
+      "out(I) :- a(I).\n"
+      "out(I) :- q(I).\n";
+  const Built b = check(text, {ex}, {8}, 1);
+  const exec::RuleGroup* scores = group_of(b.plan, 0);
+  ASSERT_NE(scores, nullptr);
+  EXPECT_EQ(scores->n, 3u + 4u + 5u);
+  EXPECT_FALSE(scores->inputs.at(2).src.empty());  // q(I), the rows
+  EXPECT_FALSE(scores->direct.banded);
 }
 
 TEST(PairBlocks, NonFiniteKeyTakesThePerMemberProducts) {
@@ -195,7 +211,12 @@ TEST(PairBlocks, NonFiniteKeyTakesThePerMemberProducts) {
   Literal& k40 = ex.facts.at(80 + 40);
   ASSERT_EQ(k40.predicate, "k");
   k40.weight->data[1] = std::numeric_limits<double>::infinity();
-  check(attention(", @leq(J, I)"), {ex}, {80}, 1);
+  const Built b = check(attention(", @leq(J, I)"), {ex}, {80}, 1);
+  // Queries before key 40 never see it: finite (a tile would have made them NaN).
+  train::Engine engine(parse_template(attention(", @leq(J, I)")));
+  const test::PlanPass pass = test::run_plan_pass(b.plan, engine);
+  for (int i : {0, 39}) EXPECT_TRUE(std::isfinite(pass.ws.values.at(b.plan.outputs.at(i).offset))) << "out(" << i << ")";
+  EXPECT_FALSE(std::isfinite(pass.ws.values.at(b.plan.outputs.at(40).offset)));
 }
 
 }  // namespace

@@ -268,11 +268,12 @@ class _ZooModule(DtypeSwitch):
         for _, model in self._models.values():
             model.zero_grad()
 
-    def stats(self) -> Dict[str, int]:
-        """Plan cache counters of the last model used: groundings, cache_hits, ground_rules."""
+    def stats(self) -> Dict[str, float]:
+        """Plan cache counters of the last model used: groundings, cache_hits, ground_rules, and the
+        CPU seconds its last new structure took to ground, neuralize and plan (build_cpu_seconds)."""
         model = self._last[0] if self._last else self._model
-        g, h, r = model.stats()
-        return {"groundings": g, "cache_hits": h, "ground_rules": r}
+        g, h, r, b = model.stats()
+        return {"groundings": g, "cache_hits": h, "ground_rules": r, "build_cpu_seconds": b}
 
 
 def _norm_affine_key(key: str) -> bool:

@@ -212,9 +212,9 @@ class PygLayer(DtypeSwitch):
         g = np.ascontiguousarray(np.asarray(grad_output, dtype=np.float64))
         return np.asarray(self._model.backward(g)[0]).reshape(self._last_shape)
 
-    def stats(self) -> Dict[str, int]:
-        g, h, r = self._model.stats()
-        return {"groundings": g, "cache_hits": h, "ground_rules": r}
+    def stats(self) -> Dict[str, float]:
+        g, h, r, b = self._model.stats()
+        return {"groundings": g, "cache_hits": h, "ground_rules": r, "build_cpu_seconds": b}
 
 
 def _w(rows: int, cols: int) -> str:
