@@ -815,7 +815,7 @@ class PlanBuilder {
     src.clear();
     src.reserve(b.pairs());
     for (size_t r = 0; r < b.rows(); ++r)
-      for (uint32_t c = 0; c < b.band_of(r); ++c)
+      for (uint32_t c = b.first_of(r); c < b.first_of(r) + b.band_of(r); ++c)
         src.push_back(a == logic::kRowInput ? off[b.row_atom[r]] : a == logic::kColumnInput ? off[b.column_atom[c]] : off[a]);
   }
 
@@ -902,7 +902,7 @@ class PlanBuilder {
             for (uint32_t k = 0; k < G.n; ++k) src[k] = scores.out_off + k * score_size;
           else
             for (size_t row = 0; row < b.rows(); ++row)
-              for (uint32_t c = 0; c < b.band_of(row); ++c) src[row_begin[row] + c] = off[b.value_atom[c]];
+              for (uint32_t t = 0; t < b.band_of(row); ++t) src[row_begin[row] + t] = off[b.value_atom[b.first_of(row) + t]];
         },
         z_shapes);
     plan_combination_and_activation(G, spec, z_shapes);
@@ -955,7 +955,8 @@ class PlanBuilder {
   }
 
   // A dense block (every row pairs with every column) or a banded one (row r with the
-  // columns 0 .. band(r) - 1), run as tiles when they hold at most twice the pairs.
+  // columns first(r) .. first(r) + band(r) - 1), run as tiles when they hold at most twice
+  // the pairs.
   static void set_block_shape(DirectProduct& d, const logic::PairBlock& b, const std::vector<uint32_t>& row_begin) {
     d.rows = static_cast<uint32_t>(b.rows());
     if (b.band.empty()) {
@@ -963,9 +964,13 @@ class PlanBuilder {
       d.dense = true;
       return;
     }
-    d.cols = *std::max_element(b.band.begin(), b.band.end());
+    d.cols = 0;
+    d.band_first.resize(d.rows);
+    for (uint32_t r = 0; r < d.rows; ++r) {
+      d.band_first[r] = b.first_of(r);
+      d.cols = std::max(d.cols, b.first_of(r) + b.band_of(r));
+    }
     d.band_begin = row_begin;
-    d.band_first.assign(d.rows, 0);
     plan_tiles(d);
     d.banded = true;
   }

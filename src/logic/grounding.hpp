@@ -35,9 +35,11 @@ struct GroundRuleSet {
 //   score rule  w(I, J) :- <ground literals>, <literal of J alone>, <literal of I alone>
 //                          [, @leq(J, I) or @lt(J, I) or @geq(I, J) or @gt(I, J)].
 //   sum rule    a(I) :- w(I, J), <literal of J alone>.
-// (literals in any order). Pairs are numbered row by row: row r pairs with columns
-// 0 .. band(r) - 1 (every column without a comparison; with one, the columns ascend and the
-// band is the prefix the comparison allows). The pair atoms w(I, J) are not atoms of the
+// (literals in any order), or with a sliding window instead of the comparison:
+//   <@sub(I, J, D)> and bounds on D (@geq(D, lo), @leq(D, hi), @gt, @lt) [softmax(J, D)].
+// Pairs are numbered row by row: row r pairs with columns first(r) .. first(r) + band(r) - 1
+// (every column without a comparison; with one, the columns ascend and the band is the
+// prefix the comparison allows; with a window, the run of keys inside it). The pair atoms w(I, J) are not atoms of the
 // sample: nothing but the sum rule reads them. Ids are atom ids of the sample (local atom
 // ids once neuralized, neural::SampleNetwork::pair_blocks).
 inline constexpr uint32_t kRowInput = 0xFFFFFFFEu;     // PairBlock::score_inputs: the literal of I
@@ -50,12 +52,14 @@ struct PairBlock {
   uint32_t sum_pair_input = 0;  // the sum rule's input slot of w(I, J) (its other input is v(J))
   std::vector<uint32_t> row_atom, head_atom, row_symbol;         // per row: q(I), a(I), I
   std::vector<uint32_t> column_atom, value_atom, column_symbol;  // per column: k(J), v(J), J
-  // Per row: how many columns (from the first) it pairs with; empty: all of them.
-  std::vector<uint32_t> band;
+  // Per row: how many columns it pairs with; empty: all of them. And from which column on
+  // (a sliding window); empty: from the first.
+  std::vector<uint32_t> band, band_first;
   uint32_t level = kNone;  // the sum rule's stratum (GroundRuleSet::level of its ground rules)
   size_t rows() const { return row_atom.size(); }
   size_t columns() const { return column_atom.size(); }
   uint32_t band_of(size_t r) const { return band.empty() ? uint32_t(column_atom.size()) : band[r]; }
+  uint32_t first_of(size_t r) const { return band_first.empty() ? 0 : band_first[r]; }
   size_t pairs() const {
     if (band.empty()) return rows() * columns();
     size_t n = 0;

@@ -12,28 +12,59 @@ using Kind = BodyLiteral::Kind;
 
 bool is_var(const ArgRef& a, uint32_t var) { return a.is_var && a.value == var; }
 
-// The score rule's literals into `shape`: head w(I, J) over two variables; inputs that
-// are ground, k(J) or q(I) (one each); at most one comparison J <= I or J < I.
+bool is_bound(BuiltinOp op) {
+  return op == BuiltinOp::Leq || op == BuiltinOp::Lt || op == BuiltinOp::Geq || op == BuiltinOp::Gt;
+}
+
+// A comparison J <= I, J < I, I >= J or I > J into `shape`; false if `bl` is none.
+bool read_comparison(const BodyLiteral& bl, const ArgRef* args, uint32_t I, uint32_t J, PairBlockShape& shape) {
+  const bool column_first = bl.op == BuiltinOp::Leq || bl.op == BuiltinOp::Lt;
+  const bool row_first = bl.op == BuiltinOp::Geq || bl.op == BuiltinOp::Gt;
+  if (shape.comparison != BuiltinOp::True || bl.arity != 2 ||
+      (!(column_first && is_var(args[0], J) && is_var(args[1], I)) &&
+       !(row_first && is_var(args[0], I) && is_var(args[1], J))))
+    return false;
+  shape.comparison = bl.op;
+  shape.column_first = column_first;
+  return true;
+}
+
+// A window's literal into `shape`: @sub(I, J, D) (D the offset), or a bound @op(D, c) on
+// the rule's other variable D (checked to be the offset once the body is read); false if
+// `bl` is neither.
+bool read_window(const BodyLiteral& bl, const ArgRef* args, uint32_t I, uint32_t J, uint32_t& offset_var,
+                 PairBlockShape& shape) {
+  if (bl.op == BuiltinOp::Sub && bl.arity == 3 && is_var(args[0], I) && is_var(args[1], J) && args[2].is_var &&
+      args[2].value != I && args[2].value != J && !shape.window) {
+    shape.window = true;
+    return offset_var == kNone || offset_var == args[2].value ? (offset_var = args[2].value, true) : false;
+  }
+  if (!is_bound(bl.op) || bl.arity != 2 || !args[0].is_var || args[1].is_var || args[0].value == I ||
+      args[0].value == J || (offset_var != kNone && offset_var != args[0].value))
+    return false;
+  offset_var = args[0].value;
+  shape.window_bounds.emplace_back(bl.op, args[1].value);
+  return true;
+}
+
+// The score rule's literals into `shape`: head w(I, J); inputs that are ground, k(J) or
+// q(I) (one each); at most one comparison J <= I or J < I, or a window: @sub(I, J, D) and
+// bounds on D, the rule's one other variable.
 bool read_score_rule(const CompiledRule& cr, PairBlockShape& shape) {
   const ArgRef* h = cr.head_args();
-  if (cr.is_fact || cr.head_arity != 2 || cr.var_names.size() != 2 || !h[0].is_var || !h[1].is_var ||
-      h[0].value == h[1].value)
+  if (cr.is_fact || cr.head_arity != 2 || cr.var_names.size() < 2 || cr.var_names.size() > 3 || !h[0].is_var ||
+      !h[1].is_var || h[0].value == h[1].value)
     return false;
   const uint32_t I = h[0].value, J = h[1].value;
+  uint32_t offset_var = kNone;
   shape.pair_pred = cr.head_pred;
   shape.score_inputs.assign(cr.input_literals.size(), kNone);
   for (const BodyLiteral& bl : cr.body) {
     const ArgRef* args = cr.lit_args(bl);
     if (bl.source == kNone) return false;  // a typed term's literal or the active domain
     if (bl.kind == Kind::Builtin) {
-      if (shape.comparison != BuiltinOp::True || bl.input_slot != kNone) return false;
-      const bool column_first = bl.op == BuiltinOp::Leq || bl.op == BuiltinOp::Lt;
-      const bool row_first = bl.op == BuiltinOp::Geq || bl.op == BuiltinOp::Gt;
-      if (!(column_first && is_var(args[0], J) && is_var(args[1], I)) &&
-          !(row_first && is_var(args[0], I) && is_var(args[1], J)))
-        return false;
-      shape.comparison = bl.op;
-      shape.column_first = column_first;
+      if (bl.input_slot != kNone) return false;
+      if (!read_comparison(bl, args, I, J, shape) && !read_window(bl, args, I, J, offset_var, shape)) return false;
       continue;
     }
     if (bl.kind != Kind::Positive || bl.input_slot == kNone) return false;
@@ -53,7 +84,10 @@ bool read_score_rule(const CompiledRule& cr, PairBlockShape& shape) {
       return false;
     }
   }
-  return shape.row_pred != kNone && shape.column_pred != kNone;
+  const bool window = shape.window && !shape.window_bounds.empty() && shape.comparison == BuiltinOp::True &&
+                      cr.var_names.size() == 3;
+  const bool no_window = !shape.window && shape.window_bounds.empty() && cr.var_names.size() == 2;
+  return shape.row_pred != kNone && shape.column_pred != kNone && (window || no_window);
 }
 
 // The sum rule's literals into `shape`: head a(I); body exactly w(I, J) and v(J), both inputs.
@@ -118,13 +152,67 @@ bool read_columns(const PairBlockShape& shape, const std::vector<Relation>& rels
     const uint32_t j = keys.row(r)[0];
     const uint32_t value = values.find(&j);
     if (value == kNone) return false;
-    if (shape.comparison != BuiltinOp::True && r > 0 && symbols.compare(block.column_symbol.back(), j) >= 0)
+    if ((shape.comparison != BuiltinOp::True || shape.window) && r > 0 &&
+        symbols.compare(block.column_symbol.back(), j) >= 0)
       return false;
+    if (shape.window && !Symbols::is_small_int(j)) return false;
     block.column_atom.push_back(r);
     block.value_atom.push_back(value);
     block.column_symbol.push_back(j);
   }
   return true;
+}
+
+// Whether offset d = I - J meets every bound of the window (as run_arithmetic binds D and
+// run_builtin compares it); `upper`: the bounds from above (leq, lt), else those from below.
+bool within(const PairBlockShape& shape, const Symbols& symbols, int64_t d, bool upper) {
+  const uint32_t offset = Symbols::encode_int(d);
+  for (const auto& [op, bound] : shape.window_bounds) {
+    const bool from_above = op == BuiltinOp::Leq || op == BuiltinOp::Lt;
+    if (from_above != upper) continue;
+    const int c = symbols.compare(offset, bound);
+    const bool ok = op == BuiltinOp::Leq ? c <= 0 : op == BuiltinOp::Lt ? c < 0 : op == BuiltinOp::Geq ? c >= 0 : c > 0;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Row i's window over the ascending small-integer keys: [first, end), the keys whose
+// offset i - j meets the bounds (it falls as j rises, so they are one run); false when an
+// offset would leave the small integers (the general path then grounds the rule).
+bool window_of(const PairBlockShape& shape, const Symbols& symbols, uint32_t i, const std::vector<uint32_t>& keys,
+               uint32_t& first, uint32_t& end) {
+  if (!Symbols::is_small_int(i) || keys.empty()) return false;
+  const int64_t x = Symbols::small_int(i);
+  for (uint32_t j : {keys.front(), keys.back()}) {
+    const int64_t d = x - Symbols::small_int(j);
+    if (d < Symbols::kIntMin || d > Symbols::kIntMax) return false;
+  }
+  const auto offset = [&](uint32_t j) { return x - Symbols::small_int(j); };
+  first = uint32_t(std::partition_point(keys.begin(), keys.end(),
+                                        [&](uint32_t j) { return !within(shape, symbols, offset(j), true); }) -
+                   keys.begin());
+  end = uint32_t(std::partition_point(keys.begin(), keys.end(),
+                                      [&](uint32_t j) { return within(shape, symbols, offset(j), false); }) -
+                 keys.begin());
+  end = std::max(end, first);
+  return true;
+}
+
+// Keys in no row's band pair with no row: they are no columns (relevance pruning then
+// treats them as the general path treats keys no pair atom reads).
+void drop_unused_columns(PairBlock& block) {
+  if (block.band.empty() && block.rows() > 0) return;
+  size_t begin = block.rows() == 0 ? 0 : block.columns(), end = 0;
+  for (size_t r = 0; r < block.rows(); ++r) {
+    begin = std::min<size_t>(begin, block.first_of(r));
+    end = std::max<size_t>(end, block.first_of(r) + block.band_of(r));
+  }
+  for (auto* column : {&block.column_atom, &block.value_atom, &block.column_symbol}) {
+    column->resize(end);
+    column->erase(column->begin(), column->begin() + long(begin));
+  }
+  for (uint32_t& f : block.band_first) f -= uint32_t(begin);
 }
 
 }  // namespace
@@ -168,7 +256,13 @@ std::optional<PairBlock> build_pair_block(const PairBlockShape& shape, const std
   const Relation& queries = rels[shape.row_pred];
   for (uint32_t r = 0; r < queries.rows(); ++r) {
     const uint32_t i = queries.row(r)[0];
-    if (shape.comparison != BuiltinOp::True) {
+    if (shape.window) {
+      uint32_t first = 0, end = 0;
+      if (!window_of(shape, symbols, i, block.column_symbol, first, end)) return {};
+      if (end == first) continue;
+      block.band_first.push_back(first);
+      block.band.push_back(end - first);
+    } else if (shape.comparison != BuiltinOp::True) {
       // The keys ascend, so the comparison allows a prefix of them.
       const auto end = std::partition_point(block.column_symbol.begin(), block.column_symbol.end(),
                                             [&](uint32_t j) { return allows(shape, symbols, i, j); });
@@ -179,12 +273,7 @@ std::optional<PairBlock> build_pair_block(const PairBlockShape& shape, const std
     block.row_atom.push_back(r);
     block.row_symbol.push_back(i);
   }
-  // Keys past every row's band pair with no row: they are no columns (relevance pruning
-  // then treats them as the general path treats keys no pair atom reads).
-  if (!block.band.empty() || block.rows() == 0) {
-    const size_t used = block.rows() == 0 ? 0 : *std::max_element(block.band.begin(), block.band.end());
-    for (auto* column : {&block.column_atom, &block.value_atom, &block.column_symbol}) column->resize(used);
-  }
+  drop_unused_columns(block);
   return block;
 }
 

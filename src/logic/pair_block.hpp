@@ -26,6 +26,10 @@ struct PairBlockShape {
   // J (@leq(J, I), @lt(J, I)) or the row I (@geq(I, J), @gt(I, J)).
   BuiltinOp comparison = BuiltinOp::True;
   bool column_first = false;
+  // A sliding window instead: @sub(I, J, D) and bounds @op(D, constant) (op one of leq,
+  // lt, geq, gt) on the offset D = I - J, the rule's third variable.
+  bool window = false;
+  std::vector<std::pair<BuiltinOp, uint32_t>> window_bounds;
   // Per input slot of the score rule: kRowInput, kColumnInput, or the index of a ground
   // literal in ground_pred / ground_tuple.
   std::vector<uint32_t> score_inputs;
@@ -43,7 +47,8 @@ std::optional<PairBlockShape> pair_block_shape(const Program& program, uint32_t 
 // as rows of their relations (head_atom empty: the grounder inserts the heads a(I), one
 // per row, named by row_symbol). Nothing when the example needs the general path: w has
 // rows (an example fact), a ground literal's atom is missing, a key J has no value v(J),
-// or, with a comparison, the keys do not ascend strictly. Rows whose band is empty are
+// or, with a comparison or a window, the keys do not ascend strictly (and, with a window,
+// a position is no small integer). Rows whose band is empty are
 // left out (the comparison allows no key: their a(I) is not derived), and so are keys past
 // every row's band (no pair reads them).
 std::optional<PairBlock> build_pair_block(const PairBlockShape& shape, const std::vector<Relation>& rels,

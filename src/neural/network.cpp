@@ -701,7 +701,8 @@ uint64_t structure_hash(const SampleNetwork& net) {
     for (uint64_t x : {uint64_t(b.score_rule), uint64_t(b.sum_rule), uint64_t(b.sum_pair_input), uint64_t(nb.pair_depth),
                        uint64_t(nb.head_depth)})
       mix(h, x);
-    for (const auto* v : {&b.score_inputs, &b.row_atom, &b.head_atom, &b.column_atom, &b.value_atom, &b.band}) {
+    for (const auto* v : {&b.score_inputs, &b.row_atom, &b.head_atom, &b.column_atom, &b.value_atom, &b.band,
+                          &b.band_first}) {
       mix(h, v->size());
       for (uint32_t x : *v) mix(h, x);
     }

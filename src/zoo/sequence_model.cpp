@@ -117,6 +117,9 @@ struct SequenceModel::Impl {
   static std::vector<std::vector<double>> run_backward(const Entry& e, const exec::ParamView<T>& params,
                                                 exec::BasicWorkspace<T>& ws, const std::vector<double>& grad_output,
                                                 std::vector<double>& param_grads) {
+    // Room for half as many again: calls on growing lengths then zero the buffer they have
+    // instead of faulting in a new one each time.
+    if (ws.grads.capacity() < e.plan.num_values) ws.grads.reserve(size_t(e.plan.num_values) * 3 / 2);
     ws.grads.assign(e.plan.num_values, T(0));
     for (size_t q = 0; q < e.output_offsets.size(); ++q)
       for (int c = 0; c < e.output_dim; ++c) ws.grads[e.output_offsets[q] + c] += grad_output[q * e.output_dim + c];

@@ -1,7 +1,7 @@
 // Attention's score and weighted-sum rules grounded as one block (logic::PairBlock) and run
 // from it (neural::SampleNetwork::pair_blocks, the plan's block groups) against the same
 // template grounded rule by rule: the same outputs, parameter gradients and data-fact
-// gradients (1e-12), for full, causal (@leq, @lt), two heads, derived and learnable q/k/v,
+// gradients (1e-12), for full, causal (@leq, @lt), sliding windows, two heads, derived and learnable q/k/v,
 // two sequences in one plan, rows that do not lie back to back (per-pair offsets written
 // out), and a non-finite value (the banded tiles' per-member fallback).
 #include <gtest/gtest.h>
@@ -26,8 +26,9 @@ using namespace lrnn;
 constexpr int kDim = 3;
 
 std::string attention(const std::string& mask, const std::string& sum_aggregation = "sum") {
+  const std::string over = mask.find('D') != std::string::npos ? "J, D" : "J";  // a window's offset D
   return "<0.5> s.\n"
-         "w(I, J) :- s, k(J)^T, q(I)" + mask + ". [combination=product, aggregation=softmax(J)]\n"
+         "w(I, J) :- s, k(J)^T, q(I)" + mask + ". [combination=product, aggregation=softmax(" + over + ")]\n"
          "out(I) :- w(I, J), v(J). [combination=product, aggregation=" + sum_aggregation + "]\n";
 }
 
@@ -163,6 +164,19 @@ TEST(PairBlocks, CausalAttention) {
   const Built b = check(attention(", @leq(J, I)"), {sequence(0, 90, {"q", "k", "v"})}, {90}, 1);
   expect_implicit_members(b.plan, false);
   check(attention(", @geq(I, J)"), {sequence(0, 20, {"q", "k", "v"})}, {20}, 1);
+}
+
+// A narrow window's tiles would be mostly masked: its pairs' offsets are written out. A
+// wide one runs as banded tiles whose rows start at later and later keys.
+TEST(PairBlocks, SlidingWindows) {
+  const Built narrow = check(attention(", @sub(I, J, D), @geq(D, 0), @leq(D, 3)"), {sequence(0, 40, {"q", "k", "v"})}, {40}, 1);
+  EXPECT_FALSE(group_of(narrow.plan, 0)->direct.banded);
+  EXPECT_FALSE(group_of(narrow.plan, 0)->inputs.at(1).src.empty());
+  const Built wide = check(attention(", @sub(I, J, D), @geq(D, 0), @leq(D, 100)"), {sequence(0, 300, {"q", "k", "v"})}, {300}, 1);
+  expect_implicit_members(wide.plan, false);
+  EXPECT_EQ(group_of(wide.plan, 0)->direct.band_first.back(), 299u - 100u);
+  check(attention(", @sub(I, J, D), @gt(D, 0), @lt(D, 5)"), {sequence(0, 30, {"q", "k", "v"}), sequence(1, 12, {"q", "k", "v"})},
+        {30, 12}, 2);
 }
 
 TEST(PairBlocks, StrictlyCausalLeavesTheFirstQueryWithoutKeys) {

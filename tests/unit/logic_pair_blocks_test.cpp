@@ -118,7 +118,7 @@ std::vector<std::string> ground_rule_texts(const Program& p, const GroundSample&
   for (const PairBlock& b : s.pair_blocks) {
     const std::string w = p.predicate_name(p.compiled_rules()[b.score_rule].head_pred);
     for (size_t r = 0; r < b.rows(); ++r) {
-      for (size_t c = 0; c < b.band_of(r); ++c) {
+      for (size_t c = b.first_of(r); c < b.first_of(r) + b.band_of(r); ++c) {
         const std::string pair =
             w + "(" + p.constant_text(b.row_symbol[r]) + ", " + p.constant_text(b.column_symbol[c]) + ")";
         std::vector<std::string> score;
@@ -226,6 +226,60 @@ TEST(LogicPairBlocks, MasksGroundAsOneBlock) {
     ASSERT_EQ(fact.pair_blocks.size(), 1u);
     EXPECT_NE(fact.atom_example_fact[fact.pair_blocks[0].head_atom[2]], kNone);
     EXPECT_EQ(fact.atom_example_fact[fact.pair_blocks[0].head_atom[3]], kNone);
+  }
+}
+
+std::vector<uint32_t> firsts(const PairBlock& b) {
+  std::vector<uint32_t> out;
+  for (size_t r = 0; r < b.rows(); ++r) out.push_back(b.first_of(r));
+  return out;
+}
+
+// A sliding window: key J within [I - hi, I - lo] of query I (offset D = I - J).
+std::string window_attention(const std::string& bounds) {
+  return "<0.5> d_k.\nw(I, J) :- d_k, k(J)^T, q(I), @sub(I, J, D)" + bounds +
+         ". [combination=product, aggregation=softmax(J, D)]\na(I) :- w(I, J), v(J). [combination=product, "
+         "aggregation=sum]\n";
+}
+
+TEST(LogicPairBlocks, WindowsGroundAsOneBandedBlock) {
+  const int n = 7;
+  for (bool with_queries : {true, false}) {
+    SCOPED_TRACE(with_queries);
+    const std::string qs = with_queries ? a_queries(n) : "";
+    // 0 <= i - j <= 2: row i pairs with keys i-2..i.
+    GroundSample w = expect_blocks_match(Case(window_attention(", @geq(D, 0), @leq(D, 2)"), sequence(n), qs));
+    ASSERT_EQ(w.pair_blocks.size(), 1u);
+    EXPECT_EQ(bands(w.pair_blocks[0]), (std::vector<uint32_t>{1, 2, 3, 3, 3, 3, 3}));
+    EXPECT_EQ(firsts(w.pair_blocks[0]), (std::vector<uint32_t>{0, 0, 0, 1, 2, 3, 4}));
+    // Strict bounds, written in the other order: 1 <= i - j < 3; row 0 sees no key, and key
+    // 6 no query (it is no column).
+    GroundSample strict = expect_blocks_match(Case(window_attention(", @lt(D, 3), @gt(D, 0)"), sequence(n), qs));
+    ASSERT_EQ(strict.pair_blocks.size(), 1u);
+    EXPECT_EQ(bands(strict.pair_blocks[0]), (std::vector<uint32_t>{1, 2, 2, 2, 2, 2}));
+    EXPECT_EQ(firsts(strict.pair_blocks[0]), (std::vector<uint32_t>{0, 0, 1, 2, 3, 4}));
+    EXPECT_EQ(strict.pair_blocks[0].columns(), size_t(n - 1));
+    // A look-ahead window (-2 <= i - j <= -1): keys before every window are no columns.
+    GroundSample ahead = expect_blocks_match(Case(window_attention(", @geq(D, -2), @leq(D, -1)"), sequence(n), qs));
+    ASSERT_EQ(ahead.pair_blocks.size(), 1u);
+    EXPECT_EQ(ahead.pair_blocks[0].columns(), size_t(n - 1));
+    EXPECT_EQ(firsts(ahead.pair_blocks[0]).front(), 0u);
+  }
+  // Keys out of order, or a window of non-integer positions: the general path.
+  const std::string window = window_attention(", @geq(D, 0), @leq(D, 2)");
+  expect_general(Case(window, facts_of("q", {0, 1, 2, 3}) + facts_of("k", {3, 1, 2}) + facts_of("v", {1, 2, 3}), ""));
+  expect_general(Case(window, "<[1, 2]> q(a), <[1, 2]> k(b), <[1, 2]> v(b)", ""));
+  // Not a window: the offset the other way, a bound on a key, an offset used elsewhere.
+  for (const std::string& rules : {
+           std::string("<0.5> d_k.\nw(I, J) :- d_k, k(J)^T, q(I), @sub(J, I, D), @leq(D, 2).\n"),
+           std::string("<0.5> d_k.\nw(I, J) :- d_k, k(J)^T, q(I), @sub(I, J, D), @leq(J, 2).\n"),
+           std::string("<0.5> d_k.\nw(I, J) :- d_k, k(J)^T, q(I), @sub(I, J, D), e(D).\n"),
+           std::string("<0.5> d_k.\nw(I, J) :- d_k, k(J)^T, q(I), @sub(I, J, D).\n"),
+       }) {
+    SCOPED_TRACE(rules);
+    Case c(rules + "a(I) :- w(I, J), v(J).\n", sequence(4) + "e(1)", "");
+    EXPECT_FALSE(pair_block_structure(*c.program, c.pairs[0].score_rule, c.pairs[0].sum_rule));
+    expect_general(c);
   }
 }
 
