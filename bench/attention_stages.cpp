@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
         rules = ground.stats.ground_rules;
         hash = net.structure_hash;
       }
-      std::printf("%-6d %-7s %10zu %9.3f %9.3f %9.3f %9.3f %9.3f  %016llx\n", n, variant.c_str(), rules, best[0],
+      std::printf("%-6d %-7s %10zu %9.4f %9.4f %9.4f %9.4f %9.4f  %016llx\n", n, variant.c_str(), rules, best[0],
                   best[1], best[2], best[0] + best[1] + best[2], best[3], static_cast<unsigned long long>(hash));
       std::fflush(stdout);
     }

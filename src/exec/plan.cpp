@@ -470,6 +470,9 @@ class PlanBuilder {
   void place_facts() {
     // Facts: data first (one contiguous copy per forward), then template facts.
     fact_off.resize(n_samples);
+    size_t data_values = 0;
+    for (size_t s = 0; s < n_samples; ++s) data_values += samples[s]->fact_data.size();
+    plan.data.reserve(data_values);
     for (size_t s = 0; s < n_samples; ++s) {
       const neural::SampleNetwork& net = *samples[s];
       fact_off[s].assign(net.num_facts(), kNoValue);

@@ -337,6 +337,11 @@ void add_facts(SampleNetwork& net, const TemplateModel& model, const ExampleAst&
                bool learnable_facts) {
   const logic::GroundSample& ground = f.ground;
   net.fact_data_begin.push_back(0);
+  // Room for every example fact's values at once (a sequence's facts hold n x d values:
+  // grown by doubling they were copied and faulted in twice over).
+  size_t example_values = 0;
+  for (const Literal& fact : example.facts) example_values += fact.weight ? fact.weight->data.size() : 1;
+  net.fact_data.reserve(example_values);
   for (uint32_t l = 0; l < net.num_atoms(); ++l) {
     const uint32_t a = net.atom_ground_id[l];
     const bool derived = f.derived(a);
