@@ -777,7 +777,8 @@ class PlanBuilder {
       block_score_group[s].resize(blocks.size(), kNoValue);
       for (size_t b = 0; b < blocks.size(); ++b) {
         if (blocks[b].pair_depth == depth) block_score_group[s][b] = add_block_scores(s, blocks[b].block);
-        if (blocks[b].head_depth == depth) add_block_sums(s, blocks[b].block, plan.rule_groups.at(block_score_group[s][b]));
+        if (blocks[b].head_depth == depth)
+          add_block_sums(s, blocks[b].block, plan.rule_groups.at(block_score_group[s][b]));
       }
     }
   }
@@ -819,18 +820,16 @@ class PlanBuilder {
     src.reserve(b.pairs());
     for (size_t r = 0; r < b.rows(); ++r)
       for (uint32_t c = b.first_of(r); c < b.first_of(r) + b.band_of(r); ++c)
-        src.push_back(a == logic::kRowInput ? off[b.row_atom[r]] : a == logic::kColumnInput ? off[b.column_atom[c]] : off[a]);
+        src.push_back(a == logic::kRowInput      ? off[b.row_atom[r]]
+                      : a == logic::kColumnInput ? off[b.column_atom[c]]
+                                                 : off[a]);
   }
 
   // The block's scores: one member per pair, each its own head (the pair atom w(I, J)).
   uint32_t add_block_scores(uint32_t s, const logic::PairBlock& b) {
     const uint32_t r = b.score_rule;
     const neural::RuleSpec& spec = model.rules[r];
-    RuleGroup G;
-    G.rule = r;
-    G.n = static_cast<uint32_t>(b.pairs());
-    G.combination = spec.combination;
-    G.activation = spec.activation;
+    RuleGroup G = new_rule_group(r, b.pairs());
     MemberScan scan;
     scan.done = scan.softmax_in_order = true;
     scan.blocks.assign(spec.inputs.size(), InputBlock{});
@@ -839,9 +838,11 @@ class PlanBuilder {
     for (size_t i = 0; i < spec.inputs.size(); ++i) {
       const uint32_t a = b.score_inputs[i];
       Shape& shape = scan.blocks[i].raw_shape;
-      if (a == logic::kRowInput) contiguous = back_to_back(s, b.row_atom, r, i, shape, row_off) && contiguous;
-      else if (a == logic::kColumnInput) contiguous = back_to_back(s, b.column_atom, r, i, shape, col_off) && contiguous;
-      else back_to_back(s, {a}, r, i, shape, first);
+      if (a == logic::kRowInput)
+        contiguous = back_to_back(s, b.row_atom, r, i, shape, row_off) && contiguous;
+      else if (a == logic::kColumnInput)
+        contiguous = back_to_back(s, b.column_atom, r, i, shape, col_off) && contiguous;
+      else back_to_back(s, {a}, r, i, shape, first);  // one atom: its shape (and a literal to blame)
     }
     const std::vector<uint32_t> row_begin = block_row_begin(b);
     G.softmax_segments = row_begin;
@@ -869,20 +870,14 @@ class PlanBuilder {
     }
     plan_softmax_segments(G, {}, true);
     plan_aggregation_and_head_weight(G, spec);
-    plan.steps.push_back({false, static_cast<uint32_t>(plan.rule_groups.size())});
-    plan.rule_groups.push_back(std::move(G));
-    return static_cast<uint32_t>(plan.rule_groups.size() - 1);
+    return add_rule_step(std::move(G));
   }
 
   // The block's weighted sums a(I): head r sums row r's pairs, each a score times v(J).
   void add_block_sums(uint32_t s, const logic::PairBlock& b, const RuleGroup& scores) {
     const uint32_t r = b.sum_rule;
     const neural::RuleSpec& spec = model.rules[r];
-    RuleGroup G;
-    G.rule = r;
-    G.n = static_cast<uint32_t>(b.pairs());
-    G.combination = spec.combination;
-    G.activation = spec.activation;
+    RuleGroup G = new_rule_group(r, b.pairs());
     MemberScan scan;
     scan.done = true;
     scan.blocks.assign(2, InputBlock{});
@@ -905,7 +900,8 @@ class PlanBuilder {
             for (uint32_t k = 0; k < G.n; ++k) src[k] = scores.out_off + k * score_size;
           else
             for (size_t row = 0; row < b.rows(); ++row)
-              for (uint32_t t = 0; t < b.band_of(row); ++t) src[row_begin[row] + t] = off[b.value_atom[b.first_of(row) + t]];
+              for (uint32_t t = 0; t < b.band_of(row); ++t)
+                src[row_begin[row] + t] = off[b.value_atom[b.first_of(row) + t]];
         },
         z_shapes);
     plan_combination_and_activation(G, spec, z_shapes);
@@ -926,8 +922,7 @@ class PlanBuilder {
     std::vector<Contribution>& list = contributions[spec.head_predicate];
     const uint32_t size = static_cast<uint32_t>(G.out_shape.size());
     for (uint32_t h = 0; h < G.m; ++h) list.push_back({s, b.head_atom[h], G.out_off + h * size, G.out_shape});
-    plan.steps.push_back({false, static_cast<uint32_t>(plan.rule_groups.size())});
-    plan.rule_groups.push_back(std::move(G));
+    add_rule_step(std::move(G));
   }
 
   // A block group's inputs: without per-pair sources when `fast` (the rows lie back to back,
@@ -982,11 +977,7 @@ class PlanBuilder {
   // (their order is the order of the value buffer's allocations).
   void add_rule_group(const uint32_t r, std::vector<Ref> members) {
     const neural::RuleSpec& spec = model.rules[r];
-    RuleGroup G;
-    G.rule = r;
-    G.n = static_cast<uint32_t>(members.size());
-    G.combination = spec.combination;
-    G.activation = spec.activation;
+    RuleGroup G = new_rule_group(r, members.size());
     MemberScan scan;
     MemberScan* scanning = options.in_order_shortcuts ? &scan : nullptr;
     const bool reordered = spec.softmax && order_by_softmax_segment(members, G, spec.inputs.size(), scanning);
@@ -997,8 +988,24 @@ class PlanBuilder {
     if (G.softmax) plan_softmax_segments(G, members, scan.done && scan.softmax_in_order);
     plan_aggregation_and_head_weight(G, spec);
     add_contributions(G, spec, members, scan);
+    add_rule_step(std::move(G));
+  }
+
+  // A group of n ground rules of template rule r, its functions set from the rule.
+  RuleGroup new_rule_group(uint32_t r, size_t n) const {
+    RuleGroup G;
+    G.rule = r;
+    G.n = static_cast<uint32_t>(n);
+    G.combination = model.rules[r].combination;
+    G.activation = model.rules[r].activation;
+    return G;
+  }
+
+  // Appends G and the step that runs it; returns G's index.
+  uint32_t add_rule_step(RuleGroup G) {
     plan.steps.push_back({false, static_cast<uint32_t>(plan.rule_groups.size())});
     plan.rule_groups.push_back(std::move(G));
+    return static_cast<uint32_t>(plan.rule_groups.size() - 1);
   }
 
   // The input blocks (weights applied, transposes) and where their values live; a direct

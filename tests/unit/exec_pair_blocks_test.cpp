@@ -81,7 +81,8 @@ Built build(const train::Engine& engine, const std::vector<ExampleAst>& seqs, co
   Built b;
   b.nets.reserve(seqs.size());
   for (size_t s = 0; s < seqs.size(); ++s) {
-    const logic::GroundSample g = logic::ground(engine.program(), seqs[s], zoo::sequence_queries("out", lengths[s]), options);
+    const logic::GroundSample g =
+        logic::ground(engine.program(), seqs[s], zoo::sequence_queries("out", lengths[s]), options);
     b.blocks += g.pair_blocks.size();
     b.nets.push_back(neural::neuralize(engine.model(), seqs[s], g));
   }
@@ -169,14 +170,14 @@ TEST(PairBlocks, CausalAttention) {
 // A narrow window's tiles would be mostly masked: its pairs' offsets are written out. A
 // wide one runs as banded tiles whose rows start at later and later keys.
 TEST(PairBlocks, SlidingWindows) {
-  const Built narrow = check(attention(", @sub(I, J, D), @geq(D, 0), @leq(D, 3)"), {sequence(0, 40, {"q", "k", "v"})}, {40}, 1);
+  const std::vector<std::string> qkv = {"q", "k", "v"};
+  const Built narrow = check(attention(", @sub(I, J, D), @geq(D, 0), @leq(D, 3)"), {sequence(0, 40, qkv)}, {40}, 1);
   EXPECT_FALSE(group_of(narrow.plan, 0)->direct.banded);
   EXPECT_FALSE(group_of(narrow.plan, 0)->inputs.at(1).src.empty());
-  const Built wide = check(attention(", @sub(I, J, D), @geq(D, 0), @leq(D, 100)"), {sequence(0, 300, {"q", "k", "v"})}, {300}, 1);
+  const Built wide = check(attention(", @sub(I, J, D), @geq(D, 0), @leq(D, 100)"), {sequence(0, 300, qkv)}, {300}, 1);
   expect_implicit_members(wide.plan, false);
   EXPECT_EQ(group_of(wide.plan, 0)->direct.band_first.back(), 299u - 100u);
-  check(attention(", @sub(I, J, D), @gt(D, 0), @lt(D, 5)"), {sequence(0, 30, {"q", "k", "v"}), sequence(1, 12, {"q", "k", "v"})},
-        {30, 12}, 2);
+  check(attention(", @sub(I, J, D), @gt(D, 0), @lt(D, 5)"), {sequence(0, 30, qkv), sequence(1, 12, qkv)}, {30, 12}, 2);
 }
 
 TEST(PairBlocks, StrictlyCausalLeavesTheFirstQueryWithoutKeys) {
