@@ -180,6 +180,22 @@ TEST(PairBlocks, SlidingWindows) {
   check(attention(", @sub(I, J, D), @gt(D, 0), @lt(D, 5)"), {sequence(0, 30, qkv), sequence(1, 12, qkv)}, {30, 12}, 2);
 }
 
+// What the rules add around the block: a learnable scale, an offset and an activation on
+// the scores, a head weight on the weighted sums (both rules' own functions, per pair and
+// per head), and a learnable offset on the heads' predicate.
+TEST(PairBlocks, RuleFunctionsAroundTheBlock) {
+  const std::string text =
+      "{1,1} s.\n"
+      "w(I, J) :- s, k(J)^T, q(I), @leq(J, I), 0.2. [combination=product, aggregation=softmax(J), "
+      "activation=sigmoid]\n"
+      "{3,3} out(I) :- w(I, J), v(J). [combination=product, aggregation=avg]\n"
+      "out/1 {3}\n";
+  const Built b = check(text, {sequence(0, 70, {"q", "k", "v"})}, {70}, 1);
+  EXPECT_TRUE(group_of(b.plan, 0)->direct.banded);
+  EXPECT_NE(group_of(b.plan, 0)->offset, neural::kNoParam);
+  EXPECT_NE(group_of(b.plan, 1)->head_weight, neural::kNoParam);
+}
+
 TEST(PairBlocks, StrictlyCausalLeavesTheFirstQueryWithoutKeys) {
   const Built b = check(attention(", @lt(J, I)"), {sequence(0, 30, {"q", "k", "v"})}, {30}, 1);
   EXPECT_EQ(b.plan.outputs.at(0).offset, exec::kNoValue);  // out(0) has no key: no neuron
