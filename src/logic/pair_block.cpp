@@ -200,19 +200,30 @@ bool window_of(const PairBlockShape& shape, const Symbols& symbols, uint32_t i, 
 }
 
 // Keys in no row's band pair with no row: they are no columns (relevance pruning then
-// treats them as the general path treats keys no pair atom reads).
+// treats them as the general path treats keys no pair atom reads). A window can leave such
+// keys between the bands of two rows (queries 5 and 20, keys 3..20, width 2); every band
+// lies wholly on one side of them, so each stays one run of the remaining columns.
 void drop_unused_columns(PairBlock& block) {
   if (block.band.empty() && block.rows() > 0) return;
-  size_t begin = block.rows() == 0 ? 0 : block.columns(), end = 0;
+  std::vector<int32_t> cover(block.columns() + 1, 0);
   for (size_t r = 0; r < block.rows(); ++r) {
-    begin = std::min<size_t>(begin, block.first_of(r));
-    end = std::max<size_t>(end, block.first_of(r) + block.band_of(r));
+    ++cover[block.first_of(r)];
+    --cover[block.first_of(r) + block.band_of(r)];
   }
-  for (auto* column : {&block.column_atom, &block.value_atom, &block.column_symbol}) {
-    column->resize(end);
-    column->erase(column->begin(), column->begin() + long(begin));
+  std::vector<uint32_t> new_index(block.columns() + 1, 0);  // kept columns before column c
+  int32_t covering = 0;
+  for (size_t c = 0; c < block.columns(); ++c) {
+    covering += cover[c];
+    new_index[c + 1] = new_index[c] + (covering > 0 ? 1 : 0);
+    if (covering == 0) continue;
+    const uint32_t to = new_index[c];
+    block.column_atom[to] = block.column_atom[c];
+    block.value_atom[to] = block.value_atom[c];
+    block.column_symbol[to] = block.column_symbol[c];
   }
-  for (uint32_t& f : block.band_first) f -= uint32_t(begin);
+  const uint32_t kept = new_index[block.columns()];
+  for (auto* column : {&block.column_atom, &block.value_atom, &block.column_symbol}) column->resize(kept);
+  for (uint32_t& f : block.band_first) f = new_index[f];
 }
 
 }  // namespace

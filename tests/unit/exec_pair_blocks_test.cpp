@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -248,6 +250,52 @@ TEST(PairBlocks, NonFiniteKeyTakesThePerMemberProducts) {
   const test::PlanPass pass = test::run_plan_pass(b.plan, engine);
   for (int i : {0, 39}) EXPECT_TRUE(std::isfinite(pass.ws.values.at(b.plan.outputs.at(i).offset))) << "out(" << i << ")";
   EXPECT_FALSE(std::isfinite(pass.ws.values.at(b.plan.outputs.at(40).offset)));
+}
+
+// Random blocks against the general path: a mask among none, the four comparisons and
+// windows of random bounds; queries and keys over random position sets (keys ascending,
+// queries in any order); one or two sequences in a plan. (It found keys left between two
+// windows kept as columns, which the general path prunes.)
+TEST(PairBlocks, RandomMasksAndPositions) {
+  std::mt19937 rng(20261127);
+  const std::vector<std::string> comparisons = {"", ", @leq(J, I)", ", @lt(J, I)", ", @geq(I, J)", ", @gt(I, J)"};
+  auto positions = [&](int count, int span, bool ascending) {
+    std::vector<int> all(span);
+    for (int i = 0; i < span; ++i) all[i] = i;
+    std::shuffle(all.begin(), all.end(), rng);
+    all.resize(count);
+    if (ascending) std::sort(all.begin(), all.end());
+    return all;
+  };
+  size_t blocks = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    std::string mask = comparisons[rng() % comparisons.size()];
+    if (rng() % 3 == 0) {
+      const int lo = int(rng() % 5) - 2, hi = lo + int(rng() % 6);
+      mask = ", @sub(I, J, D), @geq(D, " + std::to_string(lo) + "), @leq(D, " + std::to_string(hi) + ")";
+    }
+    SCOPED_TRACE("trial " + std::to_string(trial) + ", mask '" + mask + "'");
+    const int n_seqs = 1 + int(rng() % 2);
+    std::vector<ExampleAst> seqs;
+    std::vector<int> lengths;
+    for (int q = 0; q < n_seqs; ++q) {
+      const int span = 2 + int(rng() % 30);
+      const ExampleAst all = sequence(q, span, {"q", "k", "v"});
+      ExampleAst ex;
+      for (int i : positions(1 + int(rng() % span), span, false)) ex.facts.push_back(all.facts.at(i));
+      for (int j : positions(1 + int(rng() % span), span, true)) {
+        ex.facts.push_back(all.facts.at(span + j));
+        ex.facts.push_back(all.facts.at(2 * span + j));
+      }
+      seqs.push_back(std::move(ex));
+      lengths.push_back(span);
+    }
+    train::Engine engine(parse_template(attention(mask)));
+    const Built blocked = build(engine, seqs, lengths, true);
+    blocks += blocked.blocks;  // (a mask may leave a sequence no pair, and so no block)
+    check(attention(mask), seqs, lengths, blocked.blocks);
+  }
+  EXPECT_GE(blocks, 30u);
 }
 
 }  // namespace

@@ -265,6 +265,15 @@ TEST(LogicPairBlocks, WindowsGroundAsOneBandedBlock) {
     EXPECT_EQ(ahead.pair_blocks[0].columns(), size_t(n - 1));
     EXPECT_EQ(firsts(ahead.pair_blocks[0]).front(), 0u);
   }
+  // Queries 5 and 20 over keys 0..24 (0 <= i - j <= 2): keys 6..17 and 21..24 lie in no
+  // window and are no columns, so each band stays one run of the remaining columns.
+  const std::string gap = facts_of("q", {5, 20}) + facts_of("k", range(0, 25)) + facts_of("v", range(0, 25));
+  GroundSample apart = expect_blocks_match(Case(window_attention(", @geq(D, 0), @leq(D, 2)"), gap, "a(5), a(20)."));
+  ASSERT_EQ(apart.pair_blocks.size(), 1u);
+  EXPECT_EQ(apart.pair_blocks[0].columns(), 6u);
+  EXPECT_EQ(apart.pair_blocks[0].value_atom.size(), 6u);
+  EXPECT_EQ(firsts(apart.pair_blocks[0]), (std::vector<uint32_t>{0, 3}));
+  EXPECT_EQ(bands(apart.pair_blocks[0]), (std::vector<uint32_t>{3, 3}));
   // Keys out of order, or a window of non-integer positions: the general path.
   const std::string window = window_attention(", @geq(D, 0), @leq(D, 2)");
   expect_general(Case(window, facts_of("q", {0, 1, 2, 3}) + facts_of("k", {3, 1, 2}) + facts_of("v", {1, 2, 3}), ""));
