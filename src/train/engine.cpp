@@ -146,6 +146,7 @@ Engine::Engine(const TemplateAst& ast, const Initializer& init, uint64_t seed)
     : ast_(ast), initializer_(init), seed_(seed) {
   program_ = std::make_unique<logic::Program>(ast_);
   model_ = neural::TemplateModel::compile(ast_, rule_variables(*program_));
+  pair_blocks_ = neural::pair_block_rules(model_, *program_);
   next_example_index_ = model_.params.count();
   Rng rng(seed);
   initialize(init, model_.params, rng);
@@ -226,6 +227,7 @@ PreparedSet Engine::prepare_each(std::span<const Sample> samples,
       const Sample& s = sample_at(i, scratch);
       logic::GroundingOptions options;
       options.max_ground_rules = max_ground_rules;
+      options.pair_blocks = pair_blocks_;
       logic::GroundSample ground = logic::ground(*program_, s.example, s.queries, options);
       set.networks[i] = neural::neuralize(model_, s.example, ground, learnable_facts);
       if (learnable_facts) sites[i] = learnable_fact_sites(*program_, s.example, ground, set.networks[i]);

@@ -323,6 +323,9 @@ class Engine {
   mutable std::atomic<uint64_t> next_example_index_{0};  // ExampleFacts::first_index
   std::unique_ptr<logic::Program> program_;
   neural::TemplateModel model_;
+  // Attention's score and weighted-sum rules grounded as blocks when preparing a dataset
+  // (neural::pair_block_rules); inspection grounds without them, so it shows every pair.
+  std::vector<logic::PairBlockRules> pair_blocks_;
   std::vector<uint32_t> fixed_;  // the parameters that are not learnable (their indices)
   std::unique_ptr<Optimizer> optimizer_;
   OptimizerConfig optimizer_config_;
