@@ -1170,10 +1170,8 @@ bool Grounder::keep_without_recursion(const std::vector<GroundRuleSet>& sets, st
   for (const GroundRuleSet& s : sets)
     if (s.level == kNone) return false;
   // The rule sets, then the pair blocks (at their sum rule's level: taken whole).
-  std::vector<uint32_t> order(sets.size() + blocks_.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  auto level = [&](uint32_t i) { return i < sets.size() ? sets[i].level : blocks_[i - sets.size()].shape.level; };
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return level(a) > level(b); });
+  const std::vector<uint32_t> order =
+      by_level_descending(sets, blocks_.size(), [&](size_t b) { return blocks_[b].shape.level; });
   for (uint32_t si : order) {
     if (si >= sets.size()) {
       if (const auto& block = blocks_[si - sets.size()].block) keep_pair_block(*block, keep);

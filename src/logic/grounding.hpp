@@ -2,6 +2,7 @@
 // produces. Flat arrays only (ids and offsets); no per-atom or per-rule heap objects.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -66,7 +67,35 @@ struct PairBlock {
     for (uint32_t b : band) n += b;
     return n;
   }
+  // Calls f(id) with every atom id the block holds (a reference when the block is not
+  // const): its heads, rows, columns, values and the score rule's ground literals, what
+  // relevance keeps whole and renumbering maps.
+  template <class F>
+  void for_each_atom(F&& f) { visit_atoms(*this, f); }
+  template <class F>
+  void for_each_atom(F&& f) const { visit_atoms(*this, f); }
+
+ private:
+  template <class Self, class F>
+  static void visit_atoms(Self& self, F& f) {
+    for (auto* atoms : {&self.head_atom, &self.row_atom, &self.column_atom, &self.value_atom})
+      for (auto& a : *atoms) f(a);
+    for (auto& a : self.score_inputs)
+      if (a != kRowInput && a != kColumnInput) f(a);
+  }
 };
+
+// Rule sets and pair blocks (index sets.size() + b) from the highest level down, rule sets
+// before blocks of one level (grounder and neuralize both walk relevance in this order).
+template <class BlockLevel>
+std::vector<uint32_t> by_level_descending(const std::vector<GroundRuleSet>& sets, size_t n_blocks,
+                                          BlockLevel block_level) {
+  std::vector<uint32_t> order(sets.size() + n_blocks);
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto level = [&](uint32_t i) { return i < sets.size() ? sets[i].level : block_level(i - sets.size()); };
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return level(a) > level(b); });
+  return order;
+}
 
 // One example grounded against a template: the (query-relevant part of the) least model
 // and every ground rule. Atom ids are dense 0..num_atoms()-1.

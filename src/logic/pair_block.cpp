@@ -305,20 +305,14 @@ void offset_pair_block(PairBlock& block, const PairBlockShape& shape, const std:
 bool keep_pair_block(const PairBlock& block, std::vector<char>& keep) {
   if (std::none_of(block.head_atom.begin(), block.head_atom.end(), [&](uint32_t a) { return keep[a]; }))
     return false;
-  for (const auto* atoms : {&block.row_atom, &block.head_atom, &block.column_atom, &block.value_atom})
-    for (uint32_t a : *atoms) keep[a] = 1;
-  for (uint32_t a : block.score_inputs)
-    if (a != kRowInput && a != kColumnInput) keep[a] = 1;
+  block.for_each_atom([&](uint32_t a) { keep[a] = 1; });
   return true;
 }
 
 bool remap_pair_block(PairBlock& block, const std::vector<uint32_t>& new_id) {
   if (std::none_of(block.head_atom.begin(), block.head_atom.end(), [&](uint32_t a) { return new_id[a] != kNone; }))
     return false;
-  for (auto* atoms : {&block.row_atom, &block.head_atom, &block.column_atom, &block.value_atom})
-    for (uint32_t& a : *atoms) a = new_id[a];
-  for (uint32_t& a : block.score_inputs)
-    if (a != kRowInput && a != kColumnInput) a = new_id[a];
+  block.for_each_atom([&](uint32_t& a) { a = new_id[a]; });
   return true;
 }
 

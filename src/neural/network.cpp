@@ -185,14 +185,9 @@ Relevance search_from_queries(const FlatGroundRules& f) {
   return r;
 }
 
-// Every atom a pair block reads or derives, visited once each (heads, rows, columns, values,
-// then the score rule's ground literals).
-template <class Visit>
-void for_each_block_atom(const logic::PairBlock& b, Visit visit) {
-  for (const auto* atoms : {&b.head_atom, &b.row_atom, &b.column_atom, &b.value_atom})
-    for (uint32_t a : *atoms) visit(a);
-  for (uint32_t a : b.score_inputs)
-    if (a != logic::kRowInput && a != logic::kColumnInput) visit(a);
+// Whether relevance kept the block (it keeps all of its heads or none).
+bool block_kept(const logic::PairBlock& b, const std::vector<uint8_t>& state) {
+  return !b.head_atom.empty() && state[b.head_atom[0]] == 2;
 }
 
 // A block is computed whole: when a query needs one of its heads, every atom it reads or
@@ -200,7 +195,7 @@ void for_each_block_atom(const logic::PairBlock& b, Visit visit) {
 void mark_block(const logic::PairBlock& b, std::vector<uint8_t>& state) {
   const bool needed = std::any_of(b.head_atom.begin(), b.head_atom.end(), [&](uint32_t h) { return state.at(h) == 2; });
   if (!needed) return;
-  for_each_block_atom(b, [&](uint32_t a) { state.at(a) = 2; });
+  b.for_each_atom([&](uint32_t a) { state.at(a) = 2; });
 }
 
 // One depth for all of a block's pair atoms (1 + the deepest atom a score reads) and one
@@ -238,10 +233,8 @@ bool layered_relevance(const FlatGroundRules& f, Relevance& r) {
   const size_t n_atoms = f.ground.num_atoms();
   r = Relevance{std::vector<uint8_t>(n_atoms, 0), std::vector<uint32_t>(n_atoms, 0), std::vector<uint8_t>(f.size(), 0), 0};
   // Rule sets, then pair blocks (index sets.size() + b), from the highest level down.
-  std::vector<uint32_t> order(sets.size() + blocks.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  const auto level = [&](uint32_t i) { return i < sets.size() ? sets[i].level : blocks[i - sets.size()].level; };
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return level(a) > level(b); });
+  const std::vector<uint32_t> order =
+      logic::by_level_descending(sets, blocks.size(), [&](size_t b) { return blocks[b].level; });
   for (const auto& atoms : f.ground.query_atoms)
     for (uint32_t a : atoms) {
       if (a >= n_atoms) throw Error(ErrorKind::Runtime, "query atom is not an atom of the sample");
@@ -265,7 +258,7 @@ bool layered_relevance(const FlatGroundRules& f, Relevance& r) {
   for (size_t j = order.size(); j-- > 0;) {
     if (order[j] >= sets.size()) {
       const logic::PairBlock& b = blocks[order[j] - sets.size()];
-      if (b.head_atom.empty() || r.state[b.head_atom[0]] != 2) continue;
+      if (!block_kept(b, r.state)) continue;
       const BlockDepths d = block_depths(b, r.depth);
       for (uint32_t h : b.head_atom) r.depth[h] = std::max(r.depth[h], d.head);
       continue;
@@ -640,20 +633,16 @@ void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const Flat
 void add_pair_blocks(SampleNetwork& net, const logic::GroundSample& ground, const Relevance& r,
                      const std::vector<uint32_t>& local) {
   for (const logic::PairBlock& b : ground.pair_blocks) {
-    if (b.head_atom.empty() || r.state[b.head_atom[0]] != 2) continue;
+    if (!block_kept(b, r.state)) continue;
     SampleNetwork::PairBlock nb;
     const BlockDepths d = block_depths(b, r.depth);
     nb.pair_depth = d.pairs;
     nb.head_depth = d.head;
     nb.block = b;
-    auto to_local = [&](uint32_t& a) {
-      if (a == logic::kRowInput || a == logic::kColumnInput) return;
+    nb.block.for_each_atom([&](uint32_t& a) {
       a = local[a];
       if (a == kNone) throw Error(ErrorKind::Runtime, "an atom of a needed pair block was pruned");
-    };
-    for (auto* atoms : {&nb.block.head_atom, &nb.block.row_atom, &nb.block.column_atom, &nb.block.value_atom,
-                        &nb.block.score_inputs})
-      for (uint32_t& a : *atoms) to_local(a);
+    });
     net.pair_blocks.push_back(std::move(nb));
   }
 }
