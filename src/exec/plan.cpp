@@ -65,12 +65,6 @@ Shape group_aggregation_shape(AggregationKind kind, Shape in, const std::vector<
   }
 }
 
-// A sum, average, maximum, minimum or product of one value is that value.
-bool single_value_identity(AggregationKind kind) {
-  return kind == AggregationKind::Sum || kind == AggregationKind::Avg || kind == AggregationKind::Max ||
-         kind == AggregationKind::Min || kind == AggregationKind::Product;
-}
-
 bool real_transpose(const InputBlock& B) {
   return B.transposed && B.wout_shape.rows > 1 && B.wout_shape.cols > 1;
 }
@@ -1129,7 +1123,7 @@ class PlanBuilder {
     G.agg_shape = group_aggregation_shape(G.aggregation, G.act_shape, G.head_segments, rule_name(model, r), rule.span);
     // One grounding per head and a sum/avg/max/min: each aggregate is its one input.
     G.identity_aggregation =
-        G.m == G.n && !G.direct.fused_sum && !G.transform.enabled && single_value_identity(G.aggregation);
+        G.m == G.n && !G.direct.fused_sum && !G.transform.enabled && neural::single_value_identity(G.aggregation);
     if (G.transform.enabled) {
       TransformSum& t = G.transform;
       t.rows_are_heads = G.m == G.n && t.sources.size() == G.n;
@@ -1263,9 +1257,7 @@ class PlanBuilder {
                                               "give different shapes " +
                                           text(A.in_shape) + " and " + text(c.shape));
     // (A product of matrices is refused below, even of one input.)
-    const bool passes_one_input = pred.offset == neural::kNoParam && pred.norm == neural::kNoParam && pred.activation.kind == ActivationKind::Identity &&
-                                  single_value_identity(pred.combination) &&
-                                  !(pred.scalars_only && !A.in_shape.scalar());
+    const bool passes_one_input = neural::passes_one_input(pred, A.in_shape);
     if (options.in_order_shortcuts && passes_one_input && pass_contributions_through(p, A.m, list, A.in_shape))
       return;
     sort_contributions_by_atom(A, members, list, where);

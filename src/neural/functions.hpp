@@ -86,6 +86,11 @@ struct Aggregation {
 };
 Aggregation parse_aggregation(const FunctionSpec& f, const Span& span);
 std::string to_string(const Aggregation& a);
+// A sum, average, maximum, minimum or product of one value is that value.
+inline bool single_value_identity(AggregationKind kind) {
+  return kind == AggregationKind::Sum || kind == AggregationKind::Avg || kind == AggregationKind::Max ||
+         kind == AggregationKind::Min || kind == AggregationKind::Product;
+}
 // Output shape of one segment of `segment_length` values of shape `in` (segment_length
 // matters only for Concat); Softmax keeps `in` (it is applied by segment_softmax).
 Shape aggregation_shape(AggregationKind a, Shape in, size_t segment_length);

@@ -22,13 +22,9 @@ bool score_rule_fits(const RuleSpec& spec) {
 }
 
 // The pair atoms w(I, J) are their one rule input (no atom neuron of their own), as the
-// plan's pass-through of one contribution makes them.
-bool pair_atoms_pass_through(const PredicateSpec& p) {
-  const bool one_value = p.combination == AggregationKind::Sum || p.combination == AggregationKind::Avg ||
-                         p.combination == AggregationKind::Max || p.combination == AggregationKind::Min ||
-                         p.combination == AggregationKind::Product;
-  return p.offset == kNoParam && p.norm == kNoParam && p.activation.kind == ActivationKind::Identity && one_value;
-}
+// plan's pass-through of one contribution makes them. Their values' shape is known only
+// once planned, so a `product` (refused there for a matrix) is never a block.
+bool pair_atoms_pass_through(const PredicateSpec& p) { return passes_one_input(p, Shape{1, 1}) && !p.scalars_only; }
 
 // The weighted sum a(I) :- w(I, J), v(J): the products summed or averaged per head, nothing
 // in between (the plan's fused direct sum).

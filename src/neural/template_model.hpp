@@ -80,6 +80,14 @@ struct PredicateSpec {
   std::string key() const { return name + "/" + std::to_string(arity); }  // "name/arity"
 };
 
+// Whether an atom of `p` with one input (and no fact value) is that input's value: no
+// offset, normalisation or activation, and a combination that is the identity on one value,
+// except `product` of a non-scalar value (scalars_only), which the plan refuses.
+inline bool passes_one_input(const PredicateSpec& p, Shape in) {
+  return p.offset == kNoParam && p.norm == kNoParam && p.activation.kind == ActivationKind::Identity &&
+         single_value_identity(p.combination) && !(p.scalars_only && !in.scalar());
+}
+
 // `P/n [normalization=batch]`: the atoms' combined inputs x are normalised per entry over
 // every atom of P in a training batch (all its samples), x^ = (x - mean) / sqrt(var + eps)
 // with the biased variance, then scaled and shifted, a = act(scale * x^ + offset): torch's

@@ -50,11 +50,19 @@ lrnn::Settings settings() {
   return s;
 }
 
+size_t block_rules(const std::string& text) {
+  lrnn::train::Engine engine(lrnn::parse_template(text));
+  return lrnn::neural::pair_block_rules(engine.model(), engine.program()).size();
+}
+
 TEST(TrainPairBlocks, TemplatesAreBlocksOrNot) {
-  for (bool as_block : {true, false}) {
-    lrnn::train::Engine engine(lrnn::parse_template(attention_template(", @leq(J, I)", as_block)));
-    EXPECT_EQ(lrnn::neural::pair_block_rules(engine.model(), engine.program()).size(), as_block ? 1u : 0u);
-  }
+  EXPECT_EQ(block_rules(attention_template(", @leq(J, I)", true)), 1u);
+  EXPECT_EQ(block_rules(attention_template(", @leq(J, I)", false)), 0u);
+  // The pair atoms pass their value through: not with an activation, nor under `product`
+  // (which the plan refuses for a matrix value, a shape only the plan knows).
+  EXPECT_EQ(block_rules(attention_template("", true) + "w/2 [activation=sigmoid]\n"), 0u);
+  EXPECT_EQ(block_rules(attention_template("", true) + "w/2 [combination=product]\n"), 0u);
+  EXPECT_EQ(block_rules(attention_template("", true) + "w/2 [combination=elproduct]\n"), 1u);
 }
 
 TEST(TrainPairBlocks, BlocksTrainAsTheRulesDo) {
