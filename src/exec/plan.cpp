@@ -921,19 +921,18 @@ class PlanBuilder {
 
   // A block group's inputs: without per-pair sources when `fast` (the rows lie back to back,
   // the tiles fit) and the product is direct and of the kind `direct_fits` accepts (sources_of
-  // is then never called), else with them. Returns whether the sources were left out.
+  // is then never called), else with them, written once the inputs are planned (planning
+  // reads only their shapes: a block's inputs carry no weight, so no transform-sum needs the
+  // sources). Returns whether the sources were left out.
   template <class Fits, class Sources>
   bool plan_block_inputs(RuleGroup& G, const neural::RuleSpec& spec, MemberScan& scan, bool fast, Fits direct_fits,
                          Sources sources_of, std::vector<Shape>& z_shapes) {
-    std::vector<InputBlock> probe;
-    for (size_t i = 0; i < spec.inputs.size(); ++i) {
-      InputBlock scanned = scan.blocks[i];
-      probe.push_back(input_block(G.rule, i, {}, &scanned));
-    }
-    fast = fast && direct_fits(plan_direct_product(G.combination, probe));
-    if (!fast)
-      for (size_t i = 0; i < spec.inputs.size(); ++i) sources_of(i, scan.blocks[i].src);
     z_shapes = plan_rule_inputs(G, spec, {}, scan);
+    if (G.transform.enabled)
+      throw Error(ErrorKind::Runtime, rule_name(model, G.rule) + ": a pair block's rule planned as a transform sum");
+    fast = fast && direct_fits(G.direct);
+    if (!fast)
+      for (size_t i = 0; i < G.inputs.size(); ++i) sources_of(i, G.inputs[i].src);
     return fast;
   }
 
