@@ -9,6 +9,7 @@
 #include <cmath>
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -105,12 +106,12 @@ void expect_close(double a, double b, const std::string& what) {
 }
 
 // Grounds `text` on the sequences with and without blocks; the block build must hold
-// `expected_blocks` blocks and give the general build's outputs and gradients.
+// `expected_blocks` blocks (when given) and give the general build's outputs and gradients.
 Built check(const std::string& text, const std::vector<ExampleAst>& seqs, const std::vector<int>& lengths,
-            size_t expected_blocks) {
+            std::optional<size_t> expected_blocks) {
   train::Engine engine(parse_template(text));
   const Built blocked = build(engine, seqs, lengths, true), general = build(engine, seqs, lengths, false);
-  EXPECT_EQ(blocked.blocks, expected_blocks);
+  if (expected_blocks) EXPECT_EQ(blocked.blocks, *expected_blocks);
   EXPECT_EQ(general.blocks, 0u);
   const test::PlanPass x = test::run_plan_pass(blocked.plan, engine), y = test::run_plan_pass(general.plan, engine);
   EXPECT_EQ(blocked.plan.outputs.size(), general.plan.outputs.size());
@@ -290,10 +291,8 @@ TEST(PairBlocks, RandomMasksAndPositions) {
       seqs.push_back(std::move(ex));
       lengths.push_back(span);
     }
-    train::Engine engine(parse_template(attention(mask)));
-    const Built blocked = build(engine, seqs, lengths, true);
-    blocks += blocked.blocks;  // (a mask may leave a sequence no pair, and so no block)
-    check(attention(mask), seqs, lengths, blocked.blocks);
+    // (A mask may leave a sequence no pair, and so no block: any count is right here.)
+    blocks += check(attention(mask), seqs, lengths, std::nullopt).blocks;
   }
   EXPECT_GE(blocks, 30u);
 }
