@@ -843,8 +843,9 @@ class Grounder {
   // none, fires the score rule as its own stratum would have and leaves the sum rule to
   // fire as usual. True: rule r is done.
   bool fire_pair_block_rule(uint32_t r) {
-    if (r >= block_of_rule_.size() || block_of_rule_[r] == kNone) return false;
-    PendingBlock& pb = blocks_[block_of_rule_[r]];
+    PendingBlock* pending = pending_block(r);
+    if (!pending) return false;
+    PendingBlock& pb = *pending;
     if (r == pb.shape.score_rule) return true;
     pb.block = build_pair_block(pb.shape, rels_, syms_);
     if (pb.block) {
@@ -874,11 +875,15 @@ class Grounder {
     }
   }
 
-  // The block built for template rule r (its score or sum rule), or null.
-  const PairBlock* built_pair_block(uint32_t r) const {
-    if (r >= block_of_rule_.size() || block_of_rule_[r] == kNone) return nullptr;
-    const auto& block = blocks_[block_of_rule_[r]].block;
-    return block ? &*block : nullptr;
+  // The pending block of template rule r (its score or sum rule), or null.
+  PendingBlock* pending_block(uint32_t r) {
+    return r < block_of_rule_.size() && block_of_rule_[r] != kNone ? &blocks_[block_of_rule_[r]] : nullptr;
+  }
+
+  // The block built for template rule r, or null.
+  const PairBlock* built_pair_block(uint32_t r) {
+    const PendingBlock* pb = pending_block(r);
+    return pb && pb->block ? &*pb->block : nullptr;
   }
 
   // The atoms a query literal matches: (predicate, row) pairs.
