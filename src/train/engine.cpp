@@ -636,6 +636,12 @@ Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dt
   }
   Evaluation ev;
   ev.metrics = metrics_of(loss_kind, set.outputs, values, &predictions);
+  if (set.has_query_split() && !set.sharded()) {
+    ev.has_splits = true;
+    ev.train = metrics_of_split(loss_kind, set.outputs, values, QuerySplit::Train);
+    ev.validation = metrics_of_split(loss_kind, set.outputs, values, QuerySplit::Validation);
+    ev.test = metrics_of_split(loss_kind, set.outputs, values, QuerySplit::Test);
+  }
   ev.outputs.reserve(values.size());
   for (size_t o = 0; o < values.size(); ++o) {
     const OutputInfo& info = set.outputs[o];
@@ -643,14 +649,6 @@ Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dt
                           shapes[o].rows, shapes[o].cols, info.importance, info.listed_target, info.split});
   }
   if (set.sharded()) return dist::gather_evaluation(ev, set, loss_kind);
-  if (set.has_query_split()) {
-    ev.has_splits = true;
-    std::vector<std::vector<double>> outputs_values(ev.outputs.size());
-    for (size_t o = 0; o < ev.outputs.size(); ++o) outputs_values[o] = ev.outputs[o].value;
-    ev.train = metrics_of_split(loss_kind, set.outputs, outputs_values, QuerySplit::Train);
-    ev.validation = metrics_of_split(loss_kind, set.outputs, outputs_values, QuerySplit::Validation);
-    ev.test = metrics_of_split(loss_kind, set.outputs, outputs_values, QuerySplit::Test);
-  }
   return ev;
 }
 
@@ -919,11 +917,14 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       report.test = evaluate(*test, config.loss, config.dtype).metrics;
     }
     if (split_from_passes) add_split_metrics(report, config.loss, train_set, result.last_epoch_outputs);
-    if (query_split && !split_from_passes) {
-      const Evaluation ev = evaluate(train_set, config.loss, config.dtype);
-      std::vector<std::vector<double>> values(ev.outputs.size());
-      for (size_t o = 0; o < values.size(); ++o) values[o] = ev.outputs[o].value;
-      add_split_metrics(report, config.loss, train_set, values);
+    if (query_split && !split_from_passes) {  // query batches computed the training supports only
+      Evaluation ev = evaluate(train_set, config.loss, config.dtype);
+      report.validation = ev.validation;
+      report.has_validation = ev.validation.count > 0;
+      report.has_test = ev.test.count > 0;
+      report.test = ev.test;
+      for (size_t o = 0; o < ev.outputs.size(); ++o)
+        if (train_set.outputs[o].training_target().empty()) result.last_epoch_outputs[o] = std::move(ev.outputs[o].value);
     }
     report.seconds = seconds_since(t_epoch);
     result.history.push_back(report);
@@ -951,6 +952,16 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       }
     }
     if (!go_on) break;
+  }
+  // Query batches compute only training queries: the others' last values from a whole pass.
+  if (query_batches && !query_split && result.epochs > 0) {
+    bool missing = false;
+    for (const auto& v : result.last_epoch_outputs) missing |= v.empty();
+    if (missing) {
+      Evaluation ev = evaluate(train_set, config.loss, config.dtype);
+      for (size_t o = 0; o < ev.outputs.size(); ++o)
+        if (result.last_epoch_outputs[o].empty()) result.last_epoch_outputs[o] = std::move(ev.outputs[o].value);
+    }
   }
   if (result.stopped_early && !best_params.empty()) model_.params.values = best_params;
   if (result.stopped_early && facts && !best_fact_values.empty()) facts->params.values = best_fact_values;
