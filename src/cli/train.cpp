@@ -23,6 +23,8 @@
 #include "syntax/atomic_file.hpp"
 #include "lrnn/model.hpp"
 #include "train/distributed.hpp"
+#include "train/config.hpp"
+#include "train/dataset.hpp"
 #include "train/report.hpp"
 
 namespace {
@@ -131,6 +133,16 @@ void finish_interrupted() {
   std::exit(128 + stop_signal);
 }
 
+// Options that exclude or need each other (--fanout without --query-batch-size, ...) are
+// usage errors, found before anything is loaded: the settings' own checks (make_train_config).
+void check_settings(const Settings& settings) {
+  try {
+    train::make_train_config(settings, 0);
+  } catch (const Error& e) {
+    throw CLI::ValidationError(e.message());
+  }
+}
+
 Model make_model(const TrainOptions& o, const CLI::App& cmd) {
   if (!o.load_path.empty()) {
     // The saved model carries its template: a TEMPLATE given too would be ignored.
@@ -139,10 +151,12 @@ Model make_model(const TrainOptions& o, const CLI::App& cmd) {
                                            "' carries its own template, so '" + o.template_path + "' would be ignored");
     Model model = Model::load(o.load_path);
     model.settings() = apply_options(o, cmd, model.settings(), true);
+    check_settings(model.settings());
     return model;
   }
   if (o.template_path.empty()) throw Error(ErrorKind::Semantic, "lrnn train needs a TEMPLATE (or --load MODEL)");
   const Settings settings = apply_options(o, cmd, Settings{}, false);
+  check_settings(settings);
   return Model(Template::from_file(o.template_path), settings);
 }
 
@@ -171,19 +185,19 @@ std::array<double, 3> split_fractions(const std::string& text) {
 Dataset load_query_split(const TrainOptions& o, uint64_t seed) {
   const bool files = !o.val_queries_path.empty() || !o.test_queries_path.empty();
   if (!o.query_split.empty() && files)
-    throw Error(ErrorKind::Semantic, "give either --query-split fractions or per-split query files "
+    throw CLI::ValidationError("give either --query-split fractions or per-split query files "
                                      "(--val-queries, --test-queries), not both");
   if (o.test_fraction > 0)
-    throw Error(ErrorKind::Semantic, "a query split holds out queries, --test-fraction whole samples: give one of them");
+    throw CLI::ValidationError("a query split holds out queries, --test-fraction whole samples: give one of them");
   if (!o.query_split.empty()) {
     const std::array<double, 3> f = split_fractions(o.query_split);
     return cli::load_dataset(o.dataset, o.examples_path, o.queries_path).with_query_split(f[0], f[1], f[2], seed);
   }
   if (!o.dataset.empty())
-    throw Error(ErrorKind::Semantic, "per-split query files (--val-queries, --test-queries) split the queries of "
+    throw CLI::ValidationError("per-split query files (--val-queries, --test-queries) split the queries of "
                                      "--examples; a --dataset has its own queries: use --query-split");
   if (o.queries_path.empty())
-    throw Error(ErrorKind::Semantic, "per-split query files need the training queries too: give --queries FILE");
+    throw CLI::ValidationError("per-split query files need the training queries too: give --queries FILE");
   cli::LoadedData d = cli::load_data("", o.examples_path, o.queries_path);
   std::vector<QuerySplit> line_split(d.queries.size(), QuerySplit::Train);
   auto add = [&](const std::string& path, QuerySplit part) {
@@ -203,12 +217,12 @@ Dataset load_query_split(const TrainOptions& o, uint64_t seed) {
 // the seeded split needs every sample, so each rank parses them all and grounds its block.
 std::pair<Dataset, Dataset> load_datasets(const TrainOptions& o, uint64_t seed) {
   if (!o.test_examples_path.empty() && !o.val_queries_path.empty())
-    throw Error(ErrorKind::Semantic, "--val-queries splits the training examples' queries; --test-examples is a "
+    throw CLI::ValidationError("--val-queries splits the training examples' queries; --test-examples is a "
                                      "separate test set: give --test-queries without --test-examples for a split");
   if (!o.query_split.empty() || !o.val_queries_path.empty() ||
       (!o.test_queries_path.empty() && o.test_examples_path.empty())) {
     if (!o.test_examples_path.empty())
-      throw Error(ErrorKind::Semantic, "a query split has its own test queries: give no --test-examples with it");
+      throw CLI::ValidationError("a query split has its own test queries: give no --test-examples with it");
     return {load_query_split(o, seed), Dataset()};
   }
   if (o.test_fraction > 0) {
@@ -493,7 +507,18 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
                   "Validation queries of the training examples (a query split: evaluated every epoch, not trained on)");
   cmd->add_option("--query-split", o->query_split,
                   "TRAIN,VAL,TEST: split the training data's queries by these fractions (seeded by --seed); only "
-                  "training queries give gradient, validation and test queries are reported every epoch");
+                  "training queries give gradient, validation and test queries are reported every epoch")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            try {
+              const std::array<double, 3> f = split_fractions(text);
+              train::random_query_split(0, f[0], f[1], f[2], 1);  // the fractions' own checks
+            } catch (const Error& e) {
+              return std::string(e.message());
+            }
+            return std::string();
+          },
+          "TRAIN,VAL,TEST"));
   cmd->add_option("--test-fraction", o->test_fraction, "Hold out this fraction of the samples (seeded)")->check(cli::finite_number(0, 1));
   cmd->add_option("--query-batch-size", o->query_batch_size,
                   "Training queries per step, each step running only the part of the network they depend on (one "
