@@ -21,24 +21,27 @@ RulesByHead rules_by_head(const neural::SampleNetwork& net) {
 
 namespace {
 
-// Marks the atoms and ground rules `queries` depend on: every ground rule of a kept head,
-// or `fanout` of each (rule, head) run drawn from `rng` when it has more.
+// The atoms and ground rules `queries` depend on: every ground rule of a kept head, or
+// `fanout` of each (rule, head) run drawn from `rng` when it has more. Both lists sorted
+// (network order); the marks of `scratch` are set for the kept atoms only while it runs.
 struct Support {
-  std::vector<uint8_t> atom, rule;
+  std::vector<uint32_t> atoms, rules;
 };
 
-Support mark_support(const neural::SampleNetwork& net, const RulesByHead& heads, std::span<const uint32_t> queries,
-                     size_t fanout, Rng* rng) {
-  Support s{std::vector<uint8_t>(net.num_atoms(), 0), std::vector<uint8_t>(net.num_ground_rules(), 0)};
+Support find_support(const neural::SampleNetwork& net, const RulesByHead& heads, std::span<const uint32_t> queries,
+                     size_t fanout, Rng* rng, SupportScratch& scratch) {
+  Support s;
+  std::vector<uint32_t>& local = scratch.local;  // kNone, or 0 once reached
   std::vector<uint32_t> stack, pick;
   auto reach = [&](uint32_t atom) {
-    if (!s.atom[atom]) {
-      s.atom[atom] = 1;
+    if (local[atom] == neural::kNone) {
+      local[atom] = 0;
+      s.atoms.push_back(atom);
       stack.push_back(atom);
     }
   };
   auto keep_rule = [&](uint32_t g) {
-    s.rule[g] = 1;
+    s.rules.push_back(g);
     for (uint32_t i = net.inputs_begin[g]; i < net.inputs_begin[g + 1]; ++i) reach(net.inputs[i]);
   };
   for (uint32_t q : queries)
@@ -64,6 +67,8 @@ Support mark_support(const neural::SampleNetwork& net, const RulesByHead& heads,
       i = j;
     }
   }
+  std::sort(s.atoms.begin(), s.atoms.end());
+  std::sort(s.rules.begin(), s.rules.end());
   return s;
 }
 
@@ -71,12 +76,21 @@ Support mark_support(const neural::SampleNetwork& net, const RulesByHead& heads,
 
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                                       std::span<const uint32_t> queries, size_t fanout, Rng* rng) {
-  const Support kept = mark_support(net, heads, queries, fanout, rng);
+  SupportScratch scratch;
+  return support_network(net, heads, queries, fanout, rng, scratch);
+}
+
+neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
+                                      std::span<const uint32_t> queries, size_t fanout, Rng* rng,
+                                      SupportScratch& scratch) {
+  if (scratch.local.size() != net.num_atoms()) scratch.local.assign(net.num_atoms(), neural::kNone);
+  if (scratch.fact_local.size() != net.num_facts()) scratch.fact_local.assign(net.num_facts(), neural::kNone);
+  const Support kept = find_support(net, heads, queries, fanout, rng, scratch);
+  std::vector<uint32_t>& local = scratch.local;
+  std::vector<uint32_t>& fact_local = scratch.fact_local;
   neural::SampleNetwork sub;
-  std::vector<uint32_t> local(net.num_atoms(), neural::kNone), fact_local(net.num_facts(), neural::kNone);
   sub.fact_data_begin.push_back(0);
-  for (uint32_t a = 0; a < net.num_atoms(); ++a) {
-    if (!kept.atom[a]) continue;
+  for (uint32_t a : kept.atoms) {
     local[a] = static_cast<uint32_t>(sub.atom_depth.size());
     sub.atom_depth.push_back(net.atom_depth[a]);
     sub.atom_predicate.push_back(net.atom_predicate[a]);
@@ -98,8 +112,7 @@ neural::SampleNetwork support_network(const neural::SampleNetwork& net, const Ru
     sub.atom_fact.push_back(fact_local[f]);
   }
   sub.inputs_begin.push_back(0);
-  for (uint32_t g = 0; g < net.num_ground_rules(); ++g) {
-    if (!kept.rule[g]) continue;
+  for (uint32_t g : kept.rules) {
     sub.rule.push_back(net.rule[g]);
     sub.head.push_back(local[net.head[g]]);
     sub.softmax_group.push_back(net.softmax_group[g]);
@@ -110,13 +123,19 @@ neural::SampleNetwork support_network(const neural::SampleNetwork& net, const Ru
     std::vector<uint32_t>& atoms = sub.query_atoms.emplace_back();
     for (uint32_t l : net.query_atoms[q]) atoms.push_back(local[l]);
   }
+  // The scratch is left as it was found: a batch costs its support, not the whole network.
+  for (uint32_t a : kept.atoms) {
+    const uint32_t f = net.atom_fact[a];
+    if (f != neural::kNone) fact_local[f] = neural::kNone;
+    local[a] = neural::kNone;
+  }
   sub.dropped_cycle_rules = net.dropped_cycle_rules;
   sub.structure_hash = neural::structure_hash(sub);
   return sub;
 }
 
 QueryBatches::QueryBatches(const neural::TemplateModel& model, const PreparedSet& set, size_t fanout)
-    : set_(set), fanout_(fanout), heads_(set.size()) {
+    : set_(set), fanout_(fanout), heads_(set.size()), scratch_(set.size()) {
   if (!model.batch_norms.empty())
     throw Error(ErrorKind::Semantic, "mini-batches of queries cannot train normalization=batch yet (its statistics "
                                      "would be over each batch's support, not the samples')");
@@ -168,7 +187,8 @@ PreparedSet QueryBatches::batch(std::span<const QueryRef> queries, Rng& rng, std
   for (uint32_t k = 0; k < samples.size(); ++k) {
     const uint32_t s = samples[k];
     if (heads_[s].begin.empty()) heads_[s] = rules_by_head(set_.networks[s]);
-    out.networks.push_back(support_network(set_.networks[s], heads_[s], picked[k], fanout_, fanout_ ? &rng : nullptr));
+    out.networks.push_back(
+        support_network(set_.networks[s], heads_[s], picked[k], fanout_, fanout_ ? &rng : nullptr, scratch_[s]));
     for (uint32_t q = 0; q < picked[k].size(); ++q)
       for (uint32_t o = first_output_[s][picked[k][q]]; o < first_output_[s][picked[k][q] + 1]; ++o) {
         OutputInfo info = set_.outputs[o];

@@ -31,6 +31,14 @@ struct RulesByHead {
   std::vector<uint32_t> rules;  // ground rule indices, in network order
 };
 RulesByHead rules_by_head(const neural::SampleNetwork& net);
+// Per-atom and per-fact scratch of support_network for one network, kept between batches
+// (support_network leaves it as it found it: all kNone), so that a batch costs its support.
+struct SupportScratch {
+  std::vector<uint32_t> local, fact_local;
+};
+neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
+                                      std::span<const uint32_t> queries, size_t fanout, Rng* rng,
+                                      SupportScratch& scratch);
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                                       std::span<const uint32_t> queries, size_t fanout, Rng* rng);
 
@@ -52,6 +60,7 @@ class QueryBatches {
   std::vector<QueryRef> training_;
   std::vector<std::vector<uint32_t>> first_output_;  // per sample, per query + 1, into set.outputs
   std::vector<RulesByHead> heads_;  // per sample, built on first use
+  std::vector<SupportScratch> scratch_;  // per sample
 };
 
 }  // namespace lrnn::train
