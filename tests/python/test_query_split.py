@@ -116,8 +116,10 @@ def test_masked_training_matches_pytorch(tmp_path):
     xt, yt = torch.tensor(x), torch.tensor(y, dtype=torch.float64)
     tr, va, te = (torch.tensor(a) for a in (train, val, test))
     for epoch in range(10):
-        agg = torch.zeros_like(xt).index_add_(0, torch.tensor(edges[0]), xt[torch.tensor(edges[1])])
-        out = torch.sigmoid(torch.tanh(agg @ w_nb.T + xt @ w_self.T) @ w_out.T).squeeze(1)
+        # docs/language.md: a rule's activation applies per ground rule, before the aggregation
+        messages = torch.tanh(xt[torch.tensor(edges[1])] @ w_nb.T)
+        agg = torch.zeros(N, 4, dtype=torch.float64).index_add_(0, torch.tensor(edges[0]), messages)
+        out = torch.sigmoid((agg + torch.tanh(xt @ w_self.T)) @ w_out.T).squeeze(1)
         loss = ((out[tr] - yt[tr]) ** 2).mean()
         np.testing.assert_allclose(history.train_losses[epoch], loss.item(), rtol=0, atol=1e-6)
         for mask, accuracies in ((va, history.val_accuracies), (te, history.test_accuracies)):
