@@ -22,6 +22,7 @@
 #include "syntax/atomic_file.hpp"
 #include "lrnn/model.hpp"
 #include "train/distributed.hpp"
+#include "train/numerics.hpp"
 #include "train/report.hpp"
 
 namespace {
@@ -79,7 +80,7 @@ Settings apply_options(const TrainOptions& o, const CLI::App& cmd, Settings s, b
   if (take("--batch-size")) s.batch_size = o.batch_size;
   if (take("--seed")) s.seed = o.seed;
   if (given("--initializer") && loaded)
-    throw Error(ErrorKind::Semantic, "--initializer has no effect with --load: the saved model's weights are already initialised");
+    cli::usage_error("--initializer has no effect with --load: the saved model's weights are already initialised");
   if (take("--initializer")) s.initializer = o.initializer;
   if (take("--schedule")) s.schedule = o.schedule;
   if (take("--patience")) s.patience = o.patience;
@@ -128,13 +129,13 @@ Model make_model(const TrainOptions& o, const CLI::App& cmd) {
   if (!o.load_path.empty()) {
     // The saved model carries its template: a TEMPLATE given too would be ignored.
     if (!o.template_path.empty())
-      throw Error(ErrorKind::Semantic, "give either a TEMPLATE or --load MODEL, not both: the model '" + o.load_path +
-                                           "' carries its own template, so '" + o.template_path + "' would be ignored");
+      cli::usage_error("give either a TEMPLATE or --load MODEL, not both: the model '" + o.load_path +
+                       "' carries its own template, so '" + o.template_path + "' would be ignored");
     Model model = Model::load(o.load_path);
     model.settings() = apply_options(o, cmd, model.settings(), true);
     return model;
   }
-  if (o.template_path.empty()) throw Error(ErrorKind::Semantic, "lrnn train needs a TEMPLATE (or --load MODEL)");
+  if (o.template_path.empty()) cli::usage_error("lrnn train needs a TEMPLATE (or --load MODEL)");
   const Settings settings = apply_options(o, cmd, Settings{}, false);
   return Model(Template::from_file(o.template_path), settings);
 }
@@ -193,11 +194,11 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   if (!o.save_path.empty()) check_can_write_atomically(o.save_path);
   if (!o.report_path.empty()) check_can_write_atomically(o.report_path);
   if (o.checkpoint_every > 0 && o.save_path.empty())
-    throw Error(ErrorKind::Semantic, "--checkpoint-every writes the model to --save: give --save PATH too");
+    cli::usage_error("--checkpoint-every writes the model to --save: give --save PATH too");
   if (o.test_curve)
-    throw Error(ErrorKind::Semantic,
-                "--test-curve belongs to cross-validation (--folds K); a single run reports its test set every "
-                "epoch already when it has one (--test-fraction, --test-examples)");
+    cli::usage_error(
+        "--test-curve belongs to cross-validation (--folds K); a single run reports its test set every "
+        "epoch already when it has one (--test-fraction, --test-examples)");
   Model model = make_model(o, cmd);
   auto [train_data, test_data] = load_datasets(o, model.settings().seed);
   const bool has_test = test_data.size() > 0;
@@ -296,9 +297,9 @@ void run_cross_validation(const TrainOptions& o, const CLI::App& cmd) {
     throw Error(ErrorKind::Semantic, "--folds is not distributed: run cross-validation without mpirun (or with -np 1)");
   for (const char* single : {"--load", "--save", "--test-examples", "--test-queries", "--test-fraction", "--report"})
     if (cmd.count(single))
-      throw Error(ErrorKind::Semantic, std::string("--folds trains k fresh models on their own test folds: ") + single +
-                                           " cannot be combined with it");
-  if (o.template_path.empty()) throw Error(ErrorKind::Semantic, "lrnn train --folds needs a TEMPLATE");
+      cli::usage_error(std::string("--folds trains k fresh models on their own test folds: ") + single +
+                       " cannot be combined with it");
+  if (o.template_path.empty()) cli::usage_error("lrnn train --folds needs a TEMPLATE");
   const Settings settings = apply_options(o, cmd, Settings{}, false);
   const Template tmpl = Template::from_file(o.template_path);
   const Dataset samples = cli::load_dataset(o.dataset, o.examples_path, o.queries_path);
@@ -375,21 +376,26 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   data->require_option(1);
   cmd->add_option("--queries,-q", o->queries_path, "Queries file (omit for labelled examples)");
   cmd->add_option("--epochs", o->epochs, "Epochs to train (default " + std::to_string(kDefaults.epochs) + ")")->check(cli::finite_number(0, 1e9, false, true));
-  cmd->add_option("--optimizer", o->optimizer, "adam | sgd | adamw (default " + kDefaults.optimizer + ")");
+  cmd->add_option("--optimizer", o->optimizer, "adam | sgd | adamw (default " + kDefaults.optimizer + ")")
+      ->check(cli::parsed_by(train::OptimizerConfig::parse, ""));
   cmd->add_option("--lr", o->lr, "Learning rate (default " + number_text(kDefaults.lr) + ")")->check(cli::finite_number(0));
   cmd->add_option("--weight-decay", o->weight_decay, "Weight decay (AdamW default 0.01)")->check(cli::finite_number(0));
-  cmd->add_option("--loss", o->loss, "mse | crossentropy (default " + kDefaults.loss + ")");
+  cmd->add_option("--loss", o->loss, "mse | crossentropy (default " + kDefaults.loss + ")")
+      ->check(cli::parsed_by(train::parse_loss, ""));
   cmd->add_option("--batch-size", o->batch_size, "Samples per step (default 0: all)")->check(cli::finite_number(0, 1e12, false, true));
-  cmd->add_option("--seed", o->seed, "Seed of initialisation, shuffling and splits (default " + std::to_string(kDefaults.seed) + ")");
-  cmd->add_option("--initializer", o->initializer, "glorot | he | uniform(s) | normal(s) | constant(v)");
-  cmd->add_option("--schedule", o->schedule, "constant | step | exponential | cosine");
+  cmd->add_option("--seed", o->seed, "Seed of initialisation, shuffling and splits (default " + std::to_string(kDefaults.seed) + ")")
+      ->check(cli::integer_in(0, UINT64_MAX));
+  cmd->add_option("--initializer", o->initializer, "glorot | he | uniform(s) | normal(s) | constant(v)")
+      ->check(cli::parsed_by(train::Initializer::parse, ""));
+  cmd->add_option("--schedule", o->schedule, "constant | step | exponential | cosine")
+      ->check(cli::parsed_by(train::Schedule::parse, ""));
   cmd->add_option("--step-size", o->step_size, "step schedule: multiply the rate by --gamma every N epochs (default: epochs/4)")
       ->check(cli::finite_number(1, 1e9, false, true));
   cmd->add_option("--gamma", o->gamma, "step/exponential schedules: the decay factor (default " + number_text(kDefaults.gamma) + ")")
       ->check(cli::finite_number(0, 1, true));
   cmd->add_option("--test-examples", o->test_examples_path, "Test examples file");
   cmd->add_option("--test-queries", o->test_queries_path, "Test queries file");
-  cmd->add_option("--test-fraction", o->test_fraction, "Hold out this fraction of the samples (seeded)")->check(cli::finite_number(0, 1));
+  cmd->add_option("--test-fraction", o->test_fraction, "Hold out this fraction of the samples (seeded)")->check(cli::finite_number(0, 1, false, false, true));
   cmd->add_option("--patience", o->patience, "Early stopping: epochs without improvement (0: off)")->check(cli::finite_number(0, 1e9, false, true));
   cmd->add_option("--dtype", o->dtype,
                   "Scalar type of the forward and backward passes: float32 | float64 (default " + o->dtype +
