@@ -12,6 +12,7 @@
 
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -130,9 +131,19 @@ Dataset learnable(Dataset data, bool learnable_facts) {
   return learnable_facts ? data.with_learnable_facts() : data;
 }
 
+// The model's lock (include/lrnn/model.hpp, "Threads") for one whole binding call, so that
+// applying a call's settings and running it are one step when threads share a model. It is
+// waited for with the GIL released: the thread holding it may need the GIL for its epoch
+// callback.
+std::unique_lock<std::recursive_mutex> lock_model(const Model& model) {
+  nb::gil_scoped_release release;
+  return model.lock();
+}
+
 // Applies the training settings of a call; the initializer and seed the model was built
 // with stay (they already shaped its weights), unless the dict says otherwise.
 void apply(Model& model, const nb::dict& config) {
+  const auto lock = lock_model(model);
   Settings base;
   base.initializer = model.settings().initializer;
   base.seed = model.settings().seed;
@@ -155,6 +166,7 @@ bool call_python(std::exception_ptr& error, Call&& call) {
 }
 
 nb::dict ground_network(Model& model, const BuiltSet& set, size_t index, const std::string& loss) {
+  const auto lock = lock_model(model);
   model.settings().loss = loss;
   GroundNetwork net;
   {
@@ -182,6 +194,7 @@ nb::dict ground_network(Model& model, const BuiltSet& set, size_t index, const s
 // pass seeded with `output_gradients` (lrnn.nn.torch_function's backward).
 nb::dict vector_jacobian(Model& model, const BuiltSet& set, size_t index,
                          const std::vector<std::vector<double>>& output_gradients) {
+  const auto lock = lock_model(model);
   GroundNetwork net;
   {
     nb::gil_scoped_release release;
@@ -203,6 +216,7 @@ nb::dict vector_jacobian(Model& model, const BuiltSet& set, size_t index,
 
 nb::dict train(Model& model, const BuiltSet& train_set, const BuiltSet* test_set, const nb::dict& config,
                nb::object callback) {
+  const auto lock = lock_model(model);
   apply(model, config);
   std::exception_ptr callback_error;
   auto on_epoch = [&](const EpochInfo& r) {
@@ -228,6 +242,7 @@ nb::dict train(Model& model, const BuiltSet& train_set, const BuiltSet* test_set
 }
 
 nb::dict evaluate(Model& model, const BuiltSet& set, const std::string& loss) {
+  const auto lock = lock_model(model);
   model.settings().loss = loss;
   Evaluation ev;
   {
@@ -255,6 +270,7 @@ nb::dict evaluate(Model& model, const BuiltSet& set, const std::string& loss) {
 // return False to stop.
 nb::dict cross_validate_set(Model& model, const SampleSet& set, const nb::dict& config, int k, uint64_t seed,
                             nb::object callback, bool test_curve) {
+  const auto lock = lock_model(model);
   apply(model, config);
   std::exception_ptr callback_error;
   auto on_epoch = [&](int fold, const EpochInfo& r) {
@@ -358,6 +374,7 @@ void bind_engine(nb::module_& m) {
            nb::arg("samples"), nb::arg("learnable_facts") = false)
       .def("example_parameters",
            [](const Model& self, const BuiltSet& set) {
+             const auto lock = lock_model(self);
              nb::list out;
              for (ExampleParameter& p : self.example_parameters(set.data))
                out.append(nb::make_tuple(p.literal, p.index, p.value.name,
@@ -368,6 +385,7 @@ void bind_engine(nb::module_& m) {
       .def("set_example_parameter",
            [](Model& self, const BuiltSet& set, const std::string& literal,
               nb::ndarray<double, nb::c_contig, nb::device::cpu> value) {
+             const auto lock = lock_model(self);
              self.set_example_parameter(set.data, literal, std::vector<double>(value.data(), value.data() + value.size()));
            })
       .def("cross_validate", &cross_validate_set, nb::arg("samples"), nb::arg("config"), nb::arg("k"), nb::arg("seed"),
@@ -378,6 +396,7 @@ void bind_engine(nb::module_& m) {
            nb::arg("callback").none())
       .def("parameters",
            [](const Model& self) {
+             const auto lock = lock_model(self);
              nb::list out;
              for (Parameter& p : self.parameters())
                out.append(nb::make_tuple(p.name, to_array(std::move(p.values), shape_of(p.rows, p.cols)), p.learnable));
@@ -385,12 +404,21 @@ void bind_engine(nb::module_& m) {
            })
       .def("set_parameter",
            [](Model& self, const std::string& name, nb::ndarray<double, nb::c_contig, nb::device::cpu> value) {
+             const auto lock = lock_model(self);
              self.set_parameter(name, std::vector<double>(value.data(), value.data() + value.size()));
            })
-      .def_prop_ro("epochs_trained", &Model::epochs_trained)
-      .def("template_text", [](const Model& self) { return self.get_template().to_text(); })
+      .def_prop_ro("epochs_trained",
+                   [](const Model& self) {
+                     const auto lock = lock_model(self);
+                     return self.epochs_trained();
+                   })
+      .def("template_text", [](const Model& self) {
+        const auto lock = lock_model(self);
+        return self.get_template().to_text();
+      })
       .def("save",
            [](Model& self, const std::string& path, const nb::dict& config) {
+             const auto lock = lock_model(self);
              apply(self, config);
              nb::gil_scoped_release release;
              self.save(path);
