@@ -10,6 +10,8 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+#include <cmath>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -214,6 +216,20 @@ nb::dict vector_jacobian(Model& model, const BuiltSet& set, size_t index,
   return d;
 }
 
+// A run whose loss or weights are no longer finite has diverged: an error, as `lrnn train`
+// refuses the same run, rather than a history ending in nan and a model of NaN weights.
+void refuse_divergence(const Model& model, const TrainReport& result) {
+  const double loss = result.history.empty() ? 0.0 : result.history.back().train.loss;
+  std::string weight;
+  for (const Parameter& p : model.parameters())
+    if (std::any_of(p.values.begin(), p.values.end(), [](double v) { return !std::isfinite(v); })) weight = p.name;
+  if (std::isfinite(loss) && weight.empty()) return;
+  throw Error(ErrorKind::Runtime, "training diverged: after " + std::to_string(model.epochs_trained()) +
+                                      " epochs the training loss is " + std::to_string(loss) +
+                                      (weight.empty() ? std::string() : " and weight '" + weight + "' is not finite") +
+                                      " (try a smaller learning rate)");
+}
+
 nb::dict train(Model& model, const BuiltSet& train_set, const BuiltSet* test_set, const nb::dict& config,
                nb::object callback) {
   const auto lock = lock_model(model);
@@ -228,6 +244,7 @@ nb::dict train(Model& model, const BuiltSet& train_set, const BuiltSet* test_set
     result = model.train(train_set.data, test_set ? &test_set->data : nullptr, on_epoch);
   }
   if (callback_error) std::rethrow_exception(callback_error);
+  refuse_divergence(model, result);
   nb::list history;
   for (const EpochInfo& r : result.history) history.append(epoch_dict(r));
   nb::dict d;

@@ -24,6 +24,15 @@ namespace lrnn {
 namespace {
 std::atomic<uint64_t> next_dataset_id{1};
 std::atomic<uint64_t> next_model_id{1};
+
+// A weight set by hand must be finite: save() refuses NaN and infinity (JSON has neither),
+// and a model holding one computes NaN silently.
+void refuse_non_finite(const std::vector<double>& values, const std::string& what) {
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i]))
+      throw Error(ErrorKind::Semantic, what + " value " + std::to_string(i) + " is " + std::to_string(values[i]) +
+                                           ": weights must be finite");
+}
 }
 
 Dataset Dataset::Impl::make(std::vector<train::Sample> samples, size_t parsed, size_t first, size_t total) {
@@ -317,6 +326,7 @@ void Model::set_parameter(const std::string& name, const std::vector<double>& va
     throw Error(ErrorKind::Shape, "parameter '" + name + "' is " + exec::to_string(info.shape) + " (" +
                                       std::to_string(info.shape.size()) + " values), got " +
                                       std::to_string(values.size()) + " values");
+  refuse_non_finite(values, "parameter '" + name + "'");
   std::copy(values.begin(), values.end(), params.data(p));
 }
 
@@ -405,6 +415,7 @@ void Model::set_example_parameter(const Dataset& data, const std::string& litera
       throw Error(ErrorKind::Shape, "learnable fact " + literal + " is " + exec::to_string(shape) + " (" +
                                         std::to_string(shape.size()) + " values), got " +
                                         std::to_string(values.size()) + " values");
+    refuse_non_finite(values, "learnable fact " + literal);
     std::copy(values.begin(), values.end(), facts.params.data(p));
     return;
   }
