@@ -322,7 +322,8 @@ lrnn::cli::RegisterCommand reg(60, [](CLI::App& app) {
   comp->add_option("--template", opts->template_out,
                    "Write the transformer as an lrnn template here (attention and MLP rules with these weights)");
   comp->add_option("--readout", opts->readout,
-                   "With --template: add rasp_out(P), learnable class logits (this scale times the output's one-hot)");
+                   "With --template: add rasp_out(P), learnable class logits (this scale times the output's one-hot)")
+      ->check(lrnn::cli::finite_number(0));
   CLI::Option* fixed =
       comp->add_flag("--fixed-weights", opts->fixed_weights, "With --template: the compiled weights fixed (only the readout learns)");
   comp->add_flag("--random-init", opts->random_init, "With --template: weights as shapes only (the template from random init)")

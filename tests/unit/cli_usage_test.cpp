@@ -268,7 +268,7 @@ TEST(CliUsage, TheWholeSeedRangeIsAcceptedAndNoMore) {
 // `--save ''` saved nothing and said nothing: every option that takes a value refuses "".
 TEST(CliUsage, EmptyTextValuesAreUsageErrors) {
   LRNN_SKIP_WITHOUT_SHARED_DATASETS();
-  for (const char* option : {"--save", "--load", "--report", "--queries", "--optimizer", "--test-examples"}) {
+  for (const char* option : {"--save", "--load", "--report", "--queries", "--test-examples", "--dataset"}) {
     CliRun r = lrnn_cli("train " + kXor + " -e " + kXorData + " --epochs 1 " + option + " ''");
     EXPECT_EQ(r.code, 2) << option << ":\n" << r.out;
     EXPECT_NE(r.out.find(option), std::string::npos) << r.out;
