@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,7 +22,8 @@
 
 namespace lrnn {
 
-// A template (rules, weights, facts, predicate metadata).
+// A template (rules, weights, facts, predicate metadata). Immutable once built: one may be
+// read by any number of threads at once.
 class Template {
  public:
   static Template from_file(const std::string& path);
@@ -34,7 +36,9 @@ class Template {
   std::shared_ptr<const TemplateAst> ast_;
 };
 
-// Examples paired with their queries (targets). Cheap to copy (shared, immutable).
+// Examples paired with their queries (targets). Cheap to copy (shared, immutable): one may be
+// used by any number of threads and models at once (the groundings that models keep of a
+// dataset with learnable facts are behind the dataset's own lock).
 class Dataset {
  public:
   Dataset();
@@ -102,6 +106,15 @@ struct ExampleParameter {
   Parameter value;  // name: the literal, or "$name" for a named weight
 };
 
+// Threads. A Model may be used from several threads: each call below runs alone on it (a
+// recursive mutex in the model serialises them, so two threads training one model train one
+// after the other, each call as it would run alone, and a training callback may call the model
+// it trains). Two models are independent and may train at the same time in two threads;
+// they may share Templates and Datasets, which are immutable once built (a dataset with
+// learnable facts holds its values per model, behind its own lock). Not serialised:
+// settings(), which returns a reference (change settings while no other thread uses the
+// model, or hold lock() around the change and the calls that depend on it), and moving or
+// destroying a model another thread is using. `cross_validate` builds its own models.
 class Model {
  public:
   explicit Model(const Template& tmpl, const Settings& settings = {});
@@ -112,8 +125,13 @@ class Model {
   static Model load(const std::string& path);  // a file written by save() or `lrnn train --save`
   void save(const std::string& path) const;     // atomic (temporary file + rename)
 
-  Settings& settings();
+  Settings& settings();  // not serialised: see "Threads" above
   const Settings& settings() const;
+
+  // Holds the model's lock until the returned object ends, so that several calls (change
+  // settings(), then train) run without another thread's calls between them. Calls made by
+  // the holder meanwhile take the same (recursive) lock.
+  std::unique_lock<std::recursive_mutex> lock() const;
 
   // Trains on `data`; `test` (may be null) is evaluated every epoch. The callback may
   // return false to stop. In an MPI job (`mpirun -np N`, docs/distributed.md) every rank

@@ -563,7 +563,12 @@ class _HybridMethod:
 class Model(Template):
     """A template that can be built: `Model()` collects rules like a Template (PyNeuraLogic's
     newer name), `model.build(settings)` compiles it in place; `template.build(settings)`
-    returns a new built Model."""
+    returns a new built Model.
+
+    Threads: a built model may be trained, evaluated and read from several threads; its calls
+    run one at a time (each as it would alone, training releases the GIL meanwhile), and two
+    models train in parallel independently. Do not change one `Settings` object or rebuild a
+    model while another thread uses it (docs/semantics.md "Threads")."""
 
     def __init__(self, *, template_file: Optional[str] = None, model_file: Optional[str] = None):
         super().__init__(template_file=template_file, model_file=model_file)

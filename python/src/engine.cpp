@@ -10,8 +10,11 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+#include <cmath>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -136,9 +139,19 @@ Dataset learnable(Dataset data, bool learnable_facts) {
   return learnable_facts ? data.with_learnable_facts() : data;
 }
 
+// The model's lock (include/lrnn/model.hpp, "Threads") for one whole binding call, so that
+// applying a call's settings and running it are one step when threads share a model. It is
+// waited for with the GIL released: the thread holding it may need the GIL for its epoch
+// callback.
+std::unique_lock<std::recursive_mutex> lock_model(const Model& model) {
+  nb::gil_scoped_release release;
+  return model.lock();
+}
+
 // Applies the training settings of a call; the initializer and seed the model was built
 // with stay (they already shaped its weights), unless the dict says otherwise.
 void apply(Model& model, const nb::dict& config) {
+  const auto lock = lock_model(model);
   Settings base;
   base.initializer = model.settings().initializer;
   base.seed = model.settings().seed;
@@ -161,6 +174,7 @@ bool call_python(std::exception_ptr& error, Call&& call) {
 }
 
 nb::dict ground_network(Model& model, const BuiltSet& set, size_t index, const std::string& loss) {
+  const auto lock = lock_model(model);
   model.settings().loss = loss;
   GroundNetwork net;
   {
@@ -188,6 +202,7 @@ nb::dict ground_network(Model& model, const BuiltSet& set, size_t index, const s
 // pass seeded with `output_gradients` (lrnn.nn.torch_function's backward).
 nb::dict vector_jacobian(Model& model, const BuiltSet& set, size_t index,
                          const std::vector<std::vector<double>>& output_gradients) {
+  const auto lock = lock_model(model);
   GroundNetwork net;
   {
     nb::gil_scoped_release release;
@@ -207,8 +222,23 @@ nb::dict vector_jacobian(Model& model, const BuiltSet& set, size_t index,
   return d;
 }
 
+// A run whose loss or weights are no longer finite has diverged: an error, as `lrnn train`
+// refuses the same run, rather than a history ending in nan and a model of NaN weights.
+void refuse_divergence(const Model& model, const TrainReport& result) {
+  const double loss = result.history.empty() ? 0.0 : result.history.back().train.loss;
+  std::string weight;
+  for (const Parameter& p : model.parameters())
+    if (std::any_of(p.values.begin(), p.values.end(), [](double v) { return !std::isfinite(v); })) weight = p.name;
+  if (std::isfinite(loss) && weight.empty()) return;
+  throw Error(ErrorKind::Runtime, "training diverged: after " + std::to_string(model.epochs_trained()) +
+                                      " epochs the training loss is " + std::to_string(loss) +
+                                      (weight.empty() ? std::string() : " and weight '" + weight + "' is not finite") +
+                                      " (try a smaller learning rate)");
+}
+
 nb::dict train(Model& model, const BuiltSet& train_set, const BuiltSet* test_set, const nb::dict& config,
                nb::object callback) {
+  const auto lock = lock_model(model);
   apply(model, config);
   std::exception_ptr callback_error;
   auto on_epoch = [&](const EpochInfo& r) {
@@ -220,6 +250,7 @@ nb::dict train(Model& model, const BuiltSet& train_set, const BuiltSet* test_set
     result = model.train(train_set.data, test_set ? &test_set->data : nullptr, on_epoch);
   }
   if (callback_error) std::rethrow_exception(callback_error);
+  refuse_divergence(model, result);
   nb::list history;
   for (const EpochInfo& r : result.history) history.append(epoch_dict(r));
   nb::dict d;
@@ -235,6 +266,7 @@ nb::dict train(Model& model, const BuiltSet& train_set, const BuiltSet* test_set
 }
 
 nb::dict evaluate(Model& model, const BuiltSet& set, const std::string& loss) {
+  const auto lock = lock_model(model);
   model.settings().loss = loss;
   Evaluation ev;
   {
@@ -295,6 +327,7 @@ Dataset with_splits(Dataset data, const SplitArgs& args) {
 // return False to stop.
 nb::dict cross_validate_set(Model& model, const SampleSet& set, const nb::dict& config, int k, uint64_t seed,
                             nb::object callback, bool test_curve) {
+  const auto lock = lock_model(model);
   apply(model, config);
   std::exception_ptr callback_error;
   auto on_epoch = [&](int fold, const EpochInfo& r) {
@@ -432,6 +465,7 @@ void bind_engine(nb::module_& m) {
            nb::arg("samples"), nb::arg("learnable_facts") = false, nb::arg("split") = SplitArgs{})
       .def("example_parameters",
            [](const Model& self, const BuiltSet& set) {
+             const auto lock = lock_model(self);
              nb::list out;
              for (ExampleParameter& p : self.example_parameters(set.data))
                out.append(nb::make_tuple(p.literal, p.index, p.value.name,
@@ -442,6 +476,7 @@ void bind_engine(nb::module_& m) {
       .def("set_example_parameter",
            [](Model& self, const BuiltSet& set, const std::string& literal,
               nb::ndarray<double, nb::c_contig, nb::device::cpu> value) {
+             const auto lock = lock_model(self);
              self.set_example_parameter(set.data, literal, std::vector<double>(value.data(), value.data() + value.size()));
            })
       .def("cross_validate", &cross_validate_set, nb::arg("samples"), nb::arg("config"), nb::arg("k"), nb::arg("seed"),
@@ -452,6 +487,7 @@ void bind_engine(nb::module_& m) {
            nb::arg("callback").none())
       .def("parameters",
            [](const Model& self) {
+             const auto lock = lock_model(self);
              nb::list out;
              for (Parameter& p : self.parameters())
                out.append(nb::make_tuple(p.name, to_array(std::move(p.values), shape_of(p.rows, p.cols)), p.learnable));
@@ -459,12 +495,21 @@ void bind_engine(nb::module_& m) {
            })
       .def("set_parameter",
            [](Model& self, const std::string& name, nb::ndarray<double, nb::c_contig, nb::device::cpu> value) {
+             const auto lock = lock_model(self);
              self.set_parameter(name, std::vector<double>(value.data(), value.data() + value.size()));
            })
-      .def_prop_ro("epochs_trained", &Model::epochs_trained)
-      .def("template_text", [](const Model& self) { return self.get_template().to_text(); })
+      .def_prop_ro("epochs_trained",
+                   [](const Model& self) {
+                     const auto lock = lock_model(self);
+                     return self.epochs_trained();
+                   })
+      .def("template_text", [](const Model& self) {
+        const auto lock = lock_model(self);
+        return self.get_template().to_text();
+      })
       .def("save",
            [](Model& self, const std::string& path, const nb::dict& config) {
+             const auto lock = lock_model(self);
              apply(self, config);
              nb::gil_scoped_release release;
              self.save(path);

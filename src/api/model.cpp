@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <mutex>
 
 #include "exec/plan.hpp"
 #include "lrnn/diagnostics.hpp"
@@ -23,6 +24,15 @@ namespace lrnn {
 namespace {
 std::atomic<uint64_t> next_dataset_id{1};
 std::atomic<uint64_t> next_model_id{1};
+
+// A weight set by hand must be finite: save() refuses NaN and infinity (JSON has neither),
+// and a model holding one computes NaN silently.
+void refuse_non_finite(const std::vector<double>& values, const std::string& what) {
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i]))
+      throw Error(ErrorKind::Semantic, what + " value " + std::to_string(i) + " is " + std::to_string(values[i]) +
+                                           ": weights must be finite");
+}
 }
 
 Dataset Dataset::Impl::make(std::vector<train::Sample> samples, size_t parsed, size_t first, size_t total) {
@@ -154,6 +164,12 @@ bool Dataset::has_query_split() const {
 
 // ---- Model ------------------------------------------------------------------------------
 struct Model::Impl {
+  // Serialises the model's calls (include/lrnn/model.hpp, "Threads"): recursive, so a
+  // training callback may call the model it trains, and Model::lock() may hold it across
+  // several calls.
+  mutable std::recursive_mutex mutex;
+  std::unique_lock<std::recursive_mutex> lock() const { return std::unique_lock<std::recursive_mutex>(mutex); }
+
   Settings settings;
   std::unique_ptr<train::Engine> engine;
   uint64_t id = next_model_id++;  // keys a learnable dataset's groundings
@@ -256,6 +272,7 @@ Model Model::load(const std::string& path) {
 // In an MPI job rank 0 alone writes (every rank holds the same model); the others wait
 // until the file is complete.
 void Model::save(const std::string& path) const {
+  const auto lock = impl_->lock();
   const auto& w = train::dist::world();
   if (w.size == 1) return impl_->engine->save(path, impl_->config());
   if (w.rank == 0) {
@@ -273,6 +290,7 @@ const Settings& Model::settings() const { return impl_->settings; }
 
 TrainReport Model::train(const Dataset& data, const Dataset* test,
                          const std::function<bool(const EpochInfo&)>& on_epoch) {
+  const auto lock = impl_->lock();
   const auto t0 = std::chrono::steady_clock::now();
   const auto train_set = impl_->prepare(data);
   const auto test_set = test ? impl_->prepare(*test) : nullptr;
@@ -304,10 +322,12 @@ TrainReport Model::train(const Dataset& data, const Dataset* test,
 }
 
 Evaluation Model::evaluate(const Dataset& data) const {
+  const auto lock = impl_->lock();
   return impl_->engine->evaluate(*impl_->prepare(data), train::parse_loss(impl_->settings.loss), impl_->settings.dtype);
 }
 
 std::vector<std::vector<double>> Model::forward(const Dataset& data) const {
+  const auto lock = impl_->lock();
   Evaluation ev = evaluate(data);
   std::vector<std::vector<double>> values;
   values.reserve(ev.outputs.size());
@@ -316,6 +336,7 @@ std::vector<std::vector<double>> Model::forward(const Dataset& data) const {
 }
 
 std::vector<Parameter> Model::parameters() const {
+  const auto lock = impl_->lock();
   const neural::Parameters& params = impl_->engine->parameters();
   std::vector<Parameter> out;
   for (uint32_t p = 0; p < params.count(); ++p) out.push_back(train::parameter_of(params, p, params.values.data()));
@@ -323,6 +344,7 @@ std::vector<Parameter> Model::parameters() const {
 }
 
 Parameter Model::parameter(const std::string& name) const {
+  const auto lock = impl_->lock();
   const neural::Parameters& params = impl_->engine->parameters();
   const uint32_t p = params.find(name);
   if (p == neural::kNoParam) throw Error(ErrorKind::Semantic, "the model has no parameter named '" + name + "'");
@@ -330,6 +352,7 @@ Parameter Model::parameter(const std::string& name) const {
 }
 
 void Model::set_parameter(const std::string& name, const std::vector<double>& values) {
+  const auto lock = impl_->lock();
   neural::Parameters& params = impl_->engine->parameters();
   const uint32_t p = params.find(name);
   if (p == neural::kNoParam) throw Error(ErrorKind::Semantic, "the model has no parameter named '" + name + "'");
@@ -338,10 +361,12 @@ void Model::set_parameter(const std::string& name, const std::vector<double>& va
     throw Error(ErrorKind::Shape, "parameter '" + name + "' is " + exec::to_string(info.shape) + " (" +
                                       std::to_string(info.shape.size()) + " values), got " +
                                       std::to_string(values.size()) + " values");
+  refuse_non_finite(values, "parameter '" + name + "'");
   std::copy(values.begin(), values.end(), params.data(p));
 }
 
 void Model::load_parameters(const std::vector<Parameter>& ps) {
+  const auto lock = impl_->lock();
   for (const Parameter& p : ps) {
     const Parameter current = parameter(p.name);
     if (current.rows != p.rows || current.cols != p.cols)
@@ -366,6 +391,7 @@ void refuse_learnable(const Dataset& data) {
 }  // namespace
 
 GroundNetwork Model::network(const Dataset& data, size_t index, bool with_gradients) const {
+  const auto lock = impl_->lock();
   refuse_learnable(data);
   refuse_share(data.impl(), "the network of a sample");
   if (index >= data.size())
@@ -377,6 +403,7 @@ GroundNetwork Model::network(const Dataset& data, size_t index, bool with_gradie
 
 GroundNetwork Model::network(const Dataset& data, size_t index,
                              const std::vector<std::vector<double>>& output_gradients) const {
+  const auto lock = impl_->lock();
   refuse_learnable(data);
   refuse_share(data.impl(), "the network of a sample");
   if (index >= data.size())
@@ -387,6 +414,7 @@ GroundNetwork Model::network(const Dataset& data, size_t index,
 }
 
 std::vector<Output> Model::ground_queries(const Dataset& data) const {
+  const auto lock = impl_->lock();
   const auto set = impl_->prepare(data);
   std::vector<Output> out;
   out.reserve(set->outputs.size());
@@ -397,6 +425,7 @@ std::vector<Output> Model::ground_queries(const Dataset& data) const {
 }
 
 std::vector<ExampleParameter> Model::example_parameters(const Dataset& data) const {
+  const auto lock = impl_->lock();
   std::vector<ExampleParameter> out;
   if (!data.learnable_facts()) return out;
   const auto set = impl_->prepare(data);
@@ -408,6 +437,7 @@ std::vector<ExampleParameter> Model::example_parameters(const Dataset& data) con
 }
 
 void Model::set_example_parameter(const Dataset& data, const std::string& literal, const std::vector<double>& values) {
+  const auto lock = impl_->lock();
   if (!data.learnable_facts())
     throw Error(ErrorKind::Semantic, "the dataset has no learnable facts (it was not built with learnable_facts)");
   const auto set = impl_->prepare(data);
@@ -420,16 +450,29 @@ void Model::set_example_parameter(const Dataset& data, const std::string& litera
       throw Error(ErrorKind::Shape, "learnable fact " + literal + " is " + exec::to_string(shape) + " (" +
                                         std::to_string(shape.size()) + " values), got " +
                                         std::to_string(values.size()) + " values");
+    refuse_non_finite(values, "learnable fact " + literal);
     std::copy(values.begin(), values.end(), facts.params.data(p));
     return;
   }
   throw Error(ErrorKind::Semantic, "the dataset has no learnable fact " + literal);
 }
 
-size_t Model::num_parameter_values() const { return impl_->engine->parameters().size(); }
+size_t Model::num_parameter_values() const {
+  const auto lock = impl_->lock();
+  return impl_->engine->parameters().size();
+}
 
-Template Model::get_template() const { return Template::from_ast(impl_->engine->ast()); }
-int Model::epochs_trained() const { return impl_->engine->epochs_trained(); }
+Template Model::get_template() const {
+  const auto lock = impl_->lock();
+  return Template::from_ast(impl_->engine->ast());
+}
+
+int Model::epochs_trained() const {
+  const auto lock = impl_->lock();
+  return impl_->engine->epochs_trained();
+}
+
+std::unique_lock<std::recursive_mutex> Model::lock() const { return impl_->lock(); }
 
 // ---- cross-validation -------------------------------------------------------------------
 CrossValidationReport cross_validate(const Template& tmpl, const Settings& settings, const Dataset& data, int k,

@@ -141,7 +141,8 @@ lrnn::cli::RegisterCommand reg(45, [](CLI::App& app) {
   cmd->add_flag("--stats", opts->stats, "Print counts per example and per rule instead of the ground rules");
   cmd->add_flag("--json", opts->json, "Print the counts as JSON");
   cmd->add_option("--max-ground-rules", opts->max_ground_rules,
-                  "Stop with an error naming the rule when one example exceeds this many ground rules");
+                  "Stop with an error naming the rule when one example exceeds this many ground rules")
+      ->check(lrnn::cli::integer_in(1, 1'000'000'000'000'000));
   cmd->footer(
       "Examples and queries pair as in LANGUAGE.md: N examples with N query lines line by\n"
       "line, one example with every query, `id :- ...` lines by id, and a labelled example\n"

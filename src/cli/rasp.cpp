@@ -214,6 +214,11 @@ nlohmann::json model_json(const CompiledModel& m, const std::string& name) {
 }
 
 void compile_cmd(const RaspOptions& o) {
+  // Options that need each other: usage errors (exit 2) before any work.
+  if (!o.pairs_out.empty() && o.readout <= 0)
+    lrnn::cli::usage_error("--pairs-out writes queries of the readout: give --readout");
+  if ((!o.example_out.empty() || !o.queries_out.empty()) && o.input.empty())
+    lrnn::cli::usage_error("--example-out/--queries-out write the facts of --input: give --input");
   Program p = load(o);
   CompileOptions options;
   options.convention = p.convention;
@@ -240,14 +245,12 @@ void compile_cmd(const RaspOptions& o) {
     std::cout << "wrote " << o.template_out << "\n";
   }
   if (!o.pairs_out.empty()) {
-    if (o.readout <= 0) throw lrnn::Error(lrnn::ErrorKind::Semantic, "--pairs-out writes queries of the readout: give --readout");
     const CompiledModel::ReadoutData pairs = m.readout_data();
     write_file(o.pairs_out + "_examples.txt", pairs.examples);
     write_file(o.pairs_out + "_queries.txt", pairs.queries);
     std::cout << "wrote " << pairs.count << " pairs to " << o.pairs_out << "_examples.txt and _queries.txt\n";
   }
   if (!o.example_out.empty() || !o.queries_out.empty()) {
-    if (o.input.empty()) throw lrnn::Error(lrnn::ErrorKind::Semantic, "--example-out/--queries-out write the facts of --input: give --input");
     const std::vector<Value> input = parse_input(o.input);
     if (!o.example_out.empty()) write_file(o.example_out, "input :- " + m.example_text(input) + ".\n");
     if (!o.queries_out.empty()) write_file(o.queries_out, "input :- " + m.query_text(input) + ".\n");
@@ -299,7 +302,9 @@ lrnn::cli::RegisterCommand reg(60, [](CLI::App& app) {
   CLI::App* lower = rasp->add_subcommand("lower", "Lower a program to an lrnn template");
   common(lower);
   lower->add_option("--vocab", opts->vocab, "The token vocabulary: a,b,c or a JSON list")->required();
-  lower->add_option("--max-len", opts->max_len, "The longest input the template must handle")->required();
+  lower->add_option("--max-len", opts->max_len, "The longest input the template must handle")
+      ->required()
+      ->check(lrnn::cli::integer_in(1, INT32_MAX));
   lower->add_option("-o,--out", opts->out_path, "Write the template here (default: standard output)");
   lower->add_option("--input,-i", opts->input, "An input whose example facts --example-out writes");
   lower->add_option("--example-out", opts->example_out, "Write the example facts of --input here");
@@ -308,14 +313,17 @@ lrnn::cli::RegisterCommand reg(60, [](CLI::App& app) {
   CLI::App* comp = rasp->add_subcommand("compile", "Compile a program to transformer weights (exact, or refused)");
   common(comp);
   comp->add_option("--vocab", opts->vocab, "The token vocabulary: a,b,c or a JSON list")->required();
-  comp->add_option("--max-len", opts->max_len, "The longest input the weights must handle")->required();
+  comp->add_option("--max-len", opts->max_len, "The longest input the weights must handle")
+      ->required()
+      ->check(lrnn::cli::integer_in(1, INT32_MAX));
   comp->add_option("-o,--out", opts->out_path, "Write the model (layout, sizes, weights) here as JSON");
   comp->add_flag("--causal", opts->causal, "Heads see only earlier positions (refused if a selector looks ahead)");
   comp->add_flag("--verify", opts->verify, "Compare the weights with the interpreter on every input up to --max-len");
   comp->add_option("--template", opts->template_out,
                    "Write the transformer as an lrnn template here (attention and MLP rules with these weights)");
   comp->add_option("--readout", opts->readout,
-                   "With --template: add rasp_out(P), learnable class logits (this scale times the output's one-hot)");
+                   "With --template: add rasp_out(P), learnable class logits (this scale times the output's one-hot)")
+      ->check(lrnn::cli::finite_number(0));
   CLI::Option* fixed =
       comp->add_flag("--fixed-weights", opts->fixed_weights, "With --template: the compiled weights fixed (only the readout learns)");
   comp->add_flag("--random-init", opts->random_init, "With --template: weights as shapes only (the template from random init)")

@@ -25,6 +25,7 @@
 #include "train/distributed.hpp"
 #include "train/config.hpp"
 #include "train/dataset.hpp"
+#include "train/numerics.hpp"
 #include "train/report.hpp"
 
 namespace {
@@ -86,7 +87,7 @@ Settings apply_options(const TrainOptions& o, const CLI::App& cmd, Settings s, b
   if (take("--batch-size")) s.batch_size = o.batch_size;
   if (take("--seed")) s.seed = o.seed;
   if (given("--initializer") && loaded)
-    throw Error(ErrorKind::Semantic, "--initializer has no effect with --load: the saved model's weights are already initialised");
+    cli::usage_error("--initializer has no effect with --load: the saved model's weights are already initialised");
   if (take("--initializer")) s.initializer = o.initializer;
   if (take("--schedule")) s.schedule = o.schedule;
   if (take("--patience")) s.patience = o.patience;
@@ -139,7 +140,7 @@ void check_settings(const Settings& settings) {
   try {
     train::make_train_config(settings, 0);
   } catch (const Error& e) {
-    throw CLI::ValidationError(e.message());
+    cli::usage_error(e.message());
   }
 }
 
@@ -147,14 +148,14 @@ Model make_model(const TrainOptions& o, const CLI::App& cmd) {
   if (!o.load_path.empty()) {
     // The saved model carries its template: a TEMPLATE given too would be ignored.
     if (!o.template_path.empty())
-      throw Error(ErrorKind::Semantic, "give either a TEMPLATE or --load MODEL, not both: the model '" + o.load_path +
-                                           "' carries its own template, so '" + o.template_path + "' would be ignored");
+      cli::usage_error("give either a TEMPLATE or --load MODEL, not both: the model '" + o.load_path +
+                       "' carries its own template, so '" + o.template_path + "' would be ignored");
     Model model = Model::load(o.load_path);
     model.settings() = apply_options(o, cmd, model.settings(), true);
     check_settings(model.settings());
     return model;
   }
-  if (o.template_path.empty()) throw Error(ErrorKind::Semantic, "lrnn train needs a TEMPLATE (or --load MODEL)");
+  if (o.template_path.empty()) cli::usage_error("lrnn train needs a TEMPLATE (or --load MODEL)");
   const Settings settings = apply_options(o, cmd, Settings{}, false);
   check_settings(settings);
   return Model(Template::from_file(o.template_path), settings);
@@ -185,19 +186,19 @@ std::array<double, 3> split_fractions(const std::string& text) {
 Dataset load_query_split(const TrainOptions& o, uint64_t seed) {
   const bool files = !o.val_queries_path.empty() || !o.test_queries_path.empty();
   if (!o.query_split.empty() && files)
-    throw CLI::ValidationError("give either --query-split fractions or per-split query files "
+    cli::usage_error("give either --query-split fractions or per-split query files "
                                      "(--val-queries, --test-queries), not both");
   if (o.test_fraction > 0)
-    throw CLI::ValidationError("a query split holds out queries, --test-fraction whole samples: give one of them");
+    cli::usage_error("a query split holds out queries, --test-fraction whole samples: give one of them");
   if (!o.query_split.empty()) {
     const std::array<double, 3> f = split_fractions(o.query_split);
     return cli::load_dataset(o.dataset, o.examples_path, o.queries_path).with_query_split(f[0], f[1], f[2], seed);
   }
   if (!o.dataset.empty())
-    throw CLI::ValidationError("per-split query files (--val-queries, --test-queries) split the queries of "
+    cli::usage_error("per-split query files (--val-queries, --test-queries) split the queries of "
                                      "--examples; a --dataset has its own queries: use --query-split");
   if (o.queries_path.empty())
-    throw CLI::ValidationError("per-split query files need the training queries too: give --queries FILE");
+    cli::usage_error("per-split query files need the training queries too: give --queries FILE");
   cli::LoadedData d = cli::load_data("", o.examples_path, o.queries_path);
   std::vector<QuerySplit> line_split(d.queries.size(), QuerySplit::Train);
   auto add = [&](const std::string& path, QuerySplit part) {
@@ -217,12 +218,12 @@ Dataset load_query_split(const TrainOptions& o, uint64_t seed) {
 // the seeded split needs every sample, so each rank parses them all and grounds its block.
 std::pair<Dataset, Dataset> load_datasets(const TrainOptions& o, uint64_t seed) {
   if (!o.test_examples_path.empty() && !o.val_queries_path.empty())
-    throw CLI::ValidationError("--val-queries splits the training examples' queries; --test-examples is a "
+    cli::usage_error("--val-queries splits the training examples' queries; --test-examples is a "
                                      "separate test set: give --test-queries without --test-examples for a split");
   if (!o.query_split.empty() || !o.val_queries_path.empty() ||
       (!o.test_queries_path.empty() && o.test_examples_path.empty())) {
     if (!o.test_examples_path.empty())
-      throw CLI::ValidationError("a query split has its own test queries: give no --test-examples with it");
+      cli::usage_error("a query split has its own test queries: give no --test-examples with it");
     return {load_query_split(o, seed), Dataset()};
   }
   if (o.test_fraction > 0) {
@@ -286,11 +287,11 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   if (!o.save_path.empty()) check_can_write_atomically(o.save_path);
   if (!o.report_path.empty()) check_can_write_atomically(o.report_path);
   if (o.checkpoint_every > 0 && o.save_path.empty())
-    throw Error(ErrorKind::Semantic, "--checkpoint-every writes the model to --save: give --save PATH too");
+    cli::usage_error("--checkpoint-every writes the model to --save: give --save PATH too");
   if (o.test_curve)
-    throw Error(ErrorKind::Semantic,
-                "--test-curve belongs to cross-validation (--folds K); a single run reports its test set every "
-                "epoch already when it has one (--test-fraction, --test-examples)");
+    cli::usage_error(
+        "--test-curve belongs to cross-validation (--folds K); a single run reports its test set every "
+        "epoch already when it has one (--test-fraction, --test-examples)");
   Model model = make_model(o, cmd);
   auto [train_data, test_data] = load_datasets(o, model.settings().seed);
   const bool has_test = test_data.size() > 0;
@@ -408,9 +409,9 @@ void run_cross_validation(const TrainOptions& o, const CLI::App& cmd) {
   for (const char* single : {"--load", "--save", "--test-examples", "--test-queries", "--test-fraction", "--report",
                              "--query-split", "--val-queries"})
     if (cmd.count(single))
-      throw Error(ErrorKind::Semantic, std::string("--folds trains k fresh models on their own test folds: ") + single +
-                                           " cannot be combined with it");
-  if (o.template_path.empty()) throw Error(ErrorKind::Semantic, "lrnn train --folds needs a TEMPLATE");
+      cli::usage_error(std::string("--folds trains k fresh models on their own test folds: ") + single +
+                       " cannot be combined with it");
+  if (o.template_path.empty()) cli::usage_error("lrnn train --folds needs a TEMPLATE");
   const Settings settings = apply_options(o, cmd, Settings{}, false);
   const Template tmpl = Template::from_file(o.template_path);
   const Dataset samples = cli::load_dataset(o.dataset, o.examples_path, o.queries_path);
@@ -487,14 +488,19 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   data->require_option(1);
   cmd->add_option("--queries,-q", o->queries_path, "Queries file (omit for labelled examples)");
   cmd->add_option("--epochs", o->epochs, "Epochs to train (default " + std::to_string(kDefaults.epochs) + ")")->check(cli::finite_number(0, 1e9, false, true));
-  cmd->add_option("--optimizer", o->optimizer, "adam | sgd | adamw (default " + kDefaults.optimizer + ")");
+  cmd->add_option("--optimizer", o->optimizer, "adam | sgd | adamw (default " + kDefaults.optimizer + ")")
+      ->check(cli::parsed_by(train::OptimizerConfig::parse, ""));
   cmd->add_option("--lr", o->lr, "Learning rate (default " + number_text(kDefaults.lr) + ")")->check(cli::finite_number(0));
   cmd->add_option("--weight-decay", o->weight_decay, "Weight decay (AdamW default 0.01)")->check(cli::finite_number(0));
-  cmd->add_option("--loss", o->loss, "mse | crossentropy (default " + kDefaults.loss + ")");
+  cmd->add_option("--loss", o->loss, "mse | crossentropy (default " + kDefaults.loss + ")")
+      ->check(cli::parsed_by(train::parse_loss, ""));
   cmd->add_option("--batch-size", o->batch_size, "Samples per step (default 0: all)")->check(cli::finite_number(0, 1e12, false, true));
-  cmd->add_option("--seed", o->seed, "Seed of initialisation, shuffling and splits (default " + std::to_string(kDefaults.seed) + ")");
-  cmd->add_option("--initializer", o->initializer, "glorot | he | uniform(s) | normal(s) | constant(v)");
-  cmd->add_option("--schedule", o->schedule, "constant | step | exponential | cosine");
+  cmd->add_option("--seed", o->seed, "Seed of initialisation, shuffling and splits (default " + std::to_string(kDefaults.seed) + ")")
+      ->check(cli::integer_in(0, UINT64_MAX));
+  cmd->add_option("--initializer", o->initializer, "glorot | he | uniform(s) | normal(s) | constant(v)")
+      ->check(cli::parsed_by(train::Initializer::parse, ""));
+  cmd->add_option("--schedule", o->schedule, "constant | step | exponential | cosine")
+      ->check(cli::parsed_by(train::Schedule::parse, ""));
   cmd->add_option("--step-size", o->step_size, "step schedule: multiply the rate by --gamma every N epochs (default: epochs/4)")
       ->check(cli::finite_number(1, 1e9, false, true));
   cmd->add_option("--gamma", o->gamma, "step/exponential schedules: the decay factor (default " + number_text(kDefaults.gamma) + ")")
@@ -519,7 +525,7 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
             return std::string();
           },
           "TRAIN,VAL,TEST"));
-  cmd->add_option("--test-fraction", o->test_fraction, "Hold out this fraction of the samples (seeded)")->check(cli::finite_number(0, 1));
+  cmd->add_option("--test-fraction", o->test_fraction, "Hold out this fraction of the samples (seeded)")->check(cli::finite_number(0, 1, false, false, true));
   cmd->add_option("--query-batch-size", o->query_batch_size,
                   "Training queries per step, each step running only the part of the network they depend on (one "
                   "big graph or knowledge base; default 0: whole samples per step)")

@@ -96,6 +96,11 @@ Table read_table(const fs::path& path, size_t expected_columns, const RowSelecti
     if (select.parse && !select.parse(file_row)) continue;
     row.clear();
     if (!parse_row(line, row)) t.fail_line(line_no, "expected comma-separated numbers");
+    // from_chars reads "nan" and "inf": data that would train to NaN, blamed on the rate.
+    for (size_t c = 0; c < row.size(); ++c)
+      if (!std::isfinite(row[c]))
+        t.fail_line(line_no, "expected finite numbers, found " + std::string(std::isnan(row[c]) ? "nan" : "an infinity") +
+                                 " in column " + std::to_string(c + 1));
     if (t.columns == 0) t.columns = expected_columns ? expected_columns : row.size();
     if (row.size() != t.columns)
       t.fail_line(line_no, "expected " + std::to_string(t.columns) + " column(s), found " + std::to_string(row.size()));
@@ -131,13 +136,13 @@ void expect_rows(const Table& t, size_t rows, const std::string& what) {
 // Graph id per node (1-based, sorted, contiguous) -> first node of each graph.
 std::vector<size_t> graph_offsets(const Table& indicator) {
   std::vector<size_t> offsets;
-  long previous = 0;
+  long previous = 0;  // the first row must be graph 1: previous + 1
   for (size_t r = 0; r < indicator.rows(); ++r) {
     long g = integer_at(indicator, r, 0);
-    if (g == previous) continue;
+    if (r > 0 && g == previous) continue;  // (at r == 0, a graph 0 would be skipped: dropped)
     if (g != previous + 1)
       indicator.fail(r, "graph ids must be sorted and contiguous from 1: expected " +
-                            std::to_string(previous) + " or " + std::to_string(previous + 1) +
+                            (r == 0 ? std::string("1") : std::to_string(previous) + " or " + std::to_string(previous + 1)) +
                             ", found " + std::to_string(g));
     offsets.push_back(r);
     previous = g;
@@ -343,8 +348,11 @@ OptionalTables read_optional_tables(const std::function<fs::path(const char*)>& 
 void read_tu_each(const std::string& dir, const std::string& name, TuPart part, TuData& d,
                   const std::function<void(ExampleAst, QueryLineAst)>& take) {
   fs::path root(dir);
-  d.name = name.empty() ? fs::path(dir).lexically_normal().filename().string() : name;
-  if (d.name.empty()) d.name = fs::path(dir).lexically_normal().parent_path().filename().string();
+  // The dataset is named by its folder: made absolute so that "." and "x/." name theirs.
+  std::error_code absolute_error;
+  const fs::path folder = fs::absolute(dir, absolute_error).lexically_normal();
+  d.name = name.empty() ? folder.filename().string() : name;
+  if (d.name.empty()) d.name = folder.parent_path().filename().string();
   auto file = [&](const char* suffix) { return root / (d.name + suffix); };
   if (part.count == 0 || part.index >= part.count)
     throw Error(ErrorKind::Semantic,

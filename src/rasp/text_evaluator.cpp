@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "stack_headroom.hpp"
 #include "text_syntax.hpp"
 
 namespace lrnn::rasp::text {
@@ -146,6 +147,9 @@ class Evaluator {
   int depth = 0;
   static constexpr int kMaxEvalDepth = 2000;
   int eval_depth = 0;
+  // Stack kept free below the deepest call: room for one more level of evaluation, the
+  // builtins it calls and the unwinding of the error.
+  static constexpr size_t kStackReserve = 64 * 1024;
 
   Evaluator() = default;
   Evaluator(const Evaluator&) = delete;
@@ -196,10 +200,14 @@ class Evaluator {
     const std::string key = canonical_error ? path : canonical.string();
     for (const auto& l : loading)
       if (l == key) throw Error(ErrorKind::Semantic, from, "load cycle: " + path + " is already being loaded");
+    // A directory opens as an empty stream on Linux: it would load as an empty program.
+    std::error_code directory_error;
+    const bool directory = std::filesystem::is_directory(path, directory_error);
     std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      if (from.file) throw Error(ErrorKind::Io, from, "cannot read " + path);
-      throw Error(ErrorKind::Io, "cannot read " + path);
+    if (!in || directory) {
+      const std::string message = "cannot read " + path + (directory ? ": it is a directory, not a RASP file" : "");
+      if (from.file) throw Error(ErrorKind::Io, from, message);
+      throw Error(ErrorKind::Io, message);
     }
     std::stringstream ss;
     ss << in.rdbuf();
@@ -315,6 +323,15 @@ class Evaluator {
     if (++depth > 200) {
       depth = 0;
       throw Error(ErrorKind::Limit, span, "function calls nested more than 200 deep (unbounded recursion?)");
+    }
+    // The thread's stack may end before 200 calls (a small `ulimit -s`, a Python thread's
+    // stack): refused while enough is left to report it (stack_headroom.hpp).
+    if (stack_headroom() < kStackReserve) {
+      const int reached = depth;
+      depth = 0;
+      throw Error(ErrorKind::Limit, span,
+                  "function calls nested " + std::to_string(reached) +
+                      " deep exhaust this thread's stack (unbounded recursion, or a stack too small: ulimit -s)");
     }
     struct Guard { int& d; ~Guard() { if (d > 0) --d; } } guard{depth};
     if (auto* lam = std::get_if<std::shared_ptr<const LambdaDef>>(&f.v)) {
@@ -494,6 +511,13 @@ class Evaluator {
       throw Error(ErrorKind::Limit, e.span,
                   "evaluation nested more than " + std::to_string(kMaxEvalDepth) +
                       " levels deep (deep recursion through long expressions?)");
+    }
+    if (stack_headroom() < kStackReserve) {  // a small stack ends before kMaxEvalDepth
+      const int reached = eval_depth;
+      eval_depth = 0;
+      throw Error(ErrorKind::Limit, e.span,
+                  "evaluation nested " + std::to_string(reached) +
+                      " levels deep exhausts this thread's stack (deep recursion, or a stack too small: ulimit -s)");
     }
     struct Guard { int& d; ~Guard() { if (d > 0) --d; } } guard{eval_depth};
     switch (e.k) {

@@ -40,7 +40,7 @@ class Parser {
     explicit Nested(Parser& parser) : p(parser) {
       if (++p.nesting_ > kMaxNesting) {
         p.nesting_ = 0;
-        throw Error(ErrorKind::Limit, p.peek().span,
+        throw Error(ErrorKind::Parse, p.peek().span,
                     "nested too deeply (parentheses, operators, conditionals or defs more than " +
                         std::to_string(kMaxNesting / 2) + " levels deep)");
       }
@@ -51,7 +51,7 @@ class Parser {
   static ExprP sealed(std::shared_ptr<Expr> e) {
     for (const auto& k : e->kids) e->height = std::max(e->height, k->height + 1);
     if (e->height > kMaxHeight)
-      throw Error(ErrorKind::Limit, e->span,
+      throw Error(ErrorKind::Parse, e->span,
                   "expression more than " + std::to_string(kMaxHeight) +
                       " operations deep (split it into several assignments)");
     return e;

@@ -12,6 +12,18 @@ namespace {
 
 [[noreturn]] void fail(const std::string& message) { throw Error(ErrorKind::Runtime, message); }
 
+// A string made by '+' has at most this many bytes (docs/semantics.md "Limits"): a string
+// doubled in a loop of assignments would otherwise grow until the allocation fails.
+constexpr size_t kMaxStringBytes = size_t{1} << 20;
+
+std::string concatenate(const std::string& a, const std::string& b) {
+  if (a.size() + b.size() > kMaxStringBytes)
+    throw Error(ErrorKind::Limit, "'+' would make a string of " + std::to_string(a.size() + b.size()) +
+                                      " bytes; RASP strings are limited to " + std::to_string(kMaxStringBytes) +
+                                      " bytes");
+  return a + b;
+}
+
 bool is_double(const Value& v) { return std::holds_alternative<double>(v); }
 
 int64_t as_int(const Value& v) {
@@ -171,8 +183,7 @@ Value apply_value_op(Op op, const Value& a, const Value& b) {
     case Op::Or: return truthy(a) || truthy(b);
     default: break;
   }
-  if (op == Op::Add && is_string(a) && is_string(b))
-    return std::get<std::string>(a) + std::get<std::string>(b);
+  if (op == Op::Add && is_string(a) && is_string(b)) return concatenate(std::get<std::string>(a), std::get<std::string>(b));
   if (!is_number(a) || !is_number(b))
     fail(std::string("cannot apply '") + op_symbol(op) + "' to " + type_name(a) + " " + repr(a) +
          " and " + type_name(b) + " " + repr(b));

@@ -33,9 +33,18 @@ const char* kind_of(mode_t mode) {
 }
 
 // The file the path names once symbolic links are followed (it may not exist yet).
+// weakly_canonical stops at a dangling link (its target does not exist yet), which the
+// rename would then replace by a regular file: such a link is followed by hand, as the
+// shell's `> link` does, so the save creates the file the link names.
 fs::path resolve_target(const std::string& path) {
   std::error_code ec;
   fs::path target = fs::weakly_canonical(fs::absolute(path), ec);
+  std::error_code missing;  // a target that does not exist is no link (and no error here)
+  for (int hops = 0; !ec && fs::is_symlink(fs::symlink_status(target, missing)); ++hops) {
+    if (hops == 40) fail(path, "too many levels of symbolic links", ELOOP);
+    const fs::path next = fs::read_symlink(target, ec);
+    if (!ec) target = fs::weakly_canonical(next.is_absolute() ? next : target.parent_path() / next, ec);
+  }
   if (ec) fail(path, "cannot resolve the path", ec.value());
   return target;
 }

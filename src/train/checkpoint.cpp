@@ -1,9 +1,14 @@
 // Models on disk: one JSON object with the template text, every parameter by name with its
 // shape and values (doubles written with 17 significant digits, so they load bit-exact),
-// the optimizer's state and the training settings. Written to a temporary file and renamed.
+// the optimizer's state and the training settings, and a checksum of all that (a file
+// edited or damaged after saving is refused rather than loaded as another model; removing the
+// checksum accepts a deliberate edit: docs/semantics.md "Models on disk"). Written to a
+// temporary file and renamed.
 #include <unistd.h>
 
+#include <cinttypes>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -21,6 +26,56 @@ using nlohmann::json;
 namespace {
 
 constexpr int64_t kModelFileVersion = 1;
+
+// FNV-1a (64 bits) of the file's content: the JSON object without its "checksum" field,
+// written compactly (keys sorted, doubles in their shortest exact form), so re-indenting the
+// file keeps the checksum while any changed value, name or digit of a weight changes it. It
+// detects accidental damage and edits; it is not a signature.
+std::string content_checksum(const json& without_checksum) {
+  uint64_t h = 14695981039346656037ull;
+  for (const unsigned char c : without_checksum.dump()) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "fnv1a64:%016" PRIx64, h);
+  return hex;
+}
+
+// A file with a checksum must match it; a file without one (saved before checksums, or with
+// the field removed to accept a deliberate edit) loads as it is.
+void check_checksum(json& j, const std::string& name) {
+  const auto it = j.find("checksum");
+  if (it == j.end()) return;
+  const json written = *it;
+  j.erase("checksum");
+  const std::string computed = content_checksum(j);
+  if (!written.is_string() || written.get<std::string>() != computed)
+    throw Error(ErrorKind::Parse, name + ": the model file was changed after it was saved (its checksum is " +
+                                      written.dump() + ", its content's is \"" + computed +
+                                      "\"); if the edit is deliberate, delete the \"checksum\" line to load it");
+}
+
+// An integer field read with its range checked: JSON numbers past the C++ type (4294967299
+// rows, 3.3e105, -1 for a count) are refused naming the field instead of being narrowed.
+int64_t integer_field(const json& v, const std::string& field, int64_t lo, int64_t hi, const std::string& name) {
+  const bool integral = v.is_number_integer() && (!v.is_number_unsigned() || v.get<uint64_t>() <= uint64_t(INT64_MAX));
+  if (!integral || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+    throw Error(ErrorKind::Parse, name + ": \"" + field + "\" is " + v.dump() + ", not an integer in [" +
+                                      std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return v.get<int64_t>();
+}
+
+int int_field(const json& v, const std::string& field, int lo, const std::string& name) {
+  return static_cast<int>(integer_field(v, field, lo, INT32_MAX, name));
+}
+
+// The seed is a full 64-bit unsigned integer.
+uint64_t seed_field(const json& v, const std::string& name) {
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+    throw Error(ErrorKind::Parse, name + ": \"seed\" is " + v.dump() + ", not an integer in [0, 2^64 - 1]");
+  return v.get<uint64_t>();
+}
 
 json optimizer_json(const OptimizerConfig& c) {
   return {{"kind", to_string(c.kind)}, {"lr", c.lr},           {"beta1", c.beta1},
@@ -86,6 +141,7 @@ std::string Engine::to_json(const TrainConfig& config) const {
             {"template", print_template(ast_)},
             {"parameters", params},
             {"training", training}};
+  j["checksum"] = content_checksum(j);
   return j.dump(1);
 }
 
@@ -103,6 +159,7 @@ std::unique_ptr<Engine> Engine::from_json(const std::string& text, TrainConfig& 
     if (!version.is_number_integer() || version.get<int64_t>() != kModelFileVersion)
       throw Error(ErrorKind::Parse, name + ": model file version " + version.dump() + " is not supported (this lrnn reads version " +
                                         std::to_string(kModelFileVersion) + ")");
+    check_checksum(j, name);
     TemplateAst ast = parse_template(j.at("template").get<std::string>(), name + " (template)");
     auto engine = std::make_unique<Engine>(ast);
     neural::Parameters& params = engine->model_.params;
@@ -118,7 +175,8 @@ std::unique_ptr<Engine> Engine::from_json(const std::string& text, TrainConfig& 
         if (!v.is_number())
           throw Error(ErrorKind::Parse, name + ": parameter '" + pname + "' holds " + v.dump() + ", not a number");
       const std::vector<double> values = p.at("values").get<std::vector<double>>();
-      if (p.at("rows").get<int>() != info.shape.rows || p.at("cols").get<int>() != info.shape.cols ||
+      if (integer_field(p.at("rows"), "rows", 0, INT32_MAX, name) != info.shape.rows ||
+          integer_field(p.at("cols"), "cols", 0, INT32_MAX, name) != info.shape.cols ||
           values.size() != static_cast<size_t>(info.shape.size()))
         throw Error(ErrorKind::Shape, name + ": parameter '" + pname + "' has a different shape in the template");
       std::copy(values.begin(), values.end(), params.data(id));
@@ -129,20 +187,20 @@ std::unique_ptr<Engine> Engine::from_json(const std::string& text, TrainConfig& 
       if (!loaded[id])
         throw Error(ErrorKind::Parse, name + ": parameter '" + params.info(id).name + "' of the template is missing");
     const json& t = j.at("training");
-    engine->epochs_trained_ = t.at("epochs_trained").get<int>();
-    config.epochs = t.value("epochs", config.epochs);
+    engine->epochs_trained_ = int_field(t.at("epochs_trained"), "epochs_trained", 0, name);
+    if (t.contains("epochs")) config.epochs = int_field(t["epochs"], "epochs", 0, name);
     config.loss = parse_loss(t.at("loss").get<std::string>());
     config.optimizer = optimizer_from(t.at("optimizer"));
-    config.batch_size = t.value("batch_size", size_t{0});
-    config.seed = t.value("seed", uint64_t{1});
+    config.batch_size = t.contains("batch_size") ? integer_field(t["batch_size"], "batch_size", 0, INT64_MAX, name) : 0;
+    config.seed = t.contains("seed") ? seed_field(t["seed"], name) : 1;
     config.initializer = Initializer::parse(t.value("initializer", std::string("glorot")));
     const json& s = t.at("schedule");
     config.schedule.kind = Schedule::parse(s.at("kind").get<std::string>());
-    config.schedule.step_size = s.at("step_size").get<int>();
+    config.schedule.step_size = int_field(s.at("step_size"), "step_size", 1, name);
     config.schedule.gamma = s.at("gamma").get<double>();
-    config.schedule.total_epochs = s.at("total_epochs").get<int>();
+    config.schedule.total_epochs = int_field(s.at("total_epochs"), "total_epochs", 0, name);
     config.schedule.min_lr = s.at("min_lr").get<double>();
-    config.patience = t.value("patience", 0);
+    config.patience = t.contains("patience") ? int_field(t["patience"], "patience", 0, name) : 0;
     config.shuffle = t.value("shuffle", true);
     config.clip_grad_value = t.value("clip_grad_value", 0.0);
     config.clip_grad_norm = t.value("clip_grad_norm", 0.0);

@@ -57,8 +57,9 @@ std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::ve
   std::vector<uint32_t> uses(examples.size(), 0);
   for (const auto& p : pairs) ++uses[p.example];
   for (auto& p : pairs) {
+    // The examples file lacks what training reads from it: bad input (exit 2), as `check` says.
     if (p.queries.empty())
-      throw Error(ErrorKind::Semantic, examples[p.example].span,
+      throw Error(ErrorKind::Parse, examples[p.example].span,
                   "example has no query: label it (`<1> q :- facts.`) or give a queries file");
     const size_t k = out.size();
     if (--uses[p.example] == 0) {

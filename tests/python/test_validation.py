@@ -116,3 +116,58 @@ def test_an_out_of_range_setting_is_refused_by_the_engine_naming_it():
     model = template.build(Settings(seed=1, gamma=2.0))
     with pytest.raises(LrnnError, match="setting 'gamma' must be in \\(0, 1\\]"):
         model.train(data, progress=False)
+
+
+def test_diverged_training_raises_as_the_cli_refuses_it():
+    # Issue 32: SGD(lr=1e6) returned a history ending in nan with NaN weights, no exception.
+    template = Template()
+    template += R.q[1, 2] <= R.x
+    model = template.build(Settings(optimizer=SGD(lr=1e6), epochs=30, seed=1))
+    from lrnn import Dataset
+    data = Dataset()
+    data.add([R.q[1.0]], [R.x[[1.0, 2.0]]])
+    with pytest.raises(LrnnError, match="training diverged: after 30 epochs the training loss is .*smaller learning rate"):
+        model.train(data, progress=False)
+    ok = template.build(Settings(optimizer=SGD(lr=0.01), epochs=30, seed=1))
+    assert math.isfinite(ok.train(data, progress=False).train_losses[-1])
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_load_state_dict_refuses_values_that_are_not_finite(bad):
+    # Issue 32: NaN arrays loaded (save refuses them), so the model computed NaN silently.
+    model = built_model()
+    name = next(iter(model.state_dict()["weights"]))
+    value = np.ones(np.shape(model.parameters()[name]))
+    value.flat[1] = bad
+    with pytest.raises(LrnnError, match=f"parameter '.*' value 1 is .*: weights must be finite"):
+        model.load_state_dict({name: value})
+
+
+@pytest.mark.parametrize("key, bad", [
+    ("seed", -1), ("seed", 2**64), ("seed", 1.5), ("seed", "1"), ("epochs", math.inf), ("epochs", math.nan),
+    ("epochs", -1), ("epochs", 2**31), ("batch_size", -1), ("batch_size", True),
+])
+def test_integer_settings_out_of_range_are_value_errors_naming_the_setting(key, bad):
+    # Issue 32: seed=-1 was nanobind's `incompatible function arguments` naming no setting,
+    # epochs=inf an OverflowError.
+    with pytest.raises(ValueError, match=f"{key} must be an integer in \\[0, "):
+        Settings(**{key: bad})
+    settings = Settings()
+    with pytest.raises(ValueError, match=f"{key} must be an integer"):
+        setattr(settings, key, bad)
+
+
+def test_integer_settings_take_their_whole_range():
+    s = Settings(seed=2**64 - 1, epochs=np.int64(3), batch_size=4.0)
+    assert (s.seed, s.epochs, s.batch_size) == (2**64 - 1, 3, 4)
+    template = Template()
+    template += R.q[1, 2] <= R.x
+    template.build(Settings(seed=2**64 - 1))
+
+
+@pytest.mark.parametrize("betas", ["", (0.9,), (0.9, 1.0), (0.9, "x"), None])
+def test_adam_betas_must_be_a_pair_in_the_unit_interval(betas):
+    # Issue 32: Adam(betas='') raised IndexError.
+    with pytest.raises(ValueError, match="betas"):
+        Adam(betas=betas)
+    assert Adam(betas=[0.5, 0.6]).betas == (0.5, 0.6)

@@ -82,6 +82,26 @@ TEST(AtomicFile, FollowsLinksKeepsModesAndLeavesNoTemporaries) {
   fs::remove_all(dir);
 }
 
+// Issue 32: a dangling link (its target not yet written) was replaced by a regular file;
+// the save now writes the file the link names, as `> link` does, and the link stays.
+TEST(AtomicFile, ADanglingLinkIsFollowedNotReplaced) {
+  const fs::path dir = fresh_dir("dangling");
+  fs::create_directories(dir / "models");
+  const fs::path link = dir / "link.json", relative = dir / "relative.json";
+  fs::create_symlink(dir / "models" / "model.json", link);
+  fs::create_symlink("models/other.json", relative);
+  lrnn::write_file_atomically(link.string(), "saved");
+  lrnn::write_file_atomically(relative.string(), "relative");
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_TRUE(fs::is_symlink(relative));
+  EXPECT_EQ(read(dir / "models" / "model.json"), "saved");
+  EXPECT_EQ(read(dir / "models" / "other.json"), "relative");
+  fs::create_symlink(dir / "loop_b", dir / "loop_a");
+  fs::create_symlink(dir / "loop_a", dir / "loop_b");
+  EXPECT_NE(error_of((dir / "loop_a").string()), "");
+  fs::remove_all(dir);
+}
+
 // A child process saves alternately two big contents forever; it is killed (SIGKILL) at
 // random moments. After every kill the file is one of the two contents, whole. A writer
 // killed in the instant between naming its finished temporary and renaming it leaves that

@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <sstream>
+#include <vector>
 #include <string>
 
 #include "cli_test_support.hpp"
@@ -78,7 +81,7 @@ TEST(CliUsage, TemplateNextToLoadIsRefused) {
   const std::string model = (std::filesystem::temp_directory_path() / "lrnn_cli_usage_model.json").string();
   ASSERT_EQ(lrnn_cli("train " + kXor + " -e " + kXorData + " --epochs 1 --save " + model).code, 0);
   CliRun r = lrnn_cli("train " + kXor + " --load " + model + " -e " + kXorData);
-  EXPECT_NE(r.code, 0);
+  EXPECT_EQ(r.code, 2) << r.out;  // a usage error (issue 32: it exited 1)
   EXPECT_NE(r.out.find("not both"), std::string::npos) << r.out;
   EXPECT_EQ(lrnn_cli("train --load " + model + " -e " + kXorData + " --epochs 1").code, 0);
 }
@@ -208,9 +211,116 @@ TEST(CliUsage, InitializerWithLoadIsRefused) {
   const std::string model = (std::filesystem::temp_directory_path() / "lrnn_cli_usage_init.json").string();
   ASSERT_EQ(lrnn_cli("train " + kXor + " --examples " + kXorData + " --epochs 2 --save " + model).code, 0);
   CliRun r = lrnn_cli("train --load " + model + " --examples " + kXorData + " --epochs 1 --initializer he");
-  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.code, 2) << r.out;  // options that exclude each other: a usage error
   EXPECT_NE(r.out.find("--initializer has no effect with --load"), std::string::npos) << r.out;
   std::filesystem::remove(model);
+}
+
+}  // namespace
+
+namespace {
+
+// Every subcommand (and RASP's own) whose --help lists numeric options.
+const char* const kCommands[] = {"check",     "convert",      "query",       "train",        "eval",        "ground",
+                                 "draw",      "rasp run",     "rasp analyze", "rasp lower", "rasp compile", "rasp draw"};
+
+// (option, type) of each INT, UINT or FLOAT option in `lrnn COMMAND --help`.
+std::vector<std::pair<std::string, std::string>> numeric_options(const std::string& command) {
+  std::vector<std::pair<std::string, std::string>> found;
+  std::istringstream help(lrnn_cli(command + " --help").out);
+  const std::regex option(R"(^\s+(?:-\w,)?(--[\w-]+) (INT|UINT|FLOAT)\b)");
+  std::smatch m;
+  for (std::string line; std::getline(help, line);)
+    if (std::regex_search(line, m, option)) found.emplace_back(m[1], m[2]);
+  return found;
+}
+
+// Issue 32: an empty value was read as 0 (`--lr ''` trained with rate 0, `--epochs ''` for 0
+// epochs, `--seed ''` was seed 0) and `--seed -1` or 2^64 were wrapped. Every numeric option
+// of every command refuses them as a usage error naming the option, before doing anything.
+TEST(CliUsage, EveryNumericOptionRefusesEmptyNegativeAndOverflowingValues) {
+  size_t checked = 0;
+  for (const char* command : kCommands) {
+    for (const auto& [name, type] : numeric_options(command)) {
+      std::vector<std::string> bad = {"''", "' '", "nan", "1e400"};
+      if (type != "FLOAT") bad.insert(bad.end(), {"-1", "18446744073709551616", "2.5", "1e3"});
+      for (const std::string& value : bad) {
+        CliRun r = lrnn_cli(std::string(command) + " " + name + " " + value);
+        EXPECT_EQ(r.code, 2) << command << " " << name << " " << value << ":\n" << r.out;
+        EXPECT_NE(r.out.find(name), std::string::npos) << command << " " << name << " " << value << ":\n" << r.out;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 17u);  // train has 12, draw 4, ground 1, rasp lower/compile --max-len (and more)
+}
+
+TEST(CliUsage, TheWholeSeedRangeIsAcceptedAndNoMore) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
+  CliRun max = lrnn_cli("train " + kXor + " -e " + kXorData + " --epochs 1 --json --seed 18446744073709551615");
+  EXPECT_EQ(max.code, 0) << max.out;
+  EXPECT_NE(max.out.find("\"seed\":18446744073709551615"), std::string::npos) << max.out;
+  CliRun over = lrnn_cli("train " + kXor + " -e " + kXorData + " --epochs 1 --seed 18446744073709551616");
+  EXPECT_EQ(over.code, 2) << over.out;
+  EXPECT_NE(over.out.find("is not an integer in [0, 18446744073709551615]"), std::string::npos) << over.out;
+}
+
+// `--save ''` saved nothing and said nothing: every option that takes a value refuses "".
+TEST(CliUsage, EmptyTextValuesAreUsageErrors) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
+  for (const char* option : {"--save", "--load", "--report", "--queries", "--test-examples", "--dataset"}) {
+    CliRun r = lrnn_cli("train " + kXor + " -e " + kXorData + " --epochs 1 " + option + " ''");
+    EXPECT_EQ(r.code, 2) << option << ":\n" << r.out;
+    EXPECT_NE(r.out.find(option), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("an empty value is not allowed"), std::string::npos) << r.out;
+  }
+  CliRun e = lrnn_cli("train " + kXor + " -e '' --epochs 1");
+  EXPECT_EQ(e.code, 2) << e.out;
+}
+
+// Issue 32: unknown names and out-of-range values were failed runs (exit 1) where
+// docs/cli.md says usage errors exit 2; the library's own message (with its suggestion) stays.
+TEST(CliUsage, UnknownNamesAndOptionCombinationsExitTwo) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
+  const std::pair<std::string, std::string> cases[] = {
+      {"--optimizer foo", "--optimizer"},
+      {"--optimizer adamm", "unknown optimizer 'adamm'"},
+      {"--loss foo", "--loss"},
+      {"--schedule foo", "--schedule"},
+      {"--initializer 'uniform(nan)'", "--initializer"},
+      {"--test-fraction 1", "--test-fraction"},
+      {"--checkpoint-every 1", "give --save PATH too"},
+      {"--test-curve", "--test-curve belongs to cross-validation"},
+      {"--folds 2 --save x.json", "cannot be combined"},
+  };
+  for (const auto& [args, expected] : cases) {
+    CliRun r = lrnn_cli("train " + kXor + " -e " + kXorData + " --epochs 1 " + args);
+    EXPECT_EQ(r.code, 2) << args << ":\n" << r.out;
+    EXPECT_NE(r.out.find(expected), std::string::npos) << args << ":\n" << r.out;
+    EXPECT_EQ(r.out.find("trained"), std::string::npos) << args << ":\n" << r.out;
+  }
+  EXPECT_EQ(lrnn_cli("train " + kXor + " -e " + kXorData + " --epochs 1 --test-fraction 0.5").code, 0);
+}
+
+// Issue 32: examples without queries were exit 1 from `train` and 2 from `check`: bad input.
+TEST(CliUsage, ExamplesWithoutQueriesAreBadInputForTrainAndCheck) {
+  const std::string tmpl = write_file("noq.lrnn", "{1} q :- {1} a.\n");
+  const std::string data = write_file("noq.txt", "a.\na.\n");
+  for (const std::string command : {"train " + tmpl + " -e " + data + " --epochs 1", "check " + tmpl + " -e " + data}) {
+    CliRun r = lrnn_cli(command);
+    EXPECT_EQ(r.code, 2) << command << ":\n" << r.out;
+    EXPECT_NE(r.out.find("noq.txt:1:1: error: example has no query"), std::string::npos) << r.out;
+  }
+}
+
+// Issue 32: `rasp compile --pairs-out` without --readout compiled, printed, then failed (exit 1).
+TEST(CliUsage, RaspCompileOptionsThatNeedEachOtherExitTwoBeforeCompiling) {
+  const std::string program = std::string(LRNN_SOURCE_DIR) + "/tests/rasp/reverse.rasp";
+  for (const char* args : {"--pairs-out /tmp/lrnn_cli_pairs", "--example-out /tmp/lrnn_cli_example.txt"}) {
+    CliRun r = lrnn_cli("rasp compile " + program + " --vocab a,b,c --max-len 5 " + args);
+    EXPECT_EQ(r.code, 2) << args << ":\n" << r.out;
+    EXPECT_EQ(r.out.find("residual stream"), std::string::npos) << "compiled first:\n" << r.out;
+  }
 }
 
 }  // namespace

@@ -96,6 +96,15 @@ TEST(DataTu, MalformedFilesNameFileAndLine) {
       {"_graph_labels.txt", "1\n", "DS_graph_labels.txt:1:1: error: expected 2 rows (one per graph), found 1"},
       {"_node_labels.txt", "0\n1\n2\n3\n", "DS_node_labels.txt:4:1: error: expected 3 rows (one per node), found 4"},
       {"_edge_labels.txt", "1\n", "DS_edge_labels.txt:1:1: error: expected 2 rows (one per line of the A file)"},
+      // Issue 32: graph 0 was dropped and node ids underflowed; an all-zero indicator was
+      // blamed on the graph labels; NaN attributes trained to "diverged, try a smaller --lr".
+      {"_graph_indicator.txt", "0\n0\n1\n", "DS_graph_indicator.txt:1:1: error: graph ids must be sorted and "
+                                             "contiguous from 1: expected 1, found 0"},
+      {"_graph_indicator.txt", "0\n0\n0\n", "DS_graph_indicator.txt:1:1: error: graph ids must be sorted"},
+      {"_node_attributes.txt", "1\nnan\n2\n", "DS_node_attributes.txt:2:1: error: expected finite numbers, found nan "
+                                              "in column 1"},
+      {"_edge_attributes.txt", "1, -inf\n2, 3\n", "DS_edge_attributes.txt:1:1: error: expected finite numbers, found an "
+                                                   "infinity in column 2"},
   };
   for (const Case& c : cases) {
     auto files = small_files();
@@ -247,4 +256,15 @@ TEST(DataFolds, StratifiedFoldsBalanceEveryClassAndAreDeterministic) {
   }
   EXPECT_THROW(lrnn::stratified_folds({0, 1, 0}, 4), lrnn::Error);
   EXPECT_THROW(lrnn::stratified_folds({0, 1, 0}, 1), lrnn::Error);
+}
+
+// Issue 32: `lrnn convert tu .` looked for "./._A.txt": "." and "DS/." name the folder DS.
+TEST(DataTu, TheDatasetIsNamedByItsFolderAlsoWhenWrittenAsDot) {
+  const fs::path dir = write_tu("dot", small_files());
+  EXPECT_EQ(lrnn::read_tu((dir / ".").string()).examples.size(), 2u);
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir);
+  const size_t examples = lrnn::read_tu(".").examples.size();
+  fs::current_path(cwd);
+  EXPECT_EQ(examples, 2u);
 }

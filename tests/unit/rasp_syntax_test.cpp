@@ -98,6 +98,9 @@ TEST(RaspSyntax, SemanticErrorsPointAtTheSource) {
   EXPECT_NE(msg.find("cannot read"), std::string::npos) << msg.substr(0, 200);
   msg = error_of([] { parse_rasp("s = select(tokens, tokens, ==);", "t.rasp"); });
   EXPECT_NE(msg.find("assigns no s-op"), std::string::npos) << msg;
+  // Issue 32: a directory opened as an empty stream and loaded as an empty program.
+  msg = error_of([] { parse_rasp("load \"/tmp\";\nx = tokens;", "t.rasp"); });
+  EXPECT_NE(msg.find("t.rasp:1:1: error: cannot read /tmp: it is a directory"), std::string::npos) << msg;
 }
 
 TEST(RaspSyntax, AggregatingSeveralStringsFailsWithThePosition) {
@@ -213,3 +216,66 @@ TEST(RaspSyntax, DeepInputsAreLimitErrorsOnASmallCallerStack) {
   pthread_attr_destroy(&attr);
   EXPECT_NE(result.message.find("evaluation nested more than 2000 levels deep"), std::string::npos) << result.message;
 }
+
+namespace {
+
+// Issue 32: a string doubled 25-33 times ended in bad_alloc and SIGILL/SIGSEGV. Strings made
+// by '+' are limited (docs/semantics.md "Limits"), at run time and while reading.
+using namespace lrnn::rasp;
+using rasp_test::error_of;
+
+TEST(RaspSyntax, DoublingAStringStopsAtTheLimitWithAnError) {
+  std::string doubled = "s0 = tokens;\n", constant = "c0 = \"ab\";\n";
+  for (int i = 1; i <= 33; ++i) {
+    doubled += "s" + std::to_string(i) + " = s" + std::to_string(i - 1) + " + s" + std::to_string(i - 1) + ";\n";
+    constant += "c" + std::to_string(i) + " = c" + std::to_string(i - 1) + " + c" + std::to_string(i - 1) + ";\n";
+  }
+  std::string msg = error_of([&] { run(parse_rasp(doubled, "d.rasp"), chars("ab")); });
+  EXPECT_NE(msg.find("'+' would make a string of 2097152 bytes; RASP strings are limited to 1048576 bytes"),
+            std::string::npos) << msg;
+  msg = error_of([&] { parse_rasp(constant + "x = tokens;\n", "c.rasp"); });
+  EXPECT_NE(msg.find("c.rasp:21:"), std::string::npos) << msg;  // c20 = c19 + c19: 2^21 bytes
+  EXPECT_NE(msg.find("RASP strings are limited to 1048576 bytes"), std::string::npos) << msg;
+  // below the limit a string is built as before
+  const Program p = parse_rasp("s0 = tokens;\ns1 = s0 + s0;\ns2 = s1 + s1;\n", "ok.rasp");
+  EXPECT_EQ(run(p, chars("ab")), (std::vector<Value>{Value(std::string("aaaa")), Value(std::string("bbbb"))}));
+}
+
+}  // namespace
+
+namespace {
+
+// Issue 32: recursion at run time (a def called by map's lambda when the program runs)
+// overflowed a 256 KB stack at depth ~120, below the 200-call limit (exit 139). The depth is
+// bounded by the stack the thread actually has.
+TEST(RaspSyntax, RunTimeRecursionIsALimitErrorOnA256KStack) {
+  struct Result {
+    std::string message;
+    std::string shallow;
+  } result;
+  auto body = [](void* arg) -> void* {
+    auto& r = *static_cast<Result*>(arg);
+    const std::string f = "def f(n) { return n if n == 0 else f(n - 1); }\n";
+    r.message = rasp_test::error_of([&] {
+      lrnn::rasp::run(lrnn::rasp::parse_rasp(f + "x = map(lambda v: f(150), indices);", "deep.rasp"),
+                      lrnn::rasp::chars("ab"));
+    });
+    // a shallow recursion still runs on the same small stack
+    const auto out = lrnn::rasp::run(lrnn::rasp::parse_rasp(f + "x = map(lambda v: f(20) + v, indices);"),
+                                     lrnn::rasp::chars("ab"));
+    r.shallow = lrnn::rasp::to_string(out[1]);
+    return nullptr;
+  };
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, size_t(256) << 10);
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(&thread, &attr, body, &result), 0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+  EXPECT_NE(result.message.find("deep.rasp:"), std::string::npos) << result.message;
+  EXPECT_NE(result.message.find("this thread's stack"), std::string::npos) << result.message;
+  EXPECT_EQ(result.shallow, "1");
+}
+
+}  // namespace

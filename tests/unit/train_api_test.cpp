@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "lrnn/lrnn.hpp"
 
@@ -131,6 +132,64 @@ TEST(TrainApi, SharesOutsideAJobAndWhatAShareRefuses) {
   EXPECT_THROW(model.evaluate(share), lrnn::Error);  // no MPI job: nothing holds the rest
   EXPECT_THROW(lrnn::Dataset::share_from_ast(lrnn::parse_examples("<0> out :- f(a).\n"), {}, 3, 3, 1, 3, 4),
                lrnn::Error);
+}
+
+}  // namespace
+
+namespace {
+
+// Issue 32 (include/lrnn/model.hpp "Threads"): one model trained from two threads at once
+// gives the weights of the same calls made in sequence; two models in two threads each give
+// exactly their weights trained alone.
+std::string many_examples() {
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += kExamples;
+  return text;
+}
+
+std::vector<std::vector<double>> weights(const lrnn::Model& model) {
+  std::vector<std::vector<double>> out;
+  for (const lrnn::Parameter& p : model.parameters()) out.push_back(p.values);
+  return out;
+}
+
+lrnn::Model threaded_model(uint64_t seed) {
+  return lrnn::Model(lrnn::Template::from_string(kTemplate),
+                     lrnn::Settings{.epochs = 3, .lr = 0.05, .batch_size = 16, .seed = seed});
+}
+
+TEST(TrainApi, TwoThreadsOnOneModelEqualTheSameCallsInSequence) {
+  const lrnn::Dataset data = lrnn::Dataset::from_text(many_examples());
+  lrnn::Model sequential = threaded_model(3);
+  for (int call = 0; call < 6; ++call) sequential.train(data);
+  for (int run = 0; run < 3; ++run) {
+    lrnn::Model shared = threaded_model(3);
+    auto work = [&] {
+      for (int call = 0; call < 3; ++call) {
+        shared.train(data);
+        shared.evaluate(data);  // other calls interleave too
+      }
+    };
+    std::thread a(work), b(work);
+    a.join();
+    b.join();
+    EXPECT_EQ(shared.epochs_trained(), 18);
+    EXPECT_EQ(weights(shared), weights(sequential)) << "run " << run;
+  }
+}
+
+TEST(TrainApi, TwoModelsInTwoThreadsAreIndependentAndExact) {
+  const lrnn::Dataset data = lrnn::Dataset::from_text(many_examples());
+  lrnn::Model alone3 = threaded_model(3), alone4 = threaded_model(4);
+  for (int call = 0; call < 3; ++call) alone3.train(data), alone4.train(data);
+  lrnn::Model a = threaded_model(3), b = threaded_model(4);
+  std::thread ta([&] { for (int call = 0; call < 3; ++call) a.train(data); });
+  std::thread tb([&] { for (int call = 0; call < 3; ++call) b.train(data); });
+  ta.join();
+  tb.join();
+  EXPECT_EQ(weights(a), weights(alone3));
+  EXPECT_EQ(weights(b), weights(alone4));
+  EXPECT_NE(weights(alone3), weights(alone4));
 }
 
 }  // namespace

@@ -250,7 +250,7 @@ TEST(TrainDistributed, CheckpointEveryNeedsSaveAndWritesALoadableModel) {
   const std::string xor_data = std::string(LRNN_DATASETS_DIR) + "/neuralogic/simple/xor/naive/trainExamples.txt";
   const std::string tmpl = std::string(LRNN_SOURCE_DIR) + "/examples/templates/xor.lrnn";
   const auto refused = lrnn_test::run_lrnn("train " + tmpl + " -e " + xor_data + " --epochs 3 --checkpoint-every 1");
-  EXPECT_EQ(refused.code, 1) << refused.out;
+  EXPECT_EQ(refused.code, 2) << refused.out;  // a usage error
   EXPECT_NE(refused.out.find("--checkpoint-every writes the model to --save"), std::string::npos) << refused.out;
   const std::string path = testing::TempDir() + "lrnn_checkpoint_every.json";
   std::remove(path.c_str());

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import numbers
 import weakref
 from typing import Any, Dict, Optional
 
@@ -42,6 +43,21 @@ PYNEURALOGIC_BUILD_OPTIONS = ("iso_value_compression", "chain_pruning", "prune_o
 CLIP_OPTIONS = ("clip_grad_norm", "clip_grad_value")
 KEYWORDS = ("optimizer", "epochs", "error_function", "initializer", "seed", "batch_size")
 KNOWN = KEYWORDS + ENGINE_OPTIONS + PYNEURALOGIC_BUILD_OPTIONS + CLIP_OPTIONS
+
+
+# The integer settings' upper bounds: what the engine's C++ fields hold (int, uint64_t, size_t).
+_INTEGER_BOUNDS = {"epochs": (2**31 - 1,), "seed": (2**64 - 1,), "batch_size": (2**63 - 1, "0: the whole set per step")}
+
+
+def _integer(name: str, value: Any, hi: int, note: str = "") -> int:
+    """An integer setting in [0, hi] (hi: what the engine's C++ field holds): -1 or 2**64 for the
+    seed, inf, nan or 2.5 epochs are a ValueError naming the setting, not an OverflowError or
+    nanobind's `incompatible function arguments` later."""
+    integral = isinstance(value, numbers.Integral) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not integral or not 0 <= value <= hi:
+        extra = f"; {note}" if note else ""
+        raise ValueError(f"{name} must be an integer in [0, {hi}]{extra}, got {value!r}")
+    return int(value)
 
 
 def _check_option(key: str, value: Any) -> None:
@@ -160,13 +176,9 @@ class Settings:
         self.optimizer = optimizer
         self.error_function = error_function
         self.initializer = initializer
-        if epochs is not None and (isinstance(epochs, bool) or int(epochs) != epochs or epochs < 0):
-            raise ValueError(f"epochs must be a non-negative integer, got {epochs!r}")
-        if batch_size is not None and (isinstance(batch_size, bool) or int(batch_size) != batch_size or batch_size < 0):
-            raise ValueError(f"batch_size must be a non-negative integer (0: the whole set per step), got {batch_size!r}")
-        self.epochs = None if epochs is None else int(epochs)
-        self.seed = None if seed is None else int(seed)
-        self.batch_size = None if batch_size is None else int(batch_size)
+        self.epochs = epochs
+        self.seed = seed
+        self.batch_size = batch_size
         # Engine options without a PyNeuraLogic keyword (ENGINE_OPTIONS), passed through by
         # name; also settable with settings["name"] = value. Unknown names are TypeErrors.
         for key, value in options.items():
@@ -248,6 +260,8 @@ class Settings:
             _check_option(key, value)
             self[key] = value
             return
+        if key in _INTEGER_BOUNDS and value is not None:
+            value = _integer(key, value, *_INTEGER_BOUNDS[key])
         object.__setattr__(self, key, value)
         if key in ("epochs", "seed", "batch_size"):
             self._changed()

@@ -44,13 +44,32 @@ class Optimizer:
         return f"{type(self).__name__}(lr={self.initial_lr}{decay})"
 
 
+def _finite_number(name: str, value: object, lo: float = 0.0, hi: float = math.inf, lo_open: bool = False,
+                   hi_open: bool = False) -> float:
+    """A hyper-parameter that must be a real number in its range: a ValueError naming it
+    (rather than an IndexError or a TypeError from float(), or a nonsense run)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    ok = ok and (value > lo if lo_open else value >= lo) and (value < hi if hi_open else value <= hi)
+    if not ok:
+        bounds = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
+        raise ValueError(f"{name} must be a finite number in {bounds}, got {value!r}")
+    return float(value)
+
+
+def _betas(betas: object) -> Tuple[float, float]:
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise ValueError(f"betas must be a pair of numbers in [0, 1), e.g. (0.9, 0.999), got {betas!r}")
+    return (_finite_number("betas[0]", betas[0], hi=1.0, hi_open=True),
+            _finite_number("betas[1]", betas[1], hi=1.0, hi_open=True))
+
+
 class SGD(Optimizer):
     kind = "sgd"
 
     def __init__(self, lr: float = 0.1, momentum: float = 0.0, weight_decay: float = 0.0,
                  lr_decay: Optional["LRDecay"] = None):
         super().__init__(lr, weight_decay, lr_decay)
-        self.momentum = float(momentum)
+        self.momentum = _finite_number("momentum", momentum, hi=1.0, hi_open=True)
 
 
 class Adam(Optimizer):
@@ -65,8 +84,8 @@ class Adam(Optimizer):
         lr_decay: Optional["LRDecay"] = None,
     ):
         super().__init__(lr, weight_decay, lr_decay)
-        self.betas = (float(betas[0]), float(betas[1]))
-        self.eps = float(eps)
+        self.betas = _betas(betas)
+        self.eps = _finite_number("eps", eps, lo_open=True)
 
 
 class AdamW(Adam):
