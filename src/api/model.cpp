@@ -11,6 +11,7 @@
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
 #include "api/dataset_impl.hpp"
+#include "syntax/statements.hpp"
 #include "train/config.hpp"
 #include "train/cross_validation.hpp"
 #include "train/distributed.hpp"
@@ -71,7 +72,16 @@ Dataset Dataset::from_ast(std::vector<ExampleAst> examples, const std::vector<Qu
 Dataset Dataset::load(const std::string& examples_path, const std::string& queries_path) {
   std::vector<QueryLineAst> q;
   if (!queries_path.empty()) q = load_queries(queries_path);
-  return from_ast(load_examples(examples_path), q);
+  // The facts go into the store as they are parsed (one graph of millions of edges is
+  // never held as literals); the examples' heads are paired with the query lines after.
+  train::SampleStore::Builder facts;
+  std::vector<ExampleAst> heads = syntax::parse_examples_streaming(
+      syntax::read_source_file(examples_path),
+      {[&](Literal&& fact) { facts.add_fact(fact); }, [&] { facts.end_sample({}); }});
+  const size_t parsed = heads.size();
+  std::vector<uint32_t> example_of;
+  std::vector<train::Sample> samples = train::pair_samples(std::move(heads), q, &example_of);
+  return Impl::make(std::move(facts).finish().with_heads(std::move(samples), example_of), parsed);
 }
 Dataset Dataset::from_text(const std::string& examples, const std::string& queries) {
   std::vector<QueryLineAst> q;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <set>
 
 #include "lrnn/diagnostics.hpp"
@@ -18,7 +19,8 @@ std::vector<double> target_of(const Literal& query) {
   return v.data;
 }
 
-std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries) {
+std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries,
+                                 std::vector<uint32_t>* example_of) {
   // The pairing rules are the logic stage's (logic::pair_queries); a single example that
   // serves many query lines becomes ONE sample holding all of them, so it is grounded
   // and neuralized once (a knowledge base with thousands of queries stays one network).
@@ -28,16 +30,28 @@ std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::ve
     Sample s;
     bool weighted = false;
     for (const auto& p : pairs) weighted |= !p.importance.empty();
+    size_t total = 0;
+    for (const auto& p : pairs) total += p.queries.size();
+    s.queries.reserve(total);
     for (auto& p : pairs) {
       if (weighted) {
         if (p.importance.empty()) p.importance.assign(p.queries.size(), 1.0);
         s.importance.insert(s.importance.end(), p.importance.begin(), p.importance.end());
       }
-      s.queries.insert(s.queries.end(), p.queries.begin(), p.queries.end());
+      // Moved, and each pairing's freed: with a query per node of a big graph, copies
+      // would hold the queries' literals twice.
+      s.queries.insert(s.queries.end(), std::make_move_iterator(p.queries.begin()),
+                       std::make_move_iterator(p.queries.end()));
+      std::vector<Literal>().swap(p.queries);
     }
     s.example = std::move(examples[0]);
     out.push_back(std::move(s));
+    if (example_of) example_of->assign(1, 0);
     return out;
+  }
+  if (example_of) {
+    example_of->clear();
+    for (const auto& p : pairs) example_of->push_back(static_cast<uint32_t>(p.example));
   }
   out.reserve(pairs.size());
   // An example is moved into its last sample, not copied (a TU dataset held twice was
