@@ -1,5 +1,6 @@
 #include "train/sample_store.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <set>
@@ -49,11 +50,49 @@ uint32_t checked_index(size_t n, const char* what) {
   return static_cast<uint32_t>(n);
 }
 
+// Distinct entries of a table to their ids: open addressing over the ids (slot id + 1, 0
+// empty) with each id's hash kept, so a probe compares hashes before it reads an entry.
+// A node name of a big graph is looked up ~11 times (once per edge end): a node-based map
+// spent a cache miss per node there and held a copy of every string (~70 bytes each).
+class FlatIds {
+ public:
+  // The id of the entry with hash h for which same(id) holds, or add()'s new id.
+  template <class Same, class Add>
+  uint32_t find_or_add(uint64_t h, Same same, Add add) {
+    if (2 * (hashes_.size() + 1) > slots_.size()) grow();
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      const uint32_t slot = slots_[i];
+      if (slot == 0) {
+        const uint32_t id = add();
+        slots_[i] = id + 1;
+        hashes_.push_back(h);
+        return id;
+      }
+      if (hashes_[slot - 1] == h && same(slot - 1)) return slot - 1;
+    }
+  }
+
+ private:
+  void grow() {
+    std::vector<uint32_t> bigger(std::max<size_t>(64, slots_.size() * 2), 0);
+    const size_t mask = bigger.size() - 1;
+    for (size_t id = 0; id < hashes_.size(); ++id) {
+      size_t i = hashes_[id] & mask;
+      while (bigger[i] != 0) i = (i + 1) & mask;
+      bigger[i] = static_cast<uint32_t>(id + 1);
+    }
+    slots_.swap(bigger);
+  }
+  std::vector<uint32_t> slots_;
+  std::vector<uint64_t> hashes_;  // per id (ids are added in order 0, 1, ...)
+};
+
 }  // namespace
 
 struct SampleStore::Builder::Maps {
-  std::unordered_map<std::string, uint32_t> strings;
-  std::unordered_map<size_t, std::vector<uint32_t>> values;  // by hash_value
+  FlatIds strings;  // into Tables::strings
+  FlatIds values;   // into Tables::values
   std::unordered_map<const SourceFile*, uint32_t> files;     // into Tables::files
   const SourceFile* last_file = nullptr;
   uint32_t last_file_index = 0;
@@ -99,22 +138,23 @@ void SampleStore::Builder::add_fact(const Literal& l) {
 }
 
 uint32_t SampleStore::Builder::string_id(const std::string& s) {
-  auto [it, added] = maps_->strings.try_emplace(s, 0);
-  if (added) {
-    it->second = checked_index(tables_.strings.size(), "strings");
-    tables_.strings.push_back(s);
-  }
-  return it->second;
+  return maps_->strings.find_or_add(
+      std::hash<std::string>{}(s), [&](uint32_t id) { return tables_.strings[id] == s; },
+      [&] {
+        const uint32_t id = checked_index(tables_.strings.size(), "strings");
+        tables_.strings.push_back(s);
+        return id;
+      });
 }
 
 uint32_t SampleStore::Builder::value_id(const ValueSpec& v) {
-  std::vector<uint32_t>& same_hash = maps_->values[hash_value(v)];
-  for (uint32_t id : same_hash)
-    if (same_value(tables_.values[id], v)) return id;
-  const uint32_t id = checked_index(tables_.values.size(), "values");
-  tables_.values.push_back(v);
-  same_hash.push_back(id);
-  return id;
+  return maps_->values.find_or_add(
+      hash_value(v), [&](uint32_t id) { return same_value(tables_.values[id], v); },
+      [&] {
+        const uint32_t id = checked_index(tables_.values.size(), "values");
+        tables_.values.push_back(v);
+        return id;
+      });
 }
 
 uint32_t SampleStore::Builder::span_id(const Span& s) {
