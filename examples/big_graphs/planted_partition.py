@@ -15,6 +15,9 @@ can learn it: whether the node's class is 2 or 3 (`y // 2`). The .npz keeps the 
 Writes, for --out PREFIX:
   PREFIX.examples.txt  one example: `<[16 values]> x(n0017), ..., edge(n0017, n0004), ...`
   PREFIX.queries.txt   one query per node, `1.0 out(n0017).` with the target y // 2
+  PREFIX.train.queries.txt, PREFIX.val.queries.txt, PREFIX.test.queries.txt
+                       the same queries of the train_mask, val_mask and test_mask nodes
+                       (for `lrnn train -q ... --val-queries ... --test-queries ...`)
   PREFIX.npz           x float32 [N,16], edge_index int64 [2,E] (both directions),
                        y int64 [N] (the class), train_mask / val_mask / test_mask bool [N]
                        (a seeded random 60/20/20 split of the nodes)
@@ -114,13 +117,16 @@ def edge_text(sources: np.ndarray, targets: np.ndarray, width: int) -> bytes:
     return rows.tobytes()
 
 
-def query_text(targets: np.ndarray, first: int, width: int) -> bytes:
-    """`1.0 out(n0017).` lines with the given 0/1 targets."""
-    pattern = b"0.0 out(n" + b"0" * width + b").\n"
-    rows = rows_of(pattern, targets.size)
-    rows[:, 0] = ord("0") + targets
-    digits_into(rows, 9, np.arange(first, first + targets.size), width)
-    return rows.tobytes()
+def write_queries(path: str, y, nodes) -> None:
+    """The queries of `nodes` (ascending ids), CHUNK_ROWS lines at a time."""
+    width = node_name_width(y.size)
+    with open(path, "wb") as out:
+        for start in range(0, nodes.size, CHUNK_ROWS):
+            chunk = nodes[start: start + CHUNK_ROWS]
+            rows = rows_of(b"0.0 out(n" + b"0" * width + b").\n", chunk.size)
+            rows[:, 0] = ord("0") + y[chunk] // 2
+            digits_into(rows, 9, chunk, width)
+            out.write(rows.tobytes())
 
 
 def write_text(prefix: str, x, edge_index, y) -> None:
@@ -136,9 +142,7 @@ def write_text(prefix: str, x, edge_index, y) -> None:
             if start + CHUNK_ROWS >= edges:
                 text = text[:-2] + b".\n"  # the last fact ends the example
             out.write(text)
-    with open(prefix + ".queries.txt", "wb") as out:
-        for start in range(0, nodes, CHUNK_ROWS):
-            out.write(query_text(y[start: start + CHUNK_ROWS] // 2, start, width))
+    write_queries(prefix + ".queries.txt", y, np.arange(nodes))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     x, edge_index, y, train_mask, val_mask, test_mask = planted_partition(
         args.nodes, args.degree, args.homophily, args.signal, args.seed)
     write_text(args.out, x, edge_index, y)
+    for part, mask in (("train", train_mask), ("val", val_mask), ("test", test_mask)):
+        write_queries(f"{args.out}.{part}.queries.txt", y, np.flatnonzero(mask))
     np.savez(args.out + ".npz", x=x, edge_index=edge_index, y=y, train_mask=train_mask, val_mask=val_mask,
              test_mask=test_mask)
     print(f"{args.out}: {args.nodes} nodes, {edge_index.shape[1]} directed edges", file=sys.stderr)
