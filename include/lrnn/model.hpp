@@ -44,6 +44,11 @@ class Dataset {
   Dataset();
   // `queries_path` may be empty when the examples are labelled (`<1> q :- facts.`).
   static Dataset load(const std::string& examples_path, const std::string& queries_path = "");
+  // The same with per-split query files (a query split, docs/big_graphs.md): the queries of
+  // `queries_path` train, those of `val_queries_path` validate, those of `test_queries_path`
+  // test (an empty path: no such part).
+  static Dataset load_split(const std::string& examples_path, const std::string& queries_path,
+                            const std::string& val_queries_path, const std::string& test_queries_path);
   static Dataset from_text(const std::string& examples, const std::string& queries = "");
   static Dataset from_ast(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries = {});
   // The same with query line l's queries in part line_split[l] of a query split (one per line).

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <mutex>
 
@@ -12,6 +13,7 @@
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
 #include "api/dataset_impl.hpp"
+#include "syntax/statements.hpp"
 #include "train/config.hpp"
 #include "train/cross_validation.hpp"
 #include "train/distributed.hpp"
@@ -83,10 +85,43 @@ Dataset Dataset::from_ast(std::vector<ExampleAst> examples, const std::vector<Qu
   const size_t parsed = examples.size();
   return Impl::make(train::pair_samples(std::move(examples), queries, line_split), parsed);
 }
+namespace {
+
+// The examples file's facts go into the store as they are parsed (one graph of millions of
+// edges is never held as literals); the examples' heads are paired with the query lines
+// (each in its part `line_split[l]` of a query split, if given) after.
+Dataset load_streaming(const std::string& examples_path, const std::vector<QueryLineAst>& q,
+                       const std::vector<QuerySplit>& line_split) {
+  train::SampleStore::Builder facts;
+  std::vector<ExampleAst> heads = syntax::parse_examples_streaming(
+      syntax::read_source_file(examples_path),
+      {[&](Literal&& fact) { facts.add_fact(fact); }, [&] { facts.end_sample({}); }});
+  const size_t parsed = heads.size();
+  std::vector<uint32_t> example_of;
+  std::vector<train::Sample> samples = train::pair_samples(std::move(heads), q, line_split, &example_of);
+  return Dataset::Impl::make(std::move(facts).finish().with_heads(std::move(samples), example_of), parsed);
+}
+
+}  // namespace
+
 Dataset Dataset::load(const std::string& examples_path, const std::string& queries_path) {
   std::vector<QueryLineAst> q;
   if (!queries_path.empty()) q = load_queries(queries_path);
-  return from_ast(load_examples(examples_path), q);
+  return load_streaming(examples_path, q, {});
+}
+Dataset Dataset::load_split(const std::string& examples_path, const std::string& queries_path,
+                            const std::string& val_queries_path, const std::string& test_queries_path) {
+  std::vector<QueryLineAst> q;
+  std::vector<QuerySplit> line_split;
+  for (const auto& [path, part] : {std::pair{&queries_path, QuerySplit::Train},
+                                   std::pair{&val_queries_path, QuerySplit::Validation},
+                                   std::pair{&test_queries_path, QuerySplit::Test}}) {
+    if (path->empty()) continue;
+    std::vector<QueryLineAst> lines = load_queries(*path);
+    line_split.insert(line_split.end(), lines.size(), part);
+    q.insert(q.end(), std::make_move_iterator(lines.begin()), std::make_move_iterator(lines.end()));
+  }
+  return load_streaming(examples_path, q, line_split);
 }
 Dataset Dataset::from_text(const std::string& examples, const std::string& queries) {
   std::vector<QueryLineAst> q;

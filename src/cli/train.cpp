@@ -199,17 +199,7 @@ Dataset load_query_split(const TrainOptions& o, uint64_t seed) {
                                      "--examples; a --dataset has its own queries: use --query-split");
   if (o.queries_path.empty())
     cli::usage_error("per-split query files need the training queries too: give --queries FILE");
-  cli::LoadedData d = cli::load_data("", o.examples_path, o.queries_path);
-  std::vector<QuerySplit> line_split(d.queries.size(), QuerySplit::Train);
-  auto add = [&](const std::string& path, QuerySplit part) {
-    if (path.empty()) return;
-    std::vector<QueryLineAst> lines = load_queries(path);
-    line_split.insert(line_split.end(), lines.size(), part);
-    d.queries.insert(d.queries.end(), std::make_move_iterator(lines.begin()), std::make_move_iterator(lines.end()));
-  };
-  add(o.val_queries_path, QuerySplit::Validation);
-  add(o.test_queries_path, QuerySplit::Test);
-  return Dataset::from_ast(std::move(d.examples), d.queries, line_split);
+  return Dataset::load_split(o.examples_path, o.queries_path, o.val_queries_path, o.test_queries_path);
 }
 
 // (train, test) from --examples/--dataset and --test-examples or --test-fraction, or the

@@ -61,14 +61,14 @@ class Grounder {
   }
 
   // Loads the facts and computes the least model of the predicates the queries need.
-  void compute_model(const ExampleAst& example, const std::vector<Literal>& queries) {
+  void compute_model(const FactSource& facts, const std::vector<Literal>& queries) {
     select_relevant(queries);
     select_pair_blocks(queries);
-    load_facts(example);
+    load_facts(facts);
     for (uint32_t s = 0; s < prog_.strata().size(); ++s) evaluate_stratum(prog_.strata()[s]);
   }
 
-  GroundSample build_sample(const ExampleAst& example, const std::vector<Literal>& queries);
+  GroundSample build_sample(const std::vector<Literal>& queries);
   GoalAnswers answer(const Literal& goal);
 
  private:
@@ -125,10 +125,11 @@ class Grounder {
     neural_relevant_ = closure(prog_.input_deps());
   }
 
-  void load_facts(const ExampleAst& example) {
+  void load_facts(const FactSource& facts) {
     std::vector<uint32_t> tuple;
-    for (uint32_t f = 0; f < example.facts.size(); ++f) {
-      const Literal& l = example.facts[f];
+    Literal scratch;
+    for (uint32_t f = 0; f < facts.size(); ++f) {
+      const Literal& l = facts.fact(f, scratch);
       uint32_t p = l.builtin ? kNone : prog_.predicate_id(l.predicate, l.arity());
       tuple.clear();
       for (const Term& t : l.args) {
@@ -968,7 +969,7 @@ class Grounder {
   std::vector<double> eval_values_;
 };
 
-GroundSample Grounder::build_sample(const ExampleAst& example, const std::vector<Literal>& queries) {
+GroundSample Grounder::build_sample(const std::vector<Literal>& queries) {
   GroundSample sample;
   const std::vector<uint32_t> base = atom_id_bases();
   count_atoms(sample.stats);
@@ -1317,10 +1318,15 @@ GoalAnswers Grounder::answer(const Literal& goal) {
 
 GroundSample ground(const Program& program, const ExampleAst& example,
                     const std::vector<Literal>& queries, const GroundingOptions& options) {
+  return ground(program, ExampleFacts(example), queries, options);
+}
+
+GroundSample ground(const Program& program, const FactSource& facts, const std::vector<Literal>& queries,
+                    const GroundingOptions& options) {
   auto t0 = std::chrono::steady_clock::now();
   Grounder g(program, options);
-  g.compute_model(example, queries);
-  GroundSample sample = g.build_sample(example, queries);
+  g.compute_model(facts, queries);
+  GroundSample sample = g.build_sample(queries);
   sample.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return sample;
 }
@@ -1358,7 +1364,7 @@ GoalAnswers answer_goal(const Program& program, const ExampleAst& facts, const L
   GroundingOptions options = given;
   options.enumerate = false;
   Grounder g(program, options);
-  g.compute_model(facts, {goal});
+  g.compute_model(ExampleFacts(facts), {goal});
   return g.answer(goal);
 }
 

@@ -58,6 +58,9 @@ struct GroundingOptions {
 // queries to support. Thread-safe for concurrent calls on one Program.
 GroundSample ground(const Program& program, const ExampleAst& example,
                     const std::vector<Literal>& queries, const GroundingOptions& options = {});
+// The same over the facts of `facts` (fact indices of the sample are its indices).
+GroundSample ground(const Program& program, const FactSource& facts, const std::vector<Literal>& queries,
+                    const GroundingOptions& options = {});
 
 // Grounds examples[i] with queries[i] for every i, on `threads` threads (results in
 // order; the first error, if any, is rethrown after all threads stop).

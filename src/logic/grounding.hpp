@@ -15,6 +15,33 @@ namespace lrnn::logic {
 // The pipeline's one "no index" sentinel (neural uses it too; symbols keep it free).
 inline constexpr uint32_t kNone = 0xFFFFFFFFu;
 
+// The facts of one example as grounding and neuralization read them: one at a time, by
+// index. An ExampleAst's own literals (ExampleFacts), or a compact store that decodes each
+// fact on demand (train::SampleStore), so that a big example (one graph of millions of
+// edges) is never held whole as Literal objects (~450 bytes per edge fact).
+class FactSource {
+ public:
+  virtual ~FactSource() = default;
+  virtual size_t size() const = 0;
+  // Fact i: a literal of the source, or `scratch` filled with it (then valid until the
+  // next call with that scratch; reusing one scratch reuses its strings' memory).
+  virtual const Literal& fact(size_t i, Literal& scratch) const = 0;
+  // Fact i's value (nullptr: written without one), without reading the rest of the fact.
+  virtual const ValueSpec* value(size_t i) const = 0;
+};
+
+// An ExampleAst's facts as a FactSource (the example must outlive it).
+class ExampleFacts final : public FactSource {
+ public:
+  explicit ExampleFacts(const ExampleAst& example) : facts_(example.facts) {}
+  size_t size() const override { return facts_.size(); }
+  const Literal& fact(size_t i, Literal&) const override { return facts_[i]; }
+  const ValueSpec* value(size_t i) const override { return facts_[i].weight ? &*facts_[i].weight : nullptr; }
+
+ private:
+  const std::vector<Literal>& facts_;
+};
+
 // All groundings of one template rule in one example. Row g is one ground rule.
 struct GroundRuleSet {
   uint32_t rule = 0;      // index into TemplateAst::rules
@@ -104,7 +131,7 @@ struct GroundSample {
   std::vector<uint32_t> atom_args_begin;  // num_atoms()+1 offsets into atom_args
   std::vector<uint32_t> atom_args;        // symbol ids (Symbols::name)
   // Where an atom's input value comes from besides rules (kNone if it has none):
-  std::vector<uint32_t> atom_example_fact;   // index into ExampleAst::facts
+  std::vector<uint32_t> atom_example_fact;   // index into ExampleAst::facts (FactSource)
   std::vector<uint32_t> atom_template_fact;  // index into TemplateAst::facts
   // The value of each builtin @op_eval(a, b) atom (a neuron input that is neither a fact
   // nor derived), by atom id, ascending.

@@ -294,14 +294,21 @@ std::vector<uint32_t> add_atoms(SampleNetwork& net, const Relevance& r) {
 }
 
 // One fact of an example: its shape and values appended to the network's fact data.
-void add_example_fact(SampleNetwork& net, const Literal& fact, bool learnable) {
+// Fact ef of `facts`, whose value is `value` (nullptr: none); the rest of the fact is read
+// only for an error message.
+void add_example_fact(SampleNetwork& net, const logic::FactSource& facts, uint32_t ef, const ValueSpec* value,
+                      bool learnable) {
   net.fact_template.push_back(kNone);
-  if (!fact.weight) {
+  if (!value) {
     net.fact_shape.push_back({1, 1});
     net.fact_data.push_back(1.0);
     return;
   }
-  const ValueSpec& v = *fact.weight;
+  const ValueSpec& v = *value;
+  const auto predicate = [&] {
+    Literal scratch;
+    return facts.fact(ef, scratch).predicate;
+  };
   if (learnable && v.kind == ValueSpec::Kind::Dims) {  // the dataset draws its initial value
     const Shape s = shape_of(v);
     net.fact_shape.push_back(s);
@@ -310,10 +317,10 @@ void add_example_fact(SampleNetwork& net, const Literal& fact, bool learnable) {
   }
   if (v.kind == ValueSpec::Kind::Dims || v.kind == ValueSpec::Kind::Reference)
     throw Error(ErrorKind::Semantic, v.span,
-                "the value of example fact '" + fact.predicate + "' must be a number, vector or matrix");
+                "the value of example fact '" + predicate() + "' must be a number, vector or matrix");
   Shape s = shape_of(v);
   if (v.data.size() != static_cast<size_t>(s.size()))
-    throw Error(ErrorKind::Shape, v.span, "malformed value of example fact '" + fact.predicate + "'");
+    throw Error(ErrorKind::Shape, v.span, "malformed value of example fact '" + predicate() + "'");
   net.fact_shape.push_back(s);
   net.fact_data.insert(net.fact_data.end(), v.data.begin(), v.data.end());
 }
@@ -326,14 +333,17 @@ double computed_value(const logic::GroundSample& ground, uint32_t atom) {
 }
 
 // Facts (template facts before example data) and the predicates of derived atoms.
-void add_facts(SampleNetwork& net, const TemplateModel& model, const ExampleAst& example, const FlatGroundRules& f,
-               bool learnable_facts) {
+void add_facts(SampleNetwork& net, const TemplateModel& model, const logic::FactSource& facts,
+               const FlatGroundRules& f, bool learnable_facts) {
   const logic::GroundSample& ground = f.ground;
   net.fact_data_begin.push_back(0);
   // Room for every example fact's values at once (a sequence's facts hold n x d values:
   // grown by doubling they were copied and faulted in twice over).
   size_t example_values = 0;
-  for (const Literal& fact : example.facts) example_values += fact.weight ? fact.weight->data.size() : 1;
+  for (size_t i = 0; i < facts.size(); ++i) {
+    const ValueSpec* value = facts.value(i);
+    example_values += value ? value->data.size() : 1;
+  }
   net.fact_data.reserve(example_values);
   for (uint32_t l = 0; l < net.num_atoms(); ++l) {
     const uint32_t a = net.atom_ground_id[l];
@@ -348,8 +358,8 @@ void add_facts(SampleNetwork& net, const TemplateModel& model, const ExampleAst&
       net.fact_template.push_back(tf);
       net.fact_shape.push_back(model.params.info(model.facts[tf].param).shape);
     } else if (ef != kNone) {
-      if (ef >= example.facts.size()) throw Error(ErrorKind::Runtime, "example fact index out of range");
-      add_example_fact(net, example.facts[ef], learnable_facts);
+      if (ef >= facts.size()) throw Error(ErrorKind::Runtime, "example fact index out of range");
+      add_example_fact(net, facts, ef, facts.value(ef), learnable_facts);
     } else {
       // Neither a fact nor derived: a builtin @op_eval(a, b) enters as its value a op b;
       // anything else cannot come out of a least model and enters as 0.
@@ -749,6 +759,11 @@ void align_normalized_depths(SampleNetwork& net, const TemplateModel& model) {
 
 SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
                         const logic::GroundSample& ground, bool learnable_facts) {
+  return neuralize(model, logic::ExampleFacts(example), ground, learnable_facts);
+}
+
+SampleNetwork neuralize(const TemplateModel& model, const logic::FactSource& facts,
+                        const logic::GroundSample& ground, bool learnable_facts) {
   SampleNetwork net;
   FlatGroundRules flat = flatten(model, ground);
   Relevance relevance;
@@ -760,7 +775,7 @@ SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
   }
   net.dropped_cycle_rules = relevance.dropped_count;
   const std::vector<uint32_t> local = add_atoms(net, relevance);
-  add_facts(net, model, example, flat, learnable_facts);
+  add_facts(net, model, facts, flat, learnable_facts);
   add_ground_rules(net, model, flat, relevance, local);
   add_pair_blocks(net, ground, relevance, local);
   for (const auto& atoms : ground.query_atoms) {

@@ -68,6 +68,9 @@ struct SampleNetwork {
 // not fit the template.
 SampleNetwork neuralize(const TemplateModel& model, const ExampleAst& example,
                         const logic::GroundSample& ground, bool learnable_facts = false);
+// The same with the example's facts read from `facts` (the source `ground` was grounded from).
+SampleNetwork neuralize(const TemplateModel& model, const logic::FactSource& facts,
+                        const logic::GroundSample& ground, bool learnable_facts = false);
 
 // The score and weighted-sum rules of `model` that may be grounded as logic::PairBlocks
 // (for logic::GroundingOptions::pair_blocks): the score rule a product of unweighted,

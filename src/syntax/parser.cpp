@@ -755,7 +755,9 @@ std::shared_ptr<const SourceFile> make_source(std::string_view text, const std::
   return std::make_shared<const SourceFile>(SourceFile{name, std::string(text)});
 }
 
-std::vector<ExampleAst> parse_examples_source(const std::shared_ptr<const SourceFile>& file) {
+// With a sink, each fact goes to sink->fact as it is read (ExampleAst::facts stays empty).
+std::vector<ExampleAst> parse_examples_source(const std::shared_ptr<const SourceFile>& file,
+                                              const ExampleFactSink* sink = nullptr) {
   validate_utf8(file);
   Parser p(file);
   Lexer& lex = p.lex();
@@ -769,7 +771,11 @@ std::vector<ExampleAst> parse_examples_source(const std::shared_ptr<const Source
     ExampleAst ex;
     // Examples of one file tend to have similar sizes: reserving the previous one's count
     // avoids most of the growth (and the moves of 200-byte literals) of the facts vector.
-    if (!out.empty()) ex.facts.reserve(out.back().facts.size());
+    if (!out.empty() && !sink) ex.facts.reserve(out.back().facts.size());
+    const auto add_fact = [&](Literal&& f) {
+      if (sink) sink->fact(std::move(f));
+      else ex.facts.push_back(std::move(f));
+    };
     Literal lead = p.valued_literal();
     if (p.accept(Tok::Implies)) {
       bool bare = !lead.weight && lead.args.empty() && !lead.builtin && !lead.hidden && !lead.negated &&
@@ -778,17 +784,25 @@ std::vector<ExampleAst> parse_examples_source(const std::shared_ptr<const Source
       else ex.queries.push_back(std::move(lead));
       Literal f = p.valued_literal();
       p.check_fact(f, " in the example");
-      ex.facts.push_back(std::move(f));
+      add_fact(std::move(f));
     } else {
       p.check_fact(lead, " in the example");
-      ex.facts.push_back(std::move(lead));
+      add_fact(std::move(lead));
     }
     while (p.accept(Tok::Comma)) {
+      if (sink) {
+        Literal f;
+        p.valued_literal_into(f);
+        p.check_fact(f, " in the example");
+        sink->fact(std::move(f));
+        continue;
+      }
       Literal& f = ex.facts.emplace_back();
       p.valued_literal_into(f);
       p.check_fact(f, " in the example");
     }
     p.expect_period("',' or '.' after a fact of the example");
+    if (sink) sink->example_end();
     if (ex.facts.capacity() > 2 * ex.facts.size() + 16) ex.facts.shrink_to_fit();  // a big reserve missed
     ex.span = lex.span_from(first);
     out.push_back(std::move(ex));
@@ -857,6 +871,10 @@ std::vector<ExampleAst> parse_examples_file(const std::shared_ptr<const SourceFi
 }
 std::vector<QueryLineAst> parse_queries_file(const std::shared_ptr<const SourceFile>& file) {
   return parse_queries_source(file);
+}
+std::vector<ExampleAst> parse_examples_streaming(const std::shared_ptr<const SourceFile>& file,
+                                                 const ExampleFactSink& sink) {
+  return parse_examples_source(file, &sink);
 }
 std::shared_ptr<const SourceFile> read_source_file(const std::string& path) { return load_source(path); }
 

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,15 @@ std::shared_ptr<const SourceFile> statements_source(const StatementIndex& index,
 // The examples / query lines of a source (parser.cpp), e.g. of statements_source.
 std::vector<ExampleAst> parse_examples_file(const std::shared_ptr<const SourceFile>& file);
 std::vector<QueryLineAst> parse_queries_file(const std::shared_ptr<const SourceFile>& file);
+// The examples of a source with each fact handed to `fact` as it is parsed (then dropped)
+// and `example_end` called after each example's last fact: the examples returned hold no
+// facts, so a big example is never held whole as literals (~450 bytes per edge fact).
+struct ExampleFactSink {
+  std::function<void(Literal&&)> fact;
+  std::function<void()> example_end;
+};
+std::vector<ExampleAst> parse_examples_streaming(const std::shared_ptr<const SourceFile>& file,
+                                                 const ExampleFactSink& sink);
 // The whole file at `path` (throws lrnn::Error naming it when it cannot be read).
 std::shared_ptr<const SourceFile> read_source_file(const std::string& path);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <set>
 
 #include "lrnn/diagnostics.hpp"
@@ -18,12 +19,8 @@ std::vector<double> target_of(const Literal& query) {
   return v.data;
 }
 
-std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries) {
-  return pair_samples(std::move(examples), queries, {});
-}
-
 std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries,
-                                 const std::vector<QuerySplit>& line_split) {
+                                 const std::vector<QuerySplit>& line_split, std::vector<uint32_t>* example_of) {
   if (!line_split.empty() && line_split.size() != queries.size())
     throw Error(ErrorKind::Semantic, "a query split by lines needs one part per query line");
   // The pairing rules are the logic stage's (logic::pair_queries); with query lines, pair k
@@ -37,6 +34,9 @@ std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::ve
     Sample s;
     bool weighted = false;
     for (const auto& p : pairs) weighted |= !p.importance.empty();
+    size_t total = 0;
+    for (const auto& p : pairs) total += p.queries.size();
+    s.queries.reserve(total);
     for (size_t k = 0; k < pairs.size(); ++k) {
       auto& p = pairs[k];
       if (weighted) {
@@ -44,12 +44,21 @@ std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::ve
         s.importance.insert(s.importance.end(), p.importance.begin(), p.importance.end());
       }
       s.split.insert(s.split.end(), p.queries.size(), part_of(k));
-      s.queries.insert(s.queries.end(), p.queries.begin(), p.queries.end());
+      // Moved, and each pairing's freed: with a query per node of a big graph, copies
+      // would hold the queries' literals twice.
+      s.queries.insert(s.queries.end(), std::make_move_iterator(p.queries.begin()),
+                       std::make_move_iterator(p.queries.end()));
+      std::vector<Literal>().swap(p.queries);
     }
     if (line_split.empty()) s.split.clear();
     s.example = std::move(examples[0]);
     out.push_back(std::move(s));
+    if (example_of) example_of->assign(1, 0);
     return out;
+  }
+  if (example_of) {
+    example_of->clear();
+    for (const auto& p : pairs) example_of->push_back(static_cast<uint32_t>(p.example));
   }
   out.reserve(pairs.size());
   // An example is moved into its last sample, not copied (a TU dataset held twice was

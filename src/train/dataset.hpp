@@ -26,11 +26,12 @@ struct Sample {
 // and N query lines pair line by line; a single example serves every query line; named
 // ones pair by id. `queries` may be empty when the examples are labelled. Throws
 // lrnn::Error naming the offending line when nothing pairs.
-std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries);
-// The same with each query line's queries in the part `line_split[l]` of a query split (one
-// entry per line; the lines of per-split query files, `lrnn train --val-queries`).
+// `line_split` (if not empty) puts each query line's queries in the part `line_split[l]` of
+// a query split (one entry per line; the lines of per-split query files, `lrnn train
+// --val-queries`); `example_of` (if given) receives, per sample, the index of its example.
 std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries,
-                                 const std::vector<QuerySplit>& line_split);
+                                 const std::vector<QuerySplit>& line_split = {},
+                                 std::vector<uint32_t>* example_of = nullptr);
 
 // A query whose predicate (name/arity) no rule head, template fact or example fact defines
 // can never be derived: its value would be a silent 0 (a typo trains against nothing).

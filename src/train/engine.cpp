@@ -216,7 +216,8 @@ PreparedSet Engine::prepare(std::span<const Sample> samples, size_t max_ground_r
   const auto t0 = std::chrono::steady_clock::now();
   check_queries_defined(ast_, samples);
   PreparedSet set = prepare_each(
-      samples, [&](size_t i, Sample&) -> const Sample& { return samples[i]; }, max_ground_rules, learnable_facts);
+      samples, [&](size_t i) { return std::make_unique<logic::ExampleFacts>(samples[i].example); },
+      max_ground_rules, learnable_facts);
   set.seconds = seconds_since(t0);
   return set;
 }
@@ -229,14 +230,14 @@ PreparedSet Engine::prepare(const SampleStore& samples, size_t max_ground_rules,
   const auto t0 = std::chrono::steady_clock::now();
   check_queries_defined(ast_, samples);
   PreparedSet set = prepare_each(
-      samples.without_facts(),
-      [&](size_t i, Sample& scratch) -> const Sample& { return scratch = samples.at(i); }, max_ground_rules, false);
+      samples.without_facts(), [&](size_t i) { return std::make_unique<SampleStore::Facts>(samples.facts(i)); },
+      max_ground_rules, false);
   set.seconds = seconds_since(t0);
   return set;
 }
 
 PreparedSet Engine::prepare_each(std::span<const Sample> samples,
-                                 const std::function<const Sample&(size_t, Sample&)>& sample_at,
+                                 const std::function<std::unique_ptr<logic::FactSource>(size_t)>& facts_of,
                                  size_t max_ground_rules, bool learnable_facts) const {
   PreparedSet set;
   set.id = next_set_id++;
@@ -245,21 +246,22 @@ PreparedSet Engine::prepare_each(std::span<const Sample> samples,
   const size_t n = samples.size();
   set.num_samples = n;
   set.networks.resize(n);
-  set.atom_texts.resize(n);
+  // The texts of each sample's query atoms (per query, per match), until the outputs take them.
+  std::vector<std::vector<std::vector<std::string>>> atom_texts(n);
   std::vector<std::exception_ptr> errors(n);
   std::vector<std::vector<LearnableFactSite>> sites(learnable_facts ? n : 0);
 #pragma omp parallel for schedule(dynamic, 1)
   for (size_t i = 0; i < n; ++i) {
     try {
-      Sample scratch;
-      const Sample& s = sample_at(i, scratch);
+      const Sample& s = samples[i];
+      const std::unique_ptr<logic::FactSource> facts = facts_of(i);
       logic::GroundingOptions options;
       options.max_ground_rules = max_ground_rules;
       options.pair_blocks = pair_blocks_;
-      logic::GroundSample ground = logic::ground(*program_, s.example, s.queries, options);
-      set.networks[i] = neural::neuralize(model_, s.example, ground, learnable_facts);
+      logic::GroundSample ground = logic::ground(*program_, *facts, s.queries, options);
+      set.networks[i] = neural::neuralize(model_, *facts, ground, learnable_facts);
       if (learnable_facts) sites[i] = learnable_fact_sites(*program_, s.example, ground, set.networks[i]);
-      auto& texts = set.atom_texts[i];
+      auto& texts = atom_texts[i];
       texts.resize(ground.query_atoms.size());
       for (size_t q = 0; q < ground.query_atoms.size(); ++q)
         for (uint32_t a : ground.query_atoms[q]) texts[q].push_back(program_->atom_text(ground, a));
@@ -281,13 +283,14 @@ PreparedSet Engine::prepare_each(std::span<const Sample> samples,
       const double importance = s.importance_of(q);
       const bool listed = s.queries[q].weight && s.queries[q].weight->kind != ValueSpec::Kind::Scalar;
       const QuerySplit split = s.split_of(q);
-      const auto& matches = set.atom_texts[i][q];
+      auto& matches = atom_texts[i][q];
       if (matches.empty()) {
         set.outputs.push_back({i, q, query_text(s.queries[q]), target, importance, listed, split});
       } else {
-        for (const std::string& t : matches) set.outputs.push_back({i, q, t, target, importance, listed, split});
+        for (std::string& t : matches) set.outputs.push_back({i, q, std::move(t), target, importance, listed, split});
       }
     }
+    std::vector<std::vector<std::string>>().swap(atom_texts[i]);
   }
   return set;
 }

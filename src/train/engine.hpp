@@ -79,7 +79,6 @@ uint64_t next_prepared_set_id();
 struct PreparedSet {
   size_t num_samples = 0;  // the samples themselves stay with the caller (their Dataset)
   std::vector<neural::SampleNetwork> networks;
-  std::vector<std::vector<std::vector<std::string>>> atom_texts;  // per sample, query, match
   std::vector<OutputInfo> outputs;  // in plan order (sample, query, match)
   size_t size() const { return num_samples; }
   // Some query is not a training query (a query split: docs/big_graphs.md).
@@ -328,11 +327,12 @@ class Engine {
   size_t cached_batch_plans() const;
 
  private:
-  // prepare's work: `sample_at(i, scratch)` gives sample i (stored, or decoded into
-  // `scratch`); `heads` are the samples for their queries (and, with learnable facts, whole).
+  // prepare's work: `facts_of(i)` gives sample i's facts (its example's literals, or read
+  // from a store one at a time); `heads` are the samples for their queries (and, with
+  // learnable facts, whole).
   PreparedSet prepare_each(std::span<const Sample> heads,
-                           const std::function<const Sample&(size_t, Sample&)>& sample_at, size_t max_ground_rules,
-                           bool learnable_facts) const;
+                           const std::function<std::unique_ptr<logic::FactSource>(size_t)>& facts_of,
+                           size_t max_ground_rules, bool learnable_facts) const;
   void prepare_optimizer(const OptimizerConfig& wanted);
   // One epoch of steps over mini-batches of the set's training queries (their supports).
   struct EpochSums {

@@ -1,5 +1,6 @@
 #include "train/sample_store.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <set>
@@ -49,11 +50,52 @@ uint32_t checked_index(size_t n, const char* what) {
   return static_cast<uint32_t>(n);
 }
 
+// Distinct entries of a table to their ids: open addressing over the ids (slot id + 1, 0
+// empty) with each id's hash kept, so a probe compares hashes before it reads an entry.
+// A node name of a big graph is looked up ~11 times (once per edge end): a node-based map
+// spent a cache miss per node there and held a copy of every string (~70 bytes each).
+class FlatIds {
+ public:
+  // The id of the entry with hash h for which same(id) holds, or add()'s new id.
+  template <class Same, class Add>
+  uint32_t find_or_add(uint64_t h, Same same, Add add) {
+    if (2 * (hashes_.size() + 1) > slots_.size()) grow();
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      const uint32_t slot = slots_[i];
+      if (slot == 0) {
+        const uint32_t id = add();
+        slots_[i] = id + 1;
+        hashes_.push_back(h);
+        return id;
+      }
+      if (hashes_[slot - 1] == h && same(slot - 1)) return slot - 1;
+    }
+  }
+
+ private:
+  void grow() {
+    std::vector<uint32_t> bigger(std::max<size_t>(64, slots_.size() * 2), 0);
+    const size_t mask = bigger.size() - 1;
+    for (size_t id = 0; id < hashes_.size(); ++id) {
+      size_t i = hashes_[id] & mask;
+      while (bigger[i] != 0) i = (i + 1) & mask;
+      bigger[i] = static_cast<uint32_t>(id + 1);
+    }
+    slots_.swap(bigger);
+  }
+  std::vector<uint32_t> slots_;
+  std::vector<uint64_t> hashes_;  // per id (ids are added in order 0, 1, ...)
+};
+
 }  // namespace
 
 struct SampleStore::Builder::Maps {
-  std::unordered_map<std::string, uint32_t> strings;
-  std::unordered_map<size_t, std::vector<uint32_t>> values;  // by hash_value
+  FlatIds strings;  // into Tables::strings
+  FlatIds values;   // into Tables::values
+  std::unordered_map<const SourceFile*, uint32_t> files;     // into Tables::files
+  const SourceFile* last_file = nullptr;
+  uint32_t last_file_index = 0;
 };
 
 SampleStore::Builder::Builder() : maps_(std::make_unique<Maps>()) {}
@@ -61,10 +103,14 @@ SampleStore::Builder::~Builder() = default;
 
 void SampleStore::Builder::add(Sample s) {
   for (const Literal& l : s.example.facts) add_fact(l);
+  std::vector<Literal>().swap(s.example.facts);
+  end_sample(std::move(s));
+}
+
+void SampleStore::Builder::end_sample(Sample head) {
   store_.fact_begin_.push_back(store_.facts_.size());
   store_.term_begin_.push_back(store_.terms_.size());
-  std::vector<Literal>().swap(s.example.facts);
-  store_.heads_.push_back(std::move(s));
+  store_.heads_.push_back(std::move(head));
 }
 
 SampleStore SampleStore::Builder::finish() && {
@@ -92,28 +138,36 @@ void SampleStore::Builder::add_fact(const Literal& l) {
 }
 
 uint32_t SampleStore::Builder::string_id(const std::string& s) {
-  auto [it, added] = maps_->strings.try_emplace(s, 0);
-  if (added) {
-    it->second = checked_index(tables_.strings.size(), "strings");
-    tables_.strings.push_back(s);
-  }
-  return it->second;
+  return maps_->strings.find_or_add(
+      std::hash<std::string>{}(s), [&](uint32_t id) { return tables_.strings[id] == s; },
+      [&] {
+        const uint32_t id = checked_index(tables_.strings.size(), "strings");
+        tables_.strings.push_back(s);
+        return id;
+      });
 }
 
 uint32_t SampleStore::Builder::value_id(const ValueSpec& v) {
-  std::vector<uint32_t>& same_hash = maps_->values[hash_value(v)];
-  for (uint32_t id : same_hash)
-    if (same_value(tables_.values[id], v)) return id;
-  const uint32_t id = checked_index(tables_.values.size(), "values");
-  tables_.values.push_back(v);
-  same_hash.push_back(id);
-  return id;
+  return maps_->values.find_or_add(
+      hash_value(v), [&](uint32_t id) { return same_value(tables_.values[id], v); },
+      [&] {
+        const uint32_t id = checked_index(tables_.values.size(), "values");
+        tables_.values.push_back(v);
+        return id;
+      });
 }
 
 uint32_t SampleStore::Builder::span_id(const Span& s) {
   if (is_default(s)) return kNoIndex;
   const uint32_t id = checked_index(tables_.spans.size(), "source places");
-  tables_.spans.push_back(s);
+  // Spans come file by file: the last one's file is almost always this one's.
+  if (maps_->files.empty() || maps_->last_file != s.file.get()) {
+    auto [it, added] = maps_->files.try_emplace(s.file.get(), uint32_t(tables_.files.size()));
+    if (added) tables_.files.push_back(s.file);
+    maps_->last_file = s.file.get();
+    maps_->last_file_index = it->second;
+  }
+  tables_.spans.push_back({maps_->last_file_index, s.line, s.col, s.length});
   return id;
 }
 
@@ -123,33 +177,59 @@ SampleStore::SampleStore(std::vector<Sample> samples) {
   *this = std::move(builder).finish();
 }
 
-const Span& SampleStore::span_of(uint32_t index) const {
-  static const Span none{};
-  return index == kNoIndex ? none : tables_->spans[index];
+Span SampleStore::span_of(uint32_t index) const {
+  if (index == kNoIndex) return Span{};
+  const PackedSpan& p = tables_->spans[index];
+  return Span{tables_->files[p.file], p.line, p.col, p.length};
 }
 
-Literal SampleStore::decode_fact(const Fact& f, const TermRef*& term) const {
-  Literal l;
-  l.predicate = tables_->strings[f.predicate];
-  l.args.reserve(f.args);
-  for (uint32_t a = 0; a < f.args; ++a, ++term)
-    l.args.push_back(Term{term->kind, tables_->strings[term->text], tables_->strings[term->type], span_of(term->span)});
-  l.builtin = f.flags & kBuiltin;
-  l.hidden = f.flags & kHidden;
-  l.negated = f.flags & kNegated;
-  l.soft_negated = f.flags & kSoftNegated;
-  l.transposed = f.flags & kTransposed;
-  if (f.value != kNoIndex) l.weight = tables_->values[f.value];
-  l.span = span_of(f.span);
-  return l;
+void SampleStore::decode_fact_into(const Fact& f, const TermRef*& term, Literal& out) const {
+  out.predicate = tables_->strings[f.predicate];
+  out.args.resize(f.args);
+  for (Term& t : out.args) {
+    t.kind = term->kind;
+    t.text = tables_->strings[term->text];
+    t.type = tables_->strings[term->type];
+    t.span = span_of(term->span);
+    ++term;
+  }
+  out.builtin = f.flags & kBuiltin;
+  out.hidden = f.flags & kHidden;
+  out.negated = f.flags & kNegated;
+  out.soft_negated = f.flags & kSoftNegated;
+  out.transposed = f.flags & kTransposed;
+  if (f.value != kNoIndex) out.weight = tables_->values[f.value];
+  else out.weight.reset();
+  out.span = span_of(f.span);
 }
 
 Sample SampleStore::at(size_t i) const {
   Sample s = heads_[i];
   s.example.facts.reserve(fact_count(i));
   const TermRef* term = terms_.data() + term_begin_[i];
-  for (size_t f = fact_begin_[i]; f < fact_begin_[i + 1]; ++f) s.example.facts.push_back(decode_fact(facts_[f], term));
+  for (size_t f = fact_begin_[i]; f < fact_begin_[i + 1]; ++f) decode_fact_into(facts_[f], term, s.example.facts.emplace_back());
   return s;
+}
+
+SampleStore::Facts SampleStore::facts(size_t i) const { return Facts(*this, i); }
+
+SampleStore::Facts::Facts(const SampleStore& store, size_t sample)
+    : store_(store), first_fact_(store.fact_begin_[sample]), count_(store.fact_count(sample)),
+      first_term_(store.term_begin_[sample]) {}
+
+const Literal& SampleStore::Facts::fact(size_t i, Literal& scratch) const {
+  if (i < next_fact_) next_fact_ = next_term_ = 0;
+  for (; next_fact_ < i; ++next_fact_) next_term_ += store_.facts_[first_fact_ + next_fact_].args;
+  const TermRef* term = store_.terms_.data() + first_term_ + next_term_;
+  store_.decode_fact_into(store_.facts_[first_fact_ + i], term, scratch);
+  next_fact_ = i + 1;
+  next_term_ = static_cast<size_t>(term - (store_.terms_.data() + first_term_));
+  return scratch;
+}
+
+const ValueSpec* SampleStore::Facts::value(size_t i) const {
+  const uint32_t v = store_.facts_[first_fact_ + i].value;
+  return v == kNoIndex ? nullptr : &store_.tables_->values[v];
 }
 
 std::vector<Sample> SampleStore::materialize() const {
@@ -177,6 +257,22 @@ void SampleStore::append_from(const SampleStore& from, size_t i) {
   term_begin_.push_back(terms_.size());
 }
 
+SampleStore SampleStore::with_heads(std::vector<Sample> heads, std::span<const uint32_t> of) && {
+  if (heads.size() != of.size()) throw Error(ErrorKind::Runtime, "internal: with_heads given unequal counts");
+  bool same_order = of.size() == size();
+  for (size_t k = 0; k < of.size() && same_order; ++k) same_order = of[k] == k;
+  SampleStore out;
+  if (same_order) {  // one sample per stored sample, in order: the facts stay where they are
+    out = std::move(*this);
+  } else {
+    out.tables_ = tables_;
+    for (uint32_t i : of) out.append_from(*this, i);
+  }
+  out.heads_ = std::move(heads);
+  for (Sample& h : out.heads_) std::vector<Literal>().swap(h.example.facts);
+  return out;
+}
+
 SampleStore SampleStore::subset(std::span<const size_t> indices) const {
   SampleStore out;
   out.tables_ = tables_;
@@ -197,7 +293,7 @@ size_t SampleStore::bytes() const {
   size_t n = heads_.capacity() * sizeof(Sample) + facts_.capacity() * sizeof(Fact) +
              terms_.capacity() * sizeof(TermRef) + (fact_begin_.capacity() + term_begin_.capacity()) * sizeof(size_t);
   if (!tables_) return n;
-  n += tables_->values.capacity() * sizeof(ValueSpec) + tables_->spans.capacity() * sizeof(Span) +
+  n += tables_->values.capacity() * sizeof(ValueSpec) + tables_->spans.capacity() * sizeof(PackedSpan) +
        tables_->strings.capacity() * sizeof(std::string);
   for (const ValueSpec& v : tables_->values) n += v.data.capacity() * sizeof(double);
   for (const std::string& s : tables_->strings) n += s.capacity() > 15 ? s.capacity() + 1 : 0;

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "logic/grounding.hpp"
 #include "lrnn/ast.hpp"
 #include "train/dataset.hpp"
 
@@ -30,6 +31,11 @@ class SampleStore {
   size_t size() const { return heads_.size(); }
   // Sample i as it was given.
   Sample at(size_t i) const;
+  // Sample i's facts as grounding and neuralization read them (logic::FactSource): each
+  // decoded when asked for, so the example is never held whole as literals. Valid while
+  // this store lives.
+  class Facts;
+  Facts facts(size_t i) const;
   // Every sample as given (what needs them all at once as objects).
   std::vector<Sample> materialize() const;
   // The samples without their examples' facts (ids, spans, queries, importance), for what
@@ -38,6 +44,10 @@ class SampleStore {
   size_t fact_count(size_t i) const { return fact_begin_[i + 1] - fact_begin_[i]; }
   // "name/arity" of every predicate the examples' facts use, sorted, each once.
   std::vector<std::string> fact_predicates() const;
+  // The facts of this store's samples under new heads: sample k of the result holds the
+  // facts of sample of[k] of this one, and the id, queries and importance of heads[k]
+  // (examples paired with query lines after their facts were stored as they were parsed).
+  SampleStore with_heads(std::vector<Sample> heads, std::span<const uint32_t> of) &&;
   // The samples at `indices` (in that order) and [first, last), sharing this store's tables.
   SampleStore subset(std::span<const size_t> indices) const;
   SampleStore slice(size_t first, size_t last) const;
@@ -65,21 +75,45 @@ class SampleStore {
     uint32_t span = 0;            // into Tables::spans, or kNone
     Term::Kind kind = Term::Kind::Constant;
   };
+  // A Span without its shared_ptr: the file as an index into Tables::files (16 bytes where
+  // a Span takes 32; a graph's edge fact has three spans).
+  struct PackedSpan {
+    uint32_t file = 0, line = 0, col = 0, length = 0;
+  };
   struct Tables {
     std::vector<std::string> strings;
     std::vector<ValueSpec> values;  // distinct (bit for bit, span included)
-    std::vector<Span> spans;        // every span other than Span{}
+    std::vector<PackedSpan> spans;  // every span other than Span{}
+    std::vector<std::shared_ptr<const SourceFile>> files;  // of the spans, each once
   };
 
   void append_from(const SampleStore& from, size_t i);
-  Literal decode_fact(const Fact& f, const TermRef*& term) const;
-  const Span& span_of(uint32_t index) const;
+  // Fact f into `out` (its strings' and terms' memory reused), `term` its first term,
+  // advanced past its terms.
+  void decode_fact_into(const Fact& f, const TermRef*& term, Literal& out) const;
+  Span span_of(uint32_t index) const;
 
   std::shared_ptr<const Tables> tables_;
   std::vector<Sample> heads_;
   std::vector<size_t> fact_begin_{0}, term_begin_{0};  // per sample (size + 1)
   std::vector<Fact> facts_;
   std::vector<TermRef> terms_;
+};
+
+class SampleStore::Facts final : public logic::FactSource {
+ public:
+  Facts(const SampleStore& store, size_t sample);
+  size_t size() const override { return count_; }
+  // In order of i, each fact costs its decoding; out of order, finding fact i's terms
+  // walks the sample's facts from the nearest earlier read (error messages do that).
+  const Literal& fact(size_t i, Literal& scratch) const override;
+  const ValueSpec* value(size_t i) const override;
+
+ private:
+  const SampleStore& store_;
+  size_t first_fact_ = 0, count_ = 0;
+  mutable size_t next_fact_ = 0, next_term_ = 0;  // the term index of fact next_fact_ (local)
+  size_t first_term_ = 0;
 };
 
 // A store built one sample at a time (a reader that makes each example in turn never holds
@@ -89,6 +123,10 @@ class SampleStore::Builder {
   Builder();
   ~Builder();
   void add(Sample sample);
+  // A sample given one fact at a time (a parser's stream, syntax::ExampleFactSink), then
+  // closed with its head (the sample without facts).
+  void add_fact(const Literal& l);
+  void end_sample(Sample head);
   SampleStore finish() &&;
 
  private:
@@ -96,7 +134,6 @@ class SampleStore::Builder {
   uint32_t string_id(const std::string& s);
   uint32_t value_id(const ValueSpec& v);
   uint32_t span_id(const Span& s);
-  void add_fact(const Literal& l);
 
   SampleStore store_;
   Tables tables_;

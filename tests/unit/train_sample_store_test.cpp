@@ -12,6 +12,7 @@
 #include "api/dataset_impl.hpp"
 #include "lrnn/datasets.hpp"
 #include "lrnn/syntax.hpp"
+#include "syntax/statements.hpp"
 #include "shared_datasets.hpp"
 #include "train/engine.hpp"
 #include "train/sample_store.hpp"
@@ -110,6 +111,59 @@ TEST(SampleStore, SubsetAndSlicePickTheirSamples) {
   ASSERT_EQ(tail.size(), 1u);
   expect_same_sample(tail.at(0), samples[1]);
   EXPECT_EQ(tail.fact_predicates(), (std::vector<std::string>{"f/2", "h/1", "nan/3", "odd/3", "s/1", "zero/3"}));
+}
+
+// Grounding reads a stored sample's facts one at a time (SampleStore::Facts): in order, out
+// of order and by value alone they are the facts at() decodes.
+TEST(SampleStore, FactsReadOneAtATimeAreTheStoredFacts) {
+  const std::vector<train::Sample> samples = unusual_samples();
+  const train::SampleStore store{std::vector<train::Sample>(samples)};
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const train::SampleStore::Facts facts = store.facts(i);
+    const std::vector<Literal>& expected = samples[i].example.facts;
+    ASSERT_EQ(facts.size(), expected.size());
+    Literal scratch;  // one scratch for every read, as the grounder reads them
+    for (size_t f = 0; f < expected.size(); ++f) expect_same_literal(facts.fact(f, scratch), expected[f]);
+    for (size_t f = expected.size(); f-- > 0;) expect_same_literal(facts.fact(f, scratch), expected[f]);
+    for (size_t f = 0; f < expected.size(); ++f) {
+      ASSERT_EQ(facts.value(f) != nullptr, expected[f].weight.has_value());
+      if (facts.value(f)) EXPECT_TRUE(same_bits(facts.value(f)->data, expected[f].weight->data));
+    }
+  }
+  Literal scratch;
+  EXPECT_EQ(store.facts(1).fact(2, scratch).predicate, "h");  // a source of its own, read out of order
+}
+
+// An examples file parsed with its facts streamed into a store (what Dataset::load does:
+// the facts are never all held as literals) and paired after: the samples that parsing
+// the examples whole and pairing them gives, for each way of pairing.
+TEST(SampleStore, StreamedParseThenPairedIsTheParsedDataset) {
+  struct Case {
+    std::string examples, queries;
+    size_t samples;
+  };
+  const std::vector<Case> cases = {
+      {"<1> q :- <[1, -0.5]> f(a, b), g(c).\n<0> q :- f(a, c), <2> h(d).\n", "", 2},    // labelled, in order
+      {"x :- f(a, c), <2> h(d).\ny :- h(e), g(a).\n",                                   // named: reordered, twice
+       "y :- 1.0 h(e).\nx :- 0.5 f(a, c).\ny :- 0.0 g(a).\n", 3},
+      {"f(a, c), <2> h(d), h(e).\n", "1.0 h(d).\n0.0 h(e).\n1.0 f(a, c).\n", 1},   // one example, many lines
+  };
+  for (const Case& c : cases) {
+    const auto source = std::make_shared<const SourceFile>(SourceFile{"<streamed>", c.examples});
+    std::vector<QueryLineAst> lines;
+    if (!c.queries.empty()) lines = parse_queries(c.queries, "<queries>");
+    const std::vector<train::Sample> expected = train::pair_samples(syntax::parse_examples_file(source), lines);
+    ASSERT_EQ(expected.size(), c.samples) << c.examples;
+    train::SampleStore::Builder facts;
+    std::vector<ExampleAst> heads = syntax::parse_examples_streaming(
+        source, {[&](Literal&& fact) { facts.add_fact(fact); }, [&] { facts.end_sample({}); }});
+    for (const ExampleAst& h : heads) EXPECT_TRUE(h.facts.empty());
+    std::vector<uint32_t> example_of;
+    std::vector<train::Sample> paired = train::pair_samples(std::move(heads), lines, {}, &example_of);
+    const train::SampleStore store = std::move(facts).finish().with_heads(std::move(paired), example_of);
+    ASSERT_EQ(store.size(), expected.size()) << c.examples;
+    for (size_t i = 0; i < expected.size(); ++i) expect_same_sample(store.at(i), expected[i]);
+  }
 }
 
 class SampleStoreTu : public test::SharedDatasetsTest {};

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Benchmark bench/big_graph (issue 28): full-batch node classification on ONE big
+planted-partition graph, lrnn against PyTorch Geometric, one thread, float32.
+
+  graph  examples/big_graphs/planted_partition.py --nodes N --degree D (seeded): one
+         example of facts (16 features per node, edges both ways), one query per node,
+         and the same graph as an .npz
+  lrnn   <build>/lrnn train examples/big_graphs/gcn.lrnn -e G.examples.txt -q G.queries.txt
+         --epochs E --dtype float32 --json (one thread: OMP_NUM_THREADS=1); with --held-out
+         -q G.train.queries.txt --val-queries G.val.queries.txt --test-queries G.test.queries.txt
+  pyg    bench/peers/pyg_big_graph.py (two GCNConv(normalize=False) + self loops, Linear,
+         sigmoid, MSE, Adam; float32, torch.set_num_threads(1))
+
+Each engine runs in its own process, the sizes interleaved (lrnn then PyG per size), and
+its peak RSS is that process's own (os.wait4). lrnn's build is its `timing.build_s`
+(parse + ground + neuralize + plan), its epoch the minimum of `timing.epochs_s`; PyG's
+epoch is the minimum over its epochs. Printed per size: both engines' build, epoch, peak
+RSS and accuracy, and the ratios PyG / lrnn; then, over the sizes, a growth table with the
+exponent b of a least-squares fit t ~ a n^b of lrnn's build, epoch and peak RSS against
+the node count. Writes bench/results/big_graph.json.
+
+  python3 bench/big_graph.py                      # quick: 20k nodes
+  python3 bench/big_graph.py --nodes 20000,200000,2000000 --epochs 3
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+
+import _benchlib as benchlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TEMPLATE = os.path.join(benchlib.REPO, "examples", "big_graphs", "gcn.lrnn")
+GENERATOR = os.path.join(benchlib.REPO, "examples", "big_graphs", "planted_partition.py")
+PYG = os.path.join(HERE, "peers", "pyg_big_graph.py")
+
+
+def one_thread_env() -> dict:
+    env = dict(os.environ)
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[name] = "1"
+    return env
+
+
+def run_json(cmd: list[str], timeout: float) -> tuple[dict | None, str, float]:
+    saved = dict(os.environ)
+    os.environ.update(one_thread_env())
+    try:
+        run = benchlib.run_with_rss(cmd, timeout_s=timeout)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    report = benchlib.last_json_object(run.stdout)
+    if run.returncode != 0 or report is None:
+        tail = (run.stderr or run.stdout).strip().splitlines()[-3:]
+        return None, f"exit {run.returncode}: " + " | ".join(tail), run.peak_rss_mb
+    return report, "", run.peak_rss_mb
+
+
+def make_graph(args, nodes: int) -> str:
+    """The graph's path prefix under --graphs (generated unless its three files exist)."""
+    prefix = os.path.join(args.graphs, f"planted_n{nodes}_d{args.degree:g}_s{args.seed}")
+    files = (".examples.txt", ".queries.txt", ".train.queries.txt", ".val.queries.txt", ".test.queries.txt", ".npz")
+    if not all(os.path.exists(prefix + ext) for ext in files):
+        os.makedirs(args.graphs, exist_ok=True)
+        subprocess.run([sys.executable, GENERATOR, "--nodes", str(nodes), "--degree", str(args.degree),
+                        "--seed", str(args.seed), "--out", prefix], check=True)
+    return prefix
+
+
+def lrnn_query_args(prefix: str, held_out: bool) -> list[str]:
+    """Every node's query, or (held out) the train_mask nodes' queries to train on and the
+    val_mask and test_mask nodes' as a query split of the same example (the generator
+    writes one queries file per mask, so lrnn and PyG hold out the same nodes)."""
+    if not held_out:
+        return ["-q", prefix + ".queries.txt"]
+    return ["-q", prefix + ".train.queries.txt", "--val-queries", prefix + ".val.queries.txt",
+            "--test-queries", prefix + ".test.queries.txt"]
+
+
+def run_lrnn(args, prefix: str) -> dict:
+    cmd = [os.path.join(args.build, "lrnn"), "train", TEMPLATE, "-e", prefix + ".examples.txt"] + \
+        lrnn_query_args(prefix, args.held_out) + \
+        ["--epochs", str(args.epochs), "--lr", str(args.lr), "--seed", str(args.seed), "--dtype", "float32", "--json"]
+    report, error, rss = run_json(cmd, args.timeout)
+    if report is None:
+        return {"available": False, "reason": "lrnn train failed " + error, "peak_rss_mb": rss}
+    timing = report["timing"]
+    epochs = timing.get("epochs_s") or [timing["epoch_s"]]
+    # With a query split the parts' metrics are under "splits" (docs/big_graphs.md).
+    splits = report.get("splits") or {}
+    accuracy = (splits.get("train") or {}).get("accuracy", report.get("accuracy"))
+    return {"available": True, "build_s": timing["build_s"], "ground_s": timing.get("ground_s"), "epoch_s": epochs,
+            "epoch_min_s": min(epochs), "loss": report.get("loss"), "accuracy": accuracy,
+            "test_accuracy": (splits.get("test") or {}).get("accuracy"), "peak_rss_mb": rss}
+
+
+def run_pyg(args, prefix: str) -> dict:
+    cmd = [sys.executable, PYG, "--graph", prefix + ".npz", "--epochs", str(args.epochs), "--lr", str(args.lr),
+           "--seed", str(args.seed), "--threads", "1"] + (["--train-mask"] if args.held_out else [])
+    report, error, rss = run_json(cmd, args.timeout)
+    if report is None:
+        return {"available": False, "reason": "PyG failed " + error, "peak_rss_mb": rss}
+    return {"available": True, "build_s": report["build_s"], "epoch_s": report["epoch_s"],
+            "epoch_min_s": min(report["epoch_s"]), "loss": report["losses"][-1], "accuracy": report["accuracy"],
+            "test_accuracy": report.get("test_accuracy"), "peak_rss_mb": rss}
+
+
+def fitted_exponent(sizes: list[int], values: list[float]) -> float | None:
+    """b of the least-squares fit log v = log a + b log n (None below two sizes)."""
+    points = [(math.log(n), math.log(v)) for n, v in zip(sizes, values) if v and v > 0]
+    if len(points) < 2:
+        return None
+    mx = sum(x for x, _ in points) / len(points)
+    my = sum(y for _, y in points) / len(points)
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    return sum((x - mx) * (y - my) for x, y in points) / sxx if sxx > 0 else None
+
+
+def describe(name: str, r: dict) -> str:
+    if not r.get("available"):
+        return f"  {name:5s} {r.get('reason')}"
+    acc = benchlib.fmt(r.get("accuracy"), digits=4)
+    test = "" if r.get("test_accuracy") is None else f"  test accuracy {r['test_accuracy']:.4f}"
+    return (f"  {name:5s} build {r['build_s']:8.3f} s  epoch {r['epoch_min_s'] * 1e3:9.1f} ms  "
+            f"peak RSS {r['peak_rss_mb']:8.1f} MB  loss {benchlib.fmt(r.get('loss'), digits=4)}  accuracy {acc}{test}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--nodes", default="20000", help="comma-separated node counts (degree --degree)")
+    parser.add_argument("--degree", type=float, default=10.0)
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--lr", type=float, default=0.01)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--graphs", default=os.path.join("/tmp", "lrnn_big_graphs"),
+                        help="where the generated graphs are kept between runs")
+    parser.add_argument("--held-out", action="store_true",
+                        help="train on the train_mask nodes, report the accuracy of the test_mask nodes (lrnn: "
+                             "--val-queries/--test-queries, a query split)")
+    parser.add_argument("--no-pyg", action="store_true")
+    parser.add_argument("--timeout", type=float, default=3600)
+    parser.add_argument("--out", default=None, help="result JSON (default bench/results/big_graph.json)")
+    args = parser.parse_args()
+    sizes = [int(n) for n in args.nodes.split(",") if n]
+
+    warning = benchlib.load_warning()
+    if warning:
+        print(warning, file=sys.stderr)
+    result = benchlib.header()
+    result.update({"benchmark": "big_graph", "template": os.path.relpath(TEMPLATE, benchlib.REPO),
+                   "degree": args.degree, "epochs": args.epochs, "lr": args.lr, "seed": args.seed, "threads": 1,
+                   "dtype": "float32", "held_out": args.held_out, "rows": []})
+    for nodes in sizes:
+        prefix = make_graph(args, nodes)
+        row = {"nodes": nodes, "lrnn": run_lrnn(args, prefix)}
+        if not args.no_pyg:
+            row["pyg"] = run_pyg(args, prefix)
+        print(f"{nodes} nodes, degree {args.degree:g}:")
+        print(describe("lrnn", row["lrnn"]))
+        if "pyg" in row:
+            print(describe("pyg", row["pyg"]))
+        lrnn, pyg = row["lrnn"], row.get("pyg", {})
+        if lrnn.get("available") and pyg.get("available"):
+            row["pyg_epoch_over_lrnn_epoch"] = benchlib.ratio(pyg["epoch_min_s"], lrnn["epoch_min_s"])
+            row["lrnn_build_in_pyg_epochs"] = benchlib.ratio(lrnn["build_s"], pyg["epoch_min_s"])
+            row["lrnn_rss_over_pyg_rss"] = benchlib.ratio(lrnn["peak_rss_mb"], pyg["peak_rss_mb"])
+            row["accuracy_difference"] = lrnn["accuracy"] - pyg["accuracy"]
+            held_out = ""
+            if lrnn.get("test_accuracy") is not None and pyg.get("test_accuracy") is not None:
+                row["test_accuracy_difference"] = lrnn["test_accuracy"] - pyg["test_accuracy"]
+                held_out = f"  test accuracy lrnn - PyG {row['test_accuracy_difference']:+.4f} (target within 0.01)"
+            print(f"  epoch PyG/lrnn {row['pyg_epoch_over_lrnn_epoch']:.2f}x (target >= 5)  "
+                  f"build {row['lrnn_build_in_pyg_epochs']:.2f} PyG epochs (target <= 2)  "
+                  f"RSS lrnn/PyG {row['lrnn_rss_over_pyg_rss']:.2f} (target <= 1)  "
+                  f"accuracy lrnn - PyG {row['accuracy_difference']:+.4f}{held_out}")
+        result["rows"].append(row)
+
+    kept = [r for r in result["rows"] if r["lrnn"].get("available")]
+    if len(kept) >= 2:
+        ns = [r["nodes"] for r in kept]
+        growth = {key: fitted_exponent(ns, [r["lrnn"][field] for r in kept])
+                  for key, field in (("build", "build_s"), ("epoch", "epoch_min_s"), ("peak_rss", "peak_rss_mb"))}
+        result["lrnn_growth_exponents"] = growth
+        print("growth of lrnn (fit t ~ a n^b; target b <= 1.1):")
+        print(f"  {'nodes':>9s} {'build s':>9s} {'epoch ms':>9s} {'RSS MB':>9s}")
+        for r in kept:
+            x = r["lrnn"]
+            print(f"  {r['nodes']:9d} {x['build_s']:9.3f} {x['epoch_min_s'] * 1e3:9.1f} {x['peak_rss_mb']:9.1f}")
+        print("  exponent  " + "  ".join(f"{k} {benchlib.fmt(v, digits=3)}" for k, v in growth.items()))
+    path = benchlib.write_result("big_graph", result, args.out)
+    print(f"wrote {path}")
+    return 0 if all(r["lrnn"].get("available") for r in result["rows"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
