@@ -201,10 +201,9 @@ std::string ground_dot(const Model& model, const Dataset& data, size_t index, co
         if (kept.atom(in)) ++edges[{in, r.head, r.rule}];
   for (const auto& [key, count] : edges) {
     const auto [from, to, rule] = key;
-    std::string label = std::string("r") + std::to_string(rule);
+    std::string label = "r" + std::to_string(rule);
     if (count > 1) label += " x" + std::to_string(count);
-    dot << "  " << draw::quoted(std::string("a") + std::to_string(from)) << " -> "
-        << draw::quoted(std::string("a") + std::to_string(to))
+    dot << "  " << draw::quoted("a" + std::to_string(from)) << " -> " << draw::quoted("a" + std::to_string(to))
         << " [label=" << draw::quoted(label) << "];\n";
   }
   layers.write(dot);
@@ -264,8 +263,7 @@ std::string network_dot(const Model& model, const Dataset& data, size_t index, c
         << ", tooltip=" << draw::quoted(tooltip) << ", shape=box, style=\"filled,rounded\", fillcolor=\"#fde2cf\"];\n";
     dot << "  " << draw::quoted(id) << " -> " << draw::quoted("g" + std::to_string(r.aggregation)) << ";\n";
     for (size_t in : r.inputs)
-      if (kept.atom(in))
-        dot << "  " << draw::quoted(std::string("a") + std::to_string(in)) << " -> " << draw::quoted(id) << ";\n";
+      if (kept.atom(in)) dot << "  " << draw::quoted("a" + std::to_string(in)) << " -> " << draw::quoted(id) << ";\n";
   }
   layers.write(dot);
   const size_t total = net.atoms.size() + net.aggregations.size() + net.rule_neurons.size();

@@ -38,18 +38,13 @@ std::string rule_functions(const neural::RuleSpec& spec) {
   return out;
 }
 
-// The node of a body literal's predicate: builtins (`@next`) apart from predicates of that name.
-std::string body_node_key(const Literal& lit) {
-  return std::string(lit.builtin ? "@" : "") + predicate_key(lit.predicate, lit.arity());
-}
-
 // The label of the edge of body literal `lit` of rule r.
 std::string edge_label(size_t r, const Rule& rule, const Literal& lit, const std::string& functions) {
-  std::string first = std::string("r") + std::to_string(r);
+  std::string first = "r" + std::to_string(r);
   if (lit.negated) first += " not";
   if (lit.soft_negated) first += " ~";
   if (lit.transposed) first += " ^T";
-  if (lit.weight) first.append(" ").append(weight_text(*lit.weight));
+  if (lit.weight) first += " " + weight_text(*lit.weight);
   if (lit.hidden || lit.builtin || lit.negated) return first + "\nlogic only";
   std::string second = functions;
   if (rule.head.weight) second += "\nhead " + weight_text(*rule.head.weight);
@@ -70,7 +65,7 @@ std::string template_dot(const Template& tmpl) {
   for (const Rule& rule : ast.rules) {
     nodes[predicate_key(rule.head.predicate, rule.head.arity())].derived = true;
     for (const Literal& lit : rule.body) {
-      PredicateNode& n = nodes[body_node_key(lit)];
+      PredicateNode& n = nodes[(lit.builtin ? "@" : "") + predicate_key(lit.predicate, lit.arity())];
       n.builtin = lit.builtin;
     }
   }
@@ -110,7 +105,7 @@ std::string template_dot(const Template& tmpl) {
     const std::string head = predicate_key(rule.head.predicate, rule.head.arity());
     const std::string functions = rule_functions(model.rules[r]);
     for (const Literal& lit : rule.body) {
-      const std::string from = body_node_key(lit);
+      const std::string from = (lit.builtin ? "@" : "") + predicate_key(lit.predicate, lit.arity());
       dot << "  " << draw::quoted(from) << " -> " << draw::quoted(head)
           << " [label=" << draw::quoted(edge_label(r, rule, lit, functions)) << "];\n";
     }
