@@ -23,8 +23,11 @@ std::string unknown_subcommand_message(CLI::App& app, int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string word = argv[i];
     if (word.empty() || word[0] == '-') return "";
-    const auto subcommands = at->get_subcommands([](CLI::App*) { return true; });
-    if (subcommands.empty()) return "";
+    // Only where a subcommand is required (elsewhere the word is a positional: lrnn train
+    // TEMPLATE); CLI11 keeps option groups among the subcommands, and they are no commands.
+    const auto subcommands =
+        at->get_subcommands([](CLI::App* sub) { return dynamic_cast<CLI::Option_group*>(sub) == nullptr; });
+    if (subcommands.empty() || at->get_require_subcommand_min() == 0) return "";
     CLI::App* next = nullptr;
     std::vector<std::string> names;
     for (CLI::App* sub : subcommands) {

@@ -225,8 +225,11 @@ TEST(CliUsage, MisspelledSubcommandSuggestsTheClosest) {
   EXPECT_EQ(far.code, 2) << far.out;
   EXPECT_NE(far.out.find("unknown command 'xyzzyplugh'"), std::string::npos) << far.out;
   EXPECT_EQ(far.out.find("did you mean"), std::string::npos) << far.out;
-  // A real subcommand's positional is not taken for a command.
+  // A real subcommand's positional is not taken for a command (train's option groups are
+  // CLI11 subcommands internally).
   EXPECT_EQ(lrnn_cli("check " + kXor).code, 0);
+  CliRun train = lrnn_cli("train " + kXor + " --examples /nonexistent.txt");
+  EXPECT_EQ(train.out.find("unknown command"), std::string::npos) << train.out;
 }
 
 // eval's data options are the data evaluated, not training data.
