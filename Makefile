@@ -68,10 +68,13 @@ test-python: deps
 	@command -v chromium >/dev/null || { $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium > /dev/null; } || \
 	  echo "chromium could not be installed: the browser test of the report will be skipped"
-	@# The extension's library is compiled as `make build` compiles it (LRNN_NATIVE), so
-	@# ccache serves those objects instead of compiling the library a second time.
-	CMAKE_CXX_COMPILER_LAUNCHER=$$(command -v ccache) \
-	  $(PYTHON) -m pip install -q --no-build-isolation -C cmake.define.LRNN_NATIVE=$(NATIVE) . && $(PYTHON) -m pytest -q tests/python
+	@# The extension's library is compiled as `make build` compiles it (LRNN_NATIVE, and the
+	@# same compiler: ccache tells c++ from g++), so ccache serves those objects instead of
+	@# compiling the library a second time.
+	compiler=$$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' $(BUILD)/CMakeCache.txt 2>/dev/null); \
+	CMAKE_CXX_COMPILER_LAUNCHER=$$(command -v ccache) $(PYTHON) -m pip install -q --no-build-isolation \
+	  -C cmake.define.LRNN_NATIVE=$(NATIVE) $${compiler:+-C cmake.define.CMAKE_CXX_COMPILER=$$compiler} . && \
+	  $(PYTHON) -m pytest -q tests/python
 
 # The unit, golden and CLI tests under AddressSanitizer + UndefinedBehaviorSanitizer (leak
 # checks on): any report fails the run.
