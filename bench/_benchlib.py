@@ -101,11 +101,26 @@ def machine() -> dict:
     }
 
 
+def native_build(build: str | None = None) -> bool | None:
+    """Whether the lrnn measured was compiled with -march=native (CMake's LRNN_NATIVE, which
+    `make build` turns on): its numbers hold for this CPU only. None if not configured."""
+    build = build or os.environ.get("LRNN_BENCH_BUILD") or os.path.join(REPO, "build")
+    try:
+        with open(os.path.join(build, "CMakeCache.txt")) as cache:
+            for line in cache:
+                if line.startswith("LRNN_NATIVE:"):
+                    return line.strip().endswith("=ON")
+    except OSError:
+        return None
+    return None
+
+
 def header() -> dict:
     return {
         "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "commit": git_commit(),
         "machine": machine(),
+        "native": native_build(),
     }
 
 

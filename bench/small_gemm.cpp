@@ -4,7 +4,6 @@
 // 37 or 32, width 32), a hidden width of 128, a large group and a single row. Prints one
 // line per shape and scalar type (best of 5 timings, ns per call, Eigen / kernel) and
 // writes bench/results/small_gemm.json.
-#include <Eigen/Core>
 #include <algorithm>
 #include <array>
 #include <chrono>

@@ -19,6 +19,14 @@ PYTHON=${PYTHON:-python3}
   || "$PYTHON" -m pip install -q torch==2.13.0 \
   || echo "bench: could not install torch==2.13.0; the attention peer will report it"
 
+# Say which build is measured: -march=native (make build's LRNN_NATIVE=ON) or portable.
+export LRNN_BENCH_BUILD="$BUILD"
+if grep -q '^LRNN_NATIVE:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null; then
+  echo "bench: $BUILD is a -march=native build (LRNN_NATIVE=ON): numbers for this CPU"
+else
+  echo "bench: $BUILD is a portable build (LRNN_NATIVE=OFF)"
+fi
+
 wanted() { [[ " ${SELECTED} " == *" $1 "* ]]; }
 SELECTED="$*"
 status=0

@@ -184,6 +184,11 @@ class ExampleParameter:
         return f"ExampleParameter({self.literal}, index={self.index}, value={self.value})"
 
 
+def _count(n: int, singular: str, plural: Optional[str] = None) -> str:
+    """`1 sample`, `3 samples`."""
+    return f"{n} {singular if n == 1 else (plural or singular + 's')}"
+
+
 def _as_python(value: np.ndarray) -> Any:
     """A weight value as PyNeuraLogic gives it: a float, a list, or a list of rows."""
     array = np.asarray(value, dtype=np.float64)
@@ -220,6 +225,11 @@ class BuiltDataset:
 
     def __len__(self) -> int:
         return len(self._prepared)
+
+    def __repr__(self) -> str:
+        queries = len(self._prepared.outputs())
+        batch = "" if self.batch_size is None else f", batch_size={self.batch_size}"
+        return f"<lrnn.BuiltDataset ({_count(len(self), 'sample')}, {_count(queries, 'query', 'queries')}{batch})>"
 
     def __getitem__(self, index: int) -> "BuiltSample":
         n = len(self)
@@ -907,9 +917,17 @@ class Model(Template):
         values = [_plain(result["outputs"][k], result["listed_targets"][k]) for k in mine]
         return values[0] if len(values) == 1 else values
 
-    def __call__(self, dataset: Any) -> Union[np.ndarray, List[np.ndarray]]:
+    def __call__(self, dataset: Any, train: bool = False) -> Union[np.ndarray, List[np.ndarray]]:
         """Forward pass: the raw output of every query, as one array ((n,) for scalar
-        outputs, (n, k) for vectors) when the outputs share a shape."""
+        outputs, (n, k) for vectors) when the outputs share a shape. Training is
+        `model.train(dataset)`: PyNeuraLogic's `model(dataset, train=True)` is refused
+        with that pointer rather than run as a forward pass that updates nothing."""
+        if train:
+            raise TypeError(
+                "model(dataset, train=True) is PyNeuraLogic's training call; in lrnn a call is a forward "
+                "pass only: train with model.train(dataset) (or model.train(dataset, epochs=N)), "
+                "then model(dataset) for the outputs"
+            )
         if self._torch is not None:
             return self._torch.forward(dataset if isinstance(dataset, BuiltDataset) else self.build_dataset(dataset))
         return self.test(dataset).outputs
@@ -1054,7 +1072,7 @@ class Model(Template):
 
     def __repr__(self) -> str:
         state = "built" if self.built else "not built"
-        return f"<lrnn.Model ({state}, {len(self)} statements)>\n{self}"
+        return f"<lrnn.Model ({state}, {self._statement_summary()})>\n{self}"
 
 
 class Evaluator:

@@ -52,7 +52,7 @@ lrnn::cli::RegisterCommand reg(41, [](CLI::App& app) {
   auto o = std::make_shared<EvalOptions>();
   CLI::App* cmd = app.add_subcommand("eval", "Evaluate a saved model on examples (and queries)");
   cmd->add_option("model", o->model_path, "Model file written by lrnn train --save")->required();
-  CLI::Option_group* data = cmd->add_option_group("data", "Training data: one of");
+  CLI::Option_group* data = cmd->add_option_group("data", "Evaluation data: one of");
   data->add_option("--examples,-e", o->examples_path, "Examples file");
   data->add_option("--dataset", o->dataset, "A dataset instead of --examples: tu:DIR (TU graph format)");
   data->require_option(1);

@@ -84,7 +84,7 @@ void run_ground(const GroundOptions& o) {
     } else if (o.stats) {
       std::string rules_text;
       for (size_t r = 0; r < n_rules; ++r)
-        rules_text += (r ? " " : "") + std::string("r") + std::to_string(r + 1) + "=" + std::to_string(per_rule[r]);
+        rules_text += (r ? " " : "") + std::string("r") + std::to_string(r) + "=" + std::to_string(per_rule[r]);
       std::cout << "example " << label << ": facts " << s.stats.facts << ", derived " << s.stats.derived
                 << ", ground rules " << s.stats.ground_rules << " [" << rules_text << "], "
                 << fmt_ms(s.stats.seconds) << "\n";
@@ -108,7 +108,7 @@ void run_ground(const GroundOptions& o) {
   if (o.json) {
     nlohmann::json rules = nlohmann::json::array();
     for (size_t r = 0; r < n_rules; ++r)
-      rules.push_back({{"rule", r + 1}, {"text", rule_label(r)}, {"ground_rules", total_per_rule[r]}});
+      rules.push_back({{"rule", r}, {"text", rule_label(r)}, {"ground_rules", total_per_rule[r]}});
     nlohmann::json out = {{"examples", json_examples},
                           {"totals",
                            {{"examples", n_grounded},
@@ -128,7 +128,7 @@ void run_ground(const GroundOptions& o) {
             << ", ground rules " << total_ground << ", " << fmt_ms(total_seconds) << " (" << rate_text
             << " ground rules/s)\n";
   for (size_t r = 0; r < n_rules; ++r)
-    std::cout << "rule r" << r + 1 << " (" << rule_label(r) << "): " << total_per_rule[r] << " ground rules\n";
+    std::cout << "rule r" << r << " (" << rule_label(r) << "): " << total_per_rule[r] << " ground rules\n";
 }
 
 lrnn::cli::RegisterCommand reg(45, [](CLI::App& app) {
@@ -144,18 +144,24 @@ lrnn::cli::RegisterCommand reg(45, [](CLI::App& app) {
                   "Stop with an error naming the rule when one example exceeds this many ground rules")
       ->check(lrnn::cli::integer_in(1, 1'000'000'000'000'000));
   cmd->footer(
-      "Examples and queries pair as in LANGUAGE.md: N examples with N query lines line by\n"
-      "line, one example with every query, `id :- ...` lines by id, and a labelled example\n"
-      "`<1> q :- facts.` with its own query. Without queries everything is grounded.\n\n"
+      "Examples and queries pair as in docs/language.md (\"Examples and queries\"): N examples\n"
+      "with N query lines line by line, one example with every query, `id :- ...` lines by id,\n"
+      "and a labelled example `<1> q :- facts.` with its own query. Without queries everything\n"
+      "is grounded. Rules are numbered r0, r1, ... in file order, as in `lrnn draw`.\n\n"
       "Examples:\n"
-      "  lrnn ground bench/templates/mutagenesis_mp3.lrnn --stats \\\n"
-      "       --examples mutagenesis/examples.txt --queries mutagenesis/queries.txt\n"
-      "  example 1: facts 148, derived 175, ground rules 436 [r1=20 r2=2 ...], 0.120 ms\n"
+      "  lrnn ground examples/templates/mutagenesis.lrnn --stats \\\n"
+      "      --examples ../shared/datasets/neuralogic/molecules/mutagenesis/examples.txt \\\n"
+      "      --queries ../shared/datasets/neuralogic/molecules/mutagenesis/queries.txt\n"
+      "  example 1: facts 148, derived 141, ground rules 292 [r0=20 r1=2 r2=11 ...], 0.488 ms\n"
       "  ...\n"
-      "  total: 188 examples, facts 20622, derived 25003, ground rules 61166, ...\n"
-      "  rule r1 (line 6: atom_embed(A) :- {3, 1} c(A).): 2394 ground rules\n"
-      "  lrnn ground tc.lrnn --examples edges.txt          # prints the ground rules\n"
-      "  lrnn ground tc.lrnn --examples edges.txt --json   # counts as JSON");
+      "  total: 188 examples, facts 20622, derived 20110, ground rules 40894, ...\n"
+      "  rule r0 (line 6: {8, 1} atom_embed(A) :- c(A).): 2394 ground rules\n"
+      "  ...\n"
+      "  lrnn ground examples/logic/graph.lrnn --examples examples/logic/edges.txt   # the ground rules\n"
+      "  % example 1\n"
+      "  path(a, b) :- edge(a, b).\n"
+      "  ...\n"
+      "  lrnn ground examples/logic/graph.lrnn --examples examples/logic/edges.txt --json   # counts as JSON");
   cmd->callback([opts] { run_ground(*opts); });
 });
 

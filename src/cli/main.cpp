@@ -7,7 +7,45 @@
 
 #include "cli/command.hpp"
 #include "lrnn/diagnostics.hpp"
+#include "syntax/suggest.hpp"
 #include "train/distributed.hpp"
+
+namespace {
+
+// A misspelled subcommand (`lrnn trian`): CLI11 says only "A subcommand is required", so the
+// words before the first option are walked down the subcommand tree first, and the first
+// one that names no subcommand where one is required is reported with the closest name.
+// Returns the message, or "" when every word names a subcommand (or the command takes
+// positionals there).
+std::string unknown_subcommand_message(CLI::App& app, int argc, char** argv) {
+  CLI::App* at = &app;
+  std::string path = at->get_name();
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') return "";
+    // Only where a subcommand is required (elsewhere the word is a positional: lrnn train
+    // TEMPLATE); CLI11 keeps option groups among the subcommands, and they are no commands.
+    const auto subcommands =
+        at->get_subcommands([](CLI::App* sub) { return dynamic_cast<CLI::Option_group*>(sub) == nullptr; });
+    if (subcommands.empty() || at->get_require_subcommand_min() == 0) return "";
+    CLI::App* next = nullptr;
+    std::vector<std::string> names;
+    for (CLI::App* sub : subcommands) {
+      names.push_back(sub->get_name());
+      if (sub->get_name() == word) next = sub;
+    }
+    if (!next) {
+      const std::string near = lrnn::closest_name(word, names);
+      return path + ": unknown command '" + word + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
+             "\nRun '" + path + " --help' for the list of commands.";
+    }
+    at = next;
+    path += " " + word;
+  }
+  return "";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"lrnn: differentiable logic programs (Lifted Relational Neural Networks)", "lrnn"};
@@ -18,6 +56,10 @@ int main(int argc, char** argv) {
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [order, setup] : commands) setup(app);
   lrnn::cli::refuse_empty_values(app);
+  if (const std::string unknown = unknown_subcommand_message(app, argc, argv); !unknown.empty()) {
+    std::cerr << unknown << "\n";
+    return lrnn::cli::kExitBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -262,8 +262,12 @@ void draw_cmd(const RaspOptions& o) {
   std::vector<Value> input = parse_input(o.input);
   if (input.empty()) throw lrnn::Error(lrnn::ErrorKind::Parse, "--input is empty");
   std::string svg = draw_svg(p.output, input, p.convention);
-  if (o.out_path.empty()) std::cout << svg;
-  else write_file(o.out_path, svg);
+  if (o.out_path.empty()) {
+    std::cout << svg;
+    return;
+  }
+  write_file(o.out_path, svg);
+  std::cerr << "wrote " << o.out_path << "\n";  // as `lrnn draw` (standard output stays for the SVG)
 }
 
 lrnn::cli::RegisterCommand reg(60, [](CLI::App& app) {

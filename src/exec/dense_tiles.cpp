@@ -1,7 +1,6 @@
 #include "exec/dense_tiles.hpp"
 #include "exec/direct_product.hpp"
 
-#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

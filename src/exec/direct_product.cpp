@@ -2,7 +2,6 @@
 #include "exec/dense_tiles.hpp"
 #include "exec/parallel.hpp"
 
-#include <Eigen/Dense>
 #include <algorithm>
 #include <cstdint>
 

@@ -2,7 +2,6 @@
 // one GEMM with the shared weight, the combination / activation / aggregation kernels of
 // functions.hpp, and a scatter. Gathers are parallel (disjoint writes); scatter-adds and
 // weight-gradient reductions run in a fixed order, so results are bit-reproducible.
-#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <cstring>

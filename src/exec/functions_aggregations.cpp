@@ -1,6 +1,5 @@
 // Aggregation kernels: segment reductions over CSR offsets (segment s covers input
 // values [offsets[s], offsets[s+1])), and the segment softmax of attention.
-#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <vector>

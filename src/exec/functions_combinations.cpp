@@ -4,7 +4,6 @@
 #include <cmath>
 #include <vector>
 
-#include <Eigen/Core>
 
 #include "exec/functions.hpp"
 

@@ -15,7 +15,7 @@
 // steps), so float64 bits may differ from Eigen's in the last places.
 #pragma once
 
-#include <Eigen/Core>
+#include "exec/scalar.hpp"
 
 namespace lrnn::exec {
 

@@ -3,7 +3,6 @@
 #include "exec/row_sum.hpp"
 #include "exec/small_gemm.hpp"
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cstring>
 

@@ -64,7 +64,7 @@ struct FlatGroundRules {
 };
 
 FlatGroundRules flatten(const TemplateModel& model, const logic::GroundSample& ground) {
-  FlatGroundRules f{ground, std::vector<uint32_t>(ground.rules.size() + 1, 0), {}, {}, {}, 0};
+  FlatGroundRules f{ground, std::vector<uint32_t>(ground.rules.size() + 1, 0), {}, {}, {}, 0, {}};
   for (size_t k = 0; k < ground.rules.size(); ++k) {
     const logic::GroundRuleSet& rs = ground.rules[k];
     if (rs.rule >= model.rules.size())

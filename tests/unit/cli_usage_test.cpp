@@ -216,6 +216,33 @@ TEST(CliUsage, InitializerWithLoadIsRefused) {
   std::filesystem::remove(model);
 }
 
+// A misspelled subcommand names the closest one (CLI11 alone says "A subcommand is required").
+TEST(CliUsage, MisspelledSubcommandSuggestsTheClosest) {
+  CliRun top = lrnn_cli("trian x.lrnn");
+  EXPECT_EQ(top.code, 2) << top.out;
+  EXPECT_NE(top.out.find("unknown command 'trian'; did you mean 'train'?"), std::string::npos) << top.out;
+  CliRun nested = lrnn_cli("rasp rnu x.rasp --input ab");
+  EXPECT_EQ(nested.code, 2) << nested.out;
+  EXPECT_NE(nested.out.find("lrnn rasp: unknown command 'rnu'; did you mean 'run'?"), std::string::npos) << nested.out;
+  CliRun far = lrnn_cli("xyzzyplugh");
+  EXPECT_EQ(far.code, 2) << far.out;
+  EXPECT_NE(far.out.find("unknown command 'xyzzyplugh'"), std::string::npos) << far.out;
+  EXPECT_EQ(far.out.find("did you mean"), std::string::npos) << far.out;
+  // A real subcommand's positional is not taken for a command (train's option groups are
+  // CLI11 subcommands internally).
+  EXPECT_EQ(lrnn_cli("check " + kXor).code, 0);
+  CliRun train = lrnn_cli("train " + kXor + " --examples /nonexistent.txt");
+  EXPECT_EQ(train.out.find("unknown command"), std::string::npos) << train.out;
+}
+
+// eval's data options are the data evaluated, not training data.
+TEST(CliUsage, EvalHelpCallsItsDataEvaluationData) {
+  CliRun help = lrnn_cli("eval --help");
+  EXPECT_EQ(help.code, 0) << help.out;
+  EXPECT_NE(help.out.find("Evaluation data"), std::string::npos) << help.out;
+  EXPECT_EQ(help.out.find("Training data"), std::string::npos) << help.out;
+}
+
 }  // namespace
 
 namespace {

@@ -8,7 +8,6 @@
 // then added to the destination.
 #include <gtest/gtest.h>
 
-#include <Eigen/Core>
 #include <cmath>
 #include <functional>
 #include <random>

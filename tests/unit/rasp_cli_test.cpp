@@ -90,6 +90,9 @@ TEST(RaspCli, DrawWritesAnSvg) {
   EXPECT_NE(text.find("layer 1: 1 head(s)"), std::string::npos);
   EXPECT_NE(text.find("layer 2: 1 head(s)"), std::string::npos);
   EXPECT_NE(text.find("</svg>"), std::string::npos);
+  // Says where the picture went, as `lrnn draw` does; the SVG itself only into the file.
+  EXPECT_EQ(r.err, "wrote " + svg.string() + "\n");
+  EXPECT_EQ(r.out, "");
   std::filesystem::remove(svg);
 }
 

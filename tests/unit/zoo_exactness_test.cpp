@@ -7,13 +7,13 @@
 // cache (no grounding for a seen length) and ground-rule counts of masked attention.
 #include <gtest/gtest.h>
 
-#include <Eigen/Dense>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <map>
 #include <random>
 
+#include "exec/scalar.hpp"  // Eigen, with its GCC 12 intrinsics warnings off
 #include "lrnn/zoo.hpp"
 
 namespace {

@@ -113,6 +113,23 @@ class Template:
     def __getitem__(self, index: int) -> Entry:
         return self._entries[index]
 
+    def _statement_summary(self) -> str:
+        """`2 rules, 1 predicate declaration`: the statements themselves, a file or string
+        counted by what it holds (len() counts entries, and a loaded file is one entry)."""
+        rules = facts = declarations = 0
+        for e in self._entries:
+            if isinstance(e, _TextBlock):
+                rules, facts, declarations = rules + len(e.rules), facts + len(e.facts), declarations + len(e.predicates)
+            elif isinstance(e, Rule):
+                rules += 1
+            elif isinstance(e, PredicateDecl):
+                declarations += 1
+            else:
+                facts += 1
+        counts = [(rules, "rule"), (facts, "fact"), (declarations, "predicate declaration")]
+        parts = [f"{n} {name}{'' if n == 1 else 's'}" for n, name in counts if n]
+        return ", ".join(parts) if parts else "empty"
+
     def __delitem__(self, index: int) -> None:
         self._check_mutable()
         del self._entries[index]

@@ -9,11 +9,11 @@ as it is when lrnn's parser takes it, and otherwise this respelling, so the modu
     softmax(agg_terms=[Y])            ->  softmax(Y)
 
 Each is the same computation (tests/python/test_pnl_zoo.py: GRU, LSTM, Attention,
-MultiheadAttention and the transformer encoder equal torch's layers). Not respelled, so
-refused with the engine's error naming the line: `sqrt(a)` (its modules, the normalised
-GCN/SG/TAG/APPNP, also combine an atom's rules by product, which lrnn does not),
-`leakyrelu(slope)` (lrnn's leaky_relu has no slope argument) and `duplicate_grounding=True`
-(lrnn writes `true`; PyNeuraLogic's own tests print `True`, so the line stays as it is).
+MultiheadAttention and the transformer encoder equal torch's layers). lrnn's parser now reads
+most of PyNeuraLogic's spellings itself (docs/language.md: `sqrt(a)` on a body atom, an atom's
+rules combined by `combination=product`, `leakyrelu(slope)`, `duplicate_grounding=True`), so
+the lines of the normalised GCN/SG/TAG/APPNP and of GATv2 are kept as PyNeuraLogic wrote them;
+a line neither the parser nor this respelling takes is refused with the engine's error naming it.
 """
 
 import re
