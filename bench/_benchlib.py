@@ -160,3 +160,20 @@ def write_result(name: str, result: dict, path: str | None = None) -> str:
         fp.write("\n")
     os.replace(tmp, path)
     return path
+
+
+def run_json(cmd: list[str], env: dict, timeout_s: float) -> tuple[dict | None, str, float]:
+    """Runs `cmd` with `env` added to the environment (thread counts): its last JSON object
+    on stdout, an error text ("" when it ran), and its peak RSS in MB."""
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        run = run_with_rss(cmd, timeout_s=timeout_s)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    report = last_json_object(run.stdout)
+    if run.returncode != 0 or report is None:
+        tail = (run.stderr or run.stdout).strip().splitlines()[-3:]
+        return None, f"exit {run.returncode}: " + " | ".join(tail), run.peak_rss_mb
+    return report, "", run.peak_rss_mb

@@ -45,21 +45,6 @@ def one_thread_env() -> dict:
     return env
 
 
-def run_json(cmd: list[str], timeout: float) -> tuple[dict | None, str, float]:
-    saved = dict(os.environ)
-    os.environ.update(one_thread_env())
-    try:
-        run = benchlib.run_with_rss(cmd, timeout_s=timeout)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-    report = benchlib.last_json_object(run.stdout)
-    if run.returncode != 0 or report is None:
-        tail = (run.stderr or run.stdout).strip().splitlines()[-3:]
-        return None, f"exit {run.returncode}: " + " | ".join(tail), run.peak_rss_mb
-    return report, "", run.peak_rss_mb
-
-
 def make_graph(args, nodes: int) -> str:
     """The graph's path prefix under --graphs (generated unless its three files exist)."""
     prefix = os.path.join(args.graphs, f"planted_n{nodes}_d{args.degree:g}_s{args.seed}")
@@ -85,7 +70,7 @@ def run_lrnn(args, prefix: str) -> dict:
     cmd = [os.path.join(args.build, "lrnn"), "train", TEMPLATE, "-e", prefix + ".examples.txt"] + \
         lrnn_query_args(prefix, args.held_out) + \
         ["--epochs", str(args.epochs), "--lr", str(args.lr), "--seed", str(args.seed), "--dtype", "float32", "--json"]
-    report, error, rss = run_json(cmd, args.timeout)
+    report, error, rss = benchlib.run_json(cmd, one_thread_env(), args.timeout)
     if report is None:
         return {"available": False, "reason": "lrnn train failed " + error, "peak_rss_mb": rss}
     timing = report["timing"]
@@ -101,7 +86,7 @@ def run_lrnn(args, prefix: str) -> dict:
 def run_pyg(args, prefix: str) -> dict:
     cmd = [sys.executable, PYG, "--graph", prefix + ".npz", "--epochs", str(args.epochs), "--lr", str(args.lr),
            "--seed", str(args.seed), "--threads", "1"] + (["--train-mask"] if args.held_out else [])
-    report, error, rss = run_json(cmd, args.timeout)
+    report, error, rss = benchlib.run_json(cmd, one_thread_env(), args.timeout)
     if report is None:
         return {"available": False, "reason": "PyG failed " + error, "peak_rss_mb": rss}
     return {"available": True, "build_s": report["build_s"], "epoch_s": report["epoch_s"],

@@ -85,26 +85,11 @@ def model_flops(graphs, hidden: int) -> dict:
             "epoch": forward + backward}
 
 
-def run_json(cmd: list[str], threads: int, timeout: float) -> tuple[dict | None, str, float]:
-    env_backup = dict(os.environ)
-    os.environ.update(thread_env(threads))
-    try:
-        run = benchlib.run_with_rss(cmd, timeout_s=timeout)
-    finally:
-        os.environ.clear()
-        os.environ.update(env_backup)
-    report = benchlib.last_json_object(run.stdout)
-    if run.returncode != 0 or report is None:
-        tail = (run.stderr or run.stdout).strip().splitlines()[-3:]
-        return None, f"exit {run.returncode}: " + " | ".join(tail), run.peak_rss_mb
-    return report, "", run.peak_rss_mb
-
-
 def run_lrnn(args, batch: int, dtype: str = "float64") -> dict:
     cmd = [os.path.join(args.build, "lrnn"), "train", template_for(args.dataset), "--dataset", "tu:" + args.dataset,
            "--epochs", str(args.epochs), "--optimizer", "adam", "--lr", str(args.lr), "--loss", "crossentropy",
            "--batch-size", str(batch), "--seed", str(args.seed), "--json", "--dtype", dtype]
-    report, error, rss = run_json(cmd, args.threads, args.timeout)
+    report, error, rss = benchlib.run_json(cmd, thread_env(args.threads), args.timeout)
     if report is None:
         return {"available": False, "reason": "lrnn train failed " + error}
     timing = report["timing"]
@@ -116,7 +101,7 @@ def run_lrnn(args, batch: int, dtype: str = "float64") -> dict:
 def run_peer(args, script: str, batch: int, extra: list[str]) -> dict:
     cmd = [sys.executable, script, "--dataset", args.dataset, "--epochs", str(args.epochs),
            "--batch-size", str(batch), "--lr", str(args.lr), "--seed", str(args.seed)] + extra
-    report, error, rss = run_json(cmd, args.threads, args.timeout)
+    report, error, rss = benchlib.run_json(cmd, thread_env(args.threads), args.timeout)
     if report is None:
         return {"available": False, "reason": error}
     epochs = report["epoch_s"]
