@@ -59,7 +59,9 @@ struct SampleStore::Builder::Maps {
 SampleStore::Builder::Builder() : maps_(std::make_unique<Maps>()) {}
 SampleStore::Builder::~Builder() = default;
 
-void SampleStore::Builder::add(Sample s) {
+void SampleStore::Builder::add(Sample s) { close_sample(std::move(s)); }
+
+void SampleStore::Builder::close_sample(Sample s) {
   for (const Literal& l : s.example.facts) add_fact(l);
   store_.fact_begin_.push_back(store_.facts_.size());
   store_.term_begin_.push_back(store_.terms_.size());

@@ -84,6 +84,11 @@ class SampleStore::Builder {
   Builder();
   ~Builder();
   void add(Sample sample);
+  // A sample given fact by fact (a reader of arrays never holds a graph's millions of facts
+  // as literals): the facts added since the last sample, then its head (id, queries,
+  // importance; its example's own facts, if any, come after them).
+  void add_fact(const Literal& l);
+  void close_sample(Sample head);
   SampleStore finish() &&;
 
  private:
@@ -91,7 +96,6 @@ class SampleStore::Builder {
   uint32_t string_id(const std::string& s);
   uint32_t value_id(const ValueSpec& v);
   uint32_t span_id(const Span& s);
-  void add_fact(const Literal& l);
 
   SampleStore store_;
   Tables tables_;
