@@ -243,34 +243,28 @@ ArrayGraph graph_from_arrays(const GraphArrays& a, const GraphNames& names, cons
   g.target_width = targets.width;
   g.split_of_node = node_splits(c, a, nodes);
 
-  std::vector<Term> node_terms;
-  node_terms.reserve(nodes);
-  for (size_t i = 0; i < nodes; ++i) node_terms.push_back(Term::number(std::to_string(i)));
-
-  // Facts in a TU graph's order (tu.cpp): node(i) and x(i) per node, then the edges.
+  // Facts in a TU graph's order (tu.cpp): node(i) and x(i) per node, then the edges; each
+  // node id is interned once (as literals, a 2M-edge graph spent most of its time looking
+  // the same ids up again).
   train::SampleStore::Builder store;
-  Literal node_fact = literal(names.node, {Term{}});
-  Literal feature_fact = literal(names.feature, {Term{}});
+  std::vector<uint32_t> node_ids(nodes);
+  for (size_t i = 0; i < nodes; ++i) node_ids[i] = store.intern_term(Term::number(std::to_string(i)));
+  ValueSpec features = vector_of(std::vector<double>(g.feature_width));
   for (size_t i = 0; i < nodes; ++i) {
-    node_fact.args[0] = node_terms[i];
-    store.add_fact(node_fact);
-    std::vector<double> row(g.feature_width);
-    for (size_t k = 0; k < g.feature_width; ++k) row[k] = a.x.number(i * g.feature_width + k);
-    feature_fact.args[0] = node_terms[i];
-    feature_fact.weight = vector_of(std::move(row));
-    store.add_fact(feature_fact);
+    store.add_fact(names.node, {&node_ids[i], 1}, nullptr);
+    for (size_t k = 0; k < g.feature_width; ++k) features.data[k] = a.x.number(i * g.feature_width + k);
+    store.add_fact(names.feature, {&node_ids[i], 1}, &features);
   }
-  Literal edge_fact = literal(names.edge, {Term{}, Term{}});
   for (size_t e = 0; e < g.edges; ++e) {
-    edge_fact.args[0] = node_terms[static_cast<size_t>(a.edge_index.integer(e))];
-    edge_fact.args[1] = node_terms[static_cast<size_t>(a.edge_index.integer(g.edges + e))];
-    store.add_fact(edge_fact);
+    const uint32_t ends[2] = {node_ids[static_cast<size_t>(a.edge_index.integer(e))],
+                              node_ids[static_cast<size_t>(a.edge_index.integer(g.edges + e))]};
+    store.add_fact(names.edge, ends, nullptr);
   }
   train::Sample head;
   head.example.id = names.example;
   head.queries.reserve(nodes);
   for (size_t i = 0; i < nodes; ++i) {
-    head.queries.push_back(literal(names.query, {node_terms[i]}));
+    head.queries.push_back(literal(names.query, {Term::number(std::to_string(i))}));
     if (a.y) head.queries.back().weight = target_of_node(*a.y, targets, i);
   }
   store.close_sample(std::move(head));

@@ -89,11 +89,17 @@ class SampleStore::Builder {
   // importance; its example's own facts, if any, come after them).
   void add_fact(const Literal& l);
   void close_sample(Sample head);
+  // A term interned once, for a reader that writes the same terms into many facts (a graph's
+  // node ids, in millions of edge facts), and a plain fact over such terms: no prefixes, no
+  // span, `value` (may be null) its value. The same fact as add_fact of its literal.
+  uint32_t intern_term(const Term& t);
+  void add_fact(const std::string& predicate, std::span<const uint32_t> terms, const ValueSpec* value);
   SampleStore finish() &&;
 
  private:
   struct Maps;
   uint32_t string_id(const std::string& s);
+  uint32_t predicate_id(const std::string& predicate);  // string_id, the last one remembered
   uint32_t value_id(const ValueSpec& v);
   uint32_t span_id(const Span& s);
 
