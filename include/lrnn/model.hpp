@@ -42,6 +42,9 @@ class Dataset {
   static Dataset load(const std::string& examples_path, const std::string& queries_path = "");
   static Dataset from_text(const std::string& examples, const std::string& queries = "");
   static Dataset from_ast(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries = {});
+  // The same with query line l's queries in part line_split[l] of a query split (one per line).
+  static Dataset from_ast(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries,
+                          const std::vector<QuerySplit>& line_split);
   // In an MPI job of N > 1 ranks (docs/distributed.md): this rank's block of the samples
   // only, parsing only its examples and query lines (their boundaries are found by the
   // lexer); a model trains on it as on the whole dataset. Outside a job the same as load().
@@ -62,6 +65,19 @@ class Dataset {
   Dataset subset(const std::vector<size_t>& indices) const;
   // (train, test): a seeded shuffle, the last round(fraction * size) samples are the test set.
   std::pair<Dataset, Dataset> split(double test_fraction, uint64_t seed = 1) const;
+
+  // Query splits (docs/big_graphs.md "Query splits"): the queries of the samples themselves
+  // split into training, validation and test parts, as PyG's node masks split one graph.
+  // Every query of the dataset, sample by sample in dataset order, query by query.
+  size_t num_queries() const;
+  // The same samples with query q in part split[q] (one entry per query).
+  Dataset with_query_splits(const std::vector<QuerySplit>& split) const;
+  // A seeded random split: round(val * n) validation and round(test * n) test queries, the
+  // rest (or round(train * n) when the fractions sum to less than 1) training queries.
+  Dataset with_query_split(double train, double val, double test, uint64_t seed = 1) const;
+  // Every query's part (Train for every query of a dataset without a split).
+  std::vector<QuerySplit> query_splits() const;
+  bool has_query_split() const;
   // The same samples with every valued example fact that is a neuron input a learnable
   // parameter of the data (PyNeuraLogic's build_dataset(learnable_facts=True)): a model
   // training on it trains them too. Each model that grounds it holds its own values

@@ -51,9 +51,23 @@ struct Settings {
   // entry into [-v, v]) then clip_grad_norm_ (the whole gradient's L2 norm scaled down to
   // at most n); unset: no clipping.
   std::optional<double> clip_grad_value, clip_grad_norm;
+  // Mini-batches of one sample's queries (docs/big_graphs.md "Mini-batches of queries"):
+  // > 0: each step takes this many training queries and runs only the part of the network
+  // they depend on; 0: whole samples per step (batch_size). fanout > 0: at most that many
+  // ground rules per (rule, head atom) in each step's part, drawn anew every step (seeded).
+  size_t query_batch_size = 0;
+  size_t fanout = 0;
   size_t max_ground_rules = kDefaultMaxGroundRules;  // per sample; beyond: a Limit error
   Dtype dtype = Dtype::Float64;  // of training and evaluation passes (saved with the model)
 };
+
+// Which part of a query split a query (an output) belongs to: inside one example (one
+// graph, one knowledge base) the queries themselves are split, as PyG's train/val/test
+// node masks split one graph's nodes (docs/big_graphs.md "Query splits"). Only training
+// queries give gradient; validation and test queries are evaluated from the same forward
+// passes. A query in no split (None) is computed but neither trained nor reported.
+enum class QuerySplit : uint8_t { Train = 0, Validation = 1, Test = 2, None = 3 };
+const char* to_string(QuerySplit split);  // "train" | "val" | "test" | "none"
 
 struct Metrics {
   double loss = 0;
@@ -66,7 +80,10 @@ struct EpochInfo {
   int epoch = 0;  // 1-based, counting earlier training of the model
   Metrics train;  // running metrics of the epoch's training passes
   bool has_test = false;
-  Metrics test;
+  Metrics test;  // of the test set, or of the test queries of a query split
+  // Of the validation queries of a query split (from the epoch's own forward passes).
+  bool has_validation = false;
+  Metrics validation;
   double lr = 0;  // the scheduled learning rate of the epoch
   double seconds = 0;
 };
@@ -78,6 +95,11 @@ struct TrainReport {
   // per-sample results of train().
   std::vector<std::vector<double>> last_epoch_outputs;
   bool stopped_early = false;
+  // With validation queries (a query split): the epoch (1-based, as EpochInfo::epoch) of the
+  // lowest validation loss, the first on a tie, and that epoch's report: the model a
+  // selection on validation picks and its test metrics. 0 without validation queries.
+  int best_epoch = 0;
+  EpochInfo best;
   double build_seconds = 0;   // grounding + neuralization + plan of the datasets
   double ground_seconds = 0;  // of which grounding + neuralization of the training set
   double train_seconds = 0;
@@ -95,11 +117,15 @@ struct Output {
   // The target was written as a list (`[1.0] q`, `[[1.0]] q`), so a one-entry value is a
   // vector there, not a scalar (the engine's 1x1 shape does not tell them apart).
   bool listed_target = false;
+  QuerySplit split = QuerySplit::Train;  // its query's part of a query split
   bool operator==(const Output&) const = default;
 };
 
 struct Evaluation {
-  Metrics metrics;
+  Metrics metrics;  // over every output with a target, whatever its split
+  // With a query split (any query not Train): the metrics of each part's outputs.
+  bool has_splits = false;
+  Metrics train, validation, test;
   std::vector<Output> outputs;
 };
 

@@ -190,6 +190,16 @@ def _as_python(value: np.ndarray) -> Any:
     return float(array) if array.ndim == 0 else array.tolist()
 
 
+def _core_split_args(spec: Any) -> Any:
+    """A QuerySplitSpec (or None) as the engine's SplitArgs."""
+    from lrnn import _core
+
+    args = _core.SplitArgs()
+    if spec is not None:
+        args.parts, args.fractions, args.seed = spec.parts(), list(spec.fractions or ()), spec.seed
+    return args
+
+
 class BuiltDataset:
     """A dataset grounded and neuralized against one model (PyNeuraLogic's
     `model.build_dataset(dataset)`): pass it to train/test/forward to skip rebuilding.
@@ -338,19 +348,30 @@ class TrainHistory:
     """Per-epoch training (and test) metrics, as PyNeuraLogic's TrainerHistory."""
 
     def __init__(self, reports: List[Dict[str, Any]], stopped_early: bool, seconds: float,
-                 results: Optional[List[Tuple[Any, Any, float]]] = None, count_results: bool = False):
+                 results: Optional[List[Tuple[Any, Any, float]]] = None, count_results: bool = False,
+                 best: Optional[Dict[str, Any]] = None):
         # PyNeuraLogic's train() result: (target, output, error) of every output in the last
         # epoch, the output as computed in that epoch's forward pass; history[i] is the i-th.
         self.results = list(results or [])
         self.epochs = [r["epoch"] for r in reports]
         self.train_losses = [r["train"]["loss"] for r in reports]
         self.train_accuracies = [r["train"]["accuracy"] for r in reports]
-        self.val_losses = [r["test"]["loss"] for r in reports if "test" in r]
-        self.val_accuracies = [r["test"]["accuracy"] for r in reports if "test" in r]
-        self.val_epochs = [r["epoch"] for r in reports if "test" in r]
+        # Validation: a query split's validation queries, else the test set of train(test_dataset=)
+        # (PyNeuraLogic's fit(val_dataset) spelling).
+        val_key = "val" if any("val" in r for r in reports) else "test"
+        self.val_losses = [r[val_key]["loss"] for r in reports if val_key in r]
+        self.val_accuracies = [r[val_key]["accuracy"] for r in reports if val_key in r]
+        self.val_epochs = [r["epoch"] for r in reports if val_key in r]
+        # A query split's test queries (or the test set), every epoch.
+        self.test_losses = [r["test"]["loss"] for r in reports if "test" in r]
+        self.test_accuracies = [r["test"]["accuracy"] for r in reports if "test" in r]
         self.learning_rates = [r["lr"] for r in reports]
         self.stopped_early = stopped_early
         self.seconds = seconds
+        # With validation queries: the epoch of the lowest validation loss and its report
+        # ({"epoch", "train", "val", "test", ...}); None otherwise.
+        self.best = best
+        self.best_epoch = best["epoch"] if best else None
         # A static graph dataset's training returns PyNeuraLogic's list of every epoch's
         # results (count_results), any other training the last epoch's.
         self._count_results = count_results
@@ -409,6 +430,9 @@ class Evaluation:
         self.queries = queries
         self.targets = targets
         self.listed_targets = list(result.get("listed_targets", [False] * len(queries)))
+        # With a query split: {"train": {...}, "val": {...}, "test": {...}} of each part's
+        # queries (loss, accuracy, auc, count); None without one.
+        self.splits = result.get("splits")
 
     # PyNeuraLogic's test() returns the outputs: iterating an Evaluation gives them.
     def __iter__(self) -> Iterator[Any]:
@@ -593,18 +617,38 @@ class Model(Template):
 
     # ---- data --------------------------------------------------------------------------------
     def build_dataset(self, dataset: Any, *, batch_size: Optional[int] = None, learnable_facts: bool = False,
-                      progress: bool = False) -> BuiltDataset:
+                      progress: bool = False, train_mask: Any = None, val_mask: Any = None, test_mask: Any = None,
+                      split: Optional[Tuple[float, float, float]] = None,
+                      seed: Optional[int] = None) -> BuiltDataset:
         """Grounds and neuralizes `dataset` (PyNeuraLogic's keywords): `batch_size` samples
         per training step, taken in the dataset's order (default: the settings').
         `learnable_facts=True`: every valued example fact that is a neuron input becomes a
         parameter of this built dataset, trained with the model and saved with
         BuiltDataset.state_dict() (a fact written with a weight name, `R.emb(k)["e": 2,]`,
-        shares that name's parameter). `progress` has no effect (building shows no bar)."""
+        shares that name's parameter). `progress` has no effect (building shows no bar).
+
+        A query split (docs/big_graphs.md "Query splits"), as PyG's node masks split one graph:
+        `train_mask`, `val_mask`, `test_mask` (boolean arrays, one entry per query of the
+        dataset in order; numpy or torch), or `split=(train, val, test)` fractions drawn with
+        `seed` (default: the settings' seed; the same split as `lrnn train --query-split`).
+        Only training queries give gradient; validation and test queries are reported every
+        epoch (TrainHistory.val_accuracies, .test_accuracies, .best) and by test() (.splits).
+        Without train_mask, every query in neither other mask trains."""
         if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
             raise ValueError(f"build_dataset's batch_size must be an integer >= 1, got {batch_size!r}")
         if learnable_facts and isinstance(dataset, BuiltDataset):
             raise ValueError("build_dataset(learnable_facts=True) takes a dataset, not one already built")
-        built = self._build_dataset(dataset, learnable_facts)
+        masks = (train_mask, val_mask, test_mask)
+        if split is not None or any(m is not None for m in masks):
+            if isinstance(dataset, BuiltDataset):
+                raise ValueError("a query split is given when building: pass the dataset, not one already built")
+            from lrnn.splits import QuerySplitSpec
+
+            self._query_split = QuerySplitSpec(masks, split, _seed_of(self.settings) if seed is None else int(seed))
+        try:
+            built = self._build_dataset(dataset, learnable_facts)
+        finally:
+            self._query_split = None
         if batch_size is not None:
             built = BuiltDataset(self, built._prepared, built._source, batch_size)
         return built
@@ -632,17 +676,22 @@ class Model(Template):
                 raise ValueError("this dataset was built for another model")
             return dataset
         engine.configure(self._config(None, None))  # grounding limits apply while building
+        # build_dataset's query split, or one the dataset carries (lrnn.datasets.from_arrays' masks)
+        spec = getattr(self, "_query_split", None)
+        if spec is None and hasattr(dataset, "_lrnn_query_split"):
+            spec = dataset._lrnn_query_split()
+        split = _core_split_args(spec)
         if isinstance(dataset, FileDataset):
             if dataset.examples_file is None:
                 raise ValueError("a FileDataset for training needs examples_file=")
-            prepared = engine.prepare_files(dataset.examples_file, dataset.queries_file or "", learnable_facts)
+            prepared = engine.prepare_files(dataset.examples_file, dataset.queries_file or "", learnable_facts, split)
             source = ("", "", os.fspath(dataset.examples_file), os.fspath(dataset.queries_file or ""))
         elif isinstance(dataset, Dataset):
             examples, queries = dataset.to_text()
-            prepared = engine.prepare_text(examples, queries, learnable_facts)
+            prepared = engine.prepare_text(examples, queries, learnable_facts, split)
             source = (examples, queries, "", "")
         elif hasattr(dataset, "_lrnn_samples"):  # lrnn.datasets: samples already held by the engine
-            prepared = engine.prepare_samples(dataset._lrnn_samples(), learnable_facts)
+            prepared = engine.prepare_samples(dataset._lrnn_samples(), learnable_facts, split)
             source = None  # held in C++, no text to draw a sample from
         elif isinstance(dataset, Sample):
             return self._build_dataset(Dataset([dataset]), learnable_facts)
@@ -725,6 +774,8 @@ class Model(Template):
         def on_epoch(report: Dict[str, Any]) -> bool:
             if bar is not None:
                 postfix = {"loss": f"{report['train']['loss']:.4g}", "acc": f"{report['train']['accuracy']:.3g}"}
+                if "val" in report:
+                    postfix["val_acc"] = f"{report['val']['accuracy']:.3g}"
                 if "test" in report:
                     postfix["test_loss"] = f"{report['test']['loss']:.4g}"
                 bar.set_postfix(postfix, refresh=False)
@@ -742,7 +793,8 @@ class Model(Template):
                            train_set._prepared.listed_targets())
         if self._torch is not None:
             self._torch.pull()  # the Parameters follow the trained weights
-        return TrainHistory(result["history"], result["stopped_early"], result["train_seconds"], results)
+        return TrainHistory(result["history"], result["stopped_early"], result["train_seconds"], results,
+                            best=result.get("best"))
 
     def _train_static(self, dataset: Any, epochs: Optional[int], **kwargs: Any) -> TrainHistory:
         """A static graph dataset trains sample by sample, and PyNeuraLogic returns the

@@ -20,6 +20,7 @@
 #include "lrnn/model.hpp"
 #include "api/dataset_impl.hpp"
 #include "sample_set.hpp"
+#include "train/dataset.hpp"
 
 namespace lrnn::python {
 
@@ -54,6 +55,7 @@ nb::dict epoch_dict(const EpochInfo& r) {
   nb::dict d;
   d["epoch"] = r.epoch;
   d["train"] = metrics_dict(r.train);
+  if (r.has_validation) d["val"] = metrics_dict(r.validation);
   if (r.has_test) d["test"] = metrics_dict(r.test);
   d["lr"] = r.lr;
   d["seconds"] = r.seconds;
@@ -74,6 +76,8 @@ nb::dict settings_dict(const Settings& s) {
   d["patience"] = s.patience;
   d["max_ground_rules"] = s.max_ground_rules;
   d["shuffle"] = s.shuffle;
+  d["query_batch_size"] = s.query_batch_size;
+  d["fanout"] = s.fanout;
   d["dtype"] = to_string(s.dtype);
   d["clip_grad_value"] = s.clip_grad_value ? nb::cast(*s.clip_grad_value) : nb::none();
   d["clip_grad_norm"] = s.clip_grad_norm ? nb::cast(*s.clip_grad_norm) : nb::none();
@@ -104,6 +108,8 @@ Settings settings_from(const nb::dict& d, Settings s) {
     else if (k == "patience") s.patience = nb::cast<int>(value);
     else if (k == "max_ground_rules") s.max_ground_rules = nb::cast<size_t>(value);
     else if (k == "shuffle") s.shuffle = nb::cast<bool>(value);
+    else if (k == "query_batch_size") s.query_batch_size = nb::cast<size_t>(value);
+    else if (k == "fanout") s.fanout = nb::cast<size_t>(value);
     else if (k == "dtype") s.dtype = parse_dtype(nb::cast<std::string>(value));
     else if (k == "clip_grad_value") s.clip_grad_value = nb::cast<double>(value);
     else if (k == "clip_grad_norm") s.clip_grad_norm = nb::cast<double>(value);
@@ -221,6 +227,7 @@ nb::dict train(Model& model, const BuiltSet& train_set, const BuiltSet* test_set
   d["stopped_early"] = result.stopped_early;
   d["train_seconds"] = result.train_seconds;
   d["history"] = history;
+  if (result.best_epoch > 0) d["best"] = epoch_dict(result.best);
   nb::list outputs;
   for (std::vector<double>& v : result.last_epoch_outputs) outputs.append(std::move(v));
   d["last_epoch_outputs"] = outputs;
@@ -247,7 +254,40 @@ nb::dict evaluate(Model& model, const BuiltSet& set, const std::string& loss) {
   d["outputs"] = outputs;
   d["predictions"] = predictions;
   d["listed_targets"] = listed;
+  if (ev.has_splits) {
+    nb::dict splits;
+    splits["train"] = metrics_dict(ev.train);
+    splits["val"] = metrics_dict(ev.validation);
+    splits["test"] = metrics_dict(ev.test);
+    d["splits"] = splits;
+  }
   return d;
+}
+
+// A query split of `data` (lrnn.splits.QuerySplitSpec): query q in part split[q] (0 train,
+// 1 validation, 2 test, 3 none: QuerySplit), or drawn by the fractions (train, val, test)
+// with `seed` (Dataset::with_query_split); neither: no split.
+struct SplitArgs {
+  std::vector<uint8_t> parts;
+  std::vector<double> fractions;
+  uint64_t seed = 1;
+};
+
+Dataset with_splits(Dataset data, const SplitArgs& args) {
+  if (!args.fractions.empty()) {
+    if (args.fractions.size() != 3) throw Error(ErrorKind::Semantic, "a query split takes three fractions (train, val, test)");
+    return data.with_query_split(args.fractions[0], args.fractions[1], args.fractions[2], args.seed);
+  }
+  const std::vector<uint8_t>& split = args.parts;
+  if (split.empty()) return data;
+  std::vector<QuerySplit> parts(split.size());
+  for (size_t q = 0; q < split.size(); ++q) {
+    if (split[q] > static_cast<uint8_t>(QuerySplit::None))
+      throw Error(ErrorKind::Semantic, "query split part " + std::to_string(split[q]) + " of query " +
+                                           std::to_string(q) + ": expected 0 (train), 1 (val), 2 (test) or 3 (none)");
+    parts[q] = static_cast<QuerySplit>(split[q]);
+  }
+  return data.with_query_splits(parts);
 }
 
 // Stratified k-fold cross-validation of this model's template with the dict's settings
@@ -306,8 +346,23 @@ nb::dict cross_validate_set(Model& model, const SampleSet& set, const nb::dict& 
 }  // namespace
 
 void bind_engine(nb::module_& m) {
+  m.def(
+      "random_query_split",
+      [](size_t n, double train, double val, double test, uint64_t seed) {
+        std::vector<uint8_t> out;
+        for (QuerySplit p : train::random_query_split(n, train, val, test, seed)) out.push_back(static_cast<uint8_t>(p));
+        return out;
+      },
+      nb::arg("n"), nb::arg("train"), nb::arg("val"), nb::arg("test"), nb::arg("seed"),
+      "The seeded random query split of `lrnn train --query-split` (0 train, 1 val, 2 test, 3 none per query)");
   m.def("default_settings", [] { return settings_dict(Settings{}); },
         "lrnn::Settings{} as a dict: the defaults of the CLI, the C++ API and lrnn.Settings");
+
+  nb::class_<SplitArgs>(m, "SplitArgs")
+      .def(nb::init<>())
+      .def_rw("parts", &SplitArgs::parts)
+      .def_rw("fractions", &SplitArgs::fractions)
+      .def_rw("seed", &SplitArgs::seed);
 
   nb::class_<BuiltSet>(m, "BuiltSet")
       .def("__len__", [](const BuiltSet& s) { return s.data.size(); })
@@ -321,6 +376,17 @@ void bind_engine(nb::module_& m) {
       .def("importances", [](const BuiltSet& s) {
         nb::list out;
         for (const Output& o : s.outputs) out.append(o.importance);
+        return out;
+      })
+      .def("num_queries", [](const BuiltSet& s) { return s.data.num_queries(); })
+      .def("query_splits", [](const BuiltSet& s) {
+        std::vector<uint8_t> out;
+        for (QuerySplit p : s.data.query_splits()) out.push_back(static_cast<uint8_t>(p));
+        return out;
+      })
+      .def("output_splits", [](const BuiltSet& s) {
+        std::vector<uint8_t> out;
+        for (const Output& o : s.outputs) out.push_back(static_cast<uint8_t>(o.split));
         return out;
       })
       .def("listed_targets", [](const BuiltSet& s) {
@@ -339,23 +405,31 @@ void bind_engine(nb::module_& m) {
              new (self) Model(Template::from_string(template_text, "<template>"), s);
            },
            nb::arg("template_text"), nb::arg("initializer") = Settings{}.initializer, nb::arg("seed") = Settings{}.seed)
+      // `split`: a query split (docs/big_graphs.md), one part per query (empty: every query trains).
       .def("prepare_text",
-           [](const Model& self, const std::string& examples, const std::string& queries, bool learnable_facts) {
-             return build_set(self, learnable(Dataset::from_text(examples, queries), learnable_facts));
+           [](const Model& self, const std::string& examples, const std::string& queries, bool learnable_facts,
+              const SplitArgs& split) {
+             return build_set(self,
+                              learnable(with_splits(Dataset::from_text(examples, queries), split), learnable_facts));
            },
-           nb::arg("examples"), nb::arg("queries"), nb::arg("learnable_facts") = false)
+           nb::arg("examples"), nb::arg("queries"), nb::arg("learnable_facts") = false,
+           nb::arg("split") = SplitArgs{})
       .def("prepare_files",
-           [](const Model& self, const std::string& examples, const std::string& queries, bool learnable_facts) {
+           [](const Model& self, const std::string& examples, const std::string& queries, bool learnable_facts,
+              const SplitArgs& split) {
              // In an MPI job each rank parses only its share (learnable facts are not sharded).
+             if (!split.parts.empty() || !split.fractions.empty())
+               return build_set(self, learnable(with_splits(Dataset::load(examples, queries), split), learnable_facts));
              return build_set(self, learnable_facts ? learnable(Dataset::load(examples, queries), true)
                                                     : Dataset::load_share(examples, queries));
            },
-           nb::arg("examples"), nb::arg("queries"), nb::arg("learnable_facts") = false)
+           nb::arg("examples"), nb::arg("queries"), nb::arg("learnable_facts") = false,
+           nb::arg("split") = SplitArgs{})
       .def("prepare_samples",
-           [](const Model& self, const SampleSet& set, bool learnable_facts) {
-             return build_set(self, learnable(set.data, learnable_facts));
+           [](const Model& self, const SampleSet& set, bool learnable_facts, const SplitArgs& split) {
+             return build_set(self, learnable(with_splits(set.data, split), learnable_facts));
            },
-           nb::arg("samples"), nb::arg("learnable_facts") = false)
+           nb::arg("samples"), nb::arg("learnable_facts") = false, nb::arg("split") = SplitArgs{})
       .def("example_parameters",
            [](const Model& self, const BuiltSet& set) {
              nb::list out;

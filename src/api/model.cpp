@@ -68,6 +68,11 @@ Dataset Dataset::from_ast(std::vector<ExampleAst> examples, const std::vector<Qu
   const size_t parsed = examples.size();
   return Impl::make(train::pair_samples(std::move(examples), queries), parsed);
 }
+Dataset Dataset::from_ast(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries,
+                          const std::vector<QuerySplit>& line_split) {
+  const size_t parsed = examples.size();
+  return Impl::make(train::pair_samples(std::move(examples), queries, line_split), parsed);
+}
 Dataset Dataset::load(const std::string& examples_path, const std::string& queries_path) {
   std::vector<QueryLineAst> q;
   if (!queries_path.empty()) q = load_queries(queries_path);
@@ -117,6 +122,34 @@ std::pair<Dataset, Dataset> Dataset::split(double test_fraction, uint64_t seed) 
   // Both parts were parsed as one: each counts the examples parsed to build it.
   return {Impl::make(impl_->samples.subset(tr), impl_->parsed_examples),
           Impl::make(impl_->samples.subset(te), impl_->parsed_examples)};
+}
+
+size_t Dataset::num_queries() const {
+  size_t n = 0;
+  for (const train::Sample& s : impl_->samples.without_facts()) n += s.queries.size();
+  return n;
+}
+
+Dataset Dataset::with_query_splits(const std::vector<QuerySplit>& split) const {
+  refuse_share(*impl_, "a query split");
+  auto impl = std::make_shared<Impl>();
+  impl->samples = impl_->samples.with_query_splits(split);
+  impl->parsed_examples = impl_->parsed_examples;
+  impl->learnable_facts = impl_->learnable_facts;
+  impl->id = next_dataset_id++;
+  return Dataset(std::move(impl));
+}
+
+Dataset Dataset::with_query_split(double train, double val, double test, uint64_t seed) const {
+  return with_query_splits(train::random_query_split(num_queries(), train, val, test, seed));
+}
+
+std::vector<QuerySplit> Dataset::query_splits() const { return impl_->samples.query_splits(); }
+
+bool Dataset::has_query_split() const {
+  for (const train::Sample& s : impl_->samples.without_facts())
+    if (!s.split.empty()) return true;
+  return false;
 }
 
 // ---- Model ------------------------------------------------------------------------------
@@ -262,6 +295,8 @@ TrainReport Model::train(const Dataset& data, const Dataset* test,
   }
   report.epochs = result.epochs;
   report.stopped_early = result.stopped_early;
+  report.best_epoch = result.best_epoch;
+  report.best = result.best;
   report.train_seconds = result.train_seconds;
   report.history = std::move(result.history);
   report.last_epoch_outputs = std::move(result.last_epoch_outputs);
@@ -356,7 +391,7 @@ std::vector<Output> Model::ground_queries(const Dataset& data) const {
   std::vector<Output> out;
   out.reserve(set->outputs.size());
   for (const train::OutputInfo& o : set->outputs)
-    out.push_back({o.sample, o.text, o.target, {}, {}, 1, 1, o.importance, o.listed_target});
+    out.push_back({o.sample, o.text, o.target, {}, {}, 1, 1, o.importance, o.listed_target, o.split});
   if (set->sharded()) return train::dist::gather_outputs(out, *set);  // rank 0: all, in order
   return out;
 }
@@ -401,6 +436,9 @@ CrossValidationReport cross_validate(const Template& tmpl, const Settings& setti
                                      uint64_t fold_seed, const std::function<bool(int, const EpochInfo&)>& on_epoch,
                                      bool test_curve) {
   refuse_share(data.impl(), "cross-validation");
+  if (data.has_query_split())
+    throw Error(ErrorKind::Semantic, "cross-validation deals whole samples into folds: the dataset's query split "
+                                     "(its validation and test queries) would be trained on; give one or the other");
   return train::cross_validate(tmpl.ast(), settings, data.impl().samples, k, fold_seed, on_epoch, test_curve);
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <csignal>
 #include <cstdlib>
 #include <chrono>
@@ -22,6 +23,8 @@
 #include "syntax/atomic_file.hpp"
 #include "lrnn/model.hpp"
 #include "train/distributed.hpp"
+#include "train/config.hpp"
+#include "train/dataset.hpp"
 #include "train/report.hpp"
 
 namespace {
@@ -35,6 +38,9 @@ struct TrainOptions {
   std::string template_path, examples_path, queries_path, dataset;
   std::string test_examples_path, test_queries_path;
   double test_fraction = 0;
+  // A query split of the training data (docs/big_graphs.md "Query splits"): fractions, or
+  // per-split query files (--val-queries, and --test-queries without --test-examples).
+  std::string query_split, val_queries_path;
   int epochs = kDefaults.epochs;
   std::string optimizer = kDefaults.optimizer;
   double lr = kDefaults.lr;
@@ -48,6 +54,7 @@ struct TrainOptions {
   int step_size = 1;
   double gamma = kDefaults.gamma;
   size_t max_ground_rules = kDefaultMaxGroundRules;
+  size_t query_batch_size = kDefaults.query_batch_size, fanout = kDefaults.fanout;
   std::string dtype = to_string(kDefaults.dtype);
   int report_every = 0;
   int checkpoint_every = 0;  // > 0: also --save the model every N epochs during training
@@ -87,6 +94,8 @@ Settings apply_options(const TrainOptions& o, const CLI::App& cmd, Settings s, b
   else if (!loaded) s.step_size = std::nullopt;  // a quarter of the epochs
   if (take("--gamma")) s.gamma = o.gamma;
   if (take("--max-ground-rules")) s.max_ground_rules = o.max_ground_rules;
+  if (take("--query-batch-size")) s.query_batch_size = o.query_batch_size;
+  if (take("--fanout")) s.fanout = o.fanout;
   if (take("--dtype")) s.dtype = parse_dtype(o.dtype);
   return s;
 }
@@ -124,6 +133,16 @@ void finish_interrupted() {
   std::exit(128 + stop_signal);
 }
 
+// Options that exclude or need each other (--fanout without --query-batch-size, ...) are
+// usage errors, found before anything is loaded: the settings' own checks (make_train_config).
+void check_settings(const Settings& settings) {
+  try {
+    train::make_train_config(settings, 0);
+  } catch (const Error& e) {
+    throw CLI::ValidationError(e.message());
+  }
+}
+
 Model make_model(const TrainOptions& o, const CLI::App& cmd) {
   if (!o.load_path.empty()) {
     // The saved model carries its template: a TEMPLATE given too would be ignored.
@@ -132,23 +151,97 @@ Model make_model(const TrainOptions& o, const CLI::App& cmd) {
                                            "' carries its own template, so '" + o.template_path + "' would be ignored");
     Model model = Model::load(o.load_path);
     model.settings() = apply_options(o, cmd, model.settings(), true);
+    check_settings(model.settings());
     return model;
   }
   if (o.template_path.empty()) throw Error(ErrorKind::Semantic, "lrnn train needs a TEMPLATE (or --load MODEL)");
   const Settings settings = apply_options(o, cmd, Settings{}, false);
+  check_settings(settings);
   return Model(Template::from_file(o.template_path), settings);
 }
 
-// (train, test) from --examples/--dataset and --test-examples or --test-fraction.
+// `--query-split TRAIN,VAL,TEST`: three fractions in [0, 1] summing to at most 1.
+std::array<double, 3> split_fractions(const std::string& text) {
+  std::array<double, 3> f{};
+  size_t start = 0, k = 0;
+  for (; k < 3; ++k) {
+    const size_t comma = text.find(',', start);
+    const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    char* end = nullptr;
+    f[k] = std::strtod(part.c_str(), &end);
+    if (part.empty() || end != part.c_str() + part.size() || !std::isfinite(f[k]))
+      throw Error(ErrorKind::Semantic, "--query-split '" + text + "': expected three fractions TRAIN,VAL,TEST "
+                                       "(e.g. 0.6,0.2,0.2), got '" + part + "'");
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (k != 2)
+    throw Error(ErrorKind::Semantic, "--query-split '" + text + "': expected three fractions TRAIN,VAL,TEST "
+                                     "(e.g. 0.6,0.2,0.2)");
+  return f;
+}
+
+// The training data with a query split, from --query-split or per-split query files.
+Dataset load_query_split(const TrainOptions& o, uint64_t seed) {
+  const bool files = !o.val_queries_path.empty() || !o.test_queries_path.empty();
+  if (!o.query_split.empty() && files)
+    throw CLI::ValidationError("give either --query-split fractions or per-split query files "
+                                     "(--val-queries, --test-queries), not both");
+  if (o.test_fraction > 0)
+    throw CLI::ValidationError("a query split holds out queries, --test-fraction whole samples: give one of them");
+  if (!o.query_split.empty()) {
+    const std::array<double, 3> f = split_fractions(o.query_split);
+    return cli::load_dataset(o.dataset, o.examples_path, o.queries_path).with_query_split(f[0], f[1], f[2], seed);
+  }
+  if (!o.dataset.empty())
+    throw CLI::ValidationError("per-split query files (--val-queries, --test-queries) split the queries of "
+                                     "--examples; a --dataset has its own queries: use --query-split");
+  if (o.queries_path.empty())
+    throw CLI::ValidationError("per-split query files need the training queries too: give --queries FILE");
+  cli::LoadedData d = cli::load_data("", o.examples_path, o.queries_path);
+  std::vector<QuerySplit> line_split(d.queries.size(), QuerySplit::Train);
+  auto add = [&](const std::string& path, QuerySplit part) {
+    if (path.empty()) return;
+    std::vector<QueryLineAst> lines = load_queries(path);
+    line_split.insert(line_split.end(), lines.size(), part);
+    d.queries.insert(d.queries.end(), std::make_move_iterator(lines.begin()), std::make_move_iterator(lines.end()));
+  };
+  add(o.val_queries_path, QuerySplit::Validation);
+  add(o.test_queries_path, QuerySplit::Test);
+  return Dataset::from_ast(std::move(d.examples), d.queries, line_split);
+}
+
+// (train, test) from --examples/--dataset and --test-examples or --test-fraction, or the
+// training data with a query split (then no separate test set).
 // In an MPI job each rank parses only its share of the files, except with --test-fraction:
 // the seeded split needs every sample, so each rank parses them all and grounds its block.
 std::pair<Dataset, Dataset> load_datasets(const TrainOptions& o, uint64_t seed) {
+  if (!o.test_examples_path.empty() && !o.val_queries_path.empty())
+    throw CLI::ValidationError("--val-queries splits the training examples' queries; --test-examples is a "
+                                     "separate test set: give --test-queries without --test-examples for a split");
+  if (!o.query_split.empty() || !o.val_queries_path.empty() ||
+      (!o.test_queries_path.empty() && o.test_examples_path.empty())) {
+    if (!o.test_examples_path.empty())
+      throw CLI::ValidationError("a query split has its own test queries: give no --test-examples with it");
+    return {load_query_split(o, seed), Dataset()};
+  }
   if (o.test_fraction > 0) {
     return cli::load_dataset(o.dataset, o.examples_path, o.queries_path).split(o.test_fraction, seed);
   }
   Dataset all = cli::load_data_share(o.dataset, o.examples_path, o.queries_path);
   if (!o.test_examples_path.empty()) return {all, Dataset::load_share(o.test_examples_path, o.test_queries_path)};
   return {all, Dataset()};
+}
+
+// One part of a query split in the summary (a part without targeted queries says so).
+void print_split_metrics(const char* part, const Metrics& m) {
+  if (m.count == 0) {
+    std::printf("%-6s no queries\n", (std::string(part) + ":").c_str());
+    return;
+  }
+  std::printf("%-6s loss %.6f  accuracy %.4f", (std::string(part) + ":").c_str(), m.loss, m.accuracy);
+  if (std::isfinite(m.auc)) std::printf("  auc %.4f", m.auc);
+  std::printf("  (%zu queries)\n", m.count);
 }
 
 // Progress on stderr: a bar on a terminal, a line every `every` epochs otherwise.
@@ -238,6 +331,15 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
     j["test"] = train::metrics_json(tev.metrics);
     j["test"]["outputs"] = train::outputs_json(tev);
   }
+  if (ev.has_splits) {
+    j["splits"] = {{"train", train::metrics_json(ev.train)},
+                   {"val", train::metrics_json(ev.validation)},
+                   {"test", train::metrics_json(ev.test)}};
+    if (result.best_epoch > 0)
+      j["best"] = {{"epoch", result.best_epoch},
+                   {"val", train::metrics_json(result.best.validation)},
+                   {"test", train::metrics_json(result.best.test)}};
+  }
   j["timing"] = {{"build_s", build_s},
                  {"ground_s", result.ground_seconds},
                  {"train_s", result.train_seconds},
@@ -277,7 +379,16 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   }
   std::printf("trained %d epochs on %zu samples (%zu parameters)\n", result.epochs, train_data.size(),
               model.num_parameter_values());
-  std::printf("train: loss %.6f  accuracy %.4f\n", ev.metrics.loss, ev.metrics.accuracy);
+  if (ev.has_splits) {
+    print_split_metrics("train", ev.train);
+    print_split_metrics("val", ev.validation);
+    print_split_metrics("test", ev.test);
+    if (result.best_epoch > 0)
+      std::printf("best validation loss at epoch %d: val accuracy %.4f, test accuracy %.4f\n", result.best_epoch,
+                  result.best.validation.accuracy, result.best.test.accuracy);
+  } else {
+    std::printf("train: loss %.6f  accuracy %.4f\n", ev.metrics.loss, ev.metrics.accuracy);
+  }
   if (has_test)
     std::printf("test:  loss %.6f  accuracy %.4f\n", j["test"]["loss"].is_number() ? j["test"]["loss"].get<double>() : NAN,
                 j["test"]["accuracy"].is_number() ? j["test"]["accuracy"].get<double>() : NAN);
@@ -294,7 +405,8 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
 void run_cross_validation(const TrainOptions& o, const CLI::App& cmd) {
   if (train::dist::world().size > 1)
     throw Error(ErrorKind::Semantic, "--folds is not distributed: run cross-validation without mpirun (or with -np 1)");
-  for (const char* single : {"--load", "--save", "--test-examples", "--test-queries", "--test-fraction", "--report"})
+  for (const char* single : {"--load", "--save", "--test-examples", "--test-queries", "--test-fraction", "--report",
+                             "--query-split", "--val-queries"})
     if (cmd.count(single))
       throw Error(ErrorKind::Semantic, std::string("--folds trains k fresh models on their own test folds: ") + single +
                                            " cannot be combined with it");
@@ -388,9 +500,35 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("--gamma", o->gamma, "step/exponential schedules: the decay factor (default " + number_text(kDefaults.gamma) + ")")
       ->check(cli::finite_number(0, 1, true));
   cmd->add_option("--test-examples", o->test_examples_path, "Test examples file");
-  cmd->add_option("--test-queries", o->test_queries_path, "Test queries file");
+  cmd->add_option("--test-queries", o->test_queries_path,
+                  "Test queries file: of --test-examples, or without them the test part of a query split of the "
+                  "training examples");
+  cmd->add_option("--val-queries", o->val_queries_path,
+                  "Validation queries of the training examples (a query split: evaluated every epoch, not trained on)");
+  cmd->add_option("--query-split", o->query_split,
+                  "TRAIN,VAL,TEST: split the training data's queries by these fractions (seeded by --seed); only "
+                  "training queries give gradient, validation and test queries are reported every epoch")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            try {
+              const std::array<double, 3> f = split_fractions(text);
+              train::random_query_split(0, f[0], f[1], f[2], 1);  // the fractions' own checks
+            } catch (const Error& e) {
+              return std::string(e.message());
+            }
+            return std::string();
+          },
+          "TRAIN,VAL,TEST"));
   cmd->add_option("--test-fraction", o->test_fraction, "Hold out this fraction of the samples (seeded)")->check(cli::finite_number(0, 1));
-  cmd->add_option("--patience", o->patience, "Early stopping: epochs without improvement (0: off)")->check(cli::finite_number(0, 1e9, false, true));
+  cmd->add_option("--query-batch-size", o->query_batch_size,
+                  "Training queries per step, each step running only the part of the network they depend on (one "
+                  "big graph or knowledge base; default 0: whole samples per step)")
+      ->check(cli::finite_number(0, 1e12, false, true));
+  cmd->add_option("--fanout", o->fanout,
+                  "With --query-batch-size: at most F ground rules per rule and head atom in each step, drawn anew "
+                  "every step (GraphSAGE / NeighborLoader sampling; default 0: all)")
+      ->check(cli::finite_number(0, 1e12, false, true));
+  cmd->add_option("--patience", o->patience, "Early stopping: epochs without improvement of the validation loss (with a query split), else of the test loss, else of the training loss (0: off)")->check(cli::finite_number(0, 1e9, false, true));
   cmd->add_option("--dtype", o->dtype,
                   "Scalar type of the forward and backward passes: float32 | float64 (default " + o->dtype +
                       "; parameters and optimizer state stay float64)")

@@ -94,6 +94,7 @@ nlohmann::json history_json(const std::vector<EpochInfo>& history) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : history) {
     nlohmann::json e = {{"epoch", r.epoch}, {"train", train::metrics_json(r.train)}, {"lr", r.lr}, {"epoch_s", r.seconds}};  // time keys end in _s
+    if (r.has_validation) e["val"] = train::metrics_json(r.validation);
     if (r.has_test) e["test"] = train::metrics_json(r.test);
     out.push_back(std::move(e));
   }

@@ -78,6 +78,9 @@ std::string Engine::to_json(const TrainConfig& config) const {
       {"clip_grad_norm", config.clip_grad_norm},
       {"dtype", to_string(config.dtype)},
   };
+  // Written only when set: files without them are the same as before query batches.
+  if (config.query_batch_size > 0) training["query_batch_size"] = config.query_batch_size;
+  if (config.fanout > 0) training["fanout"] = config.fanout;
   json j = {{"format", "lrnn-model"},
             {"version", kModelFileVersion},
             {"template", print_template(ast_)},
@@ -145,6 +148,8 @@ std::unique_ptr<Engine> Engine::from_json(const std::string& text, TrainConfig& 
     config.clip_grad_norm = t.value("clip_grad_norm", 0.0);
     // Files written before the float32 mode trained in float64.
     config.dtype = parse_dtype(t.value("dtype", std::string("float64")));
+    config.query_batch_size = t.value("query_batch_size", size_t{0});
+    config.fanout = t.value("fanout", size_t{0});
     engine->optimizer_config_ = config.optimizer;
     engine->optimizer_state_ = t.at("optimizer_state").get<std::vector<double>>();
     return engine;

@@ -60,6 +60,14 @@ TrainConfig make_train_config(const Settings& s, int epochs_trained) {
   c.patience = s.patience;
   c.shuffle = s.shuffle;
   c.dtype = s.dtype;
+  c.query_batch_size = s.query_batch_size;
+  c.fanout = s.fanout;
+  if (s.query_batch_size > 0 && s.batch_size > 0)
+    throw Error(ErrorKind::Semantic, "settings 'batch_size' (samples per step) and 'query_batch_size' (queries of a "
+                                     "sample per step) exclude each other: give one");
+  if (s.fanout > 0 && s.query_batch_size == 0)
+    throw Error(ErrorKind::Semantic, "setting 'fanout' samples the supports of query batches: set 'query_batch_size' "
+                                     "too (a fan-out of whole samples would drop ground rules of every pass)");
   if (s.clip_grad_value) {
     require(std::isfinite(*s.clip_grad_value) && *s.clip_grad_value > 0, "clip_grad_value", "a finite number > 0",
             *s.clip_grad_value);
@@ -93,6 +101,8 @@ Settings settings_of(const TrainConfig& c) {
   s.gamma = c.schedule.gamma;
   s.patience = c.patience;
   s.shuffle = c.shuffle;
+  s.query_batch_size = c.query_batch_size;
+  s.fanout = c.fanout;
   if (c.clip_grad_value > 0) s.clip_grad_value = c.clip_grad_value;
   if (c.clip_grad_norm > 0) s.clip_grad_norm = c.clip_grad_norm;
   return s;

@@ -19,22 +19,34 @@ std::vector<double> target_of(const Literal& query) {
 }
 
 std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries) {
-  // The pairing rules are the logic stage's (logic::pair_queries); a single example that
-  // serves many query lines becomes ONE sample holding all of them, so it is grounded
-  // and neuralized once (a knowledge base with thousands of queries stays one network).
+  return pair_samples(std::move(examples), queries, {});
+}
+
+std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries,
+                                 const std::vector<QuerySplit>& line_split) {
+  if (!line_split.empty() && line_split.size() != queries.size())
+    throw Error(ErrorKind::Semantic, "a query split by lines needs one part per query line");
+  // The pairing rules are the logic stage's (logic::pair_queries); with query lines, pair k
+  // is line k. A single example that serves many query lines becomes ONE sample holding
+  // all of them, so it is grounded and neuralized once (a knowledge base with thousands of
+  // queries stays one network).
   std::vector<logic::QueryPairing> pairs = logic::pair_queries(examples, queries);
+  auto part_of = [&](size_t pair) { return line_split.empty() ? QuerySplit::Train : line_split[pair]; };
   std::vector<Sample> out;
   if (examples.size() == 1 && pairs.size() > 1) {
     Sample s;
     bool weighted = false;
     for (const auto& p : pairs) weighted |= !p.importance.empty();
-    for (auto& p : pairs) {
+    for (size_t k = 0; k < pairs.size(); ++k) {
+      auto& p = pairs[k];
       if (weighted) {
         if (p.importance.empty()) p.importance.assign(p.queries.size(), 1.0);
         s.importance.insert(s.importance.end(), p.importance.begin(), p.importance.end());
       }
+      s.split.insert(s.split.end(), p.queries.size(), part_of(k));
       s.queries.insert(s.queries.end(), p.queries.begin(), p.queries.end());
     }
+    if (line_split.empty()) s.split.clear();
     s.example = std::move(examples[0]);
     out.push_back(std::move(s));
     return out;
@@ -48,11 +60,13 @@ std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::ve
     if (p.queries.empty())
       throw Error(ErrorKind::Semantic, examples[p.example].span,
                   "example has no query: label it (`<1> q :- facts.`) or give a queries file");
+    const size_t k = out.size();
     if (--uses[p.example] == 0) {
       out.push_back({std::move(examples[p.example]), std::move(p.queries), std::move(p.importance)});
     } else {
       out.push_back({examples[p.example], std::move(p.queries), std::move(p.importance)});
     }
+    if (!line_split.empty() && part_of(k) != QuerySplit::Train) out.back().split.assign(out.back().queries.size(), part_of(k));
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lrnn/ast.hpp"
+#include "lrnn/training.hpp"
 
 namespace lrnn::train {
 
@@ -16,6 +17,9 @@ struct Sample {
   std::vector<Literal> queries;  // weight = target (absent: inference only)
   std::vector<double> importance;  // per query: a factor on its loss (empty: every query 1)
   double importance_of(size_t q) const { return importance.empty() ? 1.0 : importance[q]; }
+  // per query: its part of a query split (empty: every query trains)
+  std::vector<QuerySplit> split;
+  QuerySplit split_of(size_t q) const { return split.empty() ? QuerySplit::Train : split[q]; }
 };
 
 // Pairs examples with query lines: a labelled example holds its own queries; N examples
@@ -23,6 +27,10 @@ struct Sample {
 // ones pair by id. `queries` may be empty when the examples are labelled. Throws
 // lrnn::Error naming the offending line when nothing pairs.
 std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries);
+// The same with each query line's queries in the part `line_split[l]` of a query split (one
+// entry per line; the lines of per-split query files, `lrnn train --val-queries`).
+std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries,
+                                 const std::vector<QuerySplit>& line_split);
 
 // A query whose predicate (name/arity) no rule head, template fact or example fact defines
 // can never be derived: its value would be a silent 0 (a typo trains against nothing).
@@ -31,6 +39,15 @@ void check_queries_defined(const TemplateAst& tmpl, std::span<const Sample> samp
 // The same with the examples' fact predicates given as "name/arity" keys (`samples` are
 // read for their queries only).
 void check_queries_defined(const TemplateAst& tmpl, std::set<std::string> fact_keys, std::span<const Sample> samples);
+
+// Each query of `samples` (sample by sample, query by query) assigned to a part: `split` has
+// one entry per query of them all. Throws lrnn::Error when the count differs.
+void assign_query_splits(std::span<Sample> samples, std::span<const QuerySplit> split);
+// A seeded random split of `n` queries: round(validation * n) validation and round(test * n)
+// test queries, round(train * n) training queries (all the rest when the three fractions
+// sum to 1), any left over in no split. The fractions must be in [0, 1] and sum to at most
+// 1 (lrnn::Error naming the one at fault). The same seed gives the same split everywhere.
+std::vector<QuerySplit> random_query_split(size_t n, double train, double validation, double test, uint64_t seed);
 
 // The target of a query literal as a flat array (empty if it has none).
 std::vector<double> target_of(const Literal& query);

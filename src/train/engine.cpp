@@ -14,6 +14,7 @@
 #include "lrnn/syntax.hpp"
 #include "train/distributed.hpp"
 #include "train/example_facts.hpp"
+#include "train/query_batches.hpp"
 #include "train/sample_store.hpp"
 
 #ifdef _OPENMP
@@ -44,9 +45,14 @@ std::string query_text(const Literal& q) {
 
 }  // namespace
 
-Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
-                   const std::vector<std::vector<double>>& outputs,
-                   std::vector<std::vector<double>>* predictions_out) {
+namespace {
+
+// Loss, accuracy and AUC over the targeted outputs `counts(o)` admits; every output's
+// prediction into `predictions_out` if given.
+template <class Counts>
+Metrics metrics_over(LossKind loss_kind, const std::vector<OutputInfo>& infos,
+                     const std::vector<std::vector<double>>& outputs,
+                     std::vector<std::vector<double>>* predictions_out, const Counts& counts) {
   Metrics m;
   std::vector<std::vector<double>> preds, targets;
   std::vector<double> scores, binary;
@@ -54,11 +60,12 @@ Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
   double total = 0;
   std::vector<double> grad;
   for (size_t o = 0; o < infos.size(); ++o) {
+    if (!predictions_out && (infos[o].target.empty() || !counts(o))) continue;
     const std::vector<double>& y = outputs[o];
     std::vector<double> p(y.size());
     predict(loss_kind, y, p);
     if (predictions_out) predictions_out->push_back(p);
-    if (infos[o].target.empty()) continue;
+    if (infos[o].target.empty() || !counts(o)) continue;
     grad.assign(y.size(), 0.0);
     total += infos[o].importance * loss(loss_kind, y, infos[o].target, grad);
     ++m.count;
@@ -77,6 +84,27 @@ Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
   m.accuracy = m.count ? accuracy(preds, targets) : std::numeric_limits<double>::quiet_NaN();
   m.auc = all_binary && m.count ? auc(scores, binary) : std::numeric_limits<double>::quiet_NaN();
   return m;
+}
+
+}  // namespace
+
+uint64_t next_prepared_set_id() { return next_set_id++; }
+
+Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
+                   const std::vector<std::vector<double>>& outputs,
+                   std::vector<std::vector<double>>* predictions_out) {
+  return metrics_over(loss_kind, infos, outputs, predictions_out, [](size_t) { return true; });
+}
+
+Metrics metrics_of_split(LossKind loss_kind, const std::vector<OutputInfo>& infos,
+                         const std::vector<std::vector<double>>& outputs, QuerySplit split) {
+  return metrics_over(loss_kind, infos, outputs, nullptr, [&](size_t o) { return infos[o].split == split; });
+}
+
+bool PreparedSet::has_query_split() const {
+  for (const OutputInfo& o : outputs)
+    if (o.split != QuerySplit::Train) return true;
+  return false;
 }
 
 template <class T>
@@ -252,11 +280,12 @@ PreparedSet Engine::prepare_each(std::span<const Sample> samples,
       std::vector<double> target = target_of(s.queries[q]);
       const double importance = s.importance_of(q);
       const bool listed = s.queries[q].weight && s.queries[q].weight->kind != ValueSpec::Kind::Scalar;
+      const QuerySplit split = s.split_of(q);
       const auto& matches = set.atom_texts[i][q];
       if (matches.empty()) {
-        set.outputs.push_back({i, q, query_text(s.queries[q]), target, importance, listed});
+        set.outputs.push_back({i, q, query_text(s.queries[q]), target, importance, listed, split});
       } else {
-        for (const std::string& t : matches) set.outputs.push_back({i, q, t, target, importance, listed});
+        for (const std::string& t : matches) set.outputs.push_back({i, q, t, target, importance, listed, split});
       }
     }
   }
@@ -434,7 +463,8 @@ void SampleSteps::take_outputs(const exec::Plan& plan, const PreparedSet& set, u
   ws.grads.assign(plan.num_values, 0.0);
   const size_t first = first_output_[local];
   out.loss = seed_loss_gradients(
-      plan, ws, loss_kind, [&](size_t o) -> const std::vector<double>& { return set.outputs[first + o].target; },
+      plan, ws, loss_kind,
+      [&](size_t o) -> const std::vector<double>& { return set.outputs[first + o].training_target(); },
       with_metrics ? &out.predictions : nullptr, with_metrics ? &out.targets : nullptr, mean_over,
       [&](size_t o) { return set.outputs[first + o].importance; });
 }
@@ -606,11 +636,17 @@ Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dt
   }
   Evaluation ev;
   ev.metrics = metrics_of(loss_kind, set.outputs, values, &predictions);
+  if (set.has_query_split() && !set.sharded()) {
+    ev.has_splits = true;
+    ev.train = metrics_of_split(loss_kind, set.outputs, values, QuerySplit::Train);
+    ev.validation = metrics_of_split(loss_kind, set.outputs, values, QuerySplit::Validation);
+    ev.test = metrics_of_split(loss_kind, set.outputs, values, QuerySplit::Test);
+  }
   ev.outputs.reserve(values.size());
   for (size_t o = 0; o < values.size(); ++o) {
     const OutputInfo& info = set.outputs[o];
     ev.outputs.push_back({info.sample, info.text, info.target, std::move(values[o]), std::move(predictions[o]),
-                          shapes[o].rows, shapes[o].cols, info.importance, info.listed_target});
+                          shapes[o].rows, shapes[o].cols, info.importance, info.listed_target, info.split});
   }
   if (set.sharded()) return dist::gather_evaluation(ev, set, loss_kind);
   return ev;
@@ -687,6 +723,36 @@ void Engine::step_learnable(std::vector<double>& grads, double lr, const TrainCo
 
 namespace {
 
+// A batch's outputs with a training target: the mean of its loss divides by their count.
+size_t training_targets(const PreparedSet& batch) {
+  size_t n = 0;
+  for (const OutputInfo& o : batch.outputs) n += !o.training_target().empty();
+  return n;
+}
+
+// A query split reports its own test queries: a separate test set as well would give two
+// test metrics under one name. Sharded (MPI) training of a split is not implemented yet.
+void refuse_split_with(const PreparedSet& train_set, const PreparedSet* test) {
+  if (test)
+    throw Error(ErrorKind::Semantic, "the training data has a query split (its own validation and test queries): "
+                                     "give no separate test set as well");
+  if (train_set.sharded())
+    throw Error(ErrorKind::Semantic, "a query split cannot be trained sharded over MPI ranks yet: train it in one "
+                                     "process");
+}
+
+// An epoch's validation and test metrics, from the values its forward passes computed.
+void add_split_metrics(EpochInfo& report, LossKind loss, const PreparedSet& set,
+                       const std::vector<std::vector<double>>& values) {
+  report.validation = metrics_of_split(loss, set.outputs, values, QuerySplit::Validation);
+  report.has_validation = report.validation.count > 0;
+  const Metrics test = metrics_of_split(loss, set.outputs, values, QuerySplit::Test);
+  if (test.count > 0) {
+    report.has_test = true;
+    report.test = test;
+  }
+}
+
 // What a sharded set (MPI) cannot train: learnable example facts, and batch norm (its
 // statistics would be each rank's share of the batch).
 void refuse_sharded(bool learnable_facts, bool batch_norm) {
@@ -699,6 +765,47 @@ void refuse_sharded(bool learnable_facts, bool batch_norm) {
 
 }  // namespace
 
+Engine::EpochSums Engine::query_batch_epoch(QueryBatches& batches, const PreparedSet& set, const TrainConfig& config,
+                                            double lr, Rng& rng, std::vector<double>& grads,
+                                            std::vector<double>& fixed_values, ExampleFacts* facts,
+                                            std::vector<std::vector<double>>& preds,
+                                            std::vector<std::vector<double>>& targets, TrainResult& result) {
+  const std::vector<QueryRef>& queries = batches.training_queries();
+  std::vector<uint32_t> order(queries.size());
+  std::iota(order.begin(), order.end(), 0u);
+  if (config.shuffle) shuffle(std::span<uint32_t>(order), rng);
+  if (!query_steps_) query_steps_ = std::make_unique<SampleSteps>();
+  result.last_epoch_outputs.resize(set.outputs.size());
+  preds.clear();
+  targets.clear();
+  EpochSums sums;
+  std::vector<QueryRef> refs;
+  std::vector<uint32_t> origin;
+  for (size_t b0 = 0; b0 < order.size(); b0 += config.query_batch_size) {
+    refs.clear();
+    for (size_t k = b0; k < std::min(order.size(), b0 + config.query_batch_size); ++k) refs.push_back(queries[order[k]]);
+    const PreparedSet batch = batches.batch(refs, rng, origin);
+    std::vector<uint32_t> locals(batch.size());
+    std::iota(locals.begin(), locals.end(), 0u);
+    query_steps_->run(
+        model_, batch, locals, config.loss, training_targets(batch), true, true,
+        [&](size_t pos, const SampleGradient& sample) {
+          if (pos == 0 || sample.has_gradient()) sample.add_to(grads, pos == 0);
+          if (facts)
+            for (size_t i = 0; i < facts->grads.size(); ++i) facts->grads[i] += sample.example_grads[i];
+          sums.loss_sum += sample.loss.sum;
+          sums.loss_count += sample.loss.count;
+          preds.insert(preds.end(), sample.predictions.begin(), sample.predictions.end());
+          targets.insert(targets.end(), sample.targets.begin(), sample.targets.end());
+          const size_t first = query_steps_->first_output(locals[pos]);
+          for (size_t o = 0; o < sample.values.size(); ++o) result.last_epoch_outputs[origin[first + o]] = sample.values[o];
+        },
+        config.dtype);
+    step_learnable(grads, lr, config, fixed_values, facts);
+  }
+  return sums;
+}
+
 TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test, const TrainConfig& config,
                           const std::function<bool(const EpochInfo&)>& on_epoch) {
   TrainResult result;
@@ -710,7 +817,17 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   // Targeted outputs per sample: a batch's mean loss divides by their sum.
   std::vector<uint32_t> sample_target_count(train_set.size(), 0);
   for (const OutputInfo& o : train_set.outputs)
-    if (!o.target.empty()) ++sample_target_count[o.sample];
+    if (!o.training_target().empty()) ++sample_target_count[o.sample];
+  // A query split's validation and test queries are reported from the epoch's own forward
+  // passes (docs/big_graphs.md "Query splits").
+  const bool query_split = train_set.has_query_split();
+  if (query_split) refuse_split_with(train_set, test);
+  std::vector<double> epoch_start_params;
+  // Mini-batches of queries: each step runs its queries' support (train/query_batches.hpp);
+  // a split's other queries are then evaluated after the epoch, by a whole forward pass.
+  std::unique_ptr<QueryBatches> query_batches;
+  if (config.query_batch_size > 0) query_batches = std::make_unique<QueryBatches>(model_, train_set, config.fanout);
+  const bool split_from_passes = query_split && !query_batches;
 
   // Shuffling continues (rather than repeats) when training resumes from a checkpoint.
   Rng rng(config.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epochs_trained_));
@@ -734,10 +851,20 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     if (train_set.sharded()) dist::maybe_kill_for_test(epochs_trained_ + 1);
     if (batch_size < order.size() && config.shuffle) shuffle(std::span<uint32_t>(order), rng);
     const double lr = config.schedule.lr(config.optimizer.lr, epochs_trained_);
+    // The parameters the epoch's validation queries are computed with (exactly, in a
+    // full-batch epoch): what selecting the best validation epoch restores.
+    if (split_from_passes && config.patience > 0) epoch_start_params = model_.params.values;
     double loss_sum = 0;
     size_t loss_count = 0;
     epoch_preds.start(train_set.sharded());
-    for (size_t b0 = 0; b0 < order.size(); b0 += batch_size) {
+    if (query_batches) {
+      const EpochSums sums = query_batch_epoch(*query_batches, train_set, config, lr, rng, grads, fixed_values, facts,
+                                               preds, targets, result);
+      loss_sum = sums.loss_sum;
+      loss_count = sums.loss_count;
+      epoch_preds.count = preds.size();
+    }
+    for (size_t b0 = 0; !query_batches && b0 < order.size(); b0 += batch_size) {
       batch.assign(order.begin() + b0, order.begin() + std::min(order.size(), b0 + batch_size));
       if (batch_size < order.size()) std::sort(batch.begin(), batch.end());  // canonical plan key
       if (train_set.sharded()) {
@@ -789,17 +916,35 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       report.has_test = true;
       report.test = evaluate(*test, config.loss, config.dtype).metrics;
     }
+    if (split_from_passes) add_split_metrics(report, config.loss, train_set, result.last_epoch_outputs);
+    if (query_split && !split_from_passes) {  // query batches computed the training supports only
+      Evaluation ev = evaluate(train_set, config.loss, config.dtype);
+      report.validation = ev.validation;
+      report.has_validation = ev.validation.count > 0;
+      report.has_test = ev.test.count > 0;
+      report.test = ev.test;
+      for (size_t o = 0; o < ev.outputs.size(); ++o)
+        if (train_set.outputs[o].training_target().empty()) result.last_epoch_outputs[o] = std::move(ev.outputs[o].value);
+    }
     report.seconds = seconds_since(t_epoch);
     result.history.push_back(report);
     ++result.epochs;
+    if (report.has_validation && (result.best_epoch == 0 || report.validation.loss < result.best.validation.loss)) {
+      result.best_epoch = report.epoch;
+      result.best = report;
+    }
     bool go_on = on_epoch ? on_epoch(report) : true;
     if (train_set.sharded()) go_on = dist::all_agree(go_on);  // every rank stops together
     if (config.patience > 0) {
-      const double watched = test ? report.test.loss : report.train.loss;
+      // Validation queries watch first, then a test set, then the training loss.
+      const double watched = report.has_validation ? report.validation.loss
+                             : report.has_test     ? report.test.loss
+                                                   : report.train.loss;
       if (watched < best) {
         best = watched;
         since_best = 0;
-        best_params = model_.params.values;
+        // A split's metrics are of the epoch's forward passes: the parameters before its steps.
+        best_params = split_from_passes ? epoch_start_params : model_.params.values;
         if (facts) best_fact_values = facts->params.values;
       } else if (++since_best >= config.patience) {
         result.stopped_early = true;
@@ -807,6 +952,16 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       }
     }
     if (!go_on) break;
+  }
+  // Query batches compute only training queries: the others' last values from a whole pass.
+  if (query_batches && !query_split && result.epochs > 0) {
+    bool missing = false;
+    for (const auto& v : result.last_epoch_outputs) missing |= v.empty();
+    if (missing) {
+      Evaluation ev = evaluate(train_set, config.loss, config.dtype);
+      for (size_t o = 0; o < ev.outputs.size(); ++o)
+        if (result.last_epoch_outputs[o].empty()) result.last_epoch_outputs[o] = std::move(ev.outputs[o].value);
+    }
   }
   if (result.stopped_early && !best_params.empty()) model_.params.values = best_params;
   if (result.stopped_early && facts && !best_fact_values.empty()) facts->params.values = best_fact_values;

@@ -43,6 +43,8 @@ struct TrainConfig {
   double clip_grad_value = 0;  // > 0: every gradient entry clipped into [-v, v]
   double clip_grad_norm = 0;   // > 0: the gradient's L2 norm scaled down to at most this
   Dtype dtype = Dtype::Float64;  // of the passes (the parameters and optimizer stay double)
+  size_t query_batch_size = 0;   // > 0: steps over the queries' supports (train/query_batches.hpp)
+  size_t fanout = 0;             // with query batches: ground rules per (rule, head) per step
 };
 
 // torch's clip_grad_value_ then clip_grad_norm_ (same formula: scale max_norm /
@@ -61,7 +63,17 @@ struct OutputInfo {
   std::vector<double> target;  // empty: no target
   double importance = 1.0;     // its query line's: a factor on its loss and gradient
   bool listed_target = false;  // the target was written as a list (lrnn::Output)
+  QuerySplit split = QuerySplit::Train;  // its query's part of a query split
+  // What training seeds a loss from: the target of a training query, nothing for the
+  // validation and test queries of a split (they are only evaluated).
+  const std::vector<double>& training_target() const {
+    static const std::vector<double> none;
+    return split == QuerySplit::Train ? target : none;
+  }
 };
+
+// A fresh PreparedSet::id (the engine's plan caches key by it).
+uint64_t next_prepared_set_id();
 
 // A dataset grounded and neuralized against one engine.
 struct PreparedSet {
@@ -70,6 +82,8 @@ struct PreparedSet {
   std::vector<std::vector<std::vector<std::string>>> atom_texts;  // per sample, query, match
   std::vector<OutputInfo> outputs;  // in plan order (sample, query, match)
   size_t size() const { return num_samples; }
+  // Some query is not a training query (a query split: docs/big_graphs.md).
+  bool has_query_split() const;
   double seconds = 0;  // grounding + neuralization
   uint64_t id = 0;     // identifies the set in the engine's plan caches
   // Sharded over the ranks of an MPI job (train/distributed.hpp): this rank holds samples
@@ -115,6 +129,9 @@ LossSum seed_loss_gradients(const exec::Plan& plan, exec::BasicWorkspace<T>& ws,
 Metrics metrics_of(LossKind loss_kind, const std::vector<OutputInfo>& infos,
                    const std::vector<std::vector<double>>& outputs,
                    std::vector<std::vector<double>>* predictions_out);
+// The same over the outputs of one part of a query split only (no predictions).
+Metrics metrics_of_split(LossKind loss_kind, const std::vector<OutputInfo>& infos,
+                         const std::vector<std::vector<double>>& outputs, QuerySplit split);
 
 // Parameter `p` of `params` as the public struct, its values read from `data` (the
 // parameter vector itself, or a gradient laid out like it).
@@ -237,6 +254,8 @@ class SampleSteps {
 struct TrainResult {
   int epochs = 0;  // epochs run now
   bool stopped_early = false;
+  int best_epoch = 0;  // of the lowest validation loss (lrnn::TrainReport)
+  EpochInfo best;
   double train_seconds = 0;
   std::vector<EpochInfo> history;
   std::vector<std::vector<double>> last_epoch_outputs;  // in the set's output order
@@ -245,6 +264,7 @@ struct TrainResult {
 namespace dist {
 class ShardedStep;
 }
+class QueryBatches;  // train/query_batches.hpp
 
 class Engine {
  public:
@@ -314,6 +334,15 @@ class Engine {
                            const std::function<const Sample&(size_t, Sample&)>& sample_at, size_t max_ground_rules,
                            bool learnable_facts) const;
   void prepare_optimizer(const OptimizerConfig& wanted);
+  // One epoch of steps over mini-batches of the set's training queries (their supports).
+  struct EpochSums {
+    double loss_sum = 0;
+    size_t loss_count = 0;
+  };
+  EpochSums query_batch_epoch(QueryBatches& batches, const PreparedSet& set, const TrainConfig& config, double lr,
+                              Rng& rng, std::vector<double>& grads, std::vector<double>& fixed_values,
+                              ExampleFacts* facts, std::vector<std::vector<double>>& preds,
+                              std::vector<std::vector<double>>& targets, TrainResult& result);
   void step_learnable(std::vector<double>& grads, double lr, const TrainConfig& config, std::vector<double>& fixed_values,
                       ExampleFacts* facts = nullptr);
 
@@ -338,6 +367,7 @@ class Engine {
   mutable exec::Workspace32 ws32_;  // evaluation in float32
   mutable exec::ParamMirror mirror_;
   std::unique_ptr<dist::ShardedStep> sharded_step_;  // training a sharded set (MPI)
+  std::unique_ptr<SampleSteps> query_steps_;         // the steps of query batches (a plan per batch)
 };
 
 }  // namespace lrnn::train

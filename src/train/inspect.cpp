@@ -135,7 +135,10 @@ GroundNetwork Engine::inspect(const Sample& sample, LossKind loss_kind, bool wit
       seed_output_gradients(plan, ws, *output_gradients);
     } else {
       std::vector<std::vector<double>> targets(plan.outputs.size());
-      for (size_t o = 0; o < plan.outputs.size(); ++o) targets[o] = target_of(sample.queries[plan.outputs[o].query]);
+      // The loss training takes: a query split's validation and test queries give none.
+      for (size_t o = 0; o < plan.outputs.size(); ++o)
+        if (sample.split_of(plan.outputs[o].query) == QuerySplit::Train)
+          targets[o] = target_of(sample.queries[plan.outputs[o].query]);
       const LossSum loss = seed_loss_gradients(
           plan, ws, loss_kind, [&](size_t o) -> const std::vector<double>& { return targets[o]; }, nullptr, nullptr, 0,
           [&](size_t o) { return sample.importance_of(plan.outputs[o].query); });

@@ -32,12 +32,14 @@ json metrics_json(const Metrics& m) {
 
 json outputs_json(const Evaluation& ev) {
   json a = json::array();
-  for (const Output& o : ev.outputs)
+  for (const Output& o : ev.outputs) {
     a.push_back({{"example", o.example},
                  {"query", o.query},
                  {"target", value(o.target)},
                  {"output", value(o.value)},
                  {"prediction", value(o.prediction)}});
+    if (ev.has_splits) a.back()["split"] = to_string(o.split);
+  }
   return a;
 }
 
@@ -45,6 +47,8 @@ std::string epoch_line(const EpochInfo& r, int total_epochs) {
   char buf[256];
   int n = std::snprintf(buf, sizeof buf, "epoch %d/%d  loss %.6f  acc %.4f", r.epoch, total_epochs, r.train.loss,
                         r.train.accuracy);
+  if (r.has_validation && n > 0 && n < static_cast<int>(sizeof buf))
+    n += std::snprintf(buf + n, sizeof buf - n, "  val loss %.6f  acc %.4f", r.validation.loss, r.validation.accuracy);
   if (r.has_test && n > 0 && n < static_cast<int>(sizeof buf))
     std::snprintf(buf + n, sizeof buf - n, "  test loss %.6f  acc %.4f", r.test.loss, r.test.accuracy);
   return buf;

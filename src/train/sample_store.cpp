@@ -244,4 +244,17 @@ void check_queries_defined(const TemplateAst& tmpl, const SampleStore& samples) 
   check_queries_defined(tmpl, std::set<std::string>(keys.begin(), keys.end()), samples.without_facts());
 }
 
+SampleStore SampleStore::with_query_splits(std::span<const QuerySplit> split) const {
+  SampleStore out = *this;
+  assign_query_splits(out.heads_, split);
+  return out;
+}
+
+std::vector<QuerySplit> SampleStore::query_splits() const {
+  std::vector<QuerySplit> out;
+  for (const Sample& s : heads_)
+    for (size_t q = 0; q < s.queries.size(); ++q) out.push_back(s.split_of(q));
+  return out;
+}
+
 }  // namespace lrnn::train

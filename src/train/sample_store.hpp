@@ -41,6 +41,11 @@ class SampleStore {
   // The samples at `indices` (in that order) and [first, last), sharing this store's tables.
   SampleStore subset(std::span<const size_t> indices) const;
   SampleStore slice(size_t first, size_t last) const;
+  // The same samples with their queries assigned to the parts of a query split (one entry
+  // per query, sample by sample: assign_query_splits), sharing this store's facts.
+  SampleStore with_query_splits(std::span<const QuerySplit> split) const;
+  // Every query's part, sample by sample (Train where a sample has no split).
+  std::vector<QuerySplit> query_splits() const;
 
   // About the bytes held by this store: its arrays and the tables it shares (the queries of
   // the samples, which it keeps as literals, only as the Sample objects that hold them).

@@ -17,7 +17,8 @@ from lrnn.optim import Optimizer
 
 
 # Options without a PyNeuraLogic keyword of their own that the engine reads (by name).
-ENGINE_OPTIONS = ("schedule", "patience", "step_size", "gamma", "max_ground_rules", "shuffle", "dtype")
+ENGINE_OPTIONS = ("schedule", "patience", "step_size", "gamma", "max_ground_rules", "shuffle", "dtype",
+                  "query_batch_size", "fanout")
 # The scalar types of the engine's passes (Settings(dtype=...); float64 is the default).
 DTYPES = ("float32", "float64")
 

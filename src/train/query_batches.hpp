@@ -1,0 +1,66 @@
+// Mini-batches over the queries of one sample (docs/big_graphs.md "Mini-batches of
+// queries"): one big graph or knowledge base is one sample, so a training step takes some
+// of its queries and runs only the part of its network they depend on (their support),
+// with at most `fanout` ground rules per (rule, head atom) drawn for each step, as
+// GraphSAGE and PyG's NeighborLoader sample neighbours.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "neural/network.hpp"
+#include "train/engine.hpp"
+#include "train/numerics.hpp"
+
+namespace lrnn::train {
+
+// A query of a prepared set: sample and query index (OutputInfo::sample, ::query).
+struct QueryRef {
+  uint32_t sample = 0, query = 0;
+};
+
+// The support of `queries` (indices into net.query_atoms) in `net`: the atoms those
+// queries' atoms depend on and the ground rules between them, as a network of its own
+// whose query q is queries[q]. `fanout` > 0 keeps at most that many ground rules of each
+// (rule, head atom), drawn from `rng` without replacement (0: all of them); the kept ones
+// stay in the network's order, so the support is a network as neuralize makes them.
+// `heads` indexes net's ground rules by head atom (rules_by_head).
+struct RulesByHead {
+  std::vector<uint32_t> begin;  // per atom + 1, into rules
+  std::vector<uint32_t> rules;  // ground rule indices, in network order
+};
+RulesByHead rules_by_head(const neural::SampleNetwork& net);
+// Per-atom and per-fact scratch of support_network for one network, kept between batches
+// (support_network leaves it as it found it: all kNone), so that a batch costs its support.
+struct SupportScratch {
+  std::vector<uint32_t> local, fact_local;
+};
+neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
+                                      std::span<const uint32_t> queries, size_t fanout, Rng* rng,
+                                      SupportScratch& scratch);
+neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
+                                      std::span<const uint32_t> queries, size_t fanout, Rng* rng);
+
+// The training steps over one set's queries: each batch a prepared set of its samples'
+// support networks, with the set's outputs of the batch's queries (in batch order).
+class QueryBatches {
+ public:
+  // Throws lrnn::Error for what cannot be trained this way (attention blocks, batch norm).
+  QueryBatches(const neural::TemplateModel& model, const PreparedSet& set, size_t fanout);
+  // The training queries of the set (those with a training target), in set order.
+  const std::vector<QueryRef>& training_queries() const { return training_; }
+  // A prepared set of `queries`' supports; origin[o] is the index in the whole set's
+  // outputs of the batch set's output o.
+  PreparedSet batch(std::span<const QueryRef> queries, Rng& rng, std::vector<uint32_t>& origin);
+
+ private:
+  const PreparedSet& set_;
+  size_t fanout_ = 0;
+  std::vector<QueryRef> training_;
+  std::vector<std::vector<uint32_t>> first_output_;  // per sample, per query + 1, into set.outputs
+  std::vector<RulesByHead> heads_;  // per sample, built on first use
+  std::vector<SupportScratch> scratch_;  // per sample
+};
+
+}  // namespace lrnn::train

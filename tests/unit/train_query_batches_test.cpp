@@ -1,0 +1,145 @@
+// Mini-batches of one sample's queries (docs/big_graphs.md "Mini-batches of queries"): a
+// step over a batch's support is exactly the step of the whole network with the loss of
+// that batch alone, and a fan-out keeps at most F ground rules per (rule, head), seeded.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/dataset_impl.hpp"
+#include "cli_test_support.hpp"
+#include "lrnn/diagnostics.hpp"
+#include "lrnn/lrnn.hpp"
+#include "lrnn/syntax.hpp"
+#include "train/engine.hpp"
+#include "train/query_batches.hpp"
+
+namespace {
+
+constexpr int kNodes = 30;
+
+const char* kTemplate =
+    "h(X) :- {3,2} x(Y), *edge(X, Y). [activation=tanh, aggregation=sum]\n"
+    "h(X) :- {3,2} x(X). [activation=tanh]\n"
+    "g(X) :- {3,3} h(Y), *edge(X, Y). [activation=tanh, aggregation=mean]\n"
+    "out(X) :- {1,3} g(X). [activation=sigmoid]\n";
+
+// A graph whose node n links to n+1, n+3 and n+8 (both ways): degrees 6.
+std::string facts() {
+  std::string f;
+  for (int n = 0; n < kNodes; ++n) {
+    f += (n ? ", " : "") + std::string("<[") + std::to_string(std::sin(0.9 * n)) + ", " +
+         std::to_string(std::cos(1.7 * n)) + "]> x(n" + std::to_string(n) + ")";
+    for (int d : {1, 3, 8})
+      f += ", edge(n" + std::to_string(n) + ", n" + std::to_string((n + d) % kNodes) + "), edge(n" +
+           std::to_string((n + d) % kNodes) + ", n" + std::to_string(n) + ")";
+  }
+  return f;
+}
+
+std::string query(int n) { return std::to_string(std::sin(2.1 * n) > 0 ? 1 : 0) + " out(n" + std::to_string(n) + ")"; }
+
+lrnn::Settings settings() {
+  lrnn::Settings s;
+  s.epochs = 2;
+  s.lr = 0.05;
+  s.seed = 5;
+  s.shuffle = false;
+  return s;
+}
+
+std::vector<lrnn::Parameter> trained(const lrnn::Dataset& data, const lrnn::Settings& s) {
+  lrnn::Model m(lrnn::Template::from_string(kTemplate), s);
+  m.train(data);
+  return m.parameters();
+}
+
+}  // namespace
+
+TEST(QueryBatches, AStepIsTheWholeNetworksStepOnTheBatchsLoss) {
+  // One example asked every node; batches of 7 queries in order.
+  std::string queries;
+  for (int n = 0; n < kNodes; ++n) queries += query(n) + ".\n";
+  lrnn::Settings batched = settings();
+  batched.query_batch_size = 7;
+  const auto by_query = trained(lrnn::Dataset::from_text("g :- " + facts() + ".\n", queries), batched);
+  // The same steps as samples: one copy of the example per batch, asked that batch's queries.
+  std::string examples, lines;
+  for (int b = 0; b < kNodes; b += 7) {
+    examples += "b" + std::to_string(b) + " :- " + facts() + ".\n";
+    lines += "b" + std::to_string(b) + " :- ";
+    for (int n = b; n < std::min(kNodes, b + 7); ++n) lines += (n > b ? ", " : "") + query(n);
+    lines += ".\n";
+  }
+  lrnn::Settings per_sample = settings();
+  per_sample.batch_size = 1;
+  const auto by_sample = trained(lrnn::Dataset::from_text(examples, lines), per_sample);
+  ASSERT_EQ(by_query.size(), by_sample.size());
+  double moved = 0;
+  const auto initial = lrnn::Model(lrnn::Template::from_string(kTemplate), settings()).parameters();
+  for (size_t p = 0; p < by_query.size(); ++p)
+    for (size_t k = 0; k < by_query[p].values.size(); ++k) {
+      EXPECT_NEAR(by_query[p].values[k], by_sample[p].values[k], 1e-12) << by_query[p].name;
+      moved = std::max(moved, std::abs(by_query[p].values[k] - initial[p].values[k]));
+    }
+  EXPECT_GT(moved, 1e-3);  // 10 steps of Adam moved the weights
+}
+
+TEST(QueryBatches, FanoutKeepsAtMostFGroundRulesPerRuleAndHead) {
+  std::string queries;
+  for (int n = 0; n < kNodes; ++n) queries += query(n) + ".\n";
+  const lrnn::Dataset data = lrnn::Dataset::from_text("g :- " + facts() + ".\n", queries);
+  lrnn::train::Engine engine(lrnn::parse_template(kTemplate));
+  const lrnn::train::PreparedSet set = engine.prepare(data.impl().samples);
+  const lrnn::neural::SampleNetwork& net = set.networks[0];
+  const lrnn::train::RulesByHead heads = lrnn::train::rules_by_head(net);
+  const std::vector<uint32_t> some = {2, 11, 17};
+  auto per_head = [](const lrnn::neural::SampleNetwork& n) {
+    std::map<std::pair<uint32_t, uint32_t>, int> count;
+    for (size_t g = 0; g < n.num_ground_rules(); ++g) ++count[{n.rule[g], n.head[g]}];
+    return count;
+  };
+  // No fan-out: every ground rule of the supports; degree 6, so fan-out 6 changes nothing.
+  const auto all = lrnn::train::support_network(net, heads, some, 0, nullptr);
+  lrnn::train::Rng rng(1);
+  const auto six = lrnn::train::support_network(net, heads, some, 6, &rng);
+  EXPECT_EQ(all.rule, six.rule);
+  EXPECT_EQ(all.inputs, six.inputs);
+  int most = 0;
+  for (auto [key, c] : per_head(all)) most = std::max(most, c);
+  EXPECT_EQ(most, 6);
+  EXPECT_EQ(all.query_atoms.size(), 3u);
+  // Fan-out 2: at most 2 per (rule, head), fewer atoms, and the draw follows the seed.
+  lrnn::train::Rng a(7), b(7), c(8);
+  const auto two_a = lrnn::train::support_network(net, heads, some, 2, &a);
+  const auto two_b = lrnn::train::support_network(net, heads, some, 2, &b);
+  const auto two_c = lrnn::train::support_network(net, heads, some, 2, &c);
+  for (auto [key, count] : per_head(two_a)) EXPECT_LE(count, 2);
+  EXPECT_LT(two_a.num_atoms(), all.num_atoms());
+  EXPECT_EQ(two_a.inputs, two_b.inputs);
+  EXPECT_NE(two_a.inputs, two_c.inputs);
+  // A support is a network: it evaluates (its outputs are finite sigmoids).
+  lrnn::Settings s = settings();
+  s.query_batch_size = 4;
+  s.fanout = 2;
+  lrnn::Model m(lrnn::Template::from_string(kTemplate), s);
+  const lrnn::TrainReport r = m.train(data);
+  EXPECT_EQ(r.history.size(), 2u);
+  EXPECT_EQ(r.history[0].train.count, size_t(kNodes));
+  EXPECT_TRUE(std::isfinite(r.history[1].train.loss));
+}
+
+TEST(QueryBatches, SettingsThatExcludeEachOtherAreRefused) {
+  const std::string t = std::string(LRNN_SOURCE_DIR) + "/examples/templates/xor.lrnn";
+  const std::string e = std::string(LRNN_DATASETS_DIR) + "/neuralogic/simple/xor/naive/trainExamples.txt";
+  lrnn_test::CliRun fanout_alone = lrnn_test::run_lrnn("train " + t + " -e " + e + " --epochs 1 --fanout 3");
+  EXPECT_EQ(fanout_alone.code, 2) << fanout_alone.out;
+  EXPECT_NE(fanout_alone.out.find("query_batch_size"), std::string::npos) << fanout_alone.out;
+  lrnn_test::CliRun both = lrnn_test::run_lrnn("train " + t + " -e " + e + " --epochs 1 --batch-size 2 --query-batch-size 2");
+  EXPECT_EQ(both.code, 2) << both.out;
+  lrnn_test::CliRun ok = lrnn_test::run_lrnn("train " + t + " -e " + e + " --epochs 2 --query-batch-size 1 --json");
+  EXPECT_EQ(ok.code, 0) << ok.out;
+}
