@@ -112,18 +112,18 @@ struct GraphNames {
   int classes = 0;  // integer y: how many classes (0: max(y) + 1)
 };
 
-// The split a node's query belongs to: the mask that holds the node (None: no mask does).
-enum class NodeSplit : uint8_t { None, Train, Val, Test };
-const char* split_name(NodeSplit split);  // none, train, val, test
-
 struct ArrayGraph {
-  Dataset dataset;  // one sample: the graph's example, its queries in node order
+  // One sample: the graph's example, its queries in node order; with masks, a query split
+  // (Dataset::with_query_splits, docs/big_graphs.md "Query splits") of them.
+  Dataset dataset;
   size_t nodes = 0, edges = 0, feature_width = 0;
   int classes = 0;          // integer y: the number of classes; else 0
   size_t target_width = 0;  // entries of a query's target (0: no y)
-  // One entry per node (= per query) when any mask was given, else empty.
-  std::vector<NodeSplit> split_of_node;
-  size_t count(NodeSplit split) const;
+  // Each node's (= query's) part when any mask was given, else empty: the mask that holds
+  // it; a node in no mask is None when train_mask was given, else Train (as
+  // lrnn.Model.build_dataset reads masks: every query outside val and test trains).
+  std::vector<QuerySplit> split_of_node;
+  size_t count(QuerySplit split) const;
 };
 
 // Validates every array and builds the sample directly in the dataset's compact store.

@@ -119,7 +119,7 @@ class TUDataset(GraphDataset):
 
 
 # ---- One graph from arrays (node-level tasks) ------------------------------------------------
-_SPLITS = ("none", "train", "val", "test")
+_SPLITS = ("train", "val", "test", "none")  # lrnn::QuerySplit's values
 
 
 class NodeGraph:
@@ -149,11 +149,14 @@ class NodeGraph:
 
     @property
     def split(self) -> Optional[np.ndarray]:
-        """Each node's split from the masks ('train', 'val', 'test' or 'none'); None without masks."""
+        """Each node's query split from the masks ('train', 'val', 'test' or 'none': in no mask
+        when train_mask was given; without it, every node outside val and test trains, as
+        Model.build_dataset reads masks); None without masks. Training honours it: only the
+        training queries give gradient, val and test are reported (docs/big_graphs.md)."""
         return None if self._split is None else np.array(_SPLITS, dtype=object)[self._split]
 
     def mask(self, split: str) -> Optional[np.ndarray]:
-        """The boolean mask of `split` ('train', 'val', 'test', 'none') as given; None without masks."""
+        """The boolean mask of the nodes in `split` ('train', 'val', 'test', 'none'); None without masks."""
         if split not in _SPLITS:
             raise ValueError(f"split {split!r}: expected one of {', '.join(_SPLITS)}")
         return None if self._split is None else self._split == _SPLITS.index(split)

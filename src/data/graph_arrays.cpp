@@ -54,19 +54,9 @@ const char* type_name(ArrayView::Type type) {
   return "?";
 }
 
-const char* split_name(NodeSplit split) {
-  switch (split) {
-    case NodeSplit::None: return "none";
-    case NodeSplit::Train: return "train";
-    case NodeSplit::Val: return "val";
-    case NodeSplit::Test: return "test";
-  }
-  return "?";
-}
-
-size_t ArrayGraph::count(NodeSplit split) const {
+size_t ArrayGraph::count(QuerySplit split) const {
   size_t n = 0;
-  for (NodeSplit s : split_of_node) n += s == split;
+  for (QuerySplit s : split_of_node) n += s == split;
   return n;
 }
 
@@ -172,27 +162,28 @@ Targets check_targets(const Checker& c, const ArrayView& y, size_t nodes, int cl
   return t;
 }
 
-// The split of every node from the masks (empty when none is given).
-std::vector<NodeSplit> node_splits(const Checker& c, const GraphArrays& a, size_t nodes) {
-  const std::pair<const std::optional<ArrayView>*, NodeSplit> masks[] = {
-      {&a.train_mask, NodeSplit::Train}, {&a.val_mask, NodeSplit::Val}, {&a.test_mask, NodeSplit::Test}};
-  std::vector<NodeSplit> split;
-  for (const auto& [mask, tag] : masks) {
+// The part of every node from the masks (empty when none is given).
+std::vector<QuerySplit> node_splits(const Checker& c, const GraphArrays& a, size_t nodes) {
+  const std::pair<const std::optional<ArrayView>*, QuerySplit> masks[] = {
+      {&a.train_mask, QuerySplit::Train}, {&a.val_mask, QuerySplit::Validation}, {&a.test_mask, QuerySplit::Test}};
+  if (!a.train_mask && !a.val_mask && !a.test_mask) return {};
+  std::vector<bool> masked(nodes, false);
+  std::vector<QuerySplit> split(nodes, a.train_mask ? QuerySplit::None : QuerySplit::Train);
+  for (const auto& [mask, part] : masks) {
     if (!mask->has_value()) continue;
     const ArrayView& m = **mask;
-    const std::string name = std::string(split_name(tag)) + "_mask";
+    const std::string name = std::string(to_string(part)) + "_mask";
     expect_node_rows(c, m, name.c_str(), nodes, false);
-    if (!m.is_integer())
-      c.fail(name + " has dtype " + type_name(m.type) + ": expected bool (or 0/1 integers)");
-    split.resize(nodes, NodeSplit::None);
+    if (!m.is_integer()) c.fail(name + " has dtype " + type_name(m.type) + ": expected bool (or 0/1 integers)");
     for (size_t i = 0; i < nodes; ++i) {
       const int64_t v = m.integer(i);
       if (v != 0 && v != 1) c.fail(name + "[" + std::to_string(i) + "] = " + std::to_string(v) + ": a mask holds 0/1");
       if (!v) continue;
-      if (split[i] != NodeSplit::None)
-        c.fail("node " + std::to_string(i) + " is in both " + split_name(split[i]) + "_mask and " + name +
+      if (masked[i])
+        c.fail("node " + std::to_string(i) + " is in both " + to_string(split[i]) + "_mask and " + name +
                " (a query belongs to one split)");
-      split[i] = tag;
+      masked[i] = true;
+      split[i] = part;
     }
   }
   return split;
@@ -269,6 +260,7 @@ ArrayGraph graph_from_arrays(const GraphArrays& a, const GraphNames& names, cons
   }
   store.close_sample(std::move(head));
   g.dataset = Dataset::Impl::make(std::move(store).finish(), 1);
+  if (!g.split_of_node.empty()) g.dataset = g.dataset.with_query_splits(g.split_of_node);
   return g;
 }
 

@@ -105,6 +105,27 @@ def test_masks_become_each_nodes_split():
     assert list(graph.split) == ["train"] * 4 + ["none"] + ["test"] * 2
     np.testing.assert_array_equal(graph.mask("train"), train)
     assert from_arrays(x, edge_index, y).split is None
+    # without train_mask, every node outside val and test trains (as build_dataset reads masks)
+    assert list(from_arrays(x, edge_index, y, test_mask=test).split) == ["train"] * 5 + ["test"] * 2
+
+
+def test_masked_graph_trains_on_its_train_nodes_only(tmp_path):
+    """The masks are the query split the engine trains with: the same weights as the graph
+    given with no masks and only its train nodes' queries (as text)."""
+    x, edge_index, y = small_graph(5)
+    train = np.array([1, 1, 0, 1, 0, 1, 1], dtype=bool)
+    masked = from_arrays(x, edge_index, y, train_mask=train, test_mask=~train)
+    examples, queries = as_text(x, edge_index, y)
+    (tmp_path / "examples.txt").write_text(examples)
+    (tmp_path / "queries.txt").write_text("".join(q for q, t in zip(queries.splitlines(True), train) if t))
+    text = FileDataset(examples_file=str(tmp_path / "examples.txt"), queries_file=str(tmp_path / "queries.txt"))
+    on_masked, on_text = model(tmp_path), model(tmp_path)
+    on_masked.train(masked, progress=False)
+    on_text.train(text, progress=False)
+    a, b = weights(on_masked), weights(on_text)
+    for name in a:
+        np.testing.assert_allclose(a[name], b[name], rtol=0, atol=1e-12, err_msg=name)
+    assert any(not np.array_equal(a[n], weights(model(tmp_path))[n]) for n in a)  # it trained
 
 
 @pytest.mark.parametrize("change, message", [
@@ -205,6 +226,14 @@ def test_cli_trains_from_npz_as_from_the_text(tmp_path):
     assert (a["loss"], a["accuracy"], a["outputs"]) == (b["loss"], b["accuracy"], b["outputs"])
     losses = [[epoch["train"]["loss"] for epoch in run["history"]] for run in (a, b)]
     assert len(losses[0]) == 5 and losses[0] == losses[1]
+    # The masks are the query split: train on the train nodes, report val and test.
+    train, val = np.arange(7) < 4, np.arange(7) == 4
+    write_npz(tmp_path / "split.npz", x=x, edge_index=edge_index, y=y, train_mask=train, val_mask=val,
+              test_mask=~(train | val))
+    split = subprocess.run(common + ["--dataset", f"npz:{tmp_path / 'split.npz'}"], capture_output=True, text=True)
+    assert split.returncode == 0, split.stderr
+    parts = json.loads(split.stdout)["splits"]
+    assert (parts["train"]["count"], parts["val"]["count"], parts["test"]["count"]) == (4, 1, 2)
     bad = subprocess.run(common + ["--dataset", f"npz:{write_npz(tmp_path / 'bad.npz', x=x)}"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "bad.npz: no array 'edge_index'" in bad.stderr

@@ -164,10 +164,49 @@ TEST(DataGraphArrays, MasksBecomeEachNodesSplit) {
   a.val_mask = ArrayView{ArrayView::Type::Bool, val.data(), {6}};
   a.test_mask = ArrayView{ArrayView::Type::Int32, test.data(), {6}};
   const ArrayGraph graph = graph_from_arrays(a);
-  EXPECT_EQ(graph.split_of_node, (std::vector<NodeSplit>{NodeSplit::Train, NodeSplit::Train, NodeSplit::Train,
-                                                         NodeSplit::Val, NodeSplit::Test, NodeSplit::None}));
-  EXPECT_EQ(graph.count(NodeSplit::Train), 3u);
-  EXPECT_EQ(graph.count(NodeSplit::None), 1u);
+  const std::vector<QuerySplit> expected = {QuerySplit::Train,      QuerySplit::Train, QuerySplit::Train,
+                                            QuerySplit::Validation, QuerySplit::Test,  QuerySplit::None};
+  EXPECT_EQ(graph.split_of_node, expected);
+  EXPECT_EQ(graph.count(QuerySplit::Train), 3u);
+  EXPECT_EQ(graph.count(QuerySplit::None), 1u);
+  EXPECT_TRUE(graph.dataset.has_query_split());
+  EXPECT_EQ(graph.dataset.query_splits(), expected);  // the queries' parts in the dataset
+  // Without train_mask every node outside val and test trains (as build_dataset reads masks).
+  a.train_mask.reset();
+  EXPECT_EQ(graph_from_arrays(a).dataset.query_splits(),
+            (std::vector<QuerySplit>{QuerySplit::Train, QuerySplit::Train, QuerySplit::Train, QuerySplit::Validation,
+                                     QuerySplit::Test, QuerySplit::Train}));
+  EXPECT_FALSE(graph_from_arrays(g.arrays()).dataset.has_query_split());
+}
+
+TEST(DataGraphArrays, MaskedTrainingIsTrainingOnTheTrainQueriesAlone) {
+  // Only the training queries give gradient: the weights equal those trained on the graph
+  // asked its training queries alone (the text form with those query lines only).
+  const SmallGraph g;
+  const std::vector<uint8_t> train = {1, 0, 1, 1, 0, 1}, test = {0, 1, 0, 0, 1, 0};
+  GraphArrays a = g.arrays();
+  a.train_mask = ArrayView{ArrayView::Type::Bool, train.data(), {6}};
+  a.test_mask = ArrayView{ArrayView::Type::Bool, test.data(), {6}};
+  const Dataset masked = graph_from_arrays(a).dataset;
+  auto [examples, queries] = as_text(g);
+  std::string train_lines;
+  for (size_t i = 0, start = 0; i < 6; ++i) {
+    const size_t end = queries.find('\n', start) + 1;
+    if (train[i]) train_lines += queries.substr(start, end - start);
+    start = end;
+  }
+  const Dataset train_only = Dataset::from_text(examples, train_lines);
+  const Template t = Template::from_string(kTemplate);
+  Model on_masked(t, Settings{.epochs = 4, .loss = "crossentropy"});
+  Model on_train_only(t, Settings{.epochs = 4, .loss = "crossentropy"});
+  on_masked.train(masked);
+  on_train_only.train(train_only);
+  const std::vector<Parameter> p = on_masked.parameters(), q = on_train_only.parameters();
+  ASSERT_EQ(p.size(), q.size());
+  for (size_t k = 0; k < p.size(); ++k)
+    for (size_t v = 0; v < p[k].values.size(); ++v) EXPECT_NEAR(p[k].values[v], q[k].values[v], 1e-12) << p[k].name;
+  const Parameter first = Model(t, Settings{.loss = "crossentropy"}).parameters()[0];
+  EXPECT_NE(p[0].values, first.values);  // it trained
 }
 
 TEST(DataGraphArrays, Float32AndInt32ArraysGiveTheSameSample) {
