@@ -1,7 +1,8 @@
 // bench_parse: throughput of the text-format parser (src/syntax) on the NeuraLogic
 // datasets and on a generated 10 MB single-line examples file. Prints one line per
 // configuration (median of several runs, wall time and process CPU time) and writes
-// bench/results/parse.json. There is no peer: PyNeuraLogic parses inside its Java engine
+// bench/results/parse.json. `bench_parse FILE...` times the given examples files instead
+// (3 runs each; bench/big_graph.py writes a 113 MB graph) and writes no JSON. There is no peer: PyNeuraLogic parses inside its Java engine
 // as part of building the dataset, which cannot be timed separately.
 #include <algorithm>
 #include <chrono>
@@ -53,7 +54,13 @@ Result measure(const std::string& name, const std::string& text, int runs, Parse
 
 }  // namespace
 
-int main() {
+void print(const Result& r) {
+  const double mb_per_s = r.bytes / 1e6 / (r.cpu_ms / 1e3);
+  std::cout << r.name << ": " << r.bytes / 1000 << " KB, " << r.items << " facts/queries, wall " << r.wall_ms
+            << " ms, cpu " << r.cpu_ms << " ms (" << mb_per_s << " MB/s of cpu time)\n";
+}
+
+int main(int argc, char** argv) {
   const std::string data = std::string(LRNN_DATASETS_DIR) + "/neuralogic/";
   std::vector<Result> results;
   auto count_facts = [](const std::string& text) {
@@ -61,6 +68,10 @@ int main() {
     for (const auto& e : lrnn::parse_examples(text, "bench")) n += e.facts.size();
     return n;
   };
+  if (argc > 1) {
+    for (int i = 1; i < argc; ++i) print(measure(argv[i], read_file(argv[i]), 3, count_facts));
+    return 0;
+  }
   results.push_back(measure("mutagenesis examples (188 molecules)", read_file(data + "molecules/mutagenesis/examples.txt"),
                             15, count_facts));
   results.push_back(measure("nations examples (1 example, 1466 lines)", read_file(data + "nations/examples.txt"), 15,
@@ -75,9 +86,8 @@ int main() {
 
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : results) {
-    double mb_per_s = r.bytes / 1e6 / (r.cpu_ms / 1e3);
-    std::cout << r.name << ": " << r.bytes / 1000 << " KB, " << r.items << " facts/queries, wall " << r.wall_ms
-              << " ms, cpu " << r.cpu_ms << " ms (" << mb_per_s << " MB/s of cpu time)\n";
+    const double mb_per_s = r.bytes / 1e6 / (r.cpu_ms / 1e3);
+    print(r);
     out.push_back({{"name", r.name}, {"bytes", r.bytes}, {"items", r.items}, {"wall_ms", r.wall_ms},
                    {"cpu_ms", r.cpu_ms}, {"mb_per_cpu_s", mb_per_s}});
   }

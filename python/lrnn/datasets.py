@@ -1,11 +1,12 @@
 """Graph datasets for lrnn models: the TU benchmarks read by the C++ loader, and
 conversion from/to PyTorch Geometric `Data` objects.
 
-    from lrnn.datasets import TUDataset, from_pyg, to_pyg
+    from lrnn.datasets import TUDataset, from_arrays, from_pyg, to_pyg
     mutag = TUDataset("../shared/datasets/tu", "MUTAG")   # 188 graphs, trainable with Model
     model.train(mutag); model.cross_validate(mutag, k=10)
     pyg_graphs = to_pyg(mutag)                            # torch_geometric Data objects
     back = from_pyg(pyg_graphs)                           # lrnn again (same facts)
+    graph = from_arrays(x, edge_index, y, train_mask=m)   # ONE graph, a query per node
 
 Every graph becomes one sample with the facts of `lrnn convert tu` (docs/datasets.md):
 `node(i)`, `edge(i, j)` per directed edge, `x(i)` node features (TU: one-hot node labels),
@@ -117,6 +118,110 @@ class TUDataset(GraphDataset):
         return 0 if not self.graphs or self.graphs[0].x is None else self.graphs[0].x.shape[1]
 
 
+# ---- One graph from arrays (node-level tasks) ------------------------------------------------
+_SPLITS = ("train", "val", "test", "none")  # lrnn::QuerySplit's values
+
+
+class NodeGraph:
+    """ONE graph as one lrnn sample with a query per node (node classification, a knowledge
+    base), built by the engine straight from arrays (`from_arrays`, `from_pyg(data)`,
+    `load_npz`). Its facts are a TU graph's (`node(i)`, `x(i)` feature vectors, `edge(i, j)`
+    per edge_index column) and its queries `predict(i)` in node order, with y's targets:
+    class ids as TU labels (0/1 for two classes, one-hot for more), float y as given.
+    Trainable with `Model` like any dataset (it is one sample)."""
+
+    def __init__(self, info: dict, name: str):
+        self.name = name
+        self.num_nodes = int(info["nodes"])
+        self.num_edges = int(info["edges"])
+        self.num_features = int(info["feature_width"])
+        self.num_classes = int(info["classes"])
+        self.target_width = int(info["target_width"])
+        split = info["split_of_node"]
+        self._split = None if split is None else np.asarray(split, dtype=np.uint8)
+        self._samples = info["samples"]
+
+    def _lrnn_samples(self) -> Any:
+        return self._samples
+
+    def __len__(self) -> int:
+        return 1
+
+    @property
+    def split(self) -> Optional[np.ndarray]:
+        """Each node's query split from the masks ('train', 'val', 'test' or 'none': in no mask
+        when train_mask was given; without it, every node outside val and test trains, as
+        Model.build_dataset reads masks); None without masks. Training honours it: only the
+        training queries give gradient, val and test are reported (docs/big_graphs.md)."""
+        return None if self._split is None else np.array(_SPLITS, dtype=object)[self._split]
+
+    def mask(self, split: str) -> Optional[np.ndarray]:
+        """The boolean mask of the nodes in `split` ('train', 'val', 'test', 'none'); None without masks."""
+        if split not in _SPLITS:
+            raise ValueError(f"split {split!r}: expected one of {', '.join(_SPLITS)}")
+        return None if self._split is None else self._split == _SPLITS.index(split)
+
+    def __repr__(self) -> str:
+        classes = f", {self.num_classes} classes" if self.num_classes else ""
+        return f"NodeGraph({self.name}: {self.num_nodes} nodes, {self.num_edges} edges, {self.num_features} features{classes})"
+
+
+def _numpy(value: Any, what: str) -> Optional[np.ndarray]:
+    """A C-order numpy array of a dtype the engine reads (float32/64, int32/64, bool): other
+    integer and float dtypes are widened exactly (int64, float64); torch tensors are copied
+    to the CPU."""
+    if value is None:
+        return None
+    if hasattr(value, "detach"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    array = np.asarray(value)
+    kind = array.dtype.kind
+    if kind == "b":
+        array = array.astype(np.bool_, copy=False)
+    elif kind in "iu":
+        if kind == "u" and array.size and array.max() > np.iinfo(np.int64).max:
+            raise ValueError(f"{what} holds integers beyond int64")
+        if array.dtype not in (np.int32, np.int64):
+            array = array.astype(np.int64)
+    elif kind == "f":
+        if array.dtype not in (np.float32, np.float64):
+            array = array.astype(np.float64)
+    else:
+        raise ValueError(f"{what} has dtype {array.dtype}: expected numbers (float, int) or bool")
+    return np.ascontiguousarray(array)
+
+
+def from_arrays(x: Any, edge_index: Any, y: Any = None, train_mask: Any = None, val_mask: Any = None,
+                test_mask: Any = None, *, num_classes: Optional[int] = None, name: str = "graph",
+                feature: str = "x", edge: str = "edge", node: str = "node", query: str = "predict") -> NodeGraph:
+    """One graph as one sample with a query per node, from arrays (numpy or torch):
+    `x` node features [N, F], `edge_index` [2, E] (sources, then targets: PyG's layout),
+    `y` per node class ids (int, [N]) or float targets ([N] or [N, T]), boolean masks [N].
+    The engine checks every array (shapes, node ids, finite features, class ids >= 0, a node
+    in one mask at most) and raises LrnnError naming the entry at fault."""
+    arrays = {k: _numpy(v, k) for k, v in (("x", x), ("edge_index", edge_index), ("y", y),
+                                           ("train_mask", train_mask), ("val_mask", val_mask),
+                                           ("test_mask", test_mask))}
+    if arrays["x"] is None or arrays["edge_index"] is None:
+        raise ValueError("from_arrays needs x (node features) and edge_index (2 x E node ids)")
+    if num_classes is not None and num_classes < 1:
+        raise ValueError(f"num_classes={num_classes}: expected a positive number of classes")
+    info = _core().graph_from_arrays(
+        arrays["x"], arrays["edge_index"], arrays["y"], arrays["train_mask"], arrays["val_mask"],
+        arrays["test_mask"], example=name, node=node, feature=feature, edge=edge, query=query,
+        classes=num_classes or 0, source="from_arrays")
+    return NodeGraph(info, name)
+
+
+def load_npz(path: Union[str, os.PathLike], *, num_classes: Optional[int] = None, name: str = "graph",
+             feature: str = "x", edge: str = "edge", node: str = "node", query: str = "predict") -> NodeGraph:
+    """The graph of an .npz file (`numpy.savez(path, x=..., edge_index=..., y=..., train_mask=...)`)
+    read by the engine, as `lrnn train --dataset npz:FILE` reads it (docs/datasets.md)."""
+    info = _core().load_npz_graph(os.fspath(path), example=name, node=node, feature=feature, edge=edge,
+                                  query=query, classes=num_classes or 0)
+    return NodeGraph(info, name)
+
+
 # ---- PyTorch Geometric ---------------------------------------------------------------------
 def _require_pyg() -> Any:
     try:
@@ -142,12 +247,34 @@ def _vector(row: np.ndarray) -> str:
     return "[" + ", ".join(repr(float(v)) for v in row) + "]"
 
 
-def from_pyg(data: Iterable[Any], name: str = "pyg") -> GraphDataset:
-    """PyG graph-classification data (a list of `Data` or a PyG dataset) as an lrnn
-    dataset: `x` rows become `x(i)` vectors, `edge_attr` rows `edge_attr(i, j)` vectors,
-    and each graph's label (`y`, one value per graph) its `predict` target."""
+def _is_node_level(data: Any) -> bool:
+    """A single PyG `Data` whose y (if any) has a row per node: a node-level task."""
+    pyg = _require_pyg()
+    if not isinstance(data, pyg.Data):
+        return False
+    y = getattr(data, "y", None)
+    nodes = data.num_nodes
+    return y is None or (nodes is not None and nodes > 1 and int(y.shape[0]) == int(nodes))
+
+
+def from_pyg(data: Any, name: str = "pyg", *, num_classes: Optional[int] = None) -> Union[NodeGraph, GraphDataset]:
+    """PyG data as an lrnn dataset.
+
+    One `Data` with a label per node (PyG's node classification: Planetoid's Cora, ...) is
+    ONE graph with a query per node, built by `from_arrays(data.x, data.edge_index, data.y,
+    data.train_mask, data.val_mask, data.test_mask)`.
+
+    Graph-classification data (a list of `Data` or a PyG dataset, one label y per graph)
+    is one sample per graph: `x` rows become `x(i)` vectors, `edge_attr` rows
+    `edge_attr(i, j)` vectors, and each graph's label its `predict` target."""
+    if _is_node_level(data):
+        if getattr(data, "x", None) is None:
+            raise ValueError("from_pyg: the Data has no x (node features); from_arrays needs them")
+        return from_arrays(data.x, data.edge_index, getattr(data, "y", None), getattr(data, "train_mask", None),
+                           getattr(data, "val_mask", None), getattr(data, "test_mask", None),
+                           num_classes=num_classes, name=name)
     _require_pyg()
-    items = list(data)
+    items = [data] if isinstance(data, _require_pyg().Data) else list(data)
     labels = []
     for k, d in enumerate(items):
         y = getattr(d, "y", None)
@@ -217,4 +344,4 @@ def to_pyg(dataset: GraphDataset, *, use_node_attr: bool = False, use_edge_attr:
     return out
 
 
-__all__ = ["Graph", "GraphDataset", "TUDataset", "from_pyg", "to_pyg"]
+__all__ = ["Graph", "GraphDataset", "NodeGraph", "TUDataset", "from_arrays", "from_pyg", "load_npz", "to_pyg"]

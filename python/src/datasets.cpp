@@ -1,12 +1,15 @@
 // lrnn.datasets: TU graph datasets read by the C++ loader (include/lrnn/datasets.hpp) as a
 // SampleSet the engine prepares directly, plus every graph as arrays (x, edge_index,
-// edge_attr, y) for the PyG conversion (lrnn.datasets.to_pyg).
+// edge_attr, y) for the PyG conversion (lrnn.datasets.to_pyg); one graph from arrays
+// (lrnn.datasets.from_arrays: graph_from_arrays) and from an .npz file.
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,14 +38,14 @@ size_t node_index(const Literal& fact, size_t arg) { return std::stoul(fact.args
 // node labels one-hot [n, L], node attributes [n, A], edge labels one-hot [E, L'], edge
 // attributes [E, A'] (empty blocks for what the dataset does not have). Made without the
 // GIL while the graphs are read; numpy arrays are made from them afterwards.
-struct GraphArrays {
+struct TuGraphArrays {
   size_t nodes = 0, edges = 0;
   std::vector<int64_t> edge_index;
   std::vector<double> node_labels, node_attrs, edge_labels, edge_attrs;
 };
 
-GraphArrays graph_arrays(const TuData& d, const ExampleAst& ex) {
-  GraphArrays g;
+TuGraphArrays graph_arrays(const TuData& d, const ExampleAst& ex) {
+  TuGraphArrays g;
   for (const Literal& f : ex.facts) {
     if (f.predicate == "node") g.nodes = std::max(g.nodes, node_index(f, 0) + 1);
     if (f.predicate == "edge") ++g.edges;
@@ -74,7 +77,7 @@ GraphArrays graph_arrays(const TuData& d, const ExampleAst& ex) {
 
 // (nodes, edge_index, node labels, node attributes, edge labels, edge attributes), None for
 // a block the dataset does not have.
-nb::tuple graph_tuple(const TuData& d, GraphArrays g) {
+nb::tuple graph_tuple(const TuData& d, TuGraphArrays g) {
   auto block = [](std::vector<double> values, size_t rows, size_t width) -> nb::object {
     if (!width) return nb::none();
     return nb::cast(owned_array(std::move(values), {rows, width}));
@@ -84,6 +87,59 @@ nb::tuple graph_tuple(const TuData& d, GraphArrays g) {
                         block(std::move(g.node_attrs), g.nodes, d.node_attribute_width),
                         block(std::move(g.edge_labels), g.edges, d.edge_label_width),
                         block(std::move(g.edge_attrs), g.edges, d.edge_attribute_width));
+}
+
+// A numpy array of any dtype, read in place (lrnn.datasets.from_arrays hands over C-order
+// arrays of the dtypes ArrayView reads; anything else is refused here by name).
+using AnyArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
+
+ArrayView array_view(const AnyArray& a, const char* name) {
+  ArrayView v;
+  v.data = a.data();
+  for (size_t d = 0; d < a.ndim(); ++d) v.shape.push_back(a.shape(d));
+  const nb::dlpack::dtype t = a.dtype();
+  const auto code = static_cast<nb::dlpack::dtype_code>(t.code);
+  if (code == nb::dlpack::dtype_code::Float && t.bits == 64) v.type = ArrayView::Type::Float64;
+  else if (code == nb::dlpack::dtype_code::Float && t.bits == 32) v.type = ArrayView::Type::Float32;
+  else if (code == nb::dlpack::dtype_code::Int && t.bits == 64) v.type = ArrayView::Type::Int64;
+  else if (code == nb::dlpack::dtype_code::Int && t.bits == 32) v.type = ArrayView::Type::Int32;
+  else if (code == nb::dlpack::dtype_code::Bool && t.bits == 8) v.type = ArrayView::Type::Bool;
+  else
+    throw Error(ErrorKind::Parse, std::string("graph_from_arrays: ") + name +
+                                      " has an unsupported dtype (float32, float64, int32, int64 or bool)");
+  return v;
+}
+
+std::optional<ArrayView> optional_view(const std::optional<AnyArray>& a, const char* name) {
+  if (!a) return std::nullopt;
+  return array_view(*a, name);
+}
+
+// graph_from_arrays' result for Python: the samples and what lrnn.datasets.NodeGraph shows.
+nb::dict graph_dict(ArrayGraph g) {
+  nb::dict out;
+  out["nodes"] = g.nodes;
+  out["edges"] = g.edges;
+  out["feature_width"] = g.feature_width;
+  out["classes"] = g.classes;
+  out["target_width"] = g.target_width;
+  std::vector<uint8_t> split(g.split_of_node.size());
+  for (size_t i = 0; i < split.size(); ++i) split[i] = static_cast<uint8_t>(g.split_of_node[i]);
+  out["split_of_node"] = split.empty() ? nb::none() : nb::cast(owned_array(std::move(split), {g.split_of_node.size()}));
+  out["samples"] = SampleSet{std::move(g.dataset)};
+  return out;
+}
+
+GraphNames graph_names(const std::string& example, const std::string& node, const std::string& feature,
+                       const std::string& edge, const std::string& query, int classes) {
+  GraphNames n;
+  n.example = example;
+  n.node = node;
+  n.feature = feature;
+  n.edge = edge;
+  n.query = query;
+  n.classes = classes;
+  return n;
 }
 
 }  // namespace
@@ -125,11 +181,51 @@ void bind_datasets(nb::module_& m) {
         return ids;
       });
 
+  m.def(
+      "graph_from_arrays",
+      [](AnyArray x, AnyArray edge_index, std::optional<AnyArray> y, std::optional<AnyArray> train_mask,
+         std::optional<AnyArray> val_mask, std::optional<AnyArray> test_mask, const std::string& example,
+         const std::string& node, const std::string& feature, const std::string& edge, const std::string& query,
+         int classes, const std::string& source) {
+        GraphArrays a;
+        a.x = array_view(x, "x");
+        a.edge_index = array_view(edge_index, "edge_index");
+        a.y = optional_view(y, "y");
+        a.train_mask = optional_view(train_mask, "train_mask");
+        a.val_mask = optional_view(val_mask, "val_mask");
+        a.test_mask = optional_view(test_mask, "test_mask");
+        const GraphNames names = graph_names(example, node, feature, edge, query, classes);
+        ArrayGraph g;
+        {
+          nb::gil_scoped_release release;
+          g = graph_from_arrays(a, names, source);
+        }
+        return graph_dict(std::move(g));
+      },
+      nb::arg("x"), nb::arg("edge_index"), nb::arg("y").none(), nb::arg("train_mask").none(),
+      nb::arg("val_mask").none(), nb::arg("test_mask").none(), nb::arg("example"), nb::arg("node"),
+      nb::arg("feature"), nb::arg("edge"), nb::arg("query"), nb::arg("classes"), nb::arg("source"));
+
+  m.def(
+      "load_npz_graph",
+      [](const std::string& path, const std::string& example, const std::string& node, const std::string& feature,
+         const std::string& edge, const std::string& query, int classes) {
+        const GraphNames names = graph_names(example, node, feature, edge, query, classes);
+        ArrayGraph g;
+        {
+          nb::gil_scoped_release release;
+          g = load_npz_graph(path, names);
+        }
+        return graph_dict(std::move(g));
+      },
+      nb::arg("path"), nb::arg("example"), nb::arg("node"), nb::arg("feature"), nb::arg("edge"), nb::arg("query"),
+      nb::arg("classes"));
+
   m.def("read_tu", [](const std::string& dir, const std::string& name) {
     // Each graph's arrays are made as it is read, and its sample stored compactly (load_tu):
     // the graphs are never all held as literals.
     TuData d;
-    std::vector<GraphArrays> arrays;
+    std::vector<TuGraphArrays> arrays;
     Dataset samples;
     {
       nb::gil_scoped_release release;
@@ -137,7 +233,7 @@ void bind_datasets(nb::module_& m) {
                         [&](const TuData& info, const ExampleAst& ex) { arrays.push_back(graph_arrays(info, ex)); });
     }
     nb::list graphs;
-    for (GraphArrays& g : arrays) graphs.append(graph_tuple(d, std::move(g)));
+    for (TuGraphArrays& g : arrays) graphs.append(graph_tuple(d, std::move(g)));
     nb::dict out;
     out["name"] = d.name;
     out["graphs"] = graphs;

@@ -34,8 +34,7 @@ std::string draw_text(const DrawCliOptions& o) {
   if (o.what == "template") return template_dot(model.get_template());
   if (o.examples_path.empty() && o.dataset.empty())
     throw Error(ErrorKind::Semantic, "--what " + o.what + " draws one sample: give --examples FILE (or --dataset)");
-  cli::LoadedData loaded = cli::load_data(o.dataset, o.examples_path, o.queries_path);
-  const Dataset data = Dataset::from_ast(std::move(loaded.examples), loaded.queries);
+  const Dataset data = cli::load_dataset(o.dataset, o.examples_path, o.queries_path);
   if (o.sample >= data.size())
     throw Error(ErrorKind::Semantic, "--sample " + std::to_string(o.sample) + ": the data has " +
                                          std::to_string(data.size()) + " samples (0.." +
@@ -76,7 +75,7 @@ lrnn::cli::RegisterCommand reg(50, [](CLI::App& app) {
       ->check(CLI::IsMember({"template", "ground", "network", "attention"}));
   cmd->add_option("--examples,-e", o->examples_path, "Examples file (for --what ground|network)");
   cmd->add_option("--queries,-q", o->queries_path, "Queries file (omit for labelled examples)");
-  cmd->add_option("--dataset", o->dataset, "A dataset instead of --examples: tu:DIR (TU graph format)");
+  cmd->add_option("--dataset", o->dataset, "A dataset instead of --examples: tu:DIR (TU graph format) or npz:FILE (one graph as arrays: x, edge_index, y, masks)");
   cmd->add_option("--sample,-k", o->sample, "Which sample to draw (0-based, default 0)")->check(cli::finite_number(0, 1e9, false, true));
   cmd->add_flag("--values", o->picture.values, "Show each neuron's value");
   cmd->add_flag("--gradients", o->picture.gradients, "Show each neuron's gradient of the sample's loss");

@@ -54,7 +54,7 @@ lrnn::cli::RegisterCommand reg(41, [](CLI::App& app) {
   cmd->add_option("model", o->model_path, "Model file written by lrnn train --save")->required();
   CLI::Option_group* data = cmd->add_option_group("data", "Evaluation data: one of");
   data->add_option("--examples,-e", o->examples_path, "Examples file");
-  data->add_option("--dataset", o->dataset, "A dataset instead of --examples: tu:DIR (TU graph format)");
+  data->add_option("--dataset", o->dataset, "A dataset instead of --examples: tu:DIR (TU graph format) or npz:FILE (one graph as arrays: x, edge_index, y, masks)");
   data->require_option(1);
   cmd->add_option("--queries,-q", o->queries_path, "Queries file (omit for labelled examples)");
   cmd->add_option("--dtype", o->dtype, "float32 | float64 (default: the dtype the model was trained in)")

@@ -474,7 +474,7 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("template", o->template_path, "Template file (not needed with --load)");
   CLI::Option_group* data = cmd->add_option_group("data", "Training data: one of");
   data->add_option("--examples,-e", o->examples_path, "Examples file");
-  data->add_option("--dataset", o->dataset, "A dataset instead of --examples: tu:DIR (TU graph format)");
+  data->add_option("--dataset", o->dataset, "A dataset instead of --examples: tu:DIR (TU graph format) or npz:FILE (one graph as arrays: x, edge_index, y, masks)");
   data->require_option(1);
   cmd->add_option("--queries,-q", o->queries_path, "Queries file (omit for labelled examples)");
   cmd->add_option("--epochs", o->epochs, "Epochs to train (default " + std::to_string(kDefaults.epochs) + ")")->check(cli::finite_number(0, 1e9, false, true));

@@ -183,7 +183,6 @@ PreparedSet QueryBatches::batch(std::span<const QueryRef> queries, Rng& rng, std
   }
   out.num_samples = samples.size();
   out.networks.reserve(samples.size());
-  out.atom_texts.resize(samples.size());
   for (uint32_t k = 0; k < samples.size(); ++k) {
     const uint32_t s = samples[k];
     if (heads_[s].begin.empty()) heads_[s] = rules_by_head(set_.networks[s]);

@@ -123,15 +123,24 @@ class SampleStore::Builder {
   Builder();
   ~Builder();
   void add(Sample sample);
-  // A sample given one fact at a time (a parser's stream, syntax::ExampleFactSink), then
-  // closed with its head (the sample without facts).
+  // A sample given one fact at a time (a parser's stream, syntax::ExampleFactSink; a reader
+  // of arrays, which never holds a graph's millions of facts as literals), then closed with
+  // its head: end_sample takes the head without facts; close_sample adds the head's own
+  // example facts, if any, after the ones given before it.
   void add_fact(const Literal& l);
   void end_sample(Sample head);
+  void close_sample(Sample head);
+  // A term interned once, for a reader that writes the same terms into many facts (a graph's
+  // node ids, in millions of edge facts), and a plain fact over such terms: no prefixes, no
+  // span, `value` (may be null) its value. The same fact as add_fact of its literal.
+  uint32_t intern_term(const Term& t);
+  void add_fact(const std::string& predicate, std::span<const uint32_t> terms, const ValueSpec* value);
   SampleStore finish() &&;
 
  private:
   struct Maps;
   uint32_t string_id(const std::string& s);
+  uint32_t predicate_id(const std::string& predicate);  // string_id, the last one remembered
   uint32_t value_id(const ValueSpec& v);
   uint32_t span_id(const Span& s);
 

@@ -1,0 +1,267 @@
+// One graph from arrays (features, edge list, labels, masks) as one sample with a query per
+// node, built fact by fact in the dataset's compact store (docs/datasets.md "Graphs from
+// arrays"). Every array is checked before anything is built; each error names the array,
+// the entry and its value.
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "lrnn/datasets.hpp"
+#include "lrnn/diagnostics.hpp"
+#include "api/dataset_impl.hpp"
+#include "train/dataset.hpp"
+#include "train/sample_store.hpp"
+
+namespace lrnn {
+
+size_t ArrayView::size() const {
+  size_t n = 1;
+  for (size_t d : shape) n *= d;
+  return n;
+}
+
+double ArrayView::number(size_t i) const {
+  switch (type) {
+    case Type::Float32: return static_cast<const float*>(data)[i];
+    case Type::Float64: return static_cast<const double*>(data)[i];
+    case Type::Int32: return static_cast<const int32_t*>(data)[i];
+    case Type::Int64: return static_cast<double>(static_cast<const int64_t*>(data)[i]);
+    case Type::Bool: return static_cast<const uint8_t*>(data)[i] != 0 ? 1.0 : 0.0;
+  }
+  return 0;
+}
+
+int64_t ArrayView::integer(size_t i) const {
+  switch (type) {
+    case Type::Int32: return static_cast<const int32_t*>(data)[i];
+    case Type::Int64: return static_cast<const int64_t*>(data)[i];
+    case Type::Bool: return static_cast<const uint8_t*>(data)[i] != 0 ? 1 : 0;
+    case Type::Float32:
+    case Type::Float64: break;
+  }
+  throw Error(ErrorKind::Runtime, "ArrayView::integer of a float array");
+}
+
+const char* type_name(ArrayView::Type type) {
+  switch (type) {
+    case ArrayView::Type::Float32: return "float32";
+    case ArrayView::Type::Float64: return "float64";
+    case ArrayView::Type::Int32: return "int32";
+    case ArrayView::Type::Int64: return "int64";
+    case ArrayView::Type::Bool: return "bool";
+  }
+  return "?";
+}
+
+size_t ArrayGraph::count(QuerySplit split) const {
+  size_t n = 0;
+  for (QuerySplit s : split_of_node) n += s == split;
+  return n;
+}
+
+namespace {
+
+// Every check's error: "<source>: <array>...", a bad input (exit 2 from the CLI).
+struct Checker {
+  const std::string& source;
+  [[noreturn]] void fail(const std::string& message) const {
+    throw Error(ErrorKind::Parse, source + ": " + message);
+  }
+};
+
+std::string shape_text(const ArrayView& a) {
+  std::string s = "(";
+  for (size_t d = 0; d < a.shape.size(); ++d) s += (d ? ", " : "") + std::to_string(a.shape[d]);
+  return s + (a.shape.size() == 1 ? ",)" : ")");
+}
+
+std::string non_finite_text(double v) { return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"; }
+
+// A node-indexed array is N long in its first dimension; 1-D, or 2-D when `matrix`.
+void expect_node_rows(const Checker& c, const ArrayView& a, const char* name, size_t nodes, bool matrix) {
+  const bool ranked = a.shape.size() == 1 || (matrix && a.shape.size() == 2);
+  if (!ranked || a.shape[0] != nodes)
+    c.fail(std::string(name) + " has shape " + shape_text(a) + ": expected (" + std::to_string(nodes) +
+           (matrix ? ",) or (" + std::to_string(nodes) + ", k)" : ",)") + ", one row per node (x has " +
+           std::to_string(nodes) + " rows)");
+}
+
+// x: N x F (or N) finite numbers. Integer features convert exactly up to 2^53.
+size_t check_features(const Checker& c, const ArrayView& x) {
+  if ((x.shape.size() != 1 && x.shape.size() != 2) || x.shape[0] == 0)
+    c.fail("x has shape " + shape_text(x) + ": expected (nodes, features) with at least one node");
+  const size_t width = x.shape.size() == 2 ? x.shape[1] : 1;
+  if (width == 0) c.fail("x has shape " + shape_text(x) + ": every node needs at least one feature");
+  if (width > static_cast<size_t>(kMaxValueEntries))
+    c.fail("x has " + std::to_string(width) + " features per node (at most 2^26 in one value)");
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = x.number(i);
+    if (!std::isfinite(v))
+      c.fail("x[" + std::to_string(i / width) + ", " + std::to_string(i % width) + "] (node " +
+             std::to_string(i / width) + ") is " + non_finite_text(v) + ": node features must be finite");
+    if (x.type == ArrayView::Type::Int64 && std::fabs(v) > 9007199254740992.0)
+      c.fail("x[" + std::to_string(i / width) + ", " + std::to_string(i % width) + "] = " +
+             std::to_string(x.integer(i)) + " is not exactly a float64");
+  }
+  return width;
+}
+
+// edge_index: 2 x E integer node ids below `nodes`.
+size_t check_edges(const Checker& c, const ArrayView& e, size_t nodes) {
+  if (e.shape.size() != 2 || e.shape[0] != 2)
+    c.fail("edge_index has shape " + shape_text(e) + ": expected (2, edges), sources then targets (PyG's layout)");
+  if (e.type != ArrayView::Type::Int32 && e.type != ArrayView::Type::Int64)
+    c.fail(std::string("edge_index has dtype ") + type_name(e.type) + ": expected int64 (or int32) node ids");
+  const size_t edges = e.shape[1];
+  for (size_t i = 0; i < e.size(); ++i) {
+    const int64_t id = e.integer(i);
+    if (id < 0 || static_cast<uint64_t>(id) >= nodes)
+      c.fail("edge_index[" + std::to_string(i / edges) + ", " + std::to_string(i % edges) + "] = " +
+             std::to_string(id) + " is not a node id: x has " + std::to_string(nodes) + " rows (nodes 0.." +
+             std::to_string(nodes - 1) + ")");
+  }
+  return edges;
+}
+
+// How y's rows become targets: class ids (integer y) or float values.
+struct Targets {
+  int classes = 0;   // > 0: integer class ids
+  size_t width = 0;  // entries per target
+};
+
+Targets check_targets(const Checker& c, const ArrayView& y, size_t nodes, int classes_given) {
+  Targets t;
+  if (y.is_integer()) {
+    if (!(y.shape.size() == 1 || (y.shape.size() == 2 && y.shape[1] == 1)) || y.shape[0] != nodes)
+      c.fail("y has shape " + shape_text(y) + ": integer labels are one class id per node, expected (" +
+             std::to_string(nodes) + ",)");
+    if (classes_given < 0) c.fail("the number of classes is " + std::to_string(classes_given));
+    int64_t top = -1;
+    for (size_t i = 0; i < nodes; ++i) {
+      const int64_t id = y.integer(i);
+      if (id < 0) c.fail("y[" + std::to_string(i) + "] = " + std::to_string(id) + " is a negative class id (node " +
+                         std::to_string(i) + ")");
+      if (classes_given > 0 && id >= classes_given)
+        c.fail("y[" + std::to_string(i) + "] = " + std::to_string(id) + " is not a class id below the " +
+               std::to_string(classes_given) + " classes given");
+      if (id >= 100000) c.fail("y[" + std::to_string(i) + "] = " + std::to_string(id) + ": class ids must be below 100000 (one-hot targets)");
+      top = std::max(top, id);
+    }
+    t.classes = classes_given > 0 ? classes_given : static_cast<int>(top + 1);
+    t.width = t.classes <= 2 ? 1 : static_cast<size_t>(t.classes);
+    return t;
+  }
+  expect_node_rows(c, y, "y", nodes, true);
+  t.width = y.shape.size() == 2 ? y.shape[1] : 1;
+  if (t.width == 0) c.fail("y has shape " + shape_text(y) + ": a target needs at least one entry");
+  for (size_t i = 0; i < y.size(); ++i)
+    if (!std::isfinite(y.number(i)))
+      c.fail("y[" + std::to_string(i / t.width) + (y.shape.size() == 2 ? ", " + std::to_string(i % t.width) : "") +
+             "] (node " + std::to_string(i / t.width) + ") is " + non_finite_text(y.number(i)) + ": targets must be finite");
+  return t;
+}
+
+// The part of every node from the masks (empty when none is given).
+std::vector<QuerySplit> node_splits(const Checker& c, const GraphArrays& a, size_t nodes) {
+  const std::pair<const std::optional<ArrayView>*, QuerySplit> masks[] = {
+      {&a.train_mask, QuerySplit::Train}, {&a.val_mask, QuerySplit::Validation}, {&a.test_mask, QuerySplit::Test}};
+  if (!a.train_mask && !a.val_mask && !a.test_mask) return {};
+  std::vector<bool> masked(nodes, false);
+  std::vector<QuerySplit> split(nodes, a.train_mask ? QuerySplit::None : QuerySplit::Train);
+  for (const auto& [mask, part] : masks) {
+    if (!mask->has_value()) continue;
+    const ArrayView& m = **mask;
+    const std::string name = std::string(to_string(part)) + "_mask";
+    expect_node_rows(c, m, name.c_str(), nodes, false);
+    if (!m.is_integer()) c.fail(name + " has dtype " + type_name(m.type) + ": expected bool (or 0/1 integers)");
+    for (size_t i = 0; i < nodes; ++i) {
+      const int64_t v = m.integer(i);
+      if (v != 0 && v != 1) c.fail(name + "[" + std::to_string(i) + "] = " + std::to_string(v) + ": a mask holds 0/1");
+      if (!v) continue;
+      if (masked[i])
+        c.fail("node " + std::to_string(i) + " is in both " + to_string(split[i]) + "_mask and " + name +
+               " (a query belongs to one split)");
+      masked[i] = true;
+      split[i] = part;
+    }
+  }
+  return split;
+}
+
+ValueSpec vector_of(std::vector<double> data) {
+  ValueSpec v;
+  v.kind = ValueSpec::Kind::Vector;
+  v.rows = static_cast<int>(data.size());
+  v.cols = 1;
+  v.data = std::move(data);
+  return v;
+}
+
+// Node i's target: as TU graph labels become targets (tu.cpp query_for) for class ids.
+ValueSpec target_of_node(const ArrayView& y, const Targets& t, size_t i) {
+  if (t.classes > 0) {
+    const int64_t id = y.integer(i);
+    if (t.classes <= 2) return ValueSpec::scalar(static_cast<double>(id));
+    std::vector<double> one_hot(static_cast<size_t>(t.classes), 0.0);
+    one_hot[static_cast<size_t>(id)] = 1.0;
+    return vector_of(std::move(one_hot));
+  }
+  if (t.width == 1) return ValueSpec::scalar(y.number(i));  // (N,) or (N, 1)
+  std::vector<double> row(t.width);
+  for (size_t k = 0; k < t.width; ++k) row[k] = y.number(i * t.width + k);
+  return vector_of(std::move(row));
+}
+
+Literal literal(const std::string& predicate, std::vector<Term> args) {
+  Literal l;
+  l.predicate = predicate;
+  l.args = std::move(args);
+  return l;
+}
+
+}  // namespace
+
+ArrayGraph graph_from_arrays(const GraphArrays& a, const GraphNames& names, const std::string& source) {
+  const Checker c{source};
+  const size_t nodes = a.x.shape.empty() ? 0 : a.x.shape[0];
+  ArrayGraph g;
+  g.feature_width = check_features(c, a.x);
+  g.nodes = nodes;
+  g.edges = check_edges(c, a.edge_index, nodes);
+  const Targets targets = a.y ? check_targets(c, *a.y, nodes, names.classes) : Targets{};
+  g.classes = targets.classes;
+  g.target_width = targets.width;
+  g.split_of_node = node_splits(c, a, nodes);
+
+  // Facts in a TU graph's order (tu.cpp): node(i) and x(i) per node, then the edges; each
+  // node id is interned once (as literals, a 2M-edge graph spent most of its time looking
+  // the same ids up again).
+  train::SampleStore::Builder store;
+  std::vector<uint32_t> node_ids(nodes);
+  for (size_t i = 0; i < nodes; ++i) node_ids[i] = store.intern_term(Term::number(std::to_string(i)));
+  ValueSpec features = vector_of(std::vector<double>(g.feature_width));
+  for (size_t i = 0; i < nodes; ++i) {
+    store.add_fact(names.node, {&node_ids[i], 1}, nullptr);
+    for (size_t k = 0; k < g.feature_width; ++k) features.data[k] = a.x.number(i * g.feature_width + k);
+    store.add_fact(names.feature, {&node_ids[i], 1}, &features);
+  }
+  for (size_t e = 0; e < g.edges; ++e) {
+    const uint32_t ends[2] = {node_ids[static_cast<size_t>(a.edge_index.integer(e))],
+                              node_ids[static_cast<size_t>(a.edge_index.integer(g.edges + e))]};
+    store.add_fact(names.edge, ends, nullptr);
+  }
+  train::Sample head;
+  head.example.id = names.example;
+  head.queries.reserve(nodes);
+  for (size_t i = 0; i < nodes; ++i) {
+    head.queries.push_back(literal(names.query, {Term::number(std::to_string(i))}));
+    if (a.y) head.queries.back().weight = target_of_node(*a.y, targets, i);
+  }
+  store.close_sample(std::move(head));
+  g.dataset = Dataset::Impl::make(std::move(store).finish(), 1);
+  if (!g.split_of_node.empty()) g.dataset = g.dataset.with_query_splits(g.split_of_node);
+  return g;
+}
+
+}  // namespace lrnn
