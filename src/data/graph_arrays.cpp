@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "data/vector_value.hpp"
 #include "lrnn/datasets.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "api/dataset_impl.hpp"
@@ -189,15 +190,6 @@ std::vector<QuerySplit> node_splits(const Checker& c, const GraphArrays& a, size
   return split;
 }
 
-ValueSpec vector_of(std::vector<double> data) {
-  ValueSpec v;
-  v.kind = ValueSpec::Kind::Vector;
-  v.rows = static_cast<int>(data.size());
-  v.cols = 1;
-  v.data = std::move(data);
-  return v;
-}
-
 // Node i's target: as TU graph labels become targets (tu.cpp query_for) for class ids.
 ValueSpec target_of_node(const ArrayView& y, const Targets& t, size_t i) {
   if (t.classes > 0) {
@@ -205,12 +197,12 @@ ValueSpec target_of_node(const ArrayView& y, const Targets& t, size_t i) {
     if (t.classes <= 2) return ValueSpec::scalar(static_cast<double>(id));
     std::vector<double> one_hot(static_cast<size_t>(t.classes), 0.0);
     one_hot[static_cast<size_t>(id)] = 1.0;
-    return vector_of(std::move(one_hot));
+    return data::vector_value(std::move(one_hot));
   }
   if (t.width == 1) return ValueSpec::scalar(y.number(i));  // (N,) or (N, 1)
   std::vector<double> row(t.width);
   for (size_t k = 0; k < t.width; ++k) row[k] = y.number(i * t.width + k);
-  return vector_of(std::move(row));
+  return data::vector_value(std::move(row));
 }
 
 Literal literal(const std::string& predicate, std::vector<Term> args) {
@@ -240,7 +232,7 @@ ArrayGraph graph_from_arrays(const GraphArrays& a, const GraphNames& names, cons
   train::SampleStore::Builder store;
   std::vector<uint32_t> node_ids(nodes);
   for (size_t i = 0; i < nodes; ++i) node_ids[i] = store.intern_term(Term::number(std::to_string(i)));
-  ValueSpec features = vector_of(std::vector<double>(g.feature_width));
+  ValueSpec features = data::vector_value(std::vector<double>(g.feature_width));
   for (size_t i = 0; i < nodes; ++i) {
     store.add_fact(names.node, {&node_ids[i], 1}, nullptr);
     for (size_t k = 0; k < g.feature_width; ++k) features.data[k] = a.x.number(i * g.feature_width + k);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "data/vector_value.hpp"
 #include "lrnn/datasets.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "api/dataset_impl.hpp"
@@ -160,15 +161,6 @@ Literal atom(const char* predicate, std::vector<Term> args) {
   return l;
 }
 
-ValueSpec vector_value(std::vector<double> data) {
-  ValueSpec v;
-  v.kind = ValueSpec::Kind::Vector;
-  v.rows = static_cast<int>(data.size());
-  v.cols = 1;
-  v.data = std::move(data);
-  return v;
-}
-
 // Integer labels of column 0 as one-hot vectors: index = label - min, width = max - min + 1
 // (PyTorch Geometric's encoding, so to_pyg/from_pyg agree). The range is over every row
 // of the file, also those a share does not keep, so every rank encodes alike.
@@ -194,10 +186,10 @@ struct LabelRange {
 ValueSpec one_hot(const Table& t, size_t r, const OneHot& range) {
   std::vector<double> v(range.width, 0.0);
   v[integer_at(t, r, 0) - range.min] = 1.0;
-  return vector_value(std::move(v));
+  return data::vector_value(std::move(v));
 }
 ValueSpec row_values(const Table& t, size_t r) {
-  return vector_value(std::vector<double>(t.values.begin() + r * t.columns,
+  return data::vector_value(std::vector<double>(t.values.begin() + r * t.columns,
                                           t.values.begin() + (r + 1) * t.columns));
 }
 
@@ -311,7 +303,7 @@ QueryLineAst query_for(const TuData& d, size_t g, const std::string& id) {
   } else {
     std::vector<double> v(d.class_labels.size(), 0.0);
     v[d.graph_class[g]] = 1.0;
-    q.weight = vector_value(std::move(v));
+    q.weight = data::vector_value(std::move(v));
   }
   QueryLineAst line;
   line.id = id;
