@@ -691,6 +691,32 @@ struct EpochPredictions {
 
 }  // namespace
 
+// What an epoch's training steps add up, sample by sample in batch order (whole samples
+// and query batches alike): the batch gradient (a copy of its first sample's, so a batch of
+// one is exactly that sample's gradient), the learnable facts' gradients (zeroed after every
+// step by step_example_facts), the loss, the predictions for the accuracy, and each
+// output's value in the set's output order.
+struct Engine::EpochAccumulator {
+  std::vector<double>& grads;
+  ExampleFacts* facts;
+  EpochPredictions& predictions;
+  std::vector<std::vector<double>>& last_outputs;
+  double loss_sum = 0;
+  size_t loss_count = 0;
+
+  // Sample at `pos` of its batch; its output o is the set's output `output_index(o)`.
+  template <class OutputIndex>
+  void take(size_t pos, const SampleGradient& sample, OutputIndex output_index) {
+    if (pos == 0 || sample.has_gradient()) sample.add_to(grads, pos == 0);
+    if (facts)
+      for (size_t i = 0; i < facts->grads.size(); ++i) facts->grads[i] += sample.example_grads[i];
+    loss_sum += sample.loss.sum;
+    loss_count += sample.loss.count;
+    predictions.add(sample.predictions, sample.targets);
+    for (size_t o = 0; o < sample.values.size(); ++o) last_outputs[output_index(o)] = sample.values[o];
+  }
+};
+
 // A fresh optimizer unless this engine already trained (or was loaded) with the same kind.
 void Engine::prepare_optimizer(const OptimizerConfig& wanted) {
   const bool keep = optimizer_ && optimizer_->config().kind == wanted.kind;
@@ -744,16 +770,22 @@ void refuse_split_with(const PreparedSet& train_set, const PreparedSet* test) {
                                      "process");
 }
 
-// An epoch's validation and test metrics, from the values its forward passes computed.
-void add_split_metrics(EpochInfo& report, LossKind loss, const PreparedSet& set,
-                       const std::vector<std::vector<double>>& values) {
-  report.validation = metrics_of_split(loss, set.outputs, values, QuerySplit::Validation);
-  report.has_validation = report.validation.count > 0;
-  const Metrics test = metrics_of_split(loss, set.outputs, values, QuerySplit::Test);
+// An epoch's report of a query split's validation and test queries (a part without
+// targeted queries is not reported).
+void report_split(EpochInfo& report, const Metrics& validation, const Metrics& test) {
+  report.validation = validation;
+  report.has_validation = validation.count > 0;
   if (test.count > 0) {
     report.has_test = true;
     report.test = test;
   }
+}
+
+// The outputs that query batches do not train (validation, test, no target) take their
+// values from `ev`, a whole forward pass over the set.
+void fill_untrained_outputs(const PreparedSet& set, Evaluation& ev, std::vector<std::vector<double>>& values) {
+  for (size_t o = 0; o < ev.outputs.size(); ++o)
+    if (set.outputs[o].training_target().empty()) values[o] = std::move(ev.outputs[o].value);
 }
 
 // What a sharded set (MPI) cannot train: learnable example facts, and batch norm (its
@@ -768,22 +800,15 @@ void refuse_sharded(bool learnable_facts, bool batch_norm) {
 
 }  // namespace
 
-Engine::EpochSums Engine::query_batch_epoch(QueryBatches& batches, const PreparedSet& set, const TrainConfig& config,
-                                            double lr, Rng& rng, std::vector<double>& grads,
-                                            std::vector<double>& fixed_values, ExampleFacts* facts,
-                                            std::vector<std::vector<double>>& preds,
-                                            std::vector<std::vector<double>>& targets, TrainResult& result) {
+void Engine::query_batch_epoch(QueryBatches& batches, const PreparedSet& set, const TrainConfig& config, double lr,
+                               Rng& rng, std::vector<double>& fixed_values, EpochAccumulator& epoch) {
   const std::vector<QueryRef>& queries = batches.training_queries();
   std::vector<uint32_t> order(queries.size());
   std::iota(order.begin(), order.end(), 0u);
   if (config.shuffle) shuffle(std::span<uint32_t>(order), rng);
   if (!query_steps_) query_steps_ = std::make_unique<SampleSteps>();
-  result.last_epoch_outputs.resize(set.outputs.size());
-  preds.clear();
-  targets.clear();
-  EpochSums sums;
   std::vector<QueryRef> refs;
-  std::vector<uint32_t> origin;
+  std::vector<uint32_t> origin;  // per output of a batch: its index in the set's outputs
   for (size_t b0 = 0; b0 < order.size(); b0 += config.query_batch_size) {
     refs.clear();
     for (size_t k = b0; k < std::min(order.size(), b0 + config.query_batch_size); ++k) refs.push_back(queries[order[k]]);
@@ -793,20 +818,12 @@ Engine::EpochSums Engine::query_batch_epoch(QueryBatches& batches, const Prepare
     query_steps_->run(
         model_, batch, locals, config.loss, training_targets(batch), true, true,
         [&](size_t pos, const SampleGradient& sample) {
-          if (pos == 0 || sample.has_gradient()) sample.add_to(grads, pos == 0);
-          if (facts)
-            for (size_t i = 0; i < facts->grads.size(); ++i) facts->grads[i] += sample.example_grads[i];
-          sums.loss_sum += sample.loss.sum;
-          sums.loss_count += sample.loss.count;
-          preds.insert(preds.end(), sample.predictions.begin(), sample.predictions.end());
-          targets.insert(targets.end(), sample.targets.begin(), sample.targets.end());
           const size_t first = query_steps_->first_output(locals[pos]);
-          for (size_t o = 0; o < sample.values.size(); ++o) result.last_epoch_outputs[origin[first + o]] = sample.values[o];
+          epoch.take(pos, sample, [&](size_t o) { return origin[first + o]; });
         },
         config.dtype);
-    step_learnable(grads, lr, config, fixed_values, facts);
+    step_learnable(epoch.grads, lr, config, fixed_values, epoch.facts);
   }
-  return sums;
 }
 
 TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test, const TrainConfig& config,
@@ -857,46 +874,29 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     // The parameters the epoch's validation queries are computed with (exactly, in a
     // full-batch epoch): what selecting the best validation epoch restores.
     if (split_from_passes && config.patience > 0) epoch_start_params = model_.params.values;
-    double loss_sum = 0;
-    size_t loss_count = 0;
     epoch_preds.start(train_set.sharded());
-    if (query_batches) {
-      const EpochSums sums = query_batch_epoch(*query_batches, train_set, config, lr, rng, grads, fixed_values, facts,
-                                               preds, targets, result);
-      loss_sum = sums.loss_sum;
-      loss_count = sums.loss_count;
-      epoch_preds.count = preds.size();
-    }
+    result.last_epoch_outputs.resize(train_set.outputs.size());
+    EpochAccumulator epoch{grads, facts, epoch_preds, result.last_epoch_outputs};
+    if (query_batches) query_batch_epoch(*query_batches, train_set, config, lr, rng, fixed_values, epoch);
     for (size_t b0 = 0; !query_batches && b0 < order.size(); b0 += batch_size) {
       batch.assign(order.begin() + b0, order.begin() + std::min(order.size(), b0 + batch_size));
       if (batch_size < order.size()) std::sort(batch.begin(), batch.end());  // canonical plan key
       if (train_set.sharded()) {
-        result.last_epoch_outputs.resize(train_set.outputs.size());
         const LossSum batch_loss =
             sharded_step_->batch_gradient(model_, train_set, batch, config.loss, epochs_trained_ + 1, grads, &preds,
                                           &targets, &result.last_epoch_outputs, config.dtype);
-        loss_sum += batch_loss.sum;
-        loss_count += batch_loss.count;
+        epoch.loss_sum += batch_loss.sum;
+        epoch.loss_count += batch_loss.count;
       } else {
         size_t mean_over = 0;
         for (uint32_t i : batch) mean_over += sample_target_count[i];
-        result.last_epoch_outputs.resize(train_set.outputs.size());
-        // The batch's gradient is the sum of its samples' in batch order (a copy of the
-        // first: a batch of one is exactly its sample's gradient).
         SampleSteps& steps = steps_for(train_set);
         steps.run(
             model_, train_set, batch, config.loss, mean_over, true, true,
-                  [&](size_t pos, const SampleGradient& sample) {
-                    if (pos == 0 || sample.has_gradient()) sample.add_to(grads, pos == 0);
-                    if (facts)  // zero after every step (step_example_facts)
-                      for (size_t i = 0; i < facts->grads.size(); ++i) facts->grads[i] += sample.example_grads[i];
-                    loss_sum += sample.loss.sum;
-                    loss_count += sample.loss.count;
-                    epoch_preds.add(sample.predictions, sample.targets);
-                    const size_t first = steps.first_output(batch[pos]);
-                    for (size_t o = 0; o < sample.values.size(); ++o)
-                      result.last_epoch_outputs[first + o] = sample.values[o];
-                  },
+            [&](size_t pos, const SampleGradient& sample) {
+              const size_t first = steps.first_output(batch[pos]);
+              epoch.take(pos, sample, [&](size_t o) { return first + o; });
+            },
             config.dtype);
       }
       step_learnable(grads, lr, config, fixed_values, facts);
@@ -908,10 +908,10 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     EpochInfo report;
     report.epoch = epochs_trained_;
     report.lr = lr;
-    report.train.count = loss_count;
-    report.train.loss =
-        loss_count ? loss_sum / loss_divisor(config.loss, loss_count) : std::numeric_limits<double>::quiet_NaN();
-    report.train.accuracy = !loss_count             ? std::numeric_limits<double>::quiet_NaN()
+    report.train.count = epoch.loss_count;
+    report.train.loss = epoch.loss_count ? epoch.loss_sum / loss_divisor(config.loss, epoch.loss_count)
+                                         : std::numeric_limits<double>::quiet_NaN();
+    report.train.accuracy = !epoch.loss_count       ? std::numeric_limits<double>::quiet_NaN()
                             : train_set.sharded() ? dist::global_accuracy(preds, targets)
                                                   : accuracy(preds, targets);
     report.train.auc = std::numeric_limits<double>::quiet_NaN();
@@ -919,15 +919,14 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       report.has_test = true;
       report.test = evaluate(*test, config.loss, config.dtype).metrics;
     }
-    if (split_from_passes) add_split_metrics(report, config.loss, train_set, result.last_epoch_outputs);
-    if (query_split && !split_from_passes) {  // query batches computed the training supports only
+    if (split_from_passes) {  // the epoch's passes computed every output
+      const auto& values = result.last_epoch_outputs;
+      report_split(report, metrics_of_split(config.loss, train_set.outputs, values, QuerySplit::Validation),
+                   metrics_of_split(config.loss, train_set.outputs, values, QuerySplit::Test));
+    } else if (query_split) {  // query batches computed the training supports only
       Evaluation ev = evaluate(train_set, config.loss, config.dtype);
-      report.validation = ev.validation;
-      report.has_validation = ev.validation.count > 0;
-      report.has_test = ev.test.count > 0;
-      report.test = ev.test;
-      for (size_t o = 0; o < ev.outputs.size(); ++o)
-        if (train_set.outputs[o].training_target().empty()) result.last_epoch_outputs[o] = std::move(ev.outputs[o].value);
+      report_split(report, ev.validation, ev.test);
+      fill_untrained_outputs(train_set, ev, result.last_epoch_outputs);
     }
     report.seconds = seconds_since(t_epoch);
     result.history.push_back(report);
@@ -956,15 +955,13 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     }
     if (!go_on) break;
   }
-  // Query batches compute only training queries: the others' last values from a whole pass.
-  if (query_batches && !query_split && result.epochs > 0) {
-    bool missing = false;
-    for (const auto& v : result.last_epoch_outputs) missing |= v.empty();
-    if (missing) {
-      Evaluation ev = evaluate(train_set, config.loss, config.dtype);
-      for (size_t o = 0; o < ev.outputs.size(); ++o)
-        if (result.last_epoch_outputs[o].empty()) result.last_epoch_outputs[o] = std::move(ev.outputs[o].value);
-    }
+  // Query batches compute only training queries: the others' last values from a whole pass
+  // (with a split, every epoch's evaluation gave them).
+  if (query_batches && !query_split && result.epochs > 0 &&
+      std::any_of(train_set.outputs.begin(), train_set.outputs.end(),
+                  [](const OutputInfo& o) { return o.training_target().empty(); })) {
+    Evaluation ev = evaluate(train_set, config.loss, config.dtype);
+    fill_untrained_outputs(train_set, ev, result.last_epoch_outputs);
   }
   if (result.stopped_early && !best_params.empty()) model_.params.values = best_params;
   if (result.stopped_early && facts && !best_fact_values.empty()) facts->params.values = best_fact_values;

@@ -334,15 +334,11 @@ class Engine {
                            const std::function<std::unique_ptr<logic::FactSource>(size_t)>& facts_of,
                            size_t max_ground_rules, bool learnable_facts) const;
   void prepare_optimizer(const OptimizerConfig& wanted);
+  // What an epoch's training steps add up, sample by sample (engine.cpp).
+  struct EpochAccumulator;
   // One epoch of steps over mini-batches of the set's training queries (their supports).
-  struct EpochSums {
-    double loss_sum = 0;
-    size_t loss_count = 0;
-  };
-  EpochSums query_batch_epoch(QueryBatches& batches, const PreparedSet& set, const TrainConfig& config, double lr,
-                              Rng& rng, std::vector<double>& grads, std::vector<double>& fixed_values,
-                              ExampleFacts* facts, std::vector<std::vector<double>>& preds,
-                              std::vector<std::vector<double>>& targets, TrainResult& result);
+  void query_batch_epoch(QueryBatches& batches, const PreparedSet& set, const TrainConfig& config, double lr,
+                         Rng& rng, std::vector<double>& fixed_values, EpochAccumulator& epoch);
   void step_learnable(std::vector<double>& grads, double lr, const TrainConfig& config, std::vector<double>& fixed_values,
                       ExampleFacts* facts = nullptr);
 
