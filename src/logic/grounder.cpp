@@ -125,20 +125,37 @@ class Grounder {
     neural_relevant_ = closure(prog_.input_deps());
   }
 
-  void load_facts(const FactSource& facts) {
-    std::vector<uint32_t> tuple;
-    Literal scratch;
-    for (uint32_t f = 0; f < facts.size(); ++f) {
-      const Literal& l = facts.fact(f, scratch);
-      uint32_t p = l.builtin ? kNone : prog_.predicate_id(l.predicate, l.arity());
-      tuple.clear();
-      for (const Term& t : l.args) {
-        if (t.is_variable()) {
-          throw Error(ErrorKind::Semantic, t.span,
-                      "an example fact must be ground, found variable " + t.text);
-        }
-        tuple.push_back(syms_.intern_term(t));
+  // Fact f as the grounder reads it (FactSource::interned, else from its literal).
+  void read_fact(const FactSource& facts, uint32_t f, FactSource::Interned& out, Literal& scratch) {
+    if (facts.interned(f, syms_, out)) return;
+    const Literal& l = facts.fact(f, scratch);
+    out.predicate = l.predicate;
+    out.builtin = l.builtin;
+    out.args.clear();
+    for (const Term& t : l.args) {
+      if (t.is_variable()) {
+        throw Error(ErrorKind::Semantic, t.span, "an example fact must be ground, found variable " + t.text);
       }
+      out.args.push_back(syms_.intern_term(t));
+    }
+  }
+
+  void load_facts(const FactSource& facts) {
+    FactSource::Interned fact;
+    Literal scratch;
+    std::string last_predicate;  // facts come in runs of one predicate: one lookup per run
+    int last_arity = -1;
+    uint32_t last_id = kNone;
+    for (uint32_t f = 0; f < facts.size(); ++f) {
+      read_fact(facts, f, fact, scratch);
+      const std::vector<uint32_t>& tuple = fact.args;
+      const int arity = static_cast<int>(tuple.size());
+      if (!fact.builtin && (arity != last_arity || fact.predicate != last_predicate)) {
+        last_predicate = fact.predicate;
+        last_arity = arity;
+        last_id = prog_.predicate_id(last_predicate, arity);
+      }
+      const uint32_t p = fact.builtin ? kNone : last_id;
       if (prog_.uses_domain()) domain_.insert(domain_.end(), tuple.begin(), tuple.end());
       if (p == kNone) continue;  // no rule reads it and no query can name it
       auto [row, inserted] = rels_[p].insert(tuple.data());

@@ -15,6 +15,8 @@ namespace lrnn::logic {
 // The pipeline's one "no index" sentinel (neural uses it too; symbols keep it free).
 inline constexpr uint32_t kNone = 0xFFFFFFFFu;
 
+class Symbols;
+
 // The facts of one example as grounding and neuralization read them: one at a time, by
 // index. An ExampleAst's own literals (ExampleFacts), or a compact store that decodes each
 // fact on demand (train::SampleStore), so that a big example (one graph of millions of
@@ -28,6 +30,19 @@ class FactSource {
   virtual const Literal& fact(size_t i, Literal& scratch) const = 0;
   // Fact i's value (nullptr: written without one), without reading the rest of the fact.
   virtual const ValueSpec* value(size_t i) const = 0;
+
+  // What the grounder reads of a fact: its predicate, whether it is a builtin, and its
+  // arguments as constants of a symbol table (Symbols::intern_term of each).
+  struct Interned {
+    std::string_view predicate;  // valid until the next call
+    bool builtin = false;
+    std::vector<uint32_t> args;
+  };
+  // Fact i as Interned without building its literal, where the source can (a store that
+  // holds each distinct term once interns it once, not once per fact: a big graph's node
+  // names, ~20 times each); false where it cannot or the fact needs fact()'s error (a
+  // variable, a number that does not parse), and then `out` is unspecified.
+  virtual bool interned(size_t, Symbols&, Interned&) const { return false; }
 };
 
 // An ExampleAst's facts as a FactSource (the example must outlive it).

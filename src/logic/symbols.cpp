@@ -77,17 +77,21 @@ uint32_t Symbols::intern_number(double value) {
   return it->second;
 }
 
+std::optional<uint32_t> Symbols::intern_number_text(std::string_view text) {
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  if (!text.empty() && text[0] == '+') ++begin;
+  double v = 0;
+  auto res = std::from_chars(begin, end, v);
+  if (res.ec != std::errc() || res.ptr != end) return std::nullopt;
+  return intern_number(v);
+}
+
 uint32_t Symbols::intern_term(const Term& term) {
   if (term.kind == Term::Kind::Number) {
-    const std::string& t = term.text;
-    const char* begin = t.data();
-    if (!t.empty() && t[0] == '+') ++begin;
-    double v = 0;
-    auto res = std::from_chars(begin, t.data() + t.size(), v);
-    if (res.ec != std::errc() || res.ptr != t.data() + t.size()) {
-      throw Error(ErrorKind::Semantic, term.span, "'" + t + "' is not a number");
-    }
-    return intern_number(v);
+    const std::optional<uint32_t> id = intern_number_text(term.text);
+    if (!id) throw Error(ErrorKind::Semantic, term.span, "'" + term.text + "' is not a number");
+    return *id;
   }
   return intern(term.text);
 }

@@ -41,6 +41,9 @@ class Symbols {
   // A constant, number or string term (not a variable). A Number term whose text does not
   // parse is an Error naming the term.
   uint32_t intern_term(const Term& term);
+  // The number a Number term's text says (a leading '+' allowed), interned; nullopt when
+  // the text is no number.
+  std::optional<uint32_t> intern_number_text(std::string_view text);
   // The id of an existing string constant.
   std::optional<uint32_t> find(std::string_view name) const;
 

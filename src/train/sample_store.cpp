@@ -252,14 +252,58 @@ SampleStore::Facts::Facts(const SampleStore& store, size_t sample)
     : store_(store), first_fact_(store.fact_begin_[sample]), count_(store.fact_count(sample)),
       first_term_(store.term_begin_[sample]) {}
 
-const Literal& SampleStore::Facts::fact(size_t i, Literal& scratch) const {
+const SampleStore::TermRef* SampleStore::Facts::seek(size_t i) const {
   if (i < next_fact_) next_fact_ = next_term_ = 0;
   for (; next_fact_ < i; ++next_fact_) next_term_ += store_.facts_[first_fact_ + next_fact_].args;
-  const TermRef* term = store_.terms_.data() + first_term_ + next_term_;
+  return store_.terms_.data() + first_term_ + next_term_;
+}
+
+const Literal& SampleStore::Facts::fact(size_t i, Literal& scratch) const {
+  const TermRef* term = seek(i);
   store_.decode_fact_into(store_.facts_[first_fact_ + i], term, scratch);
   next_fact_ = i + 1;
   next_term_ = static_cast<size_t>(term - (store_.terms_.data() + first_term_));
   return scratch;
+}
+
+uint32_t SampleStore::Facts::symbol_of(const TermRef& t, logic::Symbols& symbols) const {
+  if (t.kind == Term::Kind::Variable) return kNoIndex;
+  const bool number = t.kind == Term::Kind::Number;
+  const std::string& text = store_.tables_->strings[t.text];
+  const auto intern = [&] {
+    return number ? symbols.intern_number_text(text).value_or(kNoIndex) : symbols.intern(text);
+  };
+  if (memo_symbols_ != &symbols) {
+    memo_symbols_ = &symbols;
+    constant_symbol_.clear();
+    number_symbol_.clear();
+    // A memo as long as the store's strings pays where the sample reads each string
+    // several times (a graph's node names); a small sample of a big store interns directly.
+    const size_t strings = store_.tables_->strings.size();
+    if (strings <= 2 * count_ + 256) {
+      constant_symbol_.assign(strings, kNoIndex);
+      number_symbol_.assign(strings, kNoIndex);
+    }
+  }
+  if (constant_symbol_.empty()) return intern();
+  uint32_t& memo = (number ? number_symbol_ : constant_symbol_)[t.text];
+  if (memo == kNoIndex) memo = intern();
+  return memo;
+}
+
+bool SampleStore::Facts::interned(size_t i, logic::Symbols& symbols, Interned& out) const {
+  const TermRef* term = seek(i);
+  const Fact& f = store_.facts_[first_fact_ + i];
+  out.predicate = store_.tables_->strings[f.predicate];
+  out.builtin = f.flags & kBuiltin;
+  out.args.resize(f.args);
+  for (uint32_t& a : out.args) {
+    a = symbol_of(*term++, symbols);
+    if (a == kNoIndex) return false;  // fact() gives the literal whose error names the term
+  }
+  next_fact_ = i + 1;
+  next_term_ += f.args;
+  return true;
 }
 
 const ValueSpec* SampleStore::Facts::value(size_t i) const {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "logic/grounding.hpp"
+#include "logic/symbols.hpp"
 #include "lrnn/ast.hpp"
 #include "train/dataset.hpp"
 
@@ -108,12 +109,25 @@ class SampleStore::Facts final : public logic::FactSource {
   // walks the sample's facts from the nearest earlier read (error messages do that).
   const Literal& fact(size_t i, Literal& scratch) const override;
   const ValueSpec* value(size_t i) const override;
+  // Each distinct term is interned once per symbol table where the sample holds many terms
+  // per distinct string (a graph's node names); otherwise straight from the stored text.
+  bool interned(size_t i, logic::Symbols& symbols, Interned& out) const override;
 
  private:
+  // The first stored term of fact i (local), walking from the last read as fact() does.
+  const TermRef* seek(size_t i) const;
+  // The symbol of a stored constant, string or number term; kNone for a variable or a
+  // number that does not parse.
+  uint32_t symbol_of(const TermRef& t, logic::Symbols& symbols) const;
+
   const SampleStore& store_;
   size_t first_fact_ = 0, count_ = 0;
   mutable size_t next_fact_ = 0, next_term_ = 0;  // the term index of fact next_fact_ (local)
   size_t first_term_ = 0;
+  // symbol_of's memo, by string id, of constants and of numbers (kNone: not yet), for
+  // `memo_symbols_` only; empty when the sample is small against the store's strings.
+  mutable const logic::Symbols* memo_symbols_ = nullptr;
+  mutable std::vector<uint32_t> constant_symbol_, number_symbol_;
 };
 
 // A store built one sample at a time (a reader that makes each example in turn never holds

@@ -5,6 +5,7 @@
 // networks hold no growth slack).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -132,6 +133,50 @@ TEST(SampleStore, FactsReadOneAtATimeAreTheStoredFacts) {
   }
   Literal scratch;
   EXPECT_EQ(store.facts(1).fact(2, scratch).predicate, "h");  // a source of its own, read out of order
+}
+
+// What the grounder reads of a stored fact (FactSource::interned): its predicate, builtin
+// flag and the symbols Symbols::intern_term gives its terms, whether or not the source
+// memoises the symbols (a sample with many facts per distinct string does); a fact with a
+// variable or a number that does not parse is left to fact() (whose error names the term).
+TEST(SampleStore, InternedFactsAreTheFactsTermsInterned) {
+  std::vector<train::Sample> samples = unusual_samples();
+  samples[0].example.facts.push_back(samples[0].example.facts[0]);
+  samples[0].example.facts.back().args[0] = Term::number("+2.50");
+  samples[0].example.facts.push_back(samples[0].example.facts[0]);
+  samples[0].example.facts.back().args[1] = Term::number("2.5x");
+  for (int copies = 0; copies < 300; ++copies)  // many facts over a few strings: memoised
+    samples[0].example.facts.push_back(samples[0].example.facts[copies % 3]);
+  const train::SampleStore store{std::vector<train::Sample>(samples)};
+  for (size_t i = 0; i < samples.size(); ++i) {
+    logic::Symbols symbols, expected_symbols;
+    const train::SampleStore::Facts facts = store.facts(i);
+    logic::FactSource::Interned interned;
+    size_t refused = 0;
+    for (size_t f = 0; f < samples[i].example.facts.size(); ++f) {
+      const Literal& l = samples[i].example.facts[f];
+      const bool readable = std::none_of(l.args.begin(), l.args.end(), [](const Term& t) {
+        return t.is_variable() || (t.kind == Term::Kind::Number && t.text == "2.5x");
+      });
+      ASSERT_EQ(facts.interned(f, symbols, interned), readable) << i << " " << f;
+      if (!readable) {
+        ++refused;
+        continue;
+      }
+      EXPECT_EQ(interned.predicate, l.predicate);
+      EXPECT_EQ(interned.builtin, l.builtin);
+      ASSERT_EQ(interned.args.size(), l.args.size());
+      for (size_t k = 0; k < l.args.size(); ++k) {
+        EXPECT_EQ(interned.args[k], expected_symbols.intern_term(l.args[k])) << i << " " << f << " " << k;
+      }
+    }
+    // sample 0: "2.5x" and g(woman:Y, 3) with its 100 copies; sample 1: the three facts with X
+    EXPECT_EQ(refused, i == 0 ? 102u : 3u);
+  }
+  logic::Symbols symbols;
+  logic::FactSource::Interned interned;
+  ASSERT_TRUE(store.facts(0).interned(3, symbols, interned));  // a number term, read out of order
+  EXPECT_EQ(interned.args[0], symbols.intern_number(2.5));
 }
 
 // An examples file parsed with its facts streamed into a store (what Dataset::load does:
