@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -181,6 +182,18 @@ class SampleSteps {
   void forward_sample(const exec::ParamView<T>& params, const PreparedSet& set, uint32_t local,
                       exec::BasicWorkspace<T>& ws, std::vector<std::vector<double>>& values,
                       std::vector<neural::Shape>& shapes) const;
+  // The workspace a forward-only pass over the set runs in: the first thread's of training
+  // (made if there is none), so that evaluating after training allocates no second one (a
+  // 200k-node graph's float workspace is ~250 MB).
+  template <class T>
+  exec::BasicWorkspace<T>& evaluation_workspace() {
+    auto& per_thread = [this]() -> auto& {
+      if constexpr (std::is_same_v<T, float>) return workspaces32_;
+      else return workspaces_;
+    }();
+    if (per_thread.empty()) per_thread.resize(1);
+    return per_thread.front();
+  }
   // Builds the plans of the samples `locals` that have none yet (in parallel).
   void plan_ahead(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals);
   size_t cached_plans() const { return plans_.size(); }
@@ -359,8 +372,6 @@ class Engine {
   SampleSteps& steps_for(const PreparedSet& set) const;
   // Per-sample plans (training runs one sample at a time) of the last sets used, by set id.
   mutable std::map<uint64_t, std::unique_ptr<SampleSteps>> sample_steps_;
-  mutable exec::Workspace ws_;
-  mutable exec::Workspace32 ws32_;  // evaluation in float32
   mutable exec::ParamMirror mirror_;
   std::unique_ptr<dist::ShardedStep> sharded_step_;  // training a sharded set (MPI)
   std::unique_ptr<SampleSteps> query_steps_;         // the steps of query batches (a plan per batch)
