@@ -8,6 +8,9 @@ planted-partition graph, lrnn against PyTorch Geometric, one thread, float32.
   lrnn   <build>/lrnn train examples/big_graphs/gcn.lrnn -e G.examples.txt -q G.queries.txt
          --epochs E --dtype float32 --json (one thread: OMP_NUM_THREADS=1); with --held-out
          -q G.train.queries.txt --val-queries G.val.queries.txt --test-queries G.test.queries.txt
+  npz    (unless --no-npz) the same training from the arrays: <build>/lrnn train
+         examples/big_graphs/gcn_arrays.lrnn --dataset npz:G.binary.npz (the graph's .npz
+         with y // 2, the binary target of gcn.lrnn; its masks are the query split)
   pyg    bench/peers/pyg_big_graph.py (two GCNConv(normalize=False) + self loops, Linear,
          sigmoid, MSE, Adam; float32, torch.set_num_threads(1))
 
@@ -15,9 +18,9 @@ Each engine runs in its own process, the sizes interleaved (lrnn then PyG per si
 its peak RSS is that process's own (os.wait4). lrnn's build is its `timing.build_s`
 (parse + ground + neuralize + plan), its epoch the minimum of `timing.epochs_s`; PyG's
 epoch is the minimum over its epochs. Printed per size: both engines' build, epoch, peak
-RSS and accuracy, and the ratios PyG / lrnn; then, over the sizes, a growth table with the
-exponent b of a least-squares fit t ~ a n^b of lrnn's build, epoch and peak RSS against
-the node count. Writes bench/results/big_graph.json.
+RSS and accuracy, and the ratios PyG / lrnn (the npz build too); then, over the sizes, a
+growth table with the exponent b of a least-squares fit t ~ a n^b of lrnn's build (text
+and npz), epoch and peak RSS against the node count. Writes bench/results/big_graph.json.
 
   python3 bench/big_graph.py                      # quick: 20k nodes
   python3 bench/big_graph.py --nodes 20000,200000,2000000 --epochs 3
@@ -34,6 +37,7 @@ import _benchlib as benchlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEMPLATE = os.path.join(benchlib.REPO, "examples", "big_graphs", "gcn.lrnn")
+ARRAYS_TEMPLATE = os.path.join(benchlib.REPO, "examples", "big_graphs", "gcn_arrays.lrnn")
 GENERATOR = os.path.join(benchlib.REPO, "examples", "big_graphs", "planted_partition.py")
 PYG = os.path.join(HERE, "peers", "pyg_big_graph.py")
 
@@ -56,6 +60,28 @@ def make_graph(args, nodes: int) -> str:
     return prefix
 
 
+def binary_npz(prefix: str) -> str:
+    """The graph's .npz with y // 2 (whether a node's class is 2 or 3: gcn.lrnn's target; the
+    arrays' reader makes 4 class ids a one-hot target), written once next to it."""
+    path = prefix + ".binary.npz"
+    if not os.path.exists(path):
+        import numpy as np
+        graph = dict(np.load(prefix + ".npz"))
+        graph["y"] = graph["y"] // 2
+        np.savez(path, **graph)
+    return path
+
+
+def unmasked_npz(prefix: str) -> str:
+    """binary_npz without the masks: every node's query trains (the text run without --held-out)."""
+    path = prefix + ".binary.all.npz"
+    if not os.path.exists(path):
+        import numpy as np
+        graph = dict(np.load(binary_npz(prefix)))
+        np.savez(path, **{k: v for k, v in graph.items() if not k.endswith("_mask")})
+    return path
+
+
 def lrnn_query_args(prefix: str, held_out: bool) -> list[str]:
     """Every node's query, or (held out) the train_mask nodes' queries to train on and the
     val_mask and test_mask nodes' as a query split of the same example (the generator
@@ -66,10 +92,18 @@ def lrnn_query_args(prefix: str, held_out: bool) -> list[str]:
             "--test-queries", prefix + ".test.queries.txt"]
 
 
-def run_lrnn(args, prefix: str) -> dict:
-    cmd = [os.path.join(args.build, "lrnn"), "train", TEMPLATE, "-e", prefix + ".examples.txt"] + \
-        lrnn_query_args(prefix, args.held_out) + \
-        ["--epochs", str(args.epochs), "--lr", str(args.lr), "--seed", str(args.seed), "--dtype", "float32", "--json"]
+def run_lrnn(args, prefix: str, npz: bool = False) -> dict:
+    """lrnn train from the text (-e/-q) or, with npz, from the arrays (the .npz masks split
+    the queries: held out the same nodes as --held-out; without --held-out every node trains
+    as the text run's does, so the npz run is given the .npz without its masks)."""
+    if npz:
+        data = ["--dataset", "npz:" + binary_npz(prefix)] if args.held_out else \
+            ["--dataset", "npz:" + unmasked_npz(prefix)]
+        cmd = [os.path.join(args.build, "lrnn"), "train", ARRAYS_TEMPLATE] + data
+    else:
+        cmd = [os.path.join(args.build, "lrnn"), "train", TEMPLATE, "-e", prefix + ".examples.txt"] + \
+            lrnn_query_args(prefix, args.held_out)
+    cmd += ["--epochs", str(args.epochs), "--lr", str(args.lr), "--seed", str(args.seed), "--dtype", "float32", "--json"]
     report, error, rss = benchlib.run_json(cmd, one_thread_env(), args.timeout)
     if report is None:
         return {"available": False, "reason": "lrnn train failed " + error, "peak_rss_mb": rss}
@@ -128,6 +162,7 @@ def main() -> int:
                         help="train on the train_mask nodes, report the accuracy of the test_mask nodes (lrnn: "
                              "--val-queries/--test-queries, a query split)")
     parser.add_argument("--no-pyg", action="store_true")
+    parser.add_argument("--no-npz", action="store_true", help="skip lrnn's run from the arrays (--dataset npz:)")
     parser.add_argument("--timeout", type=float, default=3600)
     parser.add_argument("--out", default=None, help="result JSON (default bench/results/big_graph.json)")
     args = parser.parse_args()
@@ -143,13 +178,21 @@ def main() -> int:
     for nodes in sizes:
         prefix = make_graph(args, nodes)
         row = {"nodes": nodes, "lrnn": run_lrnn(args, prefix)}
+        if not args.no_npz:
+            row["lrnn_npz"] = run_lrnn(args, prefix, npz=True)
         if not args.no_pyg:
             row["pyg"] = run_pyg(args, prefix)
         print(f"{nodes} nodes, degree {args.degree:g}:")
         print(describe("lrnn", row["lrnn"]))
+        if "lrnn_npz" in row:
+            print(describe("npz", row["lrnn_npz"]))
         if "pyg" in row:
             print(describe("pyg", row["pyg"]))
-        lrnn, pyg = row["lrnn"], row.get("pyg", {})
+        lrnn, npz, pyg = row["lrnn"], row.get("lrnn_npz", {}), row.get("pyg", {})
+        if npz.get("available") and pyg.get("available"):
+            row["lrnn_npz_build_in_pyg_epochs"] = benchlib.ratio(npz["build_s"], pyg["epoch_min_s"])
+            print(f"  npz build {row['lrnn_npz_build_in_pyg_epochs']:.2f} PyG epochs (target <= 2)  "
+                  f"RSS npz/PyG {benchlib.ratio(npz['peak_rss_mb'], pyg['peak_rss_mb']):.2f}")
         if lrnn.get("available") and pyg.get("available"):
             row["pyg_epoch_over_lrnn_epoch"] = benchlib.ratio(pyg["epoch_min_s"], lrnn["epoch_min_s"])
             row["lrnn_build_in_pyg_epochs"] = benchlib.ratio(lrnn["build_s"], pyg["epoch_min_s"])
@@ -170,16 +213,24 @@ def main() -> int:
         ns = [r["nodes"] for r in kept]
         growth = {key: fitted_exponent(ns, [r["lrnn"][field] for r in kept])
                   for key, field in (("build", "build_s"), ("epoch", "epoch_min_s"), ("peak_rss", "peak_rss_mb"))}
+        npz_kept = [r for r in kept if r.get("lrnn_npz", {}).get("available")]
+        if len(npz_kept) == len(kept):
+            growth["npz_build"] = fitted_exponent(ns, [r["lrnn_npz"]["build_s"] for r in kept])
+            growth["npz_peak_rss"] = fitted_exponent(ns, [r["lrnn_npz"]["peak_rss_mb"] for r in kept])
         result["lrnn_growth_exponents"] = growth
         print("growth of lrnn (fit t ~ a n^b; target b <= 1.1):")
-        print(f"  {'nodes':>9s} {'build s':>9s} {'epoch ms':>9s} {'RSS MB':>9s}")
+        print(f"  {'nodes':>9s} {'build s':>9s} {'npz build':>9s} {'epoch ms':>9s} {'RSS MB':>9s} {'npz RSS':>9s}")
         for r in kept:
-            x = r["lrnn"]
-            print(f"  {r['nodes']:9d} {x['build_s']:9.3f} {x['epoch_min_s'] * 1e3:9.1f} {x['peak_rss_mb']:9.1f}")
+            x, z = r["lrnn"], r.get("lrnn_npz", {})
+            npz_build = f"{z['build_s']:9.3f}" if z.get("available") else f"{'-':>9s}"
+            npz_rss = f"{z['peak_rss_mb']:9.1f}" if z.get("available") else f"{'-':>9s}"
+            print(f"  {r['nodes']:9d} {x['build_s']:9.3f} {npz_build} {x['epoch_min_s'] * 1e3:9.1f} "
+                  f"{x['peak_rss_mb']:9.1f} {npz_rss}")
         print("  exponent  " + "  ".join(f"{k} {benchlib.fmt(v, digits=3)}" for k, v in growth.items()))
     path = benchlib.write_result("big_graph", result, args.out)
     print(f"wrote {path}")
-    return 0 if all(r["lrnn"].get("available") for r in result["rows"]) else 1
+    return 0 if all(r["lrnn"].get("available") and r.get("lrnn_npz", {"available": True}).get("available")
+                    for r in result["rows"]) else 1
 
 
 if __name__ == "__main__":
