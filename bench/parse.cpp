@@ -2,11 +2,13 @@
 // datasets and on a generated 10 MB single-line examples file. Prints one line per
 // configuration (median of several runs, wall time and process CPU time) and writes
 // bench/results/parse.json. `bench_parse FILE...` times the given examples files instead
-// (3 runs each; bench/big_graph.py writes a 113 MB graph) and writes no JSON. There is no peer: PyNeuraLogic parses inside its Java engine
+// (3 runs each; bench/big_graph.py writes a 113 MB graph) and writes no JSON; `bench_parse
+// --store FILE...` times the text path of Dataset::load instead (parsed into the compact store). There is no peer: PyNeuraLogic parses inside its Java engine
 // as part of building the dataset, which cannot be timed separately.
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <memory>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,6 +18,8 @@
 #include <vector>
 
 #include "lrnn/syntax.hpp"
+#include "syntax/statements.hpp"
+#include "train/sample_store.hpp"
 
 namespace {
 
@@ -68,6 +72,20 @@ int main(int argc, char** argv) {
     for (const auto& e : lrnn::parse_examples(text, "bench")) n += e.facts.size();
     return n;
   };
+  // The text path of `Dataset::load`: each fact parsed straight into the compact store.
+  auto count_stored = [](const std::string& text) {
+    lrnn::train::SampleStore::Builder store;
+    size_t n = 0;
+    lrnn::syntax::parse_examples_streaming(std::make_shared<const lrnn::SourceFile>(lrnn::SourceFile{"bench", text}),
+                                           {[&](lrnn::Literal&& fact) { store.add_fact(fact), ++n; },
+                                            [&] { store.end_sample({}); }});
+    (void)std::move(store).finish();
+    return n;
+  };
+  if (argc > 2 && std::string(argv[1]) == "--store") {
+    for (int i = 2; i < argc; ++i) print(measure(argv[i], read_file(argv[i]), 3, count_stored));
+    return 0;
+  }
   if (argc > 1) {
     for (int i = 1; i < argc; ++i) print(measure(argv[i], read_file(argv[i]), 3, count_facts));
     return 0;

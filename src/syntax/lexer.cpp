@@ -131,6 +131,14 @@ Span Lexer::span_from(const Token& from) const {
   return Span{file_, from.line, from.col, static_cast<uint32_t>(std::min<size_t>(end - from.offset, UINT32_MAX))};
 }
 
+void Lexer::set_span_from(Span& s, const Token& from) const {
+  if (s.file != file_) s.file = file_;
+  size_t end = std::max(last_end_, from.offset + 1);
+  s.line = from.line;
+  s.col = from.col;
+  s.length = static_cast<uint32_t>(std::min<size_t>(end - from.offset, UINT32_MAX));
+}
+
 void Lexer::fail(const Token& at, const std::string& message) const {
   throw Error(ErrorKind::Parse, span(at), message);
 }

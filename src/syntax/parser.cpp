@@ -259,10 +259,31 @@ class Parser {
     return std::string(lex_.next().text);
   }
 
-  // `0.5`, `[..]`, `{..}`, `<...>`, `$w=...`, `$w`, `<$w=...>`
+  // A value as written, into `v` (its data and name buffers kept: the streaming parser
+  // reads fact after fact into one literal, and a feature vector grown from empty for each
+  // fact took five allocations).
+  static void reset_value(ValueSpec& v) {
+    std::vector<double> data = std::move(v.data);
+    std::string name = std::move(v.name);
+    Span span = std::move(v.span);
+    v = ValueSpec{};
+    data.clear();
+    name.clear();
+    v.data = std::move(data);
+    v.name = std::move(name);
+    v.span = std::move(span);
+  }
+
   ValueSpec value() {
-    Token first = lex_.peek();
     ValueSpec v;
+    value_into(v);
+    return v;
+  }
+
+  // `0.5`, `[..]`, `{..}`, `<...>`, `$w=...`, `$w`, `<$w=...>`
+  void value_into(ValueSpec& v) {
+    Token first = lex_.peek();
+    reset_value(v);
     if (accept(Tok::Dollar)) {
       v.name = weight_name();
       if (!accept(Tok::Equals)) {
@@ -288,8 +309,7 @@ class Parser {
     } else {
       base_value(v);
     }
-    v.span = lex_.span_from(first);
-    return v;
+    lex_.set_span_from(v.span, first);
   }
 
   // ---- terms and literals ----
@@ -315,11 +335,13 @@ class Parser {
         expected(typed ? "a term after the type '" + std::string(type_tok.text) + ":'"
                        : std::string("a term (a variable, constant, number or string)"));
     }
-    if (!typed) out.span = lex_.span(t);
+    if (!typed) lex_.set_span(out.span, t);
     lex_.advance();
     if (typed) {
       out.type = type_tok.text;
-      out.span = lex_.span_from(type_tok);
+      lex_.set_span_from(out.span, type_tok);
+    } else {
+      out.type.clear();  // `out` may be a reused term
     }
   }
 
@@ -333,6 +355,29 @@ class Parser {
       fail(lit.span, "wrong arity: builtin '@" + lit.predicate + "' takes " + takes + " argument" +
                          (want->min_arity == 1 && want->max_arity == 1 ? "" : "s") + ", found " + std::to_string(a));
     }
+  }
+
+  // The comma-separated terms of a literal into `args`.
+  void terms_into(std::vector<Term>& args) {
+    if (args.capacity() == 0) {
+      // A new literal: terms are collected in a reused buffer and moved into an exactly
+      // sized vector: one allocation per literal, no growth, no spare capacity (files hold
+      // millions).
+      size_t base = scratch_.size();
+      do term_into(scratch_.emplace_back());
+      while (accept(Tok::Comma));
+      args.assign(std::make_move_iterator(scratch_.begin() + static_cast<std::ptrdiff_t>(base)),
+                  std::make_move_iterator(scratch_.end()));
+      scratch_.resize(base);
+      return;
+    }
+    // A reused literal (reuse_literal): its terms and their strings are overwritten in place.
+    size_t n = 0;
+    do {
+      if (n == args.size()) args.emplace_back();
+      term_into(args[n++]);
+    } while (accept(Tok::Comma));
+    args.resize(n);
   }
 
   // A literal with its prefixes, built in place; `lit.weight` was set by the caller.
@@ -357,18 +402,12 @@ class Parser {
     lit.predicate = name.text;
     lex_.advance();
     if (accept(Tok::LParen)) {
-      if (!lex_.at(Tok::RParen)) {
-        // Terms are collected in a reused buffer and moved into an exactly sized vector:
-        // one allocation per literal, no growth, no spare capacity (files hold millions).
-        size_t base = scratch_.size();
-        do term_into(scratch_.emplace_back());
-        while (accept(Tok::Comma));
-        lit.args.assign(std::make_move_iterator(scratch_.begin() + static_cast<std::ptrdiff_t>(base)),
-                        std::make_move_iterator(scratch_.end()));
-        scratch_.resize(base);
-      }
+      if (!lex_.at(Tok::RParen)) terms_into(lit.args);
+      else lit.args.clear();
       if (!lex_.at(Tok::RParen)) expected("',' or ')' after an argument of '" + lit.predicate + "'");
       lex_.advance();
+    } else {
+      lit.args.clear();
     }
     if (lex_.at(Tok::Caret)) {
       lex_.advance();
@@ -377,7 +416,7 @@ class Parser {
       lex_.advance();
       lit.transposed = true;
     }
-    lit.span = lex_.span_from(first);
+    lex_.set_span_from(lit.span, first);
     if (lit.builtin) check_builtin(lit);
   }
 
@@ -390,7 +429,10 @@ class Parser {
 
   // A literal that may be preceded by a value: `<1.0> horse(aida)`, `0.5 a(X)`.
   void valued_literal_into(Literal& lit) {
-    if (is_value_start(lex_.peek().kind)) lit.weight = value();
+    if (is_value_start(lex_.peek().kind)) {
+      if (!lit.weight) lit.weight.emplace(std::move(spare_value_));
+      value_into(*lit.weight);
+    }
     if (!is_literal_start(lex_.peek().kind)) expected(lit.weight ? "a literal after the value" : "a literal");
     literal_into(lit);
   }
@@ -398,6 +440,18 @@ class Parser {
     Literal lit;
     valued_literal_into(lit);
     return lit;
+  }
+
+  // Makes `lit`, a literal given to a sink (which may have moved from it), ready to be read
+  // into again by valued_literal_into as if new, keeping its buffers: the streaming parser
+  // reads every fact of a file into one literal (a new one per fact cost an allocation for
+  // its terms and five for a feature vector, and two atomic operations per span).
+  void reuse_literal(Literal& lit) {
+    if (lit.weight) {
+      spare_value_ = std::move(*lit.weight);
+      lit.weight.reset();
+    }
+    lit.builtin = lit.hidden = lit.negated = lit.soft_negated = lit.transposed = false;
   }
 
   void check_fact(const Literal& lit, const char* where) {
@@ -620,6 +674,7 @@ class Parser {
 
   Lexer lex_;
   std::vector<Term> scratch_;  // argument buffer shared by every literal()
+  ValueSpec spare_value_;      // a reused literal's value buffers between valued facts (reuse_literal)
 };
 
 // ---- templates with imports ----
@@ -764,6 +819,7 @@ std::vector<ExampleAst> parse_examples_source(const std::shared_ptr<const Source
   if (lex.at(Tok::End))
     p.fail(Span{file, 1, 1, 1}, "empty file: expected examples (facts separated by ',' and ending with '.')");
   std::vector<ExampleAst> out;
+  Literal reused;  // every fact after an example's first, when streaming (Parser::reuse_literal)
   while (!lex.at(Tok::End)) {
     const Token first = lex.peek();
     if (!is_value_start(first.kind) && !is_literal_start(first.kind))
@@ -791,10 +847,10 @@ std::vector<ExampleAst> parse_examples_source(const std::shared_ptr<const Source
     }
     while (p.accept(Tok::Comma)) {
       if (sink) {
-        Literal f;
-        p.valued_literal_into(f);
-        p.check_fact(f, " in the example");
-        sink->fact(std::move(f));
+        p.reuse_literal(reused);
+        p.valued_literal_into(reused);
+        p.check_fact(reused, " in the example");
+        sink->fact(std::move(reused));
         continue;
       }
       Literal& f = ex.facts.emplace_back();

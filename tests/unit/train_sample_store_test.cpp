@@ -192,6 +192,13 @@ TEST(SampleStore, StreamedParseThenPairedIsTheParsedDataset) {
       {"x :- f(a, c), <2> h(d).\ny :- h(e), g(a).\n",                                   // named: reordered, twice
        "y :- 1.0 h(e).\nx :- 0.5 f(a, c).\ny :- 0.0 g(a).\n", 3},
       {"f(a, c), <2> h(d), h(e).\n", "1.0 h(d).\n0.0 h(e).\n1.0 f(a, c).\n", 1},   // one example, many lines
+      // The streaming parser reads every fact after an example's first into one reused
+      // literal: each fact must come out as if new whatever the one before it held (more
+      // or fewer terms, types, strings, prefixes, each kind of value, or none).
+      {"g :- <[1, 2, 3]> x(a, b, c), y, z(p:d), w(e), $v=<[[1, 2], [3, 4]]> m(f), u(\"s t\", 7),\n"
+       "  *hid(a)^T, [4|1:-1.5, 3:2] sp(b), r(), {2, 3} d(c), 0.5 s(a), t(q:a, b), $v m(g), k.\n"
+       "h :- k, <0.25> x(n1), e(n1, n2), <[1, 2]> x(n2), e(n2, n1).\n",
+       "g :- 1.0 k.\nh :- 0.0 k.\n", 2},
   };
   for (const Case& c : cases) {
     const auto source = std::make_shared<const SourceFile>(SourceFile{"<streamed>", c.examples});
