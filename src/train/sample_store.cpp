@@ -95,10 +95,80 @@ class FlatIds {
   std::vector<uint64_t> hashes_;  // per id (ids are added in order 0, 1, ...)
 };
 
+// Distinct strings to their ids, for the strings table. A string of at most 16 bytes (a
+// graph's node names, predicates, numbers as written) is held in its slot itself, so a
+// lookup compares it there: one cache miss per lookup where FlatIds over the table took
+// two (the slot, then the table's string), and those two were a fifth of parsing a graph
+// into the store. A longer string's slot holds its hash, and a match reads the table.
+class StringIds {
+ public:
+  // The id of s in `table`, or add()'s new id.
+  template <class Add>
+  uint32_t find_or_add(std::string_view s, const std::vector<std::string>& table, Add add) {
+    const Slot key = key_of(s);
+    if (2 * (count_ + 1) > slots_.size()) grow();
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = hash_of(key) & mask;; i = (i + 1) & mask) {
+      Slot& slot = slots_[i];
+      if (slot.id == 0) {
+        const uint32_t id = add();
+        slot = key;
+        slot.id = id + 1;
+        ++count_;
+        return id;
+      }
+      if (slot.w0 == key.w0 && slot.w1 == key.w1 && slot.length == key.length &&
+          (key.length <= kInline || table[slot.id - 1] == s))
+        return slot.id - 1;
+    }
+  }
+
+ private:
+  static constexpr size_t kInline = 16;
+  struct Slot {
+    uint64_t w0 = 0, w1 = 0;  // the bytes, zero-padded (at most kInline); else w0 the hash
+    uint32_t id = 0;          // id + 1, 0 empty
+    uint32_t length = 0;      // the string's length (saturated)
+  };
+  static Slot key_of(std::string_view s) {
+    Slot k;
+    k.length = static_cast<uint32_t>(std::min<size_t>(s.size(), UINT32_MAX));
+    if (s.size() <= kInline) {
+      char bytes[kInline] = {};
+      std::memcpy(bytes, s.data(), s.size());
+      std::memcpy(&k.w0, bytes, 8);
+      std::memcpy(&k.w1, bytes + 8, 8);
+    } else {
+      k.w0 = std::hash<std::string_view>{}(s);
+    }
+    return k;
+  }
+  static uint64_t hash_of(const Slot& k) {
+    if (k.length > kInline) return k.w0;
+    uint64_t h = (k.w0 * 0x9E3779B97F4A7C15ull) ^ ((k.w1 + k.length) * 0xC2B2AE3D27D4EB4Full);
+    h ^= h >> 32;
+    h *= 0xD6E8FEB86659FD93ull;
+    return h ^ (h >> 32);
+  }
+  void grow() {
+    std::vector<Slot> bigger(std::max<size_t>(64, slots_.size() * 2));
+    const size_t mask = bigger.size() - 1;
+    for (const Slot& slot : slots_) {
+      if (slot.id == 0) continue;
+      size_t i = hash_of(slot) & mask;
+      while (bigger[i].id != 0) i = (i + 1) & mask;
+      bigger[i] = slot;
+    }
+    slots_.swap(bigger);
+  }
+  std::vector<Slot> slots_;
+  size_t count_ = 0;
+};
+
 }  // namespace
 
 struct SampleStore::Builder::Maps {
-  FlatIds strings;  // into Tables::strings
+  StringIds strings;  // into Tables::strings
   FlatIds values;   // into Tables::values
   std::unordered_map<const SourceFile*, uint32_t> files;     // into Tables::files
   const SourceFile* last_file = nullptr;
@@ -180,13 +250,11 @@ void SampleStore::Builder::add_fact(const std::string& predicate, std::span<cons
 }
 
 uint32_t SampleStore::Builder::string_id(const std::string& s) {
-  return maps_->strings.find_or_add(
-      std::hash<std::string>{}(s), [&](uint32_t id) { return tables_.strings[id] == s; },
-      [&] {
-        const uint32_t id = checked_index(tables_.strings.size(), "strings");
-        tables_.strings.push_back(s);
-        return id;
-      });
+  return maps_->strings.find_or_add(s, tables_.strings, [&] {
+    const uint32_t id = checked_index(tables_.strings.size(), "strings");
+    tables_.strings.push_back(s);
+    return id;
+  });
 }
 
 uint32_t SampleStore::Builder::value_id(const ValueSpec& v) {

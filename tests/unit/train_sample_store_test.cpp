@@ -197,7 +197,10 @@ TEST(SampleStore, StreamedParseThenPairedIsTheParsedDataset) {
       // or fewer terms, types, strings, prefixes, each kind of value, or none).
       {"g :- <[1, 2, 3]> x(a, b, c), y, z(p:d), w(e), $v=<[[1, 2], [3, 4]]> m(f), u(\"s t\", 7),\n"
        "  *hid(a)^T, [4|1:-1.5, 3:2] sp(b), r(), {2, 3} d(c), 0.5 s(a), t(q:a, b), $v m(g), k.\n"
-       "h :- k, <0.25> x(n1), e(n1, n2), <[1, 2]> x(n2), e(n2, n1).\n",
+       "h :- k, <0.25> x(n1), e(n1, n2), <[1, 2]> x(n2), e(n2, n1),\n"
+       // names of 16 bytes (held in the store's lookup slots) and longer (hashed), alike
+       "  l(abcdefghijklmnop, abcdefghijklmnoq, abcdefghijklmnopq, abcdefghijklmnopr, abcdefghijklmnop),\n"
+       "  l(abcdefghijklmnopr, abcdefghijklmnopq, abcdefghijklmno, \"\", abcdefghijklmnoq).\n",
        "g :- 1.0 k.\nh :- 0.0 k.\n", 2},
   };
   for (const Case& c : cases) {
