@@ -92,6 +92,7 @@ nb::dict settings_dict(const Settings& s) {
   d["corrupt"] = s.corrupt;
   d["margin"] = s.margin;
   d["ranking"] = s.ranking;
+  d["link_chunk"] = s.link_chunk;
   d["dtype"] = to_string(s.dtype);
   d["clip_grad_value"] = s.clip_grad_value ? nb::cast(*s.clip_grad_value) : nb::none();
   d["clip_grad_norm"] = s.clip_grad_norm ? nb::cast(*s.clip_grad_norm) : nb::none();
@@ -129,6 +130,7 @@ Settings settings_from(const nb::dict& d, Settings s) {
     else if (k == "corrupt") s.corrupt = nb::cast<std::string>(value);
     else if (k == "margin") s.margin = nb::cast<double>(value);
     else if (k == "ranking") s.ranking = nb::cast<bool>(value);
+    else if (k == "link_chunk") s.link_chunk = nb::cast<size_t>(value);
     else if (k == "dtype") s.dtype = parse_dtype(nb::cast<std::string>(value));
     else if (k == "clip_grad_value") s.clip_grad_value = nb::cast<double>(value);
     else if (k == "clip_grad_norm") s.clip_grad_norm = nb::cast<double>(value);

@@ -267,7 +267,11 @@ void decode_chunks(Engine::LinkSession& s, const exec::BasicWorkspace<T>& encode
                    exec::BasicWorkspace<T>& ws, std::vector<T>& data, const uint32_t* args, size_t links,
                    size_t chunk, Take&& take) {
   const int k = s.decoder.arity;
-  data.assign(s.decoder_data.begin(), s.decoder_data.end());
+  // The plan's facts are the argument atoms alone: prepared once, then each chunk writes
+  // its links' rows over them (the copies past a last, partial chunk keep the rows of the
+  // chunk before: computed, never read).
+  if (data.empty()) data.assign(s.decoder_data.begin(), s.decoder_data.end());
+  exec::forward_prepare(s.decoder_plan, std::span<const T>(data), params, ws, nullptr);
   for (size_t first = 0; first < links; first += chunk) {
     const size_t n = std::min(chunk, links - first);
     for (size_t c = 0; c < n; ++c) {
@@ -276,10 +280,9 @@ void decode_chunks(Engine::LinkSession& s, const exec::BasicWorkspace<T>& encode
         const uint32_t dst = s.slot_offset[c * s.inputs() + i];
         if (dst == exec::kNoValue) continue;
         const uint32_t src = s.row_offset[i][link[s.decoder.inputs[i].position]];
-        std::copy_n(encoder_ws.values.data() + src, s.row_size[i], data.data() + dst);
+        std::copy_n(encoder_ws.values.data() + src, s.row_size[i], ws.values.data() + dst);
       }
     }
-    exec::forward_prepare(s.decoder_plan, std::span<const T>(data), params, ws, nullptr);
     exec::forward_steps(s.decoder_plan, params, ws, 0, s.decoder_plan.steps.size());
     take(first, n, ws);
   }
@@ -374,7 +377,8 @@ void Engine::link_epoch(LinkSession& s, const LinkConfig& link, const TrainConfi
                       right += gl.right;
                     }
                     if (!train) return;
-                    ws.grads.assign(s.decoder_plan.num_values, T(0));
+                    std::fill(ws.grads.begin(), ws.grads.end(), T(0));
+                    ws.grads.resize(s.decoder_plan.num_values, T(0));
                     for (size_t c = 0; c < n; ++c)
                       ws.grads[s.score_offset[c]] = T(pass.loss_grad[first + c] / divisor);
                     exec::backward(s.decoder_plan, params, ws, pass.grads, nullptr, nullptr);
@@ -392,9 +396,12 @@ void Engine::link_epoch(LinkSession& s, const LinkConfig& link, const TrainConfi
     m.loss = links.empty() ? std::numeric_limits<double>::quiet_NaN() : m.loss / divisor;
     const size_t judged = link.margin > 0 ? links.size() * link.negatives : pass.scores.size();
     m.accuracy = judged ? double(right) / double(judged) : std::numeric_limits<double>::quiet_NaN();
-    pass.labels.assign(pass.scores.size(), 0.0);
-    for (size_t g = 0; g < pass.scores.size(); g += group) pass.labels[g] = 1.0;
-    m.auc = auc(pass.scores, pass.labels);
+    m.auc = std::numeric_limits<double>::quiet_NaN();
+    if (!train) {  // a sort of every scored link: not of the training links each epoch
+      pass.labels.assign(pass.scores.size(), 0.0);
+      for (size_t g = 0; g < pass.scores.size(); g += group) pass.labels[g] = 1.0;
+      m.auc = auc(pass.scores, pass.labels);
+    }
     for (size_t i = 0; i < links.size(); ++i) outputs[s.table.query_of[links[i]]].assign(1, pass.scores[i * group]);
     return m;
   };

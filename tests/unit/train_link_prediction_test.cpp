@@ -63,6 +63,7 @@ lrnn::Settings link_settings(int epochs) {
   s.loss = "crossentropy";
   s.link_prediction = true;
   s.negatives = 2;
+  s.link_chunk = 7;  // two links and their negatives per decoder pass: several passes, the last partial
   return s;
 }
 
