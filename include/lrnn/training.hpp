@@ -71,7 +71,7 @@ struct Settings {
   std::string corrupt = "tail";
   double margin = 0;
   bool ranking = false;
-  size_t link_chunk = size_t{1} << 16;  // links per decoder pass (its plan holds this many)
+  size_t link_chunk = 0;  // links per decoder pass (its plan holds this many); 0: as fit in cache
   Dtype dtype = Dtype::Float64;  // of training and evaluation passes (saved with the model)
 };
 

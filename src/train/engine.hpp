@@ -358,7 +358,7 @@ class Engine {
   std::unique_ptr<LinkSession> start_links(const SampleStore& data, const LinkConfig& link, size_t max_ground_rules,
                                            uint64_t seed) const;
   void build_encoder(LinkSession& s, const SampleStore& data, size_t max_ground_rules) const;
-  void build_decoder(LinkSession& s, size_t copies) const;
+  void build_decoder(LinkSession& s) const;
   template <class T>
   void link_epoch(LinkSession& s, const LinkConfig& link, const TrainConfig& config, Rng& rng, LinkPass<T>& pass,
                   EpochInfo& report, std::vector<std::vector<double>>& outputs);

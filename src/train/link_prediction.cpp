@@ -25,7 +25,6 @@ LinkConfig link_config(const Settings& s) {
   c.corrupt = parse_corrupt(s.corrupt);
   c.margin = s.margin;
   c.ranking = s.ranking;
-  if (s.link_chunk < 1) throw Error(ErrorKind::Semantic, "setting 'link_chunk' must be at least 1");
   c.chunk = s.link_chunk;
   return c;
 }

@@ -29,7 +29,7 @@ struct LinkConfig {
   Corrupt corrupt = Corrupt::Tail;
   double margin = 0;             // > 0: margin ranking loss; 0: the configured loss, targets 1 / 0
   bool ranking = false;          // filtered MRR / Hits@k of validation and test links every epoch
-  size_t chunk = size_t{1} << 16;  // links per decoder pass
+  size_t chunk = 0;  // links per decoder pass (0: as many as fit in cache)
 };
 LinkConfig link_config(const Settings& settings);
 

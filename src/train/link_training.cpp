@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <unordered_set>
 
@@ -78,13 +79,22 @@ struct Engine::LinkSession {
   std::vector<std::vector<uint32_t>> row_offset;
   std::vector<uint32_t> row_size;
   neural::SampleNetwork one_link;
-  exec::Plan decoder_plan;
-  size_t copies = 0;
-  // Per copy, per decoder input: the data offset of that copy's argument fact (kNoValue:
-  // the decoder does not read it).
-  std::vector<uint32_t> slot_offset;
-  std::vector<uint32_t> score_offset;  // per copy
-  std::vector<double> decoder_data;    // the plan's data in double (a float run converts)
+  std::vector<uint32_t> slot_atom;  // per decoder input: its argument fact's atom in one_link (or kNoValue)
+  size_t chunk = 0;                 // links per decoder pass at most (a multiple of 1 + negatives)
+  // Decoder plans by their number of links (copies of one_link): a pass over fewer links
+  // than a chunk (validation, test, one triple's corruptions) runs a plan of its size.
+  struct DecoderPlan {
+    exec::Plan plan;
+    size_t copies = 0;
+    // Per copy, per decoder input: the data offset of that copy's argument fact (kNoValue:
+    // the decoder does not read it).
+    std::vector<uint32_t> slot_offset;
+    std::vector<uint32_t> score_offset;  // per copy
+    mutable std::vector<float> data32;   // the plan's data in float, made on a float pass's first use
+  };
+  std::map<size_t, std::unique_ptr<DecoderPlan>> decoders;
+  const neural::TemplateModel* model = nullptr;
+  const DecoderPlan& decoder_for(size_t links);
   std::vector<uint32_t> train_links, validation_links, test_links;
   std::vector<uint32_t> validation_negatives, test_negatives;  // fixed, flat args
   std::unordered_set<std::string> true_links;                  // for filtered ranking
@@ -97,7 +107,7 @@ struct Engine::LinkSession {
 template <class T>
 struct Engine::LinkPass {
   exec::BasicWorkspace<T> encoder_ws, decoder_ws;
-  std::vector<T> encoder_data, decoder_data;
+  std::vector<T> encoder_data;
   exec::ParamMirror mirror;
   std::vector<double> grads, scores, loss_grad, labels;
   std::vector<uint32_t> negatives, args;
@@ -150,7 +160,7 @@ void Engine::build_encoder(LinkSession& s, const SampleStore& data, size_t max_g
   }
 }
 
-void Engine::build_decoder(LinkSession& s, size_t copies) const {
+void Engine::build_decoder(LinkSession& s) const {
   // One link over placeholder constants; each argument atom a fact whose value marks which
   // decoder input it is (every entry i + 1), so that its place in the network is found
   // whatever order the network lists its facts in.
@@ -204,22 +214,32 @@ void Engine::build_decoder(LinkSession& s, size_t copies) const {
                                            " from other atoms the scores read; read one of them only");
     slot_atom[i] = a;
   }
-  s.copies = copies;
-  const std::vector<const neural::SampleNetwork*> nets(copies, &s.one_link);
-  s.decoder_plan = exec::build_plan(model_, nets, kDecoderPlan);
-  s.slot_offset.assign(copies * s.inputs(), exec::kNoValue);
-  s.score_offset.resize(copies);
+  s.slot_atom = std::move(slot_atom);
+  s.model = &model_;
+}
+
+const Engine::LinkSession::DecoderPlan& Engine::LinkSession::decoder_for(size_t links) {
+  const size_t copies = std::min(links, std::max<size_t>(chunk, 1));
+  auto& slot = decoders[copies];
+  if (slot) return *slot;
+  auto d = std::make_unique<DecoderPlan>();
+  d->copies = copies;
+  const std::vector<const neural::SampleNetwork*> nets(copies, &one_link);
+  d->plan = exec::build_plan(*model, nets, kDecoderPlan);
+  d->slot_offset.assign(copies * inputs(), exec::kNoValue);
+  d->score_offset.resize(copies);
   for (size_t c = 0; c < copies; ++c) {
-    for (uint32_t i = 0; i < s.inputs(); ++i)
-      if (slot_atom[i] != exec::kNoValue) s.slot_offset[c * s.inputs() + i] = s.decoder_plan.atom_offsets[c][slot_atom[i]];
-    const exec::OutputRef& out = s.decoder_plan.outputs[c];
+    for (uint32_t i = 0; i < inputs(); ++i)
+      if (slot_atom[i] != exec::kNoValue) d->slot_offset[c * inputs() + i] = d->plan.atom_offsets[c][slot_atom[i]];
+    const exec::OutputRef& out = d->plan.outputs[c];
     if (out.shape.size() != 1)
-      throw Error(ErrorKind::Shape, "link prediction: a score of " + s.decoder.predicate + " has " +
+      throw Error(ErrorKind::Shape, "link prediction: a score of " + decoder.predicate + " has " +
                                         std::to_string(out.shape.rows) + "x" + std::to_string(out.shape.cols) +
                                         " values; a link's score must be one number");
-    s.score_offset[c] = out.offset;
+    d->score_offset[c] = out.offset;
   }
-  s.decoder_data = s.decoder_plan.data;
+  slot = std::move(d);
+  return *slot;
 }
 
 std::unique_ptr<Engine::LinkSession> Engine::start_links(const SampleStore& data, const LinkConfig& link,
@@ -249,11 +269,15 @@ std::unique_ptr<Engine::LinkSession> Engine::start_links(const SampleStore& data
   if (link.ranking)
     for (size_t l = 0; l < s->table.size(); ++l) s->true_links.insert(link_key(&s->table.args[l * s->table.arity], s->table.arity));
   const size_t group = 1 + link.negatives;
-  const size_t wanted = std::max(s->train_links.size(), std::max(s->validation_links.size(), s->test_links.size())) * group;
-  size_t copies = std::min(wanted, std::max(link.chunk, group));
-  copies -= copies % group;  // a link and its negatives always share a chunk
-  if (link.ranking) copies = std::max(copies, s->table.entities.size());
-  build_decoder(*s, copies);
+  build_decoder(*s);
+  // Passes small enough that a pass's values and gradients stay in cache (about 2 MB of
+  // doubles), unless a chunk is set.
+  const size_t per_link = std::max<size_t>(1, s->decoder_for(1).plan.num_values);
+  s->chunk = link.chunk > 0 ? link.chunk : std::max<size_t>(1, (size_t{1} << 18) / per_link);
+  s->chunk = std::max(s->chunk, group);
+  s->chunk -= s->chunk % group;  // a link and its negatives always share a pass
+  s->decoders.clear();
+  s->decoder_for(s->train_links.size() * group);  // the training passes' plan, built with the rest
   s->seconds = seconds_since(t0);
   return s;
 }
@@ -262,29 +286,41 @@ namespace {
 
 // The scores of links (flat args) through the decoder, chunk by chunk; `take(first, n, ws)`
 // sees each chunk's forward pass (links first .. first + n - 1 in copies 0 .. n - 1).
+template <class T>
+std::span<const T> plan_data(const Engine::LinkSession::DecoderPlan& d) {
+  if constexpr (std::is_same_v<T, double>) {
+    return d.plan.data;
+  } else {
+    if (d.data32.empty()) d.data32.assign(d.plan.data.begin(), d.plan.data.end());
+    return d.data32;
+  }
+}
+
+// The scores of links (flat args) through the decoder, a pass per chunk; `take(d, first, n,
+// ws)` sees each pass (links first .. first + n - 1 in copies 0 .. n - 1 of plan d).
 template <class T, class Take>
 void decode_chunks(Engine::LinkSession& s, const exec::BasicWorkspace<T>& encoder_ws, const exec::ParamView<T>& params,
-                   exec::BasicWorkspace<T>& ws, std::vector<T>& data, const uint32_t* args, size_t links,
-                   size_t chunk, Take&& take) {
+                   exec::BasicWorkspace<T>& ws, const uint32_t* args, size_t links, Take&& take) {
+  if (links == 0) return;
   const int k = s.decoder.arity;
-  // The plan's facts are the argument atoms alone: prepared once, then each chunk writes
+  const Engine::LinkSession::DecoderPlan& d = s.decoder_for(links);
+  // The plan's facts are the argument atoms alone: prepared once, then each pass writes
   // its links' rows over them (the copies past a last, partial chunk keep the rows of the
-  // chunk before: computed, never read).
-  if (data.empty()) data.assign(s.decoder_data.begin(), s.decoder_data.end());
-  exec::forward_prepare(s.decoder_plan, std::span<const T>(data), params, ws, nullptr);
-  for (size_t first = 0; first < links; first += chunk) {
-    const size_t n = std::min(chunk, links - first);
+  // pass before: computed, never read).
+  exec::forward_prepare(d.plan, plan_data<T>(d), params, ws, nullptr);
+  for (size_t first = 0; first < links; first += d.copies) {
+    const size_t n = std::min(d.copies, links - first);
     for (size_t c = 0; c < n; ++c) {
       const uint32_t* link = args + (first + c) * k;
       for (uint32_t i = 0; i < s.inputs(); ++i) {
-        const uint32_t dst = s.slot_offset[c * s.inputs() + i];
+        const uint32_t dst = d.slot_offset[c * s.inputs() + i];
         if (dst == exec::kNoValue) continue;
         const uint32_t src = s.row_offset[i][link[s.decoder.inputs[i].position]];
         std::copy_n(encoder_ws.values.data() + src, s.row_size[i], ws.values.data() + dst);
       }
     }
-    exec::forward_steps(s.decoder_plan, params, ws, 0, s.decoder_plan.steps.size());
-    take(first, n, ws);
+    exec::forward_steps(d.plan, params, ws, 0, d.plan.steps.size());
+    take(d, first, n, ws);
   }
 }
 
@@ -359,7 +395,6 @@ void Engine::link_epoch(LinkSession& s, const LinkConfig& link, const TrainConfi
   pass.encoder_ws.grads.assign(s.encoder.num_values, T(0));
 
   const size_t group = 1 + link.negatives;
-  const size_t chunk = s.copies - s.copies % group;
   const LossKind kind = config.loss;
   const int k = s.decoder.arity;
   auto metrics_of = [&](const std::vector<uint32_t>& links, const std::vector<uint32_t>& args, bool train) {
@@ -368,9 +403,9 @@ void Engine::link_epoch(LinkSession& s, const LinkConfig& link, const TrainConfi
     pass.loss_grad.assign(pass.scores.size(), 0.0);
     const double divisor = double(loss_terms(links.size(), link));
     size_t right = 0;
-    decode_chunks(s, pass.encoder_ws, params, pass.decoder_ws, pass.decoder_data, args.data(), pass.scores.size(), chunk,
-                  [&](size_t first, size_t n, exec::BasicWorkspace<T>& ws) {
-                    for (size_t c = 0; c < n; ++c) pass.scores[first + c] = double(ws.values[s.score_offset[c]]);
+    decode_chunks(s, pass.encoder_ws, params, pass.decoder_ws, args.data(), pass.scores.size(),
+                  [&](const LinkSession::DecoderPlan& d, size_t first, size_t n, exec::BasicWorkspace<T>& ws) {
+                    for (size_t c = 0; c < n; ++c) pass.scores[first + c] = double(ws.values[d.score_offset[c]]);
                     for (size_t g = first; g < first + n; g += group) {
                       const GroupLoss gl = group_loss(&pass.scores[g], group, link, kind, &pass.loss_grad[g]);
                       m.loss += gl.sum;
@@ -378,14 +413,13 @@ void Engine::link_epoch(LinkSession& s, const LinkConfig& link, const TrainConfi
                     }
                     if (!train) return;
                     std::fill(ws.grads.begin(), ws.grads.end(), T(0));
-                    ws.grads.resize(s.decoder_plan.num_values, T(0));
-                    for (size_t c = 0; c < n; ++c)
-                      ws.grads[s.score_offset[c]] = T(pass.loss_grad[first + c] / divisor);
-                    exec::backward(s.decoder_plan, params, ws, pass.grads, nullptr, nullptr);
+                    ws.grads.resize(d.plan.num_values, T(0));
+                    for (size_t c = 0; c < n; ++c) ws.grads[d.score_offset[c]] = T(pass.loss_grad[first + c] / divisor);
+                    exec::backward(d.plan, params, ws, pass.grads, nullptr, nullptr);
                     for (size_t c = 0; c < n; ++c) {
                       const uint32_t* l = args.data() + (first + c) * k;
                       for (uint32_t i = 0; i < s.inputs(); ++i) {
-                        const uint32_t from = s.slot_offset[c * s.inputs() + i];
+                        const uint32_t from = d.slot_offset[c * s.inputs() + i];
                         if (from == exec::kNoValue) continue;
                         T* to = pass.encoder_ws.grads.data() + s.row_offset[i][l[s.decoder.inputs[i].position]];
                         for (uint32_t e = 0; e < s.row_size[i]; ++e) to[e] += ws.grads[from + e];
@@ -446,9 +480,9 @@ Ranking Engine::rank_links(LinkSession& s, const LinkConfig& link, const std::ve
         args[e * k + side] = entities[e];
       }
       double truth_score = 0;
-      decode_chunks(s, pass.encoder_ws, params, pass.decoder_ws, pass.decoder_data, args.data(), entities.size(),
-                    s.copies, [&](size_t first, size_t n, exec::BasicWorkspace<T>& ws) {
-                      for (size_t c = 0; c < n; ++c) scores[first + c] = double(ws.values[s.score_offset[c]]);
+      decode_chunks(s, pass.encoder_ws, params, pass.decoder_ws, args.data(), entities.size(),
+                    [&](const LinkSession::DecoderPlan& d, size_t first, size_t n, exec::BasicWorkspace<T>& ws) {
+                      for (size_t c = 0; c < n; ++c) scores[first + c] = double(ws.values[d.score_offset[c]]);
                     });
       candidates.clear();
       for (size_t e = 0; e < entities.size(); ++e) {
