@@ -7,7 +7,8 @@ mean aggregation and the root added, then Linear: the lrnn template's shared wei
 node's own value and its neighbours' mean), relu after the first. Decoder: the dot product
 of the two nodes' embeddings. Each epoch every training link gets one negative whose last
 node is drawn uniformly (the corruption lrnn draws, and PyG's KGE models' random_sample);
-binary cross-entropy from the scores as logits, Adam. Validation and test links are scored
+binary cross-entropy from the scores as logits, Adam. The weights start as torch's Linear's,
+the biases at zero (as lrnn's template with --initializer torch). Validation and test links are scored
 against one fixed corruption each (seeded); AUC from the ranks (ties counted half).
 
 Prints one JSON object: build_s, per-epoch seconds, losses, val/test AUC after each epoch
@@ -82,6 +83,9 @@ def main() -> int:
             return self.lin2(self.mean(h, edge_index))
 
     model = Encoder(x.shape[1], args.hidden)
+    with torch.no_grad():  # the lrnn template's biases start at zero too (link_gcn.lrnn)
+        torch.nn.init.zeros_(model.lin1.bias)
+        torch.nn.init.zeros_(model.lin2.bias)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     build_s = time.perf_counter() - t0
 

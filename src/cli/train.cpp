@@ -352,6 +352,10 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
         "--test-curve belongs to cross-validation (--folds K); a single run reports its test set every "
         "epoch already when it has one (--test-fraction, --test-examples)");
   Model model = make_model(o, cmd);
+  if (!model.settings().link_prediction)
+    for (const char* option : {"--negatives", "--corrupt", "--margin", "--ranking"})
+      if (cmd.count(option))
+        cli::usage_error(std::string(option) + " belongs to link prediction: give --link-prediction too");
   auto [train_data, test_data] = load_datasets(o, model.settings().seed);
   const bool has_test = test_data.size() > 0;
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

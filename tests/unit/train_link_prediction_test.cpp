@@ -6,10 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "cli_test_support.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/lrnn.hpp"
 #include "train/dataset.hpp"
@@ -220,4 +223,34 @@ TEST(LinkPrediction, RefusesWhatIsNotAScoreOfTheArgumentsAtoms) {
   lrnn::Model m(lrnn::Template::from_string(kTemplate), link_settings(1));
   EXPECT_THROW(m.train(lrnn::Dataset::from_text(graph_example(), "0 link(n1, n2).\n")), lrnn::Error);
   EXPECT_THROW(m.train(lrnn::Dataset::from_text(graph_example() + graph_example(), link_queries())), lrnn::Error);
+}
+
+TEST(LinkPrediction, CommandLineTrainsAndReportsTheHeldOutLinks) {
+  const auto dir = std::filesystem::temp_directory_path() / "lrnn_link_cli";
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream((dir / name).string()) << text;
+    return (dir / name).string();
+  };
+  const std::string t = write("t.lrnn", kTemplate), e = write("e.txt", graph_example());
+  std::string train, test;
+  const auto all = edges();
+  for (size_t i = 0; i < all.size(); ++i)
+    (i % 4 == 0 ? test : train) += "link(" + node(all[i].first) + ", " + node(all[i].second) + ").\n";
+  const std::string q = write("train.txt", train), tq = write("test.txt", test);
+  const lrnn_test::CliRun ok = lrnn_test::run_lrnn("train " + t + " -e " + e + " -q " + q + " --test-queries " + tq +
+                                                   " --link-prediction --corrupt both --ranking --loss crossentropy "
+                                                   "--epochs 3 --json");
+  ASSERT_EQ(ok.code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("\"test\":{\"accuracy\""), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("\"auc\""), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("\"mrr\""), std::string::npos) << ok.out;
+  // Link options without --link-prediction, and a misspelled corruption, are usage errors.
+  const lrnn_test::CliRun alone = lrnn_test::run_lrnn("train " + t + " -e " + e + " -q " + q + " --negatives 2");
+  EXPECT_EQ(alone.code, 2) << alone.out;
+  EXPECT_NE(alone.out.find("--link-prediction"), std::string::npos) << alone.out;
+  const lrnn_test::CliRun bad =
+      lrnn_test::run_lrnn("train " + t + " -e " + e + " -q " + q + " --link-prediction --corrupt sideways");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("sideways"), std::string::npos) << bad.out;
 }
