@@ -58,6 +58,20 @@ struct Settings {
   size_t query_batch_size = 0;
   size_t fanout = 0;
   size_t max_ground_rules = kDefaultMaxGroundRules;  // per sample; beyond: a Limit error
+  // Link prediction and knowledge-base completion (docs/big_graphs.md "Link prediction"):
+  // the one example's queries are its true links (or triples); every epoch draws
+  // `negatives` corruptions of each training link (its last argument, first, or either at
+  // random: `corrupt` tail | head | both) from the entities, the constants of the links'
+  // first and last arguments. margin > 0: margin ranking loss max(0, margin - s+ + s-)
+  // over each link and its negatives (PyG kge's DistMult, TransE); 0: `loss` with targets
+  // 1 and 0. ranking: validation and test links ranked against every corruption, filtered
+  // (MRR, Hits@1/3/10), each epoch.
+  bool link_prediction = false;
+  size_t negatives = 1;
+  std::string corrupt = "tail";
+  double margin = 0;
+  bool ranking = false;
+  size_t link_chunk = 0;  // links per decoder pass (its plan holds this many); 0: as fit in cache
   Dtype dtype = Dtype::Float64;  // of training and evaluation passes (saved with the model)
 };
 
@@ -69,11 +83,20 @@ struct Settings {
 enum class QuerySplit : uint8_t { Train = 0, Validation = 1, Test = 2, None = 3 };
 const char* to_string(QuerySplit split);  // "train" | "val" | "test" | "none"
 
+// Filtered ranking metrics of true links against their corruptions (link prediction).
+struct Ranking {
+  double mrr = 0;  // mean of 1 / rank, a rank counting ties half
+  double hits1 = 0, hits3 = 0, hits10 = 0;
+  size_t count = 0;  // ranked (link, corrupted side) pairs
+};
+
 struct Metrics {
   double loss = 0;
   double accuracy = 0;
   double auc = 0;    // NaN unless the targets are binary single values
   size_t count = 0;  // outputs with a target
+  bool has_ranking = false;
+  Ranking ranking;
 };
 
 struct EpochInfo {

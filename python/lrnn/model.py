@@ -354,6 +354,9 @@ class _SampleView:
         return self._sample.importance
 
 
+_RANKING = ("mrr", "hits@1", "hits@3", "hits@10")
+
+
 class TrainHistory:
     """Per-epoch training (and test) metrics, as PyNeuraLogic's TrainerHistory."""
 
@@ -375,6 +378,14 @@ class TrainHistory:
         # A query split's test queries (or the test set), every epoch.
         self.test_losses = [r["test"]["loss"] for r in reports if "test" in r]
         self.test_accuracies = [r["test"]["accuracy"] for r in reports if "test" in r]
+        # AUC (binary targets; link prediction's held-out links against fixed negatives) and
+        # link prediction's filtered ranking ({"mrr", "hits@1", "hits@3", "hits@10"}), per epoch.
+        self.val_aucs = [r[val_key].get("auc") for r in reports if val_key in r]
+        self.test_aucs = [r["test"].get("auc") for r in reports if "test" in r]
+        self.val_rankings = [{k: r[val_key][k] for k in _RANKING if k in r[val_key]} for r in reports
+                             if val_key in r and "mrr" in r[val_key]]
+        self.test_rankings = [{k: r["test"][k] for k in _RANKING if k in r["test"]} for r in reports
+                              if "test" in r and "mrr" in r["test"]]
         self.learning_rates = [r["lr"] for r in reports]
         self.stopped_early = stopped_early
         self.seconds = seconds

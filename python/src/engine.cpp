@@ -51,6 +51,12 @@ nb::dict metrics_dict(const Metrics& m) {
   d["accuracy"] = m.accuracy;
   d["auc"] = m.auc;
   d["count"] = m.count;
+  if (m.has_ranking) {
+    d["mrr"] = m.ranking.mrr;
+    d["hits@1"] = m.ranking.hits1;
+    d["hits@3"] = m.ranking.hits3;
+    d["hits@10"] = m.ranking.hits10;
+  }
   return d;
 }
 
@@ -81,6 +87,12 @@ nb::dict settings_dict(const Settings& s) {
   d["shuffle"] = s.shuffle;
   d["query_batch_size"] = s.query_batch_size;
   d["fanout"] = s.fanout;
+  d["link_prediction"] = s.link_prediction;
+  d["negatives"] = s.negatives;
+  d["corrupt"] = s.corrupt;
+  d["margin"] = s.margin;
+  d["ranking"] = s.ranking;
+  d["link_chunk"] = s.link_chunk;
   d["dtype"] = to_string(s.dtype);
   d["clip_grad_value"] = s.clip_grad_value ? nb::cast(*s.clip_grad_value) : nb::none();
   d["clip_grad_norm"] = s.clip_grad_norm ? nb::cast(*s.clip_grad_norm) : nb::none();
@@ -113,6 +125,12 @@ Settings settings_from(const nb::dict& d, Settings s) {
     else if (k == "shuffle") s.shuffle = nb::cast<bool>(value);
     else if (k == "query_batch_size") s.query_batch_size = nb::cast<size_t>(value);
     else if (k == "fanout") s.fanout = nb::cast<size_t>(value);
+    else if (k == "link_prediction") s.link_prediction = nb::cast<bool>(value);
+    else if (k == "negatives") s.negatives = nb::cast<size_t>(value);
+    else if (k == "corrupt") s.corrupt = nb::cast<std::string>(value);
+    else if (k == "margin") s.margin = nb::cast<double>(value);
+    else if (k == "ranking") s.ranking = nb::cast<bool>(value);
+    else if (k == "link_chunk") s.link_chunk = nb::cast<size_t>(value);
     else if (k == "dtype") s.dtype = parse_dtype(nb::cast<std::string>(value));
     else if (k == "clip_grad_value") s.clip_grad_value = nb::cast<double>(value);
     else if (k == "clip_grad_norm") s.clip_grad_norm = nb::cast<double>(value);

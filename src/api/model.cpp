@@ -18,6 +18,7 @@
 #include "train/cross_validation.hpp"
 #include "train/distributed.hpp"
 #include "train/engine.hpp"
+#include "train/link_prediction.hpp"
 #include "train/example_facts.hpp"
 #include "train/report.hpp"
 
@@ -217,6 +218,29 @@ struct Model::Impl {
   // use survives the eviction another prepare() may cause.
   mutable std::map<uint64_t, std::shared_ptr<const train::PreparedSet>> prepared;
 
+  // Link prediction (train/link_prediction.hpp): one example, its queries the true links.
+  TrainReport train_links(const Dataset& data, const Dataset* test, const std::function<bool(const EpochInfo&)>& on_epoch) {
+    if (test)
+      throw Error(ErrorKind::Semantic, "link prediction splits the links of its one example (a query split): "
+                                       "give no separate test set");
+    if (train::dist::world().active && train::dist::world().size > 1)
+      throw Error(ErrorKind::Semantic, "link prediction is not distributed over MPI ranks yet");
+    if (data.impl().is_share()) throw Error(ErrorKind::Semantic, "link prediction needs the whole dataset, not a share");
+    const train::LinkConfig link = train::link_config(settings);
+    schedule_start = engine->epochs_trained();
+    train::TrainResult result = engine->train_links(data.impl().samples, config(), link, settings.max_ground_rules, on_epoch);
+    TrainReport report;
+    report.build_seconds = report.ground_seconds = result.setup_seconds;
+    report.epochs = result.epochs;
+    report.stopped_early = result.stopped_early;
+    report.best_epoch = result.best_epoch;
+    report.best = result.best;
+    report.train_seconds = result.train_seconds;
+    report.history = std::move(result.history);
+    report.last_epoch_outputs = std::move(result.last_epoch_outputs);
+    return report;
+  }
+
   std::shared_ptr<const train::PreparedSet> prepare(const Dataset& d) const {
     if (d.impl().learnable_facts) return prepare_learnable(d);
     auto it = prepared.find(d.impl().id);
@@ -326,6 +350,7 @@ const Settings& Model::settings() const { return impl_->settings; }
 TrainReport Model::train(const Dataset& data, const Dataset* test,
                          const std::function<bool(const EpochInfo&)>& on_epoch) {
   const auto lock = impl_->lock();
+  if (impl_->settings.link_prediction) return impl_->train_links(data, test, on_epoch);
   const auto t0 = std::chrono::steady_clock::now();
   const auto train_set = impl_->prepare(data);
   const auto test_set = test ? impl_->prepare(*test) : nullptr;

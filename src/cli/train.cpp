@@ -25,6 +25,7 @@
 #include "train/distributed.hpp"
 #include "train/config.hpp"
 #include "train/dataset.hpp"
+#include "train/link_prediction.hpp"
 #include "train/numerics.hpp"
 #include "train/report.hpp"
 
@@ -56,6 +57,11 @@ struct TrainOptions {
   double gamma = kDefaults.gamma;
   size_t max_ground_rules = kDefaultMaxGroundRules;
   size_t query_batch_size = kDefaults.query_batch_size, fanout = kDefaults.fanout;
+  // Link prediction (docs/big_graphs.md "Link prediction"): the queries are true links.
+  bool link_prediction = false, ranking = false;
+  size_t negatives = kDefaults.negatives;
+  std::string corrupt = kDefaults.corrupt;
+  double margin = kDefaults.margin;
   std::string dtype = to_string(kDefaults.dtype);
   int report_every = 0;
   int checkpoint_every = 0;  // > 0: also --save the model every N epochs during training
@@ -97,6 +103,11 @@ Settings apply_options(const TrainOptions& o, const CLI::App& cmd, Settings s, b
   if (take("--max-ground-rules")) s.max_ground_rules = o.max_ground_rules;
   if (take("--query-batch-size")) s.query_batch_size = o.query_batch_size;
   if (take("--fanout")) s.fanout = o.fanout;
+  if (take("--link-prediction")) s.link_prediction = o.link_prediction;
+  if (take("--negatives")) s.negatives = o.negatives;
+  if (take("--corrupt")) s.corrupt = o.corrupt;
+  if (take("--margin")) s.margin = o.margin;
+  if (take("--ranking")) s.ranking = o.ranking;
   if (take("--dtype")) s.dtype = parse_dtype(o.dtype);
   return s;
 }
@@ -271,6 +282,64 @@ nlohmann::json rank_shares(const Dataset& data) {
   return out;
 }
 
+// A link-prediction run's summary: the last epoch's metrics (its own pass, as a query
+// split reports them), each link's score from it, and the timing.
+void report_links(const TrainOptions& o, Model& model, const Dataset& data, const TrainReport& result, double build_s) {
+  nlohmann::json j;
+  j["epochs"] = result.epochs;
+  j["epochs_total"] = model.epochs_trained();
+  j["stopped_early"] = result.stopped_early;
+  if (!result.history.empty()) {
+    const EpochInfo& last = result.history.back();
+    j["splits"] = {{"train", train::metrics_json(last.train)}};
+    if (last.has_validation) j["splits"]["val"] = train::metrics_json(last.validation);
+    if (last.has_test) j["splits"]["test"] = train::metrics_json(last.test);
+    if (result.best_epoch > 0)
+      j["best"] = {{"epoch", result.best_epoch},
+                   {"val", train::metrics_json(result.best.validation)},
+                   {"test", train::metrics_json(result.best.test)}};
+  }
+  j["timing"] = {{"build_s", build_s},
+                 {"ground_s", result.ground_seconds},
+                 {"train_s", result.train_seconds},
+                 {"epoch_s", result.epochs ? result.train_seconds / result.epochs : 0.0},
+                 {"epochs_s", nlohmann::json::array()}};
+  for (const EpochInfo& r : result.history) j["timing"]["epochs_s"].push_back(r.seconds);
+  j["samples"] = data.size();
+  j["parameters"] = model.num_parameter_values();
+  j["history"] = draw::history_json(result.history);
+  j["settings"] = draw::settings_json(model.settings());
+  if (!result.history.empty() && !std::isfinite(result.history.back().train.loss))
+    throw Error(ErrorKind::Runtime, "training diverged: the training loss is " +
+                                        std::to_string(result.history.back().train.loss) + " (try a smaller --lr); "
+                                        "the model was not saved");
+  if (!o.save_path.empty()) model.save(o.save_path);
+  if (o.json) {
+    std::cout << j.dump() << "\n";
+    finish_interrupted();
+    return;
+  }
+  std::printf("trained %d epochs of link prediction (%zu parameters)\n", result.epochs, model.num_parameter_values());
+  if (!result.history.empty()) {
+    const EpochInfo& last = result.history.back();
+    auto line = [](const char* part, const Metrics& m) {
+      std::printf("%-6s loss %.6f  accuracy %.4f", (std::string(part) + ":").c_str(), m.loss, m.accuracy);
+      if (std::isfinite(m.auc)) std::printf("  auc %.4f", m.auc);
+      if (m.has_ranking)
+        std::printf("  mrr %.4f  hits@1 %.4f  hits@3 %.4f  hits@10 %.4f", m.ranking.mrr, m.ranking.hits1,
+                    m.ranking.hits3, m.ranking.hits10);
+      std::printf("  (%zu links)\n", m.count);
+    };
+    line("train", last.train);
+    if (last.has_validation) line("val", last.validation);
+    if (last.has_test) line("test", last.test);
+  }
+  std::printf("time: build %.3f s, train %.3f s (%.5f s per epoch)\n", build_s, result.train_seconds,
+              result.epochs ? result.train_seconds / result.epochs : 0.0);
+  if (!o.save_path.empty()) std::printf("saved %s\n", o.save_path.c_str());
+  finish_interrupted();
+}
+
 void run_train(const TrainOptions& o, const CLI::App& cmd) {
   const auto t0 = std::chrono::steady_clock::now();
   // A save target that cannot be written fails now, not after the training it would lose.
@@ -283,6 +352,10 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
         "--test-curve belongs to cross-validation (--folds K); a single run reports its test set every "
         "epoch already when it has one (--test-fraction, --test-examples)");
   Model model = make_model(o, cmd);
+  if (!model.settings().link_prediction)
+    for (const char* option : {"--negatives", "--corrupt", "--margin", "--ranking"})
+      if (cmd.count(option))
+        cli::usage_error(std::string(option) + " belongs to link prediction: give --link-prediction too");
   auto [train_data, test_data] = load_datasets(o, model.settings().seed);
   const bool has_test = test_data.size() > 0;
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -310,6 +383,7 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   if (tty && result.epochs < o.epochs) std::fprintf(stderr, "\n");
   const double build_s = load_s + result.build_seconds;
 
+  if (model.settings().link_prediction) return report_links(o, model, train_data, result, build_s);
   const Evaluation ev = model.evaluate(train_data);
   nlohmann::json j;
   j["epochs"] = result.epochs;
@@ -524,6 +598,24 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
                   "With --query-batch-size: at most F ground rules per rule and head atom in each step, drawn anew "
                   "every step (GraphSAGE / NeighborLoader sampling; default 0: all)")
       ->check(cli::finite_number(0, 1e12, false, true));
+  cmd->add_flag("--link-prediction", o->link_prediction,
+                "The queries are the true links (or triples) of one example: each epoch draws --negatives "
+                "corruptions of every training link; validation and test links are scored against fixed ones (AUC)");
+  cmd->add_option("--negatives", o->negatives,
+                  "With --link-prediction: corrupted links per true link and epoch (default " +
+                      std::to_string(kDefaults.negatives) + ")")
+      ->check(cli::finite_number(1, 1e6, false, true));
+  cmd->add_option("--corrupt", o->corrupt,
+                  "With --link-prediction: the argument a negative replaces: tail (the last) | head (the first) | "
+                  "both (either, at random) (default " + kDefaults.corrupt + ")")
+      ->check(cli::parsed_by(train::parse_corrupt, ""));
+  cmd->add_option("--margin", o->margin,
+                  "With --link-prediction: margin ranking loss max(0, M - s(true) + s(negative)) (default 0: --loss "
+                  "with targets 1 and 0)")
+      ->check(cli::finite_number(0));
+  cmd->add_flag("--ranking", o->ranking,
+                "With --link-prediction: rank validation and test links against every corruption each epoch "
+                "(filtered MRR, Hits@1/3/10)");
   cmd->add_option("--patience", o->patience, "Early stopping: epochs without improvement of the validation loss (with a query split), else of the test loss, else of the training loss (0: off)")->check(cli::finite_number(0, 1e9, false, true));
   cmd->add_option("--dtype", o->dtype,
                   "Scalar type of the forward and backward passes: float32 | float64 (default " + o->dtype +

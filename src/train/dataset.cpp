@@ -72,9 +72,9 @@ std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::ve
                   "example has no query: label it (`<1> q :- facts.`) or give a queries file");
     const size_t k = out.size();
     if (--uses[p.example] == 0) {
-      out.push_back({std::move(examples[p.example]), std::move(p.queries), std::move(p.importance)});
+      out.push_back({std::move(examples[p.example]), std::move(p.queries), std::move(p.importance), {}});
     } else {
-      out.push_back({examples[p.example], std::move(p.queries), std::move(p.importance)});
+      out.push_back({examples[p.example], std::move(p.queries), std::move(p.importance), {}});
     }
     if (!line_split.empty() && part_of(k) != QuerySplit::Train) out.back().split.assign(out.back().queries.size(), part_of(k));
   }

@@ -269,6 +269,7 @@ struct TrainResult {
   int best_epoch = 0;  // of the lowest validation loss (lrnn::TrainReport)
   EpochInfo best;
   double train_seconds = 0;
+  double setup_seconds = 0;  // link prediction: grounding and planning the encoder and decoder
   std::vector<EpochInfo> history;
   std::vector<std::vector<double>> last_epoch_outputs;  // in the set's output order
 };
@@ -277,6 +278,7 @@ namespace dist {
 class ShardedStep;
 }
 class QueryBatches;  // train/query_batches.hpp
+struct LinkConfig;    // train/link_prediction.hpp
 
 class Engine {
  public:
@@ -305,6 +307,17 @@ class Engine {
   // (may be empty) sees each epoch and may return false to stop.
   TrainResult train(const PreparedSet& train, const PreparedSet* test, const TrainConfig& config,
                     const std::function<bool(const EpochInfo&)>& on_epoch = {});
+
+  // Link prediction on the one example of `data`, whose queries are its true links
+  // (train/link_prediction.hpp, docs/big_graphs.md "Link prediction"): every epoch draws
+  // negatives, and reports the validation and test links' metrics from its own pass.
+  TrainResult train_links(const SampleStore& data, const TrainConfig& config, const LinkConfig& link,
+                          size_t max_ground_rules = kDefaultMaxGroundRules,
+                          const std::function<bool(const EpochInfo&)>& on_epoch = {});
+  // What a link-prediction run holds and its per-dtype buffers (train/link_training.cpp).
+  struct LinkSession;
+  template <class T>
+  struct LinkPass;
 
   // The ground network of one sample (grounded again: grounding is deterministic), with
   // every atom's value and, if asked, the gradients of the loss against its targets.
@@ -354,6 +367,17 @@ class Engine {
                          Rng& rng, std::vector<double>& fixed_values, EpochAccumulator& epoch);
   void step_learnable(std::vector<double>& grads, double lr, const TrainConfig& config, std::vector<double>& fixed_values,
                       ExampleFacts* facts = nullptr);
+  // Link prediction's stages (train/link_training.cpp).
+  std::unique_ptr<LinkSession> start_links(const SampleStore& data, const LinkConfig& link, size_t max_ground_rules,
+                                           uint64_t seed) const;
+  void build_encoder(LinkSession& s, const SampleStore& data, size_t max_ground_rules) const;
+  void build_decoder(LinkSession& s) const;
+  template <class T>
+  void link_epoch(LinkSession& s, const LinkConfig& link, const TrainConfig& config, Rng& rng, LinkPass<T>& pass,
+                  EpochInfo& report, std::vector<std::vector<double>>& outputs);
+  template <class T>
+  Ranking rank_links(LinkSession& s, const LinkConfig& link, const std::vector<uint32_t>& links, LinkPass<T>& pass,
+                     const exec::ParamView<T>& params) const;
 
   TemplateAst ast_;
   Initializer initializer_;  // also draws learnable example facts written as dimensions

@@ -27,6 +27,10 @@ json value(const std::vector<double>& v) {
 json metrics_json(const Metrics& m) {
   json j = {{"loss", number(m.loss)}, {"accuracy", number(m.accuracy)}, {"count", m.count}};
   if (std::isfinite(m.auc)) j["auc"] = m.auc;
+  if (m.has_ranking)
+    j["ranking"] = {{"mrr", number(m.ranking.mrr)}, {"hits@1", number(m.ranking.hits1)},
+                    {"hits@3", number(m.ranking.hits3)}, {"hits@10", number(m.ranking.hits10)},
+                    {"count", m.ranking.count}};
   return j;
 }
 

@@ -19,7 +19,9 @@ from lrnn.optim import Optimizer
 
 # Options without a PyNeuraLogic keyword of their own that the engine reads (by name).
 ENGINE_OPTIONS = ("schedule", "patience", "step_size", "gamma", "max_ground_rules", "shuffle", "dtype",
-                  "query_batch_size", "fanout")
+                  "query_batch_size", "fanout",
+                  # link prediction (docs/big_graphs.md "Link prediction and knowledge-base completion")
+                  "link_prediction", "negatives", "corrupt", "margin", "ranking", "link_chunk")
 # The scalar types of the engine's passes (Settings(dtype=...); float64 is the default).
 DTYPES = ("float32", "float64")
 

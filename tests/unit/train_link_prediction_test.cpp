@@ -1,0 +1,256 @@
+// Link prediction (docs/big_graphs.md "Link prediction"): training on true links with
+// negatives drawn each epoch is exactly training the same template on those links with
+// targets 1 and the negatives with targets 0; ranking is the filtered rank of the scores
+// the template gives every corruption; and templates whose scores are not a function of the
+// arguments' own atoms are refused, naming the literal.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli_test_support.hpp"
+#include "lrnn/diagnostics.hpp"
+#include "lrnn/lrnn.hpp"
+#include "train/dataset.hpp"
+#include "train/link_prediction.hpp"
+
+namespace {
+
+using lrnn::QuerySplit;
+
+constexpr int kNodes = 12;
+
+const char* kTemplate =
+    "h(X) :- {3,2} x(X). [activation=tanh]\n"
+    "h(X) :- {3,2} x(Y), *edge(X, Y). [activation=tanh, aggregation=sum]\n"
+    "link(X, Y) :- h(X)^T, {3,3} h(Y). [combination=product]\n";
+
+double feature(int n, int k) { return std::sin(1.7 * n + 0.9 * k + 0.3); }
+
+std::string node(int n) { return "n" + std::to_string(n); }
+
+// A ring with chords; each edge once as a link (both directions as edge facts).
+std::vector<std::pair<int, int>> edges() {
+  std::vector<std::pair<int, int>> e;
+  for (int n = 0; n < kNodes; ++n) {
+    e.push_back({n, (n + 1) % kNodes});
+    if (n % 3 == 0) e.push_back({n, (n + 5) % kNodes});
+  }
+  return e;
+}
+
+std::string graph_example() {
+  std::string facts;
+  for (int n = 0; n < kNodes; ++n)
+    facts += (n ? ", " : "") + std::string("<[") + std::to_string(feature(n, 0)) + ", " +
+             std::to_string(feature(n, 1)) + "]> x(" + node(n) + ")";
+  for (auto [a, b] : edges()) facts += ", edge(" + node(a) + ", " + node(b) + "), edge(" + node(b) + ", " + node(a) + ")";
+  return "g :- " + facts + ".\n";
+}
+
+std::string link_queries() {
+  std::string q;
+  for (auto [a, b] : edges()) q += "link(" + node(a) + ", " + node(b) + ").\n";
+  return q;
+}
+
+lrnn::Settings link_settings(int epochs) {
+  lrnn::Settings s;
+  s.epochs = epochs;
+  s.lr = 0.05;
+  s.seed = 7;
+  s.loss = "crossentropy";
+  s.link_prediction = true;
+  s.negatives = 2;
+  s.link_chunk = 7;  // two links and their negatives per decoder pass: several passes, the last partial
+  return s;
+}
+
+double max_parameter_difference(const lrnn::Model& a, const lrnn::Model& b) {
+  double d = 0;
+  const auto pa = a.parameters(), pb = b.parameters();
+  EXPECT_EQ(pa.size(), pb.size());
+  for (size_t p = 0; p < pa.size() && p < pb.size(); ++p)
+    for (size_t k = 0; k < pa[p].values.size(); ++k) d = std::max(d, std::abs(pa[p].values[k] - pb[p].values[k]));
+  return d;
+}
+
+// The link queries' split (fixed), as parsed.
+lrnn::Dataset split_links() {
+  const lrnn::Dataset data = lrnn::Dataset::from_text(graph_example(), link_queries());
+  std::vector<QuerySplit> parts(data.num_queries(), QuerySplit::Train);
+  for (size_t q = 0; q < parts.size(); ++q)
+    if (q % 5 == 1) parts[q] = QuerySplit::Validation;
+    else if (q % 5 == 3) parts[q] = QuerySplit::Test;
+  return data.with_query_splits(parts);
+}
+
+// Query lines: the training links with target 1, then `negatives` (flat args) with target 0.
+std::string targeted(const lrnn::train::LinkTable& t, const std::vector<uint32_t>& train,
+                     const std::vector<uint32_t>& negatives) {
+  std::string q;
+  for (uint32_t l : train) q += "1 link(" + t.constants[t.arg(l, 0)] + ", " + t.constants[t.arg(l, 1)] + ").\n";
+  for (size_t i = 0; i < negatives.size(); i += 2)
+    q += "0 link(" + t.constants[negatives[i]] + ", " + t.constants[negatives[i + 1]] + ").\n";
+  return q;
+}
+
+}  // namespace
+
+TEST(LinkPrediction, TrainsExactlyAsTheLinksAndTheirNegativesWithTargets) {
+  const lrnn::Dataset data = split_links();
+  const lrnn::Template t = lrnn::Template::from_string(kTemplate);
+  const int epochs = 4;
+  lrnn::Model links(t, link_settings(epochs));
+  const lrnn::TrainReport a = links.train(data);
+  ASSERT_EQ(a.history.size(), size_t(epochs));
+
+  // The same negatives, drawn as the trainer draws them: one stream of the seed, epoch after epoch.
+  std::vector<lrnn::Literal> queries;
+  for (const auto& line : lrnn::parse_queries(link_queries(), "<q>")) queries.push_back(line.queries[0]);
+  const lrnn::train::LinkTable table = lrnn::train::link_table(queries, data.query_splits());
+  std::vector<uint32_t> train;
+  for (uint32_t l = 0; l < table.size(); ++l)
+    if (table.split[l] == QuerySplit::Train) train.push_back(l);
+  lrnn::train::Rng rng(7 * 0x9E3779B97F4A7C15ULL);
+  lrnn::Settings plain = link_settings(1);
+  plain.link_prediction = false;
+  lrnn::Model reference(t, plain);
+  for (int e = 0; e < epochs; ++e) {
+    std::vector<uint32_t> negatives;
+    lrnn::train::draw_negatives(table, train, 2, lrnn::train::Corrupt::Tail, rng, negatives);
+    // Each link followed by its negatives, as the trainer orders them (the same sums).
+    std::string lines;
+    for (size_t i = 0; i < train.size(); ++i)
+      lines += targeted(table, {train[i]}, std::vector<uint32_t>(negatives.begin() + 4 * i, negatives.begin() + 4 * i + 4));
+    const lrnn::TrainReport b = reference.train(lrnn::Dataset::from_text(graph_example(), lines));
+    EXPECT_NEAR(a.history[e].train.loss, b.history[0].train.loss, 1e-12) << "epoch " << e + 1;
+    EXPECT_EQ(a.history[e].train.count, train.size());
+  }
+  EXPECT_LT(max_parameter_difference(links, reference), 1e-12);
+  EXPECT_LT(a.history.back().train.loss, a.history.front().train.loss - 1e-3);  // it learned something
+  EXPECT_TRUE(a.history.back().has_validation);
+  EXPECT_TRUE(a.history.back().has_test);
+  EXPECT_GE(a.history.back().test.auc, 0.0);
+}
+
+TEST(LinkPrediction, RankingIsTheFilteredRankOfTheTemplatesScores) {
+  const lrnn::Dataset data = split_links();
+  const lrnn::Template t = lrnn::Template::from_string(kTemplate);
+  lrnn::Settings s = link_settings(1);
+  s.ranking = true;
+  s.corrupt = "both";
+  lrnn::Model links(t, s);
+  const lrnn::TrainReport a = links.train(data);
+  ASSERT_TRUE(a.history[0].test.has_ranking);
+  // The epoch's metrics are of its pass: the initial parameters, which a fresh model shares.
+  lrnn::Settings plain = s;
+  plain.link_prediction = false;
+  lrnn::Model fresh(t, plain);
+  const auto all = edges();
+  const std::set<std::pair<int, int>> truth(all.begin(), all.end());
+  const auto parts = data.query_splits();
+  double mrr = 0, hits1 = 0;
+  size_t count = 0;
+  for (size_t q = 0; q < all.size(); ++q) {
+    if (parts[q] != QuerySplit::Test) continue;
+    for (int side : {1, 0}) {
+      std::string lines;
+      for (int e = 0; e < kNodes; ++e) {
+        const std::pair<int, int> c = side == 1 ? std::make_pair(all[q].first, e) : std::make_pair(e, all[q].second);
+        lines += "link(" + node(c.first) + ", " + node(c.second) + ").\n";
+      }
+      const auto values = fresh.forward(lrnn::Dataset::from_text(graph_example(), lines));
+      const int true_entity = side == 1 ? all[q].second : all[q].first;
+      const double score = values[true_entity][0];
+      double greater = 0, equal = 0;
+      for (int e = 0; e < kNodes; ++e) {
+        const std::pair<int, int> c = side == 1 ? std::make_pair(all[q].first, e) : std::make_pair(e, all[q].second);
+        if (e == true_entity || truth.count(c)) continue;
+        greater += values[e][0] > score;
+        equal += values[e][0] == score;
+      }
+      const double rank = 1 + greater + equal / 2;
+      mrr += 1 / rank;
+      hits1 += rank <= 1;
+      ++count;
+    }
+  }
+  ASSERT_EQ(a.history[0].test.ranking.count, count);
+  EXPECT_NEAR(a.history[0].test.ranking.mrr, mrr / count, 1e-12);
+  EXPECT_NEAR(a.history[0].test.ranking.hits1, hits1 / count, 1e-12);
+}
+
+TEST(LinkPrediction, FloatRunsTrainAsDouble) {
+  const lrnn::Dataset data = split_links();
+  const lrnn::Template t = lrnn::Template::from_string(kTemplate);
+  lrnn::Settings s32 = link_settings(3);
+  s32.dtype = lrnn::Dtype::Float32;
+  lrnn::Model a(t, link_settings(3)), b(t, s32);
+  const auto ra = a.train(data), rb = b.train(data);
+  for (size_t e = 0; e < ra.history.size(); ++e) EXPECT_NEAR(ra.history[e].train.loss, rb.history[e].train.loss, 1e-5);
+  EXPECT_LT(max_parameter_difference(a, b), 1e-4);
+}
+
+TEST(LinkPrediction, RefusesWhatIsNotAScoreOfTheArgumentsAtoms) {
+  const lrnn::Dataset data = split_links();
+  auto message = [&](const std::string& tmpl) {
+    try {
+      lrnn::Model m(lrnn::Template::from_string(tmpl), link_settings(1));
+      m.train(data);
+    } catch (const lrnn::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string h = "h(X) :- {3,2} x(X).\n";
+  EXPECT_NE(message(h + "link(X, Y) :- h(X)^T, h(Y), edge(X, Y). [combination=product]\n").find("edge(X, Y)"),
+            std::string::npos);
+  EXPECT_NE(message(h + "link(X, Y) :- h(X)^T, h(Z), *edge(Y, Z). [combination=product]\n").find("link prediction"),
+            std::string::npos);
+  EXPECT_NE(message(h + "link(X, Y) :- h(X)^T, h(Y), @neq(X, Y). [combination=product]\n").find("@neq"),
+            std::string::npos);
+  EXPECT_NE(message(h + "other(X, Y) :- h(X)^T, h(Y). [combination=product]\n").find("no rule"), std::string::npos);
+  // An atom the encoder does not derive for some node.
+  EXPECT_NE(message("h(X) :- {3,2} x(X), *edge(X, n3).\nlink(X, Y) :- h(X)^T, h(Y). [combination=product]\n")
+                .find("does not derive"),
+            std::string::npos);
+  // Targets other than 1, and more than one example.
+  lrnn::Model m(lrnn::Template::from_string(kTemplate), link_settings(1));
+  EXPECT_THROW(m.train(lrnn::Dataset::from_text(graph_example(), "0 link(n1, n2).\n")), lrnn::Error);
+  EXPECT_THROW(m.train(lrnn::Dataset::from_text(graph_example() + graph_example(), link_queries())), lrnn::Error);
+}
+
+TEST(LinkPrediction, CommandLineTrainsAndReportsTheHeldOutLinks) {
+  const auto dir = std::filesystem::temp_directory_path() / "lrnn_link_cli";
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream((dir / name).string()) << text;
+    return (dir / name).string();
+  };
+  const std::string t = write("t.lrnn", kTemplate), e = write("e.txt", graph_example());
+  std::string train, test;
+  const auto all = edges();
+  for (size_t i = 0; i < all.size(); ++i)
+    (i % 4 == 0 ? test : train) += "link(" + node(all[i].first) + ", " + node(all[i].second) + ").\n";
+  const std::string q = write("train.txt", train), tq = write("test.txt", test);
+  const lrnn_test::CliRun ok = lrnn_test::run_lrnn("train " + t + " -e " + e + " -q " + q + " --test-queries " + tq +
+                                                   " --link-prediction --corrupt both --ranking --loss crossentropy "
+                                                   "--epochs 3 --json");
+  ASSERT_EQ(ok.code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("\"test\":{\"accuracy\""), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("\"auc\""), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("\"mrr\""), std::string::npos) << ok.out;
+  // Link options without --link-prediction, and a misspelled corruption, are usage errors.
+  const lrnn_test::CliRun alone = lrnn_test::run_lrnn("train " + t + " -e " + e + " -q " + q + " --negatives 2");
+  EXPECT_EQ(alone.code, 2) << alone.out;
+  EXPECT_NE(alone.out.find("--link-prediction"), std::string::npos) << alone.out;
+  const lrnn_test::CliRun bad =
+      lrnn_test::run_lrnn("train " + t + " -e " + e + " -q " + q + " --link-prediction --corrupt sideways");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("sideways"), std::string::npos) << bad.out;
+}
