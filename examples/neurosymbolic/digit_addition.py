@@ -35,22 +35,32 @@ correct :- last(I), carry(I, C), s(I, C). [combination=product, aggregation=sum]
 """
 
 
+def entry_rules(relation: str) -> str:
+    """`relation(I, k)` is entry k of the 10-vector fact `relation_vector(I)`: a fixed 1 x 10
+    row of the identity reads it. A row then writes one fact per image (the MLP's output row),
+    not ten, which is what makes to_logic cheap."""
+    lines = []
+    for k in range(10):
+        row = ", ".join("1" if j == k else "0" for j in range(10))
+        lines.append(f"{relation}(I, {k}) :- <[[{row}]]> {relation}_vector(I).")
+    return "\n".join(lines) + "\n"
+
+
 def addition_template() -> Template:
-    return Template.from_string(RULES, "digit_addition")
+    return Template.from_string(RULES + "".join(entry_rules(r) for r in ("a", "b", "s")), "digit_addition")
 
 
 def to_logic(digits: int):
     """The facts of one row: the digit distributions of a and b (position 0 the units) and the
-    target's digits one-hot (valued, so that every row has the same structure and the rows of
-    a batch share one grounding and one plan)."""
+    target's digits one-hot, each a 10-vector (the target's valued too, so that every row has
+    the same structure and the rows of a batch share one grounding and one plan)."""
 
     def facts(pa: torch.Tensor, pb: torch.Tensor, target: torch.Tensor) -> List:
         out = [R.carry(0, 0), R.last(digits)]
         for i in range(digits):
-            out += [R.a(i, k)[pa[i, k]] for k in range(10)]
-            out += [R.b(i, k)[pb[i, k]] for k in range(10)]
+            out += [R.a_vector(i)[pa[i]], R.b_vector(i)[pb[i]]]
         for i in range(digits + 1):
-            out += [R.s(i, z)[float(target[i, z])] for z in range(10)]
+            out.append(R.s_vector(i)[target[i]])
         return out
 
     return facts

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from lrnn.core.atoms import Atom
+from lrnn.core import values as _values
 from lrnn.core.values import Weight
 from lrnn.dataset import Dataset, Sample
 
@@ -163,22 +164,23 @@ class NeuraLogic(torch.nn.Module):
         batch = _batch_size(inputs)
         sources = [x.contiguous() for x in inputs if isinstance(x, torch.Tensor)]
         row_sources = _RowSources(sources)
-        tracked, t = [], 0
+        rows_of: List[Any] = []
+        t = 0
         for x in inputs:
-            if isinstance(x, torch.Tensor):
-                tracked.append(sources[t].as_subclass(_FactTensor))
-                t += 1
-            else:
-                tracked.append(x)
+            rows_of.append(sources[t] if isinstance(x, torch.Tensor) else x)
+            t += isinstance(x, torch.Tensor)
         groups: Dict[Tuple[Any, ...], List[Any]] = {}
         for i in range(batch):
-            recorded: List[Tuple[torch.Tensor, np.ndarray]] = []
-            _FactTensor._recorder = recorded
+            recorded: List[Tuple[Weight, torch.Tensor]] = []
+            _values.tensor_values = recorded
             try:
-                facts = list(self.to_logic(*(x[i] for x in tracked), **kwargs))
+                facts = list(self.to_logic(*(x[i] for x in rows_of), **kwargs))
             finally:
-                _FactTensor._recorder = None
-            tensor_of = {id(f): tensor for f, tensor in _match_facts(facts, recorded)}
+                _values.tensor_values = None
+            tensor_of = {id(w): tensor for w, tensor in recorded}
+            for fact in facts:
+                if not isinstance(fact, Atom):
+                    raise TypeError(f"to_logic must return facts such as R.xy[tensor], got {fact!r}")
             key = tuple((f.atom_str(), f.weight.rows, f.weight.cols) if _value_fact(f) else str(f) for f in facts)
             groups.setdefault(key, []).append((i, facts, tensor_of))
         self._load_weights(self.weights)
@@ -189,7 +191,7 @@ class NeuraLogic(torch.nn.Module):
             for i, facts, tensor_of in rows_of_group:
                 for k in columns:
                     fact = facts[k]
-                    tensor = tensor_of.get(id(fact))
+                    tensor = tensor_of.get(id(fact.weight))
                     index.extend(row_sources.positions(tensor) if tensor is not None
                                  else row_sources.constant(fact.weight.data))
                 order.append(i)
@@ -311,6 +313,9 @@ def _view_index(tensor: torch.Tensor, x: torch.Tensor, pointer: int) -> Optional
         return None
     if tensor.numel() == 1:
         return [base]
+    if tensor.dim() == 1:
+        step = tensor.stride(0)
+        return list(range(base, base + step * tensor.shape[0], step))
     return torch.arange(x.numel()).as_strided(tensor.shape, tensor.stride(), base).reshape(-1).tolist()
 
 
