@@ -55,13 +55,16 @@ def to_logic(digits: int):
     target's digits one-hot, each a 10-vector (the target's valued too, so that every row has
     the same structure and the rows of a batch share one grounding and one plan)."""
 
+    # The atoms are made once; a row only gives them their values (making an atom costs more
+    # than the engine's work on it).
+    constant = [R.carry(0, 0), R.last(digits)]
+    a_atoms = [R.a_vector(i) for i in range(digits)]
+    b_atoms = [R.b_vector(i) for i in range(digits)]
+    s_atoms = [R.s_vector(i) for i in range(digits + 1)]
+
     def facts(pa: torch.Tensor, pb: torch.Tensor, target: torch.Tensor) -> List:
-        out = [R.carry(0, 0), R.last(digits)]
-        for i in range(digits):
-            out += [R.a_vector(i)[pa[i]], R.b_vector(i)[pb[i]]]
-        for i in range(digits + 1):
-            out.append(R.s_vector(i)[target[i]])
-        return out
+        return (constant + [a[pa[i]] for i, a in enumerate(a_atoms)] + [b[pb[i]] for i, b in enumerate(b_atoms)]
+                + [s[target[i]] for i, s in enumerate(s_atoms)])
 
     return facts
 
