@@ -264,7 +264,7 @@ class _RowSources:
 
     def __init__(self, inputs: Sequence[torch.Tensor]):
         self.inputs = list(inputs)
-        self.pointers = [x.untyped_storage().data_ptr() for x in self.inputs]
+        self.pointers = [x.data_ptr() for x in self.inputs]
         self.begin: List[int] = []
         self.length = 0
         for x in self.inputs:
@@ -292,6 +292,8 @@ class _RowSources:
         return [-(first + k + 1) for k in range(len(flat))]
 
     def gather(self, index: List[int], shape: Tuple[int, int]) -> torch.Tensor:
+        if not index:  # rows without valued facts
+            return torch.zeros(shape, dtype=torch.float64)
         parts = [x.reshape(-1).to(torch.float64) for x in self.inputs] + [p.to(torch.float64) for p in self.pieces]
         if self.constants:
             parts.append(torch.tensor(self.constants, dtype=torch.float64))
@@ -302,14 +304,16 @@ class _RowSources:
 
 
 def _view_index(tensor: torch.Tensor, x: torch.Tensor, pointer: int) -> Optional[List[int]]:
-    """The positions in x (contiguous) of tensor's entries, row-major, when tensor is a view
-    of x carrying x's gradient (not detached); else None."""
-    if tensor.untyped_storage().data_ptr() != pointer or tensor.requires_grad != x.requires_grad:
+    """The positions in x (contiguous, its data at `pointer`) of tensor's entries, row-major,
+    when tensor is a view of x carrying x's gradient (not detached); else None."""
+    size = x.element_size()
+    offset = tensor.data_ptr() - pointer
+    if offset < 0 or offset >= x.numel() * size or tensor.dtype != x.dtype or offset % size:
         return None
-    if x.requires_grad and tensor.grad_fn is None:
+    if tensor.requires_grad != x.requires_grad or (x.requires_grad and tensor.grad_fn is None):
         return None
-    base = tensor.storage_offset() - x.storage_offset()
-    if base < 0 or base + _extent(tensor) > x.numel() or any(st < 0 for st in tensor.stride()):
+    base = offset // size
+    if base + _extent(tensor) > x.numel() or any(st < 0 for st in tensor.stride()):
         return None
     if tensor.numel() == 1:
         return [base]
