@@ -102,6 +102,8 @@ class Dataset {
   std::shared_ptr<const Impl> impl_;
 };
 
+class FactRows;  // below
+
 // One learnable example fact of a dataset, as a model grounded it: keyed by its ground
 // literal (`index`, PyNeuraLogic's running weight index, changes from one grounding to the
 // next). Facts written with one weight name share `index` and `value`.
@@ -170,12 +172,52 @@ class Model {
   // Throws lrnn::Error when `data` has no such learnable fact or the size is wrong.
   void set_example_parameter(const Dataset& data, const std::string& literal, const std::vector<double>& values);
 
+  // One sample of `data` (it must hold exactly one, with one output) grounded and planned
+  // once, to be run for many rows of its valued facts' values (FactRows). The model must
+  // outlive it; its weights are read when a row runs, so rows see later changes to them.
+  FactRows fact_rows(const Dataset& data) const;
+
   size_t num_parameter_values() const;  // entries over all parameters
 
   Template get_template() const;
   int epochs_trained() const;
 
   struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// A sample grounded and planned once and run for many rows of values of its valued facts:
+// the neural predicates of a torch model (lrnn.nn.NeuraLogic(batched=True), docs/neurosymbolic.md
+// "Batched neural predicates"). Rows differ only in the values of those facts, so they share
+// the sample's grounding and execution plan; the results are those of the same sample written
+// with each row's values (the same kernels in the same order). Runs hold the model's lock.
+class FactRows {
+ public:
+  struct Impl;
+  explicit FactRows(std::unique_ptr<Impl> impl);
+  ~FactRows();
+  FactRows(FactRows&&) noexcept;
+  FactRows& operator=(FactRows&&) noexcept;
+
+  // The valued example facts that are neuron inputs (ground literals, as the engine prints
+  // them), in the order a row lays out their values, and each one's number of values.
+  const std::vector<std::string>& facts() const;
+  const std::vector<size_t>& fact_sizes() const;
+  size_t row_size() const;     // the sum of fact_sizes()
+  size_t output_size() const;  // values of the output per row
+  int output_rows() const;     // the output's shape
+  int output_cols() const;
+  // The output of each of `count` rows (row r's fact values at rows[r * row_size()], its
+  // output at r * output_size() of the result).
+  std::vector<double> forward(const double* rows, size_t count) const;
+  // A vector-Jacobian product over `count` rows: the backward pass of each row started from
+  // its output gradient (output_gradients[r * output_size()]), giving dL/d(row values)
+  // (count * row_size(), the result) and the parameter gradients summed over the rows
+  // (Model::parameters() order) in `parameter_gradients`.
+  std::vector<double> backward(const double* rows, const double* output_gradients, size_t count,
+                               std::vector<Parameter>& parameter_gradients) const;
 
  private:
   std::unique_ptr<Impl> impl_;

@@ -394,6 +394,46 @@ nb::dict cross_validate_set(Model& model, const SampleSet& set, const nb::dict& 
   return d;
 }
 
+using RowArray = nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+
+void check_rows(const FactRows& rows, const RowArray& values, const char* what) {
+  if (values.shape(1) != rows.row_size())
+    throw Error(ErrorKind::Shape, std::string(what) + " have " + std::to_string(values.shape(1)) +
+                                      " values per row, the sample's facts " + std::to_string(rows.row_size()));
+}
+
+// FactRows::forward over a (rows, row_size) array: (rows, output_size).
+Array fact_rows_forward(const FactRows& rows, const RowArray& values) {
+  check_rows(rows, values, "the fact values");
+  const size_t count = values.shape(0);
+  std::vector<double> out;
+  {
+    nb::gil_scoped_release release;
+    out = rows.forward(values.data(), count);
+  }
+  return to_array(std::move(out), {count, rows.output_size()});
+}
+
+// FactRows::backward: (dL/d(fact values) as (rows, row_size), [(parameter name, gradient)]).
+nb::tuple fact_rows_backward(const FactRows& rows, const RowArray& values, const RowArray& output_gradients) {
+  check_rows(rows, values, "the fact values");
+  const size_t count = values.shape(0);
+  if (output_gradients.shape(0) != count || output_gradients.shape(1) != rows.output_size())
+    throw Error(ErrorKind::Shape, "output gradients of shape (" + std::to_string(output_gradients.shape(0)) + ", " +
+                                      std::to_string(output_gradients.shape(1)) + ") for " + std::to_string(count) +
+                                      " rows of " + std::to_string(rows.output_size()) + " output values");
+  std::vector<double> grads;
+  std::vector<Parameter> parameter_gradients;
+  {
+    nb::gil_scoped_release release;
+    grads = rows.backward(values.data(), output_gradients.data(), count, parameter_gradients);
+  }
+  nb::list params;
+  for (Parameter& p : parameter_gradients)
+    params.append(nb::make_tuple(p.name, to_array(std::move(p.values), shape_of(p.rows, p.cols))));
+  return nb::make_tuple(to_array(std::move(grads), {count, rows.row_size()}), params);
+}
+
 }  // namespace
 
 void bind_engine(nb::module_& m) {
@@ -445,6 +485,17 @@ void bind_engine(nb::module_& m) {
         for (const Output& o : s.outputs) out.append(o.listed_target);
         return out;
       });
+
+  // One sample grounded and planned once, run for rows of its valued facts' values
+  // (lrnn.nn.NeuraLogic(batched=True)); made by Model.fact_rows, which it keeps alive.
+  nb::class_<FactRows>(m, "FactRows")
+      .def("facts", &FactRows::facts)
+      .def("fact_sizes", &FactRows::fact_sizes)
+      .def_prop_ro("row_size", &FactRows::row_size)
+      .def_prop_ro("output_size", &FactRows::output_size)
+      .def_prop_ro("output_shape", [](const FactRows& r) { return shape_of(r.output_rows(), r.output_cols()); })
+      .def("forward", &fact_rows_forward, nb::arg("values"))
+      .def("backward", &fact_rows_backward, nb::arg("values"), nb::arg("output_gradients"));
 
   nb::class_<Model>(m, "Model")
       .def("__init__",
@@ -543,7 +594,14 @@ void bind_engine(nb::module_& m) {
                     return nb::make_tuple(nb::cast(model.release(), nb::rv_policy::take_ownership), text);
                   })
       .def("ground_network", &ground_network)
-      .def("vector_jacobian", &vector_jacobian);
+      .def("vector_jacobian", &vector_jacobian)
+      .def(
+          "fact_rows",
+          [](const Model& self, const BuiltSet& set) {
+            nb::gil_scoped_release release;
+            return self.fact_rows(set.data);
+          },
+          nb::arg("sample"), nb::keep_alive<0, 1>());
 }
 
 }  // namespace lrnn::python

@@ -13,6 +13,7 @@
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
 #include "api/dataset_impl.hpp"
+#include "api/fact_rows.hpp"
 #include "syntax/statements.hpp"
 #include "train/config.hpp"
 #include "train/cross_validation.hpp"
@@ -515,6 +516,12 @@ void Model::set_example_parameter(const Dataset& data, const std::string& litera
     return;
   }
   throw Error(ErrorKind::Semantic, "the dataset has no learnable fact " + literal);
+}
+
+FactRows Model::fact_rows(const Dataset& data) const {
+  const auto lock = impl_->lock();
+  refuse_share(data.impl(), "fact rows");
+  return build_fact_rows(*this, *impl_->engine, data, impl_->settings.max_ground_rules);
 }
 
 size_t Model::num_parameter_values() const {

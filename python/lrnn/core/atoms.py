@@ -46,11 +46,20 @@ class Atom:
         self.body_function = body_function
 
     def _copy(self, **changes: Any) -> "Atom":
-        fields = {k: getattr(self, k) for k in self.__slots__}
-        fields.update(changes)
-        name = fields.pop("name")
-        terms = fields.pop("terms")
-        return Atom(name, terms, **fields)
+        if "name" in changes:
+            fields = {k: getattr(self, k) for k in self.__slots__}
+            fields.update(changes)
+            name = fields.pop("name")
+            terms = fields.pop("terms")
+            return Atom(name, terms, **fields)
+        # The name was checked when this atom was made: copy the fields (a fact's atoms are
+        # made once per row by a batched NeuraLogic's to_logic, so this is a hot path).
+        atom = Atom.__new__(Atom)
+        for k in self.__slots__:
+            setattr(atom, k, changes[k] if k in changes else getattr(self, k))
+        if "terms" in changes:
+            atom.terms = () if atom.terms is None else tuple(atom.terms)
+        return atom
 
     # ---- building --------------------------------------------------------------------------
     @property

@@ -17,6 +17,11 @@ import numpy as np
 
 from lrnn import _text
 
+# While lrnn.nn.torch_function's batched NeuraLogic calls `to_logic`, a list: every torch tensor
+# written as a value is converted through detach() and recorded here as (weight, tensor), so
+# the layer knows which tensor (with its autograd history) each fact's value came from.
+tensor_values: Optional[List[Tuple["Weight", Any]]] = None
+
 
 class Weight:
     """A weight or a value as written in the text format (mirrors lrnn::ValueSpec)."""
@@ -98,6 +103,10 @@ class Weight:
         if isinstance(value, numbers.Real):
             weight = Weight(Weight.SCALAR, data=np.array([float(value)]), fixed=fixed)
             weight.float_marks = (_written_as_float(value),)
+            return weight
+        if tensor_values is not None and type(value).__module__.startswith("torch") and hasattr(value, "detach"):
+            weight = Weight._array_value(value.detach().cpu().numpy(), fixed)
+            tensor_values.append((weight, value))
             return weight
         weight = Weight._array_value(value, fixed)
         weight.float_marks = _float_marks(value, weight.data.size)

@@ -13,16 +13,26 @@ the rest of the torch model. Differences from PyNeuraLogic, on purpose: PyNeuraL
 steps the lrnn weights with its own optimizer inside backward(); here torch's optimizer
 does, so one optimizer, one learning rate and torch's zero_grad/step govern every weight,
 and torch.autograd.gradcheck holds (float64).
+
+`batched=True` (docs/neurosymbolic.md "Batched neural predicates"): the inputs carry a leading batch
+dimension, `to_logic` is called once per row (with that row of each input), and the output
+is a `[B]` tensor (`[B, ...]` for a vector or matrix output) from one engine call per group
+of rows of the same structure: rows whose facts differ only in their values share one
+grounding and one execution plan (lrnn::FactRows), their values go in as one array and their
+gradients come back as one. Outputs and gradients are those of the unbatched layer.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+import atexit
+import weakref
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 
 from lrnn.core.atoms import Atom
+from lrnn.core import values as _values
 from lrnn.core.values import Weight
 from lrnn.dataset import Dataset, Sample
 
@@ -44,6 +54,30 @@ class _FactTensor(torch.Tensor):
         return array
 
 
+class _Saved:
+    """What a backward pass needs from its forward pass (the layer, the engine's grounded
+    sample or fact rows), held for the autograd node. A node still alive when Python exits
+    (an output kept in a global: torch then frees its graph during finalization, too late
+    to drop the node's Python references) would keep these, and with them the engine's
+    objects, past the extension's end, which nanobind reports as leaks. So every holder is
+    emptied at exit, before the modules go."""
+
+    __slots__ = ("layer", "built", "rows", "__weakref__")
+
+    def __init__(self, layer: Any, built: Any = None, rows: Any = None):
+        self.layer, self.built, self.rows = layer, built, rows
+        _LIVE.add(self)
+
+
+_LIVE: "weakref.WeakSet[_Saved]" = weakref.WeakSet()
+
+
+@atexit.register
+def _release_saved() -> None:
+    for saved in list(_LIVE):
+        saved.layer = saved.built = saved.rows = None
+
+
 class _LrnnFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, layer: "NeuraLogic", example: List[Atom], facts: List[Atom], *tensors: torch.Tensor) -> torch.Tensor:
@@ -53,7 +87,8 @@ class _LrnnFunction(torch.autograd.Function):
         built = layer.model.build_dataset(Dataset([Sample(layer.output_relation, example)]))
         outputs = layer.model.test(built).outputs
         value = np.asarray(outputs[0] if isinstance(outputs, list) else outputs[0], dtype=np.float64)
-        ctx.layer, ctx.built, ctx.facts, ctx.fact_count = layer, built, facts, fact_count
+        ctx.saved = _Saved(layer, built=built)
+        ctx.facts, ctx.fact_count = facts, fact_count
         ctx.shape = value.shape
         ctx.fact_shapes = [t.shape for t in tensors[:fact_count]]
         ctx.dtypes = [t.dtype for t in tensors]
@@ -61,9 +96,9 @@ class _LrnnFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, grad_output: torch.Tensor) -> Any:
-        layer = ctx.layer
+        layer = ctx.saved.layer
         seed = [np.ascontiguousarray(grad_output.detach().cpu().numpy(), dtype=np.float64).reshape(-1).tolist()]
-        result = layer.model._require_built().vector_jacobian(ctx.built._prepared, 0, seed)
+        result = layer.model._require_built().vector_jacobian(ctx.saved.built._prepared, 0, seed)
         atom_gradient = dict(zip(result["atoms"], result["gradients"]))
         grads: List[Optional[torch.Tensor]] = []
         for fact, shape, dtype in zip(ctx.facts, ctx.fact_shapes, ctx.dtypes):
@@ -83,7 +118,7 @@ class NeuraLogic(torch.nn.Module):
     makes the facts of each call from its inputs, `output_relation` is the query."""
 
     def __init__(self, template: Any, input_facts: Sequence[Atom], output_relation: Atom, to_logic: Callable,
-                 settings: Any = None, dtype: torch.dtype = torch.float32):
+                 settings: Any = None, dtype: torch.dtype = torch.float32, batched: bool = False):
         super().__init__()
         if not callable(to_logic):
             raise TypeError(f"to_logic must be a function of the inputs returning facts, got {to_logic!r}")
@@ -92,6 +127,9 @@ class NeuraLogic(torch.nn.Module):
         self.output_relation = output_relation
         self.to_logic = to_logic
         self.dtype = dtype
+        self.batched = batched
+        # structure key -> (FactRows, the position in to_logic's facts of each of its columns)
+        self._structures: Dict[Tuple[Any, ...], Tuple[Any, List[int]]] = {}
         learnable = [(name, value) for name, value, is_learnable in self.model._require_built().parameters() if is_learnable]
         self._weight_names = [name for name, _ in learnable]
         self.weights = torch.nn.ParameterList(
@@ -103,7 +141,70 @@ class NeuraLogic(torch.nn.Module):
         for name, value in zip(self._weight_names, values):
             engine.set_parameter(name, np.ascontiguousarray(value.detach().cpu().numpy(), dtype=np.float64))
 
+    def _structure(self, facts: List[Atom], key: Tuple[Any, ...]) -> Tuple[Any, List[int]]:
+        """The FactRows of rows with these facts' structure (grounded and planned on first
+        use), with the position among `facts` of each of its columns."""
+        known = self._structures.get(key)
+        if known is not None:
+            return known
+        built = self.model.build_dataset(Dataset([Sample(self.output_relation, facts)]))
+        rows = self.model._require_built().fact_rows(built._prepared)
+        position = {}
+        for k, fact in enumerate(facts):
+            position.setdefault(fact.atom_str(), k)
+        columns = []
+        for literal in rows.facts():
+            if literal not in position:
+                raise ValueError(f"the engine reads the fact {literal}, which to_logic's facts do not name as written")
+            columns.append(position[literal])
+        self._structures[key] = (rows, columns)
+        return rows, columns
+
+    def _forward_batched(self, inputs: Sequence[Any], kwargs: Dict[str, Any]) -> torch.Tensor:
+        batch = _batch_size(inputs)
+        sources = [x.contiguous() for x in inputs if isinstance(x, torch.Tensor)]
+        row_sources = _RowSources(sources)
+        rows_of: List[Any] = []
+        t = 0
+        for x in inputs:
+            rows_of.append(sources[t] if isinstance(x, torch.Tensor) else x)
+            t += isinstance(x, torch.Tensor)
+        groups: Dict[Tuple[Any, ...], List[Any]] = {}
+        for i in range(batch):
+            recorded: List[Tuple[Weight, torch.Tensor]] = []
+            _values.tensor_values = recorded
+            try:
+                facts = list(self.to_logic(*(x[i] for x in rows_of), **kwargs))
+            finally:
+                _values.tensor_values = None
+            tensor_of = {id(w): tensor for w, tensor in recorded}
+            for fact in facts:
+                if not isinstance(fact, Atom):
+                    raise TypeError(f"to_logic must return facts such as R.xy[tensor], got {fact!r}")
+            key = tuple((f.atom_str(), f.weight.rows, f.weight.cols) if _value_fact(f) else str(f) for f in facts)
+            groups.setdefault(key, []).append((i, facts, tensor_of))
+        self._load_weights(self.weights)
+        outputs, order = [], []
+        for key, rows_of_group in groups.items():
+            rows, columns = self._structure(rows_of_group[0][1], key)
+            index: List[int] = []
+            for i, facts, tensor_of in rows_of_group:
+                for k in columns:
+                    fact = facts[k]
+                    tensor = tensor_of.get(id(fact.weight))
+                    index.extend(row_sources.positions(tensor) if tensor is not None
+                                 else row_sources.constant(fact.weight.data))
+                order.append(i)
+            values = row_sources.gather(index, (len(rows_of_group), rows.row_size))
+            outputs.append(_RowsFunction.apply(self, rows, values, *self.weights))
+        if len(outputs) == 1:
+            return outputs[0]
+        stacked = torch.cat(outputs)
+        return stacked[torch.argsort(torch.tensor(order))]
+
     def forward(self, *inputs: Any, **kwargs: Any) -> torch.Tensor:
+        if self.batched:
+            return self._forward_batched(inputs, kwargs)
         tracked = [x.as_subclass(_FactTensor) if isinstance(x, torch.Tensor) else x for x in inputs]
         recorded: List[Tuple[torch.Tensor, np.ndarray]] = []
         _FactTensor._recorder = recorded
@@ -114,6 +215,117 @@ class NeuraLogic(torch.nn.Module):
         fact_tensors = _match_facts(facts, recorded)
         values = [t for _, t in fact_tensors]
         return _LrnnFunction.apply(self, facts, [f for f, _ in fact_tensors], *values, *self.weights)
+
+
+class _RowsFunction(torch.autograd.Function):
+    """One group of rows of one structure: values [n, row_size] (float64) -> outputs [n, ...]."""
+
+    @staticmethod
+    def forward(ctx: Any, layer: "NeuraLogic", rows: Any, values: torch.Tensor, *weights: torch.Tensor) -> torch.Tensor:
+        layer._load_weights(weights)
+        array = np.ascontiguousarray(values.detach().cpu().numpy(), dtype=np.float64)
+        outputs = rows.forward(array)
+        ctx.saved, ctx.array = _Saved(layer, rows=rows), array
+        ctx.weight_values = [w.detach() for w in weights]
+        return torch.from_numpy(outputs.reshape((array.shape[0], *rows.output_shape))).to(layer.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, grad_output: torch.Tensor) -> Any:
+        layer, rows = ctx.saved.layer, ctx.saved.rows
+        layer._load_weights(ctx.weight_values)  # the weights of the forward pass
+        seed = np.ascontiguousarray(grad_output.detach().cpu().numpy(), dtype=np.float64).reshape(ctx.array.shape[0], -1)
+        fact_grads, parameter_grads = rows.backward(ctx.array, seed)
+        by_name = dict(parameter_grads)
+        grads = [torch.from_numpy(np.asarray(by_name[name]).reshape(tuple(w.shape))).to(w.dtype)
+                 for name, w in zip(layer._weight_names, ctx.weight_values)]
+        return (None, None, torch.from_numpy(fact_grads), *grads)
+
+
+def _batch_size(inputs: Sequence[Any]) -> int:
+    sizes = {len(x) for x in inputs if isinstance(x, (torch.Tensor, list, tuple, np.ndarray))}
+    if len(sizes) != 1:
+        raise ValueError("NeuraLogic(batched=True) takes inputs with one leading batch dimension (tensors, or "
+                         f"lists with an entry per row); got leading sizes {sorted(sizes)}")
+    return sizes.pop()
+
+
+def _value_fact(fact: Atom) -> bool:
+    """A fact whose value a row gives (a learnable value as the engine sees it), rather than
+    part of the row's structure (a fact without value, or a fixed one)."""
+    w = fact.weight
+    return w is not None and not w.is_fixed and w.name is None and w.kind in (Weight.SCALAR, Weight.VECTOR, Weight.MATRIX)
+
+
+class _RowSources:
+    """Where each fact value of the rows comes from, as positions in one flat float64 source:
+    the inputs themselves (a value that is a view of an input row is read from the input by
+    index, so a batch's values are one gather with one backward), tensors computed by
+    to_logic (kept with their autograd history), and constants (written in the facts)."""
+
+    def __init__(self, inputs: Sequence[torch.Tensor]):
+        self.inputs = list(inputs)
+        self.pointers = [x.data_ptr() for x in self.inputs]
+        self.begin: List[int] = []
+        self.length = 0
+        for x in self.inputs:
+            self.begin.append(self.length)
+            self.length += x.numel()
+        self.pieces: List[torch.Tensor] = []
+        self.constants: List[float] = []
+
+    def positions(self, tensor: torch.Tensor) -> List[int]:
+        for j, x in enumerate(self.inputs):
+            index = _view_index(tensor, x, self.pointers[j])
+            if index is not None:
+                return [self.begin[j] + i for i in index]
+        flat = tensor.reshape(-1)
+        self.pieces.append(flat)
+        first = self.length
+        self.length += flat.numel()
+        return list(range(first, first + flat.numel()))
+
+    def constant(self, values: np.ndarray) -> List[int]:
+        """Negative: constant k is -(k + 1), placed after every input and piece by gather()."""
+        flat = np.asarray(values, dtype=np.float64).reshape(-1).tolist()
+        first = len(self.constants)
+        self.constants.extend(flat)
+        return [-(first + k + 1) for k in range(len(flat))]
+
+    def gather(self, index: List[int], shape: Tuple[int, int]) -> torch.Tensor:
+        if not index:  # rows without valued facts
+            return torch.zeros(shape, dtype=torch.float64)
+        parts = [x.reshape(-1).to(torch.float64) for x in self.inputs] + [p.to(torch.float64) for p in self.pieces]
+        if self.constants:
+            parts.append(torch.tensor(self.constants, dtype=torch.float64))
+        source = torch.cat(parts) if len(parts) > 1 else parts[0]
+        resolved = torch.tensor(index, dtype=torch.long)
+        resolved = torch.where(resolved < 0, self.length - 1 - resolved, resolved)
+        return source[resolved].view(shape)
+
+
+def _view_index(tensor: torch.Tensor, x: torch.Tensor, pointer: int) -> Optional[List[int]]:
+    """The positions in x (contiguous, its data at `pointer`) of tensor's entries, row-major,
+    when tensor is a view of x carrying x's gradient (not detached); else None."""
+    size = x.element_size()
+    offset = tensor.data_ptr() - pointer
+    if offset < 0 or offset >= x.numel() * size or tensor.dtype != x.dtype or offset % size:
+        return None
+    if tensor.requires_grad != x.requires_grad or (x.requires_grad and tensor.grad_fn is None):
+        return None
+    base = offset // size
+    if base + _extent(tensor) > x.numel() or any(st < 0 for st in tensor.stride()):
+        return None
+    if tensor.numel() == 1:
+        return [base]
+    if tensor.dim() == 1:
+        step = tensor.stride(0)
+        return list(range(base, base + step * tensor.shape[0], step))
+    return torch.arange(x.numel()).as_strided(tensor.shape, tensor.stride(), base).reshape(-1).tolist()
+
+
+def _extent(tensor: torch.Tensor) -> int:
+    """One past the last storage element a view reads, from its first."""
+    return 1 + sum((n - 1) * s for n, s in zip(tensor.shape, tensor.stride()) if n > 0)
 
 
 def _match_facts(facts: List[Any], recorded: List[Tuple[torch.Tensor, np.ndarray]]) -> List[Tuple[Atom, torch.Tensor]]:
