@@ -229,9 +229,14 @@ struct Model::Impl {
     if (data.impl().is_share()) throw Error(ErrorKind::Semantic, "link prediction needs the whole dataset, not a share");
     const train::LinkConfig link = train::link_config(settings);
     schedule_start = engine->epochs_trained();
-    train::TrainResult result = engine->train_links(data.impl().samples, config(), link, settings.max_ground_rules, on_epoch);
     TrainReport report;
-    report.build_seconds = report.ground_seconds = result.setup_seconds;
+    report.build_seconds = report.ground_seconds = take_result(
+        engine->train_links(data.impl().samples, config(), link, settings.max_ground_rules, on_epoch), report);
+    return report;
+  }
+
+  // The engine's result into the public report; returns the link setup's seconds.
+  static double take_result(train::TrainResult&& result, TrainReport& report) {
     report.epochs = result.epochs;
     report.stopped_early = result.stopped_early;
     report.best_epoch = result.best_epoch;
@@ -239,7 +244,7 @@ struct Model::Impl {
     report.train_seconds = result.train_seconds;
     report.history = std::move(result.history);
     report.last_epoch_outputs = std::move(result.last_epoch_outputs);
-    return report;
+    return result.setup_seconds;
   }
 
   std::shared_ptr<const train::PreparedSet> prepare(const Dataset& d) const {
@@ -372,13 +377,7 @@ TrainReport Model::train(const Dataset& data, const Dataset* test,
   } else {
     result = impl_->engine->train(*train_set, test_set.get(), impl_->config(), on_epoch);
   }
-  report.epochs = result.epochs;
-  report.stopped_early = result.stopped_early;
-  report.best_epoch = result.best_epoch;
-  report.best = result.best;
-  report.train_seconds = result.train_seconds;
-  report.history = std::move(result.history);
-  report.last_epoch_outputs = std::move(result.last_epoch_outputs);
+  Impl::take_result(std::move(result), report);
   return report;
 }
 

@@ -282,6 +282,25 @@ nlohmann::json rank_shares(const Dataset& data) {
   return out;
 }
 
+// The epoch of the lowest validation loss (a query split's model selection), if any.
+void add_best(nlohmann::json& j, const TrainReport& result) {
+  if (result.best_epoch > 0)
+    j["best"] = {{"epoch", result.best_epoch},
+                 {"val", train::metrics_json(result.best.validation)},
+                 {"test", train::metrics_json(result.best.test)}};
+}
+
+// Build and training times, and each epoch's own time (benchmarks take the minimum).
+nlohmann::json timing_json(const TrainReport& result, double build_s) {
+  nlohmann::json t = {{"build_s", build_s},
+                      {"ground_s", result.ground_seconds},
+                      {"train_s", result.train_seconds},
+                      {"epoch_s", result.epochs ? result.train_seconds / result.epochs : 0.0},
+                      {"epochs_s", nlohmann::json::array()}};
+  for (const EpochInfo& r : result.history) t["epochs_s"].push_back(r.seconds);
+  return t;
+}
+
 // A link-prediction run's summary: the last epoch's metrics (its own pass, as a query
 // split reports them), each link's score from it, and the timing.
 void report_links(const TrainOptions& o, Model& model, const Dataset& data, const TrainReport& result, double build_s) {
@@ -294,17 +313,9 @@ void report_links(const TrainOptions& o, Model& model, const Dataset& data, cons
     j["splits"] = {{"train", train::metrics_json(last.train)}};
     if (last.has_validation) j["splits"]["val"] = train::metrics_json(last.validation);
     if (last.has_test) j["splits"]["test"] = train::metrics_json(last.test);
-    if (result.best_epoch > 0)
-      j["best"] = {{"epoch", result.best_epoch},
-                   {"val", train::metrics_json(result.best.validation)},
-                   {"test", train::metrics_json(result.best.test)}};
+    add_best(j, result);
   }
-  j["timing"] = {{"build_s", build_s},
-                 {"ground_s", result.ground_seconds},
-                 {"train_s", result.train_seconds},
-                 {"epoch_s", result.epochs ? result.train_seconds / result.epochs : 0.0},
-                 {"epochs_s", nlohmann::json::array()}};
-  for (const EpochInfo& r : result.history) j["timing"]["epochs_s"].push_back(r.seconds);
+  j["timing"] = timing_json(result, build_s);
   j["samples"] = data.size();
   j["parameters"] = model.num_parameter_values();
   j["history"] = draw::history_json(result.history);
@@ -400,16 +411,9 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
     j["splits"] = {{"train", train::metrics_json(ev.train)},
                    {"val", train::metrics_json(ev.validation)},
                    {"test", train::metrics_json(ev.test)}};
-    if (result.best_epoch > 0)
-      j["best"] = {{"epoch", result.best_epoch},
-                   {"val", train::metrics_json(result.best.validation)},
-                   {"test", train::metrics_json(result.best.test)}};
+    add_best(j, result);
   }
-  j["timing"] = {{"build_s", build_s},
-                 {"ground_s", result.ground_seconds},
-                 {"train_s", result.train_seconds},
-                 {"epoch_s", result.epochs ? result.train_seconds / result.epochs : 0.0}};
-  // Each epoch's own time (benchmarks take the minimum).
+  j["timing"] = timing_json(result, build_s);
   if (train::dist::world().active) {
     const train::dist::StepTiming& steps = train::dist::step_timing();
     j["timing"]["ranks"] = train::dist::world().size;
@@ -421,8 +425,6 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
     j["timing"]["work"] = {{"rank0", steps.work_mine}, {"max_rank", steps.work_max}, {"total", steps.work_total}};
     j["ranks"] = rank_shares(train_data);
   }
-  j["timing"]["epochs_s"] = nlohmann::json::array();
-  for (const EpochInfo& r : result.history) j["timing"]["epochs_s"].push_back(r.seconds);
   j["samples"] = train_data.size();
   j["parameters"] = model.num_parameter_values();
   j["outputs"] = train::outputs_json(ev);

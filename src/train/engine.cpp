@@ -939,12 +939,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       fill_untrained_outputs(train_set, ev, result.last_epoch_outputs);
     }
     report.seconds = seconds_since(t_epoch);
-    result.history.push_back(report);
-    ++result.epochs;
-    if (report.has_validation && (result.best_epoch == 0 || report.validation.loss < result.best.validation.loss)) {
-      result.best_epoch = report.epoch;
-      result.best = report;
-    }
+    result.record(report);
     bool go_on = on_epoch ? on_epoch(report) : true;
     if (train_set.sharded()) go_on = dist::all_agree(go_on);  // every rank stops together
     if (config.patience > 0) {

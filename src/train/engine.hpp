@@ -272,6 +272,16 @@ struct TrainResult {
   double setup_seconds = 0;  // link prediction: grounding and planning the encoder and decoder
   std::vector<EpochInfo> history;
   std::vector<std::vector<double>> last_epoch_outputs;  // in the set's output order
+  // Appends an epoch's report, keeping the epoch of the lowest validation loss (the first
+  // on a tie) as the best.
+  void record(const EpochInfo& report) {
+    history.push_back(report);
+    ++epochs;
+    if (report.has_validation && (best_epoch == 0 || report.validation.loss < best.validation.loss)) {
+      best_epoch = report.epoch;
+      best = report;
+    }
+  }
 };
 
 namespace dist {

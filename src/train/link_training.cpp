@@ -445,20 +445,17 @@ void Engine::link_epoch(LinkSession& s, const LinkConfig& link, const TrainConfi
   group_args(s.table, s.train_links, pass.negatives, link.negatives, pass.args);
   report.train = metrics_of(s.train_links, pass.args, true);
   // Validation and test links from the same pass, before the step.
-  if (!s.validation_links.empty()) {
-    group_args(s.table, s.validation_links, s.validation_negatives, link.negatives, pass.args);
-    report.has_validation = true;
-    report.validation = metrics_of(s.validation_links, pass.args, false);
-    if (link.ranking) report.validation.ranking = rank_links(s, link, s.validation_links, pass, params);
-    report.validation.has_ranking = link.ranking;
-  }
-  if (!s.test_links.empty()) {
-    group_args(s.table, s.test_links, s.test_negatives, link.negatives, pass.args);
-    report.has_test = true;
-    report.test = metrics_of(s.test_links, pass.args, false);
-    if (link.ranking) report.test.ranking = rank_links(s, link, s.test_links, pass, params);
-    report.test.has_ranking = link.ranking;
-  }
+  auto held_out = [&](const std::vector<uint32_t>& links, const std::vector<uint32_t>& negatives, bool& has,
+                      Metrics& m) {
+    if (links.empty()) return;
+    group_args(s.table, links, negatives, link.negatives, pass.args);
+    has = true;
+    m = metrics_of(links, pass.args, false);
+    if (link.ranking) m.ranking = rank_links(s, link, links, pass, params);
+    m.has_ranking = link.ranking;
+  };
+  held_out(s.validation_links, s.validation_negatives, report.has_validation, report.validation);
+  held_out(s.test_links, s.test_negatives, report.has_test, report.test);
   exec::backward(s.encoder, params, pass.encoder_ws, pass.grads, nullptr, nullptr);
 }
 
@@ -544,12 +541,7 @@ TrainResult Engine::train_links(const SampleStore& data, const TrainConfig& conf
     report.epoch = epochs_trained_;
     report.lr = lr;
     report.seconds = seconds_since(t_epoch);
-    result.history.push_back(report);
-    ++result.epochs;
-    if (report.has_validation && (result.best_epoch == 0 || report.validation.loss < result.best.validation.loss)) {
-      result.best_epoch = report.epoch;
-      result.best = report;
-    }
+    result.record(report);
     bool go_on = on_epoch ? on_epoch(report) : true;
     if (config.patience > 0) {
       const double watched = report.has_validation ? report.validation.loss : report.train.loss;

@@ -15,6 +15,7 @@
 #include "cli_test_support.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/lrnn.hpp"
+#include "model_compare.hpp"
 #include "train/dataset.hpp"
 #include "train/link_prediction.hpp"
 
@@ -70,15 +71,6 @@ lrnn::Settings link_settings(int epochs) {
   return s;
 }
 
-double max_parameter_difference(const lrnn::Model& a, const lrnn::Model& b) {
-  double d = 0;
-  const auto pa = a.parameters(), pb = b.parameters();
-  EXPECT_EQ(pa.size(), pb.size());
-  for (size_t p = 0; p < pa.size() && p < pb.size(); ++p)
-    for (size_t k = 0; k < pa[p].values.size(); ++k) d = std::max(d, std::abs(pa[p].values[k] - pb[p].values[k]));
-  return d;
-}
-
 // The link queries' split (fixed), as parsed.
 lrnn::Dataset split_links() {
   const lrnn::Dataset data = lrnn::Dataset::from_text(graph_example(), link_queries());
@@ -131,7 +123,7 @@ TEST(LinkPrediction, TrainsExactlyAsTheLinksAndTheirNegativesWithTargets) {
     EXPECT_NEAR(a.history[e].train.loss, b.history[0].train.loss, 1e-12) << "epoch " << e + 1;
     EXPECT_EQ(a.history[e].train.count, train.size());
   }
-  EXPECT_LT(max_parameter_difference(links, reference), 1e-12);
+  EXPECT_LT(lrnn_test::max_parameter_difference(links, reference), 1e-12);
   EXPECT_LT(a.history.back().train.loss, a.history.front().train.loss - 1e-3);  // it learned something
   EXPECT_TRUE(a.history.back().has_validation);
   EXPECT_TRUE(a.history.back().has_test);
@@ -193,7 +185,7 @@ TEST(LinkPrediction, FloatRunsTrainAsDouble) {
   lrnn::Model a(t, link_settings(3)), b(t, s32);
   const auto ra = a.train(data), rb = b.train(data);
   for (size_t e = 0; e < ra.history.size(); ++e) EXPECT_NEAR(ra.history[e].train.loss, rb.history[e].train.loss, 1e-5);
-  EXPECT_LT(max_parameter_difference(a, b), 1e-4);
+  EXPECT_LT(lrnn_test::max_parameter_difference(a, b), 1e-4);
 }
 
 TEST(LinkPrediction, RefusesWhatIsNotAScoreOfTheArgumentsAtoms) {

@@ -15,6 +15,7 @@
 #include "cli_test_support.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/lrnn.hpp"
+#include "model_compare.hpp"
 #include "train/dataset.hpp"
 
 namespace {
@@ -71,15 +72,6 @@ lrnn::Settings settings(int epochs) {
   s.lr = 0.05;
   s.seed = 11;
   return s;
-}
-
-double max_parameter_difference(const lrnn::Model& a, const lrnn::Model& b) {
-  double d = 0;
-  const auto pa = a.parameters(), pb = b.parameters();
-  EXPECT_EQ(pa.size(), pb.size());
-  for (size_t p = 0; p < pa.size() && p < pb.size(); ++p)
-    for (size_t k = 0; k < pa[p].values.size(); ++k) d = std::max(d, std::abs(pa[p].values[k] - pb[p].values[k]));
-  return d;
 }
 
 }  // namespace
@@ -146,7 +138,7 @@ TEST(QuerySplit, TrainsExactlyAsTheTrainingQueriesAlone) {
     EXPECT_TRUE(a.history[e].has_test);
     EXPECT_EQ(a.history[e].test.count, 10u);
   }
-  EXPECT_LT(max_parameter_difference(with_split, alone), 1e-12);
+  EXPECT_LT(lrnn_test::max_parameter_difference(with_split, alone), 1e-12);
   // A training loss that moved: the test above compares trained models, not initial ones.
   EXPECT_LT(a.history.back().train.loss, a.history.front().train.loss - 1e-3);
 }
