@@ -74,7 +74,7 @@ def _check_option(key: str, value: Any) -> None:
                                   or not math.isfinite(value) or value <= 0):
             raise ValueError(f"Settings({key}=...) takes a finite number > 0 or None, got {value!r}")
         return
-    close = difflib.get_close_matches(key, KNOWN, n=1, cutoff=0.5)
+    close = difflib.get_close_matches(key, KNOWN, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else f"; valid: {', '.join(KNOWN)}"
     raise TypeError(f"Settings got an unexpected keyword argument {key!r}{hint}")
 
