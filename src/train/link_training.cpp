@@ -13,7 +13,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <unordered_set>
 
 #include "exec/batch_norm.hpp"
@@ -75,9 +74,9 @@ struct Engine::LinkSession {
   PreparedSet encoder_set;
   exec::Plan encoder;
   // Per decoder input (decoder.inputs, position >= 0): the encoder value offset of each
-  // constant's row (kNoValue: not in the argument's domain) and the row's size.
+  // constant's row (kNoValue: not in the argument's domain) and the rows' shape.
   std::vector<std::vector<uint32_t>> row_offset;
-  std::vector<uint32_t> row_size;
+  std::vector<neural::Shape> row_shape;
   neural::SampleNetwork one_link;
   std::vector<uint32_t> slot_atom;  // per decoder input: its argument fact's atom in one_link (or kNoValue)
   size_t chunk = 0;                 // links per decoder pass at most (a multiple of 1 + negatives)
@@ -126,7 +125,7 @@ void Engine::build_encoder(LinkSession& s, const SampleStore& data, size_t max_g
   Sample encoder_head;
   encoder_head.example.id = head.example.id;
   s.row_offset.assign(s.inputs(), {});
-  s.row_size.assign(s.inputs(), 0);
+  s.row_shape.assign(s.inputs(), neural::Shape{0, 0});
   std::vector<std::pair<uint32_t, uint32_t>> query_of;  // (input, constant) per encoder query
   for (uint32_t i = 0; i < s.inputs(); ++i) {
     const EncoderAtom& a = s.decoder.inputs[i];
@@ -150,12 +149,12 @@ void Engine::build_encoder(LinkSession& s, const SampleStore& data, size_t max_g
                                            std::to_string(s.decoder.arity) + " read " + print_literal(atom) +
                                            ", which the template does not derive from the example (every " +
                                            "constant of a link argument needs it)");
-    const uint32_t size = static_cast<uint32_t>(out.shape.size());
-    if (s.row_size[i] != 0 && s.row_size[i] != size)
+    const int size = out.shape.size(), before = s.row_shape[i].size();
+    if (before != 0 && before != size)
       throw Error(ErrorKind::Shape, "link prediction: " + print_literal(atom) + " has " + std::to_string(size) +
                                         " values where the other atoms of its predicate have " +
-                                        std::to_string(s.row_size[i]));
-    s.row_size[i] = size;
+                                        std::to_string(before));
+    s.row_shape[i] = out.shape;
     s.row_offset[i][c] = out.offset;
   }
 }
@@ -169,15 +168,11 @@ void Engine::build_decoder(LinkSession& s) const {
     const EncoderAtom& a = s.decoder.inputs[i];
     if (a.position < 0) continue;
     Literal fact = with_constant(a, slot_constant(a.position));
-    const exec::OutputRef* any = nullptr;
-    for (size_t q = 0; q < s.encoder.outputs.size() && !any; ++q)
-      if (s.encoder.outputs[q].offset == s.row_offset[i][s.domains[a.position][0]]) any = &s.encoder.outputs[q];
+    const neural::Shape shape = s.row_shape[i];
     ValueSpec v;
-    v.kind = any->shape.cols == 1 && any->shape.rows == 1 ? ValueSpec::Kind::Scalar
-             : any->shape.cols == 1                       ? ValueSpec::Kind::Vector
-                                                          : ValueSpec::Kind::Matrix;
-    v.rows = any->shape.rows;
-    v.cols = any->shape.cols;
+    v.kind = shape.scalar() ? ValueSpec::Kind::Scalar : shape.cols == 1 ? ValueSpec::Kind::Vector : ValueSpec::Kind::Matrix;
+    v.rows = shape.rows;
+    v.cols = shape.cols;
     v.data.assign(size_t(v.rows) * v.cols, double(i + 1));
     fact.weight = v;
     one.example.facts.push_back(std::move(fact));
@@ -191,7 +186,7 @@ void Engine::build_decoder(LinkSession& s) const {
       samples, [&](size_t) { return std::make_unique<logic::ExampleFacts>(samples[0].example); }, 1000000, false);
   s.one_link = std::move(set.networks[0]);
   const neural::SampleNetwork& net = s.one_link;
-  const std::vector<uint32_t> decoder_rules(s.decoder.rules.begin(), s.decoder.rules.end());
+  const std::vector<uint32_t>& decoder_rules = s.decoder.rules;
   for (size_t k = 0; k < net.num_ground_rules(); ++k)
     if (std::find(decoder_rules.begin(), decoder_rules.end(), net.rule[k]) == decoder_rules.end()) {
       const Rule& r = ast_.rules.at(net.rule[k]);
@@ -284,8 +279,7 @@ std::unique_ptr<Engine::LinkSession> Engine::start_links(const SampleStore& data
 
 namespace {
 
-// The scores of links (flat args) through the decoder, chunk by chunk; `take(first, n, ws)`
-// sees each chunk's forward pass (links first .. first + n - 1 in copies 0 .. n - 1).
+// The decoder plan's fact data in the pass's scalar type.
 template <class T>
 std::span<const T> plan_data(const Engine::LinkSession::DecoderPlan& d) {
   if constexpr (std::is_same_v<T, double>) {
@@ -316,7 +310,7 @@ void decode_chunks(Engine::LinkSession& s, const exec::BasicWorkspace<T>& encode
         const uint32_t dst = d.slot_offset[c * s.inputs() + i];
         if (dst == exec::kNoValue) continue;
         const uint32_t src = s.row_offset[i][link[s.decoder.inputs[i].position]];
-        std::copy_n(encoder_ws.values.data() + src, s.row_size[i], ws.values.data() + dst);
+        std::copy_n(encoder_ws.values.data() + src, s.row_shape[i].size(), ws.values.data() + dst);
       }
     }
     exec::forward_steps(d.plan, params, ws, 0, d.plan.steps.size());
@@ -422,7 +416,7 @@ void Engine::link_epoch(LinkSession& s, const LinkConfig& link, const TrainConfi
                         const uint32_t from = d.slot_offset[c * s.inputs() + i];
                         if (from == exec::kNoValue) continue;
                         T* to = pass.encoder_ws.grads.data() + s.row_offset[i][l[s.decoder.inputs[i].position]];
-                        for (uint32_t e = 0; e < s.row_size[i]; ++e) to[e] += ws.grads[from + e];
+                        for (int e = 0; e < s.row_shape[i].size(); ++e) to[e] += ws.grads[from + e];
                       }
                     }
                   });
