@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <map>
 
+#include <Eigen/Core>
+
 namespace lrnn::train {
 
 namespace {
@@ -193,20 +195,21 @@ std::optional<MultilinearDecoder> multilinear_decoder(const neural::TemplateMode
 
 template <class T>
 double multilinear_score(const MultilinearDecoder& d, const T* const* rows) {
+  using Row = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>;
   const int n = d.dim;
   double score = 0;
   for (const auto& t : d.terms) {
     const uint32_t* s = t.slots.data();
     T sum = 0;
-    switch (t.slots.size()) {
+    switch (t.slots.size()) {  // Eigen's reductions keep several partial sums in vector registers
       case 1:
-        for (int e = 0; e < n; ++e) sum += rows[s[0]][e];
+        sum = Row(rows[s[0]], n).sum();
         break;
       case 2:
-        for (int e = 0; e < n; ++e) sum += rows[s[0]][e] * rows[s[1]][e];
+        sum = Row(rows[s[0]], n).dot(Row(rows[s[1]], n));
         break;
       case 3:
-        for (int e = 0; e < n; ++e) sum += rows[s[0]][e] * rows[s[1]][e] * rows[s[2]][e];
+        sum = Row(rows[s[0]], n).cwiseProduct(Row(rows[s[1]], n)).dot(Row(rows[s[2]], n));
         break;
       default:
         for (int e = 0; e < n; ++e) {
