@@ -114,6 +114,7 @@ struct Engine::LinkPass {
   exec::ParamMirror mirror;
   std::vector<double> grads, scores, loss_grad, labels;
   std::vector<uint32_t> negatives, args;
+  std::vector<uint32_t> offsets;  // per link and decoder input, its encoder row (multilinear decoders)
 };
 
 namespace {
@@ -327,13 +328,18 @@ void decode_chunks(Engine::LinkSession& s, const exec::BasicWorkspace<T>& encode
   }
 }
 
-// Per decoder input, the row of `base` (the encoder's values or gradients) that one link
-// reads (nullptr for an input of no argument).
-template <class T>
-void link_rows(const Engine::LinkSession& s, T* base, const uint32_t* link, std::vector<T*>& rows) {
-  for (uint32_t i = 0; i < s.inputs(); ++i) {
+// The encoder value offset of each link's row per decoder input (links x inputs; kNoValue
+// for an input of no argument). Read in one pass, so that the sweeps over the links read
+// offsets in order and can fetch the rows ahead: looked up while sweeping, each link first
+// waited for its entry of the (large) offset table, and only then for its rows.
+void link_row_offsets(const Engine::LinkSession& s, const uint32_t* args, size_t links, std::vector<uint32_t>& out) {
+  const int k = s.decoder.arity;
+  const size_t m = s.inputs();
+  out.resize(links * m);
+  for (uint32_t i = 0; i < m; ++i) {
     const int position = s.decoder.inputs[i].position;
-    rows[i] = position < 0 ? nullptr : base + s.row_offset[i][link[position]];
+    const uint32_t* table = position < 0 ? nullptr : s.row_offset[i].data();
+    for (size_t l = 0; l < links; ++l) out[l * m + i] = table ? table[args[l * k + position]] : exec::kNoValue;
   }
 }
 
@@ -342,19 +348,24 @@ void link_rows(const Engine::LinkSession& s, T* base, const uint32_t* link, std:
 constexpr size_t kRowsAhead = 8;
 
 template <class T>
-void prefetch_rows(const Engine::LinkSession& s, const T* base, const uint32_t* link) {
+void prefetch_rows(const Engine::LinkSession& s, const T* base, const uint32_t* offsets) {
   for (uint32_t i = 0; i < s.inputs(); ++i) {
-    const int position = s.decoder.inputs[i].position;
-    if (position < 0) continue;
-    const T* row = base + s.row_offset[i][link[position]];
+    if (offsets[i] == exec::kNoValue) continue;
+    const T* row = base + offsets[i];
     for (int e = 0; e < s.row_shape[i].size(); e += 64 / int(sizeof(T))) __builtin_prefetch(row + e);
   }
 }
 
-// The scores of `links` links (flat args) into scores[0 .. links - 1].
+template <class T>
+void rows_at(T* base, const uint32_t* offsets, size_t m, T** rows) {
+  for (size_t i = 0; i < m; ++i) rows[i] = offsets[i] == exec::kNoValue ? nullptr : base + offsets[i];
+}
+
+// The scores of `links` links (flat args) into scores[0 .. links - 1]; `offsets` is scratch.
 template <class T>
 void score_links(Engine::LinkSession& s, const exec::BasicWorkspace<T>& encoder_ws, const exec::ParamView<T>& params,
-                 exec::BasicWorkspace<T>& ws, const uint32_t* args, size_t links, double* scores) {
+                 exec::BasicWorkspace<T>& ws, const uint32_t* args, size_t links, double* scores,
+                 std::vector<uint32_t>& offsets) {
   if (!s.multilinear) {
     decode_chunks(s, encoder_ws, params, ws, args, links,
                   [&](const Engine::LinkSession::DecoderPlan& d, size_t first, size_t n, exec::BasicWorkspace<T>&) {
@@ -362,33 +373,35 @@ void score_links(Engine::LinkSession& s, const exec::BasicWorkspace<T>& encoder_
                   });
     return;
   }
-  const int k = s.decoder.arity;
+  link_row_offsets(s, args, links, offsets);
+  const size_t m = s.inputs();
   const T* values = encoder_ws.values.data();
-  std::vector<const T*> rows(s.inputs());
+  std::vector<const T*> rows(m);
   for (size_t l = 0; l < links; ++l) {
-    if (l + kRowsAhead < links) prefetch_rows(s, values, args + (l + kRowsAhead) * k);
-    link_rows(s, values, args + l * k, rows);
+    if (l + kRowsAhead < links) prefetch_rows(s, values, &offsets[(l + kRowsAhead) * m]);
+    rows_at(values, &offsets[l * m], m, rows.data());
     scores[l] = multilinear_score(*s.multilinear, rows.data());
   }
 }
 
-// Adds grad[l] * d(score of link l)/d(rows) into the encoder's row gradients (multilinear).
+// Adds grad[l] * d(score of link l)/d(rows) into the encoder's row gradients (multilinear),
+// the links' row offsets as score_links left them.
 template <class T>
-void add_row_grads(const Engine::LinkSession& s, exec::BasicWorkspace<T>& encoder_ws, const uint32_t* args,
-                   size_t links, const double* grad) {
-  const int k = s.decoder.arity;
+void add_row_grads(const Engine::LinkSession& s, exec::BasicWorkspace<T>& encoder_ws,
+                   const std::vector<uint32_t>& offsets, size_t links, const double* grad) {
+  const size_t m = s.inputs();
   const T* values = encoder_ws.values.data();
   T* grads = encoder_ws.grads.data();
-  std::vector<const T*> rows(s.inputs());
-  std::vector<T*> to(s.inputs());
+  std::vector<const T*> rows(m);
+  std::vector<T*> to(m);
   for (size_t l = 0; l < links; ++l) {
     if (l + kRowsAhead < links) {
-      prefetch_rows(s, values, args + (l + kRowsAhead) * k);
-      prefetch_rows(s, static_cast<const T*>(grads), args + (l + kRowsAhead) * k);
+      prefetch_rows(s, values, &offsets[(l + kRowsAhead) * m]);
+      prefetch_rows(s, static_cast<const T*>(grads), &offsets[(l + kRowsAhead) * m]);
     }
     if (grad[l] == 0) continue;
-    link_rows(s, values, args + l * k, rows);
-    link_rows(s, grads, args + l * k, to);
+    rows_at(values, &offsets[l * m], m, rows.data());
+    rows_at(grads, &offsets[l * m], m, to.data());
     multilinear_backward(*s.multilinear, rows.data(), grad[l], to.data());
   }
 }
@@ -473,7 +486,8 @@ void Engine::link_epoch(LinkSession& s, const LinkConfig& link, const TrainConfi
     const double divisor = double(loss_terms(links.size(), link));
     size_t right = 0;
     if (s.multilinear) {  // scores, losses, then the rows' gradients, each in one sweep
-      score_links(s, pass.encoder_ws, params, pass.decoder_ws, args.data(), pass.scores.size(), pass.scores.data());
+      score_links(s, pass.encoder_ws, params, pass.decoder_ws, args.data(), pass.scores.size(), pass.scores.data(),
+                  pass.offsets);
       for (size_t g = 0; g < pass.scores.size(); g += group) {
         const GroupLoss gl = group_loss(&pass.scores[g], group, link, kind, &pass.loss_grad[g]);
         m.loss += gl.sum;
@@ -481,7 +495,7 @@ void Engine::link_epoch(LinkSession& s, const LinkConfig& link, const TrainConfi
       }
       if (train) {
         for (double& g : pass.loss_grad) g /= divisor;
-        add_row_grads(s, pass.encoder_ws, args.data(), pass.scores.size(), pass.loss_grad.data());
+        add_row_grads(s, pass.encoder_ws, pass.offsets, pass.scores.size(), pass.loss_grad.data());
       }
     } else {
     decode_chunks(s, pass.encoder_ws, params, pass.decoder_ws, args.data(), pass.scores.size(),
@@ -559,7 +573,7 @@ Ranking Engine::rank_links(LinkSession& s, const LinkConfig& link, const std::ve
         args[e * k + side] = entities[e];
       }
       double truth_score = 0;
-      score_links(s, pass.encoder_ws, params, pass.decoder_ws, args.data(), entities.size(), scores.data());
+      score_links(s, pass.encoder_ws, params, pass.decoder_ws, args.data(), entities.size(), scores.data(), pass.offsets);
       candidates.clear();
       for (size_t e = 0; e < entities.size(); ++e) {
         if (entities[e] == truth[side]) {
