@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Benchmark bench/attention_modules (issue 13): lrnn.nn's MultiheadAttention and
-TransformerEncoderLayer against torch.nn's, float32 against float32, one run.
+"""Benchmark bench/attention_modules (issues 13, 35): lrnn.nn's MultiheadAttention,
+TransformerEncoderLayer and Transformer (encoder-decoder, causal target mask; the source and
+target both of length n) against torch.nn's, float32 against float32, one run.
 
     python3 bench/attention_modules.py [--sizes 128,512] [--dim 64] [--heads 4]
                                        [--feedforward 256] [--min-time 1.0] [--out FILE]
@@ -54,6 +55,10 @@ def build_pair(kind: str, a):
     if kind == "MultiheadAttention":
         theirs = torch.nn.MultiheadAttention(a.dim, a.heads, dropout=0.0, batch_first=True)
         ours = lnn.MultiheadAttention(a.dim, a.heads, dtype="float32")
+    elif kind == "Transformer":  # issue 35: Transformer(32, 4, 2, 2, 64) by default, causal target mask
+        d, h, enc, dec, ff = a.transformer
+        theirs = torch.nn.Transformer(d, h, enc, dec, ff, dropout=0.0, batch_first=True)
+        ours = lnn.Transformer(d, h, enc, dec, ff, norm_affine=True, tgt_mask=lnn.Mask.causal(), dtype="float32")
     else:
         theirs = torch.nn.TransformerEncoderLayer(a.dim, a.heads, dim_feedforward=a.feedforward, dropout=0.0,
                                                   batch_first=True)
@@ -66,19 +71,29 @@ def run_case(kind: str, n: int, a) -> dict:
     import torch
 
     ours, theirs = build_pair(kind, a)
-    x = np.random.default_rng(a.seed).standard_normal((n, a.dim))
+    dim = a.transformer[0] if kind == "Transformer" else a.dim
+    x = np.random.default_rng(a.seed).standard_normal((n, dim))
     xt = torch.tensor(x, dtype=torch.float32).unsqueeze(0).requires_grad_(True)
+    # The Transformer's target: another sequence of the same length, under a causal mask.
+    target = np.random.default_rng(a.seed + 1).standard_normal((n, dim))
+    tt = torch.tensor(target, dtype=torch.float32).unsqueeze(0)
+    causal = torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
 
     def torch_pass():
         theirs.zero_grad(set_to_none=False)
         xt.grad = None
-        y = theirs(xt, xt, xt, need_weights=False)[0] if kind == "MultiheadAttention" else theirs(xt)
+        if kind == "MultiheadAttention":
+            y = theirs(xt, xt, xt, need_weights=False)[0]
+        elif kind == "Transformer":
+            y = theirs(xt, tt, tgt_mask=causal)
+        else:
+            y = theirs(xt)
         y.sum().backward()
         return y
 
     def lrnn_pass_on(xs):
         ours.zero_grad()
-        y = ours(xs)
+        y = ours(xs, target[: len(xs)]) if kind == "Transformer" else ours(xs)
         return y, ours.backward(np.ones_like(y))
 
     def lrnn_pass():
@@ -110,6 +125,9 @@ def main() -> None:
     ap.add_argument("--feedforward", type=int, default=256)
     ap.add_argument("--min-time", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--modules", default="MultiheadAttention,TransformerEncoderLayer,Transformer")
+    ap.add_argument("--transformer", default="32,4,2,2,64",
+                    help="the Transformer's d_model,nhead,encoder layers,decoder layers,dim_feedforward")
     ap.add_argument("--out", default=None, help="result file (default bench/results/attention_modules.json)")
     a = ap.parse_args()
     try:
@@ -121,7 +139,8 @@ def main() -> None:
     if warning:
         print(warning)
     rows = []
-    for kind in ("MultiheadAttention", "TransformerEncoderLayer"):
+    a.transformer = [int(v) for v in a.transformer.split(",")]
+    for kind in a.modules.split(","):
         for n in (int(s) for s in a.sizes.split(",")):
             r = run_case(kind, n, a)
             rows.append(r)

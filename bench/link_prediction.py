@@ -11,7 +11,9 @@ graph, lrnn against PyTorch Geometric, one thread, float32.
   pyg    bench/peers/pyg_link_prediction.py (the same encoder and dot-product decoder, one
          tail-corrupted negative per training link each epoch, BCE from logits, Adam)
 
-Each engine in its own process (peak RSS its own), one thread. Epoch: the minimum over the
+Each engine in its own process (peak RSS its own), one thread. PyG runs first and writes
+the weights its model starts from; lrnn's template is given those values (biases zero in
+both), so the two runs differ only in their seeded draws of negatives. Epoch: the minimum over the
 epochs; AUC: the test links against one fixed corruption each, from the last epoch's pass.
 Prints both and the ratios; writes bench/results/link_prediction.json.
 
@@ -21,6 +23,7 @@ Prints both and the ratios; writes bench/results/link_prediction.json.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -47,8 +50,26 @@ def make_graph(args) -> str:
     return prefix
 
 
-def run_lrnn(args, prefix: str) -> dict:
-    cmd = [os.path.join(args.build, "lrnn"), "train", TEMPLATE, "-e", prefix + ".examples.txt",
+def shared_start(template: str, init_json: str, out: str) -> str:
+    """The template with its weights $w1, $w2 written as the values PyG's model started from
+    (its Linear weights, [out, in], applied as W x in both)."""
+    with open(init_json) as f:
+        weights = json.load(f)
+    with open(template) as f:
+        text = f.read()
+    for name, value in weights.items():
+        dims = f"{{{len(value)},{len(value[0])}}}"
+        literal = "[" + ", ".join("[" + ", ".join(repr(float(v)) for v in row) + "]" for row in value) + "]"
+        if f"${name}={dims}" not in text:
+            raise SystemExit(f"{template} has no ${name}={dims} to start from PyG's weights")
+        text = text.replace(f"${name}={dims}", f"${name}={literal}")
+    with open(out, "w") as f:
+        f.write(text)
+    return out
+
+
+def run_lrnn(args, prefix: str, template: str = TEMPLATE) -> dict:
+    cmd = [os.path.join(args.build, "lrnn"), "train", template, "-e", prefix + ".examples.txt",
            "-q", prefix + ".train.links.txt", "--val-queries", prefix + ".val.links.txt",
            "--test-queries", prefix + ".test.links.txt", "--link-prediction", "--loss", "crossentropy",
            "--initializer", "torch", "--epochs", str(args.epochs), "--lr", str(args.lr), "--seed", str(args.seed),
@@ -63,9 +84,9 @@ def run_lrnn(args, prefix: str) -> dict:
             "test_auc": splits["test"].get("auc"), "peak_rss_mb": rss}
 
 
-def run_pyg(args, prefix: str) -> dict:
+def run_pyg(args, prefix: str, init_out: str) -> dict:
     cmd = [sys.executable, PYG, "--graph", prefix + ".npz", "--epochs", str(args.epochs), "--lr", str(args.lr),
-           "--seed", str(args.seed), "--threads", "1"]
+           "--seed", str(args.seed), "--threads", "1", "--init-out", init_out]
     report, error, rss = benchlib.run_json(cmd, one_thread_env(), args.timeout)
     if report is None:
         return {"available": False, "reason": "PyG failed " + error, "peak_rss_mb": rss}
@@ -100,13 +121,21 @@ def main() -> int:
     prefix = make_graph(args)
     result = {**benchlib.header(), "benchmark": "link_prediction", "template": os.path.relpath(TEMPLATE, benchlib.REPO),
               "nodes": args.nodes, "epochs": args.epochs, "lr": args.lr, "seed": args.seed, "threads": 1,
-              "dtype": "float32", "lrnn": run_lrnn(args, prefix)}
+              "dtype": "float32"}
+    template = TEMPLATE
     if not args.no_pyg:
         try:
             import torch_geometric  # noqa: F401
-            result["pyg"] = run_pyg(args, prefix)
+            # PyG first: lrnn then starts from the weights PyG's model started from, so that
+            # the two runs differ only in their draws of negatives.
+            init = prefix + ".pyg_init.json"
+            result["pyg"] = run_pyg(args, prefix, init)
+            if result["pyg"].get("available"):
+                template = shared_start(TEMPLATE, init, prefix + ".shared_start.lrnn")
+                result["shared_start"] = True
         except ImportError:
             result["pyg"] = {"available": False, "reason": "torch_geometric is not installed"}
+    result["lrnn"] = run_lrnn(args, prefix, template)
     print(f"link prediction, {args.nodes} nodes, {args.epochs} epochs (float32, one thread)")
     for name in ("lrnn", "pyg"):
         if name in result:

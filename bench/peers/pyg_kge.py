@@ -4,7 +4,8 @@ split of examples/big_graphs/nations_kbc.py (its .npz), full batch, one thread.
 
 The initial embeddings are the .npz's (drawn as torch's xavier_uniform_, and written into
 the lrnn template too), so both engines start from the same model. Each epoch: the model's
-own loss (DistMult: margin ranking loss against model.random_sample's corruptions, ComplEx:
+own loss on the training triples in a fresh random order (as its loader shuffles; DistMult:
+margin ranking loss against model.random_sample's corruptions, ComplEx:
 binary cross-entropy), one Adam step. After training, the validation and test triples are
 ranked against every corruption of their head and of their tail, filtered (the other true
 triples removed), ties counted half, as lrnn ranks them: MRR and Hits@1/3/10. (KGEModel.test
@@ -76,7 +77,11 @@ def main() -> int:
     for _ in range(args.epochs):
         t0 = time.perf_counter()
         optimizer.zero_grad()
-        loss = model.loss(train[:, 0], train[:, 1], train[:, 2])
+        # Shuffled each epoch, as PyG's KGE loader (shuffle=True) gives its batches: the
+        # model's random_sample corrupts the heads of a batch's first half and the tails of
+        # the rest, so in a fixed order the same triples would always lose their head.
+        batch = train[torch.randperm(train.shape[0])]
+        loss = model.loss(batch[:, 0], batch[:, 1], batch[:, 2])
         loss.backward()
         optimizer.step()
         epoch_s.append(time.perf_counter() - t0)

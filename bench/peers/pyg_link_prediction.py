@@ -43,6 +43,8 @@ def main() -> int:
     parser.add_argument("--lr", type=float, default=0.01)
     parser.add_argument("--hidden", type=int, default=32)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--init-out", default=None,
+                        help="write the starting weights (lin1, lin2: [out, in]) as JSON, for lrnn to start from")
     args = parser.parse_args()
 
     import numpy as np
@@ -86,6 +88,9 @@ def main() -> int:
     with torch.no_grad():  # the lrnn template's biases start at zero too (link_gcn.lrnn)
         torch.nn.init.zeros_(model.lin1.bias)
         torch.nn.init.zeros_(model.lin2.bias)
+    if args.init_out:
+        with open(args.init_out, "w") as f:
+            json.dump({"w1": model.lin1.weight.tolist(), "w2": model.lin2.weight.tolist()}, f)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     build_s = time.perf_counter() - t0
 

@@ -129,6 +129,23 @@ struct DecoderLayerOptions {
 Module transformer_decoder_layer(int d_model, int nhead, int dim_feedforward,
                                  const DecoderLayerOptions& options = {});
 
+struct TransformerOptions {
+  std::string prefix = "tf";
+  std::string source = "source";  // encoder input sequence
+  std::string target = "target";  // decoder input sequence
+  std::string output;             // default: prefix
+  Mask src_mask, tgt_mask, memory_mask;
+  bool norm_first = false;
+  bool norm_affine = false;
+};
+// torch.nn.Transformer(d_model, nhead, num_encoder_layers, num_decoder_layers,
+// dim_feedforward, dropout=0, batch_first=True): an encoder stack whose output goes
+// through encoder.norm (the memory, `<prefix>_memory`), a decoder stack reading it in every
+// layer's cross-attention, and decoder.norm (torch names encoder.layers.<k>.*,
+// encoder.norm.*, decoder.layers.<k>.*, decoder.norm.*).
+Module transformer(int d_model, int nhead, int num_encoder_layers, int num_decoder_layers, int dim_feedforward,
+                   const TransformerOptions& options = {});
+
 // Relational attention over graph edges (Diao & Loynd 2022, node update): for an edge
 // edge(I, J) with embedding e_IJ (J sends to I),
 //   q_IJ = Wqn x_I + Wqe e_IJ + bq,  k_IJ = Wkn x_J + Wke e_IJ + bk,  v_IJ = Wvn x_J + Wve e_IJ + bv,

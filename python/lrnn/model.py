@@ -784,6 +784,8 @@ class Model(Template):
         # batch_size (1 unless given) samples a step; Settings(batch_size=) or
         # train(batch_size=) ask for lrnn's shuffled minibatches instead.
         in_order = batch_size is None and self.settings.batch_size is None
+        if in_order and self.settings.options.get("link_prediction"):
+            in_order, batch_size = False, 0  # link prediction trains full batch: every link each epoch
         if in_order:
             batch_size = train_set.batch_size if train_set.batch_size is not None else 1
         if epochs is None and self.settings.epochs is None:

@@ -106,6 +106,23 @@ void bind_generators(nb::module_& m) {
       nb::arg("memory"), nb::arg("output"), nb::arg("self_mask"), nb::arg("memory_mask"), nb::arg("norm_first"),
       nb::arg("norm_affine"));
   m.def(
+      "zoo_transformer",
+      [](int d_model, int nhead, int num_encoder_layers, int num_decoder_layers, int dim_feedforward,
+         const std::string& prefix, const std::vector<std::string>& src_mask, const std::vector<std::string>& tgt_mask,
+         const std::vector<std::string>& memory_mask, bool norm_first, bool norm_affine) {
+        zoo::TransformerOptions o;
+        o.prefix = prefix;
+        o.src_mask = mask_of(src_mask);
+        o.tgt_mask = mask_of(tgt_mask);
+        o.memory_mask = mask_of(memory_mask);
+        o.norm_first = norm_first;
+        o.norm_affine = norm_affine;
+        return zoo::transformer(d_model, nhead, num_encoder_layers, num_decoder_layers, dim_feedforward, o);
+      },
+      nb::arg("d_model"), nb::arg("nhead"), nb::arg("num_encoder_layers"), nb::arg("num_decoder_layers"),
+      nb::arg("dim_feedforward"), nb::arg("prefix"), nb::arg("src_mask"), nb::arg("tgt_mask"), nb::arg("memory_mask"),
+      nb::arg("norm_first"), nb::arg("norm_affine"));
+  m.def(
       "zoo_relational_attention",
       [](int node_dim, int edge_dim, int num_heads, const std::string& prefix, const std::string& node,
          const std::string& edge, const std::string& output, const std::vector<std::string>& mask) {

@@ -850,9 +850,22 @@ class Compiler {
     const Feature& f = features_.at(sop);
     if (f.constant) return nullptr;
     if (f.numerical)
-      refuse(sel, std::string("its ") + role + " " + sop->description() +
-                      " is numerical; selectors compare categorical s-ops (drop the numerical annotation)");
+      refuse(sel, std::string("its ") + role + " " + sop->description() + " is numerical (" + why_numerical(sop) +
+                      "); selectors compare categorical s-ops");
     return &f;
+  }
+
+  // Why an s-op is numerical, for a refusal: the user's annotation, or what made it so.
+  std::string why_numerical(const Node* sop) const {
+    if (sop->encoding == Encoding::Numerical) return "annotated numerical: drop the annotation";
+    if (sop->kind == Kind::Aggregate) {
+      const HeadStats& st = stats_.at(sop);
+      if (st.max_selected >= 2)
+        return "an aggregate whose queries select up to " + std::to_string(st.max_selected) +
+               " keys averages them; make it select one key per query, or map it to categories";
+      return "it aggregates the numerical " + sop->children[1]->description();
+    }
+    return "its values are numbers computed from a numerical s-op";
   }
 
   Side side_of(const Node* sel, int side) {

@@ -16,6 +16,9 @@ namespace lrnn::rasp::text {
 
 namespace {
 
+// The largest RASP source file read (tracr's and RASPy's programs are a few KB).
+constexpr size_t kMaxProgramBytes = size_t{16} << 20;
+
 struct RVal;
 using RList = std::shared_ptr<const std::vector<RVal>>;
 struct Env;
@@ -209,10 +212,18 @@ class Evaluator {
       if (from.file) throw Error(ErrorKind::Io, from, message);
       throw Error(ErrorKind::Io, message);
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
+    // Read with a bound: a device such as /dev/zero never ends.
+    std::string text(kMaxProgramBytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxProgramBytes) {
+      const std::string message = path + " is larger than " + std::to_string(kMaxProgramBytes >> 20) +
+                                  " MiB, the most a RASP program may be";
+      if (from.file) throw Error(ErrorKind::Limit, from, message);
+      throw Error(ErrorKind::Limit, message);
+    }
     loading.push_back(key);
-    run_text(ss.str(), path);
+    run_text(text, path);
     loading.pop_back();
   }
 

@@ -223,9 +223,28 @@ void Engine::save(const std::string& path, const TrainConfig& config) const {
 std::unique_ptr<Engine> Engine::load(const std::string& path, TrainConfig& config) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::Io, "cannot read model file '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return from_json(ss.str(), config, path);
+  // A regular file is read whole; anything else (a pipe, a device such as /dev/zero, which
+  // never ends) up to a bound.
+  std::error_code ec;
+  const bool regular = std::filesystem::is_regular_file(path, ec);
+  constexpr std::streamsize kMaxStreamedBytes = std::streamsize{1} << 30;
+  std::string text;
+  if (regular) {
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  } else {
+    std::vector<char> chunk(size_t{1} << 20);
+    while (in.read(chunk.data(), std::streamsize(chunk.size())) || in.gcount() > 0) {
+      text.append(chunk.data(), size_t(in.gcount()));
+      const size_t first = text.find_first_not_of(" \t\r\n");
+      if (first != std::string::npos && text[first] != '{')
+        throw Error(ErrorKind::Parse, path + ": not a model file (it does not begin with '{')");
+      if (std::streamsize(text.size()) > kMaxStreamedBytes)
+        throw Error(ErrorKind::Limit, path + ": not a regular file, and more than 1 GiB read from it without an end");
+    }
+  }
+  return from_json(text, config, path);
 }
 
 }  // namespace lrnn::train

@@ -30,6 +30,12 @@ struct LinkConfig {
   double margin = 0;             // > 0: margin ranking loss; 0: the configured loss, targets 1 / 0
   bool ranking = false;          // filtered MRR / Hits@k of validation and test links every epoch
   size_t chunk = 0;  // links per decoder pass (0: as many as fit in cache)
+  // How scores are computed: sums of products of the rows straight from the encoder
+  // (train/link_multilinear.hpp) where the decoder has that form, else the decoder plan
+  // (Auto); always the plan; or the products, refusing a decoder without that form
+  // (tests compare the two).
+  enum class Decoder : uint8_t { Auto, Plan, Multilinear };
+  Decoder decoder = Decoder::Auto;
 };
 LinkConfig link_config(const Settings& settings);
 

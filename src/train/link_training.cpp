@@ -19,6 +19,7 @@
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
 #include "train/engine.hpp"
+#include "train/link_multilinear.hpp"
 #include "train/link_prediction.hpp"
 #include "train/sample_store.hpp"
 
@@ -97,6 +98,9 @@ struct Engine::LinkSession {
   std::vector<uint32_t> train_links, validation_links, test_links;
   std::vector<uint32_t> validation_negatives, test_negatives;  // fixed, flat args
   std::unordered_set<std::string> true_links;                  // for filtered ranking
+  // The decoder's scores as sums of products of the rows, where they are (computed from
+  // the encoder's rows in place, no decoder plan): link_multilinear.hpp.
+  std::optional<MultilinearDecoder> multilinear;
   double seconds = 0;
 
   size_t inputs() const { return decoder.inputs.size(); }
@@ -110,6 +114,7 @@ struct Engine::LinkPass {
   exec::ParamMirror mirror;
   std::vector<double> grads, scores, loss_grad, labels;
   std::vector<uint32_t> negatives, args;
+  std::vector<uint32_t> offsets;  // per link and decoder input, its encoder row (multilinear decoders)
 };
 
 namespace {
@@ -265,6 +270,11 @@ std::unique_ptr<Engine::LinkSession> Engine::start_links(const SampleStore& data
     for (size_t l = 0; l < s->table.size(); ++l) s->true_links.insert(link_key(&s->table.args[l * s->table.arity], s->table.arity));
   const size_t group = 1 + link.negatives;
   build_decoder(*s);
+  if (link.decoder != LinkConfig::Decoder::Plan)
+    s->multilinear = multilinear_decoder(model_, s->one_link, s->slot_atom, s->row_shape);
+  if (link.decoder == LinkConfig::Decoder::Multilinear && !s->multilinear)
+    throw Error(ErrorKind::Semantic, "link prediction: the scores of " + s->decoder.predicate +
+                                         " are not sums of element-wise products of their arguments' rows");
   // Passes small enough that a pass's values and gradients stay in cache (about 2 MB of
   // doubles), unless a chunk is set.
   const size_t per_link = std::max<size_t>(1, s->decoder_for(1).plan.num_values);
@@ -315,6 +325,84 @@ void decode_chunks(Engine::LinkSession& s, const exec::BasicWorkspace<T>& encode
     }
     exec::forward_steps(d.plan, params, ws, 0, d.plan.steps.size());
     take(d, first, n, ws);
+  }
+}
+
+// The encoder value offset of each link's row per decoder input (links x inputs; kNoValue
+// for an input of no argument). Read in one pass, so that the sweeps over the links read
+// offsets in order and can fetch the rows ahead: looked up while sweeping, each link first
+// waited for its entry of the (large) offset table, and only then for its rows.
+void link_row_offsets(const Engine::LinkSession& s, const uint32_t* args, size_t links, std::vector<uint32_t>& out) {
+  const int k = s.decoder.arity;
+  const size_t m = s.inputs();
+  out.resize(links * m);
+  for (uint32_t i = 0; i < m; ++i) {
+    const int position = s.decoder.inputs[i].position;
+    const uint32_t* table = position < 0 ? nullptr : s.row_offset[i].data();
+    for (size_t l = 0; l < links; ++l) out[l * m + i] = table ? table[args[l * k + position]] : exec::kNoValue;
+  }
+}
+
+// Rows are read in link order at random places of the encoder's values: fetched a few
+// links ahead, so that a link's rows arrive while the one before is computed.
+constexpr size_t kRowsAhead = 8;
+
+template <class T>
+void prefetch_rows(const Engine::LinkSession& s, const T* base, const uint32_t* offsets) {
+  for (uint32_t i = 0; i < s.inputs(); ++i) {
+    if (offsets[i] == exec::kNoValue) continue;
+    const T* row = base + offsets[i];
+    for (int e = 0; e < s.row_shape[i].size(); e += 64 / int(sizeof(T))) __builtin_prefetch(row + e);
+  }
+}
+
+template <class T>
+void rows_at(T* base, const uint32_t* offsets, size_t m, T** rows) {
+  for (size_t i = 0; i < m; ++i) rows[i] = offsets[i] == exec::kNoValue ? nullptr : base + offsets[i];
+}
+
+// The scores of `links` links (flat args) into scores[0 .. links - 1]; `offsets` is scratch.
+template <class T>
+void score_links(Engine::LinkSession& s, const exec::BasicWorkspace<T>& encoder_ws, const exec::ParamView<T>& params,
+                 exec::BasicWorkspace<T>& ws, const uint32_t* args, size_t links, double* scores,
+                 std::vector<uint32_t>& offsets) {
+  if (!s.multilinear) {
+    decode_chunks(s, encoder_ws, params, ws, args, links,
+                  [&](const Engine::LinkSession::DecoderPlan& d, size_t first, size_t n, exec::BasicWorkspace<T>&) {
+                    for (size_t c = 0; c < n; ++c) scores[first + c] = double(ws.values[d.score_offset[c]]);
+                  });
+    return;
+  }
+  link_row_offsets(s, args, links, offsets);
+  const size_t m = s.inputs();
+  const T* values = encoder_ws.values.data();
+  std::vector<const T*> rows(m);
+  for (size_t l = 0; l < links; ++l) {
+    if (l + kRowsAhead < links) prefetch_rows(s, values, &offsets[(l + kRowsAhead) * m]);
+    rows_at(values, &offsets[l * m], m, rows.data());
+    scores[l] = multilinear_score(*s.multilinear, rows.data());
+  }
+}
+
+// Adds grad[l] * d(score of link l)/d(rows) into the encoder's row gradients (multilinear),
+// the links' row offsets as score_links left them.
+template <class T>
+void add_row_grads(const Engine::LinkSession& s, exec::BasicWorkspace<T>& encoder_ws,
+                   const std::vector<uint32_t>& offsets, size_t links, const double* grad) {
+  const size_t m = s.inputs();
+  const T* values = encoder_ws.values.data();
+  T* grads = encoder_ws.grads.data();
+  std::vector<const T*> rows(m);
+  std::vector<T*> to(m);
+  for (size_t l = 0; l < links; ++l) {
+    if (l + kRowsAhead < links) {
+      prefetch_rows(s, values, &offsets[(l + kRowsAhead) * m]);
+      prefetch_rows(s, static_cast<const T*>(grads), &offsets[(l + kRowsAhead) * m]);
+    }
+    if (grad[l] == 0) continue;
+    rows_at(values, &offsets[l * m], m, rows.data());
+    rows_at(grads, &offsets[l * m], m, to.data());
+    multilinear_backward(*s.multilinear, rows.data(), grad[l], to.data());
   }
 }
 
@@ -397,6 +485,19 @@ void Engine::link_epoch(LinkSession& s, const LinkConfig& link, const TrainConfi
     pass.loss_grad.assign(pass.scores.size(), 0.0);
     const double divisor = double(loss_terms(links.size(), link));
     size_t right = 0;
+    if (s.multilinear) {  // scores, losses, then the rows' gradients, each in one sweep
+      score_links(s, pass.encoder_ws, params, pass.decoder_ws, args.data(), pass.scores.size(), pass.scores.data(),
+                  pass.offsets);
+      for (size_t g = 0; g < pass.scores.size(); g += group) {
+        const GroupLoss gl = group_loss(&pass.scores[g], group, link, kind, &pass.loss_grad[g]);
+        m.loss += gl.sum;
+        right += gl.right;
+      }
+      if (train) {
+        for (double& g : pass.loss_grad) g /= divisor;
+        add_row_grads(s, pass.encoder_ws, pass.offsets, pass.scores.size(), pass.loss_grad.data());
+      }
+    } else {
     decode_chunks(s, pass.encoder_ws, params, pass.decoder_ws, args.data(), pass.scores.size(),
                   [&](const LinkSession::DecoderPlan& d, size_t first, size_t n, exec::BasicWorkspace<T>& ws) {
                     for (size_t c = 0; c < n; ++c) pass.scores[first + c] = double(ws.values[d.score_offset[c]]);
@@ -420,6 +521,7 @@ void Engine::link_epoch(LinkSession& s, const LinkConfig& link, const TrainConfi
                       }
                     }
                   });
+    }
     m.count = links.size();
     m.loss = links.empty() ? std::numeric_limits<double>::quiet_NaN() : m.loss / divisor;
     const size_t judged = link.margin > 0 ? links.size() * link.negatives : pass.scores.size();
@@ -471,10 +573,7 @@ Ranking Engine::rank_links(LinkSession& s, const LinkConfig& link, const std::ve
         args[e * k + side] = entities[e];
       }
       double truth_score = 0;
-      decode_chunks(s, pass.encoder_ws, params, pass.decoder_ws, args.data(), entities.size(),
-                    [&](const LinkSession::DecoderPlan& d, size_t first, size_t n, exec::BasicWorkspace<T>& ws) {
-                      for (size_t c = 0; c < n; ++c) scores[first + c] = double(ws.values[d.score_offset[c]]);
-                    });
+      score_links(s, pass.encoder_ws, params, pass.decoder_ws, args.data(), entities.size(), scores.data(), pass.offsets);
       candidates.clear();
       for (size_t e = 0; e < entities.size(); ++e) {
         if (entities[e] == truth[side]) {

@@ -58,3 +58,15 @@ def test_link_settings_are_checked(tmp_path):
         m.train(m.build_dataset(data, test_mask=test), progress=False)
     with pytest.raises(TypeError, match="negatives"):
         Settings(negative=2)
+
+
+def test_link_prediction_trains_full_batch_by_default(tmp_path):
+    """Python's default (online, one sample a step) cannot be link prediction's: without a
+    batch size the links train full batch, as with batch_size=0."""
+    data, test = write_graph(tmp_path)
+    options = dict(optimizer=Adam(lr=0.05), epochs=3, seed=2, error_function=CrossEntropy(), link_prediction=True)
+    default = Template.from_string(TEMPLATE).build(Settings(**options))
+    full = Template.from_string(TEMPLATE).build(Settings(**options, batch_size=0))
+    a = default.train(default.build_dataset(data, test_mask=test), progress=False)
+    b = full.train(full.build_dataset(data, test_mask=test), progress=False)
+    assert len(a.train_losses) == 3 and a.train_losses == b.train_losses and a.test_aucs == b.test_aucs

@@ -164,3 +164,44 @@ def test_positional_encoding():
     p = np.arange(4)[:, None]
     np.testing.assert_allclose(pe[:, 0::2], np.sin(p / 10000 ** (np.arange(0, 6, 2) / 6)))
     np.testing.assert_allclose(pe[:, 1::2], np.cos(p / 10000 ** (np.arange(0, 6, 2) / 6)))
+
+
+def test_transformer_matches_torch_outputs_and_gradients():
+    """Issue 35: lrnn.nn.Transformer(32, 4, 2, 2, 64) loaded from torch.nn.Transformer gives
+    torch's outputs and its input and weight gradients (float64, causal target mask)."""
+    torch.manual_seed(3)
+    E, H, F, n_src, n_tgt = 32, 4, 64, 7, 5
+    tt = torch.nn.Transformer(E, H, 2, 2, F, dropout=0.0, batch_first=True, dtype=torch.float64)
+    with torch.no_grad():  # untrained norms are 1 and 0: move them so the test sees them
+        for name, p in tt.named_parameters():
+            if "norm" in name:
+                p.add_(0.1 * torch.randn_like(p))
+    src = torch.randn(1, n_src, E, dtype=torch.float64, requires_grad=True)
+    tgt = torch.randn(1, n_tgt, E, dtype=torch.float64, requires_grad=True)
+    y = tt(src, tgt, tgt_mask=causal_torch_mask(n_tgt))
+    grad_out = torch.randn_like(y)
+    y.backward(grad_out)
+
+    m = nn.Transformer(E, H, 2, 2, F, norm_affine=True, tgt_mask=nn.Mask.causal()).load_torch(tt)
+    out = m(src.detach().numpy()[0], tgt.detach().numpy()[0])
+    np.testing.assert_allclose(out, y.detach().numpy()[0], atol=1e-5, rtol=0)
+    grad_src, grad_tgt = m.backward(grad_out.numpy()[0])
+    np.testing.assert_allclose(grad_src, src.grad.numpy()[0], atol=1e-5, rtol=0)
+    np.testing.assert_allclose(grad_tgt, tgt.grad.numpy()[0], atol=1e-5, rtol=0)
+    grads = m.torch_grads()
+    for name, p in tt.named_parameters():
+        np.testing.assert_allclose(grads[name], p.grad.numpy(), atol=1e-5, rtol=0, err_msg=name)
+    assert set(grads) == {name for name, _ in tt.named_parameters()}
+
+
+def test_transformer_refuses_a_different_torch_module():
+    tt = torch.nn.Transformer(16, 2, 1, 2, 32, dropout=0.0, batch_first=True, dtype=torch.float64)
+    with pytest.raises(ValueError, match="num_encoder_layers is 1"):
+        nn.Transformer(16, 2, 2, 2, 32).load_torch(tt)
+    with pytest.raises(ValueError, match="nhead is 2"):
+        nn.Transformer(16, 4, 1, 2, 32).load_torch(tt)
+    pre = torch.nn.Transformer(16, 2, 1, 2, 32, dropout=0.0, batch_first=True, norm_first=True)
+    with pytest.raises(ValueError, match="norm_first is True"):
+        nn.Transformer(16, 2, 1, 2, 32).load_torch(pre)
+    with pytest.raises(ValueError, match="loads a torch.nn.Transformer"):
+        nn.Transformer(16, 2, 1, 2, 32).load_torch(torch.nn.TransformerEncoderLayer(16, 2, 32))

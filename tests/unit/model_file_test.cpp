@@ -3,6 +3,7 @@
 // model (NaN weights) is not saved as `null`s that could never load back. Issue 32: a file
 // changed after saving fails its checksum; integer fields are range-checked.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cctype>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "lrnn/diagnostics.hpp"
@@ -164,3 +166,25 @@ TEST(ModelFile, IntegerFieldsAreRangeCheckedNotNarrowed) {
 }
 
 }  // namespace
+
+// Issue 32: a model "file" that is a device never ends (/dev/zero was read until memory ran
+// out); one that is a pipe still loads.
+TEST(ModelFile, ADeviceIsRefusedAndAPipeLoads) {
+  std::string message;
+  try {
+    lrnn::Model::load("/dev/zero");
+  } catch (const lrnn::Error& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("/dev/zero: not a model file (it does not begin with '{')"), std::string::npos) << message;
+
+  const fs::path saved = kDir / "lrnn_model_file_pipe.json", fifo = kDir / "lrnn_model_file.fifo";
+  small_model().save(saved.string());
+  fs::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] { std::ofstream(fifo) << std::ifstream(saved).rdbuf(); });
+  const lrnn::Model loaded = lrnn::Model::load(fifo.string());
+  writer.join();
+  fs::remove(fifo);
+  EXPECT_EQ(loaded.parameters().size(), small_model().parameters().size());
+}

@@ -264,7 +264,16 @@ TEST(RaspCompiler, RefusalsNameTheSOp) {
   SOp mean_tokens = numerical(aggregate(select(indices(), indices(), Predicate::Le), mean_a, int64_t{0}, Convention::Mean));
   err = error_of([&] { compile(select(mean_tokens, mean_tokens, Predicate::Eq).name("by_mean").width(), abc(), 3); });
   EXPECT_NE(err.find("cannot compile by_mean"), std::string::npos) << err;
-  EXPECT_NE(err.find("is numerical"), std::string::npos) << err;
+  EXPECT_NE(err.find("is numerical (annotated numerical: drop the annotation)"), std::string::npos) << err;
+  // ... and one the user never annotated (issue 32: the refusal told them to drop an
+  // annotation they had not written): an average of several selected keys
+  SOp prefix_share = aggregate(select(indices(), indices(), Predicate::Le),
+                               map(tokens(), [](const Value& v) -> Value { return int64_t{to_string(v) == "a"}; }),
+                               int64_t{0}, Convention::Mean);
+  err = error_of([&] { compile(select(prefix_share, prefix_share, Predicate::Eq).name("by_share").width(), abc(), 3); });
+  EXPECT_NE(err.find("cannot compile by_share"), std::string::npos) << err;
+  EXPECT_NE(err.find("averages them"), std::string::npos) << err;
+  EXPECT_EQ(err.find("annotation"), std::string::npos) << err;
   // a joint feature wider than the limit: (tokens, a mean over the prefix) of 10 tokens
   // weighted 1, 10, 100, ... takes more than 4096 tuples up to length 5
   SOp weight = numerical(map(tokens(), [](const Value& v) -> Value {

@@ -101,6 +101,9 @@ TEST(RaspSyntax, SemanticErrorsPointAtTheSource) {
   // Issue 32: a directory opened as an empty stream and loaded as an empty program.
   msg = error_of([] { parse_rasp("load \"/tmp\";\nx = tokens;", "t.rasp"); });
   EXPECT_NE(msg.find("t.rasp:1:1: error: cannot read /tmp: it is a directory"), std::string::npos) << msg;
+  // Issue 32: a device that never ends (/dev/zero) was read until memory ran out.
+  msg = error_of([] { parse_rasp("load \"/dev/zero\";\nx = tokens;", "t.rasp"); });
+  EXPECT_NE(msg.find("t.rasp:1:1: error: /dev/zero is larger than 16 MiB"), std::string::npos) << msg;
 }
 
 TEST(RaspSyntax, AggregatingSeveralStringsFailsWithThePosition) {

@@ -16,7 +16,11 @@
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/lrnn.hpp"
 #include "model_compare.hpp"
+#include "api/dataset_impl.hpp"
+#include "lrnn/syntax.hpp"
+#include "train/config.hpp"
 #include "train/dataset.hpp"
+#include "train/engine.hpp"
 #include "train/link_prediction.hpp"
 
 namespace {
@@ -245,4 +249,96 @@ TEST(LinkPrediction, CommandLineTrainsAndReportsTheHeldOutLinks) {
       lrnn_test::run_lrnn("train " + t + " -e " + e + " -q " + q + " --link-prediction --corrupt sideways");
   EXPECT_EQ(bad.code, 2) << bad.out;
   EXPECT_NE(bad.out.find("sideways"), std::string::npos) << bad.out;
+}
+
+// ---- the decoder's multilinear form (train/link_multilinear.hpp) ----------------------------
+
+namespace {
+
+// Templates whose scores are sums of element-wise products of the arguments' rows, over the
+// graph of split_links(): a dot product, a DistMult-like triple product through an
+// intermediate atom, and ComplEx-like terms with a fixed sign, a repeated argument and a
+// transposed sum.
+const char* kEncoder =
+    "h(X) :- {3,2} x(X). [activation=tanh]\n"
+    "h(X) :- {3,2} x(Y), *edge(X, Y). [activation=tanh, aggregation=sum]\n"
+    "g(X) :- {3,2} x(X).\n";
+const std::vector<std::string> kMultilinearDecoders = {
+    "link(X, Y) :- h(X)^T, h(Y). [combination=product]\n",
+    "link__p(X, Y) :- h(X), g(Y). [combination=elproduct]\n"
+    "link(X, Y) :- link__p(X, Y)^T, h(Y). [combination=product]\n",
+    "link__a(X, Y) :- h(X), h(Y). [combination=elproduct]\n"
+    "link__b(X, Y) :- g(X), h(Y), g(X). [combination=elproduct]\n"
+    "link(X, Y) :- link__a(X, Y)^T, g(Y). [combination=product]\n"
+    "link(X, Y) :- <-1.5> link__b(X, Y)^T, h(X). [combination=product]\n"
+    "link(X, Y) :- h(X)^T, h(X). [combination=product]\n",
+};
+
+struct EngineRun {
+  lrnn::train::TrainResult result;
+  std::vector<double> params;
+};
+
+EngineRun engine_links(const std::string& text, const lrnn::Settings& s, lrnn::train::LinkConfig::Decoder decoder) {
+  const lrnn::Dataset data = split_links();
+  lrnn::train::Engine engine(lrnn::parse_template(text, "t"), lrnn::train::Initializer{}, s.seed);
+  lrnn::train::LinkConfig link = lrnn::train::link_config(s);
+  link.decoder = decoder;
+  EngineRun run;
+  run.result = engine.train_links(data.impl().samples, lrnn::train::make_train_config(s, 0), link,
+                                  s.max_ground_rules, nullptr);
+  run.params = engine.model().params.values;
+  return run;
+}
+
+}  // namespace
+
+TEST(LinkPrediction, MultilinearScoresTrainAsTheDecoderPlan) {
+  using Decoder = lrnn::train::LinkConfig::Decoder;
+  for (const std::string& decoder : kMultilinearDecoders) {
+    for (bool margin : {false, true}) {
+      lrnn::Settings s = link_settings(4);
+      s.ranking = true;
+      if (margin) s.margin = 1.0;
+      const EngineRun fast = engine_links(kEncoder + decoder, s, Decoder::Multilinear);
+      const EngineRun plan = engine_links(kEncoder + decoder, s, Decoder::Plan);
+      ASSERT_EQ(fast.result.history.size(), 4u);
+      for (size_t e = 0; e < 4; ++e) {
+        const lrnn::EpochInfo &a = fast.result.history[e], &b = plan.result.history[e];
+        EXPECT_NEAR(a.train.loss, b.train.loss, 1e-12) << decoder << " epoch " << e + 1;
+        EXPECT_NEAR(a.validation.loss, b.validation.loss, 1e-12) << decoder;
+        EXPECT_NEAR(a.test.auc, b.test.auc, 1e-12) << decoder;
+        EXPECT_NEAR(a.test.ranking.mrr, b.test.ranking.mrr, 1e-12) << decoder;
+        EXPECT_EQ(a.train.accuracy, b.train.accuracy) << decoder;
+      }
+      ASSERT_EQ(fast.params.size(), plan.params.size());
+      double worst = 0;
+      for (size_t p = 0; p < fast.params.size(); ++p) worst = std::max(worst, std::abs(fast.params[p] - plan.params[p]));
+      EXPECT_LT(worst, 1e-12) << decoder;
+      EXPECT_GT(std::abs(fast.result.history[3].train.loss - fast.result.history[0].train.loss), 1e-4) << decoder;
+      lrnn::Settings s32 = s;
+      s32.dtype = lrnn::Dtype::Float32;
+      const EngineRun single = engine_links(kEncoder + decoder, s32, Decoder::Multilinear);
+      for (size_t e = 0; e < 4; ++e)
+        EXPECT_NEAR(single.result.history[e].train.loss, fast.result.history[e].train.loss, 1e-5) << decoder;
+    }
+  }
+}
+
+TEST(LinkPrediction, DecodersOfOtherFormsRunThroughTheirPlan) {
+  using Decoder = lrnn::train::LinkConfig::Decoder;
+  const std::vector<std::string> others = {
+      "link(X, Y) :- h(X)^T, {3,3} h(Y). [combination=product]\n",          // a learnable weight
+      "link(X, Y) :- h(X)^T, h(Y). [combination=product, activation=tanh]\n",  // an activation
+      "link(X, Y) :- h(X)^T, h(Y). [combination=product]\nlink/2 [0.5]\n",     // an offset
+      "link(X, Y) :- h(X), h(Y). [combination=cossim]\n",                     // not a product
+      "link(X, Y) :- h(X)^T, ~h(Y). [combination=product]\n",                  // a soft negation
+  };
+  for (const std::string& decoder : others) {
+    const lrnn::Settings s = link_settings(2);
+    EXPECT_THROW(engine_links(kEncoder + decoder, s, Decoder::Multilinear), lrnn::Error) << decoder;
+    const EngineRun a = engine_links(kEncoder + decoder, s, Decoder::Auto);
+    const EngineRun b = engine_links(kEncoder + decoder, s, Decoder::Plan);
+    EXPECT_EQ(a.result.history[1].train.loss, b.result.history[1].train.loss) << decoder;
+  }
 }

@@ -9,6 +9,7 @@
 #include <functional>
 #include <sstream>
 #include <map>
+#include <set>
 #include <random>
 #include <string>
 
@@ -85,6 +86,23 @@ TEST(ZooTemplates, EveryGeneratorRoundTrips) {
   expect_round_trip(zoo::transformer_decoder_layer(8, 2, 16, {.self_mask = zoo::Mask::causal()}));
   expect_round_trip(zoo::transformer_decoder_layer(8, 2, 16, {.norm_first = true, .norm_affine = true}));
   expect_round_trip(zoo::relational_attention(8, 3, 2));
+  expect_round_trip(zoo::transformer(8, 2, 2, 2, 16, {.tgt_mask = zoo::Mask::causal()}));
+  expect_round_trip(zoo::transformer(8, 2, 1, 3, 16, {.norm_first = true, .norm_affine = true}));
+}
+
+// Issue 35: torch.nn.Transformer's parameters are every layer's, named under encoder. and
+// decoder., and the two final norms.
+TEST(ZooTemplates, TransformerMapsTorchsParameterNames) {
+  const zoo::Module m = zoo::transformer(8, 2, 2, 3, 16, {.norm_affine = true});
+  std::set<std::string> names;
+  for (const auto& s : m.torch) names.insert(s.torch_name);
+  for (const char* name : {"encoder.layers.0.self_attn.in_proj_weight", "encoder.layers.1.linear2.bias",
+                           "encoder.norm.weight", "encoder.norm.bias", "decoder.layers.2.multihead_attn.out_proj.weight",
+                           "decoder.layers.0.norm3.bias", "decoder.norm.weight", "decoder.norm.bias"})
+    EXPECT_TRUE(names.count(name)) << name;
+  // per encoder layer 12 tensors, per decoder layer 18, and 2 per final norm
+  EXPECT_EQ(names.size(), size_t(2 * 12 + 3 * 18 + 4));
+  EXPECT_THROW(zoo::transformer(8, 2, 0, 1, 16), Error);
 }
 
 struct MaskCase {

@@ -5,7 +5,7 @@ from lrnn.nn.loss import MSE, CrossEntropy, ErrorFunction, SoftEntropy
 from lrnn.optim import SGD, Adam, AdamW, Optimizer
 # Attention and transformer layers as templates (the zoo, issue 5).
 from lrnn.nn.transformer import (
-    Attention, Mask, MultiheadAttention, RelationalAttention, TransformerDecoderLayer, TransformerEncoder,
+    Attention, Mask, MultiheadAttention, RelationalAttention, TransformerDecoderLayer, TransformerEncoder, Transformer,
     TransformerEncoderLayer, positional_encoding,
 )
 
@@ -21,6 +21,6 @@ __all__ = [
     "MSE", "CrossEntropy", "SoftEntropy", "ErrorFunction",
     "Initializer", "Uniform", "Normal", "Glorot", "He", "Constant",
     "Optimizer", "SGD", "Adam", "AdamW", "get_evaluator",
-    "Attention", "Mask", "MultiheadAttention", "RelationalAttention", "TransformerDecoderLayer",
+    "Attention", "Mask", "MultiheadAttention", "RelationalAttention", "Transformer", "TransformerDecoderLayer",
     "TransformerEncoder", "TransformerEncoderLayer", "positional_encoding",
 ]

@@ -86,6 +86,8 @@ def _as_mask(mask: MaskLike) -> Mask:
 
 
 def _as_2d(x, name: str) -> np.ndarray:
+    if hasattr(x, "detach") and hasattr(x, "numpy"):  # a torch tensor (its values; no autograd through here)
+        x = x.detach().cpu().double().numpy()
     a = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
     if a.ndim != 2:
         raise ValueError(f"{name} must be a 2-D [n, d] array, got shape {a.shape}")
@@ -425,6 +427,57 @@ class TransformerDecoderLayer(_ZooModule):
         return self._run([("target", tgt), ("memory", memory)], tgt.shape[0], tgt_mask)
 
 
+class Transformer(_ZooModule):
+    """torch.nn.Transformer(d_model, nhead, num_encoder_layers, num_decoder_layers,
+    dim_feedforward, dropout=0, activation="relu", batch_first=True) on one sequence pair:
+    ``model(src, tgt, tgt_mask=Mask.causal())`` with src [n, d], tgt [m, d] gives [m, d]. The
+    encoder stack and its final norm give the memory every decoder layer attends to; the
+    decoder stack ends with its own norm, as torch's. norm_affine=False uses plain layer
+    normalisation (torch's untrained LayerNorm weights, 1 and 0; load_torch refuses others)."""
+
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6, num_decoder_layers: int = 6,
+                 dim_feedforward: int = 2048, norm_first: bool = False, norm_affine: bool = False,
+                 src_mask: MaskLike = None, tgt_mask: MaskLike = None, memory_mask: MaskLike = None,
+                 prefix: str = "tf", seed: int = 1, dtype: str = "float64"):
+        super().__init__(seed, dtype)
+        self.d_model, self.nhead, self.dim_feedforward = d_model, nhead, dim_feedforward
+        self.num_encoder_layers, self.num_decoder_layers = num_encoder_layers, num_decoder_layers
+        self.norm_first, self.norm_affine, self.prefix = norm_first, norm_affine, prefix
+        self._src_mask, self._memory_mask = _as_mask(src_mask), _as_mask(memory_mask)
+        self._default_mask = _as_mask(tgt_mask)
+        self._model_for(self._default_mask)
+
+    def _torch_settings(self, torch_module):
+        encoder, decoder = torch_module.encoder, torch_module.decoder
+        out = [("d_model", torch_module.d_model, self.d_model), ("nhead", torch_module.nhead, self.nhead),
+               ("num_encoder_layers", len(encoder.layers), self.num_encoder_layers),
+               ("num_decoder_layers", len(decoder.layers), self.num_decoder_layers),
+               ("encoder.norm", type(encoder.norm).__name__, "LayerNorm"),
+               ("decoder.norm", type(decoder.norm).__name__, "LayerNorm")]
+        out += [(f"{n}.norm.eps", getattr(stack, "norm").eps, 1e-5) for n, stack in (("encoder", encoder), ("decoder", decoder))
+                if stack.norm is not None]
+        for part, stack, cross in (("encoder", encoder, False), ("decoder", decoder, True)):
+            for i, layer in enumerate(stack.layers):
+                out += [(f"{part}.layers.{i}.{n}", a, b) for n, a, b in
+                        _layer_settings(layer, self.d_model, self.nhead, self.dim_feedforward, self.norm_first, cross)]
+        return out
+
+    def _generate(self, mask: Mask):
+        return _core.zoo_transformer(self.d_model, self.nhead, self.num_encoder_layers, self.num_decoder_layers,
+                                     self.dim_feedforward, self.prefix, list(self._src_mask.literals),
+                                     list(mask.literals), list(self._memory_mask.literals), self.norm_first,
+                                     self.norm_affine)
+
+    def __call__(self, src, tgt, src_mask: MaskLike = None, tgt_mask: MaskLike = None,
+                 memory_mask: MaskLike = None) -> np.ndarray:
+        for name, given, built in (("src_mask", src_mask, self._src_mask), ("memory_mask", memory_mask, self._memory_mask)):
+            if given is not None and _as_mask(given).literals != built.literals:
+                raise ValueError(f"{name} differs from the one this Transformer was built with ({built!r}): "
+                                 f"give it to the constructor")
+        src, tgt = _as_2d(src, "src"), _as_2d(tgt, "tgt")
+        return self._run([("source", src), ("target", tgt)], tgt.shape[0], tgt_mask)
+
+
 class RelationalAttention(_ZooModule):
     """Relational attention over graph edges (Diao & Loynd 2022, node update): queries,
     keys and values from node and edge embeddings. Call with nodes [n, d], an edge list
@@ -456,5 +509,5 @@ class RelationalAttention(_ZooModule):
 
 __all__ = [
     "Mask", "positional_encoding", "Attention", "MultiheadAttention", "TransformerEncoderLayer",
-    "TransformerEncoder", "TransformerDecoderLayer", "RelationalAttention",
+    "TransformerEncoder", "TransformerDecoderLayer", "Transformer", "RelationalAttention",
 ]
