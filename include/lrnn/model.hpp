@@ -93,6 +93,13 @@ class Dataset {
   // (Model::example_parameters); a fact written `$name=...` shares the name's parameter.
   Dataset with_learnable_facts() const;
   bool learnable_facts() const;
+  // The same dataset (samples, queries, split, and the identity a model's grounding of it
+  // is kept under) without its examples' facts, which are freed once no other copy holds
+  // them: after Model::prepare, one big graph trains and evaluates on a model's grounding
+  // without the compact store of its facts (docs/big_graphs.md). Anything that would read
+  // the facts again (grounding by a model that has not prepared it, a subset, a split,
+  // the network of a sample) is refused; so is a dataset with learnable facts.
+  Dataset without_facts() const;
 
   struct Impl;  // opaque: the paired samples
   explicit Dataset(std::shared_ptr<const Impl> impl);
@@ -148,6 +155,9 @@ class Model {
   TrainReport train(const Dataset& data, const Dataset* test = nullptr,
                     const std::function<bool(const EpochInfo&)>& on_epoch = {});
   Evaluation evaluate(const Dataset& data) const;
+  // Grounds `data` now, as train/evaluate do on first use (kept with the model); then
+  // data.without_facts() may stand for it. Link prediction grounds its encoder in train.
+  void prepare(const Dataset& data) const;
   // Output values only (one per query atom, in Evaluation::outputs order).
   std::vector<std::vector<double>> forward(const Dataset& data) const;
 

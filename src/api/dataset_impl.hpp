@@ -40,6 +40,9 @@ struct Dataset::Impl {
   // of it holds trained state and lives as long as the dataset (here, by model id), never
   // in a model's evictable cache.
   bool learnable_facts = false;
+  // Dataset::without_facts: the samples hold their heads and queries only; only a model
+  // that prepared the dataset before may use it.
+  bool facts_released = false;
   mutable std::mutex learnable_mutex;
   mutable std::map<uint64_t, std::shared_ptr<const train::PreparedSet>> learnable_sets;
 };

@@ -144,8 +144,32 @@ void refuse_share(const Dataset::Impl& d, const char* what) {
 }
 }  // namespace
 
+static void refuse_released(const Dataset::Impl& d, const std::string& what) {
+  if (d.facts_released)
+    throw Error(ErrorKind::Semantic, what + " of a dataset whose examples' facts were released "
+                                     "(Dataset::without_facts): only a model that prepared the dataset before "
+                                     "may use it; use the dataset as loaded");
+}
+
+Dataset Dataset::without_facts() const {
+  if (impl_->learnable_facts)
+    throw Error(ErrorKind::Semantic, "the facts of a dataset with learnable facts are parameters of the data: "
+                                     "they cannot be released (Dataset::without_facts)");
+  auto impl = std::make_shared<Impl>();
+  impl->samples = train::SampleStore(impl_->samples.without_facts());  // their ExampleAst::facts are empty
+  impl->id = impl_->id;  // a model's grounding of the dataset stays its grounding of this one
+  impl->shard_first = impl_->shard_first;
+  impl->total = impl_->total;
+  impl->owned_first = impl_->owned_first;
+  impl->owned_last = impl_->owned_last;
+  impl->parsed_examples = impl_->parsed_examples;
+  impl->facts_released = true;
+  return Dataset(std::move(impl));
+}
+
 Dataset Dataset::with_learnable_facts() const {
   refuse_share(*impl_, "learnable facts");
+  refuse_released(*impl_, "learnable facts");
   auto impl = std::make_shared<Impl>();
   impl->samples = impl_->samples;
   impl->id = next_dataset_id++;
@@ -156,6 +180,7 @@ bool Dataset::learnable_facts() const { return impl_->learnable_facts; }
 
 Dataset Dataset::subset(const std::vector<size_t>& indices) const {
   refuse_share(*impl_, "a subset");
+  refuse_released(*impl_, "a subset");
   for (size_t i : indices)
     if (i >= impl_->samples.size())
       throw Error(ErrorKind::Semantic, "sample " + std::to_string(i) + " of a dataset of " + std::to_string(size()));
@@ -164,6 +189,7 @@ Dataset Dataset::subset(const std::vector<size_t>& indices) const {
 
 std::pair<Dataset, Dataset> Dataset::split(double test_fraction, uint64_t seed) const {
   refuse_share(*impl_, "a split");
+  refuse_released(*impl_, "a split");
   std::vector<size_t> tr, te;
   train::split_indices(impl_->samples.size(), test_fraction, seed, tr, te);
   // Both parts were parsed as one: each counts the examples parsed to build it.
@@ -179,6 +205,7 @@ size_t Dataset::num_queries() const {
 
 Dataset Dataset::with_query_splits(const std::vector<QuerySplit>& split) const {
   refuse_share(*impl_, "a query split");
+  refuse_released(*impl_, "a query split");
   auto impl = std::make_shared<Impl>();
   impl->samples = impl_->samples.with_query_splits(split);
   impl->parsed_examples = impl_->parsed_examples;
@@ -227,6 +254,7 @@ struct Model::Impl {
     if (train::dist::world().active && train::dist::world().size > 1)
       throw Error(ErrorKind::Semantic, "link prediction is not distributed over MPI ranks yet");
     if (data.impl().is_share()) throw Error(ErrorKind::Semantic, "link prediction needs the whole dataset, not a share");
+    refuse_released(data.impl(), "link prediction");
     const train::LinkConfig link = train::link_config(settings);
     schedule_start = engine->epochs_trained();
     TrainReport report;
@@ -251,6 +279,7 @@ struct Model::Impl {
     if (d.impl().learnable_facts) return prepare_learnable(d);
     auto it = prepared.find(d.impl().id);
     if (it != prepared.end()) return it->second;
+    refuse_released(d.impl(), "grounding");
     if (prepared.size() >= 16) prepared.clear();
     if (d.impl().is_share() && !train::dist::world().active)
       throw Error(ErrorKind::Semantic, "a rank's share of a dataset (Dataset::load_share) outside an MPI job");
@@ -381,6 +410,11 @@ TrainReport Model::train(const Dataset& data, const Dataset* test,
   return report;
 }
 
+void Model::prepare(const Dataset& data) const {
+  const auto lock = impl_->lock();
+  impl_->prepare(data);
+}
+
 Evaluation Model::evaluate(const Dataset& data) const {
   const auto lock = impl_->lock();
   return impl_->engine->evaluate(*impl_->prepare(data), train::parse_loss(impl_->settings.loss), impl_->settings.dtype);
@@ -454,6 +488,7 @@ GroundNetwork Model::network(const Dataset& data, size_t index, bool with_gradie
   const auto lock = impl_->lock();
   refuse_learnable(data);
   refuse_share(data.impl(), "the network of a sample");
+  refuse_released(data.impl(), "the network of a sample");
   if (index >= data.size())
     throw Error(ErrorKind::Semantic, "sample " + std::to_string(index) + " of a dataset of " +
                                          std::to_string(data.size()));
@@ -466,6 +501,7 @@ GroundNetwork Model::network(const Dataset& data, size_t index,
   const auto lock = impl_->lock();
   refuse_learnable(data);
   refuse_share(data.impl(), "the network of a sample");
+  refuse_released(data.impl(), "the network of a sample");
   if (index >= data.size())
     throw Error(ErrorKind::Semantic, "sample " + std::to_string(index) + " of a dataset of " +
                                          std::to_string(data.size()));

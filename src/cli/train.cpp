@@ -3,6 +3,9 @@
 // the summary (or, with --json, one JSON object) goes to stdout.
 #include <sys/resource.h>
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -290,6 +293,23 @@ void add_best(nlohmann::json& j, const TrainReport& result) {
                  {"test", train::metrics_json(result.best.test)}};
 }
 
+// j.dump() with j["outputs"] = outputs_json(ev), the same text, the outputs written one at
+// a time (train::write_outputs_json) where the placeholder of the top-level key is.
+void write_json_with_outputs(std::ostream& os, nlohmann::json& j, const Evaluation& ev) {
+  j["outputs"] = nullptr;
+  const std::string text = j.dump();
+  const std::string placeholder = "\"outputs\":null";
+  // Keys are sorted and "outputs" is the only one so named at the top level; objects
+  // before it ("history", ...) name no "outputs".
+  const size_t at = text.find(placeholder);
+  if (at == std::string::npos) throw Error(ErrorKind::Runtime, "--json: the report lost its outputs key");
+  os.write(text.data(), static_cast<std::streamsize>(at));
+  os << "\"outputs\":";
+  train::write_outputs_json(os, ev);
+  os.write(text.data() + at + placeholder.size(), static_cast<std::streamsize>(text.size() - at - placeholder.size()));
+  os << "\n";
+}
+
 // Build and training times, and each epoch's own time (benchmarks take the minimum).
 nlohmann::json timing_json(const TrainReport& result, double build_s) {
   nlohmann::json t = {{"build_s", build_s},
@@ -369,6 +389,20 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
         cli::usage_error(std::string(option) + " belongs to link prediction: give --link-prediction too");
   auto [train_data, test_data] = load_datasets(o, model.settings().seed);
   const bool has_test = test_data.size() > 0;
+  // Grounded now, the datasets' facts are dropped before training: nothing after reads
+  // them, and for one big graph their store is a third of the peak memory
+  // (docs/big_graphs.md). Link prediction grounds its encoder in train.
+  if (!model.settings().link_prediction) {
+    model.prepare(train_data);
+    train_data = train_data.without_facts();
+    if (has_test) {
+      model.prepare(test_data);
+      test_data = test_data.without_facts();
+    }
+#if defined(__GLIBC__)
+    malloc_trim(0);  // the store's arrays, freed in the middle of the heap (as Engine::prepare trims)
+#endif
+  }
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   const bool tty = ::isatty(STDERR_FILENO);
@@ -427,7 +461,9 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   }
   j["samples"] = train_data.size();
   j["parameters"] = model.num_parameter_values();
-  j["outputs"] = train::outputs_json(ev);
+  // Every output as a JSON object at once is big for one big graph (200k outputs: 0.13
+  // GB); --json alone writes them one at a time instead (write_json_with_outputs).
+  if (!o.report_path.empty()) j["outputs"] = train::outputs_json(ev);
   j["history"] = draw::history_json(result.history);
   j["settings"] = draw::settings_json(model.settings());
   if (!std::isfinite(ev.metrics.loss) && ev.metrics.count > 0)
@@ -440,7 +476,8 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   if (!o.report_path.empty())
     write_file_atomically(o.report_path, draw::training_report_html(j, o.load_path.empty() ? o.template_path : o.load_path));
   if (o.json) {
-    std::cout << j.dump() << "\n";
+    if (j.contains("outputs")) std::cout << j.dump() << "\n";
+    else write_json_with_outputs(std::cout, j, ev);
     finish_interrupted();
     return;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ostream>
 
 #include "lrnn/diagnostics.hpp"
 
@@ -34,17 +35,30 @@ json metrics_json(const Metrics& m) {
   return j;
 }
 
+namespace {
+
+json output_json(const Evaluation& ev, const Output& o) {
+  json j = {{"example", o.example},
+            {"query", o.query},
+            {"target", value(o.target)},
+            {"output", value(o.value)},
+            {"prediction", value(o.prediction)}};
+  if (ev.has_splits) j["split"] = to_string(o.split);
+  return j;
+}
+
+}  // namespace
+
 json outputs_json(const Evaluation& ev) {
   json a = json::array();
-  for (const Output& o : ev.outputs) {
-    a.push_back({{"example", o.example},
-                 {"query", o.query},
-                 {"target", value(o.target)},
-                 {"output", value(o.value)},
-                 {"prediction", value(o.prediction)}});
-    if (ev.has_splits) a.back()["split"] = to_string(o.split);
-  }
+  for (const Output& o : ev.outputs) a.push_back(output_json(ev, o));
   return a;
+}
+
+void write_outputs_json(std::ostream& os, const Evaluation& ev) {
+  os << '[';
+  for (size_t i = 0; i < ev.outputs.size(); ++i) os << (i ? "," : "") << output_json(ev, ev.outputs[i]).dump();
+  os << ']';
 }
 
 std::string epoch_line(const EpochInfo& r, int total_epochs) {

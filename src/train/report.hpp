@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ namespace lrnn::train {
 nlohmann::json metrics_json(const Metrics& m);
 // [{"example", "query", "target", "output", "prediction"}] (single entries as numbers).
 nlohmann::json outputs_json(const Evaluation& ev);
+// The same as outputs_json(ev).dump(), written an output at a time: one big graph's 200k
+// outputs as JSON objects took 0.13 GB at once (bench/README.md "big_graph").
+void write_outputs_json(std::ostream& os, const Evaluation& ev);
 // "epoch 12/100  loss 0.1234  acc 0.950  [test loss 0.2 acc 0.9]"
 std::string epoch_line(const EpochInfo& r, int total_epochs);
 

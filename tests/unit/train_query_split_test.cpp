@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -236,4 +237,42 @@ TEST(QuerySplitCli, FractionsAndFilesGiveTheirParts) {
     EXPECT_EQ(r.code, 2) << bad << ": " << r.out;
     EXPECT_NE(r.out.find("query"), std::string::npos) << bad << ": " << r.out;
   }
+}
+
+// Dataset::without_facts (what `lrnn train` does after grounding, docs/big_graphs.md): a
+// model that prepared the dataset trains and evaluates on its grounding exactly as on the
+// dataset itself; anything that would ground the facts again is refused.
+TEST(QuerySplit, AModelThatPreparedADatasetTrainsOnItWithoutItsFacts) {
+  const lrnn::Dataset split =
+      lrnn::Dataset::from_text(graph_example(), query_lines(all_nodes())).with_query_split(0.5, 0.25, 0.25, 3);
+  const lrnn::Template t = lrnn::Template::from_string(kTemplate);
+  lrnn::Model kept(t, settings(4)), released(t, settings(4));
+  released.prepare(split);
+  const lrnn::Dataset without = split.without_facts();
+  EXPECT_EQ(without.size(), split.size());
+  EXPECT_EQ(without.query_splits(), split.query_splits());
+  const lrnn::TrainReport a = kept.train(split);
+  const lrnn::TrainReport b = released.train(without);
+  ASSERT_EQ(b.history.size(), 4u);
+  for (size_t e = 0; e < a.history.size(); ++e) {
+    EXPECT_EQ(a.history[e].train.loss, b.history[e].train.loss);
+    EXPECT_EQ(a.history[e].test.loss, b.history[e].test.loss);
+  }
+  const lrnn::Evaluation ea = kept.evaluate(split), eb = released.evaluate(without);
+  ASSERT_EQ(eb.outputs.size(), size_t(kNodes));
+  for (size_t k = 0; k < ea.outputs.size(); ++k) EXPECT_EQ(ea.outputs[k].value, eb.outputs[k].value);
+  EXPECT_EQ(lrnn_test::max_parameter_difference(kept, released), 0.0);
+  // A model that never grounded it, and what would read the facts, are told why not.
+  lrnn::Model fresh(t, settings(1));
+  for (const auto& use : std::vector<std::function<void()>>{
+           [&] { fresh.evaluate(without); }, [&] { (void)without.subset({0}); },
+           [&] { (void)without.with_query_split(0.5, 0.5, 0.0); }, [&] { (void)released.network(without, 0); }}) {
+    try {
+      use();
+      ADD_FAILURE() << "a dataset without its facts was grounded again";
+    } catch (const lrnn::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("Dataset::without_facts"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW((void)split.with_learnable_facts().without_facts(), lrnn::Error);
 }
