@@ -119,8 +119,10 @@ def draw_sample(sample: Any, filename: Optional[Union[str, os.PathLike]] = None,
                 what: str = "network", gradients: bool = False, max_nodes: int = DEFAULT_MAX_NODES) -> Any:
     """Draws the neural network of a built sample (`model.build_dataset(d)[k]`): fact, rule,
     aggregation and atom neurons by layer with their values (value_detail 0/1/2: 3, 6 or
-    12 digits) and, with gradients=True, the gradients of the sample's loss. Beyond
-    max_nodes neurons the rest is summarised as "... N more". what="ground" draws the
+    12 digits) and, with gradients=True, the gradients of the sample's loss. Each layer
+    draws at most 4 neurons per predicate or rule and counts the rest in a "... N more"
+    node; beyond max_nodes nodes whole layers are cut, the facts first (docs/pictures.md
+    "Networks of real samples"). what="ground" draws the
     grounding (atoms and ground rules) instead, what="attention" the attention heat maps."""
     if what == "attention":
         return draw_attention(sample, filename, draw_ipython, img_type, value_detail)
