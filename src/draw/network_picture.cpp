@@ -2,9 +2,10 @@
 // (fact, rule, aggregation and atom neurons by layer). Both read Model::network, the
 // engine's own grounding, neuralization and forward (and backward) pass of the sample.
 //
-// A big network is not drawn whole: nodes are taken from the outputs backwards (what the
-// queries depend on first) until the limit, and each layer's remainder is one
-// "... N more" node, so the text stays bounded by the limit whatever the network's size.
+// A big grounding is not drawn whole: atoms are taken from the outputs backwards (what the
+// queries depend on first) until the limit, and each depth's remainder is one "... N more"
+// node. A network is laid out by layer and group (NetworkLayout below), so its picture is
+// bounded by the template's size, whatever the sample's.
 #include <algorithm>
 #include <deque>
 #include <map>
@@ -118,11 +119,9 @@ std::string atom_label(const GroundNetwork::Atom& a, const DrawOptions& o) {
   return label + value_lines(a.value, a.gradient, a.rows, a.cols, o);
 }
 
-// Layers of the network picture: facts at 0; per depth d, rule neurons at 3d-2,
-// aggregations at 3d-1, atom neurons at 3d. The ground picture uses the depth itself.
+// Layers of the grounding picture: atoms by depth, facts at 0.
 class Layers {
  public:
-  explicit Layers(bool neurons) : neurons_(neurons) {}
   void add(int layer, const std::string& id) { members_[layer].push_back(id); }
   void omit(int layer) { ++omitted_[layer]; }
   size_t omitted() const {
@@ -154,12 +153,7 @@ class Layers {
   }
 
  private:
-  std::string noun(int layer) const {
-    if (layer == 0) return "facts";
-    if (!neurons_) return "atoms";
-    return layer % 3 == 0 ? "atom neurons" : layer % 3 == 1 ? "rule neurons" : "aggregation neurons";
-  }
-  bool neurons_;
+  static std::string noun(int layer) { return layer == 0 ? "facts" : "atoms"; }
   std::map<int, std::vector<std::string>> members_;
   std::map<int, size_t> omitted_;
 };
@@ -182,7 +176,7 @@ std::string ground_dot(const Model& model, const Dataset& data, size_t index, co
   const Selection kept(net, false, options.max_nodes);
   std::ostringstream dot;
   dot << header("grounding", index);
-  Layers layers(false);
+  Layers layers;
   for (size_t l = 0; l < net.atoms.size(); ++l) {
     const auto& a = net.atoms[l];
     if (!kept.atom(l)) {
@@ -322,7 +316,6 @@ class NetworkLayout {
     index_of_[kind_slot(n.kind)].resize(
         n.kind == Kind::Atom ? net_.atoms.size() : n.kind == Kind::Rule ? net_.rule_neurons.size() : net_.aggregations.size());
     index_of_[kind_slot(n.kind)][n.index] = i;
-    layer_of_.push_back(layer);
     layers_[layer][group].push_back(i);
     shown_node_.push_back(neuron_id(n));
   }
@@ -410,7 +403,6 @@ class NetworkLayout {
 
   const GroundNetwork& net_;
   std::vector<NeuronRef> neurons_;
-  std::vector<int> layer_of_;
   std::vector<size_t> index_of_[3];
   std::map<int, std::map<std::string, std::vector<size_t>>> layers_;  // layer -> group -> neurons
   std::vector<std::string> shown_node_;
