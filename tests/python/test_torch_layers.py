@@ -219,3 +219,18 @@ def test_a_model_mixing_lrnn_and_torch_layers_trains_on_mutag_as_pyg():
         assert my_losses[-1] < 0.8 * my_losses[0]  # it learned
         # the same start, data order and float32 steps: the two runs follow one trajectory
         np.testing.assert_allclose(my_losses, their_losses, atol=2e-3, rtol=0)
+
+
+def test_a_copy_is_a_layer_of_its_own():
+    import copy
+    import pickle
+
+    theirs, mine = twin(*LAYERS["gin"], torch.float64, seed=9)
+    x, edge_index = random_graph(5, torch.float64)
+    copied, unpickled = copy.deepcopy(mine), pickle.loads(pickle.dumps(mine))
+    torch.testing.assert_close(copied(x, edge_index), theirs(x, edge_index), atol=1e-6, rtol=0)
+    torch.testing.assert_close(unpickled(x, edge_index), theirs(x, edge_index), atol=1e-6, rtol=0)
+    with torch.no_grad():
+        copied.torch_parameters()["nn.0.weight"].add_(1.0)  # the copy's weights are its own
+    torch.testing.assert_close(mine(x, edge_index), theirs(x, edge_index), atol=1e-6, rtol=0)
+    assert float((copied(x, edge_index) - mine(x, edge_index)).detach().abs().max()) > 0.1

@@ -46,9 +46,13 @@ def torch_class(cls: type) -> type:
 
         form = type(cls.__name__, (TorchLayer, cls, torch.nn.Module),
                     {"__init__": __init__, "__module__": cls.__module__, "__qualname__": cls.__qualname__,
-                     "__doc__": cls.__doc__})
+                     "__doc__": cls.__doc__, "_plain_class": cls})
         _FORMS[cls] = form
     return form
+
+
+def _remake(cls: type) -> Any:
+    return cls.__new__(cls)
 
 
 def _container(root: torch.nn.Module, key: str) -> Tuple[torch.nn.Module, str]:
@@ -138,6 +142,20 @@ class TorchLayer:
         """The engine's accumulated gradients (NumPy backward) and the Parameters' grads."""
         super().zero_grad()
         torch.nn.Module.zero_grad(self, set_to_none)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        """copy.deepcopy and pickle (a best model kept during training, torch.save): the engine
+        model is not copied but made again from the rules on first use, and the Parameters,
+        which are copied, are pushed into it before its first pass."""
+        state = dict(self.__dict__)
+        state["_model_obj"] = None
+        state.pop("_engine_holds", None)
+        return state
+
+    def __reduce_ex__(self, protocol: int) -> Any:
+        # pickle finds a class by its name, which names the plain class: remake from it
+        # (PygLayer.__new__ gives the torch form again)
+        return _remake, (self._plain_class,), self.__getstate__()
 
     # -- a pass on tensors ----------------------------------------------------------------
     def _torch_forward(self, x: torch.Tensor, facts: List[str]) -> torch.Tensor:
