@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (test-only dependency)")
 pyg = pytest.importorskip("torch_geometric.nn", reason="torch_geometric is not installed (test-only dependency)")
 
-from lrnn.nn.module import GATv2Conv, GCNConv, GINConv, GraphConv, SAGEConv  # noqa: E402
+from lrnn.nn.module import APPNPConv, GATv2Conv, GCNConv, GINConv, GraphConv, SAGEConv  # noqa: E402
 
 TU = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "tu"
 TOLERANCE = {torch.float32: 1e-5, torch.float64: 1e-6}
@@ -26,6 +26,7 @@ LAYERS = {
                                 eps=0.2, train_eps=True), GINConv),
     "graphconv": (lambda: pyg.GraphConv(3, 4), GraphConv),
     "gatv2": (lambda: pyg.GATv2Conv(3, 2, heads=2), GATv2Conv),
+    "appnp": (lambda: pyg.APPNP(K=2, alpha=0.1), APPNPConv),  # no weights: dL/dx only
 }
 
 

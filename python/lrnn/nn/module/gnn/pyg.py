@@ -163,6 +163,10 @@ class PygLayer(DtypeSwitch):
     def weight_arrays(self) -> Dict[str, np.ndarray]:
         """Every weight under its PyG state_dict name, in PyG's shape."""
         self._sync_weights()
+        return self._engine_weights()
+
+    def _engine_weights(self) -> Dict[str, np.ndarray]:
+        """The engine model's weights in PyG's keys and shapes (as they are: not synced)."""
         arrays = {key: self._get(self._model.parameter, spec) for key, spec in self._param_map().items()}
         for key, offset in self._engine_offset.items():
             if key in arrays:

@@ -84,14 +84,6 @@ class TorchLayer:
                 module.register_parameter(name, torch.nn.Parameter(tensor))
         self.weights = weights
 
-    def _engine_weights(self) -> Dict[str, np.ndarray]:
-        """The engine's weights in PyG's keys and shapes (not synced: the engine's own values)."""
-        arrays = {key: self._get(self._model.parameter, spec) for key, spec in self._param_map().items()}
-        for key, offset in self._engine_offset.items():
-            if key in arrays:
-                arrays[key] = arrays[key] - offset
-        return arrays
-
     def torch_parameters(self) -> Dict[str, torch.Tensor]:
         """PyG state_dict key -> this layer's Parameter (or buffer, for a value not trained)."""
         return dict(self.weights.state_dict(keep_vars=True))
