@@ -112,6 +112,14 @@ def test_a_layer_used_twice_differentiates_each_call():
     torch.testing.assert_close(xs[1].grad, xs[0].grad, atol=1e-6, rtol=0)
     for key, p in theirs_square.named_parameters():
         torch.testing.assert_close(mine_square.torch_parameters()[key].grad, p.grad, atol=1e-6, rtol=0)
+    # a NumPy call on another graph between a torch call and its backward
+    x_mine = x.clone().requires_grad_(True)
+    y = mine(x_mine, edge_index)
+    mine(np.ones((3, 3)), np.array([[0, 1], [1, 2]]))
+    y.square().sum().backward()
+    x_theirs = x.clone().requires_grad_(True)
+    theirs(x_theirs, edge_index).square().sum().backward()
+    torch.testing.assert_close(x_mine.grad, x_theirs.grad, atol=1e-6, rtol=0)
 
 
 def test_a_pyg_batch_is_one_big_graph():

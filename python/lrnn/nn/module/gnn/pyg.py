@@ -265,6 +265,7 @@ class PygLayer(DtypeSwitch):
         if is_tensor(x):
             return self._torch_forward(x, facts)
         self._sync_weights()
+        self._engine_holds = None  # a torch call's backward must run its forward again
         if self._model.dtype != self.dtype:  # a torch call ran in its tensor's dtype
             self._model.dtype = self.dtype
         self._last_shape = x.shape

@@ -201,7 +201,7 @@ class _LayerPass(torch.autograd.Function):
         out = saved.layer._engine_pass(saved, x, trained)
         ctx.saved = saved
         ctx.save_for_backward(x, *trained)  # torch refuses a backward after they change in place
-        return torch.from_numpy(out).to(x.dtype)
+        return torch.from_numpy(out).to(device=x.device, dtype=x.dtype)  # the engine runs on the CPU
 
     @staticmethod
     @torch.autograd.function.once_differentiable
@@ -217,10 +217,11 @@ class _LayerPass(torch.autograd.Function):
         seed = np.ascontiguousarray(grad_output.detach().cpu().numpy(), dtype=np.float64)
         grad_x = np.asarray(layer._model.backward(seed)[0]).reshape(tuple(x.shape))
         maps = layer._param_map()
-        grads = [torch.from_numpy(layer._get(layer._model.parameter_grad, maps[key])).to(t.dtype).reshape(t.shape)
+        grads = [torch.from_numpy(layer._get(layer._model.parameter_grad, maps[key])).to(device=t.device, dtype=t.dtype)
+                 .reshape(t.shape)
                  for key, t in zip(saved.keys, trained)]
         layer._model.zero_grad()  # NumPy backward()'s accumulation starts clean after a torch pass
-        return (None, torch.from_numpy(grad_x).to(x.dtype), *grads)
+        return (None, torch.from_numpy(grad_x).to(device=x.device, dtype=x.dtype), *grads)
 
 
 __all__ = ["TorchLayer", "torch_class"]
