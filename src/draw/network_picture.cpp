@@ -264,14 +264,18 @@ class NetworkLayout {
     for (const auto& [layer, groups] : layers_) {
       std::vector<std::string> row_nodes;
       if (cut_.count(layer)) {
+        // the layer's count, and its four largest groups
+        std::vector<std::pair<size_t, std::string>> sizes;
         size_t count = 0;
-        std::string parts;
-        size_t listed = 0;
         for (const auto& [name, members] : groups) {
           count += members.size();
-          if (listed++ < 4) parts += "\n" + std::to_string(members.size()) + " " + name;
+          sizes.emplace_back(members.size(), name);
         }
-        if (listed > 4) parts += "\n...";
+        std::stable_sort(sizes.begin(), sizes.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        std::string parts;
+        for (size_t k = 0; k < std::min<size_t>(4, sizes.size()); ++k)
+          parts += "\n" + std::to_string(sizes[k].first) + " " + sizes[k].second;
+        if (sizes.size() > 4) parts += "\n...";
         const std::string id = layer_id(layer);
         dot << "  " << draw::quoted(id) << " [label="
             << draw::quoted("... " + std::to_string(count) + " more in layer " + std::to_string(layer) + " (" +
