@@ -63,6 +63,9 @@ test-python: deps
 	@# PyTorch is the numeric reference of the parity tests (never an engine dependency);
 	@# 2.13.0 installs from a local file.
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PYTHON) -m pip install -q torch==2.13.0
+	@# torch_geometric: the reference of the PyG-layer tests, and the DataLoader of
+	@# examples/python/torch_layers.py (docs/torch_layers.md runs it).
+	@$(PYTHON) -c "import torch_geometric" 2>/dev/null || $(PYTHON) -m pip install -q torch_geometric==2.8.1
 	@# Headless Chromium opens the training report in a real browser (its test is skipped,
 	@# saying so, where the package cannot be installed).
 	@command -v chromium >/dev/null || { $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \

@@ -19,6 +19,8 @@ struct DrawOptions {
   bool gradients = false;    // and its gradient of the sample's loss (runs a backward pass)
   int value_detail = 0;      // 0, 1 or 2: 3, 6 or 12 significant digits (PyNeuraLogic's levels)
   size_t max_nodes = 200;    // beyond this many nodes, the rest is summarised as "... N more"
+                             // (network: whole layers are cut, the facts first)
+  size_t max_per_group = 4;  // network: neurons drawn per layer and predicate or rule, the rest counted
 };
 
 // Predicates as nodes (derived, example-fact and template-fact predicates look different),
@@ -32,7 +34,12 @@ std::string ground_dot(const Model& model, const Dataset& data, size_t index, co
 
 // The neural network of sample `index`, by layer: fact neurons, then per depth the rule
 // neurons (one per ground rule), aggregation neurons (one per rule and head) and atom
-// neurons, with values and gradients when asked.
+// neurons, with values and gradients when asked. Within a layer neurons are grouped by
+// predicate or rule, at most max_per_group drawn per group and the rest counted in one
+// "... N more" node; a layer wraps into rows of at most 12 nodes; beyond max_nodes whole
+// layers are cut, the facts first, each into one node counting its neurons; Graphviz scales
+// a layout larger than 41.6 inches either way down to that (4,000 px at 96 dpi). Rules are
+// numbered from 0 in file order (r0 is the template's first rule), as `lrnn ground --stats`.
 std::string network_dot(const Model& model, const Dataset& data, size_t index, const DrawOptions& options = {});
 
 // The attention weights of sample `index` as heat maps (SVG): one map per rule normalised by

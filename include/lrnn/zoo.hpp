@@ -209,7 +209,8 @@ class SequenceModel {
   void load_torch(const std::vector<TorchSlice>& mapping, const std::map<std::string, TorchTensor>& state);
 
   // Forward pass: output(0..out_n-1) as a row-major [out_n, d_out] array. extra_facts are
-  // added to the example as written (e.g. `<[..]> edge(0, 1)` or mask facts).
+  // added to the example as written (e.g. `<[..]> edge(0, 1)` or mask facts). The plans of
+  // the 128 most recently used structures (lengths and extra facts) are kept.
   std::vector<double> forward(const std::vector<SequenceInput>& inputs, int out_n,
                               const std::vector<Literal>& extra_facts = {});
   std::vector<double> forward(const double* x, int n, int d);  // input = module input

@@ -22,6 +22,7 @@ from typing import Any, Optional, Union
 IMG_TYPES = ("svg", "png", "dot")
 WHAT = ("network", "ground", "attention")
 DEFAULT_MAX_NODES = 200
+DEFAULT_MAX_PER_GROUP = 4  # network pictures: neurons drawn per layer and predicate or rule
 
 
 def _core():
@@ -55,7 +56,8 @@ def _template_dot(obj: Any) -> str:
     raise TypeError(f"expected a Template or Model, got {type(obj).__name__}")
 
 
-def _sample_dot(sample: Any, value_detail: int, what: str, gradients: bool, max_nodes: int) -> str:
+def _sample_dot(sample: Any, value_detail: int, what: str, gradients: bool, max_nodes: int,
+                max_per_group: int = DEFAULT_MAX_PER_GROUP) -> str:
     from lrnn.model import BuiltSample
 
     if not isinstance(sample, BuiltSample):
@@ -64,8 +66,9 @@ def _sample_dot(sample: Any, value_detail: int, what: str, gradients: bool, max_
         )
     if what not in WHAT:
         raise ValueError(f"what={what!r}: expected one of {', '.join(WHAT)}")
-    if isinstance(max_nodes, bool) or int(max_nodes) != max_nodes or max_nodes < 1:
-        raise ValueError(f"max_nodes must be a positive integer, got {max_nodes!r}")
+    for name, value in (("max_nodes", max_nodes), ("max_per_group", max_per_group)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
     model = sample._dataset._model
     engine = model._require_built()
     parameters = [(name, [float(x) for x in value.reshape(-1)]) for name, value, _ in engine.parameters()]
@@ -78,7 +81,7 @@ def _sample_dot(sample: Any, value_detail: int, what: str, gradients: bool, max_
     return _core().sample_dot(
         engine.template_text(), parameters, model._config(None, None)["loss"],
         examples_text, queries_text, examples_file, queries_file, sample.index, what,
-        True, bool(gradients), _check_detail(value_detail), int(max_nodes),
+        True, bool(gradients), _check_detail(value_detail), int(max_nodes), int(max_per_group),
     )
 
 
@@ -116,15 +119,18 @@ def draw_model(model: Any, filename: Optional[Union[str, os.PathLike]] = None, d
 
 def draw_sample(sample: Any, filename: Optional[Union[str, os.PathLike]] = None, draw_ipython: bool = True,
                 img_type: str = "svg", value_detail: int = 0, graphviz_path: Optional[str] = None, *,
-                what: str = "network", gradients: bool = False, max_nodes: int = DEFAULT_MAX_NODES) -> Any:
+                what: str = "network", gradients: bool = False, max_nodes: int = DEFAULT_MAX_NODES,
+                max_per_group: int = DEFAULT_MAX_PER_GROUP) -> Any:
     """Draws the neural network of a built sample (`model.build_dataset(d)[k]`): fact, rule,
     aggregation and atom neurons by layer with their values (value_detail 0/1/2: 3, 6 or
-    12 digits) and, with gradients=True, the gradients of the sample's loss. Beyond
-    max_nodes neurons the rest is summarised as "... N more". what="ground" draws the
+    12 digits) and, with gradients=True, the gradients of the sample's loss. Each layer
+    draws at most max_per_group neurons per predicate or rule and counts the rest in a
+    "... N more" node; beyond max_nodes nodes whole layers are cut, the facts first (docs/pictures.md
+    "Networks of real samples"). what="ground" draws the
     grounding (atoms and ground rules) instead, what="attention" the attention heat maps."""
     if what == "attention":
         return draw_attention(sample, filename, draw_ipython, img_type, value_detail)
-    return _output(_sample_dot(sample, value_detail, what, gradients, max_nodes), filename, draw_ipython,
+    return _output(_sample_dot(sample, value_detail, what, gradients, max_nodes, max_per_group), filename, draw_ipython,
                    img_type, graphviz_path)
 
 

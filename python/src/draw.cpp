@@ -51,8 +51,9 @@ void bind_draw(nb::module_& m) {
       [](const std::string& template_text, const std::vector<std::pair<std::string, std::vector<double>>>& parameters,
          const std::string& loss, const std::string& examples_text, const std::string& queries_text,
          const std::string& examples_file, const std::string& queries_file, size_t index, const std::string& what,
-         bool values, bool gradients, int value_detail, size_t max_nodes) {
+         bool values, bool gradients, int value_detail, size_t max_nodes, size_t max_per_group) {
         DrawOptions options;
+        options.max_per_group = max_per_group;
         options.values = values;
         options.gradients = gradients;
         options.value_detail = value_detail;
@@ -63,7 +64,8 @@ void bind_draw(nb::module_& m) {
       },
       nb::arg("template_text"), nb::arg("parameters"), nb::arg("loss"), nb::arg("examples_text"),
       nb::arg("queries_text"), nb::arg("examples_file"), nb::arg("queries_file"), nb::arg("index"), nb::arg("what"),
-      nb::arg("values"), nb::arg("gradients"), nb::arg("value_detail"), nb::arg("max_nodes"));
+      nb::arg("values"), nb::arg("gradients"), nb::arg("value_detail"), nb::arg("max_nodes"),
+      nb::arg("max_per_group") = DrawOptions{}.max_per_group);
   m.def(
       "render_dot",
       [](const std::string& dot, const std::string& format, const std::string& dot_program) {

@@ -81,7 +81,11 @@ lrnn::cli::RegisterCommand reg(50, [](CLI::App& app) {
   cmd->add_flag("--gradients", o->picture.gradients, "Show each neuron's gradient of the sample's loss");
   cmd->add_option("--value-detail", o->picture.value_detail, "Digits of values: 0 (3), 1 (6) or 2 (12)")
       ->check(CLI::IsMember({0, 1, 2}));
-  cmd->add_option("--max-nodes", o->picture.max_nodes, "Nodes drawn before the rest is summarised as '... N more' (default 200)")
+  cmd->add_option("--max-nodes", o->picture.max_nodes, "Nodes drawn before the rest is summarised as '... N more'; "
+                                                       "network: whole layers are cut, the facts first (default 200)")
+      ->check(cli::finite_number(1, 1e6, false, true));
+  cmd->add_option("--max-per-group", o->picture.max_per_group, "network: neurons drawn per layer and predicate or rule, "
+                                                               "the rest counted in one '... N more' node (default 4)")
       ->check(cli::finite_number(1, 1e6, false, true));
   cmd->add_option("--seed", o->seed, "Seed of the initial weights of a template (not of a saved model)")
       ->check(cli::finite_number(0, 1e18, false, true));

@@ -1,7 +1,10 @@
 // SequenceModel: a zoo module (or any sequence template) run by the engine, with one
 // grounded execution plan cached per sequence structure (lengths + extra facts). New
 // values are written straight into the cached plan's data, so repeated calls on sequences
-// of a seen length never ground, neuralize or build a plan again.
+// of a seen length never ground, neuralize or build a plan again. The cache holds at most
+// kMaxCachedPlans structures, dropping the least recently used: a GNN layer trained on
+// shuffled batches sees a new graph every step (~0.8 MB per plan of a 32-graph MUTAG batch),
+// which an unbounded cache would keep for the whole training.
 #include <algorithm>
 #include <ctime>
 
@@ -15,6 +18,8 @@
 
 namespace lrnn::zoo {
 
+constexpr size_t kMaxCachedPlans = 128;
+
 struct SequenceModel::Impl {
   struct Entry {
     neural::SampleNetwork net;
@@ -24,6 +29,7 @@ struct SequenceModel::Impl {
     std::vector<uint32_t> output_offsets;              // per output position
     int output_dim = 0;
     size_t ground_rules = 0;
+    uint64_t last_used = 0;  // Impl::clock at its last forward
   };
 
   std::string input, output;
@@ -32,6 +38,7 @@ struct SequenceModel::Impl {
   // ground rules): a new length costs a few passes, not dozens (issue 13).
   logic::GroundingOptions grounding;
   std::map<std::string, std::unique_ptr<Entry>> cache;
+  uint64_t clock = 0;
   Entry* current = nullptr;
   Dtype dtype = Dtype::Float64;
   exec::Workspace ws;
@@ -57,9 +64,12 @@ struct SequenceModel::Impl {
     const std::string key = key_of(inputs, out_n, extra);
     if (auto it = cache.find(key); it != cache.end()) {
       ++stats.cache_hits;
+      it->second->last_used = ++clock;
       return *it->second;
     }
+    if (cache.size() >= kMaxCachedPlans) drop_least_recent();
     auto e = std::make_unique<Entry>();
+    e->last_used = ++clock;
     ExampleAst ex;
     std::vector<std::pair<uint32_t, uint32_t>> fact_source;  // example fact -> (input, row)
     for (uint32_t k = 0; k < inputs.size(); ++k) {
@@ -100,6 +110,14 @@ struct SequenceModel::Impl {
     Entry& ref = *e;
     cache.emplace(key, std::move(e));
     return ref;
+  }
+
+  void drop_least_recent() {
+    auto oldest = cache.begin();
+    for (auto it = cache.begin(); it != cache.end(); ++it)
+      if (it->second->last_used < oldest->second->last_used) oldest = it;
+    if (oldest->second.get() == current) current = nullptr;
+    cache.erase(oldest);
   }
 
   // One pass in the scalar type T (double: the parameters, float: the mirror).

@@ -185,7 +185,7 @@ def test_loaded_weights_are_pygs():
     torch.manual_seed(4)
     layer = pyg.SAGEConv(3, 4)
     m = SAGEConv.from_torch(layer)
-    for key, value in m.parameters().items():
+    for key, value in m.weight_arrays().items():
         np.testing.assert_array_equal(value, layer.state_dict()[key].numpy())
 
 

@@ -221,7 +221,8 @@ def test_attention_heat_map_has_the_engines_weights(tmp_path):
         assert sum(w for (q, _), w in cells.items() if q == i) == pytest.approx(1.0, abs=1e-5)
     assert cells[("0", "0")] == pytest.approx(1.0)
     # The same numbers as the atoms of the drawn network.
-    network = data[0].draw(img_type="dot", value_detail=2)
+    assert 'label="... 2 more w/2"' in data[0].draw(img_type="dot")  # 4 of 6 drawn by default
+    network = data[0].draw(img_type="dot", value_detail=2, max_per_group=6)  # all six w atoms
     for (i, j), w in cells.items():
         label = re.search(r'label="w\(%s, %s\)\\nvalue ([-0-9.e]+)' % (i, j), network)
         assert label and float(label.group(1)) == pytest.approx(w, abs=1e-5)

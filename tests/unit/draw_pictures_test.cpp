@@ -14,6 +14,7 @@
 #include "draw/training_report.hpp"
 #include "lrnn/draw.hpp"
 #include "lrnn/lrnn.hpp"
+#include "shared_datasets.hpp"
 
 namespace {
 
@@ -154,7 +155,27 @@ TEST(DrawPictures, NetworkNeuronsValuesAndGradients) {
   EXPECT_NE(p.graph_label.find("12 neurons"), std::string::npos);
 }
 
-TEST(DrawPictures, BigNetworkIsSummarisedWithinALimit) {
+// Neurons a network picture draws (nodes a*, n*, g*) and counts in its "... N more" nodes.
+struct NeuronCount {
+  size_t drawn = 0, counted = 0, summaries = 0;
+};
+
+NeuronCount count_neurons(const ParsedDot& p) {
+  NeuronCount c;
+  static const std::regex more(R"(^\.\.\. (\d+) more .*)");
+  std::smatch m;
+  for (const auto& [id, label] : p.nodes) {
+    if (std::regex_match(label, m, more)) {
+      c.counted += std::stoul(m[1]);
+      ++c.summaries;
+    } else {
+      ++c.drawn;
+    }
+  }
+  return c;
+}
+
+TEST(DrawPictures, BigNetworkIsSummarisedByGroupAndLayer) {
   // 3,000 facts: 3,000 f atoms, 3,000 hidden atoms, 3,000 rule and aggregation neurons
   // each for hidden, 3,000 rule neurons and one aggregation for out, and out: 15,002.
   std::string facts;
@@ -166,19 +187,83 @@ TEST(DrawPictures, BigNetworkIsSummarisedWithinALimit) {
   const std::string dot = lrnn::network_dot(model, data, 0, options);
   EXPECT_LT(dot.size(), 64u * 1024u);
   const ParsedDot p = parse_dot(dot);
-  size_t drawn = 0, more = 0;
-  const std::regex more_label(R"(\.\.\. (\d+) more (facts|atom neurons|rule neurons|aggregation neurons))");
-  std::smatch m;
-  for (const auto& [id, label] : p.nodes) {
-    if (std::regex_match(label, m, more_label)) more += std::stoul(m[1]);
-    else ++drawn;
-  }
-  EXPECT_EQ(drawn, options.max_nodes);
-  EXPECT_EQ(drawn + more, 15002u);
+  NeuronCount c = count_neurons(p);
+  // Five layers of 3,000 neurons: 4 drawn (max_per_group) and one "... 2996 more" each; out's
+  // aggregation and out.
+  EXPECT_EQ(c.drawn, 5u * 4u + 2u);
+  EXPECT_EQ(c.summaries, 5u);
+  EXPECT_EQ(c.drawn + c.counted, 15002u);
+  EXPECT_EQ(p.nodes.at("more 0 f/1"), "... 2996 more f/1 facts");
+  EXPECT_EQ(p.nodes.at("more 1 rule r0"), "... 2996 more rule r0");
   EXPECT_NE(p.graph_label.find("15002 neurons"), std::string::npos);
+  EXPECT_NE(p.graph_label.find("14980 counted in '...' nodes"), std::string::npos);
   EXPECT_NE(id_of(p, "out"), "");  // the output is kept first
-  // The grounding picture is bounded the same way.
+  // A summary takes its members' edges, once: f's summary feeds rule r0's summary.
+  EXPECT_EQ(p.edges.count("more 0 f/1 -> more 1 rule r0"), 1u);
+  // The drawn f atoms feed drawn rule neurons of their own hidden atoms: the picture walks
+  // from the output, so what is drawn is connected.
+  for (const auto& [id, label] : p.nodes)
+    if (label.rfind("f(", 0) == 0) {
+      size_t out_edges = 0;
+      for (const auto& [e, l] : p.edges) out_edges += e.rfind(id + " -> n", 0) == 0;
+      EXPECT_EQ(out_edges, 1u) << label;
+    }
+
+  // --max-nodes cuts whole layers, the facts first, into one node each, connected upwards.
+  options.max_nodes = 20;
+  const ParsedDot cut = parse_dot(lrnn::network_dot(model, data, 0, options));
+  c = count_neurons(cut);
+  EXPECT_EQ(c.drawn + c.counted, 15002u);
+  EXPECT_LE(c.drawn + c.summaries, 20u);
+  ASSERT_EQ(cut.nodes.count("layer 0"), 1u);
+  EXPECT_EQ(cut.nodes.at("layer 0"), "... 3000 more in layer 0 (facts)\\n3000 f/1");
+  EXPECT_EQ(cut.nodes.count("layer 1"), 1u);
+  EXPECT_EQ(cut.nodes.count("layer 2"), 0u);  // 5 x 5 + 1 + 1 = 27; one layer cut: 23; two: 19
+  EXPECT_EQ(cut.edges.count("layer 0 -> layer 1"), 1u);
+  EXPECT_EQ(cut.edges.count("layer 1 -> more 2 aggregate r0"), 1u);
+  // The grounding picture is bounded by max_nodes too.
   EXPECT_LT(lrnn::ground_dot(model, data, 0, options).size(), 64u * 1024u);
+}
+
+// The width and height of an SVG (points) and of a PNG (pixels).
+std::pair<double, double> svg_size(const std::string& svg) {
+  std::smatch m;
+  const std::regex size(R"re(<svg width="([0-9.]+)pt" height="([0-9.]+)pt")re");
+  if (!std::regex_search(svg, m, size)) return {-1, -1};
+  return {std::stod(m[1]), std::stod(m[2])};
+}
+
+std::pair<unsigned, unsigned> png_size(const std::string& png) {
+  auto be32 = [&](size_t at) {
+    return (unsigned(uint8_t(png[at])) << 24) | (unsigned(uint8_t(png[at + 1])) << 16) |
+           (unsigned(uint8_t(png[at + 2])) << 8) | unsigned(uint8_t(png[at + 3]));
+  };
+  return {be32(16), be32(20)};  // IHDR
+}
+
+// One molecule of Mutagenesis (examples/templates/mutagenesis.lrnn): every neuron drawn or
+// counted, and the picture within 4,000 px either way (issue 33).
+TEST(DrawPictures, MutagenesisMoleculeFitsIn4000Pixels) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
+  const std::string dir = std::string(LRNN_DATASETS_DIR) + "/neuralogic/molecules/mutagenesis/";
+  lrnn::Model model(lrnn::Template::from_file(std::string(LRNN_SOURCE_DIR) + "/examples/templates/mutagenesis.lrnn"));
+  const lrnn::Dataset data = lrnn::Dataset::load(dir + "examples.txt", dir + "queries.txt");
+  const lrnn::GroundNetwork net = model.network(data, 0);
+  const size_t total = net.atoms.size() + net.rule_neurons.size() + net.aggregations.size();
+  const std::string dot = lrnn::network_dot(model, data, 0);
+  const NeuronCount c = count_neurons(parse_dot(dot));
+  EXPECT_EQ(c.drawn + c.counted, total);
+  EXPECT_GT(c.summaries, 0u);
+  EXPECT_LE(c.drawn + c.summaries, 200u);
+  if (lrnn::find_graphviz().empty()) GTEST_SKIP() << "Graphviz's dot is not installed: the size is not checked";
+  const auto [width, height] = svg_size(lrnn::render_dot(dot, "svg"));
+  EXPECT_GT(width, 0);
+  EXPECT_LE(width, 4000);
+  EXPECT_LE(height, 4000);
+  const auto [png_width, png_height] = png_size(lrnn::render_dot(dot, "png"));
+  EXPECT_GT(png_width, 0u);
+  EXPECT_LE(png_width, 4000u);
+  EXPECT_LE(png_height, 4000u);
 }
 
 TEST(DrawPictures, FormatsAndGraphviz) {
@@ -275,9 +360,10 @@ TEST(DrawPictures, AttentionNeuronsMatchTheirAtoms) {
     const double score = net.rule_neurons[rules_of[j][0]].value.at(0);
     EXPECT_NEAR(g.value[0], std::exp(score) / exp_sum[net.atoms[g.head].text.substr(2, 1)], 1e-12);
   }
-  // The picture of this network draws every neuron once, within the default limit.
+  // The picture of this network draws every neuron once, when no group is summarised.
   lrnn::DrawOptions options;
   options.values = true;
+  options.max_per_group = 100;
   const ParsedDot p = parse_dot(lrnn::network_dot(model, data, 0, options));
   EXPECT_EQ(p.nodes.size(), net.atoms.size() + net.aggregations.size() + net.rule_neurons.size());
 }

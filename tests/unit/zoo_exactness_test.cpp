@@ -265,6 +265,23 @@ TEST(ZooPlanCache, EqualLengthsReuseOnePlanAndNeverGroundAgain) {
   EXPECT_EQ(model.stats().cache_hits, 2u);
 }
 
+// A layer called on ever new structures (a GNN on shuffled batches) keeps the plans of the
+// 128 most recently used ones: the oldest is grounded again, a recent one is not.
+TEST(ZooPlanCache, KeepsTheMostRecentlyUsedPlans) {
+  const int E = 2;
+  zoo::SequenceModel model(zoo::multihead_attention(E, 1, {}));
+  std::vector<Mat> inputs;
+  for (int n = 1; n <= 130; ++n) inputs.push_back(random_mat(n, E));
+  const std::vector<double> first = model.forward(inputs[0].data(), 1, E);
+  for (int n = 2; n <= 130; ++n) model.forward(inputs[n - 1].data(), n, E);
+  EXPECT_EQ(model.stats().groundings, 130u);
+  model.forward(inputs[129].data(), 130, E);  // recent: cached
+  EXPECT_EQ(model.stats().groundings, 130u);
+  EXPECT_EQ(model.forward(inputs[0].data(), 1, E), first);  // dropped, grounded again: same numbers
+  EXPECT_EQ(model.stats().groundings, 131u);
+  model.backward(std::vector<double>(first.size(), 1.0));  // the plan of the last forward
+}
+
 TEST(ZooPlanCache, MaskedAttentionGroundsOnlyAllowedPairs) {
   const int E = 4, H = 2, n = 12, w = 3;
   Mat x = random_mat(n, E);

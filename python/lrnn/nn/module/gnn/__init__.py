@@ -1,6 +1,7 @@
 """GNN layers. Each PyNeuraLogic module (pyneuralogic.py) prints PyNeuraLogic 0.9.2's rules;
-its PyG-exact form (pyg.py, pyg_propagation.py, pyg_edges.py) runs on NumPy arrays and is
-reached through `<Name>.pyg(...)` / `<Name>.from_torch(torch_geometric_layer)`."""
+its PyG-exact form (pyg.py, pyg_propagation.py, pyg_edges.py) runs on NumPy arrays, and on
+torch tensors as a torch module (torch_layer.py, docs/torch_layers.md); it is reached through
+`<Name>.pyg(...)` / `<Name>.from_torch(torch_geometric_layer)`."""
 
 from lrnn.nn.module.gnn.pyg import GraphConv, PygGATv2Conv, PygGCNConv, PygGINConv, PygLayer, PygSAGEConv
 from lrnn.nn.module.gnn.pyg_edges import PygGENConv, PygGINEConv, PygResGatedGraphConv, PygRGCNConv

@@ -1,9 +1,13 @@
 """PyG-exact GNN layers: the rules that compute exactly torch_geometric's layer, run by
-the lrnn engine on NumPy arrays.
+the lrnn engine on NumPy arrays or, as torch modules, on torch tensors.
 
     layer = GCNConv.from_torch(pyg_gcn)        # PyG's configuration and weights
     out = layer(x, edge_index)                 # [n, out] float64, as pyg_gcn(x, edge_index)
     grad_x = layer.backward(grad_out)          # dL/dx; layer.torch_grads(): dL/d(weights)
+
+With torch installed every layer is also a torch.nn.Module (torch_layer.py, docs/torch_layers.md):
+called with a torch tensor x it returns a torch tensor, differentiable with respect to x and
+to the layer's weights, which it holds as torch Parameters under PyG's names.
 
 How PyG's graph handling is expressed (so nothing is approximated):
 - edge_index (source row 0, target row 1) becomes facts `<m> edge(j, i)`, m the number of
@@ -22,6 +26,8 @@ and load_torch with an error naming the setting.
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -39,16 +45,50 @@ def _torch_array(t: Any) -> np.ndarray:
     return t.detach().cpu().double().numpy()
 
 
+def is_tensor(value: Any) -> bool:
+    """A torch tensor, asked without importing torch (no tensor exists before torch is imported)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def plain_input(value: Any, what: str) -> Any:
+    """A graph input other than x (edge_index, edge_weight, edge_attr, edge_type): these become
+    the facts' values, which carry no gradient back, so a tensor that asks for one is refused."""
+    if is_tensor(value):
+        if value.requires_grad:
+            raise ValueError(f"{what} requires grad: lrnn's GNN layers differentiate x and their weights only; "
+                             f"pass {what}.detach()")
+        return value.detach().cpu().numpy()
+    return value
+
+
+def _torch_installed() -> bool:
+    return "torch" in sys.modules or importlib.util.find_spec("torch") is not None
+
+
 class PygLayer(DtypeSwitch):
-    """Common machinery: the template (`rules()`), its engine model, the PyG parameter map."""
+    """Common machinery: the template (`rules()`), its engine model, the PyG parameter map.
+
+    With torch installed, making a layer makes its torch form (torch_layer.torch_class: the
+    same class, also a torch.nn.Module holding the weights as Parameters), so a layer put in a
+    torch model is always one the model's optimizer sees."""
 
     kind = ""              # the torch_geometric class name
     prefix = "gnn"
     self_loops = False     # the template adds one self-loop per node (drop given ones)
     loop_fill: Optional[float] = None  # with self_loops: facts <w> self_loop(i), w = this or 1 where i had a loop
     _not_compared: Tuple[str, ...] = ()  # config_of keys that are weights (loaded, not compared)
+    _engine_offset: Dict[str, float] = {}  # PyG key -> engine value minus PyG's (GIN keeps 1 + eps)
+
+    def __new__(cls, *args: Any, **kwargs: Any):
+        if _torch_installed():
+            from lrnn.nn.module.gnn.torch_layer import torch_class
+
+            cls = torch_class(cls)
+        return super().__new__(cls)
 
     def __init__(self, seed: int = 1):
+        super().__init__()  # torch.nn.Module's, in the torch form
         self._seed = seed
         self._model_obj = None
         self._last_shape: Optional[Tuple[int, int]] = None
@@ -113,9 +153,30 @@ class PygLayer(DtypeSwitch):
             target = self._model.parameter(n)
             self._model.set_parameter(n, np.ascontiguousarray(np.reshape(part, target.shape)))
 
-    def parameters(self) -> Dict[str, np.ndarray]:
+    def _sync_weights(self) -> None:
+        """Brings the engine's weights up to date (the torch form: from its Parameters)."""
+
+    def frozen_keys(self) -> Tuple[str, ...]:
+        """PyG keys of values that are not trained (PyG buffers, e.g. GIN's eps without train_eps)."""
+        return ()
+
+    def weight_arrays(self) -> Dict[str, np.ndarray]:
         """Every weight under its PyG state_dict name, in PyG's shape."""
-        return {key: self._get(self._model.parameter, spec) for key, spec in self._param_map().items()}
+        self._sync_weights()
+        return self._engine_weights()
+
+    def _engine_weights(self) -> Dict[str, np.ndarray]:
+        """The engine model's weights in PyG's keys and shapes (as they are: not synced)."""
+        arrays = {key: self._get(self._model.parameter, spec) for key, spec in self._param_map().items()}
+        for key, offset in self._engine_offset.items():
+            if key in arrays:
+                arrays[key] = arrays[key] - offset
+        return arrays
+
+    def parameters(self) -> Dict[str, np.ndarray]:
+        """weight_arrays(), the name these had before the layers were torch modules; with torch
+        installed `parameters()` is torch.nn.Module's (the Parameters, for an optimizer)."""
+        return self.weight_arrays()
 
     def torch_grads(self) -> Dict[str, np.ndarray]:
         """Gradients accumulated by backward(), under PyG's parameter names and shapes."""
@@ -159,7 +220,7 @@ class PygLayer(DtypeSwitch):
     # running ---------------------------------------------------------------------------------
     @staticmethod
     def _check_edges(n: int, edge_index: Any) -> np.ndarray:
-        e = np.asarray(edge_index)
+        e = np.asarray(plain_input(edge_index, "edge_index"))
         if e.ndim != 2 or e.shape[0] != 2:
             raise ValueError(f"edge_index must be a [2, E] array, got shape {e.shape}")
         e = e.astype(np.int64)
@@ -172,7 +233,8 @@ class PygLayer(DtypeSwitch):
         """`<value> edge(j, i)` per distinct pair: the number of parallel edges, or the sum of
         their edge_weight; with loop_fill, `<w> self_loop(i)` per node."""
         e = self._check_edges(n, edge_index)
-        w = np.ones(e.shape[1]) if edge_weight is None else np.asarray(edge_weight, dtype=np.float64).reshape(-1)
+        w = np.ones(e.shape[1]) if edge_weight is None else \
+            np.asarray(plain_input(edge_weight, "edge_weight"), dtype=np.float64).reshape(-1)
         if w.shape[0] != e.shape[1]:
             raise ValueError(f"edge_weight has {w.shape[0]} entries for {e.shape[1]} edges")
         loops: List[str] = []
@@ -191,15 +253,26 @@ class PygLayer(DtypeSwitch):
             sums[(j, i)] = sums.get((j, i), 0.0) + v
         return [f"<{v!r}> edge({j}, {i})" for (j, i), v in sorted(sums.items())] + loops
 
-    def _check_x(self, x: Any) -> np.ndarray:
-        x = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
+    def _check_x(self, x: Any) -> Any:
+        """x as a float64 array, or the torch tensor itself (the torch form runs it)."""
+        if not is_tensor(x):
+            x = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
         if x.ndim != 2 or (self.in_channels is not None and x.shape[1] != self.in_channels):
-            raise ValueError(f"x must be [n, {self.in_channels or 'd'}], got shape {x.shape}")
+            raise ValueError(f"x must be [n, {self.in_channels or 'd'}], got shape {tuple(x.shape)}")
         return x
 
-    def _forward(self, x: np.ndarray, facts: List[str]) -> np.ndarray:
+    def _forward(self, x: Any, facts: List[str]) -> Any:
+        if is_tensor(x):
+            return self._torch_forward(x, facts)
+        self._sync_weights()
+        self._engine_holds = None  # a torch call's backward must run its forward again
+        if self._model.dtype != self.dtype:  # a torch call ran in its tensor's dtype
+            self._model.dtype = self.dtype
         self._last_shape = x.shape
         return np.asarray(self._model.forward([("x", x)], x.shape[0], facts))
+
+    def _torch_forward(self, x: Any, facts: List[str]) -> Any:
+        raise TypeError(f"{type(self).__name__} was made before torch was imported: make the layer again")
 
     def __call__(self, x: Any, edge_index: Any) -> np.ndarray:
         x = self._check_x(x)
@@ -491,10 +564,10 @@ class PygGINConv(PygLayer):
         self._model.set_parameter("gin__eps1", np.array([[1.0 + float(_torch_array(layer.eps).reshape(-1)[0])]]))
         return self
 
-    def parameters(self) -> Dict[str, np.ndarray]:
-        p = super().parameters()
-        p["eps"] = p["eps"] - 1.0
-        return p
+    _engine_offset = {"eps": 1.0}  # the template holds 1 + eps
+
+    def frozen_keys(self) -> Tuple[str, ...]:
+        return () if self.train_eps else ("eps",)
 
     def torch_grads(self) -> Dict[str, np.ndarray]:
         g = super().torch_grads()

@@ -7,7 +7,9 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from lrnn.nn.module.gnn.pyg import PygGINConv, PygLayer, _bias_rule, _torch_array, _w, mlp_layers, mlp_param_map, mlp_lines
+from lrnn.nn.module.gnn.pyg import (
+    PygGINConv, PygLayer, _bias_rule, _torch_array, _w, mlp_layers, mlp_param_map, mlp_lines, plain_input,
+)
 
 
 def _linear(head: str, var: str, name: str, o: int, i: int, bias: bool, p: str) -> List[str]:
@@ -131,7 +133,7 @@ class PygRGCNConv(PygLayer):
     def __call__(self, x: Any, edge_index: Any, edge_type: Any) -> np.ndarray:  # type: ignore[override]
         x = self._check_x(x)
         e = self._check_edges(x.shape[0], edge_index)
-        t = np.asarray(edge_type).astype(np.int64).reshape(-1)
+        t = np.asarray(plain_input(edge_type, "edge_type")).astype(np.int64).reshape(-1)
         if t.shape[0] != e.shape[1]:
             raise ValueError(f"edge_type has {t.shape[0]} entries for {e.shape[1]} edges")
         if t.size and (t.min() < 0 or t.max() >= self.num_relations):
@@ -187,7 +189,7 @@ class PygGINEConv(PygGINConv):
     def __call__(self, x: Any, edge_index: Any, edge_attr: Any) -> np.ndarray:  # type: ignore[override]
         x = self._check_x(x)
         e = self._check_edges(x.shape[0], edge_index)
-        a = np.asarray(edge_attr, dtype=np.float64)
+        a = np.asarray(plain_input(edge_attr, "edge_attr"), dtype=np.float64)
         a = a.reshape(-1, 1) if a.ndim == 1 else a
         width = self.edge_dim if self.edge_dim is not None else self.in_channels
         if a.shape != (e.shape[1], width):

@@ -32,6 +32,23 @@ class _GraphModule(Module):
     """A graph layer; names starting with '_' are hidden predicates (`_edge` -> `*edge`), as
     PyNeuraLogic's `R.get` makes them."""
 
+    def __call__(self, *args: Any, **kwargs: Any) -> List[Any]:
+        if args or kwargs:
+            raise TypeError(self._pyg_call_hint())
+        return super().__call__()
+
+    def _pyg_call_hint(self) -> str:
+        """Why `module(x, edge_index)` is refused, naming the call that runs a layer on tensors:
+        this class writes PyNeuraLogic's rules for a template (other weights, no bias), which is
+        not the layer PyG computes, so its arguments are not carried over silently."""
+        name = type(self).__name__
+        channels = [str(getattr(self, a)) for a in ("in_channels", "out_channels") if hasattr(self, a)]
+        return (f"{name}({', '.join(channels + [repr(getattr(self, 'output_name', '...')), '...'])}) is "
+                f"PyNeuraLogic's rule generator: add it to a template (template += module) and call it with no "
+                f"arguments for its rules. The layer that takes (x, edge_index) is PyG's form: "
+                f"{name}.pyg({', '.join(channels) or '...'})(x, edge_index), or "
+                f"{name}.from_torch(torch_geometric_layer)(x, edge_index)")
+
 
 class GCNConv(_GraphModule):
     """Graph convolution (Kipf & Welling) as PyNeuraLogic writes it: degrees are sums of
