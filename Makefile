@@ -18,7 +18,7 @@ LAUNCHER = $$(command -v ccache >/dev/null 2>&1 && echo "-DCMAKE_CXX_COMPILER_LA
 # `cmake --install` and `pip install .` build portable binaries unless asked (README).
 NATIVE ?= ON
 
-.PHONY: all deps deps-apt deps-pip configure build demo test test-cpp test-python test-sanitize fuzz fuzz-build bench clean
+.PHONY: all deps deps-apt deps-pip configure build demo test test-cpp test-python test-sanitize test-tsan fuzz fuzz-build bench clean
 
 all: build
 
@@ -88,6 +88,15 @@ test-sanitize: deps
 	@# libraries) as leaks in every rank, so the MPI test runs in `make test` only.
 	cd $(BUILD)-sanitize && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -E 'demo|install|distributed'
 
+# The tests that use one model, program or dataset from several threads at once, under
+# ThreadSanitizer (include/lrnn/model.hpp "Threads"). OpenMP stays on one thread: libgomp is
+# not instrumented, so its own synchronisation would be reported as races.
+TSAN_TESTS ?= TrainApi.Two*:LogicGrounding.ConcurrentGroundingOfOneProgramIsSafe:LogicMutagenesis.GroundManyOnTwoThreads*
+test-tsan: deps
+	cmake -S . -B $(BUILD)-tsan $(GENERATOR) $(LAUNCHER) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLRNN_TSAN=ON -DLRNN_BUILD_BENCH=OFF
+	cmake --build $(BUILD)-tsan -j $(JOBS) --target lrnn_tests
+	OMP_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(BUILD)-tsan/tests/lrnn_tests --gtest_filter='$(TSAN_TESTS)'
+
 # libFuzzer targets (clang), one per parser plus the whole pipeline, FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_RUNS ?= 5000
@@ -106,4 +115,4 @@ bench: build
 	./scripts/bench.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-sanitize $(BUILD)-fuzz build-python-*
+	rm -rf $(BUILD) $(BUILD)-sanitize $(BUILD)-tsan $(BUILD)-fuzz build-python-*

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "lrnn/diagnostics.hpp"
+#include "train/clock.hpp"
 
 #ifdef LRNN_WITH_MPI
 #include <mpi.h>
@@ -25,10 +26,6 @@ namespace {
 World the_world;
 bool world_known = false;
 StepTiming timing;
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 #ifdef LRNN_WITH_MPI
 bool launched_by_mpi() {

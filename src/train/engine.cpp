@@ -12,7 +12,9 @@
 #include "logic/grounder.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
+#include "train/clock.hpp"
 #include "train/distributed.hpp"
+#include "train/early_stopping.hpp"
 #include "train/example_facts.hpp"
 #include "train/query_batches.hpp"
 #include "train/sample_store.hpp"
@@ -28,10 +30,6 @@
 namespace lrnn::train {
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 std::atomic<uint64_t> next_set_id{1};
 
@@ -868,13 +866,11 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   const size_t batch_size = config.batch_size == 0 ? order.size() : config.batch_size;
   std::vector<double> grads(model_.params.size());
   std::vector<double> fixed_values;
-  std::vector<double> best_params, best_fact_values;
+  EarlyStopping stopping(config.patience);
   std::vector<uint32_t> batch;
   EpochPredictions epoch_preds;
   std::vector<std::vector<double>>& preds = epoch_preds.preds;
   std::vector<std::vector<double>>& targets = epoch_preds.targets;
-  double best = std::numeric_limits<double>::infinity();
-  int since_best = 0;
 
   for (int e = 0; e < config.epochs; ++e) {
     const auto t_epoch = std::chrono::steady_clock::now();
@@ -942,18 +938,14 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     result.record(report);
     bool go_on = on_epoch ? on_epoch(report) : true;
     if (train_set.sharded()) go_on = dist::all_agree(go_on);  // every rank stops together
-    if (config.patience > 0) {
+    if (stopping.active()) {
       // Validation queries watch first, then a test set, then the training loss.
       const double watched = report.has_validation ? report.validation.loss
                              : report.has_test     ? report.test.loss
                                                    : report.train.loss;
-      if (watched < best) {
-        best = watched;
-        since_best = 0;
-        // A split's metrics are of the epoch's forward passes: the parameters before its steps.
-        best_params = split_from_passes ? epoch_start_params : model_.params.values;
-        if (facts) best_fact_values = facts->params.values;
-      } else if (++since_best >= config.patience) {
+      // A split's metrics are of the epoch's forward passes: the parameters before its steps.
+      if (!stopping.keep_going(watched, split_from_passes ? epoch_start_params : model_.params.values,
+                               facts ? &facts->params.values : nullptr)) {
         result.stopped_early = true;
         go_on = false;
       }
@@ -968,8 +960,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     Evaluation ev = evaluate(train_set, config.loss, config.dtype);
     fill_untrained_outputs(train_set, ev, result.last_epoch_outputs);
   }
-  if (result.stopped_early && !best_params.empty()) model_.params.values = best_params;
-  if (result.stopped_early && facts && !best_fact_values.empty()) facts->params.values = best_fact_values;
+  if (result.stopped_early) stopping.restore(model_.params.values, facts ? &facts->params.values : nullptr);
   result.train_seconds = seconds_since(t_train);
   return result;
 }

@@ -18,6 +18,8 @@
 #include "exec/batch_norm.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
+#include "train/clock.hpp"
+#include "train/early_stopping.hpp"
 #include "train/engine.hpp"
 #include "train/link_multilinear.hpp"
 #include "train/link_prediction.hpp"
@@ -30,10 +32,6 @@ namespace {
 constexpr exec::PlanOptions kEncoderPlan{.fact_gradients = false, .in_place_atoms = true};
 // The decoder's argument atoms are data facts whose gradients are read back.
 constexpr exec::PlanOptions kDecoderPlan{.fact_gradients = true, .in_place_atoms = true};
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // A link argument's constant: a placeholder in the decoder's one-link network.
 std::string slot_constant(int position) { return "lrnn_link_argument_" + std::to_string(position); }
@@ -616,10 +614,9 @@ TrainResult Engine::train_links(const SampleStore& data, const TrainConfig& conf
   Rng rng(config.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epochs_trained_));
   LinkPass<double> pass64;
   LinkPass<float> pass32;
-  std::vector<double> fixed_values, best_params;
+  std::vector<double> fixed_values;
   result.last_epoch_outputs.assign(data.without_facts()[0].queries.size(), {});
-  double best = std::numeric_limits<double>::infinity();
-  int since_best = 0;
+  EarlyStopping stopping(config.patience);
   for (int e = 0; e < config.epochs; ++e) {
     const auto t_epoch = std::chrono::steady_clock::now();
     const double lr = config.schedule.lr(config.optimizer.lr, epochs_trained_);
@@ -636,20 +633,15 @@ TrainResult Engine::train_links(const SampleStore& data, const TrainConfig& conf
     report.seconds = seconds_since(t_epoch);
     result.record(report);
     bool go_on = on_epoch ? on_epoch(report) : true;
-    if (config.patience > 0) {
-      const double watched = report.has_validation ? report.validation.loss : report.train.loss;
-      if (watched < best) {
-        best = watched;
-        since_best = 0;
-        best_params = epoch_start;  // the metrics are of the epoch's pass: the parameters before its step
-      } else if (++since_best >= config.patience) {
-        result.stopped_early = true;
-        go_on = false;
-      }
+    // The metrics are of the epoch's pass: the parameters before its step.
+    if (stopping.active() &&
+        !stopping.keep_going(report.has_validation ? report.validation.loss : report.train.loss, epoch_start, nullptr)) {
+      result.stopped_early = true;
+      go_on = false;
     }
     if (!go_on) break;
   }
-  if (result.stopped_early && !best_params.empty()) model_.params.values = best_params;
+  if (result.stopped_early) stopping.restore(model_.params.values, nullptr);
   result.train_seconds = seconds_since(t_train);
   return result;
 }

@@ -342,3 +342,23 @@ TEST(LinkPrediction, DecodersOfOtherFormsRunThroughTheirPlan) {
     EXPECT_EQ(a.result.history[1].train.loss, b.result.history[1].train.loss) << decoder;
   }
 }
+
+// Early stopping (train/early_stopping.hpp) in the link loop: the model ends with the
+// parameters the best validation epoch was computed with, those before its step, which are
+// the parameters after one epoch fewer of the same run.
+TEST(LinkPrediction, EarlyStoppingRestoresTheBestValidationEpochsParameters) {
+  using Decoder = lrnn::train::LinkConfig::Decoder;
+  lrnn::Settings s = link_settings(80);
+  s.lr = 0.3;  // a rate at which the validation loss turns up soon
+  s.patience = 3;
+  const std::string text = std::string(kEncoder) + kMultilinearDecoders[0];
+  const EngineRun stopped = engine_links(text, s, Decoder::Auto);
+  ASSERT_TRUE(stopped.result.stopped_early);
+  const int best = stopped.result.best_epoch;
+  ASSERT_GE(best, 2);
+  EXPECT_EQ(int(stopped.result.history.size()), best + 3);  // three epochs without improvement
+  lrnn::Settings shorter = link_settings(best - 1);
+  shorter.lr = 0.3;
+  const EngineRun before_best = engine_links(text, shorter, Decoder::Auto);
+  EXPECT_EQ(stopped.params, before_best.params);
+}
