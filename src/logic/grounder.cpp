@@ -140,12 +140,33 @@ class Grounder {
     }
   }
 
+  // Facts are inserted in batches whose hash slots are prefetched first (as fire's heads
+  // are): a big graph's edge relation hashes 2M tuples into a table far larger than the
+  // caches, so each insert was a cache and TLB miss waited for in turn.
   void load_facts(const FactSource& facts) {
     FactSource::Interned fact;
     Literal scratch;
     std::string last_predicate;  // facts come in runs of one predicate: one lookup per run
     int last_arity = -1;
     uint32_t last_id = kNone;
+    constexpr uint32_t kBatch = 32;
+    struct Pending {
+      uint32_t pred, fact, begin;  // begin: into tuples
+    };
+    std::vector<Pending> pending;
+    std::vector<uint32_t> tuples;
+    pending.reserve(kBatch);
+    auto flush = [&]() {
+      for (const Pending& q : pending) rels_[q.pred].prefetch(tuples.data() + q.begin);
+      for (const Pending& q : pending) {
+        Relation& rel = rels_[q.pred];
+        auto [row, inserted] = rel.insert(tuples.data() + q.begin);
+        if (inserted) ++total_atoms_;
+        if (rel.example_fact(row) == kNone) rel.set_example_fact(row, q.fact);
+      }
+      pending.clear();
+      tuples.clear();
+    };
     for (uint32_t f = 0; f < facts.size(); ++f) {
       read_fact(facts, f, fact, scratch);
       const std::vector<uint32_t>& tuple = fact.args;
@@ -158,10 +179,11 @@ class Grounder {
       const uint32_t p = fact.builtin ? kNone : last_id;
       if (prog_.uses_domain()) domain_.insert(domain_.end(), tuple.begin(), tuple.end());
       if (p == kNone) continue;  // no rule reads it and no query can name it
-      auto [row, inserted] = rels_[p].insert(tuple.data());
-      if (inserted) ++total_atoms_;
-      if (rels_[p].example_fact(row) == kNone) rels_[p].set_example_fact(row, f);
+      pending.push_back({p, f, uint32_t(tuples.size())});
+      tuples.insert(tuples.end(), tuple.begin(), tuple.end());
+      if (pending.size() == kBatch) flush();
     }
+    flush();
     for (Relation& r : rels_) r.delta_begin = r.delta_end = r.rows();
     if (prog_.uses_domain()) {
       domain_.insert(domain_.end(), prog_.template_constants().begin(),

@@ -78,6 +78,61 @@ TEST(LogicIndex, ChainsRowsWithEqualKeysNewestFirst) {
   EXPECT_EQ(n, 100u);
 }
 
+// A one-column key is looked up in a direct table while its values are dense, and hashed
+// once they are not: either way find, the chains and the frozen groups are those of the
+// rows themselves (checked against a scan), for keys arriving above and below the first.
+TEST(LogicIndex, OneColumnKeysGiveTheSameGroupsDirectOrHashed) {
+  for (const uint32_t spread : {1u, 3u, 100000u}) {  // dense, dense with gaps, sparse (hashed)
+    Relation rel(2);
+    const uint32_t ix = rel.index_for(0b10);  // bound second column
+    std::mt19937 rng(spread);
+    std::vector<uint32_t> keys;
+    for (uint32_t i = 0; i < 3000; ++i) {
+      // Keys start mid-range, so later ones widen the table below its first key.
+      const uint32_t key = 5000 * spread + (rng() % 600) * spread - 2500 * spread * (i > 100);
+      uint32_t row[2] = {i, key};
+      rel.insert(row);
+      keys.push_back(key);
+    }
+    std::vector<uint32_t> probes = keys;
+    probes.push_back(1);               // below every key
+    probes.push_back(~uint32_t{0} - 1);  // above every key
+    for (uint32_t key : probes) {
+      std::vector<uint32_t> expected;  // the rows with this key, newest first
+      for (uint32_t r = rel.rows(); r-- > 0;)
+        if (rel.row(r)[1] == key) expected.push_back(r);
+      std::vector<uint32_t> chained;
+      for (uint32_t r = rel.index(ix).find(&key, rel.data(), 2); r != kNone; r = rel.index(ix).next(r))
+        chained.push_back(r);
+      ASSERT_EQ(chained, expected) << "spread " << spread << " key " << key;
+    }
+    rel.freeze_index(ix);
+    size_t largest = 0;
+    for (uint32_t key : probes) {
+      std::vector<uint32_t> expected;  // oldest first
+      for (uint32_t r = 0; r < rel.rows(); ++r)
+        if (rel.row(r)[1] == key) expected.push_back(r);
+      largest = std::max(largest, expected.size());
+      const auto [begin, end] = rel.index(ix).frozen_group(&key, rel.data(), 2);
+      const std::vector<uint32_t> group(rel.index(ix).frozen_rows() + begin, rel.index(ix).frozen_rows() + end);
+      ASSERT_EQ(group, expected) << "spread " << spread << " key " << key;
+      for (uint32_t i = begin; i < end; ++i) {
+        EXPECT_EQ(rel.index(ix).frozen_tuples()[2 * i], rel.row(group[i - begin])[0]);
+        EXPECT_EQ(rel.index(ix).frozen_tuples()[2 * i + 1], key);
+      }
+    }
+    EXPECT_EQ(rel.index(ix).frozen_largest_group(), largest);
+    // A relation of one column: its whole-tuple index is the one-column key.
+    Relation single(1);
+    for (uint32_t key : keys) single.insert(&key);
+    std::set<uint32_t> distinct(keys.begin(), keys.end());
+    EXPECT_EQ(single.rows(), distinct.size());
+    for (uint32_t r = 0; r < single.rows(); ++r) EXPECT_EQ(single.find(single.row(r)), r);
+    const uint32_t absent = 5000 * spread + 1;  // between the multiples of a spread > 1
+    if (spread > 1) EXPECT_EQ(single.find(&absent), kNone);
+  }
+}
+
 TEST(LogicSymbols, NumbersAreCanonicalAndCompareNumerically) {
   Symbols s;
   EXPECT_EQ(s.intern_term(Term::number("1")), s.intern_term(Term::number("1.0")));
