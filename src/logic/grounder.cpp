@@ -156,6 +156,11 @@ class Grounder {
     std::vector<Pending> pending;
     std::vector<uint32_t> tuples;
     pending.reserve(kBatch);
+    // Binary relations are appended unhashed and checked for repeated facts afterwards
+    // (remove_repeated_facts): a graph's edges would otherwise fill a whole-tuple hash
+    // table of ~64 MB at 2M edges, which nothing probes after loading.
+    std::vector<char> unchecked(rels_.size(), 0);
+    for (uint32_t p = 0; p < rels_.size(); ++p) unchecked[p] = rels_[p].arity() == 2 && rels_[p].rows() == 0;
     auto flush = [&]() {
       for (const Pending& q : pending) rels_[q.pred].prefetch(tuples.data() + q.begin);
       for (const Pending& q : pending) {
@@ -179,11 +184,19 @@ class Grounder {
       const uint32_t p = fact.builtin ? kNone : last_id;
       if (prog_.uses_domain()) domain_.insert(domain_.end(), tuple.begin(), tuple.end());
       if (p == kNone) continue;  // no rule reads it and no query can name it
+      if (unchecked[p]) {
+        const uint32_t row = rels_[p].append_distinct(tuple.data());
+        rels_[p].set_example_fact(row, f);
+        ++total_atoms_;
+        continue;
+      }
       pending.push_back({p, f, uint32_t(tuples.size())});
       tuples.insert(tuples.end(), tuple.begin(), tuple.end());
       if (pending.size() == kBatch) flush();
     }
     flush();
+    for (uint32_t p = 0; p < rels_.size(); ++p)
+      if (unchecked[p]) remove_repeated_facts(rels_[p]);
     for (Relation& r : rels_) r.delta_begin = r.delta_end = r.rows();
     if (prog_.uses_domain()) {
       domain_.insert(domain_.end(), prog_.template_constants().begin(),
@@ -191,6 +204,23 @@ class Grounder {
       std::sort(domain_.begin(), domain_.end());
       domain_.erase(std::unique(domain_.begin(), domain_.end()), domain_.end());
     }
+  }
+
+  // A binary relation loaded unhashed made distinct: when a fact repeats (found by
+  // sorting the packed pairs), the relation is rebuilt in load order with each tuple's
+  // first fact, the relation hashed loading would have built.
+  void remove_repeated_facts(Relation& rel) {
+    std::vector<uint64_t> pairs(rel.rows());
+    for (uint32_t r = 0; r < rel.rows(); ++r) pairs[r] = uint64_t(rel.row(r)[0]) << 32 | rel.row(r)[1];
+    std::sort(pairs.begin(), pairs.end());
+    if (std::adjacent_find(pairs.begin(), pairs.end()) == pairs.end()) return;
+    Relation distinct(2);
+    for (uint32_t r = 0; r < rel.rows(); ++r) {
+      const auto [row, inserted] = distinct.insert(rel.row(r));
+      if (inserted) distinct.set_example_fact(row, rel.example_fact(r));
+      else --total_atoms_;
+    }
+    rel = std::move(distinct);
   }
 
   // ---- planning ----

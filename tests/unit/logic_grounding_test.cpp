@@ -250,6 +250,34 @@ TEST(LogicGrounding, IdenticalGroundRulesAreKeptOnceUnlessDuplicateGrounding) {
   EXPECT_EQ(p.input_literals(0), (std::vector<uint32_t>{0}));
 }
 
+// A repeated binary fact is one atom, its first fact's (binary relations are loaded
+// unhashed and made distinct afterwards): the grounding of the facts with repeats is that
+// of the facts without them, atom for atom and rule for rule.
+TEST(LogicGrounding, RepeatedBinaryFactsAreOneAtomOfTheFirstFact) {
+  TemplateAst t;
+  t.rules.push_back(rule(lit("h", {"X"}), {lit("a", {"Y"}), lit("e", {"X", "Y"})}));
+  Program p(t);
+  std::vector<Literal> distinct{lit("a", {"1"}), lit("a", {"2"}), lit("e", {"1", "2"}), lit("e", {"2", "1"}),
+                                lit("e", {"2", "2"})};
+  std::vector<Literal> repeated{lit("a", {"1"}), lit("a", {"2"}), lit("e", {"1", "2"}), lit("e", {"2", "1"}),
+                                lit("e", {"1", "2"}), lit("e", {"2", "2"}), lit("e", {"2", "1"})};
+  const GroundSample once = ground(p, example(distinct), {});
+  const GroundSample twice = ground(p, example(repeated), {});
+  ASSERT_EQ(twice.num_atoms(), once.num_atoms());
+  EXPECT_EQ(twice.num_atoms(), 2u + 3u + 2u);
+  for (uint32_t a = 0; a < once.num_atoms(); ++a) EXPECT_EQ(p.atom_text(twice, a), p.atom_text(once, a));
+  // Each e atom is its first fact: e(1,2) fact 2, e(2,1) fact 3, e(2,2) fact 5 of `repeated`.
+  std::vector<uint32_t> e_facts;
+  for (uint32_t a = 0; a < twice.num_atoms(); ++a)
+    if (p.predicate_name(twice.atom_pred[a]) == "e") e_facts.push_back(twice.atom_example_fact[a]);
+  EXPECT_EQ(e_facts, (std::vector<uint32_t>{2, 3, 5}));
+  ASSERT_EQ(twice.rules.size(), once.rules.size());
+  for (size_t k = 0; k < once.rules.size(); ++k) {
+    EXPECT_EQ(twice.rules[k].head, once.rules[k].head);
+    EXPECT_EQ(twice.rules[k].inputs, once.rules[k].inputs);
+  }
+}
+
 TEST(LogicGrounding, RelevancePruningKeepsOnlyWhatSupportsTheQuery) {
   TemplateAst t;
   t.rules.push_back(rule(lit("h1", {"X"}), {lit("a", {"X"})}));
