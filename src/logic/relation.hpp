@@ -99,6 +99,37 @@ class Index {
     }
   }
 
+  // Adds rows [0, rows) to an empty index: as many inserts, but a direct table is sized
+  // once from the keys' range (one pass over them) and filled in a tight loop.
+  void insert_all(const uint32_t* data, uint32_t arity, uint32_t rows) {
+    if (!direct_ || inserted_ != 0 || rows == 0) {
+      for (uint32_t r = 0; r < rows; ++r) insert(r, data, arity);
+      return;
+    }
+    const uint8_t col = cols_[0];
+    uint32_t lo = data[col], hi = data[col];
+    for (uint32_t r = 1; r < rows; ++r) {
+      const uint32_t x = data[size_t(r) * arity + col];
+      lo = std::min(lo, x), hi = std::max(hi, x);
+    }
+    if (uint64_t(hi) - lo + 1 > 4 * (uint64_t(rows) + 1024)) {  // sparse for any count of distinct keys
+      for (uint32_t r = 0; r < rows; ++r) insert(r, data, arity);
+      return;
+    }
+    lo_ = lo;
+    table_.assign(size_t(hi - lo) + 1, kNone);
+    next_.resize(std::max<size_t>(rows, next_.size()), kNone);
+    for (uint32_t r = 0; r < rows; ++r) {
+      uint32_t& newest = table_[data[size_t(r) * arity + col] - lo];
+      used_ += newest == kNone;
+      next_[r] = newest;
+      newest = r;
+    }
+    inserted_ = rows;
+    frozen_ = false;
+    if (table_.size() > 4 * (uint64_t(used_) + 1024)) to_hash(data, arity);  // as inserting one by one would end
+  }
+
   // A read-only CSR copy for the enumeration phase: the rows of each key stored
   // contiguously (oldest first) with their tuples, so a lookup streams memory instead of
   // chasing a chain. Invalid once rows are added.
@@ -316,8 +347,7 @@ class Relation {
     for (uint32_t i = 0; i < indexes_.size(); ++i)
       if (indexes_[i].mask() == mask) return i;
     indexes_.emplace_back(mask, arity_);
-    Index& ix = indexes_.back();
-    for (uint32_t r = 0; r < rows_; ++r) ix.insert(r, data_.data(), arity_);
+    indexes_.back().insert_all(data_.data(), arity_, rows_);
     return uint32_t(indexes_.size() - 1);
   }
   const Index& index(uint32_t i) const { return indexes_[i]; }

@@ -106,6 +106,20 @@ TEST(LogicIndex, OneColumnKeysGiveTheSameGroupsDirectOrHashed) {
         chained.push_back(r);
       ASSERT_EQ(chained, expected) << "spread " << spread << " key " << key;
     }
+    // The same index built over existing rows (Index::insert_all) chains them the same way.
+    Relation late(2);
+    for (uint32_t r = 0; r < rel.rows(); ++r) late.insert(rel.row(r));
+    const uint32_t late_ix = late.index_for(0b10);
+    for (uint32_t key : probes) {
+      std::vector<uint32_t> a, b;
+      for (uint32_t r = rel.index(ix).find(&key, rel.data(), 2); r != kNone; r = rel.index(ix).next(r)) a.push_back(r);
+      for (uint32_t r = late.index(late_ix).find(&key, late.data(), 2); r != kNone; r = late.index(late_ix).next(r))
+        b.push_back(r);
+      ASSERT_EQ(b, a) << "spread " << spread << " key " << key;
+    }
+    uint32_t one_more[2] = {7, keys[0] + 1};  // an insert after insert_all extends its table or hash
+    late.insert(one_more);
+    EXPECT_EQ(late.index(late_ix).find(&one_more[1], late.data(), 2), late.rows() - 1);
     rel.freeze_index(ix);
     size_t largest = 0;
     for (uint32_t key : probes) {
