@@ -26,6 +26,28 @@ namespace {
 
 using Kind = BodyLiteral::Kind;
 
+// Sorts keys in 16-bit digits, least significant first (a digit all keys share is
+// skipped): a counting pass and a scatter per digit, where a comparison sort of a graph's
+// 2M packed edges took several times as long.
+void radix_sort(std::vector<uint64_t>& keys) {
+  if (keys.size() < 2) return;
+  std::vector<uint64_t> sorted(keys.size());
+  std::vector<uint32_t> start(size_t{1} << 16);
+  for (int shift = 0; shift < 64; shift += 16) {
+    std::fill(start.begin(), start.end(), 0);
+    for (const uint64_t k : keys) ++start[(k >> shift) & 0xFFFF];
+    if (start[(keys[0] >> shift) & 0xFFFF] == keys.size()) continue;
+    uint32_t sum = 0;
+    for (uint32_t& c : start) {
+      const uint32_t n = c;
+      c = sum;
+      sum += n;
+    }
+    for (const uint64_t k : keys) sorted[start[(k >> shift) & 0xFFFF]++] = k;
+    keys.swap(sorted);
+  }
+}
+
 // How one argument of a literal is handled when the literal is matched.
 struct ArgAction {
   enum : uint8_t { Const, Bound, Bind, Same } kind;
@@ -212,7 +234,7 @@ class Grounder {
   void remove_repeated_facts(Relation& rel) {
     std::vector<uint64_t> pairs(rel.rows());
     for (uint32_t r = 0; r < rel.rows(); ++r) pairs[r] = uint64_t(rel.row(r)[0]) << 32 | rel.row(r)[1];
-    std::sort(pairs.begin(), pairs.end());
+    radix_sort(pairs);
     if (std::adjacent_find(pairs.begin(), pairs.end()) == pairs.end()) return;
     Relation distinct(2);
     for (uint32_t r = 0; r < rel.rows(); ++r) {
