@@ -26,6 +26,28 @@ namespace {
 
 using Kind = BodyLiteral::Kind;
 
+// Sorts keys in 16-bit digits, least significant first (a digit all keys share is
+// skipped): a counting pass and a scatter per digit, where a comparison sort of a graph's
+// 2M packed edges took several times as long.
+void radix_sort(std::vector<uint64_t>& keys) {
+  if (keys.size() < 2) return;
+  std::vector<uint64_t> sorted(keys.size());
+  std::vector<uint32_t> start(size_t{1} << 16);
+  for (int shift = 0; shift < 64; shift += 16) {
+    std::fill(start.begin(), start.end(), 0);
+    for (const uint64_t k : keys) ++start[(k >> shift) & 0xFFFF];
+    if (start[(keys[0] >> shift) & 0xFFFF] == keys.size()) continue;
+    uint32_t sum = 0;
+    for (uint32_t& c : start) {
+      const uint32_t n = c;
+      c = sum;
+      sum += n;
+    }
+    for (const uint64_t k : keys) sorted[start[(k >> shift) & 0xFFFF]++] = k;
+    keys.swap(sorted);
+  }
+}
+
 // How one argument of a literal is handled when the literal is matched.
 struct ArgAction {
   enum : uint8_t { Const, Bound, Bind, Same } kind;
@@ -140,12 +162,38 @@ class Grounder {
     }
   }
 
+  // Facts are inserted in batches whose hash slots are prefetched first (as fire's heads
+  // are): a big graph's edge relation hashes 2M tuples into a table far larger than the
+  // caches, so each insert was a cache and TLB miss waited for in turn.
   void load_facts(const FactSource& facts) {
     FactSource::Interned fact;
     Literal scratch;
     std::string last_predicate;  // facts come in runs of one predicate: one lookup per run
     int last_arity = -1;
     uint32_t last_id = kNone;
+    constexpr uint32_t kBatch = 32;
+    struct Pending {
+      uint32_t pred, fact, begin;  // begin: into tuples
+    };
+    std::vector<Pending> pending;
+    std::vector<uint32_t> tuples;
+    pending.reserve(kBatch);
+    // Binary relations are appended unhashed and checked for repeated facts afterwards
+    // (remove_repeated_facts): a graph's edges would otherwise fill a whole-tuple hash
+    // table of ~64 MB at 2M edges, which nothing probes after loading.
+    std::vector<char> unchecked(rels_.size(), 0);
+    for (uint32_t p = 0; p < rels_.size(); ++p) unchecked[p] = rels_[p].arity() == 2 && rels_[p].rows() == 0;
+    auto flush = [&]() {
+      for (const Pending& q : pending) rels_[q.pred].prefetch(tuples.data() + q.begin);
+      for (const Pending& q : pending) {
+        Relation& rel = rels_[q.pred];
+        auto [row, inserted] = rel.insert(tuples.data() + q.begin);
+        if (inserted) ++total_atoms_;
+        if (rel.example_fact(row) == kNone) rel.set_example_fact(row, q.fact);
+      }
+      pending.clear();
+      tuples.clear();
+    };
     for (uint32_t f = 0; f < facts.size(); ++f) {
       read_fact(facts, f, fact, scratch);
       const std::vector<uint32_t>& tuple = fact.args;
@@ -158,10 +206,19 @@ class Grounder {
       const uint32_t p = fact.builtin ? kNone : last_id;
       if (prog_.uses_domain()) domain_.insert(domain_.end(), tuple.begin(), tuple.end());
       if (p == kNone) continue;  // no rule reads it and no query can name it
-      auto [row, inserted] = rels_[p].insert(tuple.data());
-      if (inserted) ++total_atoms_;
-      if (rels_[p].example_fact(row) == kNone) rels_[p].set_example_fact(row, f);
+      if (unchecked[p]) {
+        const uint32_t row = rels_[p].append_distinct(tuple.data());
+        rels_[p].set_example_fact(row, f);
+        ++total_atoms_;
+        continue;
+      }
+      pending.push_back({p, f, uint32_t(tuples.size())});
+      tuples.insert(tuples.end(), tuple.begin(), tuple.end());
+      if (pending.size() == kBatch) flush();
     }
+    flush();
+    for (uint32_t p = 0; p < rels_.size(); ++p)
+      if (unchecked[p]) remove_repeated_facts(rels_[p]);
     for (Relation& r : rels_) r.delta_begin = r.delta_end = r.rows();
     if (prog_.uses_domain()) {
       domain_.insert(domain_.end(), prog_.template_constants().begin(),
@@ -169,6 +226,23 @@ class Grounder {
       std::sort(domain_.begin(), domain_.end());
       domain_.erase(std::unique(domain_.begin(), domain_.end()), domain_.end());
     }
+  }
+
+  // A binary relation loaded unhashed made distinct: when a fact repeats (found by
+  // sorting the packed pairs), the relation is rebuilt in load order with each tuple's
+  // first fact, the relation hashed loading would have built.
+  void remove_repeated_facts(Relation& rel) {
+    std::vector<uint64_t> pairs(rel.rows());
+    for (uint32_t r = 0; r < rel.rows(); ++r) pairs[r] = uint64_t(rel.row(r)[0]) << 32 | rel.row(r)[1];
+    radix_sort(pairs);
+    if (std::adjacent_find(pairs.begin(), pairs.end()) == pairs.end()) return;
+    Relation distinct(2);
+    for (uint32_t r = 0; r < rel.rows(); ++r) {
+      const auto [row, inserted] = distinct.insert(rel.row(r));
+      if (inserted) distinct.set_example_fact(row, rel.example_fact(r));
+      else --total_atoms_;
+    }
+    rel = std::move(distinct);
   }
 
   // ---- planning ----

@@ -6,8 +6,14 @@
 // rows with equal keys are chained newest-first through `next`, so a range [lo, hi) is
 // read by skipping rows >= hi and stopping at the first row < lo. Rows appended while a
 // chain is being read do not disturb the reader (the chain it follows is unchanged).
+//
+// A key of one column whose values are dense (a graph's node ids: consecutive small
+// integers, or names interned in the order they are first read) is looked up in a direct
+// table, key - lo -> newest row, instead of hashed: one load, no probe. The table widens
+// as keys arrive and becomes a hash table once it would be mostly empty.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -28,13 +34,18 @@ class Index {
     for (uint32_t c = 0; c < arity; ++c)
       if (mask >> c & 1) cols_.push_back(uint8_t(c));
     inline_key_ = cols_.size() <= kInlineKey;
-    slots_.assign(16, Slot{});
+    direct_ = cols_.size() == 1;
+    if (!direct_) slots_.assign(16, Slot{});
   }
   uint64_t mask() const { return mask_; }
   const std::vector<uint8_t>& cols() const { return cols_; }
 
   // Newest row whose bound columns equal key (key has cols().size() values), or kNone.
   uint32_t find(const uint32_t* key, const uint32_t* data, uint32_t arity) const {
+    if (direct_) {
+      const uint32_t k = key[0] - lo_;  // (wraps past the table for a key below lo_)
+      return k < table_.size() ? table_[k] : kNone;
+    }
     size_t s = find_slot(key, data, arity);
     return s == kNoSlot ? kNone : slots_[s].row;
   }
@@ -42,6 +53,11 @@ class Index {
   // Hints the CPU to load the slot where a key with this tuple would start probing
   // (batched lookups hide the memory latency of large tables).
   void prefetch(const uint32_t* tuple) const {
+    if (direct_) {
+      const uint32_t k = tuple[cols_[0]] - lo_;
+      if (k < table_.size()) __builtin_prefetch(&table_[k]);
+      return;
+    }
     uint32_t key[64];
     for (size_t i = 0; i < cols_.size(); ++i) key[i] = tuple[cols_[i]];
     __builtin_prefetch(&slots_[hash_key(key) & (slots_.size() - 1)]);
@@ -50,9 +66,17 @@ class Index {
   // Adds row (the newest) whose values are at data + row * arity.
   void insert(uint32_t row, const uint32_t* data, uint32_t arity) {
     frozen_ = false;
-    if ((used_ + 1) * 2 > slots_.size()) grow();
+    ++inserted_;
     if (next_.size() <= row) next_.resize(std::max<size_t>(row + 1, next_.size() * 2), kNone);
     const uint32_t* tuple = data + size_t(row) * arity;
+    if (direct_ && fits_table(tuple[cols_[0]], data, arity)) {
+      uint32_t& newest = table_[tuple[cols_[0]] - lo_];
+      if (newest == kNone) ++used_;
+      next_[row] = newest;
+      newest = row;
+      return;
+    }
+    if ((used_ + 1) * 2 > slots_.size()) grow();
     uint32_t key[64];
     for (size_t i = 0; i < cols_.size(); ++i) key[i] = tuple[cols_[i]];
     uint32_t h = hash_key(key);
@@ -75,10 +99,45 @@ class Index {
     }
   }
 
+  // Adds rows [0, rows) to an empty index: as many inserts, but a direct table is sized
+  // once from the keys' range (one pass over them) and filled in a tight loop.
+  void insert_all(const uint32_t* data, uint32_t arity, uint32_t rows) {
+    if (!direct_ || inserted_ != 0 || rows == 0) {
+      for (uint32_t r = 0; r < rows; ++r) insert(r, data, arity);
+      return;
+    }
+    const uint8_t col = cols_[0];
+    uint32_t lo = data[col], hi = data[col];
+    for (uint32_t r = 1; r < rows; ++r) {
+      const uint32_t x = data[size_t(r) * arity + col];
+      lo = std::min(lo, x), hi = std::max(hi, x);
+    }
+    if (uint64_t(hi) - lo + 1 > 4 * (uint64_t(rows) + 1024)) {  // sparse for any count of distinct keys
+      for (uint32_t r = 0; r < rows; ++r) insert(r, data, arity);
+      return;
+    }
+    lo_ = lo;
+    table_.assign(size_t(hi - lo) + 1, kNone);
+    next_.resize(std::max<size_t>(rows, next_.size()), kNone);
+    for (uint32_t r = 0; r < rows; ++r) {
+      uint32_t& newest = table_[data[size_t(r) * arity + col] - lo];
+      used_ += newest == kNone;
+      next_[r] = newest;
+      newest = r;
+    }
+    inserted_ = rows;
+    frozen_ = false;
+    if (table_.size() > 4 * (uint64_t(used_) + 1024)) to_hash(data, arity);  // as inserting one by one would end
+  }
+
   // A read-only CSR copy for the enumeration phase: the rows of each key stored
   // contiguously (oldest first) with their tuples, so a lookup streams memory instead of
   // chasing a chain. Invalid once rows are added.
   void freeze(const uint32_t* data, uint32_t arity, uint32_t rows) {
+    if (direct_) {
+      if (inserted_ == rows) return freeze_direct(data, arity, rows);
+      to_hash(data, arity);  // (rows not all inserted: not a relation's index)
+    }
     frozen_begin_.assign(slots_.size() + 1, 0);
     frozen_rows_.clear();
     frozen_tuples_.clear();
@@ -106,6 +165,11 @@ class Index {
   size_t frozen_largest_group() const { return frozen_largest_; }
   // The frozen group of key: positions [begin, end) into frozen_rows()/frozen_tuples().
   std::pair<uint32_t, uint32_t> frozen_group(const uint32_t* key, const uint32_t* data, uint32_t arity) const {
+    if (direct_) {
+      const uint32_t k = key[0] - lo_;
+      if (k >= table_.size()) return {0, 0};
+      return {frozen_begin_[k], frozen_begin_[k + 1]};
+    }
     size_t s = find_slot(key, data, arity);
     if (s == kNoSlot) return {0, 0};
     return {frozen_begin_[s], frozen_begin_[s + 1]};
@@ -123,6 +187,66 @@ class Index {
     uint32_t hash = 0;
     uint32_t key[kInlineKey] = {0, 0};
   };
+
+  // The rows [0, rows) (every one inserted, oldest first) grouped by key with a counting
+  // sort: the groups are those the chains give, read in row order instead of chain order.
+  void freeze_direct(const uint32_t* data, uint32_t arity, uint32_t rows) {
+    const uint8_t col = cols_[0];
+    frozen_begin_.assign(table_.size() + 1, 0);
+    for (uint32_t r = 0; r < rows; ++r) ++frozen_begin_[data[size_t(r) * arity + col] - lo_ + 1];
+    frozen_largest_ = 0;
+    for (size_t k = 0; k < table_.size(); ++k) {
+      frozen_largest_ = std::max<size_t>(frozen_largest_, frozen_begin_[k + 1]);
+      frozen_begin_[k + 1] += frozen_begin_[k];
+    }
+    frozen_rows_.assign(rows, 0);
+    frozen_tuples_.assign(size_t(rows) * arity, 0);
+    std::vector<uint32_t> at(frozen_begin_.begin(), frozen_begin_.end() - 1);
+    for (uint32_t r = 0; r < rows; ++r) {
+      const uint32_t* t = data + size_t(r) * arity;
+      const uint32_t pos = at[t[col] - lo_]++;
+      frozen_rows_[pos] = r;
+      std::memcpy(frozen_tuples_.data() + size_t(pos) * arity, t, arity * sizeof(uint32_t));
+    }
+    frozen_ = true;
+  }
+
+  // Whether key x has a place in the direct table, widened to it if needed; false (and
+  // the index turned into a hash table) when the table would be more than three quarters
+  // empty.
+  bool fits_table(uint32_t x, const uint32_t* data, uint32_t arity) {
+    if (table_.empty()) lo_ = x;
+    if (x - lo_ < table_.size()) return true;
+    const uint64_t lo = std::min(lo_, x), hi = std::max<uint64_t>(uint64_t(lo_) + table_.size(), uint64_t(x) + 1);
+    if (hi - lo > 4 * (uint64_t(used_) + 1024)) {
+      to_hash(data, arity);
+      return false;
+    }
+    std::vector<uint32_t> wider(std::max<uint64_t>(hi - lo, 2 * table_.size()), kNone);
+    if (uint64_t(lo) + wider.size() > uint64_t(kNone)) wider.resize(uint64_t(kNone) - lo);  // keys stay below kNone
+    std::copy(table_.begin(), table_.end(), wider.begin() + (lo_ - lo));
+    table_ = std::move(wider);
+    lo_ = static_cast<uint32_t>(lo);
+    return true;
+  }
+  // The direct table's keys moved into hash slots (their chains stay in next_).
+  void to_hash(const uint32_t* data, uint32_t arity) {
+    direct_ = false;
+    size_t cap = 16;
+    while (cap < 2 * (used_ + 1)) cap *= 2;
+    slots_.assign(cap, Slot{});
+    for (const uint32_t newest : table_) {
+      if (newest == kNone) continue;
+      const uint32_t key = data[size_t(newest) * arity + cols_[0]];
+      const uint32_t h = hash_key(&key);
+      size_t s = h & (cap - 1);
+      while (slots_[s].row != kNone) s = (s + 1) & (cap - 1);
+      slots_[s].row = newest;
+      slots_[s].hash = h;
+      slots_[s].key[0] = key;
+    }
+    table_ = {};
+  }
 
   size_t find_slot(const uint32_t* key, const uint32_t* data, uint32_t arity) const {
     uint32_t h = hash_key(key);
@@ -167,6 +291,10 @@ class Index {
   uint64_t mask_;
   std::vector<uint8_t> cols_;
   bool inline_key_ = true;
+  bool direct_ = false;           // one key column, looked up in table_ (else hashed in slots_)
+  uint32_t lo_ = 0;               // table_'s first key
+  std::vector<uint32_t> table_;   // key - lo_ -> newest row, or kNone
+  size_t inserted_ = 0;           // rows inserted
   std::vector<Slot> slots_;
   std::vector<uint32_t> next_;    // per row: next older row with the same key
   size_t used_ = 0;
@@ -219,8 +347,7 @@ class Relation {
     for (uint32_t i = 0; i < indexes_.size(); ++i)
       if (indexes_[i].mask() == mask) return i;
     indexes_.emplace_back(mask, arity_);
-    Index& ix = indexes_.back();
-    for (uint32_t r = 0; r < rows_; ++r) ix.insert(r, data_.data(), arity_);
+    indexes_.back().insert_all(data_.data(), arity_, rows_);
     return uint32_t(indexes_.size() - 1);
   }
   const Index& index(uint32_t i) const { return indexes_[i]; }

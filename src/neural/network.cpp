@@ -584,6 +584,13 @@ void append_transposed(SampleNetwork& net, const FlatGroundRules& f, const std::
   });
 }
 
+// count copies of value appended to v (inline for the one-grounding runs of a sorted rule).
+void append_copies(std::vector<uint32_t>& v, size_t count, uint32_t value) {
+  if (count > 8) v.insert(v.end(), count, value);
+  else
+    for (size_t t = 0; t < count; ++t) v.push_back(value);
+}
+
 // The kept ground rules with their softmax groups, sorted by (rule, head, group, order).
 void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const FlatGroundRules& f, const Relevance& r,
                       const std::vector<uint32_t>& local) {
@@ -608,12 +615,19 @@ void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const Flat
   // attention's n^2 scores do) are copied as blocks. When every atom is kept, local ids are
   // the ground ids: no lookup (attention's score atoms are read n apart here, so each
   // lookup would be a cache miss).
+  // Runs are short where `kept` was sorted by head (a GCN's edge rule: one grounding per
+  // run, read from a random row), so they are copied element by element rather than by a
+  // memmove call each, and the rows of the grounding kPrefetch places ahead are fetched
+  // early (at 2M edges the rows are 8 MB apart from cache; each read was a miss in line).
   const bool all_kept = net.num_atoms() == local.size();
   auto to_local = [&](const uint32_t* begin, size_t count, std::vector<uint32_t>& out) {
-    if (all_kept) out.insert(out.end(), begin, begin + count);
+    if (all_kept && count > 8) out.insert(out.end(), begin, begin + count);
+    else if (all_kept)
+      for (size_t t = 0; t < count; ++t) out.push_back(begin[t]);
     else
       for (size_t t = 0; t < count; ++t) out.push_back(local[begin[t]]);
   };
+  constexpr size_t kPrefetch = 16;
   auto grid = grids.begin();
   for (size_t i = 0; i < kept.size();) {
     if (grid != grids.end() && grid->begin == i) {
@@ -627,12 +641,20 @@ void add_ground_rules(SampleNetwork& net, const TemplateModel& model, const Flat
     size_t e = i + 1;
     while (e < kept.size() && kept[e] == kept[e - 1] + 1 && kept[e] < end) ++e;
     const size_t count = e - i, row = kept[i] - f.set_begin[set];
-    net.rule.insert(net.rule.end(), count, rs.rule);
+    if (i + kPrefetch < kept.size()) {
+      const uint32_t ahead = kept[i + kPrefetch];
+      if (ahead >= f.set_begin[set] && ahead < end) {
+        const size_t ahead_row = ahead - f.set_begin[set];
+        __builtin_prefetch(rs.head.data() + ahead_row);
+        if (rs.n_inputs > 0) __builtin_prefetch(rs.inputs.data() + ahead_row * rs.n_inputs);
+      }
+    }
+    append_copies(net.rule, count, rs.rule);
     to_local(rs.head.data() + row, count, net.head);
     if (model.rules[rs.rule].softmax)
       net.softmax_group.insert(net.softmax_group.end(), group.begin() + kept[i], group.begin() + kept[i] + count);
     else
-      net.softmax_group.insert(net.softmax_group.end(), count, 0u);  // (one group for the others)
+      append_copies(net.softmax_group, count, 0u);  // (one group for the others)
     to_local(rs.inputs.data() + row * rs.n_inputs, count * rs.n_inputs, net.inputs);
     for (size_t t = 0; t < count; ++t) net.inputs_begin.push_back(net.inputs_begin.back() + rs.n_inputs);
     i = e;

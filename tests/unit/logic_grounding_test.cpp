@@ -78,6 +78,75 @@ TEST(LogicIndex, ChainsRowsWithEqualKeysNewestFirst) {
   EXPECT_EQ(n, 100u);
 }
 
+// A one-column key is looked up in a direct table while its values are dense, and hashed
+// once they are not: either way find, the chains and the frozen groups are those of the
+// rows themselves (checked against a scan), for keys arriving above and below the first.
+TEST(LogicIndex, OneColumnKeysGiveTheSameGroupsDirectOrHashed) {
+  for (const uint32_t spread : {1u, 3u, 100000u}) {  // dense, dense with gaps, sparse (hashed)
+    Relation rel(2);
+    const uint32_t ix = rel.index_for(0b10);  // bound second column
+    std::mt19937 rng(spread);
+    std::vector<uint32_t> keys;
+    for (uint32_t i = 0; i < 3000; ++i) {
+      // Keys start mid-range, so later ones widen the table below its first key.
+      const uint32_t key = 5000 * spread + (rng() % 600) * spread - 2500 * spread * (i > 100);
+      uint32_t row[2] = {i, key};
+      rel.insert(row);
+      keys.push_back(key);
+    }
+    std::vector<uint32_t> probes = keys;
+    probes.push_back(1);               // below every key
+    probes.push_back(~uint32_t{0} - 1);  // above every key
+    for (uint32_t key : probes) {
+      std::vector<uint32_t> expected;  // the rows with this key, newest first
+      for (uint32_t r = rel.rows(); r-- > 0;)
+        if (rel.row(r)[1] == key) expected.push_back(r);
+      std::vector<uint32_t> chained;
+      for (uint32_t r = rel.index(ix).find(&key, rel.data(), 2); r != kNone; r = rel.index(ix).next(r))
+        chained.push_back(r);
+      ASSERT_EQ(chained, expected) << "spread " << spread << " key " << key;
+    }
+    // The same index built over existing rows (Index::insert_all) chains them the same way.
+    Relation late(2);
+    for (uint32_t r = 0; r < rel.rows(); ++r) late.insert(rel.row(r));
+    const uint32_t late_ix = late.index_for(0b10);
+    for (uint32_t key : probes) {
+      std::vector<uint32_t> a, b;
+      for (uint32_t r = rel.index(ix).find(&key, rel.data(), 2); r != kNone; r = rel.index(ix).next(r)) a.push_back(r);
+      for (uint32_t r = late.index(late_ix).find(&key, late.data(), 2); r != kNone; r = late.index(late_ix).next(r))
+        b.push_back(r);
+      ASSERT_EQ(b, a) << "spread " << spread << " key " << key;
+    }
+    uint32_t one_more[2] = {7, keys[0] + 1};  // an insert after insert_all extends its table or hash
+    late.insert(one_more);
+    EXPECT_EQ(late.index(late_ix).find(&one_more[1], late.data(), 2), late.rows() - 1);
+    rel.freeze_index(ix);
+    size_t largest = 0;
+    for (uint32_t key : probes) {
+      std::vector<uint32_t> expected;  // oldest first
+      for (uint32_t r = 0; r < rel.rows(); ++r)
+        if (rel.row(r)[1] == key) expected.push_back(r);
+      largest = std::max(largest, expected.size());
+      const auto [begin, end] = rel.index(ix).frozen_group(&key, rel.data(), 2);
+      const std::vector<uint32_t> group(rel.index(ix).frozen_rows() + begin, rel.index(ix).frozen_rows() + end);
+      ASSERT_EQ(group, expected) << "spread " << spread << " key " << key;
+      for (uint32_t i = begin; i < end; ++i) {
+        EXPECT_EQ(rel.index(ix).frozen_tuples()[2 * i], rel.row(group[i - begin])[0]);
+        EXPECT_EQ(rel.index(ix).frozen_tuples()[2 * i + 1], key);
+      }
+    }
+    EXPECT_EQ(rel.index(ix).frozen_largest_group(), largest);
+    // A relation of one column: its whole-tuple index is the one-column key.
+    Relation single(1);
+    for (uint32_t key : keys) single.insert(&key);
+    std::set<uint32_t> distinct(keys.begin(), keys.end());
+    EXPECT_EQ(single.rows(), distinct.size());
+    for (uint32_t r = 0; r < single.rows(); ++r) EXPECT_EQ(single.find(single.row(r)), r);
+    const uint32_t absent = 5000 * spread + 1;  // between the multiples of a spread > 1
+    if (spread > 1) EXPECT_EQ(single.find(&absent), kNone);
+  }
+}
+
 TEST(LogicSymbols, NumbersAreCanonicalAndCompareNumerically) {
   Symbols s;
   EXPECT_EQ(s.intern_term(Term::number("1")), s.intern_term(Term::number("1.0")));
@@ -193,6 +262,34 @@ TEST(LogicGrounding, IdenticalGroundRulesAreKeptOnceUnlessDuplicateGrounding) {
   EXPECT_EQ(s.rules[1].size(), 3u);
   EXPECT_EQ(s.rules[0].n_inputs, 1u);  // the hidden literal is no input
   EXPECT_EQ(p.input_literals(0), (std::vector<uint32_t>{0}));
+}
+
+// A repeated binary fact is one atom, its first fact's (binary relations are loaded
+// unhashed and made distinct afterwards): the grounding of the facts with repeats is that
+// of the facts without them, atom for atom and rule for rule.
+TEST(LogicGrounding, RepeatedBinaryFactsAreOneAtomOfTheFirstFact) {
+  TemplateAst t;
+  t.rules.push_back(rule(lit("h", {"X"}), {lit("a", {"Y"}), lit("e", {"X", "Y"})}));
+  Program p(t);
+  std::vector<Literal> distinct{lit("a", {"1"}), lit("a", {"2"}), lit("e", {"1", "2"}), lit("e", {"2", "1"}),
+                                lit("e", {"2", "2"})};
+  std::vector<Literal> repeated{lit("a", {"1"}), lit("a", {"2"}), lit("e", {"1", "2"}), lit("e", {"2", "1"}),
+                                lit("e", {"1", "2"}), lit("e", {"2", "2"}), lit("e", {"2", "1"})};
+  const GroundSample once = ground(p, example(distinct), {});
+  const GroundSample twice = ground(p, example(repeated), {});
+  ASSERT_EQ(twice.num_atoms(), once.num_atoms());
+  EXPECT_EQ(twice.num_atoms(), 2u + 3u + 2u);
+  for (uint32_t a = 0; a < once.num_atoms(); ++a) EXPECT_EQ(p.atom_text(twice, a), p.atom_text(once, a));
+  // Each e atom is its first fact: e(1,2) fact 2, e(2,1) fact 3, e(2,2) fact 5 of `repeated`.
+  std::vector<uint32_t> e_facts;
+  for (uint32_t a = 0; a < twice.num_atoms(); ++a)
+    if (p.predicate_name(twice.atom_pred[a]) == "e") e_facts.push_back(twice.atom_example_fact[a]);
+  EXPECT_EQ(e_facts, (std::vector<uint32_t>{2, 3, 5}));
+  ASSERT_EQ(twice.rules.size(), once.rules.size());
+  for (size_t k = 0; k < once.rules.size(); ++k) {
+    EXPECT_EQ(twice.rules[k].head, once.rules[k].head);
+    EXPECT_EQ(twice.rules[k].inputs, once.rules[k].inputs);
+  }
 }
 
 TEST(LogicGrounding, RelevancePruningKeepsOnlyWhatSupportsTheQuery) {
