@@ -5,6 +5,7 @@
 // (3 runs each; bench/big_graph.py writes a 113 MB graph) and writes no JSON; `bench_parse
 // --store FILE...` times the text path of Dataset::load instead (parsed into the compact store). There is no peer: PyNeuraLogic parses inside its Java engine
 // as part of building the dataset, which cannot be timed separately.
+#include <cstdio>
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -14,6 +15,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,7 @@ namespace {
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
+  if (!in || std::filesystem::is_directory(path)) throw std::runtime_error("cannot read " + path);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -64,7 +67,25 @@ void print(const Result& r) {
             << " ms, cpu " << r.cpu_ms << " ms (" << mb_per_s << " MB/s of cpu time)\n";
 }
 
+int run(int argc, char** argv);
+
+// A file that cannot be read or parsed is reported, not left to terminate the program.
 int main(int argc, char** argv) {
+  if (argc > 1 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    std::printf("usage: bench_parse [FILE... | --store FILE...]\n"
+                "  no arguments: the NeuraLogic datasets and a generated 10 MB file (writes bench/results/parse.json)\n"
+                "  FILE...: each examples file parsed (3 runs); --store FILE...: parsed into the compact store\n");
+    return 0;
+  }
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_parse: %s\n", e.what());
+    return 1;
+  }
+}
+
+int run(int argc, char** argv) {
   const std::string data = std::string(LRNN_DATASETS_DIR) + "/neuralogic/";
   std::vector<Result> results;
   auto count_facts = [](const std::string& text) {
