@@ -151,12 +151,69 @@ static void refuse_released(const Dataset::Impl& d, const std::string& what) {
                                      "may use it; use the dataset as loaded");
 }
 
+namespace {
+
+// Every span of a sample's head: the example's, and those of its queries (and of their
+// terms and values).
+template <class Visit>
+void for_each_span(train::Sample& s, Visit&& visit) {
+  visit(s.example.span);
+  for (std::vector<Literal>* literals : {&s.example.queries, &s.queries})
+    for (Literal& l : *literals) {
+      visit(l.span);
+      if (l.weight) visit(l.weight->span);
+      for (Term& t : l.args) visit(t.span);
+    }
+}
+
+// Spans into big source files (a graph's examples file: tens of MB, held by every span of
+// it) are pointed at a copy that keeps only what their error messages show: the lines they
+// start on, up to a window past their column (diagnostics.cpp shows 120 bytes around it),
+// every other line empty, so lines and columns stay where they were.
+void keep_only_what_spans_show(std::vector<train::Sample>& samples) {
+  constexpr size_t kBig = size_t{1} << 20, kShown = 256;
+  std::map<const SourceFile*, std::map<uint32_t, size_t>> shown;  // file -> line -> bytes kept
+  for (train::Sample& s : samples)
+    for_each_span(s, [&](Span& span) {
+      if (!span.file || span.file->text.size() < kBig || span.line == 0) return;
+      size_t& keep = shown[span.file.get()][span.line];
+      keep = std::max(keep, size_t(span.col) + kShown);
+    });
+  std::map<const SourceFile*, std::shared_ptr<const SourceFile>> trimmed;
+  for (const auto& [file, lines] : shown) {
+    auto copy = std::make_shared<SourceFile>();
+    copy->name = file->name;
+    const std::string& text = file->text;
+    size_t begin = 0;
+    uint32_t line = 1;
+    for (const auto& [wanted, keep] : lines) {
+      for (; line < wanted && begin < text.size(); ++line) {
+        const size_t end = text.find('\n', begin);
+        begin = end == std::string::npos ? text.size() : end + 1;
+        copy->text += '\n';
+      }
+      const size_t end = std::min(text.find('\n', begin), text.size());
+      copy->text.append(text, begin, std::min(keep, end - begin));
+    }
+    trimmed[file] = std::move(copy);
+  }
+  for (train::Sample& s : samples)
+    for_each_span(s, [&](Span& span) {
+      if (auto it = trimmed.find(span.file.get()); span.file && it != trimmed.end()) span.file = it->second;
+    });
+}
+
+}  // namespace
+
 Dataset Dataset::without_facts() const {
   if (impl_->learnable_facts)
     throw Error(ErrorKind::Semantic, "the facts of a dataset with learnable facts are parameters of the data: "
                                      "they cannot be released (Dataset::without_facts)");
   auto impl = std::make_shared<Impl>();
-  impl->samples = train::SampleStore(impl_->samples.without_facts());  // their ExampleAst::facts are empty
+  std::vector<train::Sample> heads = impl_->samples.without_facts();  // their ExampleAst::facts are empty
+  // Nothing left reads the facts' text: the heads keep what their own spans show.
+  keep_only_what_spans_show(heads);
+  impl->samples = train::SampleStore(std::move(heads));
   impl->id = impl_->id;  // a model's grounding of the dataset stays its grounding of this one
   impl->shard_first = impl_->shard_first;
   impl->total = impl_->total;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "api/dataset_impl.hpp"
 #include "cli_test_support.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/lrnn.hpp"
@@ -275,4 +276,31 @@ TEST(QuerySplit, AModelThatPreparedADatasetTrainsOnItWithoutItsFacts) {
     }
   }
   EXPECT_THROW((void)split.with_learnable_facts().without_facts(), lrnn::Error);
+}
+
+// A dataset without its facts keeps, of a big examples file's text, only what its heads'
+// spans show in error messages: the example lines near their columns (the whole text, here
+// 2 MB on two lines, was held through training by the example's span).
+TEST(QuerySplit, WithoutFactsTheExamplesTextKeepsOnlyWhatItsSpansShow) {
+  const std::filesystem::path path = std::filesystem::temp_directory_path() / "lrnn_big_examples.txt";
+  {
+    std::ofstream out(path);
+    out << "% a comment line\n";
+    out << "g :- ";
+    for (int i = 0; i < 100000; ++i) out << (i ? ", " : "") << "edge(n" << i << ", n" << i + 1 << ")";
+    out << ".\n";
+  }
+  const std::filesystem::path queries = std::filesystem::temp_directory_path() / "lrnn_big_examples_queries.txt";
+  std::ofstream(queries) << "1.0 edge(n0, n1).\n";
+  const lrnn::Dataset data = lrnn::Dataset::load(path.string(), queries.string());
+  const lrnn::Span before = data.impl().samples.without_facts()[0].example.span;
+  ASSERT_TRUE(before.file);
+  ASSERT_GT(before.file->text.size(), size_t(1) << 20);
+  const lrnn::Span after = data.without_facts().impl().samples.without_facts()[0].example.span;
+  ASSERT_TRUE(after.file);
+  EXPECT_LT(after.file->text.size(), 1000u);
+  EXPECT_EQ(after.line, before.line);
+  EXPECT_EQ(lrnn::format_diagnostic(after, "m"), lrnn::format_diagnostic(before, "m"));
+  std::filesystem::remove(path);
+  std::filesystem::remove(queries);
 }
