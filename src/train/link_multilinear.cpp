@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <map>
 
-#include <Eigen/Core>
+#include "exec/scalar.hpp"  // Eigen, through the header that keeps GCC 12's false AVX-512 warnings out
 
 namespace lrnn::train {
 
