@@ -50,10 +50,9 @@ class Symbolic {
  public:
   Symbolic(const neural::TemplateModel& model, const neural::SampleNetwork& net,
            const std::vector<uint32_t>& slot_atom, const std::vector<neural::Shape>& row_shape)
-      : model_(model), net_(net) {
+      : model_(model), net_(net), row_shape_(row_shape) {
     for (uint32_t i = 0; i < slot_atom.size(); ++i)
       if (slot_atom[i] != neural::kNone) slot_of_[slot_atom[i]] = i;
-    row_shape_ = row_shape;
     for (uint32_t k = 0; k < net.num_ground_rules(); ++k) rules_of_[net.head[k]].push_back(k);
   }
 
@@ -171,7 +170,7 @@ class Symbolic {
   const neural::TemplateModel& model_;
   const neural::SampleNetwork& net_;
   std::map<uint32_t, uint32_t> slot_of_;  // fact atom -> decoder input
-  std::vector<neural::Shape> row_shape_;
+  const std::vector<neural::Shape>& row_shape_;
   std::map<uint32_t, std::vector<uint32_t>> rules_of_;  // head atom -> its ground rules
 };
 

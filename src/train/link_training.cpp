@@ -273,14 +273,16 @@ std::unique_ptr<Engine::LinkSession> Engine::start_links(const SampleStore& data
   if (link.decoder == LinkConfig::Decoder::Multilinear && !s->multilinear)
     throw Error(ErrorKind::Semantic, "link prediction: the scores of " + s->decoder.predicate +
                                          " are not sums of element-wise products of their arguments' rows");
-  // Passes small enough that a pass's values and gradients stay in cache (about 2 MB of
-  // doubles), unless a chunk is set.
-  const size_t per_link = std::max<size_t>(1, s->decoder_for(1).plan.num_values);
-  s->chunk = link.chunk > 0 ? link.chunk : std::max<size_t>(1, (size_t{1} << 18) / per_link);
-  s->chunk = std::max(s->chunk, group);
-  s->chunk -= s->chunk % group;  // a link and its negatives always share a pass
-  s->decoders.clear();
-  s->decoder_for(s->train_links.size() * group);  // the training passes' plan, built with the rest
+  if (!s->multilinear) {  // multilinear scores read the encoder's rows: no decoder plan
+    // Passes small enough that a pass's values and gradients stay in cache (about 2 MB of
+    // doubles), unless a chunk is set.
+    const size_t per_link = std::max<size_t>(1, s->decoder_for(1).plan.num_values);
+    s->chunk = link.chunk > 0 ? link.chunk : std::max<size_t>(1, (size_t{1} << 18) / per_link);
+    s->chunk = std::max(s->chunk, group);
+    s->chunk -= s->chunk % group;  // a link and its negatives always share a pass
+    s->decoders.clear();
+    s->decoder_for(s->train_links.size() * group);  // the training passes' plan, built with the rest
+  }
   s->seconds = seconds_since(t0);
   return s;
 }
@@ -495,30 +497,30 @@ void Engine::link_epoch(LinkSession& s, const LinkConfig& link, const TrainConfi
         for (double& g : pass.loss_grad) g /= divisor;
         add_row_grads(s, pass.encoder_ws, pass.offsets, pass.scores.size(), pass.loss_grad.data());
       }
-    } else {
-    decode_chunks(s, pass.encoder_ws, params, pass.decoder_ws, args.data(), pass.scores.size(),
-                  [&](const LinkSession::DecoderPlan& d, size_t first, size_t n, exec::BasicWorkspace<T>& ws) {
-                    for (size_t c = 0; c < n; ++c) pass.scores[first + c] = double(ws.values[d.score_offset[c]]);
-                    for (size_t g = first; g < first + n; g += group) {
-                      const GroupLoss gl = group_loss(&pass.scores[g], group, link, kind, &pass.loss_grad[g]);
-                      m.loss += gl.sum;
-                      right += gl.right;
-                    }
-                    if (!train) return;
-                    std::fill(ws.grads.begin(), ws.grads.end(), T(0));
-                    ws.grads.resize(d.plan.num_values, T(0));
-                    for (size_t c = 0; c < n; ++c) ws.grads[d.score_offset[c]] = T(pass.loss_grad[first + c] / divisor);
-                    exec::backward(d.plan, params, ws, pass.grads, nullptr, nullptr);
-                    for (size_t c = 0; c < n; ++c) {
-                      const uint32_t* l = args.data() + (first + c) * k;
-                      for (uint32_t i = 0; i < s.inputs(); ++i) {
-                        const uint32_t from = d.slot_offset[c * s.inputs() + i];
-                        if (from == exec::kNoValue) continue;
-                        T* to = pass.encoder_ws.grads.data() + s.row_offset[i][l[s.decoder.inputs[i].position]];
-                        for (int e = 0; e < s.row_shape[i].size(); ++e) to[e] += ws.grads[from + e];
+    } else {  // chunk by chunk through the decoder plan: each chunk's backward before the next
+      decode_chunks(s, pass.encoder_ws, params, pass.decoder_ws, args.data(), pass.scores.size(),
+                    [&](const LinkSession::DecoderPlan& d, size_t first, size_t n, exec::BasicWorkspace<T>& ws) {
+                      for (size_t c = 0; c < n; ++c) pass.scores[first + c] = double(ws.values[d.score_offset[c]]);
+                      for (size_t g = first; g < first + n; g += group) {
+                        const GroupLoss gl = group_loss(&pass.scores[g], group, link, kind, &pass.loss_grad[g]);
+                        m.loss += gl.sum;
+                        right += gl.right;
                       }
-                    }
-                  });
+                      if (!train) return;
+                      std::fill(ws.grads.begin(), ws.grads.end(), T(0));
+                      ws.grads.resize(d.plan.num_values, T(0));
+                      for (size_t c = 0; c < n; ++c) ws.grads[d.score_offset[c]] = T(pass.loss_grad[first + c] / divisor);
+                      exec::backward(d.plan, params, ws, pass.grads, nullptr, nullptr);
+                      for (size_t c = 0; c < n; ++c) {
+                        const uint32_t* l = args.data() + (first + c) * k;
+                        for (uint32_t i = 0; i < s.inputs(); ++i) {
+                          const uint32_t from = d.slot_offset[c * s.inputs() + i];
+                          if (from == exec::kNoValue) continue;
+                          T* to = pass.encoder_ws.grads.data() + s.row_offset[i][l[s.decoder.inputs[i].position]];
+                          for (int e = 0; e < s.row_shape[i].size(); ++e) to[e] += ws.grads[from + e];
+                        }
+                      }
+                    });
     }
     m.count = links.size();
     m.loss = links.empty() ? std::numeric_limits<double>::quiet_NaN() : m.loss / divisor;
