@@ -22,6 +22,21 @@
 
 namespace lrnn::logic {
 
+// A direct table (value of key k at table[k - lo], kNone where empty) widened to hold key
+// x: at least doubled, keys kept below kNone. False, with the table unchanged, when the
+// widened table would be more than three quarters empty for `used` keys: its owner then
+// keeps the keys some other way (an Index in hash slots, neuralize's groups in a RowSet).
+inline bool widen_direct_table(std::vector<uint32_t>& table, uint32_t& lo, uint32_t x, uint64_t used) {
+  const uint64_t from = std::min(lo, x), to = std::max<uint64_t>(uint64_t(lo) + table.size(), uint64_t(x) + 1);
+  if (to - from > 4 * (used + 1024)) return false;
+  std::vector<uint32_t> wider(std::max<uint64_t>(to - from, 2 * table.size()), kNone);
+  if (from + wider.size() > uint64_t(kNone)) wider.resize(uint64_t(kNone) - from);
+  std::copy(table.begin(), table.end(), wider.begin() + (lo - from));
+  table = std::move(wider);
+  lo = static_cast<uint32_t>(from);
+  return true;
+}
+
 inline uint64_t hash_mix(uint64_t h, uint32_t v) {
   h ^= v;
   h *= 0x9E3779B97F4A7C15ull;
@@ -217,17 +232,9 @@ class Index {
   bool fits_table(uint32_t x, const uint32_t* data, uint32_t arity) {
     if (table_.empty()) lo_ = x;
     if (x - lo_ < table_.size()) return true;
-    const uint64_t lo = std::min(lo_, x), hi = std::max<uint64_t>(uint64_t(lo_) + table_.size(), uint64_t(x) + 1);
-    if (hi - lo > 4 * (uint64_t(used_) + 1024)) {
-      to_hash(data, arity);
-      return false;
-    }
-    std::vector<uint32_t> wider(std::max<uint64_t>(hi - lo, 2 * table_.size()), kNone);
-    if (uint64_t(lo) + wider.size() > uint64_t(kNone)) wider.resize(uint64_t(kNone) - lo);  // keys stay below kNone
-    std::copy(table_.begin(), table_.end(), wider.begin() + (lo_ - lo));
-    table_ = std::move(wider);
-    lo_ = static_cast<uint32_t>(lo);
-    return true;
+    if (widen_direct_table(table_, lo_, x, used_)) return true;
+    to_hash(data, arity);
+    return false;
   }
   // The direct table's keys moved into hash slots (their chains stay in next_).
   void to_hash(const uint32_t* data, uint32_t arity) {

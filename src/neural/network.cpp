@@ -7,6 +7,7 @@
 #include <memory>
 #include <numeric>
 
+#include "logic/relation.hpp"
 #include "logic/row_set.hpp"
 #include "lrnn/diagnostics.hpp"
 
@@ -397,8 +398,7 @@ class SoftmaxKeys {
   bool fits_table(uint32_t x) {
     if (table_.empty()) lo_ = x;
     if (x >= lo_ && x - lo_ < table_.size()) return true;
-    const uint64_t lo = std::min(lo_, x), hi = std::max<uint64_t>(uint64_t(lo_) + table_.size(), uint64_t(x) + 1);
-    if (hi - lo > 4 * (uint64_t(count_) + 1024)) {
+    if (!logic::widen_direct_table(table_, lo_, x, count_)) {
       in_table_ = false;
       rows_ = std::make_unique<logic::RowSet>(1);
       for (uint32_t t = 0; t < table_.size(); ++t) {
@@ -410,11 +410,6 @@ class SoftmaxKeys {
       table_ = {};
       return false;
     }
-    std::vector<uint32_t> wider(std::max<uint64_t>(hi - lo, 2 * table_.size()), kNone);
-    if (uint64_t(lo) + wider.size() > uint64_t(kNone)) wider.resize(uint64_t(kNone) - lo);  // ids stay below kNone
-    std::copy(table_.begin(), table_.end(), wider.begin() + (lo_ - lo));
-    table_ = std::move(wider);
-    lo_ = static_cast<uint32_t>(lo);
     return true;
   }
   uint32_t width_;
