@@ -24,14 +24,13 @@ gradients come back as one. Outputs and gradients are those of the unbatched lay
 
 from __future__ import annotations
 
-import atexit
-import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 
 from lrnn.core.atoms import Atom
+from lrnn.nn._exit import EmptiedAtExit
 from lrnn.core import values as _values
 from lrnn.core.values import Weight
 from lrnn.dataset import Dataset, Sample
@@ -54,28 +53,14 @@ class _FactTensor(torch.Tensor):
         return array
 
 
-class _Saved:
-    """What a backward pass needs from its forward pass (the layer, the engine's grounded
-    sample or fact rows), held for the autograd node. A node still alive when Python exits
-    (an output kept in a global: torch then frees its graph during finalization, too late
-    to drop the node's Python references) would keep these, and with them the engine's
-    objects, past the extension's end, which nanobind reports as leaks. So every holder is
-    emptied at exit, before the modules go."""
+class _Saved(EmptiedAtExit):
+    """What a backward pass needs from its forward pass (see EmptiedAtExit)."""
 
-    __slots__ = ("layer", "built", "rows", "__weakref__")
+    __slots__ = ("layer", "built", "rows")
 
     def __init__(self, layer: Any, built: Any = None, rows: Any = None):
+        super().__init__()
         self.layer, self.built, self.rows = layer, built, rows
-        _LIVE.add(self)
-
-
-_LIVE: "weakref.WeakSet[_Saved]" = weakref.WeakSet()
-
-
-@atexit.register
-def _release_saved() -> None:
-    for saved in list(_LIVE):
-        saved.layer = saved.built = saved.rows = None
 
 
 class _LrnnFunction(torch.autograd.Function):

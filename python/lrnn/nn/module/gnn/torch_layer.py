@@ -20,13 +20,13 @@ in, and `load_torch` copies the loaded weights out to them.
 
 from __future__ import annotations
 
-import atexit
 import functools
-import weakref
 from typing import Any, Dict, List, Tuple
 
 import numpy as np
 import torch
+
+from lrnn.nn._exit import EmptiedAtExit
 
 _FORMS: Dict[type, type] = {}
 
@@ -172,27 +172,18 @@ class TorchLayer:
         return out
 
 
-class _Saved:
+class _Saved(EmptiedAtExit):
     """What the backward of one call needs: the layer, the call's facts and trained keys. The
     engine's state is that of the layer's last pass; a backward of an earlier call (the layer
     used twice in a model) runs its forward again first. Held by the autograd graph: emptied at
     exit, so that an output kept alive then does not keep the engine past the extension's end
-    (see lrnn.nn.torch_function._Saved)."""
+    (lrnn.nn._exit.EmptiedAtExit)."""
 
-    __slots__ = ("layer", "facts", "keys", "__weakref__")
+    __slots__ = ("layer", "facts", "keys")
 
     def __init__(self, layer: Any, facts: List[str], keys: List[str]):
+        super().__init__()
         self.layer, self.facts, self.keys = layer, facts, keys
-        _LIVE.add(self)
-
-
-_LIVE: "weakref.WeakSet[_Saved]" = weakref.WeakSet()
-
-
-@atexit.register
-def _release_saved() -> None:
-    for saved in list(_LIVE):
-        saved.layer = saved.facts = None
 
 
 class _LayerPass(torch.autograd.Function):
