@@ -131,6 +131,21 @@ void distinct_sources(const std::vector<uint32_t>& src, uint32_t size, std::vect
     row_of[k] = static_cast<uint32_t>(std::lower_bound(sources.begin(), sources.end(), src[k]) - sources.begin());
 }
 
+// The position of each of `sources` among `owner`'s (both ascending and distinct), or
+// nothing when one of them is not there. A GCN layer's neighbour rule reads the inputs of
+// the nodes that have a neighbour, a subset of its self rule's (every node): it then sums
+// the self rule's transformed rows instead of gathering and transforming its own.
+std::vector<uint32_t> rows_among(const std::vector<uint32_t>& sources, const std::vector<uint32_t>& owner) {
+  std::vector<uint32_t> rows(sources.size());
+  size_t j = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    while (j < owner.size() && owner[j] < sources[i]) ++j;
+    if (j == owner.size() || owner[j] != sources[i]) return {};
+    rows[i] = static_cast<uint32_t>(j);
+  }
+  return rows;
+}
+
 // The distinct inputs of G's one input block and each grounding's row among them; takes
 // room for the gathered inputs (unless they lie back to back) and their transforms.
 void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_depth_begin,
@@ -146,12 +161,16 @@ void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_de
   B.x_off = B.w_off = B.z_off = kNoValue;
   for (const RuleGroup* other = same_depth_begin; other != same_depth_end; ++other) {
     const TransformSum& o = other->transform;
-    if (o.enabled && o.owns_transform && other->inputs[0].weight == B.weight && o.sources == t.sources) {
-      t.owns_transform = false;
-      t.x_off = o.x_off;
-      t.t_off = o.t_off;
-      return;
-    }
+    if (!o.enabled || !o.owns_transform || other->inputs[0].weight != B.weight) continue;
+    const std::vector<uint32_t> rows = rows_among(t.sources, o.sources);
+    if (rows.empty() && !t.sources.empty()) continue;
+    for (uint32_t& r : t.row_of) r = rows[r];
+    t.sources = o.sources;
+    t.contiguous = o.contiguous;
+    t.owns_transform = false;
+    t.x_off = o.x_off;
+    t.t_off = o.t_off;
+    return;
   }
   t.x_off = t.contiguous ? t.sources[0] : alloc.take(u * in);
   t.t_off = alloc.take(u * B.wout_shape.size());

@@ -107,9 +107,11 @@ struct TransformSum {
   bool rows_are_heads = false;    // one grounding per head and row_of[k] == k: the aggregates are the rows
   uint32_t x_off = 0;             // the distinct inputs (sources[0] when contiguous)
   uint32_t t_off = 0;             // W x of each distinct input, u rows
-  // False when an earlier group of the same depth has the same weight and sources (a GCN
-  // layer's self and neighbour rules): that group's rows are used, and it runs the GEMMs
-  // (forward before this group, backward after it has added its gradients to the rows).
+  // False when an earlier group of the same depth has the same weight and its sources
+  // include this group's (a GCN layer's self and neighbour rules: every node, and the nodes
+  // with a neighbour): that group's rows are used (`sources`, `contiguous` and `row_of` are
+  // then the owner's rows), and it runs the GEMMs (forward before this group, backward
+  // after it has added its gradients to the rows).
   bool owns_transform = true;
   // False when the inputs are data facts whose gradients nobody reads (built with
   // PlanOptions::fact_gradients off): backward skips dL/dX, the second of its two GEMMs.

@@ -153,7 +153,11 @@ class SampleStore::Builder {
 
  private:
   struct Maps;
-  uint32_t string_id(const std::string& s);
+  uint32_t string_id(const std::string& s);  // takes the pending texts' ids first
+  // A term's text id looked up a few terms later (Maps::pending), and those lookups.
+  void text_id_later(const std::string& text, size_t term);
+  void resolve_oldest_text();
+  void resolve_pending_texts();
   uint32_t predicate_id(const std::string& predicate);  // string_id, the last one remembered
   uint32_t value_id(const ValueSpec& v);
   uint32_t span_id(const Span& s);
