@@ -130,6 +130,8 @@ std::string to_string(ScheduleKind kind);
 // negative single-entry target switches the whole set to the sign rule. NaN when empty.
 double accuracy(const std::vector<std::vector<double>>& predictions,
                 const std::vector<std::vector<double>>& targets);
+// The same for single-entry predictions and targets given as plain numbers.
+double accuracy_of_scalars(const std::vector<double>& predictions, const std::vector<double>& targets);
 // Area under the ROC curve of single-entry scores against binary targets (ties counted
 // half); NaN if only one class is present or a score is NaN. Positive means target > 0.5
 // (> 0 when some target is negative, i.e. {-1, 1} targets).

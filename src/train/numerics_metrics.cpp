@@ -61,6 +61,18 @@ double accuracy(const std::vector<std::vector<double>>& predictions,
   return static_cast<double>(correct) / static_cast<double>(predictions.size());
 }
 
+double accuracy_of_scalars(const std::vector<double>& predictions, const std::vector<double>& targets) {
+  if (predictions.size() != targets.size())
+    throw Error(ErrorKind::Runtime, "accuracy of " + std::to_string(predictions.size()) +
+                                        " predictions against " + std::to_string(targets.size()) + " targets");
+  if (predictions.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const bool signed_targets = std::any_of(targets.begin(), targets.end(), [](double t) { return t < 0; });
+  const double threshold = signed_targets ? 0.0 : 0.5;  // as binary_threshold
+  size_t correct = 0;
+  for (size_t i = 0; i < predictions.size(); ++i) correct += (predictions[i] > threshold) == (targets[i] > threshold);
+  return static_cast<double>(correct) / static_cast<double>(predictions.size());
+}
+
 double auc(const std::vector<double>& scores, const std::vector<double>& targets) {
   if (scores.size() != targets.size())
     throw Error(ErrorKind::Runtime, "AUC of " + std::to_string(scores.size()) + " scores against " +

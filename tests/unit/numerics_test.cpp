@@ -449,6 +449,12 @@ TEST(NumericsMetrics, Accuracy) {
   EXPECT_TRUE(std::isnan(accuracy({}, {})));
   EXPECT_THROW(accuracy({{0.5}}, {}), Error);
   EXPECT_THROW(accuracy({{0.5, 0.5}}, {{1, 0, 0}}), Error);
+  // The same rules over plain numbers.
+  EXPECT_DOUBLE_EQ(accuracy_of_scalars({0.2, 0.7, 0.9, 0.4}, {0, 1, 0, 0}), 0.75);
+  EXPECT_DOUBLE_EQ(accuracy_of_scalars({-0.3, 0.2, 0.5}, {-1, 1, -1}), 2.0 / 3);
+  EXPECT_DOUBLE_EQ(accuracy_of_scalars({0.5}, {0}), 1.0);
+  EXPECT_TRUE(std::isnan(accuracy_of_scalars({}, {})));
+  EXPECT_THROW(accuracy_of_scalars({0.5}, {}), Error);
 }
 
 TEST(NumericsMetrics, Auc) {
