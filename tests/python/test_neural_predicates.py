@@ -81,6 +81,18 @@ def test_rows_of_one_structure_share_one_plan_and_values_computed_in_to_logic_fl
     assert float(got[:, 1].abs().max()) == 0.0  # x[1] is read by no fact
 
 
+def test_a_value_that_is_not_finite_is_refused_naming_the_row_and_fact():
+    _, batched = layers()
+    x = torch.tensor(np.random.default_rng(2).normal(size=(4, 4)))
+    x[2, 3] = float("nan")  # row 2's vector b
+    with pytest.raises(ValueError, match=r"finite numbers: row 2 of the batch gives b a value"):
+        batched(x, [1, 1, 1, 1])
+    computed = NeuraLogic(small_model(), [], R.y, lambda x: [R.a(0)[x[0] / 0.0], R.b[x[2:4]]],
+                          Settings(seed=5), dtype=torch.float64, batched=True)
+    with pytest.raises(ValueError, match=r"finite numbers: row 0 of the batch gives a\(0\) a value"):
+        computed(torch.ones(3, 4))
+
+
 def test_batched_gradients_match_finite_differences():
     _, batched = layers()
     x = torch.tensor(np.random.default_rng(2).normal(size=(4, 4)), requires_grad=True)

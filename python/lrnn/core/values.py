@@ -105,7 +105,7 @@ class Weight:
             weight.float_marks = (_written_as_float(value),)
             return weight
         if tensor_values is not None and type(value).__module__.startswith("torch") and hasattr(value, "detach"):
-            weight = Weight._array_value(value.detach().cpu().numpy(), fixed)
+            weight = _TensorWeight.of(value, fixed)
             tensor_values.append((weight, value))
             return weight
         weight = Weight._array_value(value, fixed)
@@ -261,3 +261,43 @@ class WeightFactory:
 
 
 W = WeightFactory()
+
+
+_DATA_SLOT = Weight.__dict__["data"]
+
+
+class _TensorWeight(Weight):
+    """A torch tensor written as a value while a batched NeuraLogic calls `to_logic`: its
+    shape now, its numbers (`data`, checked finite) only when something reads them. The
+    layer reads the tensor itself (recorded in `tensor_values`) and checks the batch's
+    gathered values at once: converting and checking every row's tensors one by one cost
+    more than the engine's work on them."""
+
+    __slots__ = ("_tensor",)
+
+    @staticmethod
+    def of(tensor: Any, fixed: bool) -> "_TensorWeight":
+        shape = tuple(tensor.shape)
+        if len(shape) > 2:
+            raise ValueError(f"a weight or value is a scalar, a vector or a matrix, got an array of shape {shape}")
+        if len(shape) > 0 and tensor.numel() == 0:
+            raise ValueError("a weight or value cannot be empty")
+        kind = (Weight.SCALAR, Weight.VECTOR, Weight.MATRIX)[len(shape)]
+        rows = shape[0] if shape else 1
+        cols = shape[1] if len(shape) == 2 else 1
+        weight = _TensorWeight(kind, rows, cols, fixed=fixed)
+        weight._tensor = tensor
+        _DATA_SLOT.__set__(weight, None)
+        return weight
+
+    @property
+    def data(self) -> np.ndarray:
+        data = _DATA_SLOT.__get__(self)
+        if data is None:
+            data = Weight._array_value(self._tensor.detach().cpu().numpy(), self.is_fixed).data
+            _DATA_SLOT.__set__(self, data)
+        return data
+
+    @data.setter
+    def data(self, value: np.ndarray) -> None:
+        _DATA_SLOT.__set__(self, value)

@@ -171,6 +171,8 @@ class NeuraLogic(torch.nn.Module):
         self._load_weights(self.weights)
         outputs, order = [], []
         for key, rows_of_group in groups.items():
+            if key not in self._structures:  # its first row is written out to ground the structure
+                _check_row_finite(*rows_of_group[0])
             rows, columns = self._structure(rows_of_group[0][1], key)
             index: List[int] = []
             for i, facts, tensor_of in rows_of_group:
@@ -181,6 +183,7 @@ class NeuraLogic(torch.nn.Module):
                                  else row_sources.constant(fact.weight.data))
                 order.append(i)
             values = row_sources.gather(index, (len(rows_of_group), rows.row_size))
+            _check_finite(values, rows_of_group)
             outputs.append(_RowsFunction.apply(self, rows, values, *self.weights))
         if len(outputs) == 1:
             return outputs[0]
@@ -232,6 +235,28 @@ def _batch_size(inputs: Sequence[Any]) -> int:
         raise ValueError("NeuraLogic(batched=True) takes inputs with one leading batch dimension (tensors, or "
                          f"lists with an entry per row); got leading sizes {sorted(sizes)}")
     return sizes.pop()
+
+
+def _check_row_finite(i: int, facts: List[Atom], tensor_of: Dict[int, torch.Tensor]) -> None:
+    """Row i's tensor values are finite numbers, as every value written is
+    (lrnn.core.values): else the error names the row of the batch and its fact."""
+    for fact in facts:
+        tensor = tensor_of.get(id(fact.weight))
+        if tensor is not None and not bool(torch.isfinite(tensor.detach()).all()):
+            raise ValueError(f"weights and values must be finite numbers: row {i} of the batch gives {fact.atom_str()} "
+                             "a value that is not (NaN or infinity)")
+
+
+def _check_finite(values: torch.Tensor, rows_of_group: List[Any]) -> None:
+    """A batch's gathered fact values are finite numbers (each row's tensors are not checked
+    one by one as they are written: lrnn.core.values._TensorWeight)."""
+    finite = torch.isfinite(values.detach())
+    if bool(finite.all()):
+        return
+    r = int((~finite.all(dim=1)).nonzero()[0, 0])
+    _check_row_finite(*rows_of_group[r])
+    raise ValueError(f"weights and values must be finite numbers: row {rows_of_group[r][0]} of the batch has a fact "
+                     "value that is not")
 
 
 def _value_fact(fact: Atom) -> bool:
