@@ -26,6 +26,11 @@ uint32_t Parameters::add(ParamInfo info, const std::vector<double>& data) {
   info.offset = values.size();
   const size_t n = static_cast<size_t>(info.shape.size());
   info.initialized = !data.empty();
+  // Asked before the values grow, so a template of weights too big for the budget names the
+  // first weight past it (file:line:col of its rule) instead of ending in std::bad_alloc.
+  if (!memory_.try_grow(8 * uint64_t(n)))
+    MemoryReservation::refuse(8 * uint64_t(n), "the weight " + info.name + " (" + to_string(info.shape) + ")",
+                              info.span);
   if (data.empty()) {
     values.resize(values.size() + n, 0.0);
   } else {
