@@ -127,7 +127,7 @@ std::string format_memory_size(uint64_t bytes) {
   const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double v = static_cast<double>(bytes) / 1024;
   int u = 0;
-  while (v >= 1024 && u < 5) v /= 1024, ++u;
+  while (v >= 1023.95 && u < 5) v /= 1024, ++u;  // what would print as "1024 MiB" is "1 GiB"
   char text[32];
   // One decimal below 100 (2.5 GiB), whole numbers above; a trailing ".0" is dropped.
   std::snprintf(text, sizeof text, v < 100 ? "%.1f" : "%.0f", v);
