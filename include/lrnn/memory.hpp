@@ -39,6 +39,9 @@ uint64_t memory_held();
 // held would pass the limit; `what` names the thing being allocated ("the weight {8192,
 // 8192} of this rule", "file x.rasp"). For an allocation freed before the next stage runs.
 void check_memory(uint64_t bytes, const std::string& what, const Span& span = {});
+// Whether `bytes` more fit beside what is held: for a check on a path that runs often, which
+// builds check_memory's message only when they do not.
+bool memory_fits(uint64_t bytes);
 
 // Bytes held against the budget for as long as the reservation lives (moved with what it
 // accounts for; a copy holds its own bytes, reserved again). Checked, then counted, once

@@ -153,6 +153,11 @@ uint64_t memory_limit() {
 
 uint64_t memory_held() { return g_held.load(std::memory_order_relaxed); }
 
+bool memory_fits(uint64_t bytes) {
+  const uint64_t limit = memory_limit(), held = memory_held();
+  return bytes <= limit && held <= limit - bytes;
+}
+
 void check_memory(uint64_t bytes, const std::string& what, const Span& span) {
   const uint64_t limit = memory_limit(), held = memory_held();
   if (bytes > limit || held > limit - bytes) MemoryReservation::refuse(bytes, what, span);

@@ -271,10 +271,14 @@ PreparedSet Engine::prepare_each(std::span<const Sample> samples,
       options.pair_blocks = pair_blocks_;
       options.max_atoms = max_atoms_;
       logic::GroundSample ground = logic::ground(*program_, *facts, s.queries, options);
-      // Neuralizing takes about the ground sample's bytes again: asked before, held after.
-      network_memory[i].grow(ground.bytes(), "the network of sample " + std::to_string(i));
+      // Neuralizing takes about the ground sample's bytes again: asked before, held after
+      // (the message is written only past the budget).
+      const auto network_of = [i] { return "the network of sample " + std::to_string(i); };
+      if (!network_memory[i].try_grow(ground.bytes())) MemoryReservation::refuse(ground.bytes(), network_of());
       set.networks[i] = neural::neuralize(model_, *facts, ground, learnable_facts);
-      network_memory[i].resize(set.networks[i].bytes(), "the network of sample " + std::to_string(i));
+      const uint64_t held = network_memory[i].bytes(), net_bytes = set.networks[i].bytes();
+      if (net_bytes <= held) network_memory[i].resize(net_bytes, "");
+      else if (!network_memory[i].try_grow(net_bytes - held)) MemoryReservation::refuse(net_bytes - held, network_of());
       if (learnable_facts) sites[i] = learnable_fact_sites(*program_, s.example, ground, set.networks[i]);
       auto& texts = atom_texts[i];
       texts.resize(ground.query_atoms.size());
