@@ -213,7 +213,7 @@ void SampleStore::Builder::add_fact(const Literal& l) {
   if (l.args.size() > kMaxArgs)
     throw Error(ErrorKind::Limit, l.span,
                 "an example fact with " + std::to_string(l.args.size()) + " arguments (at most 2^24 - 1)");
-  hold_growth(l.args.size(), l.span);
+  hold_growth(l.args.size(), l.span, l.predicate);
   Fact f;
   f.predicate = predicate_id(l.predicate);
   if (maps_->empty_id == kNoIndex) maps_->empty_id = string_id(std::string());
@@ -228,14 +228,16 @@ void SampleStore::Builder::add_fact(const Literal& l) {
         {string_id(t.text), t.type.empty() ? maps_->empty_id : string_id(t.type), span_id(t.span), t.kind});
 }
 
-void SampleStore::Builder::hold_next_capacity(size_t more_terms, const Span& span) {
+void SampleStore::Builder::hold_next_capacity(size_t more_terms, const Span& span, const std::string& predicate) {
   // std::vector doubles: the next capacities, with the old arrays alive while they copy.
   const uint64_t facts = std::max<uint64_t>(2 * store_.facts_.capacity(), 1024);
   const uint64_t terms = std::max<uint64_t>(2 * store_.terms_.capacity(), store_.terms_.size() + more_terms + 1024);
   const uint64_t total = facts * sizeof(Fact) + terms * sizeof(TermRef);
   if (total > store_.memory_.bytes())
-    store_.memory_.resize(total, "the dataset's facts (" + std::to_string(store_.facts_.size()) +
-                                     " stored, the next one here)", span);
+    store_.memory_.resize(total,
+                          "the dataset's facts (" + std::to_string(store_.facts_.size()) + " stored in " +
+                              std::to_string(store_.heads_.size() + 1) + " samples; the next: " + predicate + ")",
+                          span);
   store_.facts_.reserve(facts);
   store_.terms_.reserve(terms);
 }
@@ -255,7 +257,7 @@ uint32_t SampleStore::Builder::intern_term(const Term& t) {
 
 void SampleStore::Builder::add_fact(const std::string& predicate, std::span<const uint32_t> terms,
                                     const ValueSpec* value) {
-  hold_growth(terms.size(), Span{});
+  hold_growth(terms.size(), Span{}, predicate);
   Fact f;
   f.predicate = predicate_id(predicate);
   f.value = value ? value_id(*value) : kNoIndex;

@@ -161,12 +161,12 @@ class SampleStore::Builder {
   uint32_t span_id(const Span& s);
   // Before facts_ or terms_ grow (when full): holds their next capacity against the memory
   // budget, naming the fact being added past it.
-  void hold_growth(size_t more_terms, const Span& span) {
+  void hold_growth(size_t more_terms, const Span& span, const std::string& predicate) {
     if (store_.facts_.size() == store_.facts_.capacity() ||
         store_.terms_.size() + more_terms > store_.terms_.capacity()) [[unlikely]]
-      hold_next_capacity(more_terms, span);
+      hold_next_capacity(more_terms, span, predicate);
   }
-  void hold_next_capacity(size_t more_terms, const Span& span);
+  void hold_next_capacity(size_t more_terms, const Span& span, const std::string& predicate);
 
   SampleStore store_;
   Tables tables_;
