@@ -1061,8 +1061,6 @@ class Grounder {
   // the budget is asked once per chunk, not per row. Held until the grounder ends.
   uint64_t bytes_ = 0;
   MemoryReservation memory_;
-
- public:
   // Estimated bytes per row: a derived atom (its 4-byte arguments with half again for the
   // array's growth, its hash slot and index entries) and a stored ground rule (head, inputs
   // and bindings, with growth). Measured peaks: 16 bytes per atom of n(X) :- n(Y), @add(..)
@@ -1071,8 +1069,6 @@ class Grounder {
   static uint64_t ground_rule_bytes(const CompiledRule& cr) {
     return 6 * (1 + uint64_t(cr.input_literals.size()) + uint64_t(cr.var_names.size()));
   }
-
- private:
   void add_bytes(uint64_t bytes, const CompiledRule& cr) {
     if ((bytes_ += bytes) > memory_.bytes()) [[unlikely]] reserve_bytes(cr);
   }
