@@ -136,6 +136,8 @@ std::string format_memory_size(uint64_t bytes) {
   return s + " " + units[u];
 }
 
+// Read once: the lrnn command and the Python module call this as they start (before the
+// run takes memory of its own), anything else on first use.
 uint64_t default_memory_limit() {
   static const uint64_t limit = [] {
     const uint64_t machine = std::min(mem_available(), cgroup_limit());
