@@ -41,10 +41,13 @@ Every command that grounds, builds or loads (`check`, `convert`, `query`, `train
 number of bytes (binary units, an optional `B` or `iB`; `''`, `0`, `-1`, `4X` are usage
 errors, exit 2). Each stage asks the budget for its large arrays before it allocates them,
 and past it stops with a Limit error (exit 1) that names the rule, literal or file at fault
-and says how much it needed:
+and says how much it needed (`lrnn check big.lrnn --max-memory 64M`, twenty rules
+`hN :- {8192,8192} aN.`):
 
 ```text
-big.lrnn:5:7: error: the weight rule4.body0 (8192x8192) needs 512 MiB more beside the 2 GiB lrnn already holds, past the memory budget of 2.5 GiB; raise it with --max-memory SIZE (Python: Settings(max_memory=...)) if the machine has the memory
+big.lrnn:1:7: error: the weight rule0.body0 (8192x8192) needs 512 MiB more, past the memory budget of 64 MiB; raise it with --max-memory SIZE (Python: Settings(max_memory=...)) if the machine has the memory
+h1 :- {8192,8192} a1.
+      ^~~~~~~~~~~
 ```
 
 The default is 80% of the smaller of the memory available when lrnn starts (`MemAvailable`
