@@ -56,12 +56,14 @@ Python sets the same budget with `Settings(max_memory=...)` (when a model is bui
 with those settings) or `lrnn.set_max_memory(...)`, C++ with `Settings::max_memory` or
 `lrnn::set_memory_limit` (`include/lrnn/memory.hpp`). It is one budget per process.
 
-Counted, each before it is allocated: the template's weights (8 bytes a value) and, when
-training, each weight's gradient and optimizer state (Adam and AdamW 2 values, SGD 1);
-the atoms a sample's grounding derives and the ground rules it stores (estimated per row,
-on the safe side: 6 bytes per argument and 24 bytes of index per atom, 6 bytes per input,
-variable and head of a ground rule), a chunk of 8 MiB at a time; each sample's network (as much again as its
-ground rules, then its real size); a network's workspace and gradients (16 bytes a value,
+Counted, each before it is allocated: the template's weights (8 bytes a value, held as
+their array's capacity, which doubles as it grows, with the old array asked for while it is
+copied) and, when training, each weight's gradient and optimizer state (Adam and AdamW 2
+values, SGD 1; learnable example facts' state too); the atoms a sample's grounding derives
+and the ground rules it stores (estimated per row, on the safe side: 6 bytes per argument
+and 24 bytes of index per atom, 6 bytes per input, variable and head of a ground rule), a
+chunk of 8 MiB at a time; each sample's network (as much again as its ground rules, then
+its real size); a network's workspace and gradients (16 bytes a value,
 checked while the plan is built and when a workspace grows); the facts an examples file or
 data set stores as they are read; template and TU files as they are read, and each array
 of an `.npz` file; RASP files (16 MiB at most); array values given to Python's builder
