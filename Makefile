@@ -91,7 +91,7 @@ test-sanitize: deps
 # The tests that use one model, program or dataset from several threads at once, under
 # ThreadSanitizer (include/lrnn/model.hpp "Threads"). OpenMP stays on one thread: libgomp is
 # not instrumented, so its own synchronisation would be reported as races.
-TSAN_TESTS ?= TrainApi.Two*:LogicGrounding.ConcurrentGroundingOfOneProgramIsSafe:LogicMutagenesis.GroundManyOnTwoThreads*
+TSAN_TESTS ?= TrainApi.Two*:LogicGrounding.ConcurrentGroundingOfOneProgramIsSafe:LogicMutagenesis.GroundManyOnTwoThreads*:MemoryBudget.Concurrent*
 test-tsan: deps
 	cmake -S . -B $(BUILD)-tsan $(GENERATOR) $(LAUNCHER) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLRNN_TSAN=ON -DLRNN_BUILD_BENCH=OFF
 	cmake --build $(BUILD)-tsan -j $(JOBS) --target lrnn_tests

@@ -33,6 +33,45 @@ option's text.
 | 1 | a runtime failure: unreadable or unwritable file, a limit reached, training diverged, output not written |
 | 2 | bad input: a usage error (unknown option, missing argument, value out of range) or a malformed template, example, query or model file (`file:line:col: error: ...`) |
 | 128+N | `lrnn train` stopped by signal N (130: SIGINT) after reporting and saving what it trained |
+
+## Memory budget
+
+Every command that grounds, builds or loads (`check`, `convert`, `query`, `train`, `eval`,
+`ground`, `draw`, `rasp ...`) takes `--max-memory SIZE`: `4G`, `512M`, `0.5T`, `64K` or a
+number of bytes (binary units, an optional `B` or `iB`; `''`, `0`, `-1`, `4X` are usage
+errors, exit 2). Each stage asks the budget for its large arrays before it allocates them,
+and past it stops with a Limit error (exit 1) that names the rule, literal or file at fault
+and says how much it needed (`lrnn check big.lrnn --max-memory 64M`, twenty rules
+`hN :- {8192,8192} aN.`):
+
+```text
+big.lrnn:1:7: error: the weight rule0.body0 (8192x8192) needs 512 MiB more, past the memory budget of 64 MiB; raise it with --max-memory SIZE (Python: Settings(max_memory=...)) if the machine has the memory
+h1 :- {8192,8192} a1.
+      ^~~~~~~~~~~
+```
+
+The default is 80% of the smaller of the memory available when lrnn starts (`MemAvailable`
+of `/proc/meminfo`) and the limit of its cgroup; where neither can be read there is none.
+Python sets the same budget with `Settings(max_memory=...)` (when a model is built or trained
+with those settings) or `lrnn.set_max_memory(...)`, C++ with `Settings::max_memory` or
+`lrnn::set_memory_limit` (`include/lrnn/memory.hpp`). It is one budget per process.
+
+Counted, each before it is allocated: the template's weights (8 bytes a value, held as
+their array's capacity, which doubles as it grows, with the old array asked for while it is
+copied) and, when training, each weight's gradient and optimizer state (Adam and AdamW 2
+values, SGD 1; learnable example facts' state too); the atoms a sample's grounding derives
+and the ground rules it stores (estimated per row, on the safe side: 6 bytes per argument
+and 24 bytes of index per atom, 6 bytes per input, variable and head of a ground rule), a
+chunk of 8 MiB at a time; each sample's network (as much again as its ground rules, then
+its real size); a network's workspace and gradients (16 bytes a value,
+checked while the plan is built and when a workspace grows); the facts an examples file or
+data set stores as they are read; template and TU files as they are read, and each array
+of an `.npz` file; RASP files (16 MiB at most); array values given to Python's builder
+(`R.p[numpy_array]`: 48 bytes an entry, for the copy, its text and the parsed value). Not
+counted: small or short-lived allocations (symbols, parsed rules, a batch's scratch
+arrays), the plans' own index arrays, pictures, and Python's or torch's memory. So the
+budget bounds what grows with the input; the process's peak can stay above it by those.
+`--max-ground-rules` and `--max-atoms` bound one sample's grounding by counts instead.
 HEAD
 printf '\n## `lrnn`\n\n```text\n'
 "$LRNN" --help

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lrnn/ast.hpp"
+#include "lrnn/training.hpp"
 
 namespace lrnn::logic {
 
@@ -30,8 +31,12 @@ struct QueryResult {
 // examples' facts together). Sorting: numbers (numerically) before other constants
 // (bytewise), column by column. Throws lrnn::Error for an unstratifiable template, an
 // unbound builtin variable, or a builtin goal.
+// `max_ground_rules` (body substitutions the least model may enumerate) and `max_atoms`
+// (atoms it may derive) end a model that is too big, or infinite, with a Limit error
+// naming the rule; so does the memory budget (lrnn/memory.hpp).
 QueryResult answer_query(const TemplateAst& tmpl, const std::vector<ExampleAst>& facts,
-                         const Literal& goal);
+                         const Literal& goal, size_t max_ground_rules = kDefaultMaxGroundRules,
+                         size_t max_atoms = kDefaultMaxAtoms);
 
 // The lines `lrnn query` prints: `X=a, Y=3` per row, or `true` / `false` for a ground goal.
 std::vector<std::string> format_answers(const QueryResult& result);

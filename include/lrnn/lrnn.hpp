@@ -5,5 +5,6 @@
 #include "lrnn/ast.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/draw.hpp"
+#include "lrnn/memory.hpp"
 #include "lrnn/model.hpp"
 #include "lrnn/syntax.hpp"

@@ -19,6 +19,9 @@ namespace lrnn {
 // Ground rules of one sample beyond which grounding stops with a Limit error naming the
 // rule (the grounder's own default too).
 inline constexpr size_t kDefaultMaxGroundRules = 100'000'000;
+// Atoms of one sample's least model beyond which grounding stops with a Limit error naming
+// the rule (what ends an infinite model such as n(Y) :- n(X), @add(X, 1, Y).).
+inline constexpr size_t kDefaultMaxAtoms = 50'000'000;
 
 // The scalar type of the forward and backward passes. Float32 halves the bytes every pass
 // moves; the parameters' master copy, the optimizer state, losses and metrics stay
@@ -58,6 +61,11 @@ struct Settings {
   size_t query_batch_size = 0;
   size_t fanout = 0;
   size_t max_ground_rules = kDefaultMaxGroundRules;  // per sample; beyond: a Limit error
+  size_t max_atoms = kDefaultMaxAtoms;                // per sample's least model; beyond: a Limit error
+  // The process's memory budget in bytes (lrnn/memory.hpp), set when a Model is built or
+  // trained with these settings; 0: leave it as it is (by default 80% of the memory
+  // available at start).
+  uint64_t max_memory = 0;
   // Link prediction and knowledge-base completion (docs/big_graphs.md "Link prediction"):
   // the one example's queries are its true links (or triples); every epoch draws
   // `negatives` corruptions of each training link (its last argument, first, or either at

@@ -52,6 +52,26 @@ def manual_seed(seed: int) -> None:
     set_seed(seed)
 
 
+def set_max_memory(size) -> None:
+    """The process's memory budget (docs/cli.md "Memory budget"): "4G", "512M", "0.5T" or a
+    number of bytes; None restores the default (80% of the memory available at start). A
+    stage that would take lrnn's arrays past it raises an LrnnError of kind "limit" naming
+    the rule, literal or file at fault. `Settings(max_memory=...)` sets the same budget."""
+    from lrnn import _core
+    from lrnn.core.settings import check_memory_size
+
+    if size is not None:
+        check_memory_size(size, "set_max_memory(...)")
+    _core.set_max_memory(size)
+
+
+def max_memory() -> int:
+    """The memory budget in bytes (see set_max_memory)."""
+    from lrnn import _core
+
+    return _core.max_memory()
+
+
 def __getattr__(name):
     # The parts that need the compiled extension load on first use.
     if name == "Model":
@@ -75,6 +95,6 @@ __all__ = [
     "Template", "Model", "Settings",
     "SGD", "Adam", "AdamW", "MSE", "CrossEntropy", "SoftEntropy",
     "Uniform", "Normal", "Glorot", "He", "Constant", "Longtail", "Torch",
-    "initialize", "is_initialized", "manual_seed",
+    "initialize", "is_initialized", "manual_seed", "set_max_memory", "max_memory",
     "Dataset", "FileDataset", "Sample", "LrnnError",
 ]

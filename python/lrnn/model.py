@@ -604,7 +604,9 @@ class Model(Template):
         is a differentiable torch tensor of the outputs (lrnn.nn.torch_backend)."""
         settings = settings if settings is not None else Settings()
         seed = _seed_of(settings)
-        self._engine = _core().Model(str(self), settings.initializer.engine_spec(), seed)
+        # The memory budget before the engine allocates the weights (docs/cli.md "Memory budget").
+        self._engine = _core().Model(str(self), settings.initializer.engine_spec(), seed,
+                                     settings.options.get("max_memory"))
         self.settings = settings
         self._settings_proxy = settings.create_proxy()
         self._torch = None

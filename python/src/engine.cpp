@@ -20,6 +20,7 @@
 
 #include "bindings.hpp"
 #include "lrnn/diagnostics.hpp"
+#include "lrnn/memory.hpp"
 #include "lrnn/model.hpp"
 #include "api/dataset_impl.hpp"
 #include "sample_set.hpp"
@@ -71,6 +72,18 @@ nb::dict epoch_dict(const EpochInfo& r) {
   return d;
 }
 
+// A memory size from Python: bytes as an int > 0, or a text such as "4G" (lrnn/memory.hpp);
+// anything else is an Error naming `where`.
+uint64_t memory_size(nb::handle value, const std::string& where) {
+  if (nb::isinstance<nb::str>(value)) return parse_memory_size(nb::cast<std::string>(value), where);
+  if (nb::isinstance<nb::int_>(value) && !nb::isinstance<nb::bool_>(value)) {
+    uint64_t bytes = 0;
+    if (nb::try_cast<uint64_t>(value, bytes) && bytes > 0) return bytes;  // -1 and 2**64 fail the cast
+  }
+  throw Error(ErrorKind::Parse, where + " takes a size such as \"4G\", \"512M\", \"0.5T\" or a number of bytes > 0, got " +
+                                    nb::cast<std::string>(nb::repr(value)));
+}
+
 nb::dict settings_dict(const Settings& s) {
   nb::dict d;
   d["epochs"] = s.epochs;
@@ -84,6 +97,8 @@ nb::dict settings_dict(const Settings& s) {
   d["gamma"] = s.gamma;
   d["patience"] = s.patience;
   d["max_ground_rules"] = s.max_ground_rules;
+  d["max_atoms"] = s.max_atoms;
+  d["max_memory"] = s.max_memory ? nb::cast(s.max_memory) : nb::none();
   d["shuffle"] = s.shuffle;
   d["query_batch_size"] = s.query_batch_size;
   d["fanout"] = s.fanout;
@@ -122,6 +137,8 @@ Settings settings_from(const nb::dict& d, Settings s) {
     else if (k == "gamma") s.gamma = nb::cast<double>(value);
     else if (k == "patience") s.patience = nb::cast<int>(value);
     else if (k == "max_ground_rules") s.max_ground_rules = nb::cast<size_t>(value);
+    else if (k == "max_atoms") s.max_atoms = nb::cast<size_t>(value);
+    else if (k == "max_memory") s.max_memory = memory_size(value, "Settings(max_memory=...)");
     else if (k == "shuffle") s.shuffle = nb::cast<bool>(value);
     else if (k == "query_batch_size") s.query_batch_size = nb::cast<size_t>(value);
     else if (k == "fanout") s.fanout = nb::cast<size_t>(value);
@@ -446,6 +463,19 @@ void bind_engine(nb::module_& m) {
       },
       nb::arg("n"), nb::arg("train"), nb::arg("val"), nb::arg("test"), nb::arg("seed"),
       "The seeded random query split of `lrnn train --query-split` (0 train, 1 val, 2 test, 3 none per query)");
+  // The process's memory budget (lrnn/memory.hpp), as lrnn.set_max_memory() and
+  // Settings(max_memory=...) set it.
+  m.def(
+      "set_max_memory",
+      [](nb::object size) { set_memory_limit(size.is_none() ? 0 : memory_size(size, "set_max_memory(...)")); },
+      nb::arg("size").none());
+  m.def("max_memory", [] { return memory_limit(); });
+  m.def("memory_held", [] { return memory_held(); });
+  m.def("parse_memory_size", [](const std::string& text, const std::string& where) {
+    return parse_memory_size(text, where);
+  });
+  m.def("check_memory", [](uint64_t bytes, const std::string& what) { check_memory(bytes, what); });
+  m.attr("MAX_VALUE_ENTRIES") = kMaxValueEntries;
   m.def("default_settings", [] { return settings_dict(Settings{}); },
         "lrnn::Settings{} as a dict: the defaults of the CLI, the C++ API and lrnn.Settings");
 
@@ -499,14 +529,18 @@ void bind_engine(nb::module_& m) {
 
   nb::class_<Model>(m, "Model")
       .def("__init__",
-           [](Model* self, const std::string& template_text, const std::string& initializer, uint64_t seed) {
+           [](Model* self, const std::string& template_text, const std::string& initializer, uint64_t seed,
+              nb::object max_memory) {
              Settings s;
              s.initializer = initializer;
              s.seed = seed;
+             // The budget holds before the weights are allocated (Settings(max_memory=...)).
+             if (!max_memory.is_none()) s.max_memory = memory_size(max_memory, "Settings(max_memory=...)");
              nb::gil_scoped_release release;
              new (self) Model(Template::from_string(template_text, "<template>"), s);
            },
-           nb::arg("template_text"), nb::arg("initializer") = Settings{}.initializer, nb::arg("seed") = Settings{}.seed)
+           nb::arg("template_text"), nb::arg("initializer") = Settings{}.initializer, nb::arg("seed") = Settings{}.seed,
+           nb::arg("max_memory").none() = nb::none())
       // `split`: a query split (docs/big_graphs.md), one part per query (empty: every query trains).
       .def("prepare_text",
            [](const Model& self, const std::string& examples, const std::string& queries, bool learnable_facts,

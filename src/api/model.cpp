@@ -11,6 +11,7 @@
 
 #include "exec/plan.hpp"
 #include "lrnn/diagnostics.hpp"
+#include "lrnn/memory.hpp"
 #include "lrnn/syntax.hpp"
 #include "api/dataset_impl.hpp"
 #include "api/fact_rows.hpp"
@@ -332,7 +333,15 @@ struct Model::Impl {
     return result.setup_seconds;
   }
 
+  // The settings' limits, read at every call that grounds or trains (settings() may have
+  // changed them since): the process's memory budget (lrnn/memory.hpp) and max_atoms.
+  void apply_limits() const {
+    if (settings.max_memory) set_memory_limit(settings.max_memory);
+    engine->set_max_atoms(settings.max_atoms);
+  }
+
   std::shared_ptr<const train::PreparedSet> prepare(const Dataset& d) const {
+    apply_limits();
     if (d.impl().learnable_facts) return prepare_learnable(d);
     auto it = prepared.find(d.impl().id);
     if (it != prepared.end()) return it->second;
@@ -403,6 +412,8 @@ struct Model::Impl {
 
 Model::Model(const Template& tmpl, const Settings& settings) : impl_(std::make_unique<Impl>()) {
   impl_->settings = settings;
+  // Before the engine allocates the template's weights, which the budget counts.
+  if (settings.max_memory) set_memory_limit(settings.max_memory);
   impl_->engine = std::make_unique<train::Engine>(tmpl.ast(), train::Initializer::parse(settings.initializer),
                                                   settings.seed);
 }
@@ -442,6 +453,7 @@ const Settings& Model::settings() const { return impl_->settings; }
 TrainReport Model::train(const Dataset& data, const Dataset* test,
                          const std::function<bool(const EpochInfo&)>& on_epoch) {
   const auto lock = impl_->lock();
+  impl_->apply_limits();
   if (impl_->settings.link_prediction) return impl_->train_links(data, test, on_epoch);
   const auto t0 = std::chrono::steady_clock::now();
   const auto train_set = impl_->prepare(data);
@@ -549,6 +561,7 @@ GroundNetwork Model::network(const Dataset& data, size_t index, bool with_gradie
   if (index >= data.size())
     throw Error(ErrorKind::Semantic, "sample " + std::to_string(index) + " of a dataset of " +
                                          std::to_string(data.size()));
+  impl_->apply_limits();
   return impl_->engine->inspect(data.impl().samples.at(index), train::parse_loss(impl_->settings.loss), with_gradients,
                                impl_->settings.max_ground_rules);
 }
@@ -562,6 +575,7 @@ GroundNetwork Model::network(const Dataset& data, size_t index,
   if (index >= data.size())
     throw Error(ErrorKind::Semantic, "sample " + std::to_string(index) + " of a dataset of " +
                                          std::to_string(data.size()));
+  impl_->apply_limits();
   return impl_->engine->inspect(data.impl().samples.at(index), train::parse_loss(impl_->settings.loss), true,
                                impl_->settings.max_ground_rules, &output_gradients);
 }

@@ -21,6 +21,7 @@ struct CheckOptions {
   std::string examples_path;
   std::string queries_path;
   bool json = false;
+  size_t max_ground_rules = lrnn::kDefaultMaxGroundRules, max_atoms = lrnn::kDefaultMaxAtoms;
 };
 
 std::string check_all(const CheckOptions& o) {
@@ -47,7 +48,10 @@ std::string check_all(const CheckOptions& o) {
     summary += "; " + std::to_string(queries) + " queries";
   }
   // What train/eval do next: compile, pair, ground, neuralize, plan and run forward once.
-  lrnn::Model model(lrnn::Template::from_ast(t));
+  lrnn::Settings settings;
+  settings.max_ground_rules = o.max_ground_rules;
+  settings.max_atoms = o.max_atoms;
+  lrnn::Model model(lrnn::Template::from_ast(t), settings);
   if (!o.examples_path.empty()) {
     lrnn::Dataset data = lrnn::Dataset::load(o.examples_path, o.queries_path);
     model.evaluate(data);
@@ -71,8 +75,10 @@ void run_check(const CheckOptions& o) {
       std::cerr << e.what() << "\n";
     }
     std::cout.flush();
-    // A file that cannot be read is a runtime failure (1); every finding in the input is 2.
-    std::exit(e.kind() == lrnn::ErrorKind::Io ? lrnn::cli::kExitFailure : lrnn::cli::kExitBadInput);
+    // A file that cannot be read or a limit reached (the memory budget, --max-ground-rules,
+    // --max-atoms) is a runtime failure (1, docs/cli.md); every finding in the input is 2.
+    const bool failure = e.kind() == lrnn::ErrorKind::Io || e.kind() == lrnn::ErrorKind::Limit;
+    std::exit(failure ? lrnn::cli::kExitFailure : lrnn::cli::kExitBadInput);
   }
 }
 
@@ -83,9 +89,12 @@ lrnn::cli::RegisterCommand reg(30, [](CLI::App& app) {
   cmd->add_option("--examples,-e", opts->examples_path, "Examples file (facts per example, each ending with '.')");
   cmd->add_option("--queries,-q", opts->queries_path, "Queries file ('1.0 predict.' per line)");
   cmd->add_flag("--json", opts->json, "Print {\"ok\": true, ...} or {\"ok\": false, \"error\": {kind, message, file, line, col}}");
+  lrnn::cli::add_grounding_limits(cmd, opts->max_ground_rules, opts->max_atoms);
+  lrnn::cli::add_max_memory(cmd);
   cmd->footer(
       "Exit codes: 0 everything checks, 2 the first error in the input (file:line:col: error: ... on\n"
-      "stderr), 1 a file that cannot be read.\n\n"
+      "stderr), 1 a file that cannot be read or a limit reached (--max-memory, --max-ground-rules,\n"
+      "--max-atoms).\n\n"
       "Examples:\n"
       "  lrnn check examples/templates/mutagenesis.lrnn\n"
       "  lrnn check examples/templates/mutagenesis.lrnn \\\n"

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lrnn/diagnostics.hpp"
+#include "lrnn/memory.hpp"
 #include "lrnn/training.hpp"
 
 namespace lrnn::cli {
@@ -111,6 +112,32 @@ CLI::Validator parsed_by(Parse parse, std::string description) {
 // A --dtype option: float32 | float64, anything else a usage error naming the closest.
 inline CLI::Validator dtype_name() {
   return parsed_by([](const std::string& text) { parse_dtype(text); }, "float32|float64");
+}
+
+// `--max-memory SIZE` on a command that grounds, builds or loads: the process's memory
+// budget (lrnn/memory.hpp), set while the options are parsed, so it holds before the command
+// reads anything. A bad size ("", "-1", "4X") is a usage error naming the option.
+inline CLI::Option* add_max_memory(CLI::App* cmd) {
+  return cmd
+      ->add_option_function<std::string>(
+          "--max-memory", [](const std::string& text) { set_memory_limit(parse_memory_size(text, "--max-memory")); },
+          "Memory budget: stop with an error naming the rule, literal or file that would take lrnn's arrays "
+          "past SIZE (4G, 512M, 0.5T; default 80% of the memory available at start; docs/cli.md \"Memory budget\")")
+      ->type_name("SIZE")
+      ->check(parsed_by([](const std::string& text) { parse_memory_size(text, ""); }, ""));
+}
+
+// `--max-ground-rules N` and `--max-atoms N`: the grounding limits per sample (a Limit
+// error naming the rule past them), for commands that ground.
+inline void add_grounding_limits(CLI::App* cmd, size_t& max_ground_rules, size_t& max_atoms) {
+  cmd->add_option("--max-ground-rules", max_ground_rules,
+                  "Stop with an error naming the rule when one sample (or the least model) exceeds this many ground "
+                  "rules (default " + std::to_string(kDefaultMaxGroundRules) + ")")
+      ->check(integer_in(1, 1'000'000'000'000'000));
+  cmd->add_option("--max-atoms", max_atoms,
+                  "Stop with an error naming the rule when one sample's least model exceeds this many atoms (default " +
+                      std::to_string(kDefaultMaxAtoms) + ")")
+      ->check(integer_in(1, 1'000'000'000'000'000));
 }
 
 // A usage error found after parsing (options that exclude or need each other): exit 2 with

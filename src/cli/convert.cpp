@@ -50,6 +50,7 @@ lrnn::cli::RegisterCommand reg(35, [](CLI::App& app) {
   cmd->add_option("-o,--output", opts->outputs, "Examples file and queries file to write")
       ->expected(2)
       ->required();
+  lrnn::cli::add_max_memory(cmd);
   cmd->footer(
       "Facts per graph: node(i), edge(i, j), [one-hot] x(i), [values] attr(i), [one-hot] edge_x(i, j),\n"
       "[values] edge_attr(i, j); target: predict (see docs/datasets.md).\n\n"

@@ -19,6 +19,7 @@ struct DrawCliOptions {
   std::string template_path, examples_path, queries_path, dataset, what = "template", output, dot_program;
   size_t sample = 0;
   uint64_t seed = 1;
+  size_t max_ground_rules = kDefaultMaxGroundRules, max_atoms = kDefaultMaxAtoms;
   DrawOptions picture;
 };
 
@@ -31,6 +32,8 @@ std::string draw_text(const DrawCliOptions& o) {
   Model model = is_model_file(o.template_path)
                     ? Model::load(o.template_path)
                     : Model(Template::from_file(o.template_path), Settings{.seed = o.seed});
+  model.settings().max_ground_rules = o.max_ground_rules;
+  model.settings().max_atoms = o.max_atoms;
   if (o.what == "template") return template_dot(model.get_template());
   if (o.examples_path.empty() && o.dataset.empty())
     throw Error(ErrorKind::Semantic, "--what " + o.what + " draws one sample: give --examples FILE (or --dataset)");
@@ -92,6 +95,8 @@ lrnn::cli::RegisterCommand reg(50, [](CLI::App& app) {
   cmd->add_option("--output,-o", o->output, "Output file: .dot (always), .svg or .png (need Graphviz's dot); "
                                             "without it, DOT text on standard output");
   cmd->add_option("--graphviz", o->dot_program, "Graphviz's dot program (default: dot on PATH)");
+  cli::add_grounding_limits(cmd, o->max_ground_rules, o->max_atoms);
+  cli::add_max_memory(cmd);
   cmd->callback([o] { run_draw(*o); });
 });
 

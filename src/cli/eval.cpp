@@ -20,11 +20,14 @@ struct EvalOptions {
   std::string model_path, examples_path, queries_path, dataset;
   std::string dtype;  // empty: the dtype the model was trained in
   bool json = false;
+  size_t max_ground_rules = kDefaultMaxGroundRules, max_atoms = kDefaultMaxAtoms;
 };
 
 void run_eval(const EvalOptions& o) {
   Model model = Model::load(o.model_path);
   if (!o.dtype.empty()) model.settings().dtype = parse_dtype(o.dtype);
+  model.settings().max_ground_rules = o.max_ground_rules;
+  model.settings().max_atoms = o.max_atoms;
   const Dataset dataset = cli::load_data_share(o.dataset, o.examples_path, o.queries_path);
   const Evaluation ev = model.evaluate(dataset);
   if (!train::dist::is_root()) return;  // under mpirun: each rank evaluated its block, rank 0 reports
@@ -60,6 +63,8 @@ lrnn::cli::RegisterCommand reg(41, [](CLI::App& app) {
   cmd->add_option("--dtype", o->dtype, "float32 | float64 (default: the dtype the model was trained in)")
       ->check(cli::dtype_name());
   cmd->add_flag("--json", o->json, "Print one JSON object with metrics and outputs");
+  cli::add_grounding_limits(cmd, o->max_ground_rules, o->max_atoms);
+  cli::add_max_memory(cmd);
   cmd->callback([o] { run_eval(*o); });
 });
 

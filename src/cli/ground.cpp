@@ -21,7 +21,7 @@ struct GroundOptions {
   std::string queries_path;
   bool stats = false;
   bool json = false;
-  size_t max_ground_rules = lrnn::logic::GroundingOptions{}.max_ground_rules;
+  size_t max_ground_rules = lrnn::kDefaultMaxGroundRules, max_atoms = lrnn::kDefaultMaxAtoms;
 };
 
 std::string fmt_ms(double seconds) {
@@ -47,6 +47,7 @@ void run_ground(const GroundOptions& o) {
   Program program(tmpl);
   GroundingOptions options;
   options.max_ground_rules = o.max_ground_rules;
+  options.max_atoms = o.max_atoms;
   options.store_ground_rules = true;
 
   const size_t n_rules = tmpl.rules.size();
@@ -140,9 +141,8 @@ lrnn::cli::RegisterCommand reg(45, [](CLI::App& app) {
                   "Queries file; grounding keeps only what supports the queries");
   cmd->add_flag("--stats", opts->stats, "Print counts per example and per rule instead of the ground rules");
   cmd->add_flag("--json", opts->json, "Print the counts as JSON");
-  cmd->add_option("--max-ground-rules", opts->max_ground_rules,
-                  "Stop with an error naming the rule when one example exceeds this many ground rules")
-      ->check(lrnn::cli::integer_in(1, 1'000'000'000'000'000));
+  lrnn::cli::add_grounding_limits(cmd, opts->max_ground_rules, opts->max_atoms);
+  lrnn::cli::add_max_memory(cmd);
   cmd->footer(
       "Examples and queries pair as in docs/language.md (\"Examples and queries\"): N examples\n"
       "with N query lines line by line, one example with every query, `id :- ...` lines by id,\n"

@@ -48,6 +48,9 @@ std::string unknown_subcommand_message(CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The default memory budget is a fraction of the memory available now, at start, before
+  // this run takes any (docs/cli.md "Memory budget").
+  lrnn::default_memory_limit();
   CLI::App app{"lrnn: differentiable logic programs (Lifted Relational Neural Networks)", "lrnn"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("lrnn 0.1.0"));

@@ -16,6 +16,7 @@ struct QueryOptions {
   std::string facts_path;
   std::string goal;
   bool json = false;
+  size_t max_ground_rules = lrnn::kDefaultMaxGroundRules, max_atoms = lrnn::kDefaultMaxAtoms;
 };
 
 void run_query(const QueryOptions& o) {
@@ -23,7 +24,7 @@ void run_query(const QueryOptions& o) {
   std::vector<lrnn::ExampleAst> facts;
   if (!o.facts_path.empty()) facts = lrnn::load_examples(o.facts_path);
   lrnn::Literal goal = lrnn::parse_literal(o.goal);
-  lrnn::logic::QueryResult result = lrnn::logic::answer_query(tmpl, facts, goal);
+  lrnn::logic::QueryResult result = lrnn::logic::answer_query(tmpl, facts, goal, o.max_ground_rules, o.max_atoms);
   if (!o.json) {
     for (const std::string& line : lrnn::logic::format_answers(result)) std::cout << line << "\n";
     return;
@@ -50,6 +51,8 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("goal", opts->goal, "Goal literal, e.g. 'reachable(X, charing_cross)'")->required();
   cmd->add_option("--facts,-f", opts->facts_path, "Examples file: the facts of all its examples are used");
   cmd->add_flag("--json", opts->json, "Print a JSON list of substitution objects (a ground goal: [{}] true, [] false)");
+  lrnn::cli::add_grounding_limits(cmd, opts->max_ground_rules, opts->max_atoms);
+  lrnn::cli::add_max_memory(cmd);
   cmd->footer(
       "Prints every answer substitution of the goal, one per line, sorted (numbers\n"
       "numerically before other constants), as `X=value, Y=value`; a ground goal prints\n"
@@ -62,7 +65,8 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
       "  true\n"
       "  lrnn query examples/logic/graph.lrnn --facts examples/logic/edges.txt 'path(a, Y)' --json\n"
       "  [{\"Y\":\"b\"},{\"Y\":\"c\"},{\"Y\":\"d\"}]\n\n"
-      "Exit codes: 0 answered, 2 malformed input, 1 other errors (e.g. unstratifiable negation).");
+      "Exit codes: 0 answered, 2 malformed input, 1 other errors (e.g. unstratifiable negation, a limit\n"
+      "reached: --max-ground-rules, --max-atoms, --max-memory).");
   cmd->callback([opts] { run_query(*opts); });
 });
 

@@ -289,6 +289,7 @@ lrnn::cli::RegisterCommand reg(60, [](CLI::App& app) {
     cmd->add_option("file", opts->file, "A .rasp program")->required()->check(CLI::ExistingFile);
     cmd->add_option("--output", opts->output_name, "The named s-op to use as the program (default: the last one)");
     cmd->add_flag("--sum", opts->sum, "Aggregate by sum (RASPy) instead of mean (the paper)");
+    lrnn::cli::add_max_memory(cmd);
   };
 
   CLI::App* run = rasp->add_subcommand("run", "Run a program on an input");

@@ -58,7 +58,7 @@ struct TrainOptions {
   int patience = kDefaults.patience;
   int step_size = 1;
   double gamma = kDefaults.gamma;
-  size_t max_ground_rules = kDefaultMaxGroundRules;
+  size_t max_ground_rules = kDefaultMaxGroundRules, max_atoms = kDefaultMaxAtoms;
   size_t query_batch_size = kDefaults.query_batch_size, fanout = kDefaults.fanout;
   // Link prediction (docs/big_graphs.md "Link prediction"): the queries are true links.
   bool link_prediction = false, ranking = false;
@@ -104,6 +104,7 @@ Settings apply_options(const TrainOptions& o, const CLI::App& cmd, Settings s, b
   else if (!loaded) s.step_size = std::nullopt;  // a quarter of the epochs
   if (take("--gamma")) s.gamma = o.gamma;
   if (take("--max-ground-rules")) s.max_ground_rules = o.max_ground_rules;
+  if (take("--max-atoms")) s.max_atoms = o.max_atoms;
   if (take("--query-batch-size")) s.query_batch_size = o.query_batch_size;
   if (take("--fanout")) s.fanout = o.fanout;
   if (take("--link-prediction")) s.link_prediction = o.link_prediction;
@@ -664,6 +665,11 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
                   "Refuse a sample that grounds to more ground rules than this (default " +
                       std::to_string(kDefaultMaxGroundRules) + ")")
       ->check(cli::finite_number(1, 1e15, false, true));
+  cmd->add_option("--max-atoms", o->max_atoms,
+                  "Refuse a sample whose least model derives more atoms than this (default " +
+                      std::to_string(kDefaultMaxAtoms) + ")")
+      ->check(cli::integer_in(1, 1'000'000'000'000'000));
+  cli::add_max_memory(cmd);
   cmd->add_option("--report-every", o->report_every, "Progress line every N epochs when not on a terminal")->check(cli::finite_number(0, 1e9, false, true));
   cmd->add_option("--save", o->save_path, "Write the trained model (JSON) here");
   cmd->add_option("--load", o->load_path, "Continue training a saved model");

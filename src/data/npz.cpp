@@ -15,6 +15,7 @@
 
 #include "lrnn/datasets.hpp"
 #include "lrnn/diagnostics.hpp"
+#include "lrnn/memory.hpp"
 
 namespace lrnn {
 namespace {
@@ -144,6 +145,9 @@ NpyArray read_npy(zip_t* archive, zip_uint64_t index, const std::string& path, c
     count *= d;
   }
   const size_t bytes = count * element_size;
+  // Asked of the memory budget (lrnn/memory.hpp) before the array is allocated: a header
+  // claiming a huge shape is refused naming the file and the array.
+  check_memory(bytes, path + ": array '" + name + "' of " + std::to_string(count) + " entries");
   a.storage.resize((bytes + 7) / 8);
   in.read(a.storage.data(), bytes);
   if (!in.at_end()) fail(path, "array '" + name + "': the entry holds more bytes than its shape " + std::string(header_value(header, "shape")));

@@ -15,6 +15,7 @@
 #include "data/vector_value.hpp"
 #include "lrnn/datasets.hpp"
 #include "lrnn/diagnostics.hpp"
+#include "lrnn/memory.hpp"
 #include "api/dataset_impl.hpp"
 #include "train/dataset.hpp"
 #include "train/distributed.hpp"
@@ -55,6 +56,11 @@ struct RowSelection {
 std::shared_ptr<SourceFile> read_source(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::Io, path.string() + ": cannot read the file (missing?)");
+  // The text, and then its numbers as doubles (about as many bytes again), asked of the
+  // memory budget (lrnn/memory.hpp) before either is allocated.
+  std::error_code size_error;
+  const uintmax_t size = fs::file_size(path, size_error);
+  if (!size_error) check_memory(2 * uint64_t(size), "reading the file " + path.string());
   std::ostringstream text;
   text << in.rdbuf();
   return std::make_shared<SourceFile>(SourceFile{path.string(), text.str()});

@@ -15,6 +15,7 @@
 #include "exec/row_sum.hpp"
 #include "exec/small_gemm.hpp"
 #include "exec/transform_sum.hpp"
+#include "lrnn/memory.hpp"
 
 namespace lrnn::exec {
 
@@ -505,7 +506,13 @@ void prepare_values(const Plan& plan, std::span<const D> data, const ParamView<T
   }();
   (void)eigen_single;
   // Every value is written by its kernel before it is read: no zero-fill needed.
-  if (ws.values.size() < plan.num_values) ws.values.resize(plan.num_values);
+  if (ws.values.size() < plan.num_values) {
+    // Asked only when the workspace grows (once per plan size), never per pass.
+    const uint64_t more = uint64_t(plan.num_values - ws.values.size()) * sizeof(T);
+    if (!memory_fits(more))
+      check_memory(more, "the workspace of a network of " + std::to_string(plan.num_values) + " values");
+    ws.values.resize(plan.num_values);
+  }
   T* v = ws.values.data();
   // The fact data are converted to T here, in the copy every forward makes.
   std::copy(data.begin(), data.end(), v);
@@ -606,6 +613,9 @@ void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& w
               FloatGradients float_gradients) {
   const bool keep_float = float_gradients == FloatGradients::KeepFloat && !std::is_same_v<T, double>;
   if (!keep_float) param_grads.resize(params.size(), 0.0);
+  if (ws.grads.size() < plan.num_values && !memory_fits(uint64_t(plan.num_values - ws.grads.size()) * sizeof(T)))
+    check_memory(uint64_t(plan.num_values - ws.grads.size()) * sizeof(T),
+                 "the gradients of a network of " + std::to_string(plan.num_values) + " values");
   ws.grads.resize(plan.num_values, 0.0);
   // double accumulates into the caller's vector; float sums the pass in float first.
   T* pg;

@@ -10,6 +10,7 @@
 
 #include "exec/dense_tiles.hpp"
 #include "lrnn/diagnostics.hpp"
+#include "lrnn/memory.hpp"
 
 namespace lrnn::exec {
 
@@ -39,12 +40,18 @@ class Allocator {
     cursor_ += n;
     if (cursor_ > 0xFFFFFFF0ULL)
       throw Error(ErrorKind::Limit, "the network needs more than 4 billion values");
+    // Every value is a double of the workspace (and of its gradients when training): the
+    // plan asks the memory budget each 1M values, before any workspace is made.
+    if (cursor_ >= checked_ + (1u << 20)) {
+      check_memory(16 * cursor_, "a network of " + std::to_string(cursor_) + " values (its workspace and gradients)");
+      checked_ = cursor_;
+    }
     return static_cast<uint32_t>(at);
   }
   uint32_t size() const { return static_cast<uint32_t>(cursor_); }
 
  private:
-  uint64_t cursor_ = 0;
+  uint64_t cursor_ = 0, checked_ = 0;
 };
 
 // The aggregated shape of a rule group: the aggregation's shape rule (neural/functions) for

@@ -19,6 +19,7 @@
 #include "logic/relation.hpp"
 #include "logic/row_set.hpp"
 #include "lrnn/diagnostics.hpp"
+#include "lrnn/memory.hpp"
 
 namespace lrnn::logic {
 
@@ -755,6 +756,7 @@ class Grounder {
     prepare_rule(cr);
     Relation& head = rels_[cr.head_pred];
     const uint32_t arity = cr.head_arity;
+    const uint64_t atom_bytes = atom_bytes_for(arity), captured_bytes = ground_rule_bytes(cr);
     constexpr uint32_t kBatch = 32;
     std::vector<uint32_t> pending(size_t(kBatch) * std::max<uint32_t>(arity, 1));
     std::array<uint32_t, kBatch> recorded;  // per pending tuple: its captured grounding, or kNone
@@ -767,6 +769,7 @@ class Grounder {
         auto [row, inserted] = distinct ? std::pair{head.append_distinct(tuple), true} : head.insert(tuple);
         if (capture && recorded[i] != kNone) capture->set_head(recorded[i], row);
         if (inserted && ++total_atoms_ > opt_.max_atoms) throw atom_limit(cr);
+        if (inserted) add_bytes(atom_bytes, cr);
         if (cr.is_fact && head.template_fact(row) == kNone) head.set_template_fact(row, cr.source);
       }
       n_pending = 0;
@@ -777,7 +780,10 @@ class Grounder {
       // atom from 10^9 substitutions over 1000 constants, which no atom limit catches).
       if (++model_substitutions_ > opt_.max_ground_rules) throw model_limit(cr);
       head_tuple(cr, pending.data() + size_t(n_pending) * arity);
-      if (capture) recorded[n_pending] = capture->record(pending.data() + size_t(n_pending) * arity, rows_, bind_);
+      if (capture) {
+        recorded[n_pending] = capture->record(pending.data() + size_t(n_pending) * arity, rows_, bind_);
+        if (recorded[n_pending] != kNone) add_bytes(captured_bytes, cr);
+      }
       if (++n_pending == kBatch) flush();
     };
     run(plan, 0, emit);
@@ -963,6 +969,7 @@ class Grounder {
     for (const uint32_t i : block.row_symbol) {
       auto [row, inserted] = head.insert(&i);
       if (inserted && ++total_atoms_ > opt_.max_atoms) throw atom_limit(sum);
+      if (inserted) add_bytes(atom_bytes_for(1), sum);
       block.head_atom.push_back(row);
     }
   }
@@ -1048,6 +1055,35 @@ class Grounder {
   bool has_queries_ = false;
   size_t total_atoms_ = 0;
   size_t model_substitutions_ = 0;  // body substitutions enumerated by the least model
+  size_t ground_rules_ = 0;         // stored by enumeration
+  // The memory budget (lrnn/memory.hpp): the bytes of the derived atoms and the stored
+  // ground rules, estimated per row as they are added and reserved a chunk at a time, so
+  // the budget is asked once per chunk, not per row. Held until the grounder ends.
+  uint64_t bytes_ = 0;
+  MemoryReservation memory_;
+  // Estimated bytes per row: a derived atom (its 4-byte arguments with half again for the
+  // array's growth, its hash slot and index entries) and a stored ground rule (head, inputs
+  // and bindings, with growth). Measured peaks: 16 bytes per atom of n(X) :- n(Y), @add(..)
+  // (estimated 30), 84 per atom of a 16-argument p (estimated 120).
+  static constexpr uint64_t atom_bytes_for(uint32_t arity) { return 6 * uint64_t(arity) + 24; }
+  static uint64_t ground_rule_bytes(const CompiledRule& cr) {
+    return 6 * (1 + uint64_t(cr.input_literals.size()) + uint64_t(cr.var_names.size()));
+  }
+  void add_bytes(uint64_t bytes, const CompiledRule& cr) {
+    if ((bytes_ += bytes) > memory_.bytes()) [[unlikely]] reserve_bytes(cr);
+  }
+  // Reserves up to bytes_ and a chunk beyond (so the next rows need no call), or exactly
+  // bytes_ near the limit; past it, refuses naming the rule being grounded.
+  void reserve_bytes(const CompiledRule& cr) {
+    constexpr uint64_t kChunk = uint64_t{8} << 20;
+    if (memory_.try_grow(bytes_ + kChunk - memory_.bytes()) || memory_.try_grow(bytes_ - memory_.bytes())) return;
+    memory_.refuse(bytes_ - memory_.bytes(),
+                   "grounding (" + std::to_string(total_atoms_) + " atoms and " +
+                       std::to_string(std::max(model_substitutions_, ground_rules_)) + " ground rules so far, " +
+                       format_memory_size(bytes_) + " estimated) while deriving " + prog_.predicate_name(cr.head_pred) +
+                       " by this rule",
+                   cr.span);
+  }
   // The rule being evaluated: variable bindings and the matched row per literal.
   const CompiledRule* rule_ = nullptr;
   std::vector<uint32_t> bind_, rows_;
@@ -1164,6 +1200,7 @@ GroundRuleSet Grounder::enumerate_rule(uint32_t r, const std::vector<uint32_t>& 
     if (cr.body[i].input_slot != kNone) input_lits[cr.body[i].input_slot] = i;
   const bool dedup = cr.needs_dedup && !cr.duplicate_grounding;
   const bool store = opt_.store_ground_rules;
+  const uint64_t rule_bytes = ground_rule_bytes(cr);
   const uint32_t head_arity = cr.head_arity;
   // Dedup key: the head tuple and the input atoms (no head lookup needed).
   RowSet seen(head_arity + set.n_inputs);
@@ -1192,6 +1229,8 @@ GroundRuleSet Grounder::enumerate_rule(uint32_t r, const std::vector<uint32_t>& 
     if (++total > opt_.max_ground_rules) throw ground_rule_limit(cr);
     ++count;
     if (!store) return;
+    ++ground_rules_;
+    add_bytes(rule_bytes, cr);
     head_tuple(cr, pending.data() + size_t(n_pending) * head_arity);
     set.head.push_back(kNone);
     for (uint32_t i = 0; i < set.n_inputs; ++i) {

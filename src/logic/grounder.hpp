@@ -32,7 +32,7 @@ struct GroundingOptions {
   size_t max_ground_rules = kDefaultMaxGroundRules;
   // Atoms of the least model beyond which grounding stops with ErrorKind::Limit (also
   // what ends an infinite model such as n(Y) :- n(X), @add(X, 1, Y).).
-  size_t max_atoms = 50'000'000;
+  size_t max_atoms = kDefaultMaxAtoms;
   // false: count ground rules (stats.ground_rules, GroundRuleSet::rule set, arrays empty)
   // without storing them; no atom-level relevance pruning.
   bool store_ground_rules = true;

@@ -103,6 +103,12 @@ struct PairBlock {
   size_t columns() const { return column_atom.size(); }
   uint32_t band_of(size_t r) const { return band.empty() ? uint32_t(column_atom.size()) : band[r]; }
   uint32_t first_of(size_t r) const { return band_first.empty() ? 0 : band_first[r]; }
+  // The bytes of its arrays (lrnn/memory.hpp).
+  uint64_t bytes() const {
+    uint64_t n = score_inputs.size() + band.size() + band_first.size();
+    for (auto* v : {&row_atom, &head_atom, &row_symbol, &column_atom, &value_atom, &column_symbol}) n += v->size();
+    return 4 * n;
+  }
   size_t pairs() const {
     if (band.empty()) return rows() * columns();
     size_t n = 0;
@@ -166,6 +172,15 @@ struct GroundSample {
   } stats;
 
   size_t num_atoms() const { return atom_pred.size(); }
+  // The bytes of its arrays (lrnn/memory.hpp): what neuralizing it about takes again.
+  uint64_t bytes() const {
+    uint64_t b = 4 * (atom_pred.size() + atom_args_begin.size() + atom_args.size() + atom_example_fact.size() +
+                      atom_template_fact.size()) +
+                 16 * computed_values.size();
+    for (const GroundRuleSet& r : rules) b += 4 * (r.head.size() + r.inputs.size() + r.bindings.size());
+    for (const PairBlock& pb : pair_blocks) b += pb.bytes();
+    return b;
+  }
 };
 
 }  // namespace lrnn::logic

@@ -11,7 +11,7 @@
 namespace lrnn::logic {
 
 QueryResult answer_query(const TemplateAst& tmpl, const std::vector<ExampleAst>& facts,
-                         const Literal& goal) {
+                         const Literal& goal, size_t max_ground_rules, size_t max_atoms) {
   if (goal.builtin || goal.negated || goal.soft_negated) {
     throw Error(ErrorKind::Semantic, goal.span, "a goal must be a plain atom such as p(X, a)");
   }
@@ -22,7 +22,10 @@ QueryResult answer_query(const TemplateAst& tmpl, const std::vector<ExampleAst>&
   std::vector<std::pair<std::string, int>> extra{{goal.predicate, goal.arity()}};
   for (const Literal& f : all.facts) extra.emplace_back(f.predicate, f.arity());
   Program program(tmpl, extra);
-  GoalAnswers answers = answer_goal(program, all, goal);
+  GroundingOptions options;
+  options.max_ground_rules = max_ground_rules;
+  options.max_atoms = max_atoms;
+  GoalAnswers answers = answer_goal(program, all, goal, options);
   QueryResult result;
   result.variables = answers.variables;
   result.ground = answers.variables.empty();

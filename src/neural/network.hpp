@@ -58,6 +58,16 @@ struct SampleNetwork {
   uint64_t structure_hash = 0;     // equal for networks identical up to fact values
 
   size_t num_atoms() const { return atom_depth.size(); }
+  // The bytes of its arrays (what the memory budget holds for it, lrnn/memory.hpp).
+  uint64_t bytes() const {
+    auto of = [](const auto& v) { return uint64_t(v.capacity()) * sizeof(v[0]); };
+    uint64_t b = of(atom_depth) + of(atom_predicate) + of(atom_fact) + of(atom_ground_id) + of(fact_template) +
+                 of(fact_shape) + of(fact_data_begin) + of(fact_data) + of(fact_example_param) + of(rule) + of(head) +
+                 of(softmax_group) + of(inputs_begin) + of(inputs);
+    for (const auto& q : query_atoms) b += of(q);
+    for (const auto& pb : pair_blocks) b += pb.block.bytes();
+    return b;
+  }
   size_t num_ground_rules() const { return rule.size(); }
   size_t num_facts() const { return fact_shape.size(); }
 };

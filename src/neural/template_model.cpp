@@ -26,6 +26,20 @@ uint32_t Parameters::add(ParamInfo info, const std::vector<double>& data) {
   info.offset = values.size();
   const size_t n = static_cast<size_t>(info.shape.size());
   info.initialized = !data.empty();
+  // Asked before the values grow, so a template of weights too big for the budget names the
+  // first weight past it (file:line:col of its rule) instead of ending in std::bad_alloc.
+  // The array grows as std::vector would (to twice its capacity), here explicitly, so what
+  // is held is its real capacity, and the old array, alive while it is copied, is asked too.
+  const size_t need = values.size() + n;
+  if (need > values.capacity()) {
+    const size_t capacity = std::max(need, 2 * values.capacity());
+    const uint64_t more = 8 * uint64_t(capacity - values.capacity());
+    auto what = [&] { return "the weight " + info.name + " (" + to_string(info.shape) + ")"; };
+    if (!memory_.try_grow(more)) MemoryReservation::refuse(more, what(), info.span);
+    check_memory(8 * uint64_t(values.capacity()), "copying the weights before " + what() + " into a larger array",
+                 info.span);
+    values.reserve(capacity);
+  }
   if (data.empty()) {
     values.resize(values.size() + n, 0.0);
   } else {

@@ -11,6 +11,7 @@
 
 #include "neural/functions.hpp"
 #include "lrnn/ast.hpp"
+#include "lrnn/memory.hpp"
 
 namespace lrnn::neural {
 
@@ -42,6 +43,7 @@ class Parameters {
   std::vector<double> values;
 
  private:
+  MemoryReservation memory_;  // values' bytes, held against the budget (lrnn/memory.hpp)
   std::vector<ParamInfo> infos_;
   std::unordered_map<std::string, uint32_t> by_name_;
 };

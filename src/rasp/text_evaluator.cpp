@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "lrnn/memory.hpp"
 #include "stack_headroom.hpp"
 #include "text_syntax.hpp"
 
@@ -213,6 +214,7 @@ class Evaluator {
       throw Error(ErrorKind::Io, message);
     }
     // Read with a bound: a device such as /dev/zero never ends.
+    check_memory(kMaxProgramBytes + 1, "reading the RASP file " + path, from);
     std::string text(kMaxProgramBytes + 1, '\0');
     in.read(text.data(), static_cast<std::streamsize>(text.size()));
     text.resize(static_cast<size_t>(in.gcount()));

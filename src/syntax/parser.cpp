@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "lrnn/memory.hpp"
 #include "lrnn/syntax.hpp"
 #include "syntax/builtins.hpp"
 #include "syntax/lexer.hpp"
@@ -61,6 +62,9 @@ bool read_whole_file(const std::string& path, std::string& out) {
   in.seekg(0, std::ios::end);
   std::streamoff size = in.tellg();
   if (size < 0) return false;
+  // A file bigger than the memory budget (lrnn/memory.hpp) is refused naming it, before
+  // its bytes are allocated.
+  check_memory(static_cast<uint64_t>(size), "reading the file " + path);
   out.resize(static_cast<size_t>(size));
   in.seekg(0, std::ios::beg);
   in.read(out.data(), size);

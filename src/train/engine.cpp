@@ -296,6 +296,9 @@ PreparedSet Engine::prepare_each(std::span<const Sample> samples,
   std::vector<std::vector<std::vector<std::string>>> atom_texts(n);
   std::vector<std::exception_ptr> errors(n);
   std::vector<std::vector<LearnableFactSite>> sites(learnable_facts ? n : 0);
+  // Each sample's network is held against the memory budget (lrnn/memory.hpp) by its own
+  // reservation (the threads grow distinct ones), gathered into the set's after the loop.
+  std::vector<MemoryReservation> network_memory(n);
 #pragma omp parallel for schedule(dynamic, 1)
   for (size_t i = 0; i < n; ++i) {
     try {
@@ -304,8 +307,16 @@ PreparedSet Engine::prepare_each(std::span<const Sample> samples,
       logic::GroundingOptions options;
       options.max_ground_rules = max_ground_rules;
       options.pair_blocks = pair_blocks_;
+      options.max_atoms = max_atoms_;
       logic::GroundSample ground = logic::ground(*program_, *facts, s.queries, options);
+      // Neuralizing takes about the ground sample's bytes again: asked before, held after
+      // (the message is written only past the budget).
+      const auto network_of = [i] { return "the network of sample " + std::to_string(i); };
+      if (!network_memory[i].try_grow(ground.bytes())) MemoryReservation::refuse(ground.bytes(), network_of());
       set.networks[i] = neural::neuralize(model_, *facts, ground, learnable_facts);
+      const uint64_t held = network_memory[i].bytes(), net_bytes = set.networks[i].bytes();
+      if (net_bytes <= held) network_memory[i].resize(net_bytes, "");
+      else if (!network_memory[i].try_grow(net_bytes - held)) MemoryReservation::refuse(net_bytes - held, network_of());
       if (learnable_facts) sites[i] = learnable_fact_sites(*program_, s.example, ground, set.networks[i]);
       auto& texts = atom_texts[i];
       texts.resize(ground.query_atoms.size());
@@ -317,6 +328,7 @@ PreparedSet Engine::prepare_each(std::span<const Sample> samples,
   }
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);  // the first failing sample, whatever the schedule
+  for (MemoryReservation& r : network_memory) set.memory.absorb(r);
   if (learnable_facts) {
     const uint64_t first = next_example_index_.load();
     set.example_facts = make_example_facts(samples, set.networks, sites, initializer_, seed_, first);
@@ -764,9 +776,26 @@ struct Engine::EpochAccumulator {
 };
 
 // A fresh optimizer unless this engine already trained (or was loaded) with the same kind.
+// Holds, parameter by parameter, the bytes training adds to each weight (the optimizer's
+// state and the gradient sum), so that past the budget the weight whose state does not fit
+// is named with its rule's place in the template.
+void Engine::reserve_training_state(OptimizerKind kind) {
+  const uint64_t per_value = 8 * (kind == OptimizerKind::Sgd ? 2 : 3);
+  optimizer_memory_.reset();
+  for (uint32_t p = 0; p < model_.params.count(); ++p) {
+    const neural::ParamInfo& info = model_.params.info(p);
+    const uint64_t bytes = per_value * uint64_t(info.shape.size());
+    if (!optimizer_memory_.try_grow(bytes))
+      MemoryReservation::refuse(bytes, "training the weight " + info.name + " (" + neural::to_string(info.shape) +
+                                           ": its gradient and " + to_string(kind) + "'s state)",
+                                info.span);
+  }
+}
+
 void Engine::prepare_optimizer(const OptimizerConfig& wanted) {
   const bool keep = optimizer_ && optimizer_->config().kind == wanted.kind;
   if (!keep) {
+    reserve_training_state(wanted.kind);
     optimizer_ = std::make_unique<Optimizer>(wanted, model_.params.size());
     if (!optimizer_state_.empty() && optimizer_config_.kind == wanted.kind) optimizer_->set_state(optimizer_state_);
   } else if (!(optimizer_->config().lr == wanted.lr)) {

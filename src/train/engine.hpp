@@ -16,6 +16,7 @@
 
 #include "exec/batch_norm.hpp"
 #include "exec/plan.hpp"
+#include "lrnn/memory.hpp"
 #include "lrnn/training.hpp"
 #include "train/shard_layout.hpp"
 #include "logic/program.hpp"
@@ -80,6 +81,7 @@ uint64_t next_prepared_set_id();
 struct PreparedSet {
   size_t num_samples = 0;  // the samples themselves stay with the caller (their Dataset)
   std::vector<neural::SampleNetwork> networks;
+  MemoryReservation memory;  // the networks' bytes, held against the budget (lrnn/memory.hpp)
   std::vector<OutputInfo> outputs;  // in plan order (sample, query, match)
   size_t size() const { return num_samples; }
   // Some query is not a training query (a query split: docs/big_graphs.md).
@@ -309,6 +311,8 @@ class Engine {
   // is grounded, so its literals are held only then (learnable facts decode them all first).
   PreparedSet prepare(const SampleStore& samples, size_t max_ground_rules = kDefaultMaxGroundRules,
                       bool learnable_facts = false) const;
+  // Atoms of one sample's least model beyond which prepare() refuses it (Limit).
+  void set_max_atoms(size_t max_atoms) { max_atoms_ = max_atoms; }
 
   // Every output of the set (in OutputInfo order) with its value, prediction and target.
   Evaluation evaluate(const PreparedSet& set, LossKind loss, Dtype dtype = Dtype::Float64) const;
@@ -393,6 +397,7 @@ class Engine {
   Initializer initializer_;  // also draws learnable example facts written as dimensions
   uint64_t seed_ = 1;
   mutable std::atomic<uint64_t> next_example_index_{0};  // ExampleFacts::first_index
+  size_t max_atoms_ = kDefaultMaxAtoms;
   std::unique_ptr<logic::Program> program_;
   neural::TemplateModel model_;
   // Attention's score and weighted-sum rules grounded as blocks when preparing a dataset
@@ -400,6 +405,10 @@ class Engine {
   std::vector<logic::PairBlockRules> pair_blocks_;
   std::vector<uint32_t> fixed_;  // the parameters that are not learnable (their indices)
   std::unique_ptr<Optimizer> optimizer_;
+  // The optimizer's state and the gradient sums, per parameter: held against the memory
+  // budget while the optimizer lives (Adam keeps two values per parameter, SGD one).
+  MemoryReservation optimizer_memory_;
+  void reserve_training_state(OptimizerKind kind);
   OptimizerConfig optimizer_config_;
   std::vector<double> optimizer_state_;  // restored from a checkpoint, applied on train()
   int epochs_trained_ = 0;

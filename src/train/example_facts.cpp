@@ -83,6 +83,11 @@ std::shared_ptr<ExampleFacts> make_example_facts(std::span<const Sample> samples
 
 void step_example_facts(ExampleFacts& facts, const OptimizerConfig& config, double lr) {
   if (!facts.optimizer || facts.optimizer->config().kind != config.kind) {
+    // The state of a new optimizer (Adam: 2 values per entry, SGD: 1), asked of the budget.
+    const uint64_t bytes = 8 * uint64_t(facts.params.size()) * (config.kind == OptimizerKind::Sgd ? 1 : 2);
+    facts.optimizer.reset();
+    facts.optimizer_memory.resize(bytes, "training the learnable example facts (" + std::to_string(facts.params.size()) +
+                                             " values: " + to_string(config.kind) + "'s state)");
     facts.optimizer = std::make_unique<Optimizer>(config, facts.params.size());
   } else if (!(facts.optimizer->config().lr == config.lr)) {
     const std::vector<double> state = facts.optimizer->state();

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "lrnn/memory.hpp"
 #include "neural/network.hpp"
 #include "neural/template_model.hpp"
 #include "train/dataset.hpp"
@@ -30,6 +31,7 @@ struct ExampleFacts {
   // This block's own optimizer state (Adam's moments are per entry, so stepping the model's
   // and the data's parameters apart is the same as stepping them together).
   std::unique_ptr<Optimizer> optimizer;
+  MemoryReservation optimizer_memory;  // its state, held against the budget (lrnn/memory.hpp)
   std::vector<double> grads;
 };
 

@@ -121,6 +121,7 @@ GroundNetwork Engine::inspect(const Sample& sample, LossKind loss_kind, bool wit
   // Grounding is deterministic: grounding again gives the ids the texts refer to.
   logic::GroundingOptions options;
   options.max_ground_rules = max_ground_rules;
+  options.max_atoms = max_atoms_;
   logic::GroundSample ground = logic::ground(*program_, sample.example, sample.queries, options);
   neural::SampleNetwork net = neural::neuralize(model_, sample.example, ground);
   exec::Plan plan = exec::build_plan(model_, {&net});

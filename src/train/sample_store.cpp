@@ -240,6 +240,8 @@ SampleStore SampleStore::Builder::finish() && {
   store_.facts_.shrink_to_fit();
   store_.terms_.shrink_to_fit();
   store_.heads_.shrink_to_fit();
+  // Less than was held while growing: keep holding only what the arrays now take.
+  store_.memory_.resize(store_.facts_.capacity() * sizeof(Fact) + store_.terms_.capacity() * sizeof(TermRef), "");
   maps_.reset();
   return std::move(store_);
 }
@@ -248,6 +250,7 @@ void SampleStore::Builder::add_fact(const Literal& l) {
   if (l.args.size() > kMaxArgs)
     throw Error(ErrorKind::Limit, l.span,
                 "an example fact with " + std::to_string(l.args.size()) + " arguments (at most 2^24 - 1)");
+  hold_growth(l.args.size(), l.span, l.predicate);
   Fact f;
   f.predicate = predicate_id(l.predicate);
   if (maps_->empty_id == kNoIndex) maps_->empty_id = string_id(std::string());
@@ -295,6 +298,20 @@ void SampleStore::Builder::resolve_pending_texts() {
   while (maps_->pending_count > 0) resolve_oldest_text();
 }
 
+void SampleStore::Builder::hold_next_capacity(size_t more_terms, const Span& span, const std::string& predicate) {
+  // std::vector doubles: the next capacities, with the old arrays alive while they copy.
+  const uint64_t facts = std::max<uint64_t>(2 * store_.facts_.capacity(), 1024);
+  const uint64_t terms = std::max<uint64_t>(2 * store_.terms_.capacity(), store_.terms_.size() + more_terms + 1024);
+  const uint64_t total = facts * sizeof(Fact) + terms * sizeof(TermRef);
+  if (total > store_.memory_.bytes())
+    store_.memory_.resize(total,
+                          "the dataset's facts (" + std::to_string(store_.facts_.size()) + " stored in " +
+                              std::to_string(store_.heads_.size() + 1) + " samples; the next: " + predicate + ")",
+                          span);
+  store_.facts_.reserve(facts);
+  store_.terms_.reserve(terms);
+}
+
 uint32_t SampleStore::Builder::predicate_id(const std::string& predicate) {
   if (maps_->last_predicate_id == kNoIndex || predicate != maps_->last_predicate) {
     maps_->last_predicate = predicate;
@@ -310,6 +327,7 @@ uint32_t SampleStore::Builder::intern_term(const Term& t) {
 
 void SampleStore::Builder::add_fact(const std::string& predicate, std::span<const uint32_t> terms,
                                     const ValueSpec* value) {
+  hold_growth(terms.size(), Span{}, predicate);
   Fact f;
   f.predicate = predicate_id(predicate);
   f.value = value ? value_id(*value) : kNoIndex;

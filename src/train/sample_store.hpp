@@ -17,6 +17,7 @@
 #include "logic/grounding.hpp"
 #include "logic/symbols.hpp"
 #include "lrnn/ast.hpp"
+#include "lrnn/memory.hpp"
 #include "train/dataset.hpp"
 
 namespace lrnn::train {
@@ -99,6 +100,7 @@ class SampleStore {
   std::vector<size_t> fact_begin_{0}, term_begin_{0};  // per sample (size + 1)
   std::vector<Fact> facts_;
   std::vector<TermRef> terms_;
+  MemoryReservation memory_;  // facts_ and terms_ as they grow (lrnn/memory.hpp)
 };
 
 class SampleStore::Facts final : public logic::FactSource {
@@ -161,6 +163,14 @@ class SampleStore::Builder {
   uint32_t predicate_id(const std::string& predicate);  // string_id, the last one remembered
   uint32_t value_id(const ValueSpec& v);
   uint32_t span_id(const Span& s);
+  // Before facts_ or terms_ grow (when full): holds their next capacity against the memory
+  // budget, naming the fact being added past it.
+  void hold_growth(size_t more_terms, const Span& span, const std::string& predicate) {
+    if (store_.facts_.size() == store_.facts_.capacity() ||
+        store_.terms_.size() + more_terms > store_.terms_.capacity()) [[unlikely]]
+      hold_next_capacity(more_terms, span, predicate);
+  }
+  void hold_next_capacity(size_t more_terms, const Span& span, const std::string& predicate);
 
   SampleStore store_;
   Tables tables_;

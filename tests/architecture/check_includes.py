@@ -13,7 +13,7 @@ from pathlib import Path
 # The pipeline, earliest first. Entries of one tuple share a stage: they may include each
 # other's headers. Public headers (lrnn/x.hpp) sit in the stage that implements them.
 STAGES = [
-    ("lrnn/ast.hpp", "lrnn/diagnostics.hpp", "lrnn/training.hpp"),  # plain data, no code
+    ("lrnn/ast.hpp", "lrnn/diagnostics.hpp", "lrnn/memory.hpp", "lrnn/training.hpp"),  # plain data, no code
     ("syntax", "lrnn/syntax.hpp"),
     ("logic", "lrnn/logic.hpp"),
     ("neural",),

@@ -18,7 +18,8 @@ from lrnn.optim import Optimizer
 
 
 # Options without a PyNeuraLogic keyword of their own that the engine reads (by name).
-ENGINE_OPTIONS = ("schedule", "patience", "step_size", "gamma", "max_ground_rules", "shuffle", "dtype",
+ENGINE_OPTIONS = ("schedule", "patience", "step_size", "gamma", "max_ground_rules", "max_atoms", "max_memory",
+                  "shuffle", "dtype",
                   "query_batch_size", "fanout",
                   # link prediction (docs/big_graphs.md "Link prediction and knowledge-base completion")
                   "link_prediction", "negatives", "corrupt", "margin", "ranking", "link_chunk")
@@ -62,9 +63,23 @@ def _integer(name: str, value: Any, hi: int, note: str = "") -> int:
     return int(value)
 
 
+def check_memory_size(value: Any, where: str = "Settings(max_memory=...)") -> None:
+    """A memory budget as the engine reads it: a size such as "4G", "512M", "0.5T" or a number
+    of bytes > 0; anything else ("", "-1", "4X", 0, True) is a ValueError naming `where`."""
+    from lrnn import _core
+
+    if isinstance(value, str):
+        _core.parse_memory_size(value, where)  # raises LrnnError (a ValueError) naming `where`
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 < value < 2**64:
+        raise ValueError(f'{where} takes a size such as "4G", "512M", "0.5T" or a number of bytes > 0, got {value!r}')
+
+
 def _check_option(key: str, value: Any) -> None:
     if key == "dtype" and value is not None:
         check_dtype(value)
+    if key == "max_memory" and value is not None:
+        check_memory_size(value)
     if key == "shuffle" and not isinstance(value, bool):
         raise ValueError(f"Settings(shuffle=...) takes True or False, got {value!r}")
     if key in ENGINE_OPTIONS or key in PYNEURALOGIC_BUILD_OPTIONS:
@@ -158,7 +173,17 @@ class Settings:
     lossy: with `(R.out <= R.h) | [F.tanh]`, `R.out / 0 | [F.tanh]` and the fact `R.h[1]`,
     PyNeuraLogic 0.9.2 with `chain_pruning=True` gives tanh(1) = 0.7616 (it drops a tanh of
     the chain), while `chain_pruning=False` and lrnn (either way) give tanh(tanh(1)) = 0.6420.
-    Code whose results were tuned on PyNeuraLogic's pruned networks can therefore differ."""
+    Code whose results were tuned on PyNeuraLogic's pruned networks can therefore differ.
+
+    `max_memory` ("4G", "512M", "0.5T" or bytes) is the memory budget (docs/cli.md "Memory
+    budget", the CLI's `--max-memory`): a stage that would take lrnn's arrays (weights and
+    their optimizer state, ground atoms and rules, networks, workspaces, stored facts, array
+    values written in a template) past it stops with an LrnnError of kind "limit" naming the
+    rule, literal or file at fault. It is one per process: building or training a model with
+    it sets it (`lrnn.set_max_memory()` sets it directly); unset, it stays as it is, by default
+    80% of the memory available when lrnn started. Not counted: Python's and torch's own
+    memory, and lrnn's small allocations. `max_ground_rules` and `max_atoms` bound one
+    sample's grounding (a Limit error naming the rule past them)."""
 
     def __init__(
         self,

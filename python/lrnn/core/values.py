@@ -23,6 +23,39 @@ from lrnn import _text
 tensor_values: Optional[List[Tuple["Weight", Any]]] = None
 
 
+# Bytes a written array value takes on its way to the engine, per entry: its copy here, its
+# text in the template (up to ~24 characters a number), the parsed value and the weight.
+_BYTES_PER_WRITTEN_ENTRY = 48
+
+
+def _check_array_size(array: np.ndarray) -> None:
+    """The engine's limits on one value, checked before the array is copied or written as
+    text (which took 43 s and 5.8 GB for a 9000x9000 array before the parser refused it):
+    at most MAX_VALUE_ENTRIES entries, and the memory budget (docs/cli.md "Memory budget").
+    Both raise an LrnnError of kind "limit"; the atom's __getitem__ adds which weight."""
+    from lrnn import _core
+    from lrnn.errors import LrnnError
+
+    if array.size > _core.MAX_VALUE_ENTRIES:
+        message = (f"a weight or value of shape {array.shape} has {array.size} entries, over the limit of "
+                   f"{_core.MAX_VALUE_ENTRIES} entries per value")
+        raise LrnnError("error: " + message, message, kind="limit")
+    _core.check_memory(array.size * _BYTES_PER_WRITTEN_ENTRY, f"a weight or value of shape {array.shape}")
+
+
+def named_weight(item: Any, where: str) -> "Weight":
+    """Weight.from_item(item), a limit error naming `where` (the atom whose weight it is)."""
+    from lrnn.errors import LrnnError
+
+    try:
+        return Weight.from_item(item)
+    except LrnnError as e:
+        if e.kind != "limit":
+            raise
+        message = f"{where}: {e.message}"
+        raise LrnnError("error: " + message, message, kind="limit") from None
+
+
 class Weight:
     """A weight or a value as written in the text format (mirrors lrnn::ValueSpec)."""
 
@@ -118,6 +151,7 @@ class Weight:
             array = np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError) as e:
             raise ValueError(f"cannot use {value!r} as a weight or value: {e}") from None
+        _check_array_size(array)
         if array.ndim == 0:
             return Weight(Weight.SCALAR, data=array.reshape(1).copy(), fixed=fixed)
         if array.size == 0:
