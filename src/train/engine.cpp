@@ -910,6 +910,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       if (!model_.batch_norms.empty()) steps_for(train_set).update_running_stats(model_, model_.params);
     }
     epoch_preds.finish();
+    const double step_seconds = seconds_since(t_epoch);
     ++epochs_trained_;
     EpochInfo report;
     report.epoch = epochs_trained_;
@@ -935,6 +936,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       fill_untrained_outputs(train_set, ev, result.last_epoch_outputs);
     }
     report.seconds = seconds_since(t_epoch);
+    report.step_seconds = step_seconds;
     result.record(report);
     bool go_on = on_epoch ? on_epoch(report) : true;
     if (train_set.sharded()) go_on = dist::all_agree(go_on);  // every rank stops together

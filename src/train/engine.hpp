@@ -45,7 +45,7 @@ struct TrainConfig {
   double clip_grad_norm = 0;   // > 0: the gradient's L2 norm scaled down to at most this
   Dtype dtype = Dtype::Float64;  // of the passes (the parameters and optimizer stay double)
   size_t query_batch_size = 0;   // > 0: steps over the queries' supports (train/query_batches.hpp)
-  size_t fanout = 0;             // with query batches: ground rules per (rule, head) per step
+  std::vector<size_t> fanout;    // with query batches: per hop, ground rules per (rule, head) per step
 };
 
 // torch's clip_grad_value_ then clip_grad_norm_ (same formula: scale max_norm /

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <unordered_set>
 
 #include "lrnn/diagnostics.hpp"
 
@@ -19,52 +20,80 @@ RulesByHead rules_by_head(const neural::SampleNetwork& net) {
   return h;
 }
 
+bool FanOut::samples() const {
+  return std::any_of(per_hop.begin(), per_hop.end(), [](size_t f) { return f > 0; });
+}
+
+FanOut fan_out(const neural::TemplateModel& model, std::vector<size_t> per_hop) {
+  FanOut fan;
+  fan.per_hop = std::move(per_hop);
+  for (const Rule& rule : model.ast().rules) {
+    std::unordered_set<std::string> head;
+    for (const Term& t : rule.head.args)
+      if (t.is_variable()) head.insert(t.text);
+    bool hop = false;
+    for (const Literal& l : rule.body)
+      for (const Term& t : l.args) hop = hop || (t.is_variable() && !head.count(t.text));
+    fan.hop_rule.push_back(hop ? 1 : 0);
+  }
+  return fan;
+}
+
 namespace {
 
 // The atoms and ground rules `queries` depend on: every ground rule of a kept head, or
-// `fanout` of each (rule, head) run drawn from `rng` when it has more. Both lists sorted
-// (network order); the marks of `scratch` are set for the kept atoms only while it runs.
+// fan.at(hop) of each (rule, head) run drawn from `rng` when it has more. Both lists
+// sorted (network order). While it runs, scratch.local holds each reached atom's hop
+// (kNone: not reached); it is reset by the caller.
 struct Support {
   std::vector<uint32_t> atoms, rules;
 };
 
 Support find_support(const neural::SampleNetwork& net, const RulesByHead& heads, std::span<const uint32_t> queries,
-                     size_t fanout, Rng* rng, SupportScratch& scratch) {
+                     const FanOut& fan, Rng* rng, SupportScratch& scratch) {
   Support s;
-  std::vector<uint32_t>& local = scratch.local;  // kNone, or 0 once reached
-  std::vector<uint32_t> stack, pick;
-  auto reach = [&](uint32_t atom) {
-    if (local[atom] == neural::kNone) {
-      local[atom] = 0;
-      s.atoms.push_back(atom);
-      stack.push_back(atom);
-    }
-  };
-  auto keep_rule = [&](uint32_t g) {
-    s.rules.push_back(g);
-    for (uint32_t i = net.inputs_begin[g]; i < net.inputs_begin[g + 1]; ++i) reach(net.inputs[i]);
+  std::vector<uint32_t>& hop_of = scratch.local;  // kNone, or the least hop the atom was reached at
+  // Atoms to expand, per hop: an atom is expanded once, at its least hop (hops are
+  // expanded in order, and expanding hop k reaches atoms at hop k or k + 1 only).
+  std::vector<std::vector<uint32_t>> todo(1);
+  std::vector<uint32_t> pick;
+  auto reach = [&](uint32_t atom, uint32_t hop) {
+    if (hop_of[atom] == neural::kNone) s.atoms.push_back(atom);
+    else if (hop_of[atom] <= hop) return;
+    hop_of[atom] = hop;  // first reached, or reached at a lesser hop than before
+    if (todo.size() <= hop) todo.resize(hop + 1);
+    todo[hop].push_back(atom);
   };
   for (uint32_t q : queries)
-    for (uint32_t l : net.query_atoms[q]) reach(l);
-  while (!stack.empty()) {
-    const uint32_t a = stack.back();
-    stack.pop_back();
-    const uint32_t* rules = heads.rules.data();
-    for (uint32_t i = heads.begin[a]; i < heads.begin[a + 1];) {
-      uint32_t j = i + 1;  // the head's ground rules of one template rule: a run
-      while (j < heads.begin[a + 1] && net.rule[rules[j]] == net.rule[rules[i]]) ++j;
-      const uint32_t n = j - i;
-      if (fanout == 0 || n <= fanout) {
-        for (uint32_t k = i; k < j; ++k) keep_rule(rules[k]);
-      } else {  // a partial Fisher-Yates draw of `fanout` of the run
-        pick.resize(n);
-        std::iota(pick.begin(), pick.end(), i);
-        for (size_t k = 0; k < fanout; ++k) {
-          std::swap(pick[k], pick[k + uniform_below(*rng, n - k)]);
-          keep_rule(rules[pick[k]]);
+    for (uint32_t l : net.query_atoms[q]) reach(l, 0);
+  const uint32_t* rules = heads.rules.data();
+  for (uint32_t hop = 0; hop < todo.size(); ++hop) {
+    const size_t fanout = fan.at(hop);
+    while (!todo[hop].empty()) {
+      const uint32_t a = todo[hop].back();
+      todo[hop].pop_back();
+      if (hop_of[a] != hop) continue;  // listed at this hop, then reached at a lesser one
+      for (uint32_t i = heads.begin[a]; i < heads.begin[a + 1];) {
+        const uint32_t r = net.rule[rules[i]];
+        uint32_t j = i + 1;  // the head's ground rules of one template rule: a run
+        while (j < heads.begin[a + 1] && net.rule[rules[j]] == r) ++j;
+        const uint32_t n = j - i, next = hop + fan.hop_rule[r];
+        auto keep_rule = [&](uint32_t g) {
+          s.rules.push_back(g);
+          for (uint32_t k = net.inputs_begin[g]; k < net.inputs_begin[g + 1]; ++k) reach(net.inputs[k], next);
+        };
+        if (fanout == 0 || n <= fanout) {
+          for (uint32_t k = i; k < j; ++k) keep_rule(rules[k]);
+        } else {  // a partial Fisher-Yates draw of `fanout` of the run
+          pick.resize(n);
+          std::iota(pick.begin(), pick.end(), i);
+          for (size_t k = 0; k < fanout; ++k) {
+            std::swap(pick[k], pick[k + uniform_below(*rng, n - k)]);
+            keep_rule(rules[pick[k]]);
+          }
         }
+        i = j;
       }
-      i = j;
     }
   }
   std::sort(s.atoms.begin(), s.atoms.end());
@@ -75,17 +104,17 @@ Support find_support(const neural::SampleNetwork& net, const RulesByHead& heads,
 }  // namespace
 
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
-                                      std::span<const uint32_t> queries, size_t fanout, Rng* rng) {
+                                      std::span<const uint32_t> queries, const FanOut& fan, Rng* rng) {
   SupportScratch scratch;
-  return support_network(net, heads, queries, fanout, rng, scratch);
+  return support_network(net, heads, queries, fan, rng, scratch);
 }
 
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
-                                      std::span<const uint32_t> queries, size_t fanout, Rng* rng,
+                                      std::span<const uint32_t> queries, const FanOut& fan, Rng* rng,
                                       SupportScratch& scratch) {
   if (scratch.local.size() != net.num_atoms()) scratch.local.assign(net.num_atoms(), neural::kNone);
   if (scratch.fact_local.size() != net.num_facts()) scratch.fact_local.assign(net.num_facts(), neural::kNone);
-  const Support kept = find_support(net, heads, queries, fanout, rng, scratch);
+  const Support kept = find_support(net, heads, queries, fan, rng, scratch);
   std::vector<uint32_t>& local = scratch.local;
   std::vector<uint32_t>& fact_local = scratch.fact_local;
   neural::SampleNetwork sub;
@@ -134,8 +163,8 @@ neural::SampleNetwork support_network(const neural::SampleNetwork& net, const Ru
   return sub;
 }
 
-QueryBatches::QueryBatches(const neural::TemplateModel& model, const PreparedSet& set, size_t fanout)
-    : set_(set), fanout_(fanout), heads_(set.size()), scratch_(set.size()) {
+QueryBatches::QueryBatches(const neural::TemplateModel& model, const PreparedSet& set, std::vector<size_t> fanout)
+    : set_(set), fan_(fan_out(model, std::move(fanout))), heads_(set.size()), scratch_(set.size()) {
   if (!model.batch_norms.empty())
     throw Error(ErrorKind::Semantic, "mini-batches of queries cannot train normalization=batch yet (its statistics "
                                      "would be over each batch's support, not the samples')");
@@ -187,7 +216,7 @@ PreparedSet QueryBatches::batch(std::span<const QueryRef> queries, Rng& rng, std
     const uint32_t s = samples[k];
     if (heads_[s].begin.empty()) heads_[s] = rules_by_head(set_.networks[s]);
     out.networks.push_back(
-        support_network(set_.networks[s], heads_[s], picked[k], fanout_, fanout_ ? &rng : nullptr, scratch_[s]));
+        support_network(set_.networks[s], heads_[s], picked[k], fan_, fan_.samples() ? &rng : nullptr, scratch_[s]));
     for (uint32_t q = 0; q < picked[k].size(); ++q)
       for (uint32_t o = first_output_[s][picked[k][q]]; o < first_output_[s][picked[k][q] + 1]; ++o) {
         OutputInfo info = set_.outputs[o];
