@@ -397,7 +397,9 @@ void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedS
 #pragma omp parallel for schedule(dynamic, 1) if (missing.size() > 1)
   for (size_t k = 0; k < missing.size(); ++k) {
     try {
-      auto plan = std::make_unique<exec::Plan>(exec::build_plan(model, {&set.networks[missing[k]]}, kTrainingPlan));
+      exec::PlanOptions options = kTrainingPlan;
+      options.transform_sum_first = sum_first_transforms;
+      auto plan = std::make_unique<exec::Plan>(exec::build_plan(model, {&set.networks[missing[k]]}, options));
       plan->data.clear();
       plan->atom_offsets.clear();
       plan->atom_shapes.clear();
@@ -814,7 +816,10 @@ void Engine::query_batch_epoch(QueryBatches& batches, const PreparedSet& set, co
   std::vector<uint32_t> order(queries.size());
   std::iota(order.begin(), order.end(), 0u);
   if (config.shuffle) shuffle(std::span<uint32_t>(order), rng);
-  if (!query_steps_) query_steps_ = std::make_unique<SampleSteps>();
+  if (!query_steps_) {
+    query_steps_ = std::make_unique<SampleSteps>();
+    query_steps_->sum_first_transforms = true;
+  }
   std::vector<QueryRef> refs;
   std::vector<uint32_t> origin;  // per output of a batch: its index in the set's outputs
   for (size_t b0 = 0; b0 < order.size(); b0 += config.query_batch_size) {
