@@ -825,7 +825,7 @@ void Engine::query_batch_epoch(QueryBatches& batches, const PreparedSet& set, co
   for (size_t b0 = 0; b0 < order.size(); b0 += config.query_batch_size) {
     refs.clear();
     for (size_t k = b0; k < std::min(order.size(), b0 + config.query_batch_size); ++k) refs.push_back(queries[order[k]]);
-    const PreparedSet batch = batches.batch(refs, rng, origin);
+    PreparedSet batch = batches.batch(refs, rng, origin);
     std::vector<uint32_t> locals(batch.size());
     std::iota(locals.begin(), locals.end(), 0u);
     query_steps_->run(
@@ -836,6 +836,7 @@ void Engine::query_batch_epoch(QueryBatches& batches, const PreparedSet& set, co
         },
         config.dtype);
     step_learnable(epoch.grads, lr, config, fixed_values, epoch.facts);
+    batches.recycle(std::move(batch));  // the next batch fills its arrays again
   }
 }
 

@@ -24,10 +24,6 @@ RulesByHead rules_by_head(const neural::SampleNetwork& net) {
   h.atoms.resize(net.num_atoms());
   for (uint32_t a = 0; a < net.num_atoms(); ++a)
     h.atoms[a] = {net.atom_depth[a], net.atom_predicate[a], net.atom_fact[a], net.atom_ground_id[a]};
-  h.grounds.resize(net.num_ground_rules() + 1);  // and one past the last: its inputs' end
-  for (uint32_t g = 0; g < net.num_ground_rules(); ++g)
-    h.grounds[g] = {net.rule[g], net.head[g], net.softmax_group[g], net.inputs_begin[g]};
-  h.grounds.back() = {neural::kNone, neural::kNone, neural::kNone, static_cast<uint32_t>(net.inputs.size())};
   return h;
 }
 
@@ -101,7 +97,7 @@ Support find_support(const neural::SampleNetwork& net, const RulesByHead& heads,
   // each at 200k nodes and more), so those of the heads kDistance ahead are prefetched in
   // three stages, each reading what the stage before fetched: the head's rule range, then
   // its first and last ground rules' ids, then their template rules and inputs.
-  constexpr size_t kDistance = 8;  // heads between two stages
+  constexpr size_t kDistance = 16;  // heads between two stages
   auto prefetch_head = [&](const std::vector<uint32_t>& list, size_t t) {
     if (t + 4 * kDistance < list.size()) {
       __builtin_prefetch(&heads.begin[list[t + 4 * kDistance]]);
@@ -112,14 +108,17 @@ Support find_support(const neural::SampleNetwork& net, const RulesByHead& heads,
       const uint32_t a = list[t + 2 * kDistance];
       const uint32_t b = heads.begin[a], e = heads.begin[a + 1];
       if (e > b) {
-        for (uint32_t g : {rules[b], rules[e - 1]}) __builtin_prefetch(&heads.grounds[g]);
+        for (uint32_t g : {rules[b], rules[e - 1]}) {
+          __builtin_prefetch(&net.rule[g]);
+          __builtin_prefetch(&net.inputs_begin[g]);
+        }
       }
     }
     if (t + kDistance < list.size()) {
       const uint32_t a = list[t + kDistance];
       const uint32_t b = heads.begin[a], e = heads.begin[a + 1];
       if (e > b)
-        for (uint32_t g : {rules[b], rules[e - 1]}) __builtin_prefetch(&net.inputs[heads.grounds[g].inputs_begin]);
+        for (uint32_t g : {rules[b], rules[e - 1]}) __builtin_prefetch(&net.inputs[net.inputs_begin[g]]);
     }
   };
   for (uint32_t hop = 0; hop < todo.size(); ++hop) {
@@ -135,9 +134,9 @@ Support find_support(const neural::SampleNetwork& net, const RulesByHead& heads,
       if (hop_of[a] != hop) continue;  // listed at this hop, then reached at a lesser one
       expanded.insert(expanded.end(), {a, static_cast<uint32_t>(kept.size()), 0});
       for (uint32_t i = heads.begin[a]; i < heads.begin[a + 1];) {
-        const uint32_t r = heads.grounds[rules[i]].rule;
+        const uint32_t r = net.rule[rules[i]];
         uint32_t j = i + 1;  // the head's ground rules of one template rule: a run
-        while (j < heads.begin[a + 1] && heads.grounds[rules[j]].rule == r) ++j;
+        while (j < heads.begin[a + 1] && net.rule[rules[j]] == r) ++j;
         const uint32_t n = j - i, next = hop + fan.hop_rule[r];
         const size_t first = kept.size();
         if (fanout == 0 || n <= fanout) {
@@ -154,7 +153,7 @@ Support find_support(const neural::SampleNetwork& net, const RulesByHead& heads,
         kept_rule.resize(kept.size(), r);
         for (size_t k = first; k < kept.size(); ++k) {
           const uint32_t g = kept[k];
-          for (uint32_t x = heads.grounds[g].inputs_begin; x < heads.grounds[g + 1].inputs_begin; ++x) reach(net.inputs[x], next);
+          for (uint32_t x = net.inputs_begin[g]; x < net.inputs_begin[g + 1]; ++x) reach(net.inputs[x], next);
         }
         i = j;
       }
@@ -190,15 +189,39 @@ neural::SampleNetwork support_network(const neural::SampleNetwork& net, const Ru
   return support_network(net, heads, queries, fan, rng, scratch);
 }
 
+namespace {
+
+// Empties every array of `net`, keeping their capacity.
+void clear_keeping_capacity(neural::SampleNetwork& net) {
+  for (std::vector<uint32_t>* v : {&net.atom_depth, &net.atom_predicate, &net.atom_fact, &net.atom_ground_id,
+                                   &net.fact_template, &net.fact_data_begin, &net.fact_example_param, &net.rule,
+                                   &net.head, &net.softmax_group, &net.inputs_begin, &net.inputs})
+    v->clear();
+  net.fact_shape.clear();
+  net.fact_data.clear();
+  net.pair_blocks.clear();
+  net.query_atoms.clear();
+}
+
+}  // namespace
+
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                                       std::span<const uint32_t> queries, const FanOut& fan, Rng* rng,
                                       SupportScratch& scratch) {
+  neural::SampleNetwork sub = std::move(scratch.spare);
+  clear_keeping_capacity(sub);
+  fill_support_network(net, heads, queries, fan, rng, scratch, sub);
+  return sub;
+}
+
+void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
+                          std::span<const uint32_t> queries, const FanOut& fan, Rng* rng, SupportScratch& scratch,
+                          neural::SampleNetwork& sub) {
   if (scratch.local.size() != net.num_atoms()) scratch.local.assign(net.num_atoms(), neural::kNone);
   if (scratch.fact_local.size() != net.num_facts()) scratch.fact_local.assign(net.num_facts(), neural::kNone);
   const Support kept = find_support(net, heads, queries, fan, rng, scratch);
   std::vector<uint32_t>& local = scratch.local;
   std::vector<uint32_t>& fact_local = scratch.fact_local;
-  neural::SampleNetwork sub;
   const size_t n = kept.atoms.size(), m = kept.rules.size();
   sub.atom_depth.reserve(n);
   sub.atom_predicate.reserve(n);
@@ -212,7 +235,7 @@ neural::SampleNetwork support_network(const neural::SampleNetwork& net, const Ru
   sub.fact_data_begin.push_back(0);
   // The kept atoms are ascending but sparse: their facts' values (a graph's features) are
   // read at random, so the atoms ahead have theirs prefetched, in two stages.
-  constexpr size_t kAhead = 16;
+  constexpr size_t kAhead = 64;
   for (size_t i = 0; i < n; ++i) {
     if (i + kAhead < n) __builtin_prefetch(&heads.atoms[kept.atoms[i + kAhead]]);
     if (i + kAhead / 2 < n) {
@@ -254,11 +277,10 @@ neural::SampleNetwork support_network(const neural::SampleNetwork& net, const Ru
   }
   sub.inputs_begin.push_back(0);
   for (uint32_t g : kept.rules) {
-    const RulesByHead::Ground& ground = heads.grounds[g];
-    sub.rule.push_back(ground.rule);
-    sub.head.push_back(local[ground.head]);
-    sub.softmax_group.push_back(ground.softmax_group);
-    for (uint32_t i = ground.inputs_begin; i < heads.grounds[g + 1].inputs_begin; ++i) sub.inputs.push_back(local[net.inputs[i]]);
+    sub.rule.push_back(net.rule[g]);
+    sub.head.push_back(local[net.head[g]]);
+    sub.softmax_group.push_back(net.softmax_group[g]);
+    for (uint32_t i = net.inputs_begin[g]; i < net.inputs_begin[g + 1]; ++i) sub.inputs.push_back(local[net.inputs[i]]);
     sub.inputs_begin.push_back(static_cast<uint32_t>(sub.inputs.size()));
   }
   for (uint32_t q : queries) {
@@ -267,7 +289,7 @@ neural::SampleNetwork support_network(const neural::SampleNetwork& net, const Ru
   }
   // The scratch is left as it was found: a batch costs its support, not the whole network.
   for (uint32_t a : kept.atoms) {
-    const uint32_t f = net.atom_fact[a];
+    const uint32_t f = heads.atoms[a].fact;
     if (f != neural::kNone) fact_local[f] = neural::kNone;
     local[a] = neural::kNone;
   }
@@ -276,7 +298,6 @@ neural::SampleNetwork support_network(const neural::SampleNetwork& net, const Ru
   // hash (which costs a pass over it), so no two supports ever share a plan.
   static std::atomic<uint64_t> supports{0};
   sub.structure_hash = 0x5157000000000000ULL + supports.fetch_add(1);
-  return sub;
 }
 
 QueryBatches::QueryBatches(const neural::TemplateModel& model, const PreparedSet& set, std::vector<size_t> fanout)
@@ -328,6 +349,7 @@ PreparedSet QueryBatches::batch(std::span<const QueryRef> queries, Rng& rng, std
   }
   out.num_samples = samples.size();
   out.networks.reserve(samples.size());
+  last_samples_ = samples;
   for (uint32_t k = 0; k < samples.size(); ++k) {
     const uint32_t s = samples[k];
     if (heads_[s].begin.empty()) heads_[s] = rules_by_head(set_.networks[s]);
@@ -343,6 +365,11 @@ PreparedSet QueryBatches::batch(std::span<const QueryRef> queries, Rng& rng, std
       }
   }
   return out;
+}
+
+void QueryBatches::recycle(PreparedSet&& batch) {
+  for (size_t k = 0; k < batch.networks.size() && k < last_samples_.size(); ++k)
+    scratch_[last_samples_[k]].spare = std::move(batch.networks[k]);
 }
 
 }  // namespace lrnn::train

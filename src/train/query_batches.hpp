@@ -54,16 +54,12 @@ struct RulesByHead {
   // (a graph's feature facts) than heads, and this table (1 bit per atom) stays in cache
   // where `begin` (4 bytes) would be a cache miss per leaf.
   std::vector<uint64_t> has_rules;
-  // What a support copies of each atom and of each ground rule, one record (a cache line
-  // or less) each instead of four arrays read at the same random place.
+  // What a support copies of each atom, one 16-byte record instead of four arrays read at
+  // the same random place (the kept atoms are ascending but sparse).
   struct Atom {
     uint32_t depth, predicate, fact, ground_id;
   };
-  struct Ground {
-    uint32_t rule, head, softmax_group, inputs_begin;
-  };
   std::vector<Atom> atoms;
-  std::vector<Ground> grounds;  // per ground rule, then one whose inputs_begin is the end
 };
 RulesByHead rules_by_head(const neural::SampleNetwork& net);
 // Per-atom and per-fact scratch of support_network for one network, kept between batches
@@ -74,12 +70,20 @@ struct SupportScratch {
   std::vector<uint64_t> reached;  // per atom, a bit
   std::vector<uint32_t> kept, kept_rule, expanded, pick, order;
   std::vector<std::vector<uint32_t>> todo;  // per hop, the heads to expand
+  // A support network of an earlier step (QueryBatches::recycle): its arrays are filled
+  // again, so a step writes into memory it has written before (no page faults, warm lines)
+  // instead of fresh allocations.
+  neural::SampleNetwork spare;
 };
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                                       std::span<const uint32_t> queries, const FanOut& fan, Rng* rng,
                                       SupportScratch& scratch);
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                                       std::span<const uint32_t> queries, const FanOut& fan, Rng* rng);
+// support_network into `sub`, whose arrays are empty (their capacity is reused).
+void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
+                          std::span<const uint32_t> queries, const FanOut& fan, Rng* rng, SupportScratch& scratch,
+                          neural::SampleNetwork& sub);
 
 // The training steps over one set's queries: each batch a prepared set of its samples'
 // support networks, with the set's outputs of the batch's queries (in batch order).
@@ -92,6 +96,8 @@ class QueryBatches {
   // A prepared set of `queries`' supports; origin[o] is the index in the whole set's
   // outputs of the batch set's output o.
   PreparedSet batch(std::span<const QueryRef> queries, Rng& rng, std::vector<uint32_t>& origin);
+  // Takes back the last batch once its step is done: its networks' arrays are reused.
+  void recycle(PreparedSet&& batch);
 
  private:
   const PreparedSet& set_;
@@ -100,6 +106,7 @@ class QueryBatches {
   std::vector<std::vector<uint32_t>> first_output_;  // per sample, per query + 1, into set.outputs
   std::vector<RulesByHead> heads_;  // per sample, built on first use
   std::vector<SupportScratch> scratch_;  // per sample
+  std::vector<uint32_t> last_samples_;    // the samples of the last batch's networks
 };
 
 }  // namespace lrnn::train
