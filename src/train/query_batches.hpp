@@ -68,6 +68,7 @@ RulesByHead rules_by_head(const neural::SampleNetwork& net);
 struct SupportScratch {
   std::vector<uint32_t> local, fact_local;
   std::vector<uint64_t> reached;  // per atom, a bit
+  std::vector<uint32_t> rank;     // per word of `reached`: the set bits before it
   std::vector<uint32_t> kept, kept_rule, expanded, pick, order;
   std::vector<std::vector<uint32_t>> todo;  // per hop, the heads to expand
   // A support network of an earlier step (QueryBatches::recycle): its arrays are filled
