@@ -22,8 +22,20 @@ RSS and accuracy, and the ratios PyG / lrnn (the npz build too); then, over the 
 growth table with the exponent b of a least-squares fit t ~ a n^b of lrnn's build (text
 and npz), epoch and peak RSS against the node count. Writes bench/results/big_graph.json.
 
+Mini-batches (`--minibatch B --fanout F1,F2`, issue 28's "mini-batches of 1024 queries
+with fan-out (10, 10)"): both engines train on the train_mask nodes in batches of B with
+the fan-out per hop, and report the test_mask nodes' accuracy computed full batch after
+every epoch. lrnn: `lrnn train examples/big_graphs/gcn_arrays.lrnn --dataset
+npz:G.binary.npz --query-batch-size B --fanout F1,F2` (the arrays' masks are the query
+split; its epoch is the minimum of `timing.steps_s`, the training steps without the
+evaluation of the held-out queries). PyG: NeighborLoader(num_neighbors=[F1, F2],
+batch_size=B, shuffle=True) over the train_mask nodes (bench/peers/pyg_big_graph.py; its
+epoch is the loop over the loader, sampling included). Without pyg-lib or torch-sparse
+the PyG row says so and is skipped. Writes bench/results/big_graph_minibatch.json.
+
   python3 bench/big_graph.py                      # quick: 20k nodes
   python3 bench/big_graph.py --nodes 20000,200000,2000000 --epochs 3
+  python3 bench/big_graph.py --minibatch 1024 --fanout 10,10 --nodes 20000,200000
 """
 from __future__ import annotations
 
@@ -104,11 +116,19 @@ def run_lrnn(args, prefix: str, npz: bool = False) -> dict:
         cmd = [os.path.join(args.build, "lrnn"), "train", TEMPLATE, "-e", prefix + ".examples.txt"] + \
             lrnn_query_args(prefix, args.held_out)
     cmd += ["--epochs", str(args.epochs), "--lr", str(args.lr), "--seed", str(args.seed), "--dtype", "float32", "--json"]
+    if args.minibatch:
+        cmd += ["--query-batch-size", str(args.minibatch), "--fanout", args.fanout]
     report, error, rss = benchlib.run_json(cmd, one_thread_env(), args.timeout)
     if report is None:
         return {"available": False, "reason": "lrnn train failed " + error, "peak_rss_mb": rss}
     timing = report["timing"]
     epochs = timing.get("epochs_s") or [timing["epoch_s"]]
+    if args.minibatch:  # the training steps, without the full-batch evaluation of the held-out nodes
+        return {"available": True, "build_s": timing["build_s"], "epoch_s": timing["steps_s"],
+                "epoch_min_s": min(timing["steps_s"]), "with_eval_s": epochs,
+                "loss": (report.get("splits") or {}).get("train", {}).get("loss"),
+                "accuracy": (report.get("splits") or {}).get("train", {}).get("accuracy"),
+                "test_accuracy": (report.get("splits") or {}).get("test", {}).get("accuracy"), "peak_rss_mb": rss}
     # With a query split the parts' metrics are under "splits" (docs/big_graphs.md).
     splits = report.get("splits") or {}
     accuracy = (splits.get("train") or {}).get("accuracy", report.get("accuracy"))
@@ -120,9 +140,20 @@ def run_lrnn(args, prefix: str, npz: bool = False) -> dict:
 def run_pyg(args, prefix: str) -> dict:
     cmd = [sys.executable, PYG, "--graph", prefix + ".npz", "--epochs", str(args.epochs), "--lr", str(args.lr),
            "--seed", str(args.seed), "--threads", "1"] + (["--train-mask"] if args.held_out else [])
+    if args.minibatch:
+        cmd += ["--minibatch", str(args.minibatch), "--fanout", args.fanout]
     report, error, rss = benchlib.run_json(cmd, one_thread_env(), args.timeout)
     if report is None:
         return {"available": False, "reason": "PyG failed " + error, "peak_rss_mb": rss}
+    if not report.get("available", True):
+        return {"available": False, "reason": "PyG NeighborLoader skipped: " + report["reason"], "peak_rss_mb": rss}
+    if args.minibatch:
+        return {"available": True, "build_s": report["build_s"], "epoch_s": report["epoch_s"],
+                "epoch_min_s": min(report["epoch_s"]), "with_eval_s": [a + b for a, b in zip(report["epoch_s"],
+                                                                                          report["eval_s"])],
+                "loss": report["losses"][-1], "accuracy": report["accuracy"],
+                "test_accuracy": report["test_accuracy"], "sampler": report["sampler"],
+                "batches_per_epoch": report["batches_per_epoch"], "peak_rss_mb": rss}
     return {"available": True, "build_s": report["build_s"], "epoch_s": report["epoch_s"],
             "epoch_min_s": min(report["epoch_s"]), "loss": report["losses"][-1], "accuracy": report["accuracy"],
             "test_accuracy": report.get("test_accuracy"), "peak_rss_mb": rss}
@@ -163,10 +194,16 @@ def main() -> int:
                              "--val-queries/--test-queries, a query split)")
     parser.add_argument("--no-pyg", action="store_true")
     parser.add_argument("--no-npz", action="store_true", help="skip lrnn's run from the arrays (--dataset npz:)")
+    parser.add_argument("--minibatch", type=int, default=0,
+                        help="mini-batches of this many training nodes (implies --held-out and --no-npz: lrnn "
+                             "trains from the arrays; PyG with NeighborLoader)")
+    parser.add_argument("--fanout", default="10,10", help="with --minibatch: neighbours per hop, outermost first")
     parser.add_argument("--timeout", type=float, default=3600)
     parser.add_argument("--out", default=None, help="result JSON (default bench/results/big_graph.json)")
     args = parser.parse_args()
     sizes = [int(n) for n in args.nodes.split(",") if n]
+    if args.minibatch:
+        return minibatch_main(args, sizes)
 
     warning = benchlib.load_warning()
     if warning:
@@ -231,6 +268,44 @@ def main() -> int:
     print(f"wrote {path}")
     return 0 if all(r["lrnn"].get("available") and r.get("lrnn_npz", {"available": True}).get("available")
                     for r in result["rows"]) else 1
+
+
+def minibatch_main(args, sizes: list[int]) -> int:
+    """--minibatch: lrnn's query batches with a fan-out against PyG's NeighborLoader."""
+    args.held_out = True
+    warning = benchlib.load_warning()
+    if warning:
+        print(warning, file=sys.stderr)
+    result = benchlib.header()
+    result.update({"benchmark": "big_graph_minibatch", "template": os.path.relpath(ARRAYS_TEMPLATE, benchlib.REPO),
+                   "degree": args.degree, "epochs": args.epochs, "lr": args.lr, "seed": args.seed, "threads": 1,
+                   "dtype": "float32", "minibatch": args.minibatch, "fanout": args.fanout,
+                   "evaluation": "test_mask accuracy, full batch, after every epoch (both engines)", "rows": []})
+    for nodes in sizes:
+        prefix = make_graph(args, nodes)
+        row = {"nodes": nodes, "load_average_before": os.getloadavg()[0], "lrnn": run_lrnn(args, prefix, npz=True)}
+        if not args.no_pyg:
+            row["pyg"] = run_pyg(args, prefix)
+        row["load_average_after"] = os.getloadavg()[0]
+        print(f"{nodes} nodes, degree {args.degree:g}, batches of {args.minibatch}, fan-out {args.fanout} "
+              f"(load average {row['load_average_before']:.2f} before, {row['load_average_after']:.2f} after):")
+        for name in ("lrnn", "pyg"):
+            if name in row:
+                print(describe(name, row[name]).replace("epoch", "epoch (steps)", 1) if row[name].get("available")
+                      else describe(name, row[name]))
+        lrnn, pyg = row["lrnn"], row.get("pyg", {})
+        if lrnn.get("available") and pyg.get("available"):
+            row["pyg_epoch_over_lrnn_epoch"] = benchlib.ratio(pyg["epoch_min_s"], lrnn["epoch_min_s"])
+            row["pyg_over_lrnn_with_eval"] = benchlib.ratio(min(pyg["with_eval_s"]), min(lrnn["with_eval_s"]))
+            row["lrnn_rss_over_pyg_rss"] = benchlib.ratio(lrnn["peak_rss_mb"], pyg["peak_rss_mb"])
+            row["test_accuracy_difference"] = lrnn["test_accuracy"] - pyg["test_accuracy"]
+            print(f"  epoch PyG/lrnn {row['pyg_epoch_over_lrnn_epoch']:.2f}x (target >= 3)  with the evaluation "
+                  f"{row['pyg_over_lrnn_with_eval']:.2f}x  RSS lrnn/PyG {row['lrnn_rss_over_pyg_rss']:.2f}  "
+                  f"test accuracy lrnn - PyG {row['test_accuracy_difference']:+.4f} (target within 0.01)")
+        result["rows"].append(row)
+    path = benchlib.write_result("big_graph_minibatch", result, args.out)
+    print(f"wrote {path}")
+    return 0 if all(r["lrnn"].get("available") for r in result["rows"]) else 1
 
 
 if __name__ == "__main__":

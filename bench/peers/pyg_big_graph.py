@@ -10,7 +10,17 @@ and the accuracy of the test_mask nodes is reported as `test_accuracy`; without 
 node is trained on (as lrnn's one-query-per-node example without a query split is).
 
 Prints one JSON object: build_s (loading the .npz and making the tensors and the model),
-per-epoch seconds, losses, `accuracy` over the trained nodes after the last epoch."""
+per-epoch seconds, losses, `accuracy` over the trained nodes after the last epoch.
+
+With --minibatch B --fanout F1,F2 (and --train-mask): PyG's NeighborLoader(num_neighbors=
+[F1, F2], batch_size=B, shuffle=True) over the train_mask nodes, the graph's edges without
+self loops (a sampled self loop would take a neighbour's place); each batch's subgraph gets
+a self loop per node, so a layer is W (h_i + sum of the sampled h_j) + b, and the loss is
+over the batch's seed nodes only. An epoch's `epoch_s` is the loop over the loader
+(sampling included); the test accuracy is then computed full batch, every epoch (timed
+apart: `eval_s`). NeighborLoader needs pyg-lib or torch-sparse: without them the script
+prints {"available": false, "reason": ...} and exits 0 (bench/README.md "big_graph" says
+how to install them)."""
 from __future__ import annotations
 
 import argparse
@@ -27,7 +37,11 @@ def main() -> int:
     parser.add_argument("--hidden", type=int, default=32)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--train-mask", action="store_true", help="train on train_mask, test on test_mask")
+    parser.add_argument("--minibatch", type=int, default=0, help="NeighborLoader batch size (0: full batch)")
+    parser.add_argument("--fanout", default="10,10", help="NeighborLoader num_neighbors, outermost first")
     args = parser.parse_args()
+    if args.minibatch > 0:
+        return minibatch(args)
 
     import numpy as np
     import torch
@@ -76,6 +90,83 @@ def main() -> int:
               "edges": int(graph["edge_index"].shape[1]), "accuracy": float(correct[trained].float().mean())}
     if args.train_mask:
         report["test_accuracy"] = float(correct[torch.from_numpy(graph["test_mask"])].float().mean())
+    print(json.dumps(report))
+    return 0
+
+
+def minibatch(args) -> int:
+    import numpy as np
+    import torch
+    from torch_geometric.data import Data
+    from torch_geometric.nn import GCNConv
+    try:
+        from torch_geometric.loader import NeighborLoader
+        from torch_geometric.typing import WITH_PYG_LIB, WITH_TORCH_SPARSE
+    except ImportError as e:  # pragma: no cover - depends on the installed PyG
+        print(json.dumps({"available": False, "reason": f"torch_geometric.loader: {e}"}))
+        return 0
+    if not (WITH_PYG_LIB or WITH_TORCH_SPARSE):
+        print(json.dumps({"available": False, "reason": "NeighborLoader needs pyg-lib or torch-sparse, neither is "
+                          "installed (bench/README.md \"big_graph\": pip install --no-build-isolation torch-sparse)"}))
+        return 0
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    t0 = time.perf_counter()
+    graph = np.load(args.graph)
+    x = torch.from_numpy(graph["x"])
+    nodes = x.shape[0]
+    edge_index = torch.from_numpy(graph["edge_index"])
+    target = torch.from_numpy(graph["y"] // 2).to(torch.float32)
+    train_mask = torch.from_numpy(graph["train_mask"])
+    test_mask = torch.from_numpy(graph["test_mask"])
+    data = Data(x=x, edge_index=edge_index, y=target)
+    fanout = [int(f) for f in args.fanout.split(",")]
+    loader = NeighborLoader(data, num_neighbors=fanout, batch_size=args.minibatch, shuffle=True,
+                            input_nodes=train_mask)
+
+    class GCN(torch.nn.Module):
+        def __init__(self, features: int, hidden: int):
+            super().__init__()
+            self.conv1 = GCNConv(features, hidden, normalize=False, add_self_loops=False)
+            self.conv2 = GCNConv(hidden, hidden, normalize=False, add_self_loops=False)
+            self.out = torch.nn.Linear(hidden, 1)
+
+        def forward(self, x, edge_index):
+            loops = torch.arange(x.shape[0]).repeat(2, 1)
+            edge_index = torch.cat([edge_index, loops], dim=1)
+            h = torch.relu(self.conv1(x, edge_index))
+            h = torch.relu(self.conv2(h, edge_index))
+            return torch.sigmoid(self.out(h)).view(-1)
+
+    model = GCN(x.shape[1], args.hidden)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    build_s = time.perf_counter() - t0
+
+    epoch_s, eval_s, losses, test_accuracy, batches = [], [], [], [], 0
+    for _ in range(args.epochs):
+        t0 = time.perf_counter()
+        total, count = 0.0, 0
+        for batch in loader:
+            optimizer.zero_grad()
+            seeds = batch.batch_size
+            loss = torch.nn.functional.mse_loss(model(batch.x, batch.edge_index)[:seeds], batch.y[:seeds])
+            loss.backward()
+            optimizer.step()
+            total += float(loss.detach()) * seeds
+            count += seeds
+            batches += 1
+        epoch_s.append(time.perf_counter() - t0)
+        losses.append(total / count)
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            correct = (model(x, edge_index) >= 0.5).to(torch.float32) == target
+        test_accuracy.append(float(correct[test_mask].float().mean()))
+        eval_s.append(time.perf_counter() - t0)
+    report = {"available": True, "build_s": build_s, "epoch_s": epoch_s, "eval_s": eval_s, "losses": losses,
+              "nodes": nodes, "edges": int(edge_index.shape[1]), "batches_per_epoch": batches // max(1, args.epochs),
+              "accuracy": float(correct[train_mask].float().mean()), "test_accuracy": test_accuracy[-1],
+              "test_accuracies": test_accuracy, "sampler": "pyg-lib" if WITH_PYG_LIB else "torch-sparse"}
     print(json.dumps(report))
     return 0
 

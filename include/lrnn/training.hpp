@@ -56,10 +56,13 @@ struct Settings {
   std::optional<double> clip_grad_value, clip_grad_norm;
   // Mini-batches of one sample's queries (docs/big_graphs.md "Mini-batches of queries"):
   // > 0: each step takes this many training queries and runs only the part of the network
-  // they depend on; 0: whole samples per step (batch_size). fanout > 0: at most that many
-  // ground rules per (rule, head atom) in each step's part, drawn anew every step (seeded).
+  // they depend on; 0: whole samples per step (batch_size). fanout: per hop away from the
+  // queries (outermost first, as NeighborLoader's num_neighbors), at most that many ground
+  // rules per (rule, head atom) in each step's part, drawn anew every step (seeded); hops
+  // beyond the list take its last entry (one entry: every hop), 0 keeps all
+  // (train/query_batches.hpp FanOut). Empty: no sampling.
   size_t query_batch_size = 0;
-  size_t fanout = 0;
+  std::vector<size_t> fanout;
   size_t max_ground_rules = kDefaultMaxGroundRules;  // per sample; beyond: a Limit error
   size_t max_atoms = kDefaultMaxAtoms;                // per sample's least model; beyond: a Limit error
   // The process's memory budget in bytes (lrnn/memory.hpp), set when a Model is built or
@@ -117,6 +120,9 @@ struct EpochInfo {
   Metrics validation;
   double lr = 0;  // the scheduled learning rate of the epoch
   double seconds = 0;
+  // Of which the training steps (forward, backward, optimizer), without evaluating a test
+  // set or, after query batches, the held-out queries of a split.
+  double step_seconds = 0;
 };
 
 struct TrainReport {

@@ -114,6 +114,18 @@ nb::dict settings_dict(const Settings& s) {
   return d;
 }
 
+// Settings(fanout=F) for every hop, or fanout=[F1, F2, ...] one per hop (outermost first,
+// as NeighborLoader's num_neighbors): docs/big_graphs.md "Mini-batches of queries".
+std::vector<size_t> fanout_of(nb::handle value) {
+  if (nb::isinstance<nb::int_>(value)) return {nb::cast<size_t>(value)};
+  try {
+    return nb::cast<std::vector<size_t>>(value);
+  } catch (const nb::cast_error&) {
+    throw nb::type_error("Settings(fanout=...) takes an integer >= 0 or a list of them (one per hop, outermost "
+                         "first, as NeighborLoader's num_neighbors)");
+  }
+}
+
 // The dict's entries over `s` (the rest keeps its value); an unknown key is refused, so
 // a misspelled setting never goes unnoticed.
 Settings settings_from(const nb::dict& d, Settings s) {
@@ -141,7 +153,7 @@ Settings settings_from(const nb::dict& d, Settings s) {
     else if (k == "max_memory") s.max_memory = memory_size(value, "Settings(max_memory=...)");
     else if (k == "shuffle") s.shuffle = nb::cast<bool>(value);
     else if (k == "query_batch_size") s.query_batch_size = nb::cast<size_t>(value);
-    else if (k == "fanout") s.fanout = nb::cast<size_t>(value);
+    else if (k == "fanout") s.fanout = fanout_of(value);
     else if (k == "link_prediction") s.link_prediction = nb::cast<bool>(value);
     else if (k == "negatives") s.negatives = nb::cast<size_t>(value);
     else if (k == "corrupt") s.corrupt = nb::cast<std::string>(value);

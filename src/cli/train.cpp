@@ -17,6 +17,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/command.hpp"
 #include "cli/dataset_spec.hpp"
@@ -59,7 +60,8 @@ struct TrainOptions {
   int step_size = 1;
   double gamma = kDefaults.gamma;
   size_t max_ground_rules = kDefaultMaxGroundRules, max_atoms = kDefaultMaxAtoms;
-  size_t query_batch_size = kDefaults.query_batch_size, fanout = kDefaults.fanout;
+  size_t query_batch_size = kDefaults.query_batch_size;
+  std::string fanout;  // per hop, outermost first: "10,10"
   // Link prediction (docs/big_graphs.md "Link prediction"): the queries are true links.
   bool link_prediction = false, ranking = false;
   size_t negatives = kDefaults.negatives;
@@ -78,6 +80,25 @@ std::string number_text(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", x);
   return buf;
+}
+
+// `--fanout F` or `--fanout F1,F2,...` (one per hop, outermost first): integers >= 0.
+std::vector<size_t> fanout_per_hop(const std::string& text) {
+  std::vector<size_t> per_hop;
+  if (text.empty()) return per_hop;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    char* end = nullptr;
+    const unsigned long long f = std::strtoull(part.c_str(), &end, 10);
+    if (part.empty() || part[0] == '-' || end != part.c_str() + part.size() || f > 1000000000000ULL)
+      throw Error(ErrorKind::Semantic, "--fanout '" + text + "': expected integers >= 0, one per hop (e.g. 10 or "
+                                       "10,10), got '" + part + "'");
+    per_hop.push_back(static_cast<size_t>(f));
+    if (comma == std::string::npos) return per_hop;
+    start = comma + 1;
+  }
 }
 
 // The command line over `s`: a new model takes every option (given or default); a loaded
@@ -106,7 +127,7 @@ Settings apply_options(const TrainOptions& o, const CLI::App& cmd, Settings s, b
   if (take("--max-ground-rules")) s.max_ground_rules = o.max_ground_rules;
   if (take("--max-atoms")) s.max_atoms = o.max_atoms;
   if (take("--query-batch-size")) s.query_batch_size = o.query_batch_size;
-  if (take("--fanout")) s.fanout = o.fanout;
+  if (take("--fanout")) s.fanout = fanout_per_hop(o.fanout);
   if (take("--link-prediction")) s.link_prediction = o.link_prediction;
   if (take("--negatives")) s.negatives = o.negatives;
   if (take("--corrupt")) s.corrupt = o.corrupt;
@@ -317,8 +338,12 @@ nlohmann::json timing_json(const TrainReport& result, double build_s) {
                       {"ground_s", result.ground_seconds},
                       {"train_s", result.train_seconds},
                       {"epoch_s", result.epochs ? result.train_seconds / result.epochs : 0.0},
-                      {"epochs_s", nlohmann::json::array()}};
-  for (const EpochInfo& r : result.history) t["epochs_s"].push_back(r.seconds);
+                      {"epochs_s", nlohmann::json::array()},
+                      {"steps_s", nlohmann::json::array()}};
+  for (const EpochInfo& r : result.history) {
+    t["epochs_s"].push_back(r.seconds);
+    t["steps_s"].push_back(r.step_seconds);  // the training steps alone
+  }
   return t;
 }
 
@@ -636,8 +661,18 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
       ->check(cli::finite_number(0, 1e12, false, true));
   cmd->add_option("--fanout", o->fanout,
                   "With --query-batch-size: at most F ground rules per rule and head atom in each step, drawn anew "
-                  "every step (GraphSAGE / NeighborLoader sampling; default 0: all)")
-      ->check(cli::finite_number(0, 1e12, false, true));
+                  "every step (GraphSAGE / NeighborLoader sampling); F1,F2,... gives one per hop away from the "
+                  "queries, outermost first as NeighborLoader's num_neighbors (default 0: all)")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            try {
+              fanout_per_hop(text);
+            } catch (const Error& e) {
+              return std::string(e.message());
+            }
+            return std::string();
+          },
+          "F[,F...]"));
   cmd->add_flag("--link-prediction", o->link_prediction,
                 "The queries are the true links (or triples) of one example: each epoch draws --negatives "
                 "corruptions of every training link; validation and test links are scored against fixed ones (AUC)");

@@ -156,7 +156,7 @@ std::vector<uint32_t> rows_among(const std::vector<uint32_t>& sources, const std
 // The distinct inputs of G's one input block and each grounding's row among them; takes
 // room for the gathered inputs (unless they lie back to back) and their transforms.
 void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_depth_begin,
-                        const RuleGroup* same_depth_end) {
+                        const RuleGroup* same_depth_end, uint32_t heads, bool sum_first) {
   InputBlock& B = G.inputs[0];
   TransformSum& t = G.transform;
   t.enabled = true;
@@ -168,7 +168,7 @@ void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_de
   B.x_off = B.w_off = B.z_off = kNoValue;
   for (const RuleGroup* other = same_depth_begin; other != same_depth_end; ++other) {
     const TransformSum& o = other->transform;
-    if (!o.enabled || !o.owns_transform || other->inputs[0].weight != B.weight) continue;
+    if (!o.enabled || !o.owns_transform || o.sum_first || other->inputs[0].weight != B.weight) continue;
     const std::vector<uint32_t> rows = rows_among(t.sources, o.sources);
     if (rows.empty() && !t.sources.empty()) continue;
     for (uint32_t& r : t.row_of) r = rows[r];
@@ -177,6 +177,12 @@ void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_de
     t.owns_transform = false;
     t.x_off = o.x_off;
     t.t_off = o.t_off;
+    return;
+  }
+  if (sum_first && heads > 0 && u >= 2 * size_t(heads)) {
+    t.sum_first = true;
+    t.x_off = t.t_off = kNoValue;
+    t.s_off = alloc.take(size_t(heads) * in);
     return;
   }
   t.x_off = t.contiguous ? t.sources[0] : alloc.take(u * in);
@@ -1040,7 +1046,15 @@ class PlanBuilder {
     G.direct = plan_direct_product(G.combination, G.inputs);
     if (transform_sum_applies(G, spec)) {
       const RuleGroup* groups = plan.rule_groups.data();
-      plan_transform_sum(G, alloc, groups + depth_first_group, groups + plan.rule_groups.size());
+      // The distinct heads (members come sorted by (sample, head)): whether to sum first.
+      uint32_t heads = 0;
+      if (options.transform_sum_first) {
+        if (scan.done) heads = static_cast<uint32_t>(G.head_segments.size() - 1);
+        else
+          for (size_t k = 0; k < members.size(); ++k) heads += k == 0 || !same_head(members[k], members[k - 1]);
+      }
+      plan_transform_sum(G, alloc, groups + depth_first_group, groups + plan.rule_groups.size(), heads,
+                         options.transform_sum_first);
     } else if (G.direct.kind == DirectProduct::Kind::None) {
       for (InputBlock& B : G.inputs) {
         B.x_off = alloc.take(static_cast<size_t>(G.n) * B.raw_shape.size());

@@ -116,6 +116,14 @@ struct TransformSum {
   // False when the inputs are data facts whose gradients nobody reads (built with
   // PlanOptions::fact_gradients off): backward skips dL/dX, the second of its two GEMMs.
   bool input_gradients = true;
+  // Sum first (PlanOptions::transform_sum_first, when the distinct inputs are at least
+  // twice the heads: a sampled support's neighbour rule, ~10 distinct inputs per head):
+  // each head's inputs are summed (averaged) into s_off (m rows of the input's size) and
+  // the heads' rows are one GEMM, agg = S W^T, W (sum x) being sum W x. x_off and t_off
+  // are then unused, and backward adds dW += gagg^T S and (input gradients) scatters
+  // gagg W to the inputs.
+  bool sum_first = false;
+  uint32_t s_off = 0;
 };
 
 // All ground rules of one template rule whose heads sit at one depth, with their
@@ -250,6 +258,11 @@ struct PlanOptions {
   // holding dL/d(pre-activation), not dL/d(atom value): for callers that read parameter
   // gradients and outputs only (training, evaluation), never for inspection.
   bool in_place_atoms = false;
+  // On: a TransformSum whose distinct inputs are at least twice its heads sums each head's
+  // inputs before the one GEMM (TransformSum::sum_first): a GEMM over the heads instead of
+  // the inputs. The same values up to the order of additions; inspection plans keep the
+  // per-input rows (each rule neuron's value is shown from them).
+  bool transform_sum_first = false;
 };
 
 // Merges sample networks into one plan (same-depth, same-rule groups concatenated) and

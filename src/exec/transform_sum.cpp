@@ -93,6 +93,47 @@ void scatter_heads_to_rows(const RuleGroup& G, Eigen::Index out, const T* gagg, 
   }
 }
 
+// Sum first (TransformSum::sum_first): s[h] = scale(h) * the sum of head h's inputs, read
+// where they live (the inputs' rows, W entries wide when W > 0), summed in grounding order.
+template <int W, class T>
+void sum_inputs_per_head(const RuleGroup& G, Eigen::Index runtime_in, const T* v, T* s) {
+  const Eigen::Index in = W > 0 ? W : runtime_in;
+  const TransformSum& t = G.transform;
+  for (uint32_t h = 0; h < G.m; ++h) {
+    T* y = s + size_t(h) * in;
+    const uint32_t begin = G.head_segments[h], end = G.head_segments[h + 1];
+    if (begin == end) {
+      std::fill(y, y + in, T(0.0));
+      continue;
+    }
+    T acc[W > 0 ? W : 1];
+    T* sum = W > 0 ? acc : y;
+    sum_rows<W>(
+        begin, end,
+        [&](uint32_t k) {
+          if (k + kRowsAhead < end) __builtin_prefetch(v + t.sources[t.row_of[k + kRowsAhead]]);
+          return v + t.sources[t.row_of[k]];
+        },
+        sum, in);
+    const T scale = head_scale(G, h);
+    for (Eigen::Index e = 0; e < in; ++e) y[e] = scale != 1.0 ? sum[e] * scale : sum[e];
+  }
+}
+
+// Sum first, backward: every input of head h gets scale(h) * gs[h] added, in member order.
+template <class T>
+void scatter_heads_to_inputs(const RuleGroup& G, Eigen::Index in, const T* gs, T* g) {
+  const TransformSum& t = G.transform;
+  for (uint32_t h = 0; h < G.m; ++h) {
+    const T scale = head_scale(G, h);
+    const T* gy = gs + size_t(h) * in;
+    for (uint32_t k = G.head_segments[h]; k < G.head_segments[h + 1]; ++k) {
+      T* gx = g + t.sources[t.row_of[k]];
+      for (Eigen::Index e = 0; e < in; ++e) gx[e] += scale * gy[e];
+    }
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -100,6 +141,12 @@ void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v)
   const TransformSum& t = G.transform;
   const InputBlock& B = G.inputs[0];
   const Dims d = dims_of(G);
+  if (t.sum_first) {
+    with_row_width(d.in, [&](auto w) { sum_inputs_per_head<decltype(w)::value>(G, d.in, v, v + t.s_off); });
+    // agg (m x out) = S (m x in) W^T: one GEMM over the heads.
+    product_abt(Eigen::Index(G.m), d.in, d.out, v + t.s_off, params.data(B.weight), v + G.agg_off);
+    return;
+  }
   if (t.owns_transform) {
     if (!t.contiguous)
       for (Eigen::Index r = 0; r < d.u; ++r)
@@ -116,6 +163,15 @@ void transform_sum_backward(const RuleGroup& G, const ParamView<T>& params, cons
   const TransformSum& t = G.transform;
   const InputBlock& B = G.inputs[0];
   const Dims d = dims_of(G);
+  if (t.sum_first) {
+    // dL/dW += gagg^T S
+    add_product_atb(d.out, Eigen::Index(G.m), d.in, g + G.agg_off, v + t.s_off, pg + params.info(B.weight).offset);
+    if (!t.input_gradients) return;
+    // dL/dS = gagg W (m x in, into S's zeroed gradient slot), then onto each head's inputs.
+    add_product_ab(Eigen::Index(G.m), d.out, d.in, g + G.agg_off, params.data(B.weight), g + t.s_off);
+    scatter_heads_to_inputs(G, d.in, g + t.s_off, g);
+    return;
+  }
   if (!t.rows_are_heads) scatter_heads_to_rows(G, d.out, g + G.agg_off, g + t.t_off);
   if (!t.owns_transform) return;  // the owner, later in backward, takes it from here
   // dL/dW += gT^T X

@@ -135,7 +135,7 @@ std::string Engine::to_json(const TrainConfig& config) const {
   };
   // Written only when set: files without them are the same as before query batches.
   if (config.query_batch_size > 0) training["query_batch_size"] = config.query_batch_size;
-  if (config.fanout > 0) training["fanout"] = config.fanout;
+  if (!config.fanout.empty()) training["fanout"] = config.fanout;
   json j = {{"format", "lrnn-model"},
             {"version", kModelFileVersion},
             {"template", print_template(ast_)},
@@ -207,7 +207,13 @@ std::unique_ptr<Engine> Engine::from_json(const std::string& text, TrainConfig& 
     // Files written before the float32 mode trained in float64.
     config.dtype = parse_dtype(t.value("dtype", std::string("float64")));
     config.query_batch_size = t.value("query_batch_size", size_t{0});
-    config.fanout = t.value("fanout", size_t{0});
+    // One number before the fan-out was per hop (0: none).
+    if (t.contains("fanout") && t.at("fanout").is_number()) {
+      const size_t f = t.at("fanout").get<size_t>();
+      config.fanout = f ? std::vector<size_t>{f} : std::vector<size_t>{};
+    } else {
+      config.fanout = t.value("fanout", std::vector<size_t>{});
+    }
     engine->optimizer_config_ = config.optimizer;
     engine->optimizer_state_ = t.at("optimizer_state").get<std::vector<double>>();
     return engine;

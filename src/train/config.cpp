@@ -61,11 +61,12 @@ TrainConfig make_train_config(const Settings& s, int epochs_trained) {
   c.shuffle = s.shuffle;
   c.dtype = s.dtype;
   c.query_batch_size = s.query_batch_size;
-  c.fanout = s.fanout;
+  // All zeros keep every ground rule: the same as no fan-out (`--fanout 0`, the old default).
+  if (std::any_of(s.fanout.begin(), s.fanout.end(), [](size_t f) { return f > 0; })) c.fanout = s.fanout;
   if (s.query_batch_size > 0 && s.batch_size > 0)
     throw Error(ErrorKind::Semantic, "settings 'batch_size' (samples per step) and 'query_batch_size' (queries of a "
                                      "sample per step) exclude each other: give one");
-  if (s.fanout > 0 && s.query_batch_size == 0)
+  if (!c.fanout.empty() && s.query_batch_size == 0)
     throw Error(ErrorKind::Semantic, "setting 'fanout' samples the supports of query batches: set 'query_batch_size' "
                                      "too (a fan-out of whole samples would drop ground rules of every pass)");
   if (s.clip_grad_value) {

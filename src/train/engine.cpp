@@ -447,7 +447,9 @@ void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedS
 #pragma omp parallel for schedule(dynamic, 1) if (missing.size() > 1)
   for (size_t k = 0; k < missing.size(); ++k) {
     try {
-      auto plan = std::make_unique<exec::Plan>(exec::build_plan(model, {&set.networks[missing[k]]}, kTrainingPlan));
+      exec::PlanOptions options = kTrainingPlan;
+      options.transform_sum_first = sum_first_transforms;
+      auto plan = std::make_unique<exec::Plan>(exec::build_plan(model, {&set.networks[missing[k]]}, options));
       plan->data.clear();
       plan->atom_offsets.clear();
       plan->atom_shapes.clear();
@@ -881,13 +883,16 @@ void Engine::query_batch_epoch(QueryBatches& batches, const PreparedSet& set, co
   std::vector<uint32_t> order(queries.size());
   std::iota(order.begin(), order.end(), 0u);
   if (config.shuffle) shuffle(std::span<uint32_t>(order), rng);
-  if (!query_steps_) query_steps_ = std::make_unique<SampleSteps>();
+  if (!query_steps_) {
+    query_steps_ = std::make_unique<SampleSteps>();
+    query_steps_->sum_first_transforms = true;
+  }
   std::vector<QueryRef> refs;
   std::vector<uint32_t> origin;  // per output of a batch: its index in the set's outputs
   for (size_t b0 = 0; b0 < order.size(); b0 += config.query_batch_size) {
     refs.clear();
     for (size_t k = b0; k < std::min(order.size(), b0 + config.query_batch_size); ++k) refs.push_back(queries[order[k]]);
-    const PreparedSet batch = batches.batch(refs, rng, origin);
+    PreparedSet batch = batches.batch(refs, rng, origin);
     std::vector<uint32_t> locals(batch.size());
     std::iota(locals.begin(), locals.end(), 0u);
     query_steps_->run(
@@ -898,6 +903,7 @@ void Engine::query_batch_epoch(QueryBatches& batches, const PreparedSet& set, co
         },
         config.dtype);
     step_learnable(epoch.grads, lr, config, fixed_values, epoch.facts);
+    batches.recycle(std::move(batch));  // the next batch fills its arrays again
   }
 }
 
@@ -977,6 +983,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       if (!model_.batch_norms.empty()) steps_for(train_set).update_running_stats(model_, model_.params);
     }
     epoch_preds.finish();
+    const double step_seconds = seconds_since(t_epoch);
     ++epochs_trained_;
     EpochInfo report;
     report.epoch = epochs_trained_;
@@ -1002,6 +1009,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       fill_untrained_outputs(train_set, ev, result.last_epoch_outputs);
     }
     report.seconds = seconds_since(t_epoch);
+    report.step_seconds = step_seconds;
     result.record(report);
     bool go_on = on_epoch ? on_epoch(report) : true;
     if (train_set.sharded()) go_on = dist::all_agree(go_on);  // every rank stops together

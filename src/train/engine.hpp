@@ -46,7 +46,7 @@ struct TrainConfig {
   double clip_grad_norm = 0;   // > 0: the gradient's L2 norm scaled down to at most this
   Dtype dtype = Dtype::Float64;  // of the passes (the parameters and optimizer stay double)
   size_t query_batch_size = 0;   // > 0: steps over the queries' supports (train/query_batches.hpp)
-  size_t fanout = 0;             // with query batches: ground rules per (rule, head) per step
+  std::vector<size_t> fanout;    // with query batches: per hop, ground rules per (rule, head) per step
 };
 
 // torch's clip_grad_value_ then clip_grad_norm_ (same formula: scale max_norm /
@@ -203,6 +203,10 @@ class SampleSteps {
   // many values together: below it (MUTAG's batches of 32 hold ~1e5) a step lasts about a
   // millisecond, and on a shared machine one descheduled thread at the join costs more.
   size_t min_parallel_values = size_t{1} << 18;
+  // Plans whose transform sums sum each head's inputs first when those are at least twice
+  // the heads (exec::PlanOptions::transform_sum_first): the steps of query batches, whose
+  // sampled supports read ~10 distinct inputs per head.
+  bool sum_first_transforms = false;
   // The first output of sample `local` in set.outputs (the set of the last run).
   size_t first_output(uint32_t local) const { return first_output_[local]; }
   // The values of sample `local`'s plan (built by a run or plan_ahead): a measure of its

@@ -1,8 +1,10 @@
 #include "train/query_batches.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
 #include <string>
+#include <unordered_set>
 
 #include "lrnn/diagnostics.hpp"
 
@@ -16,86 +18,258 @@ RulesByHead rules_by_head(const neural::SampleNetwork& net) {
   h.rules.resize(net.num_ground_rules());
   std::vector<uint32_t> next(h.begin.begin(), h.begin.end() - 1);
   for (uint32_t g = 0; g < net.num_ground_rules(); ++g) h.rules[next[net.head[g]]++] = g;
+  h.has_rules.assign(net.num_atoms() / 64 + 1, 0);
+  for (uint32_t a = 0; a < net.num_atoms(); ++a)
+    if (h.begin[a + 1] > h.begin[a]) h.has_rules[a / 64] |= uint64_t{1} << (a % 64);
+  h.atoms.resize(net.num_atoms());
+  for (uint32_t a = 0; a < net.num_atoms(); ++a)
+    h.atoms[a] = {net.atom_depth[a], net.atom_predicate[a], net.atom_fact[a], net.atom_ground_id[a]};
   return h;
+}
+
+bool FanOut::samples() const {
+  return std::any_of(per_hop.begin(), per_hop.end(), [](size_t f) { return f > 0; });
+}
+
+FanOut fan_out(const neural::TemplateModel& model, std::vector<size_t> per_hop) {
+  FanOut fan;
+  fan.per_hop = std::move(per_hop);
+  for (const Rule& rule : model.ast().rules) {
+    std::unordered_set<std::string> head;
+    for (const Term& t : rule.head.args)
+      if (t.is_variable()) head.insert(t.text);
+    bool hop = false;
+    for (const Literal& l : rule.body)
+      for (const Term& t : l.args) hop = hop || (t.is_variable() && !head.count(t.text));
+    fan.hop_rule.push_back(hop ? 1 : 0);
+  }
+  return fan;
 }
 
 namespace {
 
 // The atoms and ground rules `queries` depend on: every ground rule of a kept head, or
-// `fanout` of each (rule, head) run drawn from `rng` when it has more. Both lists sorted
-// (network order); the marks of `scratch` are set for the kept atoms only while it runs.
+// fan.at(hop) of each (rule, head) run drawn from `rng` when it has more. Both lists
+// sorted (network order), found without sorting either: the atoms are the set bits of
+// scratch.reached, and the rules are each expanded head's kept ones (in network order
+// within the head) taken head by head in atom order, then stably by rule: network order
+// is by (rule, head, grounding). While it runs, scratch.local holds each reached head's
+// hop (kNone: not reached); the caller resets it.
 struct Support {
   std::vector<uint32_t> atoms, rules;
 };
 
 Support find_support(const neural::SampleNetwork& net, const RulesByHead& heads, std::span<const uint32_t> queries,
-                     size_t fanout, Rng* rng, SupportScratch& scratch) {
+                     const FanOut& fan, Rng* rng, SupportScratch& scratch) {
   Support s;
-  std::vector<uint32_t>& local = scratch.local;  // kNone, or 0 once reached
-  std::vector<uint32_t> stack, pick;
-  auto reach = [&](uint32_t atom) {
-    if (local[atom] == neural::kNone) {
-      local[atom] = 0;
-      s.atoms.push_back(atom);
-      stack.push_back(atom);
+  std::vector<uint32_t>& hop_of = scratch.local;  // kNone, or the least hop the head was reached at
+  std::vector<uint64_t>& reached = scratch.reached;
+  if (reached.size() != net.num_atoms() / 64 + 1) reached.assign(net.num_atoms() / 64 + 1, 0);
+  // Heads to expand, per hop: a head is expanded once, at its least hop (hops are
+  // expanded in order, and expanding hop k reaches atoms at hop k or k + 1 only).
+  std::vector<std::vector<uint32_t>>& todo = scratch.todo;
+  std::vector<uint32_t>& kept = scratch.kept;          // per expanded head: its kept rules
+  std::vector<uint32_t>& kept_rule = scratch.kept_rule;  // and their template rules
+  std::vector<uint32_t>& expanded = scratch.expanded;  // (head, begin, end) into kept
+  std::vector<uint32_t>& pick = scratch.pick;
+  kept.clear();
+  kept_rule.clear();
+  expanded.clear();
+  if (todo.empty()) todo.resize(1);
+  size_t num_atoms = 0;
+  auto reach = [&](uint32_t atom, uint32_t hop) {
+    uint64_t& word = reached[atom / 64];
+    const uint64_t bit = uint64_t{1} << (atom % 64);
+    if (!(word & bit)) {
+      word |= bit;
+      ++num_atoms;
     }
-  };
-  auto keep_rule = [&](uint32_t g) {
-    s.rules.push_back(g);
-    for (uint32_t i = net.inputs_begin[g]; i < net.inputs_begin[g + 1]; ++i) reach(net.inputs[i]);
+    if (!(heads.has_rules[atom / 64] & bit)) return;  // a leaf: nothing to expand
+    if (hop_of[atom] != neural::kNone && hop_of[atom] <= hop) return;
+    hop_of[atom] = hop;  // first reached, or reached at a lesser hop than before
+    if (todo.size() <= hop) todo.resize(hop + 1);
+    todo[hop].push_back(atom);
   };
   for (uint32_t q : queries)
-    for (uint32_t l : net.query_atoms[q]) reach(l);
-  while (!stack.empty()) {
-    const uint32_t a = stack.back();
-    stack.pop_back();
-    const uint32_t* rules = heads.rules.data();
-    for (uint32_t i = heads.begin[a]; i < heads.begin[a + 1];) {
-      uint32_t j = i + 1;  // the head's ground rules of one template rule: a run
-      while (j < heads.begin[a + 1] && net.rule[rules[j]] == net.rule[rules[i]]) ++j;
-      const uint32_t n = j - i;
-      if (fanout == 0 || n <= fanout) {
-        for (uint32_t k = i; k < j; ++k) keep_rule(rules[k]);
-      } else {  // a partial Fisher-Yates draw of `fanout` of the run
-        pick.resize(n);
-        std::iota(pick.begin(), pick.end(), i);
-        for (size_t k = 0; k < fanout; ++k) {
-          std::swap(pick[k], pick[k + uniform_below(*rng, n - k)]);
-          keep_rule(rules[pick[k]]);
+    for (uint32_t l : net.query_atoms[q]) reach(l, 0);
+  const uint32_t* rules = heads.rules.data();
+  // The heads of a hop are read at random places of the network's arrays (a cache miss
+  // each at 200k nodes and more), so those of the heads kDistance ahead are prefetched in
+  // three stages, each reading what the stage before fetched: the head's rule range, then
+  // its first and last ground rules' ids, then their template rules and inputs.
+  constexpr size_t kDistance = 16;  // heads between two stages
+  auto prefetch_head = [&](const std::vector<uint32_t>& list, size_t t) {
+    if (t + 4 * kDistance < list.size()) {
+      __builtin_prefetch(&heads.begin[list[t + 4 * kDistance]]);
+      __builtin_prefetch(&hop_of[list[t + 4 * kDistance]]);
+    }
+    if (t + 3 * kDistance < list.size()) __builtin_prefetch(rules + heads.begin[list[t + 3 * kDistance]]);
+    if (t + 2 * kDistance < list.size()) {
+      const uint32_t a = list[t + 2 * kDistance];
+      const uint32_t b = heads.begin[a], e = heads.begin[a + 1];
+      if (e > b) {
+        for (uint32_t g : {rules[b], rules[e - 1]}) {
+          __builtin_prefetch(&net.rule[g]);
+          __builtin_prefetch(&net.inputs_begin[g]);
         }
       }
-      i = j;
     }
+    if (t + kDistance < list.size()) {
+      const uint32_t a = list[t + kDistance];
+      const uint32_t b = heads.begin[a], e = heads.begin[a + 1];
+      if (e > b)
+        for (uint32_t g : {rules[b], rules[e - 1]}) __builtin_prefetch(&net.inputs[net.inputs_begin[g]]);
+    }
+  };
+  for (uint32_t hop = 0; hop < todo.size(); ++hop) {
+    const size_t fanout = fan.at(hop);
+    // In atom order: the heads' rule ranges, ground rules and inputs are then read in
+    // ascending addresses (at a few percent of a big graph's atoms per step, those are
+    // a few lines apart) instead of at random. By index: expanding a head may list more
+    // heads at this hop (todo[hop] grows).
+    std::sort(todo[hop].begin(), todo[hop].end());
+    for (size_t t = 0; t < todo[hop].size(); ++t) {
+      prefetch_head(todo[hop], t);
+      const uint32_t a = todo[hop][t];
+      if (hop_of[a] != hop) continue;  // listed at this hop, then reached at a lesser one
+      expanded.insert(expanded.end(), {a, static_cast<uint32_t>(kept.size()), 0});
+      for (uint32_t i = heads.begin[a]; i < heads.begin[a + 1];) {
+        const uint32_t r = net.rule[rules[i]];
+        uint32_t j = i + 1;  // the head's ground rules of one template rule: a run
+        while (j < heads.begin[a + 1] && net.rule[rules[j]] == r) ++j;
+        const uint32_t n = j - i, next = hop + fan.hop_rule[r];
+        const size_t first = kept.size();
+        if (fanout == 0 || n <= fanout) {
+          kept.insert(kept.end(), rules + i, rules + j);
+        } else {  // a partial Fisher-Yates draw of `fanout` of the run, kept in network order
+          pick.resize(n);
+          std::iota(pick.begin(), pick.end(), i);
+          for (size_t k = 0; k < fanout; ++k) {
+            std::swap(pick[k], pick[k + uniform_below(*rng, n - k)]);
+            kept.push_back(rules[pick[k]]);
+          }
+          std::sort(kept.begin() + static_cast<std::ptrdiff_t>(first), kept.end());
+        }
+        kept_rule.resize(kept.size(), r);
+        for (size_t k = first; k < kept.size(); ++k) {
+          const uint32_t g = kept[k];
+          for (uint32_t x = net.inputs_begin[g]; x < net.inputs_begin[g + 1]; ++x) reach(net.inputs[x], next);
+        }
+        i = j;
+      }
+      expanded.back() = static_cast<uint32_t>(kept.size());
+    }
+    todo[hop].clear();
   }
-  std::sort(s.atoms.begin(), s.atoms.end());
-  std::sort(s.rules.begin(), s.rules.end());
+  // The atoms: the set bits, ascending; rank[w] counts the set bits before word w, so an
+  // atom's local id is a lookup in these two small tables (1 bit and 1/16 of a word per
+  // atom: in cache) rather than in a per-atom table (a cache miss per lookup at 2M nodes).
+  // The caller clears the bits (the kept atoms' words) when the support is built.
+  s.atoms.reserve(num_atoms);
+  scratch.rank.resize(reached.size());
+  for (size_t w = 0; w < reached.size(); ++w) {
+    scratch.rank[w] = static_cast<uint32_t>(s.atoms.size());
+    for (uint64_t bits = reached[w]; bits; bits &= bits - 1)
+      s.atoms.push_back(static_cast<uint32_t>(w * 64 + static_cast<unsigned>(__builtin_ctzll(bits))));
+  }
+  // The rules: the expanded heads in atom order, then a stable counting sort by rule.
+  std::vector<uint32_t>& order = scratch.order;
+  order.resize(expanded.size() / 3);
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return expanded[3 * x] < expanded[3 * y]; });
+  std::vector<uint32_t> count(fan.hop_rule.size() + 1, 0);
+  for (uint32_t r : kept_rule) ++count[r + 1];
+  std::partial_sum(count.begin(), count.end(), count.begin());
+  s.rules.resize(kept.size());
+  for (uint32_t e : order)
+    for (uint32_t k = expanded[3 * e + 1]; k < expanded[3 * e + 2]; ++k) s.rules[count[kept_rule[k]]++] = kept[k];
   return s;
 }
 
 }  // namespace
 
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
-                                      std::span<const uint32_t> queries, size_t fanout, Rng* rng) {
+                                      std::span<const uint32_t> queries, const FanOut& fan, Rng* rng) {
   SupportScratch scratch;
-  return support_network(net, heads, queries, fanout, rng, scratch);
+  return support_network(net, heads, queries, fan, rng, scratch);
 }
 
+namespace {
+
+// Empties every array of `net`, keeping their capacity.
+void clear_keeping_capacity(neural::SampleNetwork& net) {
+  for (std::vector<uint32_t>* v : {&net.atom_depth, &net.atom_predicate, &net.atom_fact, &net.atom_ground_id,
+                                   &net.fact_template, &net.fact_data_begin, &net.fact_example_param, &net.rule,
+                                   &net.head, &net.softmax_group, &net.inputs_begin, &net.inputs})
+    v->clear();
+  net.fact_shape.clear();
+  net.fact_data.clear();
+  net.pair_blocks.clear();
+  net.query_atoms.clear();
+}
+
+}  // namespace
+
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
-                                      std::span<const uint32_t> queries, size_t fanout, Rng* rng,
+                                      std::span<const uint32_t> queries, const FanOut& fan, Rng* rng,
                                       SupportScratch& scratch) {
+  neural::SampleNetwork sub = std::move(scratch.spare);
+  clear_keeping_capacity(sub);
+  fill_support_network(net, heads, queries, fan, rng, scratch, sub);
+  return sub;
+}
+
+void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
+                          std::span<const uint32_t> queries, const FanOut& fan, Rng* rng, SupportScratch& scratch,
+                          neural::SampleNetwork& sub) {
   if (scratch.local.size() != net.num_atoms()) scratch.local.assign(net.num_atoms(), neural::kNone);
   if (scratch.fact_local.size() != net.num_facts()) scratch.fact_local.assign(net.num_facts(), neural::kNone);
-  const Support kept = find_support(net, heads, queries, fanout, rng, scratch);
-  std::vector<uint32_t>& local = scratch.local;
+  const Support kept = find_support(net, heads, queries, fan, rng, scratch);
   std::vector<uint32_t>& fact_local = scratch.fact_local;
-  neural::SampleNetwork sub;
+  // An atom's local id: its rank among the kept atoms (find_support's bits and counts).
+  const uint64_t* reached = scratch.reached.data();
+  const uint32_t* rank = scratch.rank.data();
+  auto local = [&](uint32_t a) {
+    const uint64_t below = reached[a / 64] & ((uint64_t{1} << (a % 64)) - 1);
+    return rank[a / 64] + static_cast<uint32_t>(__builtin_popcountll(below));
+  };
+  const size_t n = kept.atoms.size(), m = kept.rules.size();
+  sub.atom_depth.reserve(n);
+  sub.atom_predicate.reserve(n);
+  sub.atom_ground_id.reserve(n);
+  sub.atom_fact.reserve(n);
+  sub.rule.reserve(m);
+  sub.head.reserve(m);
+  sub.softmax_group.reserve(m);
+  sub.inputs_begin.reserve(m + 1);
+  sub.inputs.reserve(m * (net.inputs.size() / std::max<size_t>(1, net.num_ground_rules()) + 1));
   sub.fact_data_begin.push_back(0);
-  for (uint32_t a : kept.atoms) {
-    local[a] = static_cast<uint32_t>(sub.atom_depth.size());
-    sub.atom_depth.push_back(net.atom_depth[a]);
-    sub.atom_predicate.push_back(net.atom_predicate[a]);
-    sub.atom_ground_id.push_back(net.atom_ground_id[a]);
-    const uint32_t f = net.atom_fact[a];
+  // The kept atoms are ascending but sparse: their facts' values (a graph's features) are
+  // read at random, so the atoms ahead have theirs prefetched, in two stages.
+  constexpr size_t kAhead = 64;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) __builtin_prefetch(&heads.atoms[kept.atoms[i + kAhead]]);
+    if (i + kAhead / 2 < n) {
+      const uint32_t f = heads.atoms[kept.atoms[i + kAhead / 2]].fact;
+      if (f != neural::kNone) {
+        __builtin_prefetch(&net.fact_data_begin[f]);
+        __builtin_prefetch(&fact_local[f]);
+      }
+    }
+    if (i + kAhead / 4 < n) {
+      const uint32_t f = heads.atoms[kept.atoms[i + kAhead / 4]].fact;
+      if (f != neural::kNone) {
+        const double* v = net.fact_data.data() + net.fact_data_begin[f];
+        const double* end = net.fact_data.data() + net.fact_data_begin[f + 1];
+        for (const double* line = v; line < end; line += 8) __builtin_prefetch(line);
+      }
+    }
+    const uint32_t a = kept.atoms[i];
+    const RulesByHead::Atom& atom = heads.atoms[a];
+    sub.atom_depth.push_back(atom.depth);
+    sub.atom_predicate.push_back(atom.predicate);
+    sub.atom_ground_id.push_back(atom.ground_id);
+    const uint32_t f = atom.fact;
     if (f == neural::kNone) {
       sub.atom_fact.push_back(neural::kNone);
       continue;
@@ -114,28 +288,32 @@ neural::SampleNetwork support_network(const neural::SampleNetwork& net, const Ru
   sub.inputs_begin.push_back(0);
   for (uint32_t g : kept.rules) {
     sub.rule.push_back(net.rule[g]);
-    sub.head.push_back(local[net.head[g]]);
+    sub.head.push_back(local(net.head[g]));
     sub.softmax_group.push_back(net.softmax_group[g]);
-    for (uint32_t i = net.inputs_begin[g]; i < net.inputs_begin[g + 1]; ++i) sub.inputs.push_back(local[net.inputs[i]]);
+    for (uint32_t i = net.inputs_begin[g]; i < net.inputs_begin[g + 1]; ++i) sub.inputs.push_back(local(net.inputs[i]));
     sub.inputs_begin.push_back(static_cast<uint32_t>(sub.inputs.size()));
   }
   for (uint32_t q : queries) {
     std::vector<uint32_t>& atoms = sub.query_atoms.emplace_back();
-    for (uint32_t l : net.query_atoms[q]) atoms.push_back(local[l]);
+    for (uint32_t l : net.query_atoms[q]) atoms.push_back(local(l));
   }
   // The scratch is left as it was found: a batch costs its support, not the whole network.
   for (uint32_t a : kept.atoms) {
-    const uint32_t f = net.atom_fact[a];
+    const uint32_t f = heads.atoms[a].fact;
     if (f != neural::kNone) fact_local[f] = neural::kNone;
-    local[a] = neural::kNone;
+    scratch.reached[a / 64] = 0;
   }
+  // Every head find_support gave a hop was expanded once.
+  for (size_t e = 0; e < scratch.expanded.size(); e += 3) scratch.local[scratch.expanded[e]] = neural::kNone;
   sub.dropped_cycle_rules = net.dropped_cycle_rules;
-  sub.structure_hash = neural::structure_hash(sub);
-  return sub;
+  // A support is planned once, for its one step: a fresh number instead of its structure's
+  // hash (which costs a pass over it), so no two supports ever share a plan.
+  static std::atomic<uint64_t> supports{0};
+  sub.structure_hash = 0x5157000000000000ULL + supports.fetch_add(1);
 }
 
-QueryBatches::QueryBatches(const neural::TemplateModel& model, const PreparedSet& set, size_t fanout)
-    : set_(set), fanout_(fanout), heads_(set.size()), scratch_(set.size()) {
+QueryBatches::QueryBatches(const neural::TemplateModel& model, const PreparedSet& set, std::vector<size_t> fanout)
+    : set_(set), fan_(fan_out(model, std::move(fanout))), heads_(set.size()), scratch_(set.size()) {
   if (!model.batch_norms.empty())
     throw Error(ErrorKind::Semantic, "mini-batches of queries cannot train normalization=batch yet (its statistics "
                                      "would be over each batch's support, not the samples')");
@@ -183,11 +361,12 @@ PreparedSet QueryBatches::batch(std::span<const QueryRef> queries, Rng& rng, std
   }
   out.num_samples = samples.size();
   out.networks.reserve(samples.size());
+  last_samples_ = samples;
   for (uint32_t k = 0; k < samples.size(); ++k) {
     const uint32_t s = samples[k];
     if (heads_[s].begin.empty()) heads_[s] = rules_by_head(set_.networks[s]);
     out.networks.push_back(
-        support_network(set_.networks[s], heads_[s], picked[k], fanout_, fanout_ ? &rng : nullptr, scratch_[s]));
+        support_network(set_.networks[s], heads_[s], picked[k], fan_, fan_.samples() ? &rng : nullptr, scratch_[s]));
     for (uint32_t q = 0; q < picked[k].size(); ++q)
       for (uint32_t o = first_output_[s][picked[k][q]]; o < first_output_[s][picked[k][q] + 1]; ++o) {
         OutputInfo info = set_.outputs[o];
@@ -198,6 +377,11 @@ PreparedSet QueryBatches::batch(std::span<const QueryRef> queries, Rng& rng, std
       }
   }
   return out;
+}
+
+void QueryBatches::recycle(PreparedSet&& batch) {
+  for (size_t k = 0; k < batch.networks.size() && k < last_samples_.size(); ++k)
+    scratch_[last_samples_[k]].spare = std::move(batch.networks[k]);
 }
 
 }  // namespace lrnn::train

@@ -1,10 +1,11 @@
 // Mini-batches over the queries of one sample (docs/big_graphs.md "Mini-batches of
 // queries"): one big graph or knowledge base is one sample, so a training step takes some
 // of its queries and runs only the part of its network they depend on (their support),
-// with at most `fanout` ground rules per (rule, head atom) drawn for each step, as
-// GraphSAGE and PyG's NeighborLoader sample neighbours.
+// with at most F ground rules per (rule, head atom) drawn for each step, F per hop away
+// from the queries, as GraphSAGE and PyG's NeighborLoader sample neighbours.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -20,47 +21,93 @@ struct QueryRef {
   uint32_t sample = 0, query = 0;
 };
 
+// The fan-out of a step: per hop, the most ground rules kept per (rule, head atom).
+// A hop is a step through a rule with a body variable that is not in its head (a rule
+// that can have many groundings per head: a neighbour rule `h(X) :- h(Y), *edge(X, Y)`);
+// a rule whose body only reads the head's variables (`h2(X) :- h1(X)`, `out(X) :- h2(X)`)
+// stays at the hop of its head. So a query's atoms are at hop 0, the atoms its neighbour
+// rules read at hop 1, and so on, each atom at the least hop it is reached at: a head at
+// hop k keeps at most per_hop[k] ground rules of each rule (the last entry for the hops
+// beyond the list; 0: all), which for a 2-layer GCN and per_hop = {10, 5} is PyG's
+// NeighborLoader(num_neighbors=[10, 5]): 10 neighbours of each query's node, 5 of each
+// of theirs. (NeighborLoader draws a node's neighbours once for both layers; here each
+// rule draws its own.)
+struct FanOut {
+  std::vector<size_t> per_hop;   // empty: every ground rule
+  std::vector<uint8_t> hop_rule;  // per template rule: 1 when a step through it is a hop
+  size_t at(size_t hop) const { return per_hop.empty() ? 0 : per_hop[std::min(hop, per_hop.size() - 1)]; }
+  bool samples() const;  // some hop keeps fewer than all
+};
+// The FanOut of `per_hop` for `model`'s rules.
+FanOut fan_out(const neural::TemplateModel& model, std::vector<size_t> per_hop);
+
 // The support of `queries` (indices into net.query_atoms) in `net`: the atoms those
 // queries' atoms depend on and the ground rules between them, as a network of its own
-// whose query q is queries[q]. `fanout` > 0 keeps at most that many ground rules of each
-// (rule, head atom), drawn from `rng` without replacement (0: all of them); the kept ones
-// stay in the network's order, so the support is a network as neuralize makes them.
+// whose query q is queries[q]. `fan` keeps at most fan.at(hop) ground rules of each
+// (rule, head atom), drawn from `rng` without replacement; the kept ones stay in the
+// network's order, so the support is a network as neuralize makes them.
 // `heads` indexes net's ground rules by head atom (rules_by_head).
 struct RulesByHead {
   std::vector<uint32_t> begin;  // per atom + 1, into rules
   std::vector<uint32_t> rules;  // ground rule indices, in network order
+  // Per atom, a bit: whether it heads a ground rule. A support reaches ~10x more leaves
+  // (a graph's feature facts) than heads, and this table (1 bit per atom) stays in cache
+  // where `begin` (4 bytes) would be a cache miss per leaf.
+  std::vector<uint64_t> has_rules;
+  // What a support copies of each atom, one 16-byte record instead of four arrays read at
+  // the same random place (the kept atoms are ascending but sparse).
+  struct Atom {
+    uint32_t depth, predicate, fact, ground_id;
+  };
+  std::vector<Atom> atoms;
 };
 RulesByHead rules_by_head(const neural::SampleNetwork& net);
 // Per-atom and per-fact scratch of support_network for one network, kept between batches
-// (support_network leaves it as it found it: all kNone), so that a batch costs its support.
+// (support_network leaves the tables as it found them: kNone, zero bits), so that a batch
+// costs its support, not the network.
 struct SupportScratch {
   std::vector<uint32_t> local, fact_local;
+  std::vector<uint64_t> reached;  // per atom, a bit
+  std::vector<uint32_t> rank;     // per word of `reached`: the set bits before it
+  std::vector<uint32_t> kept, kept_rule, expanded, pick, order;
+  std::vector<std::vector<uint32_t>> todo;  // per hop, the heads to expand
+  // A support network of an earlier step (QueryBatches::recycle): its arrays are filled
+  // again, so a step writes into memory it has written before (no page faults, warm lines)
+  // instead of fresh allocations.
+  neural::SampleNetwork spare;
 };
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
-                                      std::span<const uint32_t> queries, size_t fanout, Rng* rng,
+                                      std::span<const uint32_t> queries, const FanOut& fan, Rng* rng,
                                       SupportScratch& scratch);
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
-                                      std::span<const uint32_t> queries, size_t fanout, Rng* rng);
+                                      std::span<const uint32_t> queries, const FanOut& fan, Rng* rng);
+// support_network into `sub`, whose arrays are empty (their capacity is reused).
+void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
+                          std::span<const uint32_t> queries, const FanOut& fan, Rng* rng, SupportScratch& scratch,
+                          neural::SampleNetwork& sub);
 
 // The training steps over one set's queries: each batch a prepared set of its samples'
 // support networks, with the set's outputs of the batch's queries (in batch order).
 class QueryBatches {
  public:
   // Throws lrnn::Error for what cannot be trained this way (attention blocks, batch norm).
-  QueryBatches(const neural::TemplateModel& model, const PreparedSet& set, size_t fanout);
+  QueryBatches(const neural::TemplateModel& model, const PreparedSet& set, std::vector<size_t> fanout);
   // The training queries of the set (those with a training target), in set order.
   const std::vector<QueryRef>& training_queries() const { return training_; }
   // A prepared set of `queries`' supports; origin[o] is the index in the whole set's
   // outputs of the batch set's output o.
   PreparedSet batch(std::span<const QueryRef> queries, Rng& rng, std::vector<uint32_t>& origin);
+  // Takes back the last batch once its step is done: its networks' arrays are reused.
+  void recycle(PreparedSet&& batch);
 
  private:
   const PreparedSet& set_;
-  size_t fanout_ = 0;
+  FanOut fan_;
   std::vector<QueryRef> training_;
   std::vector<std::vector<uint32_t>> first_output_;  // per sample, per query + 1, into set.outputs
   std::vector<RulesByHead> heads_;  // per sample, built on first use
   std::vector<SupportScratch> scratch_;  // per sample
+  std::vector<uint32_t> last_samples_;    // the samples of the last batch's networks
 };
 
 }  // namespace lrnn::train

@@ -128,3 +128,30 @@ def test_masked_training_matches_pytorch(tmp_path):
         opt.zero_grad()
         loss.backward()
         opt.step()
+
+
+def test_query_batches_with_a_fanout_per_hop(tmp_path):
+    """Settings(fanout=[F1, F2]) (docs/big_graphs.md "Mini-batches of queries"): one fan-out
+    per hop, outermost first; one number means every hop; a fan-out above every degree (4
+    here) trains exactly as no fan-out does; a draw is seeded."""
+    data = write_graph(tmp_path)
+    train, val, test = masks()
+
+    def run(**kw):
+        s = Settings(batch_size=0, query_batch_size=8, optimizer=Adam(lr=0.05), epochs=3, seed=4, **kw)
+        m = Template.from_string(TEMPLATE).build(s)
+        built = m.build_dataset(data, train_mask=train, val_mask=val, test_mask=test)
+        history = m.train(built, progress=False)
+        return history.val_losses[-1], [np.array(p, copy=True) for p in m.parameters().values()]
+
+    plain, wide = run(), run(fanout=[50, 9])
+    assert plain[0] == pytest.approx(wide[0], abs=1e-12)
+    for a, b in zip(plain[1], wide[1]):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+    sampled, again = run(fanout=[2, 1]), run(fanout=[2, 1])
+    assert sampled[0] == again[0]
+    assert sampled[0] != pytest.approx(plain[0], abs=1e-9)
+    one = run(fanout=2)
+    assert np.isfinite(one[0])
+    with pytest.raises(TypeError, match="fanout"):
+        run(fanout="ten")

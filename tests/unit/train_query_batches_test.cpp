@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <string>
 #include <utility>
@@ -59,12 +60,15 @@ std::vector<lrnn::Parameter> trained(const lrnn::Dataset& data, const lrnn::Sett
 
 }  // namespace
 
-TEST(QueryBatches, AStepIsTheWholeNetworksStepOnTheBatchsLoss) {
-  // One example asked every node; batches of 7 queries in order.
+// One example asked every node, trained in query batches of 7 in order with `fanout`, and
+// the same steps as samples (one copy of the example per batch, asked that batch's
+// queries): the same parameters to 1e-12.
+void expect_steps_of_the_whole_network(const std::vector<size_t>& fanout) {
   std::string queries;
   for (int n = 0; n < kNodes; ++n) queries += query(n) + ".\n";
   lrnn::Settings batched = settings();
   batched.query_batch_size = 7;
+  batched.fanout = fanout;
   const auto by_query = trained(lrnn::Dataset::from_text("g :- " + facts() + ".\n", queries), batched);
   // The same steps as samples: one copy of the example per batch, asked that batch's queries.
   std::string examples, lines;
@@ -88,6 +92,16 @@ TEST(QueryBatches, AStepIsTheWholeNetworksStepOnTheBatchsLoss) {
   EXPECT_GT(moved, 1e-3);  // 10 steps of Adam moved the weights
 }
 
+TEST(QueryBatches, AStepIsTheWholeNetworksStepOnTheBatchsLoss) { expect_steps_of_the_whole_network({}); }
+
+TEST(QueryBatches, AFanoutAboveEveryDegreeStepsAsTheWholeNetwork) {
+  // Every node has degree 6: 7 (and 50) per hop keep every ground rule, so a step is the
+  // whole network's step on the batch's loss (the draws consume the generator, which the
+  // batch order does not read: shuffle is off).
+  expect_steps_of_the_whole_network({50, 7});
+  expect_steps_of_the_whole_network({7});
+}
+
 TEST(QueryBatches, FanoutKeepsAtMostFGroundRulesPerRuleAndHead) {
   std::string queries;
   for (int n = 0; n < kNodes; ++n) queries += query(n) + ".\n";
@@ -102,10 +116,12 @@ TEST(QueryBatches, FanoutKeepsAtMostFGroundRulesPerRuleAndHead) {
     for (size_t g = 0; g < n.num_ground_rules(); ++g) ++count[{n.rule[g], n.head[g]}];
     return count;
   };
+  const lrnn::neural::TemplateModel& model = engine.model();
+  auto fan = [&](std::vector<size_t> per_hop) { return lrnn::train::fan_out(model, std::move(per_hop)); };
   // No fan-out: every ground rule of the supports; degree 6, so fan-out 6 changes nothing.
-  const auto all = lrnn::train::support_network(net, heads, some, 0, nullptr);
+  const auto all = lrnn::train::support_network(net, heads, some, fan({}), nullptr);
   lrnn::train::Rng rng(1);
-  const auto six = lrnn::train::support_network(net, heads, some, 6, &rng);
+  const auto six = lrnn::train::support_network(net, heads, some, fan({6}), &rng);
   EXPECT_EQ(all.rule, six.rule);
   EXPECT_EQ(all.inputs, six.inputs);
   int most = 0;
@@ -114,9 +130,9 @@ TEST(QueryBatches, FanoutKeepsAtMostFGroundRulesPerRuleAndHead) {
   EXPECT_EQ(all.query_atoms.size(), 3u);
   // Fan-out 2: at most 2 per (rule, head), fewer atoms, and the draw follows the seed.
   lrnn::train::Rng a(7), b(7), c(8);
-  const auto two_a = lrnn::train::support_network(net, heads, some, 2, &a);
-  const auto two_b = lrnn::train::support_network(net, heads, some, 2, &b);
-  const auto two_c = lrnn::train::support_network(net, heads, some, 2, &c);
+  const auto two_a = lrnn::train::support_network(net, heads, some, fan({2}), &a);
+  const auto two_b = lrnn::train::support_network(net, heads, some, fan({2}), &b);
+  const auto two_c = lrnn::train::support_network(net, heads, some, fan({2}), &c);
   for (auto [key, count] : per_head(two_a)) EXPECT_LE(count, 2);
   EXPECT_LT(two_a.num_atoms(), all.num_atoms());
   EXPECT_EQ(two_a.inputs, two_b.inputs);
@@ -124,7 +140,7 @@ TEST(QueryBatches, FanoutKeepsAtMostFGroundRulesPerRuleAndHead) {
   // A support is a network: it evaluates (its outputs are finite sigmoids).
   lrnn::Settings s = settings();
   s.query_batch_size = 4;
-  s.fanout = 2;
+  s.fanout = {2};
   lrnn::Model m(lrnn::Template::from_string(kTemplate), s);
   const lrnn::TrainReport r = m.train(data);
   EXPECT_EQ(r.history.size(), 2u);
@@ -142,4 +158,59 @@ TEST(QueryBatches, SettingsThatExcludeEachOtherAreRefused) {
   EXPECT_EQ(both.code, 2) << both.out;
   lrnn_test::CliRun ok = lrnn_test::run_lrnn("train " + t + " -e " + e + " --epochs 2 --query-batch-size 1 --json");
   EXPECT_EQ(ok.code, 0) << ok.out;
+}
+
+TEST(QueryBatches, FanoutPerHopCountsHopsThroughNeighbourRules) {
+  // kTemplate: out(X) :- g(X) and h(X) :- x(X) read the head's node (no hop); g's and h's
+  // rules over *edge(X, Y) read a neighbour (a hop). So the queries' g atoms are at hop 0
+  // and keep 3 of their 6 neighbour groundings, the h atoms those read are at hop 1 and
+  // keep 1: NeighborLoader(num_neighbors=[3, 1]).
+  std::string queries;
+  for (int n = 0; n < kNodes; ++n) queries += query(n) + ".\n";
+  const lrnn::Dataset data = lrnn::Dataset::from_text("g :- " + facts() + ".\n", queries);
+  lrnn::train::Engine engine(lrnn::parse_template(kTemplate));
+  const lrnn::train::PreparedSet set = engine.prepare(data.impl().samples);
+  const lrnn::neural::SampleNetwork& net = set.networks[0];
+  const lrnn::train::RulesByHead heads = lrnn::train::rules_by_head(net);
+  const lrnn::train::FanOut fan = lrnn::train::fan_out(engine.model(), {3, 1});
+  EXPECT_EQ(fan.hop_rule, (std::vector<uint8_t>{1, 0, 1, 0}));
+  EXPECT_EQ(fan.at(0), 3u);
+  EXPECT_EQ(fan.at(1), 1u);
+  EXPECT_EQ(fan.at(5), 1u);  // beyond the list: its last entry
+  const std::vector<uint32_t> some = {2, 11, 17, 25};
+  lrnn::train::Rng a(3), b(3);
+  const auto sub_a = lrnn::train::support_network(net, heads, some, fan, &a);
+  const auto sub_b = lrnn::train::support_network(net, heads, some, fan, &b);
+  EXPECT_EQ(sub_a.inputs, sub_b.inputs);  // seeded
+  EXPECT_EQ(sub_a.rule, sub_b.rule);
+  std::map<std::pair<uint32_t, uint32_t>, int> count;
+  for (size_t g = 0; g < sub_a.num_ground_rules(); ++g) ++count[{sub_a.rule[g], sub_a.head[g]}];
+  std::map<uint32_t, int> heads_of_rule;
+  for (auto [key, c] : count) {
+    ++heads_of_rule[key.first];
+    if (key.first == 2) EXPECT_EQ(c, 3);  // g(X) :- h(Y), *edge(X, Y): hop 0
+    else if (key.first == 0) EXPECT_EQ(c, 1);  // h(X) :- x(Y), *edge(X, Y): hop 1
+    else EXPECT_EQ(c, 1);  // one grounding per head
+  }
+  EXPECT_EQ(heads_of_rule[3], 4);  // the 4 queries' out atoms
+  EXPECT_EQ(heads_of_rule[2], 4);  // their g atoms
+  EXPECT_GE(heads_of_rule[0], 3);  // the h atoms of the g atoms' 3 neighbours each
+  EXPECT_LE(heads_of_rule[0], 12);
+  EXPECT_EQ(heads_of_rule[0], heads_of_rule[1]);  // each h atom has its self rule too
+}
+
+TEST(QueryBatches, FanoutPerHopFromTheCommandLine) {
+  std::string queries;
+  for (int n = 0; n < kNodes; ++n) queries += query(n) + ".\n";
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/qb.lrnn") << kTemplate;
+  std::ofstream(dir + "/qb.examples.txt") << "g :- " + facts() + ".\n";
+  std::ofstream(dir + "/qb.queries.txt") << queries;
+  const std::string base = "train " + dir + "/qb.lrnn -e " + dir + "/qb.examples.txt -q " + dir + "/qb.queries.txt";
+  lrnn_test::CliRun ok = lrnn_test::run_lrnn(base + " --epochs 2 --query-batch-size 8 --fanout 3,1 --json");
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("\"steps_s\""), std::string::npos) << ok.out;
+  lrnn_test::CliRun bad = lrnn_test::run_lrnn(base + " --epochs 1 --query-batch-size 8 --fanout 3,x");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--fanout '3,x'"), std::string::npos) << bad.out;
 }
