@@ -205,13 +205,7 @@ def main() -> int:
     if args.minibatch:
         return minibatch_main(args, sizes)
 
-    warning = benchlib.load_warning()
-    if warning:
-        print(warning, file=sys.stderr)
-    result = benchlib.header()
-    result.update({"benchmark": "big_graph", "template": os.path.relpath(TEMPLATE, benchlib.REPO),
-                   "degree": args.degree, "epochs": args.epochs, "lr": args.lr, "seed": args.seed, "threads": 1,
-                   "dtype": "float32", "held_out": args.held_out, "rows": []})
+    result = new_result(args, "big_graph", TEMPLATE, held_out=args.held_out)
     for nodes in sizes:
         prefix = make_graph(args, nodes)
         row = {"nodes": nodes, "lrnn": run_lrnn(args, prefix)}
@@ -270,17 +264,24 @@ def main() -> int:
                     for r in result["rows"]) else 1
 
 
-def minibatch_main(args, sizes: list[int]) -> int:
-    """--minibatch: lrnn's query batches with a fan-out against PyG's NeighborLoader."""
-    args.held_out = True
+def new_result(args, benchmark: str, template: str, **settings) -> dict:
+    """The result JSON's header (machine, commit, load; a warning printed when the machine is
+    busy) and the run's settings, with no rows yet."""
     warning = benchlib.load_warning()
     if warning:
         print(warning, file=sys.stderr)
     result = benchlib.header()
-    result.update({"benchmark": "big_graph_minibatch", "template": os.path.relpath(ARRAYS_TEMPLATE, benchlib.REPO),
+    result.update({"benchmark": benchmark, "template": os.path.relpath(template, benchlib.REPO),
                    "degree": args.degree, "epochs": args.epochs, "lr": args.lr, "seed": args.seed, "threads": 1,
-                   "dtype": "float32", "minibatch": args.minibatch, "fanout": args.fanout,
-                   "evaluation": "test_mask accuracy, full batch, after every epoch (both engines)", "rows": []})
+                   "dtype": "float32", **settings, "rows": []})
+    return result
+
+
+def minibatch_main(args, sizes: list[int]) -> int:
+    """--minibatch: lrnn's query batches with a fan-out against PyG's NeighborLoader."""
+    args.held_out = True
+    result = new_result(args, "big_graph_minibatch", ARRAYS_TEMPLATE, minibatch=args.minibatch, fanout=args.fanout,
+                        evaluation="test_mask accuracy, full batch, after every epoch (both engines)")
     for nodes in sizes:
         prefix = make_graph(args, nodes)
         row = {"nodes": nodes, "load_average_before": os.getloadavg()[0], "lrnn": run_lrnn(args, prefix, npz=True)}

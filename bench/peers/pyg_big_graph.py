@@ -28,6 +28,44 @@ import json
 import time
 
 
+def start(args):
+    """One run's start: --threads threads, the --seed, the clock (build time counts from
+    here) and the .npz graph's arrays. Returns (t0, graph, x as a tensor)."""
+    import numpy as np
+    import torch
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    t0 = time.perf_counter()
+    graph = np.load(args.graph)
+    return t0, graph, torch.from_numpy(graph["x"])
+
+
+def make_gcn(features: int, hidden: int, self_loops: bool):
+    """The issue's 2-layer GCN: two GCNConv(normalize=False) of width `hidden` with ReLU, then
+    linear hidden -> 1 and a sigmoid per node. self_loops: forward adds a self loop per node
+    (a NeighborLoader batch's subgraph has none; the full graph's edge_index comes with them)."""
+    import torch
+    from torch_geometric.nn import GCNConv
+
+    class GCN(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = GCNConv(features, hidden, normalize=False, add_self_loops=False)
+            self.conv2 = GCNConv(hidden, hidden, normalize=False, add_self_loops=False)
+            self.out = torch.nn.Linear(hidden, 1)
+
+        def forward(self, x, edge_index):
+            if self_loops:
+                loops = torch.arange(x.shape[0]).repeat(2, 1)
+                edge_index = torch.cat([edge_index, loops], dim=1)
+            h = torch.relu(self.conv1(x, edge_index))
+            h = torch.relu(self.conv2(h, edge_index))
+            return torch.sigmoid(self.out(h)).view(-1)
+
+    return GCN()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--graph", required=True, help="the .npz of planted_partition.py")
@@ -43,34 +81,16 @@ def main() -> int:
     if args.minibatch > 0:
         return minibatch(args)
 
-    import numpy as np
     import torch
-    from torch_geometric.nn import GCNConv
 
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-    t0 = time.perf_counter()
-    graph = np.load(args.graph)
-    x = torch.from_numpy(graph["x"])
+    t0, graph, x = start(args)
     nodes = x.shape[0]
     loops = torch.arange(nodes).repeat(2, 1)
     edge_index = torch.cat([torch.from_numpy(graph["edge_index"]), loops], dim=1)
     target = torch.from_numpy(graph["y"] // 2).to(torch.float32)
     trained = torch.from_numpy(graph["train_mask"]) if args.train_mask else torch.ones(nodes, dtype=torch.bool)
 
-    class GCN(torch.nn.Module):
-        def __init__(self, features: int, hidden: int):
-            super().__init__()
-            self.conv1 = GCNConv(features, hidden, normalize=False, add_self_loops=False)
-            self.conv2 = GCNConv(hidden, hidden, normalize=False, add_self_loops=False)
-            self.out = torch.nn.Linear(hidden, 1)
-
-        def forward(self, x, edge_index):
-            h = torch.relu(self.conv1(x, edge_index))
-            h = torch.relu(self.conv2(h, edge_index))
-            return torch.sigmoid(self.out(h)).view(-1)
-
-    model = GCN(x.shape[1], args.hidden)
+    model = make_gcn(x.shape[1], args.hidden, self_loops=False)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     build_s = time.perf_counter() - t0
 
@@ -95,10 +115,8 @@ def main() -> int:
 
 
 def minibatch(args) -> int:
-    import numpy as np
     import torch
     from torch_geometric.data import Data
-    from torch_geometric.nn import GCNConv
     try:
         from torch_geometric.loader import NeighborLoader
         from torch_geometric.typing import WITH_PYG_LIB, WITH_TORCH_SPARSE
@@ -110,11 +128,7 @@ def minibatch(args) -> int:
                           "installed (bench/README.md \"big_graph\": pip install --no-build-isolation torch-sparse)"}))
         return 0
 
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-    t0 = time.perf_counter()
-    graph = np.load(args.graph)
-    x = torch.from_numpy(graph["x"])
+    t0, graph, x = start(args)
     nodes = x.shape[0]
     edge_index = torch.from_numpy(graph["edge_index"])
     target = torch.from_numpy(graph["y"] // 2).to(torch.float32)
@@ -125,21 +139,7 @@ def minibatch(args) -> int:
     loader = NeighborLoader(data, num_neighbors=fanout, batch_size=args.minibatch, shuffle=True,
                             input_nodes=train_mask)
 
-    class GCN(torch.nn.Module):
-        def __init__(self, features: int, hidden: int):
-            super().__init__()
-            self.conv1 = GCNConv(features, hidden, normalize=False, add_self_loops=False)
-            self.conv2 = GCNConv(hidden, hidden, normalize=False, add_self_loops=False)
-            self.out = torch.nn.Linear(hidden, 1)
-
-        def forward(self, x, edge_index):
-            loops = torch.arange(x.shape[0]).repeat(2, 1)
-            edge_index = torch.cat([edge_index, loops], dim=1)
-            h = torch.relu(self.conv1(x, edge_index))
-            h = torch.relu(self.conv2(h, edge_index))
-            return torch.sigmoid(self.out(h)).view(-1)
-
-    model = GCN(x.shape[1], args.hidden)
+    model = make_gcn(x.shape[1], args.hidden, self_loops=True)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     build_s = time.perf_counter() - t0
 

@@ -19,6 +19,8 @@ import argparse
 import json
 import time
 
+from pyg_big_graph import start  # the same start as the node-classification peer
+
 
 def auc(scores, labels) -> float:
     import torch
@@ -47,15 +49,10 @@ def main() -> int:
                         help="write the starting weights (lin1, lin2: [out, in]) as JSON, for lrnn to start from")
     args = parser.parse_args()
 
-    import numpy as np
     import torch
     from torch_geometric.nn import SimpleConv
 
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-    t0 = time.perf_counter()
-    graph = np.load(args.graph)
-    x = torch.from_numpy(graph["x"])
+    t0, graph, x = start(args)
     nodes = x.shape[0]
     train = torch.from_numpy(graph["train_edges"])
     edge_index = torch.cat([train, train.flip(0)], dim=1)

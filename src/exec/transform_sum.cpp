@@ -45,16 +45,17 @@ inline void prefetch_row_ahead(const TransformSum& t, uint32_t k, uint32_t total
   }
 }
 
-template <int W, class T>
-void sum_rows_per_head(const RuleGroup& G, Eigen::Index runtime_out, const T* rows, T* agg) {
-  const Eigen::Index out = W > 0 ? W : runtime_out;
-  const TransformSum& t = G.transform;
-  const uint32_t total = G.head_segments.empty() ? 0 : G.head_segments.back();
+// out[h] = scale(h) * the sum over head h's groundings k of row(k) (width entries, W when
+// W > 0), summed in grounding order (as the gathered aggregation does); ahead(k) hints the
+// row a later grounding reads. A head without groundings gets zeros.
+template <int W, class T, class Row, class Ahead>
+void sum_per_head(const RuleGroup& G, Eigen::Index runtime_width, T* out, Row row, Ahead ahead) {
+  const Eigen::Index width = W > 0 ? W : runtime_width;
   for (uint32_t h = 0; h < G.m; ++h) {
-    T* y = agg + size_t(h) * out;
+    T* y = out + size_t(h) * width;
     const uint32_t begin = G.head_segments[h], end = G.head_segments[h + 1];
     if (begin == end) {
-      std::fill(y, y + out, T(0.0));
+      std::fill(y, y + width, T(0.0));
       continue;
     }
     // Summed in registers for a compile-time width, else in the output row itself.
@@ -63,13 +64,23 @@ void sum_rows_per_head(const RuleGroup& G, Eigen::Index runtime_out, const T* ro
     sum_rows<W>(
         begin, end,
         [&](uint32_t k) {
-          prefetch_row_ahead(t, k, total, out, rows, false);
-          return rows + size_t(t.row_of[k]) * out;
+          ahead(k, end);
+          return row(k);
         },
-        sum, out);
+        sum, width);
     const T scale = head_scale(G, h);
-    for (Eigen::Index e = 0; e < out; ++e) y[e] = scale != 1.0 ? sum[e] * scale : sum[e];
+    for (Eigen::Index e = 0; e < width; ++e) y[e] = scale != 1.0 ? sum[e] * scale : sum[e];
   }
+}
+
+// agg[h] = the (scaled) sum of the transformed rows of head h's groundings.
+template <int W, class T>
+void sum_rows_per_head(const RuleGroup& G, Eigen::Index out, const T* rows, T* agg) {
+  const TransformSum& t = G.transform;
+  const uint32_t total = G.head_segments.empty() ? 0 : G.head_segments.back();
+  sum_per_head<W>(
+      G, out, agg, [&](uint32_t k) { return rows + size_t(t.row_of[k]) * out; },
+      [&](uint32_t k, uint32_t) { prefetch_row_ahead(t, k, total, out, rows, false); });
 }
 
 template <class T>
@@ -96,28 +107,13 @@ void scatter_heads_to_rows(const RuleGroup& G, Eigen::Index out, const T* gagg, 
 // Sum first (TransformSum::sum_first): s[h] = scale(h) * the sum of head h's inputs, read
 // where they live (the inputs' rows, W entries wide when W > 0), summed in grounding order.
 template <int W, class T>
-void sum_inputs_per_head(const RuleGroup& G, Eigen::Index runtime_in, const T* v, T* s) {
-  const Eigen::Index in = W > 0 ? W : runtime_in;
+void sum_inputs_per_head(const RuleGroup& G, Eigen::Index in, const T* v, T* s) {
   const TransformSum& t = G.transform;
-  for (uint32_t h = 0; h < G.m; ++h) {
-    T* y = s + size_t(h) * in;
-    const uint32_t begin = G.head_segments[h], end = G.head_segments[h + 1];
-    if (begin == end) {
-      std::fill(y, y + in, T(0.0));
-      continue;
-    }
-    T acc[W > 0 ? W : 1];
-    T* sum = W > 0 ? acc : y;
-    sum_rows<W>(
-        begin, end,
-        [&](uint32_t k) {
-          if (k + kRowsAhead < end) __builtin_prefetch(v + t.sources[t.row_of[k + kRowsAhead]]);
-          return v + t.sources[t.row_of[k]];
-        },
-        sum, in);
-    const T scale = head_scale(G, h);
-    for (Eigen::Index e = 0; e < in; ++e) y[e] = scale != 1.0 ? sum[e] * scale : sum[e];
-  }
+  sum_per_head<W>(
+      G, in, s, [&](uint32_t k) { return v + t.sources[t.row_of[k]]; },
+      [&](uint32_t k, uint32_t end) {
+        if (k + kRowsAhead < end) __builtin_prefetch(v + t.sources[t.row_of[k + kRowsAhead]]);
+      });
 }
 
 // Sum first, backward: every input of head h gets scale(h) * gs[h] added, in member order.

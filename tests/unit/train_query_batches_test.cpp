@@ -92,6 +92,25 @@ void expect_steps_of_the_whole_network(const std::vector<size_t>& fanout) {
   EXPECT_GT(moved, 1e-3);  // 10 steps of Adam moved the weights
 }
 
+// The graph's one example with every node's query, grounded: its network and the ground
+// rules of each (rule, head).
+struct GraphNetwork {
+  lrnn::Dataset data = lrnn::Dataset::from_text("g :- " + facts() + ".\n", every_query());
+  lrnn::train::Engine engine{lrnn::parse_template(kTemplate)};
+  lrnn::train::PreparedSet set;
+  lrnn::train::RulesByHead heads;
+  static std::string every_query() {
+    std::string queries;
+    for (int n = 0; n < kNodes; ++n) queries += query(n) + ".\n";
+    return queries;
+  }
+  GraphNetwork() {
+    set = engine.prepare(data.impl().samples);
+    heads = lrnn::train::rules_by_head(net());
+  }
+  const lrnn::neural::SampleNetwork& net() const { return set.networks[0]; }
+};
+
 TEST(QueryBatches, AStepIsTheWholeNetworksStepOnTheBatchsLoss) { expect_steps_of_the_whole_network({}); }
 
 TEST(QueryBatches, AFanoutAboveEveryDegreeStepsAsTheWholeNetwork) {
@@ -103,13 +122,10 @@ TEST(QueryBatches, AFanoutAboveEveryDegreeStepsAsTheWholeNetwork) {
 }
 
 TEST(QueryBatches, FanoutKeepsAtMostFGroundRulesPerRuleAndHead) {
-  std::string queries;
-  for (int n = 0; n < kNodes; ++n) queries += query(n) + ".\n";
-  const lrnn::Dataset data = lrnn::Dataset::from_text("g :- " + facts() + ".\n", queries);
-  lrnn::train::Engine engine(lrnn::parse_template(kTemplate));
-  const lrnn::train::PreparedSet set = engine.prepare(data.impl().samples);
-  const lrnn::neural::SampleNetwork& net = set.networks[0];
-  const lrnn::train::RulesByHead heads = lrnn::train::rules_by_head(net);
+  const GraphNetwork graph;
+  const lrnn::train::Engine& engine = graph.engine;
+  const lrnn::neural::SampleNetwork& net = graph.net();
+  const lrnn::train::RulesByHead& heads = graph.heads;
   const std::vector<uint32_t> some = {2, 11, 17};
   auto per_head = [](const lrnn::neural::SampleNetwork& n) {
     std::map<std::pair<uint32_t, uint32_t>, int> count;
@@ -142,7 +158,7 @@ TEST(QueryBatches, FanoutKeepsAtMostFGroundRulesPerRuleAndHead) {
   s.query_batch_size = 4;
   s.fanout = {2};
   lrnn::Model m(lrnn::Template::from_string(kTemplate), s);
-  const lrnn::TrainReport r = m.train(data);
+  const lrnn::TrainReport r = m.train(graph.data);
   EXPECT_EQ(r.history.size(), 2u);
   EXPECT_EQ(r.history[0].train.count, size_t(kNodes));
   EXPECT_TRUE(std::isfinite(r.history[1].train.loss));
@@ -165,13 +181,10 @@ TEST(QueryBatches, FanoutPerHopCountsHopsThroughNeighbourRules) {
   // rules over *edge(X, Y) read a neighbour (a hop). So the queries' g atoms are at hop 0
   // and keep 3 of their 6 neighbour groundings, the h atoms those read are at hop 1 and
   // keep 1: NeighborLoader(num_neighbors=[3, 1]).
-  std::string queries;
-  for (int n = 0; n < kNodes; ++n) queries += query(n) + ".\n";
-  const lrnn::Dataset data = lrnn::Dataset::from_text("g :- " + facts() + ".\n", queries);
-  lrnn::train::Engine engine(lrnn::parse_template(kTemplate));
-  const lrnn::train::PreparedSet set = engine.prepare(data.impl().samples);
-  const lrnn::neural::SampleNetwork& net = set.networks[0];
-  const lrnn::train::RulesByHead heads = lrnn::train::rules_by_head(net);
+  const GraphNetwork graph;
+  const lrnn::train::Engine& engine = graph.engine;
+  const lrnn::neural::SampleNetwork& net = graph.net();
+  const lrnn::train::RulesByHead& heads = graph.heads;
   const lrnn::train::FanOut fan = lrnn::train::fan_out(engine.model(), {3, 1});
   EXPECT_EQ(fan.hop_rule, (std::vector<uint8_t>{1, 0, 1, 0}));
   EXPECT_EQ(fan.at(0), 3u);
