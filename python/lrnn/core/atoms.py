@@ -87,7 +87,7 @@ class Atom:
             raise TypeError(f"the relation {self.to_str()} already has a weight")
         if self.special or self.hidden:
             raise ValueError(f"the special/hidden relation {self.to_str()} cannot have a weight")
-        return self._copy(weight=named_weight(item, f"the weight of {self.to_str()}"))
+        return self._copy(weight=named_weight(item, lambda: f"the weight of {self.to_str()}"))
 
     @property
     def weight_name(self) -> Optional[str]:
@@ -279,7 +279,7 @@ class Predicate:
     def __getitem__(self, item: Any) -> "PredicateDecl":
         """`(R.p / 1)[3, 1]`: the atom's offset (`p/1 {3, 1}`)."""
         self._check_declarable()
-        return PredicateDecl(self, None, named_weight(item, f"the offset of {self}"))
+        return PredicateDecl(self, None, named_weight(item, lambda: f"the offset of {self}"))
 
 
 class PredicateDecl:
@@ -299,7 +299,7 @@ class PredicateDecl:
     def __getitem__(self, item: Any) -> "PredicateDecl":
         if self.offset is not None:
             raise TypeError(f"{self} already has an offset")
-        return PredicateDecl(self.predicate, self.metadata, named_weight(item, f"the offset of {self.predicate}"))
+        return PredicateDecl(self.predicate, self.metadata, named_weight(item, lambda: f"the offset of {self.predicate}"))
 
     def fixed(self) -> "PredicateDecl":
         if self.offset is None:

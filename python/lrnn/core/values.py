@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -43,16 +43,18 @@ def _check_array_size(array: np.ndarray) -> None:
     _core.check_memory(array.size * _BYTES_PER_WRITTEN_ENTRY, f"a weight or value of shape {array.shape}")
 
 
-def named_weight(item: Any, where: str) -> "Weight":
-    """Weight.from_item(item), a limit error naming `where` (the atom whose weight it is)."""
-    from lrnn.errors import LrnnError
-
+def named_weight(item: Any, where: Callable[[], str]) -> "Weight":
+    """Weight.from_item(item), a limit error naming where() (the atom whose weight it is).
+    `where` is called only then: a batched NeuraLogic's to_logic gives each row's facts
+    their values through here, and printing the atom every time cost more than the rest."""
     try:
         return Weight.from_item(item)
-    except LrnnError as e:
-        if e.kind != "limit":
+    except Exception as e:
+        from lrnn.errors import LrnnError
+
+        if not isinstance(e, LrnnError) or e.kind != "limit":
             raise
-        message = f"{where}: {e.message}"
+        message = f"{where()}: {e.message}"
         raise LrnnError("error: " + message, message, kind="limit") from None
 
 
