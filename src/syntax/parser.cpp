@@ -4,13 +4,11 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <sstream>
 #include <unordered_map>
 #include <utility>
 
-#include "lrnn/memory.hpp"
 #include "lrnn/syntax.hpp"
 #include "syntax/builtins.hpp"
 #include "syntax/lexer.hpp"
@@ -51,31 +49,6 @@ bool is_value_start(Tok k) {
 bool is_literal_start(Tok k) {
   return k == Tok::Ident || k == Tok::Bang || k == Tok::Tilde || k == Tok::At || k == Tok::Star ||
          k == Tok::Variable;  // a variable is rejected with a precise message in literal()
-}
-
-// Reads a whole file in one allocation; false if it cannot be read (or is a directory).
-bool read_whole_file(const std::string& path, std::string& out) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return false;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  if (size < 0) return false;
-  // A file bigger than the memory budget (lrnn/memory.hpp) is refused naming it, before
-  // its bytes are allocated.
-  check_memory(static_cast<uint64_t>(size), "reading the file " + path);
-  out.resize(static_cast<size_t>(size));
-  in.seekg(0, std::ios::beg);
-  in.read(out.data(), size);
-  return static_cast<std::streamoff>(in.gcount()) == size;
-}
-
-std::shared_ptr<const SourceFile> load_source(const std::string& path) {
-  auto file = std::make_shared<SourceFile>();
-  file->name = path;
-  if (!read_whole_file(path, file->text)) throw Error(ErrorKind::Io, "cannot read '" + path + "'");
-  return file;
 }
 
 }  // namespace
@@ -810,10 +783,6 @@ void parse_template_file(TemplateContext& ctx, std::shared_ptr<const SourceFile>
   add_helper_rules(ctx.out, p);
 }
 
-std::shared_ptr<const SourceFile> make_source(std::string_view text, const std::string& name) {
-  return std::make_shared<const SourceFile>(SourceFile{name, std::string(text)});
-}
-
 // With a sink, each fact goes to sink->fact as it is read (ExampleAst::facts stays empty).
 std::vector<ExampleAst> parse_examples_source(const std::shared_ptr<const SourceFile>& file,
                                               const ExampleFactSink* sink = nullptr) {
@@ -936,7 +905,6 @@ std::vector<ExampleAst> parse_examples_streaming(const std::shared_ptr<const Sou
                                                  const ExampleFactSink& sink) {
   return parse_examples_source(file, &sink);
 }
-std::shared_ptr<const SourceFile> read_source_file(const std::string& path) { return load_source(path); }
 
 namespace {
 
@@ -961,7 +929,7 @@ TemplateAst parse_template(std::string_view text, const std::string& name) {
 }
 
 TemplateAst load_template(const std::string& path) {
-  return syntax::parse_template_source(syntax::load_source(path));
+  return syntax::parse_template_source(syntax::read_source_file(path));
 }
 
 std::vector<ExampleAst> parse_examples(std::string_view text, const std::string& name) {
@@ -969,7 +937,7 @@ std::vector<ExampleAst> parse_examples(std::string_view text, const std::string&
 }
 
 std::vector<ExampleAst> load_examples(const std::string& path) {
-  return syntax::parse_examples_source(syntax::load_source(path));
+  return syntax::parse_examples_source(syntax::read_source_file(path));
 }
 
 std::vector<QueryLineAst> parse_queries(std::string_view text, const std::string& name) {
@@ -977,7 +945,7 @@ std::vector<QueryLineAst> parse_queries(std::string_view text, const std::string
 }
 
 std::vector<QueryLineAst> load_queries(const std::string& path) {
-  return syntax::parse_queries_source(syntax::load_source(path));
+  return syntax::parse_queries_source(syntax::read_source_file(path));
 }
 
 Literal parse_literal(std::string_view text, const std::string& name) {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lrnn/ast.hpp"
@@ -49,7 +50,11 @@ struct ExampleFactSink {
 };
 std::vector<ExampleAst> parse_examples_streaming(const std::shared_ptr<const SourceFile>& file,
                                                  const ExampleFactSink& sink);
-// The whole file at `path` (throws lrnn::Error naming it when it cannot be read).
+// Source files (source_files.cpp). read_whole_file reads a file in one allocation, false
+// if it cannot be read (or is a directory); read_source_file is that file as a source
+// (throws lrnn::Error naming it when it cannot be read); make_source a string named `name`.
+bool read_whole_file(const std::string& path, std::string& out);
 std::shared_ptr<const SourceFile> read_source_file(const std::string& path);
+std::shared_ptr<const SourceFile> make_source(std::string_view text, const std::string& name);
 
 }  // namespace lrnn::syntax
