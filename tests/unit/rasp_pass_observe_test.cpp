@@ -10,9 +10,7 @@ namespace {
 using namespace rasp_passes_test;
 
 TEST(RaspPassObserve, ReverseNeedsItsHeadsAndOneLookup) {
-  const SOp length = make_length();
-  const SOp opp = ((length - indices()).name("opp_idx") - 1).name("opp_idx-1");
-  const SOp reverse = select(indices(), opp, Predicate::Eq).value(tokens(), Value{}).name("reverse");
+  const auto [length, opp, reverse] = make_reverse_parts();
   const passes::Observation o = passes::observe(input_of(reverse, abc(), 3), {});
   // opp_idx is folded into the one lookup opp_idx-1 reads: it is not materialised
   EXPECT_EQ(needed_named(o, "opp_idx"), nullptr);

@@ -9,9 +9,7 @@ namespace {
 using namespace rasp_passes_test;
 
 TEST(RaspPassReadings, ReverseReadsLengthWithoutDecodingIt) {
-  const SOp length = make_length();
-  const SOp opp = ((length - indices()).name("opp_idx") - 1).name("opp_idx-1");
-  const SOp reverse = select(indices(), opp, Predicate::Eq).value(tokens(), Value{}).name("reverse");
+  const auto [length, opp, reverse] = make_reverse_parts();
   const passes::Readings r = readings_of(input_of(reverse, abc(), 4));
   EXPECT_TRUE(passes::is_count(r, node(length)));
   EXPECT_EQ(r.direct, std::set<const Node*>{node(opp)});  // reads 1/(w+1) in the same layer

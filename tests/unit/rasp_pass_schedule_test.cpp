@@ -10,9 +10,7 @@ namespace {
 using namespace rasp_passes_test;
 
 TEST(RaspPassSchedule, ReverseTakesTwoLayers) {
-  const SOp length = make_length();
-  const SOp opp = ((length - indices()).name("opp_idx") - 1).name("opp_idx-1");
-  const SOp reverse = select(indices(), opp, Predicate::Eq).value(tokens(), Value{}).name("reverse");
+  const auto [length, opp, reverse] = make_reverse_parts();
   const passes::Scheduled s = passes::schedule(readings_of(input_of(reverse, abc(), 4)));
   EXPECT_EQ(s.attention_at.at(node(length)), 1);
   EXPECT_EQ(s.features.at(node(length)).ready, 2);  // decoded (if read so) by the MLP after

@@ -45,12 +45,17 @@ const Node* needed_named(const Stage& s, const std::string& name) {
   return nullptr;
 }
 
-// tracr's reverse: length, the mirrored index, the flip.
-inline SOp make_length() { return select(tokens(), tokens(), Predicate::True).width().name("length"); }
-inline SOp make_reverse() {
-  SOp opp = (make_length() - indices()).name("opp_idx");
-  opp = (opp - 1).name("opp_idx-1");
-  return select(indices(), opp, Predicate::Eq).value(tokens(), Value{}).name("reverse");
+// tracr's reverse, with handles on its parts: length, the mirrored index, the flip.
+struct Reverse {
+  SOp length, opp, reverse;
+};
+inline Reverse make_reverse_parts() {
+  Reverse r;
+  r.length = select(tokens(), tokens(), Predicate::True).width().name("length");
+  r.opp = ((r.length - indices()).name("opp_idx") - 1).name("opp_idx-1");
+  r.reverse = select(indices(), r.opp, Predicate::Eq).value(tokens(), Value{}).name("reverse");
+  return r;
 }
+inline SOp make_reverse() { return make_reverse_parts().reverse; }
 
 }  // namespace rasp_passes_test
