@@ -58,7 +58,7 @@ def _template_dot(obj: Any) -> str:
 
 def _sample_dot(sample: Any, value_detail: int, what: str, gradients: bool, max_nodes: int,
                 max_per_group: int = DEFAULT_MAX_PER_GROUP) -> str:
-    from lrnn.model import BuiltSample
+    from lrnn.engine.built import BuiltSample
 
     if not isinstance(sample, BuiltSample):
         raise TypeError(
@@ -177,7 +177,7 @@ def sample_to_dot_source(sample: Any, value_detail: int = 0) -> str:
 
 def to_dot_source(obj: Any, value_detail: int = 0) -> str:
     """DOT text of a Template/Model (its template) or of a built sample (its network)."""
-    from lrnn.model import BuiltSample
+    from lrnn.engine.built import BuiltSample
 
     if isinstance(obj, BuiltSample):
         return sample_to_dot_source(obj, value_detail)

@@ -24,7 +24,7 @@ class _Outputs(torch.autograd.Function):
         engine = backend.model._require_built()
         outputs = engine.evaluate(built._prepared, backend.model.settings.error_function.engine_name)["outputs"]
         listed = built._prepared.listed_targets()
-        # a one-entry value is a scalar unless its target was written as a list (lrnn.model._plain)
+        # a one-entry value is a scalar unless its target was written as a list (lrnn.engine.results._plain)
         values = [np.asarray(v, dtype=np.float64) for v in outputs]
         values = [v.reshape(()) if v.size == 1 and not listed[k] else v for k, v in enumerate(values)]
         shapes = {v.shape for v in values}

@@ -53,7 +53,7 @@ class Trainer:
 
     def _built(self, dataset: Any, batch_size: int) -> Any:
         from lrnn.core.builder.static_graph import StaticGraphDataset
-        from lrnn.model import BuiltDataset
+        from lrnn.engine.built import BuiltDataset
 
         if dataset is None or isinstance(dataset, (BuiltDataset, StaticGraphDataset)):
             return dataset
