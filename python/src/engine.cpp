@@ -463,9 +463,8 @@ nb::tuple fact_rows_backward(const FactRows& rows, const RowArray& values, const
   return nb::make_tuple(to_array(std::move(grads), {count, rows.row_size()}), params);
 }
 
-}  // namespace
-
-void bind_engine(nb::module_& m) {
+// The process-wide settings: the memory budget, the defaults, the seeded query split.
+void bind_process(nb::module_& m) {
   m.def(
       "random_query_split",
       [](size_t n, double train, double val, double test, uint64_t seed) {
@@ -490,7 +489,11 @@ void bind_engine(nb::module_& m) {
   m.attr("MAX_VALUE_ENTRIES") = kMaxValueEntries;
   m.def("default_settings", [] { return settings_dict(Settings{}); },
         "lrnn::Settings{} as a dict: the defaults of the CLI, the C++ API and lrnn.Settings");
+}
 
+// What Model.prepare_* return: a dataset grounded against a model, and a query split's
+// arguments.
+void bind_built_sets(nb::module_& m) {
   nb::class_<SplitArgs>(m, "SplitArgs")
       .def(nb::init<>())
       .def_rw("parts", &SplitArgs::parts)
@@ -527,7 +530,9 @@ void bind_engine(nb::module_& m) {
         for (const Output& o : s.outputs) out.append(o.listed_target);
         return out;
       });
+}
 
+void bind_fact_rows(nb::module_& m) {
   // One sample grounded and planned once, run for rows of its valued facts' values
   // (lrnn.nn.NeuraLogic(batched=True)); made by Model.fact_rows, which it keeps alive.
   nb::class_<FactRows>(m, "FactRows")
@@ -538,8 +543,11 @@ void bind_engine(nb::module_& m) {
       .def_prop_ro("output_shape", [](const FactRows& r) { return shape_of(r.output_rows(), r.output_cols()); })
       .def("forward", &fact_rows_forward, nb::arg("values"))
       .def("backward", &fact_rows_backward, nb::arg("values"), nb::arg("output_gradients"));
+}
 
-  nb::class_<Model>(m, "Model")
+// lrnn::Model's construction, the datasets it prepares and their learnable facts.
+void bind_model_data(nb::class_<Model>& model) {
+  model
       .def("__init__",
            [](Model* self, const std::string& template_text, const std::string& initializer, uint64_t seed,
               nb::object max_memory) {
@@ -593,13 +601,23 @@ void bind_engine(nb::module_& m) {
               nb::ndarray<double, nb::c_contig, nb::device::cpu> value) {
              const auto lock = lock_model(self);
              self.set_example_parameter(set.data, literal, std::vector<double>(value.data(), value.data() + value.size()));
-           })
+           });
+}
+
+// Training, evaluation and the settings a run applies.
+void bind_model_training(nb::class_<Model>& model) {
+  model
       .def("cross_validate", &cross_validate_set, nb::arg("samples"), nb::arg("config"), nb::arg("k"), nb::arg("seed"),
            nb::arg("callback").none(), nb::arg("test_curve") = false)
       .def("configure", &apply, "Applies a settings dict (keys: the fields of lrnn::Settings)")
       .def("evaluate", &evaluate)
       .def("train", &train, nb::arg("train_set"), nb::arg("test_set").none(), nb::arg("config"),
-           nb::arg("callback").none())
+           nb::arg("callback").none());
+}
+
+// The weights, read and written by name.
+void bind_model_weights(nb::class_<Model>& model) {
+  model
       .def("parameters",
            [](const Model& self) {
              const auto lock = lock_model(self);
@@ -617,7 +635,13 @@ void bind_engine(nb::module_& m) {
                    [](const Model& self) {
                      const auto lock = lock_model(self);
                      return self.epochs_trained();
-                   })
+                   });
+}
+
+// The template, saving and loading, and looking inside: a sample's ground network, its
+// vector-Jacobian product, the batched rows of one sample's facts.
+void bind_model_files_and_inspection(nb::class_<Model>& model) {
+  model
       .def("template_text", [](const Model& self) {
         const auto lock = lock_model(self);
         return self.get_template().to_text();
@@ -648,6 +672,19 @@ void bind_engine(nb::module_& m) {
             return self.fact_rows(set.data);
           },
           nb::arg("sample"), nb::keep_alive<0, 1>());
+}
+
+}  // namespace
+
+void bind_engine(nb::module_& m) {
+  bind_process(m);
+  bind_built_sets(m);
+  bind_fact_rows(m);
+  nb::class_<Model> model(m, "Model");
+  bind_model_data(model);
+  bind_model_training(model);
+  bind_model_weights(model);
+  bind_model_files_and_inspection(model);
 }
 
 }  // namespace lrnn::python
