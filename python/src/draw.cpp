@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "lrnn/atomic_file.hpp"
 #include "lrnn/draw.hpp"
-#include "syntax/atomic_file.hpp"
 
 namespace lrnn::python {
 

@@ -1,7 +1,7 @@
 // `lrnn convert tu DIR -o EXAMPLES QUERIES`: a TU graph dataset to the NeuraLogic text
 // format (one example and one query line per graph, paired by id), readable back by
 // `lrnn train --examples EXAMPLES --queries QUERIES`. Files are saved atomically
-// (syntax/atomic_file), so a failure never leaves a partial file.
+// (lrnn/atomic_file.hpp), so a failure never leaves a partial file.
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "lrnn/atomic_file.hpp"
 #include "lrnn/datasets.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
-#include "syntax/atomic_file.hpp"
 
 namespace {
 

@@ -8,8 +8,8 @@
 
 #include "cli/command.hpp"
 #include "cli/dataset_spec.hpp"
+#include "lrnn/atomic_file.hpp"
 #include "lrnn/draw.hpp"
-#include "syntax/atomic_file.hpp"
 
 namespace {
 

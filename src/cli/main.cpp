@@ -7,7 +7,7 @@
 
 #include "cli/command.hpp"
 #include "lrnn/diagnostics.hpp"
-#include "syntax/suggest.hpp"
+#include "lrnn/suggest.hpp"
 #include "train/distributed.hpp"
 
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "cli/command.hpp"
-#include "syntax/atomic_file.hpp"
+#include "lrnn/atomic_file.hpp"
 #include "lrnn/rasp.hpp"
 #include "lrnn/syntax.hpp"
 

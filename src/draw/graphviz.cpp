@@ -13,9 +13,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "lrnn/atomic_file.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/draw.hpp"
-#include "syntax/atomic_file.hpp"
 
 extern char** environ;
 

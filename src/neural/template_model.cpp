@@ -6,7 +6,7 @@
 
 #include "logic/program.hpp"
 #include "lrnn/diagnostics.hpp"
-#include "syntax/suggest.hpp"
+#include "lrnn/suggest.hpp"
 
 namespace lrnn::neural {
 

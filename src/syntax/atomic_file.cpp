@@ -1,4 +1,4 @@
-#include "syntax/atomic_file.hpp"
+#include "lrnn/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "syntax/suggest.hpp"
+#include "lrnn/suggest.hpp"
 
 #include <algorithm>
 #include <vector>

@@ -14,7 +14,7 @@ from pathlib import Path
 # other's headers. Public headers (lrnn/x.hpp) sit in the stage that implements them.
 STAGES = [
     ("lrnn/ast.hpp", "lrnn/diagnostics.hpp", "lrnn/memory.hpp", "lrnn/training.hpp"),  # plain data, no code
-    ("syntax", "lrnn/syntax.hpp"),
+    ("syntax", "lrnn/syntax.hpp", "lrnn/atomic_file.hpp", "lrnn/suggest.hpp"),
     ("logic", "lrnn/logic.hpp"),
     ("neural",),
     ("exec",),

@@ -13,8 +13,8 @@
 #include <sstream>
 #include <thread>
 
+#include "lrnn/atomic_file.hpp"
 #include "lrnn/diagnostics.hpp"
-#include "syntax/atomic_file.hpp"
 
 namespace {
 
