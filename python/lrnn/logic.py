@@ -27,7 +27,7 @@ def facts_text(facts: Optional[Iterable[Any]]) -> str:
         return ""
     if isinstance(facts, str):
         return facts
-    from lrnn.dataset import _check_fact
+    from lrnn.dataset.samples import _check_fact
 
     parts = [_check_fact(f, "the facts of a query").to_str() for f in facts]
     return ", ".join(parts) + "." if parts else ""

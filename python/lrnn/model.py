@@ -26,7 +26,7 @@ from lrnn.engine.results import (  # noqa: F401 (lrnn.model's names)
     _plain,
     _results,
 )
-from lrnn.dataset import Dataset, FileDataset, Sample
+from lrnn.dataset.samples import Dataset, FileDataset, Sample
 from lrnn.nn.init import Glorot, Initializer
 from lrnn.nn.loss import MSE, CrossEntropy, ErrorFunction
 from lrnn.optim import Adam, AdamW, Optimizer

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, List, Optional, Sequence, Union
 
-from lrnn.dataset import Dataset, Sample
+from lrnn.dataset.samples import Dataset, Sample
 from lrnn.dataset.base import ConvertibleDataset
 from lrnn.utils.pddl.domain import DeleteEffect, PDDLDomain
 from lrnn.utils.pddl.parser import PDDLReader

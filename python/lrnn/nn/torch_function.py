@@ -33,7 +33,7 @@ from lrnn.core.atoms import Atom
 from lrnn.nn._exit import EmptiedAtExit
 from lrnn.core import values as _values
 from lrnn.core.values import Weight
-from lrnn.dataset import Dataset, Sample
+from lrnn.dataset.samples import Dataset, Sample
 
 
 class _FactTensor(torch.Tensor):

@@ -16,7 +16,7 @@ from itertools import product
 from pathlib import Path
 from typing import List, Tuple
 
-from lrnn.dataset import Dataset, FileDataset, Sample
+from lrnn.dataset.samples import Dataset, FileDataset, Sample
 
 
 def _model():
@@ -62,7 +62,7 @@ def XOR():
     output = [f"{{1}} xor :- hidden{h}. [activation=tanh]" for h in range(1, 9)]
     text = hidden + output + ["xor / 0 [activation=tanh]"] + [f"hidden{h} / 0 [activation=tanh]" for h in range(1, 9)]
     model._entries.extend(_statements("\n".join(text)))
-    from lrnn.core import R
+    from lrnn.core.atoms import R
 
     dataset = Dataset([Sample(R.xor[y], [R.a[a], R.b[b]]) for (a, b), y in _XOR_TABLE])
     return model, dataset
@@ -72,7 +72,7 @@ def XOR_Vectorized():
     """XOR of a vector fact `xy` through an 8x2 and a 1x8 weight."""
     model = _model()
     model._entries.extend(_statements("{1, 8} xor :- {8, 2} xy. [activation=tanh]\nxor / 0 [activation=tanh]"))
-    from lrnn.core import R
+    from lrnn.core.atoms import R
 
     dataset = Dataset([Sample(R.xor[y], [R.xy[[float(a), float(b)]]]) for (a, b), y in _XOR_TABLE])
     return model, dataset

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, List, Optional, Tuple
 
 from lrnn.core.atoms import Atom
-from lrnn.dataset import Dataset
+from lrnn.dataset.samples import Dataset
 
 
 class StaticGraphDataset:

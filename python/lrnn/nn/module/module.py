@@ -9,7 +9,7 @@ PyNeuraLogic shows wherever the two languages agree, and is always a program lrn
 
 from typing import Any, Iterable, Iterator, List, Optional, Sequence, Union
 
-from lrnn.core.template import _TextBlock
+from lrnn.core.text_block import _TextBlock
 
 
 class ModuleRule(_TextBlock):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator, List, Union
 
-from lrnn.core import C, R, V
-from lrnn.core.atoms import Atom
+from lrnn.core.terms import C, V
+from lrnn.core.atoms import Atom, R
 from lrnn.core.rules import Rule
 
 

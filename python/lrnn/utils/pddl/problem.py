@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, List
 
-from lrnn.core import C
+from lrnn.core.terms import C
 from lrnn.core.atoms import Atom
 from lrnn.utils.pddl.domain import literal, sections
 
