@@ -8,8 +8,8 @@
 #include "cli/command.hpp"
 #include "cli/dataset_spec.hpp"
 #include "lrnn/syntax.hpp"
+#include "lrnn/distributed.hpp"
 #include "lrnn/model.hpp"
-#include "train/distributed.hpp"
 #include "train/report.hpp"
 
 namespace {
@@ -30,7 +30,7 @@ void run_eval(const EvalOptions& o) {
   model.settings().max_atoms = o.max_atoms;
   const Dataset dataset = cli::load_data_share(o.dataset, o.examples_path, o.queries_path);
   const Evaluation ev = model.evaluate(dataset);
-  if (!train::dist::is_root()) return;  // under mpirun: each rank evaluated its block, rank 0 reports
+  if (!is_root_process()) return;  // under mpirun: each rank evaluated its block, rank 0 reports
   if (o.json) {
     nlohmann::json j = train::metrics_json(ev.metrics);
     j["samples"] = dataset.size();

@@ -7,8 +7,8 @@
 
 #include "cli/command.hpp"
 #include "lrnn/diagnostics.hpp"
+#include "lrnn/distributed.hpp"
 #include "lrnn/suggest.hpp"
-#include "train/distributed.hpp"
 
 namespace {
 
@@ -71,11 +71,11 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? lrnn::cli::kExitOk : lrnn::cli::kExitBadInput;
   } catch (const lrnn::Error& e) {
     // In an MPI job the other ranks may wait in a collective: end them all (docs/distributed.md).
-    if (lrnn::train::dist::world().size > 1) lrnn::train::dist::abort_job(e.what());
+    if (lrnn::process_group().size > 1) lrnn::abort_job(e.what());
     std::cerr << e.what() << "\n";
     return e.kind() == lrnn::ErrorKind::Parse ? lrnn::cli::kExitBadInput : lrnn::cli::kExitFailure;
   } catch (const std::exception& e) {
-    if (lrnn::train::dist::world().size > 1) lrnn::train::dist::abort_job(e.what());
+    if (lrnn::process_group().size > 1) lrnn::abort_job(e.what());
     std::cerr << "error: " << e.what() << "\n";
     return lrnn::cli::kExitFailure;
   }

@@ -21,7 +21,7 @@ STAGES = [
     ("train",),
     ("rasp", "lrnn/rasp.hpp"),
     ("zoo", "lrnn/zoo.hpp"),
-    ("api", "lrnn/model.hpp"),
+    ("api", "lrnn/model.hpp", "lrnn/distributed.hpp"),
     ("data", "lrnn/datasets.hpp"),
     ("draw", "lrnn/draw.hpp"),
     ("cli", "lrnn/lrnn.hpp"),

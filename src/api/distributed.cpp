@@ -1,0 +1,16 @@
+// The public view of the MPI job (lrnn/distributed.hpp) over the training stage's
+// communication layer (train/distributed.hpp), which holds the MPI calls.
+#include "lrnn/distributed.hpp"
+
+#include "train/distributed.hpp"
+
+namespace lrnn {
+
+ProcessGroup process_group() {
+  const train::dist::World& world = train::dist::world();
+  return ProcessGroup{world.rank, world.size};
+}
+
+void abort_job(const std::string& cause) { train::dist::abort_job(cause); }
+
+}  // namespace lrnn
