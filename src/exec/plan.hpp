@@ -280,6 +280,7 @@ Plan build_plan(const neural::TemplateModel& model,
 // per 2 MB instead of per 4 KB, where the faults cost as much as the pass.
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 void advise_huge_pages(void* p, size_t bytes) noexcept;
+void collapse_huge_pages(const void* p, size_t bytes) noexcept;
 template <class T>
 struct CacheAlignedAllocator {
   using value_type = T;

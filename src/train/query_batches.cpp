@@ -36,6 +36,10 @@ RulesByHead rules_by_head(const neural::SampleNetwork& net) {
   h.has_rules.assign(num_atoms / 64 + 1, 0);
   for (uint32_t a = 0; a < num_atoms; ++a)
     if (h.begin[a + 1] > h.begin[a]) h.has_rules[a / 64] |= uint64_t{1} << (a % 64);
+  // A step reads a few percent of the facts' values at random places (a graph's feature
+  // rows): on huge pages, their TLB misses stay few.
+  exec::collapse_huge_pages(net.fact_data.data(), net.fact_data.size() * sizeof(double));
+  exec::collapse_huge_pages(net.fact_data_begin.data(), net.fact_data_begin.size() * sizeof(uint32_t));
   h.atoms.resize(num_atoms);
   for (uint32_t a = 0; a < num_atoms; ++a)
     h.atoms[a] = {net.atom_depth[a], net.atom_predicate[a], net.atom_fact[a], net.atom_ground_id[a]};
