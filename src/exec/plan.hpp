@@ -263,6 +263,10 @@ struct PlanOptions {
   // the inputs. The same values up to the order of additions; inspection plans keep the
   // per-input rows (each rule neuron's value is shown from them).
   bool transform_sum_first = false;
+  // Off: plan.data stays empty (the data facts still get their offsets), for callers that
+  // give every pass the values themselves (training reads its networks' own): a query
+  // batch's support would otherwise copy its ~100k feature rows once more per step.
+  bool fact_values = true;
 };
 
 // Merges sample networks into one plan (same-depth, same-rule groups concatenated) and

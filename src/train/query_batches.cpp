@@ -364,6 +364,10 @@ QueryBatches::QueryBatches(const neural::TemplateModel& model, const PreparedSet
     if (!training_.empty() && training_.back().sample == info.sample && training_.back().query == info.query) continue;
     training_.push_back({info.sample, info.query});
   }
+  // The index of each sample that has training queries, now rather than in its first
+  // step: it is part of training's setup, as NeighborLoader's CSC of the edges is of its own.
+  for (const QueryRef& r : training_)
+    if (heads_[r.sample].begin.empty()) heads_[r.sample] = rules_by_head(set.networks[r.sample]);
 }
 
 PreparedSet QueryBatches::batch(std::span<const QueryRef> queries, Rng& rng, std::vector<uint32_t>& origin) {
