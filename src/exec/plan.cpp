@@ -465,12 +465,12 @@ class PlanBuilder {
   }
 
  private:
-  // Transforms that read only data facts (offsets below plan.data.size(): forward copies
-  // the data there) compute no input gradient. With learnable example facts among the data,
+  // Transforms that read only data facts (offsets below data_values: forward copies the
+  // data there) compute no input gradient. With learnable example facts among the data,
   // every transform keeps it (their gradients are read).
   void drop_fact_input_gradients() {
     if (!plan.example_fact_off.empty()) return;
-    const size_t data_end = plan.data.size();
+    const size_t data_end = data_values;
     for (RuleGroup& G : plan.rule_groups) {
       TransformSum& t = G.transform;
       if (!t.enabled || t.sources.empty()) continue;
@@ -486,6 +486,7 @@ class PlanBuilder {
   Plan plan;
   Allocator alloc;
   std::vector<std::vector<uint32_t>> fact_off;       // per sample and fact: value offset
+  size_t data_values = 0;  // the data facts' values, first in the values (plan.data's size)
   std::map<std::pair<uint32_t, uint32_t>, std::vector<Ref>> atom_buckets, rule_buckets;
   uint32_t max_depth = 0;
   // Per sample and atom: position in its group (made when a group first sorts its inputs).
@@ -496,9 +497,8 @@ class PlanBuilder {
   void place_facts() {
     // Facts: data first (one contiguous copy per forward), then template facts.
     fact_off.resize(n_samples);
-    size_t data_values = 0;
     for (size_t s = 0; s < n_samples; ++s) data_values += samples[s]->fact_data.size();
-    plan.data.reserve(data_values);
+    if (options.fact_values) plan.data.reserve(data_values);
     for (size_t s = 0; s < n_samples; ++s) {
       const neural::SampleNetwork& net = *samples[s];
       fact_off[s].assign(net.num_facts(), kNoValue);
@@ -506,8 +506,9 @@ class PlanBuilder {
         if (net.fact_template[f] != neural::kNone) continue;
         const size_t size = net.fact_data_begin[f + 1] - net.fact_data_begin[f];
         fact_off[s][f] = alloc.take(size);
-        plan.data.insert(plan.data.end(), net.fact_data.begin() + net.fact_data_begin[f],
-                         net.fact_data.begin() + net.fact_data_begin[f + 1]);
+        if (options.fact_values)
+          plan.data.insert(plan.data.end(), net.fact_data.begin() + net.fact_data_begin[f],
+                           net.fact_data.begin() + net.fact_data_begin[f + 1]);
         if (!net.fact_example_param.empty() && net.fact_example_param[f] != neural::kNone) {
           plan.example_fact_off.push_back(fact_off[s][f]);
           plan.example_fact_param.push_back(net.fact_example_param[f]);

@@ -263,6 +263,10 @@ struct PlanOptions {
   // the inputs. The same values up to the order of additions; inspection plans keep the
   // per-input rows (each rule neuron's value is shown from them).
   bool transform_sum_first = false;
+  // Off: plan.data stays empty (the data facts still get their offsets), for callers that
+  // give every pass the values themselves (training reads its networks' own): a query
+  // batch's support would otherwise copy its ~100k feature rows once more per step.
+  bool fact_values = true;
 };
 
 // Merges sample networks into one plan (same-depth, same-rule groups concatenated) and
@@ -280,6 +284,7 @@ Plan build_plan(const neural::TemplateModel& model,
 // per 2 MB instead of per 4 KB, where the faults cost as much as the pass.
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 void advise_huge_pages(void* p, size_t bytes) noexcept;
+void collapse_huge_pages(const void* p, size_t bytes) noexcept;
 template <class T>
 struct CacheAlignedAllocator {
   using value_type = T;

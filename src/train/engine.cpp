@@ -332,7 +332,7 @@ void shrink_to_fit(exec::Plan& plan) {
 
 // The plans of the batch's samples that have none yet, one per new structure, built in
 // parallel. A plan keeps what forward and backward read: its fact values come from each
-// sample's network, and the per-atom tables for inspection are dropped.
+// sample's network (the plan copies none), and the per-atom tables for inspection are dropped.
 void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedSet& set,
                              std::span<const uint32_t> locals) {
   bind(set);
@@ -357,8 +357,8 @@ void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedS
     try {
       exec::PlanOptions options = kTrainingPlan;
       options.transform_sum_first = sum_first_transforms;
+      options.fact_values = false;  // each pass reads its network's own
       auto plan = std::make_unique<exec::Plan>(exec::build_plan(model, {&set.networks[missing[k]]}, options));
-      plan->data.clear();
       plan->atom_offsets.clear();
       plan->atom_shapes.clear();
       shrink_to_fit(*plan);  // frees those three too (assigning {} kept their capacity)
@@ -835,7 +835,10 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   // Mini-batches of queries: each step runs its queries' support (train/query_batches.hpp);
   // a split's other queries are then evaluated after the epoch, by a whole forward pass.
   std::unique_ptr<QueryBatches> query_batches;
-  if (config.query_batch_size > 0) query_batches = std::make_unique<QueryBatches>(model_, train_set, config.fanout);
+  if (config.query_batch_size > 0) {
+    query_batches = std::make_unique<QueryBatches>(model_, train_set, config.fanout);
+    result.setup_seconds = seconds_since(t_train);
+  }
   const bool split_from_passes = query_split && !query_batches;
 
   // Shuffling continues (rather than repeats) when training resumes from a checkpoint.

@@ -275,7 +275,10 @@ struct TrainResult {
   int best_epoch = 0;  // of the lowest validation loss (lrnn::TrainReport)
   EpochInfo best;
   double train_seconds = 0;
-  double setup_seconds = 0;  // link prediction: grounding and planning the encoder and decoder
+  // Link prediction: grounding and planning the encoder and decoder; mini-batches of
+  // queries: indexing the networks for the supports (QueryBatches). Part of training's
+  // time, not of an epoch's.
+  double setup_seconds = 0;
   std::vector<EpochInfo> history;
   std::vector<std::vector<double>> last_epoch_outputs;  // in the set's output order
   // Appends an epoch's report, keeping the epoch of the lowest validation loss (the first

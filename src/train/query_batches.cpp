@@ -12,17 +12,36 @@ namespace lrnn::train {
 
 RulesByHead rules_by_head(const neural::SampleNetwork& net) {
   RulesByHead h;
-  h.begin.assign(net.num_atoms() + 1, 0);
+  const size_t num_atoms = net.num_atoms(), num_rules = net.num_ground_rules();
+  h.begin.assign(num_atoms + 1, 0);
   for (uint32_t head : net.head) ++h.begin[head + 1];
   std::partial_sum(h.begin.begin(), h.begin.end(), h.begin.begin());
-  h.rules.resize(net.num_ground_rules());
-  std::vector<uint32_t> next(h.begin.begin(), h.begin.end() - 1);
-  for (uint32_t g = 0; g < net.num_ground_rules(); ++g) h.rules[next[net.head[g]]++] = g;
-  h.has_rules.assign(net.num_atoms() / 64 + 1, 0);
-  for (uint32_t a = 0; a < net.num_atoms(); ++a)
+  // Each ground rule's place in head order; network order is (rule, head, grounding), so
+  // a head's ground rules keep their network order.
+  std::vector<uint32_t> place(num_rules);
+  {
+    std::vector<uint32_t> next(h.begin.begin(), h.begin.end() - 1);
+    for (uint32_t g = 0; g < num_rules; ++g) place[g] = next[net.head[g]]++;
+  }
+  h.grounds.resize(num_rules + 1);
+  for (uint32_t g = 0; g < num_rules; ++g)
+    h.grounds[place[g]] = {net.rule[g], net.softmax_group[g], net.inputs_begin[g + 1] - net.inputs_begin[g]};
+  uint32_t offset = 0;  // the input counts into ranges
+  for (size_t i = 0; i < num_rules; ++i) offset += std::exchange(h.grounds[i].inputs_begin, offset);
+  h.grounds[num_rules] = {neural::kNone, neural::kNone, offset};
+  h.inputs.resize(offset);
+  for (uint32_t g = 0; g < num_rules; ++g)
+    std::copy(net.inputs.begin() + net.inputs_begin[g], net.inputs.begin() + net.inputs_begin[g + 1],
+              h.inputs.begin() + h.grounds[place[g]].inputs_begin);
+  h.has_rules.assign(num_atoms / 64 + 1, 0);
+  for (uint32_t a = 0; a < num_atoms; ++a)
     if (h.begin[a + 1] > h.begin[a]) h.has_rules[a / 64] |= uint64_t{1} << (a % 64);
-  h.atoms.resize(net.num_atoms());
-  for (uint32_t a = 0; a < net.num_atoms(); ++a)
+  // A step reads a few percent of the facts' values at random places (a graph's feature
+  // rows): on huge pages, their TLB misses stay few.
+  exec::collapse_huge_pages(net.fact_data.data(), net.fact_data.size() * sizeof(double));
+  exec::collapse_huge_pages(net.fact_data_begin.data(), net.fact_data_begin.size() * sizeof(uint32_t));
+  h.atoms.resize(num_atoms);
+  for (uint32_t a = 0; a < num_atoms; ++a)
     h.atoms[a] = {net.atom_depth[a], net.atom_predicate[a], net.atom_fact[a], net.atom_ground_id[a]};
   return h;
 }
@@ -49,12 +68,13 @@ FanOut fan_out(const neural::TemplateModel& model, std::vector<size_t> per_hop) 
 namespace {
 
 // The atoms and ground rules `queries` depend on: every ground rule of a kept head, or
-// fan.at(hop) of each (rule, head) run drawn from `rng` when it has more. Both lists
-// sorted (network order), found without sorting either: the atoms are the set bits of
-// scratch.reached, and the rules are each expanded head's kept ones (in network order
-// within the head) taken head by head in atom order, then stably by rule: network order
-// is by (rule, head, grounding). While it runs, scratch.local holds each reached head's
-// hop (kNone: not reached); the caller resets it.
+// fan.at(hop) of each (rule, head) run drawn from `rng` when it has more. The atoms are
+// sorted (network order); the rules are positions in scratch.kept (whose records say what
+// the support copies of each) in network order, found without sorting either: the atoms
+// are the set bits of scratch.reached, and the rules are each expanded head's kept ones
+// (in network order within the head) taken head by head in atom order, then stably by
+// rule: network order is by (rule, head, grounding). While it runs, scratch.local holds
+// each reached head's hop (kNone: not reached); the caller resets it.
 struct Support {
   std::vector<uint32_t> atoms, rules;
 };
@@ -68,13 +88,12 @@ Support find_support(const neural::SampleNetwork& net, const RulesByHead& heads,
   // Heads to expand, per hop: a head is expanded once, at its least hop (hops are
   // expanded in order, and expanding hop k reaches atoms at hop k or k + 1 only).
   std::vector<std::vector<uint32_t>>& todo = scratch.todo;
-  std::vector<uint32_t>& kept = scratch.kept;          // per expanded head: its kept rules
-  std::vector<uint32_t>& kept_rule = scratch.kept_rule;  // and their template rules
+  std::vector<uint32_t>& kept = scratch.kept;  // per expanded head: its kept ground rules
   std::vector<uint32_t>& expanded = scratch.expanded;  // (head, begin, end) into kept
   std::vector<uint32_t>& pick = scratch.pick;
-  kept.clear();
-  kept_rule.clear();
-  expanded.clear();
+  for (std::vector<uint32_t>* v : {&kept, &scratch.kept_rule, &scratch.kept_softmax, &scratch.kept_head,
+                                   &scratch.kept_inputs_begin, &scratch.kept_inputs, &expanded})
+    v->clear();
   if (todo.empty()) todo.resize(1);
   size_t num_atoms = 0;
   auto reach = [&](uint32_t atom, uint32_t hop) {
@@ -92,41 +111,47 @@ Support find_support(const neural::SampleNetwork& net, const RulesByHead& heads,
   };
   for (uint32_t q : queries)
     for (uint32_t l : net.query_atoms[q]) reach(l, 0);
-  const uint32_t* rules = heads.rules.data();
-  // The heads of a hop are read at random places of the network's arrays (a cache miss
-  // each at 200k nodes and more), so those of the heads kDistance ahead are prefetched in
-  // three stages, each reading what the stage before fetched: the head's rule range, then
-  // its first and last ground rules' ids, then their template rules and inputs.
+  const RulesByHead::Ground* grounds = heads.grounds.data();
+  const uint32_t* inputs = heads.inputs.data();
+  // The heads of a hop are at random places of the index (a cache miss each at 200k nodes
+  // and more), so those of the heads kDistance ahead are prefetched in three stages, each
+  // reading what the stage before fetched: the head's range, then its ground rules, then
+  // their inputs.
   constexpr size_t kDistance = 16;  // heads between two stages
+  auto prefetch_lines = [](const void* from, const void* to) {
+    for (auto p = reinterpret_cast<uintptr_t>(from) & ~uintptr_t{63}; p < reinterpret_cast<uintptr_t>(to); p += 64)
+      __builtin_prefetch(reinterpret_cast<const void*>(p));
+  };
   auto prefetch_head = [&](const std::vector<uint32_t>& list, size_t t) {
-    if (t + 4 * kDistance < list.size()) {
-      __builtin_prefetch(&heads.begin[list[t + 4 * kDistance]]);
-      __builtin_prefetch(&hop_of[list[t + 4 * kDistance]]);
+    if (t + 3 * kDistance < list.size()) {
+      __builtin_prefetch(&heads.begin[list[t + 3 * kDistance]]);
+      __builtin_prefetch(&hop_of[list[t + 3 * kDistance]]);
     }
-    if (t + 3 * kDistance < list.size()) __builtin_prefetch(rules + heads.begin[list[t + 3 * kDistance]]);
     if (t + 2 * kDistance < list.size()) {
       const uint32_t a = list[t + 2 * kDistance];
-      const uint32_t b = heads.begin[a], e = heads.begin[a + 1];
-      if (e > b) {
-        for (uint32_t g : {rules[b], rules[e - 1]}) {
-          __builtin_prefetch(&net.rule[g]);
-          __builtin_prefetch(&net.inputs_begin[g]);
-        }
-      }
+      prefetch_lines(grounds + heads.begin[a], grounds + heads.begin[a + 1] + 1);
     }
     if (t + kDistance < list.size()) {
       const uint32_t a = list[t + kDistance];
-      const uint32_t b = heads.begin[a], e = heads.begin[a + 1];
-      if (e > b)
-        for (uint32_t g : {rules[b], rules[e - 1]}) __builtin_prefetch(&net.inputs[net.inputs_begin[g]]);
+      prefetch_lines(inputs + grounds[heads.begin[a]].inputs_begin, inputs + grounds[heads.begin[a + 1]].inputs_begin);
+    }
+  };
+  auto keep = [&](uint32_t i, uint32_t head, uint32_t next_hop) {
+    const RulesByHead::Ground& g = grounds[i];
+    scratch.kept_softmax.push_back(g.softmax_group);
+    scratch.kept_head.push_back(head);
+    scratch.kept_inputs_begin.push_back(static_cast<uint32_t>(scratch.kept_inputs.size()));
+    for (uint32_t x = g.inputs_begin; x < grounds[i + 1].inputs_begin; ++x) {
+      scratch.kept_inputs.push_back(inputs[x]);
+      reach(inputs[x], next_hop);
     }
   };
   for (uint32_t hop = 0; hop < todo.size(); ++hop) {
     const size_t fanout = fan.at(hop);
-    // In atom order: the heads' rule ranges, ground rules and inputs are then read in
-    // ascending addresses (at a few percent of a big graph's atoms per step, those are
-    // a few lines apart) instead of at random. By index: expanding a head may list more
-    // heads at this hop (todo[hop] grows).
+    // In atom order: the heads' records and inputs are then read in ascending addresses
+    // (at a few percent of a big graph's atoms per step, those are a few lines apart)
+    // instead of at random. By index: expanding a head may list more heads at this hop
+    // (todo[hop] grows).
     std::sort(todo[hop].begin(), todo[hop].end());
     for (size_t t = 0; t < todo[hop].size(); ++t) {
       prefetch_head(todo[hop], t);
@@ -134,33 +159,31 @@ Support find_support(const neural::SampleNetwork& net, const RulesByHead& heads,
       if (hop_of[a] != hop) continue;  // listed at this hop, then reached at a lesser one
       expanded.insert(expanded.end(), {a, static_cast<uint32_t>(kept.size()), 0});
       for (uint32_t i = heads.begin[a]; i < heads.begin[a + 1];) {
-        const uint32_t r = net.rule[rules[i]];
+        const uint32_t r = grounds[i].rule;
         uint32_t j = i + 1;  // the head's ground rules of one template rule: a run
-        while (j < heads.begin[a + 1] && net.rule[rules[j]] == r) ++j;
+        while (j < heads.begin[a + 1] && grounds[j].rule == r) ++j;
         const uint32_t n = j - i, next = hop + fan.hop_rule[r];
         const size_t first = kept.size();
         if (fanout == 0 || n <= fanout) {
-          kept.insert(kept.end(), rules + i, rules + j);
+          for (uint32_t k = i; k < j; ++k) kept.push_back(k);
         } else {  // a partial Fisher-Yates draw of `fanout` of the run, kept in network order
           pick.resize(n);
           std::iota(pick.begin(), pick.end(), i);
           for (size_t k = 0; k < fanout; ++k) {
             std::swap(pick[k], pick[k + uniform_below(*rng, n - k)]);
-            kept.push_back(rules[pick[k]]);
+            kept.push_back(pick[k]);
           }
           std::sort(kept.begin() + static_cast<std::ptrdiff_t>(first), kept.end());
         }
-        kept_rule.resize(kept.size(), r);
-        for (size_t k = first; k < kept.size(); ++k) {
-          const uint32_t g = kept[k];
-          for (uint32_t x = net.inputs_begin[g]; x < net.inputs_begin[g + 1]; ++x) reach(net.inputs[x], next);
-        }
+        scratch.kept_rule.resize(kept.size(), r);
+        for (size_t k = first; k < kept.size(); ++k) keep(kept[k], a, next);
         i = j;
       }
       expanded.back() = static_cast<uint32_t>(kept.size());
     }
     todo[hop].clear();
   }
+  scratch.kept_inputs_begin.push_back(static_cast<uint32_t>(scratch.kept_inputs.size()));
   // The atoms: the set bits, ascending; rank[w] counts the set bits before word w, so an
   // atom's local id is a lookup in these two small tables (1 bit and 1/16 of a word per
   // atom: in cache) rather than in a per-atom table (a cache miss per lookup at 2M nodes).
@@ -178,11 +201,11 @@ Support find_support(const neural::SampleNetwork& net, const RulesByHead& heads,
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return expanded[3 * x] < expanded[3 * y]; });
   std::vector<uint32_t> count(fan.hop_rule.size() + 1, 0);
-  for (uint32_t r : kept_rule) ++count[r + 1];
+  for (uint32_t r : scratch.kept_rule) ++count[r + 1];
   std::partial_sum(count.begin(), count.end(), count.begin());
   s.rules.resize(kept.size());
   for (uint32_t e : order)
-    for (uint32_t k = expanded[3 * e + 1]; k < expanded[3 * e + 2]; ++k) s.rules[count[kept_rule[k]]++] = kept[k];
+    for (uint32_t k = expanded[3 * e + 1]; k < expanded[3 * e + 2]; ++k) s.rules[count[scratch.kept_rule[k]]++] = k;
   return s;
 }
 
@@ -242,7 +265,7 @@ void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& h
   sub.head.reserve(m);
   sub.softmax_group.reserve(m);
   sub.inputs_begin.reserve(m + 1);
-  sub.inputs.reserve(m * (net.inputs.size() / std::max<size_t>(1, net.num_ground_rules()) + 1));
+  sub.inputs.reserve(scratch.kept_inputs.size());
   sub.fact_data_begin.push_back(0);
   // The kept atoms are ascending but sparse: their facts' values (a graph's features) are
   // read at random, so the atoms ahead have theirs prefetched, in two stages.
@@ -276,6 +299,7 @@ void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& h
     }
     if (fact_local[f] == neural::kNone) {
       fact_local[f] = static_cast<uint32_t>(sub.fact_shape.size());
+      scratch.facts.push_back(f);
       sub.fact_template.push_back(net.fact_template[f]);
       sub.fact_shape.push_back(net.fact_shape[f]);
       sub.fact_data.insert(sub.fact_data.end(), net.fact_data.begin() + net.fact_data_begin[f],
@@ -286,11 +310,13 @@ void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& h
     sub.atom_fact.push_back(fact_local[f]);
   }
   sub.inputs_begin.push_back(0);
-  for (uint32_t g : kept.rules) {
-    sub.rule.push_back(net.rule[g]);
-    sub.head.push_back(local(net.head[g]));
-    sub.softmax_group.push_back(net.softmax_group[g]);
-    for (uint32_t i = net.inputs_begin[g]; i < net.inputs_begin[g + 1]; ++i) sub.inputs.push_back(local(net.inputs[i]));
+  // Each rule from the walk's records (sequential, in cache), not from the network.
+  for (uint32_t k : kept.rules) {
+    sub.rule.push_back(scratch.kept_rule[k]);
+    sub.head.push_back(local(scratch.kept_head[k]));
+    sub.softmax_group.push_back(scratch.kept_softmax[k]);
+    for (uint32_t x = scratch.kept_inputs_begin[k]; x < scratch.kept_inputs_begin[k + 1]; ++x)
+      sub.inputs.push_back(local(scratch.kept_inputs[x]));
     sub.inputs_begin.push_back(static_cast<uint32_t>(sub.inputs.size()));
   }
   for (uint32_t q : queries) {
@@ -298,11 +324,9 @@ void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& h
     for (uint32_t l : net.query_atoms[q]) atoms.push_back(local(l));
   }
   // The scratch is left as it was found: a batch costs its support, not the whole network.
-  for (uint32_t a : kept.atoms) {
-    const uint32_t f = heads.atoms[a].fact;
-    if (f != neural::kNone) fact_local[f] = neural::kNone;
-    scratch.reached[a / 64] = 0;
-  }
+  for (uint32_t f : scratch.facts) fact_local[f] = neural::kNone;
+  scratch.facts.clear();
+  for (uint32_t a : kept.atoms) scratch.reached[a / 64] = 0;
   // Every head find_support gave a hop was expanded once.
   for (size_t e = 0; e < scratch.expanded.size(); e += 3) scratch.local[scratch.expanded[e]] = neural::kNone;
   sub.dropped_cycle_rules = net.dropped_cycle_rules;
@@ -340,6 +364,10 @@ QueryBatches::QueryBatches(const neural::TemplateModel& model, const PreparedSet
     if (!training_.empty() && training_.back().sample == info.sample && training_.back().query == info.query) continue;
     training_.push_back({info.sample, info.query});
   }
+  // The index of each sample that has training queries, now rather than in its first
+  // step: it is part of training's setup, as NeighborLoader's CSC of the edges is of its own.
+  for (const QueryRef& r : training_)
+    if (heads_[r.sample].begin.empty()) heads_[r.sample] = rules_by_head(set.networks[r.sample]);
 }
 
 PreparedSet QueryBatches::batch(std::span<const QueryRef> queries, Rng& rng, std::vector<uint32_t>& origin) {

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "exec/plan.hpp"
 #include "neural/network.hpp"
 #include "train/engine.hpp"
 #include "train/numerics.hpp"
@@ -48,8 +49,19 @@ FanOut fan_out(const neural::TemplateModel& model, std::vector<size_t> per_hop);
 // network's order, so the support is a network as neuralize makes them.
 // `heads` indexes net's ground rules by head atom (rules_by_head).
 struct RulesByHead {
-  std::vector<uint32_t> begin;  // per atom + 1, into rules
-  std::vector<uint32_t> rules;  // ground rule indices, in network order
+  // A copy of the network's ground rules laid out head by head (the support walk's own
+  // index; docs/big_graphs.md "Mini-batches of queries"). A step reads a few percent of a
+  // big graph's heads at random places: from the network's arrays that is a cache and TLB
+  // miss in each of five (the head's rule range, its ground rules' ids, their template
+  // rules, their input ranges, their inputs); here a head's ground rules are one run of
+  // records and their inputs another, and the big arrays sit on huge pages
+  // (exec::AlignedBuffer), so a TLB miss costs one walk per 2 MB rather than per 4 KB.
+  struct Ground {
+    uint32_t rule, softmax_group, inputs_begin;  // inputs_begin: into `inputs`
+  };
+  exec::AlignedBuffer<uint32_t> begin;  // per atom + 1, into grounds
+  exec::AlignedBuffer<Ground> grounds;  // in network order within a head; + 1 end record
+  exec::AlignedBuffer<uint32_t> inputs;  // the grounds' input atoms, in their order
   // Per atom, a bit: whether it heads a ground rule. A support reaches ~10x more leaves
   // (a graph's feature facts) than heads, and this table (1 bit per atom) stays in cache
   // where `begin` (4 bytes) would be a cache miss per leaf.
@@ -59,7 +71,7 @@ struct RulesByHead {
   struct Atom {
     uint32_t depth, predicate, fact, ground_id;
   };
-  std::vector<Atom> atoms;
+  exec::AlignedBuffer<Atom> atoms;
 };
 RulesByHead rules_by_head(const neural::SampleNetwork& net);
 // Per-atom and per-fact scratch of support_network for one network, kept between batches
@@ -69,7 +81,12 @@ struct SupportScratch {
   std::vector<uint32_t> local, fact_local;
   std::vector<uint64_t> reached;  // per atom, a bit
   std::vector<uint32_t> rank;     // per word of `reached`: the set bits before it
-  std::vector<uint32_t> kept, kept_rule, expanded, pick, order;
+  // The walk's kept ground rules (indices into RulesByHead::grounds) with what the
+  // support copies of each, recorded while the walk has them in cache: template rule,
+  // softmax group, head atom and input atoms (kept_inputs from kept_inputs_begin[k]).
+  std::vector<uint32_t> kept, kept_rule, kept_softmax, kept_head, kept_inputs_begin, kept_inputs;
+  std::vector<uint32_t> expanded, pick, order;
+  std::vector<uint32_t> facts;  // the network's facts a support copied (to reset fact_local)
   std::vector<std::vector<uint32_t>> todo;  // per hop, the heads to expand
   // A support network of an earlier step (QueryBatches::recycle): its arrays are filled
   // again, so a step writes into memory it has written before (no page faults, warm lines)
