@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "lrnn/diagnostics.hpp"
-#include "syntax/atomic_file.hpp"
+#include "lrnn/atomic_file.hpp"
 #include "lrnn/syntax.hpp"
 #include "train/engine.hpp"
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "lrnn/diagnostics.hpp"
-#include "syntax/suggest.hpp"
+#include "lrnn/suggest.hpp"
 
 namespace lrnn::train {
 

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "lrnn/diagnostics.hpp"
-#include "syntax/suggest.hpp"
+#include "lrnn/suggest.hpp"
 #include "lrnn/logic.hpp"
 
 namespace lrnn::train {
