@@ -1,0 +1,112 @@
+"""The sequence-to-sequence transformer of issue 35 (lrnn.nn.Seq2Seq, docs/seq2seq.md) against
+the torch model of the same function (lrnn.nn.seq2seq_torch.TorchSeq2Seq), float64: the loss
+with label smoothing and every weight's gradient over a batch of pairs of different lengths,
+the noam schedule step by step against LambdaLR, and greedy generation token for token."""
+
+import numpy as np
+import pytest
+
+from lrnn import Settings
+from lrnn.nn import Seq2Seq
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch==2.13.0)")
+from lrnn.nn.seq2seq_torch import TorchSeq2Seq, batch_tensors  # noqa: E402
+
+SIZES = dict(vocab_size=7, d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=2, dim_feedforward=16,
+             max_len=10)
+PAIRS = [([3, 4, 5, 6], [6, 5, 4, 3]), ([4, 3], [3, 4]), ([5, 5, 6], [6, 5, 5])]
+BOS, EOS = 1, 2
+
+
+def torch_twin(tie_output: bool, seed: int = 0):
+    torch.manual_seed(seed)
+    theirs = TorchSeq2Seq(**SIZES, tie_output=tie_output)
+    # Non-trivial layer norms: the trained model's are not 1 and 0.
+    with torch.no_grad():
+        for name, p in theirs.named_parameters():
+            if "norm" in name:
+                p.add_(0.1 * torch.randn_like(p))
+    ours = Seq2Seq(**SIZES, bos=BOS, eos=EOS, tie_output=tie_output).load_torch(theirs)
+    return ours, theirs
+
+
+def torch_loss(theirs, pairs, label_smoothing):
+    src, tgt_in, tgt_out, src_pad, tgt_pad = batch_tensors(pairs, BOS, EOS)
+    logits = theirs(src, tgt_in, src_pad, tgt_pad)
+    return torch.nn.CrossEntropyLoss(label_smoothing=label_smoothing)(logits.reshape(-1, SIZES["vocab_size"]),
+                                                                       tgt_out.reshape(-1))
+
+
+@pytest.mark.parametrize("tie_output", [True, False])
+def test_loss_and_gradients_match_torch_with_label_smoothing(tie_output):
+    ours, theirs = torch_twin(tie_output)
+    loss = torch_loss(theirs, PAIRS, 0.1)
+    loss.backward()
+    assert abs(ours.loss(PAIRS, label_smoothing=0.1) - loss.item()) < 1e-9
+    # One full-batch SGD step of rate 1 moves every weight by minus its gradient.
+    before = ours.torch_state()
+    report = ours.fit(PAIRS, epochs=1, batch_size=len(PAIRS), optimizer="sgd", lr=1.0, label_smoothing=0.1,
+                      shuffle=False)
+    assert abs(report["history"][0]["train"]["loss"] - loss.item()) < 1e-9
+    after = ours.torch_state()
+    grads = {k: p.grad.numpy() for k, p in theirs.named_parameters()}
+    assert set(grads) == set(before)
+    for key, g in grads.items():
+        np.testing.assert_allclose(before[key] - after[key], g, rtol=0, atol=1e-6, err_msg=key)
+    assert max(np.abs(g).max() for g in grads.values()) > 1e-2  # the gradients are not all ~0
+
+
+def test_noam_schedule_equals_lambdalr_step_by_step():
+    ours, theirs = torch_twin(True, seed=1)
+    d, warmup, base = SIZES["d_model"], 2, 0.5
+    opt = torch.optim.SGD(theirs.parameters(), lr=base)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: d ** -0.5 * min((s + 1) ** -0.5, (s + 1) * warmup ** -1.5))
+    rates = []
+    for _ in range(2):  # two epochs, one pair per step
+        for pair in PAIRS:
+            opt.zero_grad()
+            torch_loss(theirs, [pair], 0.0).backward()
+            rates.append(opt.param_groups[0]["lr"])
+            opt.step()
+            sched.step()
+    report = ours.fit(PAIRS, epochs=2, batch_size=1, optimizer="sgd", lr=base, schedule="noam", warmup=warmup,
+                      shuffle=False)
+    assert rates[1] > rates[0] and rates[-1] < max(rates)  # warm-up, then decay
+    assert [h["lr"] for h in report["history"]] == pytest.approx([rates[2], rates[5]], abs=1e-15)
+    after = ours.torch_state()
+    for key, p in theirs.state_dict().items():
+        np.testing.assert_allclose(after[key], p.numpy(), rtol=0, atol=1e-9, err_msg=key)
+
+
+def test_greedy_generation_equals_torch_token_for_token():
+    ours, theirs = torch_twin(True, seed=2)
+    # A little training, so that decoding follows a learned (not uniform) distribution.
+    ours.fit(PAIRS, epochs=3, batch_size=1, optimizer="adam", lr=0.01, shuffle=False)
+    with torch.no_grad():
+        for key, value in ours.torch_state().items():
+            theirs.state_dict()[key].copy_(torch.from_numpy(value))
+    sources = [[3, 4, 5, 6], [4, 3], [6, 6, 5, 4, 3], [5], [3, 3, 3]]
+    total = 0
+    for src in sources:
+        want = theirs.generate(src, 8, BOS, EOS)
+        assert ours.generate(src, 8) == want, src
+        total += len(want)
+    assert total > len(sources)  # the decodes are not all empty
+
+
+def test_settings_and_data_are_refused_with_the_input_at_fault():
+    with pytest.raises(ValueError, match="label_smoothing"):
+        Settings(label_smoothing=1.5)
+    with pytest.raises(ValueError, match="label_smoothing"):
+        Settings(label_smoothing="0.1")
+    with pytest.raises(ValueError, match="warmup"):
+        Settings(warmup=0)
+    model = Seq2Seq(**SIZES, bos=BOS, eos=EOS)
+    with pytest.raises(ValueError, match="token 9, outside the vocabulary"):
+        model.fit([([3, 9], [4])], epochs=1)
+    with pytest.raises(ValueError, match="max_len=10"):
+        model.fit([([3] * 11, [4])], epochs=1)
+    with pytest.raises(Exception, match="label_smoothing"):
+        model.fit(PAIRS, epochs=1, label_smoothing=2.0)
+    with pytest.raises(ValueError, match="bos=7"):
+        Seq2Seq(**SIZES, bos=7)
