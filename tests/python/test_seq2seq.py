@@ -110,3 +110,39 @@ def test_settings_and_data_are_refused_with_the_input_at_fault():
         model.fit(PAIRS, epochs=1, label_smoothing=2.0)
     with pytest.raises(ValueError, match="bos=7"):
         Seq2Seq(**SIZES, bos=7)
+
+
+def test_cli_trains_the_template_and_generates_as_python_does(tmp_path):
+    import json
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    cli = Path(os.environ.get("LRNN_CLI", root / "build" / "lrnn"))
+    if not cli.exists():
+        pytest.skip("build/lrnn is not built")
+    ours, _ = torch_twin(True, seed=3)
+    (tmp_path / "t.lrnn").write_text(ours.rules() + "\n")
+    examples, queries = ours.examples_text(PAIRS * 4)
+    (tmp_path / "e.txt").write_text(examples)
+    (tmp_path / "q.txt").write_text(queries)
+    run = subprocess.run([str(cli), "train", str(tmp_path / "t.lrnn"), "-e", str(tmp_path / "e.txt"), "-q",
+                          str(tmp_path / "q.txt"), "--loss", "crossentropy", "--label-smoothing", "0.1", "--lr", "1",
+                          "--schedule", "noam", "--warmup", "4", "--d-model", "8", "--batch-size", "3", "--epochs",
+                          "3", "--save", str(tmp_path / "m.json")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    sources = [[3, 4, 5, 6], [4, 3], [6, 6, 5, 4, 3]]
+    run = subprocess.run([str(cli), "generate", str(tmp_path / "m.json"), "--max-len", "8", "--bos", str(BOS),
+                          "--eos", str(EOS)] + [a for s in sources for a in ("--input", " ".join(map(str, s)))],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    saved = {p["name"]: p["values"] for p in json.loads((tmp_path / "m.json").read_text())["parameters"]}
+    for name in ours.parameters():
+        ours.set_parameter(name, np.reshape(saved["$" + name], ours.parameters()[name].shape))
+    assert lines == [" ".join(map(str, ours.generate(s, 8))) for s in sources]
+    assert any(lines)
+    bad = subprocess.run([str(cli), "generate", str(tmp_path / "m.json"), "--max-len", "3", "--input", "3 x"],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "'x' is not a token in [0, 7)" in bad.stderr
