@@ -78,7 +78,7 @@ def test_noam_schedule_equals_lambdalr_step_by_step():
         np.testing.assert_allclose(after[key], p.numpy(), rtol=0, atol=1e-9, err_msg=key)
 
 
-def test_greedy_generation_equals_torch_token_for_token():
+def test_greedy_and_beam_generation_equal_torch_token_for_token():
     ours, theirs = torch_twin(True, seed=2)
     # A little training, so that decoding follows a learned (not uniform) distribution.
     ours.fit(PAIRS, epochs=3, batch_size=1, optimizer="adam", lr=0.01, shuffle=False)
@@ -92,6 +92,9 @@ def test_greedy_generation_equals_torch_token_for_token():
         assert ours.generate(src, 8) == want, src
         total += len(want)
     assert total > len(sources)  # the decodes are not all empty
+    beams = [ours.generate(src, 8, beam=3) for src in sources]
+    assert beams == [theirs.generate(src, 8, BOS, EOS, beam=3) for src in sources]
+    assert beams != [ours.generate(src, 8) for src in sources]  # the beam finds other sequences here
 
 
 def test_settings_and_data_are_refused_with_the_input_at_fault():

@@ -205,15 +205,18 @@ class Seq2Seq:
                                          len(tgt_in), []))
 
     def generate(self, src: Sequence[int], max_len: int, bos: Optional[int] = None, eos: Optional[int] = None,
-                 dtype: str = "float64") -> List[int]:
-        """Greedy decoding: from [bos], append the most likely next token (the first on a tie,
-        as torch.argmax) until eos or max_len tokens; returns the tokens after bos, without
-        eos. Every (source length, prefix length) is grounded once and its plan reused."""
+                 dtype: str = "float64", beam: int = 1) -> List[int]:
+        """Greedy decoding (beam=1): from [bos], append the most likely next token (the first on a
+        tie, as torch.argmax) until eos or max_len tokens; returns the tokens after bos, without
+        eos. beam > 1: beam_search with that width. Every (source length, prefix length) is
+        grounded once and its plan reused."""
         bos = self.bos if bos is None else int(bos)
         eos = self.eos if eos is None else int(eos)
         if max_len > self.max_len:
             raise ValueError(f"max_len={max_len} needs {max_len} decoder positions; this Seq2Seq encodes "
                              f"max_len={self.max_len}")
+        if beam > 1:
+            return beam_search(lambda prefix: self.logits(src, prefix, dtype)[-1], bos, eos, max_len, beam)
         out: List[int] = []
         prefix = [bos]
         for _ in range(int(max_len)):
@@ -226,4 +229,35 @@ class Seq2Seq:
         return out
 
 
-__all__ = ["Seq2Seq"]
+def beam_search(next_logits: Callable[[List[int]], np.ndarray], bos: int, eos: int, max_len: int,
+                beam: int) -> List[int]:
+    """Beam search over `next_logits(prefix)` (the logits of the token after the prefix): each
+    step extends every live hypothesis by its `beam` most likely tokens, keeps the `beam` best
+    of them by summed log-probability (ties: the earlier, as a stable sort keeps them), and
+    sets aside those ending in eos. It stops when no hypothesis lives, after max_len tokens, or
+    when a finished one scores at least the best live one (scores only fall as tokens are
+    added); the best finished hypothesis wins (the best live one if none finished). No length
+    penalty. Returns its tokens after bos, without eos. TorchSeq2Seq.generate(beam=) runs
+    this same function on torch's logits."""
+    if beam < 1:
+        raise ValueError(f"beam must be at least 1, got {beam}")
+    live: List[Tuple[float, List[int]]] = [(0.0, [bos])]
+    done: List[Tuple[float, List[int]]] = []
+    for _ in range(int(max_len)):
+        candidates = []
+        for score, seq in live:
+            z = np.asarray(next_logits(seq), dtype=np.float64)
+            logp = z - (z.max() + np.log(np.exp(z - z.max()).sum()))
+            for t in np.argsort(-logp, kind="stable")[:beam]:
+                candidates.append((score + float(logp[t]), seq + [int(t)]))
+        candidates.sort(key=lambda c: -c[0])
+        live = []
+        for score, seq in candidates[:beam]:
+            (done if seq[-1] == eos else live).append((score, seq))
+        if not live or (done and max(d[0] for d in done) >= live[0][0]):
+            break
+    best = max(done or live, key=lambda c: c[0])[1]
+    return best[1:-1] if best[-1] == eos else best[1:]
+
+
+__all__ = ["Seq2Seq", "beam_search"]
