@@ -146,6 +146,11 @@ def test_cli_trains_the_template_and_generates_as_python_does(tmp_path):
         ours.set_parameter(name, np.reshape(saved["$" + name], ours.parameters()[name].shape))
     assert lines == [" ".join(map(str, ours.generate(s, 8))) for s in sources]
     assert any(lines)
+    run = subprocess.run([str(cli), "generate", str(tmp_path / "m.json"), "--max-len", "8", "--beam", "3"]
+                         + [a for s in sources for a in ("--input", " ".join(map(str, s)))],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [" ".join(map(str, ours.generate(s, 8, beam=3))) for s in sources]
     bad = subprocess.run([str(cli), "generate", str(tmp_path / "m.json"), "--max-len", "3", "--input", "3 x"],
                          capture_output=True, text=True)
     assert bad.returncode != 0 and "'x' is not a token in [0, 7)" in bad.stderr
