@@ -7,7 +7,7 @@ one after the other in one run, one thread each, from the same initial weights a
 same batches (the pairs in their drawn order every epoch, unshuffled, so that the two runs
 differ only by their engines' rounding).
 
-    python3 bench/seq2seq.py [--task reversal] [--epochs 20] [--train 2000] [--test 200]
+    python3 bench/seq2seq.py [--task reversal] [--epochs 30] [--train 2000] [--test 200]
                              [--batch-size 32] [--warmup 400] [--seed 0] [--out FILE]
 
 Prints for each: exact-match accuracy of greedy decoding on the test pairs of training
@@ -121,7 +121,7 @@ def run_torch(a, train, tests) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--task", choices=sorted(tasks.TASKS), default="reversal")
-    p.add_argument("--epochs", type=int, default=20)
+    p.add_argument("--epochs", type=int, default=30)
     p.add_argument("--train", type=int, default=2000)
     p.add_argument("--test", type=int, default=200)
     p.add_argument("--batch-size", type=int, default=32)

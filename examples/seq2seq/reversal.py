@@ -4,7 +4,7 @@ strings of lengths 2-4 and 6-8 (seeded), trained with cross-entropy and label sm
 Adam and the noam warm-up schedule; exact-match accuracy of greedy decoding on new strings of
 the trained lengths and of the held-out length 5.
 
-    python3 examples/seq2seq/reversal.py [--epochs 20] [--train 2000] [--seed 0]
+    python3 examples/seq2seq/reversal.py [--epochs 30] [--train 2000] [--seed 0]
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def exact_match(model: Seq2Seq, pairs) -> float:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--epochs", type=int, default=20)
+    p.add_argument("--epochs", type=int, default=30)
     p.add_argument("--train", type=int, default=2000)
     p.add_argument("--test", type=int, default=200)
     p.add_argument("--seed", type=int, default=0)

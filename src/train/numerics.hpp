@@ -72,7 +72,7 @@ std::string to_string(LossKind kind);
 // overwritten, not accumulated). Binary cross-entropy is softplus(z) - t z (stable for
 // any logit); multi-class uses log-sum-exp, and a probability target t gives
 // dL/dy = sum(t) softmax(y) - t. With label smoothing e the multi-class target t is
-// replaced by (1 - e) t + e sum(t) / n, as torch does (a class index k is the one-hot t).
+// replaced by (1 - e) t + e / n, as torch does (a class index k is the one-hot t).
 // Throws lrnn::Error (Shape) on a target of the wrong size or a class index that is not an
 // integer in [0, n), and (Semantic) on label smoothing of a single-entry output.
 double loss(LossKind kind, std::span<const double> y, std::span<const double> target,

@@ -100,17 +100,16 @@ double loss(LossKind kind, std::span<const double> y, std::span<const double> ta
                                           " but the target has " + entries(target.size()) +
                                           " (expected a one-hot/probability vector or a class index)");
       // L = -sum_i t_i (y_i - lse); dL/dy_i = (sum t) p_i - t_i (p - t for a distribution).
-      // Smoothed: t_i -> (1 - e) t_i + e sum(t) / n, which keeps sum(t).
-      const double e = kind.label_smoothing;
-      double total = 0;
-      for (size_t i = 0; i < n; ++i) total += target[i];
-      const double spread = e * total / static_cast<double>(n);
-      double value = 0;
+      // Smoothed as torch smooths a probability target: t_i -> (1 - e) t_i + e / n (whatever
+      // sum(t) is), then the same loss of the smoothed target.
+      const double e = kind.label_smoothing, spread = e / static_cast<double>(n);
+      double total = 0, value = 0;
       for (size_t i = 0; i < n; ++i) {
         const double t = (1.0 - e) * target[i] + spread;
+        total += t;
         value -= t * (y[i] - lse);
-        grad[i] = total * std::exp(y[i] - lse) - t;
       }
+      for (size_t i = 0; i < n; ++i) grad[i] = total * std::exp(y[i] - lse) - ((1.0 - e) * target[i] + spread);
       return value;
     }
   }

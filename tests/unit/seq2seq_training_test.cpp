@@ -31,6 +31,8 @@ TEST(LabelSmoothing, ValuesMatchTorch) {
   EXPECT_NEAR(loss_of(smoothed(0.1), {1, 2, 3}, {2}), 0.5076059644443804, 1e-14);
   EXPECT_NEAR(loss_of(smoothed(1.0), {1, 2, 3}, {2}), 1.4076059644443806, 1e-14);
   EXPECT_NEAR(loss_of(smoothed(0.1), {1, 2, 3}, {0.2, 0.3, 0.5}), 1.1376059644443806, 1e-14);
+  // A target that does not sum to 1 is smoothed with e / n all the same, as torch does.
+  EXPECT_NEAR(loss_of(smoothed(0.1), {1, 2, 3}, {0.4, 0.6, 0.8}), 2.0610822588443343, 1e-14);
   // The one-hot vector of a class index gives the same loss.
   EXPECT_NEAR(loss_of(smoothed(0.1), {1, 2, 3}, {0, 0, 1}), 0.5076059644443804, 1e-14);
   Vec g;
@@ -44,7 +46,7 @@ TEST(LabelSmoothing, ValuesMatchTorch) {
 TEST(LabelSmoothing, GradientsMatchFiniteDifferences) {
   const std::vector<std::pair<Vec, Vec>> cases = {
       {{0.1, -0.4, 1.3, 0.0}, {2}}, {{0.1, -0.4, 1.3, 0.0}, {0}}, {{0.1, -0.4, 1.3, 0.0}, {0.1, 0.2, 0.3, 0.4}},
-      {{5.0, -3.0}, {1}},           {{0.5, 0.25, -2.0}, {0, 1, 0}}};
+      {{5.0, -3.0}, {1}},           {{0.5, 0.25, -2.0}, {0, 1, 0}},  {{0.5, 0.25, -2.0}, {0.4, 0.6, 0.8}}};
   for (double e : {0.1, 0.35, 1.0})
     for (auto [y, t] : cases) {
       Vec grad;
