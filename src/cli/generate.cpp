@@ -132,11 +132,25 @@ void run_generate(const GenerateOptions& o) {
     if (t < 0 || t >= vocab)
       throw Error(ErrorKind::Semantic, std::string(name) + " " + std::to_string(t) + " is not a token of the model's " +
                                            std::to_string(vocab) + "-token vocabulary");
-  zoo::SequenceModel runner(model.get_template().ast(), o.source, o.prefix + "_out");
+  // Positions past the template's encodings (<prefix>_pos facts) derive no atoms, so a longer
+  // sequence would decode from a model missing those positions: refused instead.
+  const Template tmpl = model.get_template();
+  int positions = 0;
+  for (const Literal& f : tmpl.ast().facts)
+    if (f.predicate == o.prefix + "_pos") ++positions;
+  if (o.max_len > positions)
+    throw Error(ErrorKind::Semantic, "--max-len " + std::to_string(o.max_len) + " needs " +
+                                         std::to_string(o.max_len) + " decoder positions; the model encodes " +
+                                         std::to_string(positions) + " (its max_len)");
+  zoo::SequenceModel runner(tmpl.ast(), o.source, o.prefix + "_out");
   for (const Parameter& p : model.parameters())
     if (!p.name.empty() && p.name[0] == '$') runner.set_parameter(p.name.substr(1), p.values);
   for (const std::string& text : o.inputs) {
     const std::vector<int> src = tokens_of(text, vocab);
+    if (static_cast<int>(src.size()) > positions)
+      throw Error(ErrorKind::Semantic, "--input '" + text + "' has " + std::to_string(src.size()) +
+                                           " tokens; the model encodes " + std::to_string(positions) +
+                                           " positions (its max_len)");
     const std::vector<double> src_x = one_hot(src, vocab);
     auto next = [&](const std::vector<int>& prefix) { return next_logits(runner, o, src, src_x, prefix, vocab); };
     std::vector<int> out;

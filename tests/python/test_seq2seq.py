@@ -154,3 +154,9 @@ def test_cli_trains_the_template_and_generates_as_python_does(tmp_path):
     bad = subprocess.run([str(cli), "generate", str(tmp_path / "m.json"), "--max-len", "3", "--input", "3 x"],
                          capture_output=True, text=True)
     assert bad.returncode != 0 and "'x' is not a token in [0, 7)" in bad.stderr
+    bad = subprocess.run([str(cli), "generate", str(tmp_path / "m.json"), "--max-len", "3", "--input",
+                          " ".join(["3"] * 11)], capture_output=True, text=True)
+    assert bad.returncode != 0 and "has 11 tokens; the model encodes 10 positions" in bad.stderr
+    bad = subprocess.run([str(cli), "generate", str(tmp_path / "m.json"), "--max-len", "11", "--input", "3"],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "the model encodes 10 (its max_len)" in bad.stderr
