@@ -160,3 +160,34 @@ def test_cli_trains_the_template_and_generates_as_python_does(tmp_path):
     bad = subprocess.run([str(cli), "generate", str(tmp_path / "m.json"), "--max-len", "11", "--input", "3"],
                          capture_output=True, text=True)
     assert bad.returncode != 0 and "the model encodes 10 (its max_len)" in bad.stderr
+
+
+def test_public_settings_reach_the_engine_label_smoothing_and_noam(tmp_path):
+    """Settings(label_smoothing=, schedule="noam", warmup=, d_model=) through lrnn's
+    PyNeuraLogic-style Template.build and train: every epoch's loss and rate equal torch's
+    (CrossEntropyLoss(label_smoothing=0.1), SGD under LambdaLR, full batch)."""
+    from lrnn import FileDataset, SGD, Template
+    from lrnn.nn import CrossEntropy
+
+    (tmp_path / "e.txt").write_text("a :- <[1.0, -2.0]> f(x).\nb :- <[0.5, 3.0]> f(x).\nc :- <[-1.5, 0.25]> f(x).\n")
+    (tmp_path / "q.txt").write_text("a :- 2 out(x).\nb :- 0 out(x).\nc :- 1 out(x).\n")
+    settings = Settings(optimizer=SGD(lr=2.0), error_function=CrossEntropy(), epochs=4, batch_size=0, seed=3,
+                        label_smoothing=0.1, schedule="noam", warmup=2, d_model=4)
+    model = Template.from_string("out(X) :- $w={3,2} f(X).").build(settings)
+    w = torch.tensor(np.array(model.parameters()["$w"]), dtype=torch.float64).reshape(3, 2).requires_grad_(True)
+    history = model.train(FileDataset(tmp_path / "e.txt", tmp_path / "q.txt"), progress=False)
+    x = torch.tensor([[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]], dtype=torch.float64)
+    y = torch.tensor([2, 0, 1])
+    opt = torch.optim.SGD([w], lr=2.0)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 4 ** -0.5 * min((s + 1) ** -0.5, (s + 1) * 2 ** -1.5))
+    losses, rates = [], []
+    for _ in range(4):
+        opt.zero_grad()
+        loss = torch.nn.CrossEntropyLoss(label_smoothing=0.1)(x @ w.T, y)
+        loss.backward()
+        losses.append(loss.item())
+        rates.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert history.train_losses == pytest.approx(losses, abs=1e-12)
+    assert history.learning_rates == pytest.approx(rates, abs=1e-15)
