@@ -172,6 +172,16 @@ struct Seq2SeqOptions {
 // Module::output `<p>_out` (V logits per target position).
 Module seq2seq(int vocab, int d_model, int nhead, int num_encoder_layers, int num_decoder_layers,
                int dim_feedforward, const Seq2SeqOptions& options = {});
+// The same model cut at the encoder's output, to decode with the memory computed once: the
+// encoder (embedding, positions, encoder stack and encoder.norm; output `<p>_tf_memory`, the
+// memory rows) and the decoder (embedding, positions, the decoder stack reading the memory
+// as input facts `<[row j]> <p>_tf_memory(j)`, the logits; output `<p>_out`). Their weights
+// are seq2seq's, by the same names and torch mapping.
+struct Seq2SeqParts {
+  Module encoder, decoder;
+};
+Seq2SeqParts seq2seq_parts(int vocab, int d_model, int nhead, int num_encoder_layers, int num_decoder_layers,
+                           int dim_feedforward, const Seq2SeqOptions& options = {});
 
 // Relational attention over graph edges (Diao & Loynd 2022, node update): for an edge
 // edge(I, J) with embedding e_IJ (J sends to I),

@@ -47,12 +47,17 @@ class Seq2Seq:
                                         self.num_decoder_layers, self.dim_feedforward, prefix, source, target,
                                         self.max_len, self.tie_output, self.norm_first, True)
         self.source, self.target, self.output = source, target, self.module.output
-        # The engine model trains; the sequence model (its weights copied when they changed)
-        # generates, reusing one grounded plan per (source length, prefix length).
+        # The same model cut at the memory (zoo::seq2seq_parts): generation encodes a source
+        # once and runs only the decoder per step, as torch's greedy decoding does.
+        self._encoder, self._decoder = _core.zoo_seq2seq_parts(
+            self.vocab_size, self.d_model, self.nhead, self.num_encoder_layers, self.num_decoder_layers,
+            self.dim_feedforward, prefix, source, target, self.max_len, self.tie_output, self.norm_first, True)
+        # The engine model trains; the sequence models (weights copied when they changed)
+        # run the whole model (logits) and the two parts (generate), each reusing one
+        # grounded plan per length (source, prefix).
         self._model = _core.Model(self.module.text(), initializer, self.seed)
-        self._runner = None
-        self._runner_dtype = "float64"
-        self._stale = True
+        self._runners: Dict[str, Any] = {}
+        self._stale_runners = set()
         self._prepared: Dict[int, Tuple[Any, Any]] = {}
 
     def rules(self) -> str:
@@ -66,7 +71,7 @@ class Seq2Seq:
 
     def set_parameter(self, name: str, value) -> None:
         self._model.set_parameter("$" + name.lstrip("$"), np.ascontiguousarray(np.asarray(value, dtype=np.float64)))
-        self._stale = True
+        self._stale_runners = set(self._runners)
 
     def _slices(self):
         return list(self.module.torch)
@@ -170,7 +175,7 @@ class Seq2Seq:
             config["d_model"] = self.d_model
         train_set = self._prepare(pairs)
         test_set = self._prepare(test_pairs) if test_pairs is not None else None
-        self._stale = True
+        self._stale_runners = set(self._runners)
         return self._model.train(train_set, test_set, config, callback)
 
     def loss(self, pairs: Sequence[Pair], label_smoothing: float = 0.0) -> float:
@@ -179,19 +184,25 @@ class Seq2Seq:
         return float(self._model.evaluate(self._prepare(pairs), "crossentropy")["loss"])
 
     # ---- generation ------------------------------------------------------------------------
-    def _sequence_model(self, dtype: str):
-        if self._runner is None:
-            self._runner = _core.ZooSequenceModel(self.module, self.seed)
-            self._stale = True
-        if self._runner_dtype != dtype:
-            self._runner.dtype = self._runner_dtype = dtype
-        if self._stale:
-            # The named weights are the learned ones (the positions are fixed facts of the text).
+    def _sequence_model(self, dtype: str, part: str = "whole"):
+        """The SequenceModel of the whole model or of one part ("encoder", "decoder"), with the
+        trained weights (copied again after training or set_parameter)."""
+        runner = self._runners.get(part)
+        if runner is None:
+            module = {"whole": self.module, "encoder": self._encoder, "decoder": self._decoder}[part]
+            runner = self._runners[part] = _core.ZooSequenceModel(module, self.seed)
+            self._stale_runners.add(part)
+        if runner.dtype != dtype:
+            runner.dtype = dtype
+        if part in self._stale_runners:
+            # The named weights are the learned ones (the positions are fixed facts of the text);
+            # a part has the ones it uses.
+            names = set(runner.parameter_names())
             for name, value, _ in self._model.parameters():
-                if name.startswith("$"):
-                    self._runner.set_parameter(name[1:], np.ascontiguousarray(value.reshape(value.shape[0], -1)))
-            self._stale = False
-        return self._runner
+                if name.startswith("$") and name[1:] in names:
+                    runner.set_parameter(name[1:], np.ascontiguousarray(value.reshape(value.shape[0], -1)))
+            self._stale_runners.discard(part)
+        return runner
 
     def logits(self, src: Sequence[int], tgt_in: Sequence[int], dtype: str = "float64") -> np.ndarray:
         """[len(tgt_in), vocab_size] logits of the decoder input `tgt_in` (starting with bos)."""
@@ -208,19 +219,32 @@ class Seq2Seq:
                  dtype: str = "float64", beam: int = 1) -> List[int]:
         """Greedy decoding (beam=1): from [bos], append the most likely next token (the first on a
         tie, as torch.argmax) until eos or max_len tokens; returns the tokens after bos, without
-        eos. beam > 1: beam_search with that width. Every (source length, prefix length) is
-        grounded once and its plan reused."""
+        eos. beam > 1: beam_search with that width. The source is encoded once (the encoder
+        part), then every step runs the decoder part on the prefix and that memory; each
+        length is grounded once and its plan reused."""
         bos = self.bos if bos is None else int(bos)
         eos = self.eos if eos is None else int(eos)
         if max_len > self.max_len:
             raise ValueError(f"max_len={max_len} needs {max_len} decoder positions; this Seq2Seq encodes "
                              f"max_len={self.max_len}")
+        src = self._check_tokens(src, "src")
+        if len(src) > self.max_len:
+            raise ValueError(f"a source of {len(src)} tokens; this Seq2Seq encodes max_len={self.max_len}")
+        memory = np.asarray(self._sequence_model(dtype, "encoder").forward([(self.source, self._one_hot(src))],
+                                                                            len(src), []))
+        decoder = self._sequence_model(dtype, "decoder")
+        memory_name = self._decoder.memory
+
+        def next_logits(prefix: List[int]) -> np.ndarray:
+            inputs = [(self.target, self._one_hot(prefix)), (memory_name, memory)]
+            return np.asarray(decoder.forward(inputs, len(prefix), []))[-1]
+
         if beam > 1:
-            return beam_search(lambda prefix: self.logits(src, prefix, dtype)[-1], bos, eos, max_len, beam)
+            return beam_search(next_logits, bos, eos, max_len, beam)
         out: List[int] = []
         prefix = [bos]
         for _ in range(int(max_len)):
-            step = self.logits(src, prefix, dtype)[-1]
+            step = next_logits(prefix)
             token = int(np.argmax(step))
             if token == eos:
                 break
