@@ -39,10 +39,16 @@ struct Settings {
   // decay 0.01, else 0; momentum 0; betas 0.9, 0.999; eps 1e-8).
   std::optional<double> weight_decay, momentum, beta1, beta2, eps;
   std::string loss = "mse";            // mse | crossentropy (from logits)
+  // crossentropy of multi-class outputs: torch's nn.CrossEntropyLoss(label_smoothing=), in [0, 1]
+  double label_smoothing = 0;
   size_t batch_size = 0;               // 0: the whole training set per step
   uint64_t seed = 1;                   // initialisation, shuffling and splits
   std::string initializer = "glorot";  // glorot | he | uniform(s) | normal(s) | constant(v)
-  std::string schedule = "constant";   // constant | step | exponential | cosine | linear
+  std::string schedule = "constant";   // constant | step | exponential | cosine | linear | noam
+  // noam ("Attention Is All You Need"): lr d_model^-0.5 min(step^-0.5, step warmup^-1.5) at
+  // optimizer step `step`, counted from 1; d_model unset: no d_model^-0.5 factor.
+  int warmup = 4000;
+  std::optional<int> d_model;
   std::optional<int> step_size;        // step schedule; unset: a quarter of the epochs
   double gamma = 0.5;                  // step / exponential decay factor
   int patience = 0;                    // early stopping (0: off)

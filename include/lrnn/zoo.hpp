@@ -146,6 +146,43 @@ struct TransformerOptions {
 Module transformer(int d_model, int nhead, int num_encoder_layers, int num_decoder_layers, int dim_feedforward,
                    const TransformerOptions& options = {});
 
+// A sequence-to-sequence model of "Attention Is All You Need" over a vocabulary of V
+// tokens: token t at position i of the source is the example fact `<[one-hot t]> src(i)`
+// (a V-vector; `<[V|t:1]> src(i)` in the sparse form), of the decoder's input
+// `<[one-hot t]> tgt(i)`. One embedding table, the learnable template fact
+// `$<p>_emb={V,d} <p>_table.` (torch's nn.Embedding(V, d).weight), embeds both:
+//     <p>_src_e(I) :- <p>_table^T, src(I). [combination=product]      (row t of the table)
+//     <p>_source(I) :- <sqrt(d)> <p>_src_e(I), <p>_pos(I).             (target alike)
+// with the sinusoidal encoding of each position i < max_len as a fixed template fact
+// `<[pe_i]> <p>_pos(i)`. The transformer (prefix <p>_tf, torch names under "transformer.")
+// runs the decoder under a causal mask; the logits of every target position are
+//     <p>_out(I) :- <p>_table, <p>_tf(I). [combination=product]        (tied: table x h)
+// or, untied, `$<p>_out_w={V,d} <p>_tf(I), $<p>_out_b={V}` (torch's out: nn.Linear(d, V)).
+// A query `<t> <p>_out(i)` (the class index t) trains it with cross-entropy.
+struct Seq2SeqOptions {
+  std::string prefix = "s2s";
+  std::string source = "src";  // one-hot source tokens, predicate/1 over positions
+  std::string target = "tgt";  // one-hot decoder inputs (shifted right: BOS first)
+  int max_len = 64;            // positions with an encoding (longer sequences have no atoms)
+  bool tie_output = true;      // the output projection is the embedding table
+  bool norm_first = false;
+  bool norm_affine = true;     // trained layer norms (torch's LayerNorm weights learn)
+};
+// Module::input is the source predicate, Module::memory the decoder's input predicate and
+// Module::output `<p>_out` (V logits per target position).
+Module seq2seq(int vocab, int d_model, int nhead, int num_encoder_layers, int num_decoder_layers,
+               int dim_feedforward, const Seq2SeqOptions& options = {});
+// The same model cut at the encoder's output, to decode with the memory computed once: the
+// encoder (embedding, positions, encoder stack and encoder.norm; output `<p>_tf_memory`, the
+// memory rows) and the decoder (embedding, positions, the decoder stack reading the memory
+// as input facts `<[row j]> <p>_tf_memory(j)`, the logits; output `<p>_out`). Their weights
+// are seq2seq's, by the same names and torch mapping.
+struct Seq2SeqParts {
+  Module encoder, decoder;
+};
+Seq2SeqParts seq2seq_parts(int vocab, int d_model, int nhead, int num_encoder_layers, int num_decoder_layers,
+                           int dim_feedforward, const Seq2SeqOptions& options = {});
+
 // Relational attention over graph edges (Diao & Loynd 2022, node update): for an edge
 // edge(I, J) with embedding e_IJ (J sends to I),
 //   q_IJ = Wqn x_I + Wqe e_IJ + bq,  k_IJ = Wkn x_J + Wke e_IJ + bk,  v_IJ = Wvn x_J + Wve e_IJ + bv,

@@ -90,11 +90,14 @@ nb::dict settings_dict(const Settings& s) {
   d["lr"] = s.lr;
   d["optimizer"] = s.optimizer;
   d["loss"] = s.loss;
+  d["label_smoothing"] = s.label_smoothing;
   d["batch_size"] = s.batch_size;
   d["seed"] = s.seed;
   d["initializer"] = s.initializer;
   d["schedule"] = s.schedule;
   d["gamma"] = s.gamma;
+  d["warmup"] = s.warmup;
+  d["d_model"] = s.d_model ? nb::cast(*s.d_model) : nb::none();
   d["patience"] = s.patience;
   d["max_ground_rules"] = s.max_ground_rules;
   d["max_atoms"] = s.max_atoms;
@@ -141,6 +144,9 @@ Settings settings_from(const nb::dict& d, Settings s) {
     else if (k == "beta2") s.beta2 = nb::cast<double>(value);
     else if (k == "eps") s.eps = nb::cast<double>(value);
     else if (k == "loss") s.loss = nb::cast<std::string>(value);
+    else if (k == "label_smoothing") s.label_smoothing = nb::cast<double>(value);
+    else if (k == "warmup") s.warmup = nb::cast<int>(value);
+    else if (k == "d_model") s.d_model = nb::cast<int>(value);
     else if (k == "batch_size") s.batch_size = nb::cast<size_t>(value);
     else if (k == "seed") s.seed = nb::cast<uint64_t>(value);
     else if (k == "initializer") s.initializer = nb::cast<std::string>(value);

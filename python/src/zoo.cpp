@@ -131,6 +131,30 @@ void bind_generators(nb::module_& m) {
       },
       nb::arg("node_dim"), nb::arg("edge_dim"), nb::arg("num_heads"), nb::arg("prefix"), nb::arg("node"),
       nb::arg("edge"), nb::arg("output"), nb::arg("mask"));
+  m.def(
+      "zoo_seq2seq",
+      [](int vocab, int d_model, int nhead, int num_encoder_layers, int num_decoder_layers, int dim_feedforward,
+         const std::string& prefix, const std::string& source, const std::string& target, int max_len,
+         bool tie_output, bool norm_first, bool norm_affine) {
+        zoo::Seq2SeqOptions o{prefix, source, target, max_len, tie_output, norm_first, norm_affine};
+        return zoo::seq2seq(vocab, d_model, nhead, num_encoder_layers, num_decoder_layers, dim_feedforward, o);
+      },
+      nb::arg("vocab"), nb::arg("d_model"), nb::arg("nhead"), nb::arg("num_encoder_layers"),
+      nb::arg("num_decoder_layers"), nb::arg("dim_feedforward"), nb::arg("prefix"), nb::arg("source"),
+      nb::arg("target"), nb::arg("max_len"), nb::arg("tie_output"), nb::arg("norm_first"), nb::arg("norm_affine"));
+  m.def(
+      "zoo_seq2seq_parts",
+      [](int vocab, int d_model, int nhead, int num_encoder_layers, int num_decoder_layers, int dim_feedforward,
+         const std::string& prefix, const std::string& source, const std::string& target, int max_len,
+         bool tie_output, bool norm_first, bool norm_affine) {
+        zoo::Seq2SeqOptions o{prefix, source, target, max_len, tie_output, norm_first, norm_affine};
+        zoo::Seq2SeqParts parts =
+            zoo::seq2seq_parts(vocab, d_model, nhead, num_encoder_layers, num_decoder_layers, dim_feedforward, o);
+        return std::make_pair(std::move(parts.encoder), std::move(parts.decoder));
+      },
+      nb::arg("vocab"), nb::arg("d_model"), nb::arg("nhead"), nb::arg("num_encoder_layers"),
+      nb::arg("num_decoder_layers"), nb::arg("dim_feedforward"), nb::arg("prefix"), nb::arg("source"),
+      nb::arg("target"), nb::arg("max_len"), nb::arg("tie_output"), nb::arg("norm_first"), nb::arg("norm_affine"));
   m.def("zoo_positional_encoding", [](int n, int d) { return to_numpy(zoo::positional_encoding(n, d), n, d); });
 }
 

@@ -143,6 +143,14 @@ void refuse_share(const Dataset::Impl& d, const char* what) {
                                      std::to_string(d.shard_first + d.samples.size()) + " of " +
                                      std::to_string(d.total) + "): load the whole dataset with Dataset::load");
 }
+
+// The loss the settings train with, its label smoothing included, so that evaluation and
+// inspection report the quantity training minimises.
+train::LossKind loss_of(const Settings& s) {
+  train::LossKind kind = train::parse_loss(s.loss);
+  kind.label_smoothing = s.label_smoothing;
+  return kind;
+}
 }  // namespace
 
 static void refuse_released(const Dataset::Impl& d, const std::string& what) {
@@ -487,7 +495,7 @@ void Model::prepare(const Dataset& data) const {
 
 Evaluation Model::evaluate(const Dataset& data) const {
   const auto lock = impl_->lock();
-  return impl_->engine->evaluate(*impl_->prepare(data), train::parse_loss(impl_->settings.loss), impl_->settings.dtype);
+  return impl_->engine->evaluate(*impl_->prepare(data), loss_of(impl_->settings), impl_->settings.dtype);
 }
 
 std::vector<std::vector<double>> Model::forward(const Dataset& data) const {
@@ -563,7 +571,7 @@ GroundNetwork Model::network(const Dataset& data, size_t index, bool with_gradie
     throw Error(ErrorKind::Semantic, "sample " + std::to_string(index) + " of a dataset of " +
                                          std::to_string(data.size()));
   impl_->apply_limits();
-  return impl_->engine->inspect(data.impl().samples.at(index), train::parse_loss(impl_->settings.loss), with_gradients,
+  return impl_->engine->inspect(data.impl().samples.at(index), loss_of(impl_->settings), with_gradients,
                                impl_->settings.max_ground_rules);
 }
 
@@ -577,7 +585,7 @@ GroundNetwork Model::network(const Dataset& data, size_t index,
     throw Error(ErrorKind::Semantic, "sample " + std::to_string(index) + " of a dataset of " +
                                          std::to_string(data.size()));
   impl_->apply_limits();
-  return impl_->engine->inspect(data.impl().samples.at(index), train::parse_loss(impl_->settings.loss), true,
+  return impl_->engine->inspect(data.impl().samples.at(index), loss_of(impl_->settings), true,
                                impl_->settings.max_ground_rules, &output_gradients);
 }
 

@@ -52,6 +52,7 @@ struct TrainOptions {
   double lr = kDefaults.lr;
   double weight_decay = 0;
   std::string loss = kDefaults.loss;
+  double label_smoothing = kDefaults.label_smoothing;
   size_t batch_size = kDefaults.batch_size;
   uint64_t seed = kDefaults.seed;
   std::string initializer = kDefaults.initializer;
@@ -59,6 +60,8 @@ struct TrainOptions {
   int patience = kDefaults.patience;
   int step_size = 1;
   double gamma = kDefaults.gamma;
+  int warmup = kDefaults.warmup;
+  int d_model = 0;  // 0: unset (no d_model^-0.5 factor)
   size_t max_ground_rules = kDefaultMaxGroundRules, max_atoms = kDefaultMaxAtoms;
   size_t query_batch_size = kDefaults.query_batch_size;
   std::string fanout;  // per hop, outermost first: "10,10"
@@ -114,6 +117,7 @@ Settings apply_options(const TrainOptions& o, const CLI::App& cmd, Settings s, b
   if (take("--lr")) s.lr = o.lr;
   if (given("--weight-decay")) s.weight_decay = o.weight_decay;
   if (take("--loss")) s.loss = o.loss;
+  if (take("--label-smoothing")) s.label_smoothing = o.label_smoothing;
   if (take("--batch-size")) s.batch_size = o.batch_size;
   if (take("--seed")) s.seed = o.seed;
   if (given("--initializer") && loaded)
@@ -124,6 +128,8 @@ Settings apply_options(const TrainOptions& o, const CLI::App& cmd, Settings s, b
   if (given("--step-size")) s.step_size = o.step_size;
   else if (!loaded) s.step_size = std::nullopt;  // a quarter of the epochs
   if (take("--gamma")) s.gamma = o.gamma;
+  if (take("--warmup")) s.warmup = o.warmup;
+  if (given("--d-model")) s.d_model = o.d_model;
   if (take("--max-ground-rules")) s.max_ground_rules = o.max_ground_rules;
   if (take("--max-atoms")) s.max_atoms = o.max_atoms;
   if (take("--query-batch-size")) s.query_batch_size = o.query_batch_size;
@@ -623,17 +629,25 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("--weight-decay", o->weight_decay, "Weight decay (AdamW default 0.01)")->check(cli::finite_number(0));
   cmd->add_option("--loss", o->loss, "mse | crossentropy (default " + kDefaults.loss + ")")
       ->check(cli::parsed_by(train::parse_loss, ""));
+  cmd->add_option("--label-smoothing", o->label_smoothing,
+                  "crossentropy of multi-class outputs: torch's label_smoothing, in [0, 1] (default 0)")
+      ->check(cli::finite_number(0, 1));
   cmd->add_option("--batch-size", o->batch_size, "Samples per step (default 0: all)")->check(cli::finite_number(0, 1e12, false, true));
   cmd->add_option("--seed", o->seed, "Seed of initialisation, shuffling and splits (default " + std::to_string(kDefaults.seed) + ")")
       ->check(cli::integer_in(0, UINT64_MAX));
   cmd->add_option("--initializer", o->initializer, "glorot | he | uniform(s) | normal(s) | constant(v)")
       ->check(cli::parsed_by(train::Initializer::parse, ""));
-  cmd->add_option("--schedule", o->schedule, "constant | step | exponential | cosine")
+  cmd->add_option("--schedule", o->schedule, "constant | step | exponential | cosine | linear | noam")
       ->check(cli::parsed_by(train::Schedule::parse, ""));
   cmd->add_option("--step-size", o->step_size, "step schedule: multiply the rate by --gamma every N epochs (default: epochs/4)")
       ->check(cli::finite_number(1, 1e9, false, true));
   cmd->add_option("--gamma", o->gamma, "step/exponential schedules: the decay factor (default " + number_text(kDefaults.gamma) + ")")
       ->check(cli::finite_number(0, 1, true));
+  cmd->add_option("--warmup", o->warmup,
+                  "noam schedule: optimizer steps of warm-up (default " + std::to_string(kDefaults.warmup) + ")")
+      ->check(cli::finite_number(1, 1e9, false, true));
+  cmd->add_option("--d-model", o->d_model, "noam schedule: the d_model^-0.5 factor's d_model (default: no factor)")
+      ->check(cli::finite_number(1, 1e9, false, true));
   cmd->add_option("--test-examples", o->test_examples_path, "Test examples file");
   cmd->add_option("--test-queries", o->test_queries_path,
                   "Test queries file: of --test-examples, or without them the test part of a query split of the "

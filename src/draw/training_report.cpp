@@ -113,6 +113,12 @@ nlohmann::json settings_json(const Settings& s) {
                       {"patience", s.patience},
                       {"dtype", to_string(s.dtype)}};
   if (s.weight_decay) j["weight_decay"] = *s.weight_decay;
+  // Shown where they change what was trained: smoothing of the loss, noam's warm-up.
+  if (s.label_smoothing != 0) j["label_smoothing"] = s.label_smoothing;
+  if (s.schedule == "noam") {
+    j["warmup"] = s.warmup;
+    if (s.d_model) j["d_model"] = *s.d_model;
+  }
   return j;
 }
 

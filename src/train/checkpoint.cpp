@@ -116,6 +116,7 @@ std::string Engine::to_json(const TrainConfig& config) const {
       {"epochs_trained", epochs_trained_},
       {"epochs", config.epochs},
       {"loss", to_string(config.loss)},
+      {"label_smoothing", config.loss.label_smoothing},
       {"optimizer", optimizer_json(optimizer_ ? optimizer_->config() : config.optimizer)},
       {"optimizer_state", optimizer_ ? optimizer_->state() : optimizer_state_},
       {"batch_size", config.batch_size},
@@ -126,7 +127,9 @@ std::string Engine::to_json(const TrainConfig& config) const {
         {"step_size", config.schedule.step_size},
         {"gamma", config.schedule.gamma},
         {"total_epochs", config.schedule.total_epochs},
-        {"min_lr", config.schedule.min_lr}}},
+        {"min_lr", config.schedule.min_lr},
+        {"warmup", config.schedule.warmup},
+        {"model_size", config.schedule.model_size}}},
       {"patience", config.patience},
       {"shuffle", config.shuffle},
       {"clip_grad_value", config.clip_grad_value},
@@ -190,6 +193,7 @@ std::unique_ptr<Engine> Engine::from_json(const std::string& text, TrainConfig& 
     engine->epochs_trained_ = int_field(t.at("epochs_trained"), "epochs_trained", 0, name);
     if (t.contains("epochs")) config.epochs = int_field(t["epochs"], "epochs", 0, name);
     config.loss = parse_loss(t.at("loss").get<std::string>());
+    config.loss.label_smoothing = t.value("label_smoothing", 0.0);  // files before it: none
     config.optimizer = optimizer_from(t.at("optimizer"));
     config.batch_size = t.contains("batch_size") ? integer_field(t["batch_size"], "batch_size", 0, INT64_MAX, name) : 0;
     config.seed = t.contains("seed") ? seed_field(t["seed"], name) : 1;
@@ -200,6 +204,9 @@ std::unique_ptr<Engine> Engine::from_json(const std::string& text, TrainConfig& 
     config.schedule.gamma = s.at("gamma").get<double>();
     config.schedule.total_epochs = int_field(s.at("total_epochs"), "total_epochs", 0, name);
     config.schedule.min_lr = s.at("min_lr").get<double>();
+    // Files written before the noam schedule have neither (and no use for them).
+    config.schedule.warmup = s.contains("warmup") ? int_field(s["warmup"], "warmup", 1, name) : 4000;
+    config.schedule.model_size = s.value("model_size", 0.0);
     config.patience = t.contains("patience") ? int_field(t["patience"], "patience", 0, name) : 0;
     config.shuffle = t.value("shuffle", true);
     config.clip_grad_value = t.value("clip_grad_value", 0.0);

@@ -47,6 +47,12 @@ TrainConfig make_train_config(const Settings& s, int epochs_trained) {
     c.optimizer.eps = *s.eps;
   }
   c.loss = parse_loss(s.loss);
+  require(std::isfinite(s.label_smoothing) && s.label_smoothing >= 0 && s.label_smoothing <= 1, "label_smoothing",
+          "in [0, 1]", s.label_smoothing);
+  if (s.label_smoothing != 0 && c.loss != LossKind::CrossEntropy)
+    throw Error(ErrorKind::Semantic, "setting 'label_smoothing' applies to the crossentropy loss only, not '" +
+                                         to_string(c.loss) + "'");
+  c.loss.label_smoothing = s.label_smoothing;
   c.batch_size = s.batch_size;
   c.seed = s.seed;
   c.initializer = Initializer::parse(s.initializer);
@@ -56,6 +62,12 @@ TrainConfig make_train_config(const Settings& s, int epochs_trained) {
   c.schedule.step_size = s.step_size ? *s.step_size : std::max(1, s.epochs / 4);
   require(s.gamma > 0 && s.gamma <= 1, "gamma", "in (0, 1]", s.gamma);
   c.schedule.gamma = s.gamma;
+  require(s.warmup >= 1, "warmup", "an integer >= 1", s.warmup);
+  c.schedule.warmup = s.warmup;
+  if (s.d_model) {
+    require(*s.d_model >= 1, "d_model", "an integer >= 1", *s.d_model);
+    c.schedule.model_size = *s.d_model;
+  }
   require(s.patience >= 0, "patience", "an integer >= 0", s.patience);
   c.patience = s.patience;
   c.shuffle = s.shuffle;
@@ -100,6 +112,9 @@ Settings settings_of(const TrainConfig& c) {
   s.schedule = to_string(c.schedule.kind);
   s.step_size = c.schedule.step_size;
   s.gamma = c.schedule.gamma;
+  s.warmup = c.schedule.warmup;
+  if (c.schedule.model_size > 0) s.d_model = static_cast<int>(c.schedule.model_size);
+  s.label_smoothing = c.loss.label_smoothing;
   s.patience = c.patience;
   s.shuffle = c.shuffle;
   s.query_batch_size = c.query_batch_size;

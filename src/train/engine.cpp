@@ -730,6 +730,9 @@ void Engine::step_learnable(std::vector<double>& grads, double lr, const TrainCo
   }
   clip_gradients(grads, config.clip_grad_value, config.clip_grad_norm,
                  facts ? std::span<double>(facts->grads) : std::span<double>());
+  // A per-step schedule (noam) sets this step's rate from the steps taken so far.
+  if (config.schedule.per_step()) lr = config.schedule.step_lr(config.optimizer.lr, optimizer_->steps() + 1);
+  last_step_lr_ = lr;
   if (facts) step_example_facts(*facts, config.optimizer, lr);
   optimizer_->step(model_.params.values, grads, lr);
   for (size_t k = 0; k < fixed_.size(); ++k) model_.params.values[fixed_[k]] = fixed_values[k];
@@ -898,7 +901,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     ++epochs_trained_;
     EpochInfo report;
     report.epoch = epochs_trained_;
-    report.lr = lr;
+    report.lr = config.schedule.per_step() ? last_step_lr_ : lr;  // per step: the epoch's last rate
     report.train.count = epoch.loss_count;
     report.train.loss = epoch.loss_count ? epoch.loss_sum / loss_divisor(config.loss, epoch.loss_count)
                                          : std::numeric_limits<double>::quiet_NaN();

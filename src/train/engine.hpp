@@ -412,6 +412,7 @@ class Engine {
   std::vector<logic::PairBlockRules> pair_blocks_;
   std::vector<uint32_t> fixed_;  // the parameters that are not learnable (their indices)
   std::unique_ptr<Optimizer> optimizer_;
+  double last_step_lr_ = 0;  // the rate of the last optimizer step (a per-step schedule's report)
   // The optimizer's state and the gradient sums, per parameter: held against the memory
   // budget while the optimizer lives (Adam keeps two values per parameter, SGD one).
   MemoryReservation optimizer_memory_;

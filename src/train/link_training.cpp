@@ -631,7 +631,7 @@ TrainResult Engine::train_links(const SampleStore& data, const TrainConfig& conf
     step_learnable(grads, lr, config, fixed_values);
     ++epochs_trained_;
     report.epoch = epochs_trained_;
-    report.lr = lr;
+    report.lr = config.schedule.per_step() ? last_step_lr_ : lr;
     report.seconds = seconds_since(t_epoch);
     result.record(report);
     bool go_on = on_epoch ? on_epoch(report) : true;

@@ -89,6 +89,7 @@ const std::vector<Named<ScheduleKind>>& schedule_names() {
     {"exponential", {"exponential", "exp", "exponentiallr"}, ScheduleKind::Exponential},
     {"cosine", {"cosine", "cos", "cosineannealing", "cosineannealinglr"}, ScheduleKind::Cosine},
     {"linear", {"linear", "arithmetic", "arithmeticlr"}, ScheduleKind::Linear},
+    {"noam", {"noam"}, ScheduleKind::Noam},
   };
   return names;
 }
@@ -230,6 +231,7 @@ double Schedule::lr(double base_lr, int epoch) const {
   epoch = std::max(epoch, 0);
   switch (kind) {
     case ScheduleKind::Constant:
+    case ScheduleKind::Noam:  // per step: step_lr
       return base_lr;
     case ScheduleKind::Step:  // torch.optim.lr_scheduler.StepLR
       return base_lr * std::pow(gamma, epoch / std::max(step_size, 1));
@@ -246,6 +248,13 @@ double Schedule::lr(double base_lr, int epoch) const {
     }
   }
   return base_lr;
+}
+
+double Schedule::step_lr(double base_lr, uint64_t step) const {
+  if (kind != ScheduleKind::Noam) return base_lr;
+  const double s = static_cast<double>(std::max<uint64_t>(step, 1));
+  const double scale = model_size > 0 ? 1.0 / std::sqrt(model_size) : 1.0;
+  return base_lr * scale * std::min(1.0 / std::sqrt(s), s * std::pow(static_cast<double>(warmup), -1.5));
 }
 
 }  // namespace lrnn::train

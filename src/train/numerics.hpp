@@ -46,10 +46,20 @@ void initialize(const Initializer& init, int rows, int cols, std::span<double> w
 void initialize(const Initializer& init, neural::Parameters& params, Rng& rng);
 
 // ---- losses ------------------------------------------------------------------------------
-enum class LossKind : uint8_t {
-  Mse,                 // mean over entries of (y - t)^2
-  CrossEntropy,        // from logits: binary (sigmoid) for 1-entry outputs, softmax otherwise
-  MseSum,              // sum over entries of (y - t)^2, summed (not averaged) over outputs
+// A loss: its kind and, for multi-class cross-entropy, torch's label smoothing
+// (nn.CrossEntropyLoss(label_smoothing=e): the target becomes (1 - e) t + e / n). It
+// converts to its kind, so code asking only which kind it is (switch, ==) reads as it would
+// with a plain enum, while the smoothing travels with it through every training pass.
+struct LossKind {
+  enum Kind : uint8_t {
+    Mse,                 // mean over entries of (y - t)^2
+    CrossEntropy,        // from logits: binary (sigmoid) for 1-entry outputs, softmax otherwise
+    MseSum,              // sum over entries of (y - t)^2, summed (not averaged) over outputs
+  };
+  Kind kind = Mse;
+  double label_smoothing = 0;  // in [0, 1]; only multi-class cross-entropy accepts > 0
+  constexpr LossKind(Kind k = Mse, double smoothing = 0) : kind(k), label_smoothing(smoothing) {}
+  constexpr operator Kind() const { return kind; }
 };
 // What a batch's summed loss is divided by: the number of targeted outputs, or 1 for a
 // summed loss (torch's reduction="sum").
@@ -61,8 +71,10 @@ std::string to_string(LossKind kind);
 // index when the output has more than one entry). Writes dL/dy into `grad` (n entries;
 // overwritten, not accumulated). Binary cross-entropy is softplus(z) - t z (stable for
 // any logit); multi-class uses log-sum-exp, and a probability target t gives
-// dL/dy = sum(t) softmax(y) - t. Throws lrnn::Error (Shape) on a target of the wrong size
-// or a class index that is not an integer in [0, n).
+// dL/dy = sum(t) softmax(y) - t. With label smoothing e the multi-class target t is
+// replaced by (1 - e) t + e / n, as torch does (a class index k is the one-hot t).
+// Throws lrnn::Error (Shape) on a target of the wrong size or a class index that is not an
+// integer in [0, n), and (Semantic) on label smoothing of a single-entry output.
 double loss(LossKind kind, std::span<const double> y, std::span<const double> target,
             std::span<double> grad);
 // What the model predicts from an output for reporting: sigmoid/softmax for
@@ -98,6 +110,7 @@ class Optimizer {
   // set_state throws lrnn::Error (Io) on a state of the wrong size.
   std::vector<double> state() const;
   void set_state(const std::vector<double>& s);
+  uint64_t steps() const { return t_; }  // optimizer steps taken (the model's whole training)
 
  private:
   OptimizerConfig config_;
@@ -106,19 +119,29 @@ class Optimizer {
 };
 
 // ---- learning-rate schedules ----------------------------------------------------------------
-enum class ScheduleKind : uint8_t { Constant, Step, Exponential, Cosine, Linear };
+enum class ScheduleKind : uint8_t { Constant, Step, Exponential, Cosine, Linear, Noam };
 struct Schedule {
   ScheduleKind kind = ScheduleKind::Constant;
   int step_size = 10;    // Step: multiply by gamma every step_size epochs
   double gamma = 0.5;    // Step / Exponential (lr * gamma^epoch)
   int total_epochs = 1;  // Cosine: anneal to min_lr over total_epochs
   double min_lr = 0.0;
-  static ScheduleKind parse(const std::string& name);  // "constant", "step", "exponential", "cosine", "linear"
+  int warmup = 4000;        // Noam: optimizer steps of linear warm-up
+  double model_size = 0;    // Noam: d_model of the d_model^-0.5 factor; 0: no such factor (1)
+  static ScheduleKind parse(const std::string& name);  // "constant", "step", "exponential", "cosine", "linear", "noam"
   // epoch is 0-based. Step: base gamma^floor(epoch / step_size); Exponential:
   // base gamma^epoch; Cosine: min + (base - min)(1 + cos(pi epoch / total))/2, held at
   // min_lr after total_epochs (PyTorch's CosineAnnealingLR would rise again); Linear:
-  // max(0, base - base * epoch / step_size).
+  // max(0, base - base * epoch / step_size). Noam (a per-step schedule): base here; its
+  // rate changes every optimizer step, see step_lr.
   double lr(double base_lr, int epoch) const;
+  // Noam changes the rate every optimizer step, not every epoch.
+  bool per_step() const { return kind == ScheduleKind::Noam; }
+  // The rate of optimizer step `step` (1-based, counted over the model's whole training):
+  // "Attention Is All You Need"'s base d_model^-0.5 min(step^-0.5, step warmup^-1.5),
+  // torch's LambdaLR(opt, lambda s: d^-0.5 * min((s+1)^-0.5, (s+1) * w^-1.5)) with
+  // scheduler.step() after every optimizer.step(). Other kinds: base.
+  double step_lr(double base_lr, uint64_t step) const;
 };
 std::string to_string(ScheduleKind kind);
 

@@ -65,6 +65,11 @@ double loss(LossKind kind, std::span<const double> y, std::span<const double> ta
         if (target.size() != 1)
           throw Error(ErrorKind::Shape, "cross-entropy loss: a single-entry output needs a single-entry "
                                         "target, got " + entries(target.size()));
+        // torch's label smoothing belongs to the multi-class loss (nn.CrossEntropyLoss);
+        // its binary loss has none, and smoothing one class would mean nothing.
+        if (kind.label_smoothing != 0)
+          throw Error(ErrorKind::Semantic, "label smoothing needs a multi-class output (more than one entry, "
+                                           "a softmax over classes); this output has one entry");
         const double z = y[0], t = target[0];
         grad[0] = sigmoid(z) - t;
         return softplus(z) - t * z;
@@ -80,20 +85,31 @@ double loss(LossKind kind, std::span<const double> y, std::span<const double> ta
           throw Error(ErrorKind::Shape, "cross-entropy loss: class index target " + std::to_string(c) +
                                             " is not an integer in [0, " + std::to_string(n) + ")");
         const size_t k = static_cast<size_t>(c);
-        for (size_t i = 0; i < n; ++i) grad[i] = std::exp(y[i] - lse) - (i == k ? 1.0 : 0.0);
-        return lse - y[k];
+        // Smoothed one-hot t_i = (1 - e) [i == k] + e / n: L = lse - sum_i t_i y_i.
+        const double e = kind.label_smoothing, spread = e / static_cast<double>(n);
+        double mean_y = 0;
+        for (size_t i = 0; i < n; ++i) {
+          grad[i] = std::exp(y[i] - lse) - spread - (i == k ? 1.0 - e : 0.0);
+          mean_y += y[i];
+        }
+        mean_y /= static_cast<double>(n);
+        return e == 0 ? lse - y[k] : (1.0 - e) * (lse - y[k]) + e * (lse - mean_y);
       }
       if (target.size() != n)
         throw Error(ErrorKind::Shape, "cross-entropy loss: the output has " + entries(n) +
                                           " but the target has " + entries(target.size()) +
                                           " (expected a one-hot/probability vector or a class index)");
       // L = -sum_i t_i (y_i - lse); dL/dy_i = (sum t) p_i - t_i (p - t for a distribution).
+      // Smoothed as torch smooths a probability target: t_i -> (1 - e) t_i + e / n (whatever
+      // sum(t) is), then the same loss of the smoothed target.
+      const double e = kind.label_smoothing, spread = e / static_cast<double>(n);
       double total = 0, value = 0;
       for (size_t i = 0; i < n; ++i) {
-        total += target[i];
-        value -= target[i] * (y[i] - lse);
+        const double t = (1.0 - e) * target[i] + spread;
+        total += t;
+        value -= t * (y[i] - lse);
       }
-      for (size_t i = 0; i < n; ++i) grad[i] = total * std::exp(y[i] - lse) - target[i];
+      for (size_t i = 0; i < n; ++i) grad[i] = total * std::exp(y[i] - lse) - ((1.0 - e) * target[i] + spread);
       return value;
     }
   }

@@ -45,4 +45,14 @@ std::string emit_heads(Module& m, const HeadsSpec& spec);
 void emit_norm(Module& m, const std::string& name, const std::string& body, int dim,
                bool affine, const std::string& torch_name);
 
+// Appends a part's lines and torch mapping to m.
+void append(Module& m, const Module& part);
+// The two halves of zoo::transformer (its dimensions checked by the caller): the encoder
+// stack over o.source and encoder.norm into `<prefix>_memory`; the decoder stack over
+// o.target reading `<prefix>_memory`, and decoder.norm into o.output (default: the prefix).
+void emit_transformer_encoder(Module& m, int d_model, int nhead, int num_encoder_layers, int dim_feedforward,
+                              const TransformerOptions& o);
+void emit_transformer_decoder(Module& m, int d_model, int nhead, int num_decoder_layers, int dim_feedforward,
+                              const TransformerOptions& o);
+
 }  // namespace lrnn::zoo::detail

@@ -129,24 +129,16 @@ Module transformer_decoder_layer(int d_model, int nhead, int dim_feedforward, co
   return m;
 }
 
-Module transformer(int d_model, int nhead, int num_encoder_layers, int num_decoder_layers, int dim_feedforward,
-                   const TransformerOptions& o) {
-  check_dims(d_model, nhead, dim_feedforward);
-  if (num_encoder_layers <= 0 || num_decoder_layers <= 0)
-    throw Error(ErrorKind::Semantic, "num_encoder_layers and num_decoder_layers must be positive, got " +
-                                         std::to_string(num_encoder_layers) + " and " + std::to_string(num_decoder_layers));
+namespace detail {
+
+void append(Module& m, const Module& part) {
+  m.lines.insert(m.lines.end(), part.lines.begin(), part.lines.end());
+  m.torch.insert(m.torch.end(), part.torch.begin(), part.torch.end());
+}
+
+void emit_transformer_encoder(Module& m, int d_model, int nhead, int num_encoder_layers, int dim_feedforward,
+                              const TransformerOptions& o) {
   const std::string& p = o.prefix;
-  Module m;
-  m.kind = "Transformer";
-  m.prefix = p;
-  m.input = o.source;
-  m.memory = p + "_memory";
-  m.output = o.output.empty() ? p : o.output;
-  m.input_dim = m.output_dim = d_model;
-  auto append = [&m](const Module& part) {
-    m.lines.insert(m.lines.end(), part.lines.begin(), part.lines.end());
-    m.torch.insert(m.torch.end(), part.torch.begin(), part.torch.end());
-  };
   // The encoder stack, then encoder.norm: the memory every decoder layer attends to.
   EncoderLayerOptions eo;
   eo.prefix = p + "_e";
@@ -156,25 +148,49 @@ Module transformer(int d_model, int nhead, int num_encoder_layers, int num_decod
   eo.norm_first = o.norm_first;
   eo.norm_affine = o.norm_affine;
   eo.torch_prefix = "encoder.";
-  append(transformer_encoder(d_model, nhead, dim_feedforward, num_encoder_layers, eo));
-  detail::emit_norm(m, m.memory, eo.output + "(I)", d_model, o.norm_affine, "encoder.norm");
+  append(m, transformer_encoder(d_model, nhead, dim_feedforward, num_encoder_layers, eo));
+  emit_norm(m, p + "_memory", eo.output + "(I)", d_model, o.norm_affine, "encoder.norm");
+}
+
+void emit_transformer_decoder(Module& m, int d_model, int nhead, int num_decoder_layers, int dim_feedforward,
+                              const TransformerOptions& o) {
+  const std::string& p = o.prefix;
   // The decoder stack over the target, then decoder.norm.
   std::string in = o.target;
   for (int k = 0; k < num_decoder_layers; ++k) {
     DecoderLayerOptions lo;
     lo.prefix = p + "_d" + std::to_string(k);
     lo.input = in;
-    lo.memory = m.memory;
+    lo.memory = p + "_memory";
     lo.output = lo.prefix;
     lo.self_mask = o.tgt_mask;
     lo.memory_mask = o.memory_mask;
     lo.norm_first = o.norm_first;
     lo.norm_affine = o.norm_affine;
     lo.torch_prefix = "decoder.layers." + std::to_string(k) + ".";
-    append(transformer_decoder_layer(d_model, nhead, dim_feedforward, lo));
+    append(m, transformer_decoder_layer(d_model, nhead, dim_feedforward, lo));
     in = lo.output;
   }
-  detail::emit_norm(m, m.output, in + "(I)", d_model, o.norm_affine, "decoder.norm");
+  emit_norm(m, o.output.empty() ? p : o.output, in + "(I)", d_model, o.norm_affine, "decoder.norm");
+}
+
+}  // namespace detail
+
+Module transformer(int d_model, int nhead, int num_encoder_layers, int num_decoder_layers, int dim_feedforward,
+                   const TransformerOptions& o) {
+  check_dims(d_model, nhead, dim_feedforward);
+  if (num_encoder_layers <= 0 || num_decoder_layers <= 0)
+    throw Error(ErrorKind::Semantic, "num_encoder_layers and num_decoder_layers must be positive, got " +
+                                         std::to_string(num_encoder_layers) + " and " + std::to_string(num_decoder_layers));
+  Module m;
+  m.kind = "Transformer";
+  m.prefix = o.prefix;
+  m.input = o.source;
+  m.memory = o.prefix + "_memory";
+  m.output = o.output.empty() ? o.prefix : o.output;
+  m.input_dim = m.output_dim = d_model;
+  detail::emit_transformer_encoder(m, d_model, nhead, num_encoder_layers, dim_feedforward, o);
+  detail::emit_transformer_decoder(m, d_model, nhead, num_decoder_layers, dim_feedforward, o);
   return m;
 }
 

@@ -20,6 +20,9 @@ from lrnn.optim import Optimizer
 # Options without a PyNeuraLogic keyword of their own that the engine reads (by name).
 ENGINE_OPTIONS = ("schedule", "patience", "step_size", "gamma", "max_ground_rules", "max_atoms", "max_memory",
                   "shuffle", "dtype",
+                  # crossentropy's label smoothing; the noam schedule's warm-up steps and d_model
+                  # (docs/seq2seq.md)
+                  "label_smoothing", "warmup", "d_model",
                   "query_batch_size", "fanout",
                   # link prediction (docs/big_graphs.md "Link prediction and knowledge-base completion")
                   "link_prediction", "negatives", "corrupt", "margin", "ranking", "link_chunk")
@@ -82,6 +85,13 @@ def _check_option(key: str, value: Any) -> None:
         check_memory_size(value)
     if key == "shuffle" and not isinstance(value, bool):
         raise ValueError(f"Settings(shuffle=...) takes True or False, got {value!r}")
+    if key == "label_smoothing" and value is not None and (
+            isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value <= 1):
+        raise ValueError(f"Settings(label_smoothing=...) takes a number in [0, 1] (torch's "
+                         f"CrossEntropyLoss(label_smoothing=)), got {value!r}")
+    if key in ("warmup", "d_model") and value is not None and (
+            isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= value < 2**31):
+        raise ValueError(f"Settings({key}=...) takes an integer >= 1, got {value!r}")
     if key in ENGINE_OPTIONS or key in PYNEURALOGIC_BUILD_OPTIONS:
         return
     if key in CLIP_OPTIONS:

@@ -8,6 +8,8 @@ from lrnn.nn.transformer import (
     Attention, Mask, MultiheadAttention, RelationalAttention, TransformerDecoderLayer, TransformerEncoder, Transformer,
     TransformerEncoderLayer, positional_encoding,
 )
+# The sequence-to-sequence model of "Attention Is All You Need" (issue 35, docs/seq2seq.md).
+from lrnn.nn.seq2seq import Seq2Seq
 
 
 def get_evaluator(template, settings=None):
@@ -22,5 +24,5 @@ __all__ = [
     "Initializer", "Uniform", "Normal", "Glorot", "He", "Constant",
     "Optimizer", "SGD", "Adam", "AdamW", "get_evaluator",
     "Attention", "Mask", "MultiheadAttention", "RelationalAttention", "Transformer", "TransformerDecoderLayer",
-    "TransformerEncoder", "TransformerEncoderLayer", "positional_encoding",
+    "TransformerEncoder", "TransformerEncoderLayer", "positional_encoding", "Seq2Seq",
 ]
