@@ -22,12 +22,24 @@ from lrnn.core import (
     Var,
     W,
 )
+from lrnn.core.template import set_model_factory
 from lrnn.dataset import Dataset, FileDataset, Sample
 from lrnn.nn.init import Constant, Glorot, He, Longtail, Normal, Torch, Uniform
 from lrnn.nn.loss import MSE, CrossEntropy, SoftEntropy
 from lrnn.optim import SGD, Adam, AdamW
 
 __version__ = "0.1.0"
+
+
+def _new_model():
+    # Template.build's Model (lrnn.core.template.set_model_factory): the engine is loaded
+    # on first use, as `lrnn.Model` is, so the DSL alone stays importable.
+    from lrnn.model import Model
+
+    return Model()
+
+
+set_model_factory(_new_model)
 
 
 def initialize(*args, **kwargs) -> None:

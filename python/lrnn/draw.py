@@ -45,22 +45,25 @@ def _check_detail(value_detail: int) -> int:
     return int(value_detail)
 
 
-def _template_dot(obj: Any) -> str:
-    from lrnn.core.template import Template
+# Templates (lrnn.core.template) and built samples (lrnn.engine.built) draw themselves by
+# calling this module: it recognises them by the mark their classes carry (_draws_as), so
+# it imports neither (issue 31's import cycle).
+def _is_built_sample(obj: Any) -> bool:
+    return getattr(obj, "_draws_as", None) == "built_sample"
 
+
+def _template_dot(obj: Any) -> str:
     engine = getattr(obj, "_engine", None)
     if engine is not None:  # a built model: the template its engine holds
         return _core().template_dot(engine.template_text())
-    if isinstance(obj, Template):
+    if getattr(obj, "_draws_as", None) == "template":  # lrnn.core.template.Template
         return _core().template_dot(str(obj))
     raise TypeError(f"expected a Template or Model, got {type(obj).__name__}")
 
 
 def _sample_dot(sample: Any, value_detail: int, what: str, gradients: bool, max_nodes: int,
                 max_per_group: int = DEFAULT_MAX_PER_GROUP) -> str:
-    from lrnn.engine.built import BuiltSample
-
-    if not isinstance(sample, BuiltSample):
+    if not _is_built_sample(sample):
         raise TypeError(
             f"expected a built sample (model.build_dataset(dataset)[k]), got {type(sample).__name__}"
         )
@@ -177,9 +180,7 @@ def sample_to_dot_source(sample: Any, value_detail: int = 0) -> str:
 
 def to_dot_source(obj: Any, value_detail: int = 0) -> str:
     """DOT text of a Template/Model (its template) or of a built sample (its network)."""
-    from lrnn.engine.built import BuiltSample
-
-    if isinstance(obj, BuiltSample):
+    if _is_built_sample(obj):
         return sample_to_dot_source(obj, value_detail)
     _check_detail(value_detail)
     return model_to_dot_source(obj)

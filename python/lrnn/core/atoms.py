@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional, Tuple
 
 from lrnn import _text
+from lrnn.core import dsl_classes
+from lrnn.core.functions import Combination, Transformation
 from lrnn.core.terms import Term, to_term
 from lrnn.core.values import Weight, named_weight
 
@@ -102,7 +104,6 @@ class Atom:
     def function(self) -> Any:
         """PyNeuraLogic's attached function: Transformation.TRANSP for `.T`, REVERSE for
         `-R.a`, the function of `F.tanh(R.a)`, else None."""
-        from lrnn.core.functions import Transformation
 
         if self.body_function is not None:
             return self.body_function
@@ -115,7 +116,7 @@ class Atom:
     def attach_function(self, function: Any) -> Any:
         """`F.tanh(R.a)`: the literal's value goes through `function` in the rule body. A
         literal that already has a function (or a weight) is wrapped in a container."""
-        from lrnn.core.containers import FContainer
+        FContainer = dsl_classes.get("FContainer")
 
         if self.negated or self.special or self.hidden:
             raise ValueError(f"{function}(...) needs a literal with a value, got {self.to_str()}")
@@ -126,20 +127,17 @@ class Atom:
         return self._copy(body_function=function)
 
     def __add__(self, other: Any) -> Any:
-        from lrnn.core.containers import FContainer
-        from lrnn.core.functions import Combination
+        FContainer = dsl_classes.get("FContainer")
 
         return FContainer((self, other), Combination.SUM)
 
     def __mul__(self, other: Any) -> Any:
-        from lrnn.core.containers import FContainer
-        from lrnn.core.functions import Combination
+        FContainer = dsl_classes.get("FContainer")
 
         return FContainer((self, other), Combination.ELPRODUCT)
 
     def __matmul__(self, other: Any) -> Any:
-        from lrnn.core.containers import FContainer
-        from lrnn.core.functions import Combination
+        FContainer = dsl_classes.get("FContainer")
 
         return FContainer((self, other), Combination.PRODUCT)
 
@@ -157,7 +155,6 @@ class Atom:
         if self.special or self.hidden or self.negated:
             raise ValueError(f"the relation {self.to_str()} has no value to transpose")
         if self.body_function is not None:  # transpose what the function gave
-            from lrnn.core.functions import Transformation
 
             return self.attach_function(Transformation.TRANSP)
         return self._copy(transposed=not self.transposed)
@@ -169,7 +166,6 @@ class Atom:
         if self.special or self.hidden or self.negated:
             raise ValueError(f"the relation {self.to_str()} has no value to negate softly")
         if self.body_function is not None:
-            from lrnn.core.functions import Transformation
 
             return self.attach_function(Transformation.REVERSE)
         return self._copy(soft_negated=not self.soft_negated)
@@ -190,19 +186,19 @@ class Atom:
         return Predicate(self.name, arity, special=self.special, hidden=self.hidden)
 
     def __le__(self, body: Any) -> "Rule":
-        from lrnn.core.rules import Rule
+        Rule = dsl_classes.get("Rule")
 
         return Rule(self, body)
 
     def __and__(self, other: Any) -> "RuleBody":
-        from lrnn.core.rules import RuleBody
+        RuleBody = dsl_classes.get("RuleBody")
 
         return RuleBody([self]) & other
 
     def __or__(self, metadata: Any) -> "RuleBody":
         """`R.h <= R.b | [F.relu]` reads as `R.h <= (R.b | [F.relu])`: a one-literal body
         carrying the rule's metadata."""
-        from lrnn.core.rules import RuleBody
+        RuleBody = dsl_classes.get("RuleBody")
 
         return RuleBody([self]) | metadata
 
@@ -266,7 +262,7 @@ class Predicate:
             raise ValueError(f"the special/hidden predicate {self} has no neurons to configure")
 
     def __or__(self, metadata: Any) -> "PredicateDecl":
-        from lrnn.core.rules import Metadata
+        Metadata = dsl_classes.get("Metadata")
 
         self._check_declarable()
         meta = Metadata.coerce(metadata)
@@ -389,3 +385,7 @@ class RelationFactory:
 
 
 Relation = R = RelationFactory()
+
+
+# Operators of the lower DSL modules (functions) build atoms through the registry.
+dsl_classes.register(Atom)

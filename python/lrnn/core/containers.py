@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator, List, Tuple
 
+from lrnn.core import dsl_classes
 from lrnn.core.atoms import Atom
 from lrnn.core.functions import COMBINATION, TRANSFORMATION, Function
 
@@ -116,3 +117,7 @@ def lower_literal(literal: Any, new_name: Callable[[], str], rules: List[str]) -
     key = "activation" if container.function.kind == TRANSFORMATION else "combination"
     rules.append(f"{head.to_str()} :- {', '.join(body)}. [{key}={container.function}]")
     return head.to_str() if weight is None else f"{weight} {head.to_str()}"
+
+
+# Atom's operators (+, *, @) and F.concat(...) build containers through the registry.
+dsl_classes.register(FContainer)

@@ -11,6 +11,7 @@ from typing import Any, Iterable, Optional, Sequence, Tuple
 import numpy as np
 
 from lrnn import _text
+from lrnn.core import dsl_classes
 
 TRANSFORMATION, COMBINATION, AGGREGATION = "transformation", "combination", "aggregation"
 
@@ -77,9 +78,7 @@ class Function:
         if self.kind == TRANSFORMATION and len(args) == 1 and not kwargs:
             return apply_to_body(self, args[0])
         if self.kind == COMBINATION and args and not kwargs:
-            from lrnn.core.containers import FContainer
-
-            return FContainer(args, self)
+            return dsl_classes.get("FContainer")(args, self)
         raise TypeError(
             f"{self.kind} function '{self.name}' takes no arguments here: attach it to a rule, "
             "(head <= body) | [F.relu], or apply it to body relations, F.relu(R.a)"
@@ -89,8 +88,7 @@ class Function:
 def apply_to_body(function: Function, literal: Any) -> Any:
     """PyNeuraLogic's `F.tanh(R.a)` in a rule body: the literal's value goes through the
     function (lrnn.core.containers lowers it to a rule of its own)."""
-    from lrnn.core.atoms import Atom
-    from lrnn.core.containers import FContainer
+    Atom, FContainer = dsl_classes.get("Atom"), dsl_classes.get("FContainer")
 
     if isinstance(literal, Atom):
         if function.name == "identity":

@@ -8,6 +8,7 @@ from typing import Any, Iterable, List, Optional
 
 import numpy as np
 
+from lrnn.core import dsl_classes
 from lrnn.core.atoms import Atom
 from lrnn.core.terms import AllVariables, Variable
 from lrnn.core.containers import FContainer, lower_literal
@@ -275,3 +276,7 @@ class Rule:
         if self.metadata is not None and len(self.metadata):
             text += f" {self.metadata}"
         return helpers + [text]
+
+
+# Atom's operators (<=, &, |) build rules and read metadata through the registry.
+dsl_classes.register(Metadata, RuleBody, Rule)

@@ -8,7 +8,7 @@ the C++ engine parses when the template is built or queried.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Iterator, List, Optional, Union
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Union
 
 from lrnn.core.atoms import Atom, PredicateDecl
 from lrnn.core.rules import Rule, RuleBody
@@ -36,7 +36,22 @@ def _check_entry(entry: Any) -> Entry:
     )
 
 
+# Template.build makes a Model, which lives in the engine layer (lrnn.model) above this
+# language module: the package (lrnn/__init__.py, always run before any of its modules)
+# hands in a constructor, so the language never imports the engine (issue 31).
+_model_factory: Optional[Callable[[], "Template"]] = None
+
+
+def set_model_factory(factory: Callable[[], "Template"]) -> None:
+    """Sets what Template.build calls to make an empty Model (lrnn/__init__.py sets lrnn.model.Model)."""
+    global _model_factory
+    _model_factory = factory
+
+
 class Template:
+    # lrnn.draw recognises a template (a Model too) by this mark, not by importing the class.
+    _draws_as = "template"
+
     def __init__(self, *, template_file: Optional[str] = None, model_file: Optional[str] = None):
         self._entries: List[Entry] = []
         path = template_file or model_file
@@ -172,9 +187,10 @@ class Template:
     # ---- using -------------------------------------------------------------------------------
     def build(self, settings: Optional[Settings] = None) -> "Model":
         """Compiles the template for training and inference (see lrnn.Model)."""
-        from lrnn.model import Model
-
-        model = Model()
+        if _model_factory is None:
+            raise RuntimeError("Template.build needs lrnn.model's Model, which the lrnn package registers when "
+                               "it is imported (set_model_factory)")
+        model = _model_factory()
         model._entries = list(self._entries)
         return model.build(settings)
 

@@ -135,6 +135,8 @@ class BuiltSample:
     """One sample of a BuiltDataset, to look at: `draw()` (PyNeuraLogic's sample.draw) and
     Jupyter's inline picture of its neural network."""
 
+    _draws_as = "built_sample"  # how lrnn.draw recognises it without importing this module
+
     def __init__(self, dataset: BuiltDataset, index: int):
         self._dataset = dataset
         self.index = index

@@ -1,0 +1,193 @@
+// The builder of build_plan (plan.hpp), shared by the files that plan one part of it:
+// plan.cpp builds the plain plan (facts, rule groups gathered per grounding, atom groups);
+// each rewrite that replaces a rule group's per-grounding work by a faster layout is in a
+// file of its own, as Souffle's ram/transform keeps one transformation per file:
+//   plan_transform_sum.cpp   one input under a matrix weight, summed per head (TransformSum)
+//   plan_direct_product.cpp  products of unweighted inputs read in place (DirectProduct),
+//                            with their dense and banded (causal mask) blocks
+//   plan_pair_blocks.cpp     a pair block's scores and weighted sums (logic::PairBlock)
+// An internal header: nothing outside src/exec includes it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "exec/plan.hpp"
+#include "lrnn/diagnostics.hpp"
+#include "lrnn/memory.hpp"
+
+namespace lrnn::exec::planning {
+
+std::string text(Shape s);
+std::string literal_text(const Literal& l);
+std::string rule_name(const neural::TemplateModel& model, uint32_t r);
+// Whether B's transpose moves entries (a transposed vector is the same entries read as a row).
+bool real_transpose(const InputBlock& B);
+
+class Allocator {
+ public:
+  uint32_t take(size_t n) {
+    uint64_t at = cursor_;
+    cursor_ += n;
+    if (cursor_ > 0xFFFFFFF0ULL)
+      throw Error(ErrorKind::Limit, "the network needs more than 4 billion values");
+    // Every value is a double of the workspace (and of its gradients when training): the
+    // plan asks the memory budget each 1M values, before any workspace is made.
+    if (cursor_ >= checked_ + (1u << 20)) {
+      check_memory(16 * cursor_, "a network of " + std::to_string(cursor_) + " values (its workspace and gradients)");
+      checked_ = cursor_;
+    }
+    return static_cast<uint32_t>(at);
+  }
+  uint32_t size() const { return static_cast<uint32_t>(cursor_); }
+
+ private:
+  uint64_t cursor_ = 0, checked_ = 0;
+};
+
+// ---- the transform-sum rewrite (plan_transform_sum.cpp) ----
+bool transform_sum_applies(const RuleGroup& G, const neural::RuleSpec& spec);
+void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_depth_begin,
+                        const RuleGroup* same_depth_end, uint32_t heads, bool sum_first);
+
+// ---- the direct-product rewrite (plan_direct_product.cpp) ----
+DirectProduct plan_direct_product(CombinationKind combination, const std::vector<InputBlock>& inputs);
+void plan_dense_block(const RuleGroup& G, DirectProduct& d);
+void plan_banded_block(const RuleGroup& G, DirectProduct& d);
+
+using Ref = std::pair<uint32_t, uint32_t>;  // (sample, local atom / ground rule)
+
+// A rule group's value at the atom neuron it feeds: (sample, atom) <- (value offset, shape).
+struct Contribution {
+  uint32_t sample, atom, offset;
+  Shape shape;
+};
+
+// Merges sample networks into one plan, depth by depth: the rule groups of a depth, then
+// the atom groups they feed (build_plan's steps, one function each).
+class PlanBuilder {
+ public:
+  PlanBuilder(const neural::TemplateModel& model, const std::vector<const neural::SampleNetwork*>& samples,
+              const PlanOptions& options)
+      : model(model), samples(samples), n_samples(samples.size()), options(options) {}
+
+  Plan build();
+
+ private:
+  void drop_fact_input_gradients();
+
+  const neural::TemplateModel& model;
+  const std::vector<const neural::SampleNetwork*>& samples;
+  const size_t n_samples;
+  const PlanOptions options;
+  Plan plan;
+  Allocator alloc;
+  std::vector<std::vector<uint32_t>> fact_off;       // per sample and fact: value offset
+  size_t data_values = 0;  // the data facts' values, first in the values (plan.data's size)
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<Ref>> atom_buckets, rule_buckets;
+  uint32_t max_depth = 0;
+  // Per sample and atom: position in its group (made when a group first sorts its inputs).
+  std::vector<std::vector<uint32_t>> atom_position;
+  std::vector<std::vector<Contribution>> contributions;  // per predicate, this depth
+  size_t depth_first_group = 0;                      // first rule group of this depth
+
+  void place_facts();
+
+  void bucket_by_depth();
+
+  // A ground rule's softmax segment (sample, group), and whether two share a head atom.
+  std::pair<uint32_t, uint32_t> softmax_key(const Ref& ref) const {
+    return std::make_pair(ref.first, samples[ref.first]->softmax_group[ref.second]);
+  }
+  bool same_head(const Ref& a, const Ref& b) const {
+    return a.first == b.first && samples[a.first]->head[a.second] == samples[b.first]->head[b.second];
+  }
+
+  // The atom of ground rule `ref`'s input i.
+  uint32_t input_atom(const Ref& ref, size_t i) const {
+    const neural::SampleNetwork& net = *samples[ref.first];
+    return net.inputs[net.inputs_begin[ref.second] + i];
+  }
+
+  InputBlock input_block(uint32_t r, size_t i, const std::vector<Ref>& members, InputBlock* scanned) const;
+
+  void input_values(InputBlock& B, uint32_t r, size_t i, const std::vector<Ref>& members) const;
+
+  // What scan_members found about a rule group's members.
+  struct MemberScan {
+    bool done = false;              // scan_members ran and succeeded
+    bool softmax_in_order = false;  // softmax keys never decrease: G.softmax_segments are set
+    std::vector<InputBlock> blocks;
+    std::vector<uint32_t> head_atoms;  // per head segment
+  };
+
+  bool scan_members(RuleGroup& G, size_t n_inputs, bool softmax, const std::vector<Ref>& members,
+                    MemberScan& scan) const;
+
+  static uint32_t grid_rows(const neural::SampleNetwork& net, const std::vector<Ref>& members, size_t b, size_t e);
+
+  bool order_by_softmax_segment(std::vector<Ref>& members, RuleGroup& G, size_t n_inputs, MemberScan* scan) const;
+
+  // ---- pair blocks (plan_pair_blocks.cpp) ----
+  std::vector<std::vector<uint32_t>> block_score_group;  // per sample and block: its scores' rule group
+
+  void add_pair_block_groups(uint32_t depth);
+
+  static std::vector<uint32_t> block_row_begin(const logic::PairBlock& b);
+
+  bool back_to_back(uint32_t s, const std::vector<uint32_t>& atoms, uint32_t r, size_t input, Shape& shape,
+                    uint32_t& first) const;
+
+  void write_score_sources(uint32_t s, const logic::PairBlock& b, size_t i, std::vector<uint32_t>& src) const;
+
+  uint32_t add_block_scores(uint32_t s, const logic::PairBlock& b);
+
+  void add_block_sums(uint32_t s, const logic::PairBlock& b, const RuleGroup& scores);
+
+  template <class Fits, class Sources>
+  bool plan_block_inputs(RuleGroup& G, const neural::RuleSpec& spec, MemberScan& scan, bool fast, Fits direct_fits,
+                         Sources sources_of, std::vector<Shape>& z_shapes);
+
+  static bool block_tiles_fit(const logic::PairBlock& b, const std::vector<uint32_t>& row_begin);
+
+  static void set_block_shape(DirectProduct& d, const logic::PairBlock& b, const std::vector<uint32_t>& row_begin);
+
+  void add_rule_group(const uint32_t r, std::vector<Ref> members);
+
+  RuleGroup new_rule_group(uint32_t r, size_t n) const;
+
+  uint32_t add_rule_step(RuleGroup G);
+
+  std::vector<Shape> plan_rule_inputs(RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
+                                      MemberScan& scan);
+
+  void plan_combination_and_activation(RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Shape>& z_shapes);
+
+  void plan_head_segments(RuleGroup& G, const std::vector<Ref>& members, bool scanned);
+
+  void plan_softmax_segments(RuleGroup& G, const std::vector<Ref>& members, bool in_order);
+
+  void plan_aggregation_and_head_weight(RuleGroup& G, const neural::RuleSpec& spec);
+
+  void add_contributions(const RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
+                         const MemberScan& scan);
+
+  bool pass_contributions_through(uint32_t p, size_t m, const std::vector<Contribution>& list, Shape shape);
+
+  template <class Visit>
+  static void for_each_by_atom(const std::vector<Contribution>& list, Visit visit);
+
+  void sort_contributions_by_atom(AtomGroup& A, const std::vector<Ref>& members, const std::vector<Contribution>& list,
+                                  const std::string& where);
+
+  void add_atom_group(const uint32_t p, const std::vector<Ref>& members);
+
+  void plan_batch_norm(AtomGroup& A, const neural::BatchNormSpec& norm, Shape red_shape, const std::string& where);
+
+  void place_outputs();
+};
+
+}  // namespace lrnn::exec::planning
