@@ -118,7 +118,7 @@ void PlanBuilder::drop_fact_input_gradients() {
 void PlanBuilder::place_facts() {
   // Facts: data first (one contiguous copy per forward), then template facts.
   fact_off.resize(n_samples);
-  for (size_t s = 0; s < n_samples; ++s) data_values += samples[s]->fact_data.size();
+  for (size_t s = 0; s < n_samples; ++s) data_values += neural::fact_values_size(*samples[s]);
   if (options.fact_values) plan.data.reserve(data_values);
   for (size_t s = 0; s < n_samples; ++s) {
     const neural::SampleNetwork& net = *samples[s];

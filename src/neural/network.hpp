@@ -72,6 +72,13 @@ struct SampleNetwork {
   size_t num_facts() const { return fact_shape.size(); }
 };
 
+// The number of fact values `net` lays out: its fact_data's, or, for a query batch's
+// support whose values stay in the whole network (PreparedSet::value_sources), the
+// count fact_data_begin still gives.
+inline size_t fact_values_size(const SampleNetwork& net) {
+  return net.fact_data_begin.empty() ? net.fact_data.size() : net.fact_data_begin.back();
+}
+
 // Builds the network of one example. Throws lrnn::Error on a fact value that cannot be a
 // neuron value (dimensions only, unless `learnable_facts`: then the value is a parameter
 // the dataset initialises, and its entries here are zeros) or a ground rule set that does

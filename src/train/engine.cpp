@@ -553,14 +553,40 @@ void SampleSteps::prefetch_ahead(const PreparedSet& set, std::span<const uint32_
   }
 }
 
+namespace {
+
+// The values of `facts` of `source`, fact after fact, as floats: a query batch's feature
+// rows, read at random in the whole graph's network, so the rows ahead are prefetched.
+void gather_float_values(const neural::SampleNetwork& source, const std::vector<uint32_t>& facts, float* out) {
+  const double* values = source.fact_data.data();
+  const uint32_t* begin = source.fact_data_begin.data();
+  constexpr size_t kAhead = 16;  // facts between the two prefetch stages
+  for (size_t k = 0; k < facts.size(); ++k) {
+    if (k + 2 * kAhead < facts.size()) __builtin_prefetch(begin + facts[k + 2 * kAhead]);
+    if (k + kAhead < facts.size()) {
+      const uint32_t f = facts[k + kAhead];
+      for (const double* line = values + begin[f]; line < values + begin[f + 1]; line += 8) __builtin_prefetch(line);
+    }
+    const uint32_t f = facts[k];
+    out = std::copy(values + begin[f], values + begin[f + 1], out);
+  }
+}
+
+}  // namespace
+
 void SampleSteps::build_float_facts(const PreparedSet& set) {
   bind(set);
   if (!facts32_begin_.empty()) return;
   std::vector<size_t> begin(set.size() + 1, 0);
-  for (size_t i = 0; i < set.size(); ++i) begin[i + 1] = begin[i] + set.networks[i].fact_data.size();
+  for (size_t i = 0; i < set.size(); ++i) begin[i + 1] = begin[i] + neural::fact_values_size(set.networks[i]);
   facts32_.resize(begin.back());
-  for (size_t i = 0; i < set.size(); ++i)
+  for (size_t i = 0; i < set.size(); ++i) {
+    if (i < set.value_sources.size() && set.value_sources[i]) {
+      gather_float_values(*set.value_sources[i], set.value_facts[i], facts32_.data() + begin[i]);
+      continue;
+    }
     std::copy(set.networks[i].fact_data.begin(), set.networks[i].fact_data.end(), facts32_.begin() + begin[i]);
+  }
   facts32_begin_ = std::move(begin);
 }
 
@@ -803,7 +829,8 @@ void Engine::query_batch_epoch(QueryBatches& batches, const PreparedSet& set, co
   for (size_t b0 = 0; b0 < order.size(); b0 += config.query_batch_size) {
     refs.clear();
     for (size_t k = b0; k < std::min(order.size(), b0 + config.query_batch_size); ++k) refs.push_back(queries[order[k]]);
-    PreparedSet batch = batches.batch(refs, rng, origin);
+    // A float pass gathers the batch's feature rows from the graph's network itself.
+    PreparedSet batch = batches.batch(refs, rng, origin, config.dtype == Dtype::Float32);
     std::vector<uint32_t> locals(batch.size());
     std::iota(locals.begin(), locals.end(), 0u);
     query_steps_->run(

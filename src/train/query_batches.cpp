@@ -41,8 +41,14 @@ RulesByHead rules_by_head(const neural::SampleNetwork& net) {
   exec::collapse_huge_pages(net.fact_data.data(), net.fact_data.size() * sizeof(double));
   exec::collapse_huge_pages(net.fact_data_begin.data(), net.fact_data_begin.size() * sizeof(uint32_t));
   h.atoms.resize(num_atoms);
-  for (uint32_t a = 0; a < num_atoms; ++a)
-    h.atoms[a] = {net.atom_depth[a], net.atom_predicate[a], net.atom_fact[a], net.atom_ground_id[a]};
+  for (uint32_t a = 0; a < num_atoms; ++a) {
+    const uint32_t f = net.atom_fact[a];
+    h.atoms[a] = {net.atom_depth[a], net.atom_predicate[a], f, net.atom_ground_id[a], neural::kNone, 0, {}};
+    if (f == neural::kNone) continue;
+    h.atoms[a].fact_template = net.fact_template[f];
+    h.atoms[a].fact_values = net.fact_data_begin[f + 1] - net.fact_data_begin[f];
+    h.atoms[a].fact_shape = net.fact_shape[f];
+  }
   return h;
 }
 
@@ -244,9 +250,12 @@ neural::SampleNetwork support_network(const neural::SampleNetwork& net, const Ru
 
 void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                           std::span<const uint32_t> queries, const FanOut& fan, Rng* rng, SupportScratch& scratch,
-                          neural::SampleNetwork& sub) {
+                          neural::SampleNetwork& sub, std::vector<uint32_t>* value_facts) {
   if (scratch.local.size() != net.num_atoms()) scratch.local.assign(net.num_atoms(), neural::kNone);
-  if (scratch.fact_local.size() != net.num_facts()) scratch.fact_local.assign(net.num_facts(), neural::kNone);
+  if (scratch.fact_local.size() != net.num_facts()) {
+    scratch.fact_local.assign(net.num_facts(), neural::kNone);
+    scratch.fact_seen.assign(net.num_facts() / 64 + 1, 0);
+  }
   const Support kept = find_support(net, heads, queries, fan, rng, scratch);
   std::vector<uint32_t>& fact_local = scratch.fact_local;
   // An atom's local id: its rank among the kept atoms (find_support's bits and counts).
@@ -267,19 +276,18 @@ void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& h
   sub.inputs_begin.reserve(m + 1);
   sub.inputs.reserve(scratch.kept_inputs.size());
   sub.fact_data_begin.push_back(0);
-  // The kept atoms are ascending but sparse: their facts' values (a graph's features) are
-  // read at random, so the atoms ahead have theirs prefetched, in two stages.
+  // The kept atoms are ascending but sparse: their records are read at random, and so are
+  // their facts' values (a graph's features) when they are copied here, so the atoms ahead
+  // have theirs prefetched, in two stages.
   constexpr size_t kAhead = 64;
+  std::vector<uint64_t>& seen = scratch.fact_seen;
   for (size_t i = 0; i < n; ++i) {
     if (i + kAhead < n) __builtin_prefetch(&heads.atoms[kept.atoms[i + kAhead]]);
-    if (i + kAhead / 2 < n) {
+    if (!value_facts && i + kAhead / 2 < n) {
       const uint32_t f = heads.atoms[kept.atoms[i + kAhead / 2]].fact;
-      if (f != neural::kNone) {
-        __builtin_prefetch(&net.fact_data_begin[f]);
-        __builtin_prefetch(&fact_local[f]);
-      }
+      if (f != neural::kNone) __builtin_prefetch(&net.fact_data_begin[f]);
     }
-    if (i + kAhead / 4 < n) {
+    if (!value_facts && i + kAhead / 4 < n) {
       const uint32_t f = heads.atoms[kept.atoms[i + kAhead / 4]].fact;
       if (f != neural::kNone) {
         const double* v = net.fact_data.data() + net.fact_data_begin[f];
@@ -297,17 +305,26 @@ void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& h
       sub.atom_fact.push_back(neural::kNone);
       continue;
     }
-    if (fact_local[f] == neural::kNone) {
-      fact_local[f] = static_cast<uint32_t>(sub.fact_shape.size());
-      scratch.facts.push_back(f);
-      sub.fact_template.push_back(net.fact_template[f]);
-      sub.fact_shape.push_back(net.fact_shape[f]);
+    const uint64_t bit = uint64_t{1} << (f % 64);
+    if (seen[f / 64] & bit) {  // a fact another kept atom has too
+      sub.atom_fact.push_back(fact_local[f]);
+      continue;
+    }
+    seen[f / 64] |= bit;
+    const auto local_fact = static_cast<uint32_t>(sub.fact_shape.size());
+    fact_local[f] = local_fact;
+    scratch.facts.push_back(f);
+    sub.fact_template.push_back(atom.fact_template);
+    sub.fact_shape.push_back(atom.fact_shape);
+    if (value_facts) {
+      value_facts->push_back(f);
+    } else {
       sub.fact_data.insert(sub.fact_data.end(), net.fact_data.begin() + net.fact_data_begin[f],
                            net.fact_data.begin() + net.fact_data_begin[f + 1]);
-      sub.fact_data_begin.push_back(static_cast<uint32_t>(sub.fact_data.size()));
-      if (!net.fact_example_param.empty()) sub.fact_example_param.push_back(net.fact_example_param[f]);
     }
-    sub.atom_fact.push_back(fact_local[f]);
+    sub.fact_data_begin.push_back(sub.fact_data_begin.back() + atom.fact_values);
+    if (!net.fact_example_param.empty()) sub.fact_example_param.push_back(net.fact_example_param[f]);
+    sub.atom_fact.push_back(local_fact);
   }
   sub.inputs_begin.push_back(0);
   // Each rule from the walk's records (sequential, in cache), not from the network.
@@ -324,7 +341,10 @@ void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& h
     for (uint32_t l : net.query_atoms[q]) atoms.push_back(local(l));
   }
   // The scratch is left as it was found: a batch costs its support, not the whole network.
-  for (uint32_t f : scratch.facts) fact_local[f] = neural::kNone;
+  for (uint32_t f : scratch.facts) {
+    fact_local[f] = neural::kNone;
+    seen[f / 64] = 0;
+  }
   scratch.facts.clear();
   for (uint32_t a : kept.atoms) scratch.reached[a / 64] = 0;
   // Every head find_support gave a hop was expanded once.
@@ -370,7 +390,8 @@ QueryBatches::QueryBatches(const neural::TemplateModel& model, const PreparedSet
     if (heads_[r.sample].begin.empty()) heads_[r.sample] = rules_by_head(set.networks[r.sample]);
 }
 
-PreparedSet QueryBatches::batch(std::span<const QueryRef> queries, Rng& rng, std::vector<uint32_t>& origin) {
+PreparedSet QueryBatches::batch(std::span<const QueryRef> queries, Rng& rng, std::vector<uint32_t>& origin,
+                                bool values_by_reference) {
   PreparedSet out;
   out.id = next_prepared_set_id();
   out.example_facts = set_.example_facts;
@@ -393,8 +414,16 @@ PreparedSet QueryBatches::batch(std::span<const QueryRef> queries, Rng& rng, std
   for (uint32_t k = 0; k < samples.size(); ++k) {
     const uint32_t s = samples[k];
     if (heads_[s].begin.empty()) heads_[s] = rules_by_head(set_.networks[s]);
-    out.networks.push_back(
-        support_network(set_.networks[s], heads_[s], picked[k], fan_, fan_.samples() ? &rng : nullptr, scratch_[s]));
+    neural::SampleNetwork sub = std::move(scratch_[s].spare);
+    clear_keeping_capacity(sub);
+    std::vector<uint32_t>* value_facts = nullptr;
+    if (values_by_reference) {
+      out.value_sources.push_back(&set_.networks[s]);
+      value_facts = &out.value_facts.emplace_back();
+    }
+    fill_support_network(set_.networks[s], heads_[s], picked[k], fan_, fan_.samples() ? &rng : nullptr, scratch_[s],
+                         sub, value_facts);
+    out.networks.push_back(std::move(sub));
     for (uint32_t q = 0; q < picked[k].size(); ++q)
       for (uint32_t o = first_output_[s][picked[k][q]]; o < first_output_[s][picked[k][q] + 1]; ++o) {
         OutputInfo info = set_.outputs[o];

@@ -66,10 +66,13 @@ struct RulesByHead {
   // (a graph's feature facts) than heads, and this table (1 bit per atom) stays in cache
   // where `begin` (4 bytes) would be a cache miss per leaf.
   std::vector<uint64_t> has_rules;
-  // What a support copies of each atom, one 16-byte record instead of four arrays read at
-  // the same random place (the kept atoms are ascending but sparse).
+  // What a support copies of each atom and its fact, one 32-byte record (half a cache
+  // line) instead of seven arrays read at the same random place (the kept atoms are
+  // ascending but sparse). fact: kNone for a derived atom with no fact.
   struct Atom {
     uint32_t depth, predicate, fact, ground_id;
+    uint32_t fact_template, fact_values;  // the fact's template fact (or kNone), its value count
+    neural::Shape fact_shape;
   };
   exec::AlignedBuffer<Atom> atoms;
 };
@@ -87,6 +90,9 @@ struct SupportScratch {
   std::vector<uint32_t> kept, kept_rule, kept_softmax, kept_head, kept_inputs_begin, kept_inputs;
   std::vector<uint32_t> expanded, pick, order;
   std::vector<uint32_t> facts;  // the network's facts a support copied (to reset fact_local)
+  // Per fact, a bit: whether the support has it yet. In cache, where fact_local (4 bytes a
+  // fact) is read only for a fact two atoms share.
+  std::vector<uint64_t> fact_seen;
   std::vector<std::vector<uint32_t>> todo;  // per hop, the heads to expand
   // A support network of an earlier step (QueryBatches::recycle): its arrays are filled
   // again, so a step writes into memory it has written before (no page faults, warm lines)
@@ -98,10 +104,13 @@ neural::SampleNetwork support_network(const neural::SampleNetwork& net, const Ru
                                       SupportScratch& scratch);
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                                       std::span<const uint32_t> queries, const FanOut& fan, Rng* rng);
-// support_network into `sub`, whose arrays are empty (their capacity is reused).
+// support_network into `sub`, whose arrays are empty (their capacity is reused). With
+// `value_facts`, sub's data facts get no values (fact_data stays empty; fact_data_begin
+// still sizes them) and value_facts receives each one's fact index in `net`, where a float
+// pass reads them (PreparedSet::value_sources).
 void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                           std::span<const uint32_t> queries, const FanOut& fan, Rng* rng, SupportScratch& scratch,
-                          neural::SampleNetwork& sub);
+                          neural::SampleNetwork& sub, std::vector<uint32_t>* value_facts = nullptr);
 
 // The training steps over one set's queries: each batch a prepared set of its samples'
 // support networks, with the set's outputs of the batch's queries (in batch order).
@@ -112,8 +121,10 @@ class QueryBatches {
   // The training queries of the set (those with a training target), in set order.
   const std::vector<QueryRef>& training_queries() const { return training_; }
   // A prepared set of `queries`' supports; origin[o] is the index in the whole set's
-  // outputs of the batch set's output o.
-  PreparedSet batch(std::span<const QueryRef> queries, Rng& rng, std::vector<uint32_t>& origin);
+  // outputs of the batch set's output o. `values_by_reference` (float passes only): the
+  // supports' data values stay in the set's networks (PreparedSet::value_sources).
+  PreparedSet batch(std::span<const QueryRef> queries, Rng& rng, std::vector<uint32_t>& origin,
+                    bool values_by_reference = false);
   // Takes back the last batch once its step is done: its networks' arrays are reused.
   void recycle(PreparedSet&& batch);
 
