@@ -555,20 +555,16 @@ void SampleSteps::prefetch_ahead(const PreparedSet& set, std::span<const uint32_
 
 namespace {
 
-// The values of `facts` of `source`, fact after fact, as floats: a query batch's feature
-// rows, read at random in the whole graph's network, so the rows ahead are prefetched.
-void gather_float_values(const neural::SampleNetwork& source, const std::vector<uint32_t>& facts, float* out) {
-  const double* values = source.fact_data.data();
-  const uint32_t* begin = source.fact_data_begin.data();
-  constexpr size_t kAhead = 16;  // facts between the two prefetch stages
-  for (size_t k = 0; k < facts.size(); ++k) {
-    if (k + 2 * kAhead < facts.size()) __builtin_prefetch(begin + facts[k + 2 * kAhead]);
-    if (k + kAhead < facts.size()) {
-      const uint32_t f = facts[k + kAhead];
-      for (const double* line = values + begin[f]; line < values + begin[f + 1]; line += 8) __builtin_prefetch(line);
-    }
-    const uint32_t f = facts[k];
-    out = std::copy(values + begin[f], values + begin[f + 1], out);
+// The value ranges `rows` (begin, end pairs) of `table`, one after another: a query
+// batch's feature rows, read at random in the whole graph's values, so the rows ahead are
+// prefetched.
+void gather_rows(const float* table, const std::vector<uint32_t>& rows, float* out) {
+  constexpr size_t kAhead = 2 * 16;  // 16 rows
+  for (size_t k = 0; k < rows.size(); k += 2) {
+    if (k + kAhead < rows.size())
+      for (const float* line = table + rows[k + kAhead]; line < table + rows[k + kAhead + 1]; line += 16)
+        __builtin_prefetch(line);
+    out = std::copy(table + rows[k], table + rows[k + 1], out);
   }
 }
 
@@ -581,8 +577,8 @@ void SampleSteps::build_float_facts(const PreparedSet& set) {
   for (size_t i = 0; i < set.size(); ++i) begin[i + 1] = begin[i] + neural::fact_values_size(set.networks[i]);
   facts32_.resize(begin.back());
   for (size_t i = 0; i < set.size(); ++i) {
-    if (i < set.value_sources.size() && set.value_sources[i]) {
-      gather_float_values(*set.value_sources[i], set.value_facts[i], facts32_.data() + begin[i]);
+    if (i < set.value_tables.size() && set.value_tables[i]) {
+      gather_rows(set.value_tables[i], set.value_rows[i], facts32_.data() + begin[i]);
       continue;
     }
     std::copy(set.networks[i].fact_data.begin(), set.networks[i].fact_data.end(), facts32_.begin() + begin[i]);
@@ -866,7 +862,8 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   // a split's other queries are then evaluated after the epoch, by a whole forward pass.
   std::unique_ptr<QueryBatches> query_batches;
   if (config.query_batch_size > 0) {
-    query_batches = std::make_unique<QueryBatches>(model_, train_set, config.fanout);
+    query_batches =
+        std::make_unique<QueryBatches>(model_, train_set, config.fanout, config.dtype == Dtype::Float32);
     result.setup_seconds = seconds_since(t_train);
   }
   const bool split_from_passes = query_split && !query_batches;

@@ -107,13 +107,13 @@ struct PreparedSet {
   // the set's trainable state (train() steps them although the set is const), which is
   // why they are held by pointer.
   std::shared_ptr<ExampleFacts> example_facts;
-  // A query batch's supports for float passes (train/query_batches.hpp): their data facts'
-  // values stay in the whole sample's network instead of being copied into each support
-  // (fact_data is empty, fact_data_begin still sizes them). Data fact f of network i has
-  // its values at fact value_facts[i][f] of *value_sources[i]; a float pass gathers them
-  // (SampleSteps::build_float_facts), reading each row once.
-  std::vector<const neural::SampleNetwork*> value_sources;
-  std::vector<std::vector<uint32_t>> value_facts;
+  // A query batch's supports for float passes (train/query_batches.hpp): their facts'
+  // values stay in a float copy of the whole sample's instead of being copied into each
+  // support (fact_data is empty, fact_data_begin still sizes them). Fact f of network i
+  // has its values at [value_rows[i][2f], value_rows[i][2f + 1]) of value_tables[i]; a
+  // float pass gathers them (SampleSteps::build_float_facts), reading each row once.
+  std::vector<const float*> value_tables;
+  std::vector<std::vector<uint32_t>> value_rows;
 };
 
 // The loss of one pass against the targets of the plan's outputs (`target_of_output(o)`;

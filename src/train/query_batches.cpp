@@ -10,7 +10,7 @@
 
 namespace lrnn::train {
 
-RulesByHead rules_by_head(const neural::SampleNetwork& net) {
+RulesByHead rules_by_head(const neural::SampleNetwork& net, bool float_values) {
   RulesByHead h;
   const size_t num_atoms = net.num_atoms(), num_rules = net.num_ground_rules();
   h.begin.assign(num_atoms + 1, 0);
@@ -42,13 +42,26 @@ RulesByHead rules_by_head(const neural::SampleNetwork& net) {
   exec::collapse_huge_pages(net.fact_data_begin.data(), net.fact_data_begin.size() * sizeof(uint32_t));
   h.atoms.resize(num_atoms);
   for (uint32_t a = 0; a < num_atoms; ++a) {
-    const uint32_t f = net.atom_fact[a];
-    h.atoms[a] = {net.atom_depth[a], net.atom_predicate[a], f, net.atom_ground_id[a], neural::kNone, 0, {}};
-    if (f == neural::kNone) continue;
-    h.atoms[a].fact_template = net.fact_template[f];
-    h.atoms[a].fact_values = net.fact_data_begin[f + 1] - net.fact_data_begin[f];
-    h.atoms[a].fact_shape = net.fact_shape[f];
+    const uint32_t depth = net.atom_depth[a], predicate = net.atom_predicate[a];
+    if (depth >= RulesByHead::Atom::kNone16 || (predicate != neural::kNone && predicate >= RulesByHead::Atom::kNone16))
+      throw Error(ErrorKind::Semantic, "mini-batches of queries take networks of at most 65,534 layers and "
+                                       "predicates; this one has atom " + std::to_string(a) + " at depth " +
+                                           std::to_string(depth) + " of predicate " + std::to_string(predicate));
+    RulesByHead::Atom& r = h.atoms[a];
+    r.depth16 = static_cast<uint16_t>(depth);
+    r.predicate16 = predicate == neural::kNone ? RulesByHead::Atom::kNone16 : static_cast<uint16_t>(predicate);
+    r.fact = net.atom_fact[a];
+    r.ground_id = net.atom_ground_id[a];
+    r.fact_template = neural::kNone;
+    r.values_begin = r.values_end = 0;
+    r.fact_shape = {};
+    if (r.fact == neural::kNone) continue;
+    r.fact_template = net.fact_template[r.fact];
+    r.values_begin = net.fact_data_begin[r.fact];
+    r.values_end = net.fact_data_begin[r.fact + 1];
+    r.fact_shape = net.fact_shape[r.fact];
   }
+  if (float_values) h.values32.assign(net.fact_data.begin(), net.fact_data.end());
   return h;
 }
 
@@ -250,7 +263,7 @@ neural::SampleNetwork support_network(const neural::SampleNetwork& net, const Ru
 
 void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                           std::span<const uint32_t> queries, const FanOut& fan, Rng* rng, SupportScratch& scratch,
-                          neural::SampleNetwork& sub, std::vector<uint32_t>* value_facts) {
+                          neural::SampleNetwork& sub, std::vector<uint32_t>* value_rows) {
   if (scratch.local.size() != net.num_atoms()) scratch.local.assign(net.num_atoms(), neural::kNone);
   if (scratch.fact_local.size() != net.num_facts()) {
     scratch.fact_local.assign(net.num_facts(), neural::kNone);
@@ -283,11 +296,11 @@ void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& h
   std::vector<uint64_t>& seen = scratch.fact_seen;
   for (size_t i = 0; i < n; ++i) {
     if (i + kAhead < n) __builtin_prefetch(&heads.atoms[kept.atoms[i + kAhead]]);
-    if (!value_facts && i + kAhead / 2 < n) {
+    if (!value_rows && i + kAhead / 2 < n) {
       const uint32_t f = heads.atoms[kept.atoms[i + kAhead / 2]].fact;
       if (f != neural::kNone) __builtin_prefetch(&net.fact_data_begin[f]);
     }
-    if (!value_facts && i + kAhead / 4 < n) {
+    if (!value_rows && i + kAhead / 4 < n) {
       const uint32_t f = heads.atoms[kept.atoms[i + kAhead / 4]].fact;
       if (f != neural::kNone) {
         const double* v = net.fact_data.data() + net.fact_data_begin[f];
@@ -297,8 +310,8 @@ void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& h
     }
     const uint32_t a = kept.atoms[i];
     const RulesByHead::Atom& atom = heads.atoms[a];
-    sub.atom_depth.push_back(atom.depth);
-    sub.atom_predicate.push_back(atom.predicate);
+    sub.atom_depth.push_back(atom.depth());
+    sub.atom_predicate.push_back(atom.predicate());
     sub.atom_ground_id.push_back(atom.ground_id);
     const uint32_t f = atom.fact;
     if (f == neural::kNone) {
@@ -316,13 +329,13 @@ void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& h
     scratch.facts.push_back(f);
     sub.fact_template.push_back(atom.fact_template);
     sub.fact_shape.push_back(atom.fact_shape);
-    if (value_facts) {
-      value_facts->push_back(f);
+    if (value_rows) {
+      value_rows->insert(value_rows->end(), {atom.values_begin, atom.values_end});
     } else {
       sub.fact_data.insert(sub.fact_data.end(), net.fact_data.begin() + net.fact_data_begin[f],
                            net.fact_data.begin() + net.fact_data_begin[f + 1]);
     }
-    sub.fact_data_begin.push_back(sub.fact_data_begin.back() + atom.fact_values);
+    sub.fact_data_begin.push_back(sub.fact_data_begin.back() + (atom.values_end - atom.values_begin));
     if (!net.fact_example_param.empty()) sub.fact_example_param.push_back(net.fact_example_param[f]);
     sub.atom_fact.push_back(local_fact);
   }
@@ -356,8 +369,10 @@ void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& h
   sub.structure_hash = 0x5157000000000000ULL + supports.fetch_add(1);
 }
 
-QueryBatches::QueryBatches(const neural::TemplateModel& model, const PreparedSet& set, std::vector<size_t> fanout)
-    : set_(set), fan_(fan_out(model, std::move(fanout))), heads_(set.size()), scratch_(set.size()) {
+QueryBatches::QueryBatches(const neural::TemplateModel& model, const PreparedSet& set, std::vector<size_t> fanout,
+                           bool float_values)
+    : set_(set), fan_(fan_out(model, std::move(fanout))), heads_(set.size()), scratch_(set.size()),
+      float_values_(float_values) {
   if (!model.batch_norms.empty())
     throw Error(ErrorKind::Semantic, "mini-batches of queries cannot train normalization=batch yet (its statistics "
                                      "would be over each batch's support, not the samples')");
@@ -387,7 +402,7 @@ QueryBatches::QueryBatches(const neural::TemplateModel& model, const PreparedSet
   // The index of each sample that has training queries, now rather than in its first
   // step: it is part of training's setup, as NeighborLoader's CSC of the edges is of its own.
   for (const QueryRef& r : training_)
-    if (heads_[r.sample].begin.empty()) heads_[r.sample] = rules_by_head(set.networks[r.sample]);
+    if (heads_[r.sample].begin.empty()) heads_[r.sample] = rules_by_head(set.networks[r.sample], float_values);
 }
 
 PreparedSet QueryBatches::batch(std::span<const QueryRef> queries, Rng& rng, std::vector<uint32_t>& origin,
@@ -413,16 +428,17 @@ PreparedSet QueryBatches::batch(std::span<const QueryRef> queries, Rng& rng, std
   last_samples_ = samples;
   for (uint32_t k = 0; k < samples.size(); ++k) {
     const uint32_t s = samples[k];
-    if (heads_[s].begin.empty()) heads_[s] = rules_by_head(set_.networks[s]);
+    if (heads_[s].begin.empty()) heads_[s] = rules_by_head(set_.networks[s], float_values_);
     neural::SampleNetwork sub = std::move(scratch_[s].spare);
     clear_keeping_capacity(sub);
-    std::vector<uint32_t>* value_facts = nullptr;
+    std::vector<uint32_t>* value_rows = nullptr;
     if (values_by_reference) {
-      out.value_sources.push_back(&set_.networks[s]);
-      value_facts = &out.value_facts.emplace_back();
+      if (!float_values_) throw Error(ErrorKind::Runtime, "query batches: float values asked of an index without them");
+      out.value_tables.push_back(heads_[s].values32.data());
+      value_rows = &out.value_rows.emplace_back();
     }
     fill_support_network(set_.networks[s], heads_[s], picked[k], fan_, fan_.samples() ? &rng : nullptr, scratch_[s],
-                         sub, value_facts);
+                         sub, value_rows);
     out.networks.push_back(std::move(sub));
     for (uint32_t q = 0; q < picked[k].size(); ++q)
       for (uint32_t o = first_output_[s][picked[k][q]]; o < first_output_[s][picked[k][q] + 1]; ++o) {

@@ -67,16 +67,28 @@ struct RulesByHead {
   // where `begin` (4 bytes) would be a cache miss per leaf.
   std::vector<uint64_t> has_rules;
   // What a support copies of each atom and its fact, one 32-byte record (half a cache
-  // line) instead of seven arrays read at the same random place (the kept atoms are
-  // ascending but sparse). fact: kNone for a derived atom with no fact.
+  // line) instead of eight arrays read at the same random place (the kept atoms are
+  // ascending but sparse). fact: kNone for a derived atom with no fact. Depth and
+  // predicate take 16 bits each (rules_by_head refuses a network past them).
   struct Atom {
-    uint32_t depth, predicate, fact, ground_id;
-    uint32_t fact_template, fact_values;  // the fact's template fact (or kNone), its value count
+    uint16_t depth16, predicate16;  // kNone16: no predicate
+    uint32_t fact, ground_id;
+    uint32_t fact_template;             // the fact's template fact, or kNone
+    uint32_t values_begin, values_end;  // the fact's values, into the network's fact_data
     neural::Shape fact_shape;
+    static constexpr uint16_t kNone16 = 0xFFFF;
+    uint32_t depth() const { return depth16; }
+    uint32_t predicate() const { return predicate16 == kNone16 ? neural::kNone : predicate16; }
   };
+  static_assert(sizeof(Atom) == 32, "two records a cache line");
   exec::AlignedBuffer<Atom> atoms;
+  // With float_values: the network's fact values as floats, at the same offsets, on huge
+  // pages. A float pass gathers a step's feature rows from here: one cache line for a row
+  // of 16 values, where the doubles take two.
+  exec::AlignedBuffer<float> values32;
 };
-RulesByHead rules_by_head(const neural::SampleNetwork& net);
+// Throws lrnn::Error when the network has depths or predicates past 16 bits.
+RulesByHead rules_by_head(const neural::SampleNetwork& net, bool float_values = false);
 // Per-atom and per-fact scratch of support_network for one network, kept between batches
 // (support_network leaves the tables as it found them: kNone, zero bits), so that a batch
 // costs its support, not the network.
@@ -105,24 +117,27 @@ neural::SampleNetwork support_network(const neural::SampleNetwork& net, const Ru
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                                       std::span<const uint32_t> queries, const FanOut& fan, Rng* rng);
 // support_network into `sub`, whose arrays are empty (their capacity is reused). With
-// `value_facts`, sub's data facts get no values (fact_data stays empty; fact_data_begin
-// still sizes them) and value_facts receives each one's fact index in `net`, where a float
-// pass reads them (PreparedSet::value_sources).
+// `value_rows`, sub's facts get no values (fact_data stays empty; fact_data_begin still
+// sizes them) and value_rows receives each one's range of values in `net` (begin, end),
+// where a float pass reads them (PreparedSet::value_tables).
 void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                           std::span<const uint32_t> queries, const FanOut& fan, Rng* rng, SupportScratch& scratch,
-                          neural::SampleNetwork& sub, std::vector<uint32_t>* value_facts = nullptr);
+                          neural::SampleNetwork& sub, std::vector<uint32_t>* value_rows = nullptr);
 
 // The training steps over one set's queries: each batch a prepared set of its samples'
 // support networks, with the set's outputs of the batch's queries (in batch order).
 class QueryBatches {
  public:
   // Throws lrnn::Error for what cannot be trained this way (attention blocks, batch norm).
-  QueryBatches(const neural::TemplateModel& model, const PreparedSet& set, std::vector<size_t> fanout);
+  // float_values: the batches are run as float passes (batch(..., true)).
+  QueryBatches(const neural::TemplateModel& model, const PreparedSet& set, std::vector<size_t> fanout,
+               bool float_values = false);
   // The training queries of the set (those with a training target), in set order.
   const std::vector<QueryRef>& training_queries() const { return training_; }
   // A prepared set of `queries`' supports; origin[o] is the index in the whole set's
-  // outputs of the batch set's output o. `values_by_reference` (float passes only): the
-  // supports' data values stay in the set's networks (PreparedSet::value_sources).
+  // outputs of the batch set's output o. `values_by_reference` (float passes of batches
+  // made with float_values only): the supports' values stay in the index's float copy of
+  // them (PreparedSet::value_tables).
   PreparedSet batch(std::span<const QueryRef> queries, Rng& rng, std::vector<uint32_t>& origin,
                     bool values_by_reference = false);
   // Takes back the last batch once its step is done: its networks' arrays are reused.
@@ -136,6 +151,7 @@ class QueryBatches {
   std::vector<RulesByHead> heads_;  // per sample, built on first use
   std::vector<SupportScratch> scratch_;  // per sample
   std::vector<uint32_t> last_samples_;    // the samples of the last batch's networks
+  bool float_values_ = false;              // the index keeps float copies of the values
 };
 
 }  // namespace lrnn::train
