@@ -227,3 +227,57 @@ TEST(QueryBatches, FanoutPerHopFromTheCommandLine) {
   EXPECT_EQ(bad.code, 2) << bad.out;
   EXPECT_NE(bad.out.find("--fanout '3,x'"), std::string::npos) << bad.out;
 }
+
+TEST(QueryBatches, FloatBatchesGatherTheSupportsRowsFromTheGraphsValues) {
+  // A float pass's batch keeps its supports' values in the index's float copy of the
+  // graph's (value_rows into value_tables): the rows it lists are, in order, the float
+  // values of the support a copying batch builds from the same draws.
+  const GraphNetwork graph;
+  const lrnn::neural::SampleNetwork& net = graph.net();
+  lrnn::train::QueryBatches copying(graph.engine.model(), graph.set, {2, 2});
+  lrnn::train::QueryBatches by_reference(graph.engine.model(), graph.set, {2, 2}, true);
+  const std::vector<lrnn::train::QueryRef> refs = {{0, 3}, {0, 12}, {0, 25}};
+  lrnn::train::Rng rng_a(9), rng_b(9);
+  std::vector<uint32_t> origin_a, origin_b;
+  const lrnn::train::PreparedSet a = copying.batch(refs, rng_a, origin_a);
+  const lrnn::train::PreparedSet b = by_reference.batch(refs, rng_b, origin_b, true);
+  EXPECT_EQ(origin_a, origin_b);
+  ASSERT_EQ(b.value_tables.size(), 1u);
+  const lrnn::neural::SampleNetwork& copied = a.networks[0];
+  const lrnn::neural::SampleNetwork& listed = b.networks[0];
+  EXPECT_TRUE(listed.fact_data.empty());
+  EXPECT_EQ(listed.fact_data_begin, copied.fact_data_begin);
+  EXPECT_EQ(listed.inputs, copied.inputs);
+  EXPECT_EQ(listed.atom_ground_id, copied.atom_ground_id);
+  EXPECT_EQ(listed.atom_fact, copied.atom_fact);
+  ASSERT_EQ(b.value_rows[0].size(), 2 * copied.num_facts());
+  std::vector<float> gathered;
+  for (size_t k = 0; k < b.value_rows[0].size(); k += 2)
+    gathered.insert(gathered.end(), b.value_tables[0] + b.value_rows[0][k], b.value_tables[0] + b.value_rows[0][k + 1]);
+  ASSERT_EQ(gathered.size(), copied.fact_data.size());
+  size_t features = 0;
+  for (size_t i = 0; i < gathered.size(); ++i) {
+    EXPECT_EQ(gathered[i], static_cast<float>(copied.fact_data[i])) << i;
+    features += copied.fact_data[i] != 0.0;
+  }
+  EXPECT_GT(features, 10u);  // the rows hold the nodes' features, not zeros
+  EXPECT_GT(net.num_facts(), copied.num_facts());  // a support: some of the graph's facts
+}
+
+TEST(QueryBatches, Float32StepsAreTheWholeNetworksSteps) {
+  // The float path (rows gathered from the graph's values) trains as the float steps of the
+  // whole network on each batch's loss, up to float rounding.
+  std::string queries;
+  for (int n = 0; n < kNodes; ++n) queries += query(n) + ".\n";
+  lrnn::Settings batched = settings();
+  batched.dtype = lrnn::Dtype::Float32;
+  batched.query_batch_size = 7;
+  const auto by_query = trained(lrnn::Dataset::from_text("g :- " + facts() + ".\n", queries), batched);
+  lrnn::Settings whole = settings();
+  whole.query_batch_size = 7;  // the float64 steps of the same batches
+  const auto by_double = trained(lrnn::Dataset::from_text("g :- " + facts() + ".\n", queries), whole);
+  ASSERT_EQ(by_query.size(), by_double.size());
+  for (size_t p = 0; p < by_query.size(); ++p)
+    for (size_t k = 0; k < by_query[p].values.size(); ++k)
+      EXPECT_NEAR(by_query[p].values[k], by_double[p].values[k], 2e-5) << by_query[p].name;
+}
