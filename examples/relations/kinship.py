@@ -187,12 +187,15 @@ def run(out, train_families=24, test_families=12, epochs=100, seed=0, heads=2, l
     # The drawing: the first held-out family, one query per relation (its first in order).
     shown = [next(q for q in truth[0] if q[2] == k) for k in range(len(CLASSES)) if any(q[2] == k for q in truth[0])]
     draw(attention(model, test, 0), shown, families[train_families][1][0], heads, out / "attention.svg")
+    # lrnn's own heat maps of the same family (docs/pictures.md), every query, without the rule.
+    model.build_dataset(test)[0].draw(filename=str(out / "heatmaps.svg"), draw_ipython=False, what="attention")
     return accuracy, on_rule / len(hits), weight / len(hits), len(hits)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True, help="folder for the data files, the template and attention.svg")
+    parser.add_argument("--out", required=True,
+                        help="folder for the data files, the template, attention.svg and heatmaps.svg")
     parser.add_argument("--train-families", type=int, default=24)
     parser.add_argument("--test-families", type=int, default=12)
     parser.add_argument("--epochs", type=int, default=100)
@@ -204,7 +207,7 @@ def main(argv=None):
     for h in range(args.heads):
         print(f"head {h}: argmax Y is the rule's Y on {on_rule[h]:.3f} of held-out queries, "
               f"mean weight on it {weight[h]:.3f}")
-    print(f"wrote {Path(args.out) / 'attention.svg'}")
+    print(f"wrote {Path(args.out) / 'attention.svg'} and {Path(args.out) / 'heatmaps.svg'}")
     return 0
 
 

@@ -28,6 +28,7 @@ def test_small_run_reaches_held_out_accuracy_and_attends_to_the_rules_intermedia
     assert (weight > 0.5).all(), weight
     svg = (tmp_path / "attention.svg").read_text()
     assert svg.startswith("<svg") and svg.count('stroke="red"') >= 2
+    assert '<rect class="weight"' in (tmp_path / "heatmaps.svg").read_text()  # lrnn's own drawing
 
 
 def test_untrained_attention_does_not_point_at_the_rule(tmp_path):
