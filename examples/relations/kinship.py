@@ -8,12 +8,14 @@ intermediate person Y:
     maternal grandmother = mother o mother    (Y = X's mother, Z = Y's mother)
 
 Families are generated at random (seeded); every ordered pair of a family's members is a
-fact pair(A, B) whose value says whether B is A's father, A's mother, or neither. The model
+fact pair(A, B) with value [1, 0] if B is A's father, [0, 1] if A's mother, else [0, 0]. The model
 has no entity embeddings, so the held-out families (new people) test the rule, not memory.
 Each attention head scores every member Y of the family for the query (X, Z) from pair(X, Y)
 and pair(Y, Z), normalised by softmax over Y (docs/transformers.md: attention is a softmax
 aggregation over a rule's groundings); the head's weight of Y is read back from the ground
-network and compared with the Y the rule names.
+network and compared with the Y the rule names. The value of Y is the composition of its
+two links, pair(X, Y) pair(Y, Z)^T (zero unless Y links X to Z); docs/relations.md says why
+and what a concatenated value made the heads learn instead.
 
     python3 examples/relations/kinship.py --out /tmp/relations
 """
@@ -29,16 +31,20 @@ import numpy as np
 from lrnn import Adam, CrossEntropy, FileDataset, Settings, Template
 
 CLASSES = ["paternal_grandfather", "paternal_grandmother", "maternal_grandfather", "maternal_grandmother"]
-# ask(X, Z) is hidden (logic only): it restricts the grounding to the queried pairs, so a
-# family of n people grounds n per query instead of n^3 triples.
+
+
 def template_text(heads):
+    """The template: per head, a score of each Y softmax-normalised over Y, and the
+    weighted sum of the compositions. ask(X, Z) is hidden (logic only): it restricts the
+    grounding to the queried pairs, so a family of n people grounds n - 2 candidates per
+    query instead of n^3 triples."""
     return "\n".join(
-    [f"rel_w{h}(X, Z, Y) :- *ask(X, Z), $rel_u{h}={{1,2}} pair(X, Y), $rel_v{h}={{1,2}} pair(Y, Z). "
-     f"[aggregation=softmax(Y)]" for h in range(heads)]
-    + ["rel_e(X, Y, Z) :- *ask(X, Z), pair(X, Y), pair(Y, Z)^T. [combination=product, activation=reshape(4, 1)]"]
-    + [f"rel_a{h}(X, Z) :- rel_w{h}(X, Z, Y), rel_e(X, Y, Z). [combination=product, aggregation=sum]"
-       for h in range(heads)]
-    + ["rel(X, Z) :- " + ", ".join(f"$rel_o{h}={{4,4}} rel_a{h}(X, Z)" for h in range(heads)) + ", $rel_b={4}."]
+        [f"rel_w{h}(X, Z, Y) :- *ask(X, Z), $rel_u{h}={{1,2}} pair(X, Y), $rel_v{h}={{1,2}} pair(Y, Z). "
+         f"[aggregation=softmax(Y)]" for h in range(heads)]
+        + ["rel_e(X, Y, Z) :- *ask(X, Z), pair(X, Y), pair(Y, Z)^T. [combination=product, activation=reshape(4, 1)]"]
+        + [f"rel_a{h}(X, Z) :- rel_w{h}(X, Z, Y), rel_e(X, Y, Z). [combination=product, aggregation=sum]"
+           for h in range(heads)]
+        + ["rel(X, Z) :- " + ", ".join(f"$rel_o{h}={{4,4}} rel_a{h}(X, Z)" for h in range(heads)) + ", $rel_b={4}."]
     ) + "\n"
 
 
