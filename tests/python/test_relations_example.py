@@ -62,3 +62,8 @@ def test_command_line_prints_the_numbers(tmp_path):
     assert float(lines[0].split()[2]) >= 0.95
     assert sum(line.startswith("head ") for line in lines) == 2
     assert len((tmp_path / "test_queries.txt").read_text().splitlines()) == 4  # one line per held-out family
+
+
+def test_docs_show_the_template_the_script_writes():
+    doc = (SCRIPT.parents[2] / "docs" / "relations.md").read_text()
+    assert _kinship().template_text(2) in doc
