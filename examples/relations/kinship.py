@@ -25,12 +25,21 @@ import random
 import re
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from lrnn import Adam, CrossEntropy, FileDataset, Settings, Template
 
 CLASSES = ["paternal_grandfather", "paternal_grandmother", "maternal_grandfather", "maternal_grandmother"]
+
+
+class Result(NamedTuple):
+    accuracy: float  # held-out accuracy
+    on_rule: np.ndarray  # per head: fraction of held-out queries whose argmax Y is the rule's Y
+    weight: np.ndarray  # per head: mean weight on the rule's Y over the held-out queries
+    queries: int  # held-out queries
+    scores: list  # per head: (u, v), the learned score weights of [father, mother] links X-Y and Y-Z
 
 
 def template_text(heads):
@@ -165,9 +174,7 @@ def draw(weights, queries, people, heads, path):
 
 
 def run(out, train_families=24, test_families=12, epochs=100, seed=0, heads=2, lr=0.05):
-    """Trains on train_families, evaluates on test_families (new people). Returns the
-    held-out accuracy; for each head the fraction of held-out queries whose argmax Y is the
-    rule's Y and the mean weight on the rule's Y; and the number of held-out queries."""
+    """Trains on train_families, evaluates on test_families (new people): a Result."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
@@ -195,7 +202,10 @@ def run(out, train_families=24, test_families=12, epochs=100, seed=0, heads=2, l
     draw(attention(model, test, 0), shown, families[train_families][1][0], heads, out / "attention.svg")
     # lrnn's own heat maps of the same family (docs/pictures.md), every query, without the rule.
     model.build_dataset(test)[0].draw(filename=str(out / "heatmaps.svg"), draw_ipython=False, what="attention")
-    return accuracy, on_rule / len(hits), weight / len(hits), len(hits)
+    parameters = model.parameters()
+    scores = [(np.asarray(parameters[f"$rel_u{h}"]).ravel(), np.asarray(parameters[f"$rel_v{h}"]).ravel())
+              for h in range(heads)]
+    return Result(accuracy, on_rule / len(hits), weight / len(hits), len(hits), scores)
 
 
 def main(argv=None):
@@ -208,11 +218,13 @@ def main(argv=None):
     parser.add_argument("--heads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    accuracy, on_rule, weight, n = run(args.out, args.train_families, args.test_families, args.epochs, args.seed, args.heads)
-    print(f"held-out accuracy {accuracy:.3f} on {n} queries")
-    for h in range(args.heads):
-        print(f"head {h}: argmax Y is the rule's Y on {on_rule[h]:.3f} of held-out queries, "
-              f"mean weight on it {weight[h]:.3f}")
+    r = run(args.out, args.train_families, args.test_families, args.epochs, args.seed, args.heads)
+    print(f"held-out accuracy {r.accuracy:.3f} on {r.queries} queries")
+    for h, (u, v) in enumerate(r.scores):
+        print(f"head {h}: argmax Y is the rule's Y on {r.on_rule[h]:.3f} of held-out queries, "
+              f"mean weight on it {r.weight[h]:.3f}; score of Y = "
+              f"{u[0]:.2f} [Y is X's father] + {u[1]:.2f} [Y is X's mother] "
+              f"+ {v[0]:.2f} [Z is Y's father] + {v[1]:.2f} [Z is Y's mother]")
     print(f"wrote {Path(args.out) / 'attention.svg'} and {Path(args.out) / 'heatmaps.svg'}")
     return 0
 

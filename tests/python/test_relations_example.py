@@ -19,13 +19,17 @@ def _kinship():
 
 def test_small_run_reaches_held_out_accuracy_and_attends_to_the_rules_intermediate(tmp_path):
     kinship = _kinship()
-    accuracy, on_rule, weight, n = kinship.run(tmp_path, train_families=12, test_families=8, epochs=60, seed=3)
-    assert n >= 60  # enough held-out queries for the rates to mean something
-    assert accuracy >= 0.95
-    assert on_rule.shape == (2,) and (on_rule >= 0.95).all(), on_rule
-    # The weight is learned, not an artefact of a small family: uniform attention over the
-    # candidates of a family of a dozen or more people puts under 0.1 on any one of them.
-    assert (weight > 0.5).all(), weight
+    r = kinship.run(tmp_path, train_families=12, test_families=8, epochs=60, seed=3)
+    assert r.queries >= 60  # enough held-out queries for the rates to mean something
+    assert r.accuracy >= 0.95
+    assert r.on_rule.shape == (2,) and (r.on_rule >= 0.95).all(), r.on_rule
+    # The weight is learned, not an artefact of a small family: untrained, it is under 0.15
+    # (the next test).
+    assert (r.weight > 0.5).all(), r.weight
+    # Each head's learned relation: Y scores higher for being linked to X and to Z (either
+    # parent) than for not being linked (score 0).
+    for u, v in r.scores:
+        assert (u > 0).all() and (v > 0).all(), (u, v)
     svg = (tmp_path / "attention.svg").read_text()
     assert svg.startswith("<svg") and svg.count('stroke="red"') >= 2
     assert '<rect class="weight"' in (tmp_path / "heatmaps.svg").read_text()  # lrnn's own drawing
@@ -34,9 +38,9 @@ def test_small_run_reaches_held_out_accuracy_and_attends_to_the_rules_intermedia
 def test_untrained_attention_does_not_point_at_the_rule(tmp_path):
     # The same run without training: the held-out rates come from the training, not from the
     # data or the read-back.
-    accuracy, on_rule, weight, _ = _kinship().run(tmp_path, train_families=12, test_families=8, epochs=0, seed=3)
-    assert (weight < 0.5).all(), weight
-    assert on_rule.min() < 0.95 or accuracy < 0.95
+    r = _kinship().run(tmp_path, train_families=12, test_families=8, epochs=0, seed=3)
+    assert (r.weight < 0.15).all(), r.weight
+    assert r.on_rule.min() < 0.95 and r.accuracy < 0.95
 
 
 def test_the_rule_intermediate_is_the_parent_linking_x_and_z():
