@@ -71,6 +71,11 @@ double loss(LossKind kind, std::span<const double> y, std::span<const double> ta
           throw Error(ErrorKind::Semantic, "label smoothing needs a multi-class output (more than one entry, "
                                            "a softmax over classes); this output has one entry");
         const double z = y[0], t = target[0];
+        // A probability: a class index or a +-1 label here would train toward a value the
+        // sigmoid cannot reach, with a loss that looks like any other.
+        if (!(t >= 0 && t <= 1))
+          throw Error(ErrorKind::Shape, "cross-entropy loss: a single-entry output (a sigmoid of its logit) needs "
+                                        "a target in [0, 1], got " + std::to_string(t));
         grad[0] = sigmoid(z) - t;
         return softplus(z) - t * z;
       }

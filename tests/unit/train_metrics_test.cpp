@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "train/engine.hpp"
@@ -74,6 +75,7 @@ void expect_same(const Metrics& a, const Metrics& b) {
 TEST(TrainMetrics, OneNumberOutputsAreThoseOfTheNumericsFunctions) {
   for (const LossKind kind : {LossKind::Mse, LossKind::CrossEntropy}) {
     for (const std::vector<double>& targets : {std::vector<double>{0, 1, 1, 0}, std::vector<double>{-1, 1, 1}}) {
+      if (kind == LossKind::CrossEntropy && targets[0] < 0) continue;  // refused: see the next test
       const Case c = scalar_case(targets);
       std::vector<std::vector<double>> predictions;
       const Metrics all = metrics_of(kind, c.infos, c.outputs, &predictions);
@@ -91,6 +93,24 @@ TEST(TrainMetrics, OneNumberOutputsAreThoseOfTheNumericsFunctions) {
       }
     }
   }
+}
+
+TEST(TrainMetrics, CrossEntropyOfOneNumberRefusesTargetsOutsideZeroOne) {
+  // A sigmoid of the logit: a -1 label or a class index would train toward a value it cannot
+  // reach, with a loss that looks like any other.
+  for (const double t : {-1.0, 3.0, 1.5}) {
+    std::vector<double> grad(1);
+    const std::vector<double> y = {0.3}, target = {t};
+    try {
+      (void)loss(LossKind::CrossEntropy, y, target, grad);
+      ADD_FAILURE() << "target " << t << " was taken";
+    } catch (const lrnn::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("[0, 1]"), std::string::npos) << e.what();
+    }
+  }
+  std::vector<double> grad(1);
+  const std::vector<double> y = {0.3}, half = {0.5};
+  EXPECT_NEAR(loss(LossKind::CrossEntropy, y, half, grad), std::log1p(std::exp(0.3)) - 0.15, 1e-12);
 }
 
 TEST(TrainMetrics, OneVectorOutputTakesTheGeneralPath) {
