@@ -73,7 +73,7 @@ struct SampleNetwork {
 };
 
 // The number of fact values `net` lays out: its fact_data's, or, for a query batch's
-// support whose values stay in the whole network (PreparedSet::value_sources), the
+// support whose values stay in the whole graph's (train::PreparedSet::value_tables), the
 // count fact_data_begin still gives.
 inline size_t fact_values_size(const SampleNetwork& net) {
   return net.fact_data_begin.empty() ? net.fact_data.size() : net.fact_data_begin.back();

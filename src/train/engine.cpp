@@ -825,7 +825,7 @@ void Engine::query_batch_epoch(QueryBatches& batches, const PreparedSet& set, co
   for (size_t b0 = 0; b0 < order.size(); b0 += config.query_batch_size) {
     refs.clear();
     for (size_t k = b0; k < std::min(order.size(), b0 + config.query_batch_size); ++k) refs.push_back(queries[order[k]]);
-    // A float pass gathers the batch's feature rows from the graph's network itself.
+    // A float pass gathers the batch's feature rows from the index's float copy of the graph's.
     PreparedSet batch = batches.batch(refs, rng, origin, config.dtype == Dtype::Float32);
     std::vector<uint32_t> locals(batch.size());
     std::iota(locals.begin(), locals.end(), 0u);

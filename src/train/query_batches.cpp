@@ -36,10 +36,6 @@ RulesByHead rules_by_head(const neural::SampleNetwork& net, bool float_values) {
   h.has_rules.assign(num_atoms / 64 + 1, 0);
   for (uint32_t a = 0; a < num_atoms; ++a)
     if (h.begin[a + 1] > h.begin[a]) h.has_rules[a / 64] |= uint64_t{1} << (a % 64);
-  // A step reads a few percent of the facts' values at random places (a graph's feature
-  // rows): on huge pages, their TLB misses stay few.
-  exec::collapse_huge_pages(net.fact_data.data(), net.fact_data.size() * sizeof(double));
-  exec::collapse_huge_pages(net.fact_data_begin.data(), net.fact_data_begin.size() * sizeof(uint32_t));
   h.atoms.resize(num_atoms);
   for (uint32_t a = 0; a < num_atoms; ++a) {
     const uint32_t depth = net.atom_depth[a], predicate = net.atom_predicate[a];
@@ -61,7 +57,11 @@ RulesByHead rules_by_head(const neural::SampleNetwork& net, bool float_values) {
     r.values_end = net.fact_data_begin[r.fact + 1];
     r.fact_shape = net.fact_shape[r.fact];
   }
+  // A step reads a few percent of the facts' values at random places (a graph's feature
+  // rows): from the float copy, or, for double passes, from the network's values, moved
+  // onto huge pages so that their TLB misses stay few.
   if (float_values) h.values32.assign(net.fact_data.begin(), net.fact_data.end());
+  else exec::collapse_huge_pages(net.fact_data.data(), net.fact_data.size() * sizeof(double));
   return h;
 }
 
@@ -254,10 +254,10 @@ void clear_keeping_capacity(neural::SampleNetwork& net) {
 
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                                       std::span<const uint32_t> queries, const FanOut& fan, Rng* rng,
-                                      SupportScratch& scratch) {
+                                      SupportScratch& scratch, std::vector<uint32_t>* value_rows) {
   neural::SampleNetwork sub = std::move(scratch.spare);
   clear_keeping_capacity(sub);
-  fill_support_network(net, heads, queries, fan, rng, scratch, sub);
+  fill_support_network(net, heads, queries, fan, rng, scratch, sub, value_rows);
   return sub;
 }
 
@@ -291,22 +291,16 @@ void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& h
   sub.fact_data_begin.push_back(0);
   // The kept atoms are ascending but sparse: their records are read at random, and so are
   // their facts' values (a graph's features) when they are copied here, so the atoms ahead
-  // have theirs prefetched, in two stages.
+  // have theirs prefetched, in two stages: the record, then the values it locates.
   constexpr size_t kAhead = 64;
   std::vector<uint64_t>& seen = scratch.fact_seen;
+  const double* values = net.fact_data.data();
   for (size_t i = 0; i < n; ++i) {
     if (i + kAhead < n) __builtin_prefetch(&heads.atoms[kept.atoms[i + kAhead]]);
-    if (!value_rows && i + kAhead / 2 < n) {
-      const uint32_t f = heads.atoms[kept.atoms[i + kAhead / 2]].fact;
-      if (f != neural::kNone) __builtin_prefetch(&net.fact_data_begin[f]);
-    }
     if (!value_rows && i + kAhead / 4 < n) {
-      const uint32_t f = heads.atoms[kept.atoms[i + kAhead / 4]].fact;
-      if (f != neural::kNone) {
-        const double* v = net.fact_data.data() + net.fact_data_begin[f];
-        const double* end = net.fact_data.data() + net.fact_data_begin[f + 1];
-        for (const double* line = v; line < end; line += 8) __builtin_prefetch(line);
-      }
+      const RulesByHead::Atom& ahead = heads.atoms[kept.atoms[i + kAhead / 4]];
+      for (const double* line = values + ahead.values_begin; line < values + ahead.values_end; line += 8)
+        __builtin_prefetch(line);
     }
     const uint32_t a = kept.atoms[i];
     const RulesByHead::Atom& atom = heads.atoms[a];
@@ -332,8 +326,7 @@ void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& h
     if (value_rows) {
       value_rows->insert(value_rows->end(), {atom.values_begin, atom.values_end});
     } else {
-      sub.fact_data.insert(sub.fact_data.end(), net.fact_data.begin() + net.fact_data_begin[f],
-                           net.fact_data.begin() + net.fact_data_begin[f + 1]);
+      sub.fact_data.insert(sub.fact_data.end(), values + atom.values_begin, values + atom.values_end);
     }
     sub.fact_data_begin.push_back(sub.fact_data_begin.back() + (atom.values_end - atom.values_begin));
     if (!net.fact_example_param.empty()) sub.fact_example_param.push_back(net.fact_example_param[f]);
@@ -429,17 +422,14 @@ PreparedSet QueryBatches::batch(std::span<const QueryRef> queries, Rng& rng, std
   for (uint32_t k = 0; k < samples.size(); ++k) {
     const uint32_t s = samples[k];
     if (heads_[s].begin.empty()) heads_[s] = rules_by_head(set_.networks[s], float_values_);
-    neural::SampleNetwork sub = std::move(scratch_[s].spare);
-    clear_keeping_capacity(sub);
     std::vector<uint32_t>* value_rows = nullptr;
     if (values_by_reference) {
       if (!float_values_) throw Error(ErrorKind::Runtime, "query batches: float values asked of an index without them");
       out.value_tables.push_back(heads_[s].values32.data());
       value_rows = &out.value_rows.emplace_back();
     }
-    fill_support_network(set_.networks[s], heads_[s], picked[k], fan_, fan_.samples() ? &rng : nullptr, scratch_[s],
-                         sub, value_rows);
-    out.networks.push_back(std::move(sub));
+    out.networks.push_back(support_network(set_.networks[s], heads_[s], picked[k], fan_,
+                                           fan_.samples() ? &rng : nullptr, scratch_[s], value_rows));
     for (uint32_t q = 0; q < picked[k].size(); ++q)
       for (uint32_t o = first_output_[s][picked[k][q]]; o < first_output_[s][picked[k][q] + 1]; ++o) {
         OutputInfo info = set_.outputs[o];

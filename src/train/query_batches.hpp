@@ -101,7 +101,7 @@ struct SupportScratch {
   // softmax group, head atom and input atoms (kept_inputs from kept_inputs_begin[k]).
   std::vector<uint32_t> kept, kept_rule, kept_softmax, kept_head, kept_inputs_begin, kept_inputs;
   std::vector<uint32_t> expanded, pick, order;
-  std::vector<uint32_t> facts;  // the network's facts a support copied (to reset fact_local)
+  std::vector<uint32_t> facts;  // the network's facts a support took (to reset fact_local, fact_seen)
   // Per fact, a bit: whether the support has it yet. In cache, where fact_local (4 bytes a
   // fact) is read only for a fact two atoms share.
   std::vector<uint64_t> fact_seen;
@@ -111,9 +111,11 @@ struct SupportScratch {
   // instead of fresh allocations.
   neural::SampleNetwork spare;
 };
+// The support in scratch's spare network (its arrays' capacity reused); value_rows as
+// fill_support_network's.
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                                       std::span<const uint32_t> queries, const FanOut& fan, Rng* rng,
-                                      SupportScratch& scratch);
+                                      SupportScratch& scratch, std::vector<uint32_t>* value_rows = nullptr);
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                                       std::span<const uint32_t> queries, const FanOut& fan, Rng* rng);
 // support_network into `sub`, whose arrays are empty (their capacity is reused). With
