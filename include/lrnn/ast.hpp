@@ -1,4 +1,4 @@
-// The parsed form of templates, examples and queries (LANGUAGE.md). Produced by the
+// The parsed form of templates, examples and queries (docs/language.md). Produced by the
 // parser (src/syntax), the Python DSL, the zoo and the RASP lowering; consumed by the
 // printer, the grounder (src/logic) and the neural stage. Plain data: no behaviour
 // beyond equality, so every stage can build and read it.

@@ -1,9 +1,11 @@
 // Logic without learning: answering a goal against a template and facts (a Datalog
-// engine), and pairing the examples of a dataset with their queries (LANGUAGE.md).
-// The grounding engine itself is in src/logic (Program, ground()).
+// engine), grounding examples (`lrnn ground`), and pairing the examples of a dataset with
+// their queries (docs/language.md). The grounding engine itself is in src/logic (Program,
+// ground()).
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,33 @@ QueryResult answer_query(const TemplateAst& tmpl, const std::vector<ExampleAst>&
 // The lines `lrnn query` prints: `X=a, Y=3` per row, or `true` / `false` for a ground goal.
 std::vector<std::string> format_answers(const QueryResult& result);
 
+// What grounding one example gave (docs/semantics.md "Grounding"): its counts, and its
+// ground rules as text when they were asked for.
+struct ExampleGrounding {
+  size_t facts = 0, derived = 0, atoms = 0, ground_rules = 0;
+  double seconds = 0;                          // grounding time
+  std::vector<size_t> ground_rules_per_rule;   // per template rule, in file order
+  std::vector<std::string> ground_rule_lines;  // `h(a) :- b(a, c), c(c).`, with list_rules only
+};
+
+// Grounds examples against one template, compiled once. `max_ground_rules` and `max_atoms`
+// end a grounding that is too big with a Limit error naming the rule, as answer_query does.
+class Grounder {
+ public:
+  explicit Grounder(const TemplateAst& tmpl);
+  ~Grounder();
+  Grounder(const Grounder&) = delete;
+  Grounder& operator=(const Grounder&) = delete;
+  // Grounds `example`'s facts keeping what supports `queries` (everything without queries).
+  ExampleGrounding ground(const ExampleAst& example, const std::vector<Literal>& queries, bool list_rules,
+                          size_t max_ground_rules = kDefaultMaxGroundRules,
+                          size_t max_atoms = kDefaultMaxAtoms) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 // One training/grounding sample: an example and the queries it must answer.
 struct QueryPairing {
   size_t example = 0;            // index into the examples
@@ -49,7 +78,7 @@ struct QueryPairing {
   bool operator==(const QueryPairing&) const = default;
 };
 
-// Pairs examples with the lines of a queries file (LANGUAGE.md):
+// Pairs examples with the lines of a queries file (docs/language.md):
 // - no query lines: each example with its own (labelled) queries;
 // - query lines with ids (`id :- ...`): each joins the example with that id;
 // - one example: it serves every query line (one pairing per line);

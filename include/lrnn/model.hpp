@@ -233,6 +233,19 @@ class FactRows {
   std::unique_ptr<Impl> impl_;
 };
 
+// Checks, before anything is loaded, what training would refuse (an lrnn::Error naming the
+// setting at fault): every setting and the ones that need or exclude each other
+// (`fanout` without `query_batch_size`, ...), as a Model trained with them does.
+void check_settings(const Settings& settings);
+// Checks one setting written as text, the way `lrnn train` options and the Python package
+// spell it: "optimizer" (adam | sgd | adamw), "loss" (mse | crossentropy), "initializer"
+// (glorot | he | uniform(s) | normal(s) | constant(v)), "schedule" (constant | step |
+// exponential | cosine | linear | noam), "corrupt" (tail | head | both). An unknown setting
+// name is refused too.
+void check_setting_text(const std::string& setting, const std::string& text);
+// Checks the fractions of Dataset::with_query_split: each in [0, 1], summing to at most 1.
+void check_query_split(double train, double val, double test);
+
 // Stratified k-fold cross-validation (`lrnn train --folds K`): the samples are classed by
 // their query targets, dealt into k stratified folds (stratified_folds, seeded), and k fresh
 // models built with `settings` each train on k-1 folds and are tested on the other one.

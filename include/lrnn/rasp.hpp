@@ -1,7 +1,6 @@
 // RASP (Weiss, Goldberg and Yahav, "Thinking Like Transformers", 2021) in lrnn: the
 // program representation, the interpreter, the analyser (layers and heads), the `.rasp`
-// text syntax, the lowering to lrnn templates and SVG pictures. See docs/rasp.md and
-// ../shared/docs/RASP.md.
+// text syntax, the lowering to lrnn templates and SVG pictures. See docs/rasp.md.
 //
 // A program is a DAG of nodes held by shared pointers. `SOp` (a sequence operation) and
 // `Selector` are small handles over a node, so the C++ combinators, the Python binding and
@@ -343,7 +342,7 @@ Program parse_rasp(const std::string& text, const std::string& name = "<string>"
 
 struct LoweredTemplate {
   TemplateAst ast;
-  std::string text;              // the template in the LANGUAGE.md text format
+  std::string text;              // the template in the docs/language.md text format
   std::string output_predicate;  // out/2 (categorical: out(I, v)) or out/1 (numerical)
   bool output_numeric = false;
   // True when grounding alone derives exactly the output atoms (every neuron value is 1),

@@ -1,9 +1,9 @@
-// Reading and writing the text format of LANGUAGE.md: templates, examples files,
+// Reading and writing the text format of docs/language.md: templates, examples files,
 // queries files, single literals and rules. Every malformed input throws
 // lrnn::Error(ErrorKind::Parse, span, "expected X, found Y"), whose what() is
 // `file:line:col: error: ...` followed by the source line and a caret.
 //
-// Decisions the grammar of LANGUAGE.md leaves open (the canonical printer follows them):
+// Decisions the grammar of docs/language.md leaves open (the canonical printer follows them):
 // - A body element that is a bare value (`h :- a, 0.5.`, `h :- a, {3}.`) is the rule's
 //   offset; at most one per rule; the printer writes it last.
 // - After a rule's '.', `[` identifier `=` starts its metadata list; any other `[` starts

@@ -217,6 +217,16 @@ struct GroundNetwork {
   std::vector<Parameter> parameter_gradients;  // same order as the model's parameters
 };
 
+// Where this process's training steps went in an MPI job, summed since it started: computing
+// its own gradients, waiting for the slowest rank, and the gradient allreduce itself; and the
+// plan values computed by this rank, by the busiest rank of each step and by all ranks
+// (work_total / work_max is the speed-up the split of the batches allows; docs/distributed.md).
+struct StepTiming {
+  double compute_s = 0, wait_s = 0, allreduce_s = 0;
+  size_t steps = 0;
+  uint64_t work_mine = 0, work_max = 0, work_total = 0;
+};
+
 // ---- cross-validation -------------------------------------------------------------------
 
 // Stratified k-fold assignment: fold index (0..k-1) per sample, given each sample's class.

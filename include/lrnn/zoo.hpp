@@ -1,5 +1,5 @@
 // The zoo: rule generators for attention and transformer layers (issue 5). Each
-// generator returns a Module: the template as text in the LANGUAGE.md format (printable,
+// generator returns a Module: the template as text in the docs/language.md format (printable,
 // editable, parsed with parse_template), the predicates that carry its input and output,
 // and how every weight maps onto the parameters of the matching torch.nn module.
 //

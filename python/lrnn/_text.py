@@ -1,4 +1,4 @@
-"""How Python values are written in lrnn's text format (LANGUAGE.md).
+"""How Python values are written in lrnn's text format (docs/language.md).
 
 Every construct of the DSL prints itself through these helpers, so the text the package
 hands to the C++ parser is the same canonical text the C++ printer writes.

@@ -22,7 +22,7 @@
 #include "train/engine.hpp"
 #include "train/link_prediction.hpp"
 #include "train/example_facts.hpp"
-#include "train/report.hpp"
+#include "train/sample_split.hpp"
 
 namespace lrnn {
 

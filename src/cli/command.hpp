@@ -13,6 +13,7 @@
 
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/memory.hpp"
+#include "lrnn/model.hpp"
 #include "lrnn/training.hpp"
 
 namespace lrnn::cli {
@@ -107,6 +108,12 @@ CLI::Validator parsed_by(Parse parse, std::string description) {
         }
       },
       std::move(description));
+}
+
+// An option holding a setting's text (optimizer, loss, initializer, schedule, corrupt):
+// checked as training would read it (lrnn::check_setting_text), a usage error otherwise.
+inline CLI::Validator setting_text(const std::string& setting) {
+  return parsed_by([setting](const std::string& text) { check_setting_text(setting, text); }, "");
 }
 
 // A --dtype option: float32 | float64, anything else a usage error naming the closest.

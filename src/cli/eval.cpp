@@ -10,7 +10,7 @@
 #include "lrnn/syntax.hpp"
 #include "lrnn/distributed.hpp"
 #include "lrnn/model.hpp"
-#include "train/report.hpp"
+#include "lrnn/report.hpp"
 
 namespace {
 
@@ -32,10 +32,10 @@ void run_eval(const EvalOptions& o) {
   const Evaluation ev = model.evaluate(dataset);
   if (!is_root_process()) return;  // under mpirun: each rank evaluated its block, rank 0 reports
   if (o.json) {
-    nlohmann::json j = train::metrics_json(ev.metrics);
+    nlohmann::json j = lrnn::metrics_json(ev.metrics);
     j["samples"] = dataset.size();
     j["dtype"] = to_string(model.settings().dtype);
-    j["outputs"] = train::outputs_json(ev);
+    j["outputs"] = lrnn::outputs_json(ev);
     std::cout << j.dump() << "\n";
     return;
   }

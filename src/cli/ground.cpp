@@ -8,8 +8,6 @@
 #include <string>
 
 #include "cli/command.hpp"
-#include "logic/grounder.hpp"
-#include "logic/program.hpp"
 #include "lrnn/logic.hpp"
 #include "lrnn/syntax.hpp"
 
@@ -44,11 +42,8 @@ void run_ground(const GroundOptions& o) {
     used[p.example] = 1;
     queries_of[p.example].insert(queries_of[p.example].end(), p.queries.begin(), p.queries.end());
   }
-  Program program(tmpl);
-  GroundingOptions options;
-  options.max_ground_rules = o.max_ground_rules;
-  options.max_atoms = o.max_atoms;
-  options.store_ground_rules = true;
+  const Grounder grounder(tmpl);
+  const bool list_rules = !o.json && !o.stats;
 
   const size_t n_rules = tmpl.rules.size();
   std::vector<size_t> total_per_rule(n_rules, 0);
@@ -57,48 +52,40 @@ void run_ground(const GroundOptions& o) {
   nlohmann::json json_examples = nlohmann::json::array();
   for (size_t e = 0; e < examples.size(); ++e) {
     if (!used[e]) continue;
-    GroundSample s;
+    ExampleGrounding s;
     try {
-      s = ground(program, examples[e], queries_of[e], options);
+      s = grounder.ground(examples[e], queries_of[e], list_rules, o.max_ground_rules, o.max_atoms);
     } catch (const lrnn::Error& err) {
       // Say which example exploded; the span still points at the rule.
       throw lrnn::Error(err.kind(), err.span(), "example " + std::to_string(e + 1) + ": " + err.message());
     }
     ++n_grounded;
-    std::vector<size_t> per_rule(n_rules, 0);
-    for (const auto& set : s.rules) per_rule[set.rule] = set.size();
+    const std::vector<size_t>& per_rule = s.ground_rules_per_rule;
     for (size_t r = 0; r < n_rules; ++r) total_per_rule[r] += per_rule[r];
-    total_facts += s.stats.facts;
-    total_derived += s.stats.derived;
-    total_ground += s.stats.ground_rules;
-    total_seconds += s.stats.seconds;
+    total_facts += s.facts;
+    total_derived += s.derived;
+    total_ground += s.ground_rules;
+    total_seconds += s.seconds;
     std::string label = std::to_string(e + 1) + (examples[e].id.empty() ? "" : " (" + examples[e].id + ")");
     if (o.json) {
       json_examples.push_back({{"example", e + 1},
                                {"id", examples[e].id},
-                               {"facts", s.stats.facts},
-                               {"derived", s.stats.derived},
-                               {"atoms", s.num_atoms()},
-                               {"ground_rules", s.stats.ground_rules},
+                               {"facts", s.facts},
+                               {"derived", s.derived},
+                               {"atoms", s.atoms},
+                               {"ground_rules", s.ground_rules},
                                {"ground_rules_per_rule", per_rule},
-                               {"seconds", s.stats.seconds}});
+                               {"seconds", s.seconds}});
     } else if (o.stats) {
       std::string rules_text;
       for (size_t r = 0; r < n_rules; ++r)
         rules_text += (r ? " " : "") + std::string("r") + std::to_string(r) + "=" + std::to_string(per_rule[r]);
-      std::cout << "example " << label << ": facts " << s.stats.facts << ", derived " << s.stats.derived
-                << ", ground rules " << s.stats.ground_rules << " [" << rules_text << "], "
-                << fmt_ms(s.stats.seconds) << "\n";
+      std::cout << "example " << label << ": facts " << s.facts << ", derived " << s.derived
+                << ", ground rules " << s.ground_rules << " [" << rules_text << "], "
+                << fmt_ms(s.seconds) << "\n";
     } else {
       std::cout << "% example " << label << "\n";
-      for (const auto& set : s.rules) {
-        for (size_t g = 0; g < set.size(); ++g) {
-          std::string line = program.atom_text(s, set.head[g]);
-          for (uint32_t i = 0; i < set.n_inputs; ++i)
-            line += (i ? ", " : " :- ") + program.atom_text(s, set.inputs[g * set.n_inputs + i]);
-          std::cout << line << ".\n";
-        }
-      }
+      for (const std::string& line : s.ground_rule_lines) std::cout << line << "\n";
     }
   }
   auto rule_label = [&](size_t r) {

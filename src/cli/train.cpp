@@ -21,17 +21,12 @@
 
 #include "cli/command.hpp"
 #include "cli/dataset_spec.hpp"
-#include "draw/training_report.hpp"
 #include "lrnn/atomic_file.hpp"
 #include "lrnn/diagnostics.hpp"
+#include "lrnn/distributed.hpp"
 #include "lrnn/model.hpp"
+#include "lrnn/report.hpp"
 #include "lrnn/syntax.hpp"
-#include "train/config.hpp"
-#include "train/dataset.hpp"
-#include "train/distributed.hpp"
-#include "train/link_prediction.hpp"
-#include "train/numerics.hpp"
-#include "train/report.hpp"
 
 namespace {
 
@@ -178,9 +173,9 @@ void finish_interrupted() {
 
 // Options that exclude or need each other (--fanout without --query-batch-size, ...) are
 // usage errors, found before anything is loaded: the settings' own checks (make_train_config).
-void check_settings(const Settings& settings) {
+void usage_error_on_bad_settings(const Settings& settings) {
   try {
-    train::make_train_config(settings, 0);
+    lrnn::check_settings(settings);
   } catch (const Error& e) {
     cli::usage_error(e.message());
   }
@@ -194,12 +189,12 @@ Model make_model(const TrainOptions& o, const CLI::App& cmd) {
                        "' carries its own template, so '" + o.template_path + "' would be ignored");
     Model model = Model::load(o.load_path);
     model.settings() = apply_options(o, cmd, model.settings(), true);
-    check_settings(model.settings());
+    usage_error_on_bad_settings(model.settings());
     return model;
   }
   if (o.template_path.empty()) cli::usage_error("lrnn train needs a TEMPLATE (or --load MODEL)");
   const Settings settings = apply_options(o, cmd, Settings{}, false);
-  check_settings(settings);
+  usage_error_on_bad_settings(settings);
   return Model(Template::from_file(o.template_path), settings);
 }
 
@@ -285,11 +280,11 @@ bool show_progress(const EpochInfo& r, int first_epoch, int epochs, int total, i
     const int filled = epochs > 0 ? width * run_epoch / epochs : width;
     std::string bar(filled, '#');
     bar.resize(width, '.');
-    std::fprintf(stderr, "\r[%s] %s", bar.c_str(), train::epoch_line(r, total).c_str());
+    std::fprintf(stderr, "\r[%s] %s", bar.c_str(), epoch_line(r, total).c_str());
     if (run_epoch == epochs) std::fprintf(stderr, "\n");
     std::fflush(stderr);
   } else if (r.epoch % every == 0 || r.epoch == total) {
-    std::fprintf(stderr, "%s\n", train::epoch_line(r, total).c_str());
+    std::fprintf(stderr, "%s\n", epoch_line(r, total).c_str());
   }
   return true;
 }
@@ -302,7 +297,7 @@ nlohmann::json rank_shares(const Dataset& data) {
   const std::vector<uint32_t> mine = {static_cast<uint32_t>(data.parsed_examples()),
                                       static_cast<uint32_t>(data.held()),
                                       static_cast<uint32_t>(usage.ru_maxrss / 1024)};  // ru_maxrss: KB
-  const std::vector<uint32_t> all = train::dist::allgather(mine);
+  const std::vector<uint32_t> all = gather_from_every_process(mine);
   nlohmann::json out = {{"examples_parsed", nlohmann::json::array()}, {"samples_held", nlohmann::json::array()},
                         {"max_rss_mb", nlohmann::json::array()}};
   for (size_t r = 0; r + 2 < all.size(); r += 3) {
@@ -317,12 +312,12 @@ nlohmann::json rank_shares(const Dataset& data) {
 void add_best(nlohmann::json& j, const TrainReport& result) {
   if (result.best_epoch > 0)
     j["best"] = {{"epoch", result.best_epoch},
-                 {"val", train::metrics_json(result.best.validation)},
-                 {"test", train::metrics_json(result.best.test)}};
+                 {"val", metrics_json(result.best.validation)},
+                 {"test", metrics_json(result.best.test)}};
 }
 
 // j.dump() with j["outputs"] = outputs_json(ev), the same text, the outputs written one at
-// a time (train::write_outputs_json) where the placeholder of the top-level key is.
+// a time (write_outputs_json) where the placeholder of the top-level key is.
 void write_json_with_outputs(std::ostream& os, nlohmann::json& j, const Evaluation& ev) {
   j["outputs"] = nullptr;
   const std::string text = j.dump();
@@ -333,7 +328,7 @@ void write_json_with_outputs(std::ostream& os, nlohmann::json& j, const Evaluati
   if (at == std::string::npos) throw Error(ErrorKind::Runtime, "--json: the report lost its outputs key");
   os.write(text.data(), static_cast<std::streamsize>(at));
   os << "\"outputs\":";
-  train::write_outputs_json(os, ev);
+  write_outputs_json(os, ev);
   os.write(text.data() + at + placeholder.size(), static_cast<std::streamsize>(text.size() - at - placeholder.size()));
   os << "\n";
 }
@@ -362,16 +357,16 @@ void report_links(const TrainOptions& o, Model& model, const Dataset& data, cons
   j["stopped_early"] = result.stopped_early;
   if (!result.history.empty()) {
     const EpochInfo& last = result.history.back();
-    j["splits"] = {{"train", train::metrics_json(last.train)}};
-    if (last.has_validation) j["splits"]["val"] = train::metrics_json(last.validation);
-    if (last.has_test) j["splits"]["test"] = train::metrics_json(last.test);
+    j["splits"] = {{"train", metrics_json(last.train)}};
+    if (last.has_validation) j["splits"]["val"] = metrics_json(last.validation);
+    if (last.has_test) j["splits"]["test"] = metrics_json(last.test);
     add_best(j, result);
   }
   j["timing"] = timing_json(result, build_s);
   j["samples"] = data.size();
   j["parameters"] = model.num_parameter_values();
-  j["history"] = draw::history_json(result.history);
-  j["settings"] = draw::settings_json(model.settings());
+  j["history"] = history_json(result.history);
+  j["settings"] = settings_json(model.settings());
   if (!result.history.empty() && !std::isfinite(result.history.back().train.loss))
     throw Error(ErrorKind::Runtime, "training diverged: the training loss is " +
                                         std::to_string(result.history.back().train.loss) + " (try a smaller --lr); "
@@ -442,7 +437,7 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   const int first_epoch = model.epochs_trained();
   const int total = first_epoch + o.epochs;
   // In an MPI job (docs/distributed.md) every rank trains; rank 0 alone prints and writes.
-  const bool root = train::dist::is_root();
+  const bool root = is_root_process();
   auto on_epoch = [&](const EpochInfo& r) {
     if (root) show_progress(r, first_epoch, o.epochs, total, every, tty);
     if (o.checkpoint_every > 0 && r.epoch % o.checkpoint_every == 0) model.save(o.save_path);
@@ -466,23 +461,23 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   j["epochs"] = result.epochs;
   j["epochs_total"] = model.epochs_trained();
   j["stopped_early"] = result.stopped_early;
-  const nlohmann::json m = train::metrics_json(ev.metrics);
+  const nlohmann::json m = metrics_json(ev.metrics);
   for (auto it = m.begin(); it != m.end(); ++it) j[it.key()] = it.value();
   if (has_test) {
     const Evaluation tev = model.evaluate(test_data);
-    j["test"] = train::metrics_json(tev.metrics);
-    j["test"]["outputs"] = train::outputs_json(tev);
+    j["test"] = metrics_json(tev.metrics);
+    j["test"]["outputs"] = outputs_json(tev);
   }
   if (ev.has_splits) {
-    j["splits"] = {{"train", train::metrics_json(ev.train)},
-                   {"val", train::metrics_json(ev.validation)},
-                   {"test", train::metrics_json(ev.test)}};
+    j["splits"] = {{"train", metrics_json(ev.train)},
+                   {"val", metrics_json(ev.validation)},
+                   {"test", metrics_json(ev.test)}};
     add_best(j, result);
   }
   j["timing"] = timing_json(result, build_s);
-  if (train::dist::world().active) {
-    const train::dist::StepTiming& steps = train::dist::step_timing();
-    j["timing"]["ranks"] = train::dist::world().size;
+  if (const ProcessGroup job = process_group(); job.mpi) {
+    const StepTiming steps = step_timing();
+    j["timing"]["ranks"] = job.size;
     j["timing"]["step_compute_s"] = steps.compute_s;  // rank 0's forward + backward
     j["timing"]["imbalance_wait_s"] = steps.wait_s;   // rank 0 waiting for the slowest rank
     j["timing"]["allreduce_s"] = steps.allreduce_s;   // the gradient allreduce itself
@@ -495,9 +490,9 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   j["parameters"] = model.num_parameter_values();
   // Every output as a JSON object at once is big for one big graph (200k outputs: 0.13
   // GB); --json alone writes them one at a time instead (write_json_with_outputs).
-  if (!o.report_path.empty()) j["outputs"] = train::outputs_json(ev);
-  j["history"] = draw::history_json(result.history);
-  j["settings"] = draw::settings_json(model.settings());
+  if (!o.report_path.empty()) j["outputs"] = outputs_json(ev);
+  j["history"] = history_json(result.history);
+  j["settings"] = settings_json(model.settings());
   if (!std::isfinite(ev.metrics.loss) && ev.metrics.count > 0)
     throw Error(ErrorKind::Runtime, "training diverged: the training loss is " + std::to_string(ev.metrics.loss) +
                                         " after " + std::to_string(model.epochs_trained()) +
@@ -506,7 +501,7 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   if (!root) return;
   if (stop_signal) j["interrupted"] = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
   if (!o.report_path.empty())
-    write_file_atomically(o.report_path, draw::training_report_html(j, o.load_path.empty() ? o.template_path : o.load_path));
+    write_file_atomically(o.report_path, training_report_html(j, o.load_path.empty() ? o.template_path : o.load_path));
   if (o.json) {
     if (j.contains("outputs")) std::cout << j.dump() << "\n";
     else write_json_with_outputs(std::cout, j, ev);
@@ -539,7 +534,7 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
 // test accuracy and mean ± std on stdout (or in --json). Options that name one model or one
 // test set have no meaning here and are refused.
 void run_cross_validation(const TrainOptions& o, const CLI::App& cmd) {
-  if (train::dist::world().size > 1)
+  if (process_group().size > 1)
     throw Error(ErrorKind::Semantic, "--folds is not distributed: run cross-validation without mpirun (or with -np 1)");
   for (const char* single : {"--load", "--save", "--test-examples", "--test-queries", "--test-fraction", "--report",
                              "--query-split", "--val-queries"})
@@ -554,7 +549,7 @@ void run_cross_validation(const TrainOptions& o, const CLI::App& cmd) {
   const int every = o.report_every > 0 ? o.report_every : std::max(1, o.epochs / 10);
   auto on_epoch = [&](int fold, const EpochInfo& r) {
     if (r.epoch % every == 0 || r.epoch == o.epochs)
-      std::fprintf(stderr, "fold %d/%d  %s\n", fold + 1, o.folds, train::epoch_line(r, o.epochs).c_str());
+      std::fprintf(stderr, "fold %d/%d  %s\n", fold + 1, o.folds, epoch_line(r, o.epochs).c_str());
     return stop_signal == 0;
   };
   StopOnSignal stop_on_signal;
@@ -569,8 +564,8 @@ void run_cross_validation(const TrainOptions& o, const CLI::App& cmd) {
                           {"train_samples", f.train_samples},
                           {"test_samples", f.test_samples},
                           {"epochs", f.epochs},
-                          {"train", train::metrics_json(f.train)},
-                          {"test", train::metrics_json(f.test)},
+                          {"train", metrics_json(f.train)},
+                          {"test", metrics_json(f.test)},
                           {"train_s", f.train_seconds}});
     if (o.test_curve) {
       std::vector<double> accuracy;
@@ -624,11 +619,11 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("--queries,-q", o->queries_path, "Queries file (omit for labelled examples)");
   cmd->add_option("--epochs", o->epochs, "Epochs to train (default " + std::to_string(kDefaults.epochs) + ")")->check(cli::finite_number(0, 1e9, false, true));
   cmd->add_option("--optimizer", o->optimizer, "adam | sgd | adamw (default " + kDefaults.optimizer + ")")
-      ->check(cli::parsed_by(train::OptimizerConfig::parse, ""));
+      ->check(cli::setting_text("optimizer"));
   cmd->add_option("--lr", o->lr, "Learning rate (default " + number_text(kDefaults.lr) + ")")->check(cli::finite_number(0));
   cmd->add_option("--weight-decay", o->weight_decay, "Weight decay (AdamW default 0.01)")->check(cli::finite_number(0));
   cmd->add_option("--loss", o->loss, "mse | crossentropy (default " + kDefaults.loss + ")")
-      ->check(cli::parsed_by(train::parse_loss, ""));
+      ->check(cli::setting_text("loss"));
   cmd->add_option("--label-smoothing", o->label_smoothing,
                   "crossentropy of multi-class outputs: torch's label_smoothing, in [0, 1] (default 0)")
       ->check(cli::finite_number(0, 1));
@@ -636,9 +631,9 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("--seed", o->seed, "Seed of initialisation, shuffling and splits (default " + std::to_string(kDefaults.seed) + ")")
       ->check(cli::integer_in(0, UINT64_MAX));
   cmd->add_option("--initializer", o->initializer, "glorot | he | uniform(s) | normal(s) | constant(v)")
-      ->check(cli::parsed_by(train::Initializer::parse, ""));
+      ->check(cli::setting_text("initializer"));
   cmd->add_option("--schedule", o->schedule, "constant | step | exponential | cosine | linear | noam")
-      ->check(cli::parsed_by(train::Schedule::parse, ""));
+      ->check(cli::setting_text("schedule"));
   cmd->add_option("--step-size", o->step_size, "step schedule: multiply the rate by --gamma every N epochs (default: epochs/4)")
       ->check(cli::finite_number(1, 1e9, false, true));
   cmd->add_option("--gamma", o->gamma, "step/exponential schedules: the decay factor (default " + number_text(kDefaults.gamma) + ")")
@@ -661,7 +656,7 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
           [](std::string& text) {
             try {
               const std::array<double, 3> f = split_fractions(text);
-              train::random_query_split(0, f[0], f[1], f[2], 1);  // the fractions' own checks
+              check_query_split(f[0], f[1], f[2]);
             } catch (const Error& e) {
               return std::string(e.message());
             }
@@ -697,7 +692,7 @@ lrnn::cli::RegisterCommand reg(40, [](CLI::App& app) {
   cmd->add_option("--corrupt", o->corrupt,
                   "With --link-prediction: the argument a negative replaces: tail (the last) | head (the first) | "
                   "both (either, at random) (default " + kDefaults.corrupt + ")")
-      ->check(cli::parsed_by(train::parse_corrupt, ""));
+      ->check(cli::setting_text("corrupt"));
   cmd->add_option("--margin", o->margin,
                   "With --link-prediction: margin ranking loss max(0, M - s(true) + s(negative)) (default 0: --loss "
                   "with targets 1 and 0)")

@@ -1,15 +1,21 @@
-#include "draw/training_report.hpp"
-#include "syntax/markup.hpp"
-
+// `lrnn train --report FILE` (include/lrnn/report.hpp): the HTML page, its inline SVG charts
+// drawn here, and the history and settings JSON it is drawn from.
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
-#include "train/report.hpp"
+#include "lrnn/report.hpp"
+#include "syntax/markup.hpp"
 
-namespace lrnn::draw {
+namespace lrnn {
 
 namespace {
+
+// One line series of a chart: y per x, NaN for a missing point.
+struct ChartSeries {
+  std::string name, colour;
+  std::vector<double> x, y;
+};
 
 constexpr int kWidth = 560, kHeight = 300;
 constexpr int kLeft = 60, kRight = 130, kTop = 34, kBottom = 40;
@@ -88,40 +94,8 @@ void outputs_table(std::ostringstream& html, const std::string& heading, const n
     html << "<p class=\"note\">... " << outputs.size() - shown << " more outputs (all of them are in --json)</p>\n";
 }
 
-}  // namespace
-
-nlohmann::json history_json(const std::vector<EpochInfo>& history) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& r : history) {
-    nlohmann::json e = {{"epoch", r.epoch}, {"train", train::metrics_json(r.train)}, {"lr", r.lr}, {"epoch_s", r.seconds}};  // time keys end in _s
-    if (r.has_validation) e["val"] = train::metrics_json(r.validation);
-    if (r.has_test) e["test"] = train::metrics_json(r.test);
-    out.push_back(std::move(e));
-  }
-  return out;
-}
-
-nlohmann::json settings_json(const Settings& s) {
-  nlohmann::json j = {{"epochs", s.epochs},
-                      {"optimizer", s.optimizer},
-                      {"lr", s.lr},
-                      {"loss", s.loss},
-                      {"batch_size", s.batch_size},
-                      {"seed", s.seed},
-                      {"initializer", s.initializer},
-                      {"schedule", s.schedule},
-                      {"patience", s.patience},
-                      {"dtype", to_string(s.dtype)}};
-  if (s.weight_decay) j["weight_decay"] = *s.weight_decay;
-  // Shown where they change what was trained: smoothing of the loss, noam's warm-up.
-  if (s.label_smoothing != 0) j["label_smoothing"] = s.label_smoothing;
-  if (s.schedule == "noam") {
-    j["warmup"] = s.warmup;
-    if (s.d_model) j["d_model"] = *s.d_model;
-  }
-  return j;
-}
-
+// An SVG line chart with axes, ticks and a legend; each series is one <polyline> with
+// data-series="NAME" and one point per finite y.
 std::string line_chart_svg(const std::string& title, const std::vector<ChartSeries>& series, bool unit_range) {
   double x_lo = INFINITY, x_hi = -INFINITY, y_lo = INFINITY, y_hi = -INFINITY;
   for (const auto& s : series)
@@ -183,6 +157,41 @@ std::string line_chart_svg(const std::string& title, const std::vector<ChartSeri
   svg << "</svg>\n";
   return svg.str();
 }
+
+}  // namespace
+
+nlohmann::json history_json(const std::vector<EpochInfo>& history) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : history) {
+    nlohmann::json e = {{"epoch", r.epoch}, {"train", metrics_json(r.train)}, {"lr", r.lr}, {"epoch_s", r.seconds}};  // time keys end in _s
+    if (r.has_validation) e["val"] = metrics_json(r.validation);
+    if (r.has_test) e["test"] = metrics_json(r.test);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+nlohmann::json settings_json(const Settings& s) {
+  nlohmann::json j = {{"epochs", s.epochs},
+                      {"optimizer", s.optimizer},
+                      {"lr", s.lr},
+                      {"loss", s.loss},
+                      {"batch_size", s.batch_size},
+                      {"seed", s.seed},
+                      {"initializer", s.initializer},
+                      {"schedule", s.schedule},
+                      {"patience", s.patience},
+                      {"dtype", to_string(s.dtype)}};
+  if (s.weight_decay) j["weight_decay"] = *s.weight_decay;
+  // Shown where they change what was trained: smoothing of the loss, noam's warm-up.
+  if (s.label_smoothing != 0) j["label_smoothing"] = s.label_smoothing;
+  if (s.schedule == "noam") {
+    j["warmup"] = s.warmup;
+    if (s.d_model) j["d_model"] = *s.d_model;
+  }
+  return j;
+}
+
 
 std::string training_report_html(const nlohmann::json& run, const std::string& title) {
   const nlohmann::json history = run.value("history", nlohmann::json::array());
@@ -246,4 +255,4 @@ std::string training_report_html(const nlohmann::json& run, const std::string& t
   return html.str();
 }
 
-}  // namespace lrnn::draw
+}  // namespace lrnn

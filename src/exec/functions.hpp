@@ -1,4 +1,4 @@
-// The numeric functions of LANGUAGE.md (activations, combinations, aggregations) as
+// The numeric functions of docs/language.md (activations, combinations, aggregations) as
 // batched kernels over flat row-major buffers. A "value" is a rows x cols matrix
 // (scalar 1x1, column vector n x 1, row vector 1 x n); a batch holds `count` values of
 // one shape back to back. Every backward ACCUMULATES (+=) into its gradient outputs.
@@ -6,7 +6,7 @@
 // Forward outputs must not overlap their inputs, except that element-wise activations
 // may run in place (x == y). Kernels are deterministic and serial, the caller deciding
 // how to spread groups over threads, except segment softmax of scalar scores, which splits
-// a large group's independent segments across threads (results do not depend on it). Conventions (LANGUAGE.md leaves them open):
+// a large group's independent segments across threads (results do not depend on it). Conventions (docs/language.md leaves them open):
 // - relu'(0) = 0, leaky_relu slope 0.01, signum has gradient 0, lukasiewicz passes the
 //   gradient on [0, 1] inclusive (like torch.clamp); sparsemax of a value with a NaN is NaN.
 // - max/min (combination and aggregation) send the gradient of each entry to the first

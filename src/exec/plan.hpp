@@ -1,5 +1,5 @@
 // Execution plans: one or more sample networks merged into layers of batched kernels over
-// one flat value buffer (ARCHITECTURE.md "Execution model"). A plan holds only indices and
+// one flat value buffer (docs/semantics.md "Execution (src/exec)"). A plan holds only indices and
 // shapes; values live in a Workspace, parameters in neural::Parameters. Forward runs the
 // steps in order, backward in reverse with the transposed kernels; every gradient of a
 // shared weight is reduced inside its group in a fixed order (deterministic).

@@ -1,4 +1,4 @@
-// The functions of LANGUAGE.md as descriptors: kinds, their parameters, parsing from
+// The functions of docs/language.md as descriptors: kinds, their parameters, parsing from
 // metadata, printing, and the shape rules (what shape a function gives for given input
 // shapes). The neural stage builds networks from them; exec/functions.hpp holds the
 // kernels that compute them.

@@ -1,4 +1,4 @@
-// Neuralization of one grounded example (LANGUAGE.md "From a template and an example to a
+// Neuralization of one grounded example (docs/language.md "From a template and an example to a
 // network"): which atoms and ground rules become neurons, at which depth, with which fact
 // values. Flat arrays only; built once per sample (in parallel across samples) and merged
 // into execution plans (exec/plan.hpp) as often as minibatches need.

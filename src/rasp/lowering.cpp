@@ -1,4 +1,4 @@
-// Lowering a RASP program to an lrnn template (RASP.md "Lowering to a template").
+// Lowering a RASP program to an lrnn template (docs/rasp.md "Lowering to a template").
 //
 // Representation. A categorical s-op `x` becomes `x(I, V)`: one atom per position and
 // candidate value, whose neuron value is 1 for the value the position holds and 0

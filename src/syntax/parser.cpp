@@ -1,4 +1,4 @@
-// Recursive-descent parser of LANGUAGE.md. Recursion is bounded: statements, bodies and
+// Recursive-descent parser of docs/language.md. Recursion is bounded: statements, bodies and
 // value lists are loops; only metadata tuples and imports recurse, both with depth limits.
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-// Examples paired with their queries (LANGUAGE.md "Examples and queries"): what the trainer
+// Examples paired with their queries (docs/language.md "Examples and queries"): what the trainer
 // grounds, one Sample per example.
 #pragma once
 

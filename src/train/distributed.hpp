@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "exec/plan.hpp"
+#include "lrnn/training.hpp"
 #include "train/engine.hpp"
 
 namespace lrnn::train::dist {
@@ -129,11 +130,7 @@ class ShardedStep {
 // rank's work, `work_total` all ranks' work, so work_total / work_max is the speed-up over
 // one rank the split of the batches allows on idle cores (N when perfectly balanced), a
 // number the machine's load does not change.
-struct StepTiming {
-  double compute_s = 0, wait_s = 0, allreduce_s = 0;
-  size_t steps = 0;
-  uint64_t work_mine = 0, work_max = 0, work_total = 0;
-};
+using StepTiming = lrnn::StepTiming;  // lrnn/training.hpp
 const StepTiming& step_timing();
 
 // The accuracy of every rank's (prediction, target) pairs, computed on rank 0 and sent to

@@ -23,7 +23,7 @@ STAGES = [
     ("zoo", "lrnn/zoo.hpp"),
     ("api", "lrnn/model.hpp", "lrnn/distributed.hpp"),
     ("data", "lrnn/datasets.hpp"),
-    ("draw", "lrnn/draw.hpp"),
+    ("draw", "lrnn/draw.hpp", "lrnn/report.hpp"),
     ("cli", "lrnn/lrnn.hpp"),
 ]
 RANK = {name: rank for rank, names in enumerate(STAGES) for name in names}

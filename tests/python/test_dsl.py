@@ -1,4 +1,4 @@
-"""The builder DSL prints every construct in lrnn's text format (LANGUAGE.md)."""
+"""The builder DSL prints every construct in lrnn's text format (docs/language.md)."""
 
 import numpy as np
 import pytest

@@ -355,7 +355,7 @@ def test_xor_weights_are_numbered_as_pyneuralogics_template():
     """XOR's template is written in the order of PyNeuraLogic's naive/template.txt (the eight
     hidden rules, then the eight output rules), so weight i is its weight i: its state_dict
     (e.g. Java's initial weights) loads into the same places. Each atom and rule applies its
-    tanh (LANGUAGE.md), v_h is the output rule's head weight:
+    tanh (docs/language.md), v_h is the output rule's head weight:
     xor = tanh(sum_h v_h tanh(tanh(tanh(wa_h a + wb_h b))))."""
     from lrnn.utils.data import XOR
 

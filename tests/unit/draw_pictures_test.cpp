@@ -11,9 +11,9 @@
 #include <sstream>
 
 #include "cli_test_support.hpp"
-#include "draw/training_report.hpp"
 #include "lrnn/draw.hpp"
 #include "lrnn/lrnn.hpp"
+#include "lrnn/report.hpp"
 #include "shared_datasets.hpp"
 
 namespace {
@@ -448,10 +448,10 @@ TEST(DrawPictures, TrainingReportCurvesHaveOnePointPerEpoch) {
     history[e].test.accuracy = 0.05 * e;
   }
   nlohmann::json run = {{"epochs", 9}, {"samples", 4}, {"parameters", 7}, {"loss", 0.1}, {"accuracy", 0.8}};
-  run["history"] = lrnn::draw::history_json(history);
-  run["settings"] = lrnn::draw::settings_json(lrnn::Settings{});
+  run["history"] = lrnn::history_json(history);
+  run["settings"] = lrnn::settings_json(lrnn::Settings{});
   run["outputs"] = {{{"example", 0}, {"query", "out<b>"}, {"target", 1.0}, {"output", 0.75}}};
-  const std::string html = lrnn::draw::training_report_html(run, "t.lrnn");
+  const std::string html = lrnn::training_report_html(run, "t.lrnn");
   const std::regex polyline(R"re(<polyline data-series="([^"]+)"[^>]*points="([^"]*)")re");
   std::map<std::string, size_t> points;
   for (std::sregex_iterator it(html.begin(), html.end(), polyline), end; it != end; ++it) {

@@ -98,7 +98,7 @@ void expect_dtypes_agree(const std::string& template_text, const std::string& ex
 }
 
 // Gathered rules: matrix, vector and scalar weights, offsets, soft negation, transposes,
-// and the activations, combinations and aggregations of LANGUAGE.md.
+// and the activations, combinations and aggregations of docs/language.md.
 TEST(Float32, GatheredRulesEveryFunctionFamily) {
   const char* t =
       "a(X) :- {4,3} f(X), {4}. [activation=tanh]\n"

@@ -1,4 +1,4 @@
-// Arity is part of the predicate (LANGUAGE.md): a declaration `shape/1 [...]` applies to
+// Arity is part of the predicate (docs/language.md): a declaration `shape/1 [...]` applies to
 // shape/1 only and does not forbid shape/2 (issue 11: PyNeuraLogic's Trains template
 // declares shape/1 and uses shape/2; lrnn refused it with "wrong arity").
 #include <gtest/gtest.h>

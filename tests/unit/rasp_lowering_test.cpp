@@ -3,7 +3,7 @@
 // vocabulary, which must equal the interpreter's output.
 //
 // The evaluation uses a small reference evaluator of the template semantics
-// (LANGUAGE.md "From a template and an example to a network") restricted to what the
+// (docs/language.md "From a template and an example to a network") restricted to what the
 // lowering emits: positive, `!` and `~` literals, comparison and @add builtins, fixed
 // literal weights and offsets, sum/product combinations, sum/avg/max/count aggregations and
 // identity/signum/inverse activations. Categorical outputs of exact lowerings are also

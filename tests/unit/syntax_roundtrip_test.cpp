@@ -1,4 +1,4 @@
-// The parser builds the right AST for every construct of LANGUAGE.md, and the printer
+// The parser builds the right AST for every construct of docs/language.md, and the printer
 // writes it back in canonical form: parse(print(t)) == t, print(parse(print(t))) == print(t).
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 
 #include "lrnn/syntax.hpp"
 #include "train/engine.hpp"
-#include "train/report.hpp"
+#include "train/sample_split.hpp"
 #include "shared_datasets.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-"""Activation (transformation), combination and aggregation functions (LANGUAGE.md
+"""Activation (transformation), combination and aggregation functions (docs/language.md
 "Functions"), under PyNeuraLogic's names: `Transformation.SIGMOID`, `Combination.PRODUCT`,
 `Aggregation.SOFTMAX(agg_terms=["J"])`, and the flat namespace `F` (`F.relu`, `F.product`,
 `F.softmax_agg(agg_terms=[V.J])`, ...)."""
@@ -15,7 +15,7 @@ from lrnn.core import dsl_classes
 
 TRANSFORMATION, COMBINATION, AGGREGATION = "transformation", "combination", "aggregation"
 
-# The metadata key each kind is written under (LANGUAGE.md: `activation`, alias `transformation`).
+# The metadata key each kind is written under (docs/language.md: `activation`, alias `transformation`).
 META_KEY = {TRANSFORMATION: "activation", COMBINATION: "combination", AGGREGATION: "aggregation"}
 
 

@@ -42,7 +42,7 @@ def check_dtype(value: Any, where: str = "Settings(dtype=...)") -> str:
 
 # PyNeuraLogic's settings that tune its Java engine's building (compression, chain pruning,
 # the choice of grounder): accepted so its code runs, and ignored. lrnn never prunes: every
-# network computes what LANGUAGE.md says, where PyNeuraLogic's chain pruning (on by default)
+# network computes what docs/language.md says, where PyNeuraLogic's chain pruning (on by default)
 # can drop an activation (see the Settings docstring).
 PYNEURALOGIC_BUILD_OPTIONS = ("iso_value_compression", "chain_pruning", "prune_only_identities", "grounder")
 # Gradient clipping, honoured by the engine (torch's clip_grad_value_ then clip_grad_norm_).
@@ -179,7 +179,7 @@ class Settings:
 
     PyNeuraLogic's build options `chain_pruning`, `iso_value_compression`,
     `prune_only_identities` and `grounder` are accepted and ignored: lrnn never prunes, so
-    its outputs always follow LANGUAGE.md. PyNeuraLogic's chain pruning (on by default) is
+    its outputs always follow docs/language.md. PyNeuraLogic's chain pruning (on by default) is
     lossy: with `(R.out <= R.h) | [F.tanh]`, `R.out / 0 | [F.tanh]` and the fact `R.h[1]`,
     PyNeuraLogic 0.9.2 with `chain_pruning=True` gives tanh(1) = 0.7616 (it drops a tanh of
     the chain), while `chain_pruning=False` and lrnn (either way) give tanh(tanh(1)) = 0.6420.

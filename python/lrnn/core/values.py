@@ -1,4 +1,4 @@
-"""Weights and values: what `R.p(...)[...]` accepts (LANGUAGE.md "Weights and values").
+"""Weights and values: what `R.p(...)[...]` accepts (docs/language.md "Weights and values").
 
 - a number: `R.p[0.5]` -> `0.5 p`
 - a list or NumPy array: `R.p[[1, 2]]` -> `[1, 2] p` (a column vector), a nested list or a

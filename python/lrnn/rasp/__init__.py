@@ -326,7 +326,7 @@ class CompiledModel:
         return self._compiled.table()
 
     def to_template(self, *, fixed: bool = False, random: bool = False, readout_scale: float = 0.0) -> str:
-        """The transformer as an lrnn template (LANGUAGE.md text): attention and MLP rules
+        """The transformer as an lrnn template (docs/language.md text): attention and MLP rules
         whose weights are these, as initial values, so lrnn's engine runs, trains and draws
         it. Its query `residual(p)` is the final residual stream at position p (0: BOS).
         `fixed=True` writes the weights fixed (only a readout learns), `random=True` their

@@ -14,7 +14,7 @@ class DeleteEffect:
     """A delete effect `(not (p ?x))` of an action: PyNeuraLogic writes it as a rule with the
     negated, hidden head `!*p(X) :- pre.` (its `~` marks the predicate hidden), and so does
     str() here. It is not a Rule: lrnn's programs have no negated heads (a least model only
-    adds atoms, LANGUAGE.md), so a template or a built dataset holding one refuses it."""
+    adds atoms, docs/language.md), so a template or a built dataset holding one refuses it."""
 
     __slots__ = ("head", "body")  # head: the deleted atom, written without the negation
 
