@@ -108,6 +108,7 @@ struct Node {
   MapFn map_fn;         // Map
   ZipFn zip_fn;         // ZipMap
   std::string label;    // Map / ZipMap: "lambda x: x + 1", "indicator", "round", ...
+  bool builtin = false; // Map of a named built-in (indicator, round): the same function wherever written
   Span span;            // where a `.rasp` program wrote it (empty for C++/Python)
 
   // Releases the children of long chains iteratively: the default recursive release of a

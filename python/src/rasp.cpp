@@ -597,6 +597,9 @@ void bind_combinators(nb::module_& m) {
   m.def("numerical", [](nb::handle x) { return r::numerical(sop_of(x, "numerical(...)")); });
   m.def("categorical", [](nb::handle x) { return r::categorical(sop_of(x, "categorical(...)")); });
   m.def("indicator", [](nb::handle x) { return r::indicator(sop_of(x, "indicator(...)")); });
+  // The functions above that lrnn.rasp exports as they are (a new primitive: its name here).
+  m.attr("primitives") = nb::make_tuple("key", "query", "where", "selector_width", "numerical", "categorical",
+                                        "indicator", "constant");
 }
 
 // Programs, the interpreter and the analyser.

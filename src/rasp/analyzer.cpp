@@ -21,7 +21,7 @@ class Canon {
       case Kind::Constant: key += n->constant.index() == 0 ? "none" : repr(n->constant) + ":" + type_name(n->constant); break;
       case Kind::Map: case Kind::ZipMap:
         // Built-in maps are named functions; anything else is opaque code.
-        if (n->label == "indicator" || n->label == "round") key += n->label;
+        if (n->builtin) key += n->label;
         else key += "#" + std::to_string(n->id);
         break;
       case Kind::Unary: case Kind::Binary: key += op_symbol(n->op); break;

@@ -290,14 +290,20 @@ SOp where(const SOp& cond, const SOp& if_true, const SOp& if_false) {
   return SOp(NodePtr(make(Kind::Where, {cond.node(), if_true.node(), if_false.node()})));
 }
 
-SOp map(const SOp& a, MapFn f, std::string label) {
+namespace {
+
+std::shared_ptr<Node> map_node(const SOp& a, MapFn f, std::string label) {
   require(a.node(), "s-op");
   if (!f) throw Error(ErrorKind::Semantic, "map needs a function");
   auto n = make(Kind::Map, {a.node()});
   n->map_fn = std::move(f);
   n->label = std::move(label);
-  return SOp(NodePtr(n));
+  return n;
 }
+
+}  // namespace
+
+SOp map(const SOp& a, MapFn f, std::string label) { return SOp(NodePtr(map_node(a, std::move(f), std::move(label)))); }
 
 SOp zipmap(const std::vector<SOp>& args, ZipFn f, std::string label) {
   if (args.empty()) throw Error(ErrorKind::Semantic, "zipmap needs at least one s-op");
@@ -364,12 +370,24 @@ SOp categorical(const SOp& a) {
   return SOp(NodePtr(c));
 }
 
+namespace {
+
+// A map by a named built-in function: two of them with the same label compute the same
+// function, so the analyser counts them as one MLP (docs/rasp.md "Analyser: layers and heads").
+SOp builtin_map(const SOp& a, MapFn f, const char* label) {
+  auto n = map_node(a, std::move(f), label);
+  n->builtin = true;
+  return SOp(NodePtr(n));
+}
+
+}  // namespace
+
 SOp indicator(const SOp& a) {
-  return map(a, [](const Value& v) -> Value { return int64_t{truthy(v) ? 1 : 0}; }, "indicator");
+  return builtin_map(a, [](const Value& v) -> Value { return int64_t{truthy(v) ? 1 : 0}; }, "indicator");
 }
 
 SOp round(const SOp& a) {
-  return map(a, [](const Value& v) -> Value {
+  return builtin_map(a, [](const Value& v) -> Value {
     return static_cast<int64_t>(std::nearbyint(to_double(v)));
   }, "round");
 }

@@ -40,14 +40,9 @@ indices = _rasp.indices()
 length = _rasp.length()
 identity = tokens  # RASPy's other name for the input
 
-key = _rasp.key
-query = _rasp.query
-where = _rasp.where
-selector_width = _rasp.selector_width
-numerical = _rasp.numerical
-categorical = _rasp.categorical
-indicator = _rasp.indicator
-constant = _rasp.constant
+# key, query, where, selector_width, numerical, categorical, indicator, constant: the core's
+# functions as they are (python/src/rasp.cpp lists them in `primitives`; exported below).
+globals().update({_name: getattr(_rasp, _name) for _name in _rasp.primitives})
 
 # select's predicate: the comparisons of the C++ core, in every spelling users bring along
 # (RASPy passes operator.eq and friends, tracr Comparison names, the `.rasp` symbols).
@@ -495,7 +490,6 @@ def compile(program: Union[SOp, Program], vocab: Any, max_len: int, *, conventio
 __all__ = [
     "SOp", "Selector", "Key", "Query", "Program", "Analysis", "Head", "LoweredTemplate",
     "tokens", "indices", "length", "identity",
-    "key", "query", "select", "aggregate", "where", "selector_width", "zipmap",
-    "numerical", "categorical", "indicator", "constant", "analyze", "draw", "to_template",
+    "select", "aggregate", "zipmap", "analyze", "draw", "to_template",
     "run", "trace", "load", "parse", "compile", "CompiledModel", "set_display_input",
-]
+] + list(_rasp.primitives)

@@ -5,10 +5,7 @@ from lrnn.nn.module.general import (
     GRU, LSTM, MLP, RNN, Attention, AvgPooling, Linear, MaxPooling, MultiheadAttention, Pooling, PositionalEncoding,
     RvNN, SumPooling, Transformer, TransformerDecoder, TransformerEncoder,
 )
-from lrnn.nn.module.gnn import (
-    APPNPConv, GATv2Conv, GCNConv, GENConv, GINConv, GINEConv, GraphConv, ResGatedGraphConv, RGCNConv, SAGEConv,
-    SGConv, TAGConv,
-)
+from lrnn.nn.module.gnn import *  # noqa: F401,F403 - every layer file's __all__ (gnn/__init__.py)
 from lrnn.nn.module.gnn import __all__ as _gnn_all
 from lrnn.nn.module.kbc import DistMult, SimplE, TransE
 from lrnn.nn.module.meta import MAGNNLinear, MAGNNMean, MetaConv

@@ -1,18 +1,25 @@
-"""GNN layers. Each PyNeuraLogic module (pyneuralogic.py) prints PyNeuraLogic 0.9.2's rules;
-its PyG-exact form (pyg.py, pyg_propagation.py, pyg_edges.py) runs on NumPy arrays, and on
-torch tensors as a torch module (torch_layer.py, docs/torch_layers.md); it is reached through
-`<Name>.pyg(...)` / `<Name>.from_torch(torch_geometric_layer)`."""
+"""GNN layers, one file per layer: each holds the layer's PyNeuraLogic form (a rule generator
+printing PyNeuraLogic 0.9.2's rules, on `_graph_module._GraphModule`) and its PyG form (the
+`Pyg<Name>` class on `pyg.PygLayer`: PyG's exact layer, on NumPy arrays and, as a torch module,
+on torch tensors: torch_layer.py, docs/torch_layers.md), reached through `<Name>.pyg(...)` /
+`<Name>.from_torch(torch_geometric_layer)`.
 
-from lrnn.nn.module.gnn.pyg import GraphConv, PygGATv2Conv, PygGCNConv, PygGINConv, PygLayer, PygSAGEConv
-from lrnn.nn.module.gnn.pyg_edges import PygGENConv, PygGINEConv, PygResGatedGraphConv, PygRGCNConv
-from lrnn.nn.module.gnn.pyg_propagation import PygAPPNP, PygSGConv, PygTAGConv
-from lrnn.nn.module.gnn.pyneuralogic import (
-    APPNPConv, GATv2Conv, GCNConv, GENConv, GINConv, GINEConv, ResGatedGraphConv, RGCNConv, SAGEConv, SGConv,
-    TAGConv,
-)
+Adding a layer is adding its file here: every module of this folder whose name does not
+start with `_` (and is not one of the bases) is imported, and its `__all__` exported."""
 
-__all__ = [
-    "GCNConv", "SAGEConv", "GINConv", "GINEConv", "GATv2Conv", "GENConv", "GraphConv", "ResGatedGraphConv",
-    "RGCNConv", "SGConv", "TAGConv", "APPNPConv", "PygLayer", "PygGCNConv", "PygSAGEConv", "PygGINConv",
-    "PygGATv2Conv", "PygGENConv", "PygGINEConv", "PygResGatedGraphConv", "PygRGCNConv", "PygSGConv", "PygTAGConv", "PygAPPNP",
-]
+import importlib
+import pkgutil
+
+from lrnn.nn.module.gnn.pyg import PygLayer
+
+_BASES = {"pyg", "torch_layer"}
+
+__all__ = ["PygLayer"]
+for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+    if _info.name.startswith("_") or _info.name in _BASES:
+        continue
+    _layer = importlib.import_module(f"{__name__}.{_info.name}")
+    for _name in _layer.__all__:
+        globals()[_name] = getattr(_layer, _name)
+        __all__.append(_name)
+del _info, _layer, _name

@@ -1,5 +1,6 @@
-"""PyG-exact GNN layers: the rules that compute exactly torch_geometric's layer, run by
-the lrnn engine on NumPy arrays or, as torch modules, on torch tensors.
+"""The PyG form of every GNN layer (the `Pyg<Name>` class of each layer's file in this folder):
+PygLayer, the rules that compute exactly torch_geometric's layer, run by the lrnn engine on
+NumPy arrays or, as torch modules, on torch tensors; and the rule helpers layers share.
 
     layer = GCNConv.from_torch(pyg_gcn)        # PyG's configuration and weights
     out = layer(x, edge_index)                 # [n, out] float64, as pyg_gcn(x, edge_index)
@@ -313,157 +314,6 @@ def _bias_rule(head: str, weight: str, p: str, out: int, var: str = "I", domain:
     return f"{head}({var}) :- ${weight}={_w(out, 1)} {p}__one, *{domain or f'x({var})'}."
 
 
-class PygGCNConv(PygLayer):
-    """torch_geometric.nn.GCNConv: out_i = b + sum_{j -> i} w_ji / sqrt(d_i d_j) W x_j with
-    d_i = 1 + sum of in-edge values (self-loops added as PyG's gcn_norm does: of value 2 when
-    improved=True and edge_weight is given; PyG itself uses 1 when edge_weight is None)."""
-
-    kind = "GCNConv"
-    prefix = "gcn"
-
-    def __init__(self, in_channels: int, out_channels: int, improved: bool = False,
-                 add_self_loops: Optional[bool] = None, normalize: bool = True, bias: bool = True, seed: int = 1):
-        super().__init__(seed)
-        self.in_channels, self.out_channels, self.improved = in_channels, out_channels, improved
-        add_self_loops = normalize if add_self_loops is None else add_self_loops  # PyG's default
-        self.add_self_loops, self.normalize, self.bias = add_self_loops, normalize, bias
-        self.self_loops = normalize and add_self_loops
-        self.loop_fill = 2.0 if improved else 1.0
-
-    def config(self) -> Dict[str, Any]:
-        return dict(in_channels=self.in_channels, out_channels=self.out_channels, improved=self.improved,
-                    add_self_loops=self.add_self_loops, normalize=self.normalize, bias=self.bias)
-
-    @classmethod
-    def config_of(cls, layer: Any) -> Dict[str, Any]:
-        return dict(in_channels=layer.in_channels, out_channels=layer.out_channels, improved=bool(layer.improved),
-                    add_self_loops=bool(layer.add_self_loops), normalize=bool(layer.normalize),
-                    bias=layer.bias is not None)
-
-    def _param_map(self):
-        m = {"lin.weight": ("gcn__weight", (self.out_channels, self.in_channels))}
-        if self.bias:
-            m["bias"] = ("gcn__bias", (self.out_channels,))
-        return m
-
-    def __call__(self, x: Any, edge_index: Any, edge_weight: Any = None) -> np.ndarray:
-        """PyG's GCNConv(x, edge_index, edge_weight): weights scale messages and degrees."""
-        x = self._check_x(x)
-        return self._forward(x, self._edge_facts(x.shape[0], edge_index, edge_weight))
-
-    def _lines(self) -> List[str]:
-        o, i = self.out_channels, self.in_channels
-        lines = ["gcn__one."]
-        if self.normalize:
-            lines += gcn_norm_lines("gcn", False)
-            if self.self_loops:  # one per node, of value 2 when improved (facts from __call__)
-                lines.insert(1, "gcn__edge(I, I) :- self_loop(I).")
-            lines.append(f"out(I) :- gcn__norm(I), gcn__edge(J, I), gcn__norm(J), $gcn__weight={_w(o, i)} x(J). "
-                         "[combination=product, aggregation=sum]")
-        else:
-            lines.append(f"out(I) :- edge(J, I), $gcn__weight={_w(o, i)} x(J). [combination=product, aggregation=sum]")
-        if self.bias:
-            lines.append(_bias_rule("out", "gcn__bias", "gcn", o))
-        else:  # a fixed zero keeps out(i) defined on isolated nodes, where PyG gives 0
-            lines.append(f"out(I) :- <[{', '.join(['0.0'] * o)}]> gcn__one, *x(I).")
-        return lines
-
-
-class PygSAGEConv(PygLayer):
-    """torch_geometric.nn.SAGEConv: lin_l(aggr_{j -> i} x_j) + lin_r(x_i), aggr mean/sum/max."""
-
-    kind = "SAGEConv"
-    prefix = "sage"
-    _rel, _root = "lin_l", "lin_r"
-
-    def __init__(self, in_channels: int, out_channels: int, aggr: str = "mean", root_weight: bool = True,
-                 bias: bool = True, seed: int = 1):
-        super().__init__(seed)
-        if aggr not in ("mean", "sum", "add", "max"):
-            raise ValueError(f"aggr={aggr!r} is not written in lrnn's form (mean, sum/add, max)")
-        self.in_channels, self.out_channels = in_channels, out_channels
-        self.aggr, self.root_weight, self.bias = aggr, root_weight, bias
-
-    def config(self) -> Dict[str, Any]:
-        return dict(in_channels=self.in_channels, out_channels=self.out_channels, aggr=self.aggr,
-                    root_weight=self.root_weight, bias=self.bias)
-
-    @classmethod
-    def config_of(cls, layer: Any) -> Dict[str, Any]:
-        for flag in ("project", "normalize"):
-            if getattr(layer, flag, False):
-                raise ValueError(f"{cls.kind} {flag}=True is not written in lrnn's form yet")
-        aggr = layer.aggr if isinstance(layer.aggr, str) else None
-        if aggr is None:
-            raise ValueError(f"{cls.kind} aggr={layer.aggr!r} is not one of mean, sum/add, max")
-        rel = getattr(layer, cls._rel)
-        in_channels = layer.in_channels[0] if isinstance(layer.in_channels, tuple) else layer.in_channels
-        return dict(in_channels=in_channels, out_channels=layer.out_channels, aggr=aggr,
-                    root_weight=bool(getattr(layer, "root_weight", True)), bias=rel.bias is not None)
-
-    def _param_map(self):
-        p, o, i = self.prefix, self.out_channels, self.in_channels
-        m = {f"{self._rel}.weight": (f"{p}__{self._rel}", (o, i))}
-        if self.bias:
-            m[f"{self._rel}.bias"] = (f"{p}__{self._rel}_bias", (o,))
-        if self.root_weight:
-            m[f"{self._root}.weight"] = (f"{p}__{self._root}", (o, i))
-        return m
-
-    def _lines(self) -> List[str]:
-        p, o, i = self.prefix, self.out_channels, self.in_channels
-        lines = [f"{p}__one."]
-        if self.aggr == "mean":
-            lines += [
-                f"{p}__deg(I) :- edge(J, I). [aggregation=sum]",
-                f"{p}__inv(I) :- {p}__deg(I). [activation=inverse]",
-                f"{p}__agg(I) :- {p}__inv(I), edge(J, I), x(J). [combination=product, aggregation=sum]",
-            ]
-        elif self.aggr in ("sum", "add"):
-            lines.append(f"{p}__agg(I) :- edge(J, I), x(J). [combination=product, aggregation=sum]")
-        else:  # max ignores parallel edges, as PyG's scatter-max does
-            lines.append(f"{p}__agg(I) :- x(J), *edge(J, I). [aggregation=max]")
-        lines.append(f"out(I) :- ${p}__{self._rel}={_w(o, i)} {p}__agg(I).")
-        if self.root_weight:
-            lines.append(f"out(I) :- ${p}__{self._root}={_w(o, i)} x(I).")
-        if self.bias:
-            lines.append(_bias_rule("out", f"{p}__{self._rel}_bias", p, o))
-        else:
-            lines.append(f"out(I) :- <[{', '.join(['0.0'] * o)}]> {p}__one, *x(I).")
-        return lines
-
-
-class GraphConv(PygSAGEConv):
-    """torch_geometric.nn.GraphConv (Morris et al.): lin_rel(sum_{j -> i} e_ji x_j) + lin_root(x_i).
-    PyNeuraLogic has no GraphConv; this is PyG's form (aggr add by default, also mean, max)."""
-
-    kind = "GraphConv"
-    prefix = "gconv"
-    _rel, _root = "lin_rel", "lin_root"
-
-    def __init__(self, in_channels: int, out_channels: int, aggr: str = "add", bias: bool = True, seed: int = 1):
-        super().__init__(in_channels, out_channels, aggr=aggr, root_weight=True, bias=bias, seed=seed)
-
-    def config(self) -> Dict[str, Any]:
-        c = super().config()
-        del c["root_weight"]
-        return c
-
-    @classmethod
-    def config_of(cls, layer: Any) -> Dict[str, Any]:
-        c = super().config_of(layer)
-        del c["root_weight"]
-        return c
-
-    def __call__(self, x: Any, edge_index: Any, edge_weight: Any = None) -> np.ndarray:
-        """PyG's GraphConv(x, edge_index, edge_weight); weights only with aggr add (a weighted
-        mean or max is not the edge-count form written here)."""
-        x = self._check_x(x)
-        if edge_weight is not None and self.aggr not in ("add", "sum"):
-            raise ValueError(f"edge_weight with aggr={self.aggr!r} is not written in lrnn's GraphConv (aggr add)")
-        return self._forward(x, self._edge_facts(x.shape[0], edge_index, edge_weight))
-
-
 _ACTIVATIONS = {"ReLU": "relu", "Tanh": "tanh", "Sigmoid": "sigmoid", "Identity": "identity"}
 
 
@@ -521,158 +371,21 @@ def mlp_lines(layers: List[Tuple], p: str, source: str, width: int) -> List[str]
     return lines
 
 
-class PygGINConv(PygLayer):
-    """torch_geometric.nn.GINConv: nn((1 + eps) x_i + sum_{j -> i} x_j), nn a torch Linear or a
-    Sequential of Linear layers, ReLU/Tanh/Sigmoid/Identity activations and Dropout(p=0)
-    (`layers` lists them as ("linear", in, out, bias, index) / ("act", name, index))."""
-
-    kind = "GINConv"
-    prefix = "gin"
-    _not_compared = ("eps",)
-
-    def __init__(self, layers: List[Tuple], eps: float = 0.0, train_eps: bool = False, seed: int = 1):
-        super().__init__(seed)
-        self.layers = [tuple(l) for l in layers]
-        linears = [l for l in self.layers if l[0] == "linear"]
-        if not linears:
-            raise ValueError("GINConv's nn needs at least one Linear layer")
-        self.in_channels, self.out_channels = linears[0][1], linears[-1][2]
-        self.eps, self.train_eps = float(eps), train_eps
-
-    def config(self) -> Dict[str, Any]:
-        return dict(layers=self.layers, train_eps=self.train_eps)
-
-    @classmethod
-    def config_of(cls, layer: Any) -> Dict[str, Any]:
-        import torch
-
-        modules = list(layer.nn) if isinstance(layer.nn, torch.nn.Sequential) else [layer.nn]
-        eps = float(_torch_array(layer.eps).reshape(-1)[0])
-        return dict(layers=mlp_layers(modules, f"{cls.kind} nn"), eps=eps, train_eps=bool(layer.eps.requires_grad))
-
-    def _param_map(self):
-        return dict({"eps": ("gin__eps1", (1,))}, **mlp_param_map(self.layers, "gin", "nn", self._sequential))
-
-    _sequential = True  # nn is a torch Sequential (keys nn.K.weight) rather than one Linear (nn.weight)
-
-    def load_torch(self, layer: Any):
-        import torch
-
-        self._sequential = isinstance(layer.nn, torch.nn.Sequential)
-        super().load_torch(layer)
-        # PyG keeps eps; the template holds 1 + eps
-        self._model.set_parameter("gin__eps1", np.array([[1.0 + float(_torch_array(layer.eps).reshape(-1)[0])]]))
-        return self
-
-    _engine_offset = {"eps": 1.0}  # the template holds 1 + eps
-
-    def frozen_keys(self) -> Tuple[str, ...]:
-        return () if self.train_eps else ("eps",)
-
-    def torch_grads(self) -> Dict[str, np.ndarray]:
-        g = super().torch_grads()
-        if not self.train_eps:
-            del g["eps"]
-        return g
-
-    def _aggregate_lines(self) -> List[str]:
-        return ["gin__agg(I) :- edge(J, I), x(J). [combination=product, aggregation=sum]"]
-
-    def _lines(self) -> List[str]:
-        return ["gin__one."] + self._aggregate_lines() + [
-            f"gin__h(I) :- $gin__eps1={1.0 + self.eps!r} x(I).",
-            "gin__h(I) :- gin__agg(I)."] + mlp_lines(self.layers, "gin", "gin__h", self.in_channels)
+def _linear(head: str, var: str, name: str, o: int, i: int, bias: bool, p: str) -> List[str]:
+    lines = [f"{head}({var}) :- ${name}={_w(o, i)} x({var})."]
+    return lines + ([_bias_rule(head, f"{name}_bias", p, o, var)] if bias else [])
 
 
-class PygGATv2Conv(PygLayer):
-    """torch_geometric.nn.GATv2Conv (dropout 0, no edge features), per head h:
-    alpha_ij = softmax_j(a_h . LeakyReLU(W_l x_j + b_l + W_r x_i + b_r)) over j -> i and i itself,
-    out_i = concat_h (or mean_h) sum_j alpha_ij (W_l x_j + b_l), plus the bias.
-    LeakyReLU(z) = s z + (1 - s) relu(z), exactly. PyNeuraLogic's GATv2Conv (pyneuralogic.py) is
-    the one-head form without biases."""
+def propagation_hop_line(p: str, k: int, source: str, normalize: bool, scale: str = "") -> str:
+    """p__h{k}(I) = sum over j -> i of (norm_i norm_j) edge value * source(j), times `scale`."""
+    norm = f"{p}__norm(I), {p}__edge(J, I), {p}__norm(J)" if normalize else f"{p}__edge(J, I)"
+    return f"{p}__h{k}(I) :- {norm}, {scale}{source}(J). [combination=product, aggregation=sum]"
 
-    kind = "GATv2Conv"
-    prefix = "gat"
 
-    def __init__(self, in_channels: int, out_channels: int, heads: int = 1, concat: bool = True,
-                 negative_slope: float = 0.2, add_self_loops: bool = True, bias: bool = True,
-                 share_weights: bool = False, seed: int = 1):
-        super().__init__(seed)
-        self.in_channels, self.out_channels, self.heads, self.concat = in_channels, out_channels, heads, concat
-        self.negative_slope, self.add_self_loops, self.bias = float(negative_slope), add_self_loops, bias
-        self.share_weights = share_weights
-        self.self_loops = add_self_loops
-
-    def config(self) -> Dict[str, Any]:
-        return dict(in_channels=self.in_channels, out_channels=self.out_channels, heads=self.heads,
-                    concat=self.concat, negative_slope=self.negative_slope, add_self_loops=self.add_self_loops,
-                    bias=self.bias, share_weights=self.share_weights)
-
-    @classmethod
-    def config_of(cls, layer: Any) -> Dict[str, Any]:
-        if layer.edge_dim is not None:
-            raise ValueError("GATv2Conv edge_dim is set: edge features are not written in lrnn's form yet")
-        if layer.dropout != 0:
-            raise ValueError(f"GATv2Conv dropout={layer.dropout}: lrnn's form is deterministic (dropout 0)")
-        if getattr(layer, "res", None) is not None:
-            raise ValueError("GATv2Conv residual=True is not written in lrnn's form yet")
-        lin_bias = layer.lin_l.bias is not None
-        if lin_bias != (layer.bias is not None):
-            raise ValueError("GATv2Conv with bias on only some of lin_l/lin_r/output is not supported")
-        in_channels = layer.in_channels[0] if isinstance(layer.in_channels, tuple) else layer.in_channels
-        return dict(in_channels=in_channels, out_channels=layer.out_channels, heads=layer.heads,
-                    concat=bool(layer.concat), negative_slope=float(layer.negative_slope),
-                    add_self_loops=bool(layer.add_self_loops), bias=layer.bias is not None,
-                    share_weights=bool(layer.share_weights))
-
-    def _param_map(self):
-        o, i, H = self.out_channels, self.in_channels, self.heads
-        heads = range(H)
-        m: Dict[str, Tuple] = {
-            "att": ([f"gat__att{h}" for h in heads], (H, 1, o), False, (1, H, o)),
-            "lin_l.weight": ([f"gat__lin_l{h}" for h in heads], (H, o, i), False, (H * o, i)),
-        }
-        if not self.share_weights:
-            m["lin_r.weight"] = ([f"gat__lin_r{h}" for h in heads], (H, o, i), False, (H * o, i))
-        if self.bias:
-            m["lin_l.bias"] = ([f"gat__lin_l_bias{h}" for h in heads], (H, o), False, (H * o,))
-            if not self.share_weights:
-                m["lin_r.bias"] = ([f"gat__lin_r_bias{h}" for h in heads], (H, o), False, (H * o,))
-            m["bias"] = ("gat__bias", (H * o if self.concat else o,))
-        return m
-
-    def _head_lines(self, h: int) -> List[str]:
-        o, i, s = self.out_channels, self.in_channels, self.negative_slope
-        r = "l" if self.share_weights else "r"
-        lines = [f"gat__xl{h}(J) :- $gat__lin_l{h}={_w(o, i)} x(J).",
-                 f"gat__xr{h}(I) :- $gat__lin_{r}{h}={_w(o, i)} x(I)."]
-        if self.bias:
-            lines += [_bias_rule(f"gat__xl{h}", f"gat__lin_l_bias{h}", "gat", o, "J"),
-                      _bias_rule(f"gat__xr{h}", f"gat__lin_{r}_bias{h}", "gat", o)]
-        return lines + [
-            f"gat__z{h}(I, J) :- gat__xl{h}(J), gat__xr{h}(I), *gat__edge(J, I). [combination=sum]",
-            f"gat__zr{h}(I, J) :- gat__z{h}(I, J). [activation=relu]",
-            f"gat__lrelu{h}(I, J) :- <{s!r}> gat__z{h}(I, J).",
-            f"gat__lrelu{h}(I, J) :- <{1.0 - s!r}> gat__zr{h}(I, J).",
-            f"gat__att{h}(I, J) :- $gat__att{h}={_w(1, o)} gat__lrelu{h}(I, J), gat__logm(J, I). "
-            "[combination=sum, aggregation=softmax(J)]",
-            f"gat__out{h}(I) :- gat__att{h}(I, J), gat__xl{h}(J). [combination=product, aggregation=sum]",
-        ]
-
-    def _lines(self) -> List[str]:
-        o, H = self.out_channels, self.heads
-        lines = ["gat__one."]
-        if self.self_loops:
-            lines.append("<1.0> gat__edge(I, I).")
-        lines += ["gat__edge(J, I) :- edge(J, I).",
-                  "gat__logm(J, I) :- gat__edge(J, I). [activation=log]"]  # parallel edges: log(count)
-        for h in range(H):
-            lines += self._head_lines(h)
-        heads = ", ".join(f"gat__out{h}(I)" for h in range(H))
-        if self.concat:
-            lines.append(f"out(I) :- {heads}. [combination=concat]" if H > 1 else "out(I) :- gat__out0(I).")
-        else:
-            lines += [f"out(I) :- <{1.0 / H!r}> gat__out{h}(I)." for h in range(H)]
-        if self.bias:
-            lines.append(_bias_rule("out", "gat__bias", "gat", H * o if self.concat else o))
-        return lines
+def propagation_hops(p: str, k_max: int, normalize: bool, self_loops: bool, scale: str = "", teleport: str = "") -> List[str]:
+    lines = gcn_norm_lines(p, self_loops) if normalize else [f"{p}__edge(J, I) :- edge(J, I)."]
+    for k in range(1, k_max + 1):
+        lines.append(propagation_hop_line(p, k, "x" if k == 1 else f"{p}__h{k - 1}", normalize, scale))
+        if teleport:
+            lines.append(f"{p}__h{k}(I) :- {teleport}x(I).")
+    return lines
