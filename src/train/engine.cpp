@@ -12,6 +12,7 @@
 #include "logic/grounder.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
+#include "train/batch_gradient.hpp"
 #include "train/clock.hpp"
 #include "train/distributed.hpp"
 #include "train/early_stopping.hpp"
@@ -645,67 +646,7 @@ Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dt
   return ev;
 }
 
-namespace {
 
-// An epoch's targeted predictions and targets (for its accuracy), kept across epochs and
-// overwritten in place (the count is the same every epoch): an online epoch allocates
-// nothing per sample. A sharded step appends to them itself (start clears them).
-struct EpochPredictions {
-  std::vector<std::vector<double>> preds, targets;
-  size_t count = 0;
-  bool appended = false;
-  void start(bool sharded) {
-    count = 0;
-    appended = sharded;
-    if (sharded) {
-      preds.clear();
-      targets.clear();
-    }
-  }
-  void add(const std::vector<std::vector<double>>& p, const std::vector<std::vector<double>>& t) {
-    for (size_t k = 0; k < p.size(); ++k, ++count) {
-      if (count == preds.size()) {
-        preds.emplace_back();
-        targets.emplace_back();
-      }
-      preds[count] = p[k];
-      targets[count] = t[k];
-    }
-  }
-  void finish() {
-    if (appended) return;
-    preds.resize(count);
-    targets.resize(count);
-  }
-};
-
-}  // namespace
-
-// What an epoch's training steps add up, sample by sample in batch order (whole samples
-// and query batches alike): the batch gradient (a copy of its first sample's, so a batch of
-// one is exactly that sample's gradient), the learnable facts' gradients (zeroed after every
-// step by step_example_facts), the loss, the predictions for the accuracy, and each
-// output's value in the set's output order.
-struct Engine::EpochAccumulator {
-  std::vector<double>& grads;
-  ExampleFacts* facts;
-  EpochPredictions& predictions;
-  std::vector<std::vector<double>>& last_outputs;
-  double loss_sum = 0;
-  size_t loss_count = 0;
-
-  // Sample at `pos` of its batch; its output o is the set's output `output_index(o)`.
-  template <class OutputIndex>
-  void take(size_t pos, const SampleGradient& sample, OutputIndex output_index) {
-    if (pos == 0 || sample.has_gradient()) sample.add_to(grads, pos == 0);
-    if (facts)
-      for (size_t i = 0; i < facts->grads.size(); ++i) facts->grads[i] += sample.example_grads[i];
-    loss_sum += sample.loss.sum;
-    loss_count += sample.loss.count;
-    predictions.add(sample.predictions, sample.targets);
-    for (size_t o = 0; o < sample.values.size(); ++o) last_outputs[output_index(o)] = sample.values[o];
-  }
-};
 
 // A fresh optimizer unless this engine already trained (or was loaded) with the same kind.
 // Holds, parameter by parameter, the bytes training adds to each weight (the optimizer's
@@ -798,15 +739,6 @@ void fill_untrained_outputs(const PreparedSet& set, Evaluation& ev, std::vector<
     if (set.outputs[o].training_target().empty()) values[o] = std::move(ev.outputs[o].value);
 }
 
-// What a sharded set (MPI) cannot train: learnable example facts, and batch norm (its
-// statistics would be each rank's share of the batch).
-void refuse_sharded(bool learnable_facts, bool batch_norm) {
-  if (learnable_facts)
-    throw Error(ErrorKind::Semantic, "learnable example facts cannot be trained sharded over MPI ranks");
-  if (batch_norm)
-    throw Error(ErrorKind::Semantic, "normalization=batch cannot be trained sharded over MPI ranks yet (its batch "
-                                     "statistics would be each rank's share of the batch)");
-}
 
 }  // namespace
 
@@ -847,12 +779,13 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   const auto t_train = std::chrono::steady_clock::now();
   prepare_optimizer(config.optimizer);
   ExampleFacts* facts = train_set.example_facts.get();  // the data's parameters, if learnable
-  if (train_set.sharded()) refuse_sharded(facts != nullptr, !model_.batch_norms.empty());
+  // How a batch's gradient is computed: in this process, or over MPI ranks for a sharded set
+  // (train/batch_gradient.hpp); the loop below is the same for both.
+  if (train_set.sharded() && !sharded_step_) sharded_step_ = std::make_unique<dist::ShardedStep>();
+  const std::unique_ptr<BatchGradient> batches =
+      train_set.sharded() ? dist::sharded_batches(model_, train_set, *sharded_step_, config)
+                          : local_batches(model_, train_set, steps_for(train_set), config);
 
-  // Targeted outputs per sample: a batch's mean loss divides by their sum.
-  std::vector<uint32_t> sample_target_count(train_set.size(), 0);
-  for (const OutputInfo& o : train_set.outputs)
-    if (!o.training_target().empty()) ++sample_target_count[o.sample];
   // A query split's validation and test queries are reported from the epoch's own forward
   // passes (docs/big_graphs.md "Query splits").
   const bool query_split = train_set.has_query_split();
@@ -870,9 +803,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
 
   // Shuffling continues (rather than repeats) when training resumes from a checkpoint.
   Rng rng(config.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epochs_trained_));
-  // A sharded set (MPI) is batched over its global indices: every rank draws the same batches.
-  if (train_set.sharded() && !sharded_step_) sharded_step_ = std::make_unique<dist::ShardedStep>();
-  std::vector<uint32_t> order(train_set.sharded() ? train_set.global_size : train_set.size());
+  std::vector<uint32_t> order(batches->sample_count());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   const size_t batch_size = config.batch_size == 0 ? order.size() : config.batch_size;
   std::vector<double> grads(model_.params.size());
@@ -880,45 +811,24 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   EarlyStopping stopping(config.patience);
   std::vector<uint32_t> batch;
   EpochPredictions epoch_preds;
-  std::vector<std::vector<double>>& preds = epoch_preds.preds;
-  std::vector<std::vector<double>>& targets = epoch_preds.targets;
 
   for (int e = 0; e < config.epochs; ++e) {
     const auto t_epoch = std::chrono::steady_clock::now();
-    if (train_set.sharded()) dist::maybe_kill_for_test(epochs_trained_ + 1);
     if (batch_size < order.size() && config.shuffle) shuffle(std::span<uint32_t>(order), rng);
     const double lr = config.schedule.lr(config.optimizer.lr, epochs_trained_);
     // The parameters the epoch's validation queries are computed with (exactly, in a
     // full-batch epoch): what selecting the best validation epoch restores.
     if (split_from_passes && config.patience > 0) epoch_start_params = model_.params.values;
-    epoch_preds.start(train_set.sharded());
+    batches->start_epoch(epochs_trained_ + 1, epoch_preds);
     result.last_epoch_outputs.resize(train_set.outputs.size());
     EpochAccumulator epoch{grads, facts, epoch_preds, result.last_epoch_outputs};
     if (query_batches) query_batch_epoch(*query_batches, train_set, config, lr, rng, fixed_values, epoch);
     for (size_t b0 = 0; !query_batches && b0 < order.size(); b0 += batch_size) {
       batch.assign(order.begin() + b0, order.begin() + std::min(order.size(), b0 + batch_size));
       if (batch_size < order.size()) std::sort(batch.begin(), batch.end());  // canonical plan key
-      if (train_set.sharded()) {
-        const LossSum batch_loss =
-            sharded_step_->batch_gradient(model_, train_set, batch, config.loss, epochs_trained_ + 1, grads, &preds,
-                                          &targets, &result.last_epoch_outputs, config.dtype);
-        epoch.loss_sum += batch_loss.sum;
-        epoch.loss_count += batch_loss.count;
-      } else {
-        size_t mean_over = 0;
-        for (uint32_t i : batch) mean_over += sample_target_count[i];
-        SampleSteps& steps = steps_for(train_set);
-        steps.run(
-            model_, train_set, batch, config.loss, mean_over, true, true,
-            [&](size_t pos, const SampleGradient& sample) {
-              const size_t first = steps.first_output(batch[pos]);
-              epoch.take(pos, sample, [&](size_t o) { return first + o; });
-            },
-            config.dtype);
-      }
+      batches->add_batch(batch, epochs_trained_ + 1, epoch);
       step_learnable(grads, lr, config, fixed_values, facts);
-      // After the step, which keeps fixed parameters as they were.
-      if (!model_.batch_norms.empty()) steps_for(train_set).update_running_stats(model_, model_.params);
+      batches->after_step();
     }
     epoch_preds.finish();
     const double step_seconds = seconds_since(t_epoch);
@@ -929,9 +839,8 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     report.train.count = epoch.loss_count;
     report.train.loss = epoch.loss_count ? epoch.loss_sum / loss_divisor(config.loss, epoch.loss_count)
                                          : std::numeric_limits<double>::quiet_NaN();
-    report.train.accuracy = !epoch.loss_count       ? std::numeric_limits<double>::quiet_NaN()
-                            : train_set.sharded() ? dist::global_accuracy(preds, targets)
-                                                  : accuracy(preds, targets);
+    report.train.accuracy =
+        epoch.loss_count ? batches->accuracy(epoch_preds) : std::numeric_limits<double>::quiet_NaN();
     report.train.auc = std::numeric_limits<double>::quiet_NaN();
     if (test) {
       report.has_test = true;
@@ -949,8 +858,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     report.seconds = seconds_since(t_epoch);
     report.step_seconds = step_seconds;
     result.record(report);
-    bool go_on = on_epoch ? on_epoch(report) : true;
-    if (train_set.sharded()) go_on = dist::all_agree(go_on);  // every rank stops together
+    bool go_on = batches->go_on(on_epoch ? on_epoch(report) : true);
     if (stopping.active()) {
       // Validation queries watch first, then a test set, then the training loss.
       const double watched = report.has_validation ? report.validation.loss

@@ -306,6 +306,9 @@ class ShardedStep;
 class QueryBatches;  // train/query_batches.hpp
 struct LinkConfig;    // train/link_prediction.hpp
 
+// What an epoch's training steps add up, sample by sample (train/batch_gradient.hpp).
+struct EpochAccumulator;
+
 class Engine {
  public:
   // Compiles the template and initialises every weight given as dimensions with the
@@ -388,8 +391,6 @@ class Engine {
                            const std::function<std::unique_ptr<logic::FactSource>(size_t)>& facts_of,
                            size_t max_ground_rules, bool learnable_facts) const;
   void prepare_optimizer(const OptimizerConfig& wanted);
-  // What an epoch's training steps add up, sample by sample (engine.cpp).
-  struct EpochAccumulator;
   // One epoch of steps over mini-batches of the set's training queries (their supports).
   void query_batch_epoch(QueryBatches& batches, const PreparedSet& set, const TrainConfig& config, double lr,
                          Rng& rng, std::vector<double>& fixed_values, EpochAccumulator& epoch);

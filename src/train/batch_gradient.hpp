@@ -1,0 +1,110 @@
+// How a training step's gradient over one batch of whole samples is computed
+// (docs/architecture.md "One training path"). Engine::train draws the batches, steps the
+// optimizer and reports the epoch, once, for every way of computing a batch's gradient: a
+// BatchGradient computes it in this process over its own samples (local_batches) or summed
+// exactly over MPI ranks that each hold a shard of the set (dist::sharded_batches,
+// train/distributed.hpp). Which one trains a set depends on the set alone; the loop does not
+// branch on it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "train/engine.hpp"
+#include "train/example_facts.hpp"
+
+namespace lrnn::train {
+
+// An epoch's targeted predictions and targets (for its accuracy), kept across epochs and
+// overwritten in place (the count is the same every epoch): an online epoch allocates
+// nothing per sample. A sharded step appends to them itself (start clears them).
+struct EpochPredictions {
+  std::vector<std::vector<double>> preds, targets;
+  size_t count = 0;
+  bool appended = false;
+  void start(bool sharded) {
+    count = 0;
+    appended = sharded;
+    if (sharded) {
+      preds.clear();
+      targets.clear();
+    }
+  }
+  void add(const std::vector<std::vector<double>>& p, const std::vector<std::vector<double>>& t) {
+    for (size_t k = 0; k < p.size(); ++k, ++count) {
+      if (count == preds.size()) {
+        preds.emplace_back();
+        targets.emplace_back();
+      }
+      preds[count] = p[k];
+      targets[count] = t[k];
+    }
+  }
+  void finish() {
+    if (appended) return;
+    preds.resize(count);
+    targets.resize(count);
+  }
+};
+
+// What an epoch's training steps add up, sample by sample in batch order (whole samples
+// and query batches alike): the batch gradient (a copy of its first sample's, so a batch of
+// one is exactly that sample's gradient), the learnable facts' gradients (zeroed after every
+// step by step_example_facts), the loss, the predictions for the accuracy, and each
+// output's value in the set's output order.
+struct EpochAccumulator {
+  std::vector<double>& grads;
+  ExampleFacts* facts;
+  EpochPredictions& predictions;
+  std::vector<std::vector<double>>& last_outputs;
+  double loss_sum = 0;
+  size_t loss_count = 0;
+
+  // Sample at `pos` of its batch; its output o is the set's output `output_index(o)`.
+  template <class OutputIndex>
+  void take(size_t pos, const SampleGradient& sample, OutputIndex output_index) {
+    if (pos == 0 || sample.has_gradient()) sample.add_to(grads, pos == 0);
+    if (facts)
+      for (size_t i = 0; i < facts->grads.size(); ++i) facts->grads[i] += sample.example_grads[i];
+    loss_sum += sample.loss.sum;
+    loss_count += sample.loss.count;
+    predictions.add(sample.predictions, sample.targets);
+    for (size_t o = 0; o < sample.values.size(); ++o) last_outputs[output_index(o)] = sample.values[o];
+  }
+};
+
+class BatchGradient {
+ public:
+  virtual ~BatchGradient() = default;
+  // Batches hold sample indices 0 .. sample_count() - 1 (under MPI global indices: every
+  // rank draws the same batches).
+  virtual size_t sample_count() const = 0;
+  // Before epoch `epoch` (1-based, counting the model's earlier training).
+  virtual void start_epoch(int epoch, EpochPredictions& predictions) = 0;
+  // The gradient of the sorted `batch` summed into epoch.grads (overwritten), its loss,
+  // predictions and output values added to `epoch`.
+  virtual void add_batch(const std::vector<uint32_t>& batch, int epoch_number, EpochAccumulator& epoch) = 0;
+  // After the optimizer's step on that gradient.
+  virtual void after_step() {}
+  // The epoch's training accuracy from its predictions.
+  virtual double accuracy(const EpochPredictions& predictions) const = 0;
+  // Whether training goes on, given this process's answer (under MPI: every rank stops together).
+  virtual bool go_on(bool mine) const { return mine; }
+};
+
+// The batches of `set` computed in this process, one sample's plan at a time (`steps`),
+// each batch's loss a mean over its targeted outputs.
+std::unique_ptr<BatchGradient> local_batches(neural::TemplateModel& model, const PreparedSet& set, SampleSteps& steps,
+                                             const TrainConfig& config);
+
+namespace dist {
+// The batches of a set sharded over MPI ranks (`set.sharded()`), their gradients summed
+// exactly over the ranks by `step` (train/distributed.hpp). Refuses learnable example facts
+// and batch norm, which it cannot train.
+std::unique_ptr<BatchGradient> sharded_batches(const neural::TemplateModel& model, const PreparedSet& set,
+                                               ShardedStep& step, const TrainConfig& config);
+}  // namespace dist
+
+}  // namespace lrnn::train

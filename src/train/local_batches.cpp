@@ -1,0 +1,60 @@
+// The batch gradient of a set held by this process (train/batch_gradient.hpp): each sample's
+// plan run forward and backward (SampleSteps), the batch's loss a mean over its targeted
+// outputs.
+#include <memory>
+#include <vector>
+
+#include "train/batch_gradient.hpp"
+
+namespace lrnn::train {
+
+namespace {
+
+class LocalBatches final : public BatchGradient {
+ public:
+  LocalBatches(neural::TemplateModel& model, const PreparedSet& set, SampleSteps& steps, const TrainConfig& config)
+      : model_(model), set_(set), steps_(steps), config_(config), target_count_(set.size(), 0) {
+    // Targeted outputs per sample: a batch's mean loss divides by their sum.
+    for (const OutputInfo& o : set.outputs)
+      if (!o.training_target().empty()) ++target_count_[o.sample];
+  }
+
+  size_t sample_count() const override { return set_.size(); }
+
+  void start_epoch(int, EpochPredictions& predictions) override { predictions.start(false); }
+
+  void add_batch(const std::vector<uint32_t>& batch, int, EpochAccumulator& epoch) override {
+    size_t mean_over = 0;
+    for (uint32_t i : batch) mean_over += target_count_[i];
+    steps_.run(
+        model_, set_, batch, config_.loss, mean_over, true, true,
+        [&](size_t pos, const SampleGradient& sample) {
+          const size_t first = steps_.first_output(batch[pos]);
+          epoch.take(pos, sample, [&](size_t o) { return first + o; });
+        },
+        config_.dtype);
+  }
+
+  // Batch norm's running statistics follow the step, which keeps fixed parameters as they were.
+  void after_step() override {
+    if (!model_.batch_norms.empty()) steps_.update_running_stats(model_, model_.params);
+  }
+
+  double accuracy(const EpochPredictions& p) const override { return train::accuracy(p.preds, p.targets); }
+
+ private:
+  neural::TemplateModel& model_;
+  const PreparedSet& set_;
+  SampleSteps& steps_;
+  const TrainConfig& config_;
+  std::vector<uint32_t> target_count_;
+};
+
+}  // namespace
+
+std::unique_ptr<BatchGradient> local_batches(neural::TemplateModel& model, const PreparedSet& set, SampleSteps& steps,
+                                             const TrainConfig& config) {
+  return std::make_unique<LocalBatches>(model, set, steps, config);
+}
+
+}  // namespace lrnn::train
