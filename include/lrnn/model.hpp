@@ -158,6 +158,10 @@ class Model {
   // Grounds `data` now, as train/evaluate do on first use (kept with the model); then
   // data.without_facts() may stand for it. Link prediction grounds its encoder in train.
   void prepare(const Dataset& data) const;
+  // After grounding `data` (as prepare does): its queries that nothing derives, the first
+  // `listed` of them by text. `lrnn train` and `lrnn eval` warn about them, and so does the
+  // Python package.
+  UnderivableQueries underivable_queries(const Dataset& data, size_t listed = 3) const;
   // Output values only (one per query atom, in Evaluation::outputs order).
   std::vector<std::vector<double>> forward(const Dataset& data) const;
 

@@ -16,8 +16,8 @@ namespace lrnn {
 // {"loss", "accuracy", "auc" (if binary), "count", "ranking" (with ranking metrics)}; NaN
 // values become null.
 nlohmann::json metrics_json(const Metrics& m);
-// [{"example", "query", "target", "output", "prediction", "split" (with query splits)}]
-// (single entries as numbers).
+// [{"example", "query", "target", "output", "prediction", "split" (with query splits),
+// "derived": false (a query nothing derives)}] (single entries as numbers).
 nlohmann::json outputs_json(const Evaluation& ev);
 // The same as outputs_json(ev).dump(), written an output at a time: one big graph's 200k
 // outputs as JSON objects took 0.13 GB at once (bench/README.md "big_graph").

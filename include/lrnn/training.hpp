@@ -161,7 +161,18 @@ struct Output {
   // vector there, not a scalar (the engine's 1x1 shape does not tell them apart).
   bool listed_target = false;
   QuerySplit split = QuerySplit::Train;  // its query's part of a query split
+  // false: no rule or fact derives the query atom in its example, so it outputs 0 and gives
+  // no gradient (docs/semantics.md "Underivable queries").
+  bool derived = true;
   bool operator==(const Output&) const = default;
+};
+
+// The queries of a dataset that no rule or fact derives in their example (docs/semantics.md
+// "Underivable queries"): they output 0, which is rarely what a target asks for.
+struct UnderivableQueries {
+  size_t count = 0;                  // of the dataset's queries
+  size_t total = 0;                  // the dataset's queries (outputs)
+  std::vector<std::string> listed;   // the first few: `out(40) (example 3)`
 };
 
 struct Evaluation {

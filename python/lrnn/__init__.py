@@ -94,10 +94,10 @@ def __getattr__(name):
         import lrnn.draw
 
         return lrnn.draw
-    if name == "LrnnError":
-        from lrnn.errors import LrnnError
+    if name in ("LrnnError", "UnderivableQueryWarning"):
+        import lrnn.errors
 
-        return LrnnError
+        return getattr(lrnn.errors, name)
     raise AttributeError(f"module 'lrnn' has no attribute {name!r}")
 
 
@@ -108,5 +108,5 @@ __all__ = [
     "SGD", "Adam", "AdamW", "MSE", "CrossEntropy", "SoftEntropy",
     "Uniform", "Normal", "Glorot", "He", "Constant", "Longtail", "Torch",
     "initialize", "is_initialized", "manual_seed", "set_max_memory", "max_memory",
-    "Dataset", "FileDataset", "Sample", "LrnnError",
+    "Dataset", "FileDataset", "Sample", "LrnnError", "UnderivableQueryWarning",
 ]

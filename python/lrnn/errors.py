@@ -1,4 +1,4 @@
-"""The exception every engine error becomes in Python."""
+"""The exception every engine error becomes in Python, and the warnings of the engine."""
 
 from __future__ import annotations
 
@@ -28,3 +28,9 @@ class LrnnError(ValueError):
         self.file = file
         self.line = line
         self.col = col
+
+
+class UnderivableQueryWarning(UserWarning):
+    """A query that no rule or fact derives in its sample: it outputs 0 whatever the weights
+    (docs/semantics.md "Underivable queries"). Usually a query beyond what the template
+    covers (a position past its length, a predicate spelled differently in the data)."""

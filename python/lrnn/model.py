@@ -10,12 +10,14 @@
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from lrnn.core.settings import ENGINE_OPTIONS, Settings
 from lrnn.core.template import Template
+from lrnn.errors import UnderivableQueryWarning
 from lrnn.engine.built import BuiltDataset, BuiltSample, ExampleParameter, IncompatibleKeys  # noqa: F401 (lrnn.model's names)
 from lrnn.engine.parameters import Parameters, WeightsByNameOrIndex
 from lrnn.engine.results import (  # noqa: F401 (lrnn.model's names)
@@ -53,6 +55,17 @@ def manual_seed(seed: int) -> None:
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"manual_seed takes an integer >= 0, got {seed!r}")
     _manual_seed = seed
+
+
+def _warn_underivable(prepared: Any) -> None:
+    """Queries that no rule or fact derives in their sample output 0 whatever the weights
+    (docs/semantics.md "Underivable queries"), as `lrnn train` warns too."""
+    missing = prepared.underivable()
+    if missing:
+        listed = ", ".join(f"{query} (sample {sample})" for sample, query in missing[:3])
+        warnings.warn(f"{len(missing)} of {len(prepared.outputs())} queries are derived by no rule or fact of their "
+                      f"sample, so they output 0: {listed}{', ...' if len(missing) > 3 else ''}",
+                      UnderivableQueryWarning, stacklevel=4)
 
 
 def _seed_of(settings: Settings) -> int:
@@ -250,6 +263,7 @@ class Model(Template):
             return self._build_dataset(dataset.to_dataset(), learnable_facts)
         else:
             raise TypeError(f"expected a Dataset, FileDataset or BuiltDataset, got {type(dataset).__name__}")
+        _warn_underivable(prepared)
         return BuiltDataset(self, prepared, source)
 
     # ---- training ----------------------------------------------------------------------------

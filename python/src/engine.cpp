@@ -535,6 +535,14 @@ void bind_built_sets(nb::module_& m) {
         nb::list out;
         for (const Output& o : s.outputs) out.append(o.listed_target);
         return out;
+      })
+      // (sample index, query) of every output no rule or fact derives (docs/semantics.md
+      // "Underivable queries"): it is 0 whatever the weights.
+      .def("underivable", [](const BuiltSet& s) {
+        nb::list out;
+        for (const Output& o : s.outputs)
+          if (!o.derived) out.append(nb::make_tuple(o.example, o.query));
+        return out;
       });
 }
 

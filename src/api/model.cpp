@@ -493,6 +493,18 @@ void Model::prepare(const Dataset& data) const {
   impl_->prepare(data);
 }
 
+UnderivableQueries Model::underivable_queries(const Dataset& data, size_t listed) const {
+  const auto lock = impl_->lock();
+  const std::shared_ptr<const train::PreparedSet> set = impl_->prepare(data);
+  UnderivableQueries out;
+  out.total = set->outputs.size();
+  for (const train::OutputInfo& o : set->outputs) {
+    if (o.derived) continue;
+    if (out.count++ < listed) out.listed.push_back(o.text + " (example " + std::to_string(o.sample + 1) + ")");
+  }
+  return out;
+}
+
 Evaluation Model::evaluate(const Dataset& data) const {
   const auto lock = impl_->lock();
   return impl_->engine->evaluate(*impl_->prepare(data), loss_of(impl_->settings), impl_->settings.dtype);
@@ -595,7 +607,7 @@ std::vector<Output> Model::ground_queries(const Dataset& data) const {
   std::vector<Output> out;
   out.reserve(set->outputs.size());
   for (const train::OutputInfo& o : set->outputs)
-    out.push_back({o.sample, o.text, o.target, {}, {}, 1, 1, o.importance, o.listed_target, o.split});
+    out.push_back({o.sample, o.text, o.target, {}, {}, 1, 1, o.importance, o.listed_target, o.split, o.derived});
   if (set->sharded()) return train::dist::gather_outputs(out, *set);  // rank 0: all, in order
   return out;
 }

@@ -7,6 +7,7 @@
 
 #include "cli/command.hpp"
 #include "cli/dataset_spec.hpp"
+#include "cli/warnings.hpp"
 #include "lrnn/syntax.hpp"
 #include "lrnn/distributed.hpp"
 #include "lrnn/model.hpp"
@@ -30,6 +31,7 @@ void run_eval(const EvalOptions& o) {
   model.settings().max_atoms = o.max_atoms;
   const Dataset dataset = cli::load_data_share(o.dataset, o.examples_path, o.queries_path);
   const Evaluation ev = model.evaluate(dataset);
+  cli::warn_underivable_queries(model, dataset, "data");  // every rank: it counts over the job
   if (!is_root_process()) return;  // under mpirun: each rank evaluated its block, rank 0 reports
   if (o.json) {
     nlohmann::json j = lrnn::metrics_json(ev.metrics);

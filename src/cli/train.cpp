@@ -21,6 +21,7 @@
 
 #include "cli/command.hpp"
 #include "cli/dataset_spec.hpp"
+#include "cli/warnings.hpp"
 #include "lrnn/atomic_file.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/distributed.hpp"
@@ -421,9 +422,11 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   // (docs/big_graphs.md). Link prediction grounds its encoder in train.
   if (!model.settings().link_prediction) {
     model.prepare(train_data);
+    cli::warn_underivable_queries(model, train_data, "training data");
     train_data = train_data.without_facts();
     if (has_test) {
       model.prepare(test_data);
+      cli::warn_underivable_queries(model, test_data, "test data");
       test_data = test_data.without_facts();
     }
 #if defined(__GLIBC__)

@@ -43,6 +43,7 @@ json output_json(const Evaluation& ev, const Output& o) {
             {"output", value(o.value)},
             {"prediction", value(o.prediction)}};
   if (ev.has_splits) j["split"] = to_string(o.split);
+  if (!o.derived) j["derived"] = false;  // docs/semantics.md "Underivable queries"
   return j;
 }
 

@@ -450,7 +450,7 @@ std::vector<Output> gather_outputs(const std::vector<Output>& local, const Prepa
     put(mine, o.query.data(), o.query.size());
     put_doubles(mine, o.target);
     put_doubles(mine, o.value);
-    put_doubles(mine, {o.importance, o.listed_target ? 1.0 : 0.0});
+    put_doubles(mine, {o.importance, o.listed_target ? 1.0 : 0.0, o.derived ? 1.0 : 0.0});
   }
   const std::vector<char> all = gather_to_root(mine);
   std::vector<Output> outputs;
@@ -461,9 +461,10 @@ std::vector<Output> gather_outputs(const std::vector<Output>& local, const Prepa
     in.get(o.query.data(), o.query.size());
     o.target = in.doubles();
     o.value = in.doubles();
-    const std::vector<double> extra = in.doubles();  // importance, listed target
+    const std::vector<double> extra = in.doubles();  // importance, listed target, derived
     o.importance = extra.at(0);
     o.listed_target = extra.at(1) != 0;
+    o.derived = extra.at(2) != 0;
     outputs.push_back(std::move(o));
   }
   return outputs;

@@ -252,7 +252,7 @@ PreparedSet Engine::prepare_each(std::span<const Sample> samples,
       const QuerySplit split = s.split_of(q);
       auto& matches = atom_texts[i][q];
       if (matches.empty()) {
-        set.outputs.push_back({i, q, query_text(s.queries[q]), target, importance, listed, split});
+        set.outputs.push_back({i, q, query_text(s.queries[q]), target, importance, listed, split, false});
       } else {
         for (std::string& t : matches) set.outputs.push_back({i, q, std::move(t), target, importance, listed, split});
       }
@@ -640,7 +640,8 @@ Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dt
   for (size_t o = 0; o < values.size(); ++o) {
     const OutputInfo& info = set.outputs[o];
     ev.outputs.push_back({info.sample, info.text, info.target, std::move(values[o]), std::move(predictions[o]),
-                          shapes[o].rows, shapes[o].cols, info.importance, info.listed_target, info.split});
+                          shapes[o].rows, shapes[o].cols, info.importance, info.listed_target, info.split,
+                          info.derived});
   }
   if (set.sharded()) return dist::gather_evaluation(ev, set, loss_kind);
   return ev;

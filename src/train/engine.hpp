@@ -66,6 +66,9 @@ struct OutputInfo {
   double importance = 1.0;     // its query line's: a factor on its loss and gradient
   bool listed_target = false;  // the target was written as a list (lrnn::Output)
   QuerySplit split = QuerySplit::Train;  // its query's part of a query split
+  // false: the query matched no atom of its example's least model; it outputs 0
+  // (docs/semantics.md "Underivable queries").
+  bool derived = true;
   // What training seeds a loss from: the target of a training query, nothing for the
   // validation and test queries of a split (they are only evaluated).
   const std::vector<double>& training_target() const {

@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "cli_test_support.hpp"
 #include "lrnn/distributed.hpp"
 #include "lrnn/logic.hpp"
 #include "lrnn/model.hpp"
@@ -96,6 +99,49 @@ TEST(CliPublicApi, OneProcessWithoutALauncher) {
   EXPECT_EQ(job.size, 1);
   EXPECT_EQ(job.rank, 0);
   EXPECT_EQ(lrnn::gather_from_every_process({1, 2, 3}), (std::vector<uint32_t>{1, 2, 3}));
+}
+
+// A query nothing derives outputs 0 (docs/semantics.md "Underivable queries"): the API
+// counts and names such queries, `lrnn train` warns about them and marks them in --json.
+TEST(CliPublicApi, UnderivableQueriesAreCountedNamedAndWarnedAbout) {
+  const char* tmpl = "out(X) :- {1} in(X).\n";
+  const char* examples = "in(a), in(c).\n";
+  const char* queries = "1.0 out(a), 0.0 out(b), 1.0 out(c), 1.0 out(d).\n";
+  lrnn::Model model(lrnn::Template::from_string(tmpl));
+  const lrnn::Dataset data = lrnn::Dataset::from_text(examples, queries);
+  const lrnn::UnderivableQueries u = model.underivable_queries(data);
+  EXPECT_EQ(u.count, 2u);
+  EXPECT_EQ(u.total, 4u);
+  ASSERT_EQ(u.listed.size(), 2u);
+  EXPECT_EQ(u.listed[0], "out(b) (example 1)");
+  EXPECT_EQ(u.listed[1], "out(d) (example 1)");
+  EXPECT_EQ(model.underivable_queries(data, 1).listed.size(), 1u);
+  const lrnn::Evaluation ev = model.evaluate(data);
+  ASSERT_EQ(ev.outputs.size(), 4u);
+  EXPECT_TRUE(ev.outputs[0].derived);
+  EXPECT_FALSE(ev.outputs[1].derived);
+  EXPECT_EQ(ev.outputs[1].value, std::vector<double>{0.0});
+  EXPECT_EQ(lrnn::outputs_json(ev)[1]["derived"], false);
+  EXPECT_FALSE(lrnn::outputs_json(ev)[0].contains("derived"));
+
+  const std::string dir = ::testing::TempDir();
+  const auto write = [&](const std::string& name, const char* text) {
+    std::ofstream(dir + name) << text;
+    return dir + name;
+  };
+  const std::string t = write("underivable.lrnn", tmpl), e = write("underivable_ex.txt", examples),
+                    q = write("underivable_q.txt", queries);
+  const lrnn_test::CliRun run = lrnn_test::run_lrnn("train " + t + " -e " + e + " -q " + q + " --epochs 1");
+  EXPECT_EQ(run.code, 0) << run.out;
+  EXPECT_NE(run.out.find("warning: 2 of 4 queries of the training data are derived by no rule or fact"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("out(b) (example 1), out(d) (example 1)"), std::string::npos) << run.out;
+  // Every query derived: no warning.
+  const std::string q_ok = write("underivable_q_ok.txt", "1.0 out(a), 1.0 out(c).\n");
+  const lrnn_test::CliRun ok = lrnn_test::run_lrnn("train " + t + " -e " + e + " -q " + q_ok + " --epochs 1");
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  EXPECT_EQ(ok.out.find("warning"), std::string::npos) << ok.out;
 }
 
 }  // namespace
