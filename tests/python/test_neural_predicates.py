@@ -143,6 +143,36 @@ def test_digit_addition_template_is_the_exact_probability():
         assert float((g1 - g2).abs().max()) < 1e-12
 
 
+def test_digit_count_template_is_the_exact_probability():
+    pytest.importorskip("sklearn")
+    sys.path.insert(0, str(REPO / "examples" / "neurosymbolic"))
+    try:
+        import digit_count as dc
+    finally:
+        sys.path.pop(0)
+    rng = np.random.default_rng(4)
+    for images in (1, 4):
+        p = torch.tensor(rng.dirichlet(np.ones(10), size=(6, images)), requires_grad=True)
+        digit = torch.zeros(6, 10, dtype=torch.float64)
+        digit[torch.arange(6), torch.tensor(rng.integers(0, 10, size=6))] = 1.0
+        count = torch.zeros(6, 10, dtype=torch.float64)
+        count[torch.arange(6), torch.tensor(rng.integers(0, images + 1, size=6))] = 1.0
+        got = dc.lrnn_probability(images, torch.float64)(p, digit, count)
+        want = dc.torch_exact_probability(p, digit, count)
+        assert float((got - want).abs().max()) < 1e-6
+        assert float(want.min()) > 1e-6  # no row trivially 0: every count n <= K is possible
+        g1 = torch.autograd.grad(got.sum(), p)[0]
+        g2 = torch.autograd.grad(want.sum(), p)[0]
+        assert float((g1 - g2).abs().max()) < 1e-6 and float(g2.abs().max()) > 1e-3
+    # the count's probabilities over n = 0..K sum to one
+    p = torch.tensor(rng.dirichlet(np.ones(10), size=(1, 3)))
+    rows = torch.eye(10, dtype=torch.float64)[:4]
+    total = dc.lrnn_probability(3, torch.float64)(p.expand(4, 3, 10), rows[[2] * 4], rows).sum()
+    assert abs(float(total) - 1.0) < 1e-12
+    with pytest.raises(ValueError, match="1 to 9 images"):
+        dc.to_logic(10)
+
+
 LEAK_SCRIPT = textwrap.dedent("""
     import torch
     import lrnn
