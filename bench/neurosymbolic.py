@@ -6,12 +6,16 @@ An MLP (64 -> 64 -> 10) reads scikit-learn's 8x8 digit images and learns from a 
 label alone. --task addition: two numbers of N digits (N = 1..4, --digits) are added, the
 label is the sum (loss -log p(a + b = sum)). --task count: rows of K images (--images) and
 a queried digit, the label is how many of the images show it (loss -log p(count = n)).
+--task kinship: chains of 2 or 3 kinship words (12 words, synonyms of father, mother, son,
+daughter), the label is the composed relation (grandfather, ...); the model is a learned word
+embedding (kinship_chains.py's RelationNet) instead of the MLP, Adam lr 0.01.
   lrnn          examples/neurosymbolic/digit_addition.py's carry template (linear in N) or
-                digit_count.py's count recursion, through
+                digit_count.py's count recursion or kinship_chains.py's composition table, through
                 lrnn.nn.torch_function.NeuraLogic(batched=True)
   torch-exact   the same file's torch_exact_probability: the same recursion as tensor products
   deepproblog   bench/peers/deepproblog_addition.py (DeepProbLog's own multi-digit program,
-                which enumerates the digit tuples) or deepproblog_count.py, with its exact
+                which enumerates the digit tuples), deepproblog_count.py or
+                deepproblog_kinship.py, with its exact
                 engine; skipped with the reason when `import deepproblog` fails, stopped
                 after --dpl-timeout seconds (the epochs it finished are reported), not run
                 for addition above --dpl-max-digits digits
@@ -20,7 +24,7 @@ torch.set_num_threads(1)), from the same initial MLP (torch.manual_seed(0)), dat
 order, Adam (lr 0.003) and batch size. An epoch is forward + backward + step over the training
 rows; the epoch time printed is the median over --epochs epochs, the accuracy the test
 accuracy (each digit the MLP's most likely one) after the last. Writes
-bench/results/neurosymbolic.json (--task addition) or neurosymbolic_count.json."""
+bench/results/neurosymbolic.json (--task addition) or neurosymbolic_TASK.json."""
 from __future__ import annotations
 
 import argparse
@@ -34,7 +38,8 @@ import _benchlib as benchlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE_DIR = os.path.join(os.path.dirname(HERE), "examples", "neurosymbolic")
-DEEPPROBLOG = {task: os.path.join(HERE, "peers", f"deepproblog_{task}.py") for task in ("addition", "count")}
+TASKS = ("addition", "count", "kinship")
+DEEPPROBLOG = {task: os.path.join(HERE, "peers", f"deepproblog_{task}.py") for task in TASKS}
 
 
 def worker(engine: str, task: str, size: int, epochs: int, train: int, test: int, batch_size: int) -> None:
@@ -45,6 +50,7 @@ def worker(engine: str, task: str, size: int, epochs: int, train: int, test: int
     sys.path.insert(0, EXAMPLE_DIR)
     import digit_addition as da
     import digit_count as dc
+    import kinship_chains as kc
 
     images, labels = da.load_digit_images()
     half = len(images) // 2
@@ -56,6 +62,13 @@ def worker(engine: str, task: str, size: int, epochs: int, train: int, test: int
 
         def accuracy(net):
             return da.accuracy(net, test_data[0], test_data[1], test_data[3])
+    elif task == "kinship":
+        train_data, test_data = kc.make_chains(train, seed=1), kc.make_chains(test, seed=2)
+        probability = kc.lrnn_probability() if engine == "lrnn" else kc.torch_exact_probability
+        epoch = kc.train_epoch
+
+        def accuracy(net):
+            return kc.accuracy(net, test_data)
     else:
         train_data = dc.make_rows(images[:half], labels[:half], size, train, seed=1)
         test_data = dc.make_rows(images[half:], labels[half:], size, test, seed=2)
@@ -65,8 +78,8 @@ def worker(engine: str, task: str, size: int, epochs: int, train: int, test: int
         def accuracy(net):
             return dc.accuracy(net, test_data)
     torch.manual_seed(0)
-    net = da.DigitNet()
-    optimizer = torch.optim.Adam(net.parameters(), lr=0.003)
+    net = kc.RelationNet() if task == "kinship" else da.DigitNet()
+    optimizer = torch.optim.Adam(net.parameters(), lr=0.01 if task == "kinship" else 0.003)
     seconds, accuracies = [], []
     for _ in range(epochs):
         seconds.append(epoch(net, probability, train_data, optimizer, batch_size))
@@ -99,7 +112,7 @@ def median(values: list[float]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--task", choices=["addition", "count"], default="addition")
+    parser.add_argument("--task", choices=TASKS, default="addition")
     parser.add_argument("--digits", type=int, nargs="+", default=[1, 2, 3, 4])
     parser.add_argument("--images", type=int, nargs="+", default=[4])
     parser.add_argument("--epochs", type=int, default=3)
@@ -110,7 +123,7 @@ def main() -> None:
     parser.add_argument("--dpl-max-digits", type=int, default=2)
     parser.add_argument("--worker", choices=["lrnn", "torch"], help=argparse.SUPPRESS)
     args = parser.parse_args()
-    sizes = args.digits if args.task == "addition" else args.images
+    sizes = {"addition": args.digits, "count": args.images, "kinship": [0]}[args.task]
     if args.worker:
         worker(args.worker, args.task, sizes[0], args.epochs, args.train, args.test, args.batch_size)
         return
@@ -127,33 +140,35 @@ def main() -> None:
     if dpl_reason:
         results["deepproblog"] = dpl_reason
         print(dpl_reason)
-    size_flag = "--digits" if args.task == "addition" else "--images"
+    size_flag = {"addition": "--digits", "count": "--images", "kinship": "--images"}[args.task]
     for size in sizes:
         common = ["--epochs", str(args.epochs), "--train", str(args.train), "--test", str(args.test),
                   "--batch-size", str(args.batch_size)]
-        row = {"task": args.task, size_flag[2:]: size}
+        sized = [] if args.task == "kinship" else [size_flag, str(size)]
+        row = {"task": args.task} if args.task == "kinship" else {"task": args.task, size_flag[2:]: size}
         for engine in ("lrnn", "torch"):
-            row[engine] = run([sys.executable, os.path.abspath(__file__), "--worker", engine, "--task", args.task,
-                               size_flag, str(size)] + common, timeout=3600)
+            row[engine] = run([sys.executable, os.path.abspath(__file__), "--worker", engine, "--task", args.task]
+                              + sized + common, timeout=3600)
         if dpl_reason:
             pass
         elif args.task == "addition" and size > args.dpl_max_digits:
             row["deepproblog"] = {"error": f"not run: above --dpl-max-digits {args.dpl_max_digits}"}
         else:
-            row["deepproblog"] = run([sys.executable, DEEPPROBLOG[args.task], size_flag, str(size)] + common,
+            row["deepproblog"] = run([sys.executable, DEEPPROBLOG[args.task]] + sized + common,
                                      timeout=args.dpl_timeout)
         results["runs"].append(row)
         print(describe(row), flush=True)
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")
     os.makedirs(benchlib.RESULTS, exist_ok=True)
-    name = "neurosymbolic.json" if args.task == "addition" else "neurosymbolic_count.json"
+    name = "neurosymbolic.json" if args.task == "addition" else f"neurosymbolic_{args.task}.json"
     with open(os.path.join(benchlib.RESULTS, name), "w") as f:
         json.dump(results, f, indent=2)
 
 
 def describe(row: dict) -> str:
-    parts = [f"addition, {row['digits']} digit(s):" if row["task"] == "addition" else
-             f"count, {row['images']} images:"]
+    parts = [{"addition": lambda: f"addition, {row['digits']} digit(s):",
+              "count": lambda: f"count, {row['images']} images:",
+              "kinship": lambda: "kinship chains of 2 and 3 links:"}[row["task"]]()]
     epoch = {}
     for engine in ("lrnn", "torch", "deepproblog"):
         r = row.get(engine)

@@ -35,13 +35,13 @@ correct :- last(I), carry(I, C), s(I, C). [combination=product, aggregation=sum]
 """
 
 
-def entry_rules(relation: str) -> str:
-    """`relation(I, k)` is entry k of the 10-vector fact `relation_vector(I)`: a fixed 1 x 10
-    row of the identity reads it. A row then writes one fact per image (the MLP's output row),
-    not ten, which is what makes to_logic cheap."""
+def entry_rules(relation: str, size: int = 10) -> str:
+    """`relation(I, k)` is entry k of the `size`-vector fact `relation_vector(I)`: a fixed
+    1 x size row of the identity reads it. A row then writes one fact per image (the MLP's
+    output row), not ten, which is what makes to_logic cheap."""
     lines = []
-    for k in range(10):
-        row = ", ".join("1" if j == k else "0" for j in range(10))
+    for k in range(size):
+        row = ", ".join("1" if j == k else "0" for j in range(size))
         lines.append(f"{relation}(I, {k}) :- <[[{row}]]> {relation}_vector(I).")
     return "\n".join(lines) + "\n"
 

@@ -173,6 +173,34 @@ def test_digit_count_template_is_the_exact_probability():
         dc.to_logic(10)
 
 
+def test_kinship_chains_compose_exactly_in_rows_of_two_structures():
+    sys.path.insert(0, str(REPO / "examples" / "neurosymbolic"))
+    try:
+        import kinship_chains as kc
+    finally:
+        sys.path.pop(0)
+    name = kc.RELATIONS.index
+    assert kc.compose(name("father"), kc.BASE.index("mother")) == name("grandmother")
+    assert kc.compose(name("granddaughter"), kc.BASE.index("son")) == name("great-grandson")
+    assert kc.compose(name("father"), kc.BASE.index("son")) == -1  # a brother or oneself: not composed
+    words, lengths, target, targets = kc.make_chains(9, seed=5)
+    assert set(lengths.tolist()) == {2, 3}
+    torch.manual_seed(1)
+    links = torch.softmax(torch.randn(9, 3, 4, dtype=torch.float64), -1).requires_grad_()
+    layer = kc.lrnn_probability(torch.float64)
+    got = layer(links, lengths.tolist(), target)
+    want = kc.torch_exact_probability(links, lengths, target)
+    assert len(layer._structures) == 2  # one grounding per chain length
+    assert float((got - want).abs().max()) < 1e-6 and float(want.min()) > 1e-4
+    g1 = torch.autograd.grad(got.sum(), links)[0]
+    g2 = torch.autograd.grad(want.sum(), links)[0]
+    assert float((g1 - g2).abs().max()) < 1e-6
+    assert float(g1[lengths == 2, 2].abs().max()) == 0.0  # a 2-link row does not read the third link
+    # links that are the true relations give each chain probability 1 of its target
+    truth = torch.eye(4, dtype=torch.float64)[torch.div(words, 3, rounding_mode="floor")]
+    assert torch.allclose(layer(truth, lengths.tolist(), target), torch.ones(9, dtype=torch.float64), atol=1e-12)
+
+
 LEAK_SCRIPT = textwrap.dedent("""
     import torch
     import lrnn
