@@ -52,11 +52,8 @@ def worker(engine: str, task: str, size: int, epochs: int, train: int, test: int
     import digit_count as dc
     import kinship_chains as kc
 
-    images, labels = da.load_digit_images()
-    half = len(images) // 2
     if task == "addition":
-        train_data = da.make_pairs(images[:half], labels[:half], size, train, seed=1)
-        test_data = da.make_pairs(images[half:], labels[half:], size, test, seed=2)
+        train_data, test_data = da.split_rows(da.make_pairs, size, train, test)
         probability = da.lrnn_probability(size) if engine == "lrnn" else da.torch_exact_probability
         epoch = da.train_epoch
 
@@ -70,8 +67,7 @@ def worker(engine: str, task: str, size: int, epochs: int, train: int, test: int
         def accuracy(net):
             return kc.accuracy(net, test_data)
     else:
-        train_data = dc.make_rows(images[:half], labels[:half], size, train, seed=1)
-        test_data = dc.make_rows(images[half:], labels[half:], size, test, seed=2)
+        train_data, test_data = da.split_rows(dc.make_rows, size, train, test)
         probability = dc.lrnn_probability(size) if engine == "lrnn" else dc.torch_exact_probability
         epoch = dc.train_epoch
 

@@ -7,17 +7,10 @@ exact engine. Prints one JSON line per epoch: per-epoch seconds and the test acc
 each epoch (measured as bench/neurosymbolic.py measures it)."""
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import sys
-import time
-
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "neurosymbolic"))
-import kinship_chains as kc  # noqa: E402
+import _deepproblog
+import kinship_chains as kc
 
 
 def program() -> str:
@@ -32,20 +25,8 @@ def program() -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--train", type=int, default=700)
-    parser.add_argument("--test", type=int, default=300)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--lr", type=float, default=0.01)
-    args = parser.parse_args()
+    args = _deepproblog.parser(lr=0.01).parse_args()
     torch.set_num_threads(1)
-    from deepproblog.dataset import DataLoader, Dataset
-    from deepproblog.engines import ExactEngine
-    from deepproblog.model import Model
-    from deepproblog.network import Network
-    from deepproblog.query import Query
-    from deepproblog.train import train_model
     from problog.logic import Constant, Term, list2term
 
     words, lengths, _, targets = kc.make_chains(args.train, seed=1)
@@ -56,33 +37,14 @@ def main() -> None:
             i, position = (int(c) for c in item)
             return words[i, position]
 
-    class Chains(Dataset):
-        def __len__(self):
-            return len(targets)
-
-        def to_query(self, i):
-            chain = [Term("tensor", Term("train", Constant(i), Constant(p))) for p in range(int(lengths[i]))]
-            return Query(Term("kin", list2term(chain), Constant(int(targets[i]))))
+    def query(i):
+        chain = [Term("tensor", Term("train", Constant(i), Constant(p))) for p in range(int(lengths[i]))]
+        return Term("kin", list2term(chain), Constant(int(targets[i])))
 
     torch.manual_seed(0)
     net = kc.RelationNet()
-    network = Network(net, "relation_net", batching=True)
-    network.optimizer = torch.optim.Adam(net.parameters(), lr=args.lr)
-    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"dpl_kinship_{os.getpid()}.pl")
-    with open(path, "w") as f:
-        f.write(program())
-    model = Model(path, [network])
-    model.set_engine(ExactEngine(model), cache=True)
-    model.add_tensor_source("train", Words())
-    loader = DataLoader(Chains(), args.batch_size, shuffle=False)
-    epochs, accuracies = [], []
-    for _ in range(args.epochs):
-        start = time.perf_counter()
-        train_model(model, loader, 1, log_iter=10 ** 9, verbose=0)
-        epochs.append(time.perf_counter() - start)
-        accuracies.append(kc.accuracy(net, test))
-        print(json.dumps({"epoch_seconds": epochs, "accuracy": accuracies}), flush=True)
-    os.unlink(path)
+    _deepproblog.train(args, program(), "relation_net", net, Words(), len(targets), query,
+                       lambda: kc.accuracy(net, test))
 
 
 if __name__ == "__main__":

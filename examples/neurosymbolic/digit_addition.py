@@ -16,13 +16,12 @@ bench/neurosymbolic.py measures.
 """
 from __future__ import annotations
 
-import argparse
-import time
 from typing import List, Tuple
 
 import numpy as np
 import torch
 
+import predicate_training as training
 from lrnn import R, Settings, Template
 from lrnn.nn.torch_function import NeuraLogic
 
@@ -103,6 +102,14 @@ def load_digit_images() -> Tuple[np.ndarray, np.ndarray]:
     return data.data / 16.0, data.target
 
 
+def split_rows(make, size: int, train: int, test: int):
+    """make(images, labels, size, rows, seed) for `train` rows of the first half of the
+    images (seed 1) and `test` rows of the second half (seed 2): the examples' data."""
+    images, labels = load_digit_images()
+    half = len(images) // 2
+    return make(images[:half], labels[:half], size, train, seed=1), make(images[half:], labels[half:], size, test, seed=2)
+
+
 def torch_exact_probability(pa: torch.Tensor, pb: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """p(a + b = target) in torch, the template's recursion: pa, pb [B, N, 10], target one-hot
     [B, N + 1, 10] -> [B]."""
@@ -139,15 +146,8 @@ def accuracy(net: DigitNet, a_img: torch.Tensor, b_img: torch.Tensor, sums: np.n
 def train_epoch(net: DigitNet, probability, data, optimizer, batch_size: int) -> float:
     """One epoch in the data's order; returns its seconds."""
     a_img, b_img, target, _ = data
-    start = time.perf_counter()
-    for s in range(0, len(a_img), batch_size):
-        pa, pb = net(a_img[s:s + batch_size]), net(b_img[s:s + batch_size])
-        p = probability(pa, pb, target[s:s + batch_size])
-        loss = -torch.log(p.clamp_min(1e-12)).mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    return time.perf_counter() - start
+    return training.train_batches(lambda b: probability(net(a_img[b]), net(b_img[b]), target[b]), len(a_img),
+                                  optimizer, batch_size)
 
 
 def lrnn_probability(digits: int):
@@ -157,25 +157,15 @@ def lrnn_probability(digits: int):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = training.parser(__doc__, epochs=2)
     parser.add_argument("--digits", type=int, default=1)
-    parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--train", type=int, default=700)
-    parser.add_argument("--test", type=int, default=300)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--engine", choices=["lrnn", "torch"], default="lrnn")
     args = parser.parse_args()
     torch.manual_seed(0)
-    images, labels = load_digit_images()
-    half = len(images) // 2
-    train = make_pairs(images[:half], labels[:half], args.digits, args.train, seed=1)
-    test = make_pairs(images[half:], labels[half:], args.digits, args.test, seed=2)
+    train, test = split_rows(make_pairs, args.digits, args.train, args.test)
     net = DigitNet()
     probability = lrnn_probability(args.digits) if args.engine == "lrnn" else torch_exact_probability
-    optimizer = torch.optim.Adam(net.parameters(), lr=0.003)
-    for epoch in range(1, args.epochs + 1):
-        seconds = train_epoch(net, probability, train, optimizer, args.batch_size)
-        print(f"epoch {epoch}: {seconds:.3f} s, test accuracy {accuracy(net, *test[:2], test[3]):.3f}")
+    training.run(args, net, probability, train, train_epoch, lambda: accuracy(net, *test[:2], test[3]), 0.003,
+                 "test accuracy")
 
 
 if __name__ == "__main__":

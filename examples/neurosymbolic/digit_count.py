@@ -14,14 +14,13 @@ distribution over 0..9, and the template computes p(count = n) exactly, image by
 """
 from __future__ import annotations
 
-import argparse
-import time
 from typing import List
 
 import numpy as np
 import torch
 
-from digit_addition import DigitNet, entry_rules, load_digit_images
+import predicate_training as training
+from digit_addition import DigitNet, entry_rules, split_rows
 from lrnn import R, Settings, Template
 from lrnn.nn.torch_function import NeuraLogic
 
@@ -96,14 +95,8 @@ def accuracy(net: DigitNet, data) -> float:
 def train_epoch(net: DigitNet, probability, data, optimizer, batch_size: int) -> float:
     """One epoch in the data's order; returns its seconds."""
     img, digit, count = data[0], data[1], data[2]
-    start = time.perf_counter()
-    for s in range(0, len(img), batch_size):
-        p = probability(net(img[s:s + batch_size]), digit[s:s + batch_size], count[s:s + batch_size])
-        loss = -torch.log(p.clamp_min(1e-12)).mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    return time.perf_counter() - start
+    return training.train_batches(lambda b: probability(net(img[b]), digit[b], count[b]), len(img), optimizer,
+                                  batch_size)
 
 
 def lrnn_probability(images: int, dtype: torch.dtype = torch.float32) -> NeuraLogic:
@@ -111,25 +104,15 @@ def lrnn_probability(images: int, dtype: torch.dtype = torch.float32) -> NeuraLo
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = training.parser(__doc__, epochs=2)
     parser.add_argument("--images", type=int, default=4)
-    parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--train", type=int, default=700)
-    parser.add_argument("--test", type=int, default=300)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--engine", choices=["lrnn", "torch"], default="lrnn")
     args = parser.parse_args()
     torch.manual_seed(0)
-    images, labels = load_digit_images()
-    half = len(images) // 2
-    train = make_rows(images[:half], labels[:half], args.images, args.train, seed=1)
-    test = make_rows(images[half:], labels[half:], args.images, args.test, seed=2)
+    train, test = split_rows(make_rows, args.images, args.train, args.test)
     net = DigitNet()
     probability = lrnn_probability(args.images) if args.engine == "lrnn" else torch_exact_probability
-    optimizer = torch.optim.Adam(net.parameters(), lr=0.003)
-    for epoch in range(1, args.epochs + 1):
-        seconds = train_epoch(net, probability, train, optimizer, args.batch_size)
-        print(f"epoch {epoch}: {seconds:.3f} s, test count accuracy {accuracy(net, test):.3f}")
+    training.run(args, net, probability, train, train_epoch, lambda: accuracy(net, test), 0.003,
+                 "test count accuracy")
 
 
 if __name__ == "__main__":

@@ -25,13 +25,12 @@ example leaves out). Rows of length 2 and 3 have two structures and batch togeth
 """
 from __future__ import annotations
 
-import argparse
-import time
 from typing import List, Tuple
 
 import numpy as np
 import torch
 
+import predicate_training as training
 from digit_addition import entry_rules
 from lrnn import R, Settings, Template
 from lrnn.nn.torch_function import NeuraLogic
@@ -157,14 +156,8 @@ def accuracy(net: RelationNet, data) -> float:
 def train_epoch(net: RelationNet, probability, data, optimizer, batch_size: int) -> float:
     """One epoch in the data's order; returns its seconds."""
     words, lengths, target = data[0], data[1], data[2]
-    start = time.perf_counter()
-    for s in range(0, len(words), batch_size):
-        p = probability(net(words[s:s + batch_size]), lengths[s:s + batch_size].tolist(), target[s:s + batch_size])
-        loss = -torch.log(p.clamp_min(1e-12)).mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    return time.perf_counter() - start
+    return training.train_batches(lambda b: probability(net(words[b]), lengths[b].tolist(), target[b]), len(words),
+                                  optimizer, batch_size)
 
 
 def lrnn_probability(dtype: torch.dtype = torch.float32) -> NeuraLogic:
@@ -172,21 +165,12 @@ def lrnn_probability(dtype: torch.dtype = torch.float32) -> NeuraLogic:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--train", type=int, default=700)
-    parser.add_argument("--test", type=int, default=300)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--engine", choices=["lrnn", "torch"], default="lrnn")
-    args = parser.parse_args()
+    args = training.parser(__doc__, epochs=3).parse_args()
     train, test = make_chains(args.train, seed=1), make_chains(args.test, seed=2)
     torch.manual_seed(0)
     net = RelationNet()
     probability = lrnn_probability() if args.engine == "lrnn" else torch_exact_probability
-    optimizer = torch.optim.Adam(net.parameters(), lr=0.01)
-    for epoch in range(1, args.epochs + 1):
-        seconds = train_epoch(net, probability, train, optimizer, args.batch_size)
-        print(f"epoch {epoch}: {seconds:.3f} s, test accuracy {accuracy(net, test):.3f}")
+    training.run(args, net, probability, train, train_epoch, lambda: accuracy(net, test), 0.01, "test accuracy")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Batched neural predicates (lrnn.nn.torch_function.NeuraLogic(batched=True), docs/neurosymbolic.md
 "Batched neural predicates"): one engine call per structure of rows, the same outputs and
 gradients as one call per row, and no nanobind leak report at exit."""
+import importlib
 import os
 import subprocess
 import sys
@@ -117,13 +118,29 @@ def test_a_batch_needs_one_leading_size():
         batched(torch.zeros(3, 4, dtype=torch.float64), [1, 2])
 
 
-def test_digit_addition_template_is_the_exact_probability():
-    pytest.importorskip("sklearn")
+def example(name):
+    """The module examples/neurosymbolic/NAME.py (which imports its neighbours)."""
     sys.path.insert(0, str(REPO / "examples" / "neurosymbolic"))
     try:
-        import digit_addition as da
+        return importlib.import_module(name)
     finally:
         sys.path.pop(0)
+
+
+def assert_same_probability(got, want, wrt, tolerance):
+    """lrnn's probabilities `got` equal the torch recursion's `want` in value and in the
+    gradient of their sum with respect to `wrt`, and neither is trivially zero."""
+    assert float((got - want).abs().max()) < tolerance
+    assert float(want.min()) > 1e-6  # every row's label is possible
+    g1 = torch.autograd.grad(got.sum(), wrt)[0]
+    g2 = torch.autograd.grad(want.sum(), wrt)[0]
+    assert float((g1 - g2).abs().max()) < tolerance and float(g2.abs().max()) > 1e-3
+    return g1
+
+
+def test_digit_addition_template_is_the_exact_probability():
+    pytest.importorskip("sklearn")
+    da = example("digit_addition")
     rng = np.random.default_rng(3)
     for digits in (1, 2):
         pa = torch.tensor(rng.dirichlet(np.ones(10), size=(5, digits)), requires_grad=True)
@@ -134,22 +151,12 @@ def test_digit_addition_template_is_the_exact_probability():
             target[torch.arange(5), i, torch.tensor((sums // 10 ** i) % 10)] = 1.0
         layer = NeuraLogic(da.addition_template(), [], R.correct, da.to_logic(digits), dtype=torch.float64,
                            batched=True)
-        got = layer(pa, pb, target)
-        want = da.torch_exact_probability(pa, pb, target)
-        assert float((got - want).abs().max()) < 1e-12
-        assert float(want.min()) > 0
-        g1 = torch.autograd.grad(got.sum(), pa)[0]
-        g2 = torch.autograd.grad(want.sum(), pa)[0]
-        assert float((g1 - g2).abs().max()) < 1e-12
+        assert_same_probability(layer(pa, pb, target), da.torch_exact_probability(pa, pb, target), pa, 1e-12)
 
 
 def test_digit_count_template_is_the_exact_probability():
     pytest.importorskip("sklearn")
-    sys.path.insert(0, str(REPO / "examples" / "neurosymbolic"))
-    try:
-        import digit_count as dc
-    finally:
-        sys.path.pop(0)
+    dc = example("digit_count")
     rng = np.random.default_rng(4)
     for images in (1, 4):
         p = torch.tensor(rng.dirichlet(np.ones(10), size=(6, images)), requires_grad=True)
@@ -158,12 +165,7 @@ def test_digit_count_template_is_the_exact_probability():
         count = torch.zeros(6, 10, dtype=torch.float64)
         count[torch.arange(6), torch.tensor(rng.integers(0, images + 1, size=6))] = 1.0
         got = dc.lrnn_probability(images, torch.float64)(p, digit, count)
-        want = dc.torch_exact_probability(p, digit, count)
-        assert float((got - want).abs().max()) < 1e-6
-        assert float(want.min()) > 1e-6  # no row trivially 0: every count n <= K is possible
-        g1 = torch.autograd.grad(got.sum(), p)[0]
-        g2 = torch.autograd.grad(want.sum(), p)[0]
-        assert float((g1 - g2).abs().max()) < 1e-6 and float(g2.abs().max()) > 1e-3
+        assert_same_probability(got, dc.torch_exact_probability(p, digit, count), p, 1e-6)
     # the count's probabilities over n = 0..K sum to one
     p = torch.tensor(rng.dirichlet(np.ones(10), size=(1, 3)))
     rows = torch.eye(10, dtype=torch.float64)[:4]
@@ -174,11 +176,7 @@ def test_digit_count_template_is_the_exact_probability():
 
 
 def test_kinship_chains_compose_exactly_in_rows_of_two_structures():
-    sys.path.insert(0, str(REPO / "examples" / "neurosymbolic"))
-    try:
-        import kinship_chains as kc
-    finally:
-        sys.path.pop(0)
+    kc = example("kinship_chains")
     name = kc.RELATIONS.index
     assert kc.compose(name("father"), kc.BASE.index("mother")) == name("grandmother")
     assert kc.compose(name("granddaughter"), kc.BASE.index("son")) == name("great-grandson")
@@ -189,12 +187,8 @@ def test_kinship_chains_compose_exactly_in_rows_of_two_structures():
     links = torch.softmax(torch.randn(9, 3, 4, dtype=torch.float64), -1).requires_grad_()
     layer = kc.lrnn_probability(torch.float64)
     got = layer(links, lengths.tolist(), target)
-    want = kc.torch_exact_probability(links, lengths, target)
     assert len(layer._structures) == 2  # one grounding per chain length
-    assert float((got - want).abs().max()) < 1e-6 and float(want.min()) > 1e-4
-    g1 = torch.autograd.grad(got.sum(), links)[0]
-    g2 = torch.autograd.grad(want.sum(), links)[0]
-    assert float((g1 - g2).abs().max()) < 1e-6
+    g1 = assert_same_probability(got, kc.torch_exact_probability(links, lengths, target), links, 1e-6)
     assert float(g1[lengths == 2, 2].abs().max()) == 0.0  # a 2-link row does not read the third link
     # links that are the true relations give each chain probability 1 of its target
     truth = torch.eye(4, dtype=torch.float64)[torch.div(words, 3, rounding_mode="floor")]
