@@ -17,8 +17,9 @@ embedding (kinship_chains.py's RelationNet) instead of the MLP, Adam lr 0.01.
                 which enumerates the digit tuples), deepproblog_count.py or
                 deepproblog_kinship.py, with its exact
                 engine; skipped with the reason when `import deepproblog` fails, stopped
-                after --dpl-timeout seconds (the epochs it finished are reported), not run
-                for addition above --dpl-max-digits digits
+                after --dpl-timeout seconds or at --dpl-max-rss-gb resident (the epochs it
+                finished are reported), not run for addition above --dpl-max-digits digits
+                (2 digits grew to 22 GB in 643 s without finishing an epoch)
 Each engine runs in its own process with one thread (OMP_NUM_THREADS=1,
 torch.set_num_threads(1)), from the same initial MLP (torch.manual_seed(0)), data, batch
 order, Adam (lr 0.003) and batch size. An epoch is forward + backward + step over the training
@@ -83,9 +84,10 @@ def worker(engine: str, task: str, size: int, epochs: int, train: int, test: int
     print(json.dumps({"epoch_seconds": seconds, "accuracy": accuracies}))
 
 
-def run(cmd: list[str], timeout: float) -> dict:
+def run(cmd: list[str], timeout: float, max_rss_mb: float | None = None) -> dict:
+    # `env` execs the command: the child is the engine's process, whose memory max_rss_mb watches
     env_cmd = ["env", "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1"] + cmd
-    result = benchlib.run_with_rss(env_cmd, timeout_s=timeout)
+    result = benchlib.run_with_rss(env_cmd, timeout_s=timeout, max_rss_mb=max_rss_mb)
     parsed = benchlib.last_json_object(result.stdout) or {}
     if result.returncode != 0 or not parsed.get("epoch_seconds"):
         tail = (result.stderr.strip().splitlines() or ["(no output)"])[-1]
@@ -116,7 +118,8 @@ def main() -> None:
     parser.add_argument("--test", type=int, default=300)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--dpl-timeout", type=float, default=900.0)
-    parser.add_argument("--dpl-max-digits", type=int, default=2)
+    parser.add_argument("--dpl-max-digits", type=int, default=1)
+    parser.add_argument("--dpl-max-rss-gb", type=float, default=8.0)
     parser.add_argument("--worker", choices=["lrnn", "torch"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     sizes = {"addition": args.digits, "count": args.images, "kinship": [0]}[args.task]
@@ -132,7 +135,8 @@ def main() -> None:
     results = {"benchmark": "neurosymbolic", "task": args.task,
                "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_average": os.getloadavg()[0],
                "train_rows": args.train, "test_rows": args.test, "batch_size": args.batch_size,
-               "epochs": args.epochs, "threads": 1, "dpl_timeout_s": args.dpl_timeout, "runs": []}
+               "epochs": args.epochs, "threads": 1, "dpl_timeout_s": args.dpl_timeout,
+               "dpl_max_rss_gb": args.dpl_max_rss_gb, "runs": []}
     if dpl_reason:
         results["deepproblog"] = dpl_reason
         print(dpl_reason)
@@ -151,7 +155,7 @@ def main() -> None:
             row["deepproblog"] = {"error": f"not run: above --dpl-max-digits {args.dpl_max_digits}"}
         else:
             row["deepproblog"] = run([sys.executable, DEEPPROBLOG[args.task]] + sized + common,
-                                     timeout=args.dpl_timeout)
+                                     timeout=args.dpl_timeout, max_rss_mb=args.dpl_max_rss_gb * 1024)
         results["runs"].append(row)
         print(describe(row), flush=True)
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")

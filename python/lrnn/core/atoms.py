@@ -11,6 +11,7 @@ from lrnn import _text
 from lrnn.core import dsl_classes
 from lrnn.core.functions import Combination, Transformation
 from lrnn.core.terms import Term, to_term
+from lrnn.core import values
 from lrnn.core.values import Weight, named_weight
 
 
@@ -101,6 +102,10 @@ class Atom:
         return self._copy(terms=tuple(to_term(a) for a in flat))
 
     def __getitem__(self, item: Any) -> "Atom":
+        if values.tensor_values is not None and type(item) in values.tensor_types and self.weight is None \
+                and not self.special and not self.hidden:
+            # a row's fact for a batched NeuraLogic (lrnn.nn.torch_function): the common case first
+            return self._weighted(values.record_tensor(item))
         if self.weight is not None:
             raise TypeError(f"the relation {self.to_str()} already has a weight")
         if self.special or self.hidden:

@@ -47,6 +47,14 @@ def _check_array_size(array: np.ndarray) -> None:
     _core.check_memory(array.size * _BYTES_PER_WRITTEN_ENTRY, f"a weight or value of shape {array.shape}")
 
 
+def record_tensor(tensor: Any) -> "Weight":
+    """A torch tensor written as a value while a batched NeuraLogic calls `to_logic`: its
+    _TensorWeight, recorded in tensor_values."""
+    weight = _TensorWeight.of(tensor, False)
+    tensor_values.append((weight, tensor))
+    return weight
+
+
 def named_weight(item: Any, where: Callable[[], str]) -> "Weight":
     """Weight.from_item(item), a limit error naming where() (the atom whose weight it is).
     `where` is called only then: a batched NeuraLogic's to_logic gives each row's facts
@@ -96,9 +104,7 @@ class Weight:
     def from_item(item: Any) -> "Weight":
         """The weight written inside `[...]` in PyNeuraLogic's DSL."""
         if tensor_values is not None and type(item) in tensor_types:
-            weight = _TensorWeight.of(item, False)
-            tensor_values.append((weight, item))
-            return weight
+            return record_tensor(item)
         if isinstance(item, Weight):
             return item
         name = None

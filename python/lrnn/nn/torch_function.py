@@ -24,7 +24,6 @@ gradients come back as one. Outputs and gradients are those of the unbatched lay
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -185,9 +184,9 @@ class NeuraLogic(torch.nn.Module):
                     else:
                         row_sources.add_constant(weight.data)
                 order.append(i)
-            values = row_sources.gather((len(rows_of_group), rows.row_size))
-            _check_finite(values, rows_of_group)
-            outputs.append(_RowsFunction.apply(self, rows, values, *self.weights))
+            index, array = row_sources.gather((len(rows_of_group), rows.row_size))
+            _check_finite(array, rows_of_group)
+            outputs.append(_RowsFunction.apply(self, rows, index, array, *self.weights, *row_sources.tensors()))
         if len(outputs) == 1:
             return outputs[0]
         stacked = torch.cat(outputs)
@@ -209,15 +208,23 @@ class NeuraLogic(torch.nn.Module):
 
 
 class _RowsFunction(torch.autograd.Function):
-    """One group of rows of one structure: values [n, row_size] (float64) -> outputs [n, ...]."""
+    """One group of rows of one structure: `array` [n, row_size] (float64), entry k of it
+    entry index[k] of the sources (the inputs, the pieces and the constants, flattened and
+    concatenated: _RowSources) -> outputs [n, ...]. The backward pass scatters the engine's
+    gradients of the rows' values back onto the sources with one bincount: gathering through
+    torch ops (a cat, dtype copies, an index_select and their backward nodes) cost more than
+    the engine's work on the batch."""
 
     @staticmethod
-    def forward(ctx: Any, layer: "NeuraLogic", rows: Any, values: torch.Tensor, *weights: torch.Tensor) -> torch.Tensor:
+    def forward(ctx: Any, layer: "NeuraLogic", rows: Any, index: np.ndarray, array: np.ndarray,
+                *tensors: torch.Tensor) -> torch.Tensor:
+        count = len(layer._weight_names)
+        weights, sources = tensors[:count], tensors[count:]
         layer._load_weights(weights)
-        array = np.ascontiguousarray(values.detach().cpu().numpy(), dtype=np.float64)
         outputs = rows.forward(array)
-        ctx.saved, ctx.array = _Saved(layer, rows=rows), array
+        ctx.saved, ctx.array, ctx.index = _Saved(layer, rows=rows), array, index
         ctx.weight_values = [w.detach() for w in weights]
+        ctx.sources = [(s.shape, s.dtype, s.numel()) for s in sources]
         return torch.from_numpy(outputs.reshape((array.shape[0], *rows.output_shape))).to(layer.dtype)
 
     @staticmethod
@@ -227,9 +234,19 @@ class _RowsFunction(torch.autograd.Function):
         seed = np.ascontiguousarray(grad_output.detach().cpu().numpy(), dtype=np.float64).reshape(ctx.array.shape[0], -1)
         fact_grads, parameter_grads = rows.backward(ctx.array, seed)
         by_name = dict(parameter_grads)
-        grads = [torch.from_numpy(np.asarray(by_name[name]).reshape(tuple(w.shape))).to(w.dtype)
-                 for name, w in zip(layer._weight_names, ctx.weight_values)]
-        return (None, None, torch.from_numpy(fact_grads), *grads)
+        grads: List[Optional[torch.Tensor]] = [
+            torch.from_numpy(np.asarray(by_name[name]).reshape(tuple(w.shape))).to(w.dtype)
+            for name, w in zip(layer._weight_names, ctx.weight_values)]
+        wanted = ctx.needs_input_grad[4 + len(grads):]
+        total = sum(n for _, _, n in ctx.sources)
+        # a value read twice (two facts of one entry) gets both gradients
+        scattered = np.bincount(ctx.index, weights=fact_grads.reshape(-1), minlength=total) if any(wanted) else None
+        begin = 0
+        for (shape, dtype, n), want in zip(ctx.sources, wanted):
+            # each gradient its own memory (a float64 one would otherwise share the scatter's)
+            grads.append(torch.from_numpy(scattered[begin:begin + n]).view(shape).to(dtype, copy=True) if want else None)
+            begin += n
+        return (None, None, None, None, *grads)
 
 
 def _batch_size(inputs: Sequence[Any]) -> int:
@@ -250,15 +267,13 @@ def _check_row_finite(i: int, facts: List[Atom], tensor_of: Dict[int, torch.Tens
                              "a value that is not (NaN or infinity)")
 
 
-def _check_finite(values: torch.Tensor, rows_of_group: List[Any]) -> None:
+def _check_finite(values: np.ndarray, rows_of_group: List[Any]) -> None:
     """A batch's gathered fact values are finite numbers (each row's tensors are not checked
     one by one as they are written: lrnn.core.values._TensorWeight)."""
-    if math.isfinite(float(values.detach().sum())):  # one reduction; an overflowing sum looks closer
+    finite = np.isfinite(values)
+    if finite.all():
         return
-    finite = torch.isfinite(values.detach())
-    if bool(finite.all()):
-        return
-    r = int((~finite.all(dim=1)).nonzero()[0, 0])
+    r = int(np.flatnonzero(~finite.all(axis=1))[0])
     _check_row_finite(*rows_of_group[r])
     raise ValueError(f"weights and values must be finite numbers: row {rows_of_group[r][0]} of the batch has a fact "
                      "value that is not")
@@ -339,21 +354,25 @@ class _RowSources:
         self.lengths.append(len(flat))
         self.constants.extend(flat)
 
-    def gather(self, shape: Tuple[int, int]) -> torch.Tensor:
-        """The current group's values as a [rows, row_size] float64 tensor; starts the next group."""
+    def gather(self, shape: Tuple[int, int]) -> Tuple[np.ndarray, np.ndarray]:
+        """The current group's values: their positions in the sources (tensors()) and the
+        values as a [rows, row_size] float64 array; starts the next group."""
         starts, lengths = np.asarray(self.starts, dtype=np.int64), np.asarray(self.lengths, dtype=np.int64)
         self.starts, self.lengths = [], []
         if not lengths.sum():  # rows without valued facts
-            return torch.zeros(shape, dtype=torch.float64)
+            return np.zeros(0, dtype=np.int64), np.zeros(shape)
         starts = np.where(starts < 0, self.length - 1 - starts, starts)  # constants after the pieces
         # run j covers starts[j] .. starts[j] + lengths[j] - 1 at offsets o_j .. o_j + lengths[j] - 1
         offsets = np.cumsum(lengths) - lengths
         index = np.repeat(starts - offsets, lengths) + np.arange(int(lengths.sum()))
-        parts = [x.reshape(-1).to(torch.float64) for x in self.inputs] + [p.to(torch.float64) for p in self.pieces]
-        if self.constants:
-            parts.append(torch.tensor(self.constants, dtype=torch.float64))
-        source = torch.cat(parts) if len(parts) > 1 else parts[0]
-        return torch.index_select(source, 0, torch.from_numpy(index)).view(shape)
+        parts = [t.detach().reshape(-1).cpu().numpy() for t in self.tensors()]
+        source = np.concatenate(parts, dtype=np.float64) if len(parts) > 1 else parts[0].astype(np.float64)
+        return index, source[index].reshape(shape)
+
+    def tensors(self) -> List[torch.Tensor]:
+        """The sources in the order of their positions: the inputs, the pieces, the constants."""
+        constants = [torch.tensor(self.constants, dtype=torch.float64)] if self.constants else []
+        return self.inputs + self.pieces + constants
 
 
 def _view_index(tensor: torch.Tensor, x: torch.Tensor, base: int) -> Optional[List[int]]:
