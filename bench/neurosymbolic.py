@@ -113,7 +113,7 @@ def main() -> None:
     parser.add_argument("--task", choices=TASKS, default="addition")
     parser.add_argument("--digits", type=int, nargs="+", default=[1, 2, 3, 4])
     parser.add_argument("--images", type=int, nargs="+", default=[4])
-    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--train", type=int, default=700)
     parser.add_argument("--test", type=int, default=300)
     parser.add_argument("--batch-size", type=int, default=32)
