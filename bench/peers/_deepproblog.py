@@ -17,14 +17,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "neurosymbolic"))
 
 
-def parser(lr: float) -> argparse.ArgumentParser:
+def arguments(lr: float, size: str | None = None, default: int = 1) -> argparse.Namespace:
+    """The peers' options (and `--SIZE`, an int, when given); torch on one thread."""
+    import torch
+
     p = argparse.ArgumentParser()
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--train", type=int, default=700)
     p.add_argument("--test", type=int, default=300)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--lr", type=float, default=lr)
-    return p
+    if size:
+        p.add_argument(f"--{size}", type=int, default=default)
+    torch.set_num_threads(1)
+    return p.parse_args()
 
 
 def train(args, program: str, name: str, net: Any, source: Any, rows: int, query: Callable[[int], Any],

@@ -21,10 +21,7 @@ addition(X,Y,Z) :- number(X,X2), number(Y,Y2), Z is X2+Y2.
 
 
 def main() -> None:
-    parser = _deepproblog.parser(lr=0.003)
-    parser.add_argument("--digits", type=int, default=1)
-    args = parser.parse_args()
-    torch.set_num_threads(1)
+    args = _deepproblog.arguments(lr=0.003, size="digits", default=1)
     from problog.logic import Constant, Term, list2term
 
     train, test = da.split_rows(da.make_pairs, args.digits, args.train, args.test)

@@ -22,10 +22,7 @@ count([H|T],D,N) :- digit(H,Y), Y \\= D, count(T,D,N).
 
 
 def main() -> None:
-    parser = _deepproblog.parser(lr=0.003)
-    parser.add_argument("--images", type=int, default=4)
-    args = parser.parse_args()
-    torch.set_num_threads(1)
+    args = _deepproblog.arguments(lr=0.003, size="images", default=4)
     from problog.logic import Constant, Term, list2term
 
     train, test = da.split_rows(dc.make_rows, args.images, args.train, args.test)

@@ -25,8 +25,7 @@ def program() -> str:
 
 
 def main() -> None:
-    args = _deepproblog.parser(lr=0.01).parse_args()
-    torch.set_num_threads(1)
+    args = _deepproblog.arguments(lr=0.01)
     from problog.logic import Constant, Term, list2term
 
     words, lengths, _, targets = kc.make_chains(args.train, seed=1)

@@ -156,16 +156,24 @@ def lrnn_probability(digits: int):
     return layer
 
 
-def main() -> None:
-    parser = training.parser(__doc__, epochs=2)
-    parser.add_argument("--digits", type=int, default=1)
+def digit_main(doc: str, size: str, default: int, make, lrnn, torch_exact, epoch, accuracy_of, what: str) -> None:
+    """The main() of the digit examples: `--SIZE` (default `default`) rows of make(...) from
+    the images' halves, the MLP trained through lrnn(size) or torch_exact, accuracy_of(net,
+    test) printed after each epoch."""
+    parser = training.parser(doc, epochs=2)
+    parser.add_argument(f"--{size}", type=int, default=default)
     args = parser.parse_args()
+    n = getattr(args, size)
     torch.manual_seed(0)
-    train, test = split_rows(make_pairs, args.digits, args.train, args.test)
+    train, test = split_rows(make, n, args.train, args.test)
     net = DigitNet()
-    probability = lrnn_probability(args.digits) if args.engine == "lrnn" else torch_exact_probability
-    training.run(args, net, probability, train, train_epoch, lambda: accuracy(net, *test[:2], test[3]), 0.003,
-                 "test accuracy")
+    probability = lrnn(n) if args.engine == "lrnn" else torch_exact
+    training.run(args, net, probability, train, epoch, lambda: accuracy_of(net, test), 0.003, what)
+
+
+def main() -> None:
+    digit_main(__doc__, "digits", 1, make_pairs, lrnn_probability, torch_exact_probability, train_epoch,
+               lambda net, test: accuracy(net, test[0], test[1], test[3]), "test accuracy")
 
 
 if __name__ == "__main__":

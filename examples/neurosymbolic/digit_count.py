@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 import predicate_training as training
-from digit_addition import DigitNet, entry_rules, split_rows
+from digit_addition import DigitNet, digit_main, entry_rules
 from lrnn import R, Settings, Template
 from lrnn.nn.torch_function import NeuraLogic
 
@@ -104,15 +104,8 @@ def lrnn_probability(images: int, dtype: torch.dtype = torch.float32) -> NeuraLo
 
 
 def main() -> None:
-    parser = training.parser(__doc__, epochs=2)
-    parser.add_argument("--images", type=int, default=4)
-    args = parser.parse_args()
-    torch.manual_seed(0)
-    train, test = split_rows(make_rows, args.images, args.train, args.test)
-    net = DigitNet()
-    probability = lrnn_probability(args.images) if args.engine == "lrnn" else torch_exact_probability
-    training.run(args, net, probability, train, train_epoch, lambda: accuracy(net, test), 0.003,
-                 "test count accuracy")
+    digit_main(__doc__, "images", 4, make_rows, lrnn_probability, torch_exact_probability, train_epoch, accuracy,
+               "test count accuracy")
 
 
 if __name__ == "__main__":

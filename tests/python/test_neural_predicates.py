@@ -127,6 +127,11 @@ def example(name):
         sys.path.pop(0)
 
 
+def one_hot(indices):
+    """Rows of 10-vectors (float64), row r with a 1 at indices[r]."""
+    return torch.eye(10, dtype=torch.float64)[torch.as_tensor(indices)]
+
+
 def assert_same_probability(got, want, wrt, tolerance):
     """lrnn's probabilities `got` equal the torch recursion's `want` in value and in the
     gradient of their sum with respect to `wrt`, and neither is trivially zero."""
@@ -146,9 +151,7 @@ def test_digit_addition_template_is_the_exact_probability():
         pa = torch.tensor(rng.dirichlet(np.ones(10), size=(5, digits)), requires_grad=True)
         pb = torch.tensor(rng.dirichlet(np.ones(10), size=(5, digits)))
         sums = rng.integers(0, 2 * 10 ** digits - 1, size=5)
-        target = torch.zeros(5, digits + 1, 10, dtype=torch.float64)
-        for i in range(digits + 1):
-            target[torch.arange(5), i, torch.tensor((sums // 10 ** i) % 10)] = 1.0
+        target = torch.stack([one_hot((sums // 10 ** i) % 10) for i in range(digits + 1)], dim=1)
         layer = NeuraLogic(da.addition_template(), [], R.correct, da.to_logic(digits), dtype=torch.float64,
                            batched=True)
         assert_same_probability(layer(pa, pb, target), da.torch_exact_probability(pa, pb, target), pa, 1e-12)
@@ -160,10 +163,7 @@ def test_digit_count_template_is_the_exact_probability():
     rng = np.random.default_rng(4)
     for images in (1, 4):
         p = torch.tensor(rng.dirichlet(np.ones(10), size=(6, images)), requires_grad=True)
-        digit = torch.zeros(6, 10, dtype=torch.float64)
-        digit[torch.arange(6), torch.tensor(rng.integers(0, 10, size=6))] = 1.0
-        count = torch.zeros(6, 10, dtype=torch.float64)
-        count[torch.arange(6), torch.tensor(rng.integers(0, images + 1, size=6))] = 1.0
+        digit, count = one_hot(rng.integers(0, 10, size=6)), one_hot(rng.integers(0, images + 1, size=6))
         got = dc.lrnn_probability(images, torch.float64)(p, digit, count)
         assert_same_probability(got, dc.torch_exact_probability(p, digit, count), p, 1e-6)
     # the count's probabilities over n = 0..K sum to one
