@@ -365,8 +365,9 @@ class _RowSources:
         # run j covers starts[j] .. starts[j] + lengths[j] - 1 at offsets o_j .. o_j + lengths[j] - 1
         offsets = np.cumsum(lengths) - lengths
         index = np.repeat(starts - offsets, lengths) + np.arange(int(lengths.sum()))
-        parts = [t.detach().reshape(-1).cpu().numpy() for t in self.tensors()]
-        source = np.concatenate(parts, dtype=np.float64) if len(parts) > 1 else parts[0].astype(np.float64)
+        # through torch's casts: an input may be an integer, bool or bfloat16 tensor (NumPy has no bfloat16)
+        parts = [t.detach().reshape(-1).to(torch.float64).cpu().numpy() for t in self.tensors()]
+        source = np.concatenate(parts) if len(parts) > 1 else parts[0]
         return index, source[index].reshape(shape)
 
     def tensors(self) -> List[torch.Tensor]:
