@@ -82,6 +82,18 @@ def test_rows_of_one_structure_share_one_plan_and_values_computed_in_to_logic_fl
     assert float(got[:, 1].abs().max()) == 0.0  # x[1] is read by no fact
 
 
+def test_float32_rows_and_an_integer_tensor_input_batch_as_the_unbatched_layer():
+    unbatched, batched = layers()
+    x = torch.tensor(np.random.default_rng(3).normal(size=(5, 4)), dtype=torch.float32, requires_grad=True)
+    n = torch.tensor([2, 1, 2, 2, 1])  # int64: a structure input, gathered with the values but given no gradient
+    reference = torch.stack([unbatched(x[i], n[i]) for i in range(5)])
+    output = batched(x, n)
+    assert float((output - reference).abs().max()) < 1e-12
+    got, want = torch.autograd.grad(output.sum(), x)[0], torch.autograd.grad(reference.sum(), x)[0]
+    assert got.dtype == torch.float32 and float((got - want).abs().max()) < 1e-12
+    assert float(got.abs().sum()) > 0.1
+
+
 def test_a_value_that_is_not_finite_is_refused_naming_the_row_and_fact():
     _, batched = layers()
     x = torch.tensor(np.random.default_rng(2).normal(size=(4, 4)))
