@@ -4,8 +4,9 @@
 A row is K 8x8 digit images (scikit-learn's `load_digits`) and a queried digit d; the label
 is only how many of the K images show d. The MLP of digit_addition.py gives each image a
 distribution over 0..9, and the template computes p(count = n) exactly, image by image:
-`count(I, N)` is the probability that N of the images before I show d, so the rows add
-2 K (K + 1) ground rules, where enumerating the images' digits would take 10^K.
+`count(I, N)` is the probability that N of the images before I show d, so a row grounds
+K (K + 1) count rules (and 10 K for is/1), where enumerating the images' digits would take
+10^K.
 
     python3 examples/neurosymbolic/digit_count.py --images 4 --epochs 2
 
