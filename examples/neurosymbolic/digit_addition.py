@@ -16,13 +16,12 @@ bench/neurosymbolic.py measures.
 """
 from __future__ import annotations
 
-import argparse
-import time
 from typing import List, Tuple
 
 import numpy as np
 import torch
 
+import predicate_training as training
 from lrnn import R, Settings, Template
 from lrnn.nn.torch_function import NeuraLogic
 
@@ -35,13 +34,13 @@ correct :- last(I), carry(I, C), s(I, C). [combination=product, aggregation=sum]
 """
 
 
-def entry_rules(relation: str) -> str:
-    """`relation(I, k)` is entry k of the 10-vector fact `relation_vector(I)`: a fixed 1 x 10
-    row of the identity reads it. A row then writes one fact per image (the MLP's output row),
-    not ten, which is what makes to_logic cheap."""
+def entry_rules(relation: str, size: int = 10) -> str:
+    """`relation(I, k)` is entry k of the `size`-vector fact `relation_vector(I)`: a fixed
+    1 x size row of the identity reads it. A row then writes one fact per image (the MLP's
+    output row), not ten, which is what makes to_logic cheap."""
     lines = []
-    for k in range(10):
-        row = ", ".join("1" if j == k else "0" for j in range(10))
+    for k in range(size):
+        row = ", ".join("1" if j == k else "0" for j in range(size))
         lines.append(f"{relation}(I, {k}) :- <[[{row}]]> {relation}_vector(I).")
     return "\n".join(lines) + "\n"
 
@@ -103,6 +102,14 @@ def load_digit_images() -> Tuple[np.ndarray, np.ndarray]:
     return data.data / 16.0, data.target
 
 
+def split_rows(make, size: int, train: int, test: int):
+    """make(images, labels, size, rows, seed) for `train` rows of the first half of the
+    images (seed 1) and `test` rows of the second half (seed 2): the examples' data."""
+    images, labels = load_digit_images()
+    half = len(images) // 2
+    return make(images[:half], labels[:half], size, train, seed=1), make(images[half:], labels[half:], size, test, seed=2)
+
+
 def torch_exact_probability(pa: torch.Tensor, pb: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """p(a + b = target) in torch, the template's recursion: pa, pb [B, N, 10], target one-hot
     [B, N + 1, 10] -> [B]."""
@@ -139,15 +146,8 @@ def accuracy(net: DigitNet, a_img: torch.Tensor, b_img: torch.Tensor, sums: np.n
 def train_epoch(net: DigitNet, probability, data, optimizer, batch_size: int) -> float:
     """One epoch in the data's order; returns its seconds."""
     a_img, b_img, target, _ = data
-    start = time.perf_counter()
-    for s in range(0, len(a_img), batch_size):
-        pa, pb = net(a_img[s:s + batch_size]), net(b_img[s:s + batch_size])
-        p = probability(pa, pb, target[s:s + batch_size])
-        loss = -torch.log(p.clamp_min(1e-12)).mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    return time.perf_counter() - start
+    return training.train_batches(lambda b: probability(net(a_img[b]), net(b_img[b]), target[b]), len(a_img),
+                                  optimizer, batch_size)
 
 
 def lrnn_probability(digits: int):
@@ -156,26 +156,24 @@ def lrnn_probability(digits: int):
     return layer
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--digits", type=int, default=1)
-    parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--train", type=int, default=700)
-    parser.add_argument("--test", type=int, default=300)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--engine", choices=["lrnn", "torch"], default="lrnn")
+def digit_main(doc: str, size: str, default: int, make, lrnn, torch_exact, epoch, accuracy_of, what: str) -> None:
+    """The main() of the digit examples: `--SIZE` (default `default`) rows of make(...) from
+    the images' halves, the MLP trained through lrnn(size) or torch_exact, accuracy_of(net,
+    test) printed after each epoch."""
+    parser = training.parser(doc, epochs=2)
+    parser.add_argument(f"--{size}", type=int, default=default)
     args = parser.parse_args()
+    n = getattr(args, size)
     torch.manual_seed(0)
-    images, labels = load_digit_images()
-    half = len(images) // 2
-    train = make_pairs(images[:half], labels[:half], args.digits, args.train, seed=1)
-    test = make_pairs(images[half:], labels[half:], args.digits, args.test, seed=2)
+    train, test = split_rows(make, n, args.train, args.test)
     net = DigitNet()
-    probability = lrnn_probability(args.digits) if args.engine == "lrnn" else torch_exact_probability
-    optimizer = torch.optim.Adam(net.parameters(), lr=0.003)
-    for epoch in range(1, args.epochs + 1):
-        seconds = train_epoch(net, probability, train, optimizer, args.batch_size)
-        print(f"epoch {epoch}: {seconds:.3f} s, test accuracy {accuracy(net, *test[:2], test[3]):.3f}")
+    probability = lrnn(n) if args.engine == "lrnn" else torch_exact
+    training.run(args, net, probability, train, epoch, lambda: accuracy_of(net, test), 0.003, what)
+
+
+def main() -> None:
+    digit_main(__doc__, "digits", 1, make_pairs, lrnn_probability, torch_exact_probability, train_epoch,
+               lambda net, test: accuracy(net, test[0], test[1], test[3]), "test accuracy")
 
 
 if __name__ == "__main__":

@@ -449,7 +449,10 @@ Array fact_rows_forward(const FactRows& rows, const RowArray& values) {
   return to_array(std::move(out), {count, rows.output_size()});
 }
 
-// FactRows::backward: (dL/d(fact values) as (rows, row_size), [(parameter name, gradient)]).
+// FactRows::backward: (dL/d(fact values) as (rows, row_size), [(parameter name, gradient)]) for
+// the learnable parameters only: the fixed ones (a template's <...> weights, such as the rows
+// that read a vector fact's entries) are never stepped, and making an array of each cost more
+// than the engine's backward of a row.
 nb::tuple fact_rows_backward(const FactRows& rows, const RowArray& values, const RowArray& output_gradients) {
   check_rows(rows, values, "the fact values");
   const size_t count = values.shape(0);
@@ -465,7 +468,7 @@ nb::tuple fact_rows_backward(const FactRows& rows, const RowArray& values, const
   }
   nb::list params;
   for (Parameter& p : parameter_gradients)
-    params.append(nb::make_tuple(p.name, to_array(std::move(p.values), shape_of(p.rows, p.cols))));
+    if (p.learnable) params.append(nb::make_tuple(p.name, to_array(std::move(p.values), shape_of(p.rows, p.cols))));
   return nb::make_tuple(to_array(std::move(grads), {count, rows.row_size()}), params);
 }
 

@@ -1,6 +1,7 @@
 """Batched neural predicates (lrnn.nn.torch_function.NeuraLogic(batched=True), docs/neurosymbolic.md
 "Batched neural predicates"): one engine call per structure of rows, the same outputs and
 gradients as one call per row, and no nanobind leak report at exit."""
+import importlib
 import os
 import subprocess
 import sys
@@ -81,6 +82,18 @@ def test_rows_of_one_structure_share_one_plan_and_values_computed_in_to_logic_fl
     assert float(got[:, 1].abs().max()) == 0.0  # x[1] is read by no fact
 
 
+def test_float32_rows_and_an_integer_tensor_input_batch_as_the_unbatched_layer():
+    unbatched, batched = layers()
+    x = torch.tensor(np.random.default_rng(3).normal(size=(5, 4)), dtype=torch.float32, requires_grad=True)
+    n = torch.tensor([2, 1, 2, 2, 1])  # int64: a structure input, gathered with the values but given no gradient
+    reference = torch.stack([unbatched(x[i], n[i]) for i in range(5)])
+    output = batched(x, n)
+    assert float((output - reference).abs().max()) < 1e-12
+    got, want = torch.autograd.grad(output.sum(), x)[0], torch.autograd.grad(reference.sum(), x)[0]
+    assert got.dtype == torch.float32 and float((got - want).abs().max()) < 1e-12
+    assert float(got.abs().sum()) > 0.1
+
+
 def test_a_value_that_is_not_finite_is_refused_naming_the_row_and_fact():
     _, batched = layers()
     x = torch.tensor(np.random.default_rng(2).normal(size=(4, 4)))
@@ -117,30 +130,81 @@ def test_a_batch_needs_one_leading_size():
         batched(torch.zeros(3, 4, dtype=torch.float64), [1, 2])
 
 
-def test_digit_addition_template_is_the_exact_probability():
-    pytest.importorskip("sklearn")
+def example(name):
+    """The module examples/neurosymbolic/NAME.py (which imports its neighbours)."""
     sys.path.insert(0, str(REPO / "examples" / "neurosymbolic"))
     try:
-        import digit_addition as da
+        return importlib.import_module(name)
     finally:
         sys.path.pop(0)
+
+
+def one_hot(indices):
+    """Rows of 10-vectors (float64), row r with a 1 at indices[r]."""
+    return torch.eye(10, dtype=torch.float64)[torch.as_tensor(indices)]
+
+
+def assert_same_probability(got, want, wrt, tolerance):
+    """lrnn's probabilities `got` equal the torch recursion's `want` in value and in the
+    gradient of their sum with respect to `wrt`, and neither is trivially zero."""
+    assert float((got - want).abs().max()) < tolerance
+    assert float(want.min()) > 1e-6  # every row's label is possible
+    g1 = torch.autograd.grad(got.sum(), wrt)[0]
+    g2 = torch.autograd.grad(want.sum(), wrt)[0]
+    assert float((g1 - g2).abs().max()) < tolerance and float(g2.abs().max()) > 1e-3
+    return g1
+
+
+def test_digit_addition_template_is_the_exact_probability():
+    pytest.importorskip("sklearn")
+    da = example("digit_addition")
     rng = np.random.default_rng(3)
     for digits in (1, 2):
         pa = torch.tensor(rng.dirichlet(np.ones(10), size=(5, digits)), requires_grad=True)
         pb = torch.tensor(rng.dirichlet(np.ones(10), size=(5, digits)))
         sums = rng.integers(0, 2 * 10 ** digits - 1, size=5)
-        target = torch.zeros(5, digits + 1, 10, dtype=torch.float64)
-        for i in range(digits + 1):
-            target[torch.arange(5), i, torch.tensor((sums // 10 ** i) % 10)] = 1.0
+        target = torch.stack([one_hot((sums // 10 ** i) % 10) for i in range(digits + 1)], dim=1)
         layer = NeuraLogic(da.addition_template(), [], R.correct, da.to_logic(digits), dtype=torch.float64,
                            batched=True)
-        got = layer(pa, pb, target)
-        want = da.torch_exact_probability(pa, pb, target)
-        assert float((got - want).abs().max()) < 1e-12
-        assert float(want.min()) > 0
-        g1 = torch.autograd.grad(got.sum(), pa)[0]
-        g2 = torch.autograd.grad(want.sum(), pa)[0]
-        assert float((g1 - g2).abs().max()) < 1e-12
+        assert_same_probability(layer(pa, pb, target), da.torch_exact_probability(pa, pb, target), pa, 1e-12)
+
+
+def test_digit_count_template_is_the_exact_probability():
+    pytest.importorskip("sklearn")
+    dc = example("digit_count")
+    rng = np.random.default_rng(4)
+    for images in (1, 4):
+        p = torch.tensor(rng.dirichlet(np.ones(10), size=(6, images)), requires_grad=True)
+        digit, count = one_hot(rng.integers(0, 10, size=6)), one_hot(rng.integers(0, images + 1, size=6))
+        got = dc.lrnn_probability(images, torch.float64)(p, digit, count)
+        assert_same_probability(got, dc.torch_exact_probability(p, digit, count), p, 1e-6)
+    # the count's probabilities over n = 0..K sum to one
+    p = torch.tensor(rng.dirichlet(np.ones(10), size=(1, 3)))
+    rows = torch.eye(10, dtype=torch.float64)[:4]
+    total = dc.lrnn_probability(3, torch.float64)(p.expand(4, 3, 10), rows[[2] * 4], rows).sum()
+    assert abs(float(total) - 1.0) < 1e-12
+    with pytest.raises(ValueError, match="1 to 9 images"):
+        dc.to_logic(10)
+
+
+def test_kinship_chains_compose_exactly_in_rows_of_two_structures():
+    kc = example("kinship_chains")
+    name = kc.RELATIONS.index
+    assert kc.compose(name("father"), kc.BASE.index("mother")) == name("grandmother")
+    assert kc.compose(name("granddaughter"), kc.BASE.index("son")) == name("great-grandson")
+    assert kc.compose(name("father"), kc.BASE.index("son")) == -1  # a brother or oneself: not composed
+    words, lengths, target, targets = kc.make_chains(9, seed=5)
+    assert set(lengths.tolist()) == {2, 3}
+    torch.manual_seed(1)
+    links = torch.softmax(torch.randn(9, 3, 4, dtype=torch.float64), -1).requires_grad_()
+    layer = kc.lrnn_probability(torch.float64)
+    got = layer(links, lengths.tolist(), target)
+    assert len(layer._structures) == 2  # one grounding per chain length
+    g1 = assert_same_probability(got, kc.torch_exact_probability(links, lengths, target), links, 1e-6)
+    assert float(g1[lengths == 2, 2].abs().max()) == 0.0  # a 2-link row does not read the third link
+    # links that are the true relations give each chain probability 1 of its target
+    truth = torch.eye(4, dtype=torch.float64)[torch.div(words, 3, rounding_mode="floor")]
+    assert torch.allclose(layer(truth, lengths.tolist(), target), torch.ones(9, dtype=torch.float64), atol=1e-12)
 
 
 LEAK_SCRIPT = textwrap.dedent("""

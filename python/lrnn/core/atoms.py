@@ -11,6 +11,7 @@ from lrnn import _text
 from lrnn.core import dsl_classes
 from lrnn.core.functions import Combination, Transformation
 from lrnn.core.terms import Term, to_term
+from lrnn.core import values
 from lrnn.core.values import Weight, named_weight
 
 
@@ -18,9 +19,13 @@ class Atom:
     """An atom with its prefixes and its weight/value. As a rule head or body literal it
     prints without the final '.', as a fact (`str(atom)`) with it."""
 
-    __slots__ = (
+    _FIELDS = (
         "name", "terms", "special", "hidden", "soft_negated", "negated", "transposed", "weight", "body_function"
     )
+    # _text: atom_str() once computed. Every field it prints is set only when the atom is
+    # made (no code assigns them later), so it stays valid; a copy that changes only the
+    # weight keeps it (a batched NeuraLogic reads the text of every row's facts).
+    __slots__ = _FIELDS + ("_text",)
 
     def __init__(
         self,
@@ -46,10 +51,11 @@ class Atom:
         # A transformation applied to this literal's value in a rule body (`F.tanh(R.a)`),
         # after its soft negation / transposition and before its weight.
         self.body_function = body_function
+        self._text: Optional[str] = None
 
     def _copy(self, **changes: Any) -> "Atom":
         if "name" in changes:
-            fields = {k: getattr(self, k) for k in self.__slots__}
+            fields = {k: getattr(self, k) for k in Atom._FIELDS}
             fields.update(changes)
             name = fields.pop("name")
             terms = fields.pop("terms")
@@ -57,10 +63,21 @@ class Atom:
         # The name was checked when this atom was made: copy the fields (a fact's atoms are
         # made once per row by a batched NeuraLogic's to_logic, so this is a hot path).
         atom = Atom.__new__(Atom)
-        for k in self.__slots__:
+        for k in Atom._FIELDS:
             setattr(atom, k, changes[k] if k in changes else getattr(self, k))
         if "terms" in changes:
             atom.terms = () if atom.terms is None else tuple(atom.terms)
+        atom._text = self._text if len(changes) == 1 and "weight" in changes else None
+        return atom
+
+    def _weighted(self, weight: Weight) -> "Atom":
+        """This atom with `weight`: _copy(weight=weight) without its loop over the fields,
+        for __getitem__ (called for every fact of every row a batched NeuraLogic reads)."""
+        atom = Atom.__new__(Atom)
+        atom.name, atom.terms, atom.special, atom.hidden = self.name, self.terms, self.special, self.hidden
+        atom.soft_negated, atom.negated, atom.transposed = self.soft_negated, self.negated, self.transposed
+        # The text computed on this atom, once, serves every copy made from it.
+        atom.weight, atom.body_function, atom._text = weight, self.body_function, self.atom_str()
         return atom
 
     # ---- building --------------------------------------------------------------------------
@@ -85,11 +102,15 @@ class Atom:
         return self._copy(terms=tuple(to_term(a) for a in flat))
 
     def __getitem__(self, item: Any) -> "Atom":
+        if values.tensor_values is not None and type(item) in values.tensor_types and self.weight is None \
+                and not self.special and not self.hidden:
+            # a row's fact for a batched NeuraLogic (lrnn.nn.torch_function): the common case first
+            return self._weighted(values.record_tensor(item))
         if self.weight is not None:
             raise TypeError(f"the relation {self.to_str()} already has a weight")
         if self.special or self.hidden:
             raise ValueError(f"the special/hidden relation {self.to_str()} cannot have a weight")
-        return self._copy(weight=named_weight(item, lambda: f"the weight of {self.to_str()}"))
+        return self._weighted(named_weight(item, lambda: f"the weight of {self.to_str()}"))
 
     @property
     def weight_name(self) -> Optional[str]:
@@ -210,6 +231,12 @@ class Atom:
         """The atom without its weight: `~p(X, a)^T`, `@leq(J, I)`, `*edge(X, Y)`; a literal
         with a function prints as PyNeuraLogic writes it, `sigmoid(input)` (a template lowers
         it to a rule of its own before the engine reads it)."""
+        text = self._text
+        if text is None:
+            text = self._text = self._atom_text()
+        return text
+
+    def _atom_text(self) -> str:
         if self.body_function is not None:
             return f"{self.body_function}({self._copy(body_function=None).atom_str()})"
         prefix = ("!" if self.negated else "") + ("~" if self.soft_negated else "")

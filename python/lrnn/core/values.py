@@ -21,6 +21,10 @@ from lrnn import _text
 # written as a value is converted through detach() and recorded here as (weight, tensor), so
 # the layer knows which tensor (with its autograd history) each fact's value came from.
 tensor_values: Optional[List[Tuple["Weight", Any]]] = None
+# The exact types (torch.Tensor) Weight.from_item takes straight to _TensorWeight while
+# tensor_values is set, before its other cases; lrnn.nn.torch_function registers them.
+# Subclasses and other tensor types still get there, through Weight.value's test.
+tensor_types: frozenset = frozenset()
 
 
 # Bytes a written array value takes on its way to the engine, per entry: its copy here, its
@@ -41,6 +45,14 @@ def _check_array_size(array: np.ndarray) -> None:
                    f"{_core.MAX_VALUE_ENTRIES} entries per value")
         raise LrnnError("error: " + message, message, kind="limit")
     _core.check_memory(array.size * _BYTES_PER_WRITTEN_ENTRY, f"a weight or value of shape {array.shape}")
+
+
+def record_tensor(tensor: Any) -> "Weight":
+    """A torch tensor written as a value while a batched NeuraLogic calls `to_logic`: its
+    _TensorWeight, recorded in tensor_values."""
+    weight = _TensorWeight.of(tensor, False)
+    tensor_values.append((weight, tensor))
+    return weight
 
 
 def named_weight(item: Any, where: Callable[[], str]) -> "Weight":
@@ -91,6 +103,8 @@ class Weight:
     @staticmethod
     def from_item(item: Any) -> "Weight":
         """The weight written inside `[...]` in PyNeuraLogic's DSL."""
+        if tensor_values is not None and type(item) in tensor_types:
+            return record_tensor(item)
         if isinstance(item, Weight):
             return item
         name = None
@@ -313,15 +327,17 @@ class _TensorWeight(Weight):
 
     @staticmethod
     def of(tensor: Any, fixed: bool) -> "_TensorWeight":
-        shape = tuple(tensor.shape)
+        shape = tensor.shape  # a torch.Size, a tuple of ints
         if len(shape) > 2:
-            raise ValueError(f"a weight or value is a scalar, a vector or a matrix, got an array of shape {shape}")
+            raise ValueError(f"a weight or value is a scalar, a vector or a matrix, got an array of shape {tuple(shape)}")
         if len(shape) > 0 and tensor.numel() == 0:
             raise ValueError("a weight or value cannot be empty")
-        kind = (Weight.SCALAR, Weight.VECTOR, Weight.MATRIX)[len(shape)]
-        rows = shape[0] if shape else 1
-        cols = shape[1] if len(shape) == 2 else 1
-        weight = _TensorWeight(kind, rows, cols, fixed=fixed)
+        # The slots set directly: Weight.__init__ would allocate an empty array for `data`.
+        weight = _TensorWeight.__new__(_TensorWeight)
+        weight.kind = (Weight.SCALAR, Weight.VECTOR, Weight.MATRIX)[len(shape)]
+        weight.rows = shape[0] if shape else 1
+        weight.cols = shape[1] if len(shape) == 2 else 1
+        weight.name, weight.is_fixed, weight.dims_is_vector, weight.float_marks = None, fixed, False, None
         weight._tensor = tensor
         _DATA_SLOT.__set__(weight, None)
         return weight

@@ -35,6 +35,9 @@ from lrnn.core import values as _values
 from lrnn.core.values import Weight
 from lrnn.dataset.samples import Dataset, Sample
 
+# A tensor written as a fact's value goes straight to a _TensorWeight (lrnn.core.values).
+_values.tensor_types = frozenset((torch.Tensor,))
+
 
 class _FactTensor(torch.Tensor):
     """A tensor that records itself when turned into a NumPy array, which is how a fact
@@ -149,24 +152,22 @@ class NeuraLogic(torch.nn.Module):
         batch = _batch_size(inputs)
         sources = [x.contiguous() for x in inputs if isinstance(x, torch.Tensor)]
         row_sources = _RowSources(sources)
+        # Each input's rows; a tensor's from one unbind (indexing it row by row cost more).
         rows_of: List[Any] = []
         t = 0
         for x in inputs:
-            rows_of.append(sources[t] if isinstance(x, torch.Tensor) else x)
+            rows_of.append(sources[t].unbind(0) if isinstance(x, torch.Tensor) else x)
             t += isinstance(x, torch.Tensor)
         groups: Dict[Tuple[Any, ...], List[Any]] = {}
         for i in range(batch):
             recorded: List[Tuple[Weight, torch.Tensor]] = []
             _values.tensor_values = recorded
             try:
-                facts = list(self.to_logic(*(x[i] for x in rows_of), **kwargs))
+                facts = list(self.to_logic(*[x[i] for x in rows_of], **kwargs))
             finally:
                 _values.tensor_values = None
             tensor_of = {id(w): tensor for w, tensor in recorded}
-            for fact in facts:
-                if not isinstance(fact, Atom):
-                    raise TypeError(f"to_logic must return facts such as R.xy[tensor], got {fact!r}")
-            key = tuple((f.atom_str(), f.weight.rows, f.weight.cols) if _value_fact(f) else str(f) for f in facts)
+            key = tuple([_structure_key(fact) for fact in facts])
             groups.setdefault(key, []).append((i, facts, tensor_of))
         self._load_weights(self.weights)
         outputs, order = [], []
@@ -174,17 +175,18 @@ class NeuraLogic(torch.nn.Module):
             if key not in self._structures:  # its first row is written out to ground the structure
                 _check_row_finite(*rows_of_group[0])
             rows, columns = self._structure(rows_of_group[0][1], key)
-            index: List[int] = []
             for i, facts, tensor_of in rows_of_group:
                 for k in columns:
-                    fact = facts[k]
-                    tensor = tensor_of.get(id(fact.weight))
-                    index.extend(row_sources.positions(tensor) if tensor is not None
-                                 else row_sources.constant(fact.weight.data))
+                    weight = facts[k].weight
+                    tensor = tensor_of.get(id(weight))
+                    if tensor is not None:
+                        row_sources.add(tensor)
+                    else:
+                        row_sources.add_constant(weight.data)
                 order.append(i)
-            values = row_sources.gather(index, (len(rows_of_group), rows.row_size))
-            _check_finite(values, rows_of_group)
-            outputs.append(_RowsFunction.apply(self, rows, values, *self.weights))
+            index, array = row_sources.gather((len(rows_of_group), rows.row_size))
+            _check_finite(array, rows_of_group)
+            outputs.append(_RowsFunction.apply(self, rows, index, array, *self.weights, *row_sources.tensors()))
         if len(outputs) == 1:
             return outputs[0]
         stacked = torch.cat(outputs)
@@ -206,15 +208,23 @@ class NeuraLogic(torch.nn.Module):
 
 
 class _RowsFunction(torch.autograd.Function):
-    """One group of rows of one structure: values [n, row_size] (float64) -> outputs [n, ...]."""
+    """One group of rows of one structure: `array` [n, row_size] (float64), entry k of it
+    entry index[k] of the sources (the inputs, the pieces and the constants, flattened and
+    concatenated: _RowSources) -> outputs [n, ...]. The backward pass scatters the engine's
+    gradients of the rows' values back onto the sources with one bincount: gathering through
+    torch ops (a cat, dtype copies, an index_select and their backward nodes) cost more than
+    the engine's work on the batch."""
 
     @staticmethod
-    def forward(ctx: Any, layer: "NeuraLogic", rows: Any, values: torch.Tensor, *weights: torch.Tensor) -> torch.Tensor:
+    def forward(ctx: Any, layer: "NeuraLogic", rows: Any, index: np.ndarray, array: np.ndarray,
+                *tensors: torch.Tensor) -> torch.Tensor:
+        count = len(layer._weight_names)
+        weights, sources = tensors[:count], tensors[count:]
         layer._load_weights(weights)
-        array = np.ascontiguousarray(values.detach().cpu().numpy(), dtype=np.float64)
         outputs = rows.forward(array)
-        ctx.saved, ctx.array = _Saved(layer, rows=rows), array
+        ctx.saved, ctx.array, ctx.index = _Saved(layer, rows=rows), array, index
         ctx.weight_values = [w.detach() for w in weights]
+        ctx.sources = [(s.shape, s.dtype, s.numel()) for s in sources]
         return torch.from_numpy(outputs.reshape((array.shape[0], *rows.output_shape))).to(layer.dtype)
 
     @staticmethod
@@ -224,9 +234,19 @@ class _RowsFunction(torch.autograd.Function):
         seed = np.ascontiguousarray(grad_output.detach().cpu().numpy(), dtype=np.float64).reshape(ctx.array.shape[0], -1)
         fact_grads, parameter_grads = rows.backward(ctx.array, seed)
         by_name = dict(parameter_grads)
-        grads = [torch.from_numpy(np.asarray(by_name[name]).reshape(tuple(w.shape))).to(w.dtype)
-                 for name, w in zip(layer._weight_names, ctx.weight_values)]
-        return (None, None, torch.from_numpy(fact_grads), *grads)
+        grads: List[Optional[torch.Tensor]] = [
+            torch.from_numpy(np.asarray(by_name[name]).reshape(tuple(w.shape))).to(w.dtype)
+            for name, w in zip(layer._weight_names, ctx.weight_values)]
+        wanted = ctx.needs_input_grad[4 + len(grads):]
+        total = sum(n for _, _, n in ctx.sources)
+        # a value read twice (two facts of one entry) gets both gradients
+        scattered = np.bincount(ctx.index, weights=fact_grads.reshape(-1), minlength=total) if any(wanted) else None
+        begin = 0
+        for (shape, dtype, n), want in zip(ctx.sources, wanted):
+            # each gradient its own memory (a float64 one would otherwise share the scatter's)
+            grads.append(torch.from_numpy(scattered[begin:begin + n]).view(shape).to(dtype, copy=True) if want else None)
+            begin += n
+        return (None, None, None, None, *grads)
 
 
 def _batch_size(inputs: Sequence[Any]) -> int:
@@ -247,82 +267,118 @@ def _check_row_finite(i: int, facts: List[Atom], tensor_of: Dict[int, torch.Tens
                              "a value that is not (NaN or infinity)")
 
 
-def _check_finite(values: torch.Tensor, rows_of_group: List[Any]) -> None:
+def _check_finite(values: np.ndarray, rows_of_group: List[Any]) -> None:
     """A batch's gathered fact values are finite numbers (each row's tensors are not checked
     one by one as they are written: lrnn.core.values._TensorWeight)."""
-    finite = torch.isfinite(values.detach())
-    if bool(finite.all()):
+    finite = np.isfinite(values)
+    if finite.all():
         return
-    r = int((~finite.all(dim=1)).nonzero()[0, 0])
+    r = int(np.flatnonzero(~finite.all(axis=1))[0])
     _check_row_finite(*rows_of_group[r])
     raise ValueError(f"weights and values must be finite numbers: row {rows_of_group[r][0]} of the batch has a fact "
                      "value that is not")
 
 
-def _value_fact(fact: Atom) -> bool:
-    """A fact whose value a row gives (a learnable value as the engine sees it), rather than
-    part of the row's structure (a fact without value, or a fixed one)."""
+_ROW_VALUE_KINDS = frozenset((Weight.SCALAR, Weight.VECTOR, Weight.MATRIX))
+
+
+def _structure_key(fact: Any) -> Any:
+    """What a fact contributes to its row's structure: its atom and shape when a row gives
+    its value (a learnable value as the engine sees it), else the whole fact (a fact without
+    value, or a fixed one, is part of the structure)."""
+    if not isinstance(fact, Atom):
+        raise TypeError(f"to_logic must return facts such as R.xy[tensor], got {fact!r}")
     w = fact.weight
-    return w is not None and not w.is_fixed and w.name is None and w.kind in (Weight.SCALAR, Weight.VECTOR, Weight.MATRIX)
+    if w is not None and not w.is_fixed and w.name is None and w.kind in _ROW_VALUE_KINDS:
+        return (fact.atom_str(), w.rows, w.cols)
+    return str(fact)
 
 
 class _RowSources:
     """Where each fact value of the rows comes from, as positions in one flat float64 source:
     the inputs themselves (a value that is a view of an input row is read from the input by
     index, so a batch's values are one gather with one backward), tensors computed by
-    to_logic (kept with their autograd history), and constants (written in the facts)."""
+    to_logic (kept with their autograd history), and constants (written in the facts).
+    A group's values are added in row-major order as runs of consecutive positions (a
+    value that is a row of an input is one run), and gather() expands the runs with NumPy:
+    a Python list of every position cost more than the engine's work on the batch."""
 
     def __init__(self, inputs: Sequence[torch.Tensor]):
         self.inputs = list(inputs)
-        self.pointers = [x.data_ptr() for x in self.inputs]
-        self.begin: List[int] = []
+        # per input: (its data's first byte, one past its last, its first position in the
+        # source, dtype, requires_grad, bytes per entry, entries, the input)
+        self.spans: List[Tuple[int, int, int, torch.dtype, bool, int, int, torch.Tensor]] = []
         self.length = 0
         for x in self.inputs:
-            self.begin.append(self.length)
+            begin = x.data_ptr()
+            self.spans.append((begin, begin + x.numel() * x.element_size(), self.length, x.dtype, x.requires_grad,
+                               x.element_size(), x.numel(), x))
             self.length += x.numel()
         self.pieces: List[torch.Tensor] = []
         self.constants: List[float] = []
+        # the current group's runs: first position (constant k: -(k + 1)) and length
+        self.starts: List[int] = []
+        self.lengths: List[int] = []
 
-    def positions(self, tensor: torch.Tensor) -> List[int]:
-        for j, x in enumerate(self.inputs):
-            index = _view_index(tensor, x, self.pointers[j])
+    def add(self, tensor: torch.Tensor) -> None:
+        """The next value: a tensor, read from the input it is a view of, else a piece."""
+        pointer = tensor.data_ptr()
+        for begin, end, first, dtype, grad, size, count, x in self.spans:
+            # a view of x carrying x's gradient (not detached), at a whole entry of x
+            if not (begin <= pointer < end) or tensor.dtype != dtype or tensor.requires_grad != grad \
+                    or (grad and tensor.grad_fn is None) or (pointer - begin) % size:
+                continue
+            base = (pointer - begin) // size
+            if tensor.is_contiguous():  # a row of x, or a run in one: its entries are consecutive
+                n = tensor.numel()
+                if base + n <= count:
+                    self.starts.append(first + base)
+                    self.lengths.append(n)
+                    return
+                continue
+            index = _view_index(tensor, x, base)
             if index is not None:
-                return [self.begin[j] + i for i in index]
+                self.starts.extend(first + i for i in index)
+                self.lengths.extend([1] * len(index))
+                return
         flat = tensor.reshape(-1)
         self.pieces.append(flat)
-        first = self.length
+        self.starts.append(self.length)
+        self.lengths.append(flat.numel())
         self.length += flat.numel()
-        return list(range(first, first + flat.numel()))
 
-    def constant(self, values: np.ndarray) -> List[int]:
-        """Negative: constant k is -(k + 1), placed after every input and piece by gather()."""
+    def add_constant(self, values: np.ndarray) -> None:
+        """The next value, fixed: placed after every input and piece by gather()."""
         flat = np.asarray(values, dtype=np.float64).reshape(-1).tolist()
-        first = len(self.constants)
+        self.starts.append(-(len(self.constants) + 1))
+        self.lengths.append(len(flat))
         self.constants.extend(flat)
-        return [-(first + k + 1) for k in range(len(flat))]
 
-    def gather(self, index: List[int], shape: Tuple[int, int]) -> torch.Tensor:
-        if not index:  # rows without valued facts
-            return torch.zeros(shape, dtype=torch.float64)
-        parts = [x.reshape(-1).to(torch.float64) for x in self.inputs] + [p.to(torch.float64) for p in self.pieces]
-        if self.constants:
-            parts.append(torch.tensor(self.constants, dtype=torch.float64))
-        source = torch.cat(parts) if len(parts) > 1 else parts[0]
-        resolved = torch.tensor(index, dtype=torch.long)
-        resolved = torch.where(resolved < 0, self.length - 1 - resolved, resolved)
-        return source[resolved].view(shape)
+    def gather(self, shape: Tuple[int, int]) -> Tuple[np.ndarray, np.ndarray]:
+        """The current group's values: their positions in the sources (tensors()) and the
+        values as a [rows, row_size] float64 array; starts the next group."""
+        starts, lengths = np.asarray(self.starts, dtype=np.int64), np.asarray(self.lengths, dtype=np.int64)
+        self.starts, self.lengths = [], []
+        if not lengths.sum():  # rows without valued facts
+            return np.zeros(0, dtype=np.int64), np.zeros(shape)
+        starts = np.where(starts < 0, self.length - 1 - starts, starts)  # constants after the pieces
+        # run j covers starts[j] .. starts[j] + lengths[j] - 1 at offsets o_j .. o_j + lengths[j] - 1
+        offsets = np.cumsum(lengths) - lengths
+        index = np.repeat(starts - offsets, lengths) + np.arange(int(lengths.sum()))
+        # through torch's casts: an input may be an integer, bool or bfloat16 tensor (NumPy has no bfloat16)
+        parts = [t.detach().reshape(-1).to(torch.float64).cpu().numpy() for t in self.tensors()]
+        source = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        return index, source[index].reshape(shape)
+
+    def tensors(self) -> List[torch.Tensor]:
+        """The sources in the order of their positions: the inputs, the pieces, the constants."""
+        constants = [torch.tensor(self.constants, dtype=torch.float64)] if self.constants else []
+        return self.inputs + self.pieces + constants
 
 
-def _view_index(tensor: torch.Tensor, x: torch.Tensor, pointer: int) -> Optional[List[int]]:
-    """The positions in x (contiguous, its data at `pointer`) of tensor's entries, row-major,
-    when tensor is a view of x carrying x's gradient (not detached); else None."""
-    size = x.element_size()
-    offset = tensor.data_ptr() - pointer
-    if offset < 0 or offset >= x.numel() * size or tensor.dtype != x.dtype or offset % size:
-        return None
-    if tensor.requires_grad != x.requires_grad or (x.requires_grad and tensor.grad_fn is None):
-        return None
-    base = offset // size
+def _view_index(tensor: torch.Tensor, x: torch.Tensor, base: int) -> Optional[List[int]]:
+    """The positions in x (contiguous) of the entries of tensor, a strided view of x whose
+    first entry is x's entry `base`, row-major; None when they fall outside x."""
     if base + _extent(tensor) > x.numel() or any(st < 0 for st in tensor.stride()):
         return None
     if tensor.numel() == 1:
