@@ -495,6 +495,23 @@ void forward(const Plan& plan, std::span<const double> data, const neural::Param
 
 namespace {
 
+// The fold-zero-literals rewrite left out literals whose fixed weight was zero when the
+// plan was built; a weight set since (Model::set_parameter) would make the plan compute
+// another function than its template: refused, naming the weight. (Read from the double
+// master values: a float mirror rounds tiny weights to 0.)
+template <class T>
+void check_folded_weights(const Plan& plan, const ParamView<T>& params) {
+  for (uint32_t p : plan.folded_zero_weights) {
+    const double* w = params.params->data(p);
+    if (std::any_of(w, w + params.info(p).shape.size(), [](double x) { return x != 0.0; }))
+      throw Error(ErrorKind::Semantic, params.info(p).span,
+                  "the fixed weight " + params.info(p).name +
+                      " was 0 when the network was planned, which left its literal out of the sum "
+                      "(docs/semantics.md \"Plan rewrites\"), and is not 0 now: write its value in the "
+                      "template (or make it learnable)");
+  }
+}
+
 template <class T, class D>
 void prepare_values(const Plan& plan, std::span<const D> data, const ParamView<T>& params, BasicWorkspace<T>& ws,
                     const neural::Parameters* example_params) {
@@ -505,6 +522,7 @@ void prepare_values(const Plan& plan, std::span<const D> data, const ParamView<T
     return true;
   }();
   (void)eigen_single;
+  check_folded_weights(plan, params);
   // Every value is written by its kernel before it is read: no zero-fill needed.
   if (ws.values.size() < plan.num_values) {
     // Asked only when the workspace grows (once per plan size), never per pass.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "exec/functions.hpp"
+#include "exec/rewrites/registry.hpp"
 #include "exec/scalar.hpp"
 #include "neural/network.hpp"
 #include "neural/template_model.hpp"
@@ -237,6 +238,12 @@ struct Plan {
   // Per sample: value offset of each local atom (for inspection).
   std::vector<std::vector<uint32_t>> atom_offsets;
   std::vector<std::vector<Shape>> atom_shapes;
+  // Per plan rewrite (exec/rewrites/registry.hpp): the rule groups it changed.
+  RewriteCounts rewrites{};
+  // The fixed weights the fold-zero-literals rewrite left out because they were zero when
+  // the plan was built: forward refuses to run the plan once one of them is not (the
+  // plain plan would then differ).
+  std::vector<uint32_t> folded_zero_weights;
   size_t num_samples() const { return atom_offsets.size(); }
 };
 
@@ -267,6 +274,9 @@ struct PlanOptions {
   // give every pass the values themselves (training reads its networks' own): a query
   // batch's support would otherwise copy its ~100k feature rows once more per step.
   bool fact_values = true;
+  // The plan rewrites (exec/rewrites/registry.hpp) not to apply: all of them set gives the
+  // plain plan (tests compare it with the rewritten one).
+  RewriteSet disabled_rewrites;
 };
 
 // Merges sample networks into one plan (same-depth, same-rule groups concatenated) and
