@@ -276,7 +276,7 @@ struct PlanOptions {
   bool fact_values = true;
   // The plan rewrites (exec/rewrites/registry.hpp) not to apply: all of them set gives the
   // plain plan (tests compare it with the rewritten one).
-  RewriteSet disabled_rewrites;
+  RewriteSet disabled_rewrites{};
 };
 
 // Merges sample networks into one plan (same-depth, same-rule groups concatenated) and

@@ -9,14 +9,9 @@
 #include "exec/plan_builder.hpp"
 #include "exec/rewrites/registry.hpp"
 
-namespace lrnn::exec {
-namespace rewrites {
-extern const RewriteInfo kDirectProduct;
-const RewriteInfo kDirectProduct{"direct_product",
-                                 "products of unweighted inputs read where they lie, not gathered per grounding",
-                                 "docs/semantics.md \"Plan rewrites\""};
-}  // namespace rewrites
-}  // namespace lrnn::exec
+const lrnn::exec::RewriteInfo lrnn::exec::rewrites::kDirectProduct{"direct_product",
+    "products of unweighted inputs read where they lie, not gathered per grounding",
+    "docs/semantics.md \"Plan rewrites\""};
 
 namespace lrnn::exec::planning {
 

@@ -9,14 +9,9 @@
 #include "exec/plan_builder.hpp"
 #include "exec/rewrites/registry.hpp"
 
-namespace lrnn::exec {
-namespace rewrites {
-extern const RewriteInfo kFoldZeroLiterals;
-const RewriteInfo kFoldZeroLiterals{"fold_zero_literals",
-                                    "literals of a sum under a fixed zero weight left out (they add 0)",
-                                    "docs/semantics.md \"Plan rewrites\""};
-}  // namespace rewrites
-}  // namespace lrnn::exec
+const lrnn::exec::RewriteInfo lrnn::exec::rewrites::kFoldZeroLiterals{"fold_zero_literals",
+    "literals of a sum under a fixed zero weight left out (they add 0)",
+    "docs/semantics.md \"Plan rewrites\""};
 
 namespace lrnn::exec::planning {
 

@@ -6,10 +6,6 @@
 
 namespace lrnn::exec {
 
-namespace rewrites {
-extern const RewriteInfo kFoldZeroLiterals, kDirectProduct, kTransformSum;
-}  // namespace rewrites
-
 const RewriteInfo& rewrite_info(Rewrite r) {
   static const std::array<const RewriteInfo*, kRewriteCount> table{
       &rewrites::kFoldZeroLiterals, &rewrites::kDirectProduct, &rewrites::kTransformSum};

@@ -31,6 +31,11 @@ struct RewriteInfo {
   std::string_view doc;          // the docs section that defines it
 };
 
+// Each defined in its rewrite's file.
+namespace rewrites {
+extern const RewriteInfo kFoldZeroLiterals, kDirectProduct, kTransformSum;
+}  // namespace rewrites
+
 const RewriteInfo& rewrite_info(Rewrite r);
 // The rewrite called `name`; throws lrnn::Error naming the known ones when there is none.
 Rewrite rewrite_named(std::string_view name);

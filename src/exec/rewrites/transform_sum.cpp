@@ -7,14 +7,9 @@
 #include "exec/plan_builder.hpp"
 #include "exec/rewrites/registry.hpp"
 
-namespace lrnn::exec {
-namespace rewrites {
-extern const RewriteInfo kTransformSum;
-const RewriteInfo kTransformSum{"transform_sum",
-                                "one input under a matrix weight transformed once per distinct input, summed per head",
-                                "docs/semantics.md \"Plan rewrites\""};
-}  // namespace rewrites
-}  // namespace lrnn::exec
+const lrnn::exec::RewriteInfo lrnn::exec::rewrites::kTransformSum{"transform_sum",
+    "one input under a matrix weight transformed once per distinct input, summed per head",
+    "docs/semantics.md \"Plan rewrites\""};
 
 namespace lrnn::exec::planning {
 
