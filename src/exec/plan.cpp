@@ -431,13 +431,20 @@ std::vector<Shape> PlanBuilder::plan_rule_inputs(RuleGroup& G, const neural::Rul
     G.inputs.push_back(input_block(r, i, members, scan.done ? &scan.blocks[i] : nullptr));
     z_shapes.push_back(G.inputs.back().out_shape);
   }
+  // The fixed weights a rewrite assumed (forward checks them), each listed once.
+  const auto note = [](auto& list, const auto& assumed) {
+    for (const auto& a : assumed)
+      if (std::find(list.begin(), list.end(), a) == list.end()) list.push_back(a);
+  };
   if (enabled(Rewrite::FoldZeroLiterals)) {
     const std::vector<uint32_t> folded = fold_zero_literals(model, G.combination, G.inputs, z_shapes);
     if (!folded.empty()) ++plan.rewrites[bit(Rewrite::FoldZeroLiterals)];
-    for (uint32_t w : folded)
-      if (std::find(plan.folded_zero_weights.begin(), plan.folded_zero_weights.end(), w) ==
-          plan.folded_zero_weights.end())
-        plan.folded_zero_weights.push_back(w);
+    note(plan.folded_zero_weights, folded);
+  }
+  if (enabled(Rewrite::DropUnitWeights)) {
+    const auto dropped = drop_unit_weights(model, G.inputs);
+    if (!dropped.empty()) ++plan.rewrites[bit(Rewrite::DropUnitWeights)];
+    note(plan.dropped_unit_weights, dropped);
   }
   if (enabled(Rewrite::DirectProduct)) G.direct = plan_direct_product(G.combination, G.inputs);
   if (G.direct.kind != DirectProduct::Kind::None) ++plan.rewrites[bit(Rewrite::DirectProduct)];

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <new>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "exec/functions.hpp"
@@ -34,6 +35,9 @@ inline constexpr size_t kParallelEntries = size_t{1} << 20;
 enum class WeightMode : uint8_t { None, Scalar, Outer, MatMul, Elementwise };
 // Throws lrnn::Error (Shape) with `what` in the message when W cannot apply to x.
 WeightMode weight_mode(Shape w, Shape x, Shape& out);
+// Whether weight values w (of `shape`) applied in `mode` give back their input: a scalar 1,
+// an identity matrix, ones entry by entry (rewrites/drop_unit_weights.cpp).
+bool multiplies_as_identity(const double* w, Shape shape, WeightMode mode);
 
 struct InputBlock {
   Shape raw_shape;   // the input atoms' value shape
@@ -244,6 +248,9 @@ struct Plan {
   // the plan was built: forward refuses to run the plan once one of them is not (the
   // plain plan would then differ).
   std::vector<uint32_t> folded_zero_weights;
+  // The same for the fixed weights the drop-unit-weights rewrite left out because they
+  // multiplied as the identity in that mode (multiplies_as_identity).
+  std::vector<std::pair<uint32_t, WeightMode>> dropped_unit_weights;
   size_t num_samples() const { return atom_offsets.size(); }
 };
 

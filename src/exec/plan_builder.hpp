@@ -4,6 +4,7 @@
 // in a file of its own under rewrites/ (listed, in the order they apply, in
 // rewrites/registry.hpp), as Souffle's ram/transform keeps one transformation per file:
 //   rewrites/fold_zero_literals.cpp  literals of a sum under a fixed zero weight left out
+//   rewrites/drop_unit_weights.cpp   fixed weights multiplying as the identity left out
 //   rewrites/direct_product.cpp  products of unweighted inputs read in place (DirectProduct),
 //                                with their dense and banded (causal mask) blocks
 //   rewrites/transform_sum.cpp   one input under a matrix weight, summed per head (TransformSum)
@@ -56,6 +57,12 @@ class Allocator {
 // returns their weights (none when the rule does not allow it).
 std::vector<uint32_t> fold_zero_literals(const neural::TemplateModel& model, CombinationKind combination,
                                          std::vector<InputBlock>& inputs, std::vector<Shape>& z_shapes);
+
+// ---- the drop-unit-weights rewrite (rewrites/drop_unit_weights.cpp) ----
+// Reads the inputs under a fixed weight that multiplies as the identity as unweighted;
+// returns those weights with the mode each was applied in.
+std::vector<std::pair<uint32_t, WeightMode>> drop_unit_weights(const neural::TemplateModel& model,
+                                                               std::vector<InputBlock>& inputs);
 
 // ---- the transform-sum rewrite (rewrites/transform_sum.cpp) ----
 bool transform_sum_applies(const RuleGroup& G, const neural::RuleSpec& spec);

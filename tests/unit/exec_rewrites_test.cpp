@@ -6,7 +6,9 @@
 // softmax) and rule activation, as 0 is added to every grounding; it does not fire for a
 // learnable weight (even one that is 0 now), a nonzero fixed weight, an average
 // combination, or a zero literal that alone sets the combined shape. A plan whose folded
-// weight is set to nonzero afterwards refuses to run, naming the weight.
+// weight is set to nonzero afterwards refuses to run, naming the weight. A fixed weight that
+// multiplies as the identity (1, an identity matrix, ones entry by entry) is dropped, and
+// not a learnable one, a 2, or a matrix or vector that is not the identity.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -147,6 +149,51 @@ TEST(PlanRewrites, AFoldedWeightSetToNonzeroIsRefused) {
   exec::forward(p.plain, params, ws);  // the plain plan reads the weight
 }
 
+// drop_unit_weights: the neighbour rules' h(Y) under WEIGHT (the self rules keep their
+// learnable matrices), summed.
+std::string unit_gcn(const std::string& weight) {
+  return "h(X) :- $w={3,2} x(X).\n"
+         "h(X) :- $w={3,2} x(Y), *edge(X, Y). [aggregation=sum]\n"
+         "h/1 {3,1} [activation=relu]\n"
+         "g(X) :- $u={3,3} h(X).\n"
+         "g(X) :- " + weight + " h(Y), *edge(X, Y). [aggregation=sum]\n"
+         "g/1 {3,1} [activation=tanh]\n"
+         "o :- {1,3} g(X). [aggregation=avg]\n";
+}
+
+constexpr size_t kUnit = static_cast<size_t>(exec::Rewrite::DropUnitWeights);
+constexpr size_t kDirect = static_cast<size_t>(exec::Rewrite::DirectProduct);
+
+TEST(PlanRewrites, DropUnitWeightsReadsTheInputUnweighted) {
+  // A scalar 1, an identity matrix, ones entry by entry: the rule becomes one unweighted
+  // input, which the direct product then sums in place.
+  for (const char* weight : {"<1.0>", "<[[1, 0, 0], [0, 1, 0], [0, 0, 1]]>", "<[1, 1, 1]>"}) {
+    SCOPED_TRACE(weight);
+    const Planned p(unit_gcn(weight));
+    EXPECT_EQ(p.rewritten.rewrites[kUnit], 1u);
+    EXPECT_EQ(p.rewritten.rewrites[kDirect], 1u);
+    EXPECT_EQ(p.rewritten.dropped_unit_weights.size(), 1u);
+    EXPECT_LT(p.rewritten.num_values, p.plain.num_values);
+    expect_same_function(p);
+  }
+  for (const char* weight : {"1.0", "<2.0>", "<[[1, 0, 0], [0, 1, 0], [0, 1, 1]]>", "<[1, 1, 0.5]>"}) {
+    SCOPED_TRACE(weight);
+    const Planned p(unit_gcn(weight));
+    EXPECT_EQ(p.rewritten.rewrites[kUnit], 0u);
+    expect_same_function(p);
+  }
+}
+
+TEST(PlanRewrites, ADroppedUnitWeightChangedLaterIsRefused) {
+  Planned p(unit_gcn("<[[1, 0, 0], [0, 1, 0], [0, 0, 1]]>"));
+  neural::Parameters& params = p.engine.parameters();
+  const uint32_t w = p.rewritten.dropped_unit_weights.at(0).first;
+  params.data(w)[1] = 0.5;
+  exec::Workspace ws;
+  EXPECT_THROW(exec::forward(p.rewritten, params, ws), Error);
+  exec::forward(p.plain, params, ws);
+}
+
 TEST(PlanRewrites, EachRewriteOffAloneGivesTheSameFunction) {
   const Planned p(gcn("<0.0>", "aggregation=sum"));
   std::vector<const neural::SampleNetwork*> nets;
@@ -176,6 +223,8 @@ TEST(PlanRewrites, RegistryNamesAndDescribesEachRewrite) {
   EXPECT_EQ(exec::describe_rewrites(counts),
             "rewrite fold_zero_literals: 1 rule group (literals of a sum under a fixed zero weight left out "
             "(they add 0))\n"
+            "rewrite drop_unit_weights: 0 rule groups (fixed weights that multiply as the identity (1, an identity "
+            "matrix, ones) left out)\n"
             "rewrite direct_product: 0 rule groups (products of unweighted inputs read where they lie, not "
             "gathered per grounding)\n"
             "rewrite transform_sum: 3 rule groups (one input under a matrix weight transformed once per distinct "

@@ -20,10 +20,11 @@ namespace lrnn::exec {
 // In the order they are applied.
 enum class Rewrite : uint8_t {
   FoldZeroLiterals,  // rewrites/fold_zero_literals.cpp
+  DropUnitWeights,   // rewrites/drop_unit_weights.cpp
   DirectProduct,     // rewrites/direct_product.cpp
   TransformSum,      // rewrites/transform_sum.cpp
 };
-inline constexpr size_t kRewriteCount = 3;
+inline constexpr size_t kRewriteCount = 4;
 
 struct RewriteInfo {
   std::string_view name;         // as `lrnn ground --stats` prints it and tests disable it
@@ -33,7 +34,7 @@ struct RewriteInfo {
 
 // Each defined in its rewrite's file.
 namespace rewrites {
-extern const RewriteInfo kFoldZeroLiterals, kDirectProduct, kTransformSum;
+extern const RewriteInfo kFoldZeroLiterals, kDropUnitWeights, kDirectProduct, kTransformSum;
 }  // namespace rewrites
 
 const RewriteInfo& rewrite_info(Rewrite r);
