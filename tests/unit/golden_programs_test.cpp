@@ -50,11 +50,12 @@ std::string query_output(const fs::path& dir) {
   }
 }
 
-// The query cases (a goal.txt); folders with a stats.txt are golden_rewrites_test.cpp's.
-std::vector<fs::path> cases() {
+// The folders holding `marker`: the query cases (a goal.txt) or the rewrite reports (a
+// stats.txt, GroundStatsPrintsTheExpectedRewrites below).
+std::vector<fs::path> cases(const char* marker = "goal.txt") {
   std::vector<fs::path> out;
   for (const auto& entry : fs::directory_iterator(kPrograms))
-    if (entry.is_directory() && fs::exists(entry.path() / "goal.txt")) out.push_back(entry.path());
+    if (entry.is_directory() && fs::exists(entry.path() / marker)) out.push_back(entry.path());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -142,13 +143,6 @@ TEST(GoldenPrograms, CliReportsErrorsWithPositionAndExitCode) {
 // template.lrnn -e examples.txt --stats` prints (docs/semantics.md "Plan rewrites"; its other
 // lines hold timings), checked through the CLI and through the library call it prints
 // (lrnn::logic::plan_rewrites).
-std::vector<fs::path> stats_cases() {
-  std::vector<fs::path> out;
-  for (const auto& entry : fs::directory_iterator(kPrograms))
-    if (entry.is_directory() && fs::exists(entry.path() / "stats.txt")) out.push_back(entry.path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 std::string ground_stats(const fs::path& tmpl, const fs::path& examples) {
   auto [code, out] = run_cli("ground " + tmpl.string() + " -e " + examples.string() + " --stats");
@@ -166,7 +160,7 @@ std::string rewrite_lines(const std::string& text) {
 }
 
 TEST(GoldenPrograms, GroundStatsPrintsTheExpectedRewrites) {
-  const auto all = stats_cases();
+  const auto all = cases("stats.txt");
   ASSERT_GE(all.size(), 3u);
   for (const fs::path& dir : all) {
     SCOPED_TRACE(dir.filename().string());
