@@ -9,6 +9,10 @@ whole dataset, all on --threads threads.
   pyg           bench/peers/pyg_gcn.py (GCNConv(normalize=False) + self-loops, float32)
   pyneuralogic  bench/peers/pyneuralogic_gcn.py (the template's rules in its DSL), skipped
                 with a message when `import neuralogic` fails
+  --pyneuralogic-spelling adds a second lrnn row per dtype: the same GCN written as
+                PyNeuraLogic writes it, the edge a literal under a fixed zero weight
+                (bench/templates/gcn_<name>_pyneuralogic_bench.lrnn), timed against lrnn's own
+                spelling (`*edge`) in the same run (docs/semantics.md "Plan rewrites")
 
 An epoch is forward + backward + Adam step over every graph; each engine's time is the
 minimum over --epochs epochs of one run. Also printed: the model's arithmetic per epoch
@@ -29,11 +33,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TEMPLATE = os.path.join(HERE, "templates", "gcn_mutag_bench.lrnn")
 
 
-def template_for(dataset: str) -> str:
+def template_for(dataset: str, spelling: str = "") -> str:
     """bench/templates/gcn_<name>_bench.lrnn when there is one (NCI1's first layer reads 37
-    labels), else MUTAG's."""
-    own = os.path.join(HERE, "templates", f"gcn_{os.path.basename(dataset).lower()}_bench.lrnn")
-    return own if os.path.exists(own) else TEMPLATE
+    labels), else MUTAG's; spelling "pyneuralogic": gcn_<name>_pyneuralogic_bench.lrnn."""
+    suffix = f"_{spelling}" if spelling else ""
+    own = os.path.join(HERE, "templates", f"gcn_{os.path.basename(dataset).lower()}{suffix}_bench.lrnn")
+    return own if os.path.exists(own) else os.path.join(HERE, "templates", f"gcn_mutag{suffix}_bench.lrnn")
 PYG = os.path.join(HERE, "peers", "pyg_gcn.py")
 PYNEURALOGIC = os.path.join(HERE, "peers", "pyneuralogic_gcn.py")
 sys.path.insert(0, os.path.join(HERE, "peers"))
@@ -85,8 +90,9 @@ def model_flops(graphs, hidden: int) -> dict:
             "epoch": forward + backward}
 
 
-def run_lrnn(args, batch: int, dtype: str = "float64") -> dict:
-    cmd = [os.path.join(args.build, "lrnn"), "train", template_for(args.dataset), "--dataset", "tu:" + args.dataset,
+def run_lrnn(args, batch: int, dtype: str = "float64", spelling: str = "") -> dict:
+    cmd = [os.path.join(args.build, "lrnn"), "train", template_for(args.dataset, spelling), "--dataset",
+           "tu:" + args.dataset,
            "--epochs", str(args.epochs), "--optimizer", "adam", "--lr", str(args.lr), "--loss", "crossentropy",
            "--batch-size", str(batch), "--seed", str(args.seed), "--json", "--dtype", dtype]
     report, error, rss = benchlib.run_json(cmd, thread_env(args.threads), args.timeout)
@@ -123,6 +129,23 @@ def peer_ratios(row: dict, lrnn: dict, key: str) -> str:
     return text
 
 
+def spelling_rows(args, row: dict, batch: int, dtypes: list[str]) -> str:
+    """The PyNeuraLogic spelling per dtype, stored as <key>_pyneuralogic_spelling with its
+    epoch time over lrnn's own spelling's (<key>_spelling_ratio; 1.0 is as fast)."""
+    text = ""
+    for dtype in dtypes:
+        key = "lrnn" if dtype == "float64" else "lrnn_float32"
+        result = row[f"{key}_pyneuralogic_spelling"] = run_lrnn(args, batch, dtype, "pyneuralogic")
+        text += f"\n            lrnn {dtype} PyNeuraLogic spelling {fmt_ms(result)}"
+        if not result.get("available"):
+            text += f"  ({result.get('reason')})"
+        elif row.get(key, {}).get("available"):
+            row[f"{key}_spelling_ratio"] = result["epoch_min_s"] / row[key]["epoch_min_s"]
+            text += f"  (over lrnn's spelling {row[f'{key}_spelling_ratio']:.2f}x, loss {result['loss']}"
+            text += f" vs {row[key]['loss']})"
+    return text
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", default="build")
@@ -134,6 +157,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--no-pyneuralogic", action="store_true")
+    parser.add_argument("--pyneuralogic-spelling", action="store_true",
+                        help="also time the template in PyNeuraLogic's spelling (`<0.0> edge`) per lrnn dtype")
     parser.add_argument("--lrnn-dtypes", default="float64,float32",
                         help="lrnn's dtypes; float64 is the `lrnn` column, float32 `lrnn_float32` (PyG's is float32)")
     parser.add_argument("--output", default=os.path.join(benchlib.RESULTS, "gnn.json"))
@@ -188,6 +213,8 @@ def main() -> int:
             line += peer_ratios(row, lrnn32, "lrnn_float32")
         elif lrnn32:
             line += f"\n            lrnn float32: {lrnn32.get('reason')}"
+        if args.pyneuralogic_spelling:
+            line += spelling_rows(args, row, batch, dtypes)
         print(line, flush=True)
         rows.append(row)
     result = {**benchlib.header(), "benchmark": "gnn", "threads": args.threads, "epochs": args.epochs,

@@ -88,4 +88,19 @@ struct QueryPairing {
 std::vector<QueryPairing> pair_queries(const std::vector<ExampleAst>& examples,
                                        const std::vector<QueryLineAst>& query_lines);
 
+// A named rewrite of the execution plans (docs/semantics.md "Plan rewrites") and the rule
+// groups it changed.
+struct PlanRewrite {
+  std::string name, description;
+  size_t rule_groups = 0;
+};
+
+// The rewrites applied when each sample of `examples` paired with `query_lines` is grounded
+// and planned alone, with the default plan options (`lrnn ground --stats`): every rewrite,
+// in the order they apply, with its rule groups summed over the samples. Grounding errors
+// are thrown as training would throw them. (Implemented by the api stage.)
+std::vector<PlanRewrite> plan_rewrites(const TemplateAst& tmpl, const std::vector<ExampleAst>& examples,
+                                       const std::vector<QueryLineAst>& query_lines,
+                                       size_t max_ground_rules = kDefaultMaxGroundRules);
+
 }  // namespace lrnn::logic

@@ -117,6 +117,15 @@ void run_ground(const GroundOptions& o) {
             << " ground rules/s)\n";
   for (size_t r = 0; r < n_rules; ++r)
     std::cout << "rule r" << r << " (" << rule_label(r) << "): " << total_per_rule[r] << " ground rules\n";
+  // The plan rewrites (docs/semantics.md "Plan rewrites") of the samples planned one by one;
+  // a template that grounds but does not neuralize (a logic program) is not planned.
+  try {
+    for (const PlanRewrite& w : plan_rewrites(tmpl, examples, lines, o.max_ground_rules))
+      std::cout << "rewrite " << w.name << ": " << w.rule_groups << (w.rule_groups == 1 ? " rule group (" : " rule groups (")
+                << w.description << ")\n";
+  } catch (const lrnn::Error& err) {
+    std::cout << "rewrites: not planned (" << err.message() << ")\n";
+  }
 }
 
 lrnn::cli::RegisterCommand reg(45, [](CLI::App& app) {

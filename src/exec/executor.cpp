@@ -495,6 +495,27 @@ void forward(const Plan& plan, std::span<const double> data, const neural::Param
 
 namespace {
 
+// The fold-zero-literals rewrite left out literals whose fixed weight was zero when the
+// plan was built; a weight set since (Model::set_parameter) would make the plan compute
+// another function than its template: refused, naming the weight. (Read from the double
+// master values: a float mirror rounds tiny weights to 0.)
+// The same for the fixed weights the drop-unit-weights rewrite read as the identity.
+template <class T>
+void check_folded_weights(const Plan& plan, const ParamView<T>& params) {
+  const auto refuse = [&](uint32_t p, const std::string& what) {
+    throw Error(ErrorKind::Semantic, params.info(p).span,
+                "the fixed weight " + params.info(p).name + " was " + what +
+                    " when the network was planned, which left it out (docs/semantics.md \"Plan rewrites\"), "
+                    "and is not now: write its value in the template (or make it learnable)");
+  };
+  for (uint32_t p : plan.folded_zero_weights) {
+    const double* w = params.params->data(p);
+    if (std::any_of(w, w + params.info(p).shape.size(), [](double x) { return x != 0.0; })) refuse(p, "0");
+  }
+  for (const auto& [p, mode] : plan.dropped_unit_weights)
+    if (!multiplies_as_identity(params.params->data(p), params.info(p).shape, mode)) refuse(p, "the identity");
+}
+
 template <class T, class D>
 void prepare_values(const Plan& plan, std::span<const D> data, const ParamView<T>& params, BasicWorkspace<T>& ws,
                     const neural::Parameters* example_params) {
@@ -505,6 +526,7 @@ void prepare_values(const Plan& plan, std::span<const D> data, const ParamView<T
     return true;
   }();
   (void)eigen_single;
+  check_folded_weights(plan, params);
   // Every value is written by its kernel before it is read: no zero-fill needed.
   if (ws.values.size() < plan.num_values) {
     // Asked only when the workspace grows (once per plan size), never per pass.

@@ -1,5 +1,5 @@
 // build_plan: the plain plan (facts, rule groups gathered per grounding, atom groups),
-// with the rewrites of plan_builder.hpp applied to the rule groups they fit.
+// with the named rewrites of rewrites/registry.hpp applied to the rule groups they fit.
 #include "exec/plan.hpp"
 
 #include "exec/atom_sum.hpp"
@@ -431,8 +431,25 @@ std::vector<Shape> PlanBuilder::plan_rule_inputs(RuleGroup& G, const neural::Rul
     G.inputs.push_back(input_block(r, i, members, scan.done ? &scan.blocks[i] : nullptr));
     z_shapes.push_back(G.inputs.back().out_shape);
   }
-  G.direct = plan_direct_product(G.combination, G.inputs);
-  if (transform_sum_applies(G, spec)) {
+  // The fixed weights a rewrite assumed (forward checks them), each listed once.
+  const auto note = [](auto& list, const auto& assumed) {
+    for (const auto& a : assumed)
+      if (std::find(list.begin(), list.end(), a) == list.end()) list.push_back(a);
+  };
+  if (enabled(Rewrite::FoldZeroLiterals)) {
+    const std::vector<uint32_t> folded = fold_zero_literals(model, G.combination, G.inputs, z_shapes);
+    if (!folded.empty()) ++plan.rewrites[bit(Rewrite::FoldZeroLiterals)];
+    note(plan.folded_zero_weights, folded);
+  }
+  if (enabled(Rewrite::DropUnitWeights)) {
+    const auto dropped = drop_unit_weights(model, G.inputs);
+    if (!dropped.empty()) ++plan.rewrites[bit(Rewrite::DropUnitWeights)];
+    note(plan.dropped_unit_weights, dropped);
+  }
+  if (enabled(Rewrite::DirectProduct)) G.direct = plan_direct_product(G.combination, G.inputs);
+  if (G.direct.kind != DirectProduct::Kind::None) ++plan.rewrites[bit(Rewrite::DirectProduct)];
+  if (enabled(Rewrite::TransformSum) && transform_sum_applies(G, spec)) {
+    ++plan.rewrites[bit(Rewrite::TransformSum)];
     const RuleGroup* groups = plan.rule_groups.data();
     // The distinct heads (members come sorted by (sample, head)): whether to sum first.
     uint32_t heads = 0;

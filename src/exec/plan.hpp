@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <new>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "exec/functions.hpp"
+#include "exec/rewrites/registry.hpp"
 #include "exec/scalar.hpp"
 #include "neural/network.hpp"
 #include "neural/template_model.hpp"
@@ -33,6 +35,9 @@ inline constexpr size_t kParallelEntries = size_t{1} << 20;
 enum class WeightMode : uint8_t { None, Scalar, Outer, MatMul, Elementwise };
 // Throws lrnn::Error (Shape) with `what` in the message when W cannot apply to x.
 WeightMode weight_mode(Shape w, Shape x, Shape& out);
+// Whether weight values w (of `shape`) applied in `mode` give back their input: a scalar 1,
+// an identity matrix, ones entry by entry (rewrites/drop_unit_weights.cpp).
+bool multiplies_as_identity(const double* w, Shape shape, WeightMode mode);
 
 struct InputBlock {
   Shape raw_shape;   // the input atoms' value shape
@@ -237,6 +242,15 @@ struct Plan {
   // Per sample: value offset of each local atom (for inspection).
   std::vector<std::vector<uint32_t>> atom_offsets;
   std::vector<std::vector<Shape>> atom_shapes;
+  // Per plan rewrite (exec/rewrites/registry.hpp): the rule groups it changed.
+  RewriteCounts rewrites{};
+  // The fixed weights the fold-zero-literals rewrite left out because they were zero when
+  // the plan was built: forward refuses to run the plan once one of them is not (the
+  // plain plan would then differ).
+  std::vector<uint32_t> folded_zero_weights;
+  // The same for the fixed weights the drop-unit-weights rewrite left out because they
+  // multiplied as the identity in that mode (multiplies_as_identity).
+  std::vector<std::pair<uint32_t, WeightMode>> dropped_unit_weights;
   size_t num_samples() const { return atom_offsets.size(); }
 };
 
@@ -267,6 +281,9 @@ struct PlanOptions {
   // give every pass the values themselves (training reads its networks' own): a query
   // batch's support would otherwise copy its ~100k feature rows once more per step.
   bool fact_values = true;
+  // The plan rewrites (exec/rewrites/registry.hpp) not to apply: all of them set gives the
+  // plain plan (tests compare it with the rewritten one).
+  RewriteSet disabled_rewrites{};
 };
 
 // Merges sample networks into one plan (same-depth, same-rule groups concatenated) and

@@ -1,11 +1,15 @@
 // The builder of build_plan (plan.hpp), shared by the files that plan one part of it:
 // plan.cpp builds the plain plan (facts, rule groups gathered per grounding, atom groups);
-// each rewrite that replaces a rule group's per-grounding work by a faster layout is in a
-// file of its own, as Souffle's ram/transform keeps one transformation per file:
-//   plan_transform_sum.cpp   one input under a matrix weight, summed per head (TransformSum)
-//   plan_direct_product.cpp  products of unweighted inputs read in place (DirectProduct),
-//                            with their dense and banded (causal mask) blocks
-//   plan_pair_blocks.cpp     a pair block's scores and weighted sums (logic::PairBlock)
+// each named rewrite that replaces a rule group's per-grounding work by a faster layout is
+// in a file of its own under rewrites/ (listed, in the order they apply, in
+// rewrites/registry.hpp), as Souffle's ram/transform keeps one transformation per file:
+//   rewrites/fold_zero_literals.cpp  literals of a sum under a fixed zero weight left out
+//   rewrites/drop_unit_weights.cpp   fixed weights multiplying as the identity left out
+//   rewrites/direct_product.cpp  products of unweighted inputs read in place (DirectProduct),
+//                                with their dense and banded (causal mask) blocks
+//   rewrites/transform_sum.cpp   one input under a matrix weight, summed per head (TransformSum)
+// The pair block (a pair block's scores and weighted sums, logic::PairBlock) is decided by
+// the grounder and planned in plan_pair_blocks.cpp: it is not (yet) a named rewrite.
 // An internal header: nothing outside src/exec includes it.
 #pragma once
 
@@ -48,12 +52,24 @@ class Allocator {
   uint64_t cursor_ = 0, checked_ = 0;
 };
 
-// ---- the transform-sum rewrite (plan_transform_sum.cpp) ----
+// ---- the fold-zero-literals rewrite (rewrites/fold_zero_literals.cpp) ----
+// Removes from `inputs` and `z_shapes` the literals of a sum under a fixed zero weight;
+// returns their weights (none when the rule does not allow it).
+std::vector<uint32_t> fold_zero_literals(const neural::TemplateModel& model, CombinationKind combination,
+                                         std::vector<InputBlock>& inputs, std::vector<Shape>& z_shapes);
+
+// ---- the drop-unit-weights rewrite (rewrites/drop_unit_weights.cpp) ----
+// Reads the inputs under a fixed weight that multiplies as the identity as unweighted;
+// returns those weights with the mode each was applied in.
+std::vector<std::pair<uint32_t, WeightMode>> drop_unit_weights(const neural::TemplateModel& model,
+                                                               std::vector<InputBlock>& inputs);
+
+// ---- the transform-sum rewrite (rewrites/transform_sum.cpp) ----
 bool transform_sum_applies(const RuleGroup& G, const neural::RuleSpec& spec);
 void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_depth_begin,
                         const RuleGroup* same_depth_end, uint32_t heads, bool sum_first);
 
-// ---- the direct-product rewrite (plan_direct_product.cpp) ----
+// ---- the direct-product rewrite (rewrites/direct_product.cpp) ----
 DirectProduct plan_direct_product(CombinationKind combination, const std::vector<InputBlock>& inputs);
 void plan_dense_block(const RuleGroup& G, DirectProduct& d);
 void plan_banded_block(const RuleGroup& G, DirectProduct& d);
@@ -78,6 +94,7 @@ class PlanBuilder {
 
  private:
   void drop_fact_input_gradients();
+  bool enabled(Rewrite r) const { return !options.disabled_rewrites.test(bit(r)); }
 
   const neural::TemplateModel& model;
   const std::vector<const neural::SampleNetwork*>& samples;

@@ -1,4 +1,4 @@
-// The golden program tests: every folder of tests/programs/ holds template.lrnn,
+// The golden program tests: every query folder of tests/programs/ holds template.lrnn,
 // facts.txt (an examples file), goal.txt (one goal literal) and expected.txt (the exact
 // output of `lrnn query`, or `error: <message>` when the query must fail). One driver
 // runs them all through the library; one case also runs through the CLI.
@@ -50,10 +50,12 @@ std::string query_output(const fs::path& dir) {
   }
 }
 
-std::vector<fs::path> cases() {
+// The folders holding `marker`: the query cases (a goal.txt) or the rewrite reports (a
+// stats.txt, GroundStatsPrintsTheExpectedRewrites below).
+std::vector<fs::path> cases(const char* marker = "goal.txt") {
   std::vector<fs::path> out;
   for (const auto& entry : fs::directory_iterator(kPrograms))
-    if (entry.is_directory()) out.push_back(entry.path());
+    if (entry.is_directory() && fs::exists(entry.path() / marker)) out.push_back(entry.path());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -134,6 +136,56 @@ TEST(GoldenPrograms, CliReportsErrorsWithPositionAndExitCode) {
   auto [code2, out2] = run_cli("query " + (tc / "template.lrnn").string() + " 'path(X, Y'");
   EXPECT_EQ(code2, 2);
   EXPECT_NE(out2.find("<goal>:1:"), std::string::npos) << out2;
+}
+
+// Golden plan-rewrite reports: every folder with a stats.txt holds template.lrnn and
+// examples.txt, and stats.txt is the exact list of rewrite lines that `lrnn ground
+// template.lrnn -e examples.txt --stats` prints (docs/semantics.md "Plan rewrites"; its other
+// lines hold timings), checked through the CLI and through the library call it prints
+// (lrnn::logic::plan_rewrites).
+
+std::string ground_stats(const fs::path& tmpl, const fs::path& examples) {
+  auto [code, out] = run_cli("ground " + tmpl.string() + " -e " + examples.string() + " --stats");
+  EXPECT_EQ(code, 0) << out;
+  return out;
+}
+
+// The lines of `text` that start with "rewrite".
+std::string rewrite_lines(const std::string& text) {
+  std::istringstream in(text);
+  std::string out;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("rewrite", 0) == 0) out += line + "\n";
+  return out;
+}
+
+TEST(GoldenPrograms, GroundStatsPrintsTheExpectedRewrites) {
+  const auto all = cases("stats.txt");
+  ASSERT_GE(all.size(), 3u);
+  for (const fs::path& dir : all) {
+    SCOPED_TRACE(dir.filename().string());
+    const std::string expected = read_file(dir / "stats.txt");
+    EXPECT_EQ(rewrite_lines(ground_stats(dir / "template.lrnn", dir / "examples.txt")), expected);
+    // The library call: the same rewrites and counts, in the same order ("rewrite NAME: K ...").
+    std::string library, printed;
+    for (const auto& w : lrnn::logic::plan_rewrites(lrnn::load_template((dir / "template.lrnn").string()),
+                                                    lrnn::load_examples((dir / "examples.txt").string()), {}))
+      library += w.name + ": " + std::to_string(w.rule_groups) + "\n";
+    std::istringstream lines(expected);
+    for (std::string line; std::getline(lines, line);)
+      printed += line.substr(8, line.find(' ', line.find(':') + 2) - 8) + "\n";
+    EXPECT_EQ(library, printed);
+  }
+}
+
+TEST(GoldenPrograms, GroundStatsOfALogicProgramStillCountsItsGroundRules) {
+  // A plain logic program has a plan of no rewrites, or the line says why none was made.
+  const fs::path dir = kPrograms / "transitive_closure_cycle";
+  const std::string out = ground_stats(dir / "template.lrnn", dir / "facts.txt");
+  EXPECT_NE(out.find("rule r0"), std::string::npos) << out;
+  EXPECT_TRUE(out.find("rewrite fold_zero_literals: 0 rule groups") != std::string::npos ||
+              out.find("rewrites: not planned (") != std::string::npos)
+      << out;
 }
 
 }  // namespace

@@ -1,9 +1,15 @@
-// The transform-sum rewrite (see plan_builder.hpp): a rule group whose groundings each
-// transform one input by the same matrix sums per head the transforms of its distinct
-// inputs, computed once each (and shared with a same-depth group over the same inputs).
+// The transform-sum rewrite (registry.hpp; docs/semantics.md "Plan rewrites"): a rule group
+// whose groundings each transform one input by the same matrix sums per head the transforms
+// of its distinct inputs, computed once each (and shared with a same-depth group over the
+// same inputs).
 #include <algorithm>
 
 #include "exec/plan_builder.hpp"
+#include "exec/rewrites/registry.hpp"
+
+const lrnn::exec::RewriteInfo lrnn::exec::rewrites::kTransformSum{"transform_sum",
+    "one input under a matrix weight transformed once per distinct input, summed per head",
+    "docs/semantics.md \"Plan rewrites\""};
 
 namespace lrnn::exec::planning {
 

@@ -1,12 +1,17 @@
-// The direct-product rewrite (see plan_builder.hpp): a product of unweighted inputs (or a
-// rule of one such input) is computed from the values where they lie, with no per-grounding
-// gather; when the groundings' inputs form a dense block or row bands (a causal mask) the
-// product runs as tiles (exec/dense_tiles.hpp).
+// The direct-product rewrite (registry.hpp; docs/semantics.md "Plan rewrites"): a product
+// of unweighted inputs (or a rule of one such input) is computed from the values where they
+// lie, with no per-grounding gather; when the groundings' inputs form a dense block or row
+// bands (a causal mask) the product runs as tiles (exec/dense_tiles.hpp).
 #include <algorithm>
 #include <utility>
 
 #include "exec/dense_tiles.hpp"
 #include "exec/plan_builder.hpp"
+#include "exec/rewrites/registry.hpp"
+
+const lrnn::exec::RewriteInfo lrnn::exec::rewrites::kDirectProduct{"direct_product",
+    "products of unweighted inputs read where they lie, not gathered per grounding",
+    "docs/semantics.md \"Plan rewrites\""};
 
 namespace lrnn::exec::planning {
 
