@@ -11,7 +11,7 @@ GATv2Conv writes `leakyrelu(slope)`; the layer's PyG form (`<Name>.pyg(...)` /
 lrnn's own language.
 """
 
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Tuple
 
 from lrnn.nn.module.module import Module, function as _fn, hidden, number as _num, predicate
 
@@ -19,6 +19,19 @@ from lrnn.nn.module.module import Module, function as _fn, hidden, number as _nu
 
 def _self_loops(name: str, edge: str) -> List[str]:
     return [f"<1.0> {name}__edge(I, I).", f"{name}__edge(I, J) :- {edge}(I, J)."]
+
+
+def _normalised_edges(name: str, edge: str, self_loops: bool, normalize: bool) -> Tuple[List[str], str]:
+    """The rules a layer's edges need: with self-loops, `name__edge` (the edges and one loop
+    per node); with normalize, the degree counts `name__edge_count` of those edges. Returns
+    the rules and the edge predicate the layer reads."""
+    rules: List[str] = []
+    if self_loops:
+        rules += _self_loops(name, edge)
+        edge = f"{name}__edge"
+    if normalize:
+        rules += _edge_count(name, edge)
+    return rules, edge
 
 
 def _edge_count(name: str, edge: str) -> List[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from lrnn.nn.module.gnn._graph_module import _GraphModule, _edge_count, _self_loops
+from lrnn.nn.module.gnn._graph_module import _GraphModule, _normalised_edges
 from lrnn.nn.module.gnn.pyg import PygLayer, propagation_hops
 from lrnn.nn.module.module import function as _fn, number as _num, predicate
 
@@ -24,12 +24,7 @@ class APPNPConv(_GraphModule):
 
     def rules(self) -> List[str]:
         h, x, edge = self.output_name, predicate(self.feature_name), predicate(self.edge_name)
-        rules: List[str] = []
-        if self.add_self_loops:
-            rules += _self_loops(h, edge)
-            edge = f"{h}__edge"
-        if self.normalize:
-            rules += _edge_count(h, edge)
+        rules, edge = _normalised_edges(h, edge, self.add_self_loops, self.normalize)
         meta = f"[combination=product, aggregation={_fn(self.aggregation)}]"
         norm = f", sqrt({h}__edge_count(J, I))" if self.normalize else ""
         teleport, keep = _num(self.alpha), _num(1 - self.alpha)

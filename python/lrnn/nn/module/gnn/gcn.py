@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from lrnn.nn.module.gnn._graph_module import _GraphModule, _edge_count, _self_loops
+from lrnn.nn.module.gnn._graph_module import _GraphModule, _normalised_edges
 from lrnn.nn.module.gnn.pyg import PygLayer, _bias_rule, _w, gcn_norm_lines
 from lrnn.nn.module.module import function as _fn, predicate
 
@@ -30,13 +30,9 @@ class GCNConv(_GraphModule):
     def rules(self) -> List[str]:
         h, x = self.output_name, predicate(self.feature_name)
         edge = predicate(self.edge_name)
-        rules: List[str] = []
-        if self.add_self_loops:
-            rules += _self_loops(h, edge)
-            edge = f"{h}__edge"
+        rules, edge = _normalised_edges(h, edge, self.add_self_loops, self.normalize)
         body = f"{x}(J), {edge}(J, I)"
         if self.normalize:
-            rules += _edge_count(h, edge)
             body += f", sqrt({h}__edge_count(J, I))"
         rules.append(f"{{{self.out_channels}, {self.in_channels}}} {h}(I) :- {body}. "
                      f"[combination=product, aggregation={_fn(self.aggregation)}]")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from lrnn.nn.module.gnn._graph_module import _GraphModule, _edge_count, _hops, _self_loops
+from lrnn.nn.module.gnn._graph_module import _GraphModule, _hops, _normalised_edges
 from lrnn.nn.module.gnn.pyg import PygLayer, _bias_rule, _w, propagation_hops
 from lrnn.nn.module.module import function as _fn, predicate
 
@@ -24,12 +24,7 @@ class SGConv(_GraphModule):
 
     def rules(self) -> List[str]:
         h, edge = self.output_name, predicate(self.edge_name)
-        rules: List[str] = []
-        if self.add_self_loops:
-            rules += _self_loops(h, edge)
-            edge = f"{h}__edge"
-        if self.normalize:
-            rules += _edge_count(h, edge)
+        rules, edge = _normalised_edges(h, edge, self.add_self_loops, self.normalize)
         body = ", ".join([f"{predicate(self.feature_name)}(I{self.k})"] +
                          _hops(self.k, edge, f"{h}__edge_count" if self.normalize else None))
         rules.append(f"{{{self.out_channels}, {self.in_channels}}} {h}(I0) :- {body}. "
