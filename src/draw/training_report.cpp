@@ -192,7 +192,6 @@ nlohmann::json settings_json(const Settings& s) {
   return j;
 }
 
-
 std::string training_report_html(const nlohmann::json& run, const std::string& title) {
   const nlohmann::json history = run.value("history", nlohmann::json::array());
   ChartSeries train_loss{"train loss", "#1f77b4", {}, {}}, test_loss{"test loss", "#d62728", {}, {}};

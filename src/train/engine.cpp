@@ -647,8 +647,6 @@ Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dt
   return ev;
 }
 
-
-
 // A fresh optimizer unless this engine already trained (or was loaded) with the same kind.
 // Holds, parameter by parameter, the bytes training adds to each weight (the optimizer's
 // state and the gradient sum), so that past the budget the weight whose state does not fit
@@ -739,7 +737,6 @@ void fill_untrained_outputs(const PreparedSet& set, Evaluation& ev, std::vector<
   for (size_t o = 0; o < ev.outputs.size(); ++o)
     if (set.outputs[o].training_target().empty()) values[o] = std::move(ev.outputs[o].value);
 }
-
 
 }  // namespace
 
