@@ -30,7 +30,9 @@ seed fuzz_template examples/templates/*.lrnn examples/demo/template.lrnn example
 seed fuzz_examples $shared/xor/naive/trainExamples.txt $shared/family/examples.txt $shared/family/queries.txt \
   $shared/trains/queries.txt tests/programs/*/examples.txt tests/programs/*/queries.txt tests/errors/*.txt
 seed fuzz_rasp tests/rasp/*.rasp examples/rasp/*.rasp tests/rasp/errors/*
-seed fuzz_model_json tests/programs/*/expected.json
+# Saved models without their "checksum" line (such a file loads unchecked, docs/semantics.md),
+# so that mutations reach the parser instead of stopping at the checksum.
+seed fuzz_model_json tests/fuzz/seeds/model_*.json
 seed fuzz_tu tests/fuzz/seeds/tu_*.txt
 mkdir -p "$corpus/fuzz_train"
 for t in xor.lrnn xor_vectorized.lrnn family.lrnn; do
