@@ -101,6 +101,7 @@ struct PlanRewrite {
 // are thrown as training would throw them. (Implemented by the api stage.)
 std::vector<PlanRewrite> plan_rewrites(const TemplateAst& tmpl, const std::vector<ExampleAst>& examples,
                                        const std::vector<QueryLineAst>& query_lines,
-                                       size_t max_ground_rules = kDefaultMaxGroundRules);
+                                       size_t max_ground_rules = kDefaultMaxGroundRules,
+                                       size_t max_atoms = kDefaultMaxAtoms);
 
 }  // namespace lrnn::logic

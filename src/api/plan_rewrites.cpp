@@ -9,9 +9,11 @@
 namespace lrnn::logic {
 
 std::vector<PlanRewrite> plan_rewrites(const TemplateAst& tmpl, const std::vector<ExampleAst>& examples,
-                                       const std::vector<QueryLineAst>& query_lines, size_t max_ground_rules) {
+                                       const std::vector<QueryLineAst>& query_lines, size_t max_ground_rules,
+                                       size_t max_atoms) {
   const Dataset data = Dataset::from_ast(examples, query_lines);
-  const train::Engine engine(tmpl);
+  train::Engine engine(tmpl);
+  engine.set_max_atoms(max_atoms);  // the limits `lrnn ground` was given, for both groundings
   const train::PreparedSet set = engine.prepare(data.impl().samples, max_ground_rules);
   exec::RewriteCounts counts{};
   for (const neural::SampleNetwork& net : set.networks) {

@@ -120,7 +120,7 @@ void run_ground(const GroundOptions& o) {
   // The plan rewrites (docs/semantics.md "Plan rewrites") of the samples planned one by one;
   // a template that grounds but does not neuralize (a logic program) is not planned.
   try {
-    for (const PlanRewrite& w : plan_rewrites(tmpl, examples, lines, o.max_ground_rules))
+    for (const PlanRewrite& w : plan_rewrites(tmpl, examples, lines, o.max_ground_rules, o.max_atoms))
       std::cout << "rewrite " << w.name << ": " << w.rule_groups << (w.rule_groups == 1 ? " rule group (" : " rule groups (")
                 << w.description << ")\n";
   } catch (const lrnn::Error& err) {

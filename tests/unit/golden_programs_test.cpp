@@ -159,6 +159,12 @@ std::string rewrite_lines(const std::string& text) {
   return out;
 }
 
+// The first folder with a stats.txt.
+fs::path all_stats_case() {
+  const auto all = cases("stats.txt");
+  return all.empty() ? fs::path() : all.front();
+}
+
 TEST(GoldenPrograms, GroundStatsPrintsTheExpectedRewrites) {
   const auto all = cases("stats.txt");
   ASSERT_GE(all.size(), 3u);
@@ -175,6 +181,22 @@ TEST(GoldenPrograms, GroundStatsPrintsTheExpectedRewrites) {
     for (std::string line; std::getline(lines, line);)
       printed += line.substr(8, line.find(' ', line.find(':') + 2) - 8) + "\n";
     EXPECT_EQ(library, printed);
+  }
+}
+
+TEST(GoldenPrograms, PlanRewritesGroundsWithinTheGivenAtomLimit) {
+  // The rewrite report grounds the samples once more: with the limits `lrnn ground` was
+  // given, not the defaults (a raised --max-atoms must not fail the report, a lowered one
+  // must hold there too).
+  const fs::path dir = all_stats_case();
+  const auto tmpl = lrnn::load_template((dir / "template.lrnn").string());
+  const auto examples = lrnn::load_examples((dir / "examples.txt").string());
+  EXPECT_NO_THROW(lrnn::logic::plan_rewrites(tmpl, examples, {}, lrnn::kDefaultMaxGroundRules, 1'000'000));
+  try {
+    lrnn::logic::plan_rewrites(tmpl, examples, {}, lrnn::kDefaultMaxGroundRules, 1);
+    ADD_FAILURE() << "a limit of 1 atom was not applied";
+  } catch (const lrnn::Error& err) {
+    EXPECT_NE(std::string(err.what()).find("exceeded 1 atoms"), std::string::npos) << err.what();
   }
 }
 
