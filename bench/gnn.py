@@ -7,6 +7,8 @@ whole dataset, all on --threads threads.
                 --optimizer adam --loss crossentropy --batch-size B --json --dtype float64 | float32
                 (both by default: --lrnn-dtypes)
   pyg           bench/peers/pyg_gcn.py (GCNConv(normalize=False) + self-loops, float32)
+  pyg+compile   the same under torch.compile(dynamic=True) (--no-compile skips it; its first
+                epoch compiles, so its time is the minimum over the later epochs)
   pyneuralogic  bench/peers/pyneuralogic_gcn.py (the template's rules in its DSL), skipped
                 with a message when `import neuralogic` fails
   --pyneuralogic-spelling adds a second lrnn row per dtype: the same GCN written as
@@ -16,8 +18,9 @@ whole dataset, all on --threads threads.
 
 An epoch is forward + backward + Adam step over every graph; each engine's time is the
 minimum over --epochs epochs of one run. Also printed: the model's arithmetic per epoch
-(FLOPs, counted from the dataset's node and edge counts), lrnn's achieved GFLOP/s, and a
-dense float64 GEMM's GFLOP/s measured with numpy on the same thread count. Writes
+(FLOPs, counted from the dataset's node and edge counts), lrnn's achieved GFLOP/s per dtype,
+and a dense GEMM's GFLOP/s in float64 and float32 measured with numpy on the same thread
+count (lrnn float64 against the first, float32 against the second). Writes
 bench/results/gnn.json."""
 from __future__ import annotations
 
@@ -47,12 +50,12 @@ from tu_graphs import read_tu  # noqa: E402
 GEMM_SCRIPT = r"""
 import json, sys, time
 import numpy as np
-n = int(sys.argv[1])
+n, dtype = int(sys.argv[1]), sys.argv[2]
 rng = np.random.default_rng(0)
-a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+a, b = rng.standard_normal((n, n)).astype(dtype), rng.standard_normal((n, n)).astype(dtype)
 a @ b
 best = min((lambda t: (a @ b, time.perf_counter() - t)[1])(time.perf_counter()) for _ in range(5))
-print(json.dumps({"n": n, "seconds": best, "gflops": 2 * n ** 3 / best / 1e9}))
+print(json.dumps({"n": n, "dtype": dtype, "seconds": best, "gflops": 2 * n ** 3 / best / 1e9}))
 """
 
 
@@ -63,8 +66,8 @@ def thread_env(threads: int) -> dict:
     return env
 
 
-def dense_gemm(threads: int, n: int = 1024) -> dict:
-    run = subprocess.run([sys.executable, "-c", GEMM_SCRIPT, str(n)], capture_output=True, text=True,
+def dense_gemm(threads: int, dtype: str, n: int = 1024) -> dict:
+    run = subprocess.run([sys.executable, "-c", GEMM_SCRIPT, str(n), dtype], capture_output=True, text=True,
                          env=thread_env(threads), timeout=300)
     return benchlib.last_json_object(run.stdout) or {"error": run.stderr.strip()[-300:]}
 
@@ -122,7 +125,7 @@ def fmt_ms(result: dict) -> str:
 def peer_ratios(row: dict, lrnn: dict, key: str) -> str:
     """Each available peer's epoch time over lrnn's (`lrnn`, stored as <peer>_over_<key>)."""
     text = ""
-    for peer in ("pyg", "pyneuralogic"):
+    for peer in ("pyg", "pyg_compile", "pyneuralogic"):
         if row.get(peer, {}).get("available"):
             row[f"{peer}_over_{key}"] = row[peer]["epoch_min_s"] / lrnn["epoch_min_s"]
             text += f"  {peer}/{key} {row[f'{peer}_over_{key}']:.2f}x"
@@ -143,6 +146,8 @@ def spelling_rows(args, row: dict, batch: int, dtypes: list[str]) -> str:
             row[f"{key}_spelling_ratio"] = result["epoch_min_s"] / row[key]["epoch_min_s"]
             text += f"  (over lrnn's spelling {row[f'{key}_spelling_ratio']:.2f}x, loss {result['loss']}"
             text += f" vs {row[key]['loss']})"
+        if result.get("available"):
+            text += peer_ratios(row, result, f"{key}_pyneuralogic_spelling")
     return text
 
 
@@ -157,6 +162,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--no-pyneuralogic", action="store_true")
+    parser.add_argument("--no-compile", action="store_true",
+                        help="skip the PyG row under torch.compile (its first epoch compiles, ~30 s a batch size)")
     parser.add_argument("--pyneuralogic-spelling", action="store_true",
                         help="also time the template in PyNeuraLogic's spelling (`<0.0> edge`) per lrnn dtype")
     parser.add_argument("--lrnn-dtypes", default="float64,float32",
@@ -170,7 +177,8 @@ def main() -> int:
 
     graphs = read_tu(args.dataset)
     flops = model_flops(graphs, 32)
-    gemm = dense_gemm(args.threads)
+    gemm = dense_gemm(args.threads, "float64")
+    gemm32 = dense_gemm(args.threads, "float32")
     have_neuralogic = subprocess.run([sys.executable, "-c", "import neuralogic"], capture_output=True).returncode == 0
     if args.no_pyneuralogic:
         have_neuralogic = False
@@ -179,20 +187,24 @@ def main() -> int:
         print("pyneuralogic: skipped (import neuralogic failed; pip install neuralogic, needs Java 17)")
     print(f"dataset {os.path.basename(args.dataset)}: {flops['graphs']} graphs, {flops['nodes']} nodes, "
           f"{flops['edges']} edges; model arithmetic {flops['epoch'] / 1e6:.1f} MFLOP per epoch; "
-          f"dense float64 GEMM (numpy, n={gemm.get('n')}, {args.threads} thread(s)): "
-          f"{gemm.get('gflops', float('nan')):.1f} GFLOP/s")
+          f"dense GEMM float64 (numpy, n={gemm.get('n')}, {args.threads} thread(s)): "
+          f"{gemm.get('gflops', float('nan')):.1f} GFLOP/s, float32 {gemm32.get('gflops', float('nan')):.1f} GFLOP/s")
     rows = []
     for batch in [int(b) for b in args.batch_sizes.split(",")]:
         dtypes = args.lrnn_dtypes.split(",")
         row = {"batch_size": batch or flops["graphs"],
                "lrnn": run_lrnn(args, batch) if "float64" in dtypes else {"available": False, "reason": "not asked"},
                "pyg": run_peer(args, PYG, batch, ["--threads", str(args.threads)])}
+        if not args.no_compile:
+            row["pyg_compile"] = run_peer(args, PYG, batch, ["--threads", str(args.threads), "--compile"])
         if "float32" in dtypes:
             row["lrnn_float32"] = run_lrnn(args, batch, "float32")
         if have_neuralogic:
             row["pyneuralogic"] = run_peer(args, PYNEURALOGIC, batch, [])
         lrnn = row["lrnn"]
         line = f"batch {str(batch or 'full'):>4}: lrnn {fmt_ms(lrnn)}  pyg {fmt_ms(row['pyg'])}"
+        if "pyg_compile" in row:
+            line += f"  pyg+compile {fmt_ms(row['pyg_compile'])}"
         if "pyneuralogic" in row:
             line += f"  pyneuralogic {fmt_ms(row['pyneuralogic'])}"
         if lrnn.get("available"):
@@ -200,13 +212,18 @@ def main() -> int:
             line += f"  | lrnn {row['lrnn_gflops']:.2f} GFLOP/s"
             if "gflops" in gemm:
                 row["lrnn_fraction_of_gemm"] = row["lrnn_gflops"] / gemm["gflops"]
-                line += f" ({row['lrnn_fraction_of_gemm'] * 100:.1f}% of GEMM)"
+                line += f" ({row['lrnn_fraction_of_gemm'] * 100:.1f}% of float64 GEMM)"
             line += peer_ratios(row, lrnn, "lrnn")
         else:
             line += f"  ({lrnn.get('reason')})"
         lrnn32 = row.get("lrnn_float32", {})
         if lrnn32.get("available"):
             line += f"\n            lrnn float32 {fmt_ms(lrnn32)}"
+            row["lrnn_float32_gflops"] = flops["epoch"] / lrnn32["epoch_min_s"] / 1e9
+            line += f"  | {row['lrnn_float32_gflops']:.2f} GFLOP/s"
+            if "gflops" in gemm32:
+                row["lrnn_float32_fraction_of_gemm"] = row["lrnn_float32_gflops"] / gemm32["gflops"]
+                line += f" ({row['lrnn_float32_fraction_of_gemm'] * 100:.1f}% of float32 GEMM)"
             if lrnn.get("available"):
                 row["float64_over_float32"] = lrnn["epoch_min_s"] / lrnn32["epoch_min_s"]
                 line += f"  (float64/float32 {row['float64_over_float32']:.2f}x)"
@@ -218,7 +235,7 @@ def main() -> int:
         print(line, flush=True)
         rows.append(row)
     result = {**benchlib.header(), "benchmark": "gnn", "threads": args.threads, "epochs": args.epochs,
-              "dataset": os.path.basename(args.dataset), "flops": flops, "dense_gemm": gemm, "rows": rows,
+              "dataset": os.path.basename(args.dataset), "flops": flops, "dense_gemm": gemm, "dense_gemm_float32": gemm32, "rows": rows,
               "load_warning": warning}
     os.makedirs(os.path.dirname(args.output), exist_ok=True)
     with open(args.output, "w") as fp:
