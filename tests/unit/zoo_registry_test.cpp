@@ -4,6 +4,9 @@
 // the nearest name.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <regex>
 #include <set>
 #include <string>
 
@@ -69,6 +72,23 @@ TEST(ZooRegistry, ListsEveryModuleWithItsParameters) {
 
 // The registry runs the typed functions: the same bytes for every option, masks given as
 // literals included (as the Python binding gives them).
+// Every `LRNN_ZOO_MODULE(name)` line of src/zoo/*.cpp is a module of the built library: the
+// build's scan found it and the linker kept its file (nothing else refers to a module file).
+TEST(ZooRegistry, EveryRegistrationInTheSourcesIsInTheLibrary) {
+  std::set<std::string> in_sources, in_library;
+  const std::regex line(R"(^LRNN_ZOO_MODULE\((\w+)\))");
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(LRNN_SOURCE_DIR) + "/src/zoo")) {
+    if (entry.path().extension() != ".cpp") continue;
+    std::ifstream in(entry.path());
+    std::smatch m;
+    for (std::string text; std::getline(in, text);)
+      if (std::regex_search(text, m, line)) in_sources.insert(m[1]);
+  }
+  for (const zoo::ModuleSpec& spec : zoo::modules()) in_library.insert(spec.name);
+  EXPECT_EQ(in_sources, in_library);
+  EXPECT_TRUE(in_sources.count("relational_attention"));  // a file that holds nothing but its module
+}
+
 TEST(ZooRegistry, ByNameEqualsTheTypedFunctions) {
   const Mask window = Mask::sliding_window(2), causal = Mask::causal(), strided = Mask::strided(3);
   for (const Mask& mask : {Mask::none(), causal, window, strided, causal & window, Mask::custom("@neq(I, J)")}) {
