@@ -1,12 +1,14 @@
-// The zoo (include/lrnn/zoo.hpp) for lrnn.nn: attention/transformer rule generators,
-// masks, and SequenceModel (forward/backward on NumPy [n, d] arrays with a plan cache).
-// Written by the zoo stage; lrnn.nn (python/lrnn/nn/transformer.py) is its only user.
+// The zoo (include/lrnn/zoo.hpp) for lrnn.nn: every registered module by name (one generic
+// function, so a new module needs no binding), masks, and SequenceModel (forward/backward on
+// NumPy [n, d] arrays with a plan cache). lrnn.nn.zoo is its user.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
+
+#include <variant>
 
 #include "bindings.hpp"
 #include "lrnn/syntax.hpp"
@@ -24,18 +26,43 @@ nb::ndarray<nb::numpy, double, nb::ndim<2>> to_numpy(std::vector<double> v, size
   return nb::ndarray<nb::numpy, double, nb::ndim<2>>(owned->data(), {rows, cols}, owner);
 }
 
-zoo::Mask mask_of(const std::vector<std::string>& literals) {
-  zoo::Mask m;
-  if (literals.empty()) return m;
-  std::string body;
-  for (const auto& l : literals) body += (body.empty() ? "" : ", ") + l;
-  return zoo::Mask::custom(body);
-}
-
 std::vector<Literal> facts_of(const std::vector<std::string>& facts) {
   std::vector<Literal> out;
   for (const auto& f : facts) out.push_back(parse_literal(f, "<fact>"));
   return out;
+}
+
+// A Python value as a zoo parameter: bool, int (anything with __index__, e.g. numpy.int64),
+// str, or a list/tuple of str (a mask's literals). Anything else is refused naming the
+// parameter; the registry then checks it against the module's declaration.
+zoo::ParamValue param_value(const std::string& module, nb::handle key, nb::handle value) {
+  const std::string where = "zoo module '" + module + "': parameter '" + nb::cast<std::string>(nb::str(key)) + "'";
+  if (nb::isinstance<nb::bool_>(value)) return nb::cast<bool>(value);
+  if (PyIndex_Check(value.ptr())) {
+    nb::object index = nb::steal(PyNumber_Index(value.ptr()));
+    if (!index.is_valid()) throw nb::python_error();
+    int overflow = 0;
+    const long long x = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (overflow) throw Error(ErrorKind::Semantic, where + ": " + nb::cast<std::string>(nb::repr(value)) + " is too large");
+    return static_cast<int64_t>(x);
+  }
+  if (nb::isinstance<nb::str>(value)) return nb::cast<std::string>(value);
+  if (nb::isinstance<nb::list>(value) || nb::isinstance<nb::tuple>(value)) {
+    std::vector<std::string> literals;
+    for (nb::handle item : value) {
+      if (!nb::isinstance<nb::str>(item))
+        throw Error(ErrorKind::Semantic, where + ": a mask is a list of literals (str), got " +
+                                             nb::cast<std::string>(nb::repr(item)));
+      literals.push_back(nb::cast<std::string>(item));
+    }
+    return literals;
+  }
+  throw Error(ErrorKind::Semantic, where + ": expected a bool, an int, a str or a list of str, got " +
+                                       nb::cast<std::string>(nb::repr(value)));
+}
+
+nb::object python_value(const zoo::ParamValue& v) {
+  return std::visit([](const auto& x) -> nb::object { return nb::cast(x); }, v);
 }
 
 // A generated module: its rules' text and where its weights sit in torch's state dict.
@@ -74,74 +101,29 @@ void bind_generators(nb::module_& m) {
   m.def("zoo_custom_mask", [](const std::string& literals) { return zoo::Mask::custom(literals).literals; });
 
   m.def(
-      "zoo_attention",
-      [](int embed_dim, int num_heads, const std::string& prefix, const std::string& input, const std::string& key_input,
-         const std::string& output, const std::vector<std::string>& mask, bool bias, bool project) {
-        zoo::AttentionOptions o{prefix, input, key_input, output, mask_of(mask), bias};
-        return project ? zoo::multihead_attention(embed_dim, num_heads, o) : zoo::attention(embed_dim, o);
+      "zoo_module",
+      [](const std::string& name, const nb::dict& params) {
+        std::map<std::string, zoo::ParamValue> values;
+        for (auto [key, value] : params) values[nb::cast<std::string>(key)] = param_value(name, key, value);
+        return zoo::module_rules(name, values);
       },
-      nb::arg("embed_dim"), nb::arg("num_heads"), nb::arg("prefix"), nb::arg("input"), nb::arg("key_input"),
-      nb::arg("output"), nb::arg("mask"), nb::arg("bias"), nb::arg("project"));
+      nb::arg("name"), nb::arg("params"),
+      "Generates the registered zoo module `name` from its parameters by name (zoo_modules() lists them).");
   m.def(
-      "zoo_encoder",
-      [](int d_model, int nhead, int dim_feedforward, int num_layers, const std::string& prefix,
-         const std::string& input, const std::string& output, const std::vector<std::string>& mask, bool norm_first,
-         bool norm_affine) {
-        zoo::EncoderLayerOptions o{prefix, input, output, mask_of(mask), norm_first, norm_affine, ""};
-        return num_layers == 0 ? zoo::transformer_encoder_layer(d_model, nhead, dim_feedforward, o)
-                               : zoo::transformer_encoder(d_model, nhead, dim_feedforward, num_layers, o);
+      "zoo_modules",
+      []() {
+        // (name, doc, [(parameter, type, default or None, doc, minimum), ...]) per module.
+        nb::list out;
+        for (const zoo::ModuleSpec& spec : zoo::modules()) {
+          nb::list params;
+          for (const zoo::ParamSpec& p : spec.params)
+            params.append(nb::make_tuple(p.name, zoo::to_string(p.type),
+                                         p.default_value ? python_value(*p.default_value) : nb::none(), p.doc, p.min));
+          out.append(nb::make_tuple(spec.name, spec.doc, params));
+        }
+        return out;
       },
-      nb::arg("d_model"), nb::arg("nhead"), nb::arg("dim_feedforward"), nb::arg("num_layers"), nb::arg("prefix"),
-      nb::arg("input"), nb::arg("output"), nb::arg("mask"), nb::arg("norm_first"), nb::arg("norm_affine"));
-  m.def(
-      "zoo_decoder",
-      [](int d_model, int nhead, int dim_feedforward, const std::string& prefix, const std::string& input,
-         const std::string& memory, const std::string& output, const std::vector<std::string>& self_mask,
-         const std::vector<std::string>& memory_mask, bool norm_first, bool norm_affine) {
-        zoo::DecoderLayerOptions o{prefix,           input,      memory,      output, mask_of(self_mask),
-                                   mask_of(memory_mask), norm_first, norm_affine, ""};
-        return zoo::transformer_decoder_layer(d_model, nhead, dim_feedforward, o);
-      },
-      nb::arg("d_model"), nb::arg("nhead"), nb::arg("dim_feedforward"), nb::arg("prefix"), nb::arg("input"),
-      nb::arg("memory"), nb::arg("output"), nb::arg("self_mask"), nb::arg("memory_mask"), nb::arg("norm_first"),
-      nb::arg("norm_affine"));
-  m.def(
-      "zoo_transformer",
-      [](int d_model, int nhead, int num_encoder_layers, int num_decoder_layers, int dim_feedforward,
-         const std::string& prefix, const std::vector<std::string>& src_mask, const std::vector<std::string>& tgt_mask,
-         const std::vector<std::string>& memory_mask, bool norm_first, bool norm_affine) {
-        zoo::TransformerOptions o;
-        o.prefix = prefix;
-        o.src_mask = mask_of(src_mask);
-        o.tgt_mask = mask_of(tgt_mask);
-        o.memory_mask = mask_of(memory_mask);
-        o.norm_first = norm_first;
-        o.norm_affine = norm_affine;
-        return zoo::transformer(d_model, nhead, num_encoder_layers, num_decoder_layers, dim_feedforward, o);
-      },
-      nb::arg("d_model"), nb::arg("nhead"), nb::arg("num_encoder_layers"), nb::arg("num_decoder_layers"),
-      nb::arg("dim_feedforward"), nb::arg("prefix"), nb::arg("src_mask"), nb::arg("tgt_mask"), nb::arg("memory_mask"),
-      nb::arg("norm_first"), nb::arg("norm_affine"));
-  m.def(
-      "zoo_relational_attention",
-      [](int node_dim, int edge_dim, int num_heads, const std::string& prefix, const std::string& node,
-         const std::string& edge, const std::string& output, const std::vector<std::string>& mask) {
-        zoo::RelationalAttentionOptions o{prefix, node, edge, output, mask_of(mask)};
-        return zoo::relational_attention(node_dim, edge_dim, num_heads, o);
-      },
-      nb::arg("node_dim"), nb::arg("edge_dim"), nb::arg("num_heads"), nb::arg("prefix"), nb::arg("node"),
-      nb::arg("edge"), nb::arg("output"), nb::arg("mask"));
-  m.def(
-      "zoo_seq2seq",
-      [](int vocab, int d_model, int nhead, int num_encoder_layers, int num_decoder_layers, int dim_feedforward,
-         const std::string& prefix, const std::string& source, const std::string& target, int max_len,
-         bool tie_output, bool norm_first, bool norm_affine) {
-        zoo::Seq2SeqOptions o{prefix, source, target, max_len, tie_output, norm_first, norm_affine};
-        return zoo::seq2seq(vocab, d_model, nhead, num_encoder_layers, num_decoder_layers, dim_feedforward, o);
-      },
-      nb::arg("vocab"), nb::arg("d_model"), nb::arg("nhead"), nb::arg("num_encoder_layers"),
-      nb::arg("num_decoder_layers"), nb::arg("dim_feedforward"), nb::arg("prefix"), nb::arg("source"),
-      nb::arg("target"), nb::arg("max_len"), nb::arg("tie_output"), nb::arg("norm_first"), nb::arg("norm_affine"));
+      "Every registered zoo module with its parameters.");
   m.def(
       "zoo_seq2seq_parts",
       [](int vocab, int d_model, int nhead, int num_encoder_layers, int num_decoder_layers, int dim_feedforward,

@@ -2,7 +2,7 @@
 // decoding with a saved sequence-to-sequence model (a template of zoo::seq2seq trained by
 // `lrnn train --save`, docs/seq2seq.md). Greedy: from the decoder input [bos], the most likely
 // next token (the first on a tie) is appended until eos or N tokens; --beam K: the beam search
-// of lrnn.nn.seq2seq.beam_search, step for step. Each line of output holds the tokens after
+// of lrnn.nn.zoo.seq2seq.beam_search, step for step. Each line of output holds the tokens after
 // bos, without eos. The model runs through zoo::SequenceModel, which keeps one grounded plan
 // per (source length, prefix length), so a prefix length seen before is not grounded again.
 #include <algorithm>
@@ -73,7 +73,7 @@ std::vector<double> next_logits(zoo::SequenceModel& runner, const GenerateOption
   return std::vector<double>(logits.end() - vocab, logits.end());
 }
 
-// lrnn.nn.seq2seq.beam_search (python/lrnn/nn/seq2seq.py), written again step for step:
+// lrnn.nn.zoo.seq2seq.beam_search (python/lrnn/nn/zoo/seq2seq.py), written again step for step:
 // summed log-probabilities, the `beam` best extensions of each live hypothesis in order of
 // probability (ties: the lower token), a stable sort of the candidates, eos hypotheses set
 // aside, the exact early stop, no length penalty.

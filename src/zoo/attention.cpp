@@ -1,5 +1,4 @@
-// Attention generators: masks, the shared head emission, Attention, MultiheadAttention and
-// relational attention over graph edges.
+// Attention generators: masks, the shared head emission, Attention and MultiheadAttention.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -191,45 +190,41 @@ Module multihead_attention(int embed_dim, int num_heads, const AttentionOptions&
   return m;
 }
 
-Module relational_attention(int node_dim, int edge_dim, int num_heads, const RelationalAttentionOptions& o) {
-  const int E = node_dim, De = edge_dim, H = num_heads;
-  if (E <= 0 || De <= 0 || H <= 0 || E % H != 0)
-    throw Error(ErrorKind::Semantic, "node_dim (" + std::to_string(E) + ") must be a positive multiple of num_heads (" +
-                                          std::to_string(H) + ") and edge_dim positive");
-  const int hd = E / H;
-  Module m;
-  m.kind = "RelationalAttention";
-  m.prefix = o.prefix;
-  m.input = o.node;
-  m.edge = o.edge;
-  m.output = o.output.empty() ? o.prefix : o.output;
-  m.input_dim = m.output_dim = E;
-  const std::string& p = o.prefix;
-  std::string mask;
-  for (const auto& l : o.mask.literals) mask += ", " + l;
-  m.lines.push_back("<" + detail::number(1.0 / std::sqrt(double(hd))) + "> " + p + "_d_k.");
-  std::string out_body;
-  for (int h = 0; h < H; ++h) {
-    const std::string hs = std::to_string(h);
-    // The query reads the receiving node I, keys and values the sending node J; all three
-    // add a projection of the edge embedding e_IJ.
-    const char* names[3] = {"q", "k", "v"};
-    for (int which = 0; which < 3; ++which) {
-      const std::string n = names[which];
-      const std::string node_var = which == 0 ? "I" : "J";
-      m.lines.push_back(p + "_" + n + hs + "(I, J) :- $" + p + "_w" + n + "n" + hs + "=" + dims(hd, E) + " " + o.node +
-                        "(" + node_var + "), $" + p + "_w" + n + "e" + hs + "=" + dims(hd, De) + " " + o.edge +
-                        "(I, J), $" + p + "_b" + n + hs + "=" + dims(hd) + ".");
-    }
-    m.lines.push_back(p + "_w" + hs + "(I, J) :- " + p + "_d_k, " + p + "_k" + hs + "(I, J)^T, " + p + "_q" + hs +
-                      "(I, J)" + mask + ". [combination=product, aggregation=softmax(" +
-                      detail::softmax_over(o.mask) + ")]");
-    m.lines.push_back(p + "_a" + hs + "(I) :- " + p + "_w" + hs + "(I, J), " + p + "_v" + hs +
-                      "(I, J). [combination=product, aggregation=sum]");
-    out_body += (h ? ", $" : "$") + p + "_wo" + hs + "=" + dims(E, hd) + " " + p + "_a" + hs + "(I)";
-  }
-  m.lines.push_back(m.output + "(I) :- " + out_body + ", $" + p + "_bo=" + dims(E) + ".");
-  return m;
+// ---- registrations -----------------------------------------------------------------------
+namespace {
+
+// The parameters Attention and MultiheadAttention share, defaults from AttentionOptions.
+std::vector<ParamSpec> attention_params(bool heads) {
+  const AttentionOptions d;
+  std::vector<ParamSpec> ps = {int_param("embed_dim", "size of a token's embedding (E)")};
+  if (heads) ps.push_back(int_param("num_heads", "attention heads (E is a multiple)", 1));
+  for (ParamSpec p : {string_param("prefix", d.prefix, "prefix of every predicate and weight"),
+                      string_param("input", d.input, "predicate/1 of the queries (and keys and values)"),
+                      string_param("key_input", d.key_input, "cross-attention: predicate/1 of the keys and values"),
+                      string_param("output", d.output, "predicate/1 of the output (default: the prefix)"),
+                      mask_param("mask", "body literals restricting the keys J of a query I"),
+                      bool_param("bias", d.bias, "q/k/v/out biases (torch's bias=True)")})
+    ps.push_back(std::move(p));
+  return ps;
+}
+
+AttentionOptions attention_options(const ModuleParams& p) {
+  return {p.text("prefix"), p.text("input"), p.text("key_input"), p.text("output"), p.mask("mask"), p.flag("bias")};
+}
+
+}  // namespace
+
+LRNN_ZOO_MODULE(attention) {
+  return {"one head with {E,E} q/k/v projections and no output projection (PyNeuraLogic's form)",
+          attention_params(false),
+          [](const ModuleParams& p) { return attention(p.integer("embed_dim"), attention_options(p)); }};
+}
+
+LRNN_ZOO_MODULE(multihead_attention) {
+  return {"torch.nn.MultiheadAttention(embed_dim, num_heads), dropout 0", attention_params(true),
+          [](const ModuleParams& p) {
+            return multihead_attention(p.integer("embed_dim"), p.integer("num_heads"), attention_options(p));
+          }};
 }
 
 }  // namespace lrnn::zoo

@@ -137,4 +137,30 @@ Seq2SeqParts seq2seq_parts(int vocab, int d_model, int nhead, int num_encoder_la
   return parts;
 }
 
+LRNN_ZOO_MODULE(seq2seq) {
+  const Seq2SeqOptions d;
+  return {"the sequence-to-sequence transformer of \"Attention Is All You Need\" over a vocabulary",
+          {int_param("vocab", "tokens of the vocabulary (V)", {}, 2),
+           int_param("d_model", "size of a token's embedding (E)"),
+           int_param("nhead", "attention heads (E is a multiple)"),
+           int_param("num_encoder_layers", "layers of the encoder stack"),
+           int_param("num_decoder_layers", "layers of the decoder stack"),
+           int_param("dim_feedforward", "width of the ReLU MLP"),
+           string_param("prefix", d.prefix, "prefix of every predicate and weight"),
+           string_param("source", d.source, "predicate/1 of the one-hot source tokens"),
+           string_param("target", d.target, "predicate/1 of the one-hot decoder inputs"),
+           int_param("max_len", "positions with an encoding", d.max_len),
+           bool_param("tie_output", d.tie_output, "the output projection is the embedding table"),
+           bool_param("norm_first", d.norm_first, "pre-norm (torch's norm_first=True)"),
+           bool_param("norm_affine", d.norm_affine, "learnable layer-norm gain and bias")},
+          [](const ModuleParams& p) {
+            const Seq2SeqOptions o{p.text("prefix"),     p.text("source"),     p.text("target"),
+                                   p.integer("max_len"), p.flag("tie_output"), p.flag("norm_first"),
+                                   p.flag("norm_affine")};
+            return seq2seq(p.integer("vocab"), p.integer("d_model"), p.integer("nhead"),
+                           p.integer("num_encoder_layers"), p.integer("num_decoder_layers"),
+                           p.integer("dim_feedforward"), o);
+          }};
+}
+
 }  // namespace lrnn::zoo

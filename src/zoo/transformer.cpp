@@ -194,6 +194,109 @@ Module transformer(int d_model, int nhead, int num_encoder_layers, int num_decod
   return m;
 }
 
+// ---- registrations -----------------------------------------------------------------------
+namespace {
+
+std::vector<ParamSpec> layer_sizes() {
+  return {int_param("d_model", "size of a token's embedding (E)"),
+          int_param("nhead", "attention heads (E is a multiple)"),
+          int_param("dim_feedforward", "width of the ReLU MLP")};
+}
+
+// The norm flags every layer and stack has; defaults from the options structs (all false).
+void add_norm_params(std::vector<ParamSpec>& ps, bool norm_first, bool norm_affine) {
+  ps.push_back(bool_param("norm_first", norm_first, "pre-norm (torch's norm_first=True)"));
+  ps.push_back(bool_param("norm_affine", norm_affine, "learnable layer-norm gain and bias"));
+}
+
+std::vector<ParamSpec> encoder_params(bool stack) {
+  const EncoderLayerOptions d;
+  std::vector<ParamSpec> ps = layer_sizes();
+  if (stack) ps.push_back(int_param("num_layers", "layers of the stack"));
+  ps.push_back(string_param("prefix", d.prefix, "prefix of every predicate and weight"));
+  ps.push_back(string_param("input", d.input, "predicate/1 of the input sequence"));
+  ps.push_back(string_param("output", d.output, "predicate/1 of the output (default: the prefix)"));
+  ps.push_back(mask_param("mask", "self-attention mask"));
+  add_norm_params(ps, d.norm_first, d.norm_affine);
+  ps.push_back(string_param("torch_prefix", d.torch_prefix, "prepended to the torch parameter names"));
+  return ps;
+}
+
+EncoderLayerOptions encoder_options(const ModuleParams& p) {
+  return {p.text("prefix"),     p.text("input"),       p.text("output"),      p.mask("mask"),
+          p.flag("norm_first"), p.flag("norm_affine"), p.text("torch_prefix")};
+}
+
+}  // namespace
+
+LRNN_ZOO_MODULE(transformer_encoder_layer) {
+  return {"torch.nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward), dropout 0, ReLU", encoder_params(false),
+          [](const ModuleParams& p) {
+            return transformer_encoder_layer(p.integer("d_model"), p.integer("nhead"), p.integer("dim_feedforward"),
+                                             encoder_options(p));
+          }};
+}
+
+LRNN_ZOO_MODULE(transformer_encoder) {
+  return {"torch.nn.TransformerEncoder(layer, num_layers) without a final norm", encoder_params(true),
+          [](const ModuleParams& p) {
+            return transformer_encoder(p.integer("d_model"), p.integer("nhead"), p.integer("dim_feedforward"),
+                                       p.integer("num_layers"), encoder_options(p));
+          }};
+}
+
+LRNN_ZOO_MODULE(transformer_decoder_layer) {
+  const DecoderLayerOptions d;
+  std::vector<ParamSpec> ps = layer_sizes();
+  ps.push_back(string_param("prefix", d.prefix, "prefix of every predicate and weight"));
+  ps.push_back(string_param("input", d.input, "predicate/1 of the decoder's input sequence"));
+  ps.push_back(string_param("memory", d.memory, "predicate/1 of the encoder's output"));
+  ps.push_back(string_param("output", d.output, "predicate/1 of the output (default: the prefix)"));
+  ps.push_back(mask_param("self_mask", "self-attention mask (tgt_mask)"));
+  ps.push_back(mask_param("memory_mask", "cross-attention mask"));
+  add_norm_params(ps, d.norm_first, d.norm_affine);
+  ps.push_back(string_param("torch_prefix", d.torch_prefix, "prepended to the torch parameter names"));
+  return {"torch.nn.TransformerDecoderLayer(d_model, nhead, dim_feedforward), dropout 0, ReLU", std::move(ps),
+          [](const ModuleParams& p) {
+            const DecoderLayerOptions o{p.text("prefix"),     p.text("input"),       p.text("memory"),
+                                        p.text("output"),     p.mask("self_mask"),   p.mask("memory_mask"),
+                                        p.flag("norm_first"), p.flag("norm_affine"), p.text("torch_prefix")};
+            return transformer_decoder_layer(p.integer("d_model"), p.integer("nhead"), p.integer("dim_feedforward"), o);
+          }};
+}
+
+LRNN_ZOO_MODULE(transformer) {
+  const TransformerOptions d;
+  std::vector<ParamSpec> ps = {int_param("d_model", "size of a token's embedding (E)"),
+                               int_param("nhead", "attention heads (E is a multiple)"),
+                               int_param("num_encoder_layers", "layers of the encoder stack"),
+                               int_param("num_decoder_layers", "layers of the decoder stack"),
+                               int_param("dim_feedforward", "width of the ReLU MLP"),
+                               string_param("prefix", d.prefix, "prefix of every predicate and weight"),
+                               string_param("source", d.source, "predicate/1 of the encoder's input"),
+                               string_param("target", d.target, "predicate/1 of the decoder's input"),
+                               string_param("output", d.output, "predicate/1 of the output (default: the prefix)"),
+                               mask_param("src_mask", "encoder self-attention mask"),
+                               mask_param("tgt_mask", "decoder self-attention mask"),
+                               mask_param("memory_mask", "cross-attention mask")};
+  add_norm_params(ps, d.norm_first, d.norm_affine);
+  return {"torch.nn.Transformer(d_model, nhead, ...), dropout 0, ReLU, batch_first", std::move(ps),
+          [](const ModuleParams& p) {
+            TransformerOptions o;
+            o.prefix = p.text("prefix");
+            o.source = p.text("source");
+            o.target = p.text("target");
+            o.output = p.text("output");
+            o.src_mask = p.mask("src_mask");
+            o.tgt_mask = p.mask("tgt_mask");
+            o.memory_mask = p.mask("memory_mask");
+            o.norm_first = p.flag("norm_first");
+            o.norm_affine = p.flag("norm_affine");
+            return transformer(p.integer("d_model"), p.integer("nhead"), p.integer("num_encoder_layers"),
+                               p.integer("num_decoder_layers"), p.integer("dim_feedforward"), o);
+          }};
+}
+
 // ---- data ------------------------------------------------------------------------------
 std::vector<double> positional_encoding(int n, int d) {
   std::vector<double> pe(size_t(n) * size_t(d), 0.0);

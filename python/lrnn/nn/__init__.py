@@ -3,13 +3,11 @@
 from lrnn.nn.init import Constant, Glorot, He, Initializer, Normal, Uniform
 from lrnn.nn.loss import MSE, CrossEntropy, ErrorFunction, SoftEntropy
 from lrnn.optim import SGD, Adam, AdamW, Optimizer
-# Attention and transformer layers as templates (the zoo, issue 5).
-from lrnn.nn.transformer import (
-    Attention, Mask, MultiheadAttention, RelationalAttention, TransformerDecoderLayer, TransformerEncoder, Transformer,
-    TransformerEncoderLayer, positional_encoding,
-)
-# The sequence-to-sequence model of "Attention Is All You Need" (issue 35, docs/seq2seq.md).
-from lrnn.nn.seq2seq import Seq2Seq
+# Attention and transformer layers and the sequence-to-sequence model of "Attention Is All
+# You Need" as templates (the zoo, issues 5 and 35): every layer file of
+# lrnn/nn/zoo/ (its __all__), so a new zoo module needs no line here.
+from lrnn.nn.zoo import *  # noqa: F401,F403
+from lrnn.nn.zoo import __all__ as _zoo_all
 
 
 def get_evaluator(template, settings=None):
@@ -23,6 +21,4 @@ __all__ = [
     "MSE", "CrossEntropy", "SoftEntropy", "ErrorFunction",
     "Initializer", "Uniform", "Normal", "Glorot", "He", "Constant",
     "Optimizer", "SGD", "Adam", "AdamW", "get_evaluator",
-    "Attention", "Mask", "MultiheadAttention", "RelationalAttention", "Transformer", "TransformerDecoderLayer",
-    "TransformerEncoder", "TransformerEncoderLayer", "positional_encoding", "Seq2Seq",
-]
+] + list(_zoo_all)

@@ -55,10 +55,10 @@ class TorchSeq2Seq(torch.nn.Module):
     @torch.no_grad()
     def generate(self, src: Sequence[int], max_len: int, bos: int, eos: int, beam: int = 1) -> List[int]:
         """Greedy decoding of one source: the encoder once, the decoder on the growing prefix;
-        beam > 1: lrnn.nn.seq2seq.beam_search over this model's logits."""
+        beam > 1: lrnn.nn.zoo.seq2seq.beam_search over this model's logits."""
         memory = self.encode(torch.tensor([list(src)]))
         if beam > 1:
-            from lrnn.nn.seq2seq import beam_search
+            from lrnn.nn.zoo.seq2seq import beam_search
 
             return beam_search(lambda p: self.decode(memory, torch.tensor([p]))[0, -1].double().numpy(), bos, eos,
                                max_len, beam)

@@ -32,6 +32,9 @@ class Seq2Seq:
     are at most `max_len` long. `tie_output=False` gives the output projection its own weight
     and bias (torch's nn.Linear(d_model, vocab_size))."""
 
+    #: the zoo module it generates (src/zoo/seq2seq.cpp)
+    zoo_name = "seq2seq"
+
     def __init__(self, vocab_size: int, d_model: int = 32, nhead: int = 4, num_encoder_layers: int = 2,
                  num_decoder_layers: int = 2, dim_feedforward: int = 64, max_len: int = 64, bos: int = 1,
                  eos: int = 2, tie_output: bool = True, norm_first: bool = False, prefix: str = "s2s",
@@ -43,9 +46,11 @@ class Seq2Seq:
         self.num_encoder_layers, self.num_decoder_layers = int(num_encoder_layers), int(num_decoder_layers)
         self.dim_feedforward, self.max_len, self.tie_output = int(dim_feedforward), int(max_len), bool(tie_output)
         self.norm_first, self.bos, self.eos, self.seed = bool(norm_first), int(bos), int(eos), int(seed)
-        self.module = _core.zoo_seq2seq(self.vocab_size, self.d_model, self.nhead, self.num_encoder_layers,
-                                        self.num_decoder_layers, self.dim_feedforward, prefix, source, target,
-                                        self.max_len, self.tie_output, self.norm_first, True)
+        self.module = _core.zoo_module(self.zoo_name, dict(
+            vocab=self.vocab_size, d_model=self.d_model, nhead=self.nhead, num_encoder_layers=self.num_encoder_layers,
+            num_decoder_layers=self.num_decoder_layers, dim_feedforward=self.dim_feedforward, prefix=prefix,
+            source=source, target=target, max_len=self.max_len, tie_output=self.tie_output,
+            norm_first=self.norm_first, norm_affine=True))
         self.source, self.target, self.output = source, target, self.module.output
         # The same model cut at the memory (zoo::seq2seq_parts): generation encodes a source
         # once and runs only the decoder per step, as torch's greedy decoding does.
@@ -284,4 +289,4 @@ def beam_search(next_logits: Callable[[List[int]], np.ndarray], bos: int, eos: i
     return best[1:-1] if best[-1] == eos else best[1:]
 
 
-__all__ = ["Seq2Seq", "beam_search"]
+__all__ = ["Seq2Seq"]  # exported by lrnn.nn; beam_search is imported from here
