@@ -195,3 +195,15 @@ def run_json(cmd: list[str], env: dict, timeout_s: float) -> tuple[dict | None, 
         tail = (run.stderr or run.stdout).strip().splitlines()[-3:]
         return None, f"exit {run.returncode}: " + " | ".join(tail), run.peak_rss_mb
     return report, "", run.peak_rss_mb
+
+
+def run_lrnn_train(cmd: list[str], env: dict, timeout_s: float) -> dict:
+    """`lrnn train ... --json` run as run_json runs it: {"available", "epoch_s" (each epoch),
+    "epoch_min_s", "build_s", "loss", "peak_rss_mb"}, or {"available": False, "reason"}."""
+    report, error, rss = run_json(cmd, env, timeout_s)
+    if report is None:
+        return {"available": False, "reason": "lrnn train failed " + error}
+    timing = report["timing"]
+    epochs = timing.get("epochs_s") or [timing["epoch_s"]]
+    return {"available": True, "epoch_s": epochs, "epoch_min_s": min(epochs), "build_s": timing["build_s"],
+            "loss": report.get("loss"), "peak_rss_mb": rss}

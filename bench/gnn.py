@@ -98,13 +98,7 @@ def run_lrnn(args, batch: int, dtype: str = "float64", spelling: str = "") -> di
            "tu:" + args.dataset,
            "--epochs", str(args.epochs), "--optimizer", "adam", "--lr", str(args.lr), "--loss", "crossentropy",
            "--batch-size", str(batch), "--seed", str(args.seed), "--json", "--dtype", dtype]
-    report, error, rss = benchlib.run_json(cmd, thread_env(args.threads), args.timeout)
-    if report is None:
-        return {"available": False, "reason": "lrnn train failed " + error}
-    timing = report["timing"]
-    epochs = timing.get("epochs_s") or [timing["epoch_s"]]
-    return {"available": True, "epoch_s": epochs, "epoch_min_s": min(epochs), "build_s": timing["build_s"],
-            "loss": report.get("loss"), "peak_rss_mb": rss}
+    return benchlib.run_lrnn_train(cmd, thread_env(args.threads), args.timeout)
 
 
 def run_peer(args, script: str, batch: int, extra: list[str]) -> dict:

@@ -91,13 +91,7 @@ def run_lrnn(args, template: str, dataset: str, dtype: str) -> dict:
     cmd = [os.path.join(args.build, "lrnn"), "train", template, "--dataset", "tu:" + dataset, "--batch-size", "1",
            "--optimizer", "adam", "--lr", str(args.lr), "--loss", "crossentropy", "--epochs", str(args.epochs),
            "--seed", str(args.seed), "--json", "--dtype", dtype]
-    report, error, rss = benchlib.run_json(cmd, one_thread_env(), args.timeout)
-    if report is None:
-        return {"available": False, "reason": "lrnn train failed " + error}
-    timing = report["timing"]
-    epochs = timing.get("epochs_s") or [timing["epoch_s"]]
-    return {"available": True, "epoch_s": epochs, "epoch_min_s": min(epochs), "build_s": timing["build_s"],
-            "loss": report.get("loss"), "peak_rss_mb": rss}
+    return benchlib.run_lrnn_train(cmd, one_thread_env(), args.timeout)
 
 
 def run_peer(args, python: str, script: str, dataset: str, model: str) -> dict:

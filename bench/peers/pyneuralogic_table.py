@@ -19,8 +19,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -71,41 +69,14 @@ def main() -> int:
     args = parser.parse_args()
     args.dataset = os.path.abspath(args.dataset)
 
+    from pyneuralogic_tu import train_on_tu
     from tu_graphs import read_tu
 
     graphs = read_tu(args.dataset)
-    # The Java side writes ./target/out/...; keep it out of the caller's directory.
-    workdir = tempfile.TemporaryDirectory(prefix="pyneuralogic_")
-    os.chdir(workdir.name)
-    import neuralogic
-    import neuralogic.logging
-    from neuralogic.core import Model, Settings
-    from neuralogic.dataset import Data, TensorDataset
-    from neuralogic.nn.init import Glorot
-    from neuralogic.nn.loss import CrossEntropy
-    from neuralogic.nn.optim import Adam
-
-    neuralogic.logging.clear_handlers()
-    neuralogic.manual_seed(args.seed)
-    neuralogic.initialize()
-    model = Model()
-    model.add_rules(template_rules(args.model, graphs[0].x.shape[1], args.dim))
-    settings = Settings(optimizer=Adam(lr=args.lr), error_function=CrossEntropy(with_logits=True),
-                        initializer=Glorot())
-    dataset = TensorDataset([Data(x=g.x, edge_index=g.edges, y=float(g.label)) for g in graphs],
-                            feature_name="node_feature", edge_name="edge", output_name="predict")
-    t0 = time.perf_counter()
-    model.build(settings)
-    built = model.build_dataset(dataset, batch_size=args.batch_size)
-    build_s = time.perf_counter() - t0
-    epoch_s, losses = [], []
-    for _ in range(args.epochs):
-        t0 = time.perf_counter()
-        results = model.train(built, epochs=1)
-        epoch_s.append(time.perf_counter() - t0)
-        losses.append(sum(float(error) for _, _, error in results) / max(1, len(results)))
-    print(json.dumps({"engine": "pyneuralogic", "version": neuralogic.__version__, "model": args.model,
-                      "build_s": build_s, "epoch_s": epoch_s, "losses": losses}))
+    report = train_on_tu(graphs, lambda: template_rules(args.model, graphs[0].x.shape[1], args.dim),
+                         feature_name="node_feature", lr=args.lr, seed=args.seed, batch_size=args.batch_size,
+                         epochs=args.epochs)
+    print(json.dumps({**report, "model": args.model}))
     return 0
 
 

@@ -6,17 +6,8 @@ Adding a module is its generator file in src/zoo/ and its class file here: every
 this folder whose name does not start with `_` is imported and its `__all__` exported (by
 lrnn.nn too)."""
 
-import importlib
-import pkgutil
-
+from lrnn._folder_exports import export_module_files
 from lrnn.nn.zoo._base import Mask, ZooModule, positional_encoding, zoo_modules
 
 __all__ = ["Mask", "ZooModule", "positional_encoding", "zoo_modules"]
-for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-    if _info.name.startswith("_"):
-        continue
-    _layer = importlib.import_module(f"{__name__}.{_info.name}")
-    for _name in _layer.__all__:
-        globals()[_name] = getattr(_layer, _name)
-        __all__.append(_name)
-del _info, _layer, _name
+__all__ += export_module_files(__name__, __path__, globals())

@@ -7,19 +7,10 @@ on torch tensors: torch_layer.py, docs/torch_layers.md), reached through `<Name>
 Adding a layer is adding its file here: every module of this folder whose name does not
 start with `_` (and is not one of the bases) is imported, and its `__all__` exported."""
 
-import importlib
-import pkgutil
-
+from lrnn._folder_exports import export_module_files
 from lrnn.nn.module.gnn.pyg import PygLayer
 
 _BASES = {"pyg", "torch_layer"}
 
 __all__ = ["PygLayer"]
-for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-    if _info.name.startswith("_") or _info.name in _BASES:
-        continue
-    _layer = importlib.import_module(f"{__name__}.{_info.name}")
-    for _name in _layer.__all__:
-        globals()[_name] = getattr(_layer, _name)
-        __all__.append(_name)
-del _info, _layer, _name
+__all__ += export_module_files(__name__, __path__, globals(), skip=_BASES)
