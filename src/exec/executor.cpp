@@ -9,6 +9,7 @@
 
 #include "exec/atom_sum.hpp"
 #include "exec/batch_norm.hpp"
+#include "exec/clear_gradients.hpp"
 #include "exec/direct_product.hpp"
 #include "exec/parallel.hpp"
 #include "exec/plan.hpp"
@@ -600,9 +601,11 @@ void backward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
 
 template <class T>
 void backward_steps(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg, size_t first,
-                    size_t last) {
+                    size_t last, GradientSlots slots) {
   const T* v = ws.values.data();
   T* g = ws.grads.data();
+  const bool clear = slots == GradientSlots::Clear;
+  ws.grads_zero = false;  // until a clearing pass's finish_clearing
   for (size_t k = last; k-- > first;) {
     const Step& step = plan.steps[k];
     if (step.atom) {
@@ -610,6 +613,7 @@ void backward_steps(const Plan& plan, const ParamView<T>& params, BasicWorkspace
     } else {
       rule_backward(plan.rule_groups[step.index], params, ws, pg);
     }
+    if (clear) clear_step_gradients(plan, k, g);
   }
 }
 
@@ -632,7 +636,7 @@ void backward_end(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T
 template <class T>
 void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, std::vector<double>& param_grads,
               const neural::Parameters* example_params, std::vector<double>* example_grads,
-              FloatGradients float_gradients) {
+              FloatGradients float_gradients, GradientSlots slots) {
   const bool keep_float = float_gradients == FloatGradients::KeepFloat && !std::is_same_v<T, double>;
   if (!keep_float) param_grads.resize(params.size(), 0.0);
   if (ws.grads.size() < plan.num_values && !memory_fits(uint64_t(plan.num_values - ws.grads.size()) * sizeof(T)))
@@ -647,8 +651,9 @@ void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& w
     ws.param_grads.assign(params.size(), T(0));
     pg = ws.param_grads.data();
   }
-  backward_steps(plan, params, ws, pg, 0, plan.steps.size());
+  backward_steps(plan, params, ws, pg, 0, plan.steps.size(), slots);
   backward_end(plan, params, ws, pg, example_params, example_grads);
+  if (slots == GradientSlots::Clear) finish_clearing(plan, ws);
   if constexpr (!std::is_same_v<T, double>)
     if (!keep_float)
       for (size_t i = 0; i < param_grads.size(); ++i) param_grads[i] += pg[i];
@@ -656,12 +661,15 @@ void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& w
 
 template <class T>
 void norm_finish_backward(const Plan& plan, size_t step, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg) {
+  ws.grads_zero = false;
   atom_finish_backward(plan.atom_groups[plan.steps[step].index], params, ws.values.data(), ws.grads.data(), pg);
 }
 
 template <class T>
-void norm_reduce_backward(const Plan& plan, size_t step, BasicWorkspace<T>& ws) {
+void norm_reduce_backward(const Plan& plan, size_t step, BasicWorkspace<T>& ws, GradientSlots slots) {
   atom_reduce_backward(plan.atom_groups[plan.steps[step].index], ws.values.data(), ws.grads.data());
+  ws.grads_zero = false;
+  if (slots == GradientSlots::Clear) clear_step_gradients(plan, step, ws.grads.data());
 }
 
 #define LRNN_STAGED(T)                                                                                              \
@@ -670,11 +678,12 @@ void norm_reduce_backward(const Plan& plan, size_t step, BasicWorkspace<T>& ws) 
   template void forward_steps<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, size_t, size_t);            \
   template void norm_reduce_forward<T>(const Plan&, size_t, BasicWorkspace<T>&);                                   \
   template void norm_finish_forward<T>(const Plan&, size_t, const ParamView<T>&, BasicWorkspace<T>&);             \
-  template void backward_steps<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, T*, size_t, size_t);       \
+  template void backward_steps<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, T*, size_t, size_t,       \
+                                  GradientSlots);                                                                  \
   template void backward_end<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, T*,                         \
                                 const neural::Parameters*, std::vector<double>*);                                  \
   template void norm_finish_backward<T>(const Plan&, size_t, const ParamView<T>&, BasicWorkspace<T>&, T*);         \
-  template void norm_reduce_backward<T>(const Plan&, size_t, BasicWorkspace<T>&);
+  template void norm_reduce_backward<T>(const Plan&, size_t, BasicWorkspace<T>&, GradientSlots);
 LRNN_STAGED(double)
 LRNN_STAGED(float)
 #undef LRNN_STAGED
@@ -691,9 +700,9 @@ template void forward<double>(const Plan&, std::span<const double>, const ParamV
 template void forward<float>(const Plan&, std::span<const double>, const ParamView<float>&, Workspace32&,
                              const neural::Parameters*);
 template void backward<double>(const Plan&, const ParamView<double>&, Workspace&, std::vector<double>&,
-                               const neural::Parameters*, std::vector<double>*, FloatGradients);
+                               const neural::Parameters*, std::vector<double>*, FloatGradients, GradientSlots);
 template void backward<float>(const Plan&, const ParamView<float>&, Workspace32&, std::vector<double>&,
-                              const neural::Parameters*, std::vector<double>*, FloatGradients);
+                              const neural::Parameters*, std::vector<double>*, FloatGradients, GradientSlots);
 template <class T>
 void copy_output_value(const Plan& plan, const BasicWorkspace<T>& ws, size_t o, std::vector<double>& out) {
   const OutputRef& ref = plan.outputs[o];

@@ -86,14 +86,22 @@ Plan PlanBuilder::build() {
   bucket_by_depth();
   auto rule_it = rule_buckets.begin();
   auto atom_it = atom_buckets.begin();
+  // The values each call allocates go with the first step it adds (Plan::step_values).
+  const auto planned = [&](auto&& add) {
+    const size_t first_step = plan.steps.size();
+    const uint32_t begin = alloc.size();
+    add();
+    for (size_t k = first_step; k < plan.steps.size(); ++k)
+      plan.step_values.emplace_back(k == first_step ? begin : alloc.size(), alloc.size());
+  };
   for (uint32_t depth = 1; depth <= max_depth; ++depth) {
     contributions.assign(model.predicates.size(), {});
     depth_first_group = plan.rule_groups.size();
     for (; rule_it != rule_buckets.end() && rule_it->first.first == depth; ++rule_it)
-      add_rule_group(rule_it->first.second, std::move(rule_it->second));  // (not copied: n^2 for attention)
-    add_pair_block_groups(depth);
+      planned([&] { add_rule_group(rule_it->first.second, std::move(rule_it->second)); });  // (not copied: n^2)
+    planned([&] { add_pair_block_groups(depth); });
     for (; atom_it != atom_buckets.end() && atom_it->first.first == depth; ++atom_it)
-      add_atom_group(atom_it->first.second, atom_it->second);
+      planned([&] { add_atom_group(atom_it->first.second, atom_it->second); });
   }
   if (!options.fact_gradients) drop_fact_input_gradients();
   place_outputs();
