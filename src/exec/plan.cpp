@@ -404,6 +404,7 @@ void PlanBuilder::add_rule_group(const uint32_t r, std::vector<Ref> members) {
   const bool reordered = spec.softmax && order_by_softmax_segment(members, G, spec.inputs.size(), scanning);
   if (scanning && !reordered) scan.done = scan_members(G, spec.inputs.size(), spec.softmax, members, scan);
   const std::vector<Shape> z_shapes = plan_rule_inputs(G, spec, members, scan);
+  if (options.alias_identity_rules && alias_identity_rule(G, spec, members, scan)) return;
   plan_combination_and_activation(G, spec, z_shapes);
   plan_head_segments(G, members, scan.done);
   if (G.softmax) plan_softmax_segments(G, members, scan.done && scan.softmax_in_order);

@@ -280,6 +280,15 @@ struct PlanOptions {
   // holding dL/d(pre-activation), not dL/d(atom value): for callers that read parameter
   // gradients and outputs only (training, evaluation), never for inspection.
   bool in_place_atoms = false;
+  // On: a rule whose value is its one input's, unchanged (one unweighted, unnegated,
+  // untransposed literal, a combination and aggregation that are the identity on one value
+  // with one grounding per head, no offset, identity activation, no head weight, no
+  // softmax: a GIN layer's `in(I) :- h(I)`) gets no slots and no step; its head atoms read
+  // the input where it lies (exec/plan_alias_rules.cpp). Two slots fewer per node and GIN
+  // layer, values and gradients. Its rule neurons then have no values of their own: for
+  // callers that read parameter gradients and outputs only (training, evaluation), never
+  // for inspection.
+  bool alias_identity_rules = false;
   // On: a TransformSum whose distinct inputs are at least twice its heads sums each head's
   // inputs before the one GEMM (TransformSum::sum_first): a GEMM over the heads instead of
   // the inputs. The same values up to the order of additions; inspection plans keep the

@@ -304,9 +304,11 @@ void SampleSteps::bind(const PreparedSet& set) {
 
 // Training and evaluation read parameter (and example fact) gradients and outputs only: no
 // gradients of the data facts (a GCN's first layer skips its dL/dX GEMM), and fused atom
-// sums keep their outputs in place (inspection, which shows every atom's gradient, builds
+// sums keep their outputs in place, and rules that pass their one input on unchanged are
+// aliases of it (inspection, which shows every atom's and rule neuron's gradient, builds
 // its own plan).
-constexpr exec::PlanOptions kTrainingPlan{.fact_gradients = false, .in_place_atoms = true};
+constexpr exec::PlanOptions kTrainingPlan{
+    .fact_gradients = false, .in_place_atoms = true, .alias_identity_rules = true};
 
 namespace {
 
