@@ -8,8 +8,10 @@ namespace lrnn::exec {
 template <class T>
 void zero_gradients(const Plan& plan, BasicWorkspace<T>& ws) {
   // All zero already: only a larger plan's new entries need writing (resize fills them).
-  if (ws.grads_zero) ws.grads.resize(plan.num_values, T(0));
-  else ws.grads.assign(plan.num_values, T(0));
+  // Never shrunk then: samples' plans differ in size, and growing back to a larger one
+  // would fill its entries again (the entries past this plan stay 0, untouched).
+  if (!ws.grads_zero) ws.grads.assign(plan.num_values, T(0));
+  else if (ws.grads.size() < plan.num_values) ws.grads.resize(plan.num_values, T(0));
   ws.grads_zero = false;  // the pass about to run writes them
 }
 

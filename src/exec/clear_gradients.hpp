@@ -18,8 +18,8 @@ namespace lrnn::exec {
 
 // (GradientSlots, how a backward leaves them, is declared with backward in exec/plan.hpp.)
 
-// Before seeding a pass's loss gradients: ws.grads sized for `plan`, every entry 0 (a fill
-// only when the last backward in `ws` did not clear it).
+// Before seeding a pass's loss gradients: ws.grads at least `plan`'s size, every entry 0
+// (a fill only when the last backward in `ws` did not clear it).
 template <class T>
 void zero_gradients(const Plan& plan, BasicWorkspace<T>& ws);
 

@@ -642,7 +642,8 @@ void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& w
   if (ws.grads.size() < plan.num_values && !memory_fits(uint64_t(plan.num_values - ws.grads.size()) * sizeof(T)))
     check_memory(uint64_t(plan.num_values - ws.grads.size()) * sizeof(T),
                  "the gradients of a network of " + std::to_string(plan.num_values) + " values");
-  ws.grads.resize(plan.num_values, 0.0);
+  // (Grown only: a larger buffer left all zero by a clearing pass stays so past the plan.)
+  if (ws.grads.size() < plan.num_values) ws.grads.resize(plan.num_values, 0.0);
   // double accumulates into the caller's vector; float sums the pass in float first.
   T* pg;
   if constexpr (std::is_same_v<T, double>) {

@@ -7,7 +7,7 @@
 //    facts below them, cover every value;
 //  - clearing passes give the parameter gradients of a pass over a zero-filled buffer bit
 //    for bit, leave every gradient 0, and so do passes of other plans in between in the
-//    same workspace (a larger plan, then a smaller one);
+//    same workspace (a larger plan, then a smaller one, run in the larger buffer);
 //  - a keeping backward after a clearing one marks the buffer as not zero, and the next
 //    zero_gradients fills it.
 #include <gtest/gtest.h>
@@ -131,6 +131,8 @@ void check_template(const std::string& text, const exec::PlanOptions& options) {
     EXPECT_EQ(got, ref[p]) << "round " << round;  // bit for bit
     EXPECT_TRUE(ws.grads_zero);
     EXPECT_TRUE(all_zero(ws)) << "round " << round;
+    // Never shrunk to the smaller plan (growing back would fill again).
+    EXPECT_GE(ws.grads.size(), b.plans[1].num_values);
   }
   // Keeping after clearing: not zero any more, and the next clearing pass starts from a fill.
   EXPECT_EQ(pass(b.plans[1], b.engine, ws, exec::GradientSlots::Keep), ref[1]);
