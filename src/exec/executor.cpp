@@ -415,7 +415,23 @@ void atom_finish_forward(const AtomGroup& A, const ParamView<T>& params, T* v) {
   } else if (A.offset != neural::kNoParam) {
     add_offset(red, params.info(A.offset).shape, A.m, params.data(A.offset), v + A.red_off, v + A.pre_off);
   }
-  activation_forward(A.activation, red, A.m, v + A.pre_off, v + A.out_off);
+  if (A.out_off != A.pre_off) return activation_forward(A.activation, red, A.m, v + A.pre_off, v + A.out_off);
+  // In place (a normalised group of a training plan, ReLU or identity): see plan.hpp.
+  if (A.activation.kind == ActivationKind::Relu) {
+    T* y = v + A.out_off;
+    for (size_t i = 0, len = size_t(A.m) * red.size(); i < len; ++i) y[i] = y[i] > T(0) ? y[i] : T(0);
+  }
+}
+
+// dL/d(pre) over dL/d(output) where both lie (out_off == pre_off): the output's sign is the
+// pre-activation's. `0 +` as the accumulating kernel's `+=` into a zero slot gives (-0 -> +0).
+template <class T>
+void in_place_activation_backward(const AtomGroup& A, Shape red, const T* v, T* g) {
+  const bool relu = A.activation.kind == ActivationKind::Relu;
+  const T* y = v + A.out_off;
+  T* gy = g + A.out_off;
+  for (size_t i = 0, len = size_t(A.m) * red.size(); i < len; ++i)
+    gy[i] = T(0) + (relu ? (y[i] > T(0) ? gy[i] : T(0)) : gy[i]);
 }
 
 template <class T>
@@ -431,7 +447,8 @@ void atom_forward(const AtomGroup& A, const ParamView<T>& params, T* v) {
 template <class T>
 void atom_finish_backward(const AtomGroup& A, const ParamView<T>& params, const T* v, T* g, T* pg) {
   const Shape red = reduced_shape(A);
-  activation_backward(A.activation, red, A.m, v + A.pre_off, v + A.out_off, g + A.out_off, g + A.pre_off);
+  if (A.out_off == A.pre_off) in_place_activation_backward(A, red, v, g);
+  else activation_backward(A.activation, red, A.m, v + A.pre_off, v + A.out_off, g + A.out_off, g + A.pre_off);
   if (A.norm != neural::kNoParam) {
     offset_backward(red, params.info(A.offset).shape, A.m, g + A.pre_off, pg + params.info(A.offset).offset);
     const size_t size = red.size();

@@ -743,8 +743,13 @@ void PlanBuilder::add_atom_group(const uint32_t p, const std::vector<Ref>& membe
   if (pred.norm != neural::kNoParam) plan_batch_norm(A, model.batch_norms[pred.norm], red_shape, where);
   A.activation = pred.activation;
   A.out_shape = activation_shape(A.activation, red_shape);
-  A.out_off = options.in_place_atoms && fusable_atom_sum(A) ? A.red_off
-                                                            : alloc.take(static_cast<size_t>(A.m) * A.out_shape.size());
+  // In place (PlanOptions::in_place_atoms): a fused sum's outputs in its sums' slot, a
+  // normalised group's (ReLU or identity) in its scaled and shifted values' own slot.
+  const bool relu_or_identity =
+      A.activation.kind == ActivationKind::Relu || A.activation.kind == ActivationKind::Identity;
+  if (options.in_place_atoms && fusable_atom_sum(A)) A.out_off = A.red_off;
+  else if (options.in_place_atoms && A.norm != neural::kNoParam && relu_or_identity) A.out_off = A.pre_off;
+  else A.out_off = alloc.take(static_cast<size_t>(A.m) * A.out_shape.size());
   for (uint32_t j = 0; j < A.m; ++j) {
     const auto [s, l] = members[j];
     plan.atom_offsets[s][l] = A.out_off + j * static_cast<uint32_t>(A.out_shape.size());

@@ -278,7 +278,9 @@ struct PlanOptions {
   // outputs in its sums' slot (ReLU's backward needs only the sign, which the output keeps):
   // a slot less per atom, values and gradients. The atoms' gradient slots then end a pass
   // holding dL/d(pre-activation), not dL/d(atom value): for callers that read parameter
-  // gradients and outputs only (training, evaluation), never for inspection.
+  // gradients and outputs only (training, evaluation), never for inspection. A batch-
+  // normalised group with a ReLU or identity keeps its outputs in the slot of its scaled and
+  // shifted values likewise (out_off == pre_off).
   bool in_place_atoms = false;
   // On: a rule whose value is its one input's, unchanged (one unweighted, unnegated,
   // untransposed literal, a combination and aggregation that are the identity on one value
