@@ -35,9 +35,11 @@ void norm_reduce_forward(const Plan& plan, size_t step, BasicWorkspace<T>& ws);
 template <class T>
 void norm_finish_forward(const Plan& plan, size_t step, const ParamView<T>& params, BasicWorkspace<T>& ws);
 
+// Clear: each step's value gradients zeroed after its backward (exec/clear_gradients.hpp;
+// the caller ends the pass with finish_clearing).
 template <class T>
 void backward_steps(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg, size_t first,
-                    size_t last);
+                    size_t last, GradientSlots slots = GradientSlots::Keep);
 // The template facts' gradients into pg, the learnable example facts' into example_grads.
 template <class T>
 void backward_end(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg,
@@ -47,7 +49,8 @@ void backward_end(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T
 template <class T>
 void norm_finish_backward(const Plan& plan, size_t step, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg);
 template <class T>
-void norm_reduce_backward(const Plan& plan, size_t step, BasicWorkspace<T>& ws);
+void norm_reduce_backward(const Plan& plan, size_t step, BasicWorkspace<T>& ws,
+                          GradientSlots slots = GradientSlots::Keep);
 
 // One sample's atoms of a normalised predicate: its group and the workspace it ran in.
 template <class T>

@@ -9,6 +9,7 @@
 
 #include "exec/atom_sum.hpp"
 #include "exec/batch_norm.hpp"
+#include "exec/clear_gradients.hpp"
 #include "exec/direct_product.hpp"
 #include "exec/parallel.hpp"
 #include "exec/plan.hpp"
@@ -414,7 +415,23 @@ void atom_finish_forward(const AtomGroup& A, const ParamView<T>& params, T* v) {
   } else if (A.offset != neural::kNoParam) {
     add_offset(red, params.info(A.offset).shape, A.m, params.data(A.offset), v + A.red_off, v + A.pre_off);
   }
-  activation_forward(A.activation, red, A.m, v + A.pre_off, v + A.out_off);
+  if (A.out_off != A.pre_off) return activation_forward(A.activation, red, A.m, v + A.pre_off, v + A.out_off);
+  // In place (a normalised group of a training plan, ReLU or identity): see plan.hpp.
+  if (A.activation.kind == ActivationKind::Relu) {
+    T* y = v + A.out_off;
+    for (size_t i = 0, len = size_t(A.m) * red.size(); i < len; ++i) y[i] = y[i] > T(0) ? y[i] : T(0);
+  }
+}
+
+// dL/d(pre) over dL/d(output) where both lie (out_off == pre_off): the output's sign is the
+// pre-activation's. `0 +` as the accumulating kernel's `+=` into a zero slot gives (-0 -> +0).
+template <class T>
+void in_place_activation_backward(const AtomGroup& A, Shape red, const T* v, T* g) {
+  const bool relu = A.activation.kind == ActivationKind::Relu;
+  const T* y = v + A.out_off;
+  T* gy = g + A.out_off;
+  for (size_t i = 0, len = size_t(A.m) * red.size(); i < len; ++i)
+    gy[i] = T(0) + (relu ? (y[i] > T(0) ? gy[i] : T(0)) : gy[i]);
 }
 
 template <class T>
@@ -430,7 +447,8 @@ void atom_forward(const AtomGroup& A, const ParamView<T>& params, T* v) {
 template <class T>
 void atom_finish_backward(const AtomGroup& A, const ParamView<T>& params, const T* v, T* g, T* pg) {
   const Shape red = reduced_shape(A);
-  activation_backward(A.activation, red, A.m, v + A.pre_off, v + A.out_off, g + A.out_off, g + A.pre_off);
+  if (A.out_off == A.pre_off) in_place_activation_backward(A, red, v, g);
+  else activation_backward(A.activation, red, A.m, v + A.pre_off, v + A.out_off, g + A.out_off, g + A.pre_off);
   if (A.norm != neural::kNoParam) {
     offset_backward(red, params.info(A.offset).shape, A.m, g + A.pre_off, pg + params.info(A.offset).offset);
     const size_t size = red.size();
@@ -600,9 +618,11 @@ void backward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
 
 template <class T>
 void backward_steps(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg, size_t first,
-                    size_t last) {
+                    size_t last, GradientSlots slots) {
   const T* v = ws.values.data();
   T* g = ws.grads.data();
+  const bool clear = slots == GradientSlots::Clear;
+  ws.grads_zero = false;  // until a clearing pass's finish_clearing
   for (size_t k = last; k-- > first;) {
     const Step& step = plan.steps[k];
     if (step.atom) {
@@ -610,6 +630,7 @@ void backward_steps(const Plan& plan, const ParamView<T>& params, BasicWorkspace
     } else {
       rule_backward(plan.rule_groups[step.index], params, ws, pg);
     }
+    if (clear) clear_step_gradients(plan, k, g);
   }
 }
 
@@ -632,13 +653,14 @@ void backward_end(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T
 template <class T>
 void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, std::vector<double>& param_grads,
               const neural::Parameters* example_params, std::vector<double>* example_grads,
-              FloatGradients float_gradients) {
+              FloatGradients float_gradients, GradientSlots slots) {
   const bool keep_float = float_gradients == FloatGradients::KeepFloat && !std::is_same_v<T, double>;
   if (!keep_float) param_grads.resize(params.size(), 0.0);
   if (ws.grads.size() < plan.num_values && !memory_fits(uint64_t(plan.num_values - ws.grads.size()) * sizeof(T)))
     check_memory(uint64_t(plan.num_values - ws.grads.size()) * sizeof(T),
                  "the gradients of a network of " + std::to_string(plan.num_values) + " values");
-  ws.grads.resize(plan.num_values, 0.0);
+  // (Grown only: a larger buffer left all zero by a clearing pass stays so past the plan.)
+  if (ws.grads.size() < plan.num_values) ws.grads.resize(plan.num_values, 0.0);
   // double accumulates into the caller's vector; float sums the pass in float first.
   T* pg;
   if constexpr (std::is_same_v<T, double>) {
@@ -647,8 +669,9 @@ void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& w
     ws.param_grads.assign(params.size(), T(0));
     pg = ws.param_grads.data();
   }
-  backward_steps(plan, params, ws, pg, 0, plan.steps.size());
+  backward_steps(plan, params, ws, pg, 0, plan.steps.size(), slots);
   backward_end(plan, params, ws, pg, example_params, example_grads);
+  if (slots == GradientSlots::Clear) finish_clearing(plan, ws);
   if constexpr (!std::is_same_v<T, double>)
     if (!keep_float)
       for (size_t i = 0; i < param_grads.size(); ++i) param_grads[i] += pg[i];
@@ -656,12 +679,15 @@ void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& w
 
 template <class T>
 void norm_finish_backward(const Plan& plan, size_t step, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg) {
+  ws.grads_zero = false;
   atom_finish_backward(plan.atom_groups[plan.steps[step].index], params, ws.values.data(), ws.grads.data(), pg);
 }
 
 template <class T>
-void norm_reduce_backward(const Plan& plan, size_t step, BasicWorkspace<T>& ws) {
+void norm_reduce_backward(const Plan& plan, size_t step, BasicWorkspace<T>& ws, GradientSlots slots) {
   atom_reduce_backward(plan.atom_groups[plan.steps[step].index], ws.values.data(), ws.grads.data());
+  ws.grads_zero = false;
+  if (slots == GradientSlots::Clear) clear_step_gradients(plan, step, ws.grads.data());
 }
 
 #define LRNN_STAGED(T)                                                                                              \
@@ -670,11 +696,12 @@ void norm_reduce_backward(const Plan& plan, size_t step, BasicWorkspace<T>& ws) 
   template void forward_steps<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, size_t, size_t);            \
   template void norm_reduce_forward<T>(const Plan&, size_t, BasicWorkspace<T>&);                                   \
   template void norm_finish_forward<T>(const Plan&, size_t, const ParamView<T>&, BasicWorkspace<T>&);             \
-  template void backward_steps<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, T*, size_t, size_t);       \
+  template void backward_steps<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, T*, size_t, size_t,       \
+                                  GradientSlots);                                                                  \
   template void backward_end<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, T*,                         \
                                 const neural::Parameters*, std::vector<double>*);                                  \
   template void norm_finish_backward<T>(const Plan&, size_t, const ParamView<T>&, BasicWorkspace<T>&, T*);         \
-  template void norm_reduce_backward<T>(const Plan&, size_t, BasicWorkspace<T>&);
+  template void norm_reduce_backward<T>(const Plan&, size_t, BasicWorkspace<T>&, GradientSlots);
 LRNN_STAGED(double)
 LRNN_STAGED(float)
 #undef LRNN_STAGED
@@ -691,9 +718,9 @@ template void forward<double>(const Plan&, std::span<const double>, const ParamV
 template void forward<float>(const Plan&, std::span<const double>, const ParamView<float>&, Workspace32&,
                              const neural::Parameters*);
 template void backward<double>(const Plan&, const ParamView<double>&, Workspace&, std::vector<double>&,
-                               const neural::Parameters*, std::vector<double>*, FloatGradients);
+                               const neural::Parameters*, std::vector<double>*, FloatGradients, GradientSlots);
 template void backward<float>(const Plan&, const ParamView<float>&, Workspace32&, std::vector<double>&,
-                              const neural::Parameters*, std::vector<double>*, FloatGradients);
+                              const neural::Parameters*, std::vector<double>*, FloatGradients, GradientSlots);
 template <class T>
 void copy_output_value(const Plan& plan, const BasicWorkspace<T>& ws, size_t o, std::vector<double>& out) {
   const OutputRef& ref = plan.outputs[o];

@@ -86,14 +86,22 @@ Plan PlanBuilder::build() {
   bucket_by_depth();
   auto rule_it = rule_buckets.begin();
   auto atom_it = atom_buckets.begin();
+  // The values each call allocates go with the first step it adds (Plan::step_values).
+  const auto planned = [&](auto&& add) {
+    const size_t first_step = plan.steps.size();
+    const uint32_t begin = alloc.size();
+    add();
+    for (size_t k = first_step; k < plan.steps.size(); ++k)
+      plan.step_values.emplace_back(k == first_step ? begin : alloc.size(), alloc.size());
+  };
   for (uint32_t depth = 1; depth <= max_depth; ++depth) {
     contributions.assign(model.predicates.size(), {});
     depth_first_group = plan.rule_groups.size();
     for (; rule_it != rule_buckets.end() && rule_it->first.first == depth; ++rule_it)
-      add_rule_group(rule_it->first.second, std::move(rule_it->second));  // (not copied: n^2 for attention)
-    add_pair_block_groups(depth);
+      planned([&] { add_rule_group(rule_it->first.second, std::move(rule_it->second)); });  // (not copied: n^2)
+    planned([&] { add_pair_block_groups(depth); });
     for (; atom_it != atom_buckets.end() && atom_it->first.first == depth; ++atom_it)
-      add_atom_group(atom_it->first.second, atom_it->second);
+      planned([&] { add_atom_group(atom_it->first.second, atom_it->second); });
   }
   if (!options.fact_gradients) drop_fact_input_gradients();
   place_outputs();
@@ -396,6 +404,7 @@ void PlanBuilder::add_rule_group(const uint32_t r, std::vector<Ref> members) {
   const bool reordered = spec.softmax && order_by_softmax_segment(members, G, spec.inputs.size(), scanning);
   if (scanning && !reordered) scan.done = scan_members(G, spec.inputs.size(), spec.softmax, members, scan);
   const std::vector<Shape> z_shapes = plan_rule_inputs(G, spec, members, scan);
+  if (options.alias_identity_rules && alias_identity_rule(G, spec, members, scan)) return;
   plan_combination_and_activation(G, spec, z_shapes);
   plan_head_segments(G, members, scan.done);
   if (G.softmax) plan_softmax_segments(G, members, scan.done && scan.softmax_in_order);
@@ -734,8 +743,13 @@ void PlanBuilder::add_atom_group(const uint32_t p, const std::vector<Ref>& membe
   if (pred.norm != neural::kNoParam) plan_batch_norm(A, model.batch_norms[pred.norm], red_shape, where);
   A.activation = pred.activation;
   A.out_shape = activation_shape(A.activation, red_shape);
-  A.out_off = options.in_place_atoms && fusable_atom_sum(A) ? A.red_off
-                                                            : alloc.take(static_cast<size_t>(A.m) * A.out_shape.size());
+  // In place (PlanOptions::in_place_atoms): a fused sum's outputs in its sums' slot, a
+  // normalised group's (ReLU or identity) in its scaled and shifted values' own slot.
+  const bool relu_or_identity =
+      A.activation.kind == ActivationKind::Relu || A.activation.kind == ActivationKind::Identity;
+  if (options.in_place_atoms && fusable_atom_sum(A)) A.out_off = A.red_off;
+  else if (options.in_place_atoms && A.norm != neural::kNoParam && relu_or_identity) A.out_off = A.pre_off;
+  else A.out_off = alloc.take(static_cast<size_t>(A.m) * A.out_shape.size());
   for (uint32_t j = 0; j < A.m; ++j) {
     const auto [s, l] = members[j];
     plan.atom_offsets[s][l] = A.out_off + j * static_cast<uint32_t>(A.out_shape.size());

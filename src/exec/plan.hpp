@@ -238,6 +238,14 @@ struct Plan {
   std::vector<Step> steps;
   // Positions in `steps` of the batch-normalised atom groups, ascending.
   std::vector<uint32_t> norm_steps;
+  // Per step: the values [first, second) it allocated (the value buffer is allocated in step
+  // order, and a step reads and writes only its own values and earlier ones). Once step k's
+  // backward is done no step left to run backward touches them, so a clearing backward
+  // (GradientSlots::Clear) zeroes their gradients there, while they are still in cache.
+  // Steps planned together (one call of the builder) list their values with the first of
+  // them and an empty range with the others. Empty for a plan built without it: a clearing
+  // backward then zeroes every gradient at its end.
+  std::vector<std::pair<uint32_t, uint32_t>> step_values;
   std::vector<OutputRef> outputs;
   // Per sample: value offset of each local atom (for inspection).
   std::vector<std::vector<uint32_t>> atom_offsets;
@@ -270,8 +278,19 @@ struct PlanOptions {
   // outputs in its sums' slot (ReLU's backward needs only the sign, which the output keeps):
   // a slot less per atom, values and gradients. The atoms' gradient slots then end a pass
   // holding dL/d(pre-activation), not dL/d(atom value): for callers that read parameter
-  // gradients and outputs only (training, evaluation), never for inspection.
+  // gradients and outputs only (training, evaluation), never for inspection. A batch-
+  // normalised group with a ReLU or identity keeps its outputs in the slot of its scaled and
+  // shifted values likewise (out_off == pre_off).
   bool in_place_atoms = false;
+  // On: a rule whose value is its one input's, unchanged (one unweighted, unnegated,
+  // untransposed literal, a combination and aggregation that are the identity on one value
+  // with one grounding per head, no offset, identity activation, no head weight, no
+  // softmax: a GIN layer's `in(I) :- h(I)`) gets no slots and no step; its head atoms read
+  // the input where it lies (exec/plan_alias_rules.cpp). Two slots fewer per node and GIN
+  // layer, values and gradients. Its rule neurons then have no values of their own: for
+  // callers that read parameter gradients and outputs only (training, evaluation), never
+  // for inspection.
+  bool alias_identity_rules = false;
   // On: a TransformSum whose distinct inputs are at least twice its heads sums each head's
   // inputs before the one GEMM (TransformSum::sum_first): a GEMM over the heads instead of
   // the inputs. The same values up to the order of additions; inspection plans keep the
@@ -332,6 +351,9 @@ using AlignedValues = AlignedBuffer<double>;
 template <class T>
 struct BasicWorkspace {
   AlignedBuffer<T> values, grads;
+  // Every entry of `grads` is 0: a clearing backward left it so (exec/clear_gradients.hpp),
+  // and the next pass need not zero it. Any other backward sets it false.
+  bool grads_zero = false;
   std::vector<T> param_grads;
   std::vector<Shape> in_shapes;
   std::vector<const T*> in;
@@ -389,10 +411,15 @@ void backward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
 // per-sample gradient then costs no zero-fill and no pass over a double vector; converting
 // them later gives the values Add would have added). A double pass always adds.
 enum class FloatGradients : uint8_t { Add, KeepFloat };
+// How a backward pass leaves the value gradients ws.grads: as computed (Keep: for callers
+// that read them, e.g. inspection), or all zero again, each step's zeroed as soon as no step
+// left needs them (Clear: for callers that read only parameter gradients, i.e. training;
+// the next pass's zero_gradients then writes nothing; exec/clear_gradients.hpp).
+enum class GradientSlots : uint8_t { Keep, Clear };
 template <class T>
 void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, std::vector<double>& param_grads,
               const neural::Parameters* example_params = nullptr, std::vector<double>* example_grads = nullptr,
-              FloatGradients float_gradients = FloatGradients::Add);
+              FloatGradients float_gradients = FloatGradients::Add, GradientSlots slots = GradientSlots::Keep);
 
 // The value of output o (0 for a query without a neuron), as a flat row-major array.
 template <class T>

@@ -189,6 +189,11 @@ class PlanBuilder {
 
   void plan_aggregation_and_head_weight(RuleGroup& G, const neural::RuleSpec& spec);
 
+  // PlanOptions::alias_identity_rules (plan_alias_rules.cpp): whether G (its inputs
+  // planned) computes each head's one input unchanged; if so its heads' contributions are
+  // the inputs' offsets and G gets no step.
+  bool alias_identity_rule(RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
+                           const MemberScan& scan);
   void add_contributions(const RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
                          const MemberScan& scan);
 

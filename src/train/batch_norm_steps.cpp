@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <string>
 
+#include "exec/clear_gradients.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "train/engine.hpp"
 #include "train/example_facts.hpp"
@@ -171,6 +172,9 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
     out.example_grads.assign(example_params ? example_params->size() : 0, 0.0);
     cursor[s] = plan.steps.size();
   }
+  // Each step's value gradients are zeroed once its backward is done, while they are in
+  // cache (exec/clear_gradients.hpp): the next batch's take_outputs then zeroes nothing.
+  constexpr exec::GradientSlots kClear = exec::GradientSlots::Clear;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     sites.clear();
     members.clear();
@@ -178,7 +182,7 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
       const exec::Plan& plan = plan_of(s);
       if (next[s] == 0 || norm_at(plan, next[s] - 1) != *it) continue;
       const size_t step = plan.norm_steps[next[s] - 1];
-      exec::backward_steps(plan, params, ws(s), pg, step + 1, cursor[s]);
+      exec::backward_steps(plan, params, ws(s), pg, step + 1, cursor[s], kClear);
       exec::norm_finish_backward(plan, step, params, ws(s), pg);
       sites.push_back({&plan.atom_groups[plan.steps[step].index], &ws(s)});
       members.push_back(s);
@@ -187,15 +191,16 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
     for (size_t s : members) {
       const exec::Plan& plan = plan_of(s);
       const size_t step = plan.norm_steps[--next[s]];
-      exec::norm_reduce_backward(plan, step, ws(s));
+      exec::norm_reduce_backward(plan, step, ws(s), kClear);
       cursor[s] = step;
     }
   }
   for (size_t s = 0; s < n; ++s) {
     const exec::Plan& plan = plan_of(s);
-    exec::backward_steps(plan, params, ws(s), pg, 0, cursor[s]);
+    exec::backward_steps(plan, params, ws(s), pg, 0, cursor[s], kClear);
     exec::backward_end(plan, params, ws(s), pg, example_params,
                        example_params ? &slots_[s].example_grads : nullptr);
+    exec::finish_clearing(plan, ws(s));
   }
   if constexpr (!std::is_same_v<T, double>) std::swap(slots_[0].grads32, batch_grads32_);  // refilled next step
   for (size_t s = 0; s < n; ++s) take(s, slots_[s]);

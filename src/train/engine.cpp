@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 
+#include "exec/clear_gradients.hpp"
 #include "exec/prefetch.hpp"
 #include "logic/grounder.hpp"
 #include "lrnn/diagnostics.hpp"
@@ -303,9 +304,11 @@ void SampleSteps::bind(const PreparedSet& set) {
 
 // Training and evaluation read parameter (and example fact) gradients and outputs only: no
 // gradients of the data facts (a GCN's first layer skips its dL/dX GEMM), and fused atom
-// sums keep their outputs in place (inspection, which shows every atom's gradient, builds
+// sums keep their outputs in place, and rules that pass their one input on unchanged are
+// aliases of it (inspection, which shows every atom's and rule neuron's gradient, builds
 // its own plan).
-constexpr exec::PlanOptions kTrainingPlan{.fact_gradients = false, .in_place_atoms = true};
+constexpr exec::PlanOptions kTrainingPlan{
+    .fact_gradients = false, .in_place_atoms = true, .alias_identity_rules = true};
 
 namespace {
 
@@ -421,7 +424,8 @@ void SampleSteps::forward_sample(const exec::ParamView<T>& params, const Prepare
 
 // After sample `local`'s forward in `ws`: its output values and (as asked) predictions and
 // targets into `out`, its loss into out.loss, and the loss gradients seeded into ws.grads
-// (zeroed first: backward accumulates).
+// (zeroed first, backward accumulates: nothing to write when the last pass in `ws` cleared
+// them, exec/clear_gradients.hpp).
 template <class T>
 void SampleSteps::take_outputs(const exec::Plan& plan, const PreparedSet& set, uint32_t local, LossKind loss_kind,
                                size_t mean_over, bool with_metrics, bool with_values, exec::BasicWorkspace<T>& ws,
@@ -432,7 +436,7 @@ void SampleSteps::take_outputs(const exec::Plan& plan, const PreparedSet& set, u
     out.predictions.clear();
     out.targets.clear();
   }
-  ws.grads.assign(plan.num_values, 0.0);
+  exec::zero_gradients(plan, ws);
   const size_t first = first_output_[local];
   out.loss = seed_loss_gradients(
       plan, ws, loss_kind,
@@ -460,10 +464,12 @@ void SampleSteps::run_sample(const exec::ParamView<T>& params, const PreparedSet
   if constexpr (std::is_same_v<T, double>) {
     out.grads32.clear();
     out.grads.assign(params.size(), 0.0);
-    exec::backward(plan, params, ws, out.grads, example_params, example_grads);
+    exec::backward(plan, params, ws, out.grads, example_params, example_grads, exec::FloatGradients::Add,
+                   exec::GradientSlots::Clear);
   } else {
     out.grads.clear();
-    exec::backward(plan, params, ws, out.grads, example_params, example_grads, exec::FloatGradients::KeepFloat);
+    exec::backward(plan, params, ws, out.grads, example_params, example_grads, exec::FloatGradients::KeepFloat,
+                   exec::GradientSlots::Clear);
     std::swap(out.grads32, ws.param_grads);  // the next pass refills the vector swapped in
   }
 }
