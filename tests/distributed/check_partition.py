@@ -6,6 +6,7 @@ ranks"), run by the ctest `distributed_partition`:
   of examples/big_graphs/gcn.lrnn, float64: 1, 2 and 3 ranks and one process without MPI
   train the same weights and losses (to 1e-12 relative; the actual differences are printed),
   and every rank holds only the facts within the template's radius of its queries;
+- the same graph from arrays (`--dataset npz:`) partitions alike;
 - a rank killed mid-training ends the job, naming the rank;
 - a template the partition cannot make exact is refused (exit 2) naming its rule's
   file:line (exit 1, as a semantic error in one process), and so are query mini-batches.
@@ -102,6 +103,28 @@ def same_training_over_ranks(lrnn, tmp, args):
             print(f"     1 rank: work {report['timing']['work']}")
 
 
+def arrays(lrnn, tmp, graph):
+    """The same graph from arrays (--dataset npz:, gcn_arrays.lrnn) partitions alike."""
+    import numpy as np
+    g = dict(np.load(f"{graph}.npz"))
+    g["y"] //= 2  # the binary target of the text's queries
+    for mask in ("train_mask", "val_mask", "test_mask"):
+        g.pop(mask)  # no query split: the partition refuses one
+    np.savez(tmp / "arrays.npz", **g)
+    args = ["train", ROOT / "examples/big_graphs/gcn_arrays.lrnn", "--dataset", f"npz:{tmp / 'arrays.npz'}",
+            "--epochs", 3, "--lr", 0.01, "--seed", 3, "--json"]
+    r = subprocess.run([str(lrnn)] + [str(a) for a in args], capture_output=True, text=True,
+                       env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=180)
+    check(r.returncode == 0, f"arrays: one process trains {r.stderr[-800:]}")
+    m = mpirun(lrnn, 2, args)
+    check(m.returncode == 0, f"arrays: 2 ranks train {m.stderr[-800:]}")
+    if r.returncode == 0 and m.returncode == 0:
+        (one, _), (two, report) = losses(r.stdout), losses(m.stdout)
+        d = max(abs(a - b) / abs(a) for a, b in zip(one, two, strict=True))
+        check(d <= TOLERANCE and "partition" in report["ranks"],
+              f"arrays: 2 ranks vs one process: max relative loss difference {d:.3g} <= {TOLERANCE}")
+
+
 def killed_rank(lrnn, args):
     t0 = time.monotonic()
     r = mpirun(lrnn, 2, args + ["--epochs", 30], extra_env={"LRNN_TEST_KILL_RANK": "1", "LRNN_TEST_KILL_EPOCH": "3"},
@@ -137,6 +160,7 @@ def main():
         args = ["train", ROOT / "examples/big_graphs/gcn.lrnn", "-e", f"{graph}.examples.txt",
                 "-q", f"{graph}.queries.txt", "--lr", 0.01, "--seed", 3]
         same_training_over_ranks(lrnn, tmp, args + ["--epochs", 5])
+        arrays(lrnn, tmp, graph)
         killed_rank(lrnn, args)
         refusals(lrnn, tmp, graph)
     if FAILURES:
