@@ -118,3 +118,28 @@ TEST(TrainPartition, RefusesAQueryWithoutAConstant) {
 }
 
 }  // namespace
+
+namespace {
+
+// Two 6-cliques joined by one edge: METIS cuts that edge alone, the same way every call.
+TEST(TrainPartition, MetisCutsTheBridgeBetweenTwoCliques) {
+  if (!lrnn::train::metis_available()) GTEST_SKIP() << "built without METIS";
+  std::vector<uint64_t> begin{0};
+  std::vector<uint32_t> constants;
+  const auto edge = [&](uint32_t a, uint32_t b) {
+    constants.insert(constants.end(), {a, b});
+    begin.push_back(constants.size());
+  };
+  for (uint32_t base : {0u, 6u})
+    for (uint32_t a = 0; a < 6; ++a)
+      for (uint32_t b = a + 1; b < 6; ++b) edge(base + a, base + b);
+  edge(5, 6);
+  const std::vector<int> owners = lrnn::train::metis_owners(12, begin, constants, 2);
+  ASSERT_EQ(owners.size(), 12u);
+  for (uint32_t c = 1; c < 6; ++c) EXPECT_EQ(owners[c], owners[0]);
+  for (uint32_t c = 7; c < 12; ++c) EXPECT_EQ(owners[c], owners[6]);
+  EXPECT_NE(owners[0], owners[6]);
+  EXPECT_EQ(lrnn::train::metis_owners(12, begin, constants, 2), owners);  // deterministic
+}
+
+}  // namespace
