@@ -7,6 +7,7 @@ ranks"), run by the ctest `distributed_partition`:
   train the same weights and losses (to 1e-12 relative; the actual differences are printed),
   and every rank holds only the facts within the template's radius of its queries;
 - the same graph from arrays (`--dataset npz:`) partitions alike;
+- a checkpoint of 2 ranks continues on 3 as one process continues its own;
 - a rank killed mid-training ends the job, naming the rank;
 - a template the partition cannot make exact is refused (exit 2) naming its rule's
   file:line (exit 1, as a semantic error in one process), and so are query mini-batches.
@@ -125,6 +126,21 @@ def arrays(lrnn, tmp, graph):
               f"arrays: 2 ranks vs one process: max relative loss difference {d:.3g} <= {TOLERANCE}")
 
 
+def resume_on_other_ranks(lrnn, tmp, args):
+    """A checkpoint of 2 ranks continues on 3 as one process continues its own."""
+    a, b = tmp / "resume_2_3.json", tmp / "resume_plain.json"
+    r = mpirun(lrnn, 2, args + ["--epochs", 2, "--save", a])
+    check(r.returncode == 0, f"resume: 2 ranks train 2 epochs {r.stderr[-800:] if r.returncode else ''}")
+    r = mpirun(lrnn, 3, ["train", "--load", a] + args[2:] + ["--epochs", 2, "--save", a])
+    check(r.returncode == 0, f"resume: 3 ranks continue 2 epochs {r.stderr[-800:] if r.returncode else ''}")
+    for run in (args + ["--epochs", 2, "--save", b], ["train", "--load", b] + args[2:] + ["--epochs", 2, "--save", b]):
+        r = subprocess.run([str(lrnn)] + [str(x) for x in run], capture_output=True, text=True,
+                           env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=180)
+        check(r.returncode == 0, f"resume: one process trains 2 epochs {r.stderr[-800:] if r.returncode else ''}")
+    d = relative_difference(weights(b), weights(a))
+    check(d <= TOLERANCE, f"resume: 2 then 3 ranks vs one process twice: max relative weight difference {d:.3g}")
+
+
 def killed_rank(lrnn, args):
     t0 = time.monotonic()
     r = mpirun(lrnn, 2, args + ["--epochs", 30], extra_env={"LRNN_TEST_KILL_RANK": "1", "LRNN_TEST_KILL_EPOCH": "3"},
@@ -161,6 +177,7 @@ def main():
                 "-q", f"{graph}.queries.txt", "--lr", 0.01, "--seed", 3]
         same_training_over_ranks(lrnn, tmp, args + ["--epochs", 5])
         arrays(lrnn, tmp, graph)
+        resume_on_other_ranks(lrnn, tmp, args)
         killed_rank(lrnn, args)
         refusals(lrnn, tmp, graph)
     if FAILURES:
