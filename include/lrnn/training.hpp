@@ -246,6 +246,7 @@ struct PartitionShare {
   uint64_t owned_queries = 0;
   uint64_t radius = 0;           // hops of the co-occurrence graph held around the queries
   uint64_t metis = 0;            // 1: METIS assigned the constants to ranks; 0: a hash of each
+  uint64_t atoms = 0;            // atoms of this rank's network (after pruning to its queries' support)
 };
 
 struct StepTiming {

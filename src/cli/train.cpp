@@ -317,7 +317,9 @@ nlohmann::json rank_shares(const Model& model, const Dataset& data) {
         {"query_constants", p->query_constants}, {"held_constants", p->held_constants},
         {"facts", p->facts},               {"held_facts", p->held_facts},
         {"cut_facts", p->cut_facts},       {"queries", p->queries},
-        {"owned_queries", p->owned_queries}, {"radius", p->radius}, {"metis", p->metis}};
+        {"owned_queries", p->owned_queries}, {"radius", p->radius}, {"metis", p->metis}, {"atoms", p->atoms},
+        // Plan values this rank computed per training step (timing.work of this rank alone).
+        {"plan_values_per_step", step_timing().steps ? step_timing().work_mine / step_timing().steps : 0}};
     std::vector<uint32_t> counts;
     for (const auto& [name, value] : fields) counts.push_back(static_cast<uint32_t>(std::min<uint64_t>(value, UINT32_MAX)));
     const std::vector<uint32_t> every = gather_from_every_process(counts);

@@ -41,6 +41,7 @@ PreparedSet prepare_partitioned(const Engine& engine, const SampleStore& samples
   set.owned_last = set.size();
   set.partitioned = true;
   set.partition = part.stats;
+  set.partition.atoms = set.networks.empty() ? 0 : set.networks[0].num_atoms();
   uint32_t targeted = 0;
   for (const OutputInfo& o : set.outputs) {
     set.partition_order.push_back(part.query_of.at(o.query));
