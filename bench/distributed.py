@@ -17,6 +17,15 @@ every step is split evenly, and independent of the machine's load.
 Every run must end with the same training loss (the sums are exact). Writes
 bench/results/distributed.json. Without MPI in the build (or no mpirun) it says so and
 fails.
+
+--big-graph: one big sample partitioned over the ranks instead (docs/distributed.md "One
+sample over many ranks"): the 2-layer GCN of examples/big_graphs/gcn.lrnn on the planted
+graph --graph (default the 200k-node / 2M-edge one, written by
+examples/big_graphs/planted_partition.py --nodes 200000 --degree 10 --seed 1 if missing),
+float64, the whole graph per step. Printed per rank count against the one-rank run: the
+loss's relative difference, the busiest rank's share of the work (plan values), each
+rank's peak RSS over one rank's, the facts each rank held and the edge cut, and the epoch's
+speed-up. Writes bench/results/distributed_big_graph.json.
 """
 from __future__ import annotations
 
@@ -31,6 +40,67 @@ import _benchlib as benchlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEMPLATE = os.path.join(HERE, "templates", "gcn_nci1_bench.lrnn")
+BIG_TEMPLATE = os.path.join(HERE, "..", "examples", "big_graphs", "gcn.lrnn")
+BIG_GRAPH = "/tmp/lrnn_big_graphs/planted_n200000_d10_s1"
+
+
+def big_graph_files(prefix: str) -> None:
+    if os.path.exists(prefix + ".examples.txt") and os.path.exists(prefix + ".queries.txt"):
+        return
+    os.makedirs(os.path.dirname(prefix), exist_ok=True)
+    subprocess.run([sys.executable, os.path.join(HERE, "..", "examples", "big_graphs", "planted_partition.py"),
+                    "--nodes", "200000", "--degree", "10", "--seed", "1", "--out", prefix], check=True)
+
+
+def run_big_graph(args, ranks: int) -> dict:
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = ["mpirun", "--oversubscribe", "--bind-to", args.bind_to, "-np", str(ranks), os.path.join(args.build, "lrnn"),
+           "train", BIG_TEMPLATE, "-e", args.graph + ".examples.txt", "-q", args.graph + ".queries.txt",
+           "--lr", str(args.lr), "--epochs", str(args.epochs), "--seed", str(args.seed), "--json"]
+    run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
+    j = benchlib.last_json_object(run.stdout)
+    if run.returncode != 0 or not j:
+        return {"ranks": ranks, "available": False, "reason": (run.stderr or run.stdout).strip()[-500:]}
+    t = j["timing"]
+    return {"ranks": ranks, "available": True, "epoch_min_s": min(t["epochs_s"]), "epochs_s": t["epochs_s"],
+            "build_s": t["build_s"], "loss": j["loss"], "history": [h["train"]["loss"] for h in j["history"]],
+            "work": t["work"], "allreduce_bytes": t.get("allreduce_bytes"), "max_rss_mb": j["ranks"]["max_rss_mb"],
+            "partition": j["ranks"].get("partition")}
+
+
+def big_graph(args) -> int:
+    big_graph_files(args.graph)
+    rows = []
+    for ranks in [int(r) for r in args.ranks.split(",")]:
+        row = run_big_graph(args, ranks)
+        rows.append(row)
+        if not row["available"]:
+            print(f"{ranks} rank(s): failed: {row['reason']}", flush=True)
+            continue
+        one = rows[0] if rows[0].get("available") and rows[0]["ranks"] == 1 else None
+        line = f"{ranks} rank(s): epoch {row['epoch_min_s']:.3f} s (min of {args.epochs})  loss {row['loss']:.12g}"
+        if one and ranks > 1:
+            row["loss_rel_diff"] = max(abs(a - b) / abs(b) for a, b in zip(row["history"], one["history"]))
+            row["work_share_max_rank"] = row["work"]["max_rank"] / one["work"]["total"]
+            row["rss_share"] = [m / one["max_rss_mb"][0] for m in row["max_rss_mb"]]
+            row["speedup"] = one["epoch_min_s"] / row["epoch_min_s"]
+            part = row["partition"] or {}
+            line += (f"  | loss rel. diff {row['loss_rel_diff']:.2g}  busiest rank's work {row['work_share_max_rank'] * 100:.1f}%"
+                     f"  RSS {[round(x * 100, 1) for x in row['rss_share']]}% of one rank's"
+                     f"  speed-up {row['speedup']:.2f}x  | held facts {part.get('held_facts')} of {part.get('facts', [0])[0]}"
+                     f", edge cut {part.get('cut_facts', [0])[0]} facts, METIS {part.get('metis', [0])[0]}")
+        print(line + f"  (peak RSS MB {row['max_rss_mb']})", flush=True)
+    ok = all(r["available"] for r in rows) and all(r.get("loss_rel_diff", 0) <= 1e-9 for r in rows)
+    result = {**benchlib.header(), "benchmark": "distributed_big_graph", "graph": os.path.basename(args.graph),
+              "threads_per_rank": args.threads, "bind_to": args.bind_to, "epochs": args.epochs, "rows": rows,
+              "load_average": os.getloadavg()[0]}
+    out = os.path.join(os.path.dirname(args.output), "distributed_big_graph.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as fp:
+        json.dump(result, fp, indent=1)
+    print(f"load average {os.getloadavg()[0]:.2f}; wrote {os.path.relpath(out)}")
+    return 0 if ok else 1
 
 
 def run_ranks(args, ranks: int) -> dict:
@@ -71,6 +141,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--output", default=os.path.join(benchlib.RESULTS, "distributed.json"))
+    parser.add_argument("--big-graph", action="store_true", help="one big sample partitioned over the ranks")
+    parser.add_argument("--graph", default=BIG_GRAPH, help="--big-graph: path prefix of the planted graph's files")
     args = parser.parse_args()
     args.dataset = os.path.abspath(args.dataset)
     if not shutil.which("mpirun"):
@@ -79,6 +151,8 @@ def main() -> int:
     warning = benchlib.load_warning()
     if warning:
         print(warning)
+    if args.big_graph:
+        return big_graph(args)
     rows = []
     for ranks in [int(r) for r in args.ranks.split(",")]:
         row = run_ranks(args, ranks)

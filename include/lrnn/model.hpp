@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -158,6 +159,10 @@ class Model {
   // Grounds `data` now, as train/evaluate do on first use (kept with the model); then
   // data.without_facts() may stand for it. Link prediction grounds its encoder in train.
   void prepare(const Dataset& data) const;
+  // In an MPI job of several ranks, one sample is partitioned over them by its constants
+  // (docs/distributed.md "One sample over many ranks"): what this rank holds of `data` once
+  // prepared; nothing when `data` is not partitioned (or not prepared yet).
+  std::optional<PartitionShare> partition_share(const Dataset& data) const;
   // After grounding `data` (as prepare does): its queries that nothing derives, the first
   // `listed` of them by text. `lrnn train` and `lrnn eval` warn about them, and so does the
   // Python package.

@@ -232,10 +232,28 @@ struct GroundNetwork {
 // its own gradients, waiting for the slowest rank, and the gradient allreduce itself; and the
 // plan values computed by this rank, by the busiest rank of each step and by all ranks
 // (work_total / work_max is the speed-up the split of the batches allows; docs/distributed.md).
+// What one rank holds of one sample partitioned over an MPI job's ranks by its constants
+// (docs/distributed.md "One sample over many ranks"), reported by `lrnn train --json`.
+struct PartitionShare {
+  uint64_t constants = 0;        // of the whole sample
+  uint64_t owned_constants = 0;  // hashing to this rank
+  uint64_t query_constants = 0;  // first constants of this rank's queries
+  uint64_t held_constants = 0;   // within the radius of them (query constants included)
+  uint64_t facts = 0;            // of the whole sample
+  uint64_t held_facts = 0;       // the facts this rank grounds
+  uint64_t cut_facts = 0;        // facts whose constants have more than one owner (the edge cut)
+  uint64_t queries = 0;          // of the whole sample
+  uint64_t owned_queries = 0;
+  uint64_t radius = 0;           // hops of the co-occurrence graph held around the queries
+  uint64_t metis = 0;            // 1: METIS assigned the constants to ranks; 0: a hash of each
+  uint64_t atoms = 0;            // atoms of this rank's network (after pruning to its queries' support)
+};
+
 struct StepTiming {
   double compute_s = 0, wait_s = 0, allreduce_s = 0;
   size_t steps = 0;
   uint64_t work_mine = 0, work_max = 0, work_total = 0;
+  uint64_t allreduce_bytes = 0;  // what this rank's allreduces summed (their payload, not the wire traffic)
 };
 
 // ---- cross-validation -------------------------------------------------------------------

@@ -21,6 +21,7 @@
 #include "train/distributed.hpp"
 #include "train/engine.hpp"
 #include "train/link_prediction.hpp"
+#include "train/partition.hpp"
 #include "train/example_facts.hpp"
 #include "train/sample_split.hpp"
 
@@ -357,6 +358,15 @@ struct Model::Impl {
     if (prepared.size() >= 16) prepared.clear();
     if (d.impl().is_share() && !train::dist::world().active)
       throw Error(ErrorKind::Semantic, "a rank's share of a dataset (Dataset::load_share) outside an MPI job");
+    // One sample (a big graph, a knowledge base) over several ranks is partitioned by its
+    // constants (train/partition.hpp); several samples are split by sample.
+    const auto& w = train::dist::world();
+    if (w.active && w.size > 1 && !d.impl().is_share() && d.size() == 1) {
+      auto part = std::make_shared<const train::PreparedSet>(train::dist::prepare_partitioned(
+          *engine, d.impl().samples, settings.max_ground_rules, settings.query_batch_size));
+      prepared.emplace(d.impl().id, part);
+      return part;
+    }
     auto set = train::dist::world().active ? prepare_shard(d)
                                            : std::make_shared<const train::PreparedSet>(
                                                  engine->prepare(d.impl().samples, settings.max_ground_rules));
@@ -491,6 +501,13 @@ TrainReport Model::train(const Dataset& data, const Dataset* test,
 void Model::prepare(const Dataset& data) const {
   const auto lock = impl_->lock();
   impl_->prepare(data);
+}
+
+std::optional<PartitionShare> Model::partition_share(const Dataset& data) const {
+  const auto lock = impl_->lock();
+  auto it = impl_->prepared.find(data.impl().id);
+  if (it == impl_->prepared.end() || !it->second->partitioned) return std::nullopt;
+  return it->second->partition;
 }
 
 UnderivableQueries Model::underivable_queries(const Dataset& data, size_t listed) const {

@@ -10,13 +10,16 @@
 #include <algorithm>
 #include <array>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/command.hpp"
@@ -292,7 +295,7 @@ bool show_progress(const EpochInfo& r, int first_epoch, int epochs, int total, i
 
 // What each rank of an MPI job held (in rank order): the training examples it parsed, the
 // samples it grounded, and its peak memory (MB). Every rank calls this (an allgather).
-nlohmann::json rank_shares(const Dataset& data) {
+nlohmann::json rank_shares(const Model& model, const Dataset& data) {
   struct rusage usage {};
   ::getrusage(RUSAGE_SELF, &usage);
   const std::vector<uint32_t> mine = {static_cast<uint32_t>(data.parsed_examples()),
@@ -305,6 +308,24 @@ nlohmann::json rank_shares(const Dataset& data) {
     out["examples_parsed"].push_back(all[r]);
     out["samples_held"].push_back(all[r + 1]);
     out["max_rss_mb"].push_back(all[r + 2]);
+  }
+  // One sample partitioned by its constants: what each rank held of it (the same answer on
+  // every rank, so every rank takes part in the gather or none does).
+  if (const std::optional<PartitionShare> p = model.partition_share(data)) {
+    const std::pair<const char*, uint64_t> fields[] = {
+        {"constants", p->constants},       {"owned_constants", p->owned_constants},
+        {"query_constants", p->query_constants}, {"held_constants", p->held_constants},
+        {"facts", p->facts},               {"held_facts", p->held_facts},
+        {"cut_facts", p->cut_facts},       {"queries", p->queries},
+        {"owned_queries", p->owned_queries}, {"radius", p->radius}, {"metis", p->metis}, {"atoms", p->atoms},
+        // Plan values this rank computed per training step (timing.work of this rank alone).
+        {"plan_values_per_step", step_timing().steps ? step_timing().work_mine / step_timing().steps : 0}};
+    std::vector<uint32_t> counts;
+    for (const auto& [name, value] : fields) counts.push_back(static_cast<uint32_t>(std::min<uint64_t>(value, UINT32_MAX)));
+    const std::vector<uint32_t> every = gather_from_every_process(counts);
+    nlohmann::json& part = out["partition"];
+    for (size_t f = 0; f < std::size(fields); ++f)
+      for (size_t r = f; r < every.size(); r += std::size(fields)) part[fields[f].first].push_back(every[r]);
   }
   return out;
 }
@@ -485,9 +506,10 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
     j["timing"]["imbalance_wait_s"] = steps.wait_s;   // rank 0 waiting for the slowest rank
     j["timing"]["allreduce_s"] = steps.allreduce_s;   // the gradient allreduce itself
     j["timing"]["steps"] = steps.steps;
+    j["timing"]["allreduce_bytes"] = steps.allreduce_bytes;  // rank 0's payload, all steps
     // Plan values computed: by rank 0, by the busiest rank of each step, by all ranks.
     j["timing"]["work"] = {{"rank0", steps.work_mine}, {"max_rank", steps.work_max}, {"total", steps.work_total}};
-    j["ranks"] = rank_shares(train_data);
+    j["ranks"] = rank_shares(model, train_data);
   }
   j["samples"] = train_data.size();
   j["parameters"] = model.num_parameter_values();

@@ -401,6 +401,7 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
   timing.work_mine += work;
   timing.work_max += static_cast<uint64_t>(work_max);
   timing.work_total += static_cast<uint64_t>(work_total);
+  timing.allreduce_bytes += (sum_.size() + 1) * sizeof(__int128);
   ++timing.steps;
   if (sum_.unrepresentable() > 0)
     throw Error(ErrorKind::Runtime, "training diverged at epoch " + std::to_string(epoch) + ": " +
@@ -443,9 +444,11 @@ double global_accuracy(const std::vector<std::vector<double>>& predictions,
 
 std::vector<Output> gather_outputs(const std::vector<Output>& local, const PreparedSet& set) {
   std::vector<char> mine;
-  for (const Output& o : local) {
+  for (size_t k = 0; k < local.size(); ++k) {
+    const Output& o = local[k];
     if (!set.owns(o.example)) continue;  // a sample of a margin: its owner reports it
-    put_u32(mine, static_cast<uint32_t>(set.shard_first + o.example));
+    // A partitioned sample's outputs are put back in the order of its queries (below).
+    put_u32(mine, static_cast<uint32_t>(set.partitioned ? set.partition_order.at(k) : set.shard_first + o.example));
     put_u32(mine, static_cast<uint32_t>(o.query.size()));
     put(mine, o.query.data(), o.query.size());
     put_doubles(mine, o.target);
@@ -466,6 +469,19 @@ std::vector<Output> gather_outputs(const std::vector<Output>& local, const Prepa
     o.listed_target = extra.at(1) != 0;
     o.derived = extra.at(2) != 0;
     outputs.push_back(std::move(o));
+  }
+  if (set.partitioned) {  // one sample: its outputs in the order of its queries, as in one process
+    std::vector<uint32_t> order(outputs.size());
+    for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return outputs[a].example < outputs[b].example; });
+    std::vector<Output> sorted;
+    sorted.reserve(outputs.size());
+    for (uint32_t k : order) {
+      sorted.push_back(std::move(outputs[k]));
+      sorted.back().example = 0;
+    }
+    return sorted;
   }
   return outputs;
 }

@@ -809,7 +809,8 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   Rng rng(config.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epochs_trained_));
   std::vector<uint32_t> order(batches->sample_count());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  const size_t batch_size = config.batch_size == 0 ? order.size() : config.batch_size;
+  // A partitioned sample's parts are one sample: every step runs them all.
+  const size_t batch_size = config.batch_size == 0 || train_set.partitioned ? order.size() : config.batch_size;
   std::vector<double> grads(model_.params.size());
   std::vector<double> fixed_values;
   EarlyStopping stopping(config.patience);

@@ -24,6 +24,7 @@
 #include "neural/template_model.hpp"
 #include "train/dataset.hpp"
 #include "train/numerics.hpp"
+#include "train/partition_stats.hpp"
 
 namespace lrnn::train {
 
@@ -106,6 +107,12 @@ struct PreparedSet {
   // Every rank's held range and every sample's cost (empty: each rank computes the
   // samples of its own block of each batch).
   dist::ShardLayout layout;
+  // One sample partitioned over the ranks (train/partition.hpp): then every rank holds one
+  // sample (its part, global index = its rank), a training step runs every part at once,
+  // and this rank's output o is the sample's output partition_order[o] (its query's index).
+  bool partitioned = false;
+  std::vector<uint32_t> partition_order;
+  PartitionStats partition;
   // Prepared with learnable example facts: the data's own parameters. Their values are
   // the set's trainable state (train() steps them although the set is const), which is
   // why they are held by pointer.

@@ -516,6 +516,46 @@ SampleStore SampleStore::with_heads(std::vector<Sample> heads, std::span<const u
   return out;
 }
 
+SampleStore::FactTerms SampleStore::fact_terms(size_t i) const {
+  FactTerms out;
+  const size_t facts = fact_count(i), first_term = term_begin_[i], terms = term_begin_[i + 1] - first_term;
+  out.begin.reserve(facts + 1);
+  out.text.reserve(terms);
+  out.kind.reserve(terms);
+  out.begin.push_back(0);
+  for (size_t f = fact_begin_[i], t = first_term; f < fact_begin_[i + 1]; ++f) {
+    for (size_t end = t + facts_[f].args; t < end; ++t) {
+      out.text.push_back(terms_[t].text);
+      out.kind.push_back(terms_[t].kind);
+    }
+    out.begin.push_back(out.text.size());
+  }
+  return out;
+}
+
+SampleStore SampleStore::keep_facts(size_t i, std::span<const uint32_t> keep, Sample head) const {
+  SampleStore out;
+  out.tables_ = tables_;
+  out.facts_.reserve(keep.size());
+  size_t next = 0;
+  for (size_t f = fact_begin_[i], t = term_begin_[i]; f < fact_begin_[i + 1] && next < keep.size(); ++f) {
+    const size_t args = facts_[f].args;
+    if (keep[next] == f - fact_begin_[i]) {
+      out.facts_.push_back(facts_[f]);
+      out.terms_.insert(out.terms_.end(), terms_.begin() + static_cast<ptrdiff_t>(t),
+                        terms_.begin() + static_cast<ptrdiff_t>(t + args));
+      ++next;
+    }
+    t += args;
+  }
+  if (next != keep.size()) throw Error(ErrorKind::Runtime, "internal: keep_facts given indices out of order or range");
+  std::vector<Literal>().swap(head.example.facts);
+  out.heads_.push_back(std::move(head));
+  out.fact_begin_.push_back(out.facts_.size());
+  out.term_begin_.push_back(out.terms_.size());
+  return out;
+}
+
 SampleStore SampleStore::subset(std::span<const size_t> indices) const {
   SampleStore out;
   out.tables_ = tables_;

@@ -59,6 +59,20 @@ class SampleStore {
   // Every query's part, sample by sample (Train where a sample has no split).
   std::vector<QuerySplit> query_splits() const;
 
+  // Sample i's facts' terms, fact by fact: fact f's are text[begin[f] .. begin[f + 1]) (string
+  // ids: string_of) with their kinds. What partitioning one big sample over MPI ranks reads
+  // (train/partition.hpp), without decoding a literal per fact.
+  struct FactTerms {
+    std::vector<uint64_t> begin;  // one per fact, and the end
+    std::vector<uint32_t> text;
+    std::vector<Term::Kind> kind;
+  };
+  FactTerms fact_terms(size_t i) const;
+  const std::string& string_of(uint32_t id) const { return tables_->strings[id]; }
+  // Sample i with only its facts `keep` (increasing indices into the sample's facts), under
+  // `head` (its id, queries and importance), sharing this store's tables.
+  SampleStore keep_facts(size_t i, std::span<const uint32_t> keep, Sample head) const;
+
   // About the bytes held by this store: its arrays and the tables it shares (the queries of
   // the samples, which it keeps as literals, only as the Sample objects that hold them).
   // What tests and docs compare with the literals it replaces.

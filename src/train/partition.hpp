@@ -1,0 +1,75 @@
+// One big sample (one example, many queries) split over the ranks of an MPI job
+// (docs/distributed.md "One sample over many ranks"). Every rank owns the queries whose first
+// constant hashes to it, holds the facts within a radius of those constants in the
+// constants' co-occurrence graph (constants sharing a fact are adjacent) and grounds, plans
+// and trains only that part; the parameter gradients are summed exactly over the ranks
+// (train/distributed.hpp), as for a set of samples sharded over them.
+//
+// Exactness: a template passes check_partition_template only when every grounding of a rule
+// for a head h(a, ...) reads atoms within a bounded distance of `a`; the radius it returns
+// bounds how far from a query's first constant the facts its value and existence depend on
+// can lie. A rank holding every fact with a constant within that radius of its queries'
+// constants computes those queries' values and gradients exactly as one process does (atoms
+// farther out are computed from partial neighbourhoods, but no owned query reads them, and
+// the network keeps only what its queries read).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lrnn/ast.hpp"
+#include "train/partition_stats.hpp"
+#include "train/sample_store.hpp"
+
+namespace lrnn::train {
+
+// The hops (in the co-occurrence graph of the constants) within which the facts that the
+// atoms of `query_predicates` ("name/arity") depend on lie. Throws lrnn::Error naming the rule
+// (file:line) of a template it cannot bound: a rule with a constant, a head whose first
+// argument is not a variable, a variable that shares no (non-builtin) body literal with the
+// head's first variable X, a rule whose head has no variable but whose body has one (a global
+// readout), or recursion through which the radius grows.
+size_t check_partition_template(const TemplateAst& tmpl, const std::vector<std::string>& query_predicates);
+
+// Rank `rank` of `size`'s part of sample 0 of `samples` (one sample): its queries (those whose
+// first argument it owns) with the facts within `radius` of their first constants. The
+// constants' owners come from METIS when `use_metis` and lrnn has it (metis_owners), else
+// from a hash (owner_of_constant).
+struct SamplePartition {
+  SampleStore store;                // one sample: the held facts and the owned queries
+  std::vector<uint32_t> query_of;   // per owned query: its index among the sample's queries
+  PartitionStats stats;
+};
+// Throws lrnn::Error naming a query that cannot be assigned (no argument, or a variable first).
+SamplePartition partition_sample(const SampleStore& samples, size_t radius, int rank, int size, bool use_metis = true);
+
+// The rank owning a constant (its text, numbers written canonically) without a partitioner:
+// a hash, the same on every rank and every run.
+int owner_of_constant(const std::string& key, int size);
+
+// Whether lrnn was built with METIS (CMake option LRNN_METIS, Debian's libmetis-dev).
+bool metis_available();
+// The owner of each of `num_constants` constants from METIS_PartGraphKway (fixed seed: every
+// rank computes the same) over their co-occurrence graph, given each fact's constants
+// (fact f's are fact_constants[fact_begin[f] .. fact_begin[f + 1])); empty without METIS
+// or when there are fewer constants than ranks.
+std::vector<int> metis_owners(size_t num_constants, std::span<const uint64_t> fact_begin,
+                              std::span<const uint32_t> fact_constants, int size);
+
+class Engine;
+struct PreparedSet;
+namespace dist {
+// This rank's part of the one sample of `samples`, grounded and neuralized by `engine`: the
+// template checked (check_partition_template), the sample partitioned (partition_sample),
+// and the ranks' counts of targeted outputs gathered (a collective: every rank calls it).
+// Throws lrnn::Error, the same on every rank, for what it refuses (a query split, query
+// mini-batches, a template or query it cannot partition); a failure while grounding this
+// rank's part ends the job naming the rank.
+PreparedSet prepare_partitioned(const Engine& engine, const SampleStore& samples, size_t max_ground_rules,
+                                size_t query_batch_size);
+}  // namespace dist
+
+}  // namespace lrnn::train

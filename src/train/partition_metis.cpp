@@ -1,0 +1,74 @@
+// The constants of one big sample assigned to ranks by METIS (train/partition.hpp): a k-way
+// partition of their co-occurrence graph with a small edge cut. Without METIS (built with
+// -DLRNN_METIS=OFF, or libmetis-dev missing) there is none and the caller hashes.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "lrnn/diagnostics.hpp"
+#include "train/partition.hpp"
+
+#ifndef LRNN_WITH_METIS
+#define LRNN_WITH_METIS 0
+#endif
+#if LRNN_WITH_METIS
+#include <metis.h>
+#endif
+
+namespace lrnn::train {
+
+bool metis_available() { return LRNN_WITH_METIS != 0; }
+
+std::vector<int> metis_owners(size_t num_constants, std::span<const uint64_t> fact_begin,
+                              std::span<const uint32_t> fact_constants, int size) {
+#if LRNN_WITH_METIS
+  if (size < 2 || num_constants < static_cast<size_t>(size)) return {};
+  // The graph: constants adjacent when they share a fact, each pair weighted by the facts
+  // they share; each constant weighted by 1 + its facts (its share of the grounding's work).
+  std::vector<std::vector<std::pair<uint32_t, idx_t>>> adjacent(num_constants);
+  std::vector<idx_t> vertex_weight(num_constants, 1);
+  std::vector<uint32_t> fact;
+  for (size_t f = 0; f + 1 < fact_begin.size(); ++f) {
+    fact.assign(fact_constants.begin() + static_cast<ptrdiff_t>(fact_begin[f]),
+                fact_constants.begin() + static_cast<ptrdiff_t>(fact_begin[f + 1]));
+    std::sort(fact.begin(), fact.end());
+    fact.erase(std::unique(fact.begin(), fact.end()), fact.end());
+    for (uint32_t a : fact) {
+      ++vertex_weight[a];
+      for (uint32_t b : fact)
+        if (a != b) adjacent[a].push_back({b, 1});
+    }
+  }
+  std::vector<idx_t> xadj{0}, adjncy, adjwgt;
+  for (auto& list : adjacent) {
+    std::sort(list.begin(), list.end());
+    for (size_t k = 0; k < list.size(); ++k) {
+      if (k > 0 && list[k].first == list[k - 1].first) {
+        ++adjwgt.back();
+        continue;
+      }
+      adjncy.push_back(static_cast<idx_t>(list[k].first));
+      adjwgt.push_back(1);
+    }
+    std::vector<std::pair<uint32_t, idx_t>>().swap(list);
+    xadj.push_back(static_cast<idx_t>(adjncy.size()));
+  }
+  idx_t n = static_cast<idx_t>(num_constants), constraints = 1, parts = size, cut = 0;
+  idx_t options[METIS_NOPTIONS];
+  METIS_SetDefaultOptions(options);
+  options[METIS_OPTION_SEED] = 1;  // the same partition on every rank and every run
+  options[METIS_OPTION_NUMBERING] = 0;
+  std::vector<idx_t> part(num_constants);
+  const int status = METIS_PartGraphKway(&n, &constraints, xadj.data(), adjncy.data(), vertex_weight.data(), nullptr,
+                                         adjwgt.data(), &parts, nullptr, nullptr, options, &cut, part.data());
+  if (status != METIS_OK)
+    throw Error(ErrorKind::Runtime, "METIS_PartGraphKway failed (status " + std::to_string(status) + ") on " +
+                                        std::to_string(num_constants) + " constants");
+  return std::vector<int>(part.begin(), part.end());
+#else
+  (void)num_constants, (void)fact_begin, (void)fact_constants, (void)size;
+  return {};
+#endif
+}
+
+}  // namespace lrnn::train

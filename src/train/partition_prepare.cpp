@@ -1,0 +1,54 @@
+// A rank's part of one big sample, prepared for training over MPI (train/partition.hpp,
+// docs/distributed.md "One sample over many ranks").
+#include <string>
+#include <vector>
+
+#include "lrnn/diagnostics.hpp"
+#include "train/distributed.hpp"
+#include "train/engine.hpp"
+#include "train/partition.hpp"
+
+namespace lrnn::train::dist {
+
+PreparedSet prepare_partitioned(const Engine& engine, const SampleStore& samples, size_t max_ground_rules,
+                                size_t query_batch_size) {
+  const World& w = world();
+  // What the split does not cover yet is refused on every rank alike (before any collective).
+  const char* why = " cannot train one sample partitioned over MPI ranks yet: run it in one process "
+                    "(docs/distributed.md \"One sample over many ranks\")";
+  if (query_batch_size > 0) throw Error(ErrorKind::Semantic, std::string("--query-batch-size (query mini-batches)") + why);
+  const Sample& head = samples.without_facts()[0];
+  for (QuerySplit s : head.split)
+    if (s != QuerySplit::Train)
+      throw Error(ErrorKind::Semantic, std::string("a query split (validation or test queries)") + why);
+  std::vector<std::string> predicates;
+  for (const Literal& q : head.queries) predicates.push_back(q.predicate + "/" + std::to_string(q.arity()));
+  const size_t radius = check_partition_template(engine.ast(), predicates);
+  SamplePartition part = partition_sample(samples, radius, w.rank, w.size);
+
+  PreparedSet set;
+  try {
+    set = engine.prepare(part.store, max_ground_rules);
+  } catch (const std::exception& e) {
+    abort_job("its part of the partitioned sample (" + std::to_string(part.stats.held_facts) + " facts, " +
+              std::to_string(part.stats.owned_queries) + " queries): " + e.what());
+  }
+  // One sample per rank, the rank's own: each step's batch holds every part.
+  set.shard_first = static_cast<size_t>(w.rank);
+  set.global_size = static_cast<size_t>(w.size);
+  set.margins = false;
+  set.owned_first = 0;
+  set.owned_last = set.size();
+  set.partitioned = true;
+  set.partition = part.stats;
+  set.partition.atoms = set.networks.empty() ? 0 : set.networks[0].num_atoms();
+  uint32_t targeted = 0;
+  for (const OutputInfo& o : set.outputs) {
+    set.partition_order.push_back(part.query_of.at(o.query));
+    targeted += o.target.empty() ? 0 : 1;
+  }
+  set.global_target_counts = allgather({targeted});
+  return set;
+}
+
+}  // namespace lrnn::train::dist

@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""One big sample partitioned over MPI ranks (docs/distributed.md "One sample over many
+ranks"), run by the ctest `distributed_partition`:
+
+- a planted-partition graph of 300 nodes (one example, one query per node), the 2-layer GCN
+  of examples/big_graphs/gcn.lrnn, float64: 1, 2 and 3 ranks and one process without MPI
+  train the same weights and losses (to 1e-12 relative; the actual differences are printed),
+  and every rank holds only the facts within the template's radius of its queries;
+- the same graph from arrays (`--dataset npz:`) partitions alike;
+- a checkpoint of 2 ranks continues on 3 as one process continues its own;
+- a rank killed mid-training ends the job, naming the rank;
+- a template the partition cannot make exact is refused (exit 2) naming its rule's
+  file:line (exit 1, as a semantic error in one process), and so are query mini-batches.
+
+Usage: check_partition.py BUILD_DIR   (from anywhere)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TOLERANCE = 1e-12
+FAILURES = []
+
+
+def check(condition, message):
+    print(("ok   " if condition else "FAIL ") + message, flush=True)
+    if not condition:
+        FAILURES.append(message)
+
+
+def mpirun(lrnn, ranks, args, extra_env=None, timeout=180):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    env.update(extra_env or {})
+    cmd = ["mpirun", "--oversubscribe", "-np", str(ranks), str(lrnn)] + [str(a) for a in args]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def weights(path):
+    model = json.loads(Path(path).read_text())
+    return {p["name"]: p["values"] for p in model["parameters"]}
+
+
+def relative_difference(a, b):
+    assert a.keys() == b.keys(), f"different parameters: {sorted(a.keys() ^ b.keys())}"
+    scale = max(abs(x) for name in a for x in a[name])
+    return max(abs(x - y) for name in a for x, y in zip(a[name], b[name], strict=True)) / scale
+
+
+def losses(stdout):
+    report = json.loads(stdout.strip().splitlines()[-1])
+    return [h["train"]["loss"] for h in report["history"]], report
+
+
+def same_training_over_ranks(lrnn, tmp, args):
+    plain_model = tmp / "plain.json"
+    r = subprocess.run([str(lrnn)] + [str(a) for a in args + ["--save", plain_model, "--json"]], capture_output=True,
+                       text=True, env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=180)
+    check(r.returncode == 0, f"one process trains {r.stderr[-1500:]}")
+    if r.returncode:
+        return
+    plain_losses, plain = losses(r.stdout)
+    plain_weights = weights(plain_model)
+    by_ranks = {}
+    for ranks in (1, 2, 3):
+        out = tmp / f"part_{ranks}.json"
+        r = mpirun(lrnn, ranks, args + ["--save", out, "--json"])
+        check(r.returncode == 0, f"{ranks} rank(s) train (exit {r.returncode}) {r.stderr[-2000:] if r.returncode else ''}")
+        if r.returncode:
+            continue
+        rank_losses, report = losses(r.stdout)
+        by_ranks[ranks] = weights(out)
+        if ranks > 1 and 1 in by_ranks:
+            d = relative_difference(by_ranks[1], by_ranks[ranks])
+            check(d <= TOLERANCE, f"{ranks} ranks vs 1 rank: max relative weight difference {d:.3g} <= {TOLERANCE}")
+        dw = relative_difference(plain_weights, weights(out))
+        dl = max(abs(a - b) / abs(a) for a, b in zip(plain_losses, rank_losses, strict=True))
+        check(dw <= TOLERANCE, f"{ranks} rank(s) vs one process: max relative weight difference {dw:.3g} <= {TOLERANCE}")
+        check(dl <= TOLERANCE, f"{ranks} rank(s) vs one process: max relative loss difference over "
+                               f"{len(rank_losses)} epochs {dl:.3g} <= {TOLERANCE}")
+        check(report["loss"] == report["loss"] and abs(report["loss"] - plain["loss"]) <= TOLERANCE * abs(plain["loss"]),
+              f"{ranks} rank(s): the final evaluation's loss {report['loss']!r} is one process's {plain['loss']!r}")
+        outputs = report["outputs"]
+        check([o["query"] for o in outputs] == [o["query"] for o in plain["outputs"]],
+              f"{ranks} rank(s): rank 0 reports every output in the queries' order")
+        if ranks > 1:
+            part = report["ranks"].get("partition")
+            check(part is not None, f"{ranks} ranks: --json reports the partition per rank")
+            if part:
+                queries = part["owned_queries"]
+                check(sum(queries) == 300 and all(q > 0 for q in queries),
+                      f"{ranks} ranks: the queries are split {queries}")
+                held, total = part["held_facts"], part["facts"]
+                check(all(h < t for h, t in zip(held, total)), f"{ranks} ranks: each rank holds a part of the facts "
+                                                                f"{held} of {total[0]}")
+                print(f"     {ranks} ranks: work {report['timing']['work']}, cut facts {part['cut_facts'][0]}, "
+                      f"metis {part['metis'][0]}")
+        else:
+            print(f"     1 rank: work {report['timing']['work']}")
+
+
+def arrays(lrnn, tmp, graph):
+    """The same graph from arrays (--dataset npz:, gcn_arrays.lrnn) partitions alike."""
+    import numpy as np
+    g = dict(np.load(f"{graph}.npz"))
+    g["y"] //= 2  # the binary target of the text's queries
+    for mask in ("train_mask", "val_mask", "test_mask"):
+        g.pop(mask)  # no query split: the partition refuses one
+    np.savez(tmp / "arrays.npz", **g)
+    args = ["train", ROOT / "examples/big_graphs/gcn_arrays.lrnn", "--dataset", f"npz:{tmp / 'arrays.npz'}",
+            "--epochs", 3, "--lr", 0.01, "--seed", 3, "--json"]
+    r = subprocess.run([str(lrnn)] + [str(a) for a in args], capture_output=True, text=True,
+                       env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=180)
+    check(r.returncode == 0, f"arrays: one process trains {r.stderr[-800:]}")
+    m = mpirun(lrnn, 2, args)
+    check(m.returncode == 0, f"arrays: 2 ranks train {m.stderr[-800:]}")
+    if r.returncode == 0 and m.returncode == 0:
+        (one, _), (two, report) = losses(r.stdout), losses(m.stdout)
+        d = max(abs(a - b) / abs(a) for a, b in zip(one, two, strict=True))
+        check(d <= TOLERANCE and "partition" in report["ranks"],
+              f"arrays: 2 ranks vs one process: max relative loss difference {d:.3g} <= {TOLERANCE}")
+
+
+def resume_on_other_ranks(lrnn, tmp, args):
+    """A checkpoint of 2 ranks continues on 3 as one process continues its own."""
+    a, b = tmp / "resume_2_3.json", tmp / "resume_plain.json"
+    r = mpirun(lrnn, 2, args + ["--epochs", 2, "--save", a])
+    check(r.returncode == 0, f"resume: 2 ranks train 2 epochs {r.stderr[-800:] if r.returncode else ''}")
+    r = mpirun(lrnn, 3, ["train", "--load", a] + args[2:] + ["--epochs", 2, "--save", a])
+    check(r.returncode == 0, f"resume: 3 ranks continue 2 epochs {r.stderr[-800:] if r.returncode else ''}")
+    for run in (args + ["--epochs", 2, "--save", b], ["train", "--load", b] + args[2:] + ["--epochs", 2, "--save", b]):
+        r = subprocess.run([str(lrnn)] + [str(x) for x in run], capture_output=True, text=True,
+                           env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=180)
+        check(r.returncode == 0, f"resume: one process trains 2 epochs {r.stderr[-800:] if r.returncode else ''}")
+    d = relative_difference(weights(b), weights(a))
+    check(d <= TOLERANCE, f"resume: 2 then 3 ranks vs one process twice: max relative weight difference {d:.3g}")
+
+
+def killed_rank(lrnn, args):
+    t0 = time.monotonic()
+    r = mpirun(lrnn, 2, args + ["--epochs", 30], extra_env={"LRNN_TEST_KILL_RANK": "1", "LRNN_TEST_KILL_EPOCH": "3"},
+               timeout=90)
+    seconds = time.monotonic() - t0
+    check(r.returncode != 0, f"killed rank: the job fails (exit {r.returncode})")
+    check(seconds < 30, f"killed rank: the job ends within seconds ({seconds:.1f} s)")
+    check("rank 1" in r.stderr, "killed rank: the message names rank 1")
+
+
+def refusals(lrnn, tmp, graph):
+    bad = tmp / "two_hops.lrnn"
+    bad.write_text("h(X) :- {4,16} x(Z), *edge(X, Y), *edge(Y, Z).\nout(X) :- {1,4} h(X).\n")
+    r = mpirun(lrnn, 2, ["train", bad, "-e", f"{graph}.examples.txt", "-q", f"{graph}.queries.txt", "--epochs", 1])
+    # A refusal ends the job as any semantic error does in one process (exit 1; 2 is for
+    # usage and syntax errors), every rank naming the rule.
+    check(r.returncode == 1 and f"{bad}:1:" in r.stderr and "variable Z shares no body literal with X" in r.stderr,
+          f"a template failing the check is refused (exit {r.returncode}), naming its rule {r.stderr[-600:]}")
+    r = mpirun(lrnn, 2, ["train", ROOT / "examples/big_graphs/gcn.lrnn", "-e", f"{graph}.examples.txt",
+                         "-q", f"{graph}.queries.txt", "--epochs", 1, "--query-batch-size", 32])
+    check(r.returncode == 1 and "--query-batch-size" in r.stderr,
+          f"query mini-batches of a partitioned sample are refused (exit {r.returncode}) {r.stderr[-600:]}")
+
+
+def main():
+    build = Path(sys.argv[1]).resolve()
+    lrnn = build / "lrnn"
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        graph = tmp / "planted"
+        subprocess.run([sys.executable, str(ROOT / "examples/big_graphs/planted_partition.py"), "--nodes", "300",
+                        "--degree", "4", "--seed", "1", "--out", str(graph)], check=True, capture_output=True)
+        args = ["train", ROOT / "examples/big_graphs/gcn.lrnn", "-e", f"{graph}.examples.txt",
+                "-q", f"{graph}.queries.txt", "--lr", 0.01, "--seed", 3]
+        same_training_over_ranks(lrnn, tmp, args + ["--epochs", 5])
+        arrays(lrnn, tmp, graph)
+        resume_on_other_ranks(lrnn, tmp, args)
+        killed_rank(lrnn, args)
+        refusals(lrnn, tmp, graph)
+    if FAILURES:
+        print(f"{len(FAILURES)} partition check(s) failed")
+        return 1
+    print("all partition checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

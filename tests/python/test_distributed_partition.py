@@ -1,0 +1,68 @@
+"""One big sample partitioned over MPI ranks from Python (docs/distributed.md "One sample over
+many ranks"): `mpirun -np N python3 script.py` with one example and a query per node goes
+through the same lrnn::Model as `lrnn train`, so 1 and 2 ranks train the same weights and
+rank 0 gets every output in the queries' order. Skipped when lrnn was built without MPI or
+mpirun is missing."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lrnn._core import distributed as core_distributed
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.skipif(
+    not core_distributed.built_with_mpi() or shutil.which("mpirun") is None,
+    reason="lrnn built without MPI (LRNN_MPI) or mpirun not installed (apt-get install openmpi-bin libopenmpi-dev)",
+)
+
+SCRIPT = """
+import json, sys
+import lrnn.distributed as dist
+from lrnn import Adam, FileDataset, Settings
+from lrnn.model import Model
+
+model = Model(template_file=sys.argv[1]).build(Settings(optimizer=Adam(lr=0.01), epochs=4, seed=3))
+data = FileDataset(examples_file=sys.argv[2], queries_file=sys.argv[3])
+model.train(data, progress=False)
+evaluation = model.test(data)
+out = {"weights": {k: v.tolist() for k, v in model.state_dict()["weights"].items()},
+       "loss": evaluation.loss, "queries": [str(q) for q in evaluation.queries]}
+with open(f"{sys.argv[4]}.{dist.rank()}", "w") as fp:
+    json.dump(out, fp)
+"""
+
+
+def _flat(values):
+    if isinstance(values, list):
+        return [x for v in values for x in _flat(v)]
+    return [values]
+
+
+def test_one_sample_partitioned_over_two_ranks_trains_as_one(tmp_path):
+    graph = tmp_path / "planted"
+    subprocess.run([sys.executable, str(ROOT / "examples/big_graphs/planted_partition.py"), "--nodes", "300",
+                    "--degree", "4", "--seed", "1", "--out", str(graph)], check=True, capture_output=True)
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
+    results = {}
+    for ranks in (1, 2):
+        out = tmp_path / f"result{ranks}"
+        cmd = ["mpirun", "--oversubscribe", "-np", str(ranks), sys.executable, str(script),
+               str(ROOT / "examples/big_graphs/gcn.lrnn"), f"{graph}.examples.txt", f"{graph}.queries.txt", str(out)]
+        run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
+        assert run.returncode == 0, run.stderr[-3000:]
+        results[ranks] = json.loads(Path(f"{out}.0").read_text())
+    assert len(results[2]["queries"]) == 300
+    assert results[2]["queries"] == results[1]["queries"]  # rank 0: every output, in order
+    assert abs(results[2]["loss"] - results[1]["loss"]) <= 1e-12 * abs(results[1]["loss"])
+    scale = max(abs(x) for values in results[1]["weights"].values() for x in _flat(values))
+    for name, values in results[1]["weights"].items():
+        difference = max(abs(a - b) for a, b in zip(_flat(values), _flat(results[2]["weights"][name])))
+        assert difference <= 1e-12 * scale, (name, difference)
