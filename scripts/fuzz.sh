@@ -34,7 +34,8 @@ seed fuzz_rasp tests/rasp/*.rasp examples/rasp/*.rasp tests/rasp/errors/*
 # so that mutations reach the parser instead of stopping at the checksum.
 seed fuzz_model_json tests/fuzz/seeds/model_*.json
 seed fuzz_tu tests/fuzz/seeds/tu_*.txt
-mkdir -p "$corpus/fuzz_train"
+# Inputs that once failed (fuzz_train's own format: template, "%%", examples) stay as seeds.
+seed fuzz_train tests/fuzz/seeds/train_*.txt
 for t in xor.lrnn xor_vectorized.lrnn family.lrnn; do
   ex=$shared/xor/naive/trainExamples.txt
   [ "$t" = xor_vectorized.lrnn ] && ex=$shared/xor/vectorized/trainExamples.txt

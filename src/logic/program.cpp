@@ -62,7 +62,13 @@ Program::Program(const TemplateAst& ast,
     if (arity > 64) throw Error(ErrorKind::Semantic, "predicate " + name + " has more than 64 arguments");
     intern_predicate(name, arity);
   }
-  for (const auto& decl : ast.predicates) intern_predicate(decl.name, decl.arity);
+  for (const auto& decl : ast.predicates) {
+    // Relation indexes key their bound columns by a 64-bit mask (logic/relation.hpp).
+    if (decl.arity > 64)
+      throw Error(ErrorKind::Semantic, decl.span,
+                  "predicate " + decl.name + "/" + std::to_string(decl.arity) + " has more than 64 arguments");
+    intern_predicate(decl.name, decl.arity);
+  }
   std::sort(template_constants_.begin(), template_constants_.end());
   template_constants_.erase(std::unique(template_constants_.begin(), template_constants_.end()),
                             template_constants_.end());

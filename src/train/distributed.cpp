@@ -453,7 +453,11 @@ std::vector<Output> gather_outputs(const std::vector<Output>& local, const Prepa
     put(mine, o.query.data(), o.query.size());
     put_doubles(mine, o.target);
     put_doubles(mine, o.value);
-    put_doubles(mine, {o.importance, o.listed_target ? 1.0 : 0.0, o.derived ? 1.0 : 0.0});
+    put_doubles(mine, o.prediction);
+    // Every other field of an Output travels too: a value gathered without its shape or its
+    // split would print as a 1x1 training output (a silent wrong answer).
+    put_doubles(mine, {o.importance, o.listed_target ? 1.0 : 0.0, o.derived ? 1.0 : 0.0, double(o.rows),
+                       double(o.cols), double(static_cast<uint8_t>(o.split))});
   }
   const std::vector<char> all = gather_to_root(mine);
   std::vector<Output> outputs;
@@ -464,10 +468,14 @@ std::vector<Output> gather_outputs(const std::vector<Output>& local, const Prepa
     in.get(o.query.data(), o.query.size());
     o.target = in.doubles();
     o.value = in.doubles();
-    const std::vector<double> extra = in.doubles();  // importance, listed target, derived
+    o.prediction = in.doubles();
+    const std::vector<double> extra = in.doubles();  // importance, listed target, derived, rows, cols, split
     o.importance = extra.at(0);
     o.listed_target = extra.at(1) != 0;
     o.derived = extra.at(2) != 0;
+    o.rows = static_cast<int>(extra.at(3));
+    o.cols = static_cast<int>(extra.at(4));
+    o.split = static_cast<QuerySplit>(static_cast<uint8_t>(extra.at(5)));
     outputs.push_back(std::move(o));
   }
   if (set.partitioned) {  // one sample: its outputs in the order of its queries, as in one process

@@ -81,6 +81,42 @@ def test_an_exception_on_one_rank_ends_the_job(tmp_path):
     assert "rank 1 of 2 failed: ValueError: a failure on rank 1 only" in run.stderr
 
 
+MATRIX_SCRIPT = """
+import json, sys
+import lrnn.distributed as dist
+from lrnn import Settings
+from lrnn.model import Model
+
+model = Model(template_file=sys.argv[1]).build(Settings(epochs=1, seed=1))
+from lrnn import FileDataset
+evaluation = model.test(FileDataset(examples_file=sys.argv[2]))
+out = [[list(map(float, row)) for row in value.tolist()] if value.ndim == 2 else value.tolist()
+       for value in evaluation.outputs]
+with open(f"{sys.argv[3]}.{dist.rank()}", "w") as fp:
+    json.dump({"shapes": [list(v.shape) for v in evaluation.outputs], "values": out}, fp)
+"""
+
+
+def test_matrix_outputs_keep_their_shape_when_gathered(tmp_path):
+    # The gathered outputs once lost their rows and columns: rank 0 returned a 2x2 value as a
+    # vector of 4 (and the query split of each output as "train").
+    (tmp_path / "m.lrnn").write_text("{2,2} q :- a.\n")
+    (tmp_path / "m.txt").write_text("".join(f"[[1,0],[0,1]] q :- [[{i},1],[2,{i}]] a.\n" for i in range(5)))
+    script = tmp_path / "matrix.py"
+    script.write_text(MATRIX_SCRIPT)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
+    results = {}
+    for ranks in (1, 2):
+        out = tmp_path / f"matrix{ranks}"
+        run = subprocess.run(["mpirun", "--oversubscribe", "-np", str(ranks), sys.executable, str(script),
+                              str(tmp_path / "m.lrnn"), str(tmp_path / "m.txt"), str(out)],
+                             env=env, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr[-3000:]
+        results[ranks] = json.loads(Path(f"{out}.0").read_text())
+    assert results[1]["shapes"] == [[2, 2]] * 5
+    assert results[2] == results[1]
+
+
 def _flat(values):
     if isinstance(values, list):
         return [x for v in values for x in _flat(v)]

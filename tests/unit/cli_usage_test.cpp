@@ -350,4 +350,15 @@ TEST(CliUsage, RaspCompileOptionsThatNeedEachOtherExitTwoBeforeCompiling) {
   }
 }
 
+// Issue 32 (fuzz_train finding): a declaration `p/N` with N > 64 reached the relation index's
+// 64-bit column mask (a shift by 64, undefined); it is refused where it is written.
+TEST(CliUsage, APredicateDeclaredWithMoreThan64ArgumentsIsRefused) {
+  const std::string tmpl = write_file("wide_decl.lrnn", "{1} q :- {1} a.\nxor/202 {1}\n");
+  const std::string data = write_file("wide_decl.txt", "q :- a.\n");
+  CliRun r = lrnn_cli("train " + tmpl + " -e " + data + " --epochs 1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("wide_decl.lrnn:2:5: error: predicate xor/202 has more than 64 arguments"), std::string::npos)
+      << r.out;
+}
+
 }  // namespace
