@@ -22,7 +22,9 @@ inline void warn_underivable_queries(const Model& model, const Dataset& data, co
   if (count == 0 || !is_root_process()) return;
   std::string listed;
   for (const std::string& q : mine.listed) listed += (listed.empty() ? "" : ", ") + q;
-  if (count > mine.listed.size()) listed += ", ...";
+  // Rank 0 names only its own; the others' are counted, not named (one line per job).
+  if (listed.empty()) listed = "all held by other ranks of the job";
+  else if (count > mine.listed.size()) listed += ", ...";
   std::fprintf(stderr,
                "lrnn: warning: %zu of %zu queries of the %s are derived by no rule or fact of their example, so "
                "they output 0 (docs/semantics.md \"Underivable queries\"): %s\n",

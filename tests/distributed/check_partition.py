@@ -22,23 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from mpi_checks import FAILURES, check, mpirun  # beside this script
+
 ROOT = Path(__file__).resolve().parents[2]
 TOLERANCE = 1e-12
-FAILURES = []
-
-
-def check(condition, message):
-    print(("ok   " if condition else "FAIL ") + message, flush=True)
-    if not condition:
-        FAILURES.append(message)
-
-
-def mpirun(lrnn, ranks, args, extra_env=None, timeout=180):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-    env.update(extra_env or {})
-    cmd = ["mpirun", "--oversubscribe", "-np", str(ranks), str(lrnn)] + [str(a) for a in args]
-    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def weights(path):

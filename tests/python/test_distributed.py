@@ -3,10 +3,7 @@ the same C++ path as `lrnn train`; 1, 2 and 3 ranks give the same weights, rank 
 gathered evaluation, and an uncaught exception on one rank ends the job naming that rank.
 Skipped when lrnn was built without MPI or mpirun is missing."""
 import json
-import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -42,22 +39,24 @@ with open(f"{sys.argv[4]}.{dist.rank()}", "w") as fp:
 """
 
 
-def mpirun(tmp_path, ranks, *extra):
+@pytest.fixture
+def mpirun(tmp_path, mpirun_python):
+    """mpirun(ranks, *extra): SCRIPT on mutagenesis over `ranks` ranks; (process, result path)."""
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
-    out = tmp_path / f"result{ranks}"
-    cmd = ["mpirun", "--oversubscribe", "-np", str(ranks), sys.executable, str(script),
-           str(ROOT / "examples/templates/mutagenesis.lrnn"), str(MUTAGENESIS / "examples.txt"),
-           str(MUTAGENESIS / "queries.txt"), str(out), *extra]
-    run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
-    return run, out
+
+    def run(ranks, *extra):
+        out = tmp_path / f"result{ranks}"
+        return mpirun_python(ranks, script, ROOT / "examples/templates/mutagenesis.lrnn", MUTAGENESIS / "examples.txt",
+                             MUTAGENESIS / "queries.txt", out, *extra), out
+
+    return run
 
 
-def test_one_two_three_ranks_train_the_same_weights(tmp_path):
+def test_one_two_three_ranks_train_the_same_weights(mpirun):
     results = {}
     for ranks in (1, 2, 3):
-        run, out = mpirun(tmp_path, ranks)
+        run, out = mpirun(ranks)
         assert run.returncode == 0, run.stderr[-3000:]
         per_rank = [json.loads(Path(f"{out}.{r}").read_text()) for r in range(ranks)]
         assert [(p["rank"], p["size"], p["active"]) for p in per_rank] == [(r, ranks, True) for r in range(ranks)]
@@ -73,9 +72,9 @@ def test_one_two_three_ranks_train_the_same_weights(tmp_path):
         assert results[ranks]["loss"] == results[1]["loss"]
 
 
-def test_an_exception_on_one_rank_ends_the_job(tmp_path):
+def test_an_exception_on_one_rank_ends_the_job(mpirun):
     t0 = time.monotonic()
-    run, _ = mpirun(tmp_path, 2, "fail")
+    run, _ = mpirun(2, "fail")
     assert run.returncode != 0
     assert time.monotonic() - t0 < 60
     assert "rank 1 of 2 failed: ValueError: a failure on rank 1 only" in run.stderr
@@ -97,20 +96,17 @@ with open(f"{sys.argv[3]}.{dist.rank()}", "w") as fp:
 """
 
 
-def test_matrix_outputs_keep_their_shape_when_gathered(tmp_path):
+def test_matrix_outputs_keep_their_shape_when_gathered(tmp_path, mpirun_python):
     # The gathered outputs once lost their rows and columns: rank 0 returned a 2x2 value as a
     # vector of 4 (and the query split of each output as "train").
     (tmp_path / "m.lrnn").write_text("{2,2} q :- a.\n")
     (tmp_path / "m.txt").write_text("".join(f"[[1,0],[0,1]] q :- [[{i},1],[2,{i}]] a.\n" for i in range(5)))
     script = tmp_path / "matrix.py"
     script.write_text(MATRIX_SCRIPT)
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
     results = {}
     for ranks in (1, 2):
         out = tmp_path / f"matrix{ranks}"
-        run = subprocess.run(["mpirun", "--oversubscribe", "-np", str(ranks), sys.executable, str(script),
-                              str(tmp_path / "m.lrnn"), str(tmp_path / "m.txt"), str(out)],
-                             env=env, capture_output=True, text=True, timeout=120)
+        run = mpirun_python(ranks, script, tmp_path / "m.lrnn", tmp_path / "m.txt", out)
         assert run.returncode == 0, run.stderr[-3000:]
         results[ranks] = json.loads(Path(f"{out}.0").read_text())
     assert results[1]["shapes"] == [[2, 2]] * 5

@@ -4,7 +4,6 @@ through the same lrnn::Model as `lrnn train`, so 1 and 2 ranks train the same we
 rank 0 gets every output in the queries' order. Skipped when lrnn was built without MPI or
 mpirun is missing."""
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -44,19 +43,17 @@ def _flat(values):
     return [values]
 
 
-def test_one_sample_partitioned_over_two_ranks_trains_as_one(tmp_path):
+def test_one_sample_partitioned_over_two_ranks_trains_as_one(tmp_path, mpirun_python):
     graph = tmp_path / "planted"
     subprocess.run([sys.executable, str(ROOT / "examples/big_graphs/planted_partition.py"), "--nodes", "300",
                     "--degree", "4", "--seed", "1", "--out", str(graph)], check=True, capture_output=True)
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
     results = {}
     for ranks in (1, 2):
         out = tmp_path / f"result{ranks}"
-        cmd = ["mpirun", "--oversubscribe", "-np", str(ranks), sys.executable, str(script),
-               str(ROOT / "examples/big_graphs/gcn.lrnn"), f"{graph}.examples.txt", f"{graph}.queries.txt", str(out)]
-        run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
+        run = mpirun_python(ranks, script, ROOT / "examples/big_graphs/gcn.lrnn", f"{graph}.examples.txt",
+                            f"{graph}.queries.txt", out)
         assert run.returncode == 0, run.stderr[-3000:]
         results[ranks] = json.loads(Path(f"{out}.0").read_text())
     assert len(results[2]["queries"]) == 300
