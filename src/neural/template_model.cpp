@@ -25,6 +25,11 @@ Shape shape_of(const ValueSpec& v) {
 uint32_t Parameters::add(ParamInfo info, const std::vector<double>& data) {
   info.offset = values.size();
   const size_t n = static_cast<size_t>(info.shape.size());
+  // The parser bounds the shapes it reads; a template built as data (Python) is bounded here.
+  if (n > static_cast<size_t>(kMaxValueEntries))
+    throw Error(ErrorKind::Limit, info.span,
+                "the weight " + info.name + " (" + to_string(info.shape) + ") has " + std::to_string(n) +
+                    " entries, over the limit of " + std::to_string(kMaxValueEntries) + " entries per value");
   info.initialized = !data.empty();
   // Asked before the values grow, so a template of weights too big for the budget names the
   // first weight past it (file:line:col of its rule) instead of ending in std::bad_alloc.

@@ -221,6 +221,7 @@ class Parser {
           v.dims_is_vector = false;
         } else {
           v.cols = 1;
+          check_entries(rows_tok, v.rows, v.cols);
           v.dims_is_vector = true;
         }
         expect(Tok::RBrace, "'}' closing the dimensions (at most two: {rows, cols})");

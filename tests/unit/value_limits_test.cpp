@@ -24,13 +24,17 @@ std::string error_of_training(const std::string& tmpl, const std::string& exampl
 }
 
 TEST(ValueLimits, OversizedWeightsAreParseErrorsAtTheirPosition) {
-  const std::string cases[] = {"{1,65536} q :- {65536,65536} a.", "q :- {46341,46341} a.", "q :- [2000000000|0:1] a."};
+  // fuzz_train (issue 32): a one-dimensional {n} passed unchecked, so a rule no network
+  // uses made a 100M-entry weight and trained it at 4 GB.
+  const std::string cases[] = {"{1,65536} q :- {65536,65536} a.", "q :- {46341,46341} a.", "q :- [2000000000|0:1] a.",
+                               "h :- {3,2} a, {100000000}.\nq :- {1,1} a."};
   for (const std::string& text : cases) {
     std::string msg = error_of_training(text, "<1> q :- a.");
     EXPECT_NE(msg.find("big.lrnn:1:"), std::string::npos) << msg;
     EXPECT_NE(msg.find("over the limit of 67108864 entries per value"), std::string::npos) << msg;
   }
   EXPECT_NO_THROW(lrnn::parse_template("q :- {8192,8192} a."));  // exactly the limit
+  EXPECT_NO_THROW(lrnn::parse_template("q :- {67108864} a."));
 }
 
 TEST(ValueLimits, ShapesComputedFromLegalOnesAreChecked) {
