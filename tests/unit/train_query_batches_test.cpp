@@ -15,6 +15,7 @@
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/lrnn.hpp"
 #include "lrnn/syntax.hpp"
+#include "shared_datasets.hpp"
 #include "train/engine.hpp"
 #include "train/query_batches.hpp"
 
@@ -165,6 +166,7 @@ TEST(QueryBatches, FanoutKeepsAtMostFGroundRulesPerRuleAndHead) {
 }
 
 TEST(QueryBatches, SettingsThatExcludeEachOtherAreRefused) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
   const std::string t = std::string(LRNN_SOURCE_DIR) + "/examples/templates/xor.lrnn";
   const std::string e = std::string(LRNN_DATASETS_DIR) + "/neuralogic/simple/xor/naive/trainExamples.txt";
   lrnn_test::CliRun fanout_alone = lrnn_test::run_lrnn("train " + t + " -e " + e + " --epochs 1 --fanout 3");
