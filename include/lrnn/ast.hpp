@@ -21,6 +21,9 @@ namespace lrnn {
 // in float64. A shape beyond it is refused with an error naming where it comes from rather
 // than overflowing a size computation or exhausting memory (docs/semantics.md, "Limits").
 inline constexpr int64_t kMaxValueEntries = int64_t{1} << 26;
+// The most arguments a predicate of a template may have: relation indexes key an atom's bound
+// columns by a 64-bit mask (logic/relation.hpp).
+inline constexpr int kMaxArity = 64;
 
 struct ValueSpec {
   enum class Kind : uint8_t {

@@ -59,12 +59,11 @@ Program::Program(const TemplateAst& ast,
   for (uint32_t r = 0; r < ast.rules.size(); ++r) compile_rule(&ast.rules[r], nullptr, r);
   for (uint32_t f = 0; f < ast.facts.size(); ++f) compile_rule(nullptr, &ast.facts[f], f);
   for (const auto& [name, arity] : extra_predicates) {
-    if (arity > 64) throw Error(ErrorKind::Semantic, "predicate " + name + " has more than 64 arguments");
+    if (arity > kMaxArity) throw Error(ErrorKind::Semantic, "predicate " + name + " has more than 64 arguments");
     intern_predicate(name, arity);
   }
   for (const auto& decl : ast.predicates) {
-    // Relation indexes key their bound columns by a 64-bit mask (logic/relation.hpp).
-    if (decl.arity > 64)
+    if (decl.arity > kMaxArity)
       throw Error(ErrorKind::Semantic, decl.span,
                   "predicate " + decl.name + "/" + std::to_string(decl.arity) + " has more than 64 arguments");
     intern_predicate(decl.name, decl.arity);
@@ -181,7 +180,7 @@ void Program::compile_head(RuleTerms& terms, const Literal& head) {
     throw Error(ErrorKind::Semantic, head.span,
                 "a rule head or fact must be a plain atom, not '" + literal_text(head) + "'");
   }
-  if (head.args.size() > 64 ) throw Error(ErrorKind::Semantic, head.span, "more than 64 arguments");
+  if (head.args.size() > kMaxArity) throw Error(ErrorKind::Semantic, head.span, "more than 64 arguments");
   cr.head_pred = intern_predicate(head.predicate, head.arity());
   cr.head_arity = head.arity();
   cr.head_args_begin = 0;
@@ -219,7 +218,7 @@ BodyLiteral Program::compile_body_literal(RuleTerms& terms, const Literal& l, ui
       cr.input_literals.push_back(i);
     }
   } else {
-    if (l.args.size() > 64) throw Error(ErrorKind::Semantic, l.span, "more than 64 arguments");
+    if (l.args.size() > kMaxArity) throw Error(ErrorKind::Semantic, l.span, "more than 64 arguments");
     bl.kind = l.negated ? BodyLiteral::Kind::Negated : BodyLiteral::Kind::Positive;
     bl.pred = intern_predicate(l.predicate, l.arity());
     if (is_neuron_input(l)) {

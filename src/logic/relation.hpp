@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "logic/grounding.hpp"
+#include "lrnn/ast.hpp"
 
 namespace lrnn::logic {
 
@@ -42,6 +43,9 @@ inline uint64_t hash_mix(uint64_t h, uint32_t v) {
   h *= 0x9E3779B97F4A7C15ull;
   return h ^ (h >> 29);
 }
+
+// An index's column mask has a bit per argument: the template's predicates are bounded to fit.
+static_assert(kMaxArity <= 64, "Index masks bound columns in a uint64_t");
 
 class Index {
  public:

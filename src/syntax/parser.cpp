@@ -748,8 +748,7 @@ void parse_template_file(TemplateContext& ctx, std::shared_ptr<const SourceFile>
       auto [ptr, ec] = std::from_chars(ar.text.data(), ar.text.data() + ar.text.size(), arity);
       if (ec != std::errc() || ptr != ar.text.data() + ar.text.size() || arity < 0)
         p.fail(ar, "expected an arity (a non-negative integer), found " + describe(ar));
-      // Relations key their bound columns by a 64-bit mask (logic/relation.hpp).
-      if (arity > 64) p.fail(ar, "predicate " + std::string(first.text) + "/" + std::string(ar.text) +
+      if (arity > kMaxArity) p.fail(ar, "predicate " + std::string(first.text) + "/" + std::string(ar.text) +
                                      " has more than 64 arguments (at most 64)");
       PredicateDecl d;
       d.name = first.text;
