@@ -292,6 +292,31 @@ TEST(LogicGrounding, RepeatedBinaryFactsAreOneAtomOfTheFirstFact) {
   }
 }
 
+// Past a few thousand binary facts the repeats are found by a radix sort instead of a
+// comparison sort: the same atoms either way.
+TEST(LogicGrounding, RepeatedFactsAmongThousandsOfEdgesAreOneAtomEach) {
+  TemplateAst t;
+  t.rules.push_back(rule(lit("h", {"X"}), {lit("a", {"Y"}), lit("e", {"X", "Y"})}));
+  Program p(t);
+  constexpr int kEdges = 6000;  // above the radix sort's threshold
+  std::vector<Literal> facts{lit("a", {"0"})};
+  for (int i = 0; i < kEdges; ++i) facts.push_back(lit("e", {std::to_string(i + 1), std::to_string(i % 70)}));
+  const GroundSample distinct = ground(p, example(facts), {});
+  for (int i : {5, 4000, 5999}) facts.push_back(lit("e", {std::to_string(i + 1), std::to_string(i % 70)}));
+  const GroundSample repeated = ground(p, example(facts), {});
+  ASSERT_EQ(repeated.num_atoms(), distinct.num_atoms());
+  size_t edges = 0;
+  for (uint32_t a = 0; a < repeated.num_atoms(); ++a) {
+    EXPECT_EQ(p.atom_text(repeated, a), p.atom_text(distinct, a));
+    if (p.predicate_name(repeated.atom_pred[a]) == "e") {
+      ++edges;
+      EXPECT_LE(repeated.atom_example_fact[a], uint32_t(kEdges));  // the first fact, never a repeat
+    }
+  }
+  EXPECT_EQ(edges, size_t(kEdges));
+  EXPECT_EQ(repeated.rules.size(), distinct.rules.size());
+}
+
 TEST(LogicGrounding, RelevancePruningKeepsOnlyWhatSupportsTheQuery) {
   TemplateAst t;
   t.rules.push_back(rule(lit("h1", {"X"}), {lit("a", {"X"})}));
