@@ -1,7 +1,8 @@
 // bench_small_gemm: the small-GEMM kernels (src/exec/small_gemm.hpp) against Eigen's
 // product of the same operands (the peer: what the kernels replace), 1 thread, for the
 // shapes of per-sample weight products (a GCN layer on one NCI1 graph: 30 rows, depth
-// 37 or 32, width 32), a hidden width of 128, a large group and a single row. Prints one
+// 37 or 32, width 32), a hidden width of 128, a large group, a single row and the width 10
+// of PyNeuraLogic's templates (narrow widths run on a block padded with zeros). Prints one
 // line per shape and scalar type (best of 5 timings, ns per call, Eigen / kernel) and
 // writes bench/results/small_gemm.json.
 #include <algorithm>
@@ -65,7 +66,8 @@ int main() {
   Eigen::setNbThreads(1);  // the kernels run on one thread: so does Eigen's product
   std::printf("ns per call, kernel vs Eigen (Eigen / kernel); m rows, depth k, weight n x k\n");
   nlohmann::json out = nlohmann::json::array();
-  const std::vector<std::array<long, 3>> shapes = {{30, 37, 32}, {30, 32, 32}, {30, 128, 128}, {2000, 128, 128}, {1, 32, 32}};
+  const std::vector<std::array<long, 3>> shapes = {{30, 37, 32}, {30, 32, 32}, {30, 128, 128}, {2000, 128, 128}, {1, 32, 32},
+                                                    {30, 37, 10}, {30, 10, 10}, {18, 7, 10}, {30, 37, 5}};
   for (const auto& [m, k, n] : shapes) {
     out.push_back(measure<float>(m, k, n));
     out.push_back(measure<double>(m, k, n));

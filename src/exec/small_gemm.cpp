@@ -84,12 +84,14 @@ void kernel(Index m, Index k, const T* A, Index ai, Index ad, const T* B, Index 
   tail_rows<T, N, R - 1, S>(m - i, k, A + i * ai, ai, ad, B, ldb, out(i), ldc);
 }
 
-// The kernel for a width N of 16, 32 or 64 up to kSmallGemmMaxWidth and a depth up to
-// kMaxDepth; false otherwise.
+// The kernel for a width N of 8 (when whole vectors), 16, 32 or 64 up to kSmallGemmMaxWidth
+// and a depth up to kMaxDepth; false otherwise.
 template <class T, Store S>
 bool run_kernel(Index N, Index m, Index k, const T* A, Index ai, Index ad, const T* B, Index ldb,
                 T* C, Index ldc) {
   if (k > kMaxDepth || N > kSmallGemmMaxWidth<T>) return false;
+  if constexpr (8 % kPacketSize<T> == 0 && 8 <= kSmallGemmMaxWidth<T>)
+    if (N == 8) return kernel<T, 8, S>(m, k, A, ai, ad, B, ldb, C, ldc), true;
   if constexpr (16 <= kSmallGemmMaxWidth<T>)
     if (N == 16) return kernel<T, 16, S>(m, k, A, ai, ad, B, ldb, C, ldc), true;
   if constexpr (32 <= kSmallGemmMaxWidth<T>)
@@ -125,17 +127,65 @@ const T* transposed(const T* B, Index n, Index k) {
   return e.transposed.data();
 }
 
-// C's columns [0, n - n % 16) in blocks of a kernel width (when 16 is one), as rows of C (+)= A B, A(i, d) =
-// A[i * ai + d * ad], B's and C's rows n apart; returns how many columns it did (none past
-// the depth limit).
+// C's columns in blocks of the kernel's widths (64, 32, 16, 8: those of whole vectors up
+// to kSmallGemmMaxWidth), widest first, as rows of C (+)= A B, A(i, d) = A[i * ai + d * ad],
+// B's and C's rows n apart; returns how many columns it did (none past the depth limit).
 template <class T, Store S>
 Index run_column_blocks(Index m, Index k, Index n, const T* A, Index ai, Index ad, const T* B, T* C) {
   if (k > kMaxDepth) return 0;
   Index j = 0;
-  for (Index w : {64, 32, 16})
-    if (w <= kSmallGemmMaxWidth<T>)
+  for (Index w : {64, 32, 16, 8})
+    if (w % kPacketSize<T> == 0 && w <= kSmallGemmMaxWidth<T>)
       for (; n - j >= w; j += w) run_kernel<T, S>(w, m, k, A, ai, ad, B + j, n, C + j, n);
   return j;
+}
+
+// The narrowest width of 8 and 16 the kernel takes (whole vectors, up to its widest), 0 if
+// neither: what the columns left after the blocks are padded to.
+template <class T>
+constexpr Index kTailWidth = 8 % kPacketSize<T> == 0 && 8 <= kSmallGemmMaxWidth<T>     ? 8
+                             : 16 % kPacketSize<T> == 0 && 16 <= kSmallGemmMaxWidth<T> ? 16
+                                                                                       : 0;
+
+// C's columns [j, n), fewer than 16, (+)= A B as run_column_blocks: their B columns copied
+// into a buffer of a kernel width (8 or 16) padded with zeros, the kernel's rows stored in a
+// second buffer and copied (added) to C. A width of 10 (PyNeuraLogic's templates' default)
+// would otherwise take Eigen's product whole, which packs both operands on every call: over
+// half of a batch-of-one step's time. Each stored entry is the kernel's, the FMA chain in
+// order, so the contract holds on every column. Returns whether it ran (depth and width
+// within the kernel's limits).
+template <class T, Store S>
+bool run_tail_columns(Index m, Index k, Index n, Index j, const T* A, Index ai, Index ad, const T* B, T* C) {
+  constexpr Index W = kTailWidth<T>;
+  const Index r = n - j;
+  if constexpr (W == 0) {
+    return false;
+  } else {
+    const Index w = r <= W ? W : 16;
+    if (k > kMaxDepth || r <= 0 || r >= 16 || w > kSmallGemmMaxWidth<T>) return false;
+    thread_local std::vector<T> padded_b, rows;
+    padded_b.assign(size_t(k * w), T(0));
+    for (Index d = 0; d < k; ++d) std::copy_n(B + d * n + j, r, padded_b.data() + d * w);
+    rows.resize(size_t(m * w));
+    run_kernel<T, Store::Assign>(w, m, k, A, ai, ad, padded_b.data(), w, rows.data(), w);
+    for (Index i = 0; i < m; ++i) {
+      const T* row = rows.data() + i * w;
+      T* c = C + i * n + j;
+      for (Index c_j = 0; c_j < r; ++c_j) {
+        if constexpr (S == Store::Add) c[c_j] += row[c_j];
+        else c[c_j] = row[c_j];
+      }
+    }
+    return true;
+  }
+}
+
+// C (+)= A B's columns in the kernel (blocks, then the padded tail); returns how many it did:
+// all but past the depth limit, or the tail's when the build has no kernel width for it.
+template <class T, Store S>
+Index run_all_columns(Index m, Index k, Index n, const T* A, Index ai, Index ad, const T* B, T* C) {
+  const Index j = run_column_blocks<T, S>(m, k, n, A, ai, ad, B, C);
+  return j == n || run_tail_columns<T, S>(m, k, n, j, A, ai, ad, B, C) ? n : j;
 }
 
 template <class T>
@@ -148,8 +198,8 @@ using ConstColumns = Eigen::Map<const RowMat<T>, 0, Eigen::OuterStride<>>;
 template <class T>
 void product_abt(Index m, Index k, Index n, const T* A, const T* B, T* C) {
   // The kernel reads B^T; weights past kMaxTransposed entries keep Eigen's product.
-  const bool kernel = n >= 16 && k > 0 && k <= kMaxDepth && n * k <= kMaxTransposed;
-  const Index j = kernel ? run_column_blocks<T, Store::Assign>(m, k, n, A, k, 1, transposed(B, n, k), C) : 0;
+  const bool kernel = k > 0 && k <= kMaxDepth && n * k <= kMaxTransposed;
+  const Index j = kernel ? run_all_columns<T, Store::Assign>(m, k, n, A, k, 1, transposed(B, n, k), C) : 0;
   if (j == n) return;
   Columns<T>(C + j, m, n - j, Eigen::OuterStride<>(n)).noalias() =
       CMapM<T>(A, m, k) * CMapM<T>(B + j * k, n - j, k).transpose();
@@ -157,7 +207,7 @@ void product_abt(Index m, Index k, Index n, const T* A, const T* B, T* C) {
 
 template <class T>
 void add_product_ab(Index m, Index k, Index n, const T* A, const T* B, T* C) {
-  const Index j = run_column_blocks<T, Store::Add>(m, k, n, A, k, 1, B, C);
+  const Index j = run_all_columns<T, Store::Add>(m, k, n, A, k, 1, B, C);
   if (j == n) return;
   Columns<T>(C + j, m, n - j, Eigen::OuterStride<>(n)).noalias() +=
       CMapM<T>(A, m, k) * ConstColumns<T>(B + j, k, n - j, Eigen::OuterStride<>(n));
@@ -166,10 +216,12 @@ void add_product_ab(Index m, Index k, Index n, const T* A, const T* B, T* C) {
 template <class T>
 void add_product_atb(Index m, Index k, Index n, const T* A, const T* B, T* C) {
   // The columns left (fewer than 16) as rows of C^T = B^T A when m is a kernel width:
-  // their transposed stores cost as much as their products, so only those (a weight of
-  // 32 x 37 takes 32 + 5).
+  // their transposed stores cost as much as their products (a weight of 32 x 37 takes
+  // 32 + 5); otherwise on the padded tail (a weight of 10 x 37: 32 + 5 padded to 8).
   const Index j = run_column_blocks<T, Store::Add>(m, k, n, A, 1, m, B, C);
-  if (j == n || run_kernel<T, Store::AddTransposed>(m, n - j, k, B + j, 1, n, A, m, C + j, n)) return;
+  if (j == n || run_kernel<T, Store::AddTransposed>(m, n - j, k, B + j, 1, n, A, m, C + j, n) ||
+      run_tail_columns<T, Store::Add>(m, k, n, j, A, 1, m, B, C))
+    return;
   Columns<T>(C + j, m, n - j, Eigen::OuterStride<>(n)).noalias() +=
       CMapM<T>(A, k, m).transpose() * ConstColumns<T>(B + j, k, n - j, Eigen::OuterStride<>(n));
 }

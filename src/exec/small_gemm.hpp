@@ -2,9 +2,10 @@
 // layer on one graph: tens of rows, 16-64 columns), used by the transform sum and the
 // per-grounding weight products (executor.cpp): register-blocked kernels that read
 // the operands in place, where Eigen packs both operands on every call (a third of its
-// time at these sizes). The output's columns run in blocks of 64, 32 and 16 (up to
-// kSmallGemmMaxWidth; a width of 37: 32 on the kernel), the columns left (fewer than 16)
-// on Eigen's product, as does a depth over 512.
+// time at these sizes). The output's columns run in blocks of 64, 32, 16 and 8 (whole
+// vectors up to kSmallGemmMaxWidth), the columns left padded with zeros to a block (a
+// width of 37: 32, then 5 padded to 8 or 16; a width of 10: 8 + 2 padded, or 10 padded to
+// 16), so every column is the kernel's; a depth over 512 takes Eigen's product.
 //
 // Every output entry of the kernel is the FMA chain over the depth in order (a multiply
 // and an add on a CPU without FMA), starting from zero, then added to (or stored in) the
