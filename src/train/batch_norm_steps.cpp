@@ -122,6 +122,9 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
   // Forward: each sample up to its next normalised group, the batch's statistics, on.
   std::vector<size_t> next(n, 0), cursor(n, 0);
   for (size_t s = 0; s < n; ++s) {
+    // Every plan of the batch is read from here on: fetched a few samples ahead, as the
+    // unnormalised loop does (exec/prefetch.hpp), so the first phase finds them in cache.
+    prefetch_ahead(set, locals, s, std::is_same_v<T, float>);
     fit_workspace(ws(s), plan_of(s).num_values);
     prepare_pass(plan_of(s), set, locals[s], params, ws(s), example_params);
   }
