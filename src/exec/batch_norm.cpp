@@ -18,6 +18,15 @@ size_t row_size(const NormSite<T>& site) {
 
 }  // namespace
 
+uint32_t norm_input_off(const AtomGroup& A) {
+  const bool sum = A.combination == AggregationKind::Sum || A.combination == AggregationKind::Avg;
+  if (!A.summed_in_place || !sum || A.m == 0 || A.src.size() != A.m) return A.red_off;
+  const uint32_t size = static_cast<uint32_t>(A.in_shape.size());
+  for (uint32_t j = 0; j < A.m; ++j)
+    if (A.segments[j] != j || A.src[j] != A.src[0] + j * size) return A.red_off;
+  return A.src[0];
+}
+
 // Two passes (mean, then squared deviations) in double, in site order: deterministic and
 // without the cancellation of a one-pass E[x^2] - E[x]^2.
 template <class T>
@@ -27,9 +36,9 @@ void batch_norm_forward(std::span<const NormSite<T>> sites, const std::string& p
   stats.mean.assign(size, 0.0);
   stats.var.assign(size, 0.0);
   for (const NormSite<T>& s : sites) {
-    const T* x = s.ws->values.data() + s.group->red_off;
+    const T* x = s.ws->values.data() + s.x_off;
     for (uint32_t j = 0; j < s.group->m; ++j)
-      for (size_t i = 0; i < size; ++i) stats.mean[i] += x[j * size + i];
+      for (size_t i = 0; i < size; ++i) stats.mean[i] += T(0) + x[j * size + i];
     stats.rows += s.group->m;
   }
   if (stats.rows < 2)
@@ -39,10 +48,10 @@ void batch_norm_forward(std::span<const NormSite<T>> sites, const std::string& p
   const double n = static_cast<double>(stats.rows);
   for (double& m : stats.mean) m /= n;
   for (const NormSite<T>& s : sites) {
-    const T* x = s.ws->values.data() + s.group->red_off;
+    const T* x = s.ws->values.data() + s.x_off;
     for (uint32_t j = 0; j < s.group->m; ++j)
       for (size_t i = 0; i < size; ++i) {
-        const double d = x[j * size + i] - stats.mean[i];
+        const double d = (T(0) + x[j * size + i]) - stats.mean[i];
         stats.var[i] += d * d;
       }
   }
@@ -52,11 +61,11 @@ void batch_norm_forward(std::span<const NormSite<T>> sites, const std::string& p
     stats.inv_std[i] = 1.0 / std::sqrt(stats.var[i] + neural::kBatchNormEps);
   }
   for (const NormSite<T>& s : sites) {
-    const T* x = s.ws->values.data() + s.group->red_off;
+    const T* x = s.ws->values.data() + s.x_off;
     T* xh = s.ws->values.data() + s.group->norm_off;
     for (uint32_t j = 0; j < s.group->m; ++j)
       for (size_t i = 0; i < size; ++i)
-        xh[j * size + i] = static_cast<T>((x[j * size + i] - stats.mean[i]) * stats.inv_std[i]);
+        xh[j * size + i] = static_cast<T>(((T(0) + x[j * size + i]) - stats.mean[i]) * stats.inv_std[i]);
   }
 }
 
@@ -81,7 +90,7 @@ void batch_norm_backward(std::span<const NormSite<T>> sites, const BatchStats& s
   for (const NormSite<T>& s : sites) {
     const T* g = s.ws->grads.data() + s.group->norm_off;
     const T* xh = s.ws->values.data() + s.group->norm_off;
-    T* gx = s.ws->grads.data() + s.group->red_off;
+    T* gx = s.ws->grads.data() + s.x_off;
     for (uint32_t j = 0; j < s.group->m; ++j)
       for (size_t i = 0; i < size; ++i) {
         const size_t k = j * size + i;

@@ -48,16 +48,29 @@ void backward_end(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T
 // (dL/dx^ at norm_off), then, given dL/dx at red_off, back to the group's inputs.
 template <class T>
 void norm_finish_backward(const Plan& plan, size_t step, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg);
+// scatter false: dL/dx is already in the inputs' gradients (norm_input_off), only the
+// clearing is left.
 template <class T>
 void norm_reduce_backward(const Plan& plan, size_t step, BasicWorkspace<T>& ws,
-                          GradientSlots slots = GradientSlots::Keep);
+                          GradientSlots slots = GradientSlots::Keep, bool scatter = true);
 
-// One sample's atoms of a normalised predicate: its group and the workspace it ran in.
+// One sample's atoms of a normalised predicate: its group, the workspace it ran in and
+// where the group's combined inputs x lie (values and their gradients): red_off, or the
+// rows norm_input_off finds.
 template <class T>
 struct NormSite {
   const AtomGroup* group = nullptr;
   BasicWorkspace<T>* ws = nullptr;
+  uint32_t x_off = 0;
 };
+
+// Where a training step reads the normalised group A's x: when each atom sums exactly one
+// input and those inputs are consecutive rows in atom order (a rule's outputs, as in a GIN's
+// `mlp(I) :- {64,64} in(I)`), the rows themselves, so that the step copies nothing into
+// red_off forward and scatters nothing out of it backward (dL/dx is added where the inputs'
+// gradients lie; each input feeds this atom alone). Else red_off, after norm_reduce_forward.
+// The batch statistics read x as 0 + x, the bits the copy held (-0 -> +0).
+uint32_t norm_input_off(const AtomGroup& A);
 
 // The batch statistics of one normalised predicate (entries of its value shape).
 struct BatchStats {
@@ -66,13 +79,13 @@ struct BatchStats {
   std::vector<double> inv_std;     // 1 / sqrt(var + eps), for backward
 };
 
-// Mean and variance over every site's rows (x at red_off), then x^ at each norm_off.
+// Mean and variance over every site's rows (x at x_off), then x^ at each norm_off.
 // Throws lrnn::Error (Runtime) naming `predicate` when the batch holds a single atom (its
 // variance is 0 and its x^ meaningless: torch refuses the same).
 template <class T>
 void batch_norm_forward(std::span<const NormSite<T>> sites, const std::string& predicate, BatchStats& stats);
 // With dL/dx^ at each site's norm_off: adds dL/dx = inv_std (g - mean(g) - x^ mean(g x^))
-// into red_off (the means over the batch's rows).
+// into x_off's gradients (the means over the batch's rows).
 template <class T>
 void batch_norm_backward(std::span<const NormSite<T>> sites, const BatchStats& stats);
 

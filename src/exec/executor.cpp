@@ -684,8 +684,8 @@ void norm_finish_backward(const Plan& plan, size_t step, const ParamView<T>& par
 }
 
 template <class T>
-void norm_reduce_backward(const Plan& plan, size_t step, BasicWorkspace<T>& ws, GradientSlots slots) {
-  atom_reduce_backward(plan.atom_groups[plan.steps[step].index], ws.values.data(), ws.grads.data());
+void norm_reduce_backward(const Plan& plan, size_t step, BasicWorkspace<T>& ws, GradientSlots slots, bool scatter) {
+  if (scatter) atom_reduce_backward(plan.atom_groups[plan.steps[step].index], ws.values.data(), ws.grads.data());
   ws.grads_zero = false;
   if (slots == GradientSlots::Clear) clear_step_gradients(plan, step, ws.grads.data());
 }
@@ -701,7 +701,7 @@ void norm_reduce_backward(const Plan& plan, size_t step, BasicWorkspace<T>& ws, 
   template void backward_end<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, T*,                         \
                                 const neural::Parameters*, std::vector<double>*);                                  \
   template void norm_finish_backward<T>(const Plan&, size_t, const ParamView<T>&, BasicWorkspace<T>&, T*);         \
-  template void norm_reduce_backward<T>(const Plan&, size_t, BasicWorkspace<T>&, GradientSlots);
+  template void norm_reduce_backward<T>(const Plan&, size_t, BasicWorkspace<T>&, GradientSlots, bool);
 LRNN_STAGED(double)
 LRNN_STAGED(float)
 #undef LRNN_STAGED

@@ -122,6 +122,9 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
   // Forward: each sample up to its next normalised group, the batch's statistics, on.
   std::vector<size_t> next(n, 0), cursor(n, 0);
   for (size_t s = 0; s < n; ++s) {
+    // Every plan of the batch is read from here on: fetched a few samples ahead, as the
+    // unnormalised loop does (exec/prefetch.hpp), so the first phase finds them in cache.
+    prefetch_ahead(set, locals, s, std::is_same_v<T, float>);
     fit_workspace(ws(s), plan_of(s).num_values);
     prepare_pass(plan_of(s), set, locals[s], params, ws(s), example_params);
   }
@@ -135,8 +138,10 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
       if (next[s] == plan.norm_steps.size() || norm_at(plan, next[s]) != t) continue;
       const size_t step = plan.norm_steps[next[s]];
       exec::forward_steps(plan, params, ws(s), cursor[s], step);
-      exec::norm_reduce_forward(plan, step, ws(s));
-      sites.push_back({&plan.atom_groups[plan.steps[step].index], &ws(s)});
+      const exec::AtomGroup& group = plan.atom_groups[plan.steps[step].index];
+      const uint32_t x_off = exec::norm_input_off(group);
+      if (x_off == group.red_off) exec::norm_reduce_forward(plan, step, ws(s));
+      sites.push_back({&group, &ws(s), x_off});
       members.push_back(s);
     }
     exec::batch_norm_forward<T>(sites, predicate_name(model, t), batch_stats_[t]);
@@ -184,14 +189,16 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
       const size_t step = plan.norm_steps[next[s] - 1];
       exec::backward_steps(plan, params, ws(s), pg, step + 1, cursor[s], kClear);
       exec::norm_finish_backward(plan, step, params, ws(s), pg);
-      sites.push_back({&plan.atom_groups[plan.steps[step].index], &ws(s)});
+      const exec::AtomGroup& group = plan.atom_groups[plan.steps[step].index];
+      sites.push_back({&group, &ws(s), exec::norm_input_off(group)});
       members.push_back(s);
     }
     exec::batch_norm_backward<T>(sites, batch_stats_[*it]);
-    for (size_t s : members) {
+    for (size_t k = 0; k < members.size(); ++k) {
+      const size_t s = members[k];
       const exec::Plan& plan = plan_of(s);
       const size_t step = plan.norm_steps[--next[s]];
-      exec::norm_reduce_backward(plan, step, ws(s), kClear);
+      exec::norm_reduce_backward(plan, step, ws(s), kClear, sites[k].x_off == sites[k].group->red_off);
       cursor[s] = step;
     }
   }

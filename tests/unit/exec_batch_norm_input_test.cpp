@@ -1,0 +1,136 @@
+// A batch-normalised group whose atoms each sum one input lying in consecutive rows (a GIN's
+// `mlp(I) :- {w} in(I)`) has its batch statistics read from those rows and dL/dx added to
+// their gradients (exec::norm_input_off), with no copy into red_off and no scatter out of
+// it. Checked against the copying path on two samples' plans, run in the phases of a
+// training step (train/batch_norm_steps.cpp): the same outputs and parameter gradients bit
+// for bit, in double and in float; a group with two inputs per atom keeps red_off.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "exec/batch_norm.hpp"
+#include "exec/plan.hpp"
+#include "lrnn/syntax.hpp"
+#include "train/dataset.hpp"
+#include "train/engine.hpp"
+
+namespace {
+
+using namespace lrnn;
+
+// mlp: one input per atom (read in place); h: two (copied into red_off).
+const char* kTemplate =
+    "agg(I) :- x(J), *edge(J, I). [aggregation=sum]\n"
+    "in(I) :- x(I).\n"
+    "in(I) :- agg(I).\n"
+    "mlp(I) :- {4,2} in(I).\n"
+    "mlp/1 {4}\n"
+    "mlp/1 [normalization=batch]\n"
+    "mlp/1 [activation=relu]\n"
+    "h(I) :- {3,4} mlp(I).\n"
+    "h(I) :- {3,2} in(I).\n"
+    "h/1 {3}\n"
+    "h/1 [normalization=batch]\n"
+    "h/1 [activation=tanh]\n"
+    "o :- {1,3} h(I). [aggregation=sum]\n";
+
+const char* kExamples =
+    "<1.0> o :- <[0.5, -1.0]> x(1), <[1.0, 0.25]> x(2), <[-0.75, 0.4]> x(3), <[0.2, 0.6]> x(4), "
+    "edge(1, 2), edge(2, 1), edge(2, 3), edge(3, 2), edge(3, 4), edge(4, 1).\n"
+    "<0.0> o :- <[-0.3, 0.8]> x(1), <[0.9, -0.5]> x(2), <[0.1, 0.7]> x(3), edge(1, 2), edge(2, 3), edge(3, 1).\n";
+
+template <class T>
+struct StepResult {
+  std::vector<T> outputs, param_grads;
+};
+
+// One training step's phases over the plans (one sample each): forward to each normalised
+// group, its batch statistics, on; the output gradients seeded with 1; backward likewise.
+// direct: x read where norm_input_off finds it; else always copied into red_off.
+template <class T>
+StepResult<T> step(const std::vector<exec::Plan>& plans, const exec::ParamView<T>& params, bool direct) {
+  const size_t n = plans.size();
+  std::vector<exec::BasicWorkspace<T>> ws(n);
+  std::vector<size_t> cursor(n, 0);
+  std::vector<std::vector<exec::NormSite<T>>> sites(plans[0].norm_steps.size());
+  std::vector<exec::BatchStats> stats(sites.size());
+  for (size_t s = 0; s < n; ++s) exec::forward_prepare(plans[s], plans[s].data, params, ws[s], nullptr);
+  for (size_t k = 0; k < sites.size(); ++k) {
+    for (size_t s = 0; s < n; ++s) {
+      const size_t at = plans[s].norm_steps[k];
+      exec::forward_steps(plans[s], params, ws[s], cursor[s], at);
+      const exec::AtomGroup& A = plans[s].atom_groups[plans[s].steps[at].index];
+      const uint32_t x_off = direct ? exec::norm_input_off(A) : A.red_off;
+      if (x_off == A.red_off) exec::norm_reduce_forward(plans[s], at, ws[s]);
+      sites[k].push_back({&A, &ws[s], x_off});
+    }
+    exec::batch_norm_forward<T>(sites[k], "p", stats[k]);
+    for (size_t s = 0; s < n; ++s) {
+      exec::norm_finish_forward(plans[s], plans[s].norm_steps[k], params, ws[s]);
+      cursor[s] = plans[s].norm_steps[k] + 1;
+    }
+  }
+  StepResult<T> out;
+  out.param_grads.assign(params.size(), T(0));
+  for (size_t s = 0; s < n; ++s) {
+    exec::forward_steps(plans[s], params, ws[s], cursor[s], plans[s].steps.size());
+    const uint32_t y = plans[s].outputs[0].offset;
+    out.outputs.push_back(ws[s].values[y]);
+    ws[s].grads.assign(plans[s].num_values, T(0));
+    ws[s].grads[y] = T(1);
+    cursor[s] = plans[s].steps.size();
+  }
+  for (size_t k = sites.size(); k-- > 0;) {
+    for (size_t s = 0; s < n; ++s) {
+      const size_t at = plans[s].norm_steps[k];
+      exec::backward_steps(plans[s], params, ws[s], out.param_grads.data(), at + 1, cursor[s]);
+      exec::norm_finish_backward(plans[s], at, params, ws[s], out.param_grads.data());
+    }
+    exec::batch_norm_backward<T>(sites[k], stats[k]);
+    for (size_t s = 0; s < n; ++s) {
+      const size_t at = plans[s].norm_steps[k];
+      exec::norm_reduce_backward(plans[s], at, ws[s], exec::GradientSlots::Keep,
+                                 sites[k][s].x_off == sites[k][s].group->red_off);
+      cursor[s] = at;
+    }
+  }
+  for (size_t s = 0; s < n; ++s)
+    exec::backward_steps(plans[s], params, ws[s], out.param_grads.data(), 0, cursor[s]);
+  return out;
+}
+
+template <class T>
+void expect_same(const StepResult<T>& a, const StepResult<T>& b) {
+  ASSERT_EQ(a.outputs.size(), b.outputs.size());
+  for (size_t s = 0; s < a.outputs.size(); ++s) EXPECT_EQ(a.outputs[s], b.outputs[s]) << "sample " << s;
+  size_t nonzero = 0;
+  for (size_t i = 0; i < a.param_grads.size(); ++i) {
+    nonzero += a.param_grads[i] != T(0);
+    EXPECT_EQ(a.param_grads[i], b.param_grads[i]) << "parameter entry " << i;
+  }
+  EXPECT_GT(nonzero, 10u);
+}
+
+TEST(BatchNormInput, ConsecutiveSingleInputsAreReadInPlaceWithTheSameStep) {
+  train::Engine engine(parse_template(kTemplate, "t"));
+  const train::PreparedSet set = engine.prepare(train::pair_samples(parse_examples(kExamples, "e"), {}));
+  ASSERT_EQ(set.networks.size(), 2u);
+  std::vector<exec::Plan> plans;
+  for (const auto& network : set.networks)
+    plans.push_back(exec::build_plan(engine.model(), {&network}, {.in_place_atoms = true, .alias_identity_rules = true}));
+  for (const exec::Plan& plan : plans) {
+    ASSERT_EQ(plan.norm_steps.size(), 2u);
+    const exec::AtomGroup& mlp = plan.atom_groups[plan.steps[plan.norm_steps[0]].index];
+    const exec::AtomGroup& h = plan.atom_groups[plan.steps[plan.norm_steps[1]].index];
+    EXPECT_NE(exec::norm_input_off(mlp), mlp.red_off);  // the rule's rows
+    EXPECT_EQ(exec::norm_input_off(h), h.red_off);      // two inputs per atom: summed first
+  }
+  expect_same(step(plans, exec::view_of(engine.parameters()), true),
+              step(plans, exec::view_of(engine.parameters()), false));
+  exec::ParamMirror mirror;
+  const exec::ParamView<float> params32 = mirror.refresh(engine.parameters());
+  expect_same(step(plans, params32, true), step(plans, params32, false));
+}
+
+}  // namespace
