@@ -140,29 +140,25 @@ Index run_column_blocks(Index m, Index k, Index n, const T* A, Index ai, Index a
   return j;
 }
 
-// The narrowest width of 8 and 16 the kernel takes (whole vectors, up to its widest), 0 if
-// neither: what the columns left after the blocks are padded to.
-template <class T>
-constexpr Index kTailWidth = 8 % kPacketSize<T> == 0 && 8 <= kSmallGemmMaxWidth<T>     ? 8
-                             : 16 % kPacketSize<T> == 0 && 16 <= kSmallGemmMaxWidth<T> ? 16
-                                                                                       : 0;
-
-// C's columns [j, n), fewer than 16, (+)= A B as run_column_blocks: their B columns copied
+// C's columns [j, n), fewer than 16 and at least a quarter of the block they are padded
+// to (pads_tail), (+)= A B as run_column_blocks: their B columns copied
 // into a buffer of a kernel width (8 or 16) padded with zeros, the kernel's rows stored in a
 // second buffer and copied (added) to C. A width of 10 (PyNeuraLogic's templates' default)
 // would otherwise take Eigen's product whole, which packs both operands on every call: over
 // half of a batch-of-one step's time. Each stored entry is the kernel's, the FMA chain in
 // order, so the contract holds on every column. Returns whether it ran (depth and width
-// within the kernel's limits).
+// within the kernel's limits). A narrower tail stays on Eigen's product: one column (a
+// readout's W x over every node) padded to 16 would multiply 16 times over, 5% of a GCN's
+// batch-32 epoch on NCI1.
 template <class T, Store S>
 bool run_tail_columns(Index m, Index k, Index n, Index j, const T* A, Index ai, Index ad, const T* B, T* C) {
-  constexpr Index W = kTailWidth<T>;
+  constexpr Index W = kSmallGemmTailWidth<T>;
   const Index r = n - j;
   if constexpr (W == 0) {
     return false;
   } else {
     const Index w = r <= W ? W : 16;
-    if (k > kMaxDepth || r <= 0 || r >= 16 || w > kSmallGemmMaxWidth<T>) return false;
+    if (k > kMaxDepth || r <= 0 || r >= 16 || w > kSmallGemmMaxWidth<T> || !pads_tail<T>(r)) return false;
     thread_local std::vector<T> padded_b, rows;
     padded_b.assign(size_t(k * w), T(0));
     for (Index d = 0; d < k; ++d) std::copy_n(B + d * n + j, r, padded_b.data() + d * w);

@@ -3,9 +3,10 @@
 // per-grounding weight products (executor.cpp): register-blocked kernels that read
 // the operands in place, where Eigen packs both operands on every call (a third of its
 // time at these sizes). The output's columns run in blocks of 64, 32, 16 and 8 (whole
-// vectors up to kSmallGemmMaxWidth), the columns left padded with zeros to a block (a
-// width of 37: 32, then 5 padded to 8 or 16; a width of 10: 8 + 2 padded, or 10 padded to
-// 16), so every column is the kernel's; a depth over 512 takes Eigen's product.
+// vectors up to kSmallGemmMaxWidth), the columns left padded with zeros to a block when
+// they fill a quarter of it (pads_tail: a width of 37 is 32, then 5 padded to 8 or 16; a
+// width of 10, 8 + 2 padded to 8, or 10 padded to 16); narrower tails (a width of 1) and
+// depths over 512 take Eigen's product.
 //
 // Every output entry of the kernel is the FMA chain over the depth in order (a multiply
 // and an add on a CPU without FMA), starting from zero, then added to (or stored in) the
@@ -27,6 +28,25 @@ using SmallGemmPacket = typename Eigen::internal::packet_traits<T>::type;
 // operand outgrows the first-level cache: a double block of 64 ran at half Eigen's speed.
 template <class T>
 constexpr int kSmallGemmMaxWidth = 4 * Eigen::internal::unpacket_traits<SmallGemmPacket<T>>::size;
+
+// The narrowest width of 8 and 16 the kernel takes (whole vectors, up to its widest), 0 if
+// neither: what the columns left after the blocks are padded to.
+template <class T>
+constexpr int kSmallGemmTailWidth = 8 % Eigen::internal::unpacket_traits<SmallGemmPacket<T>>::size == 0 &&
+                                            8 <= kSmallGemmMaxWidth<T>
+                                        ? 8
+                                    : 16 % Eigen::internal::unpacket_traits<SmallGemmPacket<T>>::size == 0 &&
+                                            16 <= kSmallGemmMaxWidth<T>
+                                        ? 16
+                                        : 0;
+
+// Whether r columns left after the blocks (r < 16) run on the kernel, padded: when they
+// fill at least a quarter of the block they are padded to (8 if r fits, else 16).
+template <class T>
+constexpr bool pads_tail(long r) {
+  const long w = r <= kSmallGemmTailWidth<T> ? kSmallGemmTailWidth<T> : 16;
+  return kSmallGemmTailWidth<T> > 0 && r > 0 && r < 16 && w <= kSmallGemmMaxWidth<T> && 4 * r >= w;
+}
 
 // C (m x n) = A (m x k) B^T, B (n x k): z = W x for m inputs x (rows of A), W = B.
 template <class T>

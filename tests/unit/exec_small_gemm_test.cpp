@@ -1,9 +1,9 @@
 // Small GEMMs (exec/small_gemm.hpp) on random shapes, float and double: every block width
 // (8, 16, 32, 64), widths of several blocks and a remainder (37, 48, 100, 128), narrow
-// widths padded to a block (1, 3, 10, 15), row counts 1, 3, 17 and 64 (whole and partial
-// row blocks), depths 0, 1 and 37, and a depth past the kernel's limit. Each entry is
-// checked against a long double sum, and to the bit against the kernel's contract (every
-// column is the kernel's): the FMA chain over the depth in order from zero, then added to
+// widths padded to a block or left to Eigen's product (1, 3, 10, 15), row counts 1, 3, 17
+// and 64 (whole and partial row blocks), depths 0, 1 and 37, and a depth past the kernel's
+// limit. Each entry is checked against a long double sum, and where the kernel runs, to the
+// bit against its contract: the FMA chain over the depth in order from zero, then added to
 // the destination.
 #include <gtest/gtest.h>
 
@@ -21,6 +21,33 @@ namespace {
 using lrnn::exec::add_product_ab;
 using lrnn::exec::add_product_atb;
 using lrnn::exec::product_abt;
+
+template <class T>
+constexpr long kPacket = Eigen::internal::unpacket_traits<lrnn::exec::SmallGemmPacket<T>>::size;
+
+// A block width of the kernel: whole vectors, up to its widest.
+template <class T>
+bool kernel_width(long w) {
+  return (w == 8 || w == 16 || w == 32 || w == 64) && w % kPacket<T> == 0 && w <= lrnn::exec::kSmallGemmMaxWidth<T>;
+}
+
+// The columns the blocks leave (widest first), as small_gemm.cpp runs them.
+template <class T>
+long tail_after_blocks(long n) {
+  long j = 0;
+  for (long w : {64, 32, 16, 8})
+    if (kernel_width<T>(w))
+      for (; n - j >= w; j += w) {
+      }
+  return n - j;
+}
+
+// Whether column j of a width-n product is the kernel's: a block's, or a padded tail's.
+template <class T>
+bool kernel_column(long n, long j) {
+  const long tail = tail_after_blocks<T>(n);
+  return j < n - tail || lrnn::exec::pads_tail<T>(tail);
+}
 
 template <class T>
 std::vector<T> random_values(size_t count, unsigned seed) {
@@ -79,20 +106,20 @@ void check_all_shapes() {
                            [=](const std::vector<T>& A, long i, long d) { return A[i * k + d]; },
                            [=](const std::vector<T>& B, long d, long j) { return B[j * k + d]; },
                            [=](const T* A, const T* B, T* C) { product_abt(m, k, n, A, B, C); }},
-                          [](long) { return true; });
+                          [=](long j) { return k > 0 && kernel_column<T>(n, j); });
         // C += A B, B (k x n)
         expect_product<T>({m, k, n, true,
                            [=](const std::vector<T>& A, long i, long d) { return A[i * k + d]; },
                            [=](const std::vector<T>& B, long d, long j) { return B[d * n + j]; },
                            [=](const T* A, const T* B, T* C) { add_product_ab(m, k, n, A, B, C); }},
-                          [](long) { return true; });
+                          [=](long j) { return kernel_column<T>(n, j); });
         // C += A^T B, A (k x m): the kernel on C's rows for every whole block, the columns
         // left (37: 5) as rows of C^T when m is a kernel width, else padded.
         expect_product<T>({m, k, n, true,
                            [=](const std::vector<T>& A, long i, long d) { return A[d * m + i]; },
                            [=](const std::vector<T>& B, long d, long j) { return B[d * n + j]; },
                            [=](const T* A, const T* B, T* C) { add_product_atb(m, k, n, A, B, C); }},
-                          [](long) { return true; });
+                          [=](long j) { return kernel_column<T>(n, j) || kernel_width<T>(m); });
       }
 }
 
