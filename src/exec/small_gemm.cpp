@@ -14,8 +14,6 @@ namespace {
 using Eigen::Index;
 template <class T>
 using Packet = SmallGemmPacket<T>;
-template <class T>
-constexpr int kPacketSize = Eigen::internal::unpacket_traits<Packet<T>>::size;
 
 // Vector accumulators per row block: what the registers hold besides a row of the right
 // operand and the broadcast factor (32 registers with AVX-512, 16 before).
@@ -35,7 +33,7 @@ enum class Store { Assign, Add, AddTransposed };
 template <class T, int N, int R, Store S>
 void kernel_rows(Index k, const T* A, Index ai, Index ad, const T* B, Index ldb, T* C, Index ldc) {
   using P = Packet<T>;
-  constexpr int PS = kPacketSize<T>, NP = N / PS;
+  constexpr int PS = kSmallGemmPacketSize<T>, NP = N / PS;
   static_assert(N % PS == 0, "the kernel's widths are whole vectors");
   P acc[R][NP];
   for (int r = 0; r < R; ++r)
@@ -77,7 +75,7 @@ void tail_rows(Index rows, Index k, const T* A, Index ai, Index ad, const T* B, 
 // All m rows of A B (see kernel_rows) in blocks of R.
 template <class T, int N, Store S>
 void kernel(Index m, Index k, const T* A, Index ai, Index ad, const T* B, Index ldb, T* C, Index ldc) {
-  constexpr int R = std::clamp(kAccumulators / (N / kPacketSize<T>), 1, 8);
+  constexpr int R = std::clamp(kAccumulators / (N / kSmallGemmPacketSize<T>), 1, 8);
   auto out = [&](Index i) { return S == Store::AddTransposed ? C + i : C + i * ldc; };
   Index i = 0;
   for (; i + R <= m; i += R) kernel_rows<T, N, R, S>(k, A + i * ai, ai, ad, B, ldb, out(i), ldc);
@@ -90,13 +88,13 @@ template <class T, Store S>
 bool run_kernel(Index N, Index m, Index k, const T* A, Index ai, Index ad, const T* B, Index ldb,
                 T* C, Index ldc) {
   if (k > kMaxDepth || N > kSmallGemmMaxWidth<T>) return false;
-  if constexpr (8 % kPacketSize<T> == 0 && 8 <= kSmallGemmMaxWidth<T>)
+  if constexpr (small_gemm_block<T>(8))
     if (N == 8) return kernel<T, 8, S>(m, k, A, ai, ad, B, ldb, C, ldc), true;
-  if constexpr (16 <= kSmallGemmMaxWidth<T>)
+  if constexpr (small_gemm_block<T>(16))
     if (N == 16) return kernel<T, 16, S>(m, k, A, ai, ad, B, ldb, C, ldc), true;
-  if constexpr (32 <= kSmallGemmMaxWidth<T>)
+  if constexpr (small_gemm_block<T>(32))
     if (N == 32) return kernel<T, 32, S>(m, k, A, ai, ad, B, ldb, C, ldc), true;
-  if constexpr (64 <= kSmallGemmMaxWidth<T>)
+  if constexpr (small_gemm_block<T>(64))
     if (N == 64) return kernel<T, 64, S>(m, k, A, ai, ad, B, ldb, C, ldc), true;
   return false;
 }
@@ -135,7 +133,7 @@ Index run_column_blocks(Index m, Index k, Index n, const T* A, Index ai, Index a
   if (k > kMaxDepth) return 0;
   Index j = 0;
   for (Index w : {64, 32, 16, 8})
-    if (w % kPacketSize<T> == 0 && w <= kSmallGemmMaxWidth<T>)
+    if (small_gemm_block<T>(w))
       for (; n - j >= w; j += w) run_kernel<T, S>(w, m, k, A, ai, ad, B + j, n, C + j, n);
   return j;
 }
@@ -152,28 +150,23 @@ Index run_column_blocks(Index m, Index k, Index n, const T* A, Index ai, Index a
 // batch-32 epoch on NCI1.
 template <class T, Store S>
 bool run_tail_columns(Index m, Index k, Index n, Index j, const T* A, Index ai, Index ad, const T* B, T* C) {
-  constexpr Index W = kSmallGemmTailWidth<T>;
   const Index r = n - j;
-  if constexpr (W == 0) {
-    return false;
-  } else {
-    const Index w = r <= W ? W : 16;
-    if (k > kMaxDepth || r <= 0 || r >= 16 || w > kSmallGemmMaxWidth<T> || !pads_tail<T>(r)) return false;
-    thread_local std::vector<T> padded_b, rows;
-    padded_b.assign(size_t(k * w), T(0));
-    for (Index d = 0; d < k; ++d) std::copy_n(B + d * n + j, r, padded_b.data() + d * w);
-    rows.resize(size_t(m * w));
-    run_kernel<T, Store::Assign>(w, m, k, A, ai, ad, padded_b.data(), w, rows.data(), w);
-    for (Index i = 0; i < m; ++i) {
-      const T* row = rows.data() + i * w;
-      T* c = C + i * n + j;
-      for (Index c_j = 0; c_j < r; ++c_j) {
-        if constexpr (S == Store::Add) c[c_j] += row[c_j];
-        else c[c_j] = row[c_j];
-      }
+  if (k > kMaxDepth || !pads_tail<T>(r)) return false;
+  const Index w = small_gemm_tail_block<T>(r);
+  thread_local std::vector<T> padded_b, rows;
+  padded_b.assign(size_t(k * w), T(0));
+  for (Index d = 0; d < k; ++d) std::copy_n(B + d * n + j, r, padded_b.data() + d * w);
+  rows.resize(size_t(m * w));
+  run_kernel<T, Store::Assign>(w, m, k, A, ai, ad, padded_b.data(), w, rows.data(), w);
+  for (Index i = 0; i < m; ++i) {
+    const T* row = rows.data() + i * w;
+    T* c = C + i * n + j;
+    for (Index c_j = 0; c_j < r; ++c_j) {
+      if constexpr (S == Store::Add) c[c_j] += row[c_j];
+      else c[c_j] = row[c_j];
     }
-    return true;
   }
+  return true;
 }
 
 // C (+)= A B's columns in the kernel (blocks, then the padded tail); returns how many it did:

@@ -23,29 +23,38 @@ namespace lrnn::exec {
 
 template <class T>
 using SmallGemmPacket = typename Eigen::internal::packet_traits<T>::type;
+template <class T>
+constexpr int kSmallGemmPacketSize = Eigen::internal::unpacket_traits<SmallGemmPacket<T>>::size;
 // The widest block of output columns (64, 32 or 16) the kernel takes: four vectors (64
 // floats, 32 doubles with AVX-512). Wider, a row block holds fewer rows and its right
 // operand outgrows the first-level cache: a double block of 64 ran at half Eigen's speed.
 template <class T>
-constexpr int kSmallGemmMaxWidth = 4 * Eigen::internal::unpacket_traits<SmallGemmPacket<T>>::size;
+constexpr int kSmallGemmMaxWidth = 4 * kSmallGemmPacketSize<T>;
 
-// The narrowest width of 8 and 16 the kernel takes (whole vectors, up to its widest), 0 if
-// neither: what the columns left after the blocks are padded to.
+// Whether the kernel runs w output columns as one block: 8, 16, 32 or 64, whole vectors, up
+// to its widest.
 template <class T>
-constexpr int kSmallGemmTailWidth = 8 % Eigen::internal::unpacket_traits<SmallGemmPacket<T>>::size == 0 &&
-                                            8 <= kSmallGemmMaxWidth<T>
-                                        ? 8
-                                    : 16 % Eigen::internal::unpacket_traits<SmallGemmPacket<T>>::size == 0 &&
-                                            16 <= kSmallGemmMaxWidth<T>
-                                        ? 16
-                                        : 0;
+constexpr bool small_gemm_block(long w) {
+  return (w == 8 || w == 16 || w == 32 || w == 64) && w % kSmallGemmPacketSize<T> == 0 && w <= kSmallGemmMaxWidth<T>;
+}
+
+// The narrowest block of 8 and 16 the kernel takes, 0 if neither: what the columns left
+// after the blocks are padded to.
+template <class T>
+constexpr int kSmallGemmTailWidth = small_gemm_block<T>(8) ? 8 : small_gemm_block<T>(16) ? 16 : 0;
+
+// The block r columns left after the blocks are padded to: 8 if they fit, else 16.
+template <class T>
+constexpr long small_gemm_tail_block(long r) {
+  return r <= kSmallGemmTailWidth<T> ? kSmallGemmTailWidth<T> : 16;
+}
 
 // Whether r columns left after the blocks (r < 16) run on the kernel, padded: when they
-// fill at least a quarter of the block they are padded to (8 if r fits, else 16).
+// fill at least a quarter of the block they are padded to.
 template <class T>
 constexpr bool pads_tail(long r) {
-  const long w = r <= kSmallGemmTailWidth<T> ? kSmallGemmTailWidth<T> : 16;
-  return kSmallGemmTailWidth<T> > 0 && r > 0 && r < 16 && w <= kSmallGemmMaxWidth<T> && 4 * r >= w;
+  const long w = small_gemm_tail_block<T>(r);
+  return kSmallGemmTailWidth<T> > 0 && r > 0 && r < 16 && small_gemm_block<T>(w) && 4 * r >= w;
 }
 
 // C (m x n) = A (m x k) B^T, B (n x k): z = W x for m inputs x (rows of A), W = B.

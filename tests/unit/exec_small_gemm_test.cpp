@@ -22,21 +22,14 @@ using lrnn::exec::add_product_ab;
 using lrnn::exec::add_product_atb;
 using lrnn::exec::product_abt;
 
-template <class T>
-constexpr long kPacket = Eigen::internal::unpacket_traits<lrnn::exec::SmallGemmPacket<T>>::size;
-
-// A block width of the kernel: whole vectors, up to its widest.
-template <class T>
-bool kernel_width(long w) {
-  return (w == 8 || w == 16 || w == 32 || w == 64) && w % kPacket<T> == 0 && w <= lrnn::exec::kSmallGemmMaxWidth<T>;
-}
+using lrnn::exec::small_gemm_block;
 
 // The columns the blocks leave (widest first), as small_gemm.cpp runs them.
 template <class T>
 long tail_after_blocks(long n) {
   long j = 0;
   for (long w : {64, 32, 16, 8})
-    if (kernel_width<T>(w))
+    if (small_gemm_block<T>(w))
       for (; n - j >= w; j += w) {
       }
   return n - j;
@@ -119,7 +112,7 @@ void check_all_shapes() {
                            [=](const std::vector<T>& A, long i, long d) { return A[d * m + i]; },
                            [=](const std::vector<T>& B, long d, long j) { return B[d * n + j]; },
                            [=](const T* A, const T* B, T* C) { add_product_atb(m, k, n, A, B, C); }},
-                          [=](long j) { return kernel_column<T>(n, j) || kernel_width<T>(m); });
+                          [=](long j) { return kernel_column<T>(n, j) || small_gemm_block<T>(m); });
       }
 }
 
