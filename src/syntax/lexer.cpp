@@ -132,8 +132,16 @@ Span Lexer::span_from(const Token& from) const {
 }
 
 void Lexer::set_span_from(Span& s, const Token& from) const {
+  set_span_end(s, from, last_end_);
+}
+
+void Lexer::set_span_to(Span& s, const Token& from, const Token& last) const {
+  set_span_end(s, from, last.offset + last.text.size());
+}
+
+void Lexer::set_span_end(Span& s, const Token& from, size_t last_end) const {
   if (s.file != file_) s.file = file_;
-  size_t end = std::max(last_end_, from.offset + 1);
+  size_t end = std::max(last_end, from.offset + 1);
   s.line = from.line;
   s.col = from.col;
   s.length = static_cast<uint32_t>(std::min<size_t>(end - from.offset, UINT32_MAX));

@@ -76,6 +76,8 @@ class Lexer {
     s.length = static_cast<uint32_t>(t.text.empty() ? 1 : t.text.size());
   }
   void set_span_from(Span& s, const Token& from) const;
+  // set_span_from as if `last` had been the last token consumed.
+  void set_span_to(Span& s, const Token& from, const Token& last) const;
   const std::shared_ptr<const SourceFile>& file() const { return file_; }
   // The position just past the last consumed token (for "expected '.'" after a line).
   Span span_after_last() const {
@@ -83,6 +85,27 @@ class Lexer {
   }
   uint32_t last_line() const { return last_line_; }
   [[noreturn]] void fail(const Token& at, const std::string& message) const;
+
+  // Raw access for a reader that scans a common shape of text itself (syntax/plain_fact.hpp),
+  // valid while no token is buffered: where the next token's blanks start.
+  struct Position {
+    size_t offset = 0;
+    uint32_t line = 1;
+    size_t line_start = 0;
+  };
+  bool idle() const { return count_ == 0; }
+  Position position() const { return {pos_, line_, line_start_}; }
+  std::string_view text() const { return text_; }
+  // Continues at `at` (idle), as if `last` had been the last token consumed: spans and
+  // "expected ..." positions come out as if the tokens had been read one by one.
+  void resume(const Position& at, const Token& last) {
+    pos_ = at.offset;
+    line_ = at.line;
+    line_start_ = at.line_start;
+    last_end_ = last.offset + last.text.size();
+    last_line_ = last.line;
+    last_col_end_ = last.col + last.text.size();
+  }
 
   static constexpr int kLookahead = 8;  // a power of two (ring buffer index mask); function literals look 7 ahead
 
@@ -100,6 +123,7 @@ class Lexer {
     ++line_;
     line_start_ = pos + 1;
   }
+  void set_span_end(Span& s, const Token& from, size_t last_end) const;
   [[noreturn]] void fail_here(size_t offset, uint32_t length, const std::string& message) const;
 
   std::shared_ptr<const SourceFile> file_;

@@ -12,6 +12,7 @@
 #include "lrnn/syntax.hpp"
 #include "syntax/builtins.hpp"
 #include "syntax/lexer.hpp"
+#include "syntax/plain_fact.hpp"
 #include "syntax/statements.hpp"
 
 namespace lrnn {
@@ -420,6 +421,39 @@ class Parser {
     return lit;
   }
 
+  // What valued_literal_into makes of the tokens of a plain fact.
+  void take_plain_fact(Literal& lit) {
+    const PlainFact& f = plain_;
+    if (f.value == PlainFact::Value::None) {
+      if (lit.weight) {
+        spare_value_ = std::move(*lit.weight);
+        lit.weight.reset();
+      }
+    } else {
+      if (!lit.weight) lit.weight.emplace(std::move(spare_value_));
+      ValueSpec& v = *lit.weight;
+      reset_value(v);
+      v.fixed = f.fixed;
+      v.data.assign(f.numbers.begin(), f.numbers.end());
+      v.kind = f.value == PlainFact::Value::Scalar ? ValueSpec::Kind::Scalar : ValueSpec::Kind::Vector;
+      v.rows = static_cast<int>(f.numbers.size());
+      v.cols = 1;
+      lex_.set_span_to(v.span, f.value_first, f.value_last);
+    }
+    lit.builtin = lit.hidden = lit.negated = lit.soft_negated = lit.transposed = false;
+    lit.predicate.assign(f.name.text);
+    lit.args.resize(f.args.size());
+    for (size_t i = 0; i < f.args.size(); ++i) {
+      Term& t = lit.args[i];
+      t.kind = Term::Kind::Constant;
+      t.text.assign(f.args[i].text);
+      t.type.clear();
+      lex_.set_span(t.span, f.args[i]);
+    }
+    lex_.resume(f.end, f.last);
+    lex_.set_span_from(lit.span, f.name);
+  }
+
   // Makes `lit`, a literal given to a sink (which may have moved from it), ready to be read
   // into again by valued_literal_into as if new, keeping its buffers: the streaming parser
   // reads every fact of a file into one literal (a new one per fact cost an allocation for
@@ -430,6 +464,15 @@ class Parser {
       lit.weight.reset();
     }
     lit.builtin = lit.hidden = lit.negated = lit.soft_negated = lit.transposed = false;
+  }
+
+  // The next fact of an example into `lit` (a literal reuse_literal made ready): read
+  // straight from the text where it has the plain shape (syntax/plain_fact.hpp), else token
+  // by token; the same literal and spans either way.
+  void fact_into(Literal& lit) {
+    if (lex_.idle() && scan_plain_fact(lex_, plain_)) return take_plain_fact(lit);
+    valued_literal_into(lit);
+    check_fact(lit, " in the example");
   }
 
   void check_fact(const Literal& lit, const char* where) {
@@ -653,6 +696,7 @@ class Parser {
   Lexer lex_;
   std::vector<Term> scratch_;  // argument buffer shared by every literal()
   ValueSpec spare_value_;      // a reused literal's value buffers between valued facts (reuse_literal)
+  PlainFact plain_;            // the last plain fact scanned (fact_into), its buffers kept
 };
 
 // ---- templates with imports ----
@@ -824,8 +868,7 @@ std::vector<ExampleAst> parse_examples_source(const std::shared_ptr<const Source
     while (p.accept(Tok::Comma)) {
       if (sink) {
         p.reuse_literal(reused);
-        p.valued_literal_into(reused);
-        p.check_fact(reused, " in the example");
+        p.fact_into(reused);
         sink->fact(std::move(reused));
         continue;
       }
