@@ -84,20 +84,20 @@ double auc(const std::vector<double>& scores, const std::vector<double>& targets
     return std::numeric_limits<double>::quiet_NaN();
   const bool signed_targets = std::any_of(targets.begin(), targets.end(), [](double t) { return t < 0; });
   const double threshold = signed_targets ? 0.0 : 0.5;
-  std::vector<size_t> order(scores.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] < scores[b]; });
+  // Sorted as (score, positive) pairs side by side: an index sort read two arrays at random
+  // per comparison, and on a 2M-node graph's queries it was a tenth of an epoch. The order
+  // within a run of equal scores does not change any rank or sum.
+  std::vector<std::pair<double, bool>> ranked(scores.size());
+  for (size_t i = 0; i < scores.size(); ++i) ranked[i] = {scores[i], targets[i] > threshold};
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   double positive_rank_sum = 0;
   size_t positives = 0;
-  for (size_t i = 0; i < order.size();) {
-    size_t j = i;
-    while (j < order.size() && scores[order[j]] == scores[order[i]]) ++j;
+  for (size_t i = 0; i < ranked.size();) {
+    size_t j = i, tied_positives = 0;
+    for (; j < ranked.size() && ranked[j].first == ranked[i].first; ++j) tied_positives += ranked[j].second;
     const double mid_rank = 0.5 * static_cast<double>(i + 1 + j);  // ranks i+1 .. j
-    for (size_t k = i; k < j; ++k)
-      if (targets[order[k]] > threshold) {
-        positive_rank_sum += mid_rank;
-        ++positives;
-      }
+    for (size_t k = 0; k < tied_positives; ++k) positive_rank_sum += mid_rank;
+    positives += tied_positives;
     i = j;
   }
   const size_t negatives = scores.size() - positives;

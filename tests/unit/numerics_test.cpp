@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <random>
 #include <vector>
 
 #include "lrnn/diagnostics.hpp"
@@ -469,6 +470,25 @@ TEST(NumericsMetrics, Auc) {
   EXPECT_TRUE(std::isnan(auc({0.1, 0.2}, {0, 0})));
   EXPECT_TRUE(std::isnan(auc({}, {})));
   EXPECT_TRUE(std::isnan(auc({0.1, std::nan("")}, {0, 1})));
+}
+
+// On many scores with many ties (a sigmoid's saturated outputs), AUC is the share of
+// (positive, negative) pairs ordered right, ties counting half, counted pair by pair.
+TEST(NumericsMetrics, AucEqualsThePairCount) {
+  std::mt19937 rng(7);
+  std::vector<double> scores(3000), targets(3000);
+  for (size_t i = 0; i < scores.size(); ++i) {
+    targets[i] = rng() % 3 == 0;
+    scores[i] = static_cast<double>(rng() % 50) / 50.0 + 0.1 * targets[i];  // ties within and across classes
+  }
+  double ordered = 0, pairs = 0;
+  for (size_t p = 0; p < scores.size(); ++p)
+    for (size_t q = 0; q < scores.size(); ++q)
+      if (targets[p] == 1 && targets[q] == 0) {
+        ordered += scores[p] > scores[q] ? 1.0 : scores[p] == scores[q] ? 0.5 : 0.0;
+        ++pairs;
+      }
+  EXPECT_NEAR(auc(scores, targets), ordered / pairs, 1e-12);
 }
 
 }  // namespace
