@@ -20,7 +20,8 @@ nlohmann::json metrics_json(const Metrics& m);
 // "derived": false (a query nothing derives)}] (single entries as numbers).
 nlohmann::json outputs_json(const Evaluation& ev);
 // The same as outputs_json(ev).dump(), written an output at a time: one big graph's 200k
-// outputs as JSON objects took 0.13 GB at once (bench/README.md "big_graph").
+// outputs as JSON objects took 0.13 GB at once (bench/README.md "big_graph"); and without
+// a JSON object per output, which took ~5x the time (bench/report_json.cpp).
 void write_outputs_json(std::ostream& os, const Evaluation& ev);
 // "epoch 12/100  loss 0.1234  acc 0.950  [val loss ... acc ...]  [test loss 0.2 acc 0.9]"
 std::string epoch_line(const EpochInfo& r, int total_epochs);
