@@ -94,6 +94,19 @@ class Lexer {
     size_t line_start = 0;
   };
   bool idle() const { return count_ == 0; }
+  // Makes the lexer idle by forgetting one token it holds but the parser has not consumed
+  // (it is scanned again on demand); false if it holds more than one.
+  bool forget_peeked() {
+    if (count_ > 1) return false;
+    if (count_ == 1) {
+      const Token& t = buf_[head_];
+      pos_ = t.offset;
+      line_ = t.line;
+      line_start_ = t.offset + 1 - t.col;
+      count_ = 0;
+    }
+    return true;
+  }
   Position position() const { return {pos_, line_, line_start_}; }
   std::string_view text() const { return text_; }
   // Continues at `at` (idle), as if `last` had been the last token consumed: spans and

@@ -470,9 +470,15 @@ class Parser {
   // straight from the text where it has the plain shape (syntax/plain_fact.hpp), else token
   // by token; the same literal and spans either way.
   void fact_into(Literal& lit) {
-    if (lex_.idle() && scan_plain_fact(lex_, plain_)) return take_plain_fact(lit);
+    if (plain_fact_into(lit)) return;
     valued_literal_into(lit);
     check_fact(lit, " in the example");
+  }
+  // `lit` read as a plain fact if the text there is one; else false, nothing consumed.
+  bool plain_fact_into(Literal& lit) {
+    if (!lex_.forget_peeked() || !scan_plain_fact(lex_, plain_)) return false;
+    take_plain_fact(lit);
+    return true;
   }
 
   void check_fact(const Literal& lit, const char* where) {
@@ -906,7 +912,8 @@ std::vector<QueryLineAst> parse_queries_source(const std::shared_ptr<const Sourc
     if (!is_value_start(first.kind) && !is_literal_start(first.kind))
       p.expected("a query (e.g. '1.0 predict.' or 'id :- 1.0 q.')");
     QueryLineAst q;
-    Literal lead = p.valued_literal();
+    Literal lead;  // a plain fact (`1.0 out(n17).`: a big graph's query per node) read directly
+    if (!p.plain_fact_into(lead)) lead = p.valued_literal();
     if (p.accept(Tok::Implies)) {
       bool bare = lead.args.empty() && !lead.builtin && !lead.hidden && !lead.negated && !lead.soft_negated &&
                   !lead.transposed;

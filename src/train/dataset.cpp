@@ -102,9 +102,16 @@ void check_queries_defined(const TemplateAst& tmpl, std::set<std::string> fact_k
   std::set<std::string> defined = std::move(fact_keys);
   for (const Rule& r : tmpl.rules) defined.insert(predicate_key(r.head));
   for (const Literal& f : tmpl.facts) defined.insert(predicate_key(f));
+  const Literal* last_defined = nullptr;  // queries come in runs of one predicate (a graph's nodes)
   for (const Sample& s : samples)
     for (const Literal& q : s.queries) {
-      if (q.builtin || defined.count(predicate_key(q))) continue;
+      if (last_defined && q.predicate == last_defined->predicate && q.args.size() == last_defined->args.size() &&
+          q.builtin == last_defined->builtin)
+        continue;
+      if (q.builtin || defined.count(predicate_key(q))) {
+        last_defined = &q;
+        continue;
+      }
       const std::string key = predicate_key(q);
       const std::string closest = closest_name(key, defined);
       throw Error(ErrorKind::Semantic, q.span,

@@ -484,7 +484,13 @@ std::vector<Sample> SampleStore::materialize() const {
 
 std::vector<std::string> SampleStore::fact_predicates() const {
   std::set<std::pair<uint32_t, uint32_t>> seen;
-  for (const Fact& f : facts_) seen.emplace(f.predicate, f.args);
+  // Facts come in runs of one predicate (a graph's millions of edges): a run is looked up once.
+  const Fact* last = nullptr;
+  for (const Fact& f : facts_) {
+    if (last && last->predicate == f.predicate && last->args == f.args) continue;
+    seen.emplace(f.predicate, f.args);
+    last = &f;
+  }
   std::set<std::string> keys;
   for (const auto& [p, arity] : seen) keys.insert(tables_->strings[p] + "/" + std::to_string(arity));
   return {keys.begin(), keys.end()};

@@ -198,3 +198,31 @@ TEST(SyntaxPlainFact, ScannerTakesPlainShapesOnly) {
 }
 
 }  // namespace
+
+namespace {
+
+// Query lines read their first literal through the same scanner: each line's literals are
+// those the token-by-token parser gives for the same text as an examples file (one example
+// per line), spans included.
+TEST(SyntaxPlainFact, QueryLinesReadLikeTokens) {
+  std::mt19937 rng(99);
+  const std::vector<std::string> lines = {"1.0 out(n000002).", "0 out(n1).", "out(n3).", "<0.5> out(a, b).",
+                                          "[1, 0] cls(n4).", "-1 out(X).", "1.0 a(b), 0.0 c(d).", "1 *h(a).",
+                                          "0.5 out(t:n).", "1.0 out(\"s\")."};
+  for (int file = 0; file < 200; ++file) {
+    std::string text;
+    for (int l = 0, n = 1 + static_cast<int>(rng() % 6); l < n; ++l)
+      text += std::string(rng() % 3 ? "" : "  ") + lines[rng() % lines.size()] + (rng() % 4 ? "\n" : "\n\n");
+    SCOPED_TRACE("text: " + text);
+    const auto queries = lrnn::syntax::parse_queries_file(lrnn::syntax::make_source(text, "t.txt"));
+    const auto examples = lrnn::syntax::parse_examples_file(lrnn::syntax::make_source(text, "t.txt"));
+    ASSERT_EQ(queries.size(), examples.size());
+    for (size_t i = 0; i < queries.size(); ++i) {
+      ASSERT_EQ(queries[i].queries.size(), examples[i].facts.size());
+      for (size_t k = 0; k < queries[i].queries.size(); ++k)
+        expect_same(queries[i].queries[k], examples[i].facts[k], "line " + std::to_string(i));
+    }
+  }
+}
+
+}  // namespace
