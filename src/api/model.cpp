@@ -94,7 +94,7 @@ namespace {
 // The examples file's facts go into the store as they are parsed (one graph of millions of
 // edges is never held as literals); the examples' heads are paired with the query lines
 // (each in its part `line_split[l]` of a query split, if given) after.
-Dataset load_streaming(const std::string& examples_path, const std::vector<QueryLineAst>& q,
+Dataset load_streaming(const std::string& examples_path, std::vector<QueryLineAst> q,
                        const std::vector<QuerySplit>& line_split) {
   train::SampleStore::Builder facts;
   std::vector<ExampleAst> heads = syntax::parse_examples_streaming(
@@ -102,7 +102,7 @@ Dataset load_streaming(const std::string& examples_path, const std::vector<Query
       {[&](Literal&& fact) { facts.add_fact(fact); }, [&] { facts.end_sample({}); }});
   const size_t parsed = heads.size();
   std::vector<uint32_t> example_of;
-  std::vector<train::Sample> samples = train::pair_samples(std::move(heads), q, line_split, &example_of);
+  std::vector<train::Sample> samples = train::pair_samples(std::move(heads), std::move(q), line_split, &example_of);
   return Dataset::Impl::make(std::move(facts).finish().with_heads(std::move(samples), example_of), parsed);
 }
 
@@ -111,7 +111,7 @@ Dataset load_streaming(const std::string& examples_path, const std::vector<Query
 Dataset Dataset::load(const std::string& examples_path, const std::string& queries_path) {
   std::vector<QueryLineAst> q;
   if (!queries_path.empty()) q = load_queries(queries_path);
-  return load_streaming(examples_path, q, {});
+  return load_streaming(examples_path, std::move(q), {});
 }
 Dataset Dataset::load_split(const std::string& examples_path, const std::string& queries_path,
                             const std::string& val_queries_path, const std::string& test_queries_path) {
@@ -125,7 +125,7 @@ Dataset Dataset::load_split(const std::string& examples_path, const std::string&
     line_split.insert(line_split.end(), lines.size(), part);
     q.insert(q.end(), std::make_move_iterator(lines.begin()), std::make_move_iterator(lines.end()));
   }
-  return load_streaming(examples_path, q, line_split);
+  return load_streaming(examples_path, std::move(q), line_split);
 }
 Dataset Dataset::from_text(const std::string& examples, const std::string& queries) {
   std::vector<QueryLineAst> q;

@@ -81,6 +81,33 @@ std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::ve
   return out;
 }
 
+std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, std::vector<QueryLineAst>&& queries,
+                                 const std::vector<QuerySplit>& line_split, std::vector<uint32_t>* example_of) {
+  const bool one_example_serves_all = examples.size() == 1 && examples[0].queries.empty() && queries.size() > 1 &&
+                                      line_split.size() == (line_split.empty() ? 0 : queries.size()) &&
+                                      std::all_of(queries.begin(), queries.end(), [](const QueryLineAst& q) {
+                                        return q.id.empty() && q.importance == 1.0;  // (an unnamed line's always is)
+                                      });
+  if (!one_example_serves_all) return pair_samples(std::move(examples), queries, line_split, example_of);
+  // logic::pair_queries's single-example pairing and the merge above, moving each line's
+  // literals: line k's queries in order, in its part.
+  Sample s;
+  size_t total = 0;
+  for (const QueryLineAst& q : queries) total += q.queries.size();
+  s.queries.reserve(total);
+  for (size_t k = 0; k < queries.size(); ++k) {
+    QueryLineAst& q = queries[k];
+    if (!line_split.empty()) s.split.insert(s.split.end(), q.queries.size(), line_split[k]);
+    s.queries.insert(s.queries.end(), std::make_move_iterator(q.queries.begin()), std::make_move_iterator(q.queries.end()));
+    std::vector<Literal>().swap(q.queries);
+  }
+  s.example = std::move(examples[0]);
+  std::vector<Sample> out;
+  out.push_back(std::move(s));
+  if (example_of) example_of->assign(1, 0);
+  return out;
+}
+
 }  // namespace lrnn::train
 
 namespace lrnn::train {

@@ -32,6 +32,12 @@ struct Sample {
 std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries,
                                  const std::vector<QuerySplit>& line_split = {},
                                  std::vector<uint32_t>* example_of = nullptr);
+// The same from query lines the caller gives up: where a single unlabelled example serves
+// every unnamed line (a graph's query per node), their literals are moved into its sample
+// instead of copied.
+std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, std::vector<QueryLineAst>&& queries,
+                                 const std::vector<QuerySplit>& line_split = {},
+                                 std::vector<uint32_t>* example_of = nullptr);
 
 // A query whose predicate (name/arity) no rule head, template fact or example fact defines
 // can never be derived: its value would be a silent 0 (a typo trains against nothing).
