@@ -175,7 +175,11 @@ def describe(name: str, r: dict) -> str:
         return f"  {name:5s} {r.get('reason')}"
     acc = benchlib.fmt(r.get("accuracy"), digits=4)
     test = "" if r.get("test_accuracy") is None else f"  test accuracy {r['test_accuracy']:.4f}"
-    return (f"  {name:5s} build {r['build_s']:8.3f} s  epoch {r['epoch_min_s'] * 1e3:9.1f} ms  "
+    # The first epoch is shown too: it is where each engine first touches its working memory
+    # (on this VM a fresh page costs ~3-5 ms per MB, bench/README.md "big_graph, the first epoch").
+    first = r["epoch_s"][0] if r.get("epoch_s") else None
+    first_text = "" if first is None else f" (first {first * 1e3:.0f} ms)"
+    return (f"  {name:5s} build {r['build_s']:8.3f} s  epoch {r['epoch_min_s'] * 1e3:9.1f} ms{first_text}  "
             f"peak RSS {r['peak_rss_mb']:8.1f} MB  loss {benchlib.fmt(r.get('loss'), digits=4)}  accuracy {acc}{test}")
 
 
