@@ -163,6 +163,30 @@ TEST(SyntaxPlainFact, RandomFilesParseAlike) {
   }
 }
 
+// Byte-level mutations of a big graph's text (a byte replaced, inserted or deleted, from
+// digits, letters, punctuation, blanks and non-ASCII): whatever the text became, both
+// parsers agree on it, fact by fact or error by error.
+TEST(SyntaxPlainFact, MutatedTextParsesAlike) {
+  const std::string base =
+      "<[1.967,-0.838, 1e-3]> x(n000000), <[0.5]> x(n1),\n edge(n000000, n1), edge(n1,n000000), 1 y(n1), z.\n"
+      "f(a), 0.25 g(b-c), <0.5> h(c_d), [1,2] v(e).\n";
+  const std::string alphabet = "0123456789.,;:-+eE()[]<>{}$*!@~^|/%\"' \t\r\nabnxXT_\xc3\xa9\x01";
+  std::mt19937 rng(2024);
+  for (int round = 0; round < 3000; ++round) {
+    std::string text = base;
+    for (int m = 0, n = 1 + static_cast<int>(rng() % 3); m < n; ++m) {
+      const size_t at = rng() % text.size();
+      const char c = alphabet[rng() % alphabet.size()];
+      switch (rng() % 3) {
+        case 0: text[at] = c; break;
+        case 1: text.insert(text.begin() + static_cast<std::ptrdiff_t>(at), c); break;
+        default: text.erase(at, 1); break;
+      }
+    }
+    expect_same_parse(text);
+  }
+}
+
 }  // namespace
 
 namespace {
