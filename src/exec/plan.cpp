@@ -460,15 +460,20 @@ std::vector<Shape> PlanBuilder::plan_rule_inputs(RuleGroup& G, const neural::Rul
   if (enabled(Rewrite::TransformSum) && transform_sum_applies(G, spec)) {
     ++plan.rewrites[bit(Rewrite::TransformSum)];
     const RuleGroup* groups = plan.rule_groups.data();
+    // Whether the group reads only data facts whose gradients nobody reads (as
+    // drop_fact_input_gradients decides at the end).
+    const InputBlock& B = G.inputs[0];
+    const bool data_inputs = !options.fact_gradients && plan.example_fact_off.empty() && !B.src.empty() &&
+                             *std::max_element(B.src.begin(), B.src.end()) + B.raw_shape.size() <= data_values;
     // The distinct heads (members come sorted by (sample, head)): whether to sum first.
     uint32_t heads = 0;
-    if (options.transform_sum_first) {
+    if (options.transform_sum_first || (data_inputs && B.src.size() >= kSumDataFirstMin)) {
       if (scan.done) heads = static_cast<uint32_t>(G.head_segments.size() - 1);
       else
         for (size_t k = 0; k < members.size(); ++k) heads += k == 0 || !same_head(members[k], members[k - 1]);
     }
     plan_transform_sum(G, alloc, groups + depth_first_group, groups + plan.rule_groups.size(), heads,
-                       options.transform_sum_first);
+                       options.transform_sum_first, data_inputs);
   } else if (G.direct.kind == DirectProduct::Kind::None) {
     for (InputBlock& B : G.inputs) {
       B.x_off = alloc.take(static_cast<size_t>(G.n) * B.raw_shape.size());

@@ -130,6 +130,8 @@ struct TransformSum {
   bool sum_first = false;
   uint32_t s_off = 0;
 };
+// From how many groundings a group over data facts sums first (rewrites/transform_sum.cpp).
+inline constexpr size_t kSumDataFirstMin = size_t{1} << 16;
 
 // All ground rules of one template rule whose heads sit at one depth, with their
 // aggregation and the head weight: one kernel.

@@ -66,8 +66,9 @@ std::vector<std::pair<uint32_t, WeightMode>> drop_unit_weights(const neural::Tem
 
 // ---- the transform-sum rewrite (rewrites/transform_sum.cpp) ----
 bool transform_sum_applies(const RuleGroup& G, const neural::RuleSpec& spec);
+// `data_inputs`: the group reads only data facts whose gradients nobody reads.
 void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_depth_begin,
-                        const RuleGroup* same_depth_end, uint32_t heads, bool sum_first);
+                        const RuleGroup* same_depth_end, uint32_t heads, bool sum_first, bool data_inputs);
 
 // ---- the direct-product rewrite (rewrites/direct_product.cpp) ----
 DirectProduct plan_direct_product(CombinationKind combination, const std::vector<InputBlock>& inputs);

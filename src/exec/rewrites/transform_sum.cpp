@@ -88,8 +88,16 @@ bool transform_sum_applies(const RuleGroup& G, const neural::RuleSpec& spec) {
 // The distinct inputs of G's one input block and each grounding's row among them; takes
 // room for the gathered inputs (unless they lie back to back) and their transforms.
 void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_depth_begin,
-                        const RuleGroup* same_depth_end, uint32_t heads, bool sum_first) {
+                        const RuleGroup* same_depth_end, uint32_t heads, bool sum_first, bool data_inputs) {
   InputBlock& B = G.inputs[0];
+  // A big group over data facts (a GCN's first neighbour rule on one big graph) sums its
+  // inputs first even where it could share another group's transform: its backward then
+  // has no scatter at all (dW = gagg^T S; the facts take no gradient), where summing the
+  // shared transformed rows sent every grounding's gradient back to its row, a random
+  // read-modify-write of a row per edge, and its forward gathers the narrower inputs. The
+  // GEMM it no longer shares costs less than those passes over memory; on small groups
+  // (a molecule's) the rows are in cache and sharing stays.
+  const bool sum_data_first = data_inputs && heads > 0 && B.src.size() > heads && B.src.size() >= kSumDataFirstMin;
   TransformSum& t = G.transform;
   t.enabled = true;
   const uint32_t in = static_cast<uint32_t>(B.raw_shape.size());
@@ -98,7 +106,7 @@ void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_de
   t.contiguous = true;
   for (size_t r = 1; r < u && t.contiguous; ++r) t.contiguous = t.sources[r] == t.sources[0] + r * in;
   B.x_off = B.w_off = B.z_off = kNoValue;
-  for (const RuleGroup* other = same_depth_begin; other != same_depth_end; ++other) {
+  for (const RuleGroup* other = sum_data_first ? same_depth_end : same_depth_begin; other != same_depth_end; ++other) {
     const TransformSum& o = other->transform;
     if (!o.enabled || !o.owns_transform || o.sum_first || other->inputs[0].weight != B.weight) continue;
     const std::vector<uint32_t> rows = rows_among(t.sources, o.sources);
@@ -111,7 +119,7 @@ void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_de
     t.t_off = o.t_off;
     return;
   }
-  if (sum_first && heads > 0 && u >= 2 * size_t(heads)) {
+  if (sum_data_first || (sum_first && heads > 0 && u >= 2 * size_t(heads))) {
     t.sum_first = true;
     t.x_off = t.t_off = kNoValue;
     t.s_off = alloc.take(size_t(heads) * in);
