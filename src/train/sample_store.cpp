@@ -237,6 +237,8 @@ void SampleStore::Builder::end_sample(Sample head) {
 SampleStore SampleStore::Builder::finish() && {
   resolve_pending_texts();
   store_.tables_ = std::make_shared<const Tables>(std::move(tables_));
+  // By realloc: the blocks' tails given back, nothing copied (a std::vector's shrink_to_fit
+  // copied a big graph's facts and terms once more, into fresh pages).
   store_.facts_.shrink_to_fit();
   store_.terms_.shrink_to_fit();
   store_.heads_.shrink_to_fit();
@@ -299,7 +301,9 @@ void SampleStore::Builder::resolve_pending_texts() {
 }
 
 void SampleStore::Builder::hold_next_capacity(size_t more_terms, const Span& span, const std::string& predicate) {
-  // std::vector doubles: the next capacities, with the old arrays alive while they copy.
+  // The arrays double (as std::vector did): their next capacities are what is held. realloc
+  // moves a big (mmap'ed) block's pages rather than copying them (train/flat_array.hpp), so
+  // the old and the new array of a big graph are no longer both alive while they grow.
   const uint64_t facts = std::max<uint64_t>(2 * store_.facts_.capacity(), 1024);
   const uint64_t terms = std::max<uint64_t>(2 * store_.terms_.capacity(), store_.terms_.size() + more_terms + 1024);
   const uint64_t total = facts * sizeof(Fact) + terms * sizeof(TermRef);
@@ -498,10 +502,8 @@ std::vector<std::string> SampleStore::fact_predicates() const {
 
 void SampleStore::append_from(const SampleStore& from, size_t i) {
   heads_.push_back(from.heads_[i]);
-  facts_.insert(facts_.end(), from.facts_.begin() + static_cast<ptrdiff_t>(from.fact_begin_[i]),
-                from.facts_.begin() + static_cast<ptrdiff_t>(from.fact_begin_[i + 1]));
-  terms_.insert(terms_.end(), from.terms_.begin() + static_cast<ptrdiff_t>(from.term_begin_[i]),
-                from.terms_.begin() + static_cast<ptrdiff_t>(from.term_begin_[i + 1]));
+  facts_.append(from.facts_.data() + from.fact_begin_[i], from.facts_.data() + from.fact_begin_[i + 1]);
+  terms_.append(from.terms_.data() + from.term_begin_[i], from.terms_.data() + from.term_begin_[i + 1]);
   fact_begin_.push_back(facts_.size());
   term_begin_.push_back(terms_.size());
 }
@@ -548,8 +550,7 @@ SampleStore SampleStore::keep_facts(size_t i, std::span<const uint32_t> keep, Sa
     const size_t args = facts_[f].args;
     if (keep[next] == f - fact_begin_[i]) {
       out.facts_.push_back(facts_[f]);
-      out.terms_.insert(out.terms_.end(), terms_.begin() + static_cast<ptrdiff_t>(t),
-                        terms_.begin() + static_cast<ptrdiff_t>(t + args));
+      out.terms_.append(terms_.data() + t, terms_.data() + t + args);
       ++next;
     }
     t += args;

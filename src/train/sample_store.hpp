@@ -19,6 +19,7 @@
 #include "lrnn/ast.hpp"
 #include "lrnn/memory.hpp"
 #include "train/dataset.hpp"
+#include "train/flat_array.hpp"
 
 namespace lrnn::train {
 
@@ -99,7 +100,7 @@ class SampleStore {
   struct Tables {
     std::vector<std::string> strings;
     std::vector<ValueSpec> values;  // distinct (bit for bit, span included)
-    std::vector<PackedSpan> spans;  // every span other than Span{}
+    FlatArray<PackedSpan> spans;  // every span other than Span{} (train/flat_array.hpp)
     std::vector<std::shared_ptr<const SourceFile>> files;  // of the spans, each once
   };
 
@@ -112,8 +113,9 @@ class SampleStore {
   std::shared_ptr<const Tables> tables_;
   std::vector<Sample> heads_;
   std::vector<size_t> fact_begin_{0}, term_begin_{0};  // per sample (size + 1)
-  std::vector<Fact> facts_;
-  std::vector<TermRef> terms_;
+  // Grown and shrunk by realloc, never copied into fresh memory (train/flat_array.hpp).
+  FlatArray<Fact> facts_;
+  FlatArray<TermRef> terms_;
   MemoryReservation memory_;  // facts_ and terms_ as they grow (lrnn/memory.hpp)
 };
 
