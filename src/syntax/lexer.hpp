@@ -87,13 +87,12 @@ class Lexer {
   [[noreturn]] void fail(const Token& at, const std::string& message) const;
 
   // Raw access for a reader that scans a common shape of text itself (syntax/plain_fact.hpp),
-  // valid while no token is buffered: where the next token's blanks start.
+  // valid while no token is buffered (forget_peeked): where the next token's blanks start.
   struct Position {
     size_t offset = 0;
     uint32_t line = 1;
     size_t line_start = 0;
   };
-  bool idle() const { return count_ == 0; }
   // Makes the lexer idle by forgetting one token it holds but the parser has not consumed
   // (it is scanned again on demand); false if it holds more than one.
   bool forget_peeked() {

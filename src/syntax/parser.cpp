@@ -238,21 +238,6 @@ class Parser {
     return std::string(lex_.next().text);
   }
 
-  // A value as written, into `v` (its data and name buffers kept: the streaming parser
-  // reads fact after fact into one literal, and a feature vector grown from empty for each
-  // fact took five allocations).
-  static void reset_value(ValueSpec& v) {
-    std::vector<double> data = std::move(v.data);
-    std::string name = std::move(v.name);
-    Span span = std::move(v.span);
-    v = ValueSpec{};
-    data.clear();
-    name.clear();
-    v.data = std::move(data);
-    v.name = std::move(name);
-    v.span = std::move(span);
-  }
-
   ValueSpec value() {
     ValueSpec v;
     value_into(v);
@@ -421,39 +406,6 @@ class Parser {
     return lit;
   }
 
-  // What valued_literal_into makes of the tokens of a plain fact.
-  void take_plain_fact(Literal& lit) {
-    const PlainFact& f = plain_;
-    if (f.value == PlainFact::Value::None) {
-      if (lit.weight) {
-        spare_value_ = std::move(*lit.weight);
-        lit.weight.reset();
-      }
-    } else {
-      if (!lit.weight) lit.weight.emplace(std::move(spare_value_));
-      ValueSpec& v = *lit.weight;
-      reset_value(v);
-      v.fixed = f.fixed;
-      v.data.assign(f.numbers.begin(), f.numbers.end());
-      v.kind = f.value == PlainFact::Value::Scalar ? ValueSpec::Kind::Scalar : ValueSpec::Kind::Vector;
-      v.rows = static_cast<int>(f.numbers.size());
-      v.cols = 1;
-      lex_.set_span_to(v.span, f.value_first, f.value_last);
-    }
-    lit.builtin = lit.hidden = lit.negated = lit.soft_negated = lit.transposed = false;
-    lit.predicate.assign(f.name.text);
-    lit.args.resize(f.args.size());
-    for (size_t i = 0; i < f.args.size(); ++i) {
-      Term& t = lit.args[i];
-      t.kind = Term::Kind::Constant;
-      t.text.assign(f.args[i].text);
-      t.type.clear();
-      lex_.set_span(t.span, f.args[i]);
-    }
-    lex_.resume(f.end, f.last);
-    lex_.set_span_from(lit.span, f.name);
-  }
-
   // Makes `lit`, a literal given to a sink (which may have moved from it), ready to be read
   // into again by valued_literal_into as if new, keeping its buffers: the streaming parser
   // reads every fact of a file into one literal (a new one per fact cost an allocation for
@@ -477,7 +429,7 @@ class Parser {
   // `lit` read as a plain fact if the text there is one; else false, nothing consumed.
   bool plain_fact_into(Literal& lit) {
     if (!lex_.forget_peeked() || !scan_plain_fact(lex_, plain_)) return false;
-    take_plain_fact(lit);
+    take_plain_fact(plain_, lex_, lit, spare_value_);
     return true;
   }
 

@@ -1,7 +1,10 @@
 #include "syntax/plain_fact.hpp"
 
 #include <charconv>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace lrnn::syntax {
 
@@ -132,7 +135,6 @@ bool number_list(Cursor& c, std::vector<double>& out, Token& close) {
 // The value before the literal, if any: a number, `[...]`, `<number>` or `<[...]>`.
 bool value(Cursor& c, PlainFact& out) {
   out.value = PlainFact::Value::None;
-  out.fixed = false;
   out.numbers.clear();
   out.fixed = c.punctuation('<', Tok::Lt, out.value_first);
   if (out.fixed && !c.skip_blanks()) return false;
@@ -191,6 +193,43 @@ bool scan_plain_fact(const Lexer& lex, PlainFact& out) {
   // general parser.
   Cursor next(lex.text(), out.end);
   return next.skip_blanks() && (next.peek() == ',' || next.peek() == '.');
+}
+
+void take_plain_fact(const PlainFact& f, Lexer& lex, Literal& lit, ValueSpec& spare) {
+  if (f.value != PlainFact::Value::None) {
+    if (!lit.weight) lit.weight.emplace(std::move(spare));
+    ValueSpec& v = *lit.weight;
+    reset_value(v);
+    v.fixed = f.fixed;
+    v.data.assign(f.numbers.begin(), f.numbers.end());
+    v.kind = f.value == PlainFact::Value::Scalar ? ValueSpec::Kind::Scalar : ValueSpec::Kind::Vector;
+    v.rows = static_cast<int>(f.numbers.size());
+    v.cols = 1;
+    lex.set_span_to(v.span, f.value_first, f.value_last);
+  }
+  lit.predicate.assign(f.name.text);
+  lit.args.resize(f.args.size());
+  for (size_t i = 0; i < f.args.size(); ++i) {
+    Term& t = lit.args[i];
+    t.kind = Term::Kind::Constant;
+    t.text.assign(f.args[i].text);
+    t.type.clear();
+    lex.set_span(t.span, f.args[i]);
+  }
+  lex.resume(f.end, f.last);
+  lex.set_span_from(lit.span, f.name);
+}
+
+void reset_value(ValueSpec& v) {
+  std::vector<double> data = std::move(v.data);
+  std::string name = std::move(v.name);
+  Span span = std::move(v.span);
+  v = ValueSpec{};
+  data.clear();
+  name.clear();
+  v.data = std::move(data);
+  v.name = std::move(name);
+  v.span = std::move(span);
 }
 
 }  // namespace lrnn::syntax

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "lrnn/ast.hpp"
 #include "syntax/lexer.hpp"
 
 namespace lrnn::syntax {
@@ -34,5 +35,16 @@ struct PlainFact {
 // numeric or quoted argument, a matrix, a malformed number, `import`, ...): the caller then
 // reads it token by token. The lexer itself is not moved.
 bool scan_plain_fact(const Lexer& lex, PlainFact& out);
+
+// What the token-by-token parser (Parser::valued_literal_into) makes of the tokens of `f`,
+// scanned at `lex`'s position, into `lit`: a new literal, or one read into before and made
+// ready again (Parser::reuse_literal: no value, no prefix), a value taking `spare`'s
+// buffers. The lexer then continues after the fact as if it had read its tokens.
+void take_plain_fact(const PlainFact& f, Lexer& lex, Literal& lit, ValueSpec& spare);
+
+// `v` as a new ValueSpec whose data and name keep their buffers: the streaming parser reads
+// fact after fact into one literal, and a feature vector grown from empty for each fact
+// took five allocations.
+void reset_value(ValueSpec& v);
 
 }  // namespace lrnn::syntax
