@@ -467,7 +467,7 @@ std::vector<Shape> PlanBuilder::plan_rule_inputs(RuleGroup& G, const neural::Rul
                              *std::max_element(B.src.begin(), B.src.end()) + B.raw_shape.size() <= data_values;
     // The distinct heads (members come sorted by (sample, head)): whether to sum first.
     uint32_t heads = 0;
-    if (options.transform_sum_first || (data_inputs && B.src.size() >= kSumDataFirstMin)) {
+    if (options.transform_sum_first || data_inputs) {
       if (scan.done) heads = static_cast<uint32_t>(G.head_segments.size() - 1);
       else
         for (size_t k = 0; k < members.size(); ++k) heads += k == 0 || !same_head(members[k], members[k - 1]);
