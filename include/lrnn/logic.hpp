@@ -87,6 +87,10 @@ struct QueryPairing {
 // lrnn::Error (Semantic) pointing at the offending line.
 std::vector<QueryPairing> pair_queries(const std::vector<ExampleAst>& examples,
                                        const std::vector<QueryLineAst>& query_lines);
+// The same, each line's queries moved out of `query_lines` instead of copied (a big graph's
+// query per node: millions of literals).
+std::vector<QueryPairing> pair_queries(const std::vector<ExampleAst>& examples,
+                                       std::vector<QueryLineAst>&& query_lines);
 
 // A named rewrite of the execution plans (docs/semantics.md "Plan rewrites") and the rule
 // groups it changed.

@@ -1,6 +1,8 @@
 // Query answering and query/example pairing (include/lrnn/logic.hpp).
 #include <algorithm>
 #include <cstddef>
+#include <iterator>
+#include <type_traits>
 #include <unordered_map>
 
 #include "logic/grounder.hpp"
@@ -58,16 +60,24 @@ std::vector<std::string> format_answers(const QueryResult& result) {
   return lines;
 }
 
-std::vector<QueryPairing> pair_queries(const std::vector<ExampleAst>& examples,
-                                       const std::vector<QueryLineAst>& query_lines) {
+namespace {
+
+// pair_queries over lines it copies (a const vector) or moves from.
+template <class Lines>
+std::vector<QueryPairing> pair_lines(const std::vector<ExampleAst>& examples, Lines& query_lines) {
+  using Line = std::remove_reference_t<decltype(query_lines[0])>;  // const for the copying pairing
   std::vector<QueryPairing> out;
   if (query_lines.empty()) {
     for (size_t e = 0; e < examples.size(); ++e) out.push_back({e, examples[e].queries, {}});
     return out;
   }
-  auto pairing = [&](size_t e, const QueryLineAst& line) {
+  auto pairing = [&](size_t e, Line& line) {
     QueryPairing p{e, examples[e].queries, {}};
-    p.queries.insert(p.queries.end(), line.queries.begin(), line.queries.end());
+    if constexpr (std::is_const_v<Line>)
+      p.queries.insert(p.queries.end(), line.queries.begin(), line.queries.end());
+    else
+      p.queries.insert(p.queries.end(), std::make_move_iterator(line.queries.begin()),
+                       std::make_move_iterator(line.queries.end()));
     if (line.importance != 1.0) {
       p.importance.assign(p.queries.size(), 1.0);
       std::fill(p.importance.end() - static_cast<std::ptrdiff_t>(line.queries.size()), p.importance.end(),
@@ -87,7 +97,7 @@ std::vector<QueryPairing> pair_queries(const std::vector<ExampleAst>& examples,
     std::unordered_map<std::string, size_t> by_id;
     for (size_t e = 0; e < examples.size(); ++e)
       if (!examples[e].id.empty()) by_id.emplace(examples[e].id, e);
-    for (const auto& q : query_lines) {
+    for (auto& q : query_lines) {
       auto it = by_id.find(q.id);
       if (it == by_id.end())
         throw Error(ErrorKind::Semantic, q.span, "no example has the id '" + q.id + "'");
@@ -96,7 +106,7 @@ std::vector<QueryPairing> pair_queries(const std::vector<ExampleAst>& examples,
     return out;
   }
   if (examples.size() == 1) {
-    for (const auto& q : query_lines) out.push_back(pairing(0, q));
+    for (auto& q : query_lines) out.push_back(pairing(0, q));
     return out;
   }
   if (examples.size() != query_lines.size()) {
@@ -109,6 +119,18 @@ std::vector<QueryPairing> pair_queries(const std::vector<ExampleAst>& examples,
   }
   for (size_t i = 0; i < examples.size(); ++i) out.push_back(pairing(i, query_lines[i]));
   return out;
+}
+
+}  // namespace
+
+std::vector<QueryPairing> pair_queries(const std::vector<ExampleAst>& examples,
+                                       const std::vector<QueryLineAst>& query_lines) {
+  return pair_lines(examples, query_lines);
+}
+
+std::vector<QueryPairing> pair_queries(const std::vector<ExampleAst>& examples,
+                                       std::vector<QueryLineAst>&& query_lines) {
+  return pair_lines(examples, query_lines);
 }
 
 }  // namespace lrnn::logic

@@ -19,15 +19,19 @@ std::vector<double> target_of(const Literal& query) {
   return v.data;
 }
 
-std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries,
-                                 const std::vector<QuerySplit>& line_split, std::vector<uint32_t>* example_of) {
-  if (!line_split.empty() && line_split.size() != queries.size())
+namespace {
+
+void check_line_split(const std::vector<QuerySplit>& line_split, size_t lines) {
+  if (!line_split.empty() && line_split.size() != lines)
     throw Error(ErrorKind::Semantic, "a query split by lines needs one part per query line");
-  // The pairing rules are the logic stage's (logic::pair_queries); with query lines, pair k
-  // is line k. A single example that serves many query lines becomes ONE sample holding
-  // all of them, so it is grounded and neuralized once (a knowledge base with thousands of
-  // queries stays one network).
-  std::vector<logic::QueryPairing> pairs = logic::pair_queries(examples, queries);
+}
+
+// The samples of logic::pair_queries's pairings (with query lines, pair k is line k). A
+// single example that serves many query lines becomes ONE sample holding all of them, so it
+// is grounded and neuralized once (a knowledge base with thousands of queries stays one
+// network).
+std::vector<Sample> samples_of_pairs(std::vector<ExampleAst> examples, std::vector<logic::QueryPairing> pairs,
+                                     const std::vector<QuerySplit>& line_split, std::vector<uint32_t>* example_of) {
   auto part_of = [&](size_t pair) { return line_split.empty() ? QuerySplit::Train : line_split[pair]; };
   std::vector<Sample> out;
   if (examples.size() == 1 && pairs.size() > 1) {
@@ -81,31 +85,20 @@ std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::ve
   return out;
 }
 
+}  // namespace
+
+std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries,
+                                 const std::vector<QuerySplit>& line_split, std::vector<uint32_t>* example_of) {
+  check_line_split(line_split, queries.size());
+  std::vector<logic::QueryPairing> pairs = logic::pair_queries(examples, queries);
+  return samples_of_pairs(std::move(examples), std::move(pairs), line_split, example_of);
+}
+
 std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, std::vector<QueryLineAst>&& queries,
                                  const std::vector<QuerySplit>& line_split, std::vector<uint32_t>* example_of) {
-  const bool one_example_serves_all = examples.size() == 1 && examples[0].queries.empty() && queries.size() > 1 &&
-                                      line_split.size() == (line_split.empty() ? 0 : queries.size()) &&
-                                      std::all_of(queries.begin(), queries.end(), [](const QueryLineAst& q) {
-                                        return q.id.empty() && q.importance == 1.0;  // (an unnamed line's always is)
-                                      });
-  if (!one_example_serves_all) return pair_samples(std::move(examples), queries, line_split, example_of);
-  // logic::pair_queries's single-example pairing and the merge above, moving each line's
-  // literals: line k's queries in order, in its part.
-  Sample s;
-  size_t total = 0;
-  for (const QueryLineAst& q : queries) total += q.queries.size();
-  s.queries.reserve(total);
-  for (size_t k = 0; k < queries.size(); ++k) {
-    QueryLineAst& q = queries[k];
-    if (!line_split.empty()) s.split.insert(s.split.end(), q.queries.size(), line_split[k]);
-    s.queries.insert(s.queries.end(), std::make_move_iterator(q.queries.begin()), std::make_move_iterator(q.queries.end()));
-    std::vector<Literal>().swap(q.queries);
-  }
-  s.example = std::move(examples[0]);
-  std::vector<Sample> out;
-  out.push_back(std::move(s));
-  if (example_of) example_of->assign(1, 0);
-  return out;
+  check_line_split(line_split, queries.size());
+  std::vector<logic::QueryPairing> pairs = logic::pair_queries(examples, std::move(queries));
+  return samples_of_pairs(std::move(examples), std::move(pairs), line_split, example_of);
 }
 
 }  // namespace lrnn::train

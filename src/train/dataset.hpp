@@ -32,9 +32,8 @@ struct Sample {
 std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, const std::vector<QueryLineAst>& queries,
                                  const std::vector<QuerySplit>& line_split = {},
                                  std::vector<uint32_t>* example_of = nullptr);
-// The same from query lines the caller gives up: where a single unlabelled example serves
-// every unnamed line (a graph's query per node), their literals are moved into its sample
-// instead of copied.
+// The same from query lines the caller gives up: their literals are moved into the samples
+// instead of copied (a graph's query per node: millions of literals).
 std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, std::vector<QueryLineAst>&& queries,
                                  const std::vector<QuerySplit>& line_split = {},
                                  std::vector<uint32_t>* example_of = nullptr);
