@@ -653,7 +653,7 @@ void backward_end(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T
 template <class T>
 void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, std::vector<double>& param_grads,
               const neural::Parameters* example_params, std::vector<double>* example_grads,
-              FloatGradients float_gradients, GradientSlots slots) {
+              FloatGradients float_gradients, GradientSlots slots, BackwardPauses pauses) {
   const bool keep_float = float_gradients == FloatGradients::KeepFloat && !std::is_same_v<T, double>;
   if (!keep_float) param_grads.resize(params.size(), 0.0);
   if (ws.grads.size() < plan.num_values && !memory_fits(uint64_t(plan.num_values - ws.grads.size()) * sizeof(T)))
@@ -669,7 +669,13 @@ void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& w
     ws.param_grads.assign(params.size(), T(0));
     pg = ws.param_grads.data();
   }
-  backward_steps(plan, params, ws, pg, 0, plan.steps.size(), slots);
+  size_t last = plan.steps.size();
+  for (uint32_t at : pauses.at) {
+    backward_steps(plan, params, ws, pg, at, last, slots);
+    (*pauses.call)(at);
+    last = at;
+  }
+  backward_steps(plan, params, ws, pg, 0, last, slots);
   backward_end(plan, params, ws, pg, example_params, example_grads);
   if (slots == GradientSlots::Clear) finish_clearing(plan, ws);
   if constexpr (!std::is_same_v<T, double>)
@@ -718,9 +724,11 @@ template void forward<double>(const Plan&, std::span<const double>, const ParamV
 template void forward<float>(const Plan&, std::span<const double>, const ParamView<float>&, Workspace32&,
                              const neural::Parameters*);
 template void backward<double>(const Plan&, const ParamView<double>&, Workspace&, std::vector<double>&,
-                               const neural::Parameters*, std::vector<double>*, FloatGradients, GradientSlots);
+                               const neural::Parameters*, std::vector<double>*, FloatGradients, GradientSlots,
+                               BackwardPauses);
 template void backward<float>(const Plan&, const ParamView<float>&, Workspace32&, std::vector<double>&,
-                              const neural::Parameters*, std::vector<double>*, FloatGradients, GradientSlots);
+                              const neural::Parameters*, std::vector<double>*, FloatGradients, GradientSlots,
+                              BackwardPauses);
 template <class T>
 void copy_output_value(const Plan& plan, const BasicWorkspace<T>& ws, size_t o, std::vector<double>& out) {
   const OutputRef& ref = plan.outputs[o];

@@ -95,18 +95,87 @@ Plan PlanBuilder::build() {
       plan.step_values.emplace_back(k == first_step ? begin : alloc.size(), alloc.size());
   };
   for (uint32_t depth = 1; depth <= max_depth; ++depth) {
+    plan.depth_steps.push_back(static_cast<uint32_t>(plan.steps.size()));
     contributions.assign(model.predicates.size(), {});
     depth_first_group = plan.rule_groups.size();
+    if (options.merge_shared_weight_rules) merge_shared_weight_rules(rule_it, depth);
     for (; rule_it != rule_buckets.end() && rule_it->first.first == depth; ++rule_it)
-      planned([&] { add_rule_group(rule_it->first.second, std::move(rule_it->second)); });  // (not copied: n^2)
+      if (!rule_it->second.empty())
+        planned([&] { add_rule_group(rule_it->first.second, std::move(rule_it->second)); });  // (not copied: n^2)
     planned([&] { add_pair_block_groups(depth); });
     for (; atom_it != atom_buckets.end() && atom_it->first.first == depth; ++atom_it)
       planned([&] { add_atom_group(atom_it->first.second, atom_it->second); });
   }
+  plan.depth_steps.push_back(static_cast<uint32_t>(plan.steps.size()));
   if (!options.fact_gradients) drop_fact_input_gradients();
   place_outputs();
   plan.num_values = alloc.size();
   return std::move(plan);
+}
+
+// Whether rules a and b sum W x over their groundings into the same atoms with the same
+// weight W and nothing else (no offset, activation, softmax or head weight), the atoms adding
+// their rules' values: then their groundings can be one group, W (sum of both rules' x).
+// (An average over one grounding per head is that grounding's value: a self rule's.)
+bool PlanBuilder::share_weight(uint32_t a, const std::vector<Ref>& a_members, uint32_t b,
+                               const std::vector<Ref>& b_members) const {
+  const auto plain = [&](const neural::RuleSpec& r, const std::vector<Ref>& members) {
+    if (!(r.inputs.size() == 1 && r.inputs[0].weight != neural::kNoParam && !r.inputs[0].soft_negated &&
+          !r.inputs[0].transposed && r.head_weight == neural::kNoParam && r.offset == neural::kNoParam &&
+          r.activation.kind == ActivationKind::Identity && !r.softmax &&
+          (r.combination == CombinationKind::Sum || r.combination == CombinationKind::Avg)))
+      return false;
+    if (r.aggregation.kind == AggregationKind::Sum) return true;
+    if (r.aggregation.kind != AggregationKind::Avg) return false;
+    for (size_t k = 1; k < members.size(); ++k)  // members come sorted by (sample, head)
+      if (members[k].first == members[k - 1].first &&
+          samples[members[k].first]->head[members[k].second] == samples[members[k - 1].first]->head[members[k - 1].second])
+        return false;
+    return true;
+  };
+  const neural::RuleSpec &A = model.rules[a], &B = model.rules[b];
+  return A.head_predicate == B.head_predicate && A.inputs.size() == 1 && B.inputs.size() == 1 &&
+         A.inputs[0].weight == B.inputs[0].weight && model.predicates[A.head_predicate].combination == AggregationKind::Sum &&
+         plain(A, a_members) && plain(B, b_members);
+}
+
+// PlanOptions::merge_shared_weight_rules: the buckets of depth `depth` (from `first` on)
+// whose rules share_weight with an earlier one's move their members into it, in order of
+// (sample, head), the earlier rule's groundings first within a head; they are left empty.
+void PlanBuilder::merge_shared_weight_rules(std::map<std::pair<uint32_t, uint32_t>, std::vector<Ref>>::iterator first,
+                                            uint32_t depth) {
+  std::vector<std::vector<Ref>*> kept;
+  std::vector<uint32_t> kept_rule;
+  const auto sums = [&](uint32_t r) { return model.rules[r].aggregation.kind == AggregationKind::Sum; };
+  for (auto it = first; it != rule_buckets.end() && it->first.first == depth; ++it) {
+    const uint32_t r = it->first.second;
+    size_t k = 0;
+    // The merged group is planned as a rule that sums (an average over one grounding per
+    // head stays what it was only alone).
+    while (k < kept.size() && !((sums(kept_rule[k]) || sums(r)) && share_weight(kept_rule[k], *kept[k], r, it->second)))
+      ++k;
+    if (k == kept.size()) {
+      kept.push_back(&it->second);
+      kept_rule.push_back(r);
+      continue;
+    }
+    std::vector<Ref>& earlier = *kept[k];
+    const auto key = [&](const Ref& m) { return std::make_pair(m.first, samples[m.first]->head[m.second]); };
+    std::vector<Ref> merged;
+    merged.reserve(earlier.size() + it->second.size());
+    std::merge(earlier.begin(), earlier.end(), it->second.begin(), it->second.end(), std::back_inserter(merged),
+               [&](const Ref& x, const Ref& y) { return key(x) < key(y); });
+    std::vector<Ref>().swap(earlier);
+    std::vector<Ref>().swap(it->second);
+    if (sums(kept_rule[k])) {
+      earlier = std::move(merged);
+    } else {  // planned as rule r, which sums
+      it->second = std::move(merged);
+      kept[k] = &it->second;
+      kept_rule[k] = r;
+    }
+    ++plan.rewrites[bit(Rewrite::TransformSum)];
+  }
 }
 
 // Transforms that read only data facts (offsets below data_values: forward copies the
@@ -114,7 +183,7 @@ Plan PlanBuilder::build() {
 // every transform keeps it (their gradients are read).
 void PlanBuilder::drop_fact_input_gradients() {
   if (!plan.example_fact_off.empty()) return;
-  const size_t data_end = data_values;
+  const size_t data_end = std::min<size_t>(data_values, options.data_gradients_from);
   for (RuleGroup& G : plan.rule_groups) {
     TransformSum& t = G.transform;
     if (!t.enabled || t.sources.empty()) continue;
@@ -464,7 +533,8 @@ std::vector<Shape> PlanBuilder::plan_rule_inputs(RuleGroup& G, const neural::Rul
     // drop_fact_input_gradients decides at the end).
     const InputBlock& B = G.inputs[0];
     const bool data_inputs = !options.fact_gradients && plan.example_fact_off.empty() && !B.src.empty() &&
-                             *std::max_element(B.src.begin(), B.src.end()) + B.raw_shape.size() <= data_values;
+                             *std::max_element(B.src.begin(), B.src.end()) + B.raw_shape.size() <=
+                                 std::min<size_t>(data_values, options.data_gradients_from);
     // The distinct heads (members come sorted by (sample, head)): whether to sum first.
     uint32_t heads = 0;
     if (options.transform_sum_first || data_inputs) {
@@ -473,7 +543,7 @@ std::vector<Shape> PlanBuilder::plan_rule_inputs(RuleGroup& G, const neural::Rul
         for (size_t k = 0; k < members.size(); ++k) heads += k == 0 || !same_head(members[k], members[k - 1]);
     }
     plan_transform_sum(G, alloc, groups + depth_first_group, groups + plan.rule_groups.size(), heads,
-                       options.transform_sum_first, data_inputs);
+                       options.transform_sum_first, data_inputs, options.transform_sum_first_ratio);
   } else if (G.direct.kind == DirectProduct::Kind::None) {
     for (InputBlock& B : G.inputs) {
       B.x_off = alloc.take(static_cast<size_t>(G.n) * B.raw_shape.size());

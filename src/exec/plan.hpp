@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <new>
 #include <span>
 #include <utility>
@@ -240,6 +241,11 @@ struct Plan {
   std::vector<Step> steps;
   // Positions in `steps` of the batch-normalised atom groups, ascending.
   std::vector<uint32_t> norm_steps;
+  // Per depth d = 1, 2, ...: the first step of the atoms and ground rules at depth d, then the
+  // number of steps (depth_steps[d - 1] .. depth_steps[d] are depth d's steps). A caller that
+  // must act between layers (a partitioned sample's ghost exchange, train/ghost_exchange.hpp)
+  // runs the steps up to a depth, acts, and runs the rest.
+  std::vector<uint32_t> depth_steps;
   // Per step: the values [first, second) it allocated (the value buffer is allocated in step
   // order, and a step reads and writes only its own values and earlier ones). Once step k's
   // backward is done no step left to run backward touches them, so a clearing backward
@@ -298,6 +304,20 @@ struct PlanOptions {
   // the inputs. The same values up to the order of additions; inspection plans keep the
   // per-input rows (each rule neuron's value is shown from them).
   bool transform_sum_first = false;
+  // With transform_sum_first: sum first when the distinct inputs are more than this many
+  // times the heads. 2 for a query batch's sampled support; a partitioned sample's part
+  // (train/ghost_cut.hpp), whose neighbour rules read ghosts the self rules do not and so
+  // share no transform with them, sums first whenever the inputs outnumber the heads.
+  double transform_sum_first_ratio = 2;
+  // On: rules that sum W x into the same atoms through the same weight W and nothing else
+  // (a GCN layer's self rule and neighbour rule) are one group, W (x_self + sum x_nbr): one
+  // transform of each head's summed inputs. The same values up to the order of additions
+  // (W a + W b against W (a + b)); a partitioned sample's part (train/ghost_cut.hpp) plans
+  // so, where the two rules read different inputs and could share no transform.
+  bool merge_shared_weight_rules = false;
+  // Without fact_gradients: the data facts at this value offset and after still take their
+  // gradients (a partitioned sample's ghosts, laid out last, send theirs home).
+  uint32_t data_gradients_from = 0xFFFFFFFFu;
   // Off: plan.data stays empty (the data facts still get their offsets), for callers that
   // give every pass the values themselves (training reads its networks' own): a query
   // batch's support would otherwise copy its ~100k feature rows once more per step.
@@ -418,10 +438,19 @@ enum class FloatGradients : uint8_t { Add, KeepFloat };
 // left needs them (Clear: for callers that read only parameter gradients, i.e. training;
 // the next pass's zero_gradients then writes nothing; exec/clear_gradients.hpp).
 enum class GradientSlots : uint8_t { Keep, Clear };
+// Where a backward pass stops for its caller: at each step index of `at` (descending), once
+// every step from it on is done and before the steps below it run, `call(index)`; the
+// caller may then add to ws.grads (a partitioned sample's ghost gradients coming home,
+// train/ghost_exchange.hpp) and read them.
+struct BackwardPauses {
+  std::span<const uint32_t> at;
+  const std::function<void(uint32_t)>* call = nullptr;
+};
 template <class T>
 void backward(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, std::vector<double>& param_grads,
               const neural::Parameters* example_params = nullptr, std::vector<double>* example_grads = nullptr,
-              FloatGradients float_gradients = FloatGradients::Add, GradientSlots slots = GradientSlots::Keep);
+              FloatGradients float_gradients = FloatGradients::Add, GradientSlots slots = GradientSlots::Keep,
+              BackwardPauses pauses = {});
 
 // The value of output o (0 for a query without a neuron), as a flat row-major array.
 template <class T>

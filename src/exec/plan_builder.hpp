@@ -66,9 +66,12 @@ std::vector<std::pair<uint32_t, WeightMode>> drop_unit_weights(const neural::Tem
 
 // ---- the transform-sum rewrite (rewrites/transform_sum.cpp) ----
 bool transform_sum_applies(const RuleGroup& G, const neural::RuleSpec& spec);
-// `data_inputs`: the group reads only data facts whose gradients nobody reads.
+// `data_inputs`: the group reads only data facts whose gradients nobody reads. `sum_first`:
+// sum first when the distinct inputs are at least `sum_first_ratio` times the heads (and
+// more than them), PlanOptions::transform_sum_first_ratio.
 void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_depth_begin,
-                        const RuleGroup* same_depth_end, uint32_t heads, bool sum_first, bool data_inputs);
+                        const RuleGroup* same_depth_end, uint32_t heads, bool sum_first, bool data_inputs,
+                        double sum_first_ratio);
 
 // ---- the direct-product rewrite (rewrites/direct_product.cpp) ----
 DirectProduct plan_direct_product(CombinationKind combination, const std::vector<InputBlock>& inputs);
@@ -195,6 +198,9 @@ class PlanBuilder {
   // the inputs' offsets and G gets no step.
   bool alias_identity_rule(RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
                            const MemberScan& scan);
+  bool share_weight(uint32_t a, const std::vector<Ref>& a_members, uint32_t b, const std::vector<Ref>& b_members) const;
+  void merge_shared_weight_rules(std::map<std::pair<uint32_t, uint32_t>, std::vector<Ref>>::iterator first,
+                                 uint32_t depth);
   void add_contributions(const RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
                          const MemberScan& scan);
 

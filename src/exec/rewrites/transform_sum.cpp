@@ -88,7 +88,8 @@ bool transform_sum_applies(const RuleGroup& G, const neural::RuleSpec& spec) {
 // The distinct inputs of G's one input block and each grounding's row among them; takes
 // room for the gathered inputs (unless they lie back to back) and their transforms.
 void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_depth_begin,
-                        const RuleGroup* same_depth_end, uint32_t heads, bool sum_first, bool data_inputs) {
+                        const RuleGroup* same_depth_end, uint32_t heads, bool sum_first, bool data_inputs,
+                        double sum_first_ratio) {
   InputBlock& B = G.inputs[0];
   // A big group over data facts (a GCN's first neighbour rule on one big graph) sums its
   // inputs first even where it could share another group's transform: its backward then
@@ -119,7 +120,7 @@ void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_de
     t.t_off = o.t_off;
     return;
   }
-  if (sum_data_first || (sum_first && heads > 0 && u >= 2 * size_t(heads))) {
+  if (sum_data_first || (sum_first && heads > 0 && double(u) >= sum_first_ratio * double(heads) && u > heads)) {
     t.sum_first = true;
     t.x_off = t.t_off = kNoValue;
     t.s_off = alloc.take(size_t(heads) * in);

@@ -1,0 +1,152 @@
+// The plan options a partitioned sample's part is planned with (train/ghost_exchange.hpp):
+// rules that sum W x into the same atoms through one weight W planned as one group
+// (PlanOptions::merge_shared_weight_rules), data facts from an offset on keeping their
+// gradients (data_gradients_from), and a backward pass that pauses between layers
+// (BackwardPauses). Each is compared with the plain plan: outputs, parameter gradients and
+// the facts' gradients to 1e-12 (float64).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "api/dataset_impl.hpp"
+#include "exec/plan.hpp"
+#include "lrnn/lrnn.hpp"
+#include "lrnn/syntax.hpp"
+#include "plan_pass.hpp"
+#include "train/engine.hpp"
+
+namespace {
+
+using namespace lrnn;
+
+// Layer 1: a self rule (average over its one grounding) and an edge rule sharing $w1: they
+// merge. Layer 2: self and edge rules with their own weights: they do not. Layer 3: two
+// rules through $w3, one averaging over several groundings: they do not either.
+const char* kTemplate =
+    "h1(X) :- $w1={4,3} x(X).\n"
+    "h1(X) :- $w1={4,3} x(Y), *edge(X, Y). [aggregation=sum]\n"
+    "h1/1 {4,1} [activation=tanh]\n"
+    "h2(X) :- $s2={4,4} h1(X).\n"
+    "h2(X) :- $n2={4,4} h1(Y), *edge(X, Y). [aggregation=sum]\n"
+    "h2/1 [activation=relu]\n"
+    "h3(X) :- $w3={2,4} h2(X).\n"
+    "h3(X) :- $w3={2,4} h2(Y), *edge(X, Y).\n"
+    "o(X) :- {1,2} h3(X).\n";
+
+constexpr int kNodes = 300, kDegree = 3;
+
+std::string graph() {
+  std::string f = "g :- ";
+  for (int n = 0; n < kNodes; ++n)
+    f += "<[" + std::to_string(std::sin(0.7 * n)) + ", " + std::to_string(std::cos(1.3 * n)) + ", " +
+         std::to_string(0.01 * (n % 97) - 0.4) + "]> x(n" + std::to_string(n) + "), ";
+  for (int n = 0; n < kNodes; ++n)
+    for (int k = 1; k <= kDegree; ++k)
+      f += "edge(n" + std::to_string(n) + ", n" + std::to_string((n * 31 + k * 97) % kNodes) + "), ";
+  f.resize(f.size() - 2);
+  return f + ".\n";
+}
+
+std::string queries() {
+  std::string q = "g :- ";
+  for (int n = 0; n < kNodes; ++n) q += std::string(n ? ", " : "") + (n % 3 ? "1.0" : "0.0") + " o(n" + std::to_string(n) + ")";
+  return q + ".\n";
+}
+
+struct Fixture {
+  train::Engine engine{parse_template(kTemplate)};
+  Dataset data = Dataset::from_text(graph(), queries());
+  train::PreparedSet set = engine.prepare(data.impl().samples);
+};
+
+void expect_same_outputs_and_gradients(const exec::Plan& a_plan, const exec::Plan& b_plan, const train::Engine& engine) {
+  const test::PlanPass a = test::run_plan_pass(a_plan, engine), b = test::run_plan_pass(b_plan, engine);
+  ASSERT_EQ(a_plan.outputs.size(), b_plan.outputs.size());
+  for (size_t o = 0; o < a_plan.outputs.size(); ++o)
+    EXPECT_NEAR(a.ws.values[a_plan.outputs[o].offset], b.ws.values[b_plan.outputs[o].offset], 1e-12) << o;
+  double largest = 0;
+  for (size_t i = 0; i < a.param_grads.size(); ++i) {
+    EXPECT_NEAR(a.param_grads[i], b.param_grads[i], 1e-12 * std::max(1.0, std::abs(b.param_grads[i]))) << i;
+    largest = std::max(largest, std::abs(b.param_grads[i]));
+  }
+  EXPECT_GT(largest, 1e-3);
+}
+
+TEST(MergeSharedWeight, OnlyRulesThatSumThroughOneWeightMergeAndTheValuesStay) {
+  Fixture f;
+  exec::PlanOptions merged{.merge_shared_weight_rules = true};
+  const exec::Plan plan = exec::build_plan(f.engine.model(), {&f.set.networks[0]}, merged);
+  const exec::Plan plain = exec::build_plan(f.engine.model(), {&f.set.networks[0]});
+  // Layer 1's two rules are one group (planned as the edge rule, which sums); layers 2 and
+  // 3 keep theirs; the output rule is its own.
+  EXPECT_EQ(plan.rule_groups.size(), plain.rule_groups.size() - 1);
+  size_t layer1 = 0;
+  for (const exec::RuleGroup& G : plan.rule_groups) layer1 += G.rule == 0 || G.rule == 1;
+  EXPECT_EQ(layer1, 1u);
+  for (const exec::RuleGroup& G : plan.rule_groups)
+    if (G.rule == 1) EXPECT_EQ(G.n, uint32_t(kNodes * (kDegree + 1)));
+  expect_same_outputs_and_gradients(plan, plain, f.engine);
+}
+
+TEST(MergeSharedWeight, DataGradientsFromAnOffsetAreThoseOfTheFullPlan) {
+  Fixture f;
+  const neural::SampleNetwork& net = f.set.networks[0];
+  // From the values of the 100th node's feature fact on: its gradient and all after it.
+  const uint32_t from = net.fact_data_begin.at(100);
+  exec::PlanOptions partial{.fact_gradients = false, .data_gradients_from = from};
+  const exec::Plan plan = exec::build_plan(f.engine.model(), {&net}, partial);
+  const exec::Plan full = exec::build_plan(f.engine.model(), {&net});
+  const test::PlanPass a = test::run_plan_pass(plan, f.engine), b = test::run_plan_pass(full, f.engine);
+  const size_t data = net.fact_data.size();
+  double largest = 0;
+  for (size_t v = from; v < data; ++v) {
+    EXPECT_NEAR(a.ws.grads[v], b.ws.grads[v], 1e-12) << v;
+    largest = std::max(largest, std::abs(b.ws.grads[v]));
+  }
+  EXPECT_GT(largest, 1e-3);
+}
+
+TEST(MergeSharedWeight, BackwardPausesAtDepthBoundariesChangeNothing) {
+  Fixture f;
+  const exec::Plan plan = exec::build_plan(f.engine.model(), {&f.set.networks[0]});
+  // Depths 1..3 and the output's: depth_steps lists each depth's first step, then the end.
+  ASSERT_GE(plan.depth_steps.size(), 4u);
+  EXPECT_EQ(plan.depth_steps.front(), 0u);
+  EXPECT_EQ(plan.depth_steps.back(), plan.steps.size());
+  EXPECT_TRUE(std::is_sorted(plan.depth_steps.begin(), plan.depth_steps.end()));
+  const test::PlanPass plain = test::run_plan_pass(plan, f.engine);
+
+  test::PlanPass paused;
+  paused.param_grads.assign(f.engine.parameters().size(), 0.0);
+  exec::forward(plan, f.engine.parameters(), paused.ws);
+  paused.ws.grads.assign(plan.num_values, 0.0);
+  double seed = 1.0;
+  for (const exec::OutputRef& o : plan.outputs)
+    for (uint32_t k = 0; k < o.shape.size(); ++k) paused.ws.grads[o.offset + k] = (seed += 0.001);
+  // Pauses after the steps above depths 2 and 1 (descending), where ghosts' gradients come
+  // home: adding nothing there, the pass is the plain one; each pause sees the gradients of
+  // the layers above it complete and those below it not yet computed.
+  const std::vector<uint32_t> at = {plan.depth_steps[2], plan.depth_steps[1]};
+  std::vector<uint32_t> called;
+  std::vector<double> layer1_params_at_pause;
+  const uint32_t w1 = f.engine.model().params.find("$w1");
+  ASSERT_NE(w1, neural::kNoParam);
+  const size_t w1_first = f.engine.model().params.info(w1).offset;
+  const std::function<void(uint32_t)> pause = [&](uint32_t step) {
+    called.push_back(step);
+    layer1_params_at_pause.push_back(paused.param_grads[w1_first]);  // layer 1's weight
+  };
+  exec::backward(plan, exec::view_of(f.engine.parameters()), paused.ws, paused.param_grads, nullptr, nullptr,
+                 exec::FloatGradients::Add, exec::GradientSlots::Keep, exec::BackwardPauses{at, &pause});
+  EXPECT_EQ(called, at);
+  ASSERT_EQ(layer1_params_at_pause.size(), 2u);
+  EXPECT_EQ(layer1_params_at_pause[1], 0.0);  // layer 1's backward had not run at either pause
+  for (size_t i = 0; i < plain.param_grads.size(); ++i) EXPECT_EQ(paused.param_grads[i], plain.param_grads[i]) << i;
+  for (size_t v = 0; v < plan.num_values; ++v) EXPECT_EQ(paused.ws.grads[v], plain.ws.grads[v]) << v;
+}
+
+}  // namespace
