@@ -66,6 +66,7 @@ def run_big_graph(args, ranks: int) -> dict:
     return {"ranks": ranks, "available": True, "epoch_min_s": min(t["epochs_s"]), "epochs_s": t["epochs_s"],
             "build_s": t["build_s"], "loss": j["loss"], "history": [h["train"]["loss"] for h in j["history"]],
             "work": t["work"], "allreduce_bytes": t.get("allreduce_bytes"), "max_rss_mb": j["ranks"]["max_rss_mb"],
+            "exchange_s": t.get("exchange_s"), "exchange_bytes": t.get("exchange_bytes"),
             "partition": j["ranks"].get("partition")}
 
 
@@ -89,7 +90,9 @@ def big_graph(args) -> int:
             line += (f"  | loss rel. diff {row['loss_rel_diff']:.2g}  busiest rank's work {row['work_share_max_rank'] * 100:.1f}%"
                      f"  RSS {[round(x * 100, 1) for x in row['rss_share']]}% of one rank's"
                      f"  speed-up {row['speedup']:.2f}x  | held facts {part.get('held_facts')} of {part.get('facts', [0])[0]}"
-                     f", edge cut {part.get('cut_facts', [0])[0]} facts, METIS {part.get('metis', [0])[0]}")
+                     f", edge cut {part.get('cut_facts', [0])[0]} facts, METIS {part.get('metis', [0])[0]}"
+                     f", ghosts {part.get('ghosts')} (cut at ghosts: {part.get('ghost_exchange')}), rank 0 sent "
+                     f"{(row.get('exchange_bytes') or 0) / 1e6:.1f} MB of ghost values and gradients")
         print(line + f"  (peak RSS MB {row['max_rss_mb']})", flush=True)
     ok = all(r["available"] for r in rows) and all(r.get("loss_rel_diff", 0) <= 1e-9 for r in rows)
     result = {**benchlib.header(), "benchmark": "distributed_big_graph", "graph": os.path.basename(args.graph),

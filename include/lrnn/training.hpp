@@ -247,6 +247,11 @@ struct PartitionShare {
   uint64_t radius = 0;           // hops of the co-occurrence graph held around the queries
   uint64_t metis = 0;            // 1: METIS assigned the constants to ranks; 0: a hash of each
   uint64_t atoms = 0;            // atoms of this rank's network (after pruning to its queries' support)
+  // Cut at ghost atoms (docs/distributed.md): 1, each atom computed by its owner and its
+  // value sent to the ranks that read it, layer by layer; 0, each rank recomputes its halo.
+  uint64_t ghost_exchange = 0;
+  uint64_t ghosts = 0;           // atoms owned elsewhere that this rank reads (one copy each)
+  uint64_t sent_atoms = 0;       // owned atoms this rank sends per layer pass (once per asking rank)
 };
 
 struct StepTiming {
@@ -254,6 +259,10 @@ struct StepTiming {
   size_t steps = 0;
   uint64_t work_mine = 0, work_max = 0, work_total = 0;
   uint64_t allreduce_bytes = 0;  // what this rank's allreduces summed (their payload, not the wire traffic)
+  // A partitioned sample's ghost exchanges (values forward, gradients back): their time
+  // (not in compute_s) and the bytes this rank sent to the others.
+  double exchange_s = 0;
+  uint64_t exchange_bytes = 0;
 };
 
 // ---- cross-validation -------------------------------------------------------------------

@@ -318,6 +318,7 @@ nlohmann::json rank_shares(const Model& model, const Dataset& data) {
         {"facts", p->facts},               {"held_facts", p->held_facts},
         {"cut_facts", p->cut_facts},       {"queries", p->queries},
         {"owned_queries", p->owned_queries}, {"radius", p->radius}, {"metis", p->metis}, {"atoms", p->atoms},
+        {"ghost_exchange", p->ghost_exchange}, {"ghosts", p->ghosts}, {"sent_atoms", p->sent_atoms},
         // Plan values this rank computed per training step (timing.work of this rank alone).
         {"plan_values_per_step", step_timing().steps ? step_timing().work_mine / step_timing().steps : 0}};
     std::vector<uint32_t> counts;
@@ -507,6 +508,8 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
     j["timing"]["allreduce_s"] = steps.allreduce_s;   // the gradient allreduce itself
     j["timing"]["steps"] = steps.steps;
     j["timing"]["allreduce_bytes"] = steps.allreduce_bytes;  // rank 0's payload, all steps
+    j["timing"]["exchange_s"] = steps.exchange_s;          // rank 0's ghost exchanges (partitioned sample)
+    j["timing"]["exchange_bytes"] = steps.exchange_bytes;  // what rank 0 sent in them, all steps
     // Plan values computed: by rank 0, by the busiest rank of each step, by all ranks.
     j["timing"]["work"] = {{"rank0", steps.work_mine}, {"max_rank", steps.work_max}, {"total", steps.work_total}};
     j["ranks"] = rank_shares(model, train_data);

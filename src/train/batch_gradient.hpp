@@ -101,10 +101,11 @@ std::unique_ptr<BatchGradient> local_batches(neural::TemplateModel& model, const
 
 namespace dist {
 // The batches of a set sharded over MPI ranks (`set.sharded()`), their gradients summed
-// exactly over the ranks by `step` (train/distributed.hpp). Refuses learnable example facts
-// and batch norm, which it cannot train.
+// exactly over the ranks by `step` (train/distributed.hpp), each sample run on its plan in
+// `steps` (the set's, which evaluation uses too: one plan and workspace for both). Refuses
+// learnable example facts and batch norm, which it cannot train.
 std::unique_ptr<BatchGradient> sharded_batches(const neural::TemplateModel& model, const PreparedSet& set,
-                                               ShardedStep& step, const TrainConfig& config);
+                                               ShardedStep& step, SampleSteps& steps, const TrainConfig& config);
 }  // namespace dist
 
 }  // namespace lrnn::train

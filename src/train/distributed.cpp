@@ -212,6 +212,51 @@ std::vector<char> gather_to_root(const std::vector<char>& mine) {
   return mine;
 }
 
+std::vector<std::vector<char>> alltoall(const std::vector<std::vector<char>>& to_each) {
+  std::vector<int> send_bytes(to_each.size());
+  for (size_t r = 0; r < to_each.size(); ++r) send_bytes[r] = static_cast<int>(to_each[r].size());
+  std::vector<char> send;
+  for (const auto& v : to_each) send.insert(send.end(), v.begin(), v.end());
+  std::vector<int> recv_bytes(to_each.size(), 0);
+#ifdef LRNN_WITH_MPI
+  if (world().active)
+    MPI_Alltoall(send_bytes.data(), 1, MPI_INT, recv_bytes.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  else
+#endif
+    recv_bytes = send_bytes;
+  size_t total = 0;
+  for (int b : recv_bytes) total += static_cast<size_t>(b);
+  std::vector<char> recv(total);
+  alltoallv(send.data(), send_bytes, recv.data(), recv_bytes);
+  std::vector<std::vector<char>> from_each(to_each.size());
+  size_t at = 0;
+  for (size_t r = 0; r < from_each.size(); ++r) {
+    from_each[r].assign(recv.begin() + at, recv.begin() + at + recv_bytes[r]);
+    at += recv_bytes[r];
+  }
+  return from_each;
+}
+
+void alltoallv(const void* send, const std::vector<int>& send_bytes, void* recv, const std::vector<int>& recv_bytes) {
+  std::vector<int> send_at(send_bytes.size(), 0), recv_at(recv_bytes.size(), 0);
+  for (size_t r = 1; r < send_bytes.size(); ++r) {
+    send_at[r] = send_at[r - 1] + send_bytes[r - 1];
+    recv_at[r] = recv_at[r - 1] + recv_bytes[r - 1];
+  }
+#ifdef LRNN_WITH_MPI
+  if (world().active) {
+    const auto t0 = std::chrono::steady_clock::now();
+    MPI_Alltoallv(send, send_bytes.data(), send_at.data(), MPI_BYTE, recv, recv_bytes.data(), recv_at.data(), MPI_BYTE,
+                  MPI_COMM_WORLD);
+    timing.exchange_s += seconds_since(t0);
+    for (size_t r = 0; r < send_bytes.size(); ++r)
+      if (static_cast<int>(r) != the_world.rank) timing.exchange_bytes += static_cast<uint64_t>(send_bytes[r]);
+    return;
+  }
+#endif
+  if (!send_bytes.empty()) std::memcpy(recv, send, static_cast<size_t>(send_bytes[0]));
+}
+
 const StepTiming& step_timing() { return timing; }
 
 ShardRange shard_of(size_t n, int rank, int size) {
@@ -338,7 +383,7 @@ void ExactSum::allreduce() {
 double ExactSum::value(size_t i) const { return static_cast<double>(acc_[i]) / kScale; }
 
 // ---- the sharded step ---------------------------------------------------------------------
-LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const PreparedSet& set,
+LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const PreparedSet& set, SampleSteps& steps,
                                     const std::vector<uint32_t>& batch, LossKind loss_kind, int epoch,
                                     std::vector<double>& grads, std::vector<std::vector<double>>* predictions,
                                     std::vector<std::vector<double>>* targets,
@@ -346,6 +391,7 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
   // The loss is over the targeted outputs of the whole global batch (their mean, or their sum
   // for mse_sum): every rank knows each sample's count (gathered when the set was prepared).
   const auto t_compute = std::chrono::steady_clock::now();
+  const double exchanged_before = timing.exchange_s;
   LossSum total;
   for (uint32_t g : batch) total.count += set.global_target_counts[g];
   const size_t num_params = grads.size();
@@ -366,21 +412,22 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
   locals_.clear();
   for (auto it = begin; it != end; ++it) locals_.push_back(*it - static_cast<uint32_t>(first));
   if (outputs) outputs->resize(set.outputs.size());
-  steps_.run(model, set, locals_, loss_kind, total.count, predictions || targets, outputs != nullptr,
+  steps.run(model, set, locals_, loss_kind, total.count, predictions || targets, outputs != nullptr,
              [&](size_t pos, const SampleGradient& sample) {
                for (size_t i = 0; i < num_params; ++i) sum_.add(i, sample.grad(i));
                sum_.add(num_params, sample.loss.sum);
                if (predictions) predictions->insert(predictions->end(), sample.predictions.begin(), sample.predictions.end());
                if (targets) targets->insert(targets->end(), sample.targets.begin(), sample.targets.end());
                if (outputs) {
-                 const size_t first_output = steps_.first_output(locals_[pos]);
+                 const size_t first_output = steps.first_output(locals_[pos]);
                  for (size_t o = 0; o < sample.values.size(); ++o) (*outputs)[first_output + o] = sample.values[o];
                }
              },
              dtype);
   uint64_t work = 0;
-  for (uint32_t local : locals_) work += steps_.plan_values(local);
-  const double compute_s = seconds_since(t_compute);
+  for (uint32_t local : locals_) work += steps.plan_values(local);
+  // A partitioned sample's ghost exchanges ran inside: their time is not computing.
+  const double compute_s = seconds_since(t_compute) - (timing.exchange_s - exchanged_before);
   sum_.add_integer(work_slot + rank, static_cast<int64_t>(work));
   sum_.add_integer(time_slot + rank, static_cast<int64_t>(compute_s * 1e9));
   const auto t_allreduce = std::chrono::steady_clock::now();
@@ -413,33 +460,30 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
 }
 
 // ---- gathered metrics ---------------------------------------------------------------------
-namespace {
-void put_pairs(std::vector<char>& out, const std::vector<std::vector<double>>& a,
-               const std::vector<std::vector<double>>& b) {
-  for (size_t i = 0; i < a.size(); ++i) {
-    put_doubles(out, a[i]);
-    put_doubles(out, b[i]);
-  }
-}
-}  // namespace
 
 double global_accuracy(const std::vector<std::vector<double>>& predictions,
                        const std::vector<std::vector<double>>& targets) {
   if (!world().active) return accuracy(predictions, targets);
-  std::vector<char> mine;
-  put_pairs(mine, predictions, targets);
-  const std::vector<char> all = gather_to_root(mine);
-  double result = std::numeric_limits<double>::quiet_NaN();
-  if (is_root()) {
-    std::vector<std::vector<double>> p, t;
-    for (Reader in{all}; !in.done();) {
-      p.push_back(in.doubles());
-      t.push_back(in.doubles());
-    }
-    result = accuracy(p, t);
+  // Each rank counts its correct predictions under the rule every rank's targets decide
+  // (integers: the same total in any order); a rank whose outputs cannot be scored fails
+  // every rank alike, none left waiting.
+  const bool negative = !all_agree(!has_negative_target(targets));
+  size_t correct = 0;
+  std::string error;
+  try {
+    correct = correct_predictions(predictions, targets, negative);
+  } catch (const std::exception& e) {
+    error = e.what();
   }
-  broadcast_from_root(&result, 1);
-  return result;
+  if (!all_agree(error.empty()))
+    throw Error(ErrorKind::Runtime, error.empty() ? "accuracy: another rank's outputs could not be scored" : error);
+  uint64_t total_correct = 0, total = 0;
+  const std::vector<uint32_t> counts = allgather({static_cast<uint32_t>(correct), static_cast<uint32_t>(predictions.size())});
+  for (size_t r = 0; r + 1 < counts.size(); r += 2) {
+    total_correct += counts[r];
+    total += counts[r + 1];
+  }
+  return total == 0 ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(total_correct) / static_cast<double>(total);
 }
 
 std::vector<Output> gather_outputs(const std::vector<Output>& local, const PreparedSet& set) {

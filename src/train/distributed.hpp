@@ -44,6 +44,12 @@ bool all_agree(bool mine);                           // true iff every rank pass
 void broadcast_from_root(double* data, size_t n);    // rank 0's values to every rank
 std::vector<uint32_t> allgather(const std::vector<uint32_t>& mine);  // in rank order
 std::vector<char> gather_to_root(const std::vector<char>& mine);     // rank 0: in rank order
+// Each rank's bytes for each rank (to_each[r] goes to rank r); returns what each rank sent
+// this one (from_each[r] came from rank r).
+std::vector<std::vector<char>> alltoall(const std::vector<std::vector<char>>& to_each);
+// MPI_Alltoallv of bytes: send_bytes[r] bytes of `send` (back to back in rank order) to rank
+// r, recv_bytes[r] from rank r into `recv` (likewise). Counted in step_timing()'s exchange.
+void alltoallv(const void* send, const std::vector<int>& send_bytes, void* recv, const std::vector<int>& recv_bytes);
 
 // The contiguous block of `n` examples rank `rank` of `size` holds: [first, last).
 struct ShardRange {
@@ -102,18 +108,19 @@ class ExactSum {
 // one sample at a time (each with its own plan, cached), summed exactly over the ranks.
 class ShardedStep {
  public:
-  // `batch`: sorted global sample indices (every rank passes the same). `grads` (parameter
+  // `batch`: sorted global sample indices (every rank passes the same), each run on its
+  // plan in `steps` (the set's). `grads` (parameter
   // layout) receives the summed gradient on every rank; returns the batch's loss sum (exact
   // over ranks) and targeted-output count. This rank's predictions/targets are appended,
   // and `outputs` (if given; sized to set.outputs, this rank's) receives the values of
   // this rank's samples of the batch.
-  LossSum batch_gradient(const neural::TemplateModel& model, const PreparedSet& set, const std::vector<uint32_t>& batch,
+  LossSum batch_gradient(const neural::TemplateModel& model, const PreparedSet& set, SampleSteps& steps,
+                         const std::vector<uint32_t>& batch,
                          LossKind loss, int epoch, std::vector<double>& grads,
                          std::vector<std::vector<double>>* predictions, std::vector<std::vector<double>>* targets,
                          std::vector<std::vector<double>>* outputs = nullptr, Dtype dtype = Dtype::Float64);
 
  private:
-  SampleSteps steps_;             // per-sample plans, forward and backward (threaded)
   std::vector<uint32_t> locals_;  // this rank's samples of the batch, local indices
   ExactSum sum_;
 };

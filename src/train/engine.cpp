@@ -18,6 +18,7 @@
 #include "train/distributed.hpp"
 #include "train/early_stopping.hpp"
 #include "train/example_facts.hpp"
+#include "train/ghost_exchange.hpp"
 #include "train/query_batches.hpp"
 #include "train/sample_store.hpp"
 
@@ -172,8 +173,10 @@ PreparedSet Engine::prepare(std::span<const Sample> samples, size_t max_ground_r
   return set;
 }
 
-PreparedSet Engine::prepare(const SampleStore& samples, size_t max_ground_rules, bool learnable_facts) const {
-  if (learnable_facts) {  // the facts' parameters are made from every sample's literals at once
+PreparedSet Engine::prepare(const SampleStore& samples, size_t max_ground_rules, bool learnable_facts,
+                            GroundRewrite* rewrite) const {
+  if (learnable_facts) {
+    if (rewrite) throw Error(ErrorKind::Runtime, "internal: a ground rewrite of learnable example facts");  // the facts' parameters are made from every sample's literals at once
     const std::vector<Sample> all = samples.materialize();
     return prepare(std::span<const Sample>(all), max_ground_rules, true);
   }
@@ -181,7 +184,7 @@ PreparedSet Engine::prepare(const SampleStore& samples, size_t max_ground_rules,
   check_queries_defined(ast_, samples);
   PreparedSet set = prepare_each(
       samples.without_facts(), [&](size_t i) { return std::make_unique<SampleStore::Facts>(samples.facts(i)); },
-      max_ground_rules, false);
+      max_ground_rules, false, rewrite);
 #if defined(__GLIBC__)
   // Grounding frees more than the networks keep (relations, indexes, ground rules), in the
   // middle of the heap where free() does not return it: the plans and workspaces that come
@@ -192,9 +195,24 @@ PreparedSet Engine::prepare(const SampleStore& samples, size_t max_ground_rules,
   return set;
 }
 
+PreparedSet Engine::prepare(const SampleStore& facts, std::span<const Sample> heads, size_t max_ground_rules,
+                            GroundRewrite* rewrite) const {
+  if (heads.size() != facts.size()) throw Error(ErrorKind::Runtime, "internal: heads for another store's samples");
+  const auto t0 = std::chrono::steady_clock::now();
+  check_queries_defined(ast_, facts);
+  PreparedSet set = prepare_each(
+      heads, [&](size_t i) { return std::make_unique<SampleStore::Facts>(facts.facts(i)); }, max_ground_rules, false,
+      rewrite);
+#if defined(__GLIBC__)
+  malloc_trim(0);  // as above
+#endif
+  set.seconds = seconds_since(t0);
+  return set;
+}
+
 PreparedSet Engine::prepare_each(std::span<const Sample> samples,
                                  const std::function<std::unique_ptr<logic::FactSource>(size_t)>& facts_of,
-                                 size_t max_ground_rules, bool learnable_facts) const {
+                                 size_t max_ground_rules, bool learnable_facts, GroundRewrite* rewrite) const {
   PreparedSet set;
   set.id = next_set_id++;
   // The set keeps no copy of the samples (on NCI1 their literals are ~230 MB): what it needs
@@ -213,7 +231,7 @@ PreparedSet Engine::prepare_each(std::span<const Sample> samples,
   for (size_t i = 0; i < n; ++i) {
     try {
       const Sample& s = samples[i];
-      const std::unique_ptr<logic::FactSource> facts = facts_of(i);
+      std::unique_ptr<logic::FactSource> facts = facts_of(i);
       logic::GroundingOptions options;
       options.max_ground_rules = max_ground_rules;
       options.pair_blocks = pair_blocks_;
@@ -223,7 +241,9 @@ PreparedSet Engine::prepare_each(std::span<const Sample> samples,
       // (the message is written only past the budget).
       const auto network_of = [i] { return "the network of sample " + std::to_string(i); };
       if (!network_memory[i].try_grow(ground.bytes())) MemoryReservation::refuse(ground.bytes(), network_of());
+      if (rewrite) rewrite->before_neuralize(ground, facts);
       set.networks[i] = neural::neuralize(model_, *facts, ground, learnable_facts);
+      if (rewrite) rewrite->after_neuralize(ground, set.networks[i]);
       const uint64_t held = network_memory[i].bytes(), net_bytes = set.networks[i].bytes();
       if (net_bytes <= held) network_memory[i].resize(net_bytes, "");
       else if (!network_memory[i].try_grow(net_bytes - held)) MemoryReservation::refuse(net_bytes - held, network_of());
@@ -362,7 +382,9 @@ void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedS
       exec::PlanOptions options = kTrainingPlan;
       options.transform_sum_first = sum_first_transforms;
       options.fact_values = false;  // each pass reads its network's own
+      if (set.ghosts) set.ghosts->plan_options(options);
       auto plan = std::make_unique<exec::Plan>(exec::build_plan(model, {&set.networks[missing[k]]}, options));
+      if (set.ghosts) set.ghosts->bind(*plan);
       plan->atom_offsets.clear();
       plan->atom_shapes.clear();
       shrink_to_fit(*plan);  // frees those three too (assigning {} kept their capacity)
@@ -379,7 +401,16 @@ void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedS
         if (plan_of_[local] != neural::kNone && plan_of_[local] >= plans_.size()) plan_of_[local] = neural::kNone;
       std::rethrow_exception(errors[k]);
     }
-  for (auto& plan : built) plans_.push_back(std::move(plan));
+  size_t built_values = 0;
+  for (auto& plan : built) {
+    built_values += plan->num_values;
+    plans_.push_back(std::move(plan));
+  }
+#if defined(__GLIBC__)
+  // A big plan's build frees more than the plan keeps (its buckets and scans), in the middle
+  // of the heap: given back before the workspaces come (a big graph's: ~0.15 GB).
+  if (built_values >= (size_t{1} << 24)) malloc_trim(0);
+#endif
 }
 
 // The fact values (and parameter facts) of sample `local` copied into `ws`, as every
@@ -406,6 +437,7 @@ void SampleSteps::forward_pass(const exec::Plan& plan, const PreparedSet& set, u
                                const exec::ParamView<T>& params, exec::BasicWorkspace<T>& ws,
                                const neural::Parameters* example_params) const {
   prepare_pass(plan, set, local, params, ws, example_params);
+  if (set.ghosts) return set.ghosts->forward(plan, params, ws);
   exec::forward_steps(plan, params, ws, 0, plan.steps.size());
 }
 
@@ -461,15 +493,22 @@ void SampleSteps::run_sample(const exec::ParamView<T>& params, const PreparedSet
   take_outputs(plan, set, local, loss_kind, mean_over, with_metrics, with_values, ws, out);
   out.example_grads.assign(example_params ? example_params->size() : 0, 0.0);
   std::vector<double>* example_grads = example_params ? &out.example_grads : nullptr;
+  // A partitioned sample's ghosts send their gradients home between the layers.
+  size_t pause = 0;
+  const std::function<void(uint32_t)> ghosts_home = [&](uint32_t) {
+    set.ghosts->gradients_home(plan, pause++, ws.grads.data());
+  };
+  const exec::BackwardPauses pauses =
+      set.ghosts ? exec::BackwardPauses{set.ghosts->pauses(plan), &ghosts_home} : exec::BackwardPauses{};
   if constexpr (std::is_same_v<T, double>) {
     out.grads32.clear();
     out.grads.assign(params.size(), 0.0);
     exec::backward(plan, params, ws, out.grads, example_params, example_grads, exec::FloatGradients::Add,
-                   exec::GradientSlots::Clear);
+                   exec::GradientSlots::Clear, pauses);
   } else {
     out.grads.clear();
     exec::backward(plan, params, ws, out.grads, example_params, example_grads, exec::FloatGradients::KeepFloat,
-                   exec::GradientSlots::Clear);
+                   exec::GradientSlots::Clear, pauses);
     std::swap(out.grads32, ws.param_grads);  // the next pass refills the vector swapped in
   }
 }
@@ -787,7 +826,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   // (train/batch_gradient.hpp); the loop below is the same for both.
   if (train_set.sharded() && !sharded_step_) sharded_step_ = std::make_unique<dist::ShardedStep>();
   const std::unique_ptr<BatchGradient> batches =
-      train_set.sharded() ? dist::sharded_batches(model_, train_set, *sharded_step_, config)
+      train_set.sharded() ? dist::sharded_batches(model_, train_set, *sharded_step_, steps_for(train_set), config)
                           : local_batches(model_, train_set, steps_for(train_set), config);
 
   // A query split's validation and test queries are reported from the epoch's own forward

@@ -57,6 +57,17 @@ void clip_gradients(std::vector<double>& grads, double clip_value, double clip_n
 
 struct ExampleFacts;  // train/example_facts.hpp
 class SampleStore;    // train/sample_store.hpp
+class GhostExchange;  // train/ghost_exchange.hpp
+
+// What Engine::prepare lets a caller change in a sample between grounding and neuralizing,
+// and in its network after: a partitioned sample's ghost cut (train/ghost_cut.hpp).
+class GroundRewrite {
+ public:
+  virtual ~GroundRewrite() = default;
+  // May replace `facts` (the source neuralizing reads) by one that wraps it.
+  virtual void before_neuralize(logic::GroundSample& ground, std::unique_ptr<logic::FactSource>& facts) = 0;
+  virtual void after_neuralize(logic::GroundSample& ground, neural::SampleNetwork& net) = 0;
+};
 
 // One output of a dataset: a query atom of an example.
 struct OutputInfo {
@@ -113,6 +124,9 @@ struct PreparedSet {
   bool partitioned = false;
   std::vector<uint32_t> partition_order;
   PartitionStats partition;
+  // A partitioned sample cut at its ghost atoms: each pass exchanges their values and
+  // gradients with the ranks owning them, layer by layer (nullptr: each rank holds its halo).
+  std::shared_ptr<GhostExchange> ghosts;
   // Prepared with learnable example facts: the data's own parameters. Their values are
   // the set's trainable state (train() steps them although the set is const), which is
   // why they are held by pointer.
@@ -337,7 +351,12 @@ class Engine {
   // The same over a compact store (train/sample_store.hpp): each sample is decoded while it
   // is grounded, so its literals are held only then (learnable facts decode them all first).
   PreparedSet prepare(const SampleStore& samples, size_t max_ground_rules = kDefaultMaxGroundRules,
-                      bool learnable_facts = false) const;
+                      bool learnable_facts = false, GroundRewrite* rewrite = nullptr) const;
+  // The same with sample i's queries (and id) taken from heads[i] instead of the store's own
+  // (a partitioned sample's rank grounds the whole sample's facts for its own queries,
+  // train/partition.hpp), without copying the facts.
+  PreparedSet prepare(const SampleStore& facts, std::span<const Sample> heads, size_t max_ground_rules,
+                      GroundRewrite* rewrite) const;
   // Atoms of one sample's least model beyond which prepare() refuses it (Limit).
   void set_max_atoms(size_t max_atoms) { max_atoms_ = max_atoms; }
 
@@ -399,7 +418,7 @@ class Engine {
   // learnable facts, whole).
   PreparedSet prepare_each(std::span<const Sample> heads,
                            const std::function<std::unique_ptr<logic::FactSource>(size_t)>& facts_of,
-                           size_t max_ground_rules, bool learnable_facts) const;
+                           size_t max_ground_rules, bool learnable_facts, GroundRewrite* rewrite = nullptr) const;
   void prepare_optimizer(const OptimizerConfig& wanted);
   // One epoch of steps over mini-batches of the set's training queries (their supports).
   void query_batch_epoch(QueryBatches& batches, const PreparedSet& set, const TrainConfig& config, double lr,

@@ -153,6 +153,12 @@ std::string to_string(ScheduleKind kind);
 // negative single-entry target switches the whole set to the sign rule. NaN when empty.
 double accuracy(const std::vector<std::vector<double>>& predictions,
                 const std::vector<std::vector<double>>& targets);
+// accuracy()'s parts, for sets split over processes: whether some single-entry target is
+// negative (the sign rule, for the whole set), and how many predictions are correct under
+// that rule.
+bool has_negative_target(const std::vector<std::vector<double>>& targets);
+size_t correct_predictions(const std::vector<std::vector<double>>& predictions,
+                           const std::vector<std::vector<double>>& targets, bool negative_targets);
 // The same for single-entry predictions and targets given as plain numbers.
 double accuracy_of_scalars(const std::vector<double>& predictions, const std::vector<double>& targets);
 // Area under the ROC curve of single-entry scores against binary targets (ties counted

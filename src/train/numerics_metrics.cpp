@@ -26,13 +26,24 @@ size_t argmax(const std::vector<double>& v) {
 
 }  // namespace
 
+bool has_negative_target(const std::vector<std::vector<double>>& targets) { return binary_threshold(targets) == 0.0; }
+
 double accuracy(const std::vector<std::vector<double>>& predictions,
                 const std::vector<std::vector<double>>& targets) {
   if (predictions.size() != targets.size())
     throw Error(ErrorKind::Runtime, "accuracy of " + std::to_string(predictions.size()) +
                                         " predictions against " + std::to_string(targets.size()) + " targets");
   if (predictions.empty()) return std::numeric_limits<double>::quiet_NaN();
-  const double threshold = binary_threshold(targets);
+  const size_t correct = correct_predictions(predictions, targets, has_negative_target(targets));
+  return static_cast<double>(correct) / static_cast<double>(predictions.size());
+}
+
+size_t correct_predictions(const std::vector<std::vector<double>>& predictions,
+                           const std::vector<std::vector<double>>& targets, bool negative_targets) {
+  if (predictions.size() != targets.size())
+    throw Error(ErrorKind::Runtime, "accuracy of " + std::to_string(predictions.size()) +
+                                        " predictions against " + std::to_string(targets.size()) + " targets");
+  const double threshold = negative_targets ? 0.0 : 0.5;
   size_t correct = 0;
   for (size_t i = 0; i < predictions.size(); ++i) {
     const auto& p = predictions[i];
@@ -58,7 +69,7 @@ double accuracy(const std::vector<std::vector<double>>& predictions,
     }
     correct += argmax(p) == cls;
   }
-  return static_cast<double>(correct) / static_cast<double>(predictions.size());
+  return correct;
 }
 
 double accuracy_of_scalars(const std::vector<double>& predictions, const std::vector<double>& targets) {

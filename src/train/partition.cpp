@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <utility>
 
 #include "lrnn/diagnostics.hpp"
 
@@ -113,13 +114,11 @@ std::string number_key(const std::string& text) {
   return "\x01" + std::string(buf, res.ptr);
 }
 
-// A constant's key: constants and strings intern by their text (the same symbol), numbers
-// by their value (1 and 1.0 are one symbol).
+}  // namespace
+
 std::string constant_key(Term::Kind kind, const std::string& text) {
   return kind == Term::Kind::Number ? number_key(text) : text;
 }
-
-}  // namespace
 
 size_t check_partition_template(const TemplateAst& tmpl, const std::vector<std::string>& query_predicates) {
   std::vector<std::string> xs;
@@ -167,7 +166,8 @@ int owner_of_constant(const std::string& key, int size) {
   return static_cast<int>(h % static_cast<uint64_t>(size));
 }
 
-SamplePartition partition_sample(const SampleStore& samples, size_t radius, int rank, int size, bool use_metis) {
+SamplePartition partition_sample(const SampleStore& samples, size_t radius, int rank, int size, bool use_metis,
+                                 bool ghosts) {
   if (samples.size() != 1) throw Error(ErrorKind::Runtime, "internal: partition_sample needs exactly one sample");
   const Sample& head = samples.without_facts()[0];
   SamplePartition out;
@@ -217,6 +217,8 @@ SamplePartition partition_sample(const SampleStore& samples, size_t radius, int 
     for (const auto& [key, c] : index) owner[c] = owner_of_constant(key, size);
   else
     owner = std::move(parts);
+  if (ghosts)
+    for (const auto& [key, c] : index) out.owners.emplace(key, owner[c]);
   std::unordered_map<std::string, uint32_t>().swap(index);
   std::vector<uint32_t> seeds;
   for (size_t q = 0; q < head.queries.size(); ++q) {
@@ -224,6 +226,14 @@ SamplePartition partition_sample(const SampleStore& samples, size_t radius, int 
     out.query_of.push_back(static_cast<uint32_t>(q));
     seeds.push_back(query_constant[q]);
   }
+  {
+    std::vector<uint8_t> seen(num_constants, 0);
+    for (uint32_t c : seeds) st.query_constants += !std::exchange(seen[c], 1);
+  }
+  // With ghosts every owned atom may be read by another rank: each is grounded whole.
+  if (ghosts)
+    for (size_t c = 0; c < num_constants; ++c)
+      if (owner[c] == rank) seeds.push_back(static_cast<uint32_t>(c));
   // Each constant's facts (the co-occurrence graph, as the facts between constants).
   std::vector<uint64_t> first(num_constants + 1, 0);
   for (uint32_t c : fact_constants) ++first[c + 1];
@@ -234,40 +244,49 @@ SamplePartition partition_sample(const SampleStore& samples, size_t radius, int 
     for (size_t f = 0; f < num_facts; ++f)
       for (uint64_t t = terms.begin[f]; t < terms.begin[f + 1]; ++t) facts_of[fill[fact_constants[t]]++] = static_cast<uint32_t>(f);
   }
-  // Breadth first from the queries' constants, `radius` hops.
+  // Breadth first from `from`, `radius` hops: each constant's distance (kFar: farther).
   constexpr uint32_t kFar = std::numeric_limits<uint32_t>::max();
-  std::vector<uint32_t> dist(num_constants, kFar);
-  std::vector<uint32_t> frontier;
-  for (uint32_t c : seeds)
-    if (dist[c] == kFar) {
-      dist[c] = 0;
-      frontier.push_back(c);
-    }
-  st.query_constants = frontier.size();
-  for (size_t d = 0; d < radius && !frontier.empty(); ++d) {
-    std::vector<uint32_t> next;
-    for (uint32_t c : frontier)
-      for (uint64_t k = first[c]; k < first[c + 1]; ++k) {
-        const uint32_t f = facts_of[k];
-        for (uint64_t t = terms.begin[f]; t < terms.begin[f + 1]; ++t) {
-          const uint32_t o = fact_constants[t];
-          if (dist[o] == kFar) {
-            dist[o] = static_cast<uint32_t>(d + 1);
-            next.push_back(o);
+  const auto ball = [&](const std::vector<uint32_t>& from) {
+    std::vector<uint32_t> dist(num_constants, kFar);
+    std::vector<uint32_t> frontier;
+    for (uint32_t c : from)
+      if (dist[c] == kFar) {
+        dist[c] = 0;
+        frontier.push_back(c);
+      }
+    for (size_t d = 0; d < radius && !frontier.empty(); ++d) {
+      std::vector<uint32_t> next;
+      for (uint32_t c : frontier)
+        for (uint64_t k = first[c]; k < first[c + 1]; ++k) {
+          const uint32_t f = facts_of[k];
+          for (uint64_t t = terms.begin[f]; t < terms.begin[f + 1]; ++t) {
+            const uint32_t o = fact_constants[t];
+            if (dist[o] == kFar) {
+              dist[o] = static_cast<uint32_t>(d + 1);
+              next.push_back(o);
+            }
           }
         }
-      }
-    frontier = std::move(next);
-  }
-  // The held facts: those with a constant within the radius, and those without constants.
-  std::vector<uint32_t> keep;
-  for (size_t f = 0; f < num_facts; ++f) {
-    bool held = terms.begin[f] == terms.begin[f + 1], cut = false;
-    for (uint64_t t = terms.begin[f]; t < terms.begin[f + 1]; ++t) {
-      held = held || dist[fact_constants[t]] != kFar;
-      cut = cut || owner[fact_constants[t]] != owner[fact_constants[terms.begin[f]]];
+      frontier = std::move(next);
     }
-    if (held) keep.push_back(static_cast<uint32_t>(f));
+    return dist;
+  };
+  // The facts within a ball: those with a constant in it, and those without constants.
+  const auto facts_within = [&](const std::vector<uint32_t>& dist) {
+    std::vector<uint32_t> keep;
+    for (size_t f = 0; f < num_facts; ++f) {
+      bool held = terms.begin[f] == terms.begin[f + 1];
+      for (uint64_t t = terms.begin[f]; t < terms.begin[f + 1] && !held; ++t) held = dist[fact_constants[t]] != kFar;
+      if (held) keep.push_back(static_cast<uint32_t>(f));
+    }
+    return keep;
+  };
+  const std::vector<uint32_t> dist = ball(seeds);
+  const std::vector<uint32_t> keep = facts_within(dist);
+  for (size_t f = 0; f < num_facts; ++f) {
+    bool cut = false;
+    for (uint64_t t = terms.begin[f]; t < terms.begin[f + 1]; ++t)
+      cut = cut || owner[fact_constants[t]] != owner[fact_constants[terms.begin[f]]];
     st.cut_facts += cut;
   }
   st.constants = num_constants;
@@ -288,7 +307,20 @@ SamplePartition partition_sample(const SampleStore& samples, size_t radius, int 
     if (!head.importance.empty()) mine.importance.push_back(head.importance[q]);
     if (!head.split.empty()) mine.split.push_back(head.split[q]);
   }
-  out.store = samples.keep_facts(0, keep, std::move(mine));
+  if (ghosts && !head.queries.empty()) {
+    // One query's ball (the sample's first, on every rank): what the ghosts' shapes are read
+    // from (train/ghost_cut.hpp), a few facts where the rank's part is most of the sample.
+    Sample probe;
+    probe.example.id = head.example.id;
+    probe.example.span = head.example.span;
+    probe.queries.push_back(head.queries[0]);
+    out.probe = samples.keep_facts(0, facts_within(ball({query_constant[0]})), std::move(probe));
+  }
+  // A part of most of the sample is grounded from the sample's own facts (those beyond the
+  // radius change no owned atom), not from a copy.
+  out.whole = ghosts && keep.size() >= num_facts - num_facts / 10;
+  if (out.whole) out.head = std::move(mine);
+  else out.store = samples.keep_facts(0, keep, std::move(mine));
   return out;
 }
 

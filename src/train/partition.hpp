@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "lrnn/ast.hpp"
@@ -42,9 +43,23 @@ struct SamplePartition {
   SampleStore store;                // one sample: the held facts and the owned queries
   std::vector<uint32_t> query_of;   // per owned query: its index among the sample's queries
   PartitionStats stats;
+  std::unordered_map<std::string, int> owners;  // `ghosts`: every constant's rank, by constant_key
+  // `ghosts`: the ball of the sample's first query alone (what ghost shapes are read from),
+  // and, when the rank holds most of the sample (`whole`), no copy in `store`: the sample's
+  // own facts are grounded for the owned queries in `head`.
+  SampleStore probe;
+  bool whole = false;
+  Sample head;
 };
 // Throws lrnn::Error naming a query that cannot be assigned (no argument, or a variable first).
-SamplePartition partition_sample(const SampleStore& samples, size_t radius, int rank, int size, bool use_metis = true);
+// `ghosts` (train/ghost_cut.hpp): the radius is taken around every owned constant, not only
+// the queries' (any owned atom may be read elsewhere), and `owners` is filled.
+SamplePartition partition_sample(const SampleStore& samples, size_t radius, int rank, int size, bool use_metis = true,
+                                 bool ghosts = false);
+
+// A constant's key: constants and strings intern by their text (the same symbol), numbers
+// by their value (1 and 1.0 are one symbol).
+std::string constant_key(Term::Kind kind, const std::string& text);
 
 // The rank owning a constant (its text, numbers written canonically) without a partitioner:
 // a hash, the same on every rank and every run.

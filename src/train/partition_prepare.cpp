@@ -1,11 +1,15 @@
 // A rank's part of one big sample, prepared for training over MPI (train/partition.hpp,
 // docs/distributed.md "One sample over many ranks").
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "lrnn/diagnostics.hpp"
 #include "train/distributed.hpp"
 #include "train/engine.hpp"
+#include "train/ghost_cut.hpp"
+#include "train/ghost_exchange.hpp"
 #include "train/partition.hpp"
 
 namespace lrnn::train::dist {
@@ -24,14 +28,31 @@ PreparedSet prepare_partitioned(const Engine& engine, const SampleStore& samples
   std::vector<std::string> predicates;
   for (const Literal& q : head.queries) predicates.push_back(q.predicate + "/" + std::to_string(q.arity()));
   const size_t radius = check_partition_template(engine.ast(), predicates);
-  SamplePartition part = partition_sample(samples, radius, w.rank, w.size);
+  // Cut at ghosts where the template has a layer order (every rank decides alike: the
+  // template is the same everywhere); else each rank recomputes its halo.
+  const bool ghosts = !predicate_levels(engine.ast()).empty() && engine.model().batch_norms.empty();
+  SamplePartition part = partition_sample(samples, radius, w.rank, w.size, true, ghosts);
 
   PreparedSet set;
+  std::unique_ptr<GhostCut> cut;
   try {
-    set = engine.prepare(part.store, max_ground_rules);
+    if (ghosts) {
+      const PreparedSet probe = engine.prepare(part.probe, max_ground_rules);
+      cut = std::make_unique<GhostCut>(engine.program(), engine.ast(), predicates, part.owners, w.rank,
+                                       ghost_shapes(engine.model(), probe.networks.at(0)));
+    }
+    set = part.whole ? engine.prepare(samples, std::span<const Sample>(&part.head, 1), max_ground_rules, cut.get())
+                     : engine.prepare(part.store, max_ground_rules, false, cut.get());
   } catch (const std::exception& e) {
     abort_job("its part of the partitioned sample (" + std::to_string(part.stats.held_facts) + " facts, " +
               std::to_string(part.stats.owned_queries) + " queries): " + e.what());
+  }
+  if (cut) {
+    std::unordered_map<std::string, int>().swap(part.owners);
+    set.ghosts = std::make_shared<GhostExchange>(*cut);
+    part.stats.ghost_exchange = 1;
+    part.stats.ghosts = set.ghosts->ghosts();
+    part.stats.sent_atoms = set.ghosts->asked();
   }
   // One sample per rank, the rank's own: each step's batch holds every part.
   set.shard_first = static_cast<size_t>(w.rank);

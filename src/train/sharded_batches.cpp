@@ -15,9 +15,9 @@ namespace {
 
 class ShardedBatches final : public BatchGradient {
  public:
-  ShardedBatches(const neural::TemplateModel& model, const PreparedSet& set, ShardedStep& step,
+  ShardedBatches(const neural::TemplateModel& model, const PreparedSet& set, ShardedStep& step, SampleSteps& steps,
                  const TrainConfig& config)
-      : model_(model), set_(set), step_(step), config_(config) {}
+      : model_(model), set_(set), step_(step), steps_(steps), config_(config) {}
 
   size_t sample_count() const override { return set_.global_size; }
 
@@ -29,7 +29,7 @@ class ShardedBatches final : public BatchGradient {
   }
 
   void add_batch(const std::vector<uint32_t>& batch, int epoch_number, EpochAccumulator& epoch) override {
-    const LossSum loss = step_.batch_gradient(model_, set_, batch, config_.loss, epoch_number, epoch.grads,
+    const LossSum loss = step_.batch_gradient(model_, set_, steps_, batch, config_.loss, epoch_number, epoch.grads,
                                               &epoch.predictions.preds, &epoch.predictions.targets,
                                               &epoch.last_outputs, config_.dtype);
     epoch.loss_sum += loss.sum;
@@ -44,13 +44,14 @@ class ShardedBatches final : public BatchGradient {
   const neural::TemplateModel& model_;
   const PreparedSet& set_;
   ShardedStep& step_;
+  SampleSteps& steps_;
   const TrainConfig& config_;
 };
 
 }  // namespace
 
 std::unique_ptr<BatchGradient> sharded_batches(const neural::TemplateModel& model, const PreparedSet& set,
-                                               ShardedStep& step, const TrainConfig& config) {
+                                               ShardedStep& step, SampleSteps& steps, const TrainConfig& config) {
   // What a sharded set cannot train: learnable example facts, and batch norm (its statistics
   // would be each rank's share of the batch).
   if (set.example_facts)
@@ -58,7 +59,7 @@ std::unique_ptr<BatchGradient> sharded_batches(const neural::TemplateModel& mode
   if (!model.batch_norms.empty())
     throw Error(ErrorKind::Semantic, "normalization=batch cannot be trained sharded over MPI ranks yet (its batch "
                                      "statistics would be each rank's share of the batch)");
-  return std::make_unique<ShardedBatches>(model, set, step, config);
+  return std::make_unique<ShardedBatches>(model, set, step, steps, config);
 }
 
 }  // namespace lrnn::train::dist

@@ -3,9 +3,11 @@
 ranks"), run by the ctest `distributed_partition`:
 
 - a planted-partition graph of 300 nodes (one example, one query per node), the 2-layer GCN
-  of examples/big_graphs/gcn.lrnn, float64: 1, 2 and 3 ranks and one process without MPI
-  train the same weights and losses (to 1e-12 relative; the actual differences are printed),
-  and every rank holds only the facts within the template's radius of its queries;
+  of examples/big_graphs/gcn.lrnn and the 3-layer sage3.lrnn beside this script, float64: 1,
+  2 and 3 ranks and one process without MPI train the same weights and losses (to 1e-12
+  relative; the actual differences are printed), the sample is cut at ghost atoms (their
+  values and gradients exchanged layer by layer) and the busiest rank computes well under
+  one rank's share of the plan values;
 - the same graph from arrays (`--dataset npz:`) partitions alike;
 - a checkpoint of 2 ranks continues on 3 as one process continues its own;
 - a rank killed mid-training ends the job, naming the rank;
@@ -53,7 +55,7 @@ def same_training_over_ranks(lrnn, tmp, args):
         return
     plain_losses, plain = losses(r.stdout)
     plain_weights = weights(plain_model)
-    by_ranks = {}
+    by_ranks, work = {}, {}
     for ranks in (1, 2, 3):
         out = tmp / f"part_{ranks}.json"
         r = mpirun(lrnn, ranks, args + ["--save", out, "--json"])
@@ -86,9 +88,19 @@ def same_training_over_ranks(lrnn, tmp, args):
                 check(all(h < t for h, t in zip(held, total)), f"{ranks} ranks: each rank holds a part of the facts "
                                                                 f"{held} of {total[0]}")
                 print(f"     {ranks} ranks: work {report['timing']['work']}, cut facts {part['cut_facts'][0]}, "
-                      f"metis {part['metis'][0]}")
+                      f"metis {part['metis'][0]}, ghosts {part['ghosts']}")
+                # Cut at ghosts: each atom computed by its owner, values sent layer by layer.
+                check(part["ghost_exchange"] == [1] * ranks and all(g > 0 for g in part["ghosts"]),
+                      f"{ranks} ranks: the sample is cut at ghost atoms {part['ghosts']}")
+                check(report["timing"]["exchange_bytes"] > 0,
+                      f"{ranks} ranks: rank 0 sent {report['timing']['exchange_bytes']} bytes of ghost values and gradients")
+                if 1 in work:
+                    share = report["timing"]["work"]["max_rank"] / work[1]
+                    check(share < 0.8 * 2 / ranks, f"{ranks} ranks: the busiest rank computes {share:.1%} of one rank's "
+                                                   f"plan values (the halo of a radius computed 139% for 2 ranks)")
         else:
             print(f"     1 rank: work {report['timing']['work']}")
+            work[1] = report["timing"]["work"]["total"]
 
 
 def arrays(lrnn, tmp, graph):
@@ -163,6 +175,9 @@ def main():
         args = ["train", ROOT / "examples/big_graphs/gcn.lrnn", "-e", f"{graph}.examples.txt",
                 "-q", f"{graph}.queries.txt", "--lr", 0.01, "--seed", 3]
         same_training_over_ranks(lrnn, tmp, args + ["--epochs", 5])
+        # Three layers, ghosts exchanged after layers 1 and 2, rules with weights of their own.
+        three = ["train", Path(__file__).resolve().parent / "sage3.lrnn"] + args[2:]
+        same_training_over_ranks(lrnn, tmp, three + ["--epochs", 3])
         arrays(lrnn, tmp, graph)
         resume_on_other_ranks(lrnn, tmp, args)
         killed_rank(lrnn, args)
