@@ -104,6 +104,21 @@ void scatter_heads_to_rows(const RuleGroup& G, Eigen::Index out, const T* gagg, 
   }
 }
 
+// Hints that the input row of grounding k + kRowsAhead (if any), `in` entries where its
+// source lies, is read (written: for_write) soon: every cache line of it (a 32-wide double
+// row spans four). Hints only.
+template <class T>
+inline void prefetch_input_ahead(const TransformSum& t, uint32_t k, uint32_t end, Eigen::Index in, const T* v,
+                                 bool for_write) {
+  if (k + kRowsAhead >= end) return;
+  const char* p = reinterpret_cast<const char*>(v + t.sources[t.row_of[k + kRowsAhead]]);
+  const size_t bytes = sizeof(T) * size_t(in);
+  for (size_t offset = 0; offset < bytes; offset += 64) {
+    if (for_write) __builtin_prefetch(p + offset, 1);
+    else __builtin_prefetch(p + offset);
+  }
+}
+
 // Sum first (TransformSum::sum_first): s[h] = scale(h) * the sum of head h's inputs, read
 // where they live (the inputs' rows, W entries wide when W > 0), summed in grounding order.
 template <int W, class T>
@@ -111,19 +126,22 @@ void sum_inputs_per_head(const RuleGroup& G, Eigen::Index in, const T* v, T* s) 
   const TransformSum& t = G.transform;
   sum_per_head<W>(
       G, in, s, [&](uint32_t k) { return v + t.sources[t.row_of[k]]; },
-      [&](uint32_t k, uint32_t end) {
-        if (k + kRowsAhead < end) __builtin_prefetch(v + t.sources[t.row_of[k + kRowsAhead]]);
-      });
+      [&](uint32_t k, uint32_t end) { prefetch_input_ahead(t, k, end, in, v, false); });
 }
 
 // Sum first, backward: every input of head h gets scale(h) * gs[h] added, in member order.
-template <class T>
-void scatter_heads_to_inputs(const RuleGroup& G, Eigen::Index in, const T* gs, T* g) {
+// A big graph's inputs (a partitioned part's ghosts and neighbours) are rows spread over
+// the buffer: each is fetched ahead for writing, and W (> 0) fixes the row loop's width.
+template <int W, class T>
+void scatter_heads_to_inputs(const RuleGroup& G, Eigen::Index runtime_in, const T* gs, T* g) {
   const TransformSum& t = G.transform;
+  const Eigen::Index in = W > 0 ? W : runtime_in;
+  const uint32_t total = G.head_segments.empty() ? 0 : G.head_segments.back();
   for (uint32_t h = 0; h < G.m; ++h) {
     const T scale = head_scale(G, h);
     const T* gy = gs + size_t(h) * in;
     for (uint32_t k = G.head_segments[h]; k < G.head_segments[h + 1]; ++k) {
+      prefetch_input_ahead(t, k, total, in, g, true);
       T* gx = g + t.sources[t.row_of[k]];
       for (Eigen::Index e = 0; e < in; ++e) gx[e] += scale * gy[e];
     }
@@ -165,7 +183,7 @@ void transform_sum_backward(const RuleGroup& G, const ParamView<T>& params, cons
     if (!t.input_gradients) return;
     // dL/dS = gagg W (m x in, into S's zeroed gradient slot), then onto each head's inputs.
     add_product_ab(Eigen::Index(G.m), d.out, d.in, g + G.agg_off, params.data(B.weight), g + t.s_off);
-    scatter_heads_to_inputs(G, d.in, g + t.s_off, g);
+    with_row_width(d.in, [&](auto w) { scatter_heads_to_inputs<decltype(w)::value>(G, d.in, g + t.s_off, g); });
     return;
   }
   if (!t.rows_are_heads) scatter_heads_to_rows(G, d.out, g + G.agg_off, g + t.t_off);
