@@ -66,6 +66,9 @@ test-python: deps
 	@# torch_geometric: the reference of the PyG-layer tests, and the DataLoader of
 	@# examples/python/torch_layers.py (docs/torch_layers.md runs it).
 	@$(PYTHON) -c "import torch_geometric" 2>/dev/null || $(PYTHON) -m pip install -q torch_geometric==2.8.1
+	@# scikit-learn: its bundled 8x8 digits are the images of the neuro-symbolic examples,
+	@# which docs/neurosymbolic.md runs (and so test_docs.py does).
+	@$(PYTHON) -c "import sklearn" 2>/dev/null || $(PYTHON) -m pip install -q scikit-learn
 	@# Headless Chromium opens the training report in a real browser (its test is skipped,
 	@# saying so, where the package cannot be installed).
 	@command -v chromium >/dev/null || { $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \

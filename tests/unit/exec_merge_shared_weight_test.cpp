@@ -16,6 +16,7 @@
 #include "exec/plan.hpp"
 #include "lrnn/lrnn.hpp"
 #include "lrnn/syntax.hpp"
+#include "graph_text.hpp"
 #include "plan_pass.hpp"
 #include "train/engine.hpp"
 
@@ -39,42 +40,11 @@ const char* kTemplate =
 
 constexpr int kNodes = 300, kDegree = 3;
 
-std::string graph() {
-  std::string f = "g :- ";
-  for (int n = 0; n < kNodes; ++n)
-    f += "<[" + std::to_string(std::sin(0.7 * n)) + ", " + std::to_string(std::cos(1.3 * n)) + ", " +
-         std::to_string(0.01 * (n % 97) - 0.4) + "]> x(n" + std::to_string(n) + "), ";
-  for (int n = 0; n < kNodes; ++n)
-    for (int k = 1; k <= kDegree; ++k)
-      f += "edge(n" + std::to_string(n) + ", n" + std::to_string((n * 31 + k * 97) % kNodes) + "), ";
-  f.resize(f.size() - 2);
-  return f + ".\n";
-}
-
-std::string queries() {
-  std::string q = "g :- ";
-  for (int n = 0; n < kNodes; ++n) q += std::string(n ? ", " : "") + (n % 3 ? "1.0" : "0.0") + " o(n" + std::to_string(n) + ")";
-  return q + ".\n";
-}
-
 struct Fixture {
   train::Engine engine{parse_template(kTemplate)};
-  Dataset data = Dataset::from_text(graph(), queries());
+  Dataset data = Dataset::from_text(test::graph_text(kNodes, kDegree), test::node_queries(kNodes));
   train::PreparedSet set = engine.prepare(data.impl().samples);
 };
-
-void expect_same_outputs_and_gradients(const exec::Plan& a_plan, const exec::Plan& b_plan, const train::Engine& engine) {
-  const test::PlanPass a = test::run_plan_pass(a_plan, engine), b = test::run_plan_pass(b_plan, engine);
-  ASSERT_EQ(a_plan.outputs.size(), b_plan.outputs.size());
-  for (size_t o = 0; o < a_plan.outputs.size(); ++o)
-    EXPECT_NEAR(a.ws.values[a_plan.outputs[o].offset], b.ws.values[b_plan.outputs[o].offset], 1e-12) << o;
-  double largest = 0;
-  for (size_t i = 0; i < a.param_grads.size(); ++i) {
-    EXPECT_NEAR(a.param_grads[i], b.param_grads[i], 1e-12 * std::max(1.0, std::abs(b.param_grads[i]))) << i;
-    largest = std::max(largest, std::abs(b.param_grads[i]));
-  }
-  EXPECT_GT(largest, 1e-3);
-}
 
 TEST(MergeSharedWeight, OnlyRulesThatSumThroughOneWeightMergeAndTheValuesStay) {
   Fixture f;
@@ -89,7 +59,7 @@ TEST(MergeSharedWeight, OnlyRulesThatSumThroughOneWeightMergeAndTheValuesStay) {
   EXPECT_EQ(layer1, 1u);
   for (const exec::RuleGroup& G : plan.rule_groups)
     if (G.rule == 1) EXPECT_EQ(G.n, uint32_t(kNodes * (kDegree + 1)));
-  expect_same_outputs_and_gradients(plan, plain, f.engine);
+  test::expect_same_pass(plan, plain, f.engine, 1e-3);
 }
 
 TEST(MergeSharedWeight, DataGradientsFromAnOffsetAreThoseOfTheFullPlan) {

@@ -3,7 +3,11 @@
 // the neuron values, neuron gradients and parameter gradients to compare across plans.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "exec/plan.hpp"
 #include "train/engine.hpp"
@@ -26,6 +30,23 @@ inline PlanPass run_plan_pass(const exec::Plan& plan, const train::Engine& engin
       for (uint32_t k = 0; k < o.shape.size(); ++k) p.ws.grads[o.offset + k] = (seed += 0.001);
   exec::backward(plan, engine.parameters(), p.ws, p.param_grads);
   return p;
+}
+
+// One pass of each plan (of the same networks): their outputs agree to 1e-12 and their
+// parameter gradients to 1e-12 relative, and some gradient is at least `largest_at_least`
+// (so that the comparison means something).
+inline void expect_same_pass(const exec::Plan& a_plan, const exec::Plan& b_plan, const train::Engine& engine,
+                             double largest_at_least) {
+  const PlanPass a = run_plan_pass(a_plan, engine), b = run_plan_pass(b_plan, engine);
+  ASSERT_EQ(a_plan.outputs.size(), b_plan.outputs.size());
+  for (size_t o = 0; o < a_plan.outputs.size(); ++o)
+    EXPECT_NEAR(a.ws.values[a_plan.outputs[o].offset], b.ws.values[b_plan.outputs[o].offset], 1e-12) << o;
+  double largest = 0;
+  for (size_t i = 0; i < a.param_grads.size(); ++i) {
+    EXPECT_NEAR(a.param_grads[i], b.param_grads[i], 1e-12 * std::max(1.0, std::abs(b.param_grads[i]))) << i;
+    largest = std::max(largest, std::abs(b.param_grads[i]));
+  }
+  EXPECT_GT(largest, largest_at_least);
 }
 
 }  // namespace lrnn::test
