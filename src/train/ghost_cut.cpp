@@ -45,7 +45,8 @@ ValueSpec zeros_of(neural::Shape s) {
 }
 
 [[noreturn]] void cannot(const std::string& why) {
-  throw Error(ErrorKind::Semantic, "internal: a partitioned sample's ghost cut: " + why);
+  throw Error(ErrorKind::Semantic, "one sample cannot be cut at ghost atoms over MPI ranks: " + why +
+                                       " (docs/distributed.md \"One sample over many ranks\")");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // A rank's part of one big sample, prepared for training over MPI (train/partition.hpp,
 // docs/distributed.md "One sample over many ranks").
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -30,7 +31,10 @@ PreparedSet prepare_partitioned(const Engine& engine, const SampleStore& samples
   const size_t radius = check_partition_template(engine.ast(), predicates);
   // Cut at ghosts where the template has a layer order (every rank decides alike: the
   // template is the same everywhere); else each rank recomputes its halo.
-  const bool ghosts = !predicate_levels(engine.ast()).empty() && engine.model().batch_norms.empty();
+  const std::map<std::string, uint32_t> levels = predicate_levels(engine.ast());
+  bool ghosts = !levels.empty() && engine.model().batch_norms.empty();
+  // A derived predicate with example facts too: its atoms' values mix both, the halo's case.
+  for (const std::string& key : samples.fact_predicates()) ghosts = ghosts && !levels.count(key);
   SamplePartition part = partition_sample(samples, radius, w.rank, w.size, true, ghosts);
 
   PreparedSet set;

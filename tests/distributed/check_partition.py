@@ -103,6 +103,25 @@ def same_training_over_ranks(lrnn, tmp, args):
             work[1] = report["timing"]["work"]["total"]
 
 
+def derived_facts_keep_the_halo(lrnn, tmp, graph, args):
+    """An example fact of a derived predicate (h1's, here) mixes into its atom's value: such
+    a sample is not cut at ghosts but recomputed in halos, and trains as one process does."""
+    text = Path(f"{graph}.examples.txt").read_text().rstrip()
+    mixed = tmp / "mixed.examples.txt"
+    mixed.write_text(text[:-1] + ", <[" + ", ".join(["0.1"] * 32) + "]> h1(n005).\n")
+    run = args[:2] + ["-e", mixed] + args[4:] + ["--epochs", 2, "--json"]
+    plain = subprocess.run([str(lrnn)] + [str(a) for a in run], capture_output=True, text=True,
+                           env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=180)
+    two = mpirun(lrnn, 2, run)
+    check(plain.returncode == 0 and two.returncode == 0, f"derived facts: both train {two.stderr[-800:]}")
+    if plain.returncode or two.returncode:
+        return
+    (_, p), (_, t) = losses(plain.stdout), losses(two.stdout)
+    check(t["ranks"]["partition"]["ghost_exchange"] == [0, 0], "derived facts: the sample keeps the halo")
+    check(abs(t["loss"] - p["loss"]) <= TOLERANCE * abs(p["loss"]),
+          f"derived facts: 2 ranks' loss {t['loss']!r} is one process's {p['loss']!r}")
+
+
 def arrays(lrnn, tmp, graph):
     """The same graph from arrays (--dataset npz:, gcn_arrays.lrnn) partitions alike."""
     import numpy as np
@@ -178,6 +197,7 @@ def main():
         # Three layers, ghosts exchanged after layers 1 and 2, rules with weights of their own.
         three = ["train", Path(__file__).resolve().parent / "sage3.lrnn"] + args[2:]
         same_training_over_ranks(lrnn, tmp, three + ["--epochs", 3])
+        derived_facts_keep_the_halo(lrnn, tmp, graph, args)
         arrays(lrnn, tmp, graph)
         resume_on_other_ranks(lrnn, tmp, args)
         killed_rank(lrnn, args)
