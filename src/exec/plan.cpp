@@ -134,9 +134,8 @@ bool PlanBuilder::share_weight(uint32_t a, const std::vector<Ref>& a_members, ui
     return true;
   };
   const neural::RuleSpec &A = model.rules[a], &B = model.rules[b];
-  return A.head_predicate == B.head_predicate && A.inputs.size() == 1 && B.inputs.size() == 1 &&
-         A.inputs[0].weight == B.inputs[0].weight && model.predicates[A.head_predicate].combination == AggregationKind::Sum &&
-         plain(A, a_members) && plain(B, b_members);
+  return A.head_predicate == B.head_predicate && model.predicates[A.head_predicate].combination == AggregationKind::Sum &&
+         plain(A, a_members) && plain(B, b_members) && A.inputs[0].weight == B.inputs[0].weight;
 }
 
 // PlanOptions::merge_shared_weight_rules: the buckets of depth `depth` (from `first` on)

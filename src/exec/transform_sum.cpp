@@ -31,18 +31,23 @@ Dims dims_of(const RuleGroup& G) {
 // memory for its row; 16 groundings ahead covers that latency at a few ns per row.
 constexpr uint32_t kRowsAhead = 16;
 
+// Hints that `n` values from `p` are read (written: for_write) soon: every cache line of
+// them (a 32-wide double row spans four). Hints only: no value changes.
+template <class T>
+inline void prefetch_values(const T* p, size_t n, bool for_write) {
+  const char* bytes = reinterpret_cast<const char*>(p);
+  for (size_t offset = 0; offset < sizeof(T) * n; offset += 64) {
+    if (for_write) __builtin_prefetch(bytes + offset, 1);
+    else __builtin_prefetch(bytes + offset);
+  }
+}
+
 // Hints that row `k + kRowsAhead` of the groundings (if any) is read (written: for_write)
-// soon. Hints only: no value changes.
+// soon.
 template <class T>
 inline void prefetch_row_ahead(const TransformSum& t, uint32_t k, uint32_t total, Eigen::Index out, const T* rows,
                                bool for_write) {
-  if (k + kRowsAhead >= total) return;
-  const char* p = reinterpret_cast<const char*>(rows + size_t(t.row_of[k + kRowsAhead]) * out);
-  const size_t bytes = sizeof(T) * size_t(out);
-  for (size_t offset = 0; offset < bytes; offset += 64) {
-    if (for_write) __builtin_prefetch(p + offset, 1);
-    else __builtin_prefetch(p + offset);
-  }
+  if (k + kRowsAhead < total) prefetch_values(rows + size_t(t.row_of[k + kRowsAhead]) * out, size_t(out), for_write);
 }
 
 // out[h] = scale(h) * the sum over head h's groundings k of row(k) (width entries, W when
@@ -105,18 +110,11 @@ void scatter_heads_to_rows(const RuleGroup& G, Eigen::Index out, const T* gagg, 
 }
 
 // Hints that the input row of grounding k + kRowsAhead (if any), `in` entries where its
-// source lies, is read (written: for_write) soon: every cache line of it (a 32-wide double
-// row spans four). Hints only.
+// source lies, is read (written: for_write) soon.
 template <class T>
 inline void prefetch_input_ahead(const TransformSum& t, uint32_t k, uint32_t end, Eigen::Index in, const T* v,
                                  bool for_write) {
-  if (k + kRowsAhead >= end) return;
-  const char* p = reinterpret_cast<const char*>(v + t.sources[t.row_of[k + kRowsAhead]]);
-  const size_t bytes = sizeof(T) * size_t(in);
-  for (size_t offset = 0; offset < bytes; offset += 64) {
-    if (for_write) __builtin_prefetch(p + offset, 1);
-    else __builtin_prefetch(p + offset);
-  }
+  if (k + kRowsAhead < end) prefetch_values(v + t.sources[t.row_of[k + kRowsAhead]], size_t(in), for_write);
 }
 
 // Sum first (TransformSum::sum_first): s[h] = scale(h) * the sum of head h's inputs, read

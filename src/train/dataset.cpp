@@ -105,11 +105,7 @@ std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, std::vector<Q
 
 namespace lrnn::train {
 
-namespace {
-
 std::string predicate_key(const Literal& l) { return l.predicate + "/" + std::to_string(l.args.size()); }
-
-}  // namespace
 
 void check_queries_defined(const TemplateAst& tmpl, std::span<const Sample> samples) {
   std::set<std::string> fact_keys;

@@ -38,6 +38,9 @@ std::vector<Sample> pair_samples(std::vector<ExampleAst> examples, std::vector<Q
                                  const std::vector<QuerySplit>& line_split = {},
                                  std::vector<uint32_t>* example_of = nullptr);
 
+// A literal's predicate as "name/arity", the key every check of predicates uses.
+std::string predicate_key(const Literal& l);
+
 // A query whose predicate (name/arity) no rule head, template fact or example fact defines
 // can never be derived: its value would be a silent 0 (a typo trains against nothing).
 // Throws lrnn::Error at the first such query, naming it and the closest defined predicate.

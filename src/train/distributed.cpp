@@ -212,6 +212,29 @@ std::vector<char> gather_to_root(const std::vector<char>& mine) {
   return mine;
 }
 
+namespace {
+
+// MPI_Alltoallv of bytes (back to back in rank order on both sides); outside a job of
+// several processes the one rank's bytes are its own.
+void alltoallv_bytes(const void* send, const std::vector<int>& send_bytes, void* recv,
+                     const std::vector<int>& recv_bytes) {
+  std::vector<int> send_at(send_bytes.size(), 0), recv_at(recv_bytes.size(), 0);
+  for (size_t r = 1; r < send_bytes.size(); ++r) {
+    send_at[r] = send_at[r - 1] + send_bytes[r - 1];
+    recv_at[r] = recv_at[r - 1] + recv_bytes[r - 1];
+  }
+#ifdef LRNN_WITH_MPI
+  if (world().active) {
+    MPI_Alltoallv(send, send_bytes.data(), send_at.data(), MPI_BYTE, recv, recv_bytes.data(), recv_at.data(), MPI_BYTE,
+                  MPI_COMM_WORLD);
+    return;
+  }
+#endif
+  if (!send_bytes.empty()) std::memcpy(recv, send, static_cast<size_t>(send_bytes[0]));
+}
+
+}  // namespace
+
 std::vector<std::vector<char>> alltoall(const std::vector<std::vector<char>>& to_each) {
   std::vector<int> send_bytes(to_each.size());
   for (size_t r = 0; r < to_each.size(); ++r) send_bytes[r] = static_cast<int>(to_each[r].size());
@@ -227,7 +250,7 @@ std::vector<std::vector<char>> alltoall(const std::vector<std::vector<char>>& to
   size_t total = 0;
   for (int b : recv_bytes) total += static_cast<size_t>(b);
   std::vector<char> recv(total);
-  alltoallv(send.data(), send_bytes, recv.data(), recv_bytes);
+  alltoallv_bytes(send.data(), send_bytes, recv.data(), recv_bytes);
   std::vector<std::vector<char>> from_each(to_each.size());
   size_t at = 0;
   for (size_t r = 0; r < from_each.size(); ++r) {
@@ -238,23 +261,12 @@ std::vector<std::vector<char>> alltoall(const std::vector<std::vector<char>>& to
 }
 
 void alltoallv(const void* send, const std::vector<int>& send_bytes, void* recv, const std::vector<int>& recv_bytes) {
-  std::vector<int> send_at(send_bytes.size(), 0), recv_at(recv_bytes.size(), 0);
-  for (size_t r = 1; r < send_bytes.size(); ++r) {
-    send_at[r] = send_at[r - 1] + send_bytes[r - 1];
-    recv_at[r] = recv_at[r - 1] + recv_bytes[r - 1];
-  }
-#ifdef LRNN_WITH_MPI
-  if (world().active) {
-    const auto t0 = std::chrono::steady_clock::now();
-    MPI_Alltoallv(send, send_bytes.data(), send_at.data(), MPI_BYTE, recv, recv_bytes.data(), recv_at.data(), MPI_BYTE,
-                  MPI_COMM_WORLD);
-    timing.exchange_s += seconds_since(t0);
-    for (size_t r = 0; r < send_bytes.size(); ++r)
-      if (static_cast<int>(r) != the_world.rank) timing.exchange_bytes += static_cast<uint64_t>(send_bytes[r]);
-    return;
-  }
-#endif
-  if (!send_bytes.empty()) std::memcpy(recv, send, static_cast<size_t>(send_bytes[0]));
+  const auto t0 = std::chrono::steady_clock::now();
+  alltoallv_bytes(send, send_bytes, recv, recv_bytes);
+  if (!world().active) return;
+  timing.exchange_s += seconds_since(t0);
+  for (size_t r = 0; r < send_bytes.size(); ++r)
+    if (static_cast<int>(r) != the_world.rank) timing.exchange_bytes += static_cast<uint64_t>(send_bytes[r]);
 }
 
 const StepTiming& step_timing() { return timing; }

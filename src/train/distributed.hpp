@@ -45,7 +45,7 @@ void broadcast_from_root(double* data, size_t n);    // rank 0's values to every
 std::vector<uint32_t> allgather(const std::vector<uint32_t>& mine);  // in rank order
 std::vector<char> gather_to_root(const std::vector<char>& mine);     // rank 0: in rank order
 // Each rank's bytes for each rank (to_each[r] goes to rank r); returns what each rank sent
-// this one (from_each[r] came from rank r).
+// this one (from_each[r] came from rank r). For setting up (not counted as an exchange).
 std::vector<std::vector<char>> alltoall(const std::vector<std::vector<char>>& to_each);
 // MPI_Alltoallv of bytes: send_bytes[r] bytes of `send` (back to back in rank order) to rank
 // r, recv_bytes[r] from rank r into `recv` (likewise). Counted in step_timing()'s exchange.

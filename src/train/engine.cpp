@@ -175,24 +175,12 @@ PreparedSet Engine::prepare(std::span<const Sample> samples, size_t max_ground_r
 
 PreparedSet Engine::prepare(const SampleStore& samples, size_t max_ground_rules, bool learnable_facts,
                             GroundRewrite* rewrite) const {
-  if (learnable_facts) {
-    if (rewrite) throw Error(ErrorKind::Runtime, "internal: a ground rewrite of learnable example facts");  // the facts' parameters are made from every sample's literals at once
+  if (learnable_facts) {  // the facts' parameters are made from every sample's literals at once
+    if (rewrite) throw Error(ErrorKind::Runtime, "internal: a ground rewrite of learnable example facts");
     const std::vector<Sample> all = samples.materialize();
     return prepare(std::span<const Sample>(all), max_ground_rules, true);
   }
-  const auto t0 = std::chrono::steady_clock::now();
-  check_queries_defined(ast_, samples);
-  PreparedSet set = prepare_each(
-      samples.without_facts(), [&](size_t i) { return std::make_unique<SampleStore::Facts>(samples.facts(i)); },
-      max_ground_rules, false, rewrite);
-#if defined(__GLIBC__)
-  // Grounding frees more than the networks keep (relations, indexes, ground rules), in the
-  // middle of the heap where free() does not return it: the plans and workspaces that come
-  // next would otherwise sit on top of it (200k nodes: ~0.2 GB of peak RSS).
-  malloc_trim(0);
-#endif
-  set.seconds = seconds_since(t0);
-  return set;
+  return prepare(samples, samples.without_facts(), max_ground_rules, rewrite);
 }
 
 PreparedSet Engine::prepare(const SampleStore& facts, std::span<const Sample> heads, size_t max_ground_rules,
@@ -204,7 +192,10 @@ PreparedSet Engine::prepare(const SampleStore& facts, std::span<const Sample> he
       heads, [&](size_t i) { return std::make_unique<SampleStore::Facts>(facts.facts(i)); }, max_ground_rules, false,
       rewrite);
 #if defined(__GLIBC__)
-  malloc_trim(0);  // as above
+  // Grounding frees more than the networks keep (relations, indexes, ground rules), in the
+  // middle of the heap where free() does not return it: the plans and workspaces that come
+  // next would otherwise sit on top of it (200k nodes: ~0.2 GB of peak RSS).
+  malloc_trim(0);
 #endif
   set.seconds = seconds_since(t0);
   return set;

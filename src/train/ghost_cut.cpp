@@ -4,13 +4,12 @@
 
 #include "exec/plan.hpp"
 #include "lrnn/diagnostics.hpp"
+#include "train/dataset.hpp"
 #include "train/partition.hpp"
 
 namespace lrnn::train {
 
 namespace {
-
-std::string key_of(const Literal& l) { return l.predicate + "/" + std::to_string(l.arity()); }
 
 // The facts of a rank's part followed by its ghosts: one value each, zeros of the ghost's
 // shape (each pass writes the owner's values over them).
@@ -53,7 +52,7 @@ ValueSpec zeros_of(neural::Shape s) {
 
 std::map<std::string, uint32_t> predicate_levels(const TemplateAst& tmpl) {
   std::map<std::string, uint32_t> level;
-  for (const Rule& r : tmpl.rules) level.emplace(key_of(r.head), 1);
+  for (const Rule& r : tmpl.rules) level.emplace(predicate_key(r.head), 1);
   // Longest paths by relaxation; a level above the number of rules means a cycle.
   for (size_t round = 0;; ++round) {
     bool changed = false;
@@ -61,10 +60,10 @@ std::map<std::string, uint32_t> predicate_levels(const TemplateAst& tmpl) {
       uint32_t l = 1;
       for (const Literal& lit : r.body) {
         if (lit.builtin) continue;
-        auto it = level.find(key_of(lit));
+        auto it = level.find(predicate_key(lit));
         if (it != level.end()) l = std::max(l, it->second + 1);
       }
-      uint32_t& held = level[key_of(r.head)];
+      uint32_t& held = level[predicate_key(r.head)];
       if (l > held) {
         held = l;
         changed = true;
@@ -82,9 +81,9 @@ std::set<std::string> query_closure(const TemplateAst& tmpl, const std::vector<s
     const std::string p = todo.back();
     todo.pop_back();
     for (const Rule& r : tmpl.rules) {
-      if (key_of(r.head) != p) continue;
+      if (predicate_key(r.head) != p) continue;
       for (const Literal& lit : r.body)
-        if (!lit.builtin && seen.insert(key_of(lit)).second) todo.push_back(key_of(lit));
+        if (!lit.builtin && seen.insert(predicate_key(lit)).second) todo.push_back(predicate_key(lit));
     }
   }
   return seen;
@@ -99,7 +98,7 @@ std::unordered_map<std::string, neural::Shape> ghost_shapes(const neural::Templa
   return shapes;
 }
 
-GhostCut::GhostCut(const logic::Program& program, const TemplateAst& tmpl,
+GhostCut::GhostCut(const logic::Program& program, std::map<std::string, uint32_t> levels, const TemplateAst& tmpl,
                    const std::vector<std::string>& query_predicates,
                    const std::unordered_map<std::string, int>& owners, int rank,
                    std::unordered_map<std::string, neural::Shape> shapes)
@@ -107,10 +106,9 @@ GhostCut::GhostCut(const logic::Program& program, const TemplateAst& tmpl,
       owners_(owners),
       shapes_(std::move(shapes)),
       rank_(rank),
-      levels_(predicate_levels(tmpl)),
+      levels_(std::move(levels)),
       closure_(query_closure(tmpl, query_predicates)) {
   if (levels_.empty()) cannot("the template has no layer order");
-  for (const auto& [key, l] : levels_) max_level = std::max(max_level, l);
 }
 
 int GhostCut::owner_of_symbol(uint32_t symbol) {
@@ -125,8 +123,12 @@ int GhostCut::owner_of_symbol(uint32_t symbol) {
   return owner;
 }
 
+std::string GhostCut::predicate_key(uint32_t p) const {
+  return program_.predicate_name(p) + "/" + std::to_string(program_.predicate_arity(p));
+}
+
 uint32_t GhostCut::level_of(uint32_t p) const {
-  auto it = levels_.find(program_.predicate_name(p) + "/" + std::to_string(program_.predicate_arity(p)));
+  auto it = levels_.find(predicate_key(p));
   return it == levels_.end() ? 0 : it->second;
 }
 
@@ -143,7 +145,7 @@ void GhostCut::before_neuralize(logic::GroundSample& ground, std::unique_ptr<log
     for (uint32_t h : set.head) derived[h] = 1;
 
   // Keep the ground rules of owned heads; their inputs derived elsewhere become ghosts.
-  std::vector<uint32_t> ghost_of(n, logic::kNone);
+  std::vector<uint8_t> is_ghost(n, 0);
   std::vector<ValueSpec> ghost_values;
   std::vector<std::string> ghost_names;
   std::vector<uint8_t> rooted(n, 0);
@@ -152,23 +154,23 @@ void GhostCut::before_neuralize(logic::GroundSample& ground, std::unique_ptr<log
     for (size_t g = 0; g < set.size(); ++g) {
       const uint32_t h = set.head[g];
       if (first_owner(h) != rank_) continue;
-      if (!rooted[h] && closure_.count(program_.predicate_name(ground.atom_pred[h]) + "/" +
-                                       std::to_string(program_.predicate_arity(ground.atom_pred[h])))) {
+      if (!rooted[h] && closure_.count(predicate_key(ground.atom_pred[h]))) {
         rooted[h] = 1;
         root_ground_.push_back(h);
       }
       for (uint32_t k = 0; k < set.n_inputs; ++k) {
         const uint32_t a = set.inputs[g * set.n_inputs + k];
-        if (!derived[a] || first_owner(a) == rank_ || ghost_of[a] != logic::kNone) continue;
-        if (first_owner(a) < 0) cannot("the atom " + program_.atom_text(ground, a) + " has no owner");
+        if (!derived[a] || is_ghost[a]) continue;
+        const int owner = first_owner(a);
+        if (owner == rank_) continue;
+        if (owner < 0) cannot("the atom " + program_.atom_text(ground, a) + " has no owner");
         if ((a < ground.atom_example_fact.size() && ground.atom_example_fact[a] != logic::kNone) ||
             (a < ground.atom_template_fact.size() && ground.atom_template_fact[a] != logic::kNone))
           cannot("the atom " + program_.atom_text(ground, a) + " is derived and also a fact");
-        auto shape = shapes_.find(program_.predicate_name(ground.atom_pred[a]) + "/" +
-                                  std::to_string(program_.predicate_arity(ground.atom_pred[a])));
+        auto shape = shapes_.find(predicate_key(ground.atom_pred[a]));
         if (shape == shapes_.end())
           cannot("no shape known for the atoms of " + program_.predicate_name(ground.atom_pred[a]));
-        ghost_of[a] = static_cast<uint32_t>(ghost_values.size());
+        is_ghost[a] = 1;
         ghost_values.push_back(zeros_of(shape->second));
         ghost_names.push_back(program_.predicate_name(ground.atom_pred[a]));
         ghost_ground_.push_back(a);
@@ -185,8 +187,6 @@ void GhostCut::before_neuralize(logic::GroundSample& ground, std::unique_ptr<log
     set.bindings.resize(kept * set.n_vars);
   }
   std::erase_if(ground.rules, [](const logic::GroundRuleSet& s) { return s.size() == 0; });
-  ghost_sorted_ = ghost_ground_;
-  std::sort(ghost_sorted_.begin(), ghost_sorted_.end());
   if (ground.atom_example_fact.size() < n) ground.atom_example_fact.resize(n, logic::kNone);
   for (size_t k = 0; k < ghost_ground_.size(); ++k)
     ground.atom_example_fact[ghost_ground_[k]] = static_cast<uint32_t>(facts->size() + k);
@@ -198,13 +198,10 @@ void GhostCut::before_neuralize(logic::GroundSample& ground, std::unique_ptr<log
 
 // The ghosts' facts moved after every other fact, so that their values lie last among the
 // data facts' (from data_gradients_from on: the only data whose gradients are needed).
-void GhostCut::ghosts_last(neural::SampleNetwork& net) {
+// `ghost`: per fact of `net`, whether it is a ghost's.
+void GhostCut::ghosts_last(neural::SampleNetwork& net, const std::vector<uint8_t>& ghost) {
+  if (!net.fact_example_param.empty()) cannot("learnable example facts");
   const size_t facts = net.num_facts();
-  std::vector<uint8_t> ghost(facts, 0);
-  for (uint32_t l = 0; l < net.num_atoms(); ++l)
-    if (net.atom_fact[l] != neural::kNone && net.atom_depth[l] == 0 &&
-        std::binary_search(ghost_sorted_.begin(), ghost_sorted_.end(), net.atom_ground_id[l]))
-      ghost[net.atom_fact[l]] = 1;
   std::vector<uint32_t> order;
   for (int pass = 0; pass < 2; ++pass)
     for (uint32_t f = 0; f < facts; ++f)
@@ -220,11 +217,10 @@ void GhostCut::ghosts_last(neural::SampleNetwork& net) {
     new_index[f] = k;
     templ[k] = net.fact_template[f];
     shape[k] = net.fact_shape[f];
-    if (!ghost[f]) data_gradients_from = static_cast<uint32_t>(data.size() + (net.fact_data_begin[f + 1] - net.fact_data_begin[f]));
     data.insert(data.end(), net.fact_data.begin() + net.fact_data_begin[f], net.fact_data.begin() + net.fact_data_begin[f + 1]);
     begin.push_back(static_cast<uint32_t>(data.size()));
+    if (!ghost[f]) data_gradients_from = begin.back();  // the non-ghosts' data ends here
   }
-  if (!net.fact_example_param.empty()) cannot("learnable example facts");
   for (uint32_t& f : net.atom_fact)
     if (f != neural::kNone) f = new_index[f];
   net.fact_template = std::move(templ);
@@ -253,15 +249,15 @@ void GhostCut::after_neuralize(logic::GroundSample& ground, neural::SampleNetwor
     const uint32_t l = roots[k];
     owned.emplace(program_.atom_text(ground, root_ground_[k]), Owned{l, net.atom_depth[l]});
   }
-  ghosts_last(net);
+  std::vector<uint8_t> ghost_fact(net.num_facts(), 0);
+  for (uint32_t a : ghost_ground_)
+    if (auto it = local_of.find(a); it != local_of.end()) ghost_fact[net.atom_fact[it->second]] = 1;
+  ghosts_last(net, ghost_fact);
   for (uint32_t a : ghost_ground_) {
     auto it = local_of.find(a);
     if (it == local_of.end()) continue;  // read only by atoms no query needs
-    const uint32_t l = it->second;
-    const uint32_t f = net.atom_fact[l];
-    const std::string key = program_.atom_text(ground, a);
-    ghosts.push_back({key, owner_of_symbol(ground.atom_args[ground.atom_args_begin[a]]), level_of(ground.atom_pred[a]), l,
-                      net.fact_data_begin[f + 1] - net.fact_data_begin[f]});
+    ghosts.push_back({program_.atom_text(ground, a), owner_of_symbol(ground.atom_args[ground.atom_args_begin[a]]),
+                      level_of(ground.atom_pred[a]), it->second});
   }
   net.structure_hash = neural::structure_hash(net);
 }

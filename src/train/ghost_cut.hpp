@@ -41,10 +41,10 @@ std::unordered_map<std::string, neural::Shape> ghost_shapes(const neural::Templa
 
 class GhostCut final : public GroundRewrite {
  public:
-  // `owners`: each constant's rank by its key (train/partition.hpp constant keys); `shapes`:
-  // each derived predicate's value shape ("name/arity"; from one query's plan,
-  // ghost_shapes), which its ghosts take.
-  GhostCut(const logic::Program& program, const TemplateAst& tmpl,
+  // `levels`: predicate_levels of the template (not empty); `owners`: each constant's rank by
+  // its key (train/partition.hpp constant keys); `shapes`: each derived predicate's value
+  // shape ("name/arity"; from one query's plan, ghost_shapes), which its ghosts take.
+  GhostCut(const logic::Program& program, std::map<std::string, uint32_t> levels, const TemplateAst& tmpl,
            const std::vector<std::string>& query_predicates, const std::unordered_map<std::string, int>& owners,
            int rank, std::unordered_map<std::string, neural::Shape> shapes);
 
@@ -58,7 +58,6 @@ class GhostCut final : public GroundRewrite {
     int owner = 0;
     uint32_t level = 0;
     uint32_t local = 0;
-    uint32_t entries = 0;
   };
   std::vector<Ghost> ghosts;
   struct Owned {
@@ -66,14 +65,14 @@ class GhostCut final : public GroundRewrite {
     uint32_t level = 0;
   };
   std::unordered_map<std::string, Owned> owned;
-  uint32_t max_level = 0;
   // The value offset (in the plan's data) from which the ghosts' values lie: the data facts
   // before it take no gradient (exec::PlanOptions::data_gradients_from).
   uint32_t data_gradients_from = 0;
 
  private:
   int owner_of_symbol(uint32_t symbol);
-  void ghosts_last(neural::SampleNetwork& net);
+  void ghosts_last(neural::SampleNetwork& net, const std::vector<uint8_t>& ghost);
+  std::string predicate_key(uint32_t program_predicate) const;  // "name/arity"
   uint32_t level_of(uint32_t program_predicate) const;
 
   const logic::Program& program_;
@@ -84,7 +83,6 @@ class GhostCut final : public GroundRewrite {
   std::set<std::string> closure_;
   std::unordered_map<uint32_t, int> owner_cache_;
   std::vector<uint32_t> ghost_ground_;  // ground ids of the ghosts, before neuralizing
-  std::vector<uint32_t> ghost_sorted_;  // the same, ascending
   std::vector<uint32_t> root_ground_;   // owned derived atoms kept as roots
 };
 

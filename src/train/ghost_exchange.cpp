@@ -22,11 +22,9 @@ GhostExchange::GhostExchange(const GhostCut& cut) : data_gradients_from_(cut.dat
   std::vector<std::vector<char>> asks(size);
   std::map<uint32_t, Level> by_level;
   const auto level = [&](uint32_t l) -> Level& {
-    Level& lv = by_level[l];
-    lv.level = l;
-    lv.send_local.resize(size);
-    lv.recv_local.resize(size);
-    return lv;
+    auto [at, fresh] = by_level.try_emplace(l);
+    if (fresh) at->second = Level{l, std::vector<std::vector<uint32_t>>(size), std::vector<std::vector<uint32_t>>(size)};
+    return at->second;
   };
   for (const GhostCut::Ghost* g : order) {
     if (g->owner < 0 || g->owner >= size || g->owner == dist::world().rank)
@@ -60,7 +58,7 @@ GhostExchange::GhostExchange(const GhostCut& cut) : data_gradients_from_(cut.dat
   uint32_t all = 0;
   for (uint32_t m : dist::allgather({mask})) all |= m;
   for (uint32_t l = 0; l < 32; ++l)
-    if (all & (uint32_t{1} << l)) levels_.push_back(by_level.count(l) ? std::move(by_level[l]) : level(l));
+    if (all & (uint32_t{1} << l)) levels_.push_back(std::move(level(l)));
 }
 
 void GhostExchange::bind(const exec::Plan& plan) {
@@ -136,12 +134,13 @@ void GhostExchange::exchange(const Bound::Side& out, const Bound::Side& in, cons
   for (size_t k = 0; k < out.off.size(); ++k) s = std::copy_n(from + out.off[k], out.size[k], s);
   dist::alltoallv(send_buffer_.data(), send_bytes, recv_buffer_.data(), recv_bytes);
   const T* r = reinterpret_cast<const T*>(recv_buffer_.data());
-  for (size_t k = 0; k < in.off.size(); ++k, r += in.size[k - 1]) {
+  for (size_t k = 0; k < in.off.size(); ++k) {
     T* at = to + in.off[k];
     if (add)
       for (uint32_t e = 0; e < in.size[k]; ++e) at[e] += r[e];
     else
       std::copy_n(r, in.size[k], at);
+    r += in.size[k];
   }
 }
 

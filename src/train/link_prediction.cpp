@@ -7,6 +7,7 @@
 
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/syntax.hpp"
+#include "train/dataset.hpp"
 
 namespace lrnn::train {
 
@@ -31,8 +32,6 @@ LinkConfig link_config(const Settings& s) {
 
 namespace {
 
-std::string key_of(const Literal& l) { return l.predicate + "/" + std::to_string(l.arity()); }
-
 std::vector<std::string> variables_of(const Literal& l) {
   std::vector<std::string> vars;
   for (const Term& t : l.args)
@@ -51,9 +50,9 @@ std::set<std::string> decoder_predicates(const TemplateAst& tmpl, const std::str
   for (bool grew = true; grew;) {
     grew = false;
     for (const Rule& r : tmpl.rules) {
-      if (!tail.count(key_of(r.head))) continue;
+      if (!tail.count(predicate_key(r.head))) continue;
       for (const Literal& b : r.body)
-        if (!b.builtin && !b.hidden && variables_of(b).size() >= 2 && tail.insert(key_of(b)).second) grew = true;
+        if (!b.builtin && !b.hidden && variables_of(b).size() >= 2 && tail.insert(predicate_key(b)).second) grew = true;
     }
   }
   return tail;
@@ -68,12 +67,12 @@ void check_decoder_rule(const Rule& r) {
     refuse(r.head.span, "a score rule's head must list distinct variables: " + print_literal(r.head));
   for (const Literal& b : r.body) {
     if (b.builtin || b.hidden || b.negated)
-      refuse(b.span, "the score rule for " + key_of(r.head) + " reads '" + print_literal(b) +
+      refuse(b.span, "the score rule for " + predicate_key(r.head) + " reads '" + print_literal(b) +
                          "', a relation between its arguments; a score must be computed from atoms of one argument "
                          "each (and of other scores)");
     for (const std::string& v : variables_of(b))
       if (std::find(head_vars.begin(), head_vars.end(), v) == head_vars.end())
-        refuse(b.span, "the score rule for " + key_of(r.head) + " joins over " + v + " in '" + print_literal(b) +
+        refuse(b.span, "the score rule for " + predicate_key(r.head) + " joins over " + v + " in '" + print_literal(b) +
                            "'; a score must be computed from atoms of its arguments alone");
   }
 }
@@ -90,18 +89,18 @@ void trace_positions(const TemplateAst& tmpl, const std::set<std::string>& tail,
                      LinkDecoder& out) {
   if (!seen.insert({key, positions}).second) return;
   for (const Rule& r : tmpl.rules) {
-    if (key_of(r.head) != key) continue;
+    if (predicate_key(r.head) != key) continue;
     std::map<std::string, int> position_of;
     for (size_t i = 0; i < r.head.args.size(); ++i) position_of[r.head.args[i].text] = positions[i];
     for (const Literal& b : r.body) {
-      if (tail.count(key_of(b))) {
+      if (tail.count(predicate_key(b))) {
         std::vector<int> inner;
         for (const Term& t : b.args) {
           if (!t.is_variable())
             refuse(b.span, "the score atom '" + print_literal(b) + "' must have variables as arguments");
           inner.push_back(position_of.at(t.text));
         }
-        trace_positions(tmpl, tail, key_of(b), inner, seen, out);
+        trace_positions(tmpl, tail, predicate_key(b), inner, seen, out);
         continue;
       }
       EncoderAtom atom;
@@ -136,30 +135,30 @@ LinkDecoder split_link_template(const TemplateAst& tmpl, const std::string& pred
   d.tail_predicates.assign(tail.begin(), tail.end());
   for (uint32_t i = 0; i < tmpl.rules.size(); ++i) {
     const Rule& r = tmpl.rules[i];
-    if (tail.count(key_of(r.head))) {
+    if (tail.count(predicate_key(r.head))) {
       check_decoder_rule(r);
       d.rules.push_back(i);
       continue;
     }
     for (const Literal& b : r.body)
-      if (tail.count(key_of(b)))
-        refuse(b.span, "the rule for " + key_of(r.head) + " reads the score '" + print_literal(b) +
+      if (tail.count(predicate_key(b)))
+        refuse(b.span, "the rule for " + predicate_key(r.head) + " reads the score '" + print_literal(b) +
                            "'; scores are computed per link, after the atoms of their arguments");
   }
   auto defined = [&](const std::string& key) {
-    return std::any_of(d.rules.begin(), d.rules.end(), [&](uint32_t i) { return key_of(tmpl.rules[i].head) == key; });
+    return std::any_of(d.rules.begin(), d.rules.end(), [&](uint32_t i) { return predicate_key(tmpl.rules[i].head) == key; });
   };
   if (!defined(query_key)) throw Error(ErrorKind::Semantic, "link prediction: no rule of the template defines " + query_key);
   // A relation of two arguments that no rule computes is data (an edge fact): reading it
   // would make a link's score depend on facts about that very pair.
   for (uint32_t i : d.rules)
     for (const Literal& b : tmpl.rules[i].body)
-      if (tail.count(key_of(b)) && !defined(key_of(b)))
-        refuse(b.span, "the score rule for " + key_of(tmpl.rules[i].head) + " reads '" + print_literal(b) +
+      if (tail.count(predicate_key(b)) && !defined(predicate_key(b)))
+        refuse(b.span, "the score rule for " + predicate_key(tmpl.rules[i].head) + " reads '" + print_literal(b) +
                            "', a relation between its arguments; a score must be computed from atoms of one argument "
                            "each (and of other scores)");
   for (const Literal& f : tmpl.facts)
-    if (tail.count(key_of(f)))
+    if (tail.count(predicate_key(f)))
       refuse(f.span, "'" + print_literal(f) + "' is a fact of a score predicate; scores must come from rules");
   std::vector<int> positions(arity);
   for (int i = 0; i < arity; ++i) positions[i] = i;

@@ -11,12 +11,11 @@
 #include <utility>
 
 #include "lrnn/diagnostics.hpp"
+#include "train/dataset.hpp"
 
 namespace lrnn::train {
 
 namespace {
-
-std::string key_of(const Literal& l) { return l.predicate + "/" + std::to_string(l.arity()); }
 
 // How far a predicate's atoms reach, in hops of the co-occurrence graph: `reach` bounds the
 // distance of an atom's other constants from its first one, `radius` the distance from its
@@ -76,7 +75,7 @@ std::string check_rule(const Rule& rule) {
 Extent rule_extent(const Rule& rule, const std::string& x, const std::map<std::string, Extent>& extents) {
   if (x.empty()) return {};
   const auto extent_of = [&](const Literal& l) {
-    auto it = extents.find(key_of(l));
+    auto it = extents.find(predicate_key(l));
     return it == extents.end() ? Extent{1, 0} : it->second;  // a fact predicate
   };
   // Each variable's distance from X: through the literals that contain X.
@@ -88,7 +87,7 @@ Extent rule_extent(const Rule& rule, const std::string& x, const std::map<std::s
     const Extent e = extent_of(lit);
     // A fact's constants are adjacent; a derived atom's are within reach of its first: of X
     // when X is first, else within reach of the first, which is within reach of X.
-    const bool derived = extents.count(key_of(lit)) != 0;
+    const bool derived = extents.count(predicate_key(lit)) != 0;
     const size_t d = !derived || at == lit.args.begin() ? e.reach : 2 * e.reach;
     for (const Term& t : lit.args) {
       auto [it, fresh] = dist.emplace(t.text, d);
@@ -125,7 +124,7 @@ size_t check_partition_template(const TemplateAst& tmpl, const std::vector<std::
   std::map<std::string, Extent> extents;
   for (const Rule& rule : tmpl.rules) {
     xs.push_back(check_rule(rule));
-    extents.emplace(key_of(rule.head), Extent{});
+    extents.emplace(predicate_key(rule.head), Extent{});
   }
   // Example facts of a rule's head predicate count as well: start every head at a fact's.
   for (auto& [key, e] : extents) e = Extent{1, 0};
@@ -136,7 +135,7 @@ size_t check_partition_template(const TemplateAst& tmpl, const std::vector<std::
     const Rule* grew = nullptr;
     for (size_t r = 0; r < tmpl.rules.size(); ++r) {
       const Extent e = rule_extent(tmpl.rules[r], xs[r], extents);
-      Extent& held = extents[key_of(tmpl.rules[r].head)];
+      Extent& held = extents[predicate_key(tmpl.rules[r].head)];
       const Extent merged{std::max(held.reach, e.reach), std::max(held.radius, e.radius)};
       if (!(merged == held)) {
         held = merged;
@@ -165,6 +164,96 @@ int owner_of_constant(const std::string& key, int size) {
   h ^= h >> 33;
   return static_cast<int>(h % static_cast<uint64_t>(size));
 }
+
+namespace {
+
+constexpr uint32_t kFar = std::numeric_limits<uint32_t>::max();
+
+// The co-occurrence graph of a sample's constants, as the facts between them: fact f's
+// constants are constants[terms.begin[f] .. terms.begin[f + 1]), and each constant's facts
+// are indexed (CSR).
+class ConstantGraph {
+ public:
+  ConstantGraph(const SampleStore::FactTerms& terms, const std::vector<uint32_t>& constants, size_t num_constants)
+      : terms_(terms), constants_(constants), first_(num_constants + 1, 0), facts_of_(constants.size()) {
+    for (uint32_t c : constants) ++first_[c + 1];
+    for (size_t c = 0; c < num_constants; ++c) first_[c + 1] += first_[c];
+    std::vector<uint64_t> fill(first_.begin(), first_.end() - 1);
+    for (size_t f = 0; f < num_facts(); ++f)
+      for (uint64_t t = terms.begin[f]; t < terms.begin[f + 1]; ++t) facts_of_[fill[constants[t]]++] = static_cast<uint32_t>(f);
+  }
+  size_t num_facts() const { return terms_.begin.size() - 1; }
+  size_t num_constants() const { return first_.size() - 1; }
+
+  // Breadth first from `from`, `radius` hops: each constant's distance (kFar: farther).
+  std::vector<uint32_t> ball(const std::vector<uint32_t>& from, size_t radius) const {
+    std::vector<uint32_t> dist(num_constants(), kFar);
+    std::vector<uint32_t> frontier;
+    for (uint32_t c : from)
+      if (dist[c] == kFar) {
+        dist[c] = 0;
+        frontier.push_back(c);
+      }
+    for (size_t d = 0; d < radius && !frontier.empty(); ++d) {
+      std::vector<uint32_t> next;
+      for (uint32_t c : frontier)
+        for (uint64_t k = first_[c]; k < first_[c + 1]; ++k) {
+          const uint32_t f = facts_of_[k];
+          for (uint64_t t = terms_.begin[f]; t < terms_.begin[f + 1]; ++t) {
+            const uint32_t o = constants_[t];
+            if (dist[o] == kFar) {
+              dist[o] = static_cast<uint32_t>(d + 1);
+              next.push_back(o);
+            }
+          }
+        }
+      frontier = std::move(next);
+    }
+    return dist;
+  }
+  // The facts within a ball: those with a constant in it, and those without constants.
+  std::vector<uint32_t> facts_within(const std::vector<uint32_t>& dist) const {
+    std::vector<uint32_t> keep;
+    for (size_t f = 0; f < num_facts(); ++f) {
+      bool held = terms_.begin[f] == terms_.begin[f + 1];
+      for (uint64_t t = terms_.begin[f]; t < terms_.begin[f + 1] && !held; ++t) held = dist[constants_[t]] != kFar;
+      if (held) keep.push_back(static_cast<uint32_t>(f));
+    }
+    return keep;
+  }
+  // The facts whose constants have more than one owner (the edge cut).
+  uint64_t cut_facts(const std::vector<int>& owner) const {
+    uint64_t cut = 0;
+    for (size_t f = 0; f < num_facts(); ++f) {
+      bool crosses = false;
+      for (uint64_t t = terms_.begin[f]; t < terms_.begin[f + 1]; ++t)
+        crosses = crosses || owner[constants_[t]] != owner[constants_[terms_.begin[f]]];
+      cut += crosses;
+    }
+    return cut;
+  }
+
+ private:
+  const SampleStore::FactTerms& terms_;
+  const std::vector<uint32_t>& constants_;
+  std::vector<uint64_t> first_;
+  std::vector<uint32_t> facts_of_;
+};
+
+// `head`'s example with only its queries `queries` (their importance and split kept).
+Sample with_queries(const Sample& head, const std::vector<uint32_t>& queries) {
+  Sample out;
+  out.example.id = head.example.id;
+  out.example.span = head.example.span;
+  for (uint32_t q : queries) {
+    out.queries.push_back(head.queries[q]);
+    if (!head.importance.empty()) out.importance.push_back(head.importance[q]);
+    if (!head.split.empty()) out.split.push_back(head.split[q]);
+  }
+  return out;
+}
+
+}  // namespace
 
 SamplePartition partition_sample(const SampleStore& samples, size_t radius, int rank, int size, bool use_metis,
                                  bool ghosts) {
@@ -234,61 +323,10 @@ SamplePartition partition_sample(const SampleStore& samples, size_t radius, int 
   if (ghosts)
     for (size_t c = 0; c < num_constants; ++c)
       if (owner[c] == rank) seeds.push_back(static_cast<uint32_t>(c));
-  // Each constant's facts (the co-occurrence graph, as the facts between constants).
-  std::vector<uint64_t> first(num_constants + 1, 0);
-  for (uint32_t c : fact_constants) ++first[c + 1];
-  for (size_t c = 0; c < num_constants; ++c) first[c + 1] += first[c];
-  std::vector<uint32_t> facts_of(fact_constants.size());
-  {
-    std::vector<uint64_t> fill(first.begin(), first.end() - 1);
-    for (size_t f = 0; f < num_facts; ++f)
-      for (uint64_t t = terms.begin[f]; t < terms.begin[f + 1]; ++t) facts_of[fill[fact_constants[t]]++] = static_cast<uint32_t>(f);
-  }
-  // Breadth first from `from`, `radius` hops: each constant's distance (kFar: farther).
-  constexpr uint32_t kFar = std::numeric_limits<uint32_t>::max();
-  const auto ball = [&](const std::vector<uint32_t>& from) {
-    std::vector<uint32_t> dist(num_constants, kFar);
-    std::vector<uint32_t> frontier;
-    for (uint32_t c : from)
-      if (dist[c] == kFar) {
-        dist[c] = 0;
-        frontier.push_back(c);
-      }
-    for (size_t d = 0; d < radius && !frontier.empty(); ++d) {
-      std::vector<uint32_t> next;
-      for (uint32_t c : frontier)
-        for (uint64_t k = first[c]; k < first[c + 1]; ++k) {
-          const uint32_t f = facts_of[k];
-          for (uint64_t t = terms.begin[f]; t < terms.begin[f + 1]; ++t) {
-            const uint32_t o = fact_constants[t];
-            if (dist[o] == kFar) {
-              dist[o] = static_cast<uint32_t>(d + 1);
-              next.push_back(o);
-            }
-          }
-        }
-      frontier = std::move(next);
-    }
-    return dist;
-  };
-  // The facts within a ball: those with a constant in it, and those without constants.
-  const auto facts_within = [&](const std::vector<uint32_t>& dist) {
-    std::vector<uint32_t> keep;
-    for (size_t f = 0; f < num_facts; ++f) {
-      bool held = terms.begin[f] == terms.begin[f + 1];
-      for (uint64_t t = terms.begin[f]; t < terms.begin[f + 1] && !held; ++t) held = dist[fact_constants[t]] != kFar;
-      if (held) keep.push_back(static_cast<uint32_t>(f));
-    }
-    return keep;
-  };
-  const std::vector<uint32_t> dist = ball(seeds);
-  const std::vector<uint32_t> keep = facts_within(dist);
-  for (size_t f = 0; f < num_facts; ++f) {
-    bool cut = false;
-    for (uint64_t t = terms.begin[f]; t < terms.begin[f + 1]; ++t)
-      cut = cut || owner[fact_constants[t]] != owner[fact_constants[terms.begin[f]]];
-    st.cut_facts += cut;
-  }
+  const ConstantGraph graph(terms, fact_constants, num_constants);
+  const std::vector<uint32_t> dist = graph.ball(seeds, radius);
+  const std::vector<uint32_t> keep = graph.facts_within(dist);
+  st.cut_facts = graph.cut_facts(owner);
   st.constants = num_constants;
   for (size_t c = 0; c < num_constants; ++c) {
     st.owned_constants += owner[c] == rank;
@@ -299,22 +337,11 @@ SamplePartition partition_sample(const SampleStore& samples, size_t radius, int 
   st.queries = head.queries.size();
   st.owned_queries = out.query_of.size();
 
-  Sample mine;
-  mine.example.id = head.example.id;
-  mine.example.span = head.example.span;
-  for (uint32_t q : out.query_of) {
-    mine.queries.push_back(head.queries[q]);
-    if (!head.importance.empty()) mine.importance.push_back(head.importance[q]);
-    if (!head.split.empty()) mine.split.push_back(head.split[q]);
-  }
+  Sample mine = with_queries(head, out.query_of);
   if (ghosts && !head.queries.empty()) {
     // One query's ball (the sample's first, on every rank): what the ghosts' shapes are read
     // from (train/ghost_cut.hpp), a few facts where the rank's part is most of the sample.
-    Sample probe;
-    probe.example.id = head.example.id;
-    probe.example.span = head.example.span;
-    probe.queries.push_back(head.queries[0]);
-    out.probe = samples.keep_facts(0, facts_within(ball({query_constant[0]})), std::move(probe));
+    out.probe = samples.keep_facts(0, graph.facts_within(graph.ball({query_constant[0]}, radius)), with_queries(head, {0}));
   }
   // A part of most of the sample is grounded from the sample's own facts (those beyond the
   // radius change no owned atom), not from a copy.

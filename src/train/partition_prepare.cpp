@@ -27,7 +27,7 @@ PreparedSet prepare_partitioned(const Engine& engine, const SampleStore& samples
     if (s != QuerySplit::Train)
       throw Error(ErrorKind::Semantic, std::string("a query split (validation or test queries)") + why);
   std::vector<std::string> predicates;
-  for (const Literal& q : head.queries) predicates.push_back(q.predicate + "/" + std::to_string(q.arity()));
+  for (const Literal& q : head.queries) predicates.push_back(predicate_key(q));
   const size_t radius = check_partition_template(engine.ast(), predicates);
   // Cut at ghosts where the template has a layer order (every rank decides alike: the
   // template is the same everywhere); else each rank recomputes its halo.
@@ -42,7 +42,7 @@ PreparedSet prepare_partitioned(const Engine& engine, const SampleStore& samples
   try {
     if (ghosts) {
       const PreparedSet probe = engine.prepare(part.probe, max_ground_rules);
-      cut = std::make_unique<GhostCut>(engine.program(), engine.ast(), predicates, part.owners, w.rank,
+      cut = std::make_unique<GhostCut>(engine.program(), levels, engine.ast(), predicates, part.owners, w.rank,
                                        ghost_shapes(engine.model(), probe.networks.at(0)));
     }
     set = part.whole ? engine.prepare(samples, std::span<const Sample>(&part.head, 1), max_ground_rules, cut.get())
