@@ -22,6 +22,23 @@ enum FactFlag : uint8_t { kBuiltin = 1, kHidden = 2, kNegated = 4, kSoftNegated 
 
 bool is_default(const Span& s) { return !s.file && s.line == 0 && s.col == 0 && s.length == 1; }
 
+// A term written on its fact's line keeps its place as a code instead of a row of the span
+// table: the top bit set, its column's offset from the fact's (20 bits) and its length (11
+// bits). A graph's edge fact has two terms: two thirds of its spans, ~70 MB of a
+// 2M-edge store, now held in the term itself; any other term's span is a table index
+// (below 2^31, checked as the table grows).
+constexpr uint32_t kRelativeSpan = uint32_t{1} << 31;
+constexpr uint32_t kRelativeLengthBits = 11;
+constexpr uint32_t kRelativeOffsetBits = 20;
+
+uint32_t relative_span(const Span& term, const Span& fact) {
+  if (!term.file || term.file != fact.file || term.line != fact.line || term.col < fact.col) return kNoIndex;
+  const uint32_t offset = term.col - fact.col;
+  if (offset >= (uint32_t{1} << kRelativeOffsetBits) || term.length >= (uint32_t{1} << kRelativeLengthBits))
+    return kNoIndex;
+  return kRelativeSpan | (offset << kRelativeLengthBits) | term.length;
+}
+
 // Span::operator== holds for any two spans (the AST compares statements, not places);
 // the store keeps each value's own span, so it compares them field by field.
 bool same_span(const Span& a, const Span& b) {
@@ -265,10 +282,11 @@ void SampleStore::Builder::add_fact(const Literal& l) {
   for (const Term& t : l.args) {
     if (!t.type.empty() || t.text.size() > StringIds::kInline) {  // looked up now, text first
       const uint32_t text = string_id(t.text);
-      store_.terms_.push_back({text, t.type.empty() ? maps_->empty_id : string_id(t.type), span_id(t.span), t.kind});
+      store_.terms_.push_back({text, t.type.empty() ? maps_->empty_id : string_id(t.type), term_span_id(t.span, l.span),
+                               t.kind});
       continue;
     }
-    store_.terms_.push_back({0, maps_->empty_id, span_id(t.span), t.kind});
+    store_.terms_.push_back({0, maps_->empty_id, term_span_id(t.span, l.span), t.kind});
     text_id_later(t.text, store_.terms_.size() - 1);
   }
 }
@@ -360,9 +378,18 @@ uint32_t SampleStore::Builder::value_id(const ValueSpec& v) {
       });
 }
 
+uint32_t SampleStore::Builder::term_span_id(const Span& term, const Span& fact) {
+  const uint32_t code = relative_span(term, fact);
+  return code != kNoIndex ? code : span_id(term);
+}
+
 uint32_t SampleStore::Builder::span_id(const Span& s) {
   if (is_default(s)) return kNoIndex;
+  // Below 2^31: the top bit marks a term's span relative to its fact's (relative_span).
   const uint32_t id = checked_index(tables_.spans.size(), "source places");
+  if (id >= kRelativeSpan)
+    throw Error(ErrorKind::Limit, s, "a dataset with more than 2^31 source places cannot be held (the sample store "
+                                     "indexes them with 31 bits)");
   // Spans come file by file: the last one's file is almost always this one's.
   if (maps_->files.empty() || maps_->last_file != s.file.get()) {
     auto [it, added] = maps_->files.try_emplace(s.file.get(), uint32_t(tables_.files.size()));
@@ -386,6 +413,13 @@ Span SampleStore::span_of(uint32_t index) const {
   return Span{tables_->files[p.file], p.line, p.col, p.length};
 }
 
+Span SampleStore::term_span_of(uint32_t index, uint32_t fact_span) const {
+  if (index == kNoIndex || !(index & kRelativeSpan)) return span_of(index);
+  const PackedSpan& p = tables_->spans[fact_span];  // a relative code is only made beside a fact's span
+  const uint32_t offset = (index & ~kRelativeSpan) >> kRelativeLengthBits;
+  return Span{tables_->files[p.file], p.line, p.col + offset, index & ((uint32_t{1} << kRelativeLengthBits) - 1)};
+}
+
 void SampleStore::decode_fact_into(const Fact& f, const TermRef*& term, Literal& out) const {
   out.predicate = tables_->strings[f.predicate];
   out.args.resize(f.args);
@@ -393,7 +427,7 @@ void SampleStore::decode_fact_into(const Fact& f, const TermRef*& term, Literal&
     t.kind = term->kind;
     t.text = tables_->strings[term->text];
     t.type = tables_->strings[term->type];
-    t.span = span_of(term->span);
+    t.span = term_span_of(term->span, f.span);
     ++term;
   }
   out.builtin = f.flags & kBuiltin;

@@ -89,7 +89,7 @@ class SampleStore {
   };
   struct TermRef {
     uint32_t text = 0, type = 0;  // into Tables::strings
-    uint32_t span = 0;            // into Tables::spans, or kNone
+    uint32_t span = 0;            // into Tables::spans, kNone, or relative to its fact's (sample_store.cpp)
     Term::Kind kind = Term::Kind::Constant;
   };
   // A Span without its shared_ptr: the file as an index into Tables::files (16 bytes where
@@ -109,6 +109,8 @@ class SampleStore {
   // advanced past its terms.
   void decode_fact_into(const Fact& f, const TermRef*& term, Literal& out) const;
   Span span_of(uint32_t index) const;
+  // A term's span from its TermRef::span and its fact's Fact::span.
+  Span term_span_of(uint32_t index, uint32_t fact_span) const;
 
   std::shared_ptr<const Tables> tables_;
   std::vector<Sample> heads_;
@@ -179,6 +181,8 @@ class SampleStore::Builder {
   uint32_t predicate_id(const std::string& predicate);  // string_id, the last one remembered
   uint32_t value_id(const ValueSpec& v);
   uint32_t span_id(const Span& s);
+  // A term's span: relative to its fact's where it can be (sample_store.cpp), else span_id.
+  uint32_t term_span_id(const Span& term, const Span& fact);
   // Before facts_ or terms_ grow (when full): holds their next capacity against the memory
   // budget, naming the fact being added past it.
   void hold_growth(size_t more_terms, const Span& span, const std::string& predicate) {

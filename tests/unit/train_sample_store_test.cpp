@@ -101,6 +101,49 @@ TEST(SampleStore, DecodesExactlyWhatWasStored) {
             (std::vector<std::string>{"f/2", "g/2", "h/1", "nan/3", "odd/3", "s/1", "zero/3"}));
 }
 
+// A term on its fact's line keeps its span as a code in the term (no row of the span table);
+// every other term (another line, another file, before its fact, too far along or too long
+// for the code) a row. Both decode to the span given.
+TEST(SampleStore, TermSpansOnTheFactsLineAndOffIt) {
+  const auto file = std::make_shared<const SourceFile>(SourceFile{"graph.txt", "edge(a, b)."});
+  const auto other = std::make_shared<const SourceFile>(SourceFile{"other.txt", "b"});
+  const auto fact_with = [&](std::vector<Span> term_spans) {
+    Literal l;
+    l.predicate = "edge";
+    l.span = Span{file, 3, 7, 10};
+    for (size_t k = 0; k < term_spans.size(); ++k) {
+      l.args.push_back(Term::constant(std::string(1, char('a' + k))));
+      l.args.back().span = term_spans[k];
+    }
+    return l;
+  };
+  train::Sample sample;
+  sample.example.facts = {
+      fact_with({Span{file, 3, 12, 1}, Span{file, 3, 15, 1}}),                     // both codes
+      fact_with({Span{file, 3, 7, 1}, Span{file, 3, 7 + (1u << 20) - 1, 2047}}),  // the codes' limits
+      fact_with({Span{file, 4, 1, 1}, Span{file, 3, 6, 1}}),            // the next line; before the fact
+      fact_with({Span{file, 3, 7 + (1u << 20), 1}, Span{file, 3, 8, 2048}}),  // past the limits
+      fact_with({Span{other, 3, 12, 1}, Span{}}),                             // another file; no span
+  };
+  const train::SampleStore store{std::vector<train::Sample>{sample}};
+  expect_same_sample(store.at(0), sample);
+  const train::SampleStore::Facts facts = store.facts(0);
+  Literal scratch;
+  for (size_t f = 0; f < sample.example.facts.size(); ++f)
+    expect_same_literal(facts.fact(f, scratch), sample.example.facts[f]);
+  // The codes take no rows: a thousand facts whose terms lie on their line take a third of
+  // the span rows of a thousand whose terms lie on the next.
+  train::Sample coded, rows;
+  for (int k = 0; k < 1000; ++k) {
+    coded.example.facts.push_back(fact_with({Span{file, 3, 12, 1}, Span{file, 3, 15, 1}}));
+    rows.example.facts.push_back(fact_with({Span{file, 4, 12, 1}, Span{file, 4, 15, 1}}));
+  }
+  const size_t coded_bytes = train::SampleStore{std::vector<train::Sample>{coded}}.bytes();
+  const size_t row_bytes = train::SampleStore{std::vector<train::Sample>{rows}}.bytes();
+  EXPECT_GE(row_bytes - coded_bytes, 2000 * 16u);  // two 16-byte rows per fact
+  expect_same_sample(train::SampleStore{std::vector<train::Sample>{coded}}.at(0), coded);
+}
+
 TEST(SampleStore, SubsetAndSlicePickTheirSamples) {
   const std::vector<train::Sample> samples = unusual_samples();
   const train::SampleStore store{std::vector<train::Sample>(samples)};
