@@ -11,27 +11,33 @@ namespace lrnn::train {
 
 namespace {
 
-// The facts of a rank's part followed by its ghosts: one value each, zeros of the ghost's
-// shape (each pass writes the owner's values over them).
+// The ghosts of a rank's part, by predicate: each ghost's value is zeros of its predicate's
+// shape (each pass writes the owner's values over them), held once per predicate.
+struct GhostFacts {
+  std::vector<ValueSpec> zeros;     // per ghost predicate
+  std::vector<std::string> names;   // per ghost predicate
+  std::vector<uint32_t> predicate;  // per ghost: its predicate's index above
+};
+
+// The facts of a rank's part followed by its ghosts.
 class WithGhosts final : public logic::FactSource {
  public:
-  WithGhosts(std::unique_ptr<logic::FactSource> base, std::vector<ValueSpec> ghosts, std::vector<std::string> names)
-      : base_(std::move(base)), ghosts_(std::move(ghosts)), names_(std::move(names)) {}
-  size_t size() const override { return base_->size() + ghosts_.size(); }
+  WithGhosts(std::unique_ptr<logic::FactSource> base, GhostFacts ghosts)
+      : base_(std::move(base)), ghosts_(std::move(ghosts)) {}
+  size_t size() const override { return base_->size() + ghosts_.predicate.size(); }
   const Literal& fact(size_t i, Literal& scratch) const override {
     if (i < base_->size()) return base_->fact(i, scratch);
     scratch = Literal{};
-    scratch.predicate = names_[i - base_->size()];
+    scratch.predicate = ghosts_.names[ghosts_.predicate[i - base_->size()]];
     return scratch;
   }
   const ValueSpec* value(size_t i) const override {
-    return i < base_->size() ? base_->value(i) : &ghosts_[i - base_->size()];
+    return i < base_->size() ? base_->value(i) : &ghosts_.zeros[ghosts_.predicate[i - base_->size()]];
   }
 
  private:
   std::unique_ptr<logic::FactSource> base_;
-  std::vector<ValueSpec> ghosts_;
-  std::vector<std::string> names_;
+  GhostFacts ghosts_;
 };
 
 ValueSpec zeros_of(neural::Shape s) {
@@ -146,8 +152,8 @@ void GhostCut::before_neuralize(logic::GroundSample& ground, std::unique_ptr<log
 
   // Keep the ground rules of owned heads; their inputs derived elsewhere become ghosts.
   std::vector<uint8_t> is_ghost(n, 0);
-  std::vector<ValueSpec> ghost_values;
-  std::vector<std::string> ghost_names;
+  GhostFacts ghost_facts;
+  std::unordered_map<uint32_t, uint32_t> ghost_predicate;  // logic predicate -> GhostFacts index
   std::vector<uint8_t> rooted(n, 0);
   for (logic::GroundRuleSet& set : ground.rules) {
     size_t kept = 0;
@@ -171,8 +177,12 @@ void GhostCut::before_neuralize(logic::GroundSample& ground, std::unique_ptr<log
         if (shape == shapes_.end())
           cannot("no shape known for the atoms of " + program_.predicate_name(ground.atom_pred[a]));
         is_ghost[a] = 1;
-        ghost_values.push_back(zeros_of(shape->second));
-        ghost_names.push_back(program_.predicate_name(ground.atom_pred[a]));
+        auto [at, fresh] = ghost_predicate.emplace(ground.atom_pred[a], static_cast<uint32_t>(ghost_facts.zeros.size()));
+        if (fresh) {
+          ghost_facts.zeros.push_back(zeros_of(shape->second));
+          ghost_facts.names.push_back(program_.predicate_name(ground.atom_pred[a]));
+        }
+        ghost_facts.predicate.push_back(at->second);
         ghost_ground_.push_back(a);
       }
       if (kept != g) {
@@ -193,48 +203,53 @@ void GhostCut::before_neuralize(logic::GroundSample& ground, std::unique_ptr<log
   // The owned derived atoms stay whether or not this rank's queries read them: other ranks
   // may (an extra query, taken off again after neuralizing).
   ground.query_atoms.push_back(root_ground_);
-  facts = std::make_unique<WithGhosts>(std::move(facts), std::move(ghost_values), std::move(ghost_names));
+  facts = std::make_unique<WithGhosts>(std::move(facts), std::move(ghost_facts));
 }
 
 // The ghosts' facts moved after every other fact, so that their values lie last among the
 // data facts' (from data_gradients_from on: the only data whose gradients are needed).
-// `ghost`: per fact of `net`, whether it is a ghost's.
-void GhostCut::ghosts_last(neural::SampleNetwork& net, const std::vector<uint8_t>& ghost) {
+// `ghost_facts`: the ghosts' facts of `net`, in the order they are to lie.
+void GhostCut::ghosts_last(neural::SampleNetwork& net, const std::vector<uint32_t>& ghost_facts) {
   if (!net.fact_example_param.empty()) cannot("learnable example facts");
   const size_t facts = net.num_facts();
+  std::vector<uint8_t> ghost(facts, 0);
+  for (uint32_t f : ghost_facts) ghost[f] = 1;
   std::vector<uint32_t> order;
-  for (int pass = 0; pass < 2; ++pass)
-    for (uint32_t f = 0; f < facts; ++f)
-      if (ghost[f] == pass) order.push_back(f);
+  for (uint32_t f = 0; f < facts; ++f)
+    if (!ghost[f]) order.push_back(f);
+  order.insert(order.end(), ghost_facts.begin(), ghost_facts.end());
   std::vector<uint32_t> new_index(facts);
   std::vector<uint32_t> templ(facts), begin{0};
   std::vector<neural::Shape> shape(facts);
-  std::vector<double> data;
-  data.reserve(net.fact_data.size());
+  // The data move in place: the non-ghosts' values only ever move down (in their order), and
+  // the ghosts' are zeros (each pass writes the owner's values over them), written after.
   data_gradients_from = 0;
   for (uint32_t k = 0; k < facts; ++k) {
     const uint32_t f = order[k];
     new_index[f] = k;
     templ[k] = net.fact_template[f];
     shape[k] = net.fact_shape[f];
-    data.insert(data.end(), net.fact_data.begin() + net.fact_data_begin[f], net.fact_data.begin() + net.fact_data_begin[f + 1]);
-    begin.push_back(static_cast<uint32_t>(data.size()));
-    if (!ghost[f]) data_gradients_from = begin.back();  // the non-ghosts' data ends here
+    const uint32_t from = net.fact_data_begin[f], size = net.fact_data_begin[f + 1] - from;
+    if (!ghost[f]) {
+      std::copy(net.fact_data.begin() + from, net.fact_data.begin() + from + size, net.fact_data.begin() + begin.back());
+      data_gradients_from = begin.back() + size;  // the non-ghosts' data ends here
+    }
+    begin.push_back(begin.back() + size);
   }
+  std::fill(net.fact_data.begin() + data_gradients_from, net.fact_data.end(), 0.0);
   for (uint32_t& f : net.atom_fact)
     if (f != neural::kNone) f = new_index[f];
   net.fact_template = std::move(templ);
   net.fact_shape = std::move(shape);
   net.fact_data_begin = std::move(begin);
-  net.fact_data = std::move(data);
 }
 
 void GhostCut::after_neuralize(logic::GroundSample& ground, neural::SampleNetwork& net) {
   ground.query_atoms.pop_back();
   const std::vector<uint32_t> roots = std::move(net.query_atoms.back());
   net.query_atoms.pop_back();
-  std::unordered_map<uint32_t, uint32_t> local_of;
-  for (uint32_t l = 0; l < net.num_atoms(); ++l) local_of.emplace(net.atom_ground_id[l], l);
+  std::vector<uint32_t> local_of(ground.num_atoms(), neural::kNone);  // ground atom -> local atom
+  for (uint32_t l = 0; l < net.num_atoms(); ++l) local_of[net.atom_ground_id[l]] = l;
   // Every derived atom at its predicate's level: the same layer on every rank.
   for (uint32_t l = 0; l < net.num_atoms(); ++l)
     if (net.atom_depth[l] > 0) {
@@ -249,16 +264,19 @@ void GhostCut::after_neuralize(logic::GroundSample& ground, neural::SampleNetwor
     const uint32_t l = roots[k];
     owned.emplace(program_.atom_text(ground, root_ground_[k]), Owned{l, net.atom_depth[l]});
   }
-  std::vector<uint8_t> ghost_fact(net.num_facts(), 0);
-  for (uint32_t a : ghost_ground_)
-    if (auto it = local_of.find(a); it != local_of.end()) ghost_fact[net.atom_fact[it->second]] = 1;
-  ghosts_last(net, ghost_fact);
+  // The ghosts by level, then owner (as GhostExchange receives them: each level's values
+  // then arrive where they lie, in one block).
   for (uint32_t a : ghost_ground_) {
-    auto it = local_of.find(a);
-    if (it == local_of.end()) continue;  // read only by atoms no query needs
+    if (local_of[a] == neural::kNone) continue;  // read only by atoms no query needs
     ghosts.push_back({program_.atom_text(ground, a), owner_of_symbol(ground.atom_args[ground.atom_args_begin[a]]),
-                      level_of(ground.atom_pred[a]), it->second});
+                      level_of(ground.atom_pred[a]), local_of[a]});
   }
+  std::stable_sort(ghosts.begin(), ghosts.end(), [](const Ghost& a, const Ghost& b) {
+    return a.level != b.level ? a.level < b.level : a.owner < b.owner;
+  });
+  std::vector<uint32_t> ghost_facts;
+  for (const Ghost& g : ghosts) ghost_facts.push_back(net.atom_fact[g.local]);
+  ghosts_last(net, ghost_facts);
   net.structure_hash = neural::structure_hash(net);
 }
 

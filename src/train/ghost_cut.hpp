@@ -71,7 +71,7 @@ class GhostCut final : public GroundRewrite {
 
  private:
   int owner_of_symbol(uint32_t symbol);
-  void ghosts_last(neural::SampleNetwork& net, const std::vector<uint8_t>& ghost);
+  void ghosts_last(neural::SampleNetwork& net, const std::vector<uint32_t>& ghost_facts);
   std::string predicate_key(uint32_t program_predicate) const;  // "name/arity"
   uint32_t level_of(uint32_t program_predicate) const;
 

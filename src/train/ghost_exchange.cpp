@@ -75,6 +75,7 @@ void GhostExchange::bind(const exec::Plan& plan) {
         s.size.push_back(static_cast<uint32_t>(plan.atom_shapes[0][l].size()));
         s.bytes_per_rank[r] += static_cast<int>(s.size.back());
       }
+    for (size_t k = 0; k + 1 < s.off.size(); ++k) s.contiguous = s.contiguous && s.off[k + 1] == s.off[k] + s.size[k];
     return s;
   };
   for (const Level& lv : levels_) {
@@ -128,12 +129,25 @@ void GhostExchange::exchange(const Bound::Side& out, const Bound::Side& in, cons
     send_total += send_bytes[r];
     recv_total += recv_bytes[r];
   }
-  send_buffer_.resize(send_total);
-  recv_buffer_.resize(recv_total);
-  T* s = reinterpret_cast<T*>(send_buffer_.data());
-  for (size_t k = 0; k < out.off.size(); ++k) s = std::copy_n(from + out.off[k], out.size[k], s);
-  dist::alltoallv(send_buffer_.data(), send_bytes, recv_buffer_.data(), recv_bytes);
-  const T* r = reinterpret_cast<const T*>(recv_buffer_.data());
+  // A side whose entries lie in one block (the ghosts', train/ghost_cut.cpp) is sent from or
+  // received into its place; the other goes through the buffer (one per pass direction:
+  // forward packs the owned atoms' values, backward adds the ghosts' gradients they get).
+  const bool send_direct = out.contiguous && !out.off.empty(), recv_direct = in.contiguous && !in.off.empty() && !add;
+  if (!send_direct && !recv_direct) {
+    buffer_.resize(send_total + recv_total);
+  } else {
+    buffer_.resize(std::max(send_direct ? 0 : send_total, recv_direct ? 0 : recv_total));
+  }
+  const char* send_at = send_direct ? reinterpret_cast<const char*>(from + out.off[0]) : buffer_.data();
+  char* recv_at = recv_direct ? reinterpret_cast<char*>(to + in.off[0])
+                              : buffer_.data() + (send_direct ? 0 : send_total);
+  if (!send_direct) {
+    T* s = reinterpret_cast<T*>(buffer_.data());
+    for (size_t k = 0; k < out.off.size(); ++k) s = std::copy_n(from + out.off[k], out.size[k], s);
+  }
+  dist::alltoallv(send_at, send_bytes, recv_at, recv_bytes);
+  if (recv_direct) return;
+  const T* r = reinterpret_cast<const T*>(recv_at);
   for (size_t k = 0; k < in.off.size(); ++k) {
     T* at = to + in.off[k];
     if (add)

@@ -58,6 +58,7 @@ class GhostExchange {
     struct Side {
       std::vector<uint32_t> off, size;
       std::vector<int> bytes_per_rank;  // in entries until scaled by sizeof(T)
+      bool contiguous = true;            // entry k + 1 lies right after entry k
     };
     std::vector<Side> send, recv;
     std::vector<uint32_t> cut;     // per level: the first step above depth `level`
@@ -73,7 +74,7 @@ class GhostExchange {
   std::map<const exec::Plan*, Bound> bound_;
   size_t ghosts_ = 0, asked_ = 0;
   uint32_t data_gradients_from_ = 0;
-  std::vector<char> send_buffer_, recv_buffer_;
+  std::vector<char> buffer_;  // what is packed to be sent or received to be added
 };
 
 }  // namespace lrnn::train
