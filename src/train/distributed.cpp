@@ -535,17 +535,24 @@ std::vector<Output> gather_outputs(const std::vector<Output>& local, const Prepa
     outputs.push_back(std::move(o));
   }
   if (set.partitioned) {  // one sample: its outputs in the order of its queries, as in one process
-    std::vector<uint32_t> order(outputs.size());
-    for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](uint32_t a, uint32_t b) { return outputs[a].example < outputs[b].example; });
-    std::vector<Output> sorted;
-    sorted.reserve(outputs.size());
-    for (uint32_t k : order) {
-      sorted.push_back(std::move(outputs[k]));
-      sorted.back().example = 0;
+    // Sorted in place (a big graph's outputs are not held twice): by query, then as gathered.
+    std::vector<std::pair<size_t, uint32_t>> order(outputs.size());
+    for (uint32_t k = 0; k < order.size(); ++k) order[k] = {outputs[k].example, k};
+    std::sort(order.begin(), order.end());
+    for (size_t k = 0; k < order.size(); ++k) {  // each cycle of the permutation walked once
+      if (order[k].second == k) continue;
+      Output held = std::move(outputs[k]);
+      size_t at = k;
+      while (order[at].second != k) {
+        const size_t from = order[at].second;
+        outputs[at] = std::move(outputs[from]);
+        order[at].second = static_cast<uint32_t>(at);
+        at = from;
+      }
+      outputs[at] = std::move(held);
+      order[at].second = static_cast<uint32_t>(at);
     }
-    return sorted;
+    for (Output& o : outputs) o.example = 0;
   }
   return outputs;
 }
@@ -555,14 +562,24 @@ Evaluation gather_evaluation(const Evaluation& local, const PreparedSet& set, Lo
   ev.outputs = gather_outputs(local.outputs, set);
   double metrics[4] = {0, 0, 0, 0};
   if (is_root()) {
+    // The outputs' texts, targets and values lent to the metrics and given back (a big
+    // graph's are not held twice).
     std::vector<OutputInfo> infos;
     std::vector<std::vector<double>> values, predictions;
-    for (const Output& o : ev.outputs) {
-      infos.push_back({static_cast<uint32_t>(o.example), 0, o.query, o.target, o.importance, o.listed_target});
-      values.push_back(o.value);
+    infos.reserve(ev.outputs.size());
+    values.reserve(ev.outputs.size());
+    for (Output& o : ev.outputs) {
+      infos.push_back({static_cast<uint32_t>(o.example), 0, std::move(o.query), std::move(o.target), o.importance,
+                       o.listed_target});
+      values.push_back(std::move(o.value));
     }
     ev.metrics = metrics_of(loss_kind, infos, values, &predictions);
-    for (size_t o = 0; o < ev.outputs.size(); ++o) ev.outputs[o].prediction = std::move(predictions[o]);
+    for (size_t o = 0; o < ev.outputs.size(); ++o) {
+      ev.outputs[o].query = std::move(infos[o].text);
+      ev.outputs[o].target = std::move(infos[o].target);
+      ev.outputs[o].value = std::move(values[o]);
+      ev.outputs[o].prediction = std::move(predictions[o]);
+    }
     metrics[0] = ev.metrics.loss;
     metrics[1] = ev.metrics.accuracy;
     metrics[2] = ev.metrics.auc;

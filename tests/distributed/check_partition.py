@@ -77,6 +77,11 @@ def same_training_over_ranks(lrnn, tmp, args):
         outputs = report["outputs"]
         check([o["query"] for o in outputs] == [o["query"] for o in plain["outputs"]],
               f"{ranks} rank(s): rank 0 reports every output in the queries' order")
+        # One number per output (a scalar query; "output" is a list for a bigger value).
+        dv = max((abs(o["output"] - p["output"]) / max(abs(p["output"]), 1e-300)
+                  for o, p in zip(outputs, plain["outputs"])), default=1.0)
+        check(dv <= TOLERANCE, f"{ranks} rank(s): each output's value is one process's (max relative difference "
+                               f"{dv:.3g} <= {TOLERANCE})")
         if ranks > 1:
             part = report["ranks"].get("partition")
             check(part is not None, f"{ranks} ranks: --json reports the partition per rank")
