@@ -623,6 +623,18 @@ void SampleSteps::build_float_facts(const PreparedSet& set) {
   facts32_begin_ = std::move(begin);
 }
 
+void SampleSteps::release_gradients(size_t min_values) {
+  const auto release = [&](auto& workspaces) {
+    for (auto& ws : workspaces)
+      if (ws.grads.size() >= min_values) {
+        std::remove_reference_t<decltype(ws.grads)>().swap(ws.grads);
+        ws.grads_zero = false;
+      }
+  };
+  release(workspaces_);
+  release(workspaces32_);
+}
+
 SampleSteps& Engine::steps_for(const PreparedSet& set) const {
   auto it = sample_steps_.find(set.id);
   if (it != sample_steps_.end()) return *it->second;
@@ -917,6 +929,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     fill_untrained_outputs(train_set, ev, result.last_epoch_outputs);
   }
   if (result.stopped_early) stopping.restore(model_.params.values, facts ? &facts->params.values : nullptr);
+  steps_for(train_set).release_gradients(release_gradients_from);
   result.train_seconds = seconds_since(t_train);
   return result;
 }

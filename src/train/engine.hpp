@@ -227,6 +227,10 @@ class SampleSteps {
     if (per_thread.empty()) per_thread.resize(1);
     return per_thread.front();
   }
+  // Gives back the gradient buffers of the workspaces holding at least `min_values` of them:
+  // after training, evaluation and the outputs read values only (a big graph's gradients
+  // are a quarter of its peak memory; the next run writes them afresh).
+  void release_gradients(size_t min_values);
   // Builds the plans of the samples `locals` that have none yet (in parallel).
   void plan_ahead(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals);
   size_t cached_plans() const { return plans_.size(); }
@@ -364,7 +368,11 @@ class Engine {
   Evaluation evaluate(const PreparedSet& set, LossKind loss, Dtype dtype = Dtype::Float64) const;
 
   // Trains on `train`; `test` (may be null) is evaluated after every epoch. The callback
-  // (may be empty) sees each epoch and may return false to stop.
+  // (may be empty) sees each epoch and may return false to stop. At its end the gradient
+  // buffers of `train`'s workspaces holding at least `release_gradients_from` values are
+  // given back (SampleSteps::release_gradients): a big graph's are not held through its
+  // evaluation and outputs, and the next call writes them afresh.
+  size_t release_gradients_from = size_t{1} << 22;
   TrainResult train(const PreparedSet& train, const PreparedSet* test, const TrainConfig& config,
                     const std::function<bool(const EpochInfo&)>& on_epoch = {});
 

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -113,6 +114,30 @@ struct GraphNetwork {
 };
 
 TEST(QueryBatches, AStepIsTheWholeNetworksStepOnTheBatchsLoss) { expect_steps_of_the_whole_network({}); }
+
+// Training gives its workspaces' gradient buffers back at its end when they are big
+// (Engine::release_gradients_from): two calls of two epochs each, with and without the
+// buffers given back between them, train the same parameters bit for bit, and evaluation
+// after a release reads the same values.
+TEST(QueryBatches, GradientsGivenBackAfterTrainingChangeNothing) {
+  lrnn::train::TrainConfig config;
+  config.epochs = 2;
+  config.optimizer.lr = 0.05;
+  config.shuffle = false;
+  std::vector<std::vector<double>> params;
+  std::vector<double> losses;
+  for (size_t from : {size_t{0}, std::numeric_limits<size_t>::max()}) {
+    GraphNetwork graph;
+    graph.engine.release_gradients_from = from;
+    for (int call = 0; call < 2; ++call) graph.engine.train(graph.set, nullptr, config);
+    params.push_back(graph.engine.model().params.values);
+    losses.push_back(graph.engine.evaluate(graph.set, config.loss).metrics.loss);
+  }
+  ASSERT_EQ(params[0].size(), params[1].size());
+  for (size_t k = 0; k < params[0].size(); ++k) EXPECT_EQ(params[0][k], params[1][k]) << k;
+  EXPECT_EQ(losses[0], losses[1]);
+  EXPECT_NE(params[0], lrnn::train::Engine{lrnn::parse_template(kTemplate)}.model().params.values);
+}
 
 TEST(QueryBatches, AFanoutAboveEveryDegreeStepsAsTheWholeNetwork) {
   // Every node has degree 6: 7 (and 50) per hop keep every ground rule, so a step is the
