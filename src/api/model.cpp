@@ -418,7 +418,7 @@ struct Model::Impl {
     set.owned_first = plan.owned.first - plan.held.first;
     set.owned_last = plan.owned.last - plan.held.first;
     std::vector<uint32_t> counts(set.size(), 0), costs;
-    for (const train::OutputInfo& o : set.outputs) counts[o.sample] += o.target.empty() ? 0 : 1;
+    for (const train::OutputInfo& o : set.outputs) counts[o.sample] += o.training_target().empty() ? 0 : 1;
     for (size_t i = set.owned_first; i < set.owned_last; ++i)
       costs.push_back(static_cast<uint32_t>(set.networks[i].num_atoms() + set.networks[i].inputs.size()));
     set.global_target_counts = train::dist::allgather({counts.begin() + set.owned_first,

@@ -557,10 +557,75 @@ std::vector<Output> gather_outputs(const std::vector<Output>& local, const Prepa
   return outputs;
 }
 
+namespace {
+
+// Metrics as four numbers, rank 0's sent to every rank.
+void broadcast_metrics(Metrics& m) {
+  double v[4] = {m.loss, m.accuracy, m.auc, static_cast<double>(m.count)};
+  broadcast_from_root(v, 4);
+  m.loss = v[0];
+  m.accuracy = v[1];
+  m.auc = v[2];
+  m.count = static_cast<size_t>(v[3]);
+}
+
+}  // namespace
+
+std::pair<Metrics, Metrics> split_metrics(const PreparedSet& set, const std::vector<std::vector<double>>& values,
+                                          LossKind loss_kind) {
+  std::vector<char> mine;
+  for (size_t k = 0; k < set.outputs.size(); ++k) {
+    const OutputInfo& o = set.outputs[k];
+    if (o.split == QuerySplit::Train) continue;
+    put_u32(mine, set.partition_order.at(k));
+    put_u32(mine, static_cast<uint32_t>(o.split));
+    put_doubles(mine, o.target);
+    put_doubles(mine, values.at(k));
+    put_doubles(mine, {o.importance, o.listed_target ? 1.0 : 0.0});
+  }
+  const std::vector<char> all = gather_to_root(mine);
+  std::pair<Metrics, Metrics> out;
+  if (is_root()) {
+    struct Gathered {
+      uint32_t query = 0, arrival = 0;
+      OutputInfo info;
+      std::vector<double> value;
+    };
+    std::vector<Gathered> got;
+    for (Reader in{all}; !in.done();) {
+      Gathered g;
+      g.query = in.u32();
+      g.arrival = static_cast<uint32_t>(got.size());
+      g.info.split = static_cast<QuerySplit>(in.u32());
+      g.info.target = in.doubles();
+      g.value = in.doubles();
+      const std::vector<double> extra = in.doubles();  // importance, listed target
+      g.info.importance = extra.at(0);
+      g.info.listed_target = extra.at(1) != 0;
+      got.push_back(std::move(g));
+    }
+    // In the queries' order (as one process sums them), a query's matches as they came.
+    std::sort(got.begin(), got.end(), [](const Gathered& a, const Gathered& b) {
+      return a.query != b.query ? a.query < b.query : a.arrival < b.arrival;
+    });
+    std::vector<OutputInfo> infos;
+    std::vector<std::vector<double>> vals;
+    for (Gathered& g : got) {
+      infos.push_back(std::move(g.info));
+      vals.push_back(std::move(g.value));
+    }
+    out = {metrics_of_split(loss_kind, infos, vals, QuerySplit::Validation),
+           metrics_of_split(loss_kind, infos, vals, QuerySplit::Test)};
+  }
+  broadcast_metrics(out.first);
+  broadcast_metrics(out.second);
+  return out;
+}
+
 Evaluation gather_evaluation(const Evaluation& local, const PreparedSet& set, LossKind loss_kind) {
   Evaluation ev;
   ev.outputs = gather_outputs(local.outputs, set);
-  double metrics[4] = {0, 0, 0, 0};
+  ev.has_splits = local.has_splits;
   if (is_root()) {
     // The outputs' texts, targets and values lent to the metrics and given back (a big
     // graph's are not held twice).
@@ -570,26 +635,28 @@ Evaluation gather_evaluation(const Evaluation& local, const PreparedSet& set, Lo
     values.reserve(ev.outputs.size());
     for (Output& o : ev.outputs) {
       infos.push_back({static_cast<uint32_t>(o.example), 0, std::move(o.query), std::move(o.target), o.importance,
-                       o.listed_target});
+                       o.listed_target, o.split});
       values.push_back(std::move(o.value));
     }
     ev.metrics = metrics_of(loss_kind, infos, values, &predictions);
+    if (ev.has_splits) {  // as one process computes them (Engine::evaluate)
+      ev.train = metrics_of_split(loss_kind, infos, values, QuerySplit::Train);
+      ev.validation = metrics_of_split(loss_kind, infos, values, QuerySplit::Validation);
+      ev.test = metrics_of_split(loss_kind, infos, values, QuerySplit::Test);
+    }
     for (size_t o = 0; o < ev.outputs.size(); ++o) {
       ev.outputs[o].query = std::move(infos[o].text);
       ev.outputs[o].target = std::move(infos[o].target);
       ev.outputs[o].value = std::move(values[o]);
       ev.outputs[o].prediction = std::move(predictions[o]);
     }
-    metrics[0] = ev.metrics.loss;
-    metrics[1] = ev.metrics.accuracy;
-    metrics[2] = ev.metrics.auc;
-    metrics[3] = static_cast<double>(ev.metrics.count);
   }
-  broadcast_from_root(metrics, 4);
-  ev.metrics.loss = metrics[0];
-  ev.metrics.accuracy = metrics[1];
-  ev.metrics.auc = metrics[2];
-  ev.metrics.count = static_cast<size_t>(metrics[3]);
+  broadcast_metrics(ev.metrics);
+  if (ev.has_splits) {
+    broadcast_metrics(ev.train);
+    broadcast_metrics(ev.validation);
+    broadcast_metrics(ev.test);
+  }
   return ev;
 }
 

@@ -153,6 +153,13 @@ Evaluation gather_evaluation(const Evaluation& local, const PreparedSet& set, Lo
 // global sample indices; the other ranks get none.
 std::vector<Output> gather_outputs(const std::vector<Output>& local, const PreparedSet& set);
 
+// The validation and test metrics of a partitioned sample's query split from one pass:
+// `values` are this rank's outputs' (set.outputs order); the outputs of both parts are
+// gathered to rank 0 in the queries' order, which computes the metrics as one process
+// does and sends them to every rank.
+std::pair<Metrics, Metrics> split_metrics(const PreparedSet& set, const std::vector<std::vector<double>>& values,
+                                          LossKind loss);
+
 // Test hook of the fault tests: the rank named by LRNN_TEST_KILL_RANK kills itself
 // (SIGKILL) when epoch LRNN_TEST_KILL_EPOCH starts, as a crashed host would.
 void maybe_kill_for_test(int epoch);

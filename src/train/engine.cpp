@@ -678,8 +678,8 @@ Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dt
   }
   Evaluation ev;
   ev.metrics = metrics_of(loss_kind, set.outputs, values, &predictions);
-  if (set.has_query_split() && !set.sharded()) {
-    ev.has_splits = true;
+  ev.has_splits = set.has_query_split();
+  if (ev.has_splits && !set.sharded()) {  // a sharded set's: of every rank's outputs (gather_evaluation)
     ev.train = metrics_of_split(loss_kind, set.outputs, values, QuerySplit::Train);
     ev.validation = metrics_of_split(loss_kind, set.outputs, values, QuerySplit::Validation);
     ev.test = metrics_of_split(loss_kind, set.outputs, values, QuerySplit::Test);
@@ -758,14 +758,15 @@ size_t training_targets(const PreparedSet& batch) {
 }
 
 // A query split reports its own test queries: a separate test set as well would give two
-// test metrics under one name. Sharded (MPI) training of a split is not implemented yet.
+// test metrics under one name. Over MPI ranks a split is trained on one partitioned sample
+// (dist::split_metrics); samples sharded by sample are not (yet).
 void refuse_split_with(const PreparedSet& train_set, const PreparedSet* test) {
   if (test)
     throw Error(ErrorKind::Semantic, "the training data has a query split (its own validation and test queries): "
                                      "give no separate test set as well");
-  if (train_set.sharded())
-    throw Error(ErrorKind::Semantic, "a query split cannot be trained sharded over MPI ranks yet: train it in one "
-                                     "process");
+  if (train_set.sharded() && !train_set.partitioned && dist::world().size > 1)
+    throw Error(ErrorKind::Semantic, "a query split of several samples cannot be trained sharded over MPI ranks yet: "
+                                     "train it in one process (one sample, a graph, is partitioned over the ranks)");
 }
 
 // An epoch's report of a query split's validation and test queries (a part without
@@ -893,7 +894,10 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       report.has_test = true;
       report.test = evaluate(*test, config.loss, config.dtype).metrics;
     }
-    if (split_from_passes) {  // the epoch's passes computed every output
+    if (split_from_passes && train_set.partitioned) {  // every rank's passes computed its part's outputs
+      const auto [validation, test_part] = dist::split_metrics(train_set, result.last_epoch_outputs, config.loss);
+      report_split(report, validation, test_part);
+    } else if (split_from_passes) {  // the epoch's passes computed every output
       const auto& values = result.last_epoch_outputs;
       report_split(report, metrics_of_split(config.loss, train_set.outputs, values, QuerySplit::Validation),
                    metrics_of_split(config.loss, train_set.outputs, values, QuerySplit::Test));

@@ -164,6 +164,44 @@ def resume_on_other_ranks(lrnn, tmp, args):
     check(d <= TOLERANCE, f"resume: 2 then 3 ranks vs one process twice: max relative weight difference {d:.3g}")
 
 
+def query_split_over_ranks(lrnn, args):
+    """A query split (PyG's node masks) of a partitioned sample: only training queries give
+    gradient; every epoch's validation and test metrics, the final split metrics and the
+    epoch early stopping picks are one process's on 1, 2 and 3 ranks."""
+    split = args + ["--epochs", 6, "--query-split", "0.6,0.2,0.2", "--patience", 2, "--json"]
+    r = subprocess.run([str(lrnn)] + [str(a) for a in split], capture_output=True, text=True,
+                       env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=180)
+    check(r.returncode == 0, f"query split: one process trains {r.stderr[-800:]}")
+    if r.returncode:
+        return
+    plain = json.loads(r.stdout.strip().splitlines()[-1])
+
+    def numbers(report):
+        per_epoch = [(h[part]["loss"], h[part]["accuracy"], h[part].get("auc", 0.0))
+                     for h in report["history"] for part in ("train", "val", "test")]
+        final = [(report["splits"][part]["loss"], report["splits"][part]["accuracy"], report["splits"][part]["count"])
+                 for part in ("train", "val", "test")]
+        return per_epoch, final
+
+    plain_epochs, plain_final = numbers(plain)
+    check(plain["splits"]["val"]["count"] > 0 and plain["splits"]["test"]["count"] > 0,
+          "query split: one process reports validation and test queries")
+    for ranks in (1, 2, 3):  # one rank: a sharded set of one sample, not partitioned
+        m = mpirun(lrnn, ranks, split)
+        check(m.returncode == 0, f"query split: {ranks} ranks train {m.stderr[-800:]}")
+        if m.returncode:
+            continue
+        report = json.loads(m.stdout.strip().splitlines()[-1])
+        epochs, final = numbers(report)
+        check(len(epochs) == len(plain_epochs) and report.get("best", {}).get("epoch") == plain.get("best", {}).get("epoch"),
+              f"query split: {ranks} ranks train as many epochs and pick the same best epoch "
+              f"({report.get('best', {}).get('epoch')} vs {plain.get('best', {}).get('epoch')})")
+        d = max((abs(a - b) / max(abs(b), 1e-300) for x, y in zip(epochs + final, plain_epochs + plain_final)
+                 for a, b in zip(x, y, strict=True)), default=1.0)
+        check(d <= TOLERANCE, f"query split: {ranks} ranks' per-epoch and final split metrics are one process's "
+                              f"(max relative difference {d:.3g} <= {TOLERANCE})")
+
+
 def killed_rank(lrnn, args):
     t0 = time.monotonic()
     r = mpirun(lrnn, 2, args + ["--epochs", 30], extra_env={"LRNN_TEST_KILL_RANK": "1", "LRNN_TEST_KILL_EPOCH": "3"},
@@ -205,6 +243,7 @@ def main():
         derived_facts_keep_the_halo(lrnn, tmp, graph, args)
         arrays(lrnn, tmp, graph)
         resume_on_other_ranks(lrnn, tmp, args)
+        query_split_over_ranks(lrnn, args)
         killed_rank(lrnn, args)
         refusals(lrnn, tmp, graph)
     if FAILURES:
