@@ -94,12 +94,13 @@ class Dataset {
   // (Model::example_parameters); a fact written `$name=...` shares the name's parameter.
   Dataset with_learnable_facts() const;
   bool learnable_facts() const;
-  // The same dataset (samples, queries, split, and the identity a model's grounding of it
-  // is kept under) without its examples' facts, which are freed once no other copy holds
-  // them: after Model::prepare, one big graph trains and evaluates on a model's grounding
-  // without the compact store of its facts (docs/big_graphs.md). Anything that would read
-  // the facts again (grounding by a model that has not prepared it, a subset, a split,
-  // the network of a sample) is refused; so is a dataset with learnable facts.
+  // The same dataset (samples, their number of queries and split, and the identity a
+  // model's grounding of it is kept under) without its examples' facts and its queries'
+  // literals, which are freed once no other copy holds them: after Model::prepare, one big
+  // graph trains and evaluates on a model's grounding without the compact store of its
+  // facts (docs/big_graphs.md). Anything that would read the facts again (grounding by a
+  // model that has not prepared it, a subset, a split, the network of a sample) is refused;
+  // so is a dataset with learnable facts.
   Dataset without_facts() const;
 
   struct Impl;  // opaque: the paired samples

@@ -43,6 +43,9 @@ struct Dataset::Impl {
   // Dataset::without_facts: the samples hold their heads and queries only; only a model
   // that prepared the dataset before may use it.
   bool facts_released = false;
+  // Then the queries' literals are dropped too (a big graph's query per node: ~0.3 KB each;
+  // the model's grounding holds what its outputs need): per sample, how many it had.
+  std::vector<uint32_t> released_queries;
   mutable std::mutex learnable_mutex;
   mutable std::map<uint64_t, std::shared_ptr<const train::PreparedSet>> learnable_sets;
 };

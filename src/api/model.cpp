@@ -223,6 +223,11 @@ Dataset Dataset::without_facts() const {
   std::vector<train::Sample> heads = impl_->samples.without_facts();  // their ExampleAst::facts are empty
   // Nothing left reads the facts' text: the heads keep what their own spans show.
   keep_only_what_spans_show(heads);
+  impl->released_queries.reserve(heads.size());
+  for (train::Sample& h : heads) {
+    impl->released_queries.push_back(static_cast<uint32_t>(h.queries.size()));
+    std::vector<Literal>().swap(h.queries);
+  }
   impl->samples = train::SampleStore(std::move(heads));
   impl->id = impl_->id;  // a model's grounding of the dataset stays its grounding of this one
   impl->shard_first = impl_->shard_first;
@@ -266,7 +271,10 @@ std::pair<Dataset, Dataset> Dataset::split(double test_fraction, uint64_t seed) 
 
 size_t Dataset::num_queries() const {
   size_t n = 0;
-  for (const train::Sample& s : impl_->samples.without_facts()) n += s.queries.size();
+  if (impl_->facts_released)
+    for (uint32_t count : impl_->released_queries) n += count;
+  else
+    for (const train::Sample& s : impl_->samples.without_facts()) n += s.queries.size();
   return n;
 }
 
@@ -285,7 +293,14 @@ Dataset Dataset::with_query_split(double train, double val, double test, uint64_
   return with_query_splits(train::random_query_split(num_queries(), train, val, test, seed));
 }
 
-std::vector<QuerySplit> Dataset::query_splits() const { return impl_->samples.query_splits(); }
+std::vector<QuerySplit> Dataset::query_splits() const {
+  if (!impl_->facts_released) return impl_->samples.query_splits();
+  std::vector<QuerySplit> out;
+  const std::vector<train::Sample>& heads = impl_->samples.without_facts();
+  for (size_t i = 0; i < heads.size(); ++i)
+    for (uint32_t q = 0; q < impl_->released_queries[i]; ++q) out.push_back(heads[i].split_of(q));
+  return out;
+}
 
 bool Dataset::has_query_split() const {
   for (const train::Sample& s : impl_->samples.without_facts())

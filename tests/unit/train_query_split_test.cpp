@@ -252,6 +252,8 @@ TEST(QuerySplit, AModelThatPreparedADatasetTrainsOnItWithoutItsFacts) {
   const lrnn::Dataset without = split.without_facts();
   EXPECT_EQ(without.size(), split.size());
   EXPECT_EQ(without.query_splits(), split.query_splits());
+  EXPECT_EQ(without.num_queries(), split.num_queries());  // its queries' literals are dropped, not their count
+  EXPECT_TRUE(without.has_query_split());
   const lrnn::TrainReport a = kept.train(split);
   const lrnn::TrainReport b = released.train(without);
   ASSERT_EQ(b.history.size(), 4u);
