@@ -63,3 +63,40 @@ def test_one_sample_partitioned_over_two_ranks_trains_as_one(tmp_path, mpirun_py
     for name, values in results[1]["weights"].items():
         difference = max(abs(a - b) for a, b in zip(_flat(values), _flat(results[2]["weights"][name])))
         assert difference <= 1e-12 * scale, (name, difference)
+
+
+SPLIT_SCRIPT = """
+import json, sys
+import lrnn.distributed as dist
+from lrnn import Adam, FileDataset, Settings
+from lrnn.model import Model
+
+model = Model(template_file=sys.argv[1]).build(Settings(optimizer=Adam(lr=0.01), epochs=4, seed=3))
+data = model.build_dataset(FileDataset(examples_file=sys.argv[2], queries_file=sys.argv[3]), split=(0.6, 0.2, 0.2))
+history = model.train(data, progress=False)
+out = {"train": history.train_losses, "val": history.val_losses + history.val_accuracies,
+       "test": history.test_losses + history.test_accuracies}
+with open(f"{sys.argv[4]}.{dist.rank()}", "w") as fp:
+    json.dump(out, fp)
+"""
+
+
+def test_a_query_split_partitioned_over_two_ranks_reports_as_one(tmp_path, mpirun_python):
+    """PyG's node masks on one partitioned graph: every epoch's training, validation and test
+    numbers of 2 ranks are one rank's (docs/distributed.md "Query splits")."""
+    graph = tmp_path / "planted"
+    subprocess.run([sys.executable, str(ROOT / "examples/big_graphs/planted_partition.py"), "--nodes", "300",
+                    "--degree", "4", "--seed", "1", "--out", str(graph)], check=True, capture_output=True)
+    script = tmp_path / "split.py"
+    script.write_text(SPLIT_SCRIPT)
+    results = {}
+    for ranks in (1, 2):
+        out = tmp_path / f"split{ranks}"
+        run = mpirun_python(ranks, script, ROOT / "examples/big_graphs/gcn.lrnn", f"{graph}.examples.txt",
+                            f"{graph}.queries.txt", out)
+        assert run.returncode == 0, run.stderr[-3000:]
+        results[ranks] = json.loads(Path(f"{out}.0").read_text())
+    assert len(results[1]["val"]) == 8 and len(results[1]["test"]) == 8  # 4 epochs: losses, then accuracies
+    for part in ("train", "val", "test"):
+        for a, b in zip(results[2][part], results[1][part], strict=True):
+            assert abs(a - b) <= 1e-12 * max(abs(b), 1e-12), (part, a, b)
