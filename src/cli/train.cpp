@@ -284,7 +284,7 @@ bool show_progress(const EpochInfo& r, int first_epoch, int epochs, int total, i
     const int filled = epochs > 0 ? width * run_epoch / epochs : width;
     std::string bar(filled, '#');
     bar.resize(width, '.');
-    std::fprintf(stderr, "\r[%s] %s", bar.c_str(), epoch_line(r, total).c_str());
+    std::fprintf(stderr, "\r\033[K[%s] %s", bar.c_str(), epoch_line(r, total).c_str());
     if (run_epoch == epochs) std::fprintf(stderr, "\n");
     std::fflush(stderr);
   } else if (r.epoch % every == 0 || r.epoch == total) {
@@ -292,6 +292,36 @@ bool show_progress(const EpochInfo& r, int first_epoch, int epochs, int total, i
   }
   return true;
 }
+
+// On a terminal, what the build is doing before the first epoch's bar (a 2M-node graph
+// reads, grounds and plans for a minute): one line, overwritten by the next phase and
+// cleared by the bar. Silent elsewhere (logs and scripts read the epochs' lines only).
+class BuildStatus {
+ public:
+  explicit BuildStatus(bool show) : show_(show) {}
+  ~BuildStatus() { clear(); }  // also when an error ends the command: its message starts the line
+  BuildStatus(const BuildStatus&) = delete;
+  BuildStatus& operator=(const BuildStatus&) = delete;
+  void phase(const std::string& what) {
+    if (!show_) return;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    std::fprintf(stderr, "\r\033[K[%6.1f s] %s ...", s, what.c_str());
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  // The epochs' bar wrote over the line (and ended it).
+  void replaced() { shown_ = false; }
+  void clear() {
+    if (!show_ || !shown_) return;
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+    shown_ = false;
+  }
+
+ private:
+  bool show_, shown_ = false;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
 
 // What each rank of an MPI job held (in rank order): the training examples it parsed, the
 // samples it grounded, and its peak memory (MB). Every rank calls this (an allgather).
@@ -437,17 +467,23 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
     for (const char* option : {"--negatives", "--corrupt", "--margin", "--ranking"})
       if (cmd.count(option))
         cli::usage_error(std::string(option) + " belongs to link prediction: give --link-prediction too");
+  BuildStatus status(::isatty(STDERR_FILENO) && is_root_process());
+  status.phase("reading " + (o.dataset.empty() ? o.examples_path : o.dataset));
   auto [train_data, test_data] = load_datasets(o, model.settings().seed);
   const bool has_test = test_data.size() > 0;
   // Grounded now, the datasets' facts are dropped before training: nothing after reads
   // them, and for one big graph their store is a third of the peak memory
   // (docs/big_graphs.md). Link prediction grounds its encoder in train.
   if (!model.settings().link_prediction) {
+    status.phase("grounding " + std::to_string(train_data.size()) + " sample(s)");
     model.prepare(train_data);
+    status.clear();
     cli::warn_underivable_queries(model, train_data, "training data");
     train_data = train_data.without_facts();
     if (has_test) {
+      status.phase("grounding " + std::to_string(test_data.size()) + " test sample(s)");
       model.prepare(test_data);
+      status.clear();
       cli::warn_underivable_queries(model, test_data, "test data");
       test_data = test_data.without_facts();
     }
@@ -476,7 +512,10 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
     return true;
   };
   StopOnSignal stop_on_signal;
+  status.phase("planning and epoch " + std::to_string(first_epoch + 1));
   const TrainReport result = model.train(train_data, has_test ? &test_data : nullptr, on_epoch);
+  if (result.epochs > 0) status.replaced();
+  status.clear();
   if (tty && result.epochs < o.epochs) std::fprintf(stderr, "\n");
   const double build_s = load_s + result.build_seconds;
 
