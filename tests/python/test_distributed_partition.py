@@ -43,12 +43,14 @@ def _flat(values):
     return [values]
 
 
-def test_one_sample_partitioned_over_two_ranks_trains_as_one(tmp_path, mpirun_python):
+def _rank0_results(tmp_path, mpirun_python, script_text):
+    """`script_text` run on a 300-node planted graph by 1 and 2 ranks: rank 0's JSON of each."""
     graph = tmp_path / "planted"
-    subprocess.run([sys.executable, str(ROOT / "examples/big_graphs/planted_partition.py"), "--nodes", "300",
-                    "--degree", "4", "--seed", "1", "--out", str(graph)], check=True, capture_output=True)
-    script = tmp_path / "train.py"
-    script.write_text(SCRIPT)
+    if not Path(f"{graph}.examples.txt").exists():
+        subprocess.run([sys.executable, str(ROOT / "examples/big_graphs/planted_partition.py"), "--nodes", "300",
+                        "--degree", "4", "--seed", "1", "--out", str(graph)], check=True, capture_output=True)
+    script = tmp_path / "script.py"
+    script.write_text(script_text)
     results = {}
     for ranks in (1, 2):
         out = tmp_path / f"result{ranks}"
@@ -56,6 +58,11 @@ def test_one_sample_partitioned_over_two_ranks_trains_as_one(tmp_path, mpirun_py
                             f"{graph}.queries.txt", out)
         assert run.returncode == 0, run.stderr[-3000:]
         results[ranks] = json.loads(Path(f"{out}.0").read_text())
+    return results
+
+
+def test_one_sample_partitioned_over_two_ranks_trains_as_one(tmp_path, mpirun_python):
+    results = _rank0_results(tmp_path, mpirun_python, SCRIPT)
     assert len(results[2]["queries"]) == 300
     assert results[2]["queries"] == results[1]["queries"]  # rank 0: every output, in order
     assert abs(results[2]["loss"] - results[1]["loss"]) <= 1e-12 * abs(results[1]["loss"])
@@ -84,18 +91,7 @@ with open(f"{sys.argv[4]}.{dist.rank()}", "w") as fp:
 def test_a_query_split_partitioned_over_two_ranks_reports_as_one(tmp_path, mpirun_python):
     """PyG's node masks on one partitioned graph: every epoch's training, validation and test
     numbers of 2 ranks are one rank's (docs/distributed.md "Query splits")."""
-    graph = tmp_path / "planted"
-    subprocess.run([sys.executable, str(ROOT / "examples/big_graphs/planted_partition.py"), "--nodes", "300",
-                    "--degree", "4", "--seed", "1", "--out", str(graph)], check=True, capture_output=True)
-    script = tmp_path / "split.py"
-    script.write_text(SPLIT_SCRIPT)
-    results = {}
-    for ranks in (1, 2):
-        out = tmp_path / f"split{ranks}"
-        run = mpirun_python(ranks, script, ROOT / "examples/big_graphs/gcn.lrnn", f"{graph}.examples.txt",
-                            f"{graph}.queries.txt", out)
-        assert run.returncode == 0, run.stderr[-3000:]
-        results[ranks] = json.loads(Path(f"{out}.0").read_text())
+    results = _rank0_results(tmp_path, mpirun_python, SPLIT_SCRIPT)
     assert len(results[1]["val"]) == 8 and len(results[1]["test"]) == 8  # 4 epochs: losses, then accuracies
     for part in ("train", "val", "test"):
         for a, b in zip(results[2][part], results[1][part], strict=True):
