@@ -22,7 +22,10 @@ TEMPLATE = ("h(X) :- {2,2} x(Y), *edge(X, Y). [aggregation=sum]\n"
 
 
 def stderr_on_a_terminal(args, cwd):
-    master, slave = pty.openpty()
+    try:
+        master, slave = pty.openpty()
+    except OSError as e:  # a container without /dev/ptmx
+        pytest.skip(f"no pseudo-terminal here ({e})")
     run = subprocess.run([str(LRNN)] + args, stdout=subprocess.PIPE, stderr=slave, cwd=cwd, timeout=120)
     os.close(slave)
     chunks = []
