@@ -25,7 +25,8 @@ examples/big_graphs/planted_partition.py --nodes 200000 --degree 10 --seed 1 if 
 float64, the whole graph per step. Printed per rank count against the one-rank run: the
 loss's relative difference, the busiest rank's share of the work (plan values), each
 rank's peak RSS over one rank's, the facts each rank held and the edge cut, and the epoch's
-speed-up. Writes bench/results/distributed_big_graph.json.
+speed-up. --repeat R runs the rank counts R times in turn (1, 2, 1, 2, ...) and prints each
+round's ratios and the median speed-up. Writes bench/results/distributed_big_graph.json.
 """
 from __future__ import annotations
 
@@ -70,8 +71,8 @@ def run_big_graph(args, ranks: int) -> dict:
             "partition": j["ranks"].get("partition")}
 
 
-def big_graph(args) -> int:
-    big_graph_files(args.graph)
+def big_graph_round(args) -> list:
+    """One run per rank count of --ranks, in order; ratios against this round's one rank."""
     rows = []
     for ranks in [int(r) for r in args.ranks.split(",")]:
         row = run_big_graph(args, ranks)
@@ -94,40 +95,40 @@ def big_graph(args) -> int:
                      f", ghosts {part.get('ghosts')} (cut at ghosts: {part.get('ghost_exchange')}), rank 0 sent "
                      f"{(row.get('exchange_bytes') or 0) / 1e6:.1f} MB of ghost values and gradients")
         print(line + f"  (peak RSS MB {row['max_rss_mb']})", flush=True)
-    ok = all(r["available"] for r in rows) and all(r.get("loss_rel_diff", 0) <= 1e-9 for r in rows)
+    return rows
+
+
+def big_graph(args) -> int:
+    big_graph_files(args.graph)
+    # --repeat rounds alternate the rank counts, so that the machine's drift (this VM's epochs
+    # move by +-30% from minute to minute) falls on both sides of each ratio alike.
+    rounds = []
+    for r in range(args.repeat):
+        if args.repeat > 1:
+            print(f"round {r + 1} of {args.repeat}", flush=True)
+        rounds.append(big_graph_round(args))
+    rows = rounds[0]
+    summary = {}
+    for k, row in enumerate(rows):
+        if row.get("ranks", 1) > 1 and all(len(rd) > k and "speedup" in rd[k] for rd in rounds):
+            speedups = sorted(rd[k]["speedup"] for rd in rounds)
+            rss = [max(rd[k]["rss_share"]) for rd in rounds]
+            summary[str(row["ranks"])] = {"speedups": speedups, "median_speedup": speedups[len(speedups) // 2],
+                                          "max_rss_share": rss}
+            if args.repeat > 1:
+                print(f"{row['ranks']} ranks over {args.repeat} rounds: speed-ups "
+                      f"{', '.join(f'{x:.2f}x' for x in speedups)} (median {speedups[len(speedups) // 2]:.2f}x); "
+                      f"busiest rank's RSS {', '.join(f'{x * 100:.1f}%' for x in rss)} of one rank's", flush=True)
+    ok = all(r["available"] and r.get("loss_rel_diff", 0) <= 1e-9 for rd in rounds for r in rd)
     result = {**benchlib.header(), "benchmark": "distributed_big_graph", "graph": os.path.basename(args.graph),
               "threads_per_rank": args.threads, "bind_to": args.bind_to, "epochs": args.epochs, "rows": rows,
-              "load_average": os.getloadavg()[0]}
+              "rounds": rounds, "summary": summary, "load_average": os.getloadavg()[0]}
     out = os.path.join(os.path.dirname(args.output), "distributed_big_graph.json")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as fp:
         json.dump(result, fp, indent=1)
     print(f"load average {os.getloadavg()[0]:.2f}; wrote {os.path.relpath(out)}")
     return 0 if ok else 1
-
-
-def run_ranks(args, ranks: int) -> dict:
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    cmd = ["mpirun", "--oversubscribe", "--bind-to", args.bind_to, "-np", str(ranks), os.path.join(args.build, "lrnn"),
-           "train", TEMPLATE, "--dataset", "tu:" + args.dataset, "--loss", "crossentropy", "--lr", str(args.lr),
-           "--batch-size", str(args.batch_size), "--epochs", str(args.epochs), "--seed", str(args.seed), "--json"]
-    run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
-    j = benchlib.last_json_object(run.stdout)
-    if run.returncode != 0 or not j:
-        return {"ranks": ranks, "available": False, "reason": (run.stderr or run.stdout).strip()[-500:]}
-    t = j["timing"]
-    step_s = t["step_compute_s"] + t["imbalance_wait_s"] + t["allreduce_s"]
-    return {"ranks": ranks, "available": True, "epoch_min_s": min(t["epochs_s"]), "epochs_s": t["epochs_s"],
-            "train_s": t["train_s"], "build_s": t["build_s"], "step_compute_s": t["step_compute_s"],
-            "imbalance_wait_s": t["imbalance_wait_s"], "allreduce_s": t["allreduce_s"],
-            "allreduce_share": t["allreduce_s"] / step_s if step_s else 0.0,
-            "wait_share": t["imbalance_wait_s"] / step_s if step_s else 0.0,
-            "loss": j["loss"], "accuracy": j["accuracy"], "parameters": j["parameters"], "samples": j["samples"],
-            # Plan values computed by all ranks over those of each step's busiest rank: the
-            # speed-up the split of the batches allows on idle cores, whatever the load.
-            "work_balance": t["work"]["total"] / t["work"]["max_rank"] if t["work"]["max_rank"] else 0.0,
-            "examples_parsed": j["ranks"]["examples_parsed"], "max_rss_mb": j["ranks"]["max_rss_mb"]}
 
 
 def main() -> int:
@@ -146,6 +147,8 @@ def main() -> int:
     parser.add_argument("--output", default=os.path.join(benchlib.RESULTS, "distributed.json"))
     parser.add_argument("--big-graph", action="store_true", help="one big sample partitioned over the ranks")
     parser.add_argument("--graph", default=BIG_GRAPH, help="--big-graph: path prefix of the planted graph's files")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="--big-graph: rounds of --ranks, alternating (ratios per round, their median)")
     args = parser.parse_args()
     args.dataset = os.path.abspath(args.dataset)
     if not shutil.which("mpirun"):
