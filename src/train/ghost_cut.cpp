@@ -118,15 +118,27 @@ GhostCut::GhostCut(const logic::Program& program, std::map<std::string, uint32_t
 }
 
 int GhostCut::owner_of_symbol(uint32_t symbol) {
+  // Asked for every ground rule's head and inputs (millions on a big graph): the interned
+  // symbols' owners in a table by id (a graph's node names), tagged integers in a map.
+  if (!(symbol & logic::Symbols::kIntTag)) {
+    if (symbol >= owner_table_.size()) owner_table_.resize(std::max<size_t>(symbol + 1, 2 * owner_table_.size()), kUnasked);
+    int& owner = owner_table_[symbol];
+    if (owner == kUnasked) owner = owner_by_name(symbol);
+    return owner;
+  }
   auto it = owner_cache_.find(symbol);
   if (it != owner_cache_.end()) return it->second;
+  const int owner = owner_by_name(symbol);
+  owner_cache_.emplace(symbol, owner);
+  return owner;
+}
+
+int GhostCut::owner_by_name(uint32_t symbol) const {
   const logic::Symbols& symbols = program_.symbols();
   const std::string name = symbols.name(symbol);
   const auto at = owners_.find(constant_key(symbols.is_number(symbol) ? Term::Kind::Number : Term::Kind::Constant, name));
   // A constant no fact or query holds (made by a builtin): nobody's, read where it is made.
-  const int owner = at == owners_.end() ? -1 : at->second;
-  owner_cache_.emplace(symbol, owner);
-  return owner;
+  return at == owners_.end() ? -1 : at->second;
 }
 
 std::string GhostCut::predicate_key(uint32_t p) const {

@@ -81,7 +81,10 @@ class GhostCut final : public GroundRewrite {
   int rank_;
   std::map<std::string, uint32_t> levels_;
   std::set<std::string> closure_;
-  std::unordered_map<uint32_t, int> owner_cache_;
+  int owner_by_name(uint32_t symbol) const;  // the owners' entry of the symbol's text
+  static constexpr int kUnasked = -2;       // owner_table_: not looked up yet
+  std::vector<int> owner_table_;            // by interned symbol id
+  std::unordered_map<uint32_t, int> owner_cache_;  // tagged integers
   std::vector<uint32_t> ghost_ground_;  // ground ids of the ghosts, before neuralizing
   std::vector<uint32_t> root_ground_;   // owned derived atoms kept as roots
 };
