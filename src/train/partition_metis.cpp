@@ -25,34 +25,50 @@ std::vector<int> metis_owners(size_t num_constants, std::span<const uint64_t> fa
   if (size < 2 || num_constants < static_cast<size_t>(size)) return {};
   // The graph: constants adjacent when they share a fact, each pair weighted by the facts
   // they share; each constant weighted by 1 + its facts (its share of the grounding's work).
-  std::vector<std::vector<std::pair<uint32_t, idx_t>>> adjacent(num_constants);
+  // Built in two passes over the facts into one array (a list per constant cost a big
+  // graph's build a malloc per edge): each constant's neighbours, then sorted and merged.
+  const size_t num_facts = fact_begin.empty() ? 0 : fact_begin.size() - 1;
   std::vector<idx_t> vertex_weight(num_constants, 1);
+  std::vector<size_t> begin(num_constants + 1, 0);
   std::vector<uint32_t> fact;
-  for (size_t f = 0; f + 1 < fact_begin.size(); ++f) {
+  const auto distinct_constants = [&](size_t f) {
     fact.assign(fact_constants.begin() + static_cast<ptrdiff_t>(fact_begin[f]),
                 fact_constants.begin() + static_cast<ptrdiff_t>(fact_begin[f + 1]));
     std::sort(fact.begin(), fact.end());
     fact.erase(std::unique(fact.begin(), fact.end()), fact.end());
+  };
+  for (size_t f = 0; f < num_facts; ++f) {
+    distinct_constants(f);
     for (uint32_t a : fact) {
       ++vertex_weight[a];
-      for (uint32_t b : fact)
-        if (a != b) adjacent[a].push_back({b, 1});
+      begin[a + 1] += fact.size() - 1;
     }
   }
+  for (size_t c = 0; c < num_constants; ++c) begin[c + 1] += begin[c];
+  std::vector<uint32_t> neighbours(begin.back());
+  std::vector<size_t> filled(begin.begin(), begin.end() - 1);
+  for (size_t f = 0; f < num_facts; ++f) {
+    distinct_constants(f);
+    for (uint32_t a : fact)
+      for (uint32_t b : fact)
+        if (a != b) neighbours[filled[a]++] = b;
+  }
+  std::vector<size_t>().swap(filled);
+  // Each pair once, weighted by the facts it shares.
   std::vector<idx_t> xadj{0}, adjncy, adjwgt;
-  for (auto& list : adjacent) {
-    std::sort(list.begin(), list.end());
-    for (size_t k = 0; k < list.size(); ++k) {
-      if (k > 0 && list[k].first == list[k - 1].first) {
+  for (size_t c = 0; c < num_constants; ++c) {
+    std::sort(neighbours.begin() + static_cast<ptrdiff_t>(begin[c]), neighbours.begin() + static_cast<ptrdiff_t>(begin[c + 1]));
+    for (size_t k = begin[c]; k < begin[c + 1]; ++k) {
+      if (k > begin[c] && neighbours[k] == neighbours[k - 1]) {
         ++adjwgt.back();
         continue;
       }
-      adjncy.push_back(static_cast<idx_t>(list[k].first));
+      adjncy.push_back(static_cast<idx_t>(neighbours[k]));
       adjwgt.push_back(1);
     }
-    std::vector<std::pair<uint32_t, idx_t>>().swap(list);
     xadj.push_back(static_cast<idx_t>(adjncy.size()));
   }
+  std::vector<uint32_t>().swap(neighbours);
   idx_t n = static_cast<idx_t>(num_constants), constraints = 1, parts = size, cut = 0;
   idx_t options[METIS_NOPTIONS];
   METIS_SetDefaultOptions(options);
