@@ -133,11 +133,7 @@ void GhostExchange::exchange(const Bound::Side& out, const Bound::Side& in, cons
   // received into its place; the other goes through the buffer (one per pass direction:
   // forward packs the owned atoms' values, backward adds the ghosts' gradients they get).
   const bool send_direct = out.contiguous && !out.off.empty(), recv_direct = in.contiguous && !in.off.empty() && !add;
-  if (!send_direct && !recv_direct) {
-    buffer_.resize(send_total + recv_total);
-  } else {
-    buffer_.resize(std::max(send_direct ? 0 : send_total, recv_direct ? 0 : recv_total));
-  }
+  buffer_.resize((send_direct ? 0 : send_total) + (recv_direct ? 0 : recv_total));
   const char* send_at = send_direct ? reinterpret_cast<const char*>(from + out.off[0]) : buffer_.data();
   char* recv_at = recv_direct ? reinterpret_cast<char*>(to + in.off[0])
                               : buffer_.data() + (send_direct ? 0 : send_total);
