@@ -467,7 +467,10 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
     for (const char* option : {"--negatives", "--corrupt", "--margin", "--ranking"})
       if (cmd.count(option))
         cli::usage_error(std::string(option) + " belongs to link prediction: give --link-prediction too");
-  BuildStatus status(::isatty(STDERR_FILENO) && is_root_process());
+  const bool tty = ::isatty(STDERR_FILENO);
+  // In an MPI job (docs/distributed.md) every rank trains; rank 0 alone prints and writes.
+  const bool root = is_root_process();
+  BuildStatus status(tty && root);
   status.phase("reading " + (o.dataset.empty() ? o.examples_path : o.dataset));
   auto [train_data, test_data] = load_datasets(o, model.settings().seed);
   const bool has_test = test_data.size() > 0;
@@ -493,12 +496,9 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   }
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  const bool tty = ::isatty(STDERR_FILENO);
   const int every = o.report_every > 0 ? o.report_every : std::max(1, o.epochs / 10);
   const int first_epoch = model.epochs_trained();
   const int total = first_epoch + o.epochs;
-  // In an MPI job (docs/distributed.md) every rank trains; rank 0 alone prints and writes.
-  const bool root = is_root_process();
   auto on_epoch = [&](const EpochInfo& r) {
     if (root) show_progress(r, first_epoch, o.epochs, total, every, tty);
     if (o.checkpoint_every > 0 && r.epoch % o.checkpoint_every == 0) model.save(o.save_path);
