@@ -131,6 +131,30 @@ def big_graph(args) -> int:
     return 0 if ok else 1
 
 
+def run_ranks(args, ranks: int) -> dict:
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = ["mpirun", "--oversubscribe", "--bind-to", args.bind_to, "-np", str(ranks), os.path.join(args.build, "lrnn"),
+           "train", TEMPLATE, "--dataset", "tu:" + args.dataset, "--loss", "crossentropy", "--lr", str(args.lr),
+           "--batch-size", str(args.batch_size), "--epochs", str(args.epochs), "--seed", str(args.seed), "--json"]
+    run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
+    j = benchlib.last_json_object(run.stdout)
+    if run.returncode != 0 or not j:
+        return {"ranks": ranks, "available": False, "reason": (run.stderr or run.stdout).strip()[-500:]}
+    t = j["timing"]
+    step_s = t["step_compute_s"] + t["imbalance_wait_s"] + t["allreduce_s"]
+    return {"ranks": ranks, "available": True, "epoch_min_s": min(t["epochs_s"]), "epochs_s": t["epochs_s"],
+            "train_s": t["train_s"], "build_s": t["build_s"], "step_compute_s": t["step_compute_s"],
+            "imbalance_wait_s": t["imbalance_wait_s"], "allreduce_s": t["allreduce_s"],
+            "allreduce_share": t["allreduce_s"] / step_s if step_s else 0.0,
+            "wait_share": t["imbalance_wait_s"] / step_s if step_s else 0.0,
+            "loss": j["loss"], "accuracy": j["accuracy"], "parameters": j["parameters"], "samples": j["samples"],
+            # Plan values computed by all ranks over those of each step's busiest rank: the
+            # speed-up the split of the batches allows on idle cores, whatever the load.
+            "work_balance": t["work"]["total"] / t["work"]["max_rank"] if t["work"]["max_rank"] else 0.0,
+            "examples_parsed": j["ranks"]["examples_parsed"], "max_rss_mb": j["ranks"]["max_rss_mb"]}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", default="build")
