@@ -4,38 +4,9 @@
 #include <string>
 
 #include "logic/grounder_impl.hpp"
+#include "logic/radix_sort.hpp"
 
 namespace lrnn::logic::detail {
-
-namespace {
-
-// Below this many keys a comparison sort is cheaper than the radix sort's four passes
-// over its 2^16 counters (a molecule's few dozen edges, once per sample of a dataset).
-constexpr size_t kRadixSortMinKeys = 4096;
-
-// Sorts keys in 16-bit digits, least significant first (a digit all keys share is
-// skipped): a counting pass and a scatter per digit, where a comparison sort of a graph's
-// 2M packed edges took several times as long.
-void radix_sort(std::vector<uint64_t>& keys) {
-  if (keys.size() < kRadixSortMinKeys) return std::sort(keys.begin(), keys.end());
-  std::vector<uint64_t> sorted(keys.size());
-  std::vector<uint32_t> start(size_t{1} << 16);
-  for (int shift = 0; shift < 64; shift += 16) {
-    std::fill(start.begin(), start.end(), 0);
-    for (const uint64_t k : keys) ++start[(k >> shift) & 0xFFFF];
-    if (start[(keys[0] >> shift) & 0xFFFF] == keys.size()) continue;
-    uint32_t sum = 0;
-    for (uint32_t& c : start) {
-      const uint32_t n = c;
-      c = sum;
-      sum += n;
-    }
-    for (const uint64_t k : keys) sorted[start[(k >> shift) & 0xFFFF]++] = k;
-    keys.swap(sorted);
-  }
-}
-
-}  // namespace
 
 void Grounder::select_relevant(const std::vector<Literal>& queries) {
   const size_t n = prog_.num_predicates();

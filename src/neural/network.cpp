@@ -3,10 +3,12 @@
 #include "neural/grid_order.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <memory>
 #include <numeric>
 
+#include "logic/radix_sort.hpp"
 #include "logic/relation.hpp"
 #include "logic/row_set.hpp"
 #include "lrnn/diagnostics.hpp"
@@ -458,6 +460,9 @@ std::vector<uint32_t> softmax_groups(const TemplateModel& model, const FlatGroun
 // sum out(I) :- w(I, J), v(J) grounded key by key. Sorted by head (stably), the range is
 // the grid transposed: add_ground_rules writes it so, in strips of columns, where sorting
 // `kept` and copying the ground rules in that order would read them a row apart each.
+// Key ranges up to this many sort by counting (its counters stay in cache); wider ones by radix.
+constexpr uint32_t kCountingSortMaxRange = 1u << 16;
+
 struct HeadGrid {
   size_t begin = 0, rows = 0, cols = 0;
 };
@@ -476,11 +481,11 @@ HeadGrid head_grid(const std::vector<uint32_t>& kept, size_t b, size_t e, const 
 }
 
 // Sorts `kept` (ascending grounding ids) by (rule, head, softmax group, grounding id) in
-// linear time with stable counting sorts: by head and then by rule, or, when the rule sets
-// come in rule order (the grounder lists them so), by head within each rule's range alone,
-// over the range's span of heads and only where the heads are out of order (attention's
-// n^2 scores already come one head after another). A head's groundings are then in
-// grounding order, and only a head whose groups are out of order is sorted.
+// linear time with stable counting or radix sorts: by head and then by rule, or, when the
+// rule sets come in rule order (the grounder lists them so), by head within each rule's
+// range alone, over the range's span of heads and only where the heads are out of order
+// (attention's n^2 scores already come one head after another). A head's groundings are
+// then in grounding order, and only a head whose groups are out of order is sorted.
 void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, const std::vector<uint32_t>& local,
                        const std::vector<uint32_t>& group, size_t n_atoms, const TemplateModel& model,
                        std::vector<HeadGrid>& grids) {
@@ -497,6 +502,16 @@ void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, co
     for (size_t i = b; i < e; ++i) out[start[key_of(kept[i]) - lo]++] = kept[i];
     std::copy(out.begin(), out.end(), kept.begin() + static_cast<std::ptrdiff_t>(b));
   };
+  // The same order where the key range outgrows the cache (a big graph's heads): each key
+  // read once, then (key, g) pairs radix-sorted by the key's bits (logic/radix_sort.hpp),
+  // where the counting sort's counters and scatter were a cache miss per grounding.
+  auto sort_by_key = [&](size_t b, size_t e, uint32_t lo, uint32_t hi, auto key_of) {
+    if (hi - lo < kCountingSortMaxRange) return counting_sort(b, e, lo, hi, key_of);
+    std::vector<uint64_t> pairs(e - b);
+    for (size_t i = b; i < e; ++i) pairs[i - b] = static_cast<uint64_t>(key_of(kept[i]) - lo) << 32 | kept[i];
+    logic::radix_sort_bits(pairs, 32, static_cast<unsigned>(std::bit_width(hi - lo)));
+    for (size_t i = b; i < e; ++i) kept[i] = static_cast<uint32_t>(pairs[i - b]);
+  };
   // `kept` ascends, so its rules come in the order of the rule sets it meets (one check per set).
   bool in_rule_order = true;
   for (size_t i = 0, last_rule = 0; i < kept.size() && in_rule_order;) {
@@ -508,8 +523,8 @@ void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, co
   std::vector<std::pair<size_t, size_t>> one_per_head;  // rule ranges whose heads strictly increase
   if (!in_rule_order) {
     if (!kept.empty()) {
-      counting_sort(0, kept.size(), 0, static_cast<uint32_t>(n_atoms), head_of);
-      counting_sort(0, kept.size(), 0, static_cast<uint32_t>(n_rules), rule_of);
+      sort_by_key(0, kept.size(), 0, static_cast<uint32_t>(n_atoms), head_of);
+      sort_by_key(0, kept.size(), 0, static_cast<uint32_t>(n_rules), rule_of);
     }
   } else {
     for (size_t b = 0; b < kept.size();) {
@@ -526,7 +541,7 @@ void sort_ground_rules(std::vector<uint32_t>& kept, const FlatGroundRules& f, co
       // (Only rules without softmax: their range needs no ordering by group below.)
       const HeadGrid grid = ordered || model.rules[rule_of(kept[b])].softmax ? HeadGrid{} : head_grid(kept, b, e, f, head_of);
       if (grid.rows > 0) grids.push_back(grid);  // left unsorted: add_ground_rules transposes it
-      else if (!ordered) counting_sort(b, e, lo, hi, head_of);
+      else if (!ordered) sort_by_key(b, e, lo, hi, head_of);
       b = e;
     }
   }

@@ -7,10 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "logic/grounder.hpp"
+#include "logic/radix_sort.hpp"
 #include "lrnn/syntax.hpp"
 #include "neural/network.hpp"
 #include "train/engine.hpp"
@@ -106,6 +109,56 @@ TEST(NeuralGroundRuleOrder, GridOfHeadsGivesTheSortedNetwork) {
         if (a.rule[g - 1] == a.rule[g]) ASSERT_LE(a.head[g - 1], a.head[g]);
       }
     }
+  }
+}
+
+// The radix sort orders by the chosen bits only and keeps the order of keys equal there,
+// below and above its comparison-sort threshold, by part of a word or by all of it.
+TEST(NeuralGroundRuleOrder, RadixSortIsStableByTheChosenBits) {
+  std::mt19937_64 random(7);
+  for (size_t n : {size_t{10}, size_t{5000}, size_t{100000}}) {
+    for (const auto [low, bits] : {std::pair{32u, 21u}, std::pair{0u, 64u}, std::pair{8u, 3u}}) {
+      SCOPED_TRACE("n = " + std::to_string(n) + ", bits [" + std::to_string(low) + ", +" + std::to_string(bits) + ")");
+      std::vector<uint64_t> keys(n);
+      for (uint64_t& k : keys) k = random();
+      const uint64_t field = bits == 64 ? ~uint64_t{0} : ((uint64_t{1} << bits) - 1) << low;
+      std::vector<uint64_t> expected = keys;
+      std::stable_sort(expected.begin(), expected.end(), [&](uint64_t a, uint64_t b) { return (a & field) < (b & field); });
+      logic::radix_sort_bits(keys, low, bits);
+      ASSERT_EQ(keys, expected);
+    }
+  }
+}
+
+// A graph with more heads than the counting sort's range (its heads' groundings listed in
+// a shuffled edge order): each head's ground rules in grounding order, as a stable sort of
+// the grounder's rows by head gives them.
+TEST(NeuralGroundRuleOrder, ManyHeadsSortedByRadixKeepGroundingOrder) {
+  train::Engine engine(parse_template("h(X) :- {1} x(Y), edge(X, Y).\n"));
+  constexpr int n = 70000;  // more heads than kCountingSortMaxRange
+  std::vector<std::pair<int, int>> edges;
+  for (int i = 0; i < n; ++i) edges.insert(edges.end(), {{i, static_cast<int>((i * 7919LL + 1) % n)}, {i, static_cast<int>((i * 104729LL + 3) % n)}});
+  std::shuffle(edges.begin(), edges.end(), std::mt19937(3));
+  std::string facts, queries;
+  for (int i = 0; i < n; ++i) facts += "<1> x(" + std::to_string(i) + "), ";
+  for (const auto& [a, b] : edges) facts += "edge(" + std::to_string(a) + ", " + std::to_string(b) + "), ";
+  for (int i = 0; i < n; ++i) queries += std::string(i ? ", " : "") + "h(" + std::to_string(i) + ")";
+  const ExampleAst ex = parse_examples(facts + "x(-1).")[0];
+  const logic::GroundSample ground = logic::ground(engine.program(), ex, parse_queries(queries + ".")[0].queries);
+  ASSERT_EQ(ground.rules.size(), 1u);
+  const logic::GroundRuleSet& rs = ground.rules[0];
+  ASSERT_EQ(rs.size(), edges.size());
+  std::vector<uint32_t> rows(rs.size());
+  std::iota(rows.begin(), rows.end(), 0u);
+  ASSERT_FALSE(std::is_sorted(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return rs.head[a] < rs.head[b]; }));
+  std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return rs.head[a] < rs.head[b]; });
+  const neural::SampleNetwork net = neural::neuralize(engine.model(), ex, ground);
+  ASSERT_EQ(net.num_atoms(), ground.num_atoms());  // every atom kept: local ids are ground ids
+  ASSERT_EQ(net.num_ground_rules(), rows.size());
+  for (size_t g = 0; g < rows.size(); ++g) {
+    ASSERT_EQ(net.head[g], rs.head[rows[g]]) << "ground rule " << g;
+    for (uint32_t k = 0; k < rs.n_inputs; ++k)
+      ASSERT_EQ(net.inputs[net.inputs_begin[g] + k], rs.inputs[static_cast<size_t>(rows[g]) * rs.n_inputs + k]);
   }
 }
 
