@@ -471,8 +471,8 @@ const Literal& SampleStore::Facts::fact(size_t i, Literal& scratch) const {
 uint32_t SampleStore::Facts::symbol_of(const TermRef& t, logic::Symbols& symbols) const {
   if (t.kind == Term::Kind::Variable) return kNoIndex;
   const bool number = t.kind == Term::Kind::Number;
-  const std::string& text = store_.tables_->strings[t.text];
-  const auto intern = [&] {
+  const auto intern = [&] {  // reads the string only on a miss: at millions of names, each read misses the cache
+    const std::string& text = store_.tables_->strings[t.text];
     return number ? symbols.intern_number_text(text).value_or(kNoIndex) : symbols.intern(text);
   };
   if (memo_symbols_ != &symbols) {
