@@ -14,6 +14,9 @@ namespace lrnn {
 struct SourceFile {
   std::string name;  // path as given by the user, or "<string>"
   std::string text;
+  // The text was let go once parsed (a big graph's examples file, while its facts are
+  // grounded): a diagnostic reads its line back from the file `name`.
+  bool text_on_disk = false;
 };
 
 // All sources behind one template / dataset. Shared (not copied) by everything parsed

@@ -97,9 +97,10 @@ namespace {
 Dataset load_streaming(const std::string& examples_path, std::vector<QueryLineAst> q,
                        const std::vector<QuerySplit>& line_split) {
   train::SampleStore::Builder facts;
+  const std::shared_ptr<const SourceFile> source = syntax::read_source_file(examples_path);
   std::vector<ExampleAst> heads = syntax::parse_examples_streaming(
-      syntax::read_source_file(examples_path),
-      {[&](Literal&& fact) { facts.add_fact(fact); }, [&] { facts.end_sample({}); }});
+      source, {[&](Literal&& fact) { facts.add_fact(fact); }, [&] { facts.end_sample({}); }});
+  syntax::let_go_of_text(source);  // the facts are stored: grounding them needs no text
   const size_t parsed = heads.size();
   std::vector<uint32_t> example_of;
   std::vector<train::Sample> samples = train::pair_samples(std::move(heads), std::move(q), line_split, &example_of);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "syntax/statements.hpp"
+
 namespace lrnn {
 
 namespace {
@@ -66,7 +68,9 @@ std::string format_diagnostic(const Span& span, const std::string& message) {
   if (!span.file || span.line == 0) return "error: " + message;
   std::string out = span.file->name + ":" + std::to_string(span.line) + ":" +
                     std::to_string(span.col) + ": error: " + message;
-  std::string_view line = line_of(span.file->text, span.line);
+  std::string read_back;  // the file's text again, when it was let go after parsing
+  if (span.file->text_on_disk && !syntax::read_whole_file(span.file->name, read_back)) read_back.clear();
+  std::string_view line = line_of(span.file->text_on_disk ? read_back : span.file->text, span.line);
   // A huge line (minified input, a 10 MB fact list) is shown as a window around the
   // column so the caret stays readable.
   constexpr size_t kWindow = 120;

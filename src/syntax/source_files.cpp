@@ -33,6 +33,14 @@ std::shared_ptr<const SourceFile> read_source_file(const std::string& path) {
   return file;
 }
 
+void let_go_of_text(const std::shared_ptr<const SourceFile>& read) {
+  if (read->text.size() < kLetGoOfTextBytes) return;
+  // read_source_file made the file non-const; nothing views its text once it is parsed.
+  SourceFile& file = const_cast<SourceFile&>(*read);
+  std::string().swap(file.text);
+  file.text_on_disk = true;
+}
+
 std::shared_ptr<const SourceFile> make_source(std::string_view text, const std::string& name) {
   return std::make_shared<const SourceFile>(SourceFile{name, std::string(text)});
 }

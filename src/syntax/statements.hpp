@@ -56,5 +56,11 @@ std::vector<ExampleAst> parse_examples_streaming(const std::shared_ptr<const Sou
 bool read_whole_file(const std::string& path, std::string& out);
 std::shared_ptr<const SourceFile> read_source_file(const std::string& path);
 std::shared_ptr<const SourceFile> make_source(std::string_view text, const std::string& name);
+// A big file's text (kLetGoOfTextBytes or more), parsed whole and no longer viewed, let go:
+// its spans' diagnostics read their lines back from the file (SourceFile::text_on_disk).
+// Only for a file read_source_file gave. A graph's examples file is tens of MB, held
+// beside its parsed facts while they are grounded.
+inline constexpr size_t kLetGoOfTextBytes = size_t{1} << 20;
+void let_go_of_text(const std::shared_ptr<const SourceFile>& read);
 
 }  // namespace lrnn::syntax
