@@ -16,10 +16,12 @@ namespace lrnn::logic {
 
 class Capture {
  public:
-  Capture(const CompiledRule& cr, uint32_t rule) : cr_(cr), seen_(cr.head_arity + uint32_t(cr.input_literals.size())) {
+  // keep_bindings: whether the ground rules keep their variables' bindings (else n_vars 0).
+  Capture(const CompiledRule& cr, uint32_t rule, bool keep_bindings)
+      : cr_(cr), seen_(cr.head_arity + uint32_t(cr.input_literals.size())) {
     set_.rule = rule;
     set_.n_inputs = uint32_t(cr.input_literals.size());
-    set_.n_vars = uint32_t(cr.var_names.size());
+    set_.n_vars = keep_bindings ? uint32_t(cr.var_names.size()) : 0;
     input_lits_.resize(set_.n_inputs);
     for (uint32_t i = 0; i < cr.body.size(); ++i)
       if (cr.body[i].input_slot != kNone) input_lits_[cr.body[i].input_slot] = i;
@@ -39,7 +41,8 @@ class Capture {
     }
     set_.head.push_back(kNone);
     for (uint32_t i = 0; i < set_.n_inputs; ++i) set_.inputs.push_back(rows[input_lits_[i]]);
-    for (uint32_t v : bind) set_.bindings.push_back(v);  // (a few values: a range insert costs more)
+    if (set_.n_vars)
+      for (uint32_t v : bind) set_.bindings.push_back(v);  // (a few values: a range insert costs more)
     return uint32_t(set_.head.size() - 1);
   }
   void set_head(uint32_t grounding, uint32_t row) { set_.head[grounding] = row; }

@@ -374,7 +374,7 @@ void Grounder::fire_once(uint32_t r, const Plan& plan) {
   if (distinct && reserve) rels_[cr.head_pred].reserve(size_t(bound));
   if (!can_capture(r)) return fire(cr, plan, nullptr, distinct);
   if (captured_.size() <= r) captured_.resize(prog_.num_rules());
-  captured_[r] = std::make_unique<Capture>(cr, r);
+  captured_[r] = std::make_unique<Capture>(cr, r, keeps_bindings(r));
   if (reserve) captured_[r]->reserve(size_t(bound));
   fire(cr, plan, captured_[r].get(), distinct);
 }
@@ -520,7 +520,7 @@ GroundRuleSet Grounder::enumerate_rule(uint32_t r, const std::vector<uint32_t>& 
   GroundRuleSet set;
   set.rule = r;
   set.n_inputs = uint32_t(cr.input_literals.size());
-  set.n_vars = uint32_t(cr.var_names.size());
+  set.n_vars = keeps_bindings(r) ? uint32_t(cr.var_names.size()) : 0;
   std::vector<uint32_t> input_lits(set.n_inputs);
   for (uint32_t i = 0; i < cr.body.size(); ++i)
     if (cr.body[i].input_slot != kNone) input_lits[cr.body[i].input_slot] = i;
@@ -563,7 +563,8 @@ GroundRuleSet Grounder::enumerate_rule(uint32_t r, const std::vector<uint32_t>& 
       const BodyLiteral& bl = cr.body[input_lits[i]];
       set.inputs.push_back(input_atom(bl, base, rows_[input_lits[i]]));
     }
-    for (uint32_t v : bind_) set.bindings.push_back(v);
+    if (set.n_vars)
+      for (uint32_t v : bind_) set.bindings.push_back(v);
     if (++n_pending == kBatch) flush();
   };
   run(plan, 0, emit);

@@ -47,6 +47,11 @@ struct GroundingOptions {
   // substitution makes distinct without hashing them. false: every head is hashed and
   // every rule enumerated again after the model (the general path; tests compare both).
   bool record_while_firing = true;
+  // Per template rule: whether its ground rules keep their variables' bindings
+  // (GroundRuleSet::bindings; without, n_vars is 0). Empty: every rule keeps them.
+  // neuralize reads them for softmax groups only; a big graph's edge rules would hold two
+  // more ids per grounding (a fifth of the ground sample) for nothing.
+  std::vector<uint8_t> rule_keeps_bindings;
   // Rule pairs to ground as PairBlocks where an example allows it (every key J with a
   // value v(J), no w fact, no query on w, keys ascending under a comparison); elsewhere
   // they are grounded rule by rule. Empty: no blocks (what every reader of ground rules

@@ -428,6 +428,8 @@ class SoftmaxKeys {
 // set's groundings are one run of it).
 std::vector<uint32_t> softmax_groups(const TemplateModel& model, const FlatGroundRules& f,
                                      const std::vector<uint32_t>& kept) {
+  // Read for softmax rules' ground rules only: none, no table (a big graph's 4 bytes per grounding).
+  if (std::none_of(model.rules.begin(), model.rules.end(), [](const RuleSpec& r) { return r.softmax; })) return {};
   std::vector<uint32_t> group(f.size(), 0);
   std::vector<std::unique_ptr<SoftmaxKeys>> keys(model.rules.size());  // per rule
   uint32_t n_groups = 0;
@@ -807,6 +809,9 @@ SampleNetwork neuralize(const TemplateModel& model, const logic::FactSource& fac
   }
   net.dropped_cycle_rules = relevance.dropped_count;
   const std::vector<uint32_t> local = add_atoms(net, relevance);
+  // The network holds the depths now; only pair blocks read them again (held beside the
+  // ground rules' copy, a big graph's 4 bytes per atom).
+  if (ground.pair_blocks.empty()) std::vector<uint32_t>().swap(relevance.depth);
   add_facts(net, model, facts, flat, learnable_facts);
   add_ground_rules(net, model, flat, relevance, local);
   add_pair_blocks(net, ground, relevance, local);

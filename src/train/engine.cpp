@@ -218,6 +218,9 @@ PreparedSet Engine::prepare_each(std::span<const Sample> samples,
   // Each sample's network is held against the memory budget (lrnn/memory.hpp) by its own
   // reservation (the threads grow distinct ones), gathered into the set's after the loop.
   std::vector<MemoryReservation> network_memory(n);
+  // neuralize reads a ground rule's bindings for its softmax group only.
+  std::vector<uint8_t> rules_with_softmax(model_.rules.size());
+  for (size_t r = 0; r < rules_with_softmax.size(); ++r) rules_with_softmax[r] = model_.rules[r].softmax;
 #pragma omp parallel for schedule(dynamic, 1)
   for (size_t i = 0; i < n; ++i) {
     try {
@@ -227,6 +230,7 @@ PreparedSet Engine::prepare_each(std::span<const Sample> samples,
       options.max_ground_rules = max_ground_rules;
       options.pair_blocks = pair_blocks_;
       options.max_atoms = max_atoms_;
+      options.rule_keeps_bindings = rules_with_softmax;
       logic::GroundSample ground = logic::ground(*program_, *facts, s.queries, options);
       // Neuralizing takes about the ground sample's bytes again: asked before, held after
       // (the message is written only past the budget).

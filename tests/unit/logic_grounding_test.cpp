@@ -195,6 +195,38 @@ TEST(LogicGrounding, TransitiveClosureOnACycle) {
   EXPECT_EQ(s.stats.ground_rules, 16u);
 }
 
+// A rule whose bindings are not kept (GroundingOptions::rule_keeps_bindings) has the same
+// ground rules without them, recorded while firing or enumerated after the model.
+TEST(LogicGrounding, BindingsKeptOnlyForTheRulesAsked) {
+  Program p(transitive_closure());
+  auto ex = example({lit("edge", {"a", "b"}), lit("edge", {"b", "c"}), lit("edge", {"c", "a"}),
+                     lit("edge", {"c", "d"})});
+  for (bool record : {true, false}) {
+    SCOPED_TRACE(record ? "recorded while firing" : "enumerated");
+    GroundingOptions all, some;
+    all.record_while_firing = some.record_while_firing = record;
+    some.rule_keeps_bindings = {0, 1};
+    GroundingOptions none = some;
+    none.rule_keeps_bindings = {0, 0};
+    const GroundSample a = ground(p, ex, {}, all), b = ground(p, ex, {}, some), c = ground(p, ex, {}, none);
+    ASSERT_EQ(a.rules.size(), 2u);
+    for (const GroundSample* other : {&b, &c}) {
+      ASSERT_EQ(other->rules.size(), 2u);
+      for (size_t r = 0; r < 2; ++r) {
+        EXPECT_EQ(other->rules[r].head, a.rules[r].head);
+        EXPECT_EQ(other->rules[r].inputs, a.rules[r].inputs);
+      }
+    }
+    EXPECT_EQ(b.rules[0].n_vars, 0u);
+    EXPECT_TRUE(b.rules[0].bindings.empty());
+    EXPECT_EQ(b.rules[1].n_vars, 3u);
+    EXPECT_EQ(b.rules[1].bindings, a.rules[1].bindings);
+    EXPECT_EQ(c.rules[1].n_vars, 0u);
+    EXPECT_TRUE(c.rules[1].bindings.empty());
+    EXPECT_FALSE(a.rules[0].bindings.empty());
+  }
+}
+
 // Naive fixpoint and a brute-force count of ground rules, for random graphs.
 TEST(LogicGrounding, SemiNaiveMatchesNaiveFixpointOnRandomGraphs) {
   Program p(transitive_closure());
