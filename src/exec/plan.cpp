@@ -343,6 +343,16 @@ bool PlanBuilder::scan_members(RuleGroup& G, size_t n_inputs, bool softmax, cons
     const uint32_t* offsets = plan.atom_offsets[s].data();
     const Shape* shapes = plan.atom_shapes[s].data();
     for (bool new_sample = true; k < n && members[k].first == s; ++k, new_sample = false) {
+      // The inputs' offsets and shapes are read at random (a big graph's edge rule): the
+      // member this far ahead has its entries fetched early.
+      constexpr size_t kAhead = 16;
+      if (k + kAhead < n && members[k + kAhead].first == s) {
+        const uint32_t* ahead = net.inputs.data() + begin[members[k + kAhead].second];
+        for (size_t i = 0; i < n_inputs; ++i) {
+          __builtin_prefetch(offsets + ahead[i]);
+          __builtin_prefetch(shapes + ahead[i]);
+        }
+      }
       const uint32_t g = members[k].second, h = net.head[g];
       if (k == 0 || new_sample || h != last_head) {
         if (k) G.head_segments.push_back(static_cast<uint32_t>(k));
