@@ -123,8 +123,8 @@ def big_graph(args) -> int:
     result = {**benchlib.header(), "benchmark": "distributed_big_graph", "graph": os.path.basename(args.graph),
               "threads_per_rank": args.threads, "bind_to": args.bind_to, "epochs": args.epochs, "rows": rows,
               "rounds": rounds, "summary": summary, "load_average": os.getloadavg()[0]}
-    out = os.path.join(os.path.dirname(args.output), "distributed_big_graph.json")
-    os.makedirs(os.path.dirname(out), exist_ok=True)
+    out = args.output or os.path.join(benchlib.RESULTS, "distributed_big_graph.json")
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w") as fp:
         json.dump(result, fp, indent=1)
     print(f"load average {os.getloadavg()[0]:.2f}; wrote {os.path.relpath(out)}")
@@ -168,7 +168,9 @@ def main() -> int:
     parser.add_argument("--lr", type=float, default=0.01)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=1800)
-    parser.add_argument("--output", default=os.path.join(benchlib.RESULTS, "distributed.json"))
+    parser.add_argument("--output", default=None,
+                        help="result JSON (default bench/results/distributed.json, or distributed_big_graph.json "
+                             "with --big-graph)")
     parser.add_argument("--big-graph", action="store_true", help="one big sample partitioned over the ranks")
     parser.add_argument("--graph", default=BIG_GRAPH, help="--big-graph: path prefix of the planted graph's files")
     parser.add_argument("--repeat", type=int, default=1,
@@ -207,10 +209,11 @@ def main() -> int:
     result = {**benchlib.header(), "benchmark": "distributed", "dataset": os.path.basename(args.dataset),
               "threads_per_rank": args.threads, "bind_to": args.bind_to, "epochs": args.epochs, "batch_size": args.batch_size, "rows": rows,
               "load_warning": warning}
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output, "w") as fp:
+    out = args.output or os.path.join(benchlib.RESULTS, "distributed.json")
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w") as fp:
         json.dump(result, fp, indent=1)
-    print(f"wrote {os.path.relpath(args.output)}")
+    print(f"wrote {os.path.relpath(out)}")
     return 0 if ok else 1
 
 
