@@ -53,16 +53,26 @@ def big_graph_files(prefix: str) -> None:
                     "--nodes", "200000", "--degree", "10", "--seed", "1", "--out", prefix], check=True)
 
 
-def run_big_graph(args, ranks: int) -> dict:
+def mpirun_train(args, ranks: int, train_args: list) -> tuple:
+    """`mpirun -np ranks lrnn train <train_args> --json`, one thread per rank: (report, None),
+    or (None, the failed run's row)."""
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     cmd = ["mpirun", "--oversubscribe", "--bind-to", args.bind_to, "-np", str(ranks), os.path.join(args.build, "lrnn"),
-           "train", BIG_TEMPLATE, "-e", args.graph + ".examples.txt", "-q", args.graph + ".queries.txt",
-           "--lr", str(args.lr), "--epochs", str(args.epochs), "--seed", str(args.seed), "--json"]
+           "train"] + train_args + ["--lr", str(args.lr), "--epochs", str(args.epochs), "--seed", str(args.seed),
+                                    "--json"]
     run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
     j = benchlib.last_json_object(run.stdout)
     if run.returncode != 0 or not j:
-        return {"ranks": ranks, "available": False, "reason": (run.stderr or run.stdout).strip()[-500:]}
+        return None, {"ranks": ranks, "available": False, "reason": (run.stderr or run.stdout).strip()[-500:]}
+    return j, None
+
+
+def run_big_graph(args, ranks: int) -> dict:
+    j, failed = mpirun_train(args, ranks, [BIG_TEMPLATE, "-e", args.graph + ".examples.txt",
+                                           "-q", args.graph + ".queries.txt"])
+    if failed:
+        return failed
     t = j["timing"]
     return {"ranks": ranks, "available": True, "epoch_min_s": min(t["epochs_s"]), "epochs_s": t["epochs_s"],
             "build_s": t["build_s"], "loss": j["loss"], "history": [h["train"]["loss"] for h in j["history"]],
@@ -132,15 +142,10 @@ def big_graph(args) -> int:
 
 
 def run_ranks(args, ranks: int) -> dict:
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    cmd = ["mpirun", "--oversubscribe", "--bind-to", args.bind_to, "-np", str(ranks), os.path.join(args.build, "lrnn"),
-           "train", TEMPLATE, "--dataset", "tu:" + args.dataset, "--loss", "crossentropy", "--lr", str(args.lr),
-           "--batch-size", str(args.batch_size), "--epochs", str(args.epochs), "--seed", str(args.seed), "--json"]
-    run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
-    j = benchlib.last_json_object(run.stdout)
-    if run.returncode != 0 or not j:
-        return {"ranks": ranks, "available": False, "reason": (run.stderr or run.stdout).strip()[-500:]}
+    j, failed = mpirun_train(args, ranks, [TEMPLATE, "--dataset", "tu:" + args.dataset, "--loss", "crossentropy",
+                                           "--batch-size", str(args.batch_size)])
+    if failed:
+        return failed
     t = j["timing"]
     step_s = t["step_compute_s"] + t["imbalance_wait_s"] + t["allreduce_s"]
     return {"ranks": ranks, "available": True, "epoch_min_s": min(t["epochs_s"]), "epochs_s": t["epochs_s"],
