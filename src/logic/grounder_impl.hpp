@@ -257,14 +257,14 @@ class Grounder {
   // the budget is asked once per chunk, not per row. Held until the grounder ends.
   uint64_t bytes_ = 0;
   MemoryReservation memory_;
-  // Estimated bytes per row: a derived atom (its 4-byte arguments with half again for the
-  // array's growth, its hash slot and index entries) and a stored ground rule (head, inputs
-  // and bindings, with growth). Measured peaks: 16 bytes per atom of n(X) :- n(Y), @add(..)
-  // (estimated 30), 84 per atom of a 16-argument p (estimated 120).
   // Whether template rule r's ground rules keep their bindings (GroundingOptions::rule_keeps_bindings).
   bool keeps_bindings(uint32_t r) const {
     return opt_.rule_keeps_bindings.empty() || (r < opt_.rule_keeps_bindings.size() && opt_.rule_keeps_bindings[r]);
   }
+  // Estimated bytes per row: a derived atom (its 4-byte arguments with half again for the
+  // array's growth, its hash slot and index entries) and a stored ground rule (head, inputs
+  // and bindings, with growth). Measured peaks: 16 bytes per atom of n(X) :- n(Y), @add(..)
+  // (estimated 30), 84 per atom of a 16-argument p (estimated 120).
   static constexpr uint64_t atom_bytes_for(uint32_t arity) { return 6 * uint64_t(arity) + 24; }
   static uint64_t ground_rule_bytes(const CompiledRule& cr) {
     return 6 * (1 + uint64_t(cr.input_literals.size()) + uint64_t(cr.var_names.size()));

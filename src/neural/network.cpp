@@ -220,12 +220,6 @@ BlockDepths block_depths(const logic::PairBlock& b, const std::vector<uint32_t>&
   return d;
 }
 
-// search_from_queries when every rule set has a level (the grounder found no recursion):
-// the ground rules form no cycle, so nothing is dropped, the kept atoms are those the
-// queries reach (marked taking the rule sets from the highest level down, as the grounder
-// prunes), and an atom's depth, 1 + the deepest input over its ground rules (0 without
-// any), is final once the lower levels are done (a pass from the lowest level up). The
-// same result as the search, without its per-atom stack and scattered reads.
 // A big graph's ground rules read their atoms' entries at random (the heads of an edge
 // rule in edge order): the entries of the ground rule this far ahead are fetched early.
 constexpr size_t kRelevanceAhead = 16;
@@ -235,6 +229,12 @@ void prefetch_atoms(const logic::GroundRuleSet& s, size_t g, const T* per_atom) 
   for (uint32_t i = 0; i < s.n_inputs; ++i) __builtin_prefetch(per_atom + s.inputs[g * s.n_inputs + i]);
 }
 
+// search_from_queries when every rule set has a level (the grounder found no recursion):
+// the ground rules form no cycle, so nothing is dropped, the kept atoms are those the
+// queries reach (marked taking the rule sets from the highest level down, as the grounder
+// prunes), and an atom's depth, 1 + the deepest input over its ground rules (0 without
+// any), is final once the lower levels are done (a pass from the lowest level up). The
+// same result as the search, without its per-atom stack and scattered reads.
 bool layered_relevance(const FlatGroundRules& f, Relevance& r) {
   const auto& sets = f.ground.rules;
   const auto& blocks = f.ground.pair_blocks;
@@ -471,14 +471,14 @@ std::vector<uint32_t> softmax_groups(const TemplateModel& model, const FlatGroun
   return group;
 }
 
+// Key ranges up to this many sort by counting (its counters stay in cache); wider ones by radix.
+constexpr uint32_t kCountingSortMaxRange = 1u << 16;
+
 // A range of `kept` (ascending grounding ids of one rule set) listing the heads of its first
 // `rows` groundings, in increasing order, over and over (cols times): attention's weighted
 // sum out(I) :- w(I, J), v(J) grounded key by key. Sorted by head (stably), the range is
 // the grid transposed: add_ground_rules writes it so, in strips of columns, where sorting
 // `kept` and copying the ground rules in that order would read them a row apart each.
-// Key ranges up to this many sort by counting (its counters stay in cache); wider ones by radix.
-constexpr uint32_t kCountingSortMaxRange = 1u << 16;
-
 struct HeadGrid {
   size_t begin = 0, rows = 0, cols = 0;
 };
