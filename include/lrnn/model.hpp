@@ -80,11 +80,14 @@ class Dataset {
   // split into training, validation and test parts, as PyG's node masks split one graph.
   // Every query of the dataset, sample by sample in dataset order, query by query.
   size_t num_queries() const;
-  // The same samples with query q in part split[q] (one entry per query).
-  Dataset with_query_splits(const std::vector<QuerySplit>& split) const;
+  // The same samples with query q in part split[q] (one entry per query). On a dataset no
+  // other Dataset shares (an rvalue), its facts are taken rather than copied.
+  Dataset with_query_splits(const std::vector<QuerySplit>& split) const&;
+  Dataset with_query_splits(const std::vector<QuerySplit>& split) &&;
   // A seeded random split: round(val * n) validation and round(test * n) test queries, the
   // rest (or round(train * n) when the fractions sum to less than 1) training queries.
-  Dataset with_query_split(double train, double val, double test, uint64_t seed = 1) const;
+  Dataset with_query_split(double train, double val, double test, uint64_t seed = 1) const&;
+  Dataset with_query_split(double train, double val, double test, uint64_t seed = 1) &&;
   // Every query's part (Train for every query of a dataset without a split).
   std::vector<QuerySplit> query_splits() const;
   bool has_query_split() const;

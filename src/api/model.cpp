@@ -279,19 +279,33 @@ size_t Dataset::num_queries() const {
   return n;
 }
 
-Dataset Dataset::with_query_splits(const std::vector<QuerySplit>& split) const {
+Dataset Dataset::with_query_splits(const std::vector<QuerySplit>& split) const& {
+  return Dataset(*this).with_query_splits(split);
+}
+
+Dataset Dataset::with_query_splits(const std::vector<QuerySplit>& split) && {
   refuse_share(*impl_, "a query split");
   refuse_released(*impl_, "a query split");
   auto impl = std::make_shared<Impl>();
-  impl->samples = impl_->samples.with_query_splits(split);
+  // Taken only from a dataset no other handle shares; else copied (the others keep theirs).
+  // The Impl is const to share it; one no one else holds was made by make_shared, not const.
+  impl->samples = impl_.use_count() == 1
+                      ? std::move(const_cast<Impl&>(*impl_).samples).with_query_splits(split)
+                      : impl_->samples.with_query_splits(split);
   impl->parsed_examples = impl_->parsed_examples;
   impl->learnable_facts = impl_->learnable_facts;
   impl->id = next_dataset_id++;
+  *this = Dataset();  // left empty, as a moved-from dataset
   return Dataset(std::move(impl));
 }
 
-Dataset Dataset::with_query_split(double train, double val, double test, uint64_t seed) const {
-  return with_query_splits(train::random_query_split(num_queries(), train, val, test, seed));
+Dataset Dataset::with_query_split(double train, double val, double test, uint64_t seed) const& {
+  return Dataset(*this).with_query_split(train, val, test, seed);
+}
+
+Dataset Dataset::with_query_split(double train, double val, double test, uint64_t seed) && {
+  const size_t n = num_queries();
+  return std::move(*this).with_query_splits(train::random_query_split(n, train, val, test, seed));
 }
 
 std::vector<QuerySplit> Dataset::query_splits() const {

@@ -2,6 +2,8 @@
 // node, built fact by fact in the dataset's compact store (docs/datasets.md "Graphs from
 // arrays"). Every array is checked before anything is built; each error names the array,
 // the entry and its value.
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -230,18 +232,27 @@ ArrayGraph graph_from_arrays(const GraphArrays& a, const GraphNames& names, cons
   // node id is interned once (as literals, a 2M-edge graph spent most of its time looking
   // the same ids up again).
   train::SampleStore::Builder store;
-  std::vector<uint32_t> node_ids(nodes);
-  for (size_t i = 0; i < nodes; ++i) node_ids[i] = store.intern_term(Term::number(std::to_string(i)));
+  // Node i is interned term i (they are numbered in order): an edge's ends are its node ids.
+  for (size_t i = 0; i < nodes; ++i) store.intern_term(Term::number(std::to_string(i)));
+  std::array<uint32_t, 1> node_id;
   ValueSpec features = data::vector_value(std::vector<double>(g.feature_width));
   for (size_t i = 0; i < nodes; ++i) {
-    store.add_fact(names.node, {&node_ids[i], 1}, nullptr);
+    node_id[0] = static_cast<uint32_t>(i);
+    store.add_fact(names.node, node_id, nullptr);
     for (size_t k = 0; k < g.feature_width; ++k) features.data[k] = a.x.number(i * g.feature_width + k);
-    store.add_fact(names.feature, {&node_ids[i], 1}, &features);
+    store.add_fact(names.feature, node_id, &features);
   }
-  for (size_t e = 0; e < g.edges; ++e) {
-    const uint32_t ends[2] = {node_ids[static_cast<size_t>(a.edge_index.integer(e))],
-                              node_ids[static_cast<size_t>(a.edge_index.integer(g.edges + e))]};
-    store.add_fact(names.edge, ends, nullptr);
+  // The edges in slices, their ends added together (the store loads them ahead).
+  constexpr size_t kSlice = 4096;
+  std::vector<uint32_t> ends;
+  ends.reserve(2 * kSlice);
+  for (size_t first = 0; first < g.edges; first += kSlice) {
+    ends.clear();
+    for (size_t e = first; e < std::min(g.edges, first + kSlice); ++e) {
+      ends.push_back(static_cast<uint32_t>(a.edge_index.integer(e)));
+      ends.push_back(static_cast<uint32_t>(a.edge_index.integer(g.edges + e)));
+    }
+    store.add_facts(names.edge, ends, 2);
   }
   train::Sample head;
   head.example.id = names.example;
@@ -251,8 +262,10 @@ ArrayGraph graph_from_arrays(const GraphArrays& a, const GraphNames& names, cons
     if (a.y) head.queries.back().weight = target_of_node(*a.y, targets, i);
   }
   store.close_sample(std::move(head));
-  g.dataset = Dataset::Impl::make(std::move(store).finish(), 1);
-  if (!g.split_of_node.empty()) g.dataset = g.dataset.with_query_splits(g.split_of_node);
+  train::SampleStore samples = std::move(store).finish();
+  // Split in place: a copy of a big graph's facts cost seconds and twice their memory.
+  if (!g.split_of_node.empty()) samples = std::move(samples).with_query_splits(g.split_of_node);
+  g.dataset = Dataset::Impl::make(std::move(samples), 1);
   return g;
 }
 

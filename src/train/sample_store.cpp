@@ -359,6 +359,20 @@ void SampleStore::Builder::add_fact(const std::string& predicate, std::span<cons
   for (uint32_t t : terms) store_.terms_.push_back(maps_->interned[t]);
 }
 
+void SampleStore::Builder::add_facts(const std::string& predicate, std::span<const uint32_t> terms, size_t arity) {
+  if (arity == 0 || terms.size() % arity != 0)
+    throw Error(ErrorKind::Runtime, "add_facts: " + std::to_string(terms.size()) + " terms are not facts of arity " +
+                                         std::to_string(arity));
+  constexpr size_t kAhead = 16;  // facts: enough loads in flight to hide a miss
+  const std::vector<TermRef>& interned = maps_->interned;
+  const size_t facts = terms.size() / arity;
+  for (size_t i = 0; i < facts; ++i) {
+    if (i + kAhead < facts)
+      for (size_t k = 0; k < arity; ++k) __builtin_prefetch(&interned[terms[(i + kAhead) * arity + k]]);
+    add_fact(predicate, terms.subspan(i * arity, arity), nullptr);
+  }
+}
+
 uint32_t SampleStore::Builder::string_id(const std::string& s) {
   resolve_pending_texts();
   return maps_->strings.find_or_add(s, tables_.strings, [&] {
@@ -629,10 +643,13 @@ void check_queries_defined(const TemplateAst& tmpl, const SampleStore& samples) 
   check_queries_defined(tmpl, std::set<std::string>(keys.begin(), keys.end()), samples.without_facts());
 }
 
-SampleStore SampleStore::with_query_splits(std::span<const QuerySplit> split) const {
-  SampleStore out = *this;
-  assign_query_splits(out.heads_, split);
-  return out;
+SampleStore SampleStore::with_query_splits(std::span<const QuerySplit> split) const& {
+  return SampleStore(*this).with_query_splits(split);
+}
+
+SampleStore SampleStore::with_query_splits(std::span<const QuerySplit> split) && {
+  assign_query_splits(heads_, split);
+  return std::move(*this);
 }
 
 std::vector<QuerySplit> SampleStore::query_splits() const {

@@ -55,8 +55,10 @@ class SampleStore {
   SampleStore subset(std::span<const size_t> indices) const;
   SampleStore slice(size_t first, size_t last) const;
   // The same samples with their queries assigned to the parts of a query split (one entry
-  // per query, sample by sample: assign_query_splits), sharing this store's facts.
-  SampleStore with_query_splits(std::span<const QuerySplit> split) const;
+  // per query, sample by sample: assign_query_splits), a copy of this store's facts.
+  SampleStore with_query_splits(std::span<const QuerySplit> split) const&;
+  // The same, taking this store's facts (a big graph's are a gigabyte; not copied).
+  SampleStore with_query_splits(std::span<const QuerySplit> split) &&;
   // Every query's part, sample by sample (Train where a sample has no split).
   std::vector<QuerySplit> query_splits() const;
 
@@ -167,8 +169,13 @@ class SampleStore::Builder {
   // A term interned once, for a reader that writes the same terms into many facts (a graph's
   // node ids, in millions of edge facts), and a plain fact over such terms: no prefixes, no
   // span, `value` (may be null) its value. The same fact as add_fact of its literal.
+  // Interned terms are numbered 0, 1, 2, ... in the order they are interned.
   uint32_t intern_term(const Term& t);
   void add_fact(const std::string& predicate, std::span<const uint32_t> terms, const ValueSpec* value);
+  // terms.size() / arity such facts without values, fact i over terms [i * arity, (i + 1) *
+  // arity): a graph's edges, whose ends are interned terms read at random (each a cache miss
+  // at millions of nodes), are loaded a few facts ahead.
+  void add_facts(const std::string& predicate, std::span<const uint32_t> terms, size_t arity);
   SampleStore finish() &&;
 
  private:

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -24,18 +25,35 @@ using namespace lrnn;
 // A small graph: 6 nodes with 3 features, 9 directed edges (a self-loop, a repeated edge),
 // class ids of 3 classes.
 struct SmallGraph {
+  size_t nodes = 6, width = 3, classes = 3;
   std::vector<double> x = {0.5, -1.25, 2.0, 0.1, 0.2, 0.3, -0.7, 1e-3, 4.5, 3.0, 0.0, -2.0, 1.5, 2.5, -0.25, 0.125, 7.0, -3.5};
   std::vector<int64_t> edge_index = {0, 1, 1, 2, 3, 4, 5, 5, 0,   // sources
                                      1, 0, 2, 3, 3, 5, 4, 5, 1};  // targets
   std::vector<int64_t> y = {0, 2, 1, 1, 0, 2};
+  size_t edges() const { return edge_index.size() / 2; }
   GraphArrays arrays() const {
     GraphArrays a;
-    a.x = {ArrayView::Type::Float64, x.data(), {6, 3}};
-    a.edge_index = {ArrayView::Type::Int64, edge_index.data(), {2, 9}};
-    a.y = ArrayView{ArrayView::Type::Int64, y.data(), {6}};
+    a.x = {ArrayView::Type::Float64, x.data(), {nodes, width}};
+    a.edge_index = {ArrayView::Type::Int64, edge_index.data(), {2, edges()}};
+    a.y = ArrayView{ArrayView::Type::Int64, y.data(), {nodes}};
     return a;
   }
 };
+
+// A bigger graph of the same kind: edges at random, more of them than graph_from_arrays adds
+// in one slice.
+SmallGraph random_graph(size_t nodes, size_t edges, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  SmallGraph g;
+  g.nodes = nodes;
+  g.x.resize(nodes * g.width);
+  for (double& v : g.x) v = std::uniform_int_distribution<int>(-8, 8)(random) / 4.0;
+  g.edge_index.resize(2 * edges);
+  for (int64_t& end : g.edge_index) end = std::uniform_int_distribution<int64_t>(0, nodes - 1)(random);
+  g.y.resize(nodes);
+  for (int64_t& c : g.y) c = std::uniform_int_distribution<int64_t>(0, 2)(random);
+  return g;
+}
 
 std::string number(double v) {
   char buffer[64];
@@ -46,19 +64,19 @@ std::string number(double v) {
 // The same graph written as an examples file and a queries file, as a user would.
 std::pair<std::string, std::string> as_text(const SmallGraph& g) {
   std::string examples = "graph :- ";
-  for (size_t i = 0; i < 6; ++i) {
+  for (size_t i = 0; i < g.nodes; ++i) {
     examples += "node(" + std::to_string(i) + "), [";
-    for (size_t k = 0; k < 3; ++k) examples += (k ? ", " : "") + number(g.x[i * 3 + k]);
+    for (size_t k = 0; k < g.width; ++k) examples += (k ? ", " : "") + number(g.x[i * g.width + k]);
     examples += "] x(" + std::to_string(i) + "), ";
   }
-  for (size_t e = 0; e < 9; ++e)
+  for (size_t e = 0; e < g.edges(); ++e)
     examples += (e ? ", " : "") + std::string("edge(") + std::to_string(g.edge_index[e]) + ", " +
-                std::to_string(g.edge_index[9 + e]) + ")";
+                std::to_string(g.edge_index[g.edges() + e]) + ")";
   examples += ".\n";
   std::string queries;
-  for (size_t i = 0; i < 6; ++i) {
+  for (size_t i = 0; i < g.nodes; ++i) {
     std::string one_hot = "[";
-    for (int64_t c = 0; c < 3; ++c) one_hot += std::string(c ? ", " : "") + (c == g.y[i] ? "1" : "0");
+    for (int64_t c = 0; c < int64_t(g.classes); ++c) one_hot += std::string(c ? ", " : "") + (c == g.y[i] ? "1" : "0");
     queries += "graph :- " + one_hot + "] predict(" + std::to_string(i) + ").\n";
   }
   return {examples, queries};
@@ -102,6 +120,19 @@ TEST(DataGraphArrays, TheSampleIsTheOneItsTextParsesTo) {
   ASSERT_EQ(from_arrays.queries.size(), 6u);
   EXPECT_EQ(from_arrays.queries, from_text.queries);
   EXPECT_EQ(from_arrays.queries[1].weight->data, (std::vector<double>{0, 0, 1}));
+}
+
+TEST(DataGraphArrays, ABiggerGraphIsTheOneItsTextParsesTo) {
+  const SmallGraph g = random_graph(500, 9000, 7);  // edges added in three slices
+  const ArrayGraph graph = graph_from_arrays(g.arrays());
+  ASSERT_EQ(graph.edges, 9000u);
+  const auto [examples, queries] = as_text(g);
+  const Dataset text = Dataset::from_text(examples, queries);
+  const train::Sample from_arrays = graph.dataset.impl().samples.at(0);
+  const train::Sample from_text = text.impl().samples.at(0);
+  ASSERT_EQ(from_arrays.example.facts.size(), 2 * 500u + 9000u);
+  EXPECT_EQ(from_arrays.example, from_text.example);
+  EXPECT_EQ(from_arrays.queries, from_text.queries);
 }
 
 TEST(DataGraphArrays, GroundsAndTrainsToTheTextFormsOutputsAndWeightsExactly) {

@@ -119,6 +119,33 @@ TEST(QuerySplit, SplitPartsFollowTheQueriesAndAreChecked) {
             (std::vector<QuerySplit>{QuerySplit::Train, QuerySplit::Validation, QuerySplit::Test}));
 }
 
+// A split of a dataset no other handle shares takes its facts (a big graph's are gigabytes);
+// of a shared one, copies them (the other handle keeps its own): the same split either way.
+TEST(QuerySplit, AnUnsharedDatasetIsSplitWithoutCopyingItsFacts) {
+  std::vector<QuerySplit> parts(kNodes, QuerySplit::Train);
+  parts[3] = QuerySplit::Validation;
+  parts[5] = QuerySplit::Test;
+  lrnn::Dataset data = lrnn::Dataset::from_text(graph_example(), query_lines(all_nodes()));
+  lrnn::Dataset other = data;
+  const uint64_t before = lrnn::memory_held();
+  const lrnn::Dataset copied = std::move(other).with_query_splits(parts);  // `data` shares it
+  const uint64_t copy_bytes = lrnn::memory_held() - before;
+  EXPECT_GT(copy_bytes, 0u);
+  EXPECT_EQ(other.size(), 0u);
+  ASSERT_EQ(data.size(), 1u);
+  const lrnn::Dataset taken = std::move(data).with_query_splits(parts);  // no one else holds it
+  EXPECT_EQ(lrnn::memory_held() - before, copy_bytes);
+  EXPECT_EQ(data.size(), 0u);
+  EXPECT_EQ(taken.query_splits(), parts);
+  EXPECT_EQ(copied.query_splits(), parts);
+  lrnn::Model model(lrnn::Template::from_string(kTemplate), settings(1));
+  const lrnn::Evaluation a = model.evaluate(copied), b = model.evaluate(taken);
+  ASSERT_EQ(a.outputs.size(), size_t(kNodes));
+  ASSERT_EQ(b.outputs.size(), size_t(kNodes));
+  for (size_t k = 0; k < a.outputs.size(); ++k) EXPECT_EQ(a.outputs[k].value, b.outputs[k].value) << k;
+  EXPECT_EQ(a.test.loss, b.test.loss);
+}
+
 TEST(QuerySplit, TrainsExactlyAsTheTrainingQueriesAlone) {
   const lrnn::Dataset data = lrnn::Dataset::from_text(graph_example(), query_lines(all_nodes()));
   const lrnn::Dataset split = data.with_query_split(0.5, 0.25, 0.25, 3);
