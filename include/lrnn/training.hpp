@@ -263,6 +263,7 @@ struct StepTiming {
   // (not in compute_s) and the bytes this rank sent to the others.
   double exchange_s = 0;
   uint64_t exchange_bytes = 0;
+  uint64_t exchange_rounds = 0;  // their alltoallv calls (a big exchange goes in slices)
 };
 
 // ---- cross-validation -------------------------------------------------------------------

@@ -549,6 +549,7 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
     j["timing"]["allreduce_bytes"] = steps.allreduce_bytes;  // rank 0's payload, all steps
     j["timing"]["exchange_s"] = steps.exchange_s;          // rank 0's ghost exchanges (partitioned sample)
     j["timing"]["exchange_bytes"] = steps.exchange_bytes;  // what rank 0 sent in them, all steps
+    j["timing"]["exchange_rounds"] = steps.exchange_rounds;  // their alltoallv calls (slices of big ones)
     // Plan values computed: by rank 0, by the busiest rank of each step, by all ranks.
     j["timing"]["work"] = {{"rank0", steps.work_mine}, {"max_rank", steps.work_max}, {"total", steps.work_total}};
     j["ranks"] = rank_shares(model, train_data);

@@ -203,9 +203,12 @@ void PlanBuilder::place_facts() {
       if (net.fact_template[f] != neural::kNone) continue;
       const size_t size = net.fact_data_begin[f + 1] - net.fact_data_begin[f];
       fact_off[s][f] = alloc.take(size);
-      if (options.fact_values)
-        plan.data.insert(plan.data.end(), net.fact_data.begin() + net.fact_data_begin[f],
-                         net.fact_data.begin() + net.fact_data_begin[f + 1]);
+      if (options.fact_values) {  // a placeholder past the data's end: zeros
+        const size_t first = std::min<size_t>(net.fact_data_begin[f], net.fact_data.size());
+        const size_t last = std::min<size_t>(net.fact_data_begin[f + 1], net.fact_data.size());
+        plan.data.insert(plan.data.end(), net.fact_data.begin() + first, net.fact_data.begin() + last);
+        plan.data.resize(plan.data.size() + size - (last - first), 0.0);
+      }
       if (!net.fact_example_param.empty() && net.fact_example_param[f] != neural::kNone) {
         plan.example_fact_off.push_back(fact_off[s][f]);
         plan.example_fact_param.push_back(net.fact_example_param[f]);

@@ -29,6 +29,9 @@ struct SampleNetwork {
   std::vector<uint32_t> fact_template;   // TemplateModel::facts index, or kNone for data
   std::vector<Shape> fact_shape;
   std::vector<uint32_t> fact_data_begin;  // per fact (size facts+1) into fact_data
+  // May end before fact_data_begin.back(): the facts past its end are placeholders whose
+  // values each pass writes before reading them (a partitioned sample's ghosts,
+  // train/ghost_cut.hpp); a plan that copies the data gives them zeros.
   std::vector<double> fact_data;
   // Learnable example facts (PyNeuraLogic's build_dataset(learnable_facts=True)): per fact,
   // the index of its parameter in the dataset's own parameter block (train::ExampleFacts),

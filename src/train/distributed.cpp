@@ -216,13 +216,8 @@ namespace {
 
 // MPI_Alltoallv of bytes (back to back in rank order on both sides); outside a job of
 // several processes the one rank's bytes are its own.
-void alltoallv_bytes(const void* send, const std::vector<int>& send_bytes, void* recv,
-                     const std::vector<int>& recv_bytes) {
-  std::vector<int> send_at(send_bytes.size(), 0), recv_at(recv_bytes.size(), 0);
-  for (size_t r = 1; r < send_bytes.size(); ++r) {
-    send_at[r] = send_at[r - 1] + send_bytes[r - 1];
-    recv_at[r] = recv_at[r - 1] + recv_bytes[r - 1];
-  }
+void alltoallv_bytes(const void* send, const std::vector<int>& send_bytes, const std::vector<int>& send_at, void* recv,
+                     const std::vector<int>& recv_bytes, const std::vector<int>& recv_at) {
 #ifdef LRNN_WITH_MPI
   if (world().active) {
     MPI_Alltoallv(send, send_bytes.data(), send_at.data(), MPI_BYTE, recv, recv_bytes.data(), recv_at.data(), MPI_BYTE,
@@ -230,7 +225,21 @@ void alltoallv_bytes(const void* send, const std::vector<int>& send_bytes, void*
     return;
   }
 #endif
-  if (!send_bytes.empty()) std::memcpy(recv, send, static_cast<size_t>(send_bytes[0]));
+  if (!send_bytes.empty())
+    std::memcpy(static_cast<char*>(recv) + recv_at[0], static_cast<const char*>(send) + send_at[0],
+                static_cast<size_t>(send_bytes[0]));
+}
+
+// Each rank's part right after the one before.
+std::vector<int> packed_offsets(const std::vector<int>& bytes) {
+  std::vector<int> at(bytes.size(), 0);
+  for (size_t r = 1; r < bytes.size(); ++r) at[r] = at[r - 1] + bytes[r - 1];
+  return at;
+}
+
+void alltoallv_bytes(const void* send, const std::vector<int>& send_bytes, void* recv,
+                     const std::vector<int>& recv_bytes) {
+  alltoallv_bytes(send, send_bytes, packed_offsets(send_bytes), recv, recv_bytes, packed_offsets(recv_bytes));
 }
 
 }  // namespace
@@ -261,10 +270,16 @@ std::vector<std::vector<char>> alltoall(const std::vector<std::vector<char>>& to
 }
 
 void alltoallv(const void* send, const std::vector<int>& send_bytes, void* recv, const std::vector<int>& recv_bytes) {
+  alltoallv(send, send_bytes, packed_offsets(send_bytes), recv, recv_bytes, packed_offsets(recv_bytes));
+}
+
+void alltoallv(const void* send, const std::vector<int>& send_bytes, const std::vector<int>& send_at, void* recv,
+               const std::vector<int>& recv_bytes, const std::vector<int>& recv_at) {
   const auto t0 = std::chrono::steady_clock::now();
-  alltoallv_bytes(send, send_bytes, recv, recv_bytes);
+  alltoallv_bytes(send, send_bytes, send_at, recv, recv_bytes, recv_at);
   if (!world().active) return;
   timing.exchange_s += seconds_since(t0);
+  ++timing.exchange_rounds;
   for (size_t r = 0; r < send_bytes.size(); ++r)
     if (static_cast<int>(r) != the_world.rank) timing.exchange_bytes += static_cast<uint64_t>(send_bytes[r]);
 }

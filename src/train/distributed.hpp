@@ -50,6 +50,10 @@ std::vector<std::vector<char>> alltoall(const std::vector<std::vector<char>>& to
 // MPI_Alltoallv of bytes: send_bytes[r] bytes of `send` (back to back in rank order) to rank
 // r, recv_bytes[r] from rank r into `recv` (likewise). Counted in step_timing()'s exchange.
 void alltoallv(const void* send, const std::vector<int>& send_bytes, void* recv, const std::vector<int>& recv_bytes);
+// The same with each rank's part at its own byte offset (send_at[r] in send, recv_at[r] in
+// recv) rather than one after the other.
+void alltoallv(const void* send, const std::vector<int>& send_bytes, const std::vector<int>& send_at, void* recv,
+               const std::vector<int>& recv_bytes, const std::vector<int>& recv_at);
 
 // The contiguous block of `n` examples rank `rank` of `size` holds: [first, last).
 struct ShardRange {

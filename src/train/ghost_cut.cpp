@@ -233,8 +233,9 @@ void GhostCut::ghosts_last(neural::SampleNetwork& net, const std::vector<uint32_
   std::vector<uint32_t> new_index(facts);
   std::vector<uint32_t> templ(facts), begin{0};
   std::vector<neural::Shape> shape(facts);
-  // The data move in place: the non-ghosts' values only ever move down (in their order), and
-  // the ghosts' are zeros (each pass writes the owner's values over them), written after.
+  // The data move in place: the non-ghosts' values only ever move down (in their order). The
+  // ghosts' hold none (each pass's exchange writes the owners' values there): fact_data ends
+  // where they begin (a big graph's ghosts were a fifth of a rank's network).
   data_gradients_from = 0;
   for (uint32_t k = 0; k < facts; ++k) {
     const uint32_t f = order[k];
@@ -248,7 +249,8 @@ void GhostCut::ghosts_last(neural::SampleNetwork& net, const std::vector<uint32_
     }
     begin.push_back(begin.back() + size);
   }
-  std::fill(net.fact_data.begin() + data_gradients_from, net.fact_data.end(), 0.0);
+  net.fact_data.resize(data_gradients_from);
+  net.fact_data.shrink_to_fit();
   for (uint32_t& f : net.atom_fact)
     if (f != neural::kNone) f = new_index[f];
   net.fact_template = std::move(templ);

@@ -1,6 +1,8 @@
 #include "train/ghost_exchange.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -99,6 +101,15 @@ const GhostExchange::Bound& GhostExchange::bound(const exec::Plan& plan) const {
 void GhostExchange::check_counts(Bound& b) {
   if (b.checked) return;
   const int size = dist::world().size;
+  std::vector<uint32_t> mine(levels_.size(), 0);
+  for (size_t i = 0; i < levels_.size(); ++i)
+    for (int r = 0; r < size; ++r)
+      mine[i] = std::max({mine[i], static_cast<uint32_t>(b.send[i].bytes_per_rank[r]),
+                          static_cast<uint32_t>(b.recv[i].bytes_per_rank[r])});
+  const std::vector<uint32_t> all = dist::allgather(mine);  // rank by rank, level by level
+  b.max_pair_entries.assign(levels_.size(), 0);
+  for (size_t k = 0; k < all.size(); ++k)
+    b.max_pair_entries[k % levels_.size()] = std::max(b.max_pair_entries[k % levels_.size()], all[k]);
   for (size_t i = 0; i < levels_.size(); ++i) {
     std::vector<std::vector<char>> counts(size);
     for (int r = 0; r < size; ++r) {
@@ -118,39 +129,134 @@ void GhostExchange::check_counts(Bound& b) {
   b.checked = true;
 }
 
+namespace {
+
+// An exchange's slice: at most this many bytes per pair of ranks and round, split among the
+// rank's peers (LRNN_TEST_EXCHANGE_SLICE, a test hook, sets the entries per pair instead).
+constexpr size_t kSliceBytes = size_t{4} << 20;
+
 template <class T>
-void GhostExchange::exchange(const Bound::Side& out, const Bound::Side& in, const T* from, T* to, bool add) {
+size_t slice_entries(int ranks) {
+  static const char* test = std::getenv("LRNN_TEST_EXCHANGE_SLICE");
+  if (test && std::atol(test) > 0) return static_cast<size_t>(std::atol(test));
+  return std::max<size_t>(1024, kSliceBytes / sizeof(T) / static_cast<size_t>(std::max(1, ranks - 1)));
+}
+
+// The entries of one side bound for (or coming from) one rank, visited a slice at a time in
+// order: its blocks (one per atom, never shared by two ranks) from where the last slice ended.
+struct SideCursor {
+  const std::vector<uint32_t>* off = nullptr;
+  const std::vector<uint32_t>* size = nullptr;
+  size_t block = 0;
+  uint32_t within = 0;
+  // f(offset, count) over the next n entries, block by block.
+  template <class F>
+  void take(size_t n, F&& f) {
+    while (n > 0) {
+      const uint32_t left = (*size)[block] - within;
+      if (left == 0) {
+        ++block;
+        within = 0;
+        continue;
+      }
+      const uint32_t k = static_cast<uint32_t>(std::min<size_t>(n, left));
+      f((*off)[block] + within, k);
+      within += k;
+      n -= k;
+    }
+  }
+};
+
+// One cursor per rank, at the first block of its entries; `first` gets where they start.
+template <class Side>
+std::vector<SideCursor> cursors_of(const Side& side, std::vector<size_t>& first) {
+  const size_t ranks = side.bytes_per_rank.size();
+  std::vector<SideCursor> c(ranks);
+  first.assign(ranks, 0);
+  size_t block = 0, entries = 0;
+  for (size_t r = 0; r < ranks; ++r) {
+    c[r] = SideCursor{&side.off, &side.size, block, 0};
+    first[r] = entries;
+    const size_t end = entries + static_cast<size_t>(side.bytes_per_rank[r]);
+    while (entries < end) entries += side.size[block++];
+  }
+  return c;
+}
+
+// Rank r's entries in round j: its part of the slice [j * slice, (j + 1) * slice).
+size_t in_round(size_t entries, size_t j, size_t slice) {
+  return entries > j * slice ? std::min(slice, entries - j * slice) : 0;
+}
+
+int checked_bytes(size_t bytes) {
+  if (bytes > static_cast<size_t>(INT32_MAX))
+    throw Error(ErrorKind::Limit, "a ghost exchange of more than 2 GB between two ranks in one slice");
+  return static_cast<int>(bytes);
+}
+
+}  // namespace
+
+template <class T>
+void GhostExchange::exchange(const Bound::Side& out, const Bound::Side& in, uint32_t max_pair_entries, const T* from,
+                             T* to, bool add) {
   const int size = dist::world().size;
-  std::vector<int> send_bytes(size), recv_bytes(size);
-  size_t send_total = 0, recv_total = 0;
-  for (int r = 0; r < size; ++r) {
-    send_bytes[r] = out.bytes_per_rank[r] * static_cast<int>(sizeof(T));
-    recv_bytes[r] = in.bytes_per_rank[r] * static_cast<int>(sizeof(T));
-    send_total += send_bytes[r];
-    recv_total += recv_bytes[r];
-  }
+  const size_t slice = slice_entries<T>(size);
+  const size_t rounds = std::max<size_t>(1, (max_pair_entries + slice - 1) / slice);
+  std::vector<size_t> out_first, in_first;
+  std::vector<SideCursor> out_at = cursors_of(out, out_first), in_at = cursors_of(in, in_first);
   // A side whose entries lie in one block (the ghosts', train/ghost_cut.cpp) is sent from or
-  // received into its place; the other goes through the buffer (one per pass direction:
-  // forward packs the owned atoms' values, backward adds the ghosts' gradients they get).
-  const bool send_direct = out.contiguous && !out.off.empty(), recv_direct = in.contiguous && !in.off.empty() && !add;
-  buffer_.resize((send_direct ? 0 : send_total) + (recv_direct ? 0 : recv_total));
-  const char* send_at = send_direct ? reinterpret_cast<const char*>(from + out.off[0]) : buffer_.data();
-  char* recv_at = recv_direct ? reinterpret_cast<char*>(to + in.off[0])
-                              : buffer_.data() + (send_direct ? 0 : send_total);
-  if (!send_direct) {
-    T* s = reinterpret_cast<T*>(buffer_.data());
-    for (size_t k = 0; k < out.off.size(); ++k) s = std::copy_n(from + out.off[k], out.size[k], s);
+  // received into its place (at offsets an int can hold); the other goes through the buffer
+  // (one per pass direction: forward packs the owned atoms' values, backward adds the ghosts'
+  // gradients they get).
+  const auto in_one_block = [](const Bound::Side& s) {
+    size_t total = 0;
+    for (int n : s.bytes_per_rank) total += static_cast<size_t>(n);
+    return s.contiguous && !s.off.empty() && total * sizeof(T) <= static_cast<size_t>(INT32_MAX);
+  };
+  const bool send_direct = in_one_block(out), recv_direct = in_one_block(in) && !add;
+  size_t send_room = 0, recv_room = 0;  // entries of the biggest round through the buffer
+  for (int r = 0; r < size; ++r) {
+    send_room += in_round(static_cast<size_t>(out.bytes_per_rank[r]), 0, slice);
+    recv_room += in_round(static_cast<size_t>(in.bytes_per_rank[r]), 0, slice);
   }
-  dist::alltoallv(send_at, send_bytes, recv_at, recv_bytes);
-  if (recv_direct) return;
-  const T* r = reinterpret_cast<const T*>(recv_at);
-  for (size_t k = 0; k < in.off.size(); ++k) {
-    T* at = to + in.off[k];
-    if (add)
-      for (uint32_t e = 0; e < in.size[k]; ++e) at[e] += r[e];
-    else
-      std::copy_n(r, in.size[k], at);
-    r += in.size[k];
+  if (send_direct) send_room = 0;
+  if (recv_direct) recv_room = 0;
+  buffer_.resize((send_room + recv_room) * sizeof(T));
+  T* const send_buffer = reinterpret_cast<T*>(buffer_.data());
+  T* const recv_buffer = send_buffer + send_room;
+  std::vector<int> send_bytes(size), recv_bytes(size), send_at(size), recv_at(size);
+  for (size_t j = 0; j < rounds; ++j) {
+    T* packed = send_buffer;
+    size_t received = 0;
+    for (int r = 0; r < size; ++r) {
+      const size_t sent = in_round(static_cast<size_t>(out.bytes_per_rank[r]), j, slice);
+      const size_t got = in_round(static_cast<size_t>(in.bytes_per_rank[r]), j, slice);
+      send_bytes[r] = checked_bytes(sent * sizeof(T));
+      recv_bytes[r] = checked_bytes(got * sizeof(T));
+      if (send_direct) {
+        send_at[r] = sent ? checked_bytes((out_first[r] + j * slice) * sizeof(T)) : 0;
+      } else {
+        send_at[r] = checked_bytes(static_cast<size_t>(packed - send_buffer) * sizeof(T));
+        out_at[r].take(sent, [&](uint32_t off, uint32_t k) { packed = std::copy_n(from + off, k, packed); });
+      }
+      recv_at[r] = recv_direct ? (got ? checked_bytes((in_first[r] + j * slice) * sizeof(T)) : 0)
+                               : checked_bytes(received * sizeof(T));
+      received += got;
+    }
+    const void* send = send_direct ? static_cast<const void*>(from + out.off[0]) : send_buffer;
+    void* recv = recv_direct ? static_cast<void*>(to + in.off[0]) : recv_buffer;
+    dist::alltoallv(send, send_bytes, send_at, recv, recv_bytes, recv_at);
+    if (recv_direct) continue;
+    const T* got = recv_buffer;
+    for (int r = 0; r < size; ++r)
+      in_at[r].take(in_round(static_cast<size_t>(in.bytes_per_rank[r]), j, slice), [&](uint32_t off, uint32_t k) {
+        T* at = to + off;
+        if (add)
+          for (uint32_t e = 0; e < k; ++e) at[e] += got[e];
+        else
+          std::copy_n(got, k, at);
+        got += k;
+      });
   }
 }
 
@@ -162,7 +268,7 @@ void GhostExchange::forward(const exec::Plan& plan, const exec::ParamView<T>& pa
   for (size_t i = 0; i < levels_.size(); ++i) {
     exec::forward_steps(plan, params, ws, done, b.cut[i]);
     done = std::max<size_t>(done, b.cut[i]);
-    exchange(b.send[i], b.recv[i], ws.values.data(), ws.values.data(), false);
+    exchange(b.send[i], b.recv[i], b.max_pair_entries[i], ws.values.data(), ws.values.data(), false);
   }
   exec::forward_steps(plan, params, ws, done, plan.steps.size());
 }
@@ -173,7 +279,7 @@ template <class T>
 void GhostExchange::gradients_home(const exec::Plan& plan, size_t pause, T* grads) {
   const Bound& b = bound(plan);
   const size_t i = levels_.size() - 1 - pause;  // the pauses come highest level first
-  exchange(b.recv[i], b.send[i], grads, grads, true);
+  exchange(b.recv[i], b.send[i], b.max_pair_entries[i], grads, grads, true);
 }
 
 template void GhostExchange::forward<double>(const exec::Plan&, const exec::ParamView<double>&, exec::Workspace&);

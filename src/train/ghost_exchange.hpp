@@ -3,8 +3,9 @@
 // reads a ghost: forward runs the plan's steps up to depth L, then every rank sends the
 // values of its owned level-L atoms that other ranks read as ghosts (one alltoallv) and
 // writes the ghosts' values it receives; backward, once the steps above depth L are done,
-// sends the ghosts' gradients back to their owners, which add them to their atoms' (in rank
-// order: the same sums on every run) before the steps of depth L run.
+// sends the ghosts' gradients back to their owners, which add them to their atoms' (slice by
+// slice, in rank order within a slice: the same sums on every run) before the steps of depth
+// L run. An exchange bigger than a slice (kSliceBytes) goes in several alltoallv rounds.
 #pragma once
 
 #include <cstdint>
@@ -61,20 +62,26 @@ class GhostExchange {
       bool contiguous = true;            // entry k + 1 lies right after entry k
     };
     std::vector<Side> send, recv;
+    // Per level: the most entries any pair of ranks exchanges (all ranks agree on it: it
+    // sets the number of slices each exchange goes in).
+    std::vector<uint32_t> max_pair_entries;
     std::vector<uint32_t> cut;     // per level: the first step above depth `level`
     std::vector<uint32_t> pauses;  // the cuts, descending
     bool checked = false;          // the entries each pair of ranks exchanges agreed on
   };
   const Bound& bound(const exec::Plan& plan) const;
   template <class T>
-  void exchange(const Bound::Side& out, const Bound::Side& in, const T* from, T* to, bool add);
+  void exchange(const Bound::Side& out, const Bound::Side& in, uint32_t max_pair_entries, const T* from, T* to,
+                bool add);
   void check_counts(Bound& b);
 
   std::vector<Level> levels_;
   std::map<const exec::Plan*, Bound> bound_;
   size_t ghosts_ = 0, asked_ = 0;
   uint32_t data_gradients_from_ = 0;
-  std::vector<char> buffer_;  // what is packed to be sent or received to be added
+  // What is packed to be sent or received to be added: one slice of the exchange at a time
+  // (a big graph's whole layer of ghost values was ~20 MB of each rank's peak).
+  std::vector<char> buffer_;
 };
 
 }  // namespace lrnn::train

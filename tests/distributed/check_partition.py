@@ -108,6 +108,28 @@ def same_training_over_ranks(lrnn, tmp, args):
             work[1] = report["timing"]["work"]["total"]
 
 
+def exchange_in_slices(lrnn, tmp, args):
+    """A ghost exchange bigger than a slice goes in several rounds (each rank's buffer holds
+    one slice): the same training with slices of 7 entries per pair of ranks as with whole
+    layers, in more alltoallv rounds."""
+    runs = {}
+    for name, env in (("whole", None), ("sliced", {"LRNN_TEST_EXCHANGE_SLICE": "7"})):
+        out = tmp / f"slices_{name}.json"
+        r = mpirun(lrnn, 3, args + ["--save", out, "--json"], extra_env=env)
+        check(r.returncode == 0, f"3 ranks, {name} exchanges, train {r.stderr[-1500:] if r.returncode else ''}")
+        if r.returncode:
+            return
+        rank_losses, report = losses(r.stdout)
+        runs[name] = (rank_losses, weights(out), report["timing"]["exchange_rounds"])
+    (whole_losses, whole_w, whole_rounds), (sliced_losses, sliced_w, sliced_rounds) = runs["whole"], runs["sliced"]
+    check(sliced_rounds > 2 * whole_rounds,
+          f"slices of 7 entries take more exchange rounds ({sliced_rounds}) than whole layers ({whole_rounds})")
+    dw = relative_difference(whole_w, sliced_w)
+    dl = max(abs(a - b) / abs(a) for a, b in zip(whole_losses, sliced_losses, strict=True))
+    check(dw <= TOLERANCE and dl <= TOLERANCE,
+          f"sliced exchanges train as whole ones: weights {dw:.3g}, losses {dl:.3g} <= {TOLERANCE}")
+
+
 def derived_facts_keep_the_halo(lrnn, tmp, graph, args):
     """An example fact of a derived predicate (h1's, here) mixes into its atom's value: such
     a sample is not cut at ghosts but recomputed in halos, and trains as one process does."""
@@ -240,6 +262,7 @@ def main():
         # Three layers, ghosts exchanged after layers 1 and 2, rules with weights of their own.
         three = ["train", Path(__file__).resolve().parent / "sage3.lrnn"] + args[2:]
         same_training_over_ranks(lrnn, tmp, three + ["--epochs", 3])
+        exchange_in_slices(lrnn, tmp, three + ["--epochs", 3])
         derived_facts_keep_the_halo(lrnn, tmp, graph, args)
         arrays(lrnn, tmp, graph)
         resume_on_other_ranks(lrnn, tmp, args)
