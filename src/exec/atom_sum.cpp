@@ -33,6 +33,14 @@ void finish_row(const AtomGroup& A, Eigen::Index runtime_size, T* sum, uint32_t 
 template <int W, bool Relu, class T>
 void forward_rows(const AtomGroup& A, Eigen::Index runtime_size, const T* B, bool scalar_offset, T* v) {
   const Eigen::Index size = W > 0 ? W : runtime_size;
+  if (A.in_input_rows) {  // each row is its one input: 0 + x (the bits of a sum of one), offset, activation
+    for (uint32_t j = 0; j < A.m; ++j) {
+      T* y = v + A.red_off + j * size;
+      for (Eigen::Index i = 0; i < size; ++i) y[i] = T(0.0) + y[i];
+      finish_row<W, Relu>(A, size, y, 1, B, scalar_offset, y, y);
+    }
+    return;
+  }
   auto input = [&](uint32_t k) -> const T* { return v + A.src[k]; };
   for (uint32_t j = 0; j < A.m; ++j) {
     T* y = v + A.red_off + j * size;
@@ -69,7 +77,7 @@ void backward_rows(const AtomGroup& A, Eigen::Index runtime_size, const T* v, T*
         for (Eigen::Index i = 0; i < size; ++i) gB[i] += gpre[i];
       }
     }
-    scatter_to_inputs(A, j, gpre, g, size);
+    if (!A.in_input_rows) scatter_to_inputs(A, j, gpre, g, size);  // (else gpre is the input's gradient)
   }
   if (gB && scalar_offset) gB[0] += scalar_sum;
 }

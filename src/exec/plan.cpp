@@ -97,6 +97,7 @@ Plan PlanBuilder::build() {
   for (uint32_t depth = 1; depth <= max_depth; ++depth) {
     plan.depth_steps.push_back(static_cast<uint32_t>(plan.steps.size()));
     contributions.assign(model.predicates.size(), {});
+    sum_rows_of_atoms.clear();
     depth_first_group = plan.rule_groups.size();
     if (options.merge_shared_weight_rules) merge_shared_weight_rules(rule_it, depth);
     for (; rule_it != rule_buckets.end() && rule_it->first.first == depth; ++rule_it)
@@ -686,9 +687,22 @@ void PlanBuilder::plan_aggregation_and_head_weight(RuleGroup& G, const neural::R
   }
 }
 
+// Whether G's out rows are its own per-head sums that nothing but its head atoms reads,
+// values or gradients: a transform sum's heads summed into rows of their own (not the
+// transformed rows themselves, which a group of the same weight may share) or a fused sum
+// of direct products, without a head weight (whose backward would read them). Their
+// backward reads only the rows' gradients.
+bool PlanBuilder::own_sum_rows(const RuleGroup& G) {
+  if (G.head_weight != neural::kNoParam || G.softmax || G.m == 0) return false;
+  if (G.transform.enabled) return !G.transform.rows_are_heads && G.out_off != G.transform.t_off;
+  return G.direct.kind != DirectProduct::Kind::None && G.direct.fused_sum && !G.identity_aggregation;
+}
+
 // Each head's value is a contribution to its atom.
 void PlanBuilder::add_contributions(const RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
                                     const MemberScan& scan) {
+  if (options.in_place_atoms && own_sum_rows(G))
+    sum_rows_of_atoms.emplace_back(G.out_off, G.out_off + G.m * static_cast<uint32_t>(G.out_shape.size()));
   std::vector<Contribution>& list = contributions[spec.head_predicate];
   if (list.capacity() < list.size() + G.m) list.reserve(std::max(list.size() + G.m, 2 * list.capacity()));
   for (uint32_t j = 0; j < G.m; ++j) {
@@ -817,6 +831,9 @@ void PlanBuilder::add_atom_group(const uint32_t p, const std::vector<Ref>& membe
     }
     return;
   }
+  A.offset = pred.offset;
+  A.activation = pred.activation;
+  if (one_input_each && plan_in_input_rows(A, members)) return;
   const Shape red_shape = A.combination == AggregationKind::Count ? Shape{1, 1} : A.in_shape;
   A.summed_in_place = A.combination == AggregationKind::Sum || A.combination == AggregationKind::Avg;
   A.c_off = A.summed_in_place ? kNoValue : alloc.take(A.src.size() * A.in_shape.size());
@@ -845,6 +862,37 @@ void PlanBuilder::add_atom_group(const uint32_t p, const std::vector<Ref>& membe
   if (A.norm != neural::kNoParam) plan.norm_steps.push_back(static_cast<uint32_t>(plan.steps.size()));
   plan.steps.push_back({true, static_cast<uint32_t>(plan.atom_groups.size())});
   plan.atom_groups.push_back(std::move(A));
+}
+
+// AtomGroup::in_input_rows: when each of the m atoms' one input is row j of one rule
+// group's own per-head sums (own_sum_rows), in atom order, and the atoms sum (or average:
+// one input) them with a ReLU or identity activation and no batch norm, the atoms are
+// those rows. False, with nothing planned, otherwise.
+bool PlanBuilder::plan_in_input_rows(AtomGroup& A, const std::vector<Ref>& members) {
+  if (!options.in_place_atoms || A.m == 0 || model.predicates[A.predicate].norm != neural::kNoParam) return false;
+  const uint32_t size = static_cast<uint32_t>(A.in_shape.size());
+  const uint32_t begin = A.src[0], end = begin + A.m * size;
+  const auto rows = std::find(sum_rows_of_atoms.begin(), sum_rows_of_atoms.end(), std::make_pair(begin, end));
+  if (rows == sum_rows_of_atoms.end()) return false;
+  for (uint32_t j = 0; j < A.m; ++j)
+    if (A.src[j] != begin + j * size) return false;
+  A.summed_in_place = A.combination == AggregationKind::Sum || A.combination == AggregationKind::Avg;
+  A.red_off = A.pre_off = A.out_off = begin;
+  A.out_shape = A.in_shape;
+  if (!fusable_atom_sum(A)) return false;  // (nothing allocated yet: the caller plans it as usual)
+  if (A.offset != neural::kNoParam) check_atom_offset_shape(model, A.offset, A.in_shape, "atoms of " +
+                                                            model.predicates[A.predicate].key());
+  A.in_input_rows = true;
+  A.src.clear();
+  A.segments.clear();
+  for (uint32_t j = 0; j < A.m; ++j) {
+    const auto [s, l] = members[j];
+    plan.atom_offsets[s][l] = begin + j * size;
+    plan.atom_shapes[s][l] = A.out_shape;
+  }
+  plan.steps.push_back({true, static_cast<uint32_t>(plan.atom_groups.size())});
+  plan.atom_groups.push_back(std::move(A));
+  return true;
 }
 
 // x^ and the scaled, shifted values get slots of their own (the offset is then never

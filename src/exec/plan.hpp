@@ -199,6 +199,12 @@ struct AtomGroup {
   // A sum or average reads the inputs where they are (no gather, c_off unused) and its
   // offset is added in place (pre_off == red_off): neither backward step needs them.
   bool summed_in_place = false;
+  // The atoms are their one input's rows, changed in place (PlanOptions::in_place_atoms;
+  // each atom's one input is a row of a rule group's own per-head sums, which nothing else
+  // reads): red_off == pre_off == out_off is that group's out_off, the offset and the
+  // activation apply there, and backward leaves dL/d(pre) there for the rule group to read.
+  // src and segments are then empty: there is nothing to gather or scatter.
+  bool in_input_rows = false;
   uint32_t red_off = 0;
   uint32_t offset = neural::kNoParam;
   // Batch normalisation (neural::BatchNormSpec; norm == kNoParam: none): red -> x^ at
@@ -284,7 +290,10 @@ struct PlanOptions {
   bool fact_gradients = true;
   // On: a fused atom sum (exec/atom_sum.hpp) with a ReLU or identity activation keeps its
   // outputs in its sums' slot (ReLU's backward needs only the sign, which the output keeps):
-  // a slot less per atom, values and gradients. The atoms' gradient slots then end a pass
+  // a slot less per atom, values and gradients. Where each atom's one input is a row of a
+  // rule group's own per-head sums (a GCN layer planned as one rule, W (x_self + sum x_nbr),
+  // on a partitioned sample's part), the atoms are those rows (AtomGroup::in_input_rows):
+  // no slot of their own at all, and no pass copying the sums. The atoms' gradient slots then end a pass
   // holding dL/d(pre-activation), not dL/d(atom value): for callers that read parameter
   // gradients and outputs only (training, evaluation), never for inspection. A batch-
   // normalised group with a ReLU or identity keeps its outputs in the slot of its scaled and

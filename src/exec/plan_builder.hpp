@@ -113,6 +113,9 @@ class PlanBuilder {
   // Per sample and atom: position in its group (made when a group first sorts its inputs).
   std::vector<std::vector<uint32_t>> atom_position;
   std::vector<std::vector<Contribution>> contributions;  // per predicate, this depth
+  // This depth's rule groups whose per-head sums only their atoms read: [begin, end) of
+  // each one's out rows (PlanBuilder::own_sum_rows; AtomGroup::in_input_rows).
+  std::vector<std::pair<uint32_t, uint32_t>> sum_rows_of_atoms;
   size_t depth_first_group = 0;                      // first rule group of this depth
 
   void place_facts();
@@ -201,6 +204,8 @@ class PlanBuilder {
   bool share_weight(uint32_t a, const std::vector<Ref>& a_members, uint32_t b, const std::vector<Ref>& b_members) const;
   void merge_shared_weight_rules(std::map<std::pair<uint32_t, uint32_t>, std::vector<Ref>>::iterator first,
                                  uint32_t depth);
+  static bool own_sum_rows(const RuleGroup& G);
+  bool plan_in_input_rows(AtomGroup& A, const std::vector<Ref>& members);
   void add_contributions(const RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
                          const MemberScan& scan);
 

@@ -120,3 +120,38 @@ TEST(MergeSharedWeight, BackwardPausesAtDepthBoundariesChangeNothing) {
 }
 
 }  // namespace
+
+// A merged group's per-head sums are read by its atoms only; with a ReLU (or identity) and
+// an offset, the atoms are those rows (AtomGroup::in_input_rows): no slot of their own, and
+// the pass is the plain plan's, twice over on one workspace (the offset and the ReLU
+// applied in place must not pile up). With tanh the atoms keep their own slot.
+TEST(MergeSharedWeight, AtomsInTheirRuleGroupsSumRowsAreThePlainPlansAtoms) {
+  for (const std::string activation : {"relu", "identity", "tanh"}) {
+    std::string text = kTemplate;
+    text.replace(text.find("activation=tanh"), 15, "activation=" + activation);
+    train::Engine engine{parse_template(text)};
+    const Dataset data = Dataset::from_text(test::graph_text(kNodes, kDegree), test::node_queries(kNodes));
+    const train::PreparedSet set = engine.prepare(data.impl().samples);
+    const exec::Plan merged = exec::build_plan(engine.model(), {&set.networks[0]}, {.merge_shared_weight_rules = true});
+    const exec::Plan in_rows = exec::build_plan(engine.model(), {&set.networks[0]},
+                                                {.in_place_atoms = true, .merge_shared_weight_rules = true});
+    const exec::Plan plain = exec::build_plan(engine.model(), {&set.networks[0]});
+    size_t groups_in_rows = 0;
+    for (const exec::AtomGroup& A : in_rows.atom_groups) groups_in_rows += A.in_input_rows;
+    const std::string where = "activation " + activation;
+    if (activation == "tanh") {
+      EXPECT_EQ(groups_in_rows, 0u) << where;
+      continue;
+    }
+    EXPECT_EQ(groups_in_rows, 1u) << where;  // h1's atoms (h2's two rules do not merge)
+    // h1's kNodes atoms of 4 values hold sums and values in the merged plan, nothing here.
+    EXPECT_LE(in_rows.num_values + 2 * kNodes * 4, merged.num_values) << where;
+    test::expect_same_pass(in_rows, plain, engine, 1e-3);
+    test::PlanPass twice = test::run_plan_pass(in_rows, engine);
+    exec::forward(in_rows, engine.parameters(), twice.ws);
+    const test::PlanPass once = test::run_plan_pass(plain, engine);
+    for (size_t o = 0; o < in_rows.outputs.size(); ++o)
+      EXPECT_NEAR(twice.ws.values[in_rows.outputs[o].offset], once.ws.values[plain.outputs[o].offset], 1e-12)
+          << where << " output " << o;
+  }
+}
