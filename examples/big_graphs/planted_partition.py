@@ -30,6 +30,7 @@ The text is built as fixed-width byte rows with numpy (no Python loop per fact),
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import numpy as np
@@ -160,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--degree must be below --nodes - 1 (no self loops, no repeated edges)")
     x, edge_index, y, train_mask, val_mask, test_mask = planted_partition(
         args.nodes, args.degree, args.homophily, args.signal, args.seed)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)  # --out /tmp/graphs/g: the folder too
     write_text(args.out, x, edge_index, y)
     for part, mask in (("train", train_mask), ("val", val_mask), ("test", test_mask)):
         write_queries(f"{args.out}.{part}.queries.txt", y, np.flatnonzero(mask))

@@ -221,14 +221,19 @@ Dataset Dataset::without_facts() const {
     throw Error(ErrorKind::Semantic, "the facts of a dataset with learnable facts are parameters of the data: "
                                      "they cannot be released (Dataset::without_facts)");
   auto impl = std::make_shared<Impl>();
-  std::vector<train::Sample> heads = impl_->samples.without_facts();  // their ExampleAst::facts are empty
+  // The heads without their queries (only their count, importance and split stay): not a
+  // copy of a graph's query per node made to be dropped, next to the store still held.
+  const std::vector<train::Sample>& held = impl_->samples.without_facts();  // their ExampleAst::facts are empty
+  std::vector<train::Sample> heads(held.size());
+  impl->released_queries.reserve(held.size());
+  for (size_t i = 0; i < held.size(); ++i) {
+    heads[i].example = held[i].example;
+    heads[i].importance = held[i].importance;
+    heads[i].split = held[i].split;
+    impl->released_queries.push_back(static_cast<uint32_t>(held[i].queries.size()));
+  }
   // Nothing left reads the facts' text: the heads keep what their own spans show.
   keep_only_what_spans_show(heads);
-  impl->released_queries.reserve(heads.size());
-  for (train::Sample& h : heads) {
-    impl->released_queries.push_back(static_cast<uint32_t>(h.queries.size()));
-    std::vector<Literal>().swap(h.queries);
-  }
   impl->samples = train::SampleStore(std::move(heads));
   impl->id = impl_->id;  // a model's grounding of the dataset stays its grounding of this one
   impl->shard_first = impl_->shard_first;

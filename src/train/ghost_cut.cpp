@@ -207,6 +207,11 @@ void GhostCut::before_neuralize(logic::GroundSample& ground, std::unique_ptr<log
     set.head.resize(kept);
     set.inputs.resize(kept * set.n_inputs);
     set.bindings.resize(kept * set.n_vars);
+    // The other ranks' ground rules are freed before neuralizing, which makes the network:
+    // a rank's peak memory is its grounding's or its network's, not both in full.
+    set.head.shrink_to_fit();
+    set.inputs.shrink_to_fit();
+    set.bindings.shrink_to_fit();
   }
   std::erase_if(ground.rules, [](const logic::GroundRuleSet& s) { return s.size() == 0; });
   if (ground.atom_example_fact.size() < n) ground.atom_example_fact.resize(n, logic::kNone);
