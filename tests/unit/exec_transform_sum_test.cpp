@@ -73,13 +73,14 @@ TEST(TransformSum, EqualsGatheredPath) {
 }
 
 // The widths with a compile-time row loop (16, 32, 64) and one without (8) sum the rows
-// as the gathered path does, to the bit.
+// as the gathered path does, to the bit. (One rule: a self rule through the same weight
+// would be merged with it in training plans, PlanOptions::merge_shared_weight_rules,
+// W (a + b) rather than W a + W b, the same values but not the same bits.)
 TEST(TransformSum, EqualsGatheredPathAtVectorWidths) {
   const lrnn::Dataset data = lrnn::Dataset::from_text(kExamples);
   for (int width : {8, 16, 32, 64}) {
     const std::string w = std::to_string(width);
-    std::string text = "h(X) :- $w={" + w + ",2} x(X).\n"
-                       "h(X) :- $w={" + w + ",2} x(Y), *edge(X, Y). [aggregation=sum MAX]\n"
+    std::string text = "h(X) :- $w={" + w + ",2} x(Y), *edge(X, Y). [aggregation=sum MAX]\n"
                        "h/1 {" + w + ",1} [activation=tanh]\n"
                        "o :- {1," + w + "} h(X). [aggregation=avg]\n";
     auto with = [&](const std::string& max) {
