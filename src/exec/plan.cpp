@@ -98,6 +98,7 @@ Plan PlanBuilder::build() {
     plan.depth_steps.push_back(static_cast<uint32_t>(plan.steps.size()));
     contributions.assign(model.predicates.size(), {});
     sum_rows_of_atoms.clear();
+    reduced_rules.clear();
     depth_first_group = plan.rule_groups.size();
     if (options.merge_shared_weight_rules) merge_shared_weight_rules(rule_it, depth);
     for (; rule_it != rule_buckets.end() && rule_it->first.first == depth; ++rule_it)
@@ -120,23 +121,65 @@ Plan PlanBuilder::build() {
 // (An average over one grounding per head is that grounding's value: a self rule's.)
 bool PlanBuilder::share_weight(uint32_t a, const std::vector<Ref>& a_members, uint32_t b,
                                const std::vector<Ref>& b_members) const {
-  const auto plain = [&](const neural::RuleSpec& r, const std::vector<Ref>& members) {
-    if (!(r.inputs.size() == 1 && r.inputs[0].weight != neural::kNoParam && !r.inputs[0].soft_negated &&
-          !r.inputs[0].transposed && r.head_weight == neural::kNoParam && r.offset == neural::kNoParam &&
-          r.activation.kind == ActivationKind::Identity && !r.softmax &&
-          (r.combination == CombinationKind::Sum || r.combination == CombinationKind::Avg)))
-      return false;
-    if (r.aggregation.kind == AggregationKind::Sum) return true;
-    if (r.aggregation.kind != AggregationKind::Avg) return false;
-    for (size_t k = 1; k < members.size(); ++k)  // members come sorted by (sample, head)
-      if (members[k].first == members[k - 1].first &&
-          samples[members[k].first]->head[members[k].second] == samples[members[k - 1].first]->head[members[k - 1].second])
-        return false;
-    return true;
-  };
   const neural::RuleSpec &A = model.rules[a], &B = model.rules[b];
-  return A.head_predicate == B.head_predicate && model.predicates[A.head_predicate].combination == AggregationKind::Sum &&
-         plain(A, a_members) && plain(B, b_members) && A.inputs[0].weight == B.inputs[0].weight;
+  const uint32_t ia = merge_input(a, a_members), ib = merge_input(b, b_members);
+  return ia != kNoValue && ib != kNoValue && A.head_predicate == B.head_predicate &&
+         model.predicates[A.head_predicate].combination == AggregationKind::Sum &&
+         A.inputs[ia].weight == B.inputs[ib].weight;
+}
+
+// The input of rule r (over its groundings `members`) that a merge sums, W x: its only
+// input, or its only one not under a fixed zero scalar weight on scalar values in a sum
+// (the fold-zero-literals rewrite's case: those add 0, and a scalar 0 changes no shape);
+// kNoValue when r is not such a rule (offset, activation, softmax, head weight, an
+// aggregation other than a sum or an average over one grounding per head, ...).
+uint32_t PlanBuilder::merge_input(uint32_t r, const std::vector<Ref>& members) const {
+  const neural::RuleSpec& spec = model.rules[r];
+  if (spec.head_weight != neural::kNoParam || spec.offset != neural::kNoParam ||
+      spec.activation.kind != ActivationKind::Identity || spec.softmax ||
+      !(spec.combination == CombinationKind::Sum || spec.combination == CombinationKind::Avg) || spec.inputs.empty())
+    return kNoValue;
+  uint32_t kept = 0;
+  if (spec.inputs.size() > 1) {
+    if (spec.combination != CombinationKind::Sum || !enabled(Rewrite::FoldZeroLiterals)) return kNoValue;
+    kept = kNoValue;
+    for (uint32_t i = 0; i < spec.inputs.size(); ++i) {
+      const uint32_t w = spec.inputs[i].weight;
+      const bool zero = fixed_zero_weight(model, w) && model.params.info(w).shape.scalar() &&
+                        std::all_of(members.begin(), members.end(), [&](const Ref& m) {
+                          const neural::SampleNetwork& net = *samples[m.first];
+                          return plan.atom_shapes[m.first][net.inputs[net.inputs_begin[m.second] + i]].scalar();
+                        });
+      if (zero) continue;
+      if (kept != kNoValue) return kNoValue;
+      kept = i;
+    }
+    if (kept == kNoValue) return kNoValue;
+  }
+  const neural::InputSpec& in = spec.inputs[kept];
+  if (in.weight == neural::kNoParam || in.soft_negated || in.transposed) return kNoValue;
+  if (spec.aggregation.kind == AggregationKind::Sum) return kept;
+  if (spec.aggregation.kind != AggregationKind::Avg) return kNoValue;
+  for (size_t k = 1; k < members.size(); ++k)  // members come sorted by (sample, head)
+    if (same_head(members[k], members[k - 1])) return kNoValue;
+  return kept;
+}
+
+// A rule merge_input takes with zero literals left out: planned from its spec reduced to
+// the kept input (spec_of), its ground rules read at that input's position; the zero
+// weights are noted as the fold-zero-literals rewrite notes them (forward checks them).
+void PlanBuilder::reduce_to_merge_input(uint32_t r, const std::vector<Ref>& members) {
+  const neural::RuleSpec& spec = model.rules[r];
+  if (spec.inputs.size() == 1 || reduced_rules.count(r)) return;
+  const uint32_t kept = merge_input(r, members);
+  neural::RuleSpec reduced = spec;
+  reduced.inputs = {spec.inputs[kept]};
+  for (uint32_t i = 0; i < spec.inputs.size(); ++i)
+    if (i != kept && std::find(plan.folded_zero_weights.begin(), plan.folded_zero_weights.end(),
+                               spec.inputs[i].weight) == plan.folded_zero_weights.end())
+      plan.folded_zero_weights.push_back(spec.inputs[i].weight);
+  ++plan.rewrites[bit(Rewrite::FoldZeroLiterals)];
+  reduced_rules.emplace(r, std::make_pair(kept, std::move(reduced)));
 }
 
 // PlanOptions::merge_shared_weight_rules: the buckets of depth `depth` (from `first` on)
@@ -160,6 +203,8 @@ void PlanBuilder::merge_shared_weight_rules(std::map<std::pair<uint32_t, uint32_
       continue;
     }
     std::vector<Ref>& earlier = *kept[k];
+    reduce_to_merge_input(kept_rule[k], earlier);
+    reduce_to_merge_input(r, it->second);
     const auto key = [&](const Ref& m) { return std::make_pair(m.first, samples[m.first]->head[m.second]); };
     std::vector<Ref> merged;
     merged.reserve(earlier.size() + it->second.size());
@@ -271,7 +316,7 @@ void PlanBuilder::bucket_by_depth() {
 // shape (the same for all) and how the literal's weight applies to it. `scanned`: the
 // values' offsets and shape, already found by scan_members.
 InputBlock PlanBuilder::input_block(uint32_t r, size_t i, const std::vector<Ref>& members, InputBlock* scanned) const {
-  const neural::InputSpec& in = model.rules[r].inputs[i];
+  const neural::InputSpec& in = spec_of(r).inputs[i];
   const Literal& lit = model.ast().rules[r].body[in.body_index];
   InputBlock B;
   if (scanned) B = std::move(*scanned);
@@ -295,8 +340,9 @@ InputBlock PlanBuilder::input_block(uint32_t r, size_t i, const std::vector<Ref>
 // B.src and B.raw_shape of input i of rule r; throws naming the literal when its values
 // differ in shape.
 void PlanBuilder::input_values(InputBlock& B, uint32_t r, size_t i, const std::vector<Ref>& members) const {
-  const Literal& lit = model.ast().rules[r].body[model.rules[r].inputs[i].body_index];
+  const Literal& lit = model.ast().rules[r].body[spec_of(r).inputs[i].body_index];
   B.src.resize(members.size());
+  const bool reduced = !reduced_rules.empty();  // (a merged group's members come from two rules)
   if (!members.empty()) B.raw_shape = plan.atom_shapes[members[0].first][input_atom(members[0], i)];
   // Members come in runs of one sample: its arrays are looked up once per run (attention
   // has n^2 members in one run).
@@ -308,7 +354,8 @@ void PlanBuilder::input_values(InputBlock& B, uint32_t r, size_t i, const std::v
     const uint32_t* offsets = plan.atom_offsets[s].data();
     const Shape* shapes = plan.atom_shapes[s].data();
     for (; k < members.size() && members[k].first == s; ++k) {
-      const uint32_t atom = atoms[begin[members[k].second]];
+      const uint32_t g = members[k].second;
+      const uint32_t atom = reduced ? net.inputs[begin[g] + input_position(net.rule[g], i)] : atoms[begin[g]];
       if (!(shapes[atom] == B.raw_shape))
         throw Error(ErrorKind::Shape, lit.span,
                     rule_name(model, r) + ", literal " + literal_text(lit) +
@@ -330,6 +377,7 @@ bool PlanBuilder::scan_members(RuleGroup& G, size_t n_inputs, bool softmax, cons
   std::vector<uint32_t>& head_atoms = scan.head_atoms;
   bool& softmax_in_order = scan.softmax_in_order;
   const size_t n = members.size();
+  const bool reduced = !reduced_rules.empty();  // (a merged group's members come from two rules)
   blocks.assign(n_inputs, InputBlock{});
   for (size_t i = 0; i < n_inputs; ++i) {
     blocks[i].src.resize(n);
@@ -371,8 +419,9 @@ bool PlanBuilder::scan_members(RuleGroup& G, size_t n_inputs, bool softmax, cons
       last_head = h;
       const uint32_t* atoms = net.inputs.data() + begin[g];
       for (size_t i = 0; i < n_inputs; ++i) {
-        if (!(shapes[atoms[i]] == blocks[i].raw_shape)) return false;
-        blocks[i].src[k] = offsets[atoms[i]];
+        const uint32_t atom = atoms[reduced ? input_position(net.rule[g], i) : i];
+        if (!(shapes[atom] == blocks[i].raw_shape)) return false;
+        blocks[i].src[k] = offsets[atom];
       }
     }
   }
@@ -479,7 +528,7 @@ bool PlanBuilder::order_by_softmax_segment(std::vector<Ref>& members, RuleGroup&
 // All ground rules of template rule r at this depth: one RuleGroup, planned in steps
 // (their order is the order of the value buffer's allocations).
 void PlanBuilder::add_rule_group(const uint32_t r, std::vector<Ref> members) {
-  const neural::RuleSpec& spec = model.rules[r];
+  const neural::RuleSpec& spec = spec_of(r);
   RuleGroup G = new_rule_group(r, members.size());
   MemberScan scan;
   MemberScan* scanning = options.in_order_shortcuts ? &scan : nullptr;

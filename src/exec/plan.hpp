@@ -321,8 +321,10 @@ struct PlanOptions {
   // On: rules that sum W x into the same atoms through the same weight W and nothing else
   // (a GCN layer's self rule and neighbour rule) are one group, W (x_self + sum x_nbr): one
   // transform of each head's summed inputs. The same values up to the order of additions
-  // (W a + W b against W (a + b)); a partitioned sample's part (train/ghost_cut.hpp) plans
-  // so, where the two rules read different inputs and could share no transform.
+  // (W a + W b against W (a + b)). Training plans merge (train/engine.cpp kTrainingPlan:
+  // the heads' sums are then the atoms' rows, AtomGroup::in_input_rows), and so does a
+  // partitioned sample's part (train/ghost_cut.hpp), where the two rules read different
+  // inputs and could share no transform; inspection plans keep each rule's own neurons.
   bool merge_shared_weight_rules = false;
   // Without fact_gradients: the data facts at this value offset and after still take their
   // gradients (a partitioned sample's ghosts, laid out last, send theirs home).

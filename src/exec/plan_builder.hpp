@@ -57,6 +57,8 @@ class Allocator {
 // returns their weights (none when the rule does not allow it).
 std::vector<uint32_t> fold_zero_literals(const neural::TemplateModel& model, CombinationKind combination,
                                          std::vector<InputBlock>& inputs, std::vector<Shape>& z_shapes);
+// Whether weight w is fixed (never trained) and all zero now.
+bool fixed_zero_weight(const neural::TemplateModel& model, uint32_t w);
 
 // ---- the drop-unit-weights rewrite (rewrites/drop_unit_weights.cpp) ----
 // Reads the inputs under a fixed weight that multiplies as the identity as unweighted;
@@ -130,11 +132,31 @@ class PlanBuilder {
     return a.first == b.first && samples[a.first]->head[a.second] == samples[b.first]->head[b.second];
   }
 
-  // The atom of ground rule `ref`'s input i.
+  // The atom of ground rule `ref`'s input i (of its rule's spec_of).
   uint32_t input_atom(const Ref& ref, size_t i) const {
     const neural::SampleNetwork& net = *samples[ref.first];
-    return net.inputs[net.inputs_begin[ref.second] + i];
+    return net.inputs[net.inputs_begin[ref.second] + input_position(net.rule[ref.second], i)];
   }
+
+  // A merge (merge_shared_weight_rules) that takes a rule whose other inputs are literals
+  // under a fixed zero scalar weight on scalar values, PyNeuraLogic's `W h(Y), <0.0>
+  // edge(Y, X)`, folds those out first (the fold-zero-literals rewrite, applied ahead): this
+  // depth's such rules, each with the position of its one kept input among its ground
+  // rules' inputs and its spec reduced to that input.
+  std::map<uint32_t, std::pair<uint32_t, neural::RuleSpec>> reduced_rules;
+  const neural::RuleSpec& spec_of(uint32_t r) const {
+    if (reduced_rules.empty()) return model.rules[r];
+    const auto it = reduced_rules.find(r);
+    return it == reduced_rules.end() ? model.rules[r] : it->second.second;
+  }
+  // Where input i of rule r's spec_of lies among its ground rules' inputs.
+  uint32_t input_position(uint32_t r, size_t i) const {
+    if (reduced_rules.empty()) return static_cast<uint32_t>(i);
+    const auto it = reduced_rules.find(r);
+    return it == reduced_rules.end() ? static_cast<uint32_t>(i) : it->second.first;
+  }
+  uint32_t merge_input(uint32_t r, const std::vector<Ref>& members) const;
+  void reduce_to_merge_input(uint32_t r, const std::vector<Ref>& members);
 
   InputBlock input_block(uint32_t r, size_t i, const std::vector<Ref>& members, InputBlock* scanned) const;
 

@@ -149,6 +149,78 @@ TEST(PlanRewrites, AFoldedWeightSetToNonzeroIsRefused) {
   exec::forward(p.plain, params, ws);  // the plain plan reads the weight
 }
 
+// Training plans merge a layer's self and neighbour rules (PlanOptions::
+// merge_shared_weight_rules); in PyNeuraLogic's spelling the neighbour rule's zero literal
+// is folded out ahead of the merge, so both spellings plan alike: one group per layer whose
+// sums are the layer's atoms, the zero weights noted (and checked), the same function as
+// the plain plan. A zero literal on values that are not scalars (whose product the sum's
+// shape would have to take) is not folded there: those rules stay apart.
+TEST(PlanRewrites, ZeroLiteralsFoldAheadOfAMergeOfSharedWeightRules) {
+  const exec::PlanOptions training{.fact_gradients = false, .in_place_atoms = true, .merge_shared_weight_rules = true};
+  const Planned pyneuralogic(gcn("<0.0>", "aggregation=sum"));
+  std::string own_text = gcn("<0.0>", "aggregation=sum");  // lrnn's spelling: the edge hidden
+  for (size_t at = own_text.find("<0.0> edge"); at != std::string::npos; at = own_text.find("<0.0> edge"))
+    own_text.replace(at, 10, "*edge");
+  const Planned own(own_text);
+  std::vector<exec::Plan> merged;
+  for (const Planned* p : {&pyneuralogic, &own}) {
+    std::vector<const neural::SampleNetwork*> nets;
+    for (const neural::SampleNetwork& n : p->set.networks) nets.push_back(&n);
+    merged.push_back(exec::build_plan(p->engine.model(), nets, training));
+  }
+  EXPECT_EQ(merged[0].rule_groups.size(), merged[1].rule_groups.size());
+  EXPECT_EQ(merged[0].rule_groups.size(), pyneuralogic.rewritten.rule_groups.size() - 2);  // h's and g's two rules
+  EXPECT_EQ(merged[0].atom_groups.size(), merged[1].atom_groups.size());  // (the edge facts keep data slots)
+  size_t in_rows = 0;
+  for (const exec::AtomGroup& A : merged[0].atom_groups) in_rows += A.in_input_rows;
+  EXPECT_EQ(in_rows, 1u);  // h (relu); g's tanh keeps its own slots
+  EXPECT_EQ(merged[0].folded_zero_weights.size(), 2u);
+  EXPECT_EQ(merged[0].rewrites[kFold], 2u);
+  // The same outputs and parameter gradients as the plain plan (and as lrnn's spelling).
+  const test::PlanPass a = test::run_plan_pass(merged[0], pyneuralogic.engine);
+  const test::PlanPass b = test::run_plan_pass(pyneuralogic.plain, pyneuralogic.engine);
+  const test::PlanPass c = test::run_plan_pass(merged[1], own.engine);
+  ASSERT_EQ(merged[0].outputs.size(), pyneuralogic.plain.outputs.size());
+  for (size_t o = 0; o < merged[0].outputs.size(); ++o) {
+    const double plain = b.ws.values[pyneuralogic.plain.outputs[o].offset];
+    EXPECT_GT(std::abs(plain), 1e-3);
+    EXPECT_NEAR(a.ws.values[merged[0].outputs[o].offset], plain, 1e-12) << o;
+    EXPECT_EQ(a.ws.values[merged[0].outputs[o].offset], c.ws.values[merged[1].outputs[o].offset]) << o;
+  }
+  const neural::Parameters& params = pyneuralogic.engine.parameters();
+  for (uint32_t q = 0; q < params.count(); ++q)
+    if (params.info(q).learnable)
+      for (size_t k = 0; k < params.info(q).shape.size(); ++k) {
+        const size_t i = params.info(q).offset + k;
+        EXPECT_NEAR(a.param_grads[i], b.param_grads[i], 1e-12) << params.info(q).name << " entry " << k;
+      }
+  // A folded weight set to nonzero afterwards: the merged plan refuses to run too.
+  Planned changed(gcn("<0.0>", "aggregation=sum"));
+  std::vector<const neural::SampleNetwork*> nets;
+  for (const neural::SampleNetwork& n : changed.set.networks) nets.push_back(&n);
+  const exec::Plan plan = exec::build_plan(changed.engine.model(), nets, training);
+  changed.engine.parameters().data(plan.folded_zero_weights.at(0))[0] = 0.5;
+  exec::Workspace ws;
+  EXPECT_THROW(exec::forward(plan, changed.engine.parameters(), ws), Error);
+}
+
+TEST(PlanRewrites, AZeroLiteralOnVectorValuesKeepsItsRuleApart) {
+  // The edge's values are 3-vectors: 0 * [a, b, c] is a zero 3-vector, which the sum adds.
+  const char* examples = "<0.3> o :- <[0.5, -1.0]> x(1), <[1.0, 0.25]> x(2), <[1.0, 2.0, 3.0]> e(1, 2), "
+                         "<[0.5, 0.5, 0.5]> e(2, 1).\n";
+  train::Engine engine(parse_template("h(X) :- $w={3,2} x(X).\n"
+                                      "h(X) :- $w={3,2} x(Y), <0.0> e(X, Y). [aggregation=sum]\n"
+                                      "h/1 {3,1} [activation=identity]\n"
+                                      "o :- {1,3} h(X). [aggregation=avg]\n", "t"));
+  const train::PreparedSet set = engine.prepare(train::pair_samples(parse_examples(examples, "e"), {}));
+  const exec::Plan merged = exec::build_plan(engine.model(), {&set.networks[0]},
+                                             {.in_place_atoms = true, .merge_shared_weight_rules = true});
+  const exec::Plan plain = exec::build_plan(engine.model(), {&set.networks[0]});
+  EXPECT_EQ(merged.rule_groups.size(), plain.rule_groups.size());  // not merged
+  for (const exec::AtomGroup& A : merged.atom_groups) EXPECT_FALSE(A.in_input_rows);
+  test::expect_same_pass(merged, plain, engine, 1e-3);
+}
+
 // drop_unit_weights: the neighbour rules' h(Y) under WEIGHT (the self rules keep their
 // learnable matrices), summed.
 std::string unit_gcn(const std::string& weight) {

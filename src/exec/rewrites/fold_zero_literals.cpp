@@ -15,17 +15,17 @@ const lrnn::exec::RewriteInfo lrnn::exec::rewrites::kFoldZeroLiterals{"fold_zero
 
 namespace lrnn::exec::planning {
 
-namespace {
-
 // Whether weight w is fixed (`<...>`, never trained) and every entry is 0 now. A weight
 // written as dimensions only is filled by initialization: it is never taken for zero.
-bool fixed_zero(const neural::TemplateModel& model, uint32_t w) {
+bool fixed_zero_weight(const neural::TemplateModel& model, uint32_t w) {
   if (w == neural::kNoParam) return false;
   const neural::ParamInfo& info = model.params.info(w);
   if (info.learnable || !info.initialized) return false;
   const double* v = model.params.data(w);
   return std::all_of(v, v + info.shape.size(), [](double x) { return x == 0.0; });
 }
+
+namespace {
 
 // combination_shape, or nothing (rows 0) when the shapes do not combine.
 Shape combined_or_none(CombinationKind c, const std::vector<Shape>& shapes) {
@@ -50,7 +50,7 @@ std::vector<uint32_t> fold_zero_literals(const neural::TemplateModel& model, Com
   std::vector<char> zero(inputs.size());
   std::vector<Shape> kept;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    zero[i] = fixed_zero(model, inputs[i].weight);
+    zero[i] = fixed_zero_weight(model, inputs[i].weight);
     if (!zero[i]) kept.push_back(z_shapes[i]);
   }
   if (kept.empty() || kept.size() == inputs.size()) return {};
