@@ -134,6 +134,9 @@ bool PlanBuilder::share_weight(uint32_t a, const std::vector<Ref>& a_members, ui
 // kNoValue when r is not such a rule (offset, activation, softmax, head weight, an
 // aggregation other than a sum or an average over one grounding per head, ...).
 uint32_t PlanBuilder::merge_input(uint32_t r, const std::vector<Ref>& members) const {
+  // Once merged, a rule's members share their list with another rule's: what was found
+  // from its own stands.
+  if (const auto it = reduced_rules.find(r); it != reduced_rules.end()) return it->second.first;
   const neural::RuleSpec& spec = model.rules[r];
   if (spec.head_weight != neural::kNoParam || spec.offset != neural::kNoParam ||
       spec.activation.kind != ActivationKind::Identity || spec.softmax ||
@@ -148,7 +151,8 @@ uint32_t PlanBuilder::merge_input(uint32_t r, const std::vector<Ref>& members) c
       const bool zero = fixed_zero_weight(model, w) && model.params.info(w).shape.scalar() &&
                         std::all_of(members.begin(), members.end(), [&](const Ref& m) {
                           const neural::SampleNetwork& net = *samples[m.first];
-                          return plan.atom_shapes[m.first][net.inputs[net.inputs_begin[m.second] + i]].scalar();
+                          return net.rule[m.second] != r ||  // (a member merged in from another rule)
+                                 plan.atom_shapes[m.first][net.inputs[net.inputs_begin[m.second] + i]].scalar();
                         });
       if (zero) continue;
       if (kept != kNoValue) return kNoValue;

@@ -204,6 +204,25 @@ TEST(PlanRewrites, ZeroLiteralsFoldAheadOfAMergeOfSharedWeightRules) {
   EXPECT_THROW(exec::forward(plan, changed.engine.parameters(), ws), Error);
 }
 
+TEST(PlanRewrites, ThreeRulesWithZeroLiteralsMergeIntoOne) {
+  // Two edge relations, each in PyNeuraLogic's spelling, and the self rule, through one $w:
+  // the second neighbour rule merges into a group that already holds two rules' members.
+  const char* examples = "<0.3> o :- <[0.5, -1.0]> x(1), <[1.0, 0.25]> x(2), <[-0.75, 0.4]> x(3), e(1, 2), "
+                         "e(2, 1), f(2, 3), f(3, 1), f(1, 3).\n";
+  train::Engine engine(parse_template("h(X) :- $w={3,2} x(X).\n"
+                                      "h(X) :- $w={3,2} x(Y), <0.0> e(X, Y). [aggregation=sum]\n"
+                                      "h(X) :- <0.0> f(X, Y), $w={3,2} x(Y). [aggregation=sum]\n"
+                                      "h/1 {3,1} [activation=identity]\n"
+                                      "o :- {1,3} h(X). [aggregation=avg]\n", "t"));
+  const train::PreparedSet set = engine.prepare(train::pair_samples(parse_examples(examples, "e"), {}));
+  const exec::Plan merged = exec::build_plan(engine.model(), {&set.networks[0]},
+                                             {.in_place_atoms = true, .merge_shared_weight_rules = true});
+  const exec::Plan plain = exec::build_plan(engine.model(), {&set.networks[0]});
+  EXPECT_EQ(merged.rule_groups.size(), plain.rule_groups.size() - 2);  // h's three rules: one group
+  EXPECT_EQ(merged.folded_zero_weights.size(), 2u);
+  test::expect_same_pass(merged, plain, engine, 1e-3);
+}
+
 TEST(PlanRewrites, AZeroLiteralOnVectorValuesKeepsItsRuleApart) {
   // The edge's values are 3-vectors: 0 * [a, b, c] is a zero 3-vector, which the sum adds.
   const char* examples = "<0.3> o :- <[0.5, -1.0]> x(1), <[1.0, 0.25]> x(2), <[1.0, 2.0, 3.0]> e(1, 2), "
