@@ -204,40 +204,43 @@ TEST(PlanRewrites, ZeroLiteralsFoldAheadOfAMergeOfSharedWeightRules) {
   EXPECT_THROW(exec::forward(plan, changed.engine.parameters(), ws), Error);
 }
 
+// A template's one example planned as training plans merge (merge_shared_weight_rules, in
+// place atoms) and plainly: the rule layer h of its rules RULES under an identity, read by o.
+struct MergedAndPlain {
+  train::Engine engine;
+  train::PreparedSet set;
+  exec::Plan merged, plain;
+  MergedAndPlain(const std::string& rules, const char* examples)
+      : engine(parse_template(rules + "h/1 {3,1} [activation=identity]\no :- {1,3} h(X). [aggregation=avg]\n", "t")) {
+    set = engine.prepare(train::pair_samples(parse_examples(examples, "e"), {}));
+    merged = exec::build_plan(engine.model(), {&set.networks[0]},
+                              {.in_place_atoms = true, .merge_shared_weight_rules = true});
+    plain = exec::build_plan(engine.model(), {&set.networks[0]});
+  }
+};
+
 TEST(PlanRewrites, ThreeRulesWithZeroLiteralsMergeIntoOne) {
   // Two edge relations, each in PyNeuraLogic's spelling, and the self rule, through one $w:
   // the second neighbour rule merges into a group that already holds two rules' members.
-  const char* examples = "<0.3> o :- <[0.5, -1.0]> x(1), <[1.0, 0.25]> x(2), <[-0.75, 0.4]> x(3), e(1, 2), "
-                         "e(2, 1), f(2, 3), f(3, 1), f(1, 3).\n";
-  train::Engine engine(parse_template("h(X) :- $w={3,2} x(X).\n"
-                                      "h(X) :- $w={3,2} x(Y), <0.0> e(X, Y). [aggregation=sum]\n"
-                                      "h(X) :- <0.0> f(X, Y), $w={3,2} x(Y). [aggregation=sum]\n"
-                                      "h/1 {3,1} [activation=identity]\n"
-                                      "o :- {1,3} h(X). [aggregation=avg]\n", "t"));
-  const train::PreparedSet set = engine.prepare(train::pair_samples(parse_examples(examples, "e"), {}));
-  const exec::Plan merged = exec::build_plan(engine.model(), {&set.networks[0]},
-                                             {.in_place_atoms = true, .merge_shared_weight_rules = true});
-  const exec::Plan plain = exec::build_plan(engine.model(), {&set.networks[0]});
-  EXPECT_EQ(merged.rule_groups.size(), plain.rule_groups.size() - 2);  // h's three rules: one group
-  EXPECT_EQ(merged.folded_zero_weights.size(), 2u);
-  test::expect_same_pass(merged, plain, engine, 1e-3);
+  const MergedAndPlain p("h(X) :- $w={3,2} x(X).\n"
+                         "h(X) :- $w={3,2} x(Y), <0.0> e(X, Y). [aggregation=sum]\n"
+                         "h(X) :- <0.0> f(X, Y), $w={3,2} x(Y). [aggregation=sum]\n",
+                         "<0.3> o :- <[0.5, -1.0]> x(1), <[1.0, 0.25]> x(2), <[-0.75, 0.4]> x(3), e(1, 2), "
+                         "e(2, 1), f(2, 3), f(3, 1), f(1, 3).\n");
+  EXPECT_EQ(p.merged.rule_groups.size(), p.plain.rule_groups.size() - 2);  // h's three rules: one group
+  EXPECT_EQ(p.merged.folded_zero_weights.size(), 2u);
+  test::expect_same_pass(p.merged, p.plain, p.engine, 1e-3);
 }
 
 TEST(PlanRewrites, AZeroLiteralOnVectorValuesKeepsItsRuleApart) {
   // The edge's values are 3-vectors: 0 * [a, b, c] is a zero 3-vector, which the sum adds.
-  const char* examples = "<0.3> o :- <[0.5, -1.0]> x(1), <[1.0, 0.25]> x(2), <[1.0, 2.0, 3.0]> e(1, 2), "
-                         "<[0.5, 0.5, 0.5]> e(2, 1).\n";
-  train::Engine engine(parse_template("h(X) :- $w={3,2} x(X).\n"
-                                      "h(X) :- $w={3,2} x(Y), <0.0> e(X, Y). [aggregation=sum]\n"
-                                      "h/1 {3,1} [activation=identity]\n"
-                                      "o :- {1,3} h(X). [aggregation=avg]\n", "t"));
-  const train::PreparedSet set = engine.prepare(train::pair_samples(parse_examples(examples, "e"), {}));
-  const exec::Plan merged = exec::build_plan(engine.model(), {&set.networks[0]},
-                                             {.in_place_atoms = true, .merge_shared_weight_rules = true});
-  const exec::Plan plain = exec::build_plan(engine.model(), {&set.networks[0]});
-  EXPECT_EQ(merged.rule_groups.size(), plain.rule_groups.size());  // not merged
-  for (const exec::AtomGroup& A : merged.atom_groups) EXPECT_FALSE(A.in_input_rows);
-  test::expect_same_pass(merged, plain, engine, 1e-3);
+  const MergedAndPlain p("h(X) :- $w={3,2} x(X).\n"
+                         "h(X) :- $w={3,2} x(Y), <0.0> e(X, Y). [aggregation=sum]\n",
+                         "<0.3> o :- <[0.5, -1.0]> x(1), <[1.0, 0.25]> x(2), <[1.0, 2.0, 3.0]> e(1, 2), "
+                         "<[0.5, 0.5, 0.5]> e(2, 1).\n");
+  EXPECT_EQ(p.merged.rule_groups.size(), p.plain.rule_groups.size());  // not merged
+  for (const exec::AtomGroup& A : p.merged.atom_groups) EXPECT_FALSE(A.in_input_rows);
+  test::expect_same_pass(p.merged, p.plain, p.engine, 1e-3);
 }
 
 // drop_unit_weights: the neighbour rules' h(Y) under WEIGHT (the self rules keep their
