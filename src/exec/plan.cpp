@@ -115,118 +115,6 @@ Plan PlanBuilder::build() {
   return std::move(plan);
 }
 
-// Whether rules a and b sum W x over their groundings into the same atoms with the same
-// weight W and nothing else (no offset, activation, softmax or head weight), the atoms adding
-// their rules' values: then their groundings can be one group, W (sum of both rules' x).
-// (An average over one grounding per head is that grounding's value: a self rule's.)
-bool PlanBuilder::share_weight(uint32_t a, const std::vector<Ref>& a_members, uint32_t b,
-                               const std::vector<Ref>& b_members) const {
-  const neural::RuleSpec &A = model.rules[a], &B = model.rules[b];
-  const uint32_t ia = merge_input(a, a_members), ib = merge_input(b, b_members);
-  return ia != kNoValue && ib != kNoValue && A.head_predicate == B.head_predicate &&
-         model.predicates[A.head_predicate].combination == AggregationKind::Sum &&
-         A.inputs[ia].weight == B.inputs[ib].weight;
-}
-
-// The input of rule r (over its groundings `members`) that a merge sums, W x: its only
-// input, or its only one not under a fixed zero scalar weight on scalar values in a sum
-// (the fold-zero-literals rewrite's case: those add 0, and a scalar 0 changes no shape);
-// kNoValue when r is not such a rule (offset, activation, softmax, head weight, an
-// aggregation other than a sum or an average over one grounding per head, ...).
-uint32_t PlanBuilder::merge_input(uint32_t r, const std::vector<Ref>& members) const {
-  // Once merged, a rule's members share their list with another rule's: what was found
-  // from its own stands.
-  if (const auto it = reduced_rules.find(r); it != reduced_rules.end()) return it->second.first;
-  const neural::RuleSpec& spec = model.rules[r];
-  if (spec.head_weight != neural::kNoParam || spec.offset != neural::kNoParam ||
-      spec.activation.kind != ActivationKind::Identity || spec.softmax ||
-      !(spec.combination == CombinationKind::Sum || spec.combination == CombinationKind::Avg) || spec.inputs.empty())
-    return kNoValue;
-  uint32_t kept = 0;
-  if (spec.inputs.size() > 1) {
-    if (spec.combination != CombinationKind::Sum || !enabled(Rewrite::FoldZeroLiterals)) return kNoValue;
-    kept = kNoValue;
-    for (uint32_t i = 0; i < spec.inputs.size(); ++i) {
-      const uint32_t w = spec.inputs[i].weight;
-      const bool zero = fixed_zero_weight(model, w) && model.params.info(w).shape.scalar() &&
-                        std::all_of(members.begin(), members.end(), [&](const Ref& m) {
-                          const neural::SampleNetwork& net = *samples[m.first];
-                          return net.rule[m.second] != r ||  // (a member merged in from another rule)
-                                 plan.atom_shapes[m.first][net.inputs[net.inputs_begin[m.second] + i]].scalar();
-                        });
-      if (zero) continue;
-      if (kept != kNoValue) return kNoValue;
-      kept = i;
-    }
-    if (kept == kNoValue) return kNoValue;
-  }
-  const neural::InputSpec& in = spec.inputs[kept];
-  if (in.weight == neural::kNoParam || in.soft_negated || in.transposed) return kNoValue;
-  if (spec.aggregation.kind == AggregationKind::Sum) return kept;
-  if (spec.aggregation.kind != AggregationKind::Avg) return kNoValue;
-  for (size_t k = 1; k < members.size(); ++k)  // members come sorted by (sample, head)
-    if (same_head(members[k], members[k - 1])) return kNoValue;
-  return kept;
-}
-
-// A rule merge_input takes with zero literals left out: planned from its spec reduced to
-// the kept input (spec_of), its ground rules read at that input's position; the zero
-// weights are noted as the fold-zero-literals rewrite notes them (forward checks them).
-void PlanBuilder::reduce_to_merge_input(uint32_t r, const std::vector<Ref>& members) {
-  const neural::RuleSpec& spec = model.rules[r];
-  if (spec.inputs.size() == 1 || reduced_rules.count(r)) return;
-  const uint32_t kept = merge_input(r, members);
-  neural::RuleSpec reduced = spec;
-  reduced.inputs = {spec.inputs[kept]};
-  for (uint32_t i = 0; i < spec.inputs.size(); ++i)
-    if (i != kept && std::find(plan.folded_zero_weights.begin(), plan.folded_zero_weights.end(),
-                               spec.inputs[i].weight) == plan.folded_zero_weights.end())
-      plan.folded_zero_weights.push_back(spec.inputs[i].weight);
-  ++plan.rewrites[bit(Rewrite::FoldZeroLiterals)];
-  reduced_rules.emplace(r, std::make_pair(kept, std::move(reduced)));
-}
-
-// PlanOptions::merge_shared_weight_rules: the buckets of depth `depth` (from `first` on)
-// whose rules share_weight with an earlier one's move their members into it, in order of
-// (sample, head), the earlier rule's groundings first within a head; they are left empty.
-void PlanBuilder::merge_shared_weight_rules(std::map<std::pair<uint32_t, uint32_t>, std::vector<Ref>>::iterator first,
-                                            uint32_t depth) {
-  std::vector<std::vector<Ref>*> kept;
-  std::vector<uint32_t> kept_rule;
-  const auto sums = [&](uint32_t r) { return model.rules[r].aggregation.kind == AggregationKind::Sum; };
-  for (auto it = first; it != rule_buckets.end() && it->first.first == depth; ++it) {
-    const uint32_t r = it->first.second;
-    size_t k = 0;
-    // The merged group is planned as a rule that sums (an average over one grounding per
-    // head stays what it was only alone).
-    while (k < kept.size() && !((sums(kept_rule[k]) || sums(r)) && share_weight(kept_rule[k], *kept[k], r, it->second)))
-      ++k;
-    if (k == kept.size()) {
-      kept.push_back(&it->second);
-      kept_rule.push_back(r);
-      continue;
-    }
-    std::vector<Ref>& earlier = *kept[k];
-    reduce_to_merge_input(kept_rule[k], earlier);
-    reduce_to_merge_input(r, it->second);
-    const auto key = [&](const Ref& m) { return std::make_pair(m.first, samples[m.first]->head[m.second]); };
-    std::vector<Ref> merged;
-    merged.reserve(earlier.size() + it->second.size());
-    std::merge(earlier.begin(), earlier.end(), it->second.begin(), it->second.end(), std::back_inserter(merged),
-               [&](const Ref& x, const Ref& y) { return key(x) < key(y); });
-    std::vector<Ref>().swap(earlier);
-    std::vector<Ref>().swap(it->second);
-    if (sums(kept_rule[k])) {
-      earlier = std::move(merged);
-    } else {  // planned as rule r, which sums
-      it->second = std::move(merged);
-      kept[k] = &it->second;
-      kept_rule[k] = r;
-    }
-    ++plan.rewrites[bit(Rewrite::TransformSum)];
-  }
-}
-
 // Transforms that read only data facts (offsets below data_values: forward copies the
 // data there) compute no input gradient. With learnable example facts among the data,
 // every transform keeps it (their gradients are read).
@@ -575,20 +463,15 @@ std::vector<Shape> PlanBuilder::plan_rule_inputs(RuleGroup& G, const neural::Rul
     G.inputs.push_back(input_block(r, i, members, scan.done ? &scan.blocks[i] : nullptr));
     z_shapes.push_back(G.inputs.back().out_shape);
   }
-  // The fixed weights a rewrite assumed (forward checks them), each listed once.
-  const auto note = [](auto& list, const auto& assumed) {
-    for (const auto& a : assumed)
-      if (std::find(list.begin(), list.end(), a) == list.end()) list.push_back(a);
-  };
   if (enabled(Rewrite::FoldZeroLiterals)) {
     const std::vector<uint32_t> folded = fold_zero_literals(model, G.combination, G.inputs, z_shapes);
     if (!folded.empty()) ++plan.rewrites[bit(Rewrite::FoldZeroLiterals)];
-    note(plan.folded_zero_weights, folded);
+    note_assumed(plan.folded_zero_weights, folded);
   }
   if (enabled(Rewrite::DropUnitWeights)) {
     const auto dropped = drop_unit_weights(model, G.inputs);
     if (!dropped.empty()) ++plan.rewrites[bit(Rewrite::DropUnitWeights)];
-    note(plan.dropped_unit_weights, dropped);
+    note_assumed(plan.dropped_unit_weights, dropped);
   }
   if (enabled(Rewrite::DirectProduct)) G.direct = plan_direct_product(G.combination, G.inputs);
   if (G.direct.kind != DirectProduct::Kind::None) ++plan.rewrites[bit(Rewrite::DirectProduct)];
@@ -891,14 +774,12 @@ void PlanBuilder::add_atom_group(const uint32_t p, const std::vector<Ref>& membe
   A.summed_in_place = A.combination == AggregationKind::Sum || A.combination == AggregationKind::Avg;
   A.c_off = A.summed_in_place ? kNoValue : alloc.take(A.src.size() * A.in_shape.size());
   A.red_off = alloc.take(static_cast<size_t>(A.m) * red_shape.size());
-  A.offset = pred.offset;
   A.pre_off = A.red_off;
   if (A.offset != neural::kNoParam && !A.summed_in_place) {
     A.pre_off = alloc.take(static_cast<size_t>(A.m) * red_shape.size());
   }
   if (A.offset != neural::kNoParam) check_atom_offset_shape(model, A.offset, red_shape, where);
   if (pred.norm != neural::kNoParam) plan_batch_norm(A, model.batch_norms[pred.norm], red_shape, where);
-  A.activation = pred.activation;
   A.out_shape = activation_shape(A.activation, red_shape);
   // In place (PlanOptions::in_place_atoms): a fused sum's outputs in its sums' slot, a
   // normalised group's (ReLU or identity) in its scaled and shifted values' own slot.

@@ -13,6 +13,7 @@
 // An internal header: nothing outside src/exec includes it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -59,6 +60,13 @@ std::vector<uint32_t> fold_zero_literals(const neural::TemplateModel& model, Com
                                          std::vector<InputBlock>& inputs, std::vector<Shape>& z_shapes);
 // Whether weight w is fixed (never trained) and all zero now.
 bool fixed_zero_weight(const neural::TemplateModel& model, uint32_t w);
+
+// Adds to `list` the fixed weights a rewrite assumed (forward checks them), each listed once.
+template <class List, class Assumed>
+void note_assumed(List& list, const Assumed& assumed) {
+  for (const auto& a : assumed)
+    if (std::find(list.begin(), list.end(), a) == list.end()) list.push_back(a);
+}
 
 // ---- the drop-unit-weights rewrite (rewrites/drop_unit_weights.cpp) ----
 // Reads the inputs under a fixed weight that multiplies as the identity as unweighted;
@@ -155,8 +163,9 @@ class PlanBuilder {
     const auto it = reduced_rules.find(r);
     return it == reduced_rules.end() ? static_cast<uint32_t>(i) : it->second.first;
   }
+  // PlanOptions::merge_shared_weight_rules (plan_merge_rules.cpp).
   uint32_t merge_input(uint32_t r, const std::vector<Ref>& members) const;
-  void reduce_to_merge_input(uint32_t r, const std::vector<Ref>& members);
+  void reduce_to_merge_input(uint32_t r, uint32_t kept);
 
   InputBlock input_block(uint32_t r, size_t i, const std::vector<Ref>& members, InputBlock* scanned) const;
 
@@ -223,7 +232,6 @@ class PlanBuilder {
   // the inputs' offsets and G gets no step.
   bool alias_identity_rule(RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
                            const MemberScan& scan);
-  bool share_weight(uint32_t a, const std::vector<Ref>& a_members, uint32_t b, const std::vector<Ref>& b_members) const;
   void merge_shared_weight_rules(std::map<std::pair<uint32_t, uint32_t>, std::vector<Ref>>::iterator first,
                                  uint32_t depth);
   static bool own_sum_rows(const RuleGroup& G);
