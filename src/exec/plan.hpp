@@ -291,8 +291,8 @@ struct PlanOptions {
   // On: a fused atom sum (exec/atom_sum.hpp) with a ReLU or identity activation keeps its
   // outputs in its sums' slot (ReLU's backward needs only the sign, which the output keeps):
   // a slot less per atom, values and gradients. Where each atom's one input is a row of a
-  // rule group's own per-head sums (a GCN layer planned as one rule, W (x_self + sum x_nbr),
-  // on a partitioned sample's part), the atoms are those rows (AtomGroup::in_input_rows):
+  // rule group's own per-head sums (a GCN layer's rules merged into one group,
+  // W (x_self + sum x_nbr): merge_shared_weight_rules), the atoms are those rows (AtomGroup::in_input_rows):
   // no slot of their own at all, and no pass copying the sums. The atoms' gradient slots then end a pass
   // holding dL/d(pre-activation), not dL/d(atom value): for callers that read parameter
   // gradients and outputs only (training, evaluation), never for inspection. A batch-
