@@ -378,6 +378,14 @@ Shape reduced_shape(const AtomGroup& A) {
   return A.combination == AggregationKind::Count ? Shape{1, 1} : A.in_shape;
 }
 
+// sqrt(running var + eps) per feature.
+template <class T>
+std::vector<T> running_std(const T* var, size_t size) {
+  std::vector<T> sd(size);
+  for (size_t i = 0; i < size; ++i) sd[i] = std::sqrt(var[i] + T(neural::kBatchNormEps));
+  return sd;
+}
+
 // x^ = (x - running mean) / sqrt(running var + eps): a normalised group outside a training step.
 template <class T>
 void running_norm_forward(const AtomGroup& A, const ParamView<T>& params, T* v) {
@@ -386,18 +394,19 @@ void running_norm_forward(const AtomGroup& A, const ParamView<T>& params, T* v) 
   const T* var = params.data(A.norm_var);
   const T* x = v + A.red_off;
   T* xh = v + A.norm_off;
+  // Each feature's sqrt taken once, not once per atom (the division by it stays: the same
+  // bits as before, and the loop below vectorises).
+  const std::vector<T> sd = running_std(var, size);
   for (uint32_t j = 0; j < A.m; ++j)
-    for (size_t i = 0; i < size; ++i)
-      xh[j * size + i] = (x[j * size + i] - mean[i]) / std::sqrt(var[i] + T(neural::kBatchNormEps));
+    for (size_t i = 0; i < size; ++i) xh[j * size + i] = (x[j * size + i] - mean[i]) / sd[i];
 }
 
 template <class T>
 void running_norm_backward(const AtomGroup& A, const ParamView<T>& params, T* g) {
   const size_t size = reduced_shape(A).size();
-  const T* var = params.data(A.norm_var);
+  const std::vector<T> sd = running_std(params.data(A.norm_var), size);
   for (uint32_t j = 0; j < A.m; ++j)
-    for (size_t i = 0; i < size; ++i)
-      g[A.red_off + j * size + i] += g[A.norm_off + j * size + i] / std::sqrt(var[i] + T(neural::kBatchNormEps));
+    for (size_t i = 0; i < size; ++i) g[A.red_off + j * size + i] += g[A.norm_off + j * size + i] / sd[i];
 }
 
 // Offset (after the scale of x^ for a normalised group) and activation.

@@ -18,20 +18,12 @@
 namespace lrnn::train {
 
 // An epoch's targeted predictions and targets (for its accuracy), kept across epochs and
-// overwritten in place (the count is the same every epoch): an online epoch allocates
-// nothing per sample. A sharded step appends to them itself (start clears them).
+// overwritten in place (the count is the same every epoch): an online epoch, or a rank's
+// part of one big sample, allocates nothing per output.
 struct EpochPredictions {
   std::vector<std::vector<double>> preds, targets;
   size_t count = 0;
-  bool appended = false;
-  void start(bool sharded) {
-    count = 0;
-    appended = sharded;
-    if (sharded) {
-      preds.clear();
-      targets.clear();
-    }
-  }
+  void start() { count = 0; }
   void add(const std::vector<std::vector<double>>& p, const std::vector<std::vector<double>>& t) {
     for (size_t k = 0; k < p.size(); ++k, ++count) {
       if (count == preds.size()) {
@@ -43,7 +35,6 @@ struct EpochPredictions {
     }
   }
   void finish() {
-    if (appended) return;
     preds.resize(count);
     targets.resize(count);
   }

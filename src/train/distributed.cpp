@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "lrnn/diagnostics.hpp"
+#include "train/batch_gradient.hpp"
 #include "train/clock.hpp"
 
 #ifdef LRNN_WITH_MPI
@@ -412,8 +413,7 @@ double ExactSum::value(size_t i) const { return static_cast<double>(acc_[i]) / k
 // ---- the sharded step ---------------------------------------------------------------------
 LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const PreparedSet& set, SampleSteps& steps,
                                     const std::vector<uint32_t>& batch, LossKind loss_kind, int epoch,
-                                    std::vector<double>& grads, std::vector<std::vector<double>>* predictions,
-                                    std::vector<std::vector<double>>* targets,
+                                    std::vector<double>& grads, EpochPredictions* predictions,
                                     std::vector<std::vector<double>>* outputs, Dtype dtype) {
   // The loss is over the targeted outputs of the whole global batch (their mean, or their sum
   // for mse_sum): every rank knows each sample's count (gathered when the set was prepared).
@@ -439,12 +439,13 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
   locals_.clear();
   for (auto it = begin; it != end; ++it) locals_.push_back(*it - static_cast<uint32_t>(first));
   if (outputs) outputs->resize(set.outputs.size());
-  steps.run(model, set, locals_, loss_kind, total.count, predictions || targets, outputs != nullptr,
+  steps.run(model, set, locals_, loss_kind, total.count, predictions != nullptr, outputs != nullptr,
              [&](size_t pos, const SampleGradient& sample) {
                for (size_t i = 0; i < num_params; ++i) sum_.add(i, sample.grad(i));
                sum_.add(num_params, sample.loss.sum);
-               if (predictions) predictions->insert(predictions->end(), sample.predictions.begin(), sample.predictions.end());
-               if (targets) targets->insert(targets->end(), sample.targets.begin(), sample.targets.end());
+               // Copied into the vectors of the epoch before (a big graph's 100k outputs: no
+               // allocation per output and epoch).
+               if (predictions) predictions->add(sample.predictions, sample.targets);
                if (outputs) {
                  const size_t first_output = steps.first_output(locals_[pos]);
                  for (size_t o = 0; o < sample.values.size(); ++o) (*outputs)[first_output + o] = sample.values[o];

@@ -18,6 +18,10 @@
 #include "lrnn/training.hpp"
 #include "train/engine.hpp"
 
+namespace lrnn::train {
+struct EpochPredictions;  // train/batch_gradient.hpp
+}  // namespace lrnn::train
+
 namespace lrnn::train::dist {
 
 // The processes of the job. `active` when MPI is built in and the process was started by an
@@ -115,13 +119,13 @@ class ShardedStep {
   // `batch`: sorted global sample indices (every rank passes the same), each run on its
   // plan in `steps` (the set's). `grads` (parameter
   // layout) receives the summed gradient on every rank; returns the batch's loss sum (exact
-  // over ranks) and targeted-output count. This rank's predictions/targets are appended,
+  // over ranks) and targeted-output count. This rank's predictions/targets are added to
+  // `predictions` (if given; its vectors reused from epoch to epoch, as one process's are),
   // and `outputs` (if given; sized to set.outputs, this rank's) receives the values of
   // this rank's samples of the batch.
   LossSum batch_gradient(const neural::TemplateModel& model, const PreparedSet& set, SampleSteps& steps,
                          const std::vector<uint32_t>& batch,
-                         LossKind loss, int epoch, std::vector<double>& grads,
-                         std::vector<std::vector<double>>* predictions, std::vector<std::vector<double>>* targets,
+                         LossKind loss, int epoch, std::vector<double>& grads, EpochPredictions* predictions,
                          std::vector<std::vector<double>>* outputs = nullptr, Dtype dtype = Dtype::Float64);
 
  private:

@@ -21,7 +21,7 @@ class LocalBatches final : public BatchGradient {
 
   size_t sample_count() const override { return set_.size(); }
 
-  void start_epoch(int, EpochPredictions& predictions) override { predictions.start(false); }
+  void start_epoch(int, EpochPredictions& predictions) override { predictions.start(); }
 
   void add_batch(const std::vector<uint32_t>& batch, int, EpochAccumulator& epoch) override {
     size_t mean_over = 0;

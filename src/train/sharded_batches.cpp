@@ -22,16 +22,15 @@ class ShardedBatches final : public BatchGradient {
   size_t sample_count() const override { return set_.global_size; }
 
   // The fault tests' hook (a rank killing itself as a crashed host would) runs here, where
-  // an epoch of a job starts; the step appends this rank's predictions itself.
+  // an epoch of a job starts; the step adds this rank's predictions itself.
   void start_epoch(int epoch, EpochPredictions& predictions) override {
     maybe_kill_for_test(epoch);
-    predictions.start(true);
+    predictions.start();
   }
 
   void add_batch(const std::vector<uint32_t>& batch, int epoch_number, EpochAccumulator& epoch) override {
     const LossSum loss = step_.batch_gradient(model_, set_, steps_, batch, config_.loss, epoch_number, epoch.grads,
-                                              &epoch.predictions.preds, &epoch.predictions.targets,
-                                              &epoch.last_outputs, config_.dtype);
+                                              &epoch.predictions, &epoch.last_outputs, config_.dtype);
     epoch.loss_sum += loss.sum;
     epoch.loss_count += loss.count;
   }
