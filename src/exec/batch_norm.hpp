@@ -19,13 +19,22 @@ namespace lrnn::exec {
 // buffer for float), runs backward_steps over every step (they run in reverse) and
 // backward_end, then (float) adds that buffer into the caller's vector. A batch-normalised
 // step does the same around its phases, with one such buffer for the whole batch.
+//
+// `source` (if given) names the data: the caller promises that the same set and sample
+// always come with the same values (a prepared set's networks, which nothing changes). A
+// pass over the plan and source the workspace's last pass had then keeps the sums computed
+// from the data alone (TransformSum::constant_sums). Without a source nothing is kept.
+struct DataSource {
+  uint64_t set = 0, sample = 0;
+};
 template <class T>
 void forward_prepare(const Plan& plan, std::span<const double> data, const ParamView<T>& params,
-                     BasicWorkspace<T>& ws, const neural::Parameters* example_params);
+                     BasicWorkspace<T>& ws, const neural::Parameters* example_params,
+                     const DataSource* source = nullptr);
 // The same from fact values already in float (a float copy of the samples' fact values
 // kept across epochs by the caller: half the bytes to read, nothing to convert).
 void forward_prepare(const Plan& plan, std::span<const float> data, const ParamView<float>& params, Workspace32& ws,
-                     const neural::Parameters* example_params);
+                     const neural::Parameters* example_params, const DataSource* source = nullptr);
 template <class T>
 void forward_steps(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, size_t first, size_t last);
 // The two halves of the normalised atom group at steps[step]: its combined inputs x (at

@@ -242,7 +242,7 @@ template <class T>
 void rule_forward(const RuleGroup& G, const ParamView<T>& params, BasicWorkspace<T>& ws) {
   T* v = ws.values.data();
   if (G.transform.enabled) {
-    transform_sum_forward(G, params, v);
+    transform_sum_forward(G, params, v, ws.sums_held);
     head_weight_forward(G, params, v);
     return;
   }
@@ -545,7 +545,7 @@ void check_folded_weights(const Plan& plan, const ParamView<T>& params) {
 
 template <class T, class D>
 void prepare_values(const Plan& plan, std::span<const D> data, const ParamView<T>& params, BasicWorkspace<T>& ws,
-                    const neural::Parameters* example_params) {
+                    const neural::Parameters* example_params, const DataSource* source) {
   // Eigen's own GEMM threading splits even small products (n x 8 by 8 x 8) across
   // threads; the group kernels are memory-bound, so they run single-threaded.
   static const bool eigen_single = [] {
@@ -562,6 +562,11 @@ void prepare_values(const Plan& plan, std::span<const D> data, const ParamView<T
       check_memory(more, "the workspace of a network of " + std::to_string(plan.num_values) + " values");
     ws.values.resize(plan.num_values);
   }
+  const typename BasicWorkspace<T>::DataKey key =
+      source ? typename BasicWorkspace<T>::DataKey{plan.serial, source->set, source->sample}
+             : typename BasicWorkspace<T>::DataKey{};
+  ws.sums_held = source && plan.serial != 0 && key == ws.data_key;
+  ws.data_key = key;
   T* v = ws.values.data();
   // The fact data are converted to T here, in the copy every forward makes.
   std::copy(data.begin(), data.end(), v);
@@ -580,8 +585,8 @@ void prepare_values(const Plan& plan, std::span<const D> data, const ParamView<T
 
 template <class T>
 void forward_prepare(const Plan& plan, std::span<const double> data, const ParamView<T>& params,
-                     BasicWorkspace<T>& ws, const neural::Parameters* example_params) {
-  prepare_values(plan, data, params, ws, example_params);
+                     BasicWorkspace<T>& ws, const neural::Parameters* example_params, const DataSource* source) {
+  prepare_values(plan, data, params, ws, example_params, source);
 }
 
 template <class T>
@@ -605,8 +610,8 @@ void forward(const Plan& plan, std::span<const double> data, const ParamView<T>&
 }
 
 void forward_prepare(const Plan& plan, std::span<const float> data, const ParamView<float>& params, Workspace32& ws,
-                     const neural::Parameters* example_params) {
-  prepare_values(plan, data, params, ws, example_params);
+                     const neural::Parameters* example_params, const DataSource* source) {
+  prepare_values(plan, data, params, ws, example_params, source);
 }
 
 template <class T>
@@ -707,7 +712,7 @@ void norm_reduce_backward(const Plan& plan, size_t step, BasicWorkspace<T>& ws, 
 
 #define LRNN_STAGED(T)                                                                                              \
   template void forward_prepare<T>(const Plan&, std::span<const double>, const ParamView<T>&, BasicWorkspace<T>&,   \
-                                   const neural::Parameters*);                                                      \
+                                   const neural::Parameters*, const DataSource*);                                   \
   template void forward_steps<T>(const Plan&, const ParamView<T>&, BasicWorkspace<T>&, size_t, size_t);            \
   template void norm_reduce_forward<T>(const Plan&, size_t, BasicWorkspace<T>&);                                   \
   template void norm_finish_forward<T>(const Plan&, size_t, const ParamView<T>&, BasicWorkspace<T>&);             \

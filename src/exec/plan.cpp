@@ -7,6 +7,7 @@
 #include "neural/grid_order.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <string>
 #include <utility>
@@ -493,6 +494,7 @@ std::vector<Shape> PlanBuilder::plan_rule_inputs(RuleGroup& G, const neural::Rul
     }
     plan_transform_sum(G, alloc, groups + depth_first_group, groups + plan.rule_groups.size(), heads,
                        options.transform_sum_first, data_inputs, options.transform_sum_first_ratio);
+    G.transform.constant_sums = G.transform.sum_first && data_inputs;
   } else if (G.direct.kind == DirectProduct::Kind::None) {
     for (InputBlock& B : G.inputs) {
       B.x_off = alloc.take(static_cast<size_t>(G.n) * B.raw_shape.size());
@@ -889,7 +891,10 @@ WeightMode weight_mode(Shape w, Shape x, Shape& out) {
 
 Plan build_plan(const neural::TemplateModel& model,
                 const std::vector<const neural::SampleNetwork*>& samples, const PlanOptions& options) {
-  return planning::PlanBuilder(model, samples, options).build();
+  static std::atomic<uint64_t> next_serial{1};
+  Plan plan = planning::PlanBuilder(model, samples, options).build();
+  plan.serial = next_serial++;
+  return plan;
 }
 
 }  // namespace lrnn::exec

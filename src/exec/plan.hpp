@@ -130,6 +130,12 @@ struct TransformSum {
   // gagg W to the inputs.
   bool sum_first = false;
   uint32_t s_off = 0;
+  // Sum first over data facts only (no ghost, no learnable example fact: PlanBuilder's
+  // data_inputs): the sums are the same in every pass over the same sample's data, so a
+  // workspace that still holds them from such a pass (BasicWorkspace::sums_held) runs only
+  // the GEMM. A big graph's first GCN layer then gathers its neighbours' features once,
+  // not every epoch.
+  bool constant_sums = false;
 };
 // From how many groundings a group over data facts sums first (rewrites/transform_sum.cpp).
 inline constexpr size_t kSumDataFirstMin = size_t{1} << 16;
@@ -234,6 +240,9 @@ struct OutputRef {
 };
 
 struct Plan {
+  // Different for every plan build_plan makes in the process (never 0): what a workspace
+  // remembers of the pass it last held (BasicWorkspace::data_key).
+  uint64_t serial = 0;
   uint32_t num_values = 0;
   // Example fact values, laid out at [0, data.size()): forward starts with one copy.
   std::vector<double> data;
@@ -384,6 +393,15 @@ using AlignedValues = AlignedBuffer<double>;
 template <class T>
 struct BasicWorkspace {
   AlignedBuffer<T> values, grads;
+  // The plan (its serial) and the caller's data (DataSource) of the last forward_prepare
+  // given a source, and whether that pass found the same ones before it: then the values
+  // a plan computes from the data alone (TransformSum::constant_sums) are still here. Who
+  // replaces `values` wholesale resets the key.
+  struct DataKey {
+    uint64_t plan = 0, set = 0, sample = 0;
+    bool operator==(const DataKey&) const = default;
+  } data_key;
+  bool sums_held = false;
   // Every entry of `grads` is 0: a clearing backward left it so (exec/clear_gradients.hpp),
   // and the next pass need not zero it. Any other backward sets it false.
   bool grads_zero = false;

@@ -149,12 +149,13 @@ void scatter_heads_to_inputs(const RuleGroup& G, Eigen::Index runtime_in, const 
 }  // namespace
 
 template <class T>
-void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v) {
+void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v, bool sums_held) {
   const TransformSum& t = G.transform;
   const InputBlock& B = G.inputs[0];
   const Dims d = dims_of(G);
   if (t.sum_first) {
-    with_row_width(d.in, [&](auto w) { sum_inputs_per_head<decltype(w)::value>(G, d.in, v, v + t.s_off); });
+    if (!(t.constant_sums && sums_held))
+      with_row_width(d.in, [&](auto w) { sum_inputs_per_head<decltype(w)::value>(G, d.in, v, v + t.s_off); });
     // agg (m x out) = S (m x in) W^T: one GEMM over the heads.
     product_abt(Eigen::Index(G.m), d.in, d.out, v + t.s_off, params.data(B.weight), v + G.agg_off);
     return;
@@ -200,9 +201,9 @@ void transform_sum_backward(const RuleGroup& G, const ParamView<T>& params, cons
 }
 
 // The two scalar types of execution (exec/scalar.hpp).
-template void transform_sum_forward<double>(const RuleGroup&, const ParamView<double>&, double*);
+template void transform_sum_forward<double>(const RuleGroup&, const ParamView<double>&, double*, bool);
 template void transform_sum_backward<double>(const RuleGroup&, const ParamView<double>&, const double*, double*, double*);
-template void transform_sum_forward<float>(const RuleGroup&, const ParamView<float>&, float*);
+template void transform_sum_forward<float>(const RuleGroup&, const ParamView<float>&, float*, bool);
 template void transform_sum_backward<float>(const RuleGroup&, const ParamView<float>&, const float*, float*, float*);
 
 }  // namespace lrnn::exec

@@ -421,9 +421,13 @@ template <class T>
 void SampleSteps::prepare_pass(const exec::Plan& plan, const PreparedSet& set, uint32_t local,
                                const exec::ParamView<T>& params, exec::BasicWorkspace<T>& ws,
                                const neural::Parameters* example_params) const {
+  // A prepared set's data never change: a workspace that last ran this plan on this sample
+  // keeps what the plan computes from the data alone (exec::DataSource).
+  const exec::DataSource source{set.id, local};
   if constexpr (std::is_same_v<T, float>)
-    if (!facts32_begin_.empty()) return exec::forward_prepare(plan, float_facts(local), params, ws, example_params);
-  exec::forward_prepare(plan, set.networks[local].fact_data, params, ws, example_params);
+    if (!facts32_begin_.empty())
+      return exec::forward_prepare(plan, float_facts(local), params, ws, example_params, &source);
+  exec::forward_prepare(plan, set.networks[local].fact_data, params, ws, example_params, &source);
 }
 template void SampleSteps::prepare_pass<double>(const exec::Plan&, const PreparedSet&, uint32_t,
                                                 const exec::ParamView<double>&, exec::Workspace&,
