@@ -491,4 +491,29 @@ TEST(NumericsMetrics, AucEqualsThePairCount) {
   EXPECT_NEAR(auc(scores, targets), ordered / pairs, 1e-12);
 }
 
+// Past the comparison sort's size (radix-sorted keys): the same value, to the bit, as the
+// mid-ranks of sorted (score, positive) pairs, with negative scores and -0 tying with 0.
+TEST(NumericsMetrics, AucOfManyScoresIsTheSortedPairsMidRankSum) {
+  std::mt19937 rng(11);
+  std::vector<double> scores(40000), targets(40000);
+  for (size_t i = 0; i < scores.size(); ++i) {
+    targets[i] = rng() % 4 == 0;
+    const int r = static_cast<int>(rng() % 2001) - 1000;
+    scores[i] = r == 0 ? (rng() % 2 ? -0.0 : 0.0) : static_cast<double>(r) / 300.0 + 0.05 * targets[i];
+  }
+  std::vector<std::pair<double, bool>> ranked;
+  for (size_t i = 0; i < scores.size(); ++i) ranked.push_back({scores[i], targets[i] > 0.5});
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  double rank_sum = 0, positives = 0;
+  for (size_t i = 0; i < ranked.size();) {
+    size_t j = i, tied = 0;
+    for (; j < ranked.size() && ranked[j].first == ranked[i].first; ++j) tied += ranked[j].second;
+    for (size_t k = 0; k < tied; ++k) rank_sum += 0.5 * static_cast<double>(i + 1 + j);
+    positives += static_cast<double>(tied);
+    i = j;
+  }
+  const double negatives = static_cast<double>(scores.size()) - positives;
+  EXPECT_EQ(auc(scores, targets), (rank_sum - positives * (positives + 1) / 2) / (positives * negatives));
+}
+
 }  // namespace
