@@ -132,7 +132,7 @@ struct TransformSum {
   uint32_t s_off = 0;
   // Sum first over data facts only (no ghost, no learnable example fact: PlanBuilder's
   // data_inputs): the sums are the same in every pass over the same sample's data, so a
-  // workspace that still holds them from such a pass (BasicWorkspace::sums_held) runs only
+  // workspace that still holds them from such a pass (BasicWorkspace::data_held) runs only
   // the GEMM. A big graph's first GCN layer then gathers its neighbours' features once,
   // not every epoch.
   bool constant_sums = false;
@@ -394,14 +394,16 @@ template <class T>
 struct BasicWorkspace {
   AlignedBuffer<T> values, grads;
   // The plan (its serial) and the caller's data (DataSource) of the last forward_prepare
-  // given a source, and whether that pass found the same ones before it: then the values
-  // a plan computes from the data alone (TransformSum::constant_sums) are still here. Who
-  // replaces `values` wholesale resets the key.
+  // given a source, and whether that pass found the same ones before it: then the data
+  // facts' values and what the plan computes from them alone (TransformSum::constant_sums)
+  // are still here (nothing but that copy writes the data's slots; learnable example facts
+  // and ghosts are written every pass anyway), and neither is written again. Who replaces
+  // `values` wholesale resets the key.
   struct DataKey {
     uint64_t plan = 0, set = 0, sample = 0;
     bool operator==(const DataKey&) const = default;
   } data_key;
-  bool sums_held = false;
+  bool data_held = false;
   // Every entry of `grads` is 0: a clearing backward left it so (exec/clear_gradients.hpp),
   // and the next pass need not zero it. Any other backward sets it false.
   bool grads_zero = false;

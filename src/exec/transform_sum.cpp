@@ -149,12 +149,12 @@ void scatter_heads_to_inputs(const RuleGroup& G, Eigen::Index runtime_in, const 
 }  // namespace
 
 template <class T>
-void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v, bool sums_held) {
+void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v, bool data_held) {
   const TransformSum& t = G.transform;
   const InputBlock& B = G.inputs[0];
   const Dims d = dims_of(G);
   if (t.sum_first) {
-    if (!(t.constant_sums && sums_held))
+    if (!(t.constant_sums && data_held))
       with_row_width(d.in, [&](auto w) { sum_inputs_per_head<decltype(w)::value>(G, d.in, v, v + t.s_off); });
     // agg (m x out) = S (m x in) W^T: one GEMM over the heads.
     product_abt(Eigen::Index(G.m), d.in, d.out, v + t.s_off, params.data(B.weight), v + G.agg_off);

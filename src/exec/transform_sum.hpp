@@ -8,11 +8,11 @@
 
 namespace lrnn::exec {
 
-// v[G.agg_off ...] = per head, the sum (avg) of W x over its groundings. `sums_held`: the
-// values hold this plan's pass over the same data before (BasicWorkspace::sums_held), so a
+// v[G.agg_off ...] = per head, the sum (avg) of W x over its groundings. `data_held`: the
+// values hold this plan's pass over the same data before (BasicWorkspace::data_held), so a
 // group with TransformSum::constant_sums finds its input sums still in place.
 template <class T>
-void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v, bool sums_held = false);
+void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v, bool data_held = false);
 // Given g[G.agg_off ...] = dL/d(aggregates): g[input offsets] += dL/dx and the weight's
 // gradient is ACCUMULATED into pg. Needs g zero at G.transform.t_off and x_off. Without
 // G.transform.input_gradients the inputs' gradients are not written.

@@ -5,8 +5,9 @@
 // parameter gradients equal those of the plan without the rewrite (1e-12, float64). With
 // fact gradients (the default options) the inputs need gradients and nothing changes.
 // Those sums depend on the data alone (TransformSum::constant_sums): a workspace that ran
-// the same plan on the same source before keeps them, and every pass still equals a fresh
-// workspace's to the bit, after the weights change and after the data do.
+// the same plan on the same source before keeps them and the data themselves, and every
+// pass still equals a fresh workspace's to the bit, after the weights change and after
+// the data do.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -85,21 +86,21 @@ TEST(SumDataFirst, AWorkspaceKeepsTheSumsOfTheDataItRanOnAndOnlyThose) {
   exec::Workspace ws;
   const exec::DataSource source{set.id, 0};
   EXPECT_EQ(pass_values(plan, plan.data, engine, ws, &source), fresh(plan.data));
-  EXPECT_FALSE(ws.sums_held);  // nothing before it
+  EXPECT_FALSE(ws.data_held);  // nothing before it
   // New weights, the same data: the sums are kept and the pass is a fresh one's.
   for (double& w : engine.parameters().values) w *= 1.25;
   EXPECT_EQ(pass_values(plan, plan.data, engine, ws, &source), fresh(plan.data));
-  EXPECT_TRUE(ws.sums_held);
+  EXPECT_TRUE(ws.data_held);
   // Other data (another sample of the plan): summed again.
   std::vector<double> other = plan.data;
   for (double& x : other) x = 0.5 - x;
   const exec::DataSource other_source{set.id, 1};
   EXPECT_EQ(pass_values(plan, other, engine, ws, &other_source), fresh(other));
-  EXPECT_FALSE(ws.sums_held);
+  EXPECT_FALSE(ws.data_held);
   // A pass without a source keeps nothing; another plan, even with equal contents, neither.
   EXPECT_EQ(pass_values(plan, plan.data, engine, ws, nullptr), fresh(plan.data));
   EXPECT_EQ(pass_values(plan, plan.data, engine, ws, &source), fresh(plan.data));
-  EXPECT_FALSE(ws.sums_held);
+  EXPECT_FALSE(ws.data_held);
   const exec::Plan same = exec::build_plan(engine.model(), {&set.networks[0]}, {.fact_gradients = false});
   EXPECT_NE(same.serial, plan.serial);
   EXPECT_EQ(pass_values(same, same.data, engine, ws, &source), pass_values(plan, plan.data, engine, ws, nullptr));
