@@ -30,12 +30,12 @@ uint32_t norm_at(const exec::Plan& plan, size_t k) {
 // more than twice too big costs less than the page faults the oversized buffers cost anyway.
 template <class T>
 void fit_workspace(exec::BasicWorkspace<T>& ws, size_t values) {
-  if (ws.values.capacity() > 2 * values + 4096) ws.data_key = {};  // its values are about to go
   for (exec::AlignedBuffer<T>* buf : {&ws.values, &ws.grads})
     if (buf->capacity() > 2 * values + 4096) {
       exec::AlignedBuffer<T> fitted;
       fitted.reserve(values);
       buf->swap(fitted);
+      if (buf == &ws.values) ws.data_key = {};  // the values it named are gone
     }
 }
 
