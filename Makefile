@@ -1,7 +1,7 @@
 # The two commands of the README: `make demo` and `make test`. Each installs what it
 # needs (Debian packages via apt, Python packages via pip), builds, and runs.
 
-APT_PACKAGES := g++ libeigen3-dev libcli11-dev nlohmann-json3-dev libzip-dev libgtest-dev libbenchmark-dev pkg-config graphviz libopenmpi-dev openmpi-bin libmetis-dev
+APT_PACKAGES := g++ libeigen3-dev libcli11-dev nlohmann-json3-dev libzip-dev libgtest-dev libbenchmark-dev pkg-config graphviz libopenmpi-dev openmpi-bin libmetis-dev libmimalloc-dev
 PIP_PACKAGES := cmake ninja nanobind scikit-build-core numpy pytest tqdm
 PYTHON ?= python3
 BUILD ?= build

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "cli/allocator.hpp"
 #include "cli/command.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/distributed.hpp"
@@ -48,12 +49,13 @@ std::string unknown_subcommand_message(CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  lrnn::cli::configure_allocator();
   // The default memory budget is a fraction of the memory available now, at start, before
   // this run takes any (docs/cli.md "Memory budget").
   lrnn::default_memory_limit();
   CLI::App app{"lrnn: differentiable logic programs (Lifted Relational Neural Networks)", "lrnn"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("lrnn 0.1.0"));
+  app.set_version_flag("--version", "lrnn 0.1.0\nallocator: " + lrnn::cli::allocator_name());
   auto& commands = lrnn::cli::CommandRegistry::all();
   std::stable_sort(commands.begin(), commands.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -74,6 +75,24 @@ TEST(CliUsage, EveryUsageErrorExitsTwo) {
   EXPECT_EQ(lrnn_cli("rasp run no_such_file.rasp --input ab").code, 2);  // missing file
   EXPECT_EQ(lrnn_cli("--help").code, 0);
   EXPECT_EQ(lrnn_cli("--version").code, 0);
+}
+
+// The command's allocator (docs/big_graphs.md "The command's allocator"): mimalloc on 2 MB
+// pages where the build links it, and the environment's MIMALLOC_LARGE_OS_PAGES=0 obeyed.
+TEST(CliUsage, VersionNamesTheAllocator) {
+  const CliRun r = lrnn_cli("--version");
+  ASSERT_EQ(r.code, 0) << r.out;
+#ifdef LRNN_CLI_MIMALLOC
+  EXPECT_NE(r.out.find("allocator: mimalloc 2."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(large OS pages)"), std::string::npos) << r.out;
+  ASSERT_EQ(setenv("MIMALLOC_LARGE_OS_PAGES", "0", 1), 0);
+  const CliRun small_pages = lrnn_cli("--version");
+  unsetenv("MIMALLOC_LARGE_OS_PAGES");
+  EXPECT_NE(small_pages.out.find("allocator: mimalloc 2."), std::string::npos) << small_pages.out;
+  EXPECT_EQ(small_pages.out.find("large OS pages"), std::string::npos) << small_pages.out;
+#else
+  EXPECT_NE(r.out.find("allocator: the C library's malloc"), std::string::npos) << r.out;
+#endif
 }
 
 TEST(CliUsage, TemplateNextToLoadIsRefused) {
