@@ -1,16 +1,19 @@
-// A growable array of trivially copyable elements on malloc/realloc/free, for the sample
-// store's big arrays (a graph's facts, terms and spans: hundreds of megabytes each). A
-// std::vector grows by allocating anew and copying, and each copy writes fresh pages, which
-// cost ~3-5 ms per MB on a VM that backs a guest's pages lazily; glibc's realloc of a large
-// (mmap'ed) block moves its pages with mremap instead: nothing copied, no page touched. Its
-// capacities are std::vector's (libstdc++'s growth, reserve to the size asked, shrink to the
-// size), so what the store reports and holds against the memory budget is unchanged.
+// A growable array of trivially copyable elements for the sample store's big arrays (a
+// graph's facts, terms and spans: hundreds of megabytes each). A std::vector grows by
+// allocating anew and copying, and each copy writes fresh pages, which cost ~3-5 ms per MB
+// on a VM that backs a guest's pages lazily. So a block of 1 MB or more is mapped from the
+// kernel here and grown with mremap, which moves its pages instead of copying them: nothing
+// copied, no page touched. (Before, the array grew with realloc, which does that for glibc's
+// big blocks; mimalloc, the `lrnn` command's allocator since session 28, copies them, and the
+// 2M-node graph's store spent 13 s of system time on the copies' fresh pages.) Smaller
+// blocks stay on malloc. Its capacities are std::vector's (libstdc++'s growth, reserve to
+// the size asked, shrink to the size), so what the store reports and holds against the
+// memory budget is unchanged.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -19,10 +22,17 @@
 
 namespace lrnn::train {
 
+// The block of `bytes` at `block` (null, or what these functions gave for `bytes`) resized
+// to `new_bytes` (0: freed, null returned), its first `used` bytes kept: on malloc below
+// kMappedBlockBytes, mapped pages at or above (flat_array.cpp). Null when the memory
+// cannot be had, the old block then untouched.
+inline constexpr size_t kMappedBlockBytes = size_t{1} << 20;
+void* resize_flat_block(void* block, size_t bytes, size_t new_bytes, size_t used) noexcept;
+
 template <class T>
 class FlatArray {
   static_assert(std::is_trivially_copyable_v<T>, "FlatArray moves its elements with realloc");
-  static_assert(alignof(T) <= alignof(std::max_align_t), "FlatArray's memory comes from malloc");
+  static_assert(alignof(T) <= alignof(std::max_align_t), "FlatArray's memory comes from malloc or mmap");
 
  public:
   FlatArray() = default;
@@ -43,7 +53,7 @@ class FlatArray {
     swap(moved);
     return *this;
   }
-  ~FlatArray() { std::free(data_); }
+  ~FlatArray() { resize_flat_block(data_, capacity_ * sizeof(T), 0, 0); }
   void swap(FlatArray& other) noexcept {
     std::swap(data_, other.data_);
     std::swap(size_, other.size_);
@@ -99,14 +109,8 @@ class FlatArray {
   }
   void reallocate(size_t capacity) {
     if (capacity > max_size()) throw std::length_error("FlatArray: too many elements");
-    if (capacity == 0) {
-      std::free(data_);
-      data_ = nullptr;
-      capacity_ = 0;
-      return;
-    }
-    void* p = std::realloc(data_, capacity * sizeof(T));
-    if (!p) throw std::bad_alloc();  // the old block is still ours
+    void* p = resize_flat_block(data_, capacity_ * sizeof(T), capacity * sizeof(T), size_ * sizeof(T));
+    if (!p && capacity > 0) throw std::bad_alloc();  // the old block is still ours
     data_ = static_cast<T*>(p);
     capacity_ = capacity;
   }

@@ -141,11 +141,13 @@ class SampleStore::Facts final : public logic::FactSource {
   // The symbol of a stored constant, string or number term; kNone for a variable or a
   // number that does not parse.
   uint32_t symbol_of(const TermRef& t, logic::Symbols& symbols) const;
+  // Hints that symbol_of's memo entry of `t` is read soon (none without a memo).
+  void prefetch_memo(const TermRef& t) const;
 
   const SampleStore& store_;
   size_t first_fact_ = 0, count_ = 0;
   mutable size_t next_fact_ = 0, next_term_ = 0;  // the term index of fact next_fact_ (local)
-  size_t first_term_ = 0;
+  size_t first_term_ = 0, term_count_ = 0;
   // symbol_of's memo, by string id, of constants and of numbers (kNone: not yet), for
   // `memo_symbols_` only; empty when the sample is small against the store's strings.
   mutable const logic::Symbols* memo_symbols_ = nullptr;

@@ -88,6 +88,40 @@ TEST(FlatArray, AppendsCopiesAndMoves) {
   EXPECT_EQ(empty.capacity(), 1u);
 }
 
+// Blocks of 1 MB or more are mapped pages grown with mremap (train/flat_array.cpp): the
+// values and the capacities are a std::vector's through growth past the line, shrinking
+// below it and above it, copies and moves.
+TEST(FlatArray, KeepsItsValuesOnMappedPages) {
+  FlatArray<Item> flat;
+  std::vector<Item> vec;
+  const uint32_t big = 3 * lrnn::train::kMappedBlockBytes / sizeof(Item);
+  for (uint32_t i = 0; i < big; ++i) {
+    flat.push_back({i, i ^ 0x5a5a5a5au, 0, 0});
+    vec.push_back({i, i ^ 0x5a5a5a5au, 0, 0});
+    ASSERT_EQ(flat.capacity(), vec.capacity()) << i;
+  }
+  expect_same(flat, vec);
+  for (uint32_t i = 0; i < big; i += 997) ASSERT_EQ(flat[i].b, vec[i].b) << i;
+  const FlatArray<Item> copy = flat;  // mapped too, capacity its size
+  expect_same(copy, std::vector<Item>(vec));
+  flat.reserve(4 * big);  // mapped to mapped
+  vec.reserve(4 * big);
+  expect_same(flat, vec);
+  flat.shrink_to_fit();  // mapped to mapped, smaller
+  vec.shrink_to_fit();
+  expect_same(flat, vec);
+  // Down below the line: the first values kept on malloc.
+  FlatArray<Item> small = copy;
+  std::vector<Item> small_vec(vec.begin(), vec.begin() + 1000);
+  FlatArray<Item> head;
+  head.append(copy.begin(), copy.begin() + 1000);
+  head.reserve(big);  // malloc to mapped
+  head.shrink_to_fit();  // mapped to malloc
+  expect_same(head, small_vec);
+  FlatArray<Item> moved = std::move(small);
+  expect_same(moved, std::vector<Item>(vec));
+}
+
 TEST(FlatArray, RefusesWhatMallocCannotGive) {
   FlatArray<Item> flat;
   // Past what the address space holds: malloc says no, the array is as it was.
