@@ -1,6 +1,7 @@
 #include "exec/direct_product.hpp"
 #include "exec/dense_tiles.hpp"
 #include "exec/parallel.hpp"
+#include "exec/row_sum.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -219,6 +220,45 @@ void direct_product_forward(const RuleGroup& G, const T* v, T* comb) {
   });
 }
 
+// Whether every member is its input row alone (Scale without scalar factors: a GNN's
+// sum or average over neighbours, the weight on the head): then the sums below add the
+// rows without the factor 1 and the generic per-member dispatch. The same additions in
+// the same order (1 * x is x, 0 + x the first row): the same bits.
+bool plain_row_sums(const RuleGroup& G) { return G.direct.kind == Kind::Scale && G.direct.scalars.empty(); }
+
+template <int W, class T>
+void plain_sum_forward(const RuleGroup& G, const T* v, T* agg) {
+  const long size = W > 0 ? W : G.direct.len;
+  const uint32_t* src = G.inputs[G.direct.a].src.data();
+  for (uint32_t h = 0; h < G.m; ++h) {
+    T* out = agg + size_t(h) * size;
+    const uint32_t begin = G.head_segments[h], end = G.head_segments[h + 1];
+    if (begin == end) {
+      std::fill_n(out, size, T(0.0));
+      continue;
+    }
+    T acc[W > 0 ? W : 1];
+    T* sum = W > 0 ? acc : out;
+    sum_rows<W>(begin, end, [&](uint32_t k) { return v + src[k]; }, sum, size);
+    const T scale = head_scale(G, h);
+    for (long e = 0; e < size; ++e) out[e] = scale != T(1.0) ? sum[e] * scale : sum[e];
+  }
+}
+
+template <int W, class T>
+void plain_sum_backward(const RuleGroup& G, const T* gagg, T* g) {
+  const long size = W > 0 ? W : G.direct.len;
+  const uint32_t* src = G.inputs[G.direct.a].src.data();
+  for (uint32_t h = 0; h < G.m; ++h) {
+    const T scale = head_scale(G, h);
+    const T* gy = gagg + size_t(h) * size;
+    for (uint32_t k = G.head_segments[h]; k < G.head_segments[h + 1]; ++k) {
+      T* gx = g + src[k];
+      for (long e = 0; e < size; ++e) gx[e] += scale * gy[e];  // axpy's arithmetic
+    }
+  }
+}
+
 template <class T>
 void direct_sum_forward(const RuleGroup& G, const T* v, T* agg) {
   if (G.direct.dense) return dense_scale_forward(G, v, agg);
@@ -226,6 +266,8 @@ void direct_sum_forward(const RuleGroup& G, const T* v, T* agg) {
   if (implicit_members(G)) return direct_sum_forward(with_member_sources(G), v, agg);
   const int size = product_size(G.direct);
   const size_t m = G.m;
+  if (plain_row_sums(G) && size_t(G.n) * G.direct.len <= kParallelEntries)
+    return with_row_width(size, [&](auto w) { plain_sum_forward<decltype(w)::value>(G, v, agg); });
   parallel_for_if(size_t(G.n) * G.direct.len > kParallelEntries, m, [&](size_t h) {
     T* out = agg + h * size;
     std::fill_n(out, size, 0.0);
@@ -250,6 +292,8 @@ void direct_sum_backward(const RuleGroup& G, const T* v, const T* gagg, T* g) {
   if (G.direct.dense) return dense_scale_backward(G, v, gagg, g);
   if (G.direct.banded && banded_scale_backward(G.direct, G.aggregation == AggregationKind::Avg, v, gagg, g)) return;
   if (implicit_members(G)) return direct_sum_backward(with_member_sources(G), v, gagg, g);
+  if (plain_row_sums(G))
+    return with_row_width(G.direct.len, [&](auto w) { plain_sum_backward<decltype(w)::value>(G, gagg, g); });
   const int size = product_size(G.direct);
   for (uint32_t h = 0; h < G.m; ++h) {
     const T scale = head_scale(G, h);

@@ -12,10 +12,13 @@
 namespace lrnn::exec {
 
 // f(std::integral_constant<int, W>{}) with W the row width `size` when it is one of the
-// common widths the row loops are compiled for (16, 32, 64), else W = 0 (a runtime width).
+// common widths the row loops are compiled for (8 and 10, the widths of small templates
+// such as PyNeuraLogic's benchmark table's; 16, 32, 64), else W = 0 (a runtime width).
 template <class F>
 inline void with_row_width(long size, F&& f) {
   switch (size) {
+    case 8: return f(std::integral_constant<int, 8>{});
+    case 10: return f(std::integral_constant<int, 10>{});
     case 16: return f(std::integral_constant<int, 16>{});
     case 32: return f(std::integral_constant<int, 32>{});
     case 64: return f(std::integral_constant<int, 64>{});
