@@ -23,8 +23,9 @@ sample over many ranks"): the 2-layer GCN of examples/big_graphs/gcn.lrnn on the
 graph --graph (default the 200k-node / 2M-edge one, written by
 examples/big_graphs/planted_partition.py --nodes 200000 --degree 10 --seed 1 if missing),
 float64, the whole graph per step. Printed per rank count against the one-rank run: the
-loss's relative difference, the busiest rank's share of the work (plan values), each
-rank's peak RSS over one rank's, the facts each rank held and the edge cut, and the epoch's
+loss's relative difference, the busiest rank's share of the work (plan values; and of the
+values the passes computed, timing.computed: without the data, the ghosts and the sums of
+data alone, and the share all ranks computed together), each rank's peak RSS over one rank's, the facts each rank held and the edge cut, and the epoch's
 speed-up. --repeat R runs the rank counts R times in turn (1, 2, 1, 2, ...) and prints each
 round's ratios and the median speed-up. Writes bench/results/distributed_big_graph.json.
 """
@@ -76,9 +77,9 @@ def run_big_graph(args, ranks: int) -> dict:
     t = j["timing"]
     return {"ranks": ranks, "available": True, "epoch_min_s": min(t["epochs_s"]), "epochs_s": t["epochs_s"],
             "build_s": t["build_s"], "loss": j["loss"], "history": [h["train"]["loss"] for h in j["history"]],
-            "work": t["work"], "allreduce_bytes": t.get("allreduce_bytes"), "max_rss_mb": j["ranks"]["max_rss_mb"],
-            "exchange_s": t.get("exchange_s"), "exchange_bytes": t.get("exchange_bytes"),
-            "partition": j["ranks"].get("partition")}
+            "work": t["work"], "computed": t.get("computed"), "allreduce_bytes": t.get("allreduce_bytes"),
+            "max_rss_mb": j["ranks"]["max_rss_mb"], "exchange_s": t.get("exchange_s"),
+            "exchange_bytes": t.get("exchange_bytes"), "partition": j["ranks"].get("partition")}
 
 
 def big_graph_round(args) -> list:
@@ -95,10 +96,16 @@ def big_graph_round(args) -> list:
         if one and ranks > 1:
             row["loss_rel_diff"] = max(abs(a - b) / abs(b) for a, b in zip(row["history"], one["history"]))
             row["work_share_max_rank"] = row["work"]["max_rank"] / one["work"]["total"]
+            if row.get("computed") and one.get("computed"):
+                row["computed_share_max_rank"] = row["computed"]["max_rank"] / one["computed"]["total"]
+                row["computed_total_share"] = row["computed"]["total"] / one["computed"]["total"]
             row["rss_share"] = [m / one["max_rss_mb"][0] for m in row["max_rss_mb"]]
             row["speedup"] = one["epoch_min_s"] / row["epoch_min_s"]
             part = row["partition"] or {}
+            computed = (f" (of the values computed: {row['computed_share_max_rank'] * 100:.1f}%, all ranks "
+                        f"{row['computed_total_share'] * 100:.1f}%)") if "computed_share_max_rank" in row else ""
             line += (f"  | loss rel. diff {row['loss_rel_diff']:.2g}  busiest rank's work {row['work_share_max_rank'] * 100:.1f}%"
+                     f"{computed}"
                      f"  RSS {[round(x * 100, 1) for x in row['rss_share']]}% of one rank's"
                      f"  speed-up {row['speedup']:.2f}x  | held facts {part.get('held_facts')} of {part.get('facts', [0])[0]}"
                      f", edge cut {part.get('cut_facts', [0])[0]} facts, METIS {part.get('metis', [0])[0]}"

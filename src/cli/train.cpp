@@ -349,8 +349,10 @@ nlohmann::json rank_shares(const Model& model, const Dataset& data) {
         {"cut_facts", p->cut_facts},       {"queries", p->queries},
         {"owned_queries", p->owned_queries}, {"radius", p->radius}, {"metis", p->metis}, {"atoms", p->atoms},
         {"ghost_exchange", p->ghost_exchange}, {"ghosts", p->ghosts}, {"sent_atoms", p->sent_atoms},
-        // Plan values this rank computed per training step (timing.work of this rank alone).
-        {"plan_values_per_step", step_timing().steps ? step_timing().work_mine / step_timing().steps : 0}};
+        // Plan values this rank computed per training step (timing.work of this rank alone),
+        // and the values its passes computed (timing.computed of this rank alone).
+        {"plan_values_per_step", step_timing().steps ? step_timing().work_mine / step_timing().steps : 0},
+        {"computed_values_per_step", step_timing().steps ? step_timing().computed_mine / step_timing().steps : 0}};
     std::vector<uint32_t> counts;
     for (const auto& [name, value] : fields) counts.push_back(static_cast<uint32_t>(std::min<uint64_t>(value, UINT32_MAX)));
     const std::vector<uint32_t> every = gather_from_every_process(counts);
@@ -550,8 +552,12 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
     j["timing"]["exchange_s"] = steps.exchange_s;          // rank 0's ghost exchanges (partitioned sample)
     j["timing"]["exchange_bytes"] = steps.exchange_bytes;  // what rank 0 sent in them, all steps
     j["timing"]["exchange_rounds"] = steps.exchange_rounds;  // their alltoallv calls (slices of big ones)
-    // Plan values computed: by rank 0, by the busiest rank of each step, by all ranks.
+    // Plan values (the value buffers' sizes): of rank 0, of the busiest rank of each step,
+    // of all ranks; and the same for the values the passes computed, without the data, the
+    // ghosts and the sums of data alone (exec::values_computed_per_pass).
     j["timing"]["work"] = {{"rank0", steps.work_mine}, {"max_rank", steps.work_max}, {"total", steps.work_total}};
+    j["timing"]["computed"] = {
+        {"rank0", steps.computed_mine}, {"max_rank", steps.computed_max}, {"total", steps.computed_total}};
     j["ranks"] = rank_shares(model, train_data);
   }
   j["samples"] = train_data.size();

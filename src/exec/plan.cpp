@@ -889,6 +889,16 @@ WeightMode weight_mode(Shape w, Shape x, Shape& out) {
   throw Error(ErrorKind::Shape, "weight of shape " + text(w) + " cannot apply to a value of shape " + text(x));
 }
 
+uint64_t values_computed_per_pass(const Plan& plan) {
+  if (plan.step_values.size() != plan.steps.size() || plan.steps.empty()) return plan.num_values;
+  uint64_t computed = 0;
+  for (const auto& [begin, end] : plan.step_values) computed += end - begin;
+  for (const RuleGroup& g : plan.rule_groups)
+    if (g.transform.sum_first && g.transform.constant_sums && !g.inputs.empty())
+      computed -= uint64_t(g.m) * uint64_t(g.inputs[0].raw_shape.size());
+  return computed;
+}
+
 Plan build_plan(const neural::TemplateModel& model,
                 const std::vector<const neural::SampleNetwork*>& samples, const PlanOptions& options) {
   static std::atomic<uint64_t> next_serial{1};

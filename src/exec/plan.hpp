@@ -347,6 +347,14 @@ struct PlanOptions {
   RewriteSet disabled_rewrites{};
 };
 
+// The values a pass of `plan` computes once its data are held: what its steps allocate
+// (Plan::step_values), less the per-head sums of data alone (TransformSum::constant_sums,
+// computed by the first pass only). The data facts, a partitioned sample's ghosts (written
+// by the exchange) and the template's facts lie before the steps' values and are not
+// counted. A plan that lists no step values counts all of them. A measure of a pass's work
+// (docs/distributed.md), not of its memory (num_values).
+uint64_t values_computed_per_pass(const Plan& plan);
+
 // Merges sample networks into one plan (same-depth, same-rule groups concatenated) and
 // infers every shape. Throws lrnn::Error (Shape) naming the rule, literal and shapes.
 Plan build_plan(const neural::TemplateModel& model,

@@ -423,9 +423,10 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
   for (uint32_t g : batch) total.count += set.global_target_counts[g];
   const size_t num_params = grads.size();
   const size_t ranks = static_cast<size_t>(world().size), rank = static_cast<size_t>(world().rank);
-  // The parameters, the loss, then per rank its work and its compute time (ns).
-  const size_t work_slot = num_params + 1, time_slot = num_params + 1 + ranks;
-  sum_.reset(num_params + 1 + 2 * ranks);
+  // The parameters, the loss, then per rank its work (plan values, then computed values)
+  // and its compute time (ns).
+  const size_t work_slot = num_params + 1, time_slot = num_params + 1 + ranks, computed_slot = num_params + 1 + 2 * ranks;
+  sum_.reset(num_params + 1 + 3 * ranks);
   // This rank's samples of the batch: those of its block, or with the ranks' layout known
   // (margins held), the run of the batch the work-balanced split gives it.
   const size_t first = set.shard_first, last = set.shard_first + set.size();
@@ -452,20 +453,26 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
                }
              },
              dtype);
-  uint64_t work = 0;
-  for (uint32_t local : locals_) work += steps.plan_values(local);
+  uint64_t work = 0, computed = 0;
+  for (uint32_t local : locals_) {
+    work += steps.plan_values(local);
+    computed += steps.plan_computed_values(local);
+  }
   // A partitioned sample's ghost exchanges ran inside: their time is not computing.
   const double compute_s = seconds_since(t_compute) - (timing.exchange_s - exchanged_before);
   sum_.add_integer(work_slot + rank, static_cast<int64_t>(work));
   sum_.add_integer(time_slot + rank, static_cast<int64_t>(compute_s * 1e9));
+  sum_.add_integer(computed_slot + rank, static_cast<int64_t>(computed));
   const auto t_allreduce = std::chrono::steady_clock::now();
   sum_.allreduce();
   const double allreduce_s = seconds_since(t_allreduce);
-  int64_t slowest_ns = 0, work_max = 0, work_total = 0;
+  int64_t slowest_ns = 0, work_max = 0, work_total = 0, computed_max = 0, computed_total = 0;
   for (size_t r = 0; r < ranks; ++r) {
     slowest_ns = std::max(slowest_ns, sum_.integer(time_slot + r));
     work_max = std::max(work_max, sum_.integer(work_slot + r));
     work_total += sum_.integer(work_slot + r);
+    computed_max = std::max(computed_max, sum_.integer(computed_slot + r));
+    computed_total += sum_.integer(computed_slot + r);
   }
   // Waiting for the slowest rank happens inside the allreduce: its share is the slowest
   // rank's compute time minus this rank's (at most the whole allreduce).
@@ -476,6 +483,9 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
   timing.work_mine += work;
   timing.work_max += static_cast<uint64_t>(work_max);
   timing.work_total += static_cast<uint64_t>(work_total);
+  timing.computed_mine += computed;
+  timing.computed_max += static_cast<uint64_t>(computed_max);
+  timing.computed_total += static_cast<uint64_t>(computed_total);
   timing.allreduce_bytes += (sum_.size() + 1) * sizeof(__int128);
   ++timing.steps;
   if (sum_.unrepresentable() > 0)
