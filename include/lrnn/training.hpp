@@ -259,7 +259,7 @@ struct StepTiming {
   size_t steps = 0;
   // Per step, summed over the steps: the plan values (the size of the value buffers) of
   // this rank's samples, the most any rank had and all ranks' sum; and the same for the
-  // values the passes computed (exec::values_computed_per_pass: without the data, the
+  // values the passes computed (exec::Plan::computed_values: without the data, the
   // ghosts and the sums of data alone).
   uint64_t work_mine = 0, work_max = 0, work_total = 0;
   uint64_t computed_mine = 0, computed_max = 0, computed_total = 0;

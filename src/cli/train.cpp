@@ -554,7 +554,7 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
     j["timing"]["exchange_rounds"] = steps.exchange_rounds;  // their alltoallv calls (slices of big ones)
     // Plan values (the value buffers' sizes): of rank 0, of the busiest rank of each step,
     // of all ranks; and the same for the values the passes computed, without the data, the
-    // ghosts and the sums of data alone (exec::values_computed_per_pass).
+    // ghosts and the sums of data alone (exec::Plan::computed_values).
     j["timing"]["work"] = {{"rank0", steps.work_mine}, {"max_rank", steps.work_max}, {"total", steps.work_total}};
     j["timing"]["computed"] = {
         {"rank0", steps.computed_mine}, {"max_rank", steps.computed_max}, {"total", steps.computed_total}};

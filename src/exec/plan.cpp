@@ -889,6 +889,9 @@ WeightMode weight_mode(Shape w, Shape x, Shape& out) {
   throw Error(ErrorKind::Shape, "weight of shape " + text(w) + " cannot apply to a value of shape " + text(x));
 }
 
+namespace {
+
+// Plan::computed_values of a built plan.
 uint64_t values_computed_per_pass(const Plan& plan) {
   if (plan.step_values.size() != plan.steps.size() || plan.steps.empty()) return plan.num_values;
   uint64_t computed = 0;
@@ -899,11 +902,14 @@ uint64_t values_computed_per_pass(const Plan& plan) {
   return computed;
 }
 
+}  // namespace
+
 Plan build_plan(const neural::TemplateModel& model,
                 const std::vector<const neural::SampleNetwork*>& samples, const PlanOptions& options) {
   static std::atomic<uint64_t> next_serial{1};
   Plan plan = planning::PlanBuilder(model, samples, options).build();
   plan.serial = next_serial++;
+  plan.computed_values = values_computed_per_pass(plan);
   return plan;
 }
 

@@ -244,6 +244,13 @@ struct Plan {
   // remembers of the pass it last held (BasicWorkspace::data_key).
   uint64_t serial = 0;
   uint32_t num_values = 0;
+  // The values a pass computes once its data are held: what its steps allocate
+  // (step_values), less the per-head sums of data alone (TransformSum::constant_sums,
+  // computed by the first pass only). The data facts, a partitioned sample's ghosts (written
+  // by the exchange) and the template's facts lie before the steps' values and are not
+  // counted; a plan that lists no step values counts all its values. A measure of a pass's
+  // work (docs/distributed.md), where num_values measures its memory.
+  uint64_t computed_values = 0;
   // Example fact values, laid out at [0, data.size()): forward starts with one copy.
   std::vector<double> data;
   // Template facts: value offset and parameter.
@@ -346,14 +353,6 @@ struct PlanOptions {
   // plain plan (tests compare it with the rewritten one).
   RewriteSet disabled_rewrites{};
 };
-
-// The values a pass of `plan` computes once its data are held: what its steps allocate
-// (Plan::step_values), less the per-head sums of data alone (TransformSum::constant_sums,
-// computed by the first pass only). The data facts, a partitioned sample's ghosts (written
-// by the exchange) and the template's facts lie before the steps' values and are not
-// counted. A plan that lists no step values counts all of them. A measure of a pass's work
-// (docs/distributed.md), not of its memory (num_values).
-uint64_t values_computed_per_pass(const Plan& plan);
 
 // Merges sample networks into one plan (same-depth, same-rule groups concatenated) and
 // infers every shape. Throws lrnn::Error (Shape) naming the rule, literal and shapes.

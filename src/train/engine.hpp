@@ -247,8 +247,8 @@ class SampleSteps {
   // The values of sample `local`'s plan (built by a run or plan_ahead): a measure of its
   // forward + backward work that does not depend on the machine's load.
   size_t plan_values(uint32_t local) const { return plans_[plan_of_[local]]->num_values; }
-  // The values a pass of sample `local` computes (exec::values_computed_per_pass).
-  uint64_t plan_computed_values(uint32_t local) const { return exec::values_computed_per_pass(*plans_[plan_of_[local]]); }
+  // The values a pass of sample `local` computes (exec::Plan::computed_values).
+  uint64_t plan_computed_values(uint32_t local) const { return plans_[plan_of_[local]]->computed_values; }
   // Prefetch hints for the samples after position `pos` of `locals` (their plans built), one
   // level of their plans each, issued before `locals[pos]` runs (exec/prefetch.hpp); the
   // fact values a `float_pass` reads.
