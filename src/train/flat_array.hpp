@@ -31,7 +31,7 @@ void* resize_flat_block(void* block, size_t bytes, size_t new_bytes, size_t used
 
 template <class T>
 class FlatArray {
-  static_assert(std::is_trivially_copyable_v<T>, "FlatArray moves its elements with realloc");
+  static_assert(std::is_trivially_copyable_v<T>, "FlatArray moves its elements as bytes (realloc, mremap)");
   static_assert(alignof(T) <= alignof(std::max_align_t), "FlatArray's memory comes from malloc or mmap");
 
  public:
