@@ -77,7 +77,7 @@ void backward_rows(const AtomGroup& A, Eigen::Index runtime_size, const T* v, T*
         for (Eigen::Index i = 0; i < size; ++i) gB[i] += gpre[i];
       }
     }
-    if (!A.in_input_rows) scatter_to_inputs(A, j, gpre, g, size);  // (else gpre is the input's gradient)
+    if (!A.in_input_rows) scatter_to_inputs<W>(A, j, gpre, g, size);  // (else gpre is the input's gradient)
   }
   if (gB && scalar_offset) gB[0] += scalar_sum;
 }

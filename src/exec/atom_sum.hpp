@@ -6,20 +6,18 @@
 #pragma once
 
 #include "exec/plan.hpp"
+#include "exec/row_sum.hpp"
 
 namespace lrnn::exec {
 
 // g[src[k]] += dL/d(red[j]) (`gy`, `size` entries; scaled for an average) for every input k
-// of atom j: an in-place sum's backward for one atom, fused or not.
-template <class T>
+// of atom j: an in-place sum's backward for one atom, fused or not (W > 0: size is W).
+template <int W = 0, class T>
 inline void scatter_to_inputs(const AtomGroup& A, uint32_t j, const T* gy, T* g, long size) {
   const uint32_t b = A.segments[j], e = A.segments[j + 1];
   if (b == e) return;
   const T scale = A.combination == AggregationKind::Avg ? T(1.0) / T(e - b) : T(1.0);
-  for (uint32_t k = b; k < e; ++k) {
-    T* gx = g + A.src[k];
-    for (long i = 0; i < size; ++i) gx[i] += scale * gy[i];
-  }
+  for (uint32_t k = b; k < e; ++k) add_scaled_row<W>(g + A.src[k], gy, scale, size);
 }
 
 // Whether A's forward and backward may run fused (the kinds above).

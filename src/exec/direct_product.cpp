@@ -252,10 +252,7 @@ void plain_sum_backward(const RuleGroup& G, const T* gagg, T* g) {
   for (uint32_t h = 0; h < G.m; ++h) {
     const T scale = head_scale(G, h);
     const T* gy = gagg + size_t(h) * size;
-    for (uint32_t k = G.head_segments[h]; k < G.head_segments[h + 1]; ++k) {
-      T* gx = g + src[k];
-      for (long e = 0; e < size; ++e) gx[e] += scale * gy[e];  // axpy's arithmetic
-    }
+    for (uint32_t k = G.head_segments[h]; k < G.head_segments[h + 1]; ++k) add_scaled_row<W>(g + src[k], gy, scale, size);
   }
 }
 
