@@ -111,6 +111,7 @@ Plan PlanBuilder::build() {
   }
   plan.depth_steps.push_back(static_cast<uint32_t>(plan.steps.size()));
   if (!options.fact_gradients) drop_fact_input_gradients();
+  if (enabled(Rewrite::OneHotInputs)) plan_one_hot_inputs(plan);
   place_outputs();
   plan.num_values = alloc.size();
   return std::move(plan);

@@ -136,6 +136,14 @@ struct TransformSum {
   // the GEMM. A big graph's first GCN layer then gathers its neighbours' features once,
   // not every epoch.
   bool constant_sums = false;
+  // One-hot data inputs (rewrites/one_hot_inputs.cpp): the transform's own rows (not sum
+  // first) read data facts that take no gradient (input_gradients false), each one-hot where
+  // the plan holds the data. A row with one entry 1 at column k and 0 elsewhere transforms
+  // to W's column k, and its weight gradient is that column's: dW[:, k] += gT[r]. A training
+  // plan serves every sample of its structure, whatever their data, so each pass checks
+  // its rows: the ones before the first that is not one-hot take their columns, that row
+  // and the rest the GEMMs.
+  bool one_hot_inputs = false;
 };
 // From how many groundings a group over data facts sums first (rewrites/transform_sum.cpp).
 inline constexpr size_t kSumDataFirstMin = size_t{1} << 16;

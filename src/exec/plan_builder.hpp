@@ -83,6 +83,12 @@ void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_de
                         const RuleGroup* same_depth_end, uint32_t heads, bool sum_first, bool data_inputs,
                         double sum_first_ratio);
 
+// ---- the one-hot-inputs rewrite (rewrites/one_hot_inputs.cpp) ----
+// Marks the transform sums whose inputs are data facts without gradients, one-hot where
+// the plan holds the data (TransformSum::one_hot_inputs), and counts them. Runs once the
+// plan's input gradients are decided.
+void plan_one_hot_inputs(Plan& plan);
+
 // ---- the direct-product rewrite (rewrites/direct_product.cpp) ----
 DirectProduct plan_direct_product(CombinationKind combination, const std::vector<InputBlock>& inputs);
 void plan_dense_block(const RuleGroup& G, DirectProduct& d);

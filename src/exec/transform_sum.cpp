@@ -1,5 +1,6 @@
 #include "exec/transform_sum.hpp"
 
+#include "exec/one_hot.hpp"
 #include "exec/row_sum.hpp"
 #include "exec/small_gemm.hpp"
 
@@ -9,7 +10,6 @@
 namespace lrnn::exec {
 
 namespace {
-
 
 struct Dims {
   Eigen::Index u, in, out;  // distinct inputs, input entries, output entries
@@ -146,6 +146,44 @@ void scatter_heads_to_inputs(const RuleGroup& G, Eigen::Index runtime_in, const 
   }
 }
 
+// One-hot inputs (TransformSum::one_hot_inputs): T[r] = W's column k_r (W is out x in, row
+// major) for the rows whose input is one-hot at k_r, up to the first that is not; returns
+// how many rows that is. The inputs are read where they lie, not gathered.
+template <class T>
+Eigen::Index copy_hot_columns(const TransformSum& t, const Dims& d, const T* W, T* v) {
+  for (Eigen::Index r = 0; r < d.u; ++r) {
+    const uint32_t k = hot_entry(v + t.sources[r], uint32_t(d.in));
+    if (k == kOneHotNone) return r;
+    T* row = v + t.t_off + r * d.out;
+    for (Eigen::Index i = 0; i < d.out; ++i) row[i] = W[i * d.in + k];
+  }
+  return d.u;
+}
+
+// Their weight gradient, dW[:, k_r] += gT[r] in row order, for the same rows (the values
+// have not changed since forward); returns how many rows that is.
+template <class T>
+Eigen::Index add_hot_column_gradients(const TransformSum& t, const Dims& d, const T* v, const T* g, T* gW) {
+  for (Eigen::Index r = 0; r < d.u; ++r) {
+    const uint32_t k = hot_entry(v + t.sources[r], uint32_t(d.in));
+    if (k == kOneHotNone) return r;
+    const T* gt = g + t.t_off + r * d.out;
+    for (Eigen::Index i = 0; i < d.out; ++i) gW[i * d.in + k] += gt[i];
+  }
+  return d.u;
+}
+
+// T rows [first, u) = X W^T: one GEMM over those distinct inputs (gathered first unless
+// they lie back to back).
+template <class T>
+void transform_rows(const TransformSum& t, const Dims& d, Eigen::Index first, const T* W, T* v) {
+  if (first == d.u) return;
+  if (!t.contiguous)
+    for (Eigen::Index r = first; r < d.u; ++r)
+      std::memcpy(v + t.x_off + r * d.in, v + t.sources[r], sizeof(T) * d.in);
+  product_abt(d.u - first, d.in, d.out, v + t.x_off + first * d.in, W, v + t.t_off + first * d.out);
+}
+
 }  // namespace
 
 template <class T>
@@ -161,11 +199,10 @@ void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v,
     return;
   }
   if (t.owns_transform) {
-    if (!t.contiguous)
-      for (Eigen::Index r = 0; r < d.u; ++r)
-        std::memcpy(v + t.x_off + r * d.in, v + t.sources[r], sizeof(T) * d.in);
-    // T (u x out) = X (u x in) W^T: one GEMM over the distinct inputs.
-    product_abt(d.u, d.in, d.out, v + t.x_off, params.data(B.weight), v + t.t_off);
+    // T (u x out) = X (u x in) W^T: W's columns for one-hot rows, one GEMM over the others.
+    const T* W = params.data(B.weight);
+    const Eigen::Index hot_rows = t.one_hot_inputs ? copy_hot_columns(t, d, W, v) : 0;
+    transform_rows(t, d, hot_rows, W, v);
   }
   if (!t.rows_are_heads) sum_rows_per_head(G, d.out, v + t.t_off, v + G.agg_off);
 }
@@ -187,8 +224,11 @@ void transform_sum_backward(const RuleGroup& G, const ParamView<T>& params, cons
   }
   if (!t.rows_are_heads) scatter_heads_to_rows(G, d.out, g + G.agg_off, g + t.t_off);
   if (!t.owns_transform) return;  // the owner, later in backward, takes it from here
-  // dL/dW += gT^T X
-  add_product_atb(d.out, d.u, d.in, g + t.t_off, v + t.x_off, pg + params.info(B.weight).offset);
+  // dL/dW += gT^T X: W's columns for one-hot rows, one GEMM over the others.
+  T* gW = pg + params.info(B.weight).offset;
+  const Eigen::Index hot_rows = t.one_hot_inputs ? add_hot_column_gradients(t, d, v, g, gW) : 0;
+  if (hot_rows < d.u)
+    add_product_atb(d.out, d.u - hot_rows, d.in, g + t.t_off + hot_rows * d.out, v + t.x_off + hot_rows * d.in, gW);
   if (!t.input_gradients) return;  // data facts nobody reads the gradients of
   // dL/dX += gT W: in place when the inputs lie back to back, else gathered and scattered.
   add_product_ab(d.u, d.out, d.in, g + t.t_off, params.data(B.weight), g + t.x_off);

@@ -1,7 +1,9 @@
 // Kernels of a TransformSum rule group (plan.hpp): one GEMM over the distinct input atoms,
 // then each head sums (averages) the transformed rows of its groundings. Backward
 // scatters the heads' gradients onto those rows in member order, then runs the two
-// transposed GEMMs, so results are bit-reproducible.
+// transposed GEMMs, so results are bit-reproducible. One-hot data inputs
+// (TransformSum::one_hot_inputs) take W's columns instead, as far as each pass's rows are
+// one-hot (rewrites/one_hot_inputs.cpp).
 #pragma once
 
 #include "exec/plan.hpp"

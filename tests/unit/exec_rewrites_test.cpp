@@ -322,7 +322,9 @@ TEST(PlanRewrites, RegistryNamesAndDescribesEachRewrite) {
             "rewrite direct_product: 0 rule groups (products of unweighted inputs read where they lie, not "
             "gathered per grounding)\n"
             "rewrite transform_sum: 3 rule groups (one input under a matrix weight transformed once per distinct "
-            "input, summed per head)\n");
+            "input, summed per head)\n"
+            "rewrite one_hot_inputs: 0 rule groups (one-hot data inputs under a transform read as the weight's "
+            "columns, not a GEMM)\n");
 }
 
 }  // namespace

@@ -8,7 +8,8 @@ namespace lrnn::exec {
 
 const RewriteInfo& rewrite_info(Rewrite r) {
   static const std::array<const RewriteInfo*, kRewriteCount> table{
-      &rewrites::kFoldZeroLiterals, &rewrites::kDropUnitWeights, &rewrites::kDirectProduct, &rewrites::kTransformSum};
+      &rewrites::kFoldZeroLiterals, &rewrites::kDropUnitWeights, &rewrites::kDirectProduct, &rewrites::kTransformSum,
+      &rewrites::kOneHotInputs};
   return *table[bit(r)];
 }
 

@@ -23,8 +23,9 @@ enum class Rewrite : uint8_t {
   DropUnitWeights,   // rewrites/drop_unit_weights.cpp
   DirectProduct,     // rewrites/direct_product.cpp
   TransformSum,      // rewrites/transform_sum.cpp
+  OneHotInputs,      // rewrites/one_hot_inputs.cpp
 };
-inline constexpr size_t kRewriteCount = 4;
+inline constexpr size_t kRewriteCount = 5;
 
 struct RewriteInfo {
   std::string_view name;         // as `lrnn ground --stats` prints it and tests disable it
@@ -34,7 +35,7 @@ struct RewriteInfo {
 
 // Each defined in its rewrite's file.
 namespace rewrites {
-extern const RewriteInfo kFoldZeroLiterals, kDropUnitWeights, kDirectProduct, kTransformSum;
+extern const RewriteInfo kFoldZeroLiterals, kDropUnitWeights, kDirectProduct, kTransformSum, kOneHotInputs;
 }  // namespace rewrites
 
 const RewriteInfo& rewrite_info(Rewrite r);

@@ -1,0 +1,50 @@
+// The one-hot-inputs rewrite (registry.hpp; docs/semantics.md "Plan rewrites"): a transform
+// sum's rows that read one-hot data facts (a graph's node labels, `{10,37} x(X)`) are W's
+// columns, not a GEMM. A row whose one entry 1 is at column k transforms to W[:, k], and
+// adds its gradient to that column alone, dW[:, k] += gT[r]: no GEMM either way. The values
+// are the GEMM's up to the sign of a zero (the GEMM adds W[i, j] * 0 terms) and except for a
+// non-finite weight (whose 0 * inf the GEMM would spread as NaN); the weight gradients are
+// the GEMM's up to the order of additions (and the same non-finite terms).
+//
+// It applies to a transform that owns its rows and is not summed first, over data facts
+// that take no gradient (TransformSum::input_gradients false: no ghost, no learnable example
+// fact, fact gradients off, as training plans are): the inputs are then fixed values, read
+// by nothing else. A plan holding its data (PlanOptions::fact_values) applies it only when
+// every row is one-hot now; a training plan, shared by the samples of its structure and
+// given each one's data, cannot know, so its kernels check each pass's rows
+// (TransformSum::one_hot_inputs) and run the GEMMs from the first that is not one-hot on.
+#include "exec/one_hot.hpp"
+#include "exec/plan_builder.hpp"
+#include "exec/rewrites/registry.hpp"
+
+const lrnn::exec::RewriteInfo lrnn::exec::rewrites::kOneHotInputs{"one_hot_inputs",
+    "one-hot data inputs under a transform read as the weight's columns, not a GEMM",
+    "docs/semantics.md \"Plan rewrites\""};
+
+namespace lrnn::exec::planning {
+
+namespace {
+
+// Whether every row of t's inputs (`in` entries each) in `data` is one-hot; true when the
+// plan holds no data (each pass checks its own).
+bool data_rows_one_hot(const TransformSum& t, uint32_t in, const std::vector<double>& data) {
+  if (data.empty()) return true;
+  for (uint32_t source : t.sources)
+    if (size_t(source) + in > data.size() || hot_entry(data.data() + source, in) == kOneHotNone) return false;
+  return true;
+}
+
+}  // namespace
+
+void plan_one_hot_inputs(Plan& plan) {
+  for (RuleGroup& G : plan.rule_groups) {
+    TransformSum& t = G.transform;
+    if (!t.enabled || t.sum_first || !t.owns_transform || t.input_gradients || t.sources.empty()) continue;
+    const uint32_t in = static_cast<uint32_t>(G.inputs[0].raw_shape.size());
+    if (!data_rows_one_hot(t, in, plan.data)) continue;
+    t.one_hot_inputs = true;
+    ++plan.rewrites[bit(Rewrite::OneHotInputs)];
+  }
+}
+
+}  // namespace lrnn::exec::planning
