@@ -111,7 +111,6 @@ Plan PlanBuilder::build() {
   }
   plan.depth_steps.push_back(static_cast<uint32_t>(plan.steps.size()));
   if (!options.fact_gradients) drop_fact_input_gradients();
-  if (enabled(Rewrite::OneHotInputs)) plan_one_hot_inputs(plan);
   place_outputs();
   plan.num_values = alloc.size();
   return std::move(plan);
@@ -496,6 +495,8 @@ std::vector<Shape> PlanBuilder::plan_rule_inputs(RuleGroup& G, const neural::Rul
     plan_transform_sum(G, alloc, groups + depth_first_group, groups + plan.rule_groups.size(), heads,
                        options.transform_sum_first, data_inputs, options.transform_sum_first_ratio);
     G.transform.constant_sums = G.transform.sum_first && data_inputs;
+    if (enabled(Rewrite::OneHotInputs) && data_inputs && plan_one_hot_inputs(G, alloc, plan.data))
+      ++plan.rewrites[bit(Rewrite::OneHotInputs)];
   } else if (G.direct.kind == DirectProduct::Kind::None) {
     for (InputBlock& B : G.inputs) {
       B.x_off = alloc.take(static_cast<size_t>(G.n) * B.raw_shape.size());

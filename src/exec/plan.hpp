@@ -142,8 +142,10 @@ struct TransformSum {
   // to W's column k, and its weight gradient is that column's: dW[:, k] += gT[r]. A training
   // plan serves every sample of its structure, whatever their data, so each pass checks
   // its rows: the ones before the first that is not one-hot take their columns, that row
-  // and the rest the GEMMs.
+  // and the rest the GEMMs. Forward leaves at hot_off (u values) each of those rows' column
+  // k, then -1 for the first row that is not one-hot: backward reads them, not the rows.
   bool one_hot_inputs = false;
+  uint32_t hot_off = 0;
 };
 // From how many groundings a group over data facts sums first (rewrites/transform_sum.cpp).
 inline constexpr size_t kSumDataFirstMin = size_t{1} << 16;

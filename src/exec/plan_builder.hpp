@@ -84,10 +84,10 @@ void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_de
                         double sum_first_ratio);
 
 // ---- the one-hot-inputs rewrite (rewrites/one_hot_inputs.cpp) ----
-// Marks the transform sums whose inputs are data facts without gradients, one-hot where
-// the plan holds the data (TransformSum::one_hot_inputs), and counts them. Runs once the
-// plan's input gradients are decided.
-void plan_one_hot_inputs(Plan& plan);
+// Whether G's transform (planned over data facts without gradients) reads its one-hot rows
+// as W's columns: it owns its rows, is not summed first, and each row in `data` (when the
+// plan holds any) is one-hot. If so sets TransformSum::one_hot_inputs and takes hot_off.
+bool plan_one_hot_inputs(RuleGroup& G, Allocator& alloc, const std::vector<double>& data);
 
 // ---- the direct-product rewrite (rewrites/direct_product.cpp) ----
 DirectProduct plan_direct_product(CombinationKind combination, const std::vector<InputBlock>& inputs);

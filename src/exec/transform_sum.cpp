@@ -148,25 +148,32 @@ void scatter_heads_to_inputs(const RuleGroup& G, Eigen::Index runtime_in, const 
 
 // One-hot inputs (TransformSum::one_hot_inputs): T[r] = W's column k_r (W is out x in, row
 // major) for the rows whose input is one-hot at k_r, up to the first that is not; returns
-// how many rows that is. The inputs are read where they lie, not gathered.
+// how many rows that is. The inputs are read where they lie, not gathered; each row's k_r
+// is left at hot_off for backward, and -1 after them (exact in either scalar type).
 template <class T>
 Eigen::Index copy_hot_columns(const TransformSum& t, const Dims& d, const T* W, T* v) {
+  T* hot = v + t.hot_off;
   for (Eigen::Index r = 0; r < d.u; ++r) {
     const uint32_t k = hot_entry(v + t.sources[r], uint32_t(d.in));
-    if (k == kOneHotNone) return r;
+    if (k == kOneHotNone) {
+      hot[r] = T(-1);
+      return r;
+    }
+    hot[r] = T(k);
     T* row = v + t.t_off + r * d.out;
     for (Eigen::Index i = 0; i < d.out; ++i) row[i] = W[i * d.in + k];
   }
   return d.u;
 }
 
-// Their weight gradient, dW[:, k_r] += gT[r] in row order, for the same rows (the values
-// have not changed since forward); returns how many rows that is.
+// Their weight gradient, dW[:, k_r] += gT[r] in row order, for the rows forward found
+// one-hot; returns how many rows that is.
 template <class T>
 Eigen::Index add_hot_column_gradients(const TransformSum& t, const Dims& d, const T* v, const T* g, T* gW) {
+  const T* hot = v + t.hot_off;
   for (Eigen::Index r = 0; r < d.u; ++r) {
-    const uint32_t k = hot_entry(v + t.sources[r], uint32_t(d.in));
-    if (k == kOneHotNone) return r;
+    if (hot[r] < T(0)) return r;
+    const Eigen::Index k = static_cast<Eigen::Index>(hot[r]);
     const T* gt = g + t.t_off + r * d.out;
     for (Eigen::Index i = 0; i < d.out; ++i) gW[i * d.in + k] += gt[i];
   }

@@ -13,11 +13,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "exec/one_hot.hpp"
 #include "exec/plan.hpp"
 #include "exec/rewrites/registry.hpp"
 #include "lrnn/syntax.hpp"
@@ -218,6 +220,37 @@ TEST(OneHotInputs, GradientsMatchFiniteDifferences) {
       EXPECT_NEAR(pass.param_grads[i], (up - down) / (2 * h), 1e-7) << "parameter entry " << i;
     }
   }
+}
+
+// The row check (exec/one_hot.hpp) at every width up to past three vector lengths and
+// every position, in both scalar types: one-hot rows give their 1's position, and a second
+// 1, a 0.5, a 2, an infinity or a NaN anywhere else, or no 1 at all, give none; -0 counts as 0.
+template <class T>
+void expect_hot_entries() {
+  const T odd[] = {T(0.5), T(2), T(-1), std::numeric_limits<T>::infinity(), std::numeric_limits<T>::quiet_NaN(), T(1)};
+  for (uint32_t n = 1; n <= 50; ++n) {
+    std::vector<T> x(n, T(0));
+    EXPECT_EQ(exec::hot_entry(x.data(), n), exec::kOneHotNone) << n;
+    for (uint32_t k = 0; k < n; ++k) {
+      x.assign(n, T(0));
+      x[k] = T(1);
+      x[(k + 1) % n] = k + 1 < n ? T(-0.0) : x[(k + 1) % n];
+      EXPECT_EQ(exec::hot_entry(x.data(), n), k) << n << " " << k;
+      if (n == 1) continue;
+      for (T other : odd) {
+        const uint32_t at = (k * 7 + 3) % n == k ? (k + 1) % n : (k * 7 + 3) % n;
+        const T kept = x[at];
+        x[at] = other;
+        EXPECT_EQ(exec::hot_entry(x.data(), n), exec::kOneHotNone) << n << " " << k << " " << other;
+        x[at] = kept;
+      }
+    }
+  }
+}
+
+TEST(OneHotInputs, RowCheckAtEveryWidthAndPosition) {
+  expect_hot_entries<double>();
+  expect_hot_entries<float>();
 }
 
 }  // namespace

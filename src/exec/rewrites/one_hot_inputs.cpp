@@ -7,9 +7,9 @@
 // the GEMM's up to the order of additions (and the same non-finite terms).
 //
 // It applies to a transform that owns its rows and is not summed first, over data facts
-// that take no gradient (TransformSum::input_gradients false: no ghost, no learnable example
-// fact, fact gradients off, as training plans are): the inputs are then fixed values, read
-// by nothing else. A plan holding its data (PlanOptions::fact_values) applies it only when
+// that take no gradient (PlanBuilder's data_inputs, TransformSum::input_gradients false once
+// the plan is built: no ghost, no learnable example fact, fact gradients off, as training
+// plans are): the inputs are then fixed values, read by nothing else. A plan holding its data (PlanOptions::fact_values) applies it only when
 // every row is one-hot now; a training plan, shared by the samples of its structure and
 // given each one's data, cannot know, so its kernels check each pass's rows
 // (TransformSum::one_hot_inputs) and run the GEMMs from the first that is not one-hot on.
@@ -36,15 +36,13 @@ bool data_rows_one_hot(const TransformSum& t, uint32_t in, const std::vector<dou
 
 }  // namespace
 
-void plan_one_hot_inputs(Plan& plan) {
-  for (RuleGroup& G : plan.rule_groups) {
-    TransformSum& t = G.transform;
-    if (!t.enabled || t.sum_first || !t.owns_transform || t.input_gradients || t.sources.empty()) continue;
-    const uint32_t in = static_cast<uint32_t>(G.inputs[0].raw_shape.size());
-    if (!data_rows_one_hot(t, in, plan.data)) continue;
-    t.one_hot_inputs = true;
-    ++plan.rewrites[bit(Rewrite::OneHotInputs)];
-  }
+bool plan_one_hot_inputs(RuleGroup& G, Allocator& alloc, const std::vector<double>& data) {
+  TransformSum& t = G.transform;
+  if (t.sum_first || !t.owns_transform || t.sources.empty()) return false;
+  if (!data_rows_one_hot(t, static_cast<uint32_t>(G.inputs[0].raw_shape.size()), data)) return false;
+  t.one_hot_inputs = true;
+  t.hot_off = alloc.take(t.sources.size());
+  return true;
 }
 
 }  // namespace lrnn::exec::planning
