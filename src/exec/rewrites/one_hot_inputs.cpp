@@ -9,10 +9,11 @@
 // It applies to a transform that owns its rows and is not summed first, over data facts
 // that take no gradient (PlanBuilder's data_inputs, TransformSum::input_gradients false once
 // the plan is built: no ghost, no learnable example fact, fact gradients off, as training
-// plans are): the inputs are then fixed values, read by nothing else. A plan holding its data (PlanOptions::fact_values) applies it only when
-// every row is one-hot now; a training plan, shared by the samples of its structure and
-// given each one's data, cannot know, so its kernels check each pass's rows
-// (TransformSum::one_hot_inputs) and run the GEMMs from the first that is not one-hot on.
+// plans are): the inputs are then fixed values, read by nothing else. A plan holding its
+// data (PlanOptions::fact_values) applies it only when every row is one-hot now; a training
+// plan, shared by the samples of its structure and given each one's data, cannot know, so
+// its kernels check each pass's rows (TransformSum::one_hot_inputs) and run the GEMMs from
+// the first that is not one-hot on.
 #include "exec/one_hot.hpp"
 #include "exec/plan_builder.hpp"
 #include "exec/rewrites/registry.hpp"
