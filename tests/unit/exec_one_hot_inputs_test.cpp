@@ -4,7 +4,8 @@
 // with it and without it (PlanOptions::disabled_rewrites), as an inspection-like plan (the
 // self and neighbour rules sharing one transform) and as training plans are, and both run
 // to the same outputs and parameter gradients, at 1e-12 in float64 and 1e-5 in float32;
-// the rewritten plan's gradients match finite differences. It applies only where the
+// the rewritten plan's gradients match finite differences, and every one-hot row is read as
+// a column (the columns forward leaves for backward say so). It applies only where the
 // inputs take no gradient, and not to a plan holding data with a row that is not one-hot
 // (a 0.5 entry, two ones); a plan that applies it and is given such data in a pass (a
 // training plan serves every sample of its structure) still computes the plain plan's
@@ -17,6 +18,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "exec/one_hot.hpp"
@@ -32,15 +34,20 @@ using namespace lrnn;
 
 constexpr size_t kOneHot = static_cast<size_t>(exec::Rewrite::OneHotInputs);
 
-// A GCN layer over the labels (self and neighbour rules through one weight) and a second
-// embedding of them (one grounding per head), read out by their average.
+// A GCN layer over the labels (self and neighbour rules through one weight), a second
+// embedding of them (one grounding per head), and an embedding of the nodes with an edge to
+// node 1 (2 and 4 of the first graph, 2 of the second: rows that do not lie back to back,
+// read where they are), read out by their averages.
 const char* kTemplate =
     "e(X) :- $w={3,4} x(X).\n"
     "e(X) :- $w={3,4} x(Y), *edge(X, Y). [aggregation=sum]\n"
     "e/1 {3,1} [activation=tanh]\n"
     "f(X) :- {2,4} x(X).\n"
     "f/1 [activation=sigmoid]\n"
-    "o :- {1,3} e(X), {1,2} f(X). [aggregation=avg]\n";
+    "s(X) :- {2,4} x(X), *edge(X, 1).\n"
+    "s/1 [activation=tanh]\n"
+    "o :- {1,3} e(X), {1,2} f(X). [aggregation=avg]\n"
+    "o :- {1,2} s(X). [aggregation=avg]\n";
 
 // Two graphs with one-hot labels X1..X6 (each `<[...]>` one of them); node 4 of the first
 // has one neighbour, node 3 of the second none.
@@ -85,6 +92,8 @@ struct Planned {
 // every output's gradient seeded with 1.001, 1.002, ...
 struct Pass {
   std::vector<double> outputs, param_grads;
+  // Per rewritten group, the column forward read for each row, -1 from where it ran the GEMM.
+  std::vector<std::vector<double>> hot_columns;
 };
 
 template <class T>
@@ -107,18 +116,26 @@ Pass run_pass(const exec::Plan& plan, const std::vector<double>& data, const neu
     const std::vector<double> value = exec::output_value(plan, ws, o);
     p.outputs.insert(p.outputs.end(), value.begin(), value.end());
   }
+  for (const exec::RuleGroup& G : plan.rule_groups)
+    if (G.transform.one_hot_inputs) {
+      const T* hot = ws.values.data() + G.transform.hot_off;
+      p.hot_columns.emplace_back(hot, hot + G.transform.sources.size());
+    }
   return p;
 }
 
 // The two plans' passes over `data` agree to `tolerance` (relative for gradients), and
 // every learnable weight's gradient is somewhere nonzero (so the comparison means something).
 template <class T>
-void expect_same_pass(const exec::Plan& rewritten, const exec::Plan& plain, const std::vector<double>& data,
+Pass expect_same_pass(const exec::Plan& rewritten, const exec::Plan& plain, const std::vector<double>& data,
                       const neural::Parameters& params, double tolerance) {
   const Pass a = run_pass<T>(rewritten, data, params), b = run_pass<T>(plain, data, params);
-  ASSERT_EQ(a.outputs.size(), b.outputs.size());
-  ASSERT_EQ(a.outputs.size(), 2u);
-  for (size_t o = 0; o < a.outputs.size(); ++o) EXPECT_NEAR(a.outputs[o], b.outputs[o], tolerance) << o;
+  EXPECT_EQ(a.hot_columns.size(), rewritten.rewrites[kOneHot]);
+  EXPECT_TRUE(b.hot_columns.empty());
+  EXPECT_EQ(a.outputs.size(), 2u);
+  EXPECT_EQ(b.outputs.size(), 2u);
+  for (size_t o = 0; o < std::min(a.outputs.size(), b.outputs.size()); ++o)
+    EXPECT_NEAR(a.outputs[o], b.outputs[o], tolerance) << o;
   for (uint32_t q = 0; q < params.count(); ++q) {
     const exec::ParamView<double> view = exec::view_of(params);
     double largest = 0;
@@ -130,6 +147,19 @@ void expect_same_pass(const exec::Plan& rewritten, const exec::Plan& plain, cons
     }
     if (params.info(q).learnable) EXPECT_GT(largest, 1e-4) << params.info(q).name;
   }
+  return a;
+}
+
+// How many rows of the rewritten groups forward read as columns, and how many groups ran
+// the GEMM from some row on.
+std::pair<int, int> columns_and_gemms(const Pass& pass) {
+  int columns = 0, gemms = 0;
+  for (const std::vector<double>& group : pass.hot_columns) {
+    const auto first_gemm = std::find(group.begin(), group.end(), -1.0);
+    columns += int(first_gemm - group.begin());
+    gemms += first_gemm != group.end();
+  }
+  return {columns, gemms};
 }
 
 int marked(const exec::Plan& plan) {
@@ -143,14 +173,21 @@ TEST(OneHotInputs, OneHotLabelsReadAsColumnsEqualThePlainPlan) {
   for (const bool training : {false, true}) {
     const exec::PlanOptions& options = training ? kTraining : kSeparateRules;
     const exec::Plan rewritten = p.plan(options), plain = p.plan(options, false);
-    // f's rule, and the GCN's self rule (whose rows its neighbour rule sums) or, in
-    // training, the GCN's two rules merged into one (W summed over each head's x rows).
-    EXPECT_EQ(rewritten.rewrites[kOneHot], 2u);
+    // f's and s's rules, and the GCN's self rule (whose rows its neighbour rule sums) or,
+    // in training, the GCN's two rules merged into one (W summed over each head's x rows).
+    EXPECT_EQ(rewritten.rewrites[kOneHot], 3u);
     EXPECT_EQ(marked(rewritten), int(rewritten.rewrites[kOneHot]));
+    int apart = 0;  // s's rows
+    for (const exec::RuleGroup& G : rewritten.rule_groups)
+      apart += G.transform.one_hot_inputs && !G.transform.contiguous;
+    EXPECT_EQ(apart, 1);
     EXPECT_EQ(plain.rewrites[kOneHot], 0u);
     EXPECT_EQ(marked(plain), 0);
-    expect_same_pass<double>(rewritten, plain, rewritten.data, p.engine.parameters(), 1e-12);
-    expect_same_pass<float>(rewritten, plain, rewritten.data, p.engine.parameters(), 1e-5);
+    // Every row read as a column: 7 nodes for e and f, 3 for s.
+    const std::pair<int, int> every_row{7 + 7 + 3, 0};
+    const neural::Parameters& params = p.engine.parameters();
+    EXPECT_EQ(columns_and_gemms(expect_same_pass<double>(rewritten, plain, rewritten.data, params, 1e-12)), every_row);
+    EXPECT_EQ(columns_and_gemms(expect_same_pass<float>(rewritten, plain, rewritten.data, params, 1e-5)), every_row);
   }
 }
 
@@ -161,13 +198,17 @@ TEST(OneHotInputs, NotWhereTheInputsTakeGradients) {
   EXPECT_EQ(marked(inspection), 0);
 }
 
+// Each group is decided on its own rows: node 3 of the first graph (a 0.5) is none of s's,
+// whose group stays rewritten; node 4 (two ones) is one of every group's.
 TEST(OneHotInputs, NotOverDataWithARowThatIsNotOneHot) {
-  for (const std::vector<std::string>& labels : {with_label(2, "0, 0.5, 0, 0"), with_label(3, "1, 0, 0, 1")}) {
+  const std::pair<std::vector<std::string>, int> cases[] = {{with_label(2, "0, 0.5, 0, 0"), 1},
+                                                            {with_label(3, "1, 0, 0, 1"), 0}};
+  for (const auto& [labels, rewritten_groups] : cases) {
     const Planned p(labels);
     for (const exec::PlanOptions& options : {kSeparateRules, kTraining}) {
       const exec::Plan rewritten = p.plan(options), plain = p.plan(options, false);
-      EXPECT_EQ(rewritten.rewrites[kOneHot], 0u);
-      EXPECT_EQ(marked(rewritten), 0);
+      EXPECT_EQ(rewritten.rewrites[kOneHot], uint32_t(rewritten_groups));
+      EXPECT_EQ(marked(rewritten), rewritten_groups);
       expect_same_pass<double>(rewritten, plain, rewritten.data, p.engine.parameters(), 1e-12);
     }
   }
@@ -188,8 +229,9 @@ TEST(OneHotInputs, APlanGivenDataThatIsNotOneHotInAPassRunsTheGemms) {
       const exec::Plan rewritten = one_hot.plan(options), plain = one_hot.plan(options, false);
       EXPECT_GT(rewritten.rewrites[kOneHot], 0u);
       ASSERT_TRUE(rewritten.data.empty());
-      expect_same_pass<double>(rewritten, plain, data, one_hot.engine.parameters(), 1e-12);
+      const Pass pass = expect_same_pass<double>(rewritten, plain, data, one_hot.engine.parameters(), 1e-12);
       expect_same_pass<float>(rewritten, plain, data, one_hot.engine.parameters(), 1e-5);
+      EXPECT_GT(columns_and_gemms(pass).second, 0);  // some group ran its GEMM
     }
   }
 }
