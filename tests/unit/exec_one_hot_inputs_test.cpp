@@ -6,8 +6,8 @@
 // to the same outputs and parameter gradients, at 1e-12 in float64 and 1e-5 in float32;
 // the rewritten plan's gradients match finite differences, and every one-hot row is read as
 // a column (the columns forward leaves for backward say so). It applies only where the
-// inputs take no gradient, and not to a plan holding data with a row that is not one-hot
-// (a 0.5 entry, two ones); a plan that applies it and is given such data in a pass (a
+// inputs take no gradient, and not to a group of a plan holding data with a row that is not
+// one-hot (a 0.5 entry, two ones); a plan that applies it and is given such data in a pass (a
 // training plan serves every sample of its structure) still computes the plain plan's
 // values and gradients.
 #include <gtest/gtest.h>
