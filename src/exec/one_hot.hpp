@@ -15,7 +15,7 @@ template <class T>
 inline uint32_t hot_entry(const T* x, uint32_t n) {
   // Counted without branches, in lanes as wide as T: the loop is a few vector compares per
   // row. A branch per entry (stop at the first that is not 0) mispredicted once a row at
-  // its 1 and cost more than the GEMM it replaces (a 37-wide label: 23 FMA cycles a row).
+  // its 1: on NCI1's 37-wide labels the check then cost more than the GEMM row (perf).
   using Count = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
   Count ones = 0, others = 0, at = 0;
   for (uint32_t e = 0; e < n; ++e) {
