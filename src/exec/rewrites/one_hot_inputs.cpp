@@ -23,7 +23,7 @@
 #include "exec/rewrites/registry.hpp"
 
 const lrnn::exec::RewriteInfo lrnn::exec::rewrites::kOneHotInputs{"one_hot_inputs",
-    "one-hot data inputs under a transform read as the weight's columns, not a GEMM",
+    "one-hot data inputs under a transform read as the weight's columns, not a GEMM; training plans only, where data facts take no gradient",
     "docs/semantics.md \"Plan rewrites\""};
 
 namespace lrnn::exec::planning {
