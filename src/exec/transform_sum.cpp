@@ -103,8 +103,7 @@ void scatter_heads_to_rows(const RuleGroup& G, Eigen::Index out, const T* gagg, 
     const T* gy = gagg + size_t(h) * out;
     for (uint32_t k = G.head_segments[h]; k < G.head_segments[h + 1]; ++k) {
       prefetch_row_ahead(t, k, total, out, grows, true);
-      T* gx = grows + size_t(t.row_of[k]) * out;
-      for (Eigen::Index e = 0; e < out; ++e) gx[e] += scale * gy[e];
+      add_scaled_row<0>(grows + size_t(t.row_of[k]) * out, gy, scale, out);
     }
   }
 }
@@ -140,8 +139,7 @@ void scatter_heads_to_inputs(const RuleGroup& G, Eigen::Index runtime_in, const 
     const T* gy = gs + size_t(h) * in;
     for (uint32_t k = G.head_segments[h]; k < G.head_segments[h + 1]; ++k) {
       prefetch_input_ahead(t, k, total, in, g, true);
-      T* gx = g + t.sources[t.row_of[k]];
-      for (Eigen::Index e = 0; e < in; ++e) gx[e] += scale * gy[e];
+      add_scaled_row<W>(g + t.sources[t.row_of[k]], gy, scale, in);
     }
   }
 }
