@@ -899,7 +899,7 @@ uint64_t values_computed_per_pass(const Plan& plan) {
   uint64_t computed = 0;
   for (const auto& [begin, end] : plan.step_values) computed += end - begin;
   for (const RuleGroup& g : plan.rule_groups)
-    if (g.transform.sum_first && g.transform.constant_sums && !g.inputs.empty())
+    if (g.transform.constant_sums && !g.inputs.empty())  // constant_sums implies sum_first
       computed -= uint64_t(g.m) * uint64_t(g.inputs[0].raw_shape.size());
   return computed;
 }
