@@ -1,6 +1,9 @@
 #include "cli/allocator.hpp"
 
+#include <sys/stat.h>
+
 #include <cstdlib>
+#include <string>
 
 #ifdef LRNN_MIMALLOC
 #include <mimalloc.h>
@@ -8,17 +11,50 @@
 
 namespace lrnn::cli {
 
+namespace {
+
+// The size of the file an argument names: `FILE`, `--option=FILE` or a dataset spec
+// `FORMAT:FILE` (`npz:graph.npz`); 0 when it names no regular file.
+uint64_t named_file_bytes(const std::string& argument) {
+  auto size_of = [](const std::string& path) -> uint64_t {
+    struct stat st {};
+    return !path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? uint64_t(st.st_size) : 0;
+  };
+  if (const uint64_t bytes = size_of(argument)) return bytes;
+  for (const char separator : {'=', ':'})
+    if (const auto at = argument.find(separator); at != std::string::npos)
+      if (const uint64_t bytes = size_of(argument.substr(at + 1))) return bytes;
+  return 0;
+}
+
+}  // namespace
+
+uint64_t input_bytes_named(int argc, char** argv) {
+  uint64_t total = 0;
+  for (int i = 1; i < argc; ++i) total += named_file_bytes(argv[i]);
+  return total;
+}
+
 // Why the command brings its own allocator: building a graph of millions of edges allocates
 // and frees arrays of tens to hundreds of MB (the grounder's, the network's, the plan's).
 // The C library's malloc maps each one afresh and unmaps it on free, so every such array's
 // pages are faulted in and zeroed by the kernel again: on the 2M-node / 20M-edge graph of
 // bench/big_graph.py, 11 GB of page faults for a peak of 4.8 GB, a third of the build.
-// mimalloc keeps freed memory for the next allocation, and on 2 MB pages the network's
-// random reads miss the TLB less (docs/big_graphs.md "The command's allocator" has the
-// measurements).
-void configure_allocator() {
+// mimalloc keeps freed memory for the next allocation.
+//
+// Its 2 MB pages pay only for big inputs. On the 2M-node graph (470 MB of arrays) they
+// take a fifth off the build and more off the first epoch (fewer faults, fewer TLB misses).
+// On the 200k-node graph (77 MB of text) and on NCI1 they cost time instead: each 2 MB page
+// is a whole block of free memory the kernel must find, which a virtual machine's host has
+// often reclaimed, while 4 KB pages come from memory freed a moment ago
+// (docs/big_graphs.md "The command's allocator" has the measurements).
+void configure_allocator(int argc, char** argv) {
 #ifdef LRNN_MIMALLOC
-  if (!std::getenv("MIMALLOC_LARGE_OS_PAGES")) mi_option_enable(mi_option_large_os_pages);
+  if (!std::getenv("MIMALLOC_LARGE_OS_PAGES") && input_bytes_named(argc, argv) >= kLargePagesFromInputBytes)
+    mi_option_enable(mi_option_large_os_pages);
+#else
+  (void)argc;
+  (void)argv;
 #endif
 }
 

@@ -2,14 +2,24 @@
 // allocator of the program that loads them): docs/big_graphs.md "The command's allocator".
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace lrnn::cli {
 
+// Inputs of at least this many bytes (the files named on the command line together) put
+// the allocator on 2 MB pages.
+inline constexpr uint64_t kLargePagesFromInputBytes = uint64_t(256) << 20;
+
+// The bytes of the regular files that the command's arguments name (`FILE`,
+// `--option=FILE`, `FORMAT:FILE`), counted before the arguments are parsed.
+uint64_t input_bytes_named(int argc, char** argv);
+
 // Sets the command's allocator up before the first big allocation: where the command is
 // linked with mimalloc (LRNN_MIMALLOC), its large OS pages (2 MB, transparent huge pages)
-// unless MIMALLOC_LARGE_OS_PAGES is set in the environment. Elsewhere it does nothing.
-void configure_allocator();
+// when the input files add up to kLargePagesFromInputBytes or more, unless
+// MIMALLOC_LARGE_OS_PAGES in the environment decides. Elsewhere it does nothing.
+void configure_allocator(int argc, char** argv);
 
 // "mimalloc 2.0.9 (large OS pages)", "mimalloc 2.0.9" or "the C library's malloc", for
 // `lrnn --version`.

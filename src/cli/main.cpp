@@ -49,7 +49,7 @@ std::string unknown_subcommand_message(CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  lrnn::cli::configure_allocator();
+  lrnn::cli::configure_allocator(argc, argv);
   // The default memory budget is a fraction of the memory available now, at start, before
   // this run takes any (docs/cli.md "Memory budget").
   lrnn::default_memory_limit();

@@ -77,19 +77,37 @@ TEST(CliUsage, EveryUsageErrorExitsTwo) {
   EXPECT_EQ(lrnn_cli("--version").code, 0);
 }
 
-// The command's allocator (docs/big_graphs.md "The command's allocator"): mimalloc on 2 MB
-// pages where the build links it, and the environment's MIMALLOC_LARGE_OS_PAGES=0 obeyed.
+// The command's allocator (docs/big_graphs.md "The command's allocator"): mimalloc where the
+// build links it, on 2 MB pages only when the files the arguments name add up to 256 MB
+// (a sparse file of that size, named bare or as a dataset spec, costs no disk), and the
+// environment's MIMALLOC_LARGE_OS_PAGES=0 obeyed.
 TEST(CliUsage, VersionNamesTheAllocator) {
   const CliRun r = lrnn_cli("--version");
   ASSERT_EQ(r.code, 0) << r.out;
 #ifdef LRNN_CLI_MIMALLOC
   EXPECT_NE(r.out.find("allocator: mimalloc 2."), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("(large OS pages)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("large OS pages"), std::string::npos) << r.out;
+  const auto big = std::filesystem::temp_directory_path() / "lrnn_cli_usage_big_input.npz";
+  const auto small = std::filesystem::temp_directory_path() / "lrnn_cli_usage_small_input.npz";
+  std::filesystem::remove(big);
+  std::filesystem::remove(small);
+  { std::ofstream(big.string()).put('x'); }
+  { std::ofstream(small.string()).put('x'); }
+  std::filesystem::resize_file(big, uint64_t(256) << 20);
+  std::filesystem::resize_file(small, (uint64_t(256) << 20) - 1);
+  const CliRun bare = lrnn_cli("--version " + big.string());
+  const CliRun spec = lrnn_cli("--version --dataset=npz:" + big.string());
+  const CliRun below = lrnn_cli("--version npz:" + small.string());
   ASSERT_EQ(setenv("MIMALLOC_LARGE_OS_PAGES", "0", 1), 0);
-  const CliRun small_pages = lrnn_cli("--version");
+  const CliRun refused = lrnn_cli("--version " + big.string());
   unsetenv("MIMALLOC_LARGE_OS_PAGES");
-  EXPECT_NE(small_pages.out.find("allocator: mimalloc 2."), std::string::npos) << small_pages.out;
-  EXPECT_EQ(small_pages.out.find("large OS pages"), std::string::npos) << small_pages.out;
+  std::filesystem::remove(big);
+  std::filesystem::remove(small);
+  EXPECT_NE(bare.out.find("(large OS pages)"), std::string::npos) << bare.out;
+  EXPECT_NE(spec.out.find("(large OS pages)"), std::string::npos) << spec.out;
+  EXPECT_EQ(below.out.find("large OS pages"), std::string::npos) << below.out;
+  EXPECT_NE(refused.out.find("allocator: mimalloc 2."), std::string::npos) << refused.out;
+  EXPECT_EQ(refused.out.find("large OS pages"), std::string::npos) << refused.out;
 #else
   EXPECT_NE(r.out.find("allocator: the C library's malloc"), std::string::npos) << r.out;
 #endif
