@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -349,6 +350,42 @@ TEST(NumericsOptimizer, AdamMovesEachOfManyParametersAsItsOwnOptimizerWould) {
         ASSERT_EQ(p[i], alone[i]) << to_string(c.kind) << " beta1 " << c.beta1 << " step " << step + 1 << " param " << i;
     }
     EXPECT_NE(p[0], std::sin(1.0));  // it moved
+  }
+}
+
+TEST(NumericsOptimizer, AMomentWithoutGradientEndsAtZeroNotStuckSubnormal) {
+  // A parameter whose gradient stops (a node label no later graph has): PyTorch's recurrence,
+  // written out with subnormals kept, shrinks the first moment by beta1 each step until
+  // `m - 0.1 m` rounds to m at a few subnormal units, where it stays. lrnn's moment is 0
+  // from the step it would turn subnormal; the parameter is the same bits all the way
+  // (train/numerics_optimizers.cpp "flush_subnormal"). SGD's momentum buffer likewise.
+  for (const OptimizerKind kind : {OptimizerKind::Adam, OptimizerKind::Sgd}) {
+    const OptimizerConfig c = kind == OptimizerKind::Adam ? config(kind, 0.01) : config(kind, 0.01, 0, 0.9);
+    Optimizer opt(c, 1);
+    Vec p = {0.3};
+    double ref_p = 0.3, m = 0, v = 0;
+    bool stuck_subnormal = false;
+    for (int t = 1; t <= 8000; ++t) {
+      const double g = t == 1 ? 1e-3 : 0.0;
+      opt.step(p, Vec{g}, c.lr);
+      if (kind == OptimizerKind::Adam) {
+        m = m + (1 - 0.9) * (g - m);  // torch.lerp from the start (weight 0.1 < 0.5)
+        v = v * 0.999 + (1 - 0.999) * g * g;
+        const double denom = std::sqrt(v) / std::sqrt(1 - std::pow(0.999, t)) + 1e-8;
+        ref_p -= c.lr / (1 - std::pow(0.9, t)) * (m / denom);
+      } else {
+        m = t == 1 ? g : 0.9 * m + g;
+        ref_p -= c.lr * m;
+      }
+      ASSERT_EQ(p[0], ref_p) << to_string(kind) << " step " << t;
+      const double lrnn_m = opt.state()[1];
+      ASSERT_TRUE(lrnn_m == 0 || std::abs(lrnn_m) >= std::numeric_limits<double>::min())
+          << to_string(kind) << " step " << t << ": first moment " << lrnn_m;
+      stuck_subnormal |= m != 0 && std::abs(m) < std::numeric_limits<double>::min();
+    }
+    EXPECT_TRUE(stuck_subnormal) << "the reference never reached a subnormal moment";
+    EXPECT_NE(m, 0.0) << "the reference's moment is stuck at a subnormal";
+    EXPECT_EQ(opt.state()[1], 0.0);
   }
 }
 
