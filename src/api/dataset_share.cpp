@@ -67,8 +67,8 @@ Dataset Dataset::share_from_ast(std::vector<ExampleAst> examples, const std::vec
 }
 
 Dataset Dataset::load_share(const std::string& examples_path, const std::string& queries_path) {
-  if (train::dist::world().size <= 1) return load(examples_path, queries_path);
-  if (std::optional<Dataset> share = load_blocks(examples_path, queries_path)) return std::move(*share);
+  if (train::dist::world().size > 1)
+    if (std::optional<Dataset> share = load_blocks(examples_path, queries_path)) return std::move(*share);
   return load(examples_path, queries_path);
 }
 
