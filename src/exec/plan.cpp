@@ -610,6 +610,7 @@ void PlanBuilder::plan_aggregation_and_head_weight(RuleGroup& G, const neural::R
     TransformSum& t = G.transform;
     t.rows_are_heads = G.m == G.n && t.sources.size() == G.n;
     for (uint32_t k = 0; k < G.n && t.rows_are_heads; ++k) t.rows_are_heads = t.row_of[k] == k;
+    plan_backward_by_row(G);
   }
   if (G.identity_aggregation) G.agg_off = G.softmax ? G.soft_off : G.act_off;
   else if (G.transform.rows_are_heads) G.agg_off = G.transform.t_off;

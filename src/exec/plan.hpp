@@ -146,7 +146,21 @@ struct TransformSum {
   // k, then -1 for the first row that is not one-hot: backward reads them, not the rows.
   bool one_hot_inputs = false;
   uint32_t hot_off = 0;
+  // Backward by rows (big groups, kBackwardByRowMinEntries): the groundings grouped by their
+  // row, so that backward gathers each row's gradient from the heads that read it instead
+  // of scattering each head's gradient onto its rows. A big graph's rows are spread over
+  // more memory than the caches hold: scattered, every grounding read and wrote back a
+  // row at random; gathered, it reads one and each row is written once, in order. Each
+  // row still adds its groundings' gradients in grounding order: the same bits.
+  // row_begin: u + 1 offsets into row_heads (empty: backward scatters); row_heads: per
+  // grounding, grouped by row and ascending within a row, the head it belongs to.
+  std::vector<uint32_t> row_begin;
+  std::vector<uint32_t> row_heads;
 };
+// From how many transformed entries (rows x width) a transform sum's backward gathers by
+// rows (TransformSum::row_begin): ~256 KB of float32 rows, beyond what the L2 cache keeps
+// next to the rest of a pass. Smaller groups (a molecule's) scatter, their rows in cache.
+inline constexpr size_t kBackwardByRowMinEntries = size_t{1} << 16;
 // From how many groundings a group over data facts sums first (rewrites/transform_sum.cpp).
 inline constexpr size_t kSumDataFirstMin = size_t{1} << 16;
 

@@ -82,6 +82,10 @@ bool transform_sum_applies(const RuleGroup& G, const neural::RuleSpec& spec);
 void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_depth_begin,
                         const RuleGroup* same_depth_end, uint32_t heads, bool sum_first, bool data_inputs,
                         double sum_first_ratio);
+// For a transform sum whose backward scatters onto kBackwardByRowMinEntries or more of
+// transformed entries (not summed first, rows not the heads): its groundings by row,
+// TransformSum::row_begin / row_heads. After G's head segments and rows_are_heads.
+void plan_backward_by_row(RuleGroup& G);
 
 // ---- the one-hot-inputs rewrite (rewrites/one_hot_inputs.cpp) ----
 // Whether G's transform (planned over data facts without gradients) reads its one-hot rows

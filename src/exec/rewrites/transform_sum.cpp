@@ -130,4 +130,20 @@ void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_de
   t.t_off = alloc.take(u * B.wout_shape.size());
 }
 
+void plan_backward_by_row(RuleGroup& G) {
+  TransformSum& t = G.transform;
+  t.row_begin.clear();
+  t.row_heads.clear();
+  const size_t u = t.sources.size(), width = G.inputs[0].wout_shape.size();
+  if (!t.enabled || t.sum_first || t.rows_are_heads || u * width < kBackwardByRowMinEntries) return;
+  // A counting sort of the groundings by row, stable: a row's groundings in their order.
+  t.row_begin.assign(u + 1, 0);
+  for (uint32_t r : t.row_of) ++t.row_begin[r + 1];
+  for (size_t r = 0; r < u; ++r) t.row_begin[r + 1] += t.row_begin[r];
+  std::vector<uint32_t> next(t.row_begin.begin(), t.row_begin.end() - 1);
+  t.row_heads.resize(t.row_of.size());
+  for (uint32_t h = 0; h < G.m; ++h)
+    for (uint32_t k = G.head_segments[h]; k < G.head_segments[h + 1]; ++k) t.row_heads[next[t.row_of[k]]++] = h;
+}
+
 }  // namespace lrnn::exec::planning
