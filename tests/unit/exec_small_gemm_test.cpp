@@ -7,6 +7,7 @@
 // the destination.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -121,14 +122,54 @@ TEST(SmallGemm, MatchesTheSumAndTheFmaChainOnEveryShape) {
   check_all_shapes<float>();
 }
 
-// Past the depth limit the product is Eigen's, still right.
+// Past the depth limit the product is Eigen's, still right (a width of 10 is no block).
 TEST(SmallGemm, LongDepthTakesEigensProduct) {
-  const long m = 3, k = 600, n = 32;
+  const long m = 3, k = 600, n = 10;
   expect_product<double>({m, k, n, true,
                           [=](const std::vector<double>& A, long i, long d) { return A[d * m + i]; },
                           [=](const std::vector<double>& B, long d, long j) { return B[d * n + j]; },
                           [=](const double* A, const double* B, double* C) { add_product_atb(m, k, n, A, B, C); }},
                          [](long) { return false; });
+}
+
+// A deep C += A^T B of narrow operands (a big graph's weight gradient) runs in depth
+// slices of 512, each slice's FMA chain from zero added to C in turn.
+template <class T>
+void expect_sliced_depth(long m, long k, long n) {
+  const std::vector<T> A = random_values<T>(size_t(m * k), 1), B = random_values<T>(size_t(k * n), 2);
+  const std::vector<T> C0 = random_values<T>(size_t(m * n), 3);
+  std::vector<T> C = C0;
+  add_product_atb(m, k, n, A.data(), B.data(), C.data());
+  const double tolerance = sizeof(T) == 8 ? 1e-13 : 1e-5;
+  for (long i = 0; i < m; ++i)
+    for (long j = 0; j < n; ++j) {
+      long double sum = 0, scale = 0;
+      T sliced = C0[i * n + j];
+      for (long d0 = 0; d0 < k; d0 += 512) {
+        T chain = T(0);
+        for (long d = d0; d < std::min(k, d0 + 512); ++d) chain = std::fma(A[d * m + i], B[d * n + j], chain);
+        sliced += chain;
+      }
+      for (long d = 0; d < k; ++d) {
+        sum += (long double)A[d * m + i] * B[d * n + j];
+        scale += std::fabs((long double)A[d * m + i] * B[d * n + j]);
+      }
+      EXPECT_NEAR(double(C[i * n + j]), double(C0[i * n + j] + sum), tolerance * double(scale + 1)) << i << "," << j;
+#ifdef EIGEN_VECTORIZE_FMA
+      EXPECT_EQ(C[i * n + j], sliced) << "m " << m << " k " << k << " n " << n << " at " << i << "," << j;
+#else
+      (void)sliced;
+#endif
+    }
+}
+
+TEST(SmallGemm, LongDepthOfNarrowOperandsRunsInSlices) {
+  for (long k : {513, 1300, 2048}) {
+    expect_sliced_depth<double>(3, k, 32);
+    expect_sliced_depth<double>(32, k, 32);
+    expect_sliced_depth<float>(32, k, 16);
+    expect_sliced_depth<float>(1, k, 64);
+  }
 }
 
 // product_abt keeps transposed copies of recent right operands per thread: a weight
