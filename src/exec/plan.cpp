@@ -499,10 +499,10 @@ std::vector<Shape> PlanBuilder::plan_rule_inputs(RuleGroup& G, const neural::Rul
       ++plan.rewrites[bit(Rewrite::OneHotInputs)];
   } else if (G.direct.kind == DirectProduct::Kind::None) {
     for (InputBlock& B : G.inputs) {
-      B.x_off = alloc.take(static_cast<size_t>(G.n) * B.raw_shape.size());
+      B.x_off = alloc.take_rows(G.n, B.raw_shape.size());
       B.w_off = B.mode == WeightMode::None ? B.x_off
-                                            : alloc.take(static_cast<size_t>(G.n) * B.wout_shape.size());
-      B.z_off = real_transpose(B) ? alloc.take(static_cast<size_t>(G.n) * B.out_shape.size()) : B.w_off;
+                                            : alloc.take_rows(G.n, B.wout_shape.size());
+      B.z_off = real_transpose(B) ? alloc.take_rows(G.n, B.out_shape.size()) : B.w_off;
     }
   } else {
     for (InputBlock& B : G.inputs) B.x_off = B.w_off = B.z_off = kNoValue;
@@ -532,7 +532,7 @@ void PlanBuilder::plan_combination_and_activation(RuleGroup& G, const neural::Ru
                        (G.aggregation == AggregationKind::Sum || G.aggregation == AggregationKind::Avg);
   // A fused sum never stores the per-grounding values: no room is taken for them.
   const size_t per_rule = G.direct.fused_sum || G.transform.enabled ? 0 : G.n;
-  G.comb_off = alloc.take(per_rule * G.comb_shape.size());
+  G.comb_off = alloc.take_rows(per_rule, G.comb_shape.size());
   G.pre_off = G.comb_off;
   if (G.offset != neural::kNoParam) {
     const Shape b = model.params.info(G.offset).shape;
@@ -540,7 +540,7 @@ void PlanBuilder::plan_combination_and_activation(RuleGroup& G, const neural::Ru
       throw Error(ErrorKind::Shape, rule.offset ? rule.offset->span : rule.span,
                   rule_name(model, r) + ": offset shape " + text(b) +
                       " differs from the combined value's shape " + text(G.comb_shape));
-    G.pre_off = alloc.take(static_cast<size_t>(G.n) * G.comb_shape.size());
+    G.pre_off = alloc.take_rows(G.n, G.comb_shape.size());
   }
   try {
     G.act_shape = activation_shape(spec.activation, G.comb_shape);
@@ -550,7 +550,7 @@ void PlanBuilder::plan_combination_and_activation(RuleGroup& G, const neural::Ru
   // An identity activation leaves the values where they are.
   G.act_off = G.direct.fused_sum || G.transform.enabled || G.activation.kind == ActivationKind::Identity
                   ? G.pre_off
-                  : alloc.take(per_rule * G.act_shape.size());
+                  : alloc.take_rows(per_rule, G.act_shape.size());
 }
 
 // Head segments (unless `scanned`): members are sorted by (sample, head).
@@ -614,7 +614,7 @@ void PlanBuilder::plan_aggregation_and_head_weight(RuleGroup& G, const neural::R
   }
   if (G.identity_aggregation) G.agg_off = G.softmax ? G.soft_off : G.act_off;
   else if (G.transform.rows_are_heads) G.agg_off = G.transform.t_off;
-  else G.agg_off = alloc.take(static_cast<size_t>(G.m) * G.agg_shape.size());
+  else G.agg_off = alloc.take_rows(G.m, G.agg_shape.size());
   G.head_weight = spec.head_weight;
   G.out_shape = G.agg_shape;
   G.out_off = G.agg_off;
@@ -624,7 +624,7 @@ void PlanBuilder::plan_aggregation_and_head_weight(RuleGroup& G, const neural::R
       return rule_name(model, r) + ": head weight shape " + text(w) + " cannot apply to the aggregated value's shape " +
              text(G.agg_shape);
     });
-    G.out_off = alloc.take(static_cast<size_t>(G.m) * G.out_shape.size());
+    G.out_off = alloc.take_rows(G.m, G.out_shape.size());
   }
 }
 
@@ -777,11 +777,11 @@ void PlanBuilder::add_atom_group(const uint32_t p, const std::vector<Ref>& membe
   if (one_input_each && plan_in_input_rows(A, members)) return;
   const Shape red_shape = A.combination == AggregationKind::Count ? Shape{1, 1} : A.in_shape;
   A.summed_in_place = A.combination == AggregationKind::Sum || A.combination == AggregationKind::Avg;
-  A.c_off = A.summed_in_place ? kNoValue : alloc.take(A.src.size() * A.in_shape.size());
-  A.red_off = alloc.take(static_cast<size_t>(A.m) * red_shape.size());
+  A.c_off = A.summed_in_place ? kNoValue : alloc.take_rows(A.src.size(), A.in_shape.size());
+  A.red_off = alloc.take_rows(A.m, red_shape.size());
   A.pre_off = A.red_off;
   if (A.offset != neural::kNoParam && !A.summed_in_place) {
-    A.pre_off = alloc.take(static_cast<size_t>(A.m) * red_shape.size());
+    A.pre_off = alloc.take_rows(A.m, red_shape.size());
   }
   if (A.offset != neural::kNoParam) check_atom_offset_shape(model, A.offset, red_shape, where);
   if (pred.norm != neural::kNoParam) plan_batch_norm(A, model.batch_norms[pred.norm], red_shape, where);
@@ -792,7 +792,7 @@ void PlanBuilder::add_atom_group(const uint32_t p, const std::vector<Ref>& membe
       A.activation.kind == ActivationKind::Relu || A.activation.kind == ActivationKind::Identity;
   if (options.in_place_atoms && fusable_atom_sum(A)) A.out_off = A.red_off;
   else if (options.in_place_atoms && A.norm != neural::kNoParam && relu_or_identity) A.out_off = A.pre_off;
-  else A.out_off = alloc.take(static_cast<size_t>(A.m) * A.out_shape.size());
+  else A.out_off = alloc.take_rows(A.m, A.out_shape.size());
   for (uint32_t j = 0; j < A.m; ++j) {
     const auto [s, l] = members[j];
     plan.atom_offsets[s][l] = A.out_off + j * static_cast<uint32_t>(A.out_shape.size());
@@ -849,8 +849,8 @@ void PlanBuilder::plan_batch_norm(AtomGroup& A, const neural::BatchNormSpec& nor
   A.norm_scale = norm.scale;
   A.norm_mean = norm.mean;
   A.norm_var = norm.var;
-  A.norm_off = alloc.take(static_cast<size_t>(A.m) * red_shape.size());
-  if (A.pre_off == A.red_off) A.pre_off = alloc.take(static_cast<size_t>(A.m) * red_shape.size());
+  A.norm_off = alloc.take_rows(A.m, red_shape.size());
+  if (A.pre_off == A.red_off) A.pre_off = alloc.take_rows(A.m, red_shape.size());
 }
 
 void PlanBuilder::place_outputs() {

@@ -123,11 +123,11 @@ void plan_transform_sum(RuleGroup& G, Allocator& alloc, const RuleGroup* same_de
   if (sum_data_first || (sum_first && heads > 0 && double(u) >= sum_first_ratio * double(heads) && u > heads)) {
     t.sum_first = true;
     t.x_off = t.t_off = kNoValue;
-    t.s_off = alloc.take(size_t(heads) * in);
+    t.s_off = alloc.take_rows(size_t(heads), in);
     return;
   }
-  t.x_off = t.contiguous ? t.sources[0] : alloc.take(u * in);
-  t.t_off = alloc.take(u * B.wout_shape.size());
+  t.x_off = t.contiguous ? t.sources[0] : alloc.take_rows(u, in);
+  t.t_off = alloc.take_rows(u, B.wout_shape.size());
 }
 
 void plan_backward_by_row(RuleGroup& G) {
