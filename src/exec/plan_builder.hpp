@@ -47,15 +47,14 @@ class Allocator {
     }
     return static_cast<uint32_t>(at);
   }
-  // A block of rows (a group's per-grounding or per-head values) of 8 or more values each:
-  // starting at a multiple of
-  // kRowAlignment values, 64 bytes in float32 and 128 in float64 from the workspace's
-  // aligned base, so that a row's vector loads do not straddle cache lines wherever the
-  // values before it happened to end. Where they ended differed with the data before them
-  // (a batch's facts; PyNeuraLogic's spelling of a GCN, whose edge facts hold values too),
-  // and MUTAG's rows at 15 floats past a line took a batch-32 epoch 8% longer than at 8.
-  // Facts stay packed: the data are one contiguous copy.
-  // Rows narrower than 8 values stay packed (no vector spans them).
+  // A block of rows (a group's per-grounding or per-head values) of 8 or more values each
+  // starts at a multiple of kRowAlignment values, 64 bytes in float32 and 128 in float64
+  // from the workspace's aligned base, so that a row's vector loads do not straddle cache
+  // lines wherever the values before it happened to end. Where they ended differed with
+  // the data before them (a batch's facts; PyNeuraLogic's spelling of a GCN, whose edge
+  // facts hold values too), and MUTAG's rows at 15 floats past a line took a batch-32
+  // epoch 8% longer than at 8. Narrower rows (no vector spans them) and the facts (the
+  // data are one contiguous copy, `take`) stay packed.
   static constexpr uint64_t kRowAlignment = 16;
   uint32_t take_rows(size_t rows, size_t width) {
     if (width >= 8) cursor_ = (cursor_ + kRowAlignment - 1) / kRowAlignment * kRowAlignment;
