@@ -26,28 +26,34 @@ inline void with_row_width(long size, F&& f) {
   }
 }
 
-// acc[0, size) = 0 + row(begin) + row(begin + 1) + ... + row(end - 1), entry by entry;
-// begin < end. W > 0: size is W, known at compile time (acc a local array, held in
-// registers); W = 0: `runtime_size` entries, acc any row (the output row itself).
+namespace detail {
+
+// acc[0, size) = start + row(begin) + row(begin + 1) + ... + row(end - 1), entry by entry,
+// where start is 0 (kFromZero; then begin < end) or acc's own values. W > 0: size is W,
+// known at compile time; W = 0: `runtime_size` entries.
 //
 // For W > 0 the rows are added as 32-byte vectors (GCC/Clang vector extensions: AVX
-// registers where the build targets them, pairs of SSE ones otherwise). Written as a
-// loop over entries, GCC vectorized the sum across rows with gather instructions, each
-// waiting on the one before: half the time of a big graph's transform sum. Lane-wise
-// additions in the same order: the same bits.
-template <int W, class T, class Row>
-inline void sum_rows(uint32_t begin, uint32_t end, Row&& row, T* acc, long runtime_size = W) {
+// registers where the build targets them, pairs of SSE ones otherwise), the sum held in
+// registers and stored once. Written as a loop over entries, GCC vectorized the sum across
+// rows with gather instructions, each waiting on the one before: half the time of a big
+// graph's transform sum. Lane-wise additions in the same order: the same bits.
+template <bool kFromZero, int W, class T, class Row>
+inline void accumulate_rows(uint32_t begin, uint32_t end, Row&& row, T* acc, long runtime_size) {
   if constexpr (W > 0 && W * sizeof(T) % 32 == 0) {
     typedef T Lanes __attribute__((vector_size(32)));
     constexpr int kLanes = 32 / sizeof(T), kChunks = W / kLanes;
     Lanes sum[kChunks];
-    const T* x0 = row(begin);
-    for (int c = 0; c < kChunks; ++c) {
-      Lanes x;
-      std::memcpy(&x, x0 + c * kLanes, sizeof x);
-      sum[c] = Lanes{} + x;  // 0 + x: the bits of adding to zeros, -0 too
+    if constexpr (kFromZero) {
+      const T* x0 = row(begin);
+      for (int c = 0; c < kChunks; ++c) {
+        Lanes x;
+        std::memcpy(&x, x0 + c * kLanes, sizeof x);
+        sum[c] = Lanes{} + x;  // 0 + x: the bits of adding to zeros, -0 too
+      }
+    } else {
+      std::memcpy(sum, acc, sizeof sum);
     }
-    for (uint32_t k = begin + 1; k < end; ++k) {
+    for (uint32_t k = kFromZero ? begin + 1 : begin; k < end; ++k) {
       const T* xk = row(k);
       for (int c = 0; c < kChunks; ++c) {
         Lanes x;
@@ -58,13 +64,32 @@ inline void sum_rows(uint32_t begin, uint32_t end, Row&& row, T* acc, long runti
     std::memcpy(acc, sum, sizeof sum);
   } else {
     const long size = W > 0 ? W : runtime_size;
-    const T* x0 = row(begin);
-    for (long e = 0; e < size; ++e) acc[e] = T(0.0) + x0[e];  // 0 + x: the bits of adding to zeros, -0 too
-    for (uint32_t k = begin + 1; k < end; ++k) {
+    if constexpr (kFromZero) {
+      const T* x0 = row(begin);
+      for (long e = 0; e < size; ++e) acc[e] = T(0.0) + x0[e];  // 0 + x: the bits of adding to zeros, -0 too
+    }
+    for (uint32_t k = kFromZero ? begin + 1 : begin; k < end; ++k) {
       const T* x = row(k);
       for (long e = 0; e < size; ++e) acc[e] += x[e];
     }
   }
+}
+
+}  // namespace detail
+
+// acc[0, size) = 0 + row(begin) + row(begin + 1) + ... + row(end - 1), entry by entry;
+// begin < end. W > 0: size is W (acc a local array, held in registers); W = 0:
+// `runtime_size` entries, acc any row (the output row itself).
+template <int W, class T, class Row>
+inline void sum_rows(uint32_t begin, uint32_t end, Row&& row, T* acc, long runtime_size = W) {
+  detail::accumulate_rows<true, W>(begin, end, row, acc, runtime_size);
+}
+
+// acc[0, size) += row(begin) + row(begin + 1) + ... + row(end - 1), one row after another
+// onto acc's values (a row's gradient gathered from the heads that read it).
+template <int W, class T, class Row>
+inline void add_rows(uint32_t begin, uint32_t end, Row&& row, T* acc, long runtime_size = W) {
+  detail::accumulate_rows<false, W>(begin, end, row, acc, runtime_size);
 }
 
 // gx[0, size) += gy[0, size), the two rows never overlapping (__restrict).

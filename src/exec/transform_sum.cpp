@@ -109,47 +109,26 @@ void scatter_heads_to_rows(const RuleGroup& G, Eigen::Index out, const T* gagg, 
 }
 
 // The same by rows (TransformSum::row_begin): grows[r] += scale(h) gagg[h] for the heads h
-// of row r's groundings, in grounding order, the row summed in registers (W > 0) and
-// written once. The heads' gradient rows are read at random and fetched ahead.
+// of row r's groundings, in grounding order (a sum's rows added in registers, W > 0, and
+// written once). The heads' gradient rows are read at random and fetched ahead.
 template <int W, class T>
 void gather_heads_to_rows(const RuleGroup& G, Eigen::Index runtime_out, const T* gagg, T* grows) {
   const TransformSum& t = G.transform;
   const Eigen::Index out = W > 0 ? W : runtime_out;
   const uint32_t rows = static_cast<uint32_t>(t.row_begin.size() - 1), total = t.row_begin.back();
   const uint32_t* heads = t.row_heads.data();
-  const bool sums = G.aggregation != AggregationKind::Avg;  // every head's scale is 1
+  const auto head_row = [&](uint32_t j) {
+    if (j + kRowsAhead < total) prefetch_values(gagg + size_t(heads[j + kRowsAhead]) * out, size_t(out), false);
+    return gagg + size_t(heads[j]) * out;
+  };
   for (uint32_t r = 0; r < rows; ++r) {
     const uint32_t begin = t.row_begin[r], end = t.row_begin[r + 1];
-    if (begin == end) continue;
     T* gx = grows + size_t(r) * out;
-    auto ahead = [&](uint32_t j) {
-      if (j + kRowsAhead < total) prefetch_values(gagg + size_t(heads[j + kRowsAhead]) * out, size_t(out), false);
-    };
-    if constexpr (W > 0 && W * sizeof(T) % 32 == 0) {
-      if (sums) {
-        // gx + gy1 + gy2 + ..., lane by lane: the additions the scatter makes, in its order.
-        typedef T Lanes __attribute__((vector_size(32)));
-        constexpr int kLanes = 32 / sizeof(T), kChunks = W / kLanes;
-        Lanes sum[kChunks];
-        std::memcpy(sum, gx, sizeof sum);
-        for (uint32_t j = begin; j < end; ++j) {
-          ahead(j);
-          const T* gy = gagg + size_t(heads[j]) * out;
-          for (int c = 0; c < kChunks; ++c) {
-            Lanes y;
-            std::memcpy(&y, gy + c * kLanes, sizeof y);
-            sum[c] += y;
-          }
-        }
-        std::memcpy(gx, sum, sizeof sum);
-        continue;
-      }
+    if (G.aggregation != AggregationKind::Avg) {  // every head's scale is 1
+      add_rows<W>(begin, end, head_row, gx, out);
+      continue;
     }
-    for (uint32_t j = begin; j < end; ++j) {
-      ahead(j);
-      const uint32_t h = heads[j];
-      add_scaled_row<W>(gx, gagg + size_t(h) * out, T(head_scale(G, h)), out);
-    }
+    for (uint32_t j = begin; j < end; ++j) add_scaled_row<W>(gx, head_row(j), T(head_scale(G, heads[j])), out);
   }
 }
 
