@@ -1,6 +1,8 @@
 #include "exec/prefetch.hpp"
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 namespace lrnn::exec {
 
@@ -8,9 +10,12 @@ namespace {
 
 constexpr size_t kCacheLine = 64;
 
-void prefetch_bytes(const void* data, size_t bytes) {
+void prefetch_bytes(const void* data, size_t bytes, bool for_write = false) {
   const char* p = static_cast<const char*>(data);
-  for (size_t offset = 0; offset < bytes; offset += kCacheLine) __builtin_prefetch(p + offset);
+  for (size_t offset = 0; offset < bytes; offset += kCacheLine) {
+    if (for_write) __builtin_prefetch(p + offset, 1);
+    else __builtin_prefetch(p + offset);
+  }
 }
 
 template <class Vector>
@@ -57,6 +62,21 @@ void prefetch(const Plan& plan, std::span<const std::byte> data, int level) {
         for (const InputBlock& in : g.inputs) prefetch_vector(in.src);
       return;
   }
+}
+
+void prefetch_steps(const Plan& plan, size_t first, size_t last, const void* values, const void* grads,
+                    size_t value_size) {
+  uint32_t begin = UINT32_MAX, end = 0;
+  for (size_t k = first; k <= last && k < plan.step_values.size(); ++k) {
+    const auto [b, e] = plan.step_values[k];
+    if (b == e) continue;
+    begin = std::min(begin, b);
+    end = std::max(end, e);
+  }
+  if (begin >= end) return;
+  const size_t offset = size_t(begin) * value_size, bytes = size_t(end - begin) * value_size;
+  prefetch_bytes(static_cast<const char*>(values) + offset, bytes, true);
+  if (grads) prefetch_bytes(static_cast<const char*>(grads) + offset, bytes, true);
 }
 
 }  // namespace lrnn::exec

@@ -26,4 +26,12 @@ inline constexpr int kPrefetchLevels = 3;
 // also covers the fact values `data` (double or float). No value changes.
 void prefetch(const Plan& plan, std::span<const std::byte> data, int level);
 
+// Hints that the slots steps [first, last] of `plan` allocated (Plan::step_values; the
+// buffer is allocated in step order) are written soon, in a workspace's `values` and, when
+// not null, its `grads` (entries of `value_size` bytes): what one phase of a sample reads
+// and writes, fetched while the sample before it computes (train/batch_norm_steps.cpp,
+// whose batch of workspaces overflows L2). Nothing for a plan that lists no step values.
+void prefetch_steps(const Plan& plan, size_t first, size_t last, const void* values, const void* grads,
+                    size_t value_size);
+
 }  // namespace lrnn::exec

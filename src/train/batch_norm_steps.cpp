@@ -8,6 +8,7 @@
 #include <string>
 
 #include "exec/clear_gradients.hpp"
+#include "exec/prefetch.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "train/engine.hpp"
 #include "train/example_facts.hpp"
@@ -22,27 +23,6 @@ std::string predicate_name(const neural::TemplateModel& model, uint32_t norm) {
 
 uint32_t norm_at(const exec::Plan& plan, size_t k) {
   return plan.atom_groups[plan.steps[plan.norm_steps[k]].index].norm;
-}
-
-// Hints for the values of plan steps [first, last] in `ws` (and their gradients, `grads`):
-// what one phase of a sample reads and writes (the buffer is allocated in step order,
-// Plan::step_values), fetched while the sample before it computes. The batch's workspaces
-// together overflow L2 (NCI1 at batch 32: ~0.4 MB each), so each sample's phase would
-// otherwise start by waiting on L3 for them.
-template <class T>
-void prefetch_steps(const exec::Plan& plan, const exec::BasicWorkspace<T>& ws, size_t first, size_t last, bool grads) {
-  uint32_t begin = UINT32_MAX, end = 0;
-  for (size_t k = first; k <= last && k < plan.step_values.size(); ++k) {
-    const auto [b, e] = plan.step_values[k];
-    if (b == e) continue;
-    begin = std::min(begin, b);
-    end = std::max(end, e);
-  }
-  constexpr uint32_t kLine = 64 / sizeof(T);
-  for (uint32_t v = begin; v < end; v += kLine) {
-    __builtin_prefetch(ws.values.data() + v, 1);
-    if (grads) __builtin_prefetch(ws.grads.data() + v, 1);
-  }
 }
 
 // The batch's workspaces are all held at once, so each is kept near its current plan's size:
@@ -150,8 +130,9 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
     fit_workspace(ws(s), plan_of(s).num_values);
     prepare_pass(plan_of(s), set, locals[s], params, ws(s), example_params);
   }
-  // Every phase below visits each sample again after all the others: its plan (as in the
-  // first loop) and its slots for the phase are fetched one sample ahead.
+  // Every phase below visits each sample again after all the others, whose workspaces
+  // (NCI1 at batch 32: ~0.4 MB each) have pushed it out of L2: its plan (as in the first
+  // loop) and its slots for the phase (exec::prefetch_steps) are fetched one sample ahead.
   std::vector<exec::NormSite<T>> sites;
   std::vector<size_t> members;
   for (uint32_t t : order) {
@@ -160,8 +141,8 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
     for (size_t s = 0; s < n; ++s) {
       prefetch_ahead(set, locals, s, std::is_same_v<T, float>);
       if (s + 1 < n && next[s + 1] < plan_of(s + 1).norm_steps.size())
-        prefetch_steps(plan_of(s + 1), ws(s + 1), cursor[s + 1] ? cursor[s + 1] - 1 : 0,
-                       plan_of(s + 1).norm_steps[next[s + 1]], false);
+        exec::prefetch_steps(plan_of(s + 1), cursor[s + 1] ? cursor[s + 1] - 1 : 0,
+                             plan_of(s + 1).norm_steps[next[s + 1]], ws(s + 1).values.data(), nullptr, sizeof(T));
       const exec::Plan& plan = plan_of(s);
       if (next[s] == plan.norm_steps.size() || norm_at(plan, next[s]) != t) continue;
       const size_t step = plan.norm_steps[next[s]];
@@ -214,7 +195,8 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
     for (size_t s = 0; s < n; ++s) {
       prefetch_ahead(set, locals, s, std::is_same_v<T, float>);
       if (s + 1 < n && next[s + 1] > 0)
-        prefetch_steps(plan_of(s + 1), ws(s + 1), plan_of(s + 1).norm_steps[next[s + 1] - 1], cursor[s + 1] - 1, true);
+        exec::prefetch_steps(plan_of(s + 1), plan_of(s + 1).norm_steps[next[s + 1] - 1], cursor[s + 1] - 1,
+                             ws(s + 1).values.data(), ws(s + 1).grads.data(), sizeof(T));
       const exec::Plan& plan = plan_of(s);
       if (next[s] == 0 || norm_at(plan, next[s] - 1) != *it) continue;
       const size_t step = plan.norm_steps[next[s] - 1];
