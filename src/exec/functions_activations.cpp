@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "exec/functions.hpp"
+#include "exec/vector_math.hpp"
 
 namespace lrnn::exec {
 
@@ -27,11 +28,21 @@ inline T norm_statistics(const T* x, int n, T& mean) {
   return T(1.0) / std::sqrt(var + kNormEps<T>);
 }
 
+// The logistic function without overflow: with e = exp(-|x|), 1 / (1 + e) for x >= 0 and
+// e / (1 + e) below. The exponentials go through exp_each a block at a time (x and y may be
+// the same array: each block's signs are read before its values are written).
 template <class T>
-inline T stable_sigmoid(T x) {
-  if (x >= 0) return T(1.0) / (T(1.0) + std::exp(-x));
-  T e = std::exp(x);
-  return e / (T(1.0) + e);
+void stable_sigmoid_each(const T* x, T* y, size_t total) {
+  constexpr size_t kBlock = 64;
+  T e[kBlock];
+  for (size_t b = 0; b < total; b += kBlock) {
+    const size_t m = std::min(kBlock, total - b);
+    for (size_t i = 0; i < m; ++i) e[i] = -std::abs(x[b + i]);
+    exp_each(e, e, m);
+    for (size_t i = 0; i < m; ++i) {
+      y[b + i] = x[b + i] >= 0 ? T(1.0) / (T(1.0) + e[i]) : e[i] / (T(1.0) + e[i]);
+    }
+  }
 }
 
 
@@ -72,10 +83,10 @@ void activation_forward(const Activation& a, Shape in, size_t count, const T* x,
       std::copy(x, x + total, y);
       return;
     case ActivationKind::Sigmoid:
-      for (size_t i = 0; i < total; ++i) y[i] = stable_sigmoid(x[i]);
+      stable_sigmoid_each(x, y, total);
       return;
     case ActivationKind::Tanh:
-      for (size_t i = 0; i < total; ++i) y[i] = std::tanh(x[i]);
+      tanh_each(x, y, total);
       return;
     case ActivationKind::Relu:
       for (size_t i = 0; i < total; ++i) y[i] = x[i] > 0 ? x[i] : T(0.0);
@@ -84,7 +95,7 @@ void activation_forward(const Activation& a, Shape in, size_t count, const T* x,
       for (size_t i = 0; i < total; ++i) y[i] = x[i] > 0 ? x[i] : a.slope * x[i];
       return;
     case ActivationKind::Exp:
-      for (size_t i = 0; i < total; ++i) y[i] = std::exp(x[i]);
+      exp_each(x, y, total);
       return;
     case ActivationKind::Log:
       for (size_t i = 0; i < total; ++i) y[i] = std::log(x[i]);
