@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "exec/scalar.hpp"
@@ -138,9 +139,21 @@ Index run_column_blocks(Index m, Index k, Index n, const T* A, Index ai, Index a
   return j;
 }
 
+// Rows of B's last r columns (r < 16) copied into rows of width w: a copy of a fixed
+// count per r, which compiles to moves (a loop of r entries compiled to a memmove call).
+template <Index R, class T>
+void copy_columns(Index k, const T* B, Index n, T* dst, Index w) {
+  for (Index d = 0; d < k; ++d)
+    for (Index c = 0; c < R; ++c) dst[d * w + c] = B[d * n + c];
+}
+template <class T, Index... R>
+void copy_tail_columns(Index r, Index k, const T* B, Index n, T* dst, Index w, std::integer_sequence<Index, R...>) {
+  (void)((r == R + 1 && (copy_columns<R + 1>(k, B, n, dst, w), true)) || ...);
+}
+
 // C's columns [j, n), fewer than 16 and at least a quarter of the block they are padded
 // to (pads_tail), (+)= A B as run_column_blocks: their B columns copied
-// into a buffer of a kernel width (8 or 16) padded with zeros, the kernel's rows stored in a
+// into a buffer of a kernel width (8 or 16), the kernel's rows stored in a
 // second buffer and copied (added) to C. A width of 10 (PyNeuraLogic's templates' default)
 // would otherwise take Eigen's product whole, which packs both operands on every call: over
 // half of a batch-of-one step's time. Each stored entry is the kernel's, the FMA chain in
@@ -154,8 +167,13 @@ bool run_tail_columns(Index m, Index k, Index n, Index j, const T* A, Index ai, 
   if (k > kMaxDepth || !pads_tail<T>(r)) return false;
   const Index w = small_gemm_tail_block<T>(r);
   thread_local std::vector<T> padded_b, rows;
-  padded_b.assign(size_t(k * w), T(0));
-  for (Index d = 0; d < k; ++d) std::copy_n(B + d * n + j, r, padded_b.data() + d * w);
+  // Only the r columns are written. The padding columns keep whatever an earlier call left
+  // (zeros when the buffer grows): each output column of the kernel reads its own column of
+  // B alone, and the padding's outputs are dropped. Writing each row whole went to the C
+  // library's memset and memmove, call by call, for a few entries each: on a template of
+  // 3 x 3 weights (bench/mutagenesis.py) a tenth of the epoch.
+  if (padded_b.size() < size_t(k * w)) padded_b.resize(size_t(k * w), T(0));
+  copy_tail_columns(r, k, B + j, n, padded_b.data(), w, std::make_integer_sequence<Index, 15>{});
   rows.resize(size_t(m * w));
   run_kernel<T, Store::Assign>(w, m, k, A, ai, ad, padded_b.data(), w, rows.data(), w);
   for (Index i = 0; i < m; ++i) {

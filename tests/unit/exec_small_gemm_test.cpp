@@ -122,6 +122,27 @@ TEST(SmallGemm, MatchesTheSumAndTheFmaChainOnEveryShape) {
   check_all_shapes<float>();
 }
 
+// The padded tail's buffer is kept from call to call with only its r columns written, its
+// padding left as earlier calls wrote it: a run of calls with the same tail and growing and
+// shrinking depths, then wider and narrower tails and back, each product still the sum (and
+// the kernel's FMA chain).
+TEST(SmallGemm, PaddedTailIgnoresWhatEarlierCallsLeftInItsPadding) {
+  const long shapes[][3] = {{3, 37, 3}, {3, 5, 3}, {3, 60, 3}, {17, 2, 3}, {3, 37, 10}, {3, 37, 3},
+                            {3, 37, 13}, {64, 9, 5}, {3, 61, 3}, {3, 4, 3}};
+  for (const auto& [m, k, n] : shapes) {
+    expect_product<double>({m, k, n, true,
+                            [=](const std::vector<double>& A, long i, long d) { return A[i * k + d]; },
+                            [=](const std::vector<double>& B, long d, long j) { return B[d * n + j]; },
+                            [=](const double* A, const double* B, double* C) { add_product_ab(m, k, n, A, B, C); }},
+                           [=](long j) { return kernel_column<double>(n, j); });
+    expect_product<float>({m, k, n, false,
+                           [=](const std::vector<float>& A, long i, long d) { return A[i * k + d]; },
+                           [=](const std::vector<float>& B, long d, long j) { return B[j * k + d]; },
+                           [=](const float* A, const float* B, float* C) { product_abt(m, k, n, A, B, C); }},
+                          [=](long j) { return kernel_column<float>(n, j); });
+  }
+}
+
 // Past the depth limit the product is Eigen's, still right (a width of 10 is no block).
 TEST(SmallGemm, LongDepthTakesEigensProduct) {
   const long m = 3, k = 600, n = 10;
