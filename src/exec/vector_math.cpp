@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 
 #if defined(LRNN_LIBMVEC)
@@ -30,42 +31,39 @@ namespace {
 
 #if defined(LRNN_LIBMVEC)
 
+// The register type a vector function takes (deduced: GCC warns when a vector type is
+// named as a template argument, its alignment attribute dropped).
+template <auto F>
+struct RegisterOf;
+template <class R, class A, R (*F)(A)>
+struct RegisterOf<F> {
+  using type = A;
+};
+
+// The lanes of one vector function call, loaded and stored through memcpy (unaligned, and
+// one spelling for every register type).
+template <class T, auto Tanh, auto Exp>
+struct VectorOps {
+  using Reg = typename RegisterOf<Tanh>::type;
+  static constexpr size_t kLanes = sizeof(Reg) / sizeof(T);
+  static Reg load(const T* p) {
+    Reg r;
+    std::memcpy(&r, p, sizeof r);
+    return r;
+  }
+  static void store(T* p, Reg r) { std::memcpy(p, &r, sizeof r); }
+  static Reg tanh(Reg r) { return Tanh(r); }
+  static Reg exp(Reg r) { return Exp(r); }
+};
+
 // One vector width per build and per type, so one entry's value never depends on the path.
 #if defined(__AVX2__)
-struct Double {
-  using Reg = __m256d;
-  static constexpr size_t kLanes = 4;
-  static Reg load(const double* p) { return _mm256_loadu_pd(p); }
-  static void store(double* p, Reg r) { _mm256_storeu_pd(p, r); }
-  static Reg tanh(Reg r) { return _ZGVdN4v_tanh(r); }
-  static Reg exp(Reg r) { return _ZGVdN4v_exp(r); }
-};
-struct Float {
-  using Reg = __m256;
-  static constexpr size_t kLanes = 8;
-  static Reg load(const float* p) { return _mm256_loadu_ps(p); }
-  static void store(float* p, Reg r) { _mm256_storeu_ps(p, r); }
-  static Reg tanh(Reg r) { return _ZGVdN8v_tanhf(r); }
-  static Reg exp(Reg r) { return _ZGVdN8v_expf(r); }
-};
+using Double = VectorOps<double, _ZGVdN4v_tanh, _ZGVdN4v_exp>;
+using Float = VectorOps<float, _ZGVdN8v_tanhf, _ZGVdN8v_expf>;
 constexpr const char* kName = "libmvec AVX2";
 #else
-struct Double {
-  using Reg = __m128d;
-  static constexpr size_t kLanes = 2;
-  static Reg load(const double* p) { return _mm_loadu_pd(p); }
-  static void store(double* p, Reg r) { _mm_storeu_pd(p, r); }
-  static Reg tanh(Reg r) { return _ZGVbN2v_tanh(r); }
-  static Reg exp(Reg r) { return _ZGVbN2v_exp(r); }
-};
-struct Float {
-  using Reg = __m128;
-  static constexpr size_t kLanes = 4;
-  static Reg load(const float* p) { return _mm_loadu_ps(p); }
-  static void store(float* p, Reg r) { _mm_storeu_ps(p, r); }
-  static Reg tanh(Reg r) { return _ZGVbN4v_tanhf(r); }
-  static Reg exp(Reg r) { return _ZGVbN4v_expf(r); }
-};
+using Double = VectorOps<double, _ZGVbN2v_tanh, _ZGVbN2v_exp>;
+using Float = VectorOps<float, _ZGVbN4v_tanhf, _ZGVbN4v_expf>;
 constexpr const char* kName = "libmvec SSE2";
 #endif
 
