@@ -90,31 +90,36 @@ void expect_product(const Case<T>& c, const std::function<bool(long)>& exact_col
     }
 }
 
+// The three products of one shape, each against the sum and, on the kernel's columns, its
+// FMA chain.
+template <class T>
+void expect_products(long m, long k, long n) {
+  // C = A B^T, B (n x k)
+  expect_product<T>({m, k, n, false,
+                     [=](const std::vector<T>& A, long i, long d) { return A[i * k + d]; },
+                     [=](const std::vector<T>& B, long d, long j) { return B[j * k + d]; },
+                     [=](const T* A, const T* B, T* C) { product_abt(m, k, n, A, B, C); }},
+                    [=](long j) { return k > 0 && kernel_column<T>(n, j); });
+  // C += A B, B (k x n)
+  expect_product<T>({m, k, n, true,
+                     [=](const std::vector<T>& A, long i, long d) { return A[i * k + d]; },
+                     [=](const std::vector<T>& B, long d, long j) { return B[d * n + j]; },
+                     [=](const T* A, const T* B, T* C) { add_product_ab(m, k, n, A, B, C); }},
+                    [=](long j) { return kernel_column<T>(n, j); });
+  // C += A^T B, A (k x m): the kernel on C's rows for every whole block, the columns
+  // left (37: 5) as rows of C^T when m is a kernel width, else padded.
+  expect_product<T>({m, k, n, true,
+                     [=](const std::vector<T>& A, long i, long d) { return A[d * m + i]; },
+                     [=](const std::vector<T>& B, long d, long j) { return B[d * n + j]; },
+                     [=](const T* A, const T* B, T* C) { add_product_atb(m, k, n, A, B, C); }},
+                    [=](long j) { return kernel_column<T>(n, j) || small_gemm_block<T>(m); });
+}
+
 template <class T>
 void check_all_shapes() {
   for (long m : {1, 3, 17, 64})
     for (long k : {0, 1, 37})
-      for (long n : {1, 3, 8, 10, 15, 16, 32, 37, 48, 64, 100, 128}) {
-        // C = A B^T, B (n x k)
-        expect_product<T>({m, k, n, false,
-                           [=](const std::vector<T>& A, long i, long d) { return A[i * k + d]; },
-                           [=](const std::vector<T>& B, long d, long j) { return B[j * k + d]; },
-                           [=](const T* A, const T* B, T* C) { product_abt(m, k, n, A, B, C); }},
-                          [=](long j) { return k > 0 && kernel_column<T>(n, j); });
-        // C += A B, B (k x n)
-        expect_product<T>({m, k, n, true,
-                           [=](const std::vector<T>& A, long i, long d) { return A[i * k + d]; },
-                           [=](const std::vector<T>& B, long d, long j) { return B[d * n + j]; },
-                           [=](const T* A, const T* B, T* C) { add_product_ab(m, k, n, A, B, C); }},
-                          [=](long j) { return kernel_column<T>(n, j); });
-        // C += A^T B, A (k x m): the kernel on C's rows for every whole block, the columns
-        // left (37: 5) as rows of C^T when m is a kernel width, else padded.
-        expect_product<T>({m, k, n, true,
-                           [=](const std::vector<T>& A, long i, long d) { return A[d * m + i]; },
-                           [=](const std::vector<T>& B, long d, long j) { return B[d * n + j]; },
-                           [=](const T* A, const T* B, T* C) { add_product_atb(m, k, n, A, B, C); }},
-                          [=](long j) { return kernel_column<T>(n, j) || small_gemm_block<T>(m); });
-      }
+      for (long n : {1, 3, 8, 10, 15, 16, 32, 37, 48, 64, 100, 128}) expect_products<T>(m, k, n);
 }
 
 TEST(SmallGemm, MatchesTheSumAndTheFmaChainOnEveryShape) {
@@ -130,16 +135,8 @@ TEST(SmallGemm, PaddedTailIgnoresWhatEarlierCallsLeftInItsPadding) {
   const long shapes[][3] = {{3, 37, 3}, {3, 5, 3}, {3, 60, 3}, {17, 2, 3}, {3, 37, 10}, {3, 37, 3},
                             {3, 37, 13}, {64, 9, 5}, {3, 61, 3}, {3, 4, 3}};
   for (const auto& [m, k, n] : shapes) {
-    expect_product<double>({m, k, n, true,
-                            [=](const std::vector<double>& A, long i, long d) { return A[i * k + d]; },
-                            [=](const std::vector<double>& B, long d, long j) { return B[d * n + j]; },
-                            [=](const double* A, const double* B, double* C) { add_product_ab(m, k, n, A, B, C); }},
-                           [=](long j) { return kernel_column<double>(n, j); });
-    expect_product<float>({m, k, n, false,
-                           [=](const std::vector<float>& A, long i, long d) { return A[i * k + d]; },
-                           [=](const std::vector<float>& B, long d, long j) { return B[j * k + d]; },
-                           [=](const float* A, const float* B, float* C) { product_abt(m, k, n, A, B, C); }},
-                          [=](long j) { return kernel_column<float>(n, j); });
+    expect_products<double>(m, k, n);
+    expect_products<float>(m, k, n);
   }
 }
 
