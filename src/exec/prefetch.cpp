@@ -8,16 +8,6 @@ namespace lrnn::exec {
 
 namespace {
 
-constexpr size_t kCacheLine = 64;
-
-void prefetch_bytes(const void* data, size_t bytes, bool for_write = false) {
-  const char* p = static_cast<const char*>(data);
-  for (size_t offset = 0; offset < bytes; offset += kCacheLine) {
-    if (for_write) __builtin_prefetch(p + offset, 1);
-    else __builtin_prefetch(p + offset);
-  }
-}
-
 template <class Vector>
 void prefetch_vector(const Vector& v) {
   prefetch_bytes(v.data(), v.size() * sizeof(*v.data()));

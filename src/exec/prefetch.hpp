@@ -22,6 +22,17 @@ namespace lrnn::exec {
 
 inline constexpr int kPrefetchLevels = 3;
 
+// Hints that `bytes` bytes from `data` are read (written: for_write) soon: every cache line
+// of them. Inline, for the kernels that fetch rows ahead in their hot loops
+// (exec/transform_sum.cpp). Hints only: no value changes.
+inline void prefetch_bytes(const void* data, size_t bytes, bool for_write = false) {
+  const char* p = static_cast<const char*>(data);
+  for (size_t offset = 0; offset < bytes; offset += 64) {
+    if (for_write) __builtin_prefetch(p + offset, 1);
+    else __builtin_prefetch(p + offset);
+  }
+}
+
 // Prefetch hints for level `level` (0, 1 or 2) of what forward reads of `plan`; level 0
 // also covers the fact values `data` (double or float). No value changes.
 void prefetch(const Plan& plan, std::span<const std::byte> data, int level);

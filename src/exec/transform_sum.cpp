@@ -1,6 +1,7 @@
 #include "exec/transform_sum.hpp"
 
 #include "exec/one_hot.hpp"
+#include "exec/prefetch.hpp"
 #include "exec/row_sum.hpp"
 #include "exec/small_gemm.hpp"
 
@@ -31,23 +32,13 @@ Dims dims_of(const RuleGroup& G) {
 // memory for its row; 16 groundings ahead covers that latency at a few ns per row.
 constexpr uint32_t kRowsAhead = 16;
 
-// Hints that `n` values from `p` are read (written: for_write) soon: every cache line of
-// them (a 32-wide double row spans four). Hints only: no value changes.
-template <class T>
-inline void prefetch_values(const T* p, size_t n, bool for_write) {
-  const char* bytes = reinterpret_cast<const char*>(p);
-  for (size_t offset = 0; offset < sizeof(T) * n; offset += 64) {
-    if (for_write) __builtin_prefetch(bytes + offset, 1);
-    else __builtin_prefetch(bytes + offset);
-  }
-}
-
 // Hints that row `k + kRowsAhead` of the groundings (if any) is read (written: for_write)
 // soon.
 template <class T>
 inline void prefetch_row_ahead(const TransformSum& t, uint32_t k, uint32_t total, Eigen::Index out, const T* rows,
                                bool for_write) {
-  if (k + kRowsAhead < total) prefetch_values(rows + size_t(t.row_of[k + kRowsAhead]) * out, size_t(out), for_write);
+  if (k + kRowsAhead < total)
+    prefetch_bytes(rows + size_t(t.row_of[k + kRowsAhead]) * out, sizeof(T) * size_t(out), for_write);
 }
 
 // out[h] = scale(h) * the sum over head h's groundings k of row(k) (width entries, W when
@@ -118,7 +109,7 @@ void gather_heads_to_rows(const RuleGroup& G, Eigen::Index runtime_out, const T*
   const uint32_t rows = static_cast<uint32_t>(t.row_begin.size() - 1), total = t.row_begin.back();
   const uint32_t* heads = t.row_heads.data();
   const auto head_row = [&](uint32_t j) {
-    if (j + kRowsAhead < total) prefetch_values(gagg + size_t(heads[j + kRowsAhead]) * out, size_t(out), false);
+    if (j + kRowsAhead < total) prefetch_bytes(gagg + size_t(heads[j + kRowsAhead]) * out, sizeof(T) * size_t(out));
     return gagg + size_t(heads[j]) * out;
   };
   for (uint32_t r = 0; r < rows; ++r) {
@@ -142,7 +133,7 @@ void gather_heads_to_rows(const RuleGroup& G, Eigen::Index out, const T* gagg, T
 template <class T>
 inline void prefetch_input_ahead(const TransformSum& t, uint32_t k, uint32_t end, Eigen::Index in, const T* v,
                                  bool for_write) {
-  if (k + kRowsAhead < end) prefetch_values(v + t.sources[t.row_of[k + kRowsAhead]], size_t(in), for_write);
+  if (k + kRowsAhead < end) prefetch_bytes(v + t.sources[t.row_of[k + kRowsAhead]], sizeof(T) * size_t(in), for_write);
 }
 
 // Sum first (TransformSum::sum_first): s[h] = scale(h) * the sum of head h's inputs, read
