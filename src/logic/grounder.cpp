@@ -434,8 +434,7 @@ GroundSample Grounder::build_sample(const std::vector<Literal>& queries) {
     offset_pair_block(*pb.block, pb.shape, base);
     sample.stats.derived += pb.block->pairs();
   }
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> query_matches;
-  for (const Literal& q : queries) query_matches.push_back(match_query(q));
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> query_matches = match_queries(queries);
   const std::vector<char> keep = atoms_to_keep(sets, query_matches, base);
   const std::vector<uint32_t> new_id = write_atoms(sample, keep, base);
   for (auto& qm : query_matches) {

@@ -9,10 +9,28 @@ namespace lrnn::logic::detail {
 
 // The atoms a query literal matches: (predicate, row) pairs.
 std::vector<std::pair<uint32_t, uint32_t>> Grounder::match_query(const Literal& q, std::vector<uint32_t>* var_values,
-                                                                 std::vector<std::string>* var_names) {
+                                                                 std::vector<std::string>* var_names,
+                                                                 const uint32_t* interned) {
   std::vector<std::pair<uint32_t, uint32_t>> out;
   if (q.builtin) return out;
   uint32_t p = prog_.predicate_id(q.predicate, q.arity());
+  constexpr size_t kInline = 4;  // a ground query of a few constants (a node's `out(n17)`): no vectors
+  if (!var_names && q.args.size() <= kInline &&
+      std::none_of(q.args.begin(), q.args.end(), [](const Term& t) { return t.is_variable(); })) {
+    uint32_t consts[kInline];
+    for (size_t k = 0; k < q.args.size(); ++k) consts[k] = interned ? interned[k] : syms_.intern_term(q.args[k]);
+    if (p == kNone || q.args.empty()) {
+      if (p != kNone) {
+        const Relation& rel = rels_[p];  // a proposition: its one row, if derived
+        for (uint32_t r = 0; r < rel.rows(); ++r) out.emplace_back(p, r);
+      }
+      return out;
+    }
+    const Relation& rel = rels_[p];
+    const uint32_t r = rel.arity() == q.args.size() ? rel.find(consts) : kNone;
+    if (r != kNone) out.emplace_back(p, r);
+    return out;
+  }
   // Variables: index per distinct named variable; `_` matches anything.
   std::vector<int> var_of(q.args.size(), -1);
   std::vector<std::string> names;
@@ -20,7 +38,7 @@ std::vector<std::pair<uint32_t, uint32_t>> Grounder::match_query(const Literal& 
   for (size_t k = 0; k < q.args.size(); ++k) {
     const Term& t = q.args[k];
     if (!t.is_variable()) {
-      consts[k] = syms_.intern_term(t);
+      consts[k] = interned ? *interned++ : syms_.intern_term(t);
     } else if (t.text != "_") {
       auto it = std::find(names.begin(), names.end(), t.text);
       var_of[k] = int(it - names.begin());
@@ -57,6 +75,25 @@ std::vector<std::pair<uint32_t, uint32_t>> Grounder::match_query(const Literal& 
     if (!ok) continue;
     out.emplace_back(p, r);
     if (var_values) var_values->insert(var_values->end(), vals.begin(), vals.end());
+  }
+  return out;
+}
+
+std::vector<std::vector<std::pair<uint32_t, uint32_t>>> Grounder::match_queries(const std::vector<Literal>& queries) {
+  std::vector<const Term*> constants;
+  for (const Literal& q : queries)
+    if (!q.builtin)
+      for (const Term& t : q.args)
+        if (!t.is_variable()) constants.push_back(&t);
+  std::vector<uint32_t> ids(constants.size());
+  syms_.intern_terms(constants, ids);
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> out;
+  out.reserve(queries.size());
+  const uint32_t* next = ids.data();
+  for (const Literal& q : queries) {
+    out.push_back(match_query(q, nullptr, nullptr, q.builtin ? nullptr : next));
+    if (!q.builtin)
+      next += std::count_if(q.args.begin(), q.args.end(), [](const Term& t) { return !t.is_variable(); });
   }
   return out;
 }

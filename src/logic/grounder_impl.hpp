@@ -232,9 +232,14 @@ class Grounder {
   }
 
   // ---- the atoms a query matches (grounder_answer.cpp) ----
+  // `interned`, when given, holds the ids of q's constant arguments in order (as
+  // Symbols::intern_term gives them): match_queries interns a sample's queries together.
   std::vector<std::pair<uint32_t, uint32_t>> match_query(const Literal& q,
                                                          std::vector<uint32_t>* var_values = nullptr,
-                                                         std::vector<std::string>* var_names = nullptr);
+                                                         std::vector<std::string>* var_names = nullptr,
+                                                         const uint32_t* interned = nullptr);
+  // match_query of every query, in order.
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> match_queries(const std::vector<Literal>& queries);
 
   const Program& prog_;
   const GroundingOptions& opt_;

@@ -159,6 +159,57 @@ TEST(LogicSymbols, NumbersAreCanonicalAndCompareNumerically) {
   EXPECT_EQ(s.intern("x"), s.intern_term(Term{Term::Kind::String, "x", {}, {}}));
 }
 
+// The names' index grows past several doublings; every name keeps its id and is found
+// again by find and by intern, and names that differ only past a hash's reach are apart.
+TEST(LogicSymbols, ManyNamesKeepTheirIdsThroughTheIndexGrowing) {
+  Symbols s;
+  std::vector<uint32_t> ids;
+  for (int i = 0; i < 20000; ++i) ids.push_back(s.intern("n" + std::to_string(i) + (i % 3 ? "" : "-a-long-name-beyond-sso")));
+  EXPECT_EQ(s.table_size(), 20000u);
+  for (int i = 0; i < 20000; ++i) {
+    const std::string name = "n" + std::to_string(i) + (i % 3 ? "" : "-a-long-name-beyond-sso");
+    ASSERT_EQ(s.find(name), ids[i]) << name;
+    ASSERT_EQ(s.intern(name), ids[i]);
+    ASSERT_EQ(s.name(ids[i]), name);
+  }
+  EXPECT_EQ(s.find("n20000"), std::nullopt);
+  EXPECT_EQ(s.find(""), std::nullopt);
+  EXPECT_NE(s.intern(""), s.intern(std::string_view("\0", 1)));
+  EXPECT_EQ(s.table_size(), 20002u);
+}
+
+// intern_terms gives the ids intern_term gives term by term: held names, new names (also
+// twice in one call), numbers with and without entries, in the order they come.
+TEST(LogicSymbols, InterningTermsTogetherGivesTheIdsOfOneByOne) {
+  const std::vector<Term> terms = {Term::constant("b"), Term::number("0.25"), Term::constant("new1"),
+                                   Term::number("3"),   Term::constant("a"),  Term::constant("new1"),
+                                   Term::number("1e-3"), Term{Term::Kind::String, "new 2", {}, {}}, Term::constant("b")};
+  Symbols one, together;
+  for (Symbols* s : {&one, &together}) {
+    s->intern("a");
+    s->intern("b");
+  }
+  std::vector<uint32_t> expected;
+  for (const Term& t : terms) expected.push_back(one.intern_term(t));
+  std::vector<const Term*> pointers;
+  for (const Term& t : terms) pointers.push_back(&t);
+  std::vector<uint32_t> ids(terms.size());
+  together.intern_terms(pointers, ids);
+  EXPECT_EQ(ids, expected);
+  EXPECT_EQ(together.table_size(), one.table_size());
+  for (uint32_t id : ids) EXPECT_EQ(together.name(id), one.name(id));
+  // A number that does not parse is refused naming it, as intern_term refuses it.
+  const Term bad = Term::number("1.2.3");
+  const Term* with_bad[] = {&terms[0], &bad};
+  uint32_t out[2];
+  try {
+    together.intern_terms(with_bad, out);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'1.2.3' is not a number"), std::string::npos) << e.what();
+  }
+}
+
 TEST(LogicGrounding, TransitiveClosureOnACycle) {
   Program p(transitive_closure());
   auto ex = example({lit("edge", {"a", "b"}), lit("edge", {"b", "c"}), lit("edge", {"c", "a"}),
