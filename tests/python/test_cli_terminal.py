@@ -65,3 +65,19 @@ def test_an_error_while_building_starts_its_own_line(tmp_path):
     assert "reading e.txt ..." in shown
     error = shown.index("e.txt:1:")
     assert shown[:error].endswith("\r\x1b[K"), repr(shown[:error + 20])  # the phase's line cleared first
+
+
+def test_the_json_splits_the_build_into_its_phases(tmp_path):
+    """`--json`'s timing: build_s is read_s (the files parsed), then the grounding (ground_s
+    for the training set), then plan_s (the plans and the training's setup)."""
+    import json
+    (tmp_path / "t.lrnn").write_text(TEMPLATE)
+    (tmp_path / "e.txt").write_text(GRAPH)
+    (tmp_path / "q.txt").write_text("1.0 out(a). 0.0 out(b). 1.0 out(c).\n")
+    run = subprocess.run([str(LRNN), "train", "t.lrnn", "-e", "e.txt", "-q", "q.txt", "--epochs", "2", "--json"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stderr
+    t = json.loads(run.stdout)["timing"]
+    for key in ("build_s", "read_s", "ground_s", "plan_s"):
+        assert t[key] > 0, (key, t)
+    assert t["read_s"] + t["ground_s"] + t["plan_s"] <= t["build_s"] + 1e-6, t
