@@ -136,7 +136,8 @@ def run_lrnn(args, prefix: str, npz: bool = False) -> dict:
     splits = report.get("splits") or {}
     accuracy = (splits.get("train") or {}).get("accuracy", report.get("accuracy"))
     steps = timing.get("steps_s") or epochs  # the training steps: what PyG's epoch times
-    return {"available": True, "build_s": timing["build_s"], "ground_s": timing.get("ground_s"), "epoch_s": steps,
+    return {"available": True, "build_s": timing["build_s"], "read_s": timing.get("read_s"),
+            "ground_s": timing.get("ground_s"), "plan_s": timing.get("plan_s"), "epoch_s": steps,
             "epoch_min_s": min(steps), "with_eval_s": epochs, "loss": report.get("loss"), "accuracy": accuracy,
             "test_accuracy": (splits.get("test") or {}).get("accuracy"), "peak_rss_mb": rss}
 
