@@ -99,8 +99,9 @@ namespace {
 // What pairing gives one unlabelled example and unnamed query lines (a big graph's query per
 // node, in one to three files): one sample with every line's queries, moved straight from
 // the lines. Through logic::pair_queries each line's literals were moved into a pairing of
-// their own first: a second heap block per query, held with the lines' until the end (on
-// the 2M-node graph ~0.6 GB of fresh memory to fault in, several seconds of the build).
+// their own first: a second heap block per query, held with the lines' until the end
+// (reading the 200k-node graph of bench/big_graph.py took 0.65-1.18 s before, 0.60-0.65 s
+// after; on the 2M-node graph the reading's page faults hide the difference).
 bool one_sample_of_lines(std::vector<ExampleAst>& examples, std::vector<QueryLineAst>& lines,
                          const std::vector<QuerySplit>& line_split, std::vector<Sample>& out) {
   if (examples.size() != 1 || lines.size() < 2 || !examples[0].queries.empty()) return false;
