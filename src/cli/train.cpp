@@ -463,6 +463,49 @@ void report_links(const TrainOptions& o, Model& model, const Dataset& data, cons
   finish_interrupted();
 }
 
+// Grounds the datasets now and drops their facts before training: nothing after reads them,
+// and for one big graph their store is a third of the peak memory (docs/big_graphs.md).
+// (Link prediction grounds its encoder in train instead.)
+void ground_and_release_facts(const Model& model, Dataset& train_data, Dataset& test_data, BuildStatus& status) {
+  status.phase("grounding " + std::to_string(train_data.size()) + " sample(s)");
+  model.prepare(train_data);
+  status.clear();
+  cli::warn_underivable_queries(model, train_data, "training data");
+  train_data = train_data.without_facts();
+  if (test_data.size() > 0) {
+    status.phase("grounding " + std::to_string(test_data.size()) + " test sample(s)");
+    model.prepare(test_data);
+    status.clear();
+    cli::warn_underivable_queries(model, test_data, "test data");
+    test_data = test_data.without_facts();
+  }
+#if defined(__GLIBC__)
+  malloc_trim(0);  // the store's arrays, freed in the middle of the heap (as Engine::prepare trims)
+#endif
+}
+
+// An MPI job's timing beside the single process's: rank 0's steps, their exchanges and
+// allreduces, and every rank's share of the work (`ranks`).
+void add_mpi_timing(nlohmann::json& j, const ProcessGroup& job, const Model& model, const Dataset& train_data) {
+  const StepTiming steps = step_timing();
+  j["timing"]["ranks"] = job.size;
+  j["timing"]["step_compute_s"] = steps.compute_s;  // rank 0's forward + backward
+  j["timing"]["imbalance_wait_s"] = steps.wait_s;   // rank 0 waiting for the slowest rank
+  j["timing"]["allreduce_s"] = steps.allreduce_s;   // the gradient allreduce itself
+  j["timing"]["steps"] = steps.steps;
+  j["timing"]["allreduce_bytes"] = steps.allreduce_bytes;  // rank 0's payload, all steps
+  j["timing"]["exchange_s"] = steps.exchange_s;          // rank 0's ghost exchanges (partitioned sample)
+  j["timing"]["exchange_bytes"] = steps.exchange_bytes;  // what rank 0 sent in them, all steps
+  j["timing"]["exchange_rounds"] = steps.exchange_rounds;  // their alltoallv calls (slices of big ones)
+  // Plan values (the value buffers' sizes): of rank 0, of the busiest rank of each step,
+  // of all ranks; and the same for the values the passes computed, without the data, the
+  // ghosts and the sums of data alone (exec::Plan::computed_values).
+  j["timing"]["work"] = {{"rank0", steps.work_mine}, {"max_rank", steps.work_max}, {"total", steps.work_total}};
+  j["timing"]["computed"] = {
+      {"rank0", steps.computed_mine}, {"max_rank", steps.computed_max}, {"total", steps.computed_total}};
+  j["ranks"] = rank_shares(model, train_data);
+}
+
 void run_train(const TrainOptions& o, const CLI::App& cmd) {
   const auto t0 = std::chrono::steady_clock::now();
   // A save target that cannot be written fails now, not after the training it would lose.
@@ -487,26 +530,7 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
   auto [train_data, test_data] = load_datasets(o, model.settings().seed);
   const double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const bool has_test = test_data.size() > 0;
-  // Grounded now, the datasets' facts are dropped before training: nothing after reads
-  // them, and for one big graph their store is a third of the peak memory
-  // (docs/big_graphs.md). Link prediction grounds its encoder in train.
-  if (!model.settings().link_prediction) {
-    status.phase("grounding " + std::to_string(train_data.size()) + " sample(s)");
-    model.prepare(train_data);
-    status.clear();
-    cli::warn_underivable_queries(model, train_data, "training data");
-    train_data = train_data.without_facts();
-    if (has_test) {
-      status.phase("grounding " + std::to_string(test_data.size()) + " test sample(s)");
-      model.prepare(test_data);
-      status.clear();
-      cli::warn_underivable_queries(model, test_data, "test data");
-      test_data = test_data.without_facts();
-    }
-#if defined(__GLIBC__)
-    malloc_trim(0);  // the store's arrays, freed in the middle of the heap (as Engine::prepare trims)
-#endif
-  }
+  if (!model.settings().link_prediction) ground_and_release_facts(model, train_data, test_data, status);
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   const int every = o.report_every > 0 ? o.report_every : std::max(1, o.epochs / 10);
@@ -552,25 +576,7 @@ void run_train(const TrainOptions& o, const CLI::App& cmd) {
     add_best(j, result);
   }
   j["timing"] = timing_json(result, build_s);
-  if (const ProcessGroup job = process_group(); job.mpi) {
-    const StepTiming steps = step_timing();
-    j["timing"]["ranks"] = job.size;
-    j["timing"]["step_compute_s"] = steps.compute_s;  // rank 0's forward + backward
-    j["timing"]["imbalance_wait_s"] = steps.wait_s;   // rank 0 waiting for the slowest rank
-    j["timing"]["allreduce_s"] = steps.allreduce_s;   // the gradient allreduce itself
-    j["timing"]["steps"] = steps.steps;
-    j["timing"]["allreduce_bytes"] = steps.allreduce_bytes;  // rank 0's payload, all steps
-    j["timing"]["exchange_s"] = steps.exchange_s;          // rank 0's ghost exchanges (partitioned sample)
-    j["timing"]["exchange_bytes"] = steps.exchange_bytes;  // what rank 0 sent in them, all steps
-    j["timing"]["exchange_rounds"] = steps.exchange_rounds;  // their alltoallv calls (slices of big ones)
-    // Plan values (the value buffers' sizes): of rank 0, of the busiest rank of each step,
-    // of all ranks; and the same for the values the passes computed, without the data, the
-    // ghosts and the sums of data alone (exec::Plan::computed_values).
-    j["timing"]["work"] = {{"rank0", steps.work_mine}, {"max_rank", steps.work_max}, {"total", steps.work_total}};
-    j["timing"]["computed"] = {
-        {"rank0", steps.computed_mine}, {"max_rank", steps.computed_max}, {"total", steps.computed_total}};
-    j["ranks"] = rank_shares(model, train_data);
-  }
+  if (const ProcessGroup job = process_group(); job.mpi) add_mpi_timing(j, job, model, train_data);
   j["samples"] = train_data.size();
   j["parameters"] = model.num_parameter_values();
   // Every output as a JSON object at once is big for one big graph (200k outputs: 0.13
