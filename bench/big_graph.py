@@ -137,7 +137,8 @@ def run_lrnn(args, prefix: str, npz: bool = False) -> dict:
     accuracy = (splits.get("train") or {}).get("accuracy", report.get("accuracy"))
     steps = timing.get("steps_s") or epochs  # the training steps: what PyG's epoch times
     return {"available": True, "build_s": timing["build_s"], "read_s": timing.get("read_s"),
-            "ground_s": timing.get("ground_s"), "plan_s": timing.get("plan_s"), "epoch_s": steps,
+            "ground_s": timing.get("ground_s"), "plan_s": timing.get("plan_s"),
+            "load_cpu_s": timing.get("load_cpu_s"), "epoch_s": steps,
             "epoch_min_s": min(steps), "with_eval_s": epochs, "loss": report.get("loss"), "accuracy": accuracy,
             "test_accuracy": (splits.get("test") or {}).get("accuracy"), "peak_rss_mb": rss}
 
@@ -257,7 +258,15 @@ def main() -> int:
         if len(npz_kept) == len(kept):
             growth["npz_build"] = fitted_exponent(ns, [r["lrnn_npz"]["build_s"] for r in kept])
             growth["npz_peak_rss"] = fitted_exponent(ns, [r["lrnn_npz"]["peak_rss_mb"] for r in kept])
+        # The reading and grounding's CPU time, lrnn's own (user) and the kernel's (system):
+        # which of the two makes a build grow faster than its graph.
+        if all(r["lrnn"].get("load_cpu_s") for r in kept):
+            for part in ("user", "system"):
+                growth["load_cpu_" + part] = fitted_exponent(ns, [r["lrnn"]["load_cpu_s"][part] for r in kept])
         result["lrnn_growth_exponents"] = growth
+        if all(r.get("pyg", {}).get("available") for r in kept):
+            result["pyg_growth_exponents"] = {"epoch": fitted_exponent(ns, [r["pyg"]["epoch_min_s"] for r in kept]),
+                                              "peak_rss": fitted_exponent(ns, [r["pyg"]["peak_rss_mb"] for r in kept])}
         print("growth of lrnn (fit t ~ a n^b; target b <= 1.1):")
         print(f"  {'nodes':>9s} {'build s':>9s} {'npz build':>9s} {'epoch ms':>9s} {'RSS MB':>9s} {'npz RSS':>9s}")
         for r in kept:
@@ -267,6 +276,13 @@ def main() -> int:
             print(f"  {r['nodes']:9d} {x['build_s']:9.3f} {npz_build} {x['epoch_min_s'] * 1e3:9.1f} "
                   f"{x['peak_rss_mb']:9.1f} {npz_rss}")
         print("  exponent  " + "  ".join(f"{k} {benchlib.fmt(v, digits=3)}" for k, v in growth.items()))
+        if "load_cpu_user" in growth:
+            print("  reading + grounding CPU s (user / system): " +
+                  "  ".join(f"{r['nodes']}: {r['lrnn']['load_cpu_s']['user']:.2f} / {r['lrnn']['load_cpu_s']['system']:.2f}"
+                            for r in kept))
+        if "pyg_growth_exponents" in result:
+            print("  PyG, same run: exponent  " + "  ".join(f"{k} {benchlib.fmt(v, digits=3)}"
+                                                          for k, v in result["pyg_growth_exponents"].items()))
     path = benchlib.write_result("big_graph", result, args.out)
     print(f"wrote {path}")
     return 0 if all(r["lrnn"].get("available") and r.get("lrnn_npz", {"available": True}).get("available")

@@ -81,3 +81,8 @@ def test_the_json_splits_the_build_into_its_phases(tmp_path):
     for key in ("build_s", "read_s", "ground_s", "plan_s"):
         assert t[key] > 0, (key, t)
     assert t["read_s"] + t["ground_s"] + t["plan_s"] <= t["build_s"] + 1e-6, t
+    # The CPU time of reading and grounding: lrnn's own (user) and the kernel's (system).
+    cpu = t["load_cpu_s"]
+    assert set(cpu) == {"user", "system"}, cpu
+    assert cpu["user"] >= 0 and cpu["system"] >= 0 and cpu["user"] + cpu["system"] > 0, cpu
+    assert cpu["user"] + cpu["system"] <= (t["read_s"] + t["ground_s"]) * (os.cpu_count() or 1) + 0.05, t
