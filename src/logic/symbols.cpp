@@ -42,38 +42,7 @@ uint32_t Symbols::append_locked(Entry e) {
 }
 
 uint32_t Symbols::find_locked(std::string_view name, uint64_t hash) const {
-  if (name_slots_.empty()) return kNoId;
-  const size_t mask = name_slots_.size() - 1;
-  const uint32_t tag = static_cast<uint32_t>(hash >> 32);
-  for (size_t i = hash & mask;; i = (i + 1) & mask) {
-    const NameSlot& slot = name_slots_[i];
-    if (slot.id_plus_one == 0) return kNoId;
-    if (slot.tag == tag && entry(slot.id_plus_one - 1).name == name) return slot.id_plus_one - 1;
-  }
-}
-
-void Symbols::index_locked(uint64_t hash, uint32_t id) {
-  if (2 * (names_ + 1) > name_slots_.size()) {
-    // Doubled, each name's hash computed again from its entry: no hash kept per slot.
-    std::vector<NameSlot> bigger(std::max<size_t>(1024, 2 * name_slots_.size()));
-    const size_t mask = bigger.size() - 1;
-    for (const NameSlot& slot : name_slots_) {
-      if (slot.id_plus_one == 0) continue;
-      size_t i = hash_name(entry(slot.id_plus_one - 1).name) & mask;
-      while (bigger[i].id_plus_one != 0) i = (i + 1) & mask;
-      bigger[i] = slot;
-    }
-    name_slots_.swap(bigger);
-  }
-  const size_t mask = name_slots_.size() - 1;
-  size_t i = hash & mask;
-  while (name_slots_[i].id_plus_one != 0) i = (i + 1) & mask;
-  name_slots_[i] = {static_cast<uint32_t>(hash >> 32), id + 1};
-  ++names_;
-}
-
-void Symbols::prefetch_slot(uint64_t hash) const {
-  if (!name_slots_.empty()) __builtin_prefetch(&name_slots_[hash & (name_slots_.size() - 1)]);
+  return names_.find(hash, [&](uint32_t id) { return entry(id).name == name; });
 }
 
 uint32_t Symbols::intern(std::string_view name) {
@@ -83,10 +52,10 @@ uint32_t Symbols::intern(std::string_view name) {
     if (const uint32_t id = find_locked(name, hash); id != kNoId) return id;
   }
   std::unique_lock lock(mutex_);
-  if (const uint32_t id = find_locked(name, hash); id != kNoId) return id;  // added meanwhile
-  const uint32_t id = append_locked(Entry{std::string(name), 0, false});
-  index_locked(hash, id);
-  return id;
+  return names_.find_or_add(  // found: added meanwhile
+      hash, [&](uint32_t id) { return entry(id).name == name; },
+      [&] { return append_locked(Entry{std::string(name), 0, false}); },
+      [&](uint32_t id) { return hash_name(entry(id).name); });
 }
 
 std::optional<uint32_t> Symbols::find(std::string_view name) const {
@@ -108,7 +77,7 @@ void Symbols::intern_terms(std::span<const Term* const> terms, std::span<uint32_
   {
     std::shared_lock lock(mutex_);
     for (size_t i = 0; i < terms.size(); ++i) {
-      if (i + kAhead < terms.size() && terms[i + kAhead]->kind != Term::Kind::Number) prefetch_slot(hashes[i + kAhead]);
+      if (i + kAhead < terms.size() && terms[i + kAhead]->kind != Term::Kind::Number) names_.prefetch(hashes[i + kAhead]);
       ids[i] = terms[i]->kind == Term::Kind::Number ? kNoId : find_locked(terms[i]->text, hashes[i]);
     }
   }

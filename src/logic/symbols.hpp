@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "logic/flat_index.hpp"
 #include "lrnn/ast.hpp"
 
 namespace lrnn::logic {
@@ -90,24 +91,13 @@ class Symbols {
   uint32_t append_locked(Entry e);
   int compare_entries(uint32_t a, uint32_t b) const;  // compare() beyond two small integers
 
-  // The names' index: open addressing over 8-byte slots (the hash's high half as a tag, the
-  // entry's id + 1; 0 is empty), at most half full. Each name is held once, by its entry
-  // (a map from std::string held it twice, in a node of its own: a big graph's 2M node
-  // names took 140 MB there). Linear probing from the hash's low bits.
-  struct NameSlot {
-    uint32_t tag = 0;
-    uint32_t id_plus_one = 0;
-  };
+  // The names' index (logic/flat_index.hpp): each name is held once, by its entry.
   static uint64_t hash_name(std::string_view name) { return std::hash<std::string_view>{}(name); }
   // The id of `name` (hashed to `hash`), or kNoId; the caller holds mutex_ (shared or not).
   uint32_t find_locked(std::string_view name, uint64_t hash) const;
-  // Adds `name` (not present) as entry `id`; the caller holds mutex_ uniquely.
-  void index_locked(uint64_t hash, uint32_t id);
-  void prefetch_slot(uint64_t hash) const;
-  static constexpr uint32_t kNoId = 0xFFFFFFFFu;
+  static constexpr uint32_t kNoId = FlatIndex::kNone;
   mutable std::shared_mutex mutex_;
-  std::vector<NameSlot> name_slots_;  // a power of two in size (or empty)
-  size_t names_ = 0;
+  FlatIndex names_;
   std::unordered_map<uint64_t, uint32_t> by_bits_;  // non-integer numbers by their bits
   std::unique_ptr<std::atomic<Entry*>[]> chunks_;
   std::atomic<uint32_t> size_{0};

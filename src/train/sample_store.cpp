@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "exec/plan.hpp"
+#include "logic/flat_index.hpp"
 #include "lrnn/diagnostics.hpp"
 
 namespace lrnn::train {
@@ -69,54 +70,9 @@ uint32_t checked_index(size_t n, const char* what) {
   return static_cast<uint32_t>(n);
 }
 
-// Distinct entries of a table to their ids: open addressing over the ids. A slot holds the
-// id + 1 (0 empty) in its low half and the upper half of the id's hash in its high half, so
-// a probe rejects a different entry from the slot alone and reads an entry only on a
-// likely match (a slot that held only the id cost a second cache miss, on the hash, per
-// lookup: the lookups of a big graph's node names were 12% of parsing it into the store).
-// Each id's full hash is kept too, for growing. A node name of a big graph is looked up
-// ~11 times (once per edge end): a node-based map spent a cache miss per node there and
-// held a copy of every string (~70 bytes each).
-class FlatIds {
- public:
-  // The id of the entry with hash h for which same(id) holds, or add()'s new id.
-  template <class Same, class Add>
-  uint32_t find_or_add(uint64_t h, Same same, Add add) {
-    if (2 * (hashes_.size() + 1) > slots_.size()) grow();
-    const size_t mask = slots_.size() - 1;
-    const uint64_t tag = h & kTagMask;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-      const uint64_t slot = slots_[i];
-      if (slot == 0) {
-        const uint32_t id = add();
-        slots_[i] = tag | (uint64_t{id} + 1);
-        hashes_.push_back(h);
-        return id;
-      }
-      const uint32_t id = static_cast<uint32_t>(slot) - 1;
-      if ((slot & kTagMask) == tag && same(id)) return id;
-    }
-  }
-
- private:
-  static constexpr uint64_t kTagMask = 0xFFFFFFFF00000000ull;
-  void grow() {
-    std::vector<uint64_t> bigger(std::max<size_t>(64, slots_.size() * 2), 0);
-    const size_t mask = bigger.size() - 1;
-    for (size_t id = 0; id < hashes_.size(); ++id) {
-      size_t i = hashes_[id] & mask;
-      while (bigger[i] != 0) i = (i + 1) & mask;
-      bigger[i] = (hashes_[id] & kTagMask) | (id + 1);
-    }
-    slots_.swap(bigger);
-  }
-  std::vector<uint64_t> slots_;
-  std::vector<uint64_t> hashes_;  // per id (ids are added in order 0, 1, ...)
-};
-
 // Distinct strings to their ids, for the strings table. A string of at most 16 bytes (a
 // graph's node names, predicates, numbers as written) is held in its slot itself, so a
-// lookup compares it there: one cache miss per lookup where FlatIds over the table took
+// lookup compares it there: one cache miss per lookup where a logic::FlatIndex over the table took
 // two (the slot, then the table's string), and those two were a fifth of parsing a graph
 // into the store. A longer string's slot holds its hash, and a match reads the table.
 class StringIds {
@@ -209,7 +165,10 @@ class StringIds {
 
 struct SampleStore::Builder::Maps {
   StringIds strings;  // into Tables::strings
-  FlatIds values;   // into Tables::values
+  logic::FlatIndex values;  // into Tables::values
+  // Each value's hash, by id: the index grows from these (rehashing the values themselves,
+  // a big graph's 200k feature vectors read at random, added 0.1 s to reading it).
+  std::vector<uint64_t> value_hashes;
   std::unordered_map<const SourceFile*, uint32_t> files;     // into Tables::files
   const SourceFile* last_file = nullptr;
   uint32_t last_file_index = 0;
@@ -383,13 +342,17 @@ uint32_t SampleStore::Builder::string_id(const std::string& s) {
 }
 
 uint32_t SampleStore::Builder::value_id(const ValueSpec& v) {
+  const uint64_t hash = hash_value(v);
+  std::vector<uint64_t>& hashes = maps_->value_hashes;
   return maps_->values.find_or_add(
-      hash_value(v), [&](uint32_t id) { return same_value(tables_.values[id], v); },
+      hash, [&](uint32_t id) { return same_value(tables_.values[id], v); },
       [&] {
         const uint32_t id = checked_index(tables_.values.size(), "values");
         tables_.values.push_back(v);
+        hashes.push_back(hash);
         return id;
-      });
+      },
+      [&](uint32_t id) { return hashes[id]; });
 }
 
 uint32_t SampleStore::Builder::term_span_id(const Span& term, const Span& fact) {

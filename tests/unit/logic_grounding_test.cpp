@@ -6,8 +6,10 @@
 #include <chrono>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
+#include "logic/flat_index.hpp"
 #include "logic/grounder.hpp"
 #include "logic/program.hpp"
 #include "logic/relation.hpp"
@@ -176,6 +178,38 @@ TEST(LogicSymbols, ManyNamesKeepTheirIdsThroughTheIndexGrowing) {
   EXPECT_EQ(s.find(""), std::nullopt);
   EXPECT_NE(s.intern(""), s.intern(std::string_view("\0", 1)));
   EXPECT_EQ(s.table_size(), 20002u);
+}
+
+// The index shared by the symbols' names and the store's values: entries whose hashes
+// agree in every bit are told apart by `same` alone, an entry is found by its full key
+// after several growths (rehashed through hash_of), and a failing add leaves it unchanged.
+TEST(LogicFlatIndex, CollidingHashesAndGrowthKeepEveryId) {
+  FlatIndex index;
+  std::vector<std::string> keys;
+  const auto hash_of_key = [](const std::string& k) { return k.size() % 2 ? uint64_t{42} : uint64_t{7} << 40; };
+  const auto find_or_add = [&](const std::string& k) {
+    return index.find_or_add(
+        hash_of_key(k), [&](uint32_t id) { return keys[id] == k; },
+        [&] {
+          keys.push_back(k);
+          return uint32_t(keys.size() - 1);
+        },
+        [&](uint32_t id) { return hash_of_key(keys[id]); });
+  };
+  for (int i = 0; i < 3000; ++i) ASSERT_EQ(find_or_add("k" + std::to_string(i)), uint32_t(i));
+  EXPECT_EQ(index.size(), 3000u);
+  for (int i = 0; i < 3000; ++i) {
+    const std::string k = "k" + std::to_string(i);
+    ASSERT_EQ(index.find(hash_of_key(k), [&](uint32_t id) { return keys[id] == k; }), uint32_t(i)) << k;
+    ASSERT_EQ(find_or_add(k), uint32_t(i));
+  }
+  EXPECT_EQ(index.find(42, [&](uint32_t id) { return keys[id] == "absent"; }), FlatIndex::kNone);
+  EXPECT_THROW(index.find_or_add(
+                   1, [](uint32_t) { return false; }, []() -> uint32_t { throw std::runtime_error("full"); },
+                   [&](uint32_t id) { return hash_of_key(keys[id]); }),
+               std::runtime_error);
+  EXPECT_EQ(index.size(), 3000u);
+  EXPECT_EQ(index.find(6000, [](uint32_t) { return true; }), FlatIndex::kNone);  // an empty slot: no probe
 }
 
 // intern_terms gives the ids intern_term gives term by term: held names, new names (also
