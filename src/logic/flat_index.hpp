@@ -4,7 +4,8 @@
 // from the hash's low bits. A probe rejects a different entry from the slot alone and reads
 // an entry only on a likely match, so a lookup costs one cache miss where a node-based map
 // cost one per node and held a copy of every key (a big graph's 2M node names: 140 MB).
-// Growing rehashes the held ids through the caller's hash_of(id): no hash is kept per id.
+// Growing rehashes the held ids through the caller's hash_of(id): the index keeps no hash
+// per id (a caller that cannot recompute one cheaply keeps its own: the store does).
 #pragma once
 
 #include <algorithm>
