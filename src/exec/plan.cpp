@@ -99,6 +99,7 @@ Plan PlanBuilder::build() {
     plan.depth_steps.push_back(static_cast<uint32_t>(plan.steps.size()));
     contributions.assign(model.predicates.size(), {});
     sum_rows_of_atoms.clear();
+    head_rows.clear();
     reduced_rules.clear();
     depth_first_group = plan.rule_groups.size();
     if (options.merge_shared_weight_rules) merge_shared_weight_rules(rule_it, depth);
@@ -432,7 +433,7 @@ void PlanBuilder::add_rule_group(const uint32_t r, std::vector<Ref> members) {
   plan_combination_and_activation(G, spec, z_shapes);
   plan_head_segments(G, members, scan.done);
   if (G.softmax) plan_softmax_segments(G, members, scan.done && scan.softmax_in_order);
-  plan_aggregation_and_head_weight(G, spec);
+  plan_aggregation_and_head_weight(G, spec, &members, &scan);
   add_contributions(G, spec, members, scan);
   add_rule_step(std::move(G));
 }
@@ -599,7 +600,8 @@ void PlanBuilder::plan_softmax_segments(RuleGroup& G, const std::vector<Ref>& me
 }
 
 // The aggregation over each head's groundings and the head weight after it.
-void PlanBuilder::plan_aggregation_and_head_weight(RuleGroup& G, const neural::RuleSpec& spec) {
+void PlanBuilder::plan_aggregation_and_head_weight(RuleGroup& G, const neural::RuleSpec& spec,
+                                                   const std::vector<Ref>* members, const MemberScan* scan) {
   const uint32_t r = G.rule;
   const Rule& rule = model.ast().rules[r];
   G.agg_shape = group_aggregation_shape(G.aggregation, G.act_shape, G.head_segments, rule_name(model, r), rule.span);
@@ -624,32 +626,38 @@ void PlanBuilder::plan_aggregation_and_head_weight(RuleGroup& G, const neural::R
       return rule_name(model, r) + ": head weight shape " + text(w) + " cannot apply to the aggregated value's shape " +
              text(G.agg_shape);
     });
+    if (members && share_head_rows(G, spec, *members, *scan)) return;
     G.out_off = alloc.take_rows(G.m, G.out_shape.size());
+    if (members) note_head_rows(G, spec, *members, *scan);
   }
 }
 
 // Whether G's out rows are its own per-head sums that nothing but its head atoms reads,
 // values or gradients: a transform sum's heads summed into rows of their own (not the
-// transformed rows themselves, which a group of the same weight may share) or a fused sum
-// of direct products, without a head weight (whose backward would read them). Their
-// backward reads only the rows' gradients.
+// transformed rows themselves, which a group of the same weight may share), a fused sum
+// of direct products, or the products of a matrix head weight on column vectors in rows
+// of their own (those of groups adding to them included: RuleGroup::adds_to_out). Their
+// backward reads only the rows' gradients (a head weight's, the aggregates' values).
 bool PlanBuilder::own_sum_rows(const RuleGroup& G) {
-  if (G.head_weight != neural::kNoParam || G.softmax || G.m == 0) return false;
+  if (G.softmax || G.m == 0) return false;
+  if (G.head_weight != neural::kNoParam)
+    return G.head_mode == WeightMode::MatMul && G.agg_shape.cols == 1 && G.out_off != G.agg_off && !G.adds_to_out;
   if (G.transform.enabled) return !G.transform.rows_are_heads && G.out_off != G.transform.t_off;
   return G.direct.kind != DirectProduct::Kind::None && G.direct.fused_sum && !G.identity_aggregation;
 }
 
-// Each head's value is a contribution to its atom.
+// Each head's value is a contribution to its atom; a group adding to an earlier group's
+// rows (RuleGroup::adds_to_out) contributes through those.
 void PlanBuilder::add_contributions(const RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
                                     const MemberScan& scan) {
+  if (G.adds_to_out) return;
   if (options.in_place_atoms && own_sum_rows(G))
     sum_rows_of_atoms.emplace_back(G.out_off, G.out_off + G.m * static_cast<uint32_t>(G.out_shape.size()));
   std::vector<Contribution>& list = contributions[spec.head_predicate];
   if (list.capacity() < list.size() + G.m) list.reserve(std::max(list.size() + G.m, 2 * list.capacity()));
   for (uint32_t j = 0; j < G.m; ++j) {
-    const auto [s, g] = members[G.head_segments[j]];
-    const uint32_t atom = scan.done ? scan.head_atoms[j] : samples[s]->head[g];
-    list.push_back({s, atom, G.out_off + j * static_cast<uint32_t>(G.out_shape.size()), G.out_shape});
+    const Ref head = head_atom(G, j, members, scan);
+    list.push_back({head.first, head.second, G.out_off + j * static_cast<uint32_t>(G.out_shape.size()), G.out_shape});
   }
 }
 

@@ -149,6 +149,13 @@ class PlanBuilder {
   // This depth's rule groups whose per-head sums only their atoms read: [begin, end) of
   // each one's out rows (PlanBuilder::own_sum_rows; AtomGroup::in_input_rows).
   std::vector<std::pair<uint32_t, uint32_t>> sum_rows_of_atoms;
+  // This depth's rule groups whose head weight's rows later groups may add to
+  // (PlanOptions::share_head_rows): the group and the (sample, atom) of each of its heads.
+  struct HeadRows {
+    uint32_t group;
+    std::vector<Ref> heads;
+  };
+  std::vector<HeadRows> head_rows;
   size_t depth_first_group = 0;                      // first rule group of this depth
 
   void place_facts();
@@ -248,7 +255,25 @@ class PlanBuilder {
 
   void plan_softmax_segments(RuleGroup& G, const std::vector<Ref>& members, bool in_order);
 
-  void plan_aggregation_and_head_weight(RuleGroup& G, const neural::RuleSpec& spec);
+  // With `members` and their scan, G's head weight may share an earlier group's rows
+  // (share_head_rows); without (a pair block's groups), it never does.
+  void plan_aggregation_and_head_weight(RuleGroup& G, const neural::RuleSpec& spec,
+                                        const std::vector<Ref>* members = nullptr, const MemberScan* scan = nullptr);
+
+  // The (sample, atom) of G's head j.
+  Ref head_atom(const RuleGroup& G, uint32_t j, const std::vector<Ref>& members, const MemberScan& scan) const {
+    const auto [s, g] = members[G.head_segments[j]];
+    return {s, scan.done ? scan.head_atoms[j] : samples[s]->head[g]};
+  }
+
+  // PlanOptions::share_head_rows (rewrites/shared_head_rows.cpp): whether G's head weight
+  // adds its products to an earlier group's rows (then G.out_off is theirs and
+  // G.adds_to_out is set). If not, note_head_rows notes G's own rows (allocated) for the
+  // groups after it.
+  bool share_head_rows(RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
+                       const MemberScan& scan);
+  void note_head_rows(const RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
+                      const MemberScan& scan);
 
   // PlanOptions::alias_identity_rules (plan_alias_rules.cpp): whether G (its inputs
   // planned) computes each head's one input unchanged; if so its heads' contributions are

@@ -200,16 +200,29 @@ using Columns = Eigen::Map<RowMat<T>, 0, Eigen::OuterStride<>>;
 template <class T>
 using ConstColumns = Eigen::Map<const RowMat<T>, 0, Eigen::OuterStride<>>;
 
+// C = A B^T (Store::Assign) or C += A B^T (Store::Add).
+template <class T, Store S>
+void product_abt_stored(Index m, Index k, Index n, const T* A, const T* B, T* C) {
+  // The kernel reads B^T; weights past kMaxTransposed entries keep Eigen's product.
+  const bool kernel = k > 0 && k <= kMaxDepth && n * k <= kMaxTransposed;
+  const Index j = kernel ? run_all_columns<T, S>(m, k, n, A, k, 1, transposed(B, n, k), C) : 0;
+  if (j == n) return;
+  Columns<T> rest(C + j, m, n - j, Eigen::OuterStride<>(n));
+  const auto product = CMapM<T>(A, m, k) * CMapM<T>(B + j * k, n - j, k).transpose();
+  if constexpr (S == Store::Assign) rest.noalias() = product;
+  else rest.noalias() += product;
+}
+
 }  // namespace
 
 template <class T>
 void product_abt(Index m, Index k, Index n, const T* A, const T* B, T* C) {
-  // The kernel reads B^T; weights past kMaxTransposed entries keep Eigen's product.
-  const bool kernel = k > 0 && k <= kMaxDepth && n * k <= kMaxTransposed;
-  const Index j = kernel ? run_all_columns<T, Store::Assign>(m, k, n, A, k, 1, transposed(B, n, k), C) : 0;
-  if (j == n) return;
-  Columns<T>(C + j, m, n - j, Eigen::OuterStride<>(n)).noalias() =
-      CMapM<T>(A, m, k) * CMapM<T>(B + j * k, n - j, k).transpose();
+  product_abt_stored<T, Store::Assign>(m, k, n, A, B, C);
+}
+
+template <class T>
+void add_product_abt(Index m, Index k, Index n, const T* A, const T* B, T* C) {
+  product_abt_stored<T, Store::Add>(m, k, n, A, B, C);
 }
 
 template <class T>
@@ -244,6 +257,8 @@ void add_product_atb(Index m, Index k, Index n, const T* A, const T* B, T* C) {
 
 template void product_abt<double>(Index, Index, Index, const double*, const double*, double*);
 template void product_abt<float>(Index, Index, Index, const float*, const float*, float*);
+template void add_product_abt<double>(Index, Index, Index, const double*, const double*, double*);
+template void add_product_abt<float>(Index, Index, Index, const float*, const float*, float*);
 template void add_product_ab<double>(Index, Index, Index, const double*, const double*, double*);
 template void add_product_ab<float>(Index, Index, Index, const float*, const float*, float*);
 template void add_product_atb<double>(Index, Index, Index, const double*, const double*, double*);

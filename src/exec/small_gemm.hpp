@@ -61,6 +61,11 @@ constexpr bool pads_tail(long r) {
 template <class T>
 void product_abt(Eigen::Index m, Eigen::Index k, Eigen::Index n, const T* A, const T* B, T* C);
 
+// C (m x n) += A (m x k) B^T: z += W x, a second head weight into the same rows
+// (RuleGroup::adds_to_out). Each entry's FMA chain starts from zero and is then added.
+template <class T>
+void add_product_abt(Eigen::Index m, Eigen::Index k, Eigen::Index n, const T* A, const T* B, T* C);
+
 // C (m x n) += A (m x k) B, B (k x n): the inputs' gradients gX += gZ W.
 template <class T>
 void add_product_ab(Eigen::Index m, Eigen::Index k, Eigen::Index n, const T* A, const T* B, T* C);

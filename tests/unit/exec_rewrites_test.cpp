@@ -324,7 +324,9 @@ TEST(PlanRewrites, RegistryNamesAndDescribesEachRewrite) {
             "rewrite transform_sum: 3 rule groups (one input under a matrix weight transformed once per distinct "
             "input, summed per head)\n"
             "rewrite one_hot_inputs: 0 rule groups (one-hot data inputs under a transform read as the weight's "
-            "columns, not a GEMM; training plans only, where data facts take no gradient)\n");
+            "columns, not a GEMM; training plans only, where data facts take no gradient)\n"
+            "rewrite shared_head_rows: 0 rule groups (head weights into the same atoms add their products to one "
+            "set of rows; training plans only)\n");
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 namespace {
 
 using lrnn::exec::add_product_ab;
+using lrnn::exec::add_product_abt;
 using lrnn::exec::add_product_atb;
 using lrnn::exec::product_abt;
 
@@ -90,7 +91,7 @@ void expect_product(const Case<T>& c, const std::function<bool(long)>& exact_col
     }
 }
 
-// The three products of one shape, each against the sum and, on the kernel's columns, its
+// The four products of one shape, each against the sum and, on the kernel's columns, its
 // FMA chain.
 template <class T>
 void expect_products(long m, long k, long n) {
@@ -99,6 +100,12 @@ void expect_products(long m, long k, long n) {
                      [=](const std::vector<T>& A, long i, long d) { return A[i * k + d]; },
                      [=](const std::vector<T>& B, long d, long j) { return B[j * k + d]; },
                      [=](const T* A, const T* B, T* C) { product_abt(m, k, n, A, B, C); }},
+                    [=](long j) { return k > 0 && kernel_column<T>(n, j); });
+  // C += A B^T: a second head weight into the same rows (RuleGroup::adds_to_out)
+  expect_product<T>({m, k, n, true,
+                     [=](const std::vector<T>& A, long i, long d) { return A[i * k + d]; },
+                     [=](const std::vector<T>& B, long d, long j) { return B[j * k + d]; },
+                     [=](const T* A, const T* B, T* C) { add_product_abt(m, k, n, A, B, C); }},
                     [=](long j) { return k > 0 && kernel_column<T>(n, j); });
   // C += A B, B (k x n)
   expect_product<T>({m, k, n, true,

@@ -24,8 +24,9 @@ enum class Rewrite : uint8_t {
   DirectProduct,     // rewrites/direct_product.cpp
   TransformSum,      // rewrites/transform_sum.cpp
   OneHotInputs,      // rewrites/one_hot_inputs.cpp
+  SharedHeadRows,    // rewrites/shared_head_rows.cpp
 };
-inline constexpr size_t kRewriteCount = 5;
+inline constexpr size_t kRewriteCount = 6;
 
 struct RewriteInfo {
   std::string_view name;         // as `lrnn ground --stats` prints it and tests disable it
@@ -35,7 +36,8 @@ struct RewriteInfo {
 
 // Each defined in its rewrite's file.
 namespace rewrites {
-extern const RewriteInfo kFoldZeroLiterals, kDropUnitWeights, kDirectProduct, kTransformSum, kOneHotInputs;
+extern const RewriteInfo kFoldZeroLiterals, kDropUnitWeights, kDirectProduct, kTransformSum, kOneHotInputs,
+    kSharedHeadRows;
 }  // namespace rewrites
 
 const RewriteInfo& rewrite_info(Rewrite r);
