@@ -96,13 +96,16 @@ std::vector<QueryPairing> pair_queries(const std::vector<ExampleAst>& examples,
 // groups it changed.
 struct PlanRewrite {
   std::string name, description;
-  size_t rule_groups = 0;
+  size_t rule_groups = 0;           // in the plans that inspection builds (`lrnn ground`, network())
+  size_t training_rule_groups = 0;  // in the plans that training and evaluation build
 };
 
 // The rewrites applied when each sample of `examples` paired with `query_lines` is grounded
-// and planned alone, with the default plan options (`lrnn ground --stats`): every rewrite,
-// in the order they apply, with its rule groups summed over the samples. Grounding errors
-// are thrown as training would throw them. (Implemented by the api stage.)
+// and planned alone (`lrnn ground --stats`), once with the plan options of inspection and
+// once with those of training (which keeps no gradients of the data and no rule neurons of
+// its own where a rewrite folds them: some rewrites fire there only): every rewrite, in the
+// order they apply, with its rule groups summed over the samples. Grounding errors are
+// thrown as training would throw them. (Implemented by the api stage.)
 std::vector<PlanRewrite> plan_rewrites(const TemplateAst& tmpl, const std::vector<ExampleAst>& examples,
                                        const std::vector<QueryLineAst>& query_lines,
                                        size_t max_ground_rules = kDefaultMaxGroundRules,

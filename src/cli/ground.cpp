@@ -117,12 +117,13 @@ void run_ground(const GroundOptions& o) {
             << " ground rules/s)\n";
   for (size_t r = 0; r < n_rules; ++r)
     std::cout << "rule r" << r << " (" << rule_label(r) << "): " << total_per_rule[r] << " ground rules\n";
-  // The plan rewrites (docs/semantics.md "Plan rewrites") of the samples planned one by one;
-  // a template that grounds but does not neuralize (a logic program) is not planned.
+  // The plan rewrites (docs/semantics.md "Plan rewrites") of the samples planned one by one,
+  // for inspection and for training; a template that grounds but does not neuralize (a
+  // logic program) is not planned.
   try {
     for (const PlanRewrite& w : plan_rewrites(tmpl, examples, lines, o.max_ground_rules, o.max_atoms))
-      std::cout << "rewrite " << w.name << ": " << w.rule_groups << (w.rule_groups == 1 ? " rule group (" : " rule groups (")
-                << w.description << ")\n";
+      std::cout << "rewrite " << w.name << ": " << w.rule_groups << (w.rule_groups == 1 ? " rule group, " : " rule groups, ")
+                << w.training_rule_groups << " in training (" << w.description << ")\n";
   } catch (const lrnn::Error& err) {
     std::cout << "rewrites: not planned (" << err.message() << ")\n";
   }
@@ -135,7 +136,9 @@ lrnn::cli::RegisterCommand reg(45, [](CLI::App& app) {
   cmd->add_option("--examples,-e", opts->examples_path, "Examples file (one example per line)")->required();
   cmd->add_option("--queries,-q", opts->queries_path,
                   "Queries file; grounding keeps only what supports the queries");
-  cmd->add_flag("--stats", opts->stats, "Print counts per example and per rule instead of the ground rules");
+  cmd->add_flag("--stats", opts->stats,
+                "Print counts per example and per rule, and the plan rewrites (inspection and training plans), "
+                "instead of the ground rules");
   cmd->add_flag("--json", opts->json, "Print the counts as JSON");
   lrnn::cli::add_grounding_limits(cmd, opts->max_ground_rules, opts->max_atoms);
   lrnn::cli::add_max_memory(cmd);

@@ -317,22 +317,6 @@ void SampleSteps::bind(const PreparedSet& set) {
   for (size_t i = 0; i < set.size(); ++i) first_output_[i + 1] += first_output_[i];
 }
 
-// Training and evaluation read parameter (and example fact) gradients and outputs only: no
-// gradients of the data facts (a GCN's first layer skips its dL/dX GEMM), and fused atom
-// sums keep their outputs in place, and rules that pass their one input on unchanged are
-// aliases of it (inspection, which shows every atom's and rule neuron's gradient, builds
-// its own plan).
-// Rules that sum W x into the same atoms through one weight W (a GCN layer's self and
-// neighbour rules) are one group, W (x_self + sum x_nbr), whose per-head sums the atoms then
-// are (exec::AtomGroup::in_input_rows): on the 200k-node graph a fifth less time per step
-// and 50 MB less memory than two rules sharing one transform of every node. Rules whose
-// head weights map into the same atoms (a GraphSAGE layer's W1 x + W2 avg(x_nbr)) add their
-// products into one set of rows, which the atoms then are (exec::RuleGroup::adds_to_out).
-constexpr exec::PlanOptions kTrainingPlan{.fact_gradients = false,
-                                          .in_place_atoms = true,
-                                          .alias_identity_rules = true,
-                                          .merge_shared_weight_rules = true,
-                                          .share_head_rows = true};
 
 namespace {
 

@@ -19,7 +19,7 @@
 // without neighbours gives the neighbour rule fewer heads: no sharing). An average of the
 // atoms' inputs would divide by their count, a max compare them: neither can read one sum.
 // Rule neurons then have no values of their own: training and evaluation plans only
-// (PlanOptions::share_head_rows); `lrnn ground --stats` plans for inspection and counts 0.
+// (PlanOptions::share_head_rows), the second count of `lrnn ground --stats`.
 #include "exec/plan_builder.hpp"
 #include "exec/rewrites/registry.hpp"
 
