@@ -147,43 +147,51 @@ TEST(SharedHeadRows, InspectionPlansKeepEachRulesRows) {
 // Training with the rewrite: GraphSAGE with head weights (shared rows) against the same
 // function with the neighbour rules' weights on their input, W avg(x) = avg(W x) (a
 // transform sum: nothing shared), from the same weights: the losses and weights after a
-// few epochs of Adam agree to the order of additions, in float64 and float32.
-std::string sage(bool head_weights) {
+// few epochs of Adam agree to the order of additions, in float64 and float32, and with h1
+// batch-normalised over batches of two graphs (the normalisation reads the shared rows).
+std::string sage(bool head_weights, bool batch_norm) {
   const std::string n1 = head_weights ? "$n1={4,3} h1(X) :- x(Y), *edge(X, Y). [aggregation=avg]\n"
                                       : "h1(X) :- $n1={4,3} x(Y), *edge(X, Y). [aggregation=avg]\n";
   const std::string n2 = head_weights ? "$n2={4,4} h2(X) :- h1(Y), *edge(X, Y). [aggregation=avg]\n"
                                       : "h2(X) :- $n2={4,4} h1(Y), *edge(X, Y). [aggregation=avg]\n";
   return "$s1={4,3} h1(X) :- x(X).\n" + n1 + "h1/1 $b1={4,1} [activation=relu]\n" +
+         (batch_norm ? "h1/1 [normalization=batch]\n" : "") +
          "$s2={4,4} h2(X) :- h1(X).\n" + n2 + "h2/1 [activation=tanh]\n" + "o(X) :- $o={1,4} h2(X).\n";
 }
 
 TEST(SharedHeadRows, TrainingMatchesTheSameFunctionPlannedWithoutIt) {
-  const Dataset data = Dataset::from_text(test::graph_text(kNodes, kDegree), test::node_queries(kNodes));
-  for (const Dtype dtype : {Dtype::Float64, Dtype::Float32}) {
-    Settings s;
-    s.seed = 5;
-    s.epochs = 4;
-    s.lr = 0.05;
-    s.dtype = dtype;
-    Model shared(Template::from_string(sage(true)), s), plain(Template::from_string(sage(false)), s);
-    lrnn_test::copy_parameters(shared, plain);
-    const std::vector<Parameter> before = shared.parameters();
-    const double loss_shared = shared.train(data).history.back().train.loss;
-    const double loss_plain = plain.train(data).history.back().train.loss;
-    const double tolerance = dtype == Dtype::Float64 ? 1e-12 : 1e-5;
-    EXPECT_NEAR(loss_shared, loss_plain, tolerance * std::abs(loss_plain));
-    const std::vector<Parameter> a = shared.parameters(), b = plain.parameters();
-    ASSERT_EQ(a.size(), b.size());
-    double moved = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-      ASSERT_EQ(a[i].name, b[i].name);
-      for (size_t e = 0; e < a[i].values.size(); ++e) {
-        EXPECT_NEAR(a[i].values[e], b[i].values[e], tolerance * std::max(1.0, std::abs(b[i].values[e])))
-            << a[i].name << "[" << e << "]";
-        moved = std::max(moved, std::abs(a[i].values[e] - before[i].values[e]));
+  const Dataset data = Dataset::from_text(test::graph_text(kNodes, kDegree) + test::graph_text(120, 2),
+                                          test::node_queries(kNodes) + test::node_queries(120));
+  for (const bool batch_norm : {false, true}) {
+    for (const Dtype dtype : {Dtype::Float64, Dtype::Float32}) {
+      SCOPED_TRACE(std::string(batch_norm ? "batch norm, " : "") + (dtype == Dtype::Float64 ? "float64" : "float32"));
+      Settings s;
+      s.seed = 5;
+      s.epochs = 4;
+      s.lr = 0.05;
+      s.batch_size = 2;
+      s.dtype = dtype;
+      Model shared(Template::from_string(sage(true, batch_norm)), s),
+          plain(Template::from_string(sage(false, batch_norm)), s);
+      lrnn_test::copy_parameters(shared, plain);
+      const std::vector<Parameter> before = shared.parameters();
+      const double loss_shared = shared.train(data).history.back().train.loss;
+      const double loss_plain = plain.train(data).history.back().train.loss;
+      const double tolerance = dtype == Dtype::Float64 ? 1e-12 : 1e-5;
+      EXPECT_NEAR(loss_shared, loss_plain, tolerance * std::abs(loss_plain));
+      const std::vector<Parameter> a = shared.parameters(), b = plain.parameters();
+      ASSERT_EQ(a.size(), b.size());
+      double moved = 0;
+      for (size_t i = 0; i < a.size(); ++i) {
+        ASSERT_EQ(a[i].name, b[i].name);
+        for (size_t e = 0; e < a[i].values.size(); ++e) {
+          EXPECT_NEAR(a[i].values[e], b[i].values[e], tolerance * std::max(1.0, std::abs(b[i].values[e])))
+              << a[i].name << "[" << e << "]";
+          moved = std::max(moved, std::abs(a[i].values[e] - before[i].values[e]));
+        }
       }
+      EXPECT_GT(moved, 1e-3);
     }
-    EXPECT_GT(moved, 1e-3);
   }
 }
 
