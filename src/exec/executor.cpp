@@ -209,7 +209,7 @@ void offset_backward(Shape shape, Shape b, size_t n, const T* g, T* gB) {
 
 template <class T>
 void head_weight_forward(const RuleGroup& G, const ParamView<T>& params, T* v) {
-  if (G.adds_to_out) {  // (a matrix on column vectors: rewrites/shared_head_rows.cpp)
+  if (G.adds_to_out && G.head_weight != neural::kNoParam) {  // (a matrix on column vectors: rewrites/shared_head_rows.cpp)
     const Shape w = params.info(G.head_weight).shape;
     add_product_abt<T>(G.m, w.cols, w.rows, v + G.agg_off, params.data(G.head_weight), v + G.out_off);
     return;

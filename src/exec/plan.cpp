@@ -614,36 +614,63 @@ void PlanBuilder::plan_aggregation_and_head_weight(RuleGroup& G, const neural::R
     for (uint32_t k = 0; k < G.n && t.rows_are_heads; ++k) t.rows_are_heads = t.row_of[k] == k;
     plan_backward_by_row(G);
   }
-  if (G.identity_aggregation) G.agg_off = G.softmax ? G.soft_off : G.act_off;
-  else if (G.transform.rows_are_heads) G.agg_off = G.transform.t_off;
-  else G.agg_off = alloc.take_rows(G.m, G.agg_shape.size());
   G.head_weight = spec.head_weight;
   G.out_shape = G.agg_shape;
-  G.out_off = G.agg_off;
   if (G.head_weight != neural::kNoParam) {
     const Shape w = model.params.info(G.head_weight).shape;
     G.head_mode = weight_mode_or_refuse(w, G.agg_shape, G.out_shape, rule.head.span, [&] {
       return rule_name(model, r) + ": head weight shape " + text(w) + " cannot apply to the aggregated value's shape " +
              text(G.agg_shape);
     });
-    if (members && share_head_rows(G, spec, *members, *scan)) return;
-    G.out_off = alloc.take_rows(G.m, G.out_shape.size());
-    if (members) note_head_rows(G, spec, *members, *scan);
   }
+  // The last stage's rows: the head weight's products, else the aggregates; either may be
+  // an earlier group's rows added to (share_head_rows).
+  const bool head = G.head_weight != neural::kNoParam;
+  if (G.identity_aggregation) G.agg_off = G.softmax ? G.soft_off : G.act_off;
+  else if (G.transform.rows_are_heads) G.agg_off = G.transform.t_off;
+  else if (!head && members && share_head_rows(G, spec, *members, *scan)) G.agg_off = G.out_off;
+  else G.agg_off = alloc.take_rows(G.m, G.agg_shape.size());
+  if (!head) G.out_off = G.agg_off;
+  else if (!(members && share_head_rows(G, spec, *members, *scan))) G.out_off = alloc.take_rows(G.m, G.out_shape.size());
+  if (members && !G.adds_to_out) note_head_rows(G, spec, *members, *scan);
 }
 
 // Whether G's out rows are its own per-head sums that nothing but its head atoms reads,
-// values or gradients: a transform sum's heads summed into rows of their own (not the
-// transformed rows themselves, which a group of the same weight may share), a fused sum
-// of direct products, or the products of a matrix head weight on column vectors in rows
-// of their own (those of groups adding to them included: RuleGroup::adds_to_out). Their
-// backward reads only the rows' gradients (a head weight's, the aggregates' values).
-bool PlanBuilder::own_sum_rows(const RuleGroup& G) {
-  if (G.softmax || G.m == 0) return false;
+// values or gradients: a transform sum's heads summed into rows of their own, or its
+// transformed rows themselves where no other rule could share them (its weight is read by
+// no other rule: transform_rows_alone), a fused sum of direct products, or the products of
+// a matrix head weight on column vectors in rows of their own (those of groups adding to
+// them included: RuleGroup::adds_to_out). Their backward reads only the rows' gradients (a
+// head weight's, the aggregates' values; a transform's, its inputs).
+bool PlanBuilder::own_sum_rows(const RuleGroup& G) const {
+  if (G.softmax || G.m == 0 || G.adds_to_out) return false;
   if (G.head_weight != neural::kNoParam)
-    return G.head_mode == WeightMode::MatMul && G.agg_shape.cols == 1 && G.out_off != G.agg_off && !G.adds_to_out;
-  if (G.transform.enabled) return !G.transform.rows_are_heads && G.out_off != G.transform.t_off;
+    return G.head_mode == WeightMode::MatMul && G.agg_shape.cols == 1 && G.out_off != G.agg_off;
+  if (G.transform.enabled)
+    return G.transform.rows_are_heads ? transform_rows_alone(G) : G.out_off != G.transform.t_off;
   return G.direct.kind != DirectProduct::Kind::None && G.direct.fused_sum && !G.identity_aggregation;
+}
+
+bool PlanBuilder::transform_rows_alone(const RuleGroup& G) const {
+  const TransformSum& t = G.transform;
+  return t.enabled && t.rows_are_heads && t.owns_transform && !t.sum_first && weight_readers(G.inputs[0].weight) == 1;
+}
+
+uint32_t PlanBuilder::weight_readers(uint32_t weight) const {
+  if (readers_of_weight.empty()) {
+    readers_of_weight.assign(model.params.count(), 0);
+    for (const neural::RuleSpec& rule : model.rules) {
+      std::vector<uint32_t> read;
+      for (const neural::InputSpec& in : rule.inputs) read.push_back(in.weight);
+      read.push_back(rule.head_weight);
+      read.push_back(rule.offset);
+      std::sort(read.begin(), read.end());
+      read.erase(std::unique(read.begin(), read.end()), read.end());
+      for (uint32_t w : read)
+        if (w < readers_of_weight.size()) ++readers_of_weight[w];
+    }
+  }
+  return weight < readers_of_weight.size() ? readers_of_weight[weight] : 0;
 }
 
 // Each head's value is a contribution to its atom; a group adding to an earlier group's

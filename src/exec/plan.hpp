@@ -208,11 +208,17 @@ struct RuleGroup {
   WeightMode head_mode = WeightMode::None;
   Shape out_shape;
   uint32_t out_off = 0;  // head-weighted aggregates (== agg_off without head weight)
-  // The head weight's products are added to the rows an earlier group of the same depth
-  // wrote for the same atoms, out_off being that group's (rewrites/shared_head_rows.cpp): a
-  // GraphSAGE layer's self and neighbour rules end in one sum, W1 x + W2 avg(x_nbr).
+  // The group's last stage (the head weight's products, else its aggregates: a transform
+  // sum's per-head sums or its GEMM over them) is added to the rows an earlier group of the
+  // same depth wrote for the same atoms, out_off being that group's
+  // (rewrites/shared_head_rows.cpp): a GraphSAGE layer's self and neighbour rules end in
+  // one sum, W1 x + W2 avg(x_nbr).
   bool adds_to_out = false;
 };
+
+// Whether G's aggregates themselves are added to an earlier group's rows (no head weight
+// after them: RuleGroup::adds_to_out).
+inline bool adds_to_agg(const RuleGroup& G) { return G.adds_to_out && G.head_weight == neural::kNoParam; }
 
 // Head h's aggregation scale: 1 for a sum, 1 / (its groundings) for an average.
 inline double head_scale(const RuleGroup& G, uint32_t h) {
@@ -370,13 +376,14 @@ struct PlanOptions {
   // partitioned sample's part (train/ghost_cut.hpp), where the two rules read different
   // inputs and could share no transform; inspection plans keep each rule's own neurons.
   bool merge_shared_weight_rules = false;
-  // On: rules of one depth whose head weights (matrices on column vectors) map the same
-  // atoms' aggregates, in the same order, into atoms that sum them (a GraphSAGE layer's self
-  // rule W1 x and neighbour rule W2 avg(x_nbr)) write one set of rows, the later ones adding
-  // their products to the first one's (RuleGroup::adds_to_out): the atoms are then those
-  // rows (AtomGroup::in_input_rows) where in_place_atoms allows, not a sum of two inputs
-  // each. The same values up to the order of additions (rewrites/shared_head_rows.cpp);
-  // the rules' own neurons have no rows of their own: for training and evaluation only.
+  // On: rules of one depth that end in column vectors for the same heads, in the same
+  // order, into atoms that sum them (a GraphSAGE layer's self rule W1 x and neighbour rule
+  // W2 avg(x_nbr), the weights on the heads or on the inputs) write one set of rows, the
+  // later ones adding their values to the first one's (RuleGroup::adds_to_out): the atoms
+  // are then those rows (AtomGroup::in_input_rows) where in_place_atoms allows, not a sum
+  // of two inputs each. The same values up to the order of additions
+  // (rewrites/shared_head_rows.cpp); the rules' own neurons have no rows of their own: for
+  // training and evaluation only.
   bool share_head_rows = false;
   // Without fact_gradients: the data facts at this value offset and after still take their
   // gradients (a partitioned sample's ghosts, laid out last, send theirs home).

@@ -282,7 +282,15 @@ class PlanBuilder {
                            const MemberScan& scan);
   void merge_shared_weight_rules(std::map<std::pair<uint32_t, uint32_t>, std::vector<Ref>>::iterator first,
                                  uint32_t depth);
-  static bool own_sum_rows(const RuleGroup& G);
+  bool own_sum_rows(const RuleGroup& G) const;
+  // Whether G's transformed rows are its heads' values that no other rule's group can
+  // read: it transforms them itself, one grounding per head, through a weight no other rule
+  // reads (so no group of its depth shares the rows, TransformSum::owns_transform).
+  bool transform_rows_alone(const RuleGroup& G) const;
+  // How many template rules read parameter `weight` (as an input's or head weight, or an
+  // offset); counted once per builder.
+  uint32_t weight_readers(uint32_t weight) const;
+  mutable std::vector<uint32_t> readers_of_weight;
   bool plan_in_input_rows(AtomGroup& A, const std::vector<Ref>& members);
   void add_contributions(const RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
                          const MemberScan& scan);

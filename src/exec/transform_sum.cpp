@@ -43,20 +43,24 @@ inline void prefetch_row_ahead(const TransformSum& t, uint32_t k, uint32_t total
 
 // out[h] = scale(h) * the sum over head h's groundings k of row(k) (width entries, W when
 // W > 0), summed in grounding order (as the gathered aggregation does); ahead(k) hints the
-// row a later grounding reads. A head without groundings gets zeros.
+// row a later grounding reads. A head without groundings gets zeros. With `add`, out[h] +=
+// that instead (RuleGroup::adds_to_out: the atoms' sum of two rules' values, in the order
+// the atom would add them).
 template <int W, class T, class Row, class Ahead>
-void sum_per_head(const RuleGroup& G, Eigen::Index runtime_width, T* out, Row row, Ahead ahead) {
+void sum_per_head(const RuleGroup& G, Eigen::Index runtime_width, T* out, Row row, Ahead ahead, bool add = false) {
   const Eigen::Index width = W > 0 ? W : runtime_width;
+  std::vector<T> heap(W > 0 || !add ? 0 : size_t(width));
   for (uint32_t h = 0; h < G.m; ++h) {
     T* y = out + size_t(h) * width;
     const uint32_t begin = G.head_segments[h], end = G.head_segments[h + 1];
     if (begin == end) {
-      std::fill(y, y + width, T(0.0));
+      if (!add) std::fill(y, y + width, T(0.0));
       continue;
     }
-    // Summed in registers for a compile-time width, else in the output row itself.
+    // Summed in registers for a compile-time width, else in the output row itself (or, when
+    // adding to it, a row of its own).
     T acc[W > 0 ? W : 1];
-    T* sum = W > 0 ? acc : y;
+    T* sum = W > 0 ? acc : add ? heap.data() : y;
     sum_rows<W>(
         begin, end,
         [&](uint32_t k) {
@@ -65,23 +69,26 @@ void sum_per_head(const RuleGroup& G, Eigen::Index runtime_width, T* out, Row ro
         },
         sum, width);
     const T scale = head_scale(G, h);
-    for (Eigen::Index e = 0; e < width; ++e) y[e] = scale != 1.0 ? sum[e] * scale : sum[e];
+    if (add)
+      for (Eigen::Index e = 0; e < width; ++e) y[e] += scale != 1.0 ? sum[e] * scale : sum[e];
+    else
+      for (Eigen::Index e = 0; e < width; ++e) y[e] = scale != 1.0 ? sum[e] * scale : sum[e];
   }
 }
 
-// agg[h] = the (scaled) sum of the transformed rows of head h's groundings.
+// agg[h] = (or +=, with `add`) the (scaled) sum of the transformed rows of head h's groundings.
 template <int W, class T>
-void sum_rows_per_head(const RuleGroup& G, Eigen::Index out, const T* rows, T* agg) {
+void sum_rows_per_head(const RuleGroup& G, Eigen::Index out, const T* rows, T* agg, bool add) {
   const TransformSum& t = G.transform;
   const uint32_t total = G.head_segments.empty() ? 0 : G.head_segments.back();
   sum_per_head<W>(
       G, out, agg, [&](uint32_t k) { return rows + size_t(t.row_of[k]) * out; },
-      [&](uint32_t k, uint32_t) { prefetch_row_ahead(t, k, total, out, rows, false); });
+      [&](uint32_t k, uint32_t) { prefetch_row_ahead(t, k, total, out, rows, false); }, add);
 }
 
 template <class T>
-void sum_rows_per_head(const RuleGroup& G, Eigen::Index out, const T* rows, T* agg) {
-  with_row_width(out, [&](auto w) { sum_rows_per_head<decltype(w)::value>(G, out, rows, agg); });
+void sum_rows_per_head(const RuleGroup& G, Eigen::Index out, const T* rows, T* agg, bool add = false) {
+  with_row_width(out, [&](auto w) { sum_rows_per_head<decltype(w)::value>(G, out, rows, agg, add); });
 }
 
 // grows[row_of[k]] += scale(h) gagg[h] for every grounding k of every head h.
@@ -219,8 +226,10 @@ void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v,
   if (t.sum_first) {
     if (!(t.constant_sums && data_held))
       with_row_width(d.in, [&](auto w) { sum_inputs_per_head<decltype(w)::value>(G, d.in, v, v + t.s_off); });
-    // agg (m x out) = S (m x in) W^T: one GEMM over the heads.
-    product_abt(Eigen::Index(G.m), d.in, d.out, v + t.s_off, params.data(B.weight), v + G.agg_off);
+    // agg (m x out) = S (m x in) W^T: one GEMM over the heads (added to an earlier rule's
+    // rows: RuleGroup::adds_to_out).
+    if (adds_to_agg(G)) add_product_abt(Eigen::Index(G.m), d.in, d.out, v + t.s_off, params.data(B.weight), v + G.agg_off);
+    else product_abt(Eigen::Index(G.m), d.in, d.out, v + t.s_off, params.data(B.weight), v + G.agg_off);
     return;
   }
   if (t.owns_transform) {
@@ -229,7 +238,7 @@ void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v,
     const Eigen::Index hot_rows = t.one_hot_inputs ? copy_hot_columns(t, d, W, v) : 0;
     transform_rows(t, d, hot_rows, W, v);
   }
-  if (!t.rows_are_heads) sum_rows_per_head(G, d.out, v + t.t_off, v + G.agg_off);
+  if (!t.rows_are_heads) sum_rows_per_head(G, d.out, v + t.t_off, v + G.agg_off, adds_to_agg(G));
 }
 
 template <class T>

@@ -97,9 +97,10 @@ struct OutputInfo {
 // Rules that sum W x into the same atoms through one weight W (a GCN layer's self and
 // neighbour rules) are one group, W (x_self + sum x_nbr), whose per-head sums the atoms then
 // are (exec::AtomGroup::in_input_rows): on the 200k-node graph a fifth less time per step
-// and 50 MB less memory than two rules sharing one transform of every node. Rules whose
-// head weights map into the same atoms (a GraphSAGE layer's W1 x + W2 avg(x_nbr)) add their
-// products into one set of rows, which the atoms then are (exec::RuleGroup::adds_to_out).
+// and 50 MB less memory than two rules sharing one transform of every node. Rules with
+// weights of their own into the same summed atoms (a GraphSAGE layer's W1 x + W2 avg(x_nbr))
+// add their values into one set of rows, which the atoms then are
+// (exec::RuleGroup::adds_to_out).
 inline constexpr exec::PlanOptions kTrainingPlan{.fact_gradients = false,
                                           .in_place_atoms = true,
                                           .alias_identity_rules = true,

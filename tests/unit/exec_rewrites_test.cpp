@@ -325,8 +325,8 @@ TEST(PlanRewrites, RegistryNamesAndDescribesEachRewrite) {
             "input, summed per head)\n"
             "rewrite one_hot_inputs: 0 rule groups (one-hot data inputs under a transform read as the weight's "
             "columns, not a GEMM; training plans only, where data facts take no gradient)\n"
-            "rewrite shared_head_rows: 0 rule groups (head weights into the same atoms add their products to one "
-            "set of rows; training plans only)\n");
+            "rewrite shared_head_rows: 0 rule groups (rules into the same summed atoms add their values to one set "
+            "of rows; training plans only)\n");
 }
 
 }  // namespace

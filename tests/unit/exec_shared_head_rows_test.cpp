@@ -136,6 +136,63 @@ TEST(SharedHeadRows, OneHeadWeightedRuleHasItsAtomsInItsRows) {
   test::expect_same_pass(plan, exec::build_plan(engine.model(), {&set.networks[0]}, none), engine, 1e-3);
 }
 
+// Input weights (no head weight): the self rule's transformed rows (its weight read by no
+// other rule) take the neighbour rule's per-head sums, or, summed first, its GEMM over the
+// heads' summed inputs; the atoms are those rows. Marked nodes only, so that the neighbours
+// outnumber the heads (sum first).
+TEST(SharedHeadRows, TransformSumsAddToTheSelfRulesTransformedRows) {
+  std::string marks, queries = "g :- ";
+  for (int n = 0; n < kNodes; n += 7) {
+    marks += ", mark(n" + std::to_string(n) + ")";
+    queries += std::string(n ? ", " : "") + (n % 2 ? "1.0" : "0.0") + " o(n" + std::to_string(n) + ")";
+  }
+  const std::string graph = test::graph_text(kNodes, kDegree);
+  train::Engine engine{parse_template("h1(X) :- $s1={4,3} x(X), *mark(X).\n"
+                                      "h1(X) :- $n1={4,3} x(Y), *edge(X, Y), *mark(X). [aggregation=sum]\n"
+                                      "h1/1 {4,1} [activation=relu]\n"
+                                      "o(X) :- {1,4} h1(X).\n")};
+  Dataset data = Dataset::from_text(graph.substr(0, graph.rfind('.')) + marks + ".\n", queries + ".\n");
+  train::PreparedSet set = engine.prepare(data.impl().samples);
+  const neural::SampleNetwork& net = set.networks[0];
+  exec::PlanOptions none;
+  none.disabled_rewrites.set();
+  const exec::Plan plain = exec::build_plan(engine.model(), {&net}, none);
+  for (const bool sum_first : {false, true}) {
+    SCOPED_TRACE(sum_first ? "summed first" : "per-head sums");
+    exec::PlanOptions options = training(true);
+    options.transform_sum_first = sum_first;
+    options.transform_sum_first_ratio = 1;  // (69 distinct neighbours of 43 heads)
+    const exec::Plan plan = exec::build_plan(engine.model(), {&net}, options);
+    EXPECT_EQ(plan.rewrites[exec::bit(exec::Rewrite::SharedHeadRows)], 1u);
+    const exec::RuleGroup *self = group_of_rule(plan, 0), *nbr = group_of_rule(plan, 1);
+    ASSERT_TRUE(self && nbr);
+    EXPECT_TRUE(self->transform.rows_are_heads);
+    EXPECT_TRUE(nbr->adds_to_out);
+    EXPECT_EQ(nbr->transform.sum_first, sum_first);
+    EXPECT_EQ(nbr->agg_off, self->transform.t_off);
+    size_t in_rows = 0;
+    for (const exec::AtomGroup& A : plan.atom_groups) in_rows += A.in_input_rows;
+    EXPECT_EQ(in_rows, 1u);
+    test::expect_same_pass(plan, plain, engine, 1e-3);
+  }
+  // A rule of another predicate reading $s1 at the same depth shares the self rule's
+  // transformed rows (TransformSum::owns_transform): they stay the self rule's alone to
+  // read, nothing is added to them and the atoms are not planned in them.
+  train::Engine reread{parse_template("h1(X) :- $s1={4,3} x(X), *mark(X).\n"
+                                      "h1(X) :- $n1={4,3} x(Y), *edge(X, Y), *mark(X). [aggregation=sum]\n"
+                                      "h1/1 {4,1} [activation=relu]\n"
+                                      "g1(X) :- $s1={4,3} x(X), *mark(X).\n"
+                                      "o(X) :- {1,4} h1(X).\n"
+                                      "o(X) :- {1,4} g1(X).\n")};
+  train::PreparedSet reread_set = reread.prepare(data.impl().samples);
+  const exec::Plan plan = exec::build_plan(reread.model(), {&reread_set.networks[0]}, training(true));
+  EXPECT_EQ(plan.rewrites[exec::bit(exec::Rewrite::SharedHeadRows)], 0u);
+  size_t shared_transforms = 0;
+  for (const exec::RuleGroup& G : plan.rule_groups) shared_transforms += G.transform.enabled && !G.transform.owns_transform;
+  EXPECT_EQ(shared_transforms, 1u);
+  test::expect_same_pass(plan, exec::build_plan(reread.model(), {&reread_set.networks[0]}, none), reread, 1e-3);
+}
+
 // Inspection plans (the default options) keep every rule's own rows.
 TEST(SharedHeadRows, InspectionPlansKeepEachRulesRows) {
   Fixture f;
@@ -144,19 +201,39 @@ TEST(SharedHeadRows, InspectionPlansKeepEachRulesRows) {
   for (const exec::RuleGroup& G : plan.rule_groups) EXPECT_FALSE(G.adds_to_out);
 }
 
-// Training with the rewrite: GraphSAGE with head weights (shared rows) against the same
-// function with the neighbour rules' weights on their input, W avg(x) = avg(W x) (a
-// transform sum: nothing shared), from the same weights: the losses and weights after a
-// few epochs of Adam agree to the order of additions, in float64 and float32, and with h1
-// batch-normalised over batches of two graphs (the normalisation reads the shared rows).
-std::string sage(bool head_weights, bool batch_norm) {
-  const std::string n1 = head_weights ? "$n1={4,3} h1(X) :- x(Y), *edge(X, Y). [aggregation=avg]\n"
-                                      : "h1(X) :- $n1={4,3} x(Y), *edge(X, Y). [aggregation=avg]\n";
-  const std::string n2 = head_weights ? "$n2={4,4} h2(X) :- h1(Y), *edge(X, Y). [aggregation=avg]\n"
-                                      : "h2(X) :- $n2={4,4} h1(Y), *edge(X, Y). [aggregation=avg]\n";
-  return "$s1={4,3} h1(X) :- x(X).\n" + n1 + "h1/1 $b1={4,1} [activation=relu]\n" +
-         (batch_norm ? "h1/1 [normalization=batch]\n" : "") +
-         "$s2={4,4} h2(X) :- h1(X).\n" + n2 + "h2/1 [activation=tanh]\n" + "o(X) :- $o={1,4} h2(X).\n";
+// Training with the rewrite: GraphSAGE spelled with head weights (the GEMMs add into one
+// set of rows) and with input weights (the neighbour rule's per-head sums add into the self
+// rule's transformed rows), against the same function with each rule into a predicate of
+// its own and the layer summing those (nothing shared), from the same weights: the losses
+// and weights after a few epochs of Adam agree to the order of additions, in float64 and
+// float32, and with h1 batch-normalised over batches of two graphs (the normalisation reads
+// the shared rows).
+enum class Spelling { HeadWeights, InputWeights, Apart };
+
+std::string sage(Spelling spelling, bool batch_norm) {
+  std::string t;
+  for (const char* layer : {"1", "2"}) {
+    const std::string h = std::string("h") + layer, in = layer[0] == '1' ? "x" : "h1";
+    const std::string dims = layer[0] == '1' ? "={4,3}" : "={4,4}";
+    const std::string self = "$s" + std::string(layer) + dims, nbr = "$n" + std::string(layer) + dims;
+    switch (spelling) {
+      case Spelling::HeadWeights:
+        t += self + " " + h + "(X) :- " + in + "(X).\n" + nbr + " " + h + "(X) :- " + in +
+             "(Y), *edge(X, Y). [aggregation=avg]\n";
+        break;
+      case Spelling::InputWeights:
+        t += h + "(X) :- " + self + " " + in + "(X).\n" + h + "(X) :- " + nbr + " " + in +
+             "(Y), *edge(X, Y). [aggregation=avg]\n";
+        break;
+      case Spelling::Apart:
+        t += h + "s(X) :- " + self + " " + in + "(X).\n" + h + "n(X) :- " + nbr + " " + in +
+             "(Y), *edge(X, Y). [aggregation=avg]\n" + h + "(X) :- " + h + "s(X).\n" + h + "(X) :- " + h + "n(X).\n";
+        break;
+    }
+    t += layer[0] == '1' ? "h1/1 $b1={4,1} [activation=relu]\n" + std::string(batch_norm ? "h1/1 [normalization=batch]\n" : "")
+                         : "h2/1 [activation=tanh]\n";
+  }
+  return t + "o(X) :- $o={1,4} h2(X).\n";
 }
 
 TEST(SharedHeadRows, TrainingMatchesTheSameFunctionPlannedWithoutIt) {
@@ -171,26 +248,29 @@ TEST(SharedHeadRows, TrainingMatchesTheSameFunctionPlannedWithoutIt) {
       s.lr = 0.05;
       s.batch_size = 2;
       s.dtype = dtype;
-      Model shared(Template::from_string(sage(true, batch_norm)), s),
-          plain(Template::from_string(sage(false, batch_norm)), s);
-      lrnn_test::copy_parameters(shared, plain);
-      const std::vector<Parameter> before = shared.parameters();
-      const double loss_shared = shared.train(data).history.back().train.loss;
-      const double loss_plain = plain.train(data).history.back().train.loss;
-      const double tolerance = dtype == Dtype::Float64 ? 1e-12 : 1e-5;
-      EXPECT_NEAR(loss_shared, loss_plain, tolerance * std::abs(loss_plain));
-      const std::vector<Parameter> a = shared.parameters(), b = plain.parameters();
-      ASSERT_EQ(a.size(), b.size());
-      double moved = 0;
-      for (size_t i = 0; i < a.size(); ++i) {
-        ASSERT_EQ(a[i].name, b[i].name);
-        for (size_t e = 0; e < a[i].values.size(); ++e) {
-          EXPECT_NEAR(a[i].values[e], b[i].values[e], tolerance * std::max(1.0, std::abs(b[i].values[e])))
-              << a[i].name << "[" << e << "]";
-          moved = std::max(moved, std::abs(a[i].values[e] - before[i].values[e]));
+      for (const Spelling spelling : {Spelling::HeadWeights, Spelling::InputWeights}) {
+        SCOPED_TRACE(spelling == Spelling::HeadWeights ? "head weights" : "input weights");
+        Model shared(Template::from_string(sage(spelling, batch_norm)), s),
+            plain(Template::from_string(sage(Spelling::Apart, batch_norm)), s);
+        lrnn_test::copy_parameters(shared, plain);
+        const std::vector<Parameter> before = shared.parameters();
+        const double loss_shared = shared.train(data).history.back().train.loss;
+        const double loss_plain = plain.train(data).history.back().train.loss;
+        const double tolerance = dtype == Dtype::Float64 ? 1e-12 : 1e-5;
+        EXPECT_NEAR(loss_shared, loss_plain, tolerance * std::abs(loss_plain));
+        const std::vector<Parameter> a = shared.parameters(), b = plain.parameters();
+        ASSERT_EQ(a.size(), b.size());
+        double moved = 0;
+        for (size_t i = 0; i < a.size(); ++i) {
+          ASSERT_EQ(a[i].name, b[i].name);
+          for (size_t e = 0; e < a[i].values.size(); ++e) {
+            EXPECT_NEAR(a[i].values[e], b[i].values[e], tolerance * std::max(1.0, std::abs(b[i].values[e])))
+                << a[i].name << "[" << e << "]";
+            moved = std::max(moved, std::abs(a[i].values[e] - before[i].values[e]));
+          }
         }
+        EXPECT_GT(moved, 1e-3);
       }
-      EXPECT_GT(moved, 1e-3);
     }
   }
 }

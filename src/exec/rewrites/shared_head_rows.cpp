@@ -1,48 +1,59 @@
 // The shared-head-rows rewrite (registry.hpp; docs/semantics.md "Plan rewrites"): rules of
-// one depth whose head weights map into the same atoms, which sum them, write one set of
-// rows. A GraphSAGE layer as PyNeuraLogic and lrnn.nn write it,
+// one depth that end in column vectors for the same atoms, which sum them, write one set of
+// rows. A GraphSAGE layer, h = W1 x + W2 avg(x_nbr), as PyNeuraLogic and lrnn.nn write it
+// (weights on the heads),
 //
 //   {10,10} h(X) :- x(X).
 //   {10,10} h(X) :- x(Y), *edge(Y, X). [aggregation=avg]
 //
-// is h = W1 x + W2 avg(x_nbr): planned plainly, each rule's head weight writes rows of its
-// own and the atoms sum the two (a gather of two inputs per atom, its slots and its
-// backward scatter). Here the first rule's GEMM writes the rows and the second adds its
-// products to them (RuleGroup::adds_to_out; the small GEMM's entries are each FMA chain
-// from zero, then added: W1 x + W2 a in the same order as the atom sum's). The atoms are
-// then those rows where the training plan keeps atoms in place (AtomGroup::in_input_rows:
-// the ReLU applied there), and backward reads dL/d(pre) there for both rules.
+// or with the weights on the inputs (`h(X) :- {10,10} x(X).`, ...): planned plainly, each
+// rule writes rows of its own and the atoms sum the two (a gather of two inputs per atom,
+// its slots and its backward scatter). Here the first rule's last kernel stores the rows
+// and each later rule's adds to them (RuleGroup::adds_to_out): a head weight's GEMM
+// (add_product_abt), a transform sum's per-head sums or its GEMM over the heads' summed
+// inputs; each entry is computed from zero and then added, as the atoms' sum adds it. The
+// atoms are then those rows where the training plan keeps atoms in place
+// (AtomGroup::in_input_rows: the ReLU applied there), and backward reads dL/d(pre) there
+// for every rule.
 //
-// It applies to a group whose head weight is a matrix on column vectors (no softmax) when
-// an earlier group of its depth has one too, with the same out shape, into atoms of the
-// same predicate, whose combination is a sum, with the same heads in the same order (a node
-// without neighbours gives the neighbour rule fewer heads: no sharing). An average of the
-// atoms' inputs would divide by their count, a max compare them: neither can read one sum.
-// Rule neurons then have no values of their own: training and evaluation plans only
+// The first rule's rows qualify when its last kernel writes them whole (then an add could
+// as well), or when they are its own transformed rows, one per head, through a weight no
+// other rule reads (a rule of the same weight may read a transform's rows:
+// TransformSum::owns_transform). A later rule adds when its last kernel is one of those
+// above (a head weight's GEMM; a transform sum's per-head sums or GEMM, not its transformed
+// rows themselves), into atoms of the same predicate whose combination is a sum, with the
+// same heads in the same order (a node without neighbours gives the neighbour rule fewer
+// heads: no sharing) and the same column shape. An average of the atoms' inputs would
+// divide by their count, a max compare them: neither can read one sum. Rule neurons then
+// have no values of their own: training and evaluation plans only
 // (PlanOptions::share_head_rows), the second count of `lrnn ground --stats`.
 #include "exec/plan_builder.hpp"
 #include "exec/rewrites/registry.hpp"
 
 const lrnn::exec::RewriteInfo lrnn::exec::rewrites::kSharedHeadRows{"shared_head_rows",
-    "head weights into the same atoms add their products to one set of rows; training plans only",
+    "rules into the same summed atoms add their values to one set of rows; training plans only",
     "docs/semantics.md \"Plan rewrites\""};
 
 namespace lrnn::exec::planning {
 
 namespace {
 
-// Whether G's head weight is a matrix on column vectors into atoms that sum their inputs:
-// the GEMM whose rows later groups can add to.
-bool head_gemm_into_sum(const RuleGroup& G, const neural::TemplateModel& model, const neural::RuleSpec& spec) {
-  return G.head_weight != neural::kNoParam && G.head_mode == WeightMode::MatMul && G.agg_shape.cols == 1 &&
-         !G.softmax && G.m > 0 && model.predicates[spec.head_predicate].combination == AggregationKind::Sum;
+// Whether G's last stage writes column vectors into atoms that sum their inputs, as one
+// kernel over its heads that could add instead of store: a matrix head weight's GEMM, or
+// (no head weight) a transform sum's per-head sums or its GEMM over the heads' summed inputs.
+bool last_stage_can_add(const RuleGroup& G, const neural::TemplateModel& model, const neural::RuleSpec& spec) {
+  if (G.softmax || G.m == 0 || G.out_shape.cols != 1 ||
+      model.predicates[spec.head_predicate].combination != AggregationKind::Sum)
+    return false;
+  if (G.head_weight != neural::kNoParam) return G.head_mode == WeightMode::MatMul && G.agg_shape.cols == 1;
+  return G.transform.enabled && !G.transform.rows_are_heads;
 }
 
 }  // namespace
 
 bool PlanBuilder::share_head_rows(RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
                                   const MemberScan& scan) {
-  if (!options.share_head_rows || !enabled(Rewrite::SharedHeadRows) || !head_gemm_into_sum(G, model, spec))
+  if (!options.share_head_rows || !enabled(Rewrite::SharedHeadRows) || !last_stage_can_add(G, model, spec))
     return false;
   for (const HeadRows& rows : head_rows) {
     const RuleGroup& first = plan.rule_groups[rows.group];
@@ -60,9 +71,15 @@ bool PlanBuilder::share_head_rows(RuleGroup& G, const neural::RuleSpec& spec, co
   return false;
 }
 
+// G's rows can take later groups' products when its last stage writes them whole (an add
+// could as well) or they are its transformed rows that no other rule reads.
 void PlanBuilder::note_head_rows(const RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
                                  const MemberScan& scan) {
-  if (!options.share_head_rows || !enabled(Rewrite::SharedHeadRows) || !head_gemm_into_sum(G, model, spec)) return;
+  if (!options.share_head_rows || !enabled(Rewrite::SharedHeadRows) || G.out_shape.cols != 1) return;
+  const bool rows_of_own = last_stage_can_add(G, model, spec) ||
+                           (G.head_weight == neural::kNoParam && transform_rows_alone(G) && !G.softmax &&
+                            model.predicates[spec.head_predicate].combination == AggregationKind::Sum);
+  if (!rows_of_own) return;
   HeadRows rows{static_cast<uint32_t>(plan.rule_groups.size()), std::vector<Ref>(G.m)};
   for (uint32_t j = 0; j < G.m; ++j) rows.heads[j] = head_atom(G, j, members, scan);
   head_rows.push_back(std::move(rows));
