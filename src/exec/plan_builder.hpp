@@ -149,7 +149,7 @@ class PlanBuilder {
   // This depth's rule groups whose per-head sums only their atoms read: [begin, end) of
   // each one's out rows (PlanBuilder::own_sum_rows; AtomGroup::in_input_rows).
   std::vector<std::pair<uint32_t, uint32_t>> sum_rows_of_atoms;
-  // This depth's rule groups whose head weight's rows later groups may add to
+  // This depth's rule groups whose last rows later groups may add to
   // (PlanOptions::share_head_rows): the group and the (sample, atom) of each of its heads.
   struct HeadRows {
     uint32_t group;
@@ -255,7 +255,7 @@ class PlanBuilder {
 
   void plan_softmax_segments(RuleGroup& G, const std::vector<Ref>& members, bool in_order);
 
-  // With `members` and their scan, G's head weight may share an earlier group's rows
+  // With `members` and their scan, G's last stage may add to an earlier group's rows
   // (share_head_rows); without (a pair block's groups), it never does.
   void plan_aggregation_and_head_weight(RuleGroup& G, const neural::RuleSpec& spec,
                                         const std::vector<Ref>* members = nullptr, const MemberScan* scan = nullptr);
@@ -266,10 +266,10 @@ class PlanBuilder {
     return {s, scan.done ? scan.head_atoms[j] : samples[s]->head[g]};
   }
 
-  // PlanOptions::share_head_rows (rewrites/shared_head_rows.cpp): whether G's head weight
-  // adds its products to an earlier group's rows (then G.out_off is theirs and
-  // G.adds_to_out is set). If not, note_head_rows notes G's own rows (allocated) for the
-  // groups after it.
+  // PlanOptions::share_head_rows (rewrites/shared_head_rows.cpp): whether G's last stage
+  // (its head weight's GEMM, else its transform sum's per-head sums or GEMM) adds to an
+  // earlier group's rows (then G.out_off is theirs and G.adds_to_out is set). If not,
+  // note_head_rows notes G's own rows (allocated) for the groups after it.
   bool share_head_rows(RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
                        const MemberScan& scan);
   void note_head_rows(const RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,

@@ -147,33 +147,36 @@ TEST(SharedHeadRows, TransformSumsAddToTheSelfRulesTransformedRows) {
     queries += std::string(n ? ", " : "") + (n % 2 ? "1.0" : "0.0") + " o(n" + std::to_string(n) + ")";
   }
   const std::string graph = test::graph_text(kNodes, kDegree);
-  train::Engine engine{parse_template("h1(X) :- $s1={4,3} x(X), *mark(X).\n"
-                                      "h1(X) :- $n1={4,3} x(Y), *edge(X, Y), *mark(X). [aggregation=sum]\n"
-                                      "h1/1 {4,1} [activation=relu]\n"
-                                      "o(X) :- {1,4} h1(X).\n")};
   Dataset data = Dataset::from_text(graph.substr(0, graph.rfind('.')) + marks + ".\n", queries + ".\n");
-  train::PreparedSet set = engine.prepare(data.impl().samples);
-  const neural::SampleNetwork& net = set.networks[0];
   exec::PlanOptions none;
   none.disabled_rewrites.set();
-  const exec::Plan plain = exec::build_plan(engine.model(), {&net}, none);
-  for (const bool sum_first : {false, true}) {
-    SCOPED_TRACE(sum_first ? "summed first" : "per-head sums");
-    exec::PlanOptions options = training(true);
-    options.transform_sum_first = sum_first;
-    options.transform_sum_first_ratio = 1;  // (69 distinct neighbours of 43 heads)
-    const exec::Plan plan = exec::build_plan(engine.model(), {&net}, options);
-    EXPECT_EQ(plan.rewrites[exec::bit(exec::Rewrite::SharedHeadRows)], 1u);
-    const exec::RuleGroup *self = group_of_rule(plan, 0), *nbr = group_of_rule(plan, 1);
-    ASSERT_TRUE(self && nbr);
-    EXPECT_TRUE(self->transform.rows_are_heads);
-    EXPECT_TRUE(nbr->adds_to_out);
-    EXPECT_EQ(nbr->transform.sum_first, sum_first);
-    EXPECT_EQ(nbr->agg_off, self->transform.t_off);
-    size_t in_rows = 0;
-    for (const exec::AtomGroup& A : plan.atom_groups) in_rows += A.in_input_rows;
-    EXPECT_EQ(in_rows, 1u);
-    test::expect_same_pass(plan, plain, engine, 1e-3);
+  // Rows of 4 values (summed at a width known at run time) and of 8 (at compile time).
+  for (const std::string w : {"4", "8"}) {
+    train::Engine engine{parse_template("h1(X) :- $s1={" + w + ",3} x(X), *mark(X).\n"
+                                        "h1(X) :- $n1={" + w + ",3} x(Y), *edge(X, Y), *mark(X). [aggregation=sum]\n"
+                                        "h1/1 {" + w + ",1} [activation=relu]\n"
+                                        "o(X) :- {1," + w + "} h1(X).\n")};
+    train::PreparedSet set = engine.prepare(data.impl().samples);
+    const neural::SampleNetwork& net = set.networks[0];
+    const exec::Plan plain = exec::build_plan(engine.model(), {&net}, none);
+    for (const bool sum_first : {false, true}) {
+      SCOPED_TRACE(std::string(sum_first ? "summed first" : "per-head sums") + ", width " + w);
+      exec::PlanOptions options = training(true);
+      options.transform_sum_first = sum_first;
+      options.transform_sum_first_ratio = 1;  // (69 distinct neighbours of 43 heads)
+      const exec::Plan plan = exec::build_plan(engine.model(), {&net}, options);
+      EXPECT_EQ(plan.rewrites[exec::bit(exec::Rewrite::SharedHeadRows)], 1u);
+      const exec::RuleGroup *self = group_of_rule(plan, 0), *nbr = group_of_rule(plan, 1);
+      ASSERT_TRUE(self && nbr);
+      EXPECT_TRUE(self->transform.rows_are_heads);
+      EXPECT_TRUE(nbr->adds_to_out);
+      EXPECT_EQ(nbr->transform.sum_first, sum_first);
+      EXPECT_EQ(nbr->agg_off, self->transform.t_off);
+      size_t in_rows = 0;
+      for (const exec::AtomGroup& A : plan.atom_groups) in_rows += A.in_input_rows;
+      EXPECT_EQ(in_rows, 1u);
+      test::expect_same_pass(plan, plain, engine, 1e-3);
+    }
   }
   // A rule of another predicate reading $s1 at the same depth shares the self rule's
   // transformed rows (TransformSum::owns_transform): they stay the self rule's alone to
