@@ -317,7 +317,6 @@ void SampleSteps::bind(const PreparedSet& set) {
   for (size_t i = 0; i < set.size(); ++i) first_output_[i + 1] += first_output_[i];
 }
 
-
 namespace {
 
 // A set's plans live as long as it is trained: grown by push_back, their arrays held up to

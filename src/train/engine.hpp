@@ -102,10 +102,10 @@ struct OutputInfo {
 // add their values into one set of rows, which the atoms then are
 // (exec::RuleGroup::adds_to_out).
 inline constexpr exec::PlanOptions kTrainingPlan{.fact_gradients = false,
-                                          .in_place_atoms = true,
-                                          .alias_identity_rules = true,
-                                          .merge_shared_weight_rules = true,
-                                          .share_head_rows = true};
+                                                 .in_place_atoms = true,
+                                                 .alias_identity_rules = true,
+                                                 .merge_shared_weight_rules = true,
+                                                 .share_head_rows = true};
 
 // A fresh PreparedSet::id (the engine's plan caches key by it).
 uint64_t next_prepared_set_id();

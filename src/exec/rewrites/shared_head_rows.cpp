@@ -38,13 +38,17 @@ namespace lrnn::exec::planning {
 
 namespace {
 
-// Whether G's last stage writes column vectors into atoms that sum their inputs, as one
-// kernel over its heads that could add instead of store: a matrix head weight's GEMM, or
-// (no head weight) a transform sum's per-head sums or its GEMM over the heads' summed inputs.
-bool last_stage_can_add(const RuleGroup& G, const neural::TemplateModel& model, const neural::RuleSpec& spec) {
-  if (G.softmax || G.m == 0 || G.out_shape.cols != 1 ||
-      model.predicates[spec.head_predicate].combination != AggregationKind::Sum)
-    return false;
+// Whether G's heads are column vectors of atoms that sum their inputs: the rows one sum of
+// several rules' values can stand for.
+bool into_summed_columns(const RuleGroup& G, const neural::TemplateModel& model, const neural::RuleSpec& spec) {
+  return !G.softmax && G.m > 0 && G.out_shape.cols == 1 &&
+         model.predicates[spec.head_predicate].combination == AggregationKind::Sum;
+}
+
+// Whether G's last stage is one kernel over its heads that could add instead of store: a
+// matrix head weight's GEMM, or (no head weight) a transform sum's per-head sums or its GEMM
+// over the heads' summed inputs.
+bool last_stage_can_add(const RuleGroup& G) {
   if (G.head_weight != neural::kNoParam) return G.head_mode == WeightMode::MatMul && G.agg_shape.cols == 1;
   return G.transform.enabled && !G.transform.rows_are_heads;
 }
@@ -53,7 +57,8 @@ bool last_stage_can_add(const RuleGroup& G, const neural::TemplateModel& model, 
 
 bool PlanBuilder::share_head_rows(RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
                                   const MemberScan& scan) {
-  if (!options.share_head_rows || !enabled(Rewrite::SharedHeadRows) || !last_stage_can_add(G, model, spec))
+  if (!options.share_head_rows || !enabled(Rewrite::SharedHeadRows) || !into_summed_columns(G, model, spec) ||
+      !last_stage_can_add(G))
     return false;
   for (const HeadRows& rows : head_rows) {
     const RuleGroup& first = plan.rule_groups[rows.group];
@@ -75,11 +80,8 @@ bool PlanBuilder::share_head_rows(RuleGroup& G, const neural::RuleSpec& spec, co
 // could as well) or they are its transformed rows that no other rule reads.
 void PlanBuilder::note_head_rows(const RuleGroup& G, const neural::RuleSpec& spec, const std::vector<Ref>& members,
                                  const MemberScan& scan) {
-  if (!options.share_head_rows || !enabled(Rewrite::SharedHeadRows) || G.out_shape.cols != 1) return;
-  const bool rows_of_own = last_stage_can_add(G, model, spec) ||
-                           (G.head_weight == neural::kNoParam && transform_rows_alone(G) && !G.softmax &&
-                            model.predicates[spec.head_predicate].combination == AggregationKind::Sum);
-  if (!rows_of_own) return;
+  if (!options.share_head_rows || !enabled(Rewrite::SharedHeadRows) || !into_summed_columns(G, model, spec)) return;
+  if (!last_stage_can_add(G) && !(G.head_weight == neural::kNoParam && transform_rows_alone(G))) return;
   HeadRows rows{static_cast<uint32_t>(plan.rule_groups.size()), std::vector<Ref>(G.m)};
   for (uint32_t j = 0; j < G.m; ++j) rows.heads[j] = head_atom(G, j, members, scan);
   head_rows.push_back(std::move(rows));
