@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "train/engine.hpp"
@@ -77,6 +78,9 @@ class BatchGradient {
   // The gradient of the sorted `batch` summed into epoch.grads (overwritten), its loss,
   // predictions and output values added to `epoch`.
   virtual void add_batch(const std::vector<uint32_t>& batch, int epoch_number, EpochAccumulator& epoch) = 0;
+  // Before add_batch: the first samples of the batches after it, in the order they will run
+  // (a hint; a process running them may prefetch their plans as the batch ends).
+  virtual void next_up(std::span<const uint32_t>) {}
   // After the optimizer's step on that gradient.
   virtual void after_step() {}
   // The epoch's training accuracy from its predictions.

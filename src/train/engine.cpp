@@ -302,6 +302,20 @@ int thread_id() {
 #endif
 }
 
+// The first `count` samples to run after the batch ending at position `end` of the epoch's
+// `order`, in the order they run (each batch sorted, as the training loop runs it).
+std::vector<uint32_t> samples_after(const std::vector<uint32_t>& order, size_t end, size_t batch_size,
+                                    size_t count) {
+  std::vector<uint32_t> next;
+  for (size_t b0 = end; b0 < order.size() && next.size() < count; b0 += batch_size) {
+    const size_t first = next.size();
+    next.insert(next.end(), order.begin() + b0, order.begin() + std::min(order.size(), b0 + batch_size));
+    std::sort(next.begin() + first, next.end());
+  }
+  next.resize(std::min(next.size(), count));
+  return next;
+}
+
 }  // namespace
 
 void SampleSteps::bind(const PreparedSet& set) {
@@ -523,6 +537,10 @@ void SampleGradient::add_to(std::vector<double>& dst, bool assign) const {
 void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals,
                       LossKind loss_kind, size_t mean_over, bool with_metrics, bool with_values,
                       const std::function<void(size_t, const SampleGradient&)>& take, Dtype dtype) {
+  struct UseUp {  // set_next_up's hint is for this run only
+    std::vector<uint32_t>& next_up;
+    ~UseUp() { next_up.clear(); }
+  } use_up{next_up_};
   plan_ahead(model, set, locals);
   const bool f32 = dtype == Dtype::Float32;
   if (f32) build_float_facts(set);
@@ -581,8 +599,10 @@ void SampleSteps::prefetch_ahead(const PreparedSet& set, std::span<const uint32_
                                  bool float_pass) const {
   for (int level = 0; level < exec::kPrefetchLevels; ++level) {
     const size_t ahead = pos + exec::kPrefetchLevels - level;
-    if (ahead >= locals.size()) continue;
-    const uint32_t local = locals[ahead];
+    const size_t after = ahead - std::min(ahead, locals.size());  // into next_up_ past the batch
+    if (ahead >= locals.size() && after >= next_up_.size()) continue;
+    const uint32_t local = ahead < locals.size() ? locals[ahead] : next_up_[after];
+    if (local >= plan_of_.size() || plan_of_[local] >= plans_.size()) continue;  // not planned (yet)
     const std::span<const std::byte> facts = !float_pass || facts32_begin_.empty()
                                                  ? std::as_bytes(std::span<const double>(set.networks[local].fact_data))
                                                  : std::as_bytes(float_facts(local));
@@ -874,6 +894,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     for (size_t b0 = 0; !query_batches && b0 < order.size(); b0 += batch_size) {
       batch.assign(order.begin() + b0, order.begin() + std::min(order.size(), b0 + batch_size));
       if (batch_size < order.size()) std::sort(batch.begin(), batch.end());  // canonical plan key
+      batches->next_up(samples_after(order, b0 + batch_size, batch_size, exec::kPrefetchLevels));
       batches->add_batch(batch, epochs_trained_ + 1, epoch);
       step_learnable(grads, lr, config, fixed_values, facts);
       batches->after_step();

@@ -271,6 +271,11 @@ class SampleSteps {
   // level of their plans each, issued before `locals[pos]` runs (exec/prefetch.hpp); the
   // fact values a `float_pass` reads.
   void prefetch_ahead(const PreparedSet& set, std::span<const uint32_t> locals, size_t pos, bool float_pass) const;
+  // The samples that run right after the next run()'s, in their order (the next batches'
+  // first ones; a hint, used up by that run): prefetch_ahead reaches past the batch's end
+  // into them, so that a batch of one sample (PyNeuraLogic's table trains so) does not
+  // start each pass on cold plans. Those not planned yet are skipped.
+  void set_next_up(std::span<const uint32_t> locals) { next_up_.assign(locals.begin(), locals.end()); }
   // Every sample's fact values in float, back to back, kept until the set changes (built
   // once, by the first float pass over the set): a float pass then reads half the bytes and
   // converts nothing. NCI1: 18 MB.
@@ -310,6 +315,7 @@ class SampleSteps {
   std::vector<float> facts32_;
   std::vector<size_t> facts32_begin_;  // per sample + 1 into facts32_; empty until built
   std::vector<uint32_t> plan_of_;                   // per sample: index into plans_, or kNone
+  std::vector<uint32_t> next_up_;                   // set_next_up's samples
   std::vector<std::unique_ptr<exec::Plan>> plans_;  // without their data (read from the networks)
   std::unordered_map<uint64_t, uint32_t> plan_by_structure_;
   std::vector<uint32_t> first_output_;  // per sample, into set.outputs (size samples + 1)

@@ -23,6 +23,8 @@ class LocalBatches final : public BatchGradient {
 
   void start_epoch(int, EpochPredictions& predictions) override { predictions.start(); }
 
+  void next_up(std::span<const uint32_t> samples) override { steps_.set_next_up(samples); }
+
   void add_batch(const std::vector<uint32_t>& batch, int, EpochAccumulator& epoch) override {
     size_t mean_over = 0;
     for (uint32_t i : batch) mean_over += target_count_[i];

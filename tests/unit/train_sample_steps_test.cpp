@@ -125,6 +125,36 @@ TEST(TrainSampleSteps, ThreadCountDoesNotChangeTheBits) {
 }
 #endif
 
+// The next batches' samples (set_next_up) are a prefetch hint: whether planned, not planned
+// yet or not in the set at all, the batch runs to the same bits, in float64 and float32.
+TEST(TrainSampleSteps, TheNextBatchesHintChangesNoBit) {
+  train::Engine engine(parse_template(kTemplate, "t"));
+  const train::PreparedSet set = engine.prepare(train::pair_samples(parse_examples(kExamples, "e"), {}));
+  for (const Dtype dtype : {Dtype::Float64, Dtype::Float32}) {
+    auto run = [&](train::SampleSteps& steps, std::vector<uint32_t> batch) {
+      std::vector<double> out;
+      steps.run(engine.model(), set, batch, train::LossKind::Mse, batch.size(), true, true,
+                [&](size_t, const train::SampleGradient& sample) {
+                  std::vector<double> grads(engine.parameters().size(), 0.0);
+                  sample.add_to(grads, true);
+                  out.insert(out.end(), grads.begin(), grads.end());
+                  out.insert(out.end(), sample.values[0].begin(), sample.values[0].end());
+                },
+                dtype);
+      return out;
+    };
+    train::SampleSteps plain, hinted;
+    const std::vector<double> first = run(plain, {1}), second = run(plain, {0, 2}), third = run(plain, {3});
+    hinted.set_next_up(std::vector<uint32_t>{0, 2, 99});  // 0 and 2 not planned yet, 99 no sample
+    EXPECT_EQ(run(hinted, {1}), first);
+    hinted.set_next_up(std::vector<uint32_t>{3, 1, 5});  // 1 planned, 3 and 5 not
+    EXPECT_EQ(run(hinted, {0, 2}), second);
+    hinted.set_next_up(std::vector<uint32_t>{2, 2, 0});  // all planned
+    EXPECT_EQ(run(hinted, {3}), third);
+    EXPECT_GT(*std::max_element(first.begin(), first.end()), 1e-6);
+  }
+}
+
 // With a zero learning rate the weights never move: the last epoch's outputs are the
 // evaluation's (up to rounding: evaluation runs the merged plan), on both paths.
 TEST(TrainSampleSteps, LastEpochOutputsCoverEverySampleOnBothPaths) {
