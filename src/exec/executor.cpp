@@ -252,7 +252,7 @@ void rule_forward(const RuleGroup& G, const ParamView<T>& params, BasicWorkspace
     return;
   }
   if (G.direct.fused_sum) {
-    direct_sum_forward(G, v, v + G.agg_off);
+    if (!G.direct.input_rows) direct_sum_forward(G, v, v + G.agg_off);
     head_weight_forward(G, params, v);
     return;
   }
@@ -291,7 +291,7 @@ void rule_backward(const RuleGroup& G, const ParamView<T>& params, BasicWorkspac
     return;
   }
   if (G.direct.fused_sum) {
-    direct_sum_backward(G, v, g + G.agg_off, g);
+    if (!G.direct.input_rows) direct_sum_backward(G, v, g + G.agg_off, g);  // else the head weight added there
     return;
   }
   if (G.softmax) {

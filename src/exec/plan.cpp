@@ -629,7 +629,7 @@ void PlanBuilder::plan_aggregation_and_head_weight(RuleGroup& G, const neural::R
   if (G.identity_aggregation) G.agg_off = G.softmax ? G.soft_off : G.act_off;
   else if (G.transform.rows_are_heads) G.agg_off = G.transform.t_off;
   else if (!head && members && share_head_rows(G, spec, *members, *scan)) G.agg_off = G.out_off;
-  else G.agg_off = alloc.take_rows(G.m, G.agg_shape.size());
+  else if (!(head && options.alias_identity_rules && plan_input_rows(G))) G.agg_off = alloc.take_rows(G.m, G.agg_shape.size());
   if (!head) G.out_off = G.agg_off;
   else if (!(members && share_head_rows(G, spec, *members, *scan))) G.out_off = alloc.take_rows(G.m, G.out_shape.size());
   if (members && !G.adds_to_out) note_head_rows(G, spec, *members, *scan);

@@ -95,6 +95,12 @@ struct DirectProduct {
   // dense blocks.
   bool banded = false;
   std::vector<uint32_t> band_begin, band_first;
+  // A fused sum of one grounding per head, under a head weight, whose input rows lie back to
+  // back in head order (a GraphSAGE layer's self rule, `{10,10} h(X) :- e(X).`): the
+  // aggregates are those rows where they lie (agg_off is the first), so forward runs the
+  // head weight alone and its backward adds straight into their gradients
+  // (plan_input_rows in rewrites/direct_product.cpp).
+  bool input_rows = false;
   std::vector<uint32_t> tile_begin;  // the first row of each tile, then rows (dense_tiles.hpp)
 };
 
@@ -356,7 +362,10 @@ struct PlanOptions {
   // the input where it lies (exec/plan_alias_rules.cpp). Two slots fewer per node and GIN
   // layer, values and gradients. Its rule neurons then have no values of their own: for
   // callers that read parameter gradients and outputs only (training, evaluation), never
-  // for inspection.
+  // for inspection. Such a rule under a matrix head weight instead (a GraphSAGE layer's
+  // self rule, `{10,10} h(X) :- e(X).`) keeps its step, whose head weight reads the input's
+  // rows where they lie if they lie back to back in head order (DirectProduct::input_rows):
+  // its aggregates' gradients are then the input's.
   bool alias_identity_rules = false;
   // On: a TransformSum whose distinct inputs are at least twice its heads sums each head's
   // inputs before the one GEMM (TransformSum::sum_first): a GEMM over the heads instead of

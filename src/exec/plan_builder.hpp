@@ -110,6 +110,9 @@ bool plan_one_hot_inputs(RuleGroup& G, Allocator& alloc, const std::vector<doubl
 DirectProduct plan_direct_product(CombinationKind combination, const std::vector<InputBlock>& inputs);
 void plan_dense_block(const RuleGroup& G, DirectProduct& d);
 void plan_banded_block(const RuleGroup& G, DirectProduct& d);
+// Sets G.direct.input_rows (and G.agg_off) when G's aggregates can be its input's rows
+// where they lie; after G's head segments and head weight. False, nothing changed, if not.
+bool plan_input_rows(RuleGroup& G);
 
 using Ref = std::pair<uint32_t, uint32_t>;  // (sample, local atom / ground rule)
 

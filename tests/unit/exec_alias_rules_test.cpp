@@ -9,6 +9,7 @@
 // head, a negation) keep their groups, and the plans agree at 1e-12.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -116,6 +117,57 @@ TEST(AliasRules, RulesThatChangeTheirInputKeepTheirGroups) {
     // Only e(I) :- x(I) aliases (e's offset belongs to its atom, not the rule).
     EXPECT_EQ(aliased.rule_groups.size() + 1, plain.rule_groups.size());
     expect_same(plain, aliased, p.engine, false);
+  }
+}
+
+// A GraphSAGE layer as PyNeuraLogic writes it (weights on the heads): the self rule's head
+// weight reads its input's rows where they lie (DirectProduct::input_rows), as does a rule
+// of one data fact per head; a rule whose heads all read one row, one with an activation,
+// and the neighbour average keep their sums. Same outputs and
+// parameter gradients as without aliasing and as the plain plan, to 1e-12.
+const char* kHeadWeighted =
+    "e(I) :- {3,2} x(I).\n"
+    "{3,3} s(I) :- e(I).\n"
+    "{3,3} s(I) :- e(J), *edge(J, I). [aggregation=avg]\n"
+    "s/1 {3} [activation=relu]\n"
+    "{2,2} f(I) :- x(I).\n"
+    "{2,3} p(I) :- e(J), *pair(I, J).\n"
+    "{3,3} n(I) :- e(I). [activation=tanh]\n"
+    "o :- {1,3} s(I), {1,2} f(I), {1,2} p(I), {1,3} n(I). [aggregation=sum]\n";
+
+TEST(AliasRules, HeadWeightsReadTheirOneInputsRowsWhereTheyLie) {
+  train::Engine engine(parse_template(kHeadWeighted, "t"));
+  const train::PreparedSet set = engine.prepare(train::pair_samples(
+      parse_examples("<1.0> o :- <[0.5, -1.0]> x(1), <[1.0, 0.25]> x(2), <[-0.75, 0.4]> x(3), edge(1, 2), "
+                     "edge(2, 1), edge(2, 3), edge(3, 2), pair(1, 1), pair(2, 1), pair(3, 1).\n"
+                     "<0.0> o :- <[0.2, 0.6]> x(1), <[-0.3, 0.9]> x(2), <[0.7, -0.1]> x(3), <[0.1, 0.1]> x(4), "
+                     "edge(1, 2), edge(2, 3), edge(3, 4), edge(4, 1), pair(1, 4), pair(2, 4), pair(3, 4), "
+                     "pair(4, 4).\n",
+                     "e"),
+      {}));
+  auto rule_of = [&](const exec::Plan& plan, bool in_place) {
+    std::vector<uint32_t> rules;
+    for (const exec::RuleGroup& G : plan.rule_groups)
+      if (G.direct.input_rows == in_place) rules.push_back(G.rule);
+    std::sort(rules.begin(), rules.end());
+    return rules;
+  };
+  for (const std::vector<size_t>& samples : {std::vector<size_t>{0}, {1}, {0, 1}}) {
+    std::vector<const neural::SampleNetwork*> nets;
+    for (size_t s : samples) nets.push_back(&set.networks[s]);
+    exec::PlanOptions options{.fact_gradients = false, .in_place_atoms = true, .alias_identity_rules = true};
+    const exec::Plan aliased = exec::build_plan(engine.model(), nets, options);
+    options.alias_identity_rules = false;
+    const exec::Plan kept = exec::build_plan(engine.model(), nets, options);
+    exec::PlanOptions plain_options;
+    plain_options.disabled_rewrites.set();
+    const exec::Plan plain = exec::build_plan(engine.model(), nets, plain_options);
+    EXPECT_EQ(rule_of(aliased, true), (std::vector<uint32_t>{1, 3})) << "s(I) :- e(I) and f(I) :- x(I)";
+    EXPECT_TRUE(rule_of(kept, true).empty());
+    EXPECT_TRUE(rule_of(plain, true).empty());
+    EXPECT_LT(aliased.num_values, kept.num_values);  // no rows of s's and f's sums
+    expect_same(kept, aliased, engine, false);
+    expect_same(plain, aliased, engine, false);
   }
 }
 

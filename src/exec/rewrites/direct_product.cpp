@@ -163,6 +163,24 @@ void plan_banded_block(const RuleGroup& G, DirectProduct& d) {
   d.tile_begin.clear();
 }
 
+bool plan_input_rows(RuleGroup& G) {
+  DirectProduct& d = G.direct;
+  // A product of one factor alone, summed: each head's aggregate is its one input's row.
+  if (d.kind != DirectProduct::Kind::Scale || !d.fused_sum || !d.scalars.empty() || d.dense || d.banded) return false;
+  // The head weight writes rows of its own (matrix products on column vectors): without
+  // it the aggregates would be the rows' atoms, which an atom group may change in place.
+  if (G.n == 0 || G.m != G.n || G.head_weight == neural::kNoParam || G.head_mode != WeightMode::MatMul ||
+      G.agg_shape.cols != 1)
+    return false;
+  const std::vector<uint32_t>& src = G.inputs[d.a].src;
+  const uint32_t len = static_cast<uint32_t>(d.len);
+  for (uint32_t k = 0; k < G.n; ++k)
+    if (src[k] != src[0] + k * len) return false;
+  d.input_rows = true;
+  G.agg_off = src[0];
+  return true;
+}
+
 // Sets d.dense (see DirectProduct) when the members of G form a dense block.
 void plan_dense_block(const RuleGroup& G, DirectProduct& d) {
   using Kind = DirectProduct::Kind;
