@@ -19,6 +19,7 @@ size_t row_size(const NormSite<T>& site) {
 }  // namespace
 
 uint32_t norm_input_off(const AtomGroup& A) {
+  if (A.x_in_inputs) return A.red_off;  // the rows themselves, planned so
   const bool sum = A.combination == AggregationKind::Sum || A.combination == AggregationKind::Avg;
   if (!A.summed_in_place || !sum || A.m == 0 || A.src.size() != A.m) return A.red_off;
   const uint32_t size = static_cast<uint32_t>(A.in_shape.size());

@@ -371,6 +371,7 @@ void sum_in_place_backward(const AtomGroup& A, T* g) {
 // The group's combined inputs, at red_off.
 template <class T>
 void atom_reduce_forward(const AtomGroup& A, T* v) {
+  if (A.x_in_inputs) return;  // x lies in the inputs' rows
   if (A.summed_in_place) {
     sum_in_place_forward(A, v);
   } else {
@@ -484,6 +485,7 @@ void atom_finish_backward(const AtomGroup& A, const ParamView<T>& params, const 
 
 template <class T>
 void atom_reduce_backward(const AtomGroup& A, const T* v, T* g) {
+  if (A.x_in_inputs) return;  // dL/dx was added where the inputs' gradients lie
   if (A.summed_in_place) {
     sum_in_place_backward(A, g);
     return;

@@ -37,6 +37,13 @@ bool real_transpose(const InputBlock& B) {
 
 namespace {
 
+// Whether the value offsets `src` are consecutive rows of `size` values, in order.
+bool rows_in_order(const std::vector<uint32_t>& src, uint32_t size) {
+  for (size_t j = 0; j < src.size(); ++j)
+    if (src[j] != src[0] + j * size) return false;
+  return !src.empty();
+}
+
 // The aggregated shape of a rule group: the aggregation's shape rule (neural/functions) for
 // its segments, which for concat must all be equally long.
 Shape group_aggregation_shape(AggregationKind kind, Shape in, const std::vector<uint32_t>& seg,
@@ -813,7 +820,9 @@ void PlanBuilder::add_atom_group(const uint32_t p, const std::vector<Ref>& membe
   const Shape red_shape = A.combination == AggregationKind::Count ? Shape{1, 1} : A.in_shape;
   A.summed_in_place = A.combination == AggregationKind::Sum || A.combination == AggregationKind::Avg;
   A.c_off = A.summed_in_place ? kNoValue : alloc.take_rows(A.src.size(), A.in_shape.size());
-  A.red_off = alloc.take_rows(A.m, red_shape.size());
+  A.x_in_inputs = options.in_place_atoms && pred.norm != neural::kNoParam && one_input_each && A.summed_in_place &&
+                  rows_in_order(A.src, static_cast<uint32_t>(A.in_shape.size()));
+  A.red_off = A.x_in_inputs ? A.src[0] : alloc.take_rows(A.m, red_shape.size());
   A.pre_off = A.red_off;
   if (A.offset != neural::kNoParam && !A.summed_in_place) {
     A.pre_off = alloc.take_rows(A.m, red_shape.size());

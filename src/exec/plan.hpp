@@ -259,6 +259,12 @@ struct AtomGroup {
   // (exec/batch_norm.hpp) between the group's two halves.
   uint32_t norm = neural::kNoParam;
   uint32_t norm_scale = neural::kNoParam, norm_mean = neural::kNoParam, norm_var = neural::kNoParam;
+  // A normalised group whose x are its inputs where they lie (PlanOptions::in_place_atoms:
+  // each atom sums one input and those are consecutive rows in atom order, a GIN's
+  // `mlp(I) :- {64,64} in(I)`): red_off is those rows, nothing is summed into a slot of its
+  // own forward nor scattered out of it backward (dL/dx adds where the inputs' gradients
+  // lie), in a training step and outside one alike.
+  bool x_in_inputs = false;
   uint32_t norm_off = 0;
   uint32_t pre_off = 0;
   Activation activation;

@@ -1,9 +1,10 @@
 // A batch-normalised group whose atoms each sum one input lying in consecutive rows (a GIN's
 // `mlp(I) :- {w} in(I)`) has its batch statistics read from those rows and dL/dx added to
 // their gradients (exec::norm_input_off), with no copy into red_off and no scatter out of
-// it. Checked against the copying path on two samples' plans, run in the phases of a
-// training step (train/batch_norm_steps.cpp): the same outputs and parameter gradients bit
-// for bit, in double and in float; a group with two inputs per atom keeps red_off.
+// it; in plans with in_place_atoms it has no red_off slot at all (AtomGroup::x_in_inputs).
+// Checked against the copying path on two samples' plans, run in the phases of a training
+// step (train/batch_norm_steps.cpp): the same outputs and parameter gradients bit for bit,
+// in double and in float; a group with two inputs per atom keeps red_off.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -116,21 +117,32 @@ TEST(BatchNormInput, ConsecutiveSingleInputsAreReadInPlaceWithTheSameStep) {
   train::Engine engine(parse_template(kTemplate, "t"));
   const train::PreparedSet set = engine.prepare(train::pair_samples(parse_examples(kExamples, "e"), {}));
   ASSERT_EQ(set.networks.size(), 2u);
-  std::vector<exec::Plan> plans;
-  for (const auto& network : set.networks)
-    plans.push_back(exec::build_plan(engine.model(), {&network}, {.in_place_atoms = true, .alias_identity_rules = true}));
-  for (const exec::Plan& plan : plans) {
-    ASSERT_EQ(plan.norm_steps.size(), 2u);
-    const exec::AtomGroup& mlp = plan.atom_groups[plan.steps[plan.norm_steps[0]].index];
-    const exec::AtomGroup& h = plan.atom_groups[plan.steps[plan.norm_steps[1]].index];
-    EXPECT_NE(exec::norm_input_off(mlp), mlp.red_off);  // the rule's rows
-    EXPECT_EQ(exec::norm_input_off(h), h.red_off);      // two inputs per atom: summed first
+  // In place: mlp's x are the rule's rows (no slot); copied: a slot red_off of its own,
+  // which the copying path below fills.
+  std::vector<exec::Plan> in_place, copied;
+  for (const auto& network : set.networks) {
+    in_place.push_back(exec::build_plan(engine.model(), {&network}, {.in_place_atoms = true, .alias_identity_rules = true}));
+    copied.push_back(exec::build_plan(engine.model(), {&network}, {.alias_identity_rules = true}));
   }
-  expect_same(step(plans, exec::view_of(engine.parameters()), true),
-              step(plans, exec::view_of(engine.parameters()), false));
+  for (const exec::Plan* plan : {&in_place[0], &in_place[1], &copied[0], &copied[1]}) {
+    ASSERT_EQ(plan->norm_steps.size(), 2u);
+    const exec::AtomGroup& mlp = plan->atom_groups[plan->steps[plan->norm_steps[0]].index];
+    const exec::AtomGroup& h = plan->atom_groups[plan->steps[plan->norm_steps[1]].index];
+    const bool planned_in_place = plan == &in_place[0] || plan == &in_place[1];
+    EXPECT_EQ(mlp.x_in_inputs, planned_in_place);
+    EXPECT_EQ(mlp.red_off == mlp.src[0], planned_in_place);
+    EXPECT_EQ(exec::norm_input_off(mlp), mlp.src[0]);  // the rule's rows either way
+    EXPECT_FALSE(h.x_in_inputs);
+    EXPECT_EQ(exec::norm_input_off(h), h.red_off);  // two inputs per atom: summed first
+  }
+  EXPECT_LT(in_place[0].num_values, copied[0].num_values);
+  expect_same(step(in_place, exec::view_of(engine.parameters()), true),
+              step(copied, exec::view_of(engine.parameters()), false));
+  expect_same(step(copied, exec::view_of(engine.parameters()), true),
+              step(copied, exec::view_of(engine.parameters()), false));
   exec::ParamMirror mirror;
   const exec::ParamView<float> params32 = mirror.refresh(engine.parameters());
-  expect_same(step(plans, params32, true), step(plans, params32, false));
+  expect_same(step(in_place, params32, true), step(copied, params32, false));
 }
 
 }  // namespace
