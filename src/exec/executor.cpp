@@ -103,7 +103,7 @@ void permute_rows(const std::vector<uint32_t>& perm, int size, const T* in, T* o
 // z = W (x) for n values of shape x (see WeightMode).
 template <class T>
 void weight_forward(WeightMode mode, Shape w, Shape x, Shape z, size_t n, const T* W,
-                    const T* X, T* Z) {
+                    const T* X, T* Z, const T* Wt = nullptr) {
   const Eigen::Index N = static_cast<Eigen::Index>(n);
   switch (mode) {
     case WeightMode::None: return;
@@ -119,7 +119,7 @@ void weight_forward(WeightMode mode, Shape w, Shape x, Shape z, size_t n, const 
     case WeightMode::MatMul: {
       if (x.cols == 1) {
         // Z (n x r) = X (n x c) W^T: one GEMM for the whole group.
-        product_abt(N, x.rows, w.rows, X, W, Z);
+        product_abt(N, x.rows, w.rows, X, W, Z, Wt);
       } else {
         CMapM<T> Wm(W, w.rows, w.cols);
         for (size_t k = 0; k < n; ++k)
@@ -211,12 +211,13 @@ template <class T>
 void head_weight_forward(const RuleGroup& G, const ParamView<T>& params, T* v) {
   if (G.adds_to_out && G.head_weight != neural::kNoParam) {  // (a matrix on column vectors: rewrites/shared_head_rows.cpp)
     const Shape w = params.info(G.head_weight).shape;
-    add_product_abt<T>(G.m, w.cols, w.rows, v + G.agg_off, params.data(G.head_weight), v + G.out_off);
+    add_product_abt<T>(G.m, w.cols, w.rows, v + G.agg_off, params.data(G.head_weight), v + G.out_off,
+                       params.transposed(G.head_weight));
     return;
   }
   if (G.head_mode != WeightMode::None)
     weight_forward(G.head_mode, params.info(G.head_weight).shape, G.agg_shape, G.out_shape, G.m,
-                   params.data(G.head_weight), v + G.agg_off, v + G.out_off);
+                   params.data(G.head_weight), v + G.agg_off, v + G.out_off, params.transposed(G.head_weight));
 }
 
 // comb = the combination of the gathered, weighted (and transposed) inputs.
@@ -231,7 +232,7 @@ void gathered_combination_forward(const RuleGroup& G, const ParamView<T>& params
     gather(B.src, B.raw_shape.size(), B.soft_negated, v, v + B.x_off);
     if (B.mode != WeightMode::None)
       weight_forward(B.mode, params.info(B.weight).shape, B.raw_shape, B.wout_shape, G.n,
-                     params.data(B.weight), v + B.x_off, v + B.w_off);
+                     params.data(B.weight), v + B.x_off, v + B.w_off, params.transposed(B.weight));
     if (B.z_off != B.w_off) transpose_rows(B.wout_shape, G.n, v + B.w_off, v + B.z_off, false);
     shapes.push_back(B.out_shape);
     in.push_back(v + B.z_off);
@@ -516,6 +517,19 @@ void add_fact_grads(const std::vector<uint32_t>& off, const std::vector<uint32_t
 }
 
 }  // namespace
+
+ParamView<float> ParamMirror::refresh(const neural::Parameters& params) {
+  values.assign(params.values.begin(), params.values.end());
+  transposed.resize(values.size());
+  for (uint32_t p = 0; p < params.count(); ++p) {  // the matrices the small GEMMs take (others never read)
+    const neural::ParamInfo& info = params.info(p);
+    const Eigen::Index rows = info.shape.rows, cols = info.shape.cols;
+    if (rows > 1 && cols > 1 && rows * cols <= kSmallGemmMaxTransposed)
+      MapM<float>(transposed.data() + info.offset, cols, rows) =
+          CMapM<float>(values.data() + info.offset, rows, cols).transpose();
+  }
+  return {&params, values.data(), transposed.data()};
+}
 
 void forward(const Plan& plan, const neural::Parameters& params, Workspace& ws,
              const neural::Parameters* example_params) {

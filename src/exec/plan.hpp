@@ -486,8 +486,16 @@ template <class T>
 struct ParamView {
   const neural::Parameters* params = nullptr;
   const T* values = nullptr;
+  // Laid out as `values`, each matrix parameter's block transposed (cols x rows) where the
+  // small GEMMs take it (kSmallGemmMaxTransposed entries at most; other blocks unset), when
+  // the view's maker keeps them (ParamMirror): the GEMMs read W^T from here instead of
+  // checking a cached transpose against W on every call. Null: none kept.
+  const T* transposed_values = nullptr;
   const neural::ParamInfo& info(uint32_t p) const { return params->info(p); }
   const T* data(uint32_t p) const { return values + params->info(p).offset; }
+  const T* transposed(uint32_t p) const {
+    return transposed_values ? transposed_values + params->info(p).offset : nullptr;
+  }
   size_t size() const { return params->size(); }
 };
 inline ParamView<double> view_of(const neural::Parameters& params) { return {&params, params.values.data()}; }
@@ -495,11 +503,10 @@ inline ParamView<double> view_of(const neural::Parameters& params) { return {&pa
 // A float copy of the (double, master) parameters for float execution: refreshed from them
 // before every pass that reads them (after each optimizer step), never written back.
 struct ParamMirror {
-  std::vector<float> values;
-  ParamView<float> refresh(const neural::Parameters& params) {
-    values.assign(params.values.begin(), params.values.end());
-    return {&params, values.data()};
-  }
+  std::vector<float> values, transposed;
+  // The float values and their matrices' transposes (ParamView::transposed_values), made
+  // once per refresh: a batch's passes each read them many times.
+  ParamView<float> refresh(const neural::Parameters& params);
 };
 
 // Computes every neuron value of the plan. `example_params` (may be null: the facts keep

@@ -22,8 +22,7 @@ constexpr int kAccumulators = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS >= 32 ? 24 
 // Longer depths take Eigen's product: the kernel streams the whole right operand
 // (depth x width) once per row block, which must stay in the caches near the core.
 constexpr Index kMaxDepth = 512;
-// The largest weight (entries) product_abt keeps a transposed copy of, per thread.
-constexpr Index kMaxTransposed = Index(1) << 16;
+constexpr Index kMaxTransposed = kSmallGemmMaxTransposed;
 
 // Where a row block's results go: C's rows (=, +=), or C's columns (+=, for C^T = ...).
 enum class Store { Assign, Add, AddTransposed };
@@ -202,10 +201,10 @@ using ConstColumns = Eigen::Map<const RowMat<T>, 0, Eigen::OuterStride<>>;
 
 // C = A B^T (Store::Assign) or C += A B^T (Store::Add).
 template <class T, Store S>
-void product_abt_stored(Index m, Index k, Index n, const T* A, const T* B, T* C) {
+void product_abt_stored(Index m, Index k, Index n, const T* A, const T* B, T* C, const T* Bt) {
   // The kernel reads B^T; weights past kMaxTransposed entries keep Eigen's product.
   const bool kernel = k > 0 && k <= kMaxDepth && n * k <= kMaxTransposed;
-  const Index j = kernel ? run_all_columns<T, S>(m, k, n, A, k, 1, transposed(B, n, k), C) : 0;
+  const Index j = kernel ? run_all_columns<T, S>(m, k, n, A, k, 1, Bt ? Bt : transposed(B, n, k), C) : 0;
   if (j == n) return;
   Columns<T> rest(C + j, m, n - j, Eigen::OuterStride<>(n));
   const auto product = CMapM<T>(A, m, k) * CMapM<T>(B + j * k, n - j, k).transpose();
@@ -216,13 +215,13 @@ void product_abt_stored(Index m, Index k, Index n, const T* A, const T* B, T* C)
 }  // namespace
 
 template <class T>
-void product_abt(Index m, Index k, Index n, const T* A, const T* B, T* C) {
-  product_abt_stored<T, Store::Assign>(m, k, n, A, B, C);
+void product_abt(Index m, Index k, Index n, const T* A, const T* B, T* C, const T* Bt) {
+  product_abt_stored<T, Store::Assign>(m, k, n, A, B, C, Bt);
 }
 
 template <class T>
-void add_product_abt(Index m, Index k, Index n, const T* A, const T* B, T* C) {
-  product_abt_stored<T, Store::Add>(m, k, n, A, B, C);
+void add_product_abt(Index m, Index k, Index n, const T* A, const T* B, T* C, const T* Bt) {
+  product_abt_stored<T, Store::Add>(m, k, n, A, B, C, Bt);
 }
 
 template <class T>
@@ -255,10 +254,10 @@ void add_product_atb(Index m, Index k, Index n, const T* A, const T* B, T* C) {
       CMapM<T>(A, k, m).transpose() * ConstColumns<T>(B + j, k, n - j, Eigen::OuterStride<>(n));
 }
 
-template void product_abt<double>(Index, Index, Index, const double*, const double*, double*);
-template void product_abt<float>(Index, Index, Index, const float*, const float*, float*);
-template void add_product_abt<double>(Index, Index, Index, const double*, const double*, double*);
-template void add_product_abt<float>(Index, Index, Index, const float*, const float*, float*);
+template void product_abt<double>(Index, Index, Index, const double*, const double*, double*, const double*);
+template void product_abt<float>(Index, Index, Index, const float*, const float*, float*, const float*);
+template void add_product_abt<double>(Index, Index, Index, const double*, const double*, double*, const double*);
+template void add_product_abt<float>(Index, Index, Index, const float*, const float*, float*, const float*);
 template void add_product_ab<double>(Index, Index, Index, const double*, const double*, double*);
 template void add_product_ab<float>(Index, Index, Index, const float*, const float*, float*);
 template void add_product_atb<double>(Index, Index, Index, const double*, const double*, double*);

@@ -57,14 +57,22 @@ constexpr bool pads_tail(long r) {
   return kSmallGemmTailWidth<T> > 0 && r > 0 && r < 16 && small_gemm_block<T>(w) && 4 * r >= w;
 }
 
-// C (m x n) = A (m x k) B^T, B (n x k): z = W x for m inputs x (rows of A), W = B.
+// The largest weight (entries) product_abt runs on the kernel, reading its transpose: kept
+// per thread for such weights, or given (Bt below).
+inline constexpr long kSmallGemmMaxTransposed = 1L << 16;
+
+// C (m x n) = A (m x k) B^T, B (n x k): z = W x for m inputs x (rows of A), W = B. Bt, when
+// given, is B^T (k x n) itself (ParamView::transposed): read instead of a transposed copy
+// kept per thread and checked against B's values on every call.
 template <class T>
-void product_abt(Eigen::Index m, Eigen::Index k, Eigen::Index n, const T* A, const T* B, T* C);
+void product_abt(Eigen::Index m, Eigen::Index k, Eigen::Index n, const T* A, const T* B, T* C,
+                 const T* Bt = nullptr);
 
 // C (m x n) += A (m x k) B^T: z += W x, a second head weight into the same rows
 // (RuleGroup::adds_to_out). Each entry's FMA chain starts from zero and is then added.
 template <class T>
-void add_product_abt(Eigen::Index m, Eigen::Index k, Eigen::Index n, const T* A, const T* B, T* C);
+void add_product_abt(Eigen::Index m, Eigen::Index k, Eigen::Index n, const T* A, const T* B, T* C,
+                     const T* Bt = nullptr);
 
 // C (m x n) += A (m x k) B, B (k x n): the inputs' gradients gX += gZ W.
 template <class T>

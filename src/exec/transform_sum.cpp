@@ -208,12 +208,12 @@ Eigen::Index add_hot_column_gradients(const TransformSum& t, const Dims& d, cons
 // T rows [first, u) = X W^T: one GEMM over those distinct inputs (gathered first unless
 // they lie back to back).
 template <class T>
-void transform_rows(const TransformSum& t, const Dims& d, Eigen::Index first, const T* W, T* v) {
+void transform_rows(const TransformSum& t, const Dims& d, Eigen::Index first, const T* W, const T* Wt, T* v) {
   if (first == d.u) return;
   if (!t.contiguous)
     for (Eigen::Index r = first; r < d.u; ++r)
       std::memcpy(v + t.x_off + r * d.in, v + t.sources[r], sizeof(T) * d.in);
-  product_abt(d.u - first, d.in, d.out, v + t.x_off + first * d.in, W, v + t.t_off + first * d.out);
+  product_abt(d.u - first, d.in, d.out, v + t.x_off + first * d.in, W, v + t.t_off + first * d.out, Wt);
 }
 
 }  // namespace
@@ -228,15 +228,16 @@ void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v,
       with_row_width(d.in, [&](auto w) { sum_inputs_per_head<decltype(w)::value>(G, d.in, v, v + t.s_off); });
     // agg (m x out) = S (m x in) W^T: one GEMM over the heads (added to an earlier rule's
     // rows: RuleGroup::adds_to_out).
-    if (adds_to_agg(G)) add_product_abt(Eigen::Index(G.m), d.in, d.out, v + t.s_off, params.data(B.weight), v + G.agg_off);
-    else product_abt(Eigen::Index(G.m), d.in, d.out, v + t.s_off, params.data(B.weight), v + G.agg_off);
+    const T *W = params.data(B.weight), *Wt = params.transposed(B.weight);
+    if (adds_to_agg(G)) add_product_abt(Eigen::Index(G.m), d.in, d.out, v + t.s_off, W, v + G.agg_off, Wt);
+    else product_abt(Eigen::Index(G.m), d.in, d.out, v + t.s_off, W, v + G.agg_off, Wt);
     return;
   }
   if (t.owns_transform) {
     // T (u x out) = X (u x in) W^T: W's columns for one-hot rows, one GEMM over the others.
     const T* W = params.data(B.weight);
     const Eigen::Index hot_rows = t.one_hot_inputs ? copy_hot_columns(t, d, W, v) : 0;
-    transform_rows(t, d, hot_rows, W, v);
+    transform_rows(t, d, hot_rows, W, params.transposed(B.weight), v);
   }
   if (!t.rows_are_heads) sum_rows_per_head(G, d.out, v + t.t_off, v + G.agg_off, adds_to_agg(G));
 }

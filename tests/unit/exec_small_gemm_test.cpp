@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "exec/plan.hpp"
 #include "exec/small_gemm.hpp"
 #include "lrnn/lrnn.hpp"
 #include "model_gradient_check.hpp"
@@ -42,6 +43,15 @@ template <class T>
 bool kernel_column(long n, long j) {
   const long tail = tail_after_blocks<T>(n);
   return j < n - tail || lrnn::exec::pads_tail<T>(tail);
+}
+
+// B (n x k, row-major) transposed: k x n.
+template <class T>
+std::vector<T> transpose(const T* B, long n, long k) {
+  std::vector<T> t(size_t(n * k));
+  for (long r = 0; r < n; ++r)
+    for (long c = 0; c < k; ++c) t[size_t(c * n + r)] = B[r * k + c];
+  return t;
 }
 
 template <class T>
@@ -106,6 +116,17 @@ void expect_products(long m, long k, long n) {
                      [=](const std::vector<T>& A, long i, long d) { return A[i * k + d]; },
                      [=](const std::vector<T>& B, long d, long j) { return B[j * k + d]; },
                      [=](const T* A, const T* B, T* C) { add_product_abt(m, k, n, A, B, C); }},
+                    [=](long j) { return k > 0 && kernel_column<T>(n, j); });
+  // The same two given B^T (ParamView::transposed): read in its place, the same entries.
+  expect_product<T>({m, k, n, false,
+                     [=](const std::vector<T>& A, long i, long d) { return A[i * k + d]; },
+                     [=](const std::vector<T>& B, long d, long j) { return B[j * k + d]; },
+                     [=](const T* A, const T* B, T* C) { product_abt(m, k, n, A, B, C, transpose(B, n, k).data()); }},
+                    [=](long j) { return k > 0 && kernel_column<T>(n, j); });
+  expect_product<T>({m, k, n, true,
+                     [=](const std::vector<T>& A, long i, long d) { return A[i * k + d]; },
+                     [=](const std::vector<T>& B, long d, long j) { return B[j * k + d]; },
+                     [=](const T* A, const T* B, T* C) { add_product_abt(m, k, n, A, B, C, transpose(B, n, k).data()); }},
                     [=](long j) { return k > 0 && kernel_column<T>(n, j); });
   // C += A B, B (k x n)
   expect_product<T>({m, k, n, true,
@@ -227,6 +248,31 @@ TEST(SmallGemm, TransposedWeightFollowsItsValues) {
       check(weights[w], round);
     }
   }
+}
+
+// A float mirror keeps each matrix the kernels take transposed beside its values, made
+// afresh by every refresh (after an update, the new values'); vectors and matrices past the
+// kernels' size have none.
+TEST(SmallGemm, FloatMirrorKeepsTheKernelsTransposes) {
+  lrnn::neural::Parameters params;
+  auto add = [&](const char* name, uint32_t rows, uint32_t cols) {
+    lrnn::neural::ParamInfo info;
+    info.name = name;
+    info.shape = {int(rows), int(cols)};
+    return params.add(info, random_values<double>(size_t(rows) * cols, rows + cols));
+  };
+  const uint32_t w = add("w", 3, 5), v = add("v", 1, 7), big = add("big", 300, 300);
+  lrnn::exec::ParamMirror mirror;
+  for (int round = 0; round < 2; ++round) {
+    const lrnn::exec::ParamView<float> view = mirror.refresh(params);
+    ASSERT_NE(view.transposed(w), nullptr);
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 5; ++c) EXPECT_EQ(view.transposed(w)[c * 3 + r], float(params.data(w)[r * 5 + c]));
+    EXPECT_EQ(view.data(v)[2], float(params.data(v)[2]));
+    EXPECT_GT(long(params.info(big).shape.size()), lrnn::exec::kSmallGemmMaxTransposed);
+    params.data(w)[1 * 5 + 4] += 0.5;  // an update: the next refresh transposes it anew
+  }
+  EXPECT_EQ(lrnn::exec::view_of(params).transposed(w), nullptr);  // double views keep none
 }
 
 // A rule with several weighted inputs takes the per-grounding products (exec/executor.cpp
