@@ -521,10 +521,10 @@ void add_fact_grads(const std::vector<uint32_t>& off, const std::vector<uint32_t
 ParamView<float> ParamMirror::refresh(const neural::Parameters& params) {
   values.assign(params.values.begin(), params.values.end());
   transposed.resize(values.size());
-  for (uint32_t p = 0; p < params.count(); ++p) {  // the matrices the small GEMMs take (others never read)
+  for (uint32_t p = 0; p < params.count(); ++p) {  // every weight the small GEMMs may take (vectors too)
     const neural::ParamInfo& info = params.info(p);
     const Eigen::Index rows = info.shape.rows, cols = info.shape.cols;
-    if (rows > 1 && cols > 1 && rows * cols <= kSmallGemmMaxTransposed)
+    if (rows * cols <= kSmallGemmMaxTransposed)
       MapM<float>(transposed.data() + info.offset, cols, rows) =
           CMapM<float>(values.data() + info.offset, rows, cols).transpose();
   }

@@ -95,13 +95,13 @@ struct DirectProduct {
   // dense blocks.
   bool banded = false;
   std::vector<uint32_t> band_begin, band_first;
+  std::vector<uint32_t> tile_begin;  // the first row of each tile, then rows (dense_tiles.hpp)
   // A fused sum of one grounding per head, under a head weight, whose input rows lie back to
   // back in head order (a GraphSAGE layer's self rule, `{10,10} h(X) :- e(X).`): the
   // aggregates are those rows where they lie (agg_off is the first), so forward runs the
   // head weight alone and its backward adds straight into their gradients
   // (plan_input_rows in rewrites/direct_product.cpp).
   bool input_rows = false;
-  std::vector<uint32_t> tile_begin;  // the first row of each tile, then rows (dense_tiles.hpp)
 };
 
 // A rule whose one input is a column vector under a matrix weight and whose groundings
@@ -486,8 +486,8 @@ template <class T>
 struct ParamView {
   const neural::Parameters* params = nullptr;
   const T* values = nullptr;
-  // Laid out as `values`, each matrix parameter's block transposed (cols x rows) where the
-  // small GEMMs take it (kSmallGemmMaxTransposed entries at most; other blocks unset), when
+  // Laid out as `values`, each parameter's block transposed (cols x rows) where the small
+  // GEMMs may take it (kSmallGemmMaxTransposed entries at most; bigger blocks unset), when
   // the view's maker keeps them (ParamMirror): the GEMMs read W^T from here instead of
   // checking a cached transpose against W on every call. Null: none kept.
   const T* transposed_values = nullptr;
@@ -504,7 +504,7 @@ inline ParamView<double> view_of(const neural::Parameters& params) { return {&pa
 // before every pass that reads them (after each optimizer step), never written back.
 struct ParamMirror {
   std::vector<float> values, transposed;
-  // The float values and their matrices' transposes (ParamView::transposed_values), made
+  // The float values and their transposes (ParamView::transposed_values), made
   // once per refresh: a batch's passes each read them many times.
   ParamView<float> refresh(const neural::Parameters& params);
 };

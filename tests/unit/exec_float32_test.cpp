@@ -124,6 +124,25 @@ TEST(Float32, GatheredRulesEveryFunctionFamily) {
   expect_dtypes_agree(t, ex);
 }
 
+// Weights of one column or one row (`{4,1}` on scalar inputs, `{1,4}` readouts), on the
+// inputs and on the heads, where the float mirror keeps every weight's transpose beside it
+// (exec::ParamView::transposed), vectors too.
+TEST(Float32, VectorWeightsUnderTheGemms) {
+  const char* t =
+      "a(X) :- {4,1} s(X).\n"
+      "a(X) :- {4,1} s(Y), g(X, Y). [aggregation=sum]\n"
+      "a/1 [activation=tanh]\n"
+      "{4,1} b(X) :- s(X).\n"
+      "{4,1} b(X) :- s(Y), g(X, Y). [aggregation=avg]\n"
+      "c(X) :- {1,4} a(X), {1,4} b(X).\n"
+      "out :- c(X). [aggregation=sum]\n"
+      "out/0 [activation=sigmoid]\n";
+  const char* ex =
+      "<1> out :- <0.5> s(a), <-1> s(b), <0.3> s(c), g(a, b), g(b, c), g(c, a), g(a, c).\n"
+      "<0> out :- <-0.7> s(a), <0.2> s(b), g(a, b), g(b, a).\n";
+  expect_dtypes_agree(t, ex);
+}
+
 // The remaining activations, aggregations and combinations, on positive inputs where the
 // function needs them (log, sqrt, inverse). The targets lie far from the outputs: an
 // output close to its target leaves dL/dy = y - t to float's cancellation, not the kernels'.

@@ -250,9 +250,9 @@ TEST(SmallGemm, TransposedWeightFollowsItsValues) {
   }
 }
 
-// A float mirror keeps each matrix the kernels take transposed beside its values, made
-// afresh by every refresh (after an update, the new values'); vectors and matrices past the
-// kernels' size have none.
+// A float mirror keeps each weight the kernels may take transposed beside its values (a
+// vector's as it is), made afresh by every refresh (after an update, the new values');
+// weights past the kernels' size have none, nor do double views.
 TEST(SmallGemm, FloatMirrorKeepsTheKernelsTransposes) {
   lrnn::neural::Parameters params;
   auto add = [&](const char* name, uint32_t rows, uint32_t cols) {
@@ -268,7 +268,7 @@ TEST(SmallGemm, FloatMirrorKeepsTheKernelsTransposes) {
     ASSERT_NE(view.transposed(w), nullptr);
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < 5; ++c) EXPECT_EQ(view.transposed(w)[c * 3 + r], float(params.data(w)[r * 5 + c]));
-    EXPECT_EQ(view.data(v)[2], float(params.data(v)[2]));
+    for (int c = 0; c < 7; ++c) EXPECT_EQ(view.transposed(v)[c], float(params.data(v)[c]));  // a row's is its column
     EXPECT_GT(long(params.info(big).shape.size()), lrnn::exec::kSmallGemmMaxTransposed);
     params.data(w)[1 * 5 + 4] += 0.5;  // an update: the next refresh transposes it anew
   }
