@@ -24,8 +24,8 @@ uint32_t norm_input_off(const AtomGroup& A) {
   if (!A.summed_in_place || !sum || A.m == 0 || A.src.size() != A.m) return A.red_off;
   const uint32_t size = static_cast<uint32_t>(A.in_shape.size());
   for (uint32_t j = 0; j < A.m; ++j)
-    if (A.segments[j] != j || A.src[j] != A.src[0] + j * size) return A.red_off;
-  return A.src[0];
+    if (A.segments[j] != j) return A.red_off;
+  return rows_in_order(A.src, size) ? A.src[0] : A.red_off;
 }
 
 // Two passes (mean, then squared deviations) in double, in site order: deterministic and

@@ -37,13 +37,6 @@ bool real_transpose(const InputBlock& B) {
 
 namespace {
 
-// Whether the value offsets `src` are consecutive rows of `size` values, in order.
-bool rows_in_order(const std::vector<uint32_t>& src, uint32_t size) {
-  for (size_t j = 0; j < src.size(); ++j)
-    if (src[j] != src[0] + j * size) return false;
-  return !src.empty();
-}
-
 // The aggregated shape of a rule group: the aggregation's shape rule (neural/functions) for
 // its segments, which for concat must all be equally long.
 Shape group_aggregation_shape(AggregationKind kind, Shape in, const std::vector<uint32_t>& seg,
@@ -857,8 +850,7 @@ bool PlanBuilder::plan_in_input_rows(AtomGroup& A, const std::vector<Ref>& membe
   const uint32_t begin = A.src[0], end = begin + A.m * size;
   const auto rows = std::find(sum_rows_of_atoms.begin(), sum_rows_of_atoms.end(), std::make_pair(begin, end));
   if (rows == sum_rows_of_atoms.end()) return false;
-  for (uint32_t j = 0; j < A.m; ++j)
-    if (A.src[j] != begin + j * size) return false;
+  if (!rows_in_order(A.src, size)) return false;
   A.summed_in_place = A.combination == AggregationKind::Sum || A.combination == AggregationKind::Avg;
   A.red_off = A.pre_off = A.out_off = begin;
   A.out_shape = A.in_shape;

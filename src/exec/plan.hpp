@@ -40,6 +40,15 @@ WeightMode weight_mode(Shape w, Shape x, Shape& out);
 // an identity matrix, ones entry by entry (rewrites/drop_unit_weights.cpp).
 bool multiplies_as_identity(const double* w, Shape shape, WeightMode mode);
 
+// Whether the value offsets `src` are consecutive rows of `size` values, in order (one
+// grounding or atom per row of an earlier step's output, read where it lies). False when
+// empty.
+inline bool rows_in_order(const std::vector<uint32_t>& src, uint32_t size) {
+  for (size_t j = 0; j < src.size(); ++j)
+    if (src[j] != src[0] + j * size) return false;
+  return !src.empty();
+}
+
 struct InputBlock {
   Shape raw_shape;   // the input atoms' value shape
   Shape wout_shape;  // after the weight

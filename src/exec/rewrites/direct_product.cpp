@@ -173,9 +173,7 @@ bool plan_input_rows(RuleGroup& G) {
       G.agg_shape.cols != 1)
     return false;
   const std::vector<uint32_t>& src = G.inputs[d.a].src;
-  const uint32_t len = static_cast<uint32_t>(d.len);
-  for (uint32_t k = 0; k < G.n; ++k)
-    if (src[k] != src[0] + k * len) return false;
+  if (!rows_in_order(src, static_cast<uint32_t>(d.len))) return false;
   d.input_rows = true;
   G.agg_off = src[0];
   return true;

@@ -23,9 +23,7 @@ void distinct_sources(const std::vector<uint32_t>& src, uint32_t size, std::vect
   sources.clear();
   row_of.resize(src.size());
   if (src.empty()) return;
-  bool back_to_back = true;  // the common case of one grounding per input atom, in order
-  for (size_t k = 1; k < src.size() && back_to_back; ++k) back_to_back = src[k] == src[0] + k * size;
-  if (back_to_back) {
+  if (rows_in_order(src, size)) {  // the common case of one grounding per input atom, in order
     sources = src;
     for (size_t k = 0; k < src.size(); ++k) row_of[k] = static_cast<uint32_t>(k);
     return;
