@@ -86,6 +86,7 @@ struct BatchStats {
   size_t rows = 0;                 // atoms over the batch
   std::vector<double> mean, var;   // var biased (the normalisation's)
   std::vector<double> inv_std;     // 1 / sqrt(var + eps), for backward
+  std::vector<double> mean_g, mean_gx;  // backward: mean(dL/dx^) and mean(dL/dx^ x^)
 };
 
 // Mean and variance over every site's rows (x at x_off), then x^ at each norm_off.
@@ -94,8 +95,29 @@ struct BatchStats {
 template <class T>
 void batch_norm_forward(std::span<const NormSite<T>> sites, const std::string& predicate, BatchStats& stats);
 // With dL/dx^ at each site's norm_off: adds dL/dx = inv_std (g - mean(g) - x^ mean(g x^))
-// into x_off's gradients (the means over the batch's rows).
+// into x_off's gradients (the means over the batch's rows, kept in stats).
 template <class T>
-void batch_norm_backward(std::span<const NormSite<T>> sites, const BatchStats& stats);
+void batch_norm_backward(std::span<const NormSite<T>> sites, BatchStats& stats);
+
+// The same two in parts, for a caller that takes each sample's share while its rows are in
+// cache (train/batch_norm_steps.cpp): batch_norm_forward is batch_norm_begin, add_to_mean
+// over the sites in order, batch_norm_statistics, then normalize at each site;
+// batch_norm_backward is add_to_gradient_means over the sites in order,
+// finish_gradient_means, then normalize_backward at each site. Each part adds in the
+// same order as the whole, so the parts give the same bits.
+void batch_norm_begin(BatchStats& stats);
+template <class T>
+void add_to_mean(const NormSite<T>& site, BatchStats& stats);
+// Divides the sums add_to_mean took, then the variance's pass over `sites` (the same sites).
+template <class T>
+void batch_norm_statistics(std::span<const NormSite<T>> sites, const std::string& predicate, BatchStats& stats);
+template <class T>
+void normalize(const NormSite<T>& site, const BatchStats& stats);
+void begin_gradient_means(BatchStats& stats);
+template <class T>
+void add_to_gradient_means(const NormSite<T>& site, BatchStats& stats);
+void finish_gradient_means(BatchStats& stats);
+template <class T>
+void normalize_backward(const NormSite<T>& site, const BatchStats& stats);
 
 }  // namespace lrnn::exec

@@ -408,12 +408,19 @@ void running_norm_forward(const AtomGroup& A, const ParamView<T>& params, T* v) 
     for (size_t i = 0; i < size; ++i) xh[j * size + i] = (x[j * size + i] - mean[i]) / sd[i];
 }
 
+// dL/dx added to red_off's gradients; with x^ over x (norm_off == red_off: x feeds this
+// group alone, so its gradient is this alone) dL/dx takes dL/dx^'s place, as 0 + it.
 template <class T>
 void running_norm_backward(const AtomGroup& A, const ParamView<T>& params, T* g) {
   const size_t size = reduced_shape(A).size();
   const std::vector<T> sd = running_std(params.data(A.norm_var), size);
+  const bool over = A.norm_off == A.red_off;
   for (uint32_t j = 0; j < A.m; ++j)
-    for (size_t i = 0; i < size; ++i) g[A.red_off + j * size + i] += g[A.norm_off + j * size + i] / sd[i];
+    for (size_t i = 0; i < size; ++i) {
+      const T gx = g[A.norm_off + j * size + i] / sd[i];
+      T& out = g[A.red_off + j * size + i];
+      out = over ? T(0) + gx : out + gx;
+    }
 }
 
 // Offset (after the scale of x^ for a normalised group) and activation.

@@ -870,8 +870,33 @@ bool PlanBuilder::plan_in_input_rows(AtomGroup& A, const std::vector<Ref>& membe
   return true;
 }
 
+// Whether the normalised group A may write x^ over its x (AtomGroup::norm_off): x is the
+// rows of this depth's GEMM of one rule (a transform sum whose rows are its heads': a
+// Linear before the norm, GIN's `mlp(I) :- {64,64} in(I)`), which only A reads (a rule's
+// aggregates feed its head atoms alone; no other group shares the transform's rows) and
+// whose backward reads its inputs, never its rows. x is dead once x^ is taken.
+bool PlanBuilder::x_hat_over_x(const AtomGroup& A) const {
+  if (!A.x_in_inputs) return false;
+  const RuleGroup* owner = nullptr;
+  for (size_t i = depth_first_group; i < plan.rule_groups.size(); ++i) {
+    const RuleGroup& G = plan.rule_groups[i];
+    if (G.agg_off == A.red_off && G.out_off == G.agg_off && G.m == A.m) owner = &G;
+  }
+  if (!owner || !owner->transform.enabled || !owner->transform.owns_transform || !owner->transform.rows_are_heads ||
+      owner->transform.sum_first)
+    return false;
+  for (size_t i = depth_first_group; i < plan.rule_groups.size(); ++i) {
+    const RuleGroup& G = plan.rule_groups[i];
+    if (&G != owner && G.transform.enabled && !G.transform.owns_transform && G.transform.t_off == owner->transform.t_off)
+      return false;
+  }
+  return true;
+}
+
 // x^ and the scaled, shifted values get slots of their own (the offset is then never
-// added in place: red_off keeps the unnormalised sums that backward reads through x^).
+// added in place: red_off keeps the unnormalised sums that backward reads through x^),
+// x^ in training plans over x where nothing else reads x (x_hat_over_x): a training
+// step's batch of workspaces is held at once, and each slot less is cache kept.
 void PlanBuilder::plan_batch_norm(AtomGroup& A, const neural::BatchNormSpec& norm, Shape red_shape,
                                   const std::string& where) {
   if (A.combination == AggregationKind::Count)
@@ -885,7 +910,7 @@ void PlanBuilder::plan_batch_norm(AtomGroup& A, const neural::BatchNormSpec& nor
   A.norm_scale = norm.scale;
   A.norm_mean = norm.mean;
   A.norm_var = norm.var;
-  A.norm_off = alloc.take_rows(A.m, red_shape.size());
+  A.norm_off = x_hat_over_x(A) ? A.red_off : alloc.take_rows(A.m, red_shape.size());
   if (A.pre_off == A.red_off) A.pre_off = alloc.take_rows(A.m, red_shape.size());
 }
 

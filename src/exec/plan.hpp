@@ -274,6 +274,9 @@ struct AtomGroup {
   // own forward nor scattered out of it backward (dL/dx adds where the inputs' gradients
   // lie), in a training step and outside one alike.
   bool x_in_inputs = false;
+  // x^; in training plans over x itself (norm_off == red_off) when x is a GEMM's rows that
+  // nothing else reads (PlanBuilder::x_hat_over_x): backward then finds dL/dx^ and leaves
+  // dL/dx in one slot.
   uint32_t norm_off = 0;
   uint32_t pre_off = 0;
   Activation activation;

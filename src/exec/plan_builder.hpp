@@ -309,6 +309,7 @@ class PlanBuilder {
   void add_atom_group(const uint32_t p, const std::vector<Ref>& members);
 
   void plan_batch_norm(AtomGroup& A, const neural::BatchNormSpec& norm, Shape red_shape, const std::string& where);
+  bool x_hat_over_x(const AtomGroup& A) const;
 
   void place_outputs();
 };

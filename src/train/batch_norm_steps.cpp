@@ -133,34 +133,43 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
   // Every phase below visits each sample again after all the others, whose workspaces
   // (NCI1 at batch 32: ~0.4 MB each) have pushed it out of L2: its plan (as in the first
   // loop) and its slots for the phase (exec::prefetch_steps) are fetched one sample ahead.
-  std::vector<exec::NormSite<T>> sites;
-  std::vector<size_t> members;
+  // What each visit does is taken while the sample's rows are in cache: its share of the
+  // batch mean right after the steps that computed x, and the normalisation of the phase
+  // before (x^, scale, shift, activation) right before the steps that read it. Each sample
+  // then waits between phases with its normalised group half done (`pending`).
+  std::vector<exec::NormSite<T>> sites, pending(n);
+  const exec::BatchStats* pending_stats = nullptr;  // the phase before's, which every pending site awaits
+  auto finish_pending = [&](size_t s) {
+    if (!pending[s].group) return;
+    exec::normalize(pending[s], *pending_stats);
+    exec::norm_finish_forward(plan_of(s), cursor[s] - 1, params, ws(s));
+    pending[s].group = nullptr;
+  };
   for (uint32_t t : order) {
     sites.clear();
-    members.clear();
+    exec::BatchStats& stats = batch_stats_[t];
+    exec::batch_norm_begin(stats);
     for (size_t s = 0; s < n; ++s) {
       prefetch_ahead(set, locals, s, std::is_same_v<T, float>);
       if (s + 1 < n && next[s + 1] < plan_of(s + 1).norm_steps.size())
         exec::prefetch_steps(plan_of(s + 1), cursor[s + 1] ? cursor[s + 1] - 1 : 0,
                              plan_of(s + 1).norm_steps[next[s + 1]], ws(s + 1).values.data(), nullptr, sizeof(T));
+      finish_pending(s);
       const exec::Plan& plan = plan_of(s);
       if (next[s] == plan.norm_steps.size() || norm_at(plan, next[s]) != t) continue;
-      const size_t step = plan.norm_steps[next[s]];
+      const size_t step = plan.norm_steps[next[s]++];
       exec::forward_steps(plan, params, ws(s), cursor[s], step);
       const exec::AtomGroup& group = plan.atom_groups[plan.steps[step].index];
       const uint32_t x_off = exec::norm_input_off(group);
       if (x_off == group.red_off) exec::norm_reduce_forward(plan, step, ws(s));
-      sites.push_back({&group, &ws(s), x_off});
-      members.push_back(s);
-    }
-    exec::batch_norm_forward<T>(sites, predicate_name(model, t), batch_stats_[t]);
-    batch_stats_set_[t] = 1;
-    for (size_t s : members) {
-      const exec::Plan& plan = plan_of(s);
-      const size_t step = plan.norm_steps[next[s]++];
-      exec::norm_finish_forward(plan, step, params, ws(s));
+      pending[s] = {&group, &ws(s), x_off};
+      exec::add_to_mean(pending[s], stats);
+      sites.push_back(pending[s]);
       cursor[s] = step + 1;
     }
+    exec::batch_norm_statistics<T>(sites, predicate_name(model, t), stats);
+    batch_stats_set_[t] = 1;
+    pending_stats = &stats;
   }
 
   // Each sample's loss, then backward in the same phases in reverse. The parameter
@@ -179,6 +188,7 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
     const exec::Plan& plan = plan_of(s);
     exec::BasicWorkspace<T>& work = ws(s);
     SampleGradient& out = slots_[s];
+    finish_pending(s);
     exec::forward_steps(plan, params, work, cursor[s], plan.steps.size());
     take_outputs(plan, set, locals[s], loss_kind, mean_over, with_metrics, with_values, work, out);
     out.grads32.clear();
@@ -189,34 +199,41 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
   // Each step's value gradients are zeroed once its backward is done, while they are in
   // cache (exec/clear_gradients.hpp): the next batch's take_outputs then zeroes nothing.
   constexpr exec::GradientSlots kClear = exec::GradientSlots::Clear;
+  // As forward: each sample's share of the gradient means right after the steps that left
+  // dL/dx^, and its dL/dx (then the clearing of the group's slots) right before the steps
+  // that read it. The parameter gradients add in the order of the phases and, within one,
+  // of the samples, as when each phase ran whole.
+  auto finish_pending_backward = [&](size_t s) {
+    if (!pending[s].group) return;
+    exec::normalize_backward(pending[s], *pending_stats);
+    exec::norm_reduce_backward(plan_of(s), cursor[s], ws(s), kClear, pending[s].x_off == pending[s].group->red_off);
+    pending[s].group = nullptr;
+  };
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    sites.clear();
-    members.clear();
+    exec::BatchStats& stats = batch_stats_[*it];
+    exec::begin_gradient_means(stats);
     for (size_t s = 0; s < n; ++s) {
       prefetch_ahead(set, locals, s, std::is_same_v<T, float>);
       if (s + 1 < n && next[s + 1] > 0)
-        exec::prefetch_steps(plan_of(s + 1), plan_of(s + 1).norm_steps[next[s + 1] - 1], cursor[s + 1] - 1,
+        exec::prefetch_steps(plan_of(s + 1), plan_of(s + 1).norm_steps[next[s + 1] - 1], cursor[s + 1],
                              ws(s + 1).values.data(), ws(s + 1).grads.data(), sizeof(T));
+      finish_pending_backward(s);
       const exec::Plan& plan = plan_of(s);
       if (next[s] == 0 || norm_at(plan, next[s] - 1) != *it) continue;
-      const size_t step = plan.norm_steps[next[s] - 1];
+      const size_t step = plan.norm_steps[--next[s]];
       exec::backward_steps(plan, params, ws(s), pg, step + 1, cursor[s], kClear);
       exec::norm_finish_backward(plan, step, params, ws(s), pg);
       const exec::AtomGroup& group = plan.atom_groups[plan.steps[step].index];
-      sites.push_back({&group, &ws(s), exec::norm_input_off(group)});
-      members.push_back(s);
-    }
-    exec::batch_norm_backward<T>(sites, batch_stats_[*it]);
-    for (size_t k = 0; k < members.size(); ++k) {
-      const size_t s = members[k];
-      const exec::Plan& plan = plan_of(s);
-      const size_t step = plan.norm_steps[--next[s]];
-      exec::norm_reduce_backward(plan, step, ws(s), kClear, sites[k].x_off == sites[k].group->red_off);
+      pending[s] = {&group, &ws(s), exec::norm_input_off(group)};
+      exec::add_to_gradient_means(pending[s], stats);
       cursor[s] = step;
     }
+    exec::finish_gradient_means(stats);
+    pending_stats = &stats;
   }
   for (size_t s = 0; s < n; ++s) {
     const exec::Plan& plan = plan_of(s);
+    finish_pending_backward(s);
     exec::backward_steps(plan, params, ws(s), pg, 0, cursor[s], kClear);
     exec::backward_end(plan, params, ws(s), pg, example_params,
                        example_params ? &slots_[s].example_grads : nullptr);

@@ -132,7 +132,10 @@ TEST(BatchNormInput, ConsecutiveSingleInputsAreReadInPlaceWithTheSameStep) {
     EXPECT_EQ(mlp.x_in_inputs, planned_in_place);
     EXPECT_EQ(mlp.red_off == mlp.src[0], planned_in_place);
     EXPECT_EQ(exec::norm_input_off(mlp), mlp.src[0]);  // the rule's rows either way
+    // x^ over x where x lies in the rule's GEMM rows, which nothing else reads.
+    EXPECT_EQ(mlp.norm_off == mlp.red_off, planned_in_place);
     EXPECT_FALSE(h.x_in_inputs);
+    EXPECT_NE(h.norm_off, h.red_off);
     EXPECT_EQ(exec::norm_input_off(h), h.red_off);  // two inputs per atom: summed first
   }
   EXPECT_LT(in_place[0].num_values, copied[0].num_values);
@@ -143,6 +146,44 @@ TEST(BatchNormInput, ConsecutiveSingleInputsAreReadInPlaceWithTheSameStep) {
   exec::ParamMirror mirror;
   const exec::ParamView<float> params32 = mirror.refresh(engine.parameters());
   expect_same(step(in_place, params32, true), step(copied, params32, false));
+}
+
+// Outside a training step (the running statistics: evaluation, gradients of a trained
+// model) x^ over x gives the same outputs and gradients as x^ in a slot of its own.
+TEST(BatchNormInput, RunningStatisticsWithXHatOverX) {
+  train::Engine engine(parse_template(kTemplate, "t"));
+  const train::PreparedSet set = engine.prepare(train::pair_samples(parse_examples(kExamples, "e"), {}));
+  neural::Parameters params = engine.parameters();
+  for (const neural::BatchNormSpec& norm : engine.model().batch_norms)  // running statistics away from 0 and 1
+    for (size_t i = 0; i < params.info(norm.mean).shape.size(); ++i) {
+      params.data(norm.mean)[i] = 0.25 - 0.1 * double(i);
+      params.data(norm.var)[i] = 0.5 + 0.3 * double(i);
+    }
+  for (const auto& network : set.networks) {
+    const exec::Plan over = exec::build_plan(engine.model(), {&network}, {.in_place_atoms = true});
+    const exec::Plan slot = exec::build_plan(engine.model(), {&network}, {});
+    const exec::AtomGroup& mlp = over.atom_groups[over.steps[over.norm_steps[0]].index];
+    ASSERT_EQ(mlp.norm_off, mlp.red_off);
+    exec::Workspace a, b;
+    exec::forward(over, params, a);
+    exec::forward(slot, params, b);
+    const uint32_t ya = over.outputs[0].offset, yb = slot.outputs[0].offset;
+    EXPECT_EQ(a.values[ya], b.values[yb]);
+    EXPECT_NE(a.values[ya], 0.0);
+    a.grads.assign(over.num_values, 0.0);
+    b.grads.assign(slot.num_values, 0.0);
+    a.grads[ya] = b.grads[yb] = 1.0;
+    std::vector<double> ga, gb;
+    exec::backward(over, params, a, ga);
+    exec::backward(slot, params, b, gb);
+    ASSERT_EQ(ga.size(), gb.size());
+    size_t nonzero = 0;
+    for (size_t i = 0; i < ga.size(); ++i) {
+      nonzero += ga[i] != 0.0;
+      EXPECT_EQ(ga[i], gb[i]) << "parameter entry " << i;
+    }
+    EXPECT_GT(nonzero, 10u);
+  }
 }
 
 }  // namespace
