@@ -810,6 +810,7 @@ void PlanBuilder::add_atom_group(const uint32_t p, const std::vector<Ref>& membe
   A.offset = pred.offset;
   A.activation = pred.activation;
   if (one_input_each && plan_in_input_rows(A, members)) return;
+  if (fold_self_into_sum(A, members)) return;
   const Shape red_shape = A.combination == AggregationKind::Count ? Shape{1, 1} : A.in_shape;
   A.summed_in_place = A.combination == AggregationKind::Sum || A.combination == AggregationKind::Avg;
   A.c_off = A.summed_in_place ? kNoValue : alloc.take_rows(A.src.size(), A.in_shape.size());

@@ -286,6 +286,10 @@ class PlanBuilder {
   void merge_shared_weight_rules(std::map<std::pair<uint32_t, uint32_t>, std::vector<Ref>>::iterator first,
                                  uint32_t depth);
   bool own_sum_rows(const RuleGroup& G) const;
+  // Rewrite::SelfIntoSum (rewrites/self_into_sum.cpp): atoms summing their own row and a
+  // plain neighbour sum's row become that sum's rows, the own row its first; true when done.
+  bool fold_self_into_sum(const AtomGroup& A, const std::vector<Ref>& members);
+  bool atoms_read_once(uint32_t p) const;
   // Whether G's transformed rows are its heads' values that no other rule's group can
   // read: it transforms them itself, one grounding per head, through a weight no other rule
   // reads (so no group of its depth shares the rows, TransformSum::owns_transform).

@@ -326,7 +326,9 @@ TEST(PlanRewrites, RegistryNamesAndDescribesEachRewrite) {
             "rewrite one_hot_inputs: 0 rule groups (one-hot data inputs under a transform read as the weight's "
             "columns, not a GEMM; training plans only, where data facts take no gradient)\n"
             "rewrite shared_head_rows: 0 rule groups (rules into the same summed atoms add their values to one set "
-            "of rows; training plans only)\n");
+            "of rows; training plans only)\n"
+            "rewrite self_into_sum: 0 rule groups (a node's own value summed into its neighbours' per-head sum, "
+            "whose rows become the atoms; training plans only)\n");
 }
 
 }  // namespace

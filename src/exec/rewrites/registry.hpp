@@ -25,8 +25,9 @@ enum class Rewrite : uint8_t {
   TransformSum,      // rewrites/transform_sum.cpp
   OneHotInputs,      // rewrites/one_hot_inputs.cpp
   SharedHeadRows,    // rewrites/shared_head_rows.cpp
+  SelfIntoSum,       // rewrites/self_into_sum.cpp
 };
-inline constexpr size_t kRewriteCount = 6;
+inline constexpr size_t kRewriteCount = 7;
 
 struct RewriteInfo {
   std::string_view name;         // as `lrnn ground --stats` prints it and tests disable it
@@ -37,7 +38,7 @@ struct RewriteInfo {
 // Each defined in its rewrite's file.
 namespace rewrites {
 extern const RewriteInfo kFoldZeroLiterals, kDropUnitWeights, kDirectProduct, kTransformSum, kOneHotInputs,
-    kSharedHeadRows;
+    kSharedHeadRows, kSelfIntoSum;
 }  // namespace rewrites
 
 const RewriteInfo& rewrite_info(Rewrite r);
