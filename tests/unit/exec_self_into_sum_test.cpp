@@ -119,6 +119,25 @@ TEST(SelfIntoSum, ABatchOfGraphsFoldsAcrossItsSamples) {
   test::expect_same_pass(plan, c.plan(training(false)), c.engine, 1e-3);
 }
 
+// PyNeuraLogic's GIN writes both rules into the atoms' own predicate: the sum's heads are
+// the atoms, so their other readers (here a second readout) do not matter.
+TEST(SelfIntoSum, PyNeuraLogicsSpellingFoldsWhateverReadsTheAtoms) {
+  const Case c = graph_case("l1(I) :- x(J), *edge(I, J). [aggregation=sum]\n"
+                            "l1(I) :- x(I).\n"
+                            "{4,3} h1(I) :- {3,3} l1(I). [activation=relu]\n"
+                            "h1/1 [activation=relu]\n"
+                            "l2(I) :- h1(J), *edge(I, J). [aggregation=sum]\n"
+                            "l2(I) :- h1(I).\n"
+                            "{4,4} h2(I) :- {4,4} l2(I). [activation=relu]\n"
+                            "o(I) :- {1,4} h2(I).\n"
+                            "o(I) :- {1,4} l2(I).\n");
+  const exec::Plan plan = c.plan(training(true));
+  EXPECT_EQ(folds(plan), 2u);
+  EXPECT_FALSE(has_atom_group(plan, c.engine, "l2"));
+  test::expect_same_pass(plan, c.plan(training(false)), c.engine, 1e-3);
+  test::expect_same_pass(plan, c.plan(plain()), c.engine, 1e-3);
+}
+
 TEST(SelfIntoSum, OnlyAPlainSumReadByTheAtomsAloneFolds) {
   struct Variant {
     std::string name, tmpl;

@@ -15,8 +15,11 @@
 // norm) has exactly two inputs: row j of a plain per-head row sum (a rule of one
 // unweighted input summed per head; no head weight; the same m heads as the group, in its
 // order) and one other row, computed at an earlier depth than that sum (so before it runs);
-// and when the sum's atoms are read by nothing else: each is the input of one ground rule
-// of the plan's samples, none is a query's, and the samples have no attention blocks.
+// and, when the sum's heads are atoms of another predicate (agg), those are read by nothing
+// else: each is the input of one ground rule of the plan's samples, none is a query's, and
+// the samples have no attention blocks. PyNeuraLogic's GIN writes both rules into one
+// predicate (`l1(X) :- atom_embed(Y), *edge(Y, X).` beside `l1(X) :- atom_embed(X).`): the
+// sum's heads are then the atoms themselves.
 // The sum then holds the atoms' values, which its atoms' own (agg's) are not: training and
 // evaluation plans only (PlanOptions::share_head_rows). The same values up to the order of
 // additions: the own row first, then the neighbours, where the atom group added the
@@ -102,7 +105,10 @@ bool PlanBuilder::fold_self_into_sum(const AtomGroup& A, const std::vector<Ref>&
     head[j] = (row - G.agg_off) / size;
     if (taken[head[j]]++) return false;
   }
-  if (!atoms_read_once(model.rules[G.rule].head_predicate)) return false;
+  // The sum's rows are its head atoms' values: A's own atoms (PyNeuraLogic's GIN writes
+  // both rules into `l1`) or another predicate's (`agg`), which must have no other reader.
+  const uint32_t heads = model.rules[G.rule].head_predicate;
+  if (heads != A.predicate && !atoms_read_once(heads)) return false;
   // The sum's heads in the atoms' order, each its own row first.
   InputBlock& B = G.inputs[0];
   std::vector<uint32_t> src, segments{0};
