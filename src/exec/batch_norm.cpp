@@ -131,18 +131,13 @@ void normalize_backward(const NormSite<T>& s, const BatchStats& stats) {
   const T* g = s.ws->grads.data() + s.group->norm_off;
   const T* xh = s.ws->values.data() + s.group->norm_off;
   T* gx = s.ws->grads.data() + s.x_off;
-  if (s.x_off == s.group->norm_off) {  // x^ over x (plan.hpp): dL/dx takes dL/dx^'s place, as 0 + it
-    for (uint32_t j = 0; j < s.group->m; ++j)
-      for (size_t i = 0; i < size; ++i) {
-        const size_t k = j * size + i;
-        gx[k] = T(0) + static_cast<T>(inv_std[i] * (g[k] - mean_g[i] - xh[k] * mean_gx[i]));
-      }
-    return;
-  }
+  // x^ over x (plan.hpp): dL/dx takes dL/dx^'s place, as 0 + it; else it adds to x's.
+  const bool over = s.x_off == s.group->norm_off;
   for (uint32_t j = 0; j < s.group->m; ++j)
     for (size_t i = 0; i < size; ++i) {
       const size_t k = j * size + i;
-      gx[k] += static_cast<T>(inv_std[i] * (g[k] - mean_g[i] - xh[k] * mean_gx[i]));
+      const T dx = static_cast<T>(inv_std[i] * (g[k] - mean_g[i] - xh[k] * mean_gx[i]));
+      gx[k] = (over ? T(0) : gx[k]) + dx;
     }
 }
 

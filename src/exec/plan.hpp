@@ -113,6 +113,13 @@ struct DirectProduct {
   bool input_rows = false;
 };
 
+// Whether d sums one unweighted input's rows per head where they lie (a product of that
+// one factor alone, fused into the sum; no scalar factor, no dense or banded block): a
+// GNN layer's neighbour sum, or a self rule's one row per head.
+inline bool sums_input_rows(const DirectProduct& d) {
+  return d.kind == DirectProduct::Kind::Scale && d.fused_sum && d.scalars.empty() && !d.dense && !d.banded;
+}
+
 // A rule whose one input is a column vector under a matrix weight and whose groundings
 // are summed (or averaged) per head with nothing in between (the combination of one input,
 // no offset, identity activation, no softmax): a head's value is the sum of W x over its

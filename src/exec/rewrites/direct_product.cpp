@@ -166,7 +166,7 @@ void plan_banded_block(const RuleGroup& G, DirectProduct& d) {
 bool plan_input_rows(RuleGroup& G) {
   DirectProduct& d = G.direct;
   // A product of one factor alone, summed: each head's aggregate is its one input's row.
-  if (d.kind != DirectProduct::Kind::Scale || !d.fused_sum || !d.scalars.empty() || d.dense || d.banded) return false;
+  if (!sums_input_rows(d)) return false;
   // The head weight writes rows of its own (matrix products on column vectors): without
   // it the aggregates would be the rows' atoms, which an atom group may change in place.
   if (G.n == 0 || G.m != G.n || G.head_weight == neural::kNoParam || G.head_mode != WeightMode::MatMul ||

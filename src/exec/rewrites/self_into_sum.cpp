@@ -38,8 +38,7 @@ namespace {
 // A per-head sum of rows read where they lie: one unweighted input, summed per head into
 // rows of its own that nothing adds to.
 bool plain_row_sum(const RuleGroup& G) {
-  return G.direct.kind == DirectProduct::Kind::Scale && G.direct.fused_sum && G.direct.scalars.empty() &&
-         !G.direct.dense && !G.direct.banded && !G.direct.input_rows && G.inputs.size() == 1 && !G.softmax &&
+  return sums_input_rows(G.direct) && !G.direct.input_rows && G.inputs.size() == 1 && !G.softmax &&
          G.aggregation == AggregationKind::Sum && G.head_weight == neural::kNoParam && !G.adds_to_out &&
          G.out_off == G.agg_off && G.offset == neural::kNoParam && G.m > 0;
 }
