@@ -394,11 +394,14 @@ struct Model::Impl {
     if (d.impl().is_share() && !train::dist::world().active)
       throw Error(ErrorKind::Semantic, "a rank's share of a dataset (Dataset::load_share) outside an MPI job");
     // One sample (a big graph, a knowledge base) over several ranks is partitioned by its
-    // constants (train/partition.hpp); several samples are split by sample.
+    // constants (train/partition.hpp); several samples are split by sample. One rank takes
+    // one sample as its part too when its queries come in mini-batches (which a split by
+    // sample has no use for).
     const auto& w = train::dist::world();
-    if (w.active && w.size > 1 && !d.impl().is_share() && d.size() == 1) {
+    if (w.active && (w.size > 1 || settings.query_batch_size > 0) && !d.impl().is_share() && d.size() == 1) {
+      if (settings.query_batch_size > 0) train::dist::refuse_sampled_fanout(settings.fanout);
       auto part = std::make_shared<const train::PreparedSet>(train::dist::prepare_partitioned(
-          *engine, d.impl().samples, settings.max_ground_rules, settings.query_batch_size));
+          *engine, d.impl().samples, settings.max_ground_rules));
       prepared.emplace(d.impl().id, part);
       return part;
     }

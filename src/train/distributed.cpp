@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <thread>
+#include <unordered_map>
 
 #include "lrnn/diagnostics.hpp"
 #include "train/batch_gradient.hpp"
@@ -414,13 +415,16 @@ double ExactSum::value(size_t i) const { return static_cast<double>(acc_[i]) / k
 LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const PreparedSet& set, SampleSteps& steps,
                                     const std::vector<uint32_t>& batch, LossKind loss_kind, int epoch,
                                     std::vector<double>& grads, EpochPredictions* predictions,
-                                    std::vector<std::vector<double>>* outputs, Dtype dtype) {
+                                    std::vector<std::vector<double>>* outputs, Dtype dtype,
+                                    const QueryStep* queries) {
   // The loss is over the targeted outputs of the whole global batch (their mean, or their sum
   // for mse_sum): every rank knows each sample's count (gathered when the set was prepared).
   const auto t_compute = std::chrono::steady_clock::now();
   const double exchanged_before = timing.exchange_s;
   LossSum total;
-  for (uint32_t g : batch) total.count += set.global_target_counts[g];
+  if (queries) total.count = queries->targets;
+  else
+    for (uint32_t g : batch) total.count += set.global_target_counts[g];
   const size_t num_params = grads.size();
   const size_t ranks = static_cast<size_t>(world().size), rank = static_cast<size_t>(world().rank);
   // The parameters, the loss, then per rank its work (plan values, then computed values)
@@ -440,6 +444,7 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
   locals_.clear();
   for (auto it = begin; it != end; ++it) locals_.push_back(*it - static_cast<uint32_t>(first));
   if (outputs) outputs->resize(set.outputs.size());
+  if (queries) steps.seed_only(queries->seeded);
   steps.run(model, set, locals_, loss_kind, total.count, predictions != nullptr, outputs != nullptr,
              [&](size_t pos, const SampleGradient& sample) {
                for (size_t i = 0; i < num_params; ++i) sum_.add(i, sample.grad(i));
@@ -449,7 +454,8 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
                if (predictions) predictions->add(sample.predictions, sample.targets);
                if (outputs) {
                  const size_t first_output = steps.first_output(locals_[pos]);
-                 for (size_t o = 0; o < sample.values.size(); ++o) (*outputs)[first_output + o] = sample.values[o];
+                 for (size_t o = 0; o < sample.values.size(); ++o)
+                   if (!queries || queries->seeded[first_output + o]) (*outputs)[first_output + o] = sample.values[o];
                }
              },
              dtype);
@@ -596,6 +602,25 @@ void broadcast_metrics(Metrics& m) {
 }
 
 }  // namespace
+
+PartitionTrainingQueries partition_training_queries(const PreparedSet& set) {
+  std::vector<uint32_t> mine;
+  std::unordered_map<uint32_t, uint32_t> output_of;
+  for (size_t k = 0; k < set.outputs.size(); ++k) {
+    if (set.outputs[k].training_target().empty()) continue;
+    mine.push_back(set.partition_order.at(k));
+    output_of.emplace(mine.back(), static_cast<uint32_t>(k));
+  }
+  PartitionTrainingQueries out;
+  out.queries = allgather(mine);
+  std::sort(out.queries.begin(), out.queries.end());
+  out.output.reserve(out.queries.size());
+  for (uint32_t q : out.queries) {
+    const auto it = output_of.find(q);
+    out.output.push_back(it == output_of.end() ? PartitionTrainingQueries::kNotMine : it->second);
+  }
+  return out;
+}
 
 std::pair<Metrics, Metrics> split_metrics(const PreparedSet& set, const std::vector<std::vector<double>>& values,
                                           LossKind loss_kind) {

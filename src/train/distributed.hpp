@@ -114,6 +114,14 @@ class ExactSum {
 // One minibatch step of a sharded set: the gradient of the batch loss (the loss of every
 // targeted output of the GLOBAL batch, divided by their count) from this rank's samples,
 // one sample at a time (each with its own plan, cached), summed exactly over the ranks.
+// One step of a partitioned sample's query mini-batch (PartitionedQueryBatches): the
+// outputs of this rank the step seeds (per set output, 1 or 0) and the batch's targeted
+// queries over every rank, the loss's divisor.
+struct QueryStep {
+  std::span<const uint8_t> seeded;
+  size_t targets = 0;
+};
+
 class ShardedStep {
  public:
   // `batch`: sorted global sample indices (every rank passes the same), each run on its
@@ -122,11 +130,13 @@ class ShardedStep {
   // over ranks) and targeted-output count. This rank's predictions/targets are added to
   // `predictions` (if given; its vectors reused from epoch to epoch, as one process's are),
   // and `outputs` (if given; sized to set.outputs, this rank's) receives the values of
-  // this rank's samples of the batch.
+  // this rank's samples of the batch. With `queries`, only its seeded outputs give a loss
+  // (and values to `outputs`), a mean over queries->targets.
   LossSum batch_gradient(const neural::TemplateModel& model, const PreparedSet& set, SampleSteps& steps,
                          const std::vector<uint32_t>& batch,
                          LossKind loss, int epoch, std::vector<double>& grads, EpochPredictions* predictions,
-                         std::vector<std::vector<double>>* outputs = nullptr, Dtype dtype = Dtype::Float64);
+                         std::vector<std::vector<double>>* outputs = nullptr, Dtype dtype = Dtype::Float64,
+                         const QueryStep* queries = nullptr);
 
  private:
   std::vector<uint32_t> locals_;  // this rank's samples of the batch, local indices
@@ -167,6 +177,16 @@ std::vector<Output> gather_outputs(const std::vector<Output>& local, const Prepa
 // does and sends them to every rank.
 std::pair<Metrics, Metrics> split_metrics(const PreparedSet& set, const std::vector<std::vector<double>>& values,
                                           LossKind loss);
+
+// The training queries of a partitioned sample over every rank: `queries` their indices
+// among the sample's queries, ascending (the order in which one process lists its training
+// queries, QueryBatches::training_queries), `output` per entry this rank's output of it
+// (set.outputs index), or kNotMine when another rank owns it. Collective.
+struct PartitionTrainingQueries {
+  static constexpr uint32_t kNotMine = 0xFFFFFFFFu;
+  std::vector<uint32_t> queries, output;
+};
+PartitionTrainingQueries partition_training_queries(const PreparedSet& set);
 
 // Test hook of the fault tests: the rank named by LRNN_TEST_KILL_RANK kills itself
 // (SIGKILL) when epoch LRNN_TEST_KILL_EPOCH starts, as a crashed host would.

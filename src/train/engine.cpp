@@ -19,6 +19,7 @@
 #include "train/early_stopping.hpp"
 #include "train/example_facts.hpp"
 #include "train/ghost_exchange.hpp"
+#include "train/partition.hpp"
 #include "train/query_batches.hpp"
 #include "train/sample_store.hpp"
 
@@ -475,9 +476,12 @@ void SampleSteps::take_outputs(const exec::Plan& plan, const PreparedSet& set, u
   }
   exec::zero_gradients(plan, ws);
   const size_t first = first_output_[local];
+  static const std::vector<double> kNoTarget;
   out.loss = seed_loss_gradients(
       plan, ws, loss_kind,
-      [&](size_t o) -> const std::vector<double>& { return set.outputs[first + o].training_target(); },
+      [&](size_t o) -> const std::vector<double>& {
+        return seeded_.empty() || seeded_[first + o] ? set.outputs[first + o].training_target() : kNoTarget;
+      },
       with_metrics ? &out.predictions : nullptr, with_metrics ? &out.targets : nullptr, mean_over,
       [&](size_t o) { return set.outputs[first + o].importance; });
 }
@@ -537,10 +541,17 @@ void SampleGradient::add_to(std::vector<double>& dst, bool assign) const {
 void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals,
                       LossKind loss_kind, size_t mean_over, bool with_metrics, bool with_values,
                       const std::function<void(size_t, const SampleGradient&)>& take, Dtype dtype) {
-  struct UseUp {  // set_next_up's hint is for this run only
+  struct UseUp {  // set_next_up's hint and seed_only's outputs are for this run only
     std::vector<uint32_t>& next_up;
-    ~UseUp() { next_up.clear(); }
-  } use_up{next_up_};
+    std::vector<uint8_t>& seeded;
+    ~UseUp() {
+      next_up.clear();
+      seeded.clear();
+    }
+  } use_up{next_up_, seeded_};
+  if (!seeded_.empty() && seeded_.size() != set.outputs.size())
+    throw Error(ErrorKind::Runtime, "seed_only: " + std::to_string(seeded_.size()) + " flags for " +
+                                        std::to_string(set.outputs.size()) + " outputs");
   plan_ahead(model, set, locals);
   const bool f32 = dtype == Dtype::Float32;
   if (f32) build_float_facts(set);
@@ -677,12 +688,13 @@ size_t Engine::cached_batch_plans() const {
 // Evaluation runs each sample on its cached per-sample plan (the plans training uses), so
 // a set costs no merged plan and no workspace of its whole size (on NCI1 that was 600 MB),
 // and evaluation and training compute every output the same way.
-Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dtype) const {
+std::vector<std::vector<double>> Engine::output_values(const PreparedSet& set, Dtype dtype,
+                                                       std::vector<neural::Shape>* shapes_out) const {
   SampleSteps& steps = steps_for(set);
   std::vector<uint32_t> all(set.size());
   std::iota(all.begin(), all.end(), 0u);
   steps.plan_ahead(model_, set, all);
-  std::vector<std::vector<double>> values(set.outputs.size()), predictions;
+  std::vector<std::vector<double>> values(set.outputs.size());
   std::vector<neural::Shape> shapes(set.outputs.size());
   auto forward_all = [&](const auto& params, auto& ws, bool float_pass) {
     for (uint32_t i = 0; i < set.size(); ++i) {
@@ -696,6 +708,13 @@ Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dt
   } else {
     forward_all(exec::view_of(model_.params), steps.evaluation_workspace<double>(), false);
   }
+  if (shapes_out) *shapes_out = std::move(shapes);
+  return values;
+}
+
+Evaluation Engine::evaluate(const PreparedSet& set, LossKind loss_kind, Dtype dtype) const {
+  std::vector<neural::Shape> shapes;
+  std::vector<std::vector<double>> values = output_values(set, dtype, &shapes), predictions;
   Evaluation ev;
   ev.metrics = metrics_of(loss_kind, set.outputs, values, &predictions);
   ev.has_splits = set.has_query_split();
@@ -806,6 +825,12 @@ void fill_untrained_outputs(const PreparedSet& set, Evaluation& ev, std::vector<
   for (size_t o = 0; o < ev.outputs.size(); ++o)
     if (set.outputs[o].training_target().empty()) values[o] = std::move(ev.outputs[o].value);
 }
+void fill_untrained_outputs(const PreparedSet& set, std::vector<std::vector<double>>&& from,
+                            std::vector<std::vector<double>>& values) {
+  for (size_t o = 0; o < from.size(); ++o)
+    if (set.outputs[o].training_target().empty()) values[o] = std::move(from[o]);
+}
+
 
 }  // namespace
 
@@ -840,6 +865,29 @@ void Engine::query_batch_epoch(QueryBatches& batches, const PreparedSet& set, co
   }
 }
 
+void Engine::partitioned_query_epoch(BatchGradient& batches, const dist::PartitionTrainingQueries& queries,
+                                     const PreparedSet& set, const TrainConfig& config, double lr, Rng& rng,
+                                     int epoch_number, std::vector<double>& fixed_values, EpochAccumulator& epoch) {
+  // The same batches as one process's query_batch_epoch: its training queries (in the
+  // sample's order) shuffled by the same draws, cut every query_batch_size.
+  std::vector<uint32_t> order(queries.queries.size());
+  std::iota(order.begin(), order.end(), 0u);
+  if (config.shuffle) shuffle(std::span<uint32_t>(order), rng);
+  std::vector<uint8_t> seeded(set.outputs.size(), 0);
+  for (size_t b0 = 0; b0 < order.size(); b0 += config.query_batch_size) {
+    const size_t b1 = std::min(order.size(), b0 + config.query_batch_size);
+    const auto mark = [&](uint8_t flag) {
+      for (size_t k = b0; k < b1; ++k)
+        if (const uint32_t o = queries.output[order[k]]; o != dist::PartitionTrainingQueries::kNotMine) seeded[o] = flag;
+    };
+    mark(1);
+    batches.add_query_batch(dist::QueryStep{seeded, b1 - b0}, epoch_number, epoch);
+    mark(0);
+    step_learnable(epoch.grads, lr, config, fixed_values, epoch.facts);
+    batches.after_step();
+  }
+}
+
 TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test, const TrainConfig& config,
                           const std::function<bool(const EpochInfo&)>& on_epoch) {
   TrainResult result;
@@ -860,13 +908,22 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   std::vector<double> epoch_start_params;
   // Mini-batches of queries: each step runs its queries' support (train/query_batches.hpp);
   // a split's other queries are then evaluated after the epoch, by a whole forward pass.
+  // Over a partitioned sample each step runs every rank's whole part, seeding the batch's
+  // queries (partitioned_query_epoch).
+  const bool query_steps = config.query_batch_size > 0;
+  if (train_set.partitioned && query_steps) dist::refuse_sampled_fanout(config.fanout);
   std::unique_ptr<QueryBatches> query_batches;
-  if (config.query_batch_size > 0) {
+  std::unique_ptr<dist::PartitionTrainingQueries> partition_queries;
+  if (query_steps && train_set.partitioned) {
+    partition_queries =
+        std::make_unique<dist::PartitionTrainingQueries>(dist::partition_training_queries(train_set));
+    result.setup_seconds = seconds_since(t_train);
+  } else if (query_steps) {
     query_batches =
         std::make_unique<QueryBatches>(model_, train_set, config.fanout, config.dtype == Dtype::Float32);
     result.setup_seconds = seconds_since(t_train);
   }
-  const bool split_from_passes = query_split && !query_batches;
+  const bool split_from_passes = query_split && !query_steps;
 
   // Shuffling continues (rather than repeats) when training resumes from a checkpoint.
   Rng rng(config.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epochs_trained_));
@@ -891,7 +948,10 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     result.last_epoch_outputs.resize(train_set.outputs.size());
     EpochAccumulator epoch{grads, facts, epoch_preds, result.last_epoch_outputs};
     if (query_batches) query_batch_epoch(*query_batches, train_set, config, lr, rng, fixed_values, epoch);
-    for (size_t b0 = 0; !query_batches && b0 < order.size(); b0 += batch_size) {
+    if (partition_queries)
+      partitioned_query_epoch(*batches, *partition_queries, train_set, config, lr, rng, epochs_trained_ + 1,
+                              fixed_values, epoch);
+    for (size_t b0 = 0; !query_steps && b0 < order.size(); b0 += batch_size) {
       batch.assign(order.begin() + b0, order.begin() + std::min(order.size(), b0 + batch_size));
       if (batch_size < order.size()) std::sort(batch.begin(), batch.end());  // canonical plan key
       batches->next_up(samples_after(order, b0 + batch_size, batch_size, exec::kPrefetchLevels));
@@ -922,6 +982,11 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       const auto& values = result.last_epoch_outputs;
       report_split(report, metrics_of_split(config.loss, train_set.outputs, values, QuerySplit::Validation),
                    metrics_of_split(config.loss, train_set.outputs, values, QuerySplit::Test));
+    } else if (query_split && train_set.partitioned) {  // query batches seeded the training queries only
+      std::vector<std::vector<double>> values = output_values(train_set, config.dtype);
+      const auto [validation, test_part] = dist::split_metrics(train_set, values, config.loss);
+      report_split(report, validation, test_part);
+      fill_untrained_outputs(train_set, std::move(values), result.last_epoch_outputs);
     } else if (query_split) {  // query batches computed the training supports only
       Evaluation ev = evaluate(train_set, config.loss, config.dtype);
       report_split(report, ev.validation, ev.test);
@@ -947,9 +1012,12 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   }
   // Query batches compute only training queries: the others' last values from a whole pass
   // (with a split, every epoch's evaluation gave them).
-  if (query_batches && !query_split && result.epochs > 0 &&
-      std::any_of(train_set.outputs.begin(), train_set.outputs.end(),
-                  [](const OutputInfo& o) { return o.training_target().empty(); })) {
+  const bool untrained = std::any_of(train_set.outputs.begin(), train_set.outputs.end(),
+                                     [](const OutputInfo& o) { return o.training_target().empty(); });
+  if (query_steps && !query_split && result.epochs > 0 && train_set.partitioned) {
+    if (!dist::all_agree(!untrained))  // every rank's pass takes part in the exchanges
+      fill_untrained_outputs(train_set, output_values(train_set, config.dtype), result.last_epoch_outputs);
+  } else if (query_steps && !query_split && result.epochs > 0 && untrained) {
     Evaluation ev = evaluate(train_set, config.loss, config.dtype);
     fill_untrained_outputs(train_set, ev, result.last_epoch_outputs);
   }

@@ -276,6 +276,11 @@ class SampleSteps {
   // into them, so that a batch of one sample (PyNeuraLogic's table trains so) does not
   // start each pass on cold plans. Those not planned yet are skipped.
   void set_next_up(std::span<const uint32_t> locals) { next_up_.assign(locals.begin(), locals.end()); }
+  // Per output of the set (set.outputs order): 1 where the next run() seeds the loss, 0 where
+  // that output gets no loss although it has a training target (used up by that run, as
+  // set_next_up). A partitioned sample's query mini-batch runs the rank's whole part and
+  // seeds the batch's queries alone (dist::PartitionedQueryBatches). Empty: every target.
+  void seed_only(std::span<const uint8_t> outputs) { seeded_.assign(outputs.begin(), outputs.end()); }
   // Every sample's fact values in float, back to back, kept until the set changes (built
   // once, by the first float pass over the set): a float pass then reads half the bytes and
   // converts nothing. NCI1: 18 MB.
@@ -316,6 +321,7 @@ class SampleSteps {
   std::vector<size_t> facts32_begin_;  // per sample + 1 into facts32_; empty until built
   std::vector<uint32_t> plan_of_;                   // per sample: index into plans_, or kNone
   std::vector<uint32_t> next_up_;                   // set_next_up's samples
+  std::vector<uint8_t> seeded_;                     // seed_only's outputs
   std::vector<std::unique_ptr<exec::Plan>> plans_;  // without their data (read from the networks)
   std::unordered_map<uint64_t, uint32_t> plan_by_structure_;
   std::vector<uint32_t> first_output_;  // per sample, into set.outputs (size samples + 1)
@@ -356,8 +362,10 @@ struct TrainResult {
 
 namespace dist {
 class ShardedStep;
+struct PartitionTrainingQueries;  // train/distributed.hpp
 }
 class QueryBatches;  // train/query_batches.hpp
+class BatchGradient;  // train/batch_gradient.hpp
 struct LinkConfig;    // train/link_prediction.hpp
 
 // What an epoch's training steps add up, sample by sample (train/batch_gradient.hpp).
@@ -457,6 +465,15 @@ class Engine {
   // One epoch of steps over mini-batches of the set's training queries (their supports).
   void query_batch_epoch(QueryBatches& batches, const PreparedSet& set, const TrainConfig& config, double lr,
                          Rng& rng, std::vector<double>& fixed_values, EpochAccumulator& epoch);
+  // The same over a sample partitioned over MPI ranks: each step runs every rank's whole
+  // part and seeds the loss at the batch's queries alone (docs/distributed.md).
+  void partitioned_query_epoch(BatchGradient& batches, const dist::PartitionTrainingQueries& queries,
+                               const PreparedSet& set, const TrainConfig& config, double lr, Rng& rng,
+                               int epoch_number, std::vector<double>& fixed_values, EpochAccumulator& epoch);
+  // Every output's value (set.outputs order) from a forward pass over the set's samples in
+  // this process (a partitioned sample's: this rank's part; collective then).
+  std::vector<std::vector<double>> output_values(const PreparedSet& set, Dtype dtype,
+                                                 std::vector<neural::Shape>* shapes = nullptr) const;
   void step_learnable(std::vector<double>& grads, double lr, const TrainConfig& config, std::vector<double>& fixed_values,
                       ExampleFacts* facts = nullptr);
   // Link prediction's stages (train/link_training.cpp).

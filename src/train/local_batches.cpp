@@ -4,9 +4,14 @@
 #include <memory>
 #include <vector>
 
+#include "lrnn/diagnostics.hpp"
 #include "train/batch_gradient.hpp"
 
 namespace lrnn::train {
+
+void BatchGradient::add_query_batch(const dist::QueryStep&, int, EpochAccumulator&) {
+  throw Error(ErrorKind::Runtime, "a query mini-batch over every rank's part is for a sample partitioned over MPI ranks");
+}
 
 namespace {
 

@@ -80,11 +80,13 @@ namespace dist {
 // This rank's part of the one sample of `samples`, grounded and neuralized by `engine`: the
 // template checked (check_partition_template), the sample partitioned (partition_sample),
 // and the ranks' counts of targeted outputs gathered (a collective: every rank calls it).
-// Throws lrnn::Error, the same on every rank, for what it refuses (a query split, query
-// mini-batches, a template or query it cannot partition); a failure while grounding this
-// rank's part ends the job naming the rank.
-PreparedSet prepare_partitioned(const Engine& engine, const SampleStore& samples, size_t max_ground_rules,
-                                size_t query_batch_size);
+// Throws lrnn::Error, the same on every rank, for what it refuses (a template or query it
+// cannot partition); a failure while grounding this rank's part ends the job naming the rank.
+PreparedSet prepare_partitioned(const Engine& engine, const SampleStore& samples, size_t max_ground_rules);
+// Neighbour sampling (`fanout` with an entry above 0) draws each step's ground rules in one
+// process's walk over its queries' supports; the ranks of a partitioned sample run their
+// whole parts and draw nothing: refused (lrnn::Error), before anything is grounded.
+void refuse_sampled_fanout(const std::vector<size_t>& fanout);
 }  // namespace dist
 
 }  // namespace lrnn::train

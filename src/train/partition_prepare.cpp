@@ -1,5 +1,6 @@
 // A rank's part of one big sample, prepared for training over MPI (train/partition.hpp,
 // docs/distributed.md "One sample over many ranks").
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -15,13 +16,15 @@
 
 namespace lrnn::train::dist {
 
-PreparedSet prepare_partitioned(const Engine& engine, const SampleStore& samples, size_t max_ground_rules,
-                                size_t query_batch_size) {
+void refuse_sampled_fanout(const std::vector<size_t>& fanout) {
+  if (std::any_of(fanout.begin(), fanout.end(), [](size_t f) { return f > 0; }))
+    throw Error(ErrorKind::Semantic,
+                "--fanout (sampled neighbours) cannot train one sample partitioned over MPI ranks yet: train its "
+                "query mini-batches without it, or in one process (docs/distributed.md \"One sample over many ranks\")");
+}
+
+PreparedSet prepare_partitioned(const Engine& engine, const SampleStore& samples, size_t max_ground_rules) {
   const World& w = world();
-  // What the split does not cover yet is refused on every rank alike (before any collective).
-  const char* why = " cannot train one sample partitioned over MPI ranks yet: run it in one process "
-                    "(docs/distributed.md \"One sample over many ranks\")";
-  if (query_batch_size > 0) throw Error(ErrorKind::Semantic, std::string("--query-batch-size (query mini-batches)") + why);
   const Sample& head = samples.without_facts()[0];
   std::vector<std::string> predicates;
   for (const Literal& q : head.queries) predicates.push_back(predicate_key(q));

@@ -3,6 +3,7 @@
 // its own samples' part and the parts are summed exactly (dist::ShardedStep), so every rank
 // takes the same step whatever the number of ranks.
 #include <memory>
+#include <numeric>
 #include <vector>
 
 #include "lrnn/diagnostics.hpp"
@@ -31,6 +32,16 @@ class ShardedBatches final : public BatchGradient {
   void add_batch(const std::vector<uint32_t>& batch, int epoch_number, EpochAccumulator& epoch) override {
     const LossSum loss = step_.batch_gradient(model_, set_, steps_, batch, config_.loss, epoch_number, epoch.grads,
                                               &epoch.predictions, &epoch.last_outputs, config_.dtype);
+    epoch.loss_sum += loss.sum;
+    epoch.loss_count += loss.count;
+  }
+
+  void add_query_batch(const QueryStep& queries, int epoch_number, EpochAccumulator& epoch) override {
+    std::vector<uint32_t> every_part(set_.global_size);  // each rank's part of the one sample
+    std::iota(every_part.begin(), every_part.end(), 0u);
+    const LossSum loss = step_.batch_gradient(model_, set_, steps_, every_part, config_.loss, epoch_number,
+                                              epoch.grads, &epoch.predictions, &epoch.last_outputs, config_.dtype,
+                                              &queries);
     epoch.loss_sum += loss.sum;
     epoch.loss_count += loss.count;
   }

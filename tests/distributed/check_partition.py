@@ -11,8 +11,11 @@ ranks"), run by the ctest `distributed_partition`:
 - the same graph from arrays (`--dataset npz:`) partitions alike;
 - a checkpoint of 2 ranks continues on 3 as one process continues its own;
 - a rank killed mid-training ends the job, naming the rank;
+- query mini-batches (`--query-batch-size`, with and without a query split): 1, 2 and 3
+  ranks take one process's steps (the same batches, weights, losses and outputs to 1e-12);
 - a template the partition cannot make exact is refused (exit 2) naming its rule's
-  file:line (exit 1, as a semantic error in one process), and so are query mini-batches.
+  file:line (exit 1, as a semantic error in one process), and so is neighbour sampling
+  (`--fanout`) of query mini-batches.
 
 Usage: check_partition.py BUILD_DIR   (from anywhere)
 """
@@ -199,11 +202,47 @@ def resume_on_other_ranks(lrnn, tmp, args):
     check(d <= TOLERANCE, f"resume: 2 then 3 ranks vs one process twice: max relative weight difference {d:.3g}")
 
 
-def query_split_over_ranks(lrnn, args):
+def query_batches_over_ranks(lrnn, tmp, args):
+    """Query mini-batches of a partitioned sample: every step runs each rank's whole part and
+    seeds the batch's queries, the batches those of one process (its shuffle, its cuts), so
+    1, 2 and 3 ranks train one process's weights, epoch by epoch."""
+    batches = args + ["--epochs", 4, "--query-batch-size", 32, "--json"]
+    one = tmp / "batches_plain.json"
+    r = subprocess.run([str(lrnn)] + [str(a) for a in batches + ["--save", one]], capture_output=True, text=True,
+                       env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=180)
+    check(r.returncode == 0, f"query batches: one process trains {r.stderr[-800:]}")
+    if r.returncode:
+        return
+    plain_losses, plain = losses(r.stdout)
+    for ranks in (1, 2, 3):  # one rank too: one sample whose queries come in batches is a part
+        out = tmp / f"batches_{ranks}.json"
+        m = mpirun(lrnn, ranks, batches + ["--save", out])
+        check(m.returncode == 0, f"query batches: {ranks} rank(s) train {m.stderr[-800:]}")
+        if m.returncode:
+            continue
+        rank_losses, report = losses(m.stdout)
+        dw = relative_difference(weights(one), weights(out))
+        dl = max(abs(a - b) / abs(a) for a, b in zip(plain_losses, rank_losses, strict=True))
+        # Outputs relative to the largest (one near 0 would make its own relative difference noise).
+        scale = max(abs(p["output"]) for p in plain["outputs"])
+        dv = max(abs(o["output"] - p["output"]) for o, p in zip(report["outputs"], plain["outputs"], strict=True)) / scale
+        check(max(dw, dl, dv) <= TOLERANCE,
+              f"query batches: {ranks} rank(s) vs one process: max relative difference of the weights {dw:.3g}, "
+              f"the losses of {len(rank_losses)} epochs {dl:.3g}, the outputs {dv:.3g} <= {TOLERANCE}")
+        steps = report["timing"]["steps"]
+        check(steps == 4 * 10, f"query batches: {ranks} rank(s) take 10 steps an epoch (300 queries, 32 a batch): "
+                               f"{steps} in 4 epochs")
+        part = report["ranks"].get("partition")
+        check(part is not None and part["ghost_exchange"] == [1] * ranks,
+              f"query batches: {ranks} rank(s) train the sample as parts cut at ghost atoms")
+
+
+def query_split_over_ranks(lrnn, args, extra=()):
     """A query split (PyG's node masks) of a partitioned sample: only training queries give
     gradient; every epoch's validation and test metrics, the final split metrics and the
-    epoch early stopping picks are one process's on 1, 2 and 3 ranks."""
-    split = args + ["--epochs", 6, "--query-split", "0.6,0.2,0.2", "--patience", 2, "--json"]
+    epoch early stopping picks are one process's on 1, 2 and 3 ranks (`extra`: in query
+    mini-batches too)."""
+    split = args + ["--epochs", 6, "--query-split", "0.6,0.2,0.2", "--patience", 2, "--json"] + list(extra)
     r = subprocess.run([str(lrnn)] + [str(a) for a in split], capture_output=True, text=True,
                        env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=180)
     check(r.returncode == 0, f"query split: one process trains {r.stderr[-800:]}")
@@ -221,19 +260,20 @@ def query_split_over_ranks(lrnn, args):
     plain_epochs, plain_final = numbers(plain)
     check(plain["splits"]["val"]["count"] > 0 and plain["splits"]["test"]["count"] > 0,
           "query split: one process reports validation and test queries")
-    for ranks in (1, 2, 3):  # one rank: a sharded set of one sample, not partitioned
+    what = f"query split{' ' + ' '.join(map(str, extra)) if extra else ''}"
+    for ranks in (1, 2, 3):  # one rank: a sharded set of one sample, not partitioned (unless in batches)
         m = mpirun(lrnn, ranks, split)
-        check(m.returncode == 0, f"query split: {ranks} ranks train {m.stderr[-800:]}")
+        check(m.returncode == 0, f"{what}: {ranks} ranks train {m.stderr[-800:]}")
         if m.returncode:
             continue
         report = json.loads(m.stdout.strip().splitlines()[-1])
         epochs, final = numbers(report)
         check(len(epochs) == len(plain_epochs) and report.get("best", {}).get("epoch") == plain.get("best", {}).get("epoch"),
-              f"query split: {ranks} ranks train as many epochs and pick the same best epoch "
+              f"{what}: {ranks} ranks train as many epochs and pick the same best epoch "
               f"({report.get('best', {}).get('epoch')} vs {plain.get('best', {}).get('epoch')})")
         d = max((abs(a - b) / max(abs(b), 1e-300) for x, y in zip(epochs + final, plain_epochs + plain_final)
                  for a, b in zip(x, y, strict=True)), default=1.0)
-        check(d <= TOLERANCE, f"query split: {ranks} ranks' per-epoch and final split metrics are one process's "
+        check(d <= TOLERANCE, f"{what}: {ranks} ranks' per-epoch and final split metrics are one process's "
                               f"(max relative difference {d:.3g} <= {TOLERANCE})")
 
 
@@ -256,9 +296,10 @@ def refusals(lrnn, tmp, graph):
     check(r.returncode == 1 and f"{bad}:1:" in r.stderr and "variable Z shares no body literal with X" in r.stderr,
           f"a template failing the check is refused (exit {r.returncode}), naming its rule {r.stderr[-600:]}")
     r = mpirun(lrnn, 2, ["train", ROOT / "examples/big_graphs/gcn.lrnn", "-e", f"{graph}.examples.txt",
-                         "-q", f"{graph}.queries.txt", "--epochs", 1, "--query-batch-size", 32])
-    check(r.returncode == 1 and "--query-batch-size" in r.stderr,
-          f"query mini-batches of a partitioned sample are refused (exit {r.returncode}) {r.stderr[-600:]}")
+                         "-q", f"{graph}.queries.txt", "--epochs", 1, "--query-batch-size", 32, "--fanout", 5])
+    check(r.returncode == 1 and "--fanout (sampled neighbours) cannot train one sample partitioned" in r.stderr,
+          f"neighbour sampling of a partitioned sample's query batches is refused (exit {r.returncode}) "
+          f"{r.stderr[-600:]}")
 
 
 def main():
@@ -280,6 +321,8 @@ def main():
         arrays(lrnn, tmp, graph)
         resume_on_other_ranks(lrnn, tmp, args)
         query_split_over_ranks(lrnn, args)
+        query_batches_over_ranks(lrnn, tmp, args)
+        query_split_over_ranks(lrnn, args, ["--query-batch-size", 32])
         killed_rank(lrnn, args)
         refusals(lrnn, tmp, graph)
     if FAILURES:

@@ -96,3 +96,21 @@ def test_a_query_split_partitioned_over_two_ranks_reports_as_one(tmp_path, mpiru
     for part in ("train", "val", "test"):
         for a, b in zip(results[2][part], results[1][part], strict=True):
             assert abs(a - b) <= 1e-12 * max(abs(b), 1e-12), (part, a, b)
+
+
+BATCH_SCRIPT = SCRIPT.replace("epochs=4, seed=3)", "epochs=4, seed=3, batch_size=0, query_batch_size=32)")
+
+
+def test_query_batches_partitioned_over_two_ranks_train_as_one(tmp_path, mpirun_python):
+    """Mini-batches of the queries of one partitioned graph: 1 rank and 2 ranks take the same
+    steps (docs/distributed.md "One sample over many ranks"), and the steps are not the
+    full-batch ones (the same 4 epochs without batches end elsewhere)."""
+    assert BATCH_SCRIPT != SCRIPT
+    batched = _rank0_results(tmp_path, mpirun_python, BATCH_SCRIPT)
+    assert abs(batched[2]["loss"] - batched[1]["loss"]) <= 1e-12 * abs(batched[1]["loss"])
+    scale = max(abs(x) for values in batched[1]["weights"].values() for x in _flat(values))
+    for name, values in batched[1]["weights"].items():
+        difference = max(abs(a - b) for a, b in zip(_flat(values), _flat(batched[2]["weights"][name])))
+        assert difference <= 1e-12 * scale, (name, difference)
+    whole = _rank0_results(tmp_path, mpirun_python, SCRIPT)
+    assert abs(whole[1]["loss"] - batched[1]["loss"]) > 1e-6 * abs(whole[1]["loss"])
