@@ -28,6 +28,12 @@ values the passes computed, timing.computed: without the data, the ghosts and th
 data alone, and the share all ranks computed together), each rank's peak RSS over one rank's, the facts each rank held and the edge cut, and the epoch's
 speed-up. --repeat R runs the rank counts R times in turn (1, 2, 1, 2, ...) and prints each
 round's ratios and the median speed-up. Writes bench/results/distributed_big_graph.json.
+
+--big-graph --query-batch-size B: mini-batches of B queries instead of the whole graph per
+step. The baseline is then one process without MPI, whose steps run their batches'
+supports (docs/big_graphs.md "Mini-batches of queries"; its peak RSS measured from outside
+the process); the ranks take the same steps, each running its whole part
+(docs/distributed.md "One sample over many ranks").
 """
 from __future__ import annotations
 
@@ -69,17 +75,34 @@ def mpirun_train(args, ranks: int, train_args: list) -> tuple:
     return j, None
 
 
+def plain_train(args, train_args: list) -> tuple:
+    """`lrnn train <train_args> --json` in one process without MPI: (report with
+    ranks.max_rss_mb measured from outside, None), or (None, the failed run's row)."""
+    cmd = [os.path.join(args.build, "lrnn"), "train"] + train_args + [
+        "--lr", str(args.lr), "--epochs", str(args.epochs), "--seed", str(args.seed), "--json"]
+    j, error, rss = benchlib.run_json(cmd, {"OMP_NUM_THREADS": str(args.threads)}, args.timeout)
+    if j is None:
+        return None, {"ranks": 1, "available": False, "reason": error}
+    j["ranks"] = {"max_rss_mb": [round(rss)]}
+    return j, None
+
+
 def run_big_graph(args, ranks: int) -> dict:
-    j, failed = mpirun_train(args, ranks, [BIG_TEMPLATE, "-e", args.graph + ".examples.txt",
-                                           "-q", args.graph + ".queries.txt"])
+    train_args = [BIG_TEMPLATE, "-e", args.graph + ".examples.txt", "-q", args.graph + ".queries.txt"]
+    if args.query_batch_size:
+        train_args += ["--query-batch-size", str(args.query_batch_size)]
+    # In query batches one rank would be a partition of one part: the baseline is one process's own steps.
+    j, failed = (plain_train(args, train_args) if ranks == 1 and args.query_batch_size
+                 else mpirun_train(args, ranks, train_args))
     if failed:
         return failed
     t = j["timing"]
     return {"ranks": ranks, "available": True, "epoch_min_s": min(t["epochs_s"]), "epochs_s": t["epochs_s"],
             "build_s": t["build_s"], "loss": j["loss"], "history": [h["train"]["loss"] for h in j["history"]],
-            "work": t["work"], "computed": t.get("computed"), "allreduce_bytes": t.get("allreduce_bytes"),
+            "work": t.get("work"), "computed": t.get("computed"), "allreduce_bytes": t.get("allreduce_bytes"),
             "max_rss_mb": j["ranks"]["max_rss_mb"], "exchange_s": t.get("exchange_s"),
-            "exchange_bytes": t.get("exchange_bytes"), "partition": j["ranks"].get("partition")}
+            "exchange_bytes": t.get("exchange_bytes"), "partition": j["ranks"].get("partition"),
+            "steps": t.get("steps")}
 
 
 def big_graph_round(args) -> list:
@@ -95,7 +118,8 @@ def big_graph_round(args) -> list:
         line = f"{ranks} rank(s): epoch {row['epoch_min_s']:.3f} s (min of {args.epochs})  loss {row['loss']:.12g}"
         if one and ranks > 1:
             row["loss_rel_diff"] = max(abs(a - b) / abs(b) for a, b in zip(row["history"], one["history"]))
-            row["work_share_max_rank"] = row["work"]["max_rank"] / one["work"]["total"]
+            if one.get("work"):  # one process without MPI (query batches) counts no work
+                row["work_share_max_rank"] = row["work"]["max_rank"] / one["work"]["total"]
             if row.get("computed") and one.get("computed"):
                 row["computed_share_max_rank"] = row["computed"]["max_rank"] / one["computed"]["total"]
                 row["computed_total_share"] = row["computed"]["total"] / one["computed"]["total"]
@@ -104,7 +128,9 @@ def big_graph_round(args) -> list:
             part = row["partition"] or {}
             computed = (f" (of the values computed: {row['computed_share_max_rank'] * 100:.1f}%, all ranks "
                         f"{row['computed_total_share'] * 100:.1f}%)") if "computed_share_max_rank" in row else ""
-            line += (f"  | loss rel. diff {row['loss_rel_diff']:.2g}  busiest rank's work {row['work_share_max_rank'] * 100:.1f}%"
+            work = (f"  busiest rank's work {row['work_share_max_rank'] * 100:.1f}%"
+                    if "work_share_max_rank" in row else f"  {row['steps']} steps")
+            line += (f"  | loss rel. diff {row['loss_rel_diff']:.2g}{work}"
                      f"{computed}"
                      f"  RSS {[round(x * 100, 1) for x in row['rss_share']]}% of one rank's"
                      f"  speed-up {row['speedup']:.2f}x  | held facts {part.get('held_facts')} of {part.get('facts', [0])[0]}"
@@ -138,7 +164,8 @@ def big_graph(args) -> int:
                       f"busiest rank's RSS {', '.join(f'{x * 100:.1f}%' for x in rss)} of one rank's", flush=True)
     ok = all(r["available"] and r.get("loss_rel_diff", 0) <= 1e-9 for rd in rounds for r in rd)
     result = {**benchlib.header(), "benchmark": "distributed_big_graph", "graph": os.path.basename(args.graph),
-              "threads_per_rank": args.threads, "bind_to": args.bind_to, "epochs": args.epochs, "rows": rows,
+              "threads_per_rank": args.threads, "bind_to": args.bind_to, "epochs": args.epochs,
+              "query_batch_size": args.query_batch_size, "rows": rows,
               "rounds": rounds, "summary": summary, "load_average": os.getloadavg()[0]}
     out = args.output or os.path.join(benchlib.RESULTS, "distributed_big_graph.json")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
@@ -185,6 +212,8 @@ def main() -> int:
                              "with --big-graph)")
     parser.add_argument("--big-graph", action="store_true", help="one big sample partitioned over the ranks")
     parser.add_argument("--graph", default=BIG_GRAPH, help="--big-graph: path prefix of the planted graph's files")
+    parser.add_argument("--query-batch-size", type=int, default=0,
+                        help="--big-graph: mini-batches of this many queries (the baseline: one process without MPI)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="--big-graph: rounds of --ranks, alternating (ratios per round, their median)")
     args = parser.parse_args()
