@@ -111,17 +111,17 @@ class ExactSum {
   std::vector<__int128> acc_;  // n sums, then the count of unrepresentable values
 };
 
-// One minibatch step of a sharded set: the gradient of the batch loss (the loss of every
-// targeted output of the GLOBAL batch, divided by their count) from this rank's samples,
-// one sample at a time (each with its own plan, cached), summed exactly over the ranks.
-// One step of a partitioned sample's query mini-batch (PartitionedQueryBatches): the
-// outputs of this rank the step seeds (per set output, 1 or 0) and the batch's targeted
+// One step of a partitioned sample's query mini-batch (Engine::partitioned_query_epoch):
+// the outputs of this rank the step seeds (per set output, 1 or 0) and the batch's targeted
 // queries over every rank, the loss's divisor.
 struct QueryStep {
   std::span<const uint8_t> seeded;
   size_t targets = 0;
 };
 
+// One minibatch step of a sharded set: the gradient of the batch loss (the loss of every
+// targeted output of the GLOBAL batch, divided by their count) from this rank's samples,
+// one sample at a time (each with its own plan, cached), summed exactly over the ranks.
 class ShardedStep {
  public:
   // `batch`: sorted global sample indices (every rank passes the same), each run on its

@@ -831,7 +831,6 @@ void fill_untrained_outputs(const PreparedSet& set, std::vector<std::vector<doub
     if (set.outputs[o].training_target().empty()) values[o] = std::move(from[o]);
 }
 
-
 }  // namespace
 
 void Engine::query_batch_epoch(QueryBatches& batches, const PreparedSet& set, const TrainConfig& config, double lr,

@@ -279,7 +279,7 @@ class SampleSteps {
   // Per output of the set (set.outputs order): 1 where the next run() seeds the loss, 0 where
   // that output gets no loss although it has a training target (used up by that run, as
   // set_next_up). A partitioned sample's query mini-batch runs the rank's whole part and
-  // seeds the batch's queries alone (dist::PartitionedQueryBatches). Empty: every target.
+  // seeds the batch's queries alone (Engine::partitioned_query_epoch). Empty: every target.
   void seed_only(std::span<const uint8_t> outputs) { seeded_.assign(outputs.begin(), outputs.end()); }
   // Every sample's fact values in float, back to back, kept until the set changes (built
   // once, by the first float pass over the set): a float pass then reads half the bytes and
