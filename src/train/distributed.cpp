@@ -443,7 +443,8 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
   }
   locals_.clear();
   for (auto it = begin; it != end; ++it) locals_.push_back(*it - static_cast<uint32_t>(first));
-  if (outputs) outputs->resize(set.outputs.size());
+  const bool by_origin = queries && !queries->origin.empty();  // a step set's outputs, placed among the part's
+  if (outputs && !by_origin) outputs->resize(set.outputs.size());
   if (queries) steps.seed_only(queries->seeded);
   steps.run(model, set, locals_, loss_kind, total.count, predictions != nullptr, outputs != nullptr,
              [&](size_t pos, const SampleGradient& sample) {
@@ -454,8 +455,10 @@ LossSum ShardedStep::batch_gradient(const neural::TemplateModel& model, const Pr
                if (predictions) predictions->add(sample.predictions, sample.targets);
                if (outputs) {
                  const size_t first_output = steps.first_output(locals_[pos]);
-                 for (size_t o = 0; o < sample.values.size(); ++o)
-                   if (!queries || queries->seeded[first_output + o]) (*outputs)[first_output + o] = sample.values[o];
+                 for (size_t o = 0; o < sample.values.size(); ++o) {
+                   if (queries && !queries->seeded.empty() && !queries->seeded[first_output + o]) continue;
+                   (*outputs)[by_origin ? queries->origin[first_output + o] : first_output + o] = sample.values[o];
+                 }
                }
              },
              dtype);
@@ -608,6 +611,8 @@ PartitionTrainingQueries partition_training_queries(const PreparedSet& set) {
   std::unordered_map<uint32_t, uint32_t> output_of;
   for (size_t k = 0; k < set.outputs.size(); ++k) {
     if (set.outputs[k].training_target().empty()) continue;
+    // A query's first output stands for it (its matches are the outputs after it).
+    if (k > 0 && set.outputs[k - 1].query == set.outputs[k].query) continue;
     mine.push_back(set.partition_order.at(k));
     output_of.emplace(mine.back(), static_cast<uint32_t>(k));
   }

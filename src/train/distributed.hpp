@@ -112,11 +112,13 @@ class ExactSum {
 };
 
 // One step of a partitioned sample's query mini-batch (Engine::partitioned_query_epoch):
-// the outputs of this rank the step seeds (per set output, 1 or 0) and the batch's targeted
-// queries over every rank, the loss's divisor.
+// the outputs of this rank the step seeds (per set output, 1 or 0; empty: every one), the
+// batch's targeted queries over every rank (the loss's divisor), and where the step set's
+// outputs go among the epoch's (origin[o]: empty, at o).
 struct QueryStep {
   std::span<const uint8_t> seeded;
   size_t targets = 0;
+  std::span<const uint32_t> origin;
 };
 
 // One minibatch step of a sharded set: the gradient of the batch loss (the loss of every

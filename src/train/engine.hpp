@@ -363,6 +363,7 @@ struct TrainResult {
 namespace dist {
 class ShardedStep;
 struct PartitionTrainingQueries;  // train/distributed.hpp
+class PartitionQuerySteps;        // train/partition_query_steps.hpp
 }
 class QueryBatches;  // train/query_batches.hpp
 class BatchGradient;  // train/batch_gradient.hpp
@@ -467,9 +468,12 @@ class Engine {
                          Rng& rng, std::vector<double>& fixed_values, EpochAccumulator& epoch);
   // The same over a sample partitioned over MPI ranks: each step runs every rank's whole
   // part and seeds the loss at the batch's queries alone (docs/distributed.md).
+  // A part cut at its ghosts (`supports` given) runs its share of each batch's support
+  // (dist::PartitionQuerySteps); a halo's part runs whole.
   void partitioned_query_epoch(BatchGradient& batches, const dist::PartitionTrainingQueries& queries,
-                               const PreparedSet& set, const TrainConfig& config, double lr, Rng& rng,
-                               int epoch_number, std::vector<double>& fixed_values, EpochAccumulator& epoch);
+                               dist::PartitionQuerySteps* supports, const PreparedSet& set, const TrainConfig& config,
+                               double lr, Rng& rng, int epoch_number, std::vector<double>& fixed_values,
+                               EpochAccumulator& epoch);
   // Every output's value (set.outputs order) from a forward pass over the set's samples in
   // this process (a partitioned sample's: this rank's part; collective then).
   std::vector<std::vector<double>> output_values(const PreparedSet& set, Dtype dtype,
@@ -514,6 +518,7 @@ class Engine {
   mutable exec::ParamMirror mirror_;
   std::unique_ptr<dist::ShardedStep> sharded_step_;  // training a sharded set (MPI)
   std::unique_ptr<SampleSteps> query_steps_;         // the steps of query batches (a plan per batch)
+  std::unique_ptr<SampleSteps> part_query_steps_;    // the same over a part of a partitioned sample
 };
 
 }  // namespace lrnn::train

@@ -228,6 +228,10 @@ void GhostCut::before_neuralize(logic::GroundSample& ground, std::unique_ptr<log
 // `ghost_facts`: the ghosts' facts of `net`, in the order they are to lie.
 void GhostCut::ghosts_last(neural::SampleNetwork& net, const std::vector<uint32_t>& ghost_facts) {
   if (!net.fact_example_param.empty()) cannot("learnable example facts");
+  data_gradients_from = ghost_facts_last(net, ghost_facts);
+}
+
+uint32_t ghost_facts_last(neural::SampleNetwork& net, const std::vector<uint32_t>& ghost_facts) {
   const size_t facts = net.num_facts();
   std::vector<uint8_t> ghost(facts, 0);
   for (uint32_t f : ghost_facts) ghost[f] = 1;
@@ -241,7 +245,7 @@ void GhostCut::ghosts_last(neural::SampleNetwork& net, const std::vector<uint32_
   // The data move in place: the non-ghosts' values only ever move down (in their order). The
   // ghosts' hold none (each pass's exchange writes the owners' values there): fact_data ends
   // where they begin (a big graph's ghosts were a fifth of a rank's network).
-  data_gradients_from = 0;
+  uint32_t data_gradients_from = 0;
   for (uint32_t k = 0; k < facts; ++k) {
     const uint32_t f = order[k];
     new_index[f] = k;
@@ -261,6 +265,7 @@ void GhostCut::ghosts_last(neural::SampleNetwork& net, const std::vector<uint32_
   net.fact_template = std::move(templ);
   net.fact_shape = std::move(shape);
   net.fact_data_begin = std::move(begin);
+  return data_gradients_from;
 }
 
 void GhostCut::after_neuralize(logic::GroundSample& ground, neural::SampleNetwork& net) {

@@ -39,6 +39,12 @@ std::set<std::string> query_closure(const TemplateAst& tmpl, const std::vector<s
 std::unordered_map<std::string, neural::Shape> ghost_shapes(const neural::TemplateModel& model,
                                                            const neural::SampleNetwork& probe);
 
+// Moves the facts `ghost_facts` of `net` after all its others (their order kept), which keep
+// their values; the ghosts hold none (fact_data ends where they begin: each pass's exchange
+// writes their values). Returns where the ghosts' values begin (the data before take no
+// gradient: exec::PlanOptions::data_gradients_from). No learnable example facts.
+uint32_t ghost_facts_last(neural::SampleNetwork& net, const std::vector<uint32_t>& ghost_facts);
+
 class GhostCut final : public GroundRewrite {
  public:
   // `levels`: predicate_levels of the template (not empty); `owners`: each constant's rank by

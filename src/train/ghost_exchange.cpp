@@ -63,6 +63,17 @@ GhostExchange::GhostExchange(const GhostCut& cut) : data_gradients_from_(cut.dat
     if (all & (uint32_t{1} << l)) levels_.push_back(std::move(level(l)));
 }
 
+GhostExchange::GhostExchange(const GhostExchange& part, StepLists lists, uint32_t data_gradients_from)
+    : data_gradients_from_(data_gradients_from) {
+  if (lists.send.size() != part.levels_.size() || lists.recv.size() != part.levels_.size())
+    throw Error(ErrorKind::Runtime, "internal: a step's ghost lists do not match the part's levels");
+  for (size_t i = 0; i < part.levels_.size(); ++i) {
+    levels_.push_back(Level{part.levels_[i].level, std::move(lists.send[i]), std::move(lists.recv[i])});
+    for (const auto& r : levels_.back().recv_local) ghosts_ += r.size();
+    for (const auto& r : levels_.back().send_local) asked_ += r.size();
+  }
+}
+
 void GhostExchange::bind(const exec::Plan& plan) {
   const int size = dist::world().size;
   Bound b;

@@ -24,6 +24,19 @@ class GhostExchange {
   // not hold an asked atom ends the job naming it.
   explicit GhostExchange(const GhostCut& cut);
 
+  // A step's exchange over a support of the part (train/partition_query_steps.hpp): per level
+  // of `part` (levels()), per rank, the local atoms of the support network sent and received,
+  // in the order both sides keep; the support's ghosts' values lie from data_gradients_from.
+  struct StepLists {
+    std::vector<std::vector<std::vector<uint32_t>>> send, recv;  // [level][rank]
+  };
+  GhostExchange(const GhostExchange& part, StepLists lists, uint32_t data_gradients_from);
+  // The part's lists at level index i (of levels()): its level, and per rank the atoms of the
+  // part's network it sends (they ask for) and receives (its ghosts), in the agreed order.
+  uint32_t level(size_t i) const { return levels_[i].level; }
+  const std::vector<std::vector<uint32_t>>& sends(size_t i) const { return levels_[i].send_local; }
+  const std::vector<std::vector<uint32_t>>& receives(size_t i) const { return levels_[i].recv_local; }
+
   // Where the ghosts and the asked atoms of `plan` (the cut network's, with its per-atom
   // tables still there) lie: called once per plan, before its tables are dropped.
   void bind(const exec::Plan& plan);

@@ -99,7 +99,8 @@ struct Support {
 };
 
 Support find_support(const neural::SampleNetwork& net, const RulesByHead& heads, std::span<const uint32_t> queries,
-                     const FanOut& fan, Rng* rng, SupportScratch& scratch) {
+                     std::span<const uint32_t> roots, const FanOut& fan, Rng* rng, SupportScratch& scratch,
+                     uint32_t leaves_to_depth = neural::kNone) {
   Support s;
   std::vector<uint32_t>& hop_of = scratch.local;  // kNone, or the least hop the head was reached at
   std::vector<uint64_t>& reached = scratch.reached;
@@ -123,6 +124,7 @@ Support find_support(const neural::SampleNetwork& net, const RulesByHead& heads,
       ++num_atoms;
     }
     if (!(heads.has_rules[atom / 64] & bit)) return;  // a leaf: nothing to expand
+    if (leaves_to_depth != neural::kNone && heads.atoms[atom].depth() <= leaves_to_depth) return;  // taken as one
     if (hop_of[atom] != neural::kNone && hop_of[atom] <= hop) return;
     hop_of[atom] = hop;  // first reached, or reached at a lesser hop than before
     if (todo.size() <= hop) todo.resize(hop + 1);
@@ -130,6 +132,7 @@ Support find_support(const neural::SampleNetwork& net, const RulesByHead& heads,
   };
   for (uint32_t q : queries)
     for (uint32_t l : net.query_atoms[q]) reach(l, 0);
+  for (uint32_t a : roots) reach(a, 0);
   const RulesByHead::Ground* grounds = heads.grounds.data();
   const uint32_t* inputs = heads.inputs.data();
   // The heads of a hop are at random places of the index (a cache miss each at 200k nodes
@@ -236,6 +239,18 @@ neural::SampleNetwork support_network(const neural::SampleNetwork& net, const Ru
   return support_network(net, heads, queries, fan, rng, scratch);
 }
 
+void support_atoms(const neural::SampleNetwork& net, const RulesByHead& heads, std::span<const uint32_t> queries,
+                   std::span<const uint32_t> roots, const FanOut& fan, SupportScratch& scratch,
+                   std::vector<uint32_t>& atom_ids, uint32_t leaves_to_depth) {
+  if (fan.samples()) throw Error(ErrorKind::Runtime, "internal: support_atoms draws no ground rules");
+  if (scratch.local.size() != net.num_atoms()) scratch.local.assign(net.num_atoms(), neural::kNone);
+  const Support kept = find_support(net, heads, queries, roots, fan, nullptr, scratch, leaves_to_depth);
+  atom_ids.assign(kept.atoms.begin(), kept.atoms.end());
+  // The scratch as it was found (fill_support_network's reset, without facts).
+  for (uint32_t a : kept.atoms) scratch.reached[a / 64] = 0;
+  for (size_t e = 0; e < scratch.expanded.size(); e += 3) scratch.local[scratch.expanded[e]] = neural::kNone;
+}
+
 namespace {
 
 // Empties every array of `net`, keeping their capacity.
@@ -254,22 +269,25 @@ void clear_keeping_capacity(neural::SampleNetwork& net) {
 
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                                       std::span<const uint32_t> queries, const FanOut& fan, Rng* rng,
-                                      SupportScratch& scratch, std::vector<uint32_t>* value_rows) {
+                                      SupportScratch& scratch, std::vector<uint32_t>* value_rows,
+                                      std::span<const uint32_t> roots, std::vector<uint32_t>* atom_ids) {
   neural::SampleNetwork sub = std::move(scratch.spare);
   clear_keeping_capacity(sub);
-  fill_support_network(net, heads, queries, fan, rng, scratch, sub, value_rows);
+  fill_support_network(net, heads, queries, fan, rng, scratch, sub, value_rows, roots, atom_ids);
   return sub;
 }
 
 void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                           std::span<const uint32_t> queries, const FanOut& fan, Rng* rng, SupportScratch& scratch,
-                          neural::SampleNetwork& sub, std::vector<uint32_t>* value_rows) {
+                          neural::SampleNetwork& sub, std::vector<uint32_t>* value_rows,
+                          std::span<const uint32_t> roots, std::vector<uint32_t>* atom_ids) {
   if (scratch.local.size() != net.num_atoms()) scratch.local.assign(net.num_atoms(), neural::kNone);
   if (scratch.fact_local.size() != net.num_facts()) {
     scratch.fact_local.assign(net.num_facts(), neural::kNone);
     scratch.fact_seen.assign(net.num_facts() / 64 + 1, 0);
   }
-  const Support kept = find_support(net, heads, queries, fan, rng, scratch);
+  const Support kept = find_support(net, heads, queries, roots, fan, rng, scratch);
+  if (atom_ids) atom_ids->assign(kept.atoms.begin(), kept.atoms.end());
   std::vector<uint32_t>& fact_local = scratch.fact_local;
   // An atom's local id: its rank among the kept atoms (find_support's bits and counts).
   const uint64_t* reached = scratch.reached.data();
@@ -325,8 +343,10 @@ void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& h
     sub.fact_shape.push_back(atom.fact_shape);
     if (value_rows) {
       value_rows->insert(value_rows->end(), {atom.values_begin, atom.values_end});
-    } else {
+    } else if (atom.values_end <= net.fact_data.size()) {
       sub.fact_data.insert(sub.fact_data.end(), values + atom.values_begin, values + atom.values_end);
+    } else {  // a ghost of a partitioned sample: each pass's exchange writes its values
+      sub.fact_data.resize(sub.fact_data.size() + (atom.values_end - atom.values_begin), 0.0);
     }
     sub.fact_data_begin.push_back(sub.fact_data_begin.back() + (atom.values_end - atom.values_begin));
     if (!net.fact_example_param.empty()) sub.fact_example_param.push_back(net.fact_example_param[f]);

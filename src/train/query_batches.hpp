@@ -113,18 +113,30 @@ struct SupportScratch {
 };
 // The support in scratch's spare network (its arrays' capacity reused); value_rows as
 // fill_support_network's.
+// `roots`: atoms the support depends on besides the queries' (their values computed, no
+// outputs of their own); `atom_ids` (if given) receives each support atom's id in `net`
+// (ascending: the support's atoms keep net's order). A fact whose values lie past
+// net.fact_data (a partitioned sample's ghosts, which hold none) gets zeros.
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                                       std::span<const uint32_t> queries, const FanOut& fan, Rng* rng,
-                                      SupportScratch& scratch, std::vector<uint32_t>* value_rows = nullptr);
+                                      SupportScratch& scratch, std::vector<uint32_t>* value_rows = nullptr,
+                                      std::span<const uint32_t> roots = {}, std::vector<uint32_t>* atom_ids = nullptr);
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                                       std::span<const uint32_t> queries, const FanOut& fan, Rng* rng);
+// The atoms of that support alone (ids in `net`, ascending) into `atom_ids`: the walk
+// without the network built from it. `fan` keeps every ground rule (it draws nothing).
+// Atoms of depth `leaves_to_depth` or less are reached but not expanded (kNone: all are).
+void support_atoms(const neural::SampleNetwork& net, const RulesByHead& heads, std::span<const uint32_t> queries,
+                   std::span<const uint32_t> roots, const FanOut& fan, SupportScratch& scratch,
+                   std::vector<uint32_t>& atom_ids, uint32_t leaves_to_depth = neural::kNone);
 // support_network into `sub`, whose arrays are empty (their capacity is reused). With
 // `value_rows`, sub's facts get no values (fact_data stays empty; fact_data_begin still
 // sizes them) and value_rows receives each one's range of values in `net` (begin, end),
 // where a float pass reads them (PreparedSet::value_tables).
 void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
                           std::span<const uint32_t> queries, const FanOut& fan, Rng* rng, SupportScratch& scratch,
-                          neural::SampleNetwork& sub, std::vector<uint32_t>* value_rows = nullptr);
+                          neural::SampleNetwork& sub, std::vector<uint32_t>* value_rows = nullptr,
+                          std::span<const uint32_t> roots = {}, std::vector<uint32_t>* atom_ids = nullptr);
 
 // The training steps over one set's queries: each batch a prepared set of its samples'
 // support networks, with the set's outputs of the batch's queries (in batch order).

@@ -3,6 +3,7 @@
 // that batch alone, and a fan-out keeps at most F ground rules per (rule, head), seeded.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -188,6 +189,44 @@ TEST(QueryBatches, FanoutKeepsAtMostFGroundRulesPerRuleAndHead) {
   EXPECT_EQ(r.history.size(), 2u);
   EXPECT_EQ(r.history[0].train.count, size_t(kNodes));
   EXPECT_TRUE(std::isfinite(r.history[1].train.loss));
+}
+
+// What a partitioned sample's query steps ask of a support (train/partition_query_steps.cpp):
+// roots besides the queries, each support atom's id in the network, and a walk that stops
+// at a depth.
+TEST(QueryBatches, SupportsOfRootsGiveTheirAtomIdsAndStopAtADepth) {
+  const GraphNetwork graph;
+  const lrnn::neural::SampleNetwork& net = graph.net();
+  const lrnn::train::FanOut every = lrnn::train::fan_out(graph.engine.model(), {});
+  lrnn::train::SupportScratch scratch;
+  const std::vector<uint32_t> query = {2};
+  std::vector<uint32_t> ids;
+  const auto sub = lrnn::train::support_network(net, graph.heads, query, every, nullptr, scratch, nullptr, {}, &ids);
+  ASSERT_EQ(ids.size(), sub.num_atoms());
+  EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+  for (size_t l = 0; l < ids.size(); ++l) EXPECT_EQ(sub.atom_depth[l], net.atom_depth[ids[l]]);
+  EXPECT_EQ(ids[sub.query_atoms[0][0]], net.query_atoms[2][0]);
+  // The query's own support as roots: the same atoms, no outputs.
+  std::vector<uint32_t> same;
+  const auto rooted =
+      lrnn::train::support_network(net, graph.heads, {}, every, nullptr, scratch, nullptr, net.query_atoms[2], &same);
+  EXPECT_EQ(same, ids);
+  EXPECT_TRUE(rooted.query_atoms.empty());
+  EXPECT_EQ(rooted.inputs, sub.inputs);
+  // The atoms alone, as support_network's; stopping at the depth of h: its inputs (x) not reached.
+  std::vector<uint32_t> atoms;
+  lrnn::train::support_atoms(net, graph.heads, query, {}, every, scratch, atoms);
+  EXPECT_EQ(atoms, ids);
+  const uint32_t h_depth = net.atom_depth[net.inputs[net.inputs_begin[
+      std::find_if(net.rule.begin(), net.rule.end(), [](uint32_t r) { return r == 2; }) - net.rule.begin()]]];
+  std::vector<uint32_t> upper;
+  lrnn::train::support_atoms(net, graph.heads, query, {}, every, scratch, upper, h_depth);
+  EXPECT_LT(upper.size(), atoms.size());
+  for (uint32_t a : upper) EXPECT_GE(net.atom_depth[a], h_depth);  // out, g and the h they read
+  EXPECT_TRUE(std::any_of(upper.begin(), upper.end(), [&](uint32_t a) { return net.atom_depth[a] == h_depth; }));
+  // The scratch is left as found: the whole walk again gives the same atoms.
+  lrnn::train::support_atoms(net, graph.heads, query, {}, every, scratch, atoms);
+  EXPECT_EQ(atoms, ids);
 }
 
 TEST(QueryBatches, SettingsThatExcludeEachOtherAreRefused) {
