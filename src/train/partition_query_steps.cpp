@@ -106,6 +106,14 @@ PreparedSet PartitionQuerySteps::step(std::span<const uint32_t> outputs, std::ve
   std::vector<uint32_t> ghost_facts;
   for (uint32_t l = 0; l < sub.num_atoms(); ++l)
     if (sub.atom_fact[l] != neural::kNone && ghost_level_[atom_ids[l]] != kNotGhost) ghost_facts.push_back(sub.atom_fact[l]);
+  // Each ghost the support reads was asked for (the walks above reach all of them): else its
+  // value would be the zeros no exchange writes over.
+  size_t received = 0;
+  for (const auto& level : lists.recv)
+    for (const auto& from : level) received += from.size();
+  if (received != ghost_facts.size())
+    throw Error(ErrorKind::Runtime, "internal: a step's support reads " + std::to_string(ghost_facts.size()) +
+                                        " ghosts and asked for " + std::to_string(received));
   const uint32_t ghosts_from = ghost_facts_last(sub, ghost_facts);
   PreparedSet out;
   out.id = next_prepared_set_id();
