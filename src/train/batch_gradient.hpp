@@ -18,10 +18,6 @@
 
 namespace lrnn::train {
 
-namespace dist {
-struct QueryStep;  // train/distributed.hpp
-}
-
 // An epoch's targeted predictions and targets (for its accuracy), kept across epochs and
 // overwritten in place (the count is the same every epoch): an online epoch, or a rank's
 // part of one big sample, allocates nothing per output.
@@ -82,10 +78,12 @@ class BatchGradient {
   // The gradient of the sorted `batch` summed into epoch.grads (overwritten), its loss,
   // predictions and output values added to `epoch`.
   virtual void add_batch(const std::vector<uint32_t>& batch, int epoch_number, EpochAccumulator& epoch) = 0;
-  // A partitioned sample's query mini-batch (dist::QueryStep): the gradient of the step's
-  // seeded queries, over every rank's part, summed into epoch.grads (overwritten) as
-  // add_batch's. Only sets partitioned over MPI ranks have it.
-  virtual void add_query_batch(const dist::QueryStep& step, int epoch_number, EpochAccumulator& epoch);
+  // A query mini-batch of a sample partitioned over MPI ranks: `outputs` are this rank's
+  // (the first output of each of its queries of the batch, in batch order), `batch_queries`
+  // the batch's queries over every rank. Its gradient is summed into epoch.grads
+  // (overwritten) as add_batch's. Only sets partitioned over the ranks have it.
+  virtual void add_query_batch(std::span<const uint32_t> outputs, size_t batch_queries, int epoch_number,
+                               EpochAccumulator& epoch);
   // Before add_batch: the first samples of the batches after it, in the order they will run
   // (a hint; a process running them may prefetch their plans as the batch ends).
   virtual void next_up(std::span<const uint32_t>) {}

@@ -111,7 +111,7 @@ class ExactSum {
   std::vector<__int128> acc_;  // n sums, then the count of unrepresentable values
 };
 
-// One step of a partitioned sample's query mini-batch (Engine::partitioned_query_epoch):
+// One step of a partitioned sample's query mini-batch (BatchGradient::add_query_batch):
 // the outputs of this rank the step seeds (per set output, 1 or 0; empty: every one), the
 // batch's targeted queries over every rank (the loss's divisor), and where the step set's
 // outputs go among the epoch's (origin[o]: empty, at o).

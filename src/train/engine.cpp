@@ -20,7 +20,6 @@
 #include "train/example_facts.hpp"
 #include "train/ghost_exchange.hpp"
 #include "train/partition.hpp"
-#include "train/partition_query_steps.hpp"
 #include "train/query_batches.hpp"
 #include "train/sample_store.hpp"
 
@@ -866,7 +865,6 @@ void Engine::query_batch_epoch(QueryBatches& batches, const PreparedSet& set, co
 }
 
 void Engine::partitioned_query_epoch(BatchGradient& batches, const dist::PartitionTrainingQueries& queries,
-                                     dist::PartitionQuerySteps* supports, const PreparedSet& set,
                                      const TrainConfig& config, double lr, Rng& rng, int epoch_number,
                                      std::vector<double>& fixed_values, EpochAccumulator& epoch) {
   // The same batches as one process's query_batch_epoch: its training queries (in the
@@ -874,36 +872,13 @@ void Engine::partitioned_query_epoch(BatchGradient& batches, const dist::Partiti
   std::vector<uint32_t> order(queries.queries.size());
   std::iota(order.begin(), order.end(), 0u);
   if (config.shuffle) shuffle(std::span<uint32_t>(order), rng);
-  std::vector<uint8_t> seeded(supports ? 0 : set.outputs.size(), 0);
-  std::vector<uint32_t> mine, origin, every_part(set.global_size);
-  std::iota(every_part.begin(), every_part.end(), 0u);
-  if (supports && !part_query_steps_) {
-    part_query_steps_ = std::make_unique<SampleSteps>();
-    part_query_steps_->sum_first_transforms = true;
-  }
+  std::vector<uint32_t> mine;
   for (size_t b0 = 0; b0 < order.size(); b0 += config.query_batch_size) {
     const size_t b1 = std::min(order.size(), b0 + config.query_batch_size);
     mine.clear();
     for (size_t k = b0; k < b1; ++k)
       if (const uint32_t o = queries.output[order[k]]; o != dist::PartitionTrainingQueries::kNotMine) mine.push_back(o);
-    if (supports) {  // this rank's share of the batch's support
-      const PreparedSet step = supports->step(mine, origin);
-      const dist::QueryStep every_output{{}, b1 - b0, origin};
-      const LossSum loss = sharded_step_->batch_gradient(model_, step, *part_query_steps_, every_part, config.loss,
-                                                         epoch_number, epoch.grads, &epoch.predictions,
-                                                         &epoch.last_outputs, config.dtype, &every_output);
-      epoch.loss_sum += loss.sum;
-      epoch.loss_count += loss.count;
-    } else {  // the whole part, the batch's queries seeded (each with its matches: the outputs after it)
-      const auto mark = [&](uint8_t flag) {
-        for (uint32_t o : mine)
-          for (uint32_t m = o; m < set.outputs.size() && set.outputs[m].query == set.outputs[o].query; ++m)
-            seeded[m] = flag;
-      };
-      mark(1);
-      batches.add_query_batch(dist::QueryStep{seeded, b1 - b0, {}}, epoch_number, epoch);
-      mark(0);
-    }
+    batches.add_query_batch(mine, b1 - b0, epoch_number, epoch);
     step_learnable(epoch.grads, lr, config, fixed_values, epoch.facts);
     batches.after_step();
   }
@@ -929,17 +904,15 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   std::vector<double> epoch_start_params;
   // Mini-batches of queries: each step runs its queries' support (train/query_batches.hpp);
   // a split's other queries are then evaluated after the epoch, by a whole forward pass.
-  // Over a partitioned sample each step runs every rank's whole part, seeding the batch's
-  // queries (partitioned_query_epoch).
+  // Over a partitioned sample the same batches, each rank running its share of a step
+  // (partitioned_query_epoch).
   const bool query_steps = config.query_batch_size > 0;
   if (train_set.partitioned && query_steps) dist::refuse_sampled_fanout(config.fanout);
   std::unique_ptr<QueryBatches> query_batches;
   std::unique_ptr<dist::PartitionTrainingQueries> partition_queries;
-  std::unique_ptr<dist::PartitionQuerySteps> partition_supports;
   if (query_steps && train_set.partitioned) {
     partition_queries =
         std::make_unique<dist::PartitionTrainingQueries>(dist::partition_training_queries(train_set));
-    if (train_set.ghosts) partition_supports = std::make_unique<dist::PartitionQuerySteps>(model_, train_set);
     result.setup_seconds = seconds_since(t_train);
   } else if (query_steps) {
     query_batches =
@@ -972,8 +945,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     EpochAccumulator epoch{grads, facts, epoch_preds, result.last_epoch_outputs};
     if (query_batches) query_batch_epoch(*query_batches, train_set, config, lr, rng, fixed_values, epoch);
     if (partition_queries)
-      partitioned_query_epoch(*batches, *partition_queries, partition_supports.get(), train_set, config, lr, rng,
-                              epochs_trained_ + 1, fixed_values, epoch);
+      partitioned_query_epoch(*batches, *partition_queries, config, lr, rng, epochs_trained_ + 1, fixed_values, epoch);
     for (size_t b0 = 0; !query_steps && b0 < order.size(); b0 += batch_size) {
       batch.assign(order.begin() + b0, order.begin() + std::min(order.size(), b0 + batch_size));
       if (batch_size < order.size()) std::sort(batch.begin(), batch.end());  // canonical plan key

@@ -278,8 +278,9 @@ class SampleSteps {
   void set_next_up(std::span<const uint32_t> locals) { next_up_.assign(locals.begin(), locals.end()); }
   // Per output of the set (set.outputs order): 1 where the next run() seeds the loss, 0 where
   // that output gets no loss although it has a training target (used up by that run, as
-  // set_next_up). A partitioned sample's query mini-batch runs the rank's whole part and
-  // seeds the batch's queries alone (Engine::partitioned_query_epoch). Empty: every target.
+  // set_next_up). A query mini-batch of a halo's part (a partitioned sample without a layer
+  // order) runs the whole part and seeds the batch's queries alone (sharded_batches.cpp).
+  // Empty: every target.
   void seed_only(std::span<const uint8_t> outputs) { seeded_.assign(outputs.begin(), outputs.end()); }
   // Every sample's fact values in float, back to back, kept until the set changes (built
   // once, by the first float pass over the set): a float pass then reads half the bytes and
@@ -363,7 +364,6 @@ struct TrainResult {
 namespace dist {
 class ShardedStep;
 struct PartitionTrainingQueries;  // train/distributed.hpp
-class PartitionQuerySteps;        // train/partition_query_steps.hpp
 }
 class QueryBatches;  // train/query_batches.hpp
 class BatchGradient;  // train/batch_gradient.hpp
@@ -468,12 +468,11 @@ class Engine {
                          Rng& rng, std::vector<double>& fixed_values, EpochAccumulator& epoch);
   // The same over a sample partitioned over MPI ranks: each step runs every rank's whole
   // part and seeds the loss at the batch's queries alone (docs/distributed.md).
-  // A part cut at its ghosts (`supports` given) runs its share of each batch's support
-  // (dist::PartitionQuerySteps); a halo's part runs whole.
+  // Each rank's step is its share (BatchGradient::add_query_batch: of the batch's support
+  // for a part cut at its ghosts, dist::PartitionQuerySteps; a halo's part whole).
   void partitioned_query_epoch(BatchGradient& batches, const dist::PartitionTrainingQueries& queries,
-                               dist::PartitionQuerySteps* supports, const PreparedSet& set, const TrainConfig& config,
-                               double lr, Rng& rng, int epoch_number, std::vector<double>& fixed_values,
-                               EpochAccumulator& epoch);
+                               const TrainConfig& config, double lr, Rng& rng, int epoch_number,
+                               std::vector<double>& fixed_values, EpochAccumulator& epoch);
   // Every output's value (set.outputs order) from a forward pass over the set's samples in
   // this process (a partitioned sample's: this rank's part; collective then).
   std::vector<std::vector<double>> output_values(const PreparedSet& set, Dtype dtype,
@@ -518,7 +517,6 @@ class Engine {
   mutable exec::ParamMirror mirror_;
   std::unique_ptr<dist::ShardedStep> sharded_step_;  // training a sharded set (MPI)
   std::unique_ptr<SampleSteps> query_steps_;         // the steps of query batches (a plan per batch)
-  std::unique_ptr<SampleSteps> part_query_steps_;    // the same over a part of a partitioned sample
 };
 
 }  // namespace lrnn::train

@@ -9,7 +9,7 @@
 
 namespace lrnn::train {
 
-void BatchGradient::add_query_batch(const dist::QueryStep&, int, EpochAccumulator&) {
+void BatchGradient::add_query_batch(std::span<const uint32_t>, size_t, int, EpochAccumulator&) {
   throw Error(ErrorKind::Runtime, "a query mini-batch over every rank's part is for a sample partitioned over MPI ranks");
 }
 
