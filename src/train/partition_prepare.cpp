@@ -1,6 +1,5 @@
 // A rank's part of one big sample, prepared for training over MPI (train/partition.hpp,
 // docs/distributed.md "One sample over many ranks").
-#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,11 +12,12 @@
 #include "train/ghost_cut.hpp"
 #include "train/ghost_exchange.hpp"
 #include "train/partition.hpp"
+#include "train/query_batches.hpp"
 
 namespace lrnn::train::dist {
 
 void refuse_sampled_fanout(const std::vector<size_t>& fanout) {
-  if (std::any_of(fanout.begin(), fanout.end(), [](size_t f) { return f > 0; }))
+  if (FanOut{fanout, {}}.samples())
     throw Error(ErrorKind::Semantic,
                 "--fanout (sampled neighbours) cannot train one sample partitioned over MPI ranks yet: train its "
                 "query mini-batches without it, or in one process (docs/distributed.md \"One sample over many ranks\")");

@@ -231,6 +231,14 @@ Support find_support(const neural::SampleNetwork& net, const RulesByHead& heads,
   return s;
 }
 
+// Leaves the walk's per-atom scratch as find_support found it (its reached bits and the
+// expanded heads' hops), so that a walk costs its support, not the whole network.
+void forget_walk(const Support& kept, SupportScratch& scratch) {
+  for (uint32_t a : kept.atoms) scratch.reached[a / 64] = 0;
+  // Every head find_support gave a hop was expanded once.
+  for (size_t e = 0; e < scratch.expanded.size(); e += 3) scratch.local[scratch.expanded[e]] = neural::kNone;
+}
+
 }  // namespace
 
 neural::SampleNetwork support_network(const neural::SampleNetwork& net, const RulesByHead& heads,
@@ -246,9 +254,7 @@ void support_atoms(const neural::SampleNetwork& net, const RulesByHead& heads, s
   if (scratch.local.size() != net.num_atoms()) scratch.local.assign(net.num_atoms(), neural::kNone);
   const Support kept = find_support(net, heads, queries, roots, fan, nullptr, scratch, leaves_to_depth);
   atom_ids.assign(kept.atoms.begin(), kept.atoms.end());
-  // The scratch as it was found (fill_support_network's reset, without facts).
-  for (uint32_t a : kept.atoms) scratch.reached[a / 64] = 0;
-  for (size_t e = 0; e < scratch.expanded.size(); e += 3) scratch.local[scratch.expanded[e]] = neural::kNone;
+  forget_walk(kept, scratch);
 }
 
 namespace {
@@ -372,9 +378,7 @@ void fill_support_network(const neural::SampleNetwork& net, const RulesByHead& h
     seen[f / 64] = 0;
   }
   scratch.facts.clear();
-  for (uint32_t a : kept.atoms) scratch.reached[a / 64] = 0;
-  // Every head find_support gave a hop was expanded once.
-  for (size_t e = 0; e < scratch.expanded.size(); e += 3) scratch.local[scratch.expanded[e]] = neural::kNone;
+  forget_walk(kept, scratch);
   sub.dropped_cycle_rules = net.dropped_cycle_rules;
   // A support is planned once, for its one step: a fresh number instead of its structure's
   // hash (which costs a pass over it), so no two supports ever share a plan.
