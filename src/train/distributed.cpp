@@ -271,6 +271,21 @@ std::vector<std::vector<char>> alltoall(const std::vector<std::vector<char>>& to
   return from_each;
 }
 
+std::vector<std::vector<uint32_t>> alltoall(const std::vector<std::vector<uint32_t>>& to_each) {
+  std::vector<std::vector<char>> bytes(to_each.size());
+  for (size_t r = 0; r < to_each.size(); ++r) {
+    bytes[r].resize(to_each[r].size() * sizeof(uint32_t));
+    if (!bytes[r].empty()) std::memcpy(bytes[r].data(), to_each[r].data(), bytes[r].size());
+  }
+  std::vector<std::vector<uint32_t>> from_each(to_each.size());
+  const std::vector<std::vector<char>> got = alltoall(bytes);
+  for (size_t r = 0; r < got.size(); ++r) {
+    from_each[r].resize(got[r].size() / sizeof(uint32_t));
+    if (!from_each[r].empty()) std::memcpy(from_each[r].data(), got[r].data(), from_each[r].size() * sizeof(uint32_t));
+  }
+  return from_each;
+}
+
 void alltoallv(const void* send, const std::vector<int>& send_bytes, void* recv, const std::vector<int>& recv_bytes) {
   alltoallv(send, send_bytes, packed_offsets(send_bytes), recv, recv_bytes, packed_offsets(recv_bytes));
 }

@@ -51,6 +51,8 @@ std::vector<char> gather_to_root(const std::vector<char>& mine);     // rank 0: 
 // Each rank's bytes for each rank (to_each[r] goes to rank r); returns what each rank sent
 // this one (from_each[r] came from rank r). For setting up (not counted as an exchange).
 std::vector<std::vector<char>> alltoall(const std::vector<std::vector<char>>& to_each);
+// The same for lists of 32-bit integers (counts, indices).
+std::vector<std::vector<uint32_t>> alltoall(const std::vector<std::vector<uint32_t>>& to_each);
 // MPI_Alltoallv of bytes: send_bytes[r] bytes of `send` (back to back in rank order) to rank
 // r, recv_bytes[r] from rank r into `recv` (likewise). Counted in step_timing()'s exchange.
 void alltoallv(const void* send, const std::vector<int>& send_bytes, void* recv, const std::vector<int>& recv_bytes);

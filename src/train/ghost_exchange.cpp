@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "exec/batch_norm.hpp"
@@ -122,15 +121,11 @@ void GhostExchange::check_counts(Bound& b) {
   for (size_t k = 0; k < all.size(); ++k)
     b.max_pair_entries[k % levels_.size()] = std::max(b.max_pair_entries[k % levels_.size()], all[k]);
   for (size_t i = 0; i < levels_.size(); ++i) {
-    std::vector<std::vector<char>> counts(size);
+    std::vector<std::vector<uint32_t>> counts(size);
+    for (int r = 0; r < size; ++r) counts[r] = {static_cast<uint32_t>(b.send[i].bytes_per_rank[r])};
+    const std::vector<std::vector<uint32_t>> got = dist::alltoall(counts);
     for (int r = 0; r < size; ++r) {
-      counts[r].resize(sizeof(int));
-      std::memcpy(counts[r].data(), &b.send[i].bytes_per_rank[r], sizeof(int));
-    }
-    const std::vector<std::vector<char>> got = dist::alltoall(counts);
-    for (int r = 0; r < size; ++r) {
-      int n = 0;
-      std::memcpy(&n, got[r].data(), sizeof(int));
+      const int n = static_cast<int>(got[r].at(0));
       if (n != b.recv[i].bytes_per_rank[r])
         dist::abort_job("rank " + std::to_string(r) + " sends " + std::to_string(n) + " values of level " +
                         std::to_string(levels_[i].level) + " for this rank's " + std::to_string(b.recv[i].bytes_per_rank[r]) +

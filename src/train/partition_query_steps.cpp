@@ -1,7 +1,6 @@
 #include "train/partition_query_steps.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <string>
 
@@ -11,22 +10,6 @@
 #include "train/ghost_exchange.hpp"
 
 namespace lrnn::train::dist {
-
-namespace {
-
-std::vector<char> as_bytes(const std::vector<uint32_t>& v) {
-  std::vector<char> out(v.size() * sizeof(uint32_t));
-  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
-  return out;
-}
-
-std::vector<uint32_t> as_u32(const std::vector<char>& bytes) {
-  std::vector<uint32_t> out(bytes.size() / sizeof(uint32_t));
-  if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(uint32_t));
-  return out;
-}
-
-}  // namespace
 
 PartitionQuerySteps::PartitionQuerySteps(const neural::TemplateModel& model, const PreparedSet& part)
     : part_(part), every_rule_(fan_out(model, {})) {
@@ -63,7 +46,6 @@ PreparedSet PartitionQuerySteps::step(std::span<const uint32_t> outputs, std::ve
   // owners, whose support then takes the atoms asked of it as roots.
   std::vector<uint32_t> roots, atom_ids;
   std::vector<std::vector<std::vector<uint32_t>>> asked_of_me(levels), asked_by_me(levels);  // [level][rank]: places
-  neural::SampleNetwork sub;
   for (size_t i = levels; i-- > 0;) {
     // The ghosts of level L are read only by atoms above it: the walk stops at depth L.
     support_atoms(net, heads_, queries, roots, every_rule_, scratch_, atom_ids, ex.level(i));
@@ -71,15 +53,9 @@ PreparedSet PartitionQuerySteps::step(std::span<const uint32_t> outputs, std::ve
     mine.assign(ranks, {});
     for (uint32_t a : atom_ids)
       if (ghost_level_[a] == i) mine[ghost_owner_[a]].push_back(ghost_place_[a]);
-    std::vector<std::vector<char>> to_each(ranks);
+    for (std::vector<uint32_t>& places : mine) std::sort(places.begin(), places.end());
+    asked_of_me[i] = alltoall(mine);
     for (size_t r = 0; r < ranks; ++r) {
-      std::sort(mine[r].begin(), mine[r].end());
-      to_each[r] = as_bytes(mine[r]);
-    }
-    const std::vector<std::vector<char>> got = alltoall(to_each);
-    asked_of_me[i].assign(ranks, {});
-    for (size_t r = 0; r < ranks; ++r) {
-      asked_of_me[i][r] = as_u32(got[r]);
       for (uint32_t place : asked_of_me[i][r]) {
         if (place >= ex.sends(i)[r].size())
           throw Error(ErrorKind::Runtime, "internal: rank " + std::to_string(r) + " asked for a ghost it does not read");
@@ -87,7 +63,8 @@ PreparedSet PartitionQuerySteps::step(std::span<const uint32_t> outputs, std::ve
       }
     }
   }
-  sub = support_network(net, heads_, queries, every_rule_, nullptr, scratch_, nullptr, roots, &atom_ids);
+  neural::SampleNetwork sub =
+      support_network(net, heads_, queries, every_rule_, nullptr, scratch_, nullptr, roots, &atom_ids);
   // Support atoms are the part's in its order: a part atom's local id is its rank among them.
   const auto local = [&](uint32_t atom) {
     const auto it = std::lower_bound(atom_ids.begin(), atom_ids.end(), atom);
