@@ -790,12 +790,6 @@ void Engine::step_learnable(std::vector<double>& grads, double lr, const TrainCo
 namespace {
 
 // A batch's outputs with a training target: the mean of its loss divides by their count.
-size_t training_targets(const PreparedSet& batch) {
-  size_t n = 0;
-  for (const OutputInfo& o : batch.outputs) n += !o.training_target().empty();
-  return n;
-}
-
 // A query split reports its own test queries: a separate test set as well would give two
 // test metrics under one name. Over MPI ranks a split is trained on one partitioned sample
 // (dist::split_metrics); samples sharded by sample are not (yet).
@@ -821,10 +815,15 @@ void report_split(EpochInfo& report, const Metrics& validation, const Metrics& t
 
 // The outputs that query batches do not train (validation, test, no target) take their
 // values from `ev`, a whole forward pass over the set.
-void fill_untrained_outputs(const PreparedSet& set, Evaluation& ev, std::vector<std::vector<double>>& values) {
-  for (size_t o = 0; o < ev.outputs.size(); ++o)
-    if (set.outputs[o].training_target().empty()) values[o] = std::move(ev.outputs[o].value);
+// A query split's validation and test metrics from every output's value (this rank's part's
+// for a partitioned sample: gathered by dist::split_metrics).
+std::pair<Metrics, Metrics> split_metrics(const PreparedSet& set, const std::vector<std::vector<double>>& values,
+                                          LossKind loss) {
+  if (set.partitioned) return dist::split_metrics(set, values, loss);
+  return {metrics_of_split(loss, set.outputs, values, QuerySplit::Validation),
+          metrics_of_split(loss, set.outputs, values, QuerySplit::Test)};
 }
+
 void fill_untrained_outputs(const PreparedSet& set, std::vector<std::vector<double>>&& from,
                             std::vector<std::vector<double>>& values) {
   for (size_t o = 0; o < from.size(); ++o)
@@ -832,57 +831,6 @@ void fill_untrained_outputs(const PreparedSet& set, std::vector<std::vector<doub
 }
 
 }  // namespace
-
-void Engine::query_batch_epoch(QueryBatches& batches, const PreparedSet& set, const TrainConfig& config, double lr,
-                               Rng& rng, std::vector<double>& fixed_values, EpochAccumulator& epoch) {
-  const std::vector<QueryRef>& queries = batches.training_queries();
-  std::vector<uint32_t> order(queries.size());
-  std::iota(order.begin(), order.end(), 0u);
-  if (config.shuffle) shuffle(std::span<uint32_t>(order), rng);
-  if (!query_steps_) {
-    query_steps_ = std::make_unique<SampleSteps>();
-    query_steps_->sum_first_transforms = true;
-  }
-  std::vector<QueryRef> refs;
-  std::vector<uint32_t> origin;  // per output of a batch: its index in the set's outputs
-  for (size_t b0 = 0; b0 < order.size(); b0 += config.query_batch_size) {
-    refs.clear();
-    for (size_t k = b0; k < std::min(order.size(), b0 + config.query_batch_size); ++k) refs.push_back(queries[order[k]]);
-    // A float pass gathers the batch's feature rows from the index's float copy of the graph's.
-    PreparedSet batch = batches.batch(refs, rng, origin, config.dtype == Dtype::Float32);
-    std::vector<uint32_t> locals(batch.size());
-    std::iota(locals.begin(), locals.end(), 0u);
-    query_steps_->run(
-        model_, batch, locals, config.loss, training_targets(batch), true, true,
-        [&](size_t pos, const SampleGradient& sample) {
-          const size_t first = query_steps_->first_output(locals[pos]);
-          epoch.take(pos, sample, [&](size_t o) { return origin[first + o]; });
-        },
-        config.dtype);
-    step_learnable(epoch.grads, lr, config, fixed_values, epoch.facts);
-    batches.recycle(std::move(batch));  // the next batch fills its arrays again
-  }
-}
-
-void Engine::partitioned_query_epoch(BatchGradient& batches, const dist::PartitionTrainingQueries& queries,
-                                     const TrainConfig& config, double lr, Rng& rng, int epoch_number,
-                                     std::vector<double>& fixed_values, EpochAccumulator& epoch) {
-  // The same batches as one process's query_batch_epoch: its training queries (in the
-  // sample's order) shuffled by the same draws, cut every query_batch_size.
-  std::vector<uint32_t> order(queries.queries.size());
-  std::iota(order.begin(), order.end(), 0u);
-  if (config.shuffle) shuffle(std::span<uint32_t>(order), rng);
-  std::vector<uint32_t> mine;
-  for (size_t b0 = 0; b0 < order.size(); b0 += config.query_batch_size) {
-    const size_t b1 = std::min(order.size(), b0 + config.query_batch_size);
-    mine.clear();
-    for (size_t k = b0; k < b1; ++k)
-      if (const uint32_t o = queries.output[order[k]]; o != dist::PartitionTrainingQueries::kNotMine) mine.push_back(o);
-    batches.add_query_batch(mine, b1 - b0, epoch_number, epoch);
-    step_learnable(epoch.grads, lr, config, fixed_values, epoch.facts);
-    batches.after_step();
-  }
-}
 
 TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test, const TrainConfig& config,
                           const std::function<bool(const EpochInfo&)>& on_epoch) {
@@ -970,22 +918,14 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
       report.has_test = true;
       report.test = evaluate(*test, config.loss, config.dtype).metrics;
     }
-    if (split_from_passes && train_set.partitioned) {  // every rank's passes computed its part's outputs
-      const auto [validation, test_part] = dist::split_metrics(train_set, result.last_epoch_outputs, config.loss);
+    if (split_from_passes) {  // the epoch's passes computed every output (a partitioned sample's: its part's)
+      const auto [validation, test_part] = split_metrics(train_set, result.last_epoch_outputs, config.loss);
       report_split(report, validation, test_part);
-    } else if (split_from_passes) {  // the epoch's passes computed every output
-      const auto& values = result.last_epoch_outputs;
-      report_split(report, metrics_of_split(config.loss, train_set.outputs, values, QuerySplit::Validation),
-                   metrics_of_split(config.loss, train_set.outputs, values, QuerySplit::Test));
-    } else if (query_split && train_set.partitioned) {  // query batches seeded the training queries only
+    } else if (query_split) {  // query batches computed the training queries only: a whole pass
       std::vector<std::vector<double>> values = output_values(train_set, config.dtype);
-      const auto [validation, test_part] = dist::split_metrics(train_set, values, config.loss);
+      const auto [validation, test_part] = split_metrics(train_set, values, config.loss);
       report_split(report, validation, test_part);
       fill_untrained_outputs(train_set, std::move(values), result.last_epoch_outputs);
-    } else if (query_split) {  // query batches computed the training supports only
-      Evaluation ev = evaluate(train_set, config.loss, config.dtype);
-      report_split(report, ev.validation, ev.test);
-      fill_untrained_outputs(train_set, ev, result.last_epoch_outputs);
     }
     report.seconds = seconds_since(t_epoch);
     report.step_seconds = step_seconds;
@@ -1009,13 +949,10 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   // (with a split, every epoch's evaluation gave them).
   const bool untrained = std::any_of(train_set.outputs.begin(), train_set.outputs.end(),
                                      [](const OutputInfo& o) { return o.training_target().empty(); });
-  if (query_steps && !query_split && result.epochs > 0 && train_set.partitioned) {
-    if (!dist::all_agree(!untrained))  // every rank's pass takes part in the exchanges
-      fill_untrained_outputs(train_set, output_values(train_set, config.dtype), result.last_epoch_outputs);
-  } else if (query_steps && !query_split && result.epochs > 0 && untrained) {
-    Evaluation ev = evaluate(train_set, config.loss, config.dtype);
-    fill_untrained_outputs(train_set, ev, result.last_epoch_outputs);
-  }
+  // (Over a partitioned sample every rank's pass takes part in the exchanges.)
+  if (query_steps && !query_split && result.epochs > 0 &&
+      (train_set.partitioned ? !dist::all_agree(!untrained) : untrained))
+    fill_untrained_outputs(train_set, output_values(train_set, config.dtype), result.last_epoch_outputs);
   if (result.stopped_early) stopping.restore(model_.params.values, facts ? &facts->params.values : nullptr);
   steps_for(train_set).release_gradients(release_gradients_from);
   result.train_seconds = seconds_since(t_train);
