@@ -133,6 +133,15 @@ struct ArrayGraph {
 // `source` (a file name, or the Python function that was called).
 ArrayGraph graph_from_arrays(const GraphArrays& arrays, const GraphNames& names = {},
                              const std::string& source = "graph_from_arrays");
+// In an MPI job of N > 1 ranks: this rank's share of the graph (docs/distributed.md "One
+// sample over many ranks"). The arrays are checked as above and held (copied); the dataset
+// holds the graph's queries, and a model that prepares it over the ranks builds only this
+// rank's part of the facts (its partition and the facts within the template's radius), never
+// the whole graph's. Anything else that would read the facts (a subset or split of samples,
+// the network of a sample, fact rows, cross-validation, link prediction) is refused. Outside
+// a job, or with one rank, the same as graph_from_arrays.
+ArrayGraph graph_from_arrays_share(const GraphArrays& arrays, const GraphNames& names = {},
+                                   const std::string& source = "graph_from_arrays");
 
 // ---- .npz files (numpy.savez / savez_compressed) ------------------------------------------
 // One array of an .npz file, its data owned (8-byte aligned).
@@ -153,6 +162,9 @@ std::vector<NpyArray> read_npz(const std::string& path);
 // `train_mask`, `val_mask`, `test_mask` (PyG's Data fields), as graph_from_arrays builds it;
 // other arrays are refused (a misspelt mask would otherwise be ignored).
 ArrayGraph load_npz_graph(const std::string& path, const GraphNames& names = {});
+// The same as a rank's share (graph_from_arrays_share): the file's arrays are read whole, and
+// held, but only this rank's part of the graph's facts is built.
+ArrayGraph load_npz_graph_share(const std::string& path, const GraphNames& names = {});
 
 // stratified_folds (the cross-validation splits): include/lrnn/training.hpp.
 

@@ -241,6 +241,10 @@ struct PartitionShare {
   uint64_t held_constants = 0;   // within the radius of them (query constants included)
   uint64_t facts = 0;            // of the whole sample
   uint64_t held_facts = 0;       // the facts this rank grounds
+  // The facts this rank built into stores: the whole sample's as read (a file or a dataset
+  // held whole by every rank) with its part's copy, or only its part's (a share of one graph
+  // of arrays, graph_from_arrays_share); the ghosts' probe included.
+  uint64_t built_facts = 0;
   uint64_t cut_facts = 0;        // facts whose constants have more than one owner (the edge cut)
   uint64_t queries = 0;          // of the whole sample
   uint64_t owned_queries = 0;

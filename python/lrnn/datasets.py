@@ -193,12 +193,20 @@ def _numpy(value: Any, what: str) -> Optional[np.ndarray]:
 
 def from_arrays(x: Any, edge_index: Any, y: Any = None, train_mask: Any = None, val_mask: Any = None,
                 test_mask: Any = None, *, num_classes: Optional[int] = None, name: str = "graph",
-                feature: str = "x", edge: str = "edge", node: str = "node", query: str = "predict") -> NodeGraph:
+                feature: str = "x", edge: str = "edge", node: str = "node", query: str = "predict",
+                share: bool = False) -> NodeGraph:
     """One graph as one sample with a query per node, from arrays (numpy or torch):
     `x` node features [N, F], `edge_index` [2, E] (sources, then targets: PyG's layout),
     `y` per node class ids (int, [N]) or float targets ([N] or [N, T]), boolean masks [N].
     The engine checks every array (shapes, node ids, finite features, class ids >= 0, a node
-    in one mask at most) and raises LrnnError naming the entry at fault."""
+    in one mask at most) and raises LrnnError naming the entry at fault.
+
+    `share=True` in an MPI job of more than one rank (`lrnn.distributed`): this rank's share
+    of the graph. The arrays are held (copied) and a model that trains or evaluates it over
+    the ranks builds only this rank's part of the facts, never the whole graph's
+    (docs/distributed.md "One sample over many ranks"); anything else that would read the
+    facts (a subset, the network of a sample) raises LrnnError. Outside such a job the same
+    as share=False."""
     arrays = {k: _numpy(v, k) for k, v in (("x", x), ("edge_index", edge_index), ("y", y),
                                            ("train_mask", train_mask), ("val_mask", val_mask),
                                            ("test_mask", test_mask))}
@@ -209,16 +217,19 @@ def from_arrays(x: Any, edge_index: Any, y: Any = None, train_mask: Any = None, 
     info = _core().graph_from_arrays(
         arrays["x"], arrays["edge_index"], arrays["y"], arrays["train_mask"], arrays["val_mask"],
         arrays["test_mask"], example=name, node=node, feature=feature, edge=edge, query=query,
-        classes=num_classes or 0, source="from_arrays")
+        classes=num_classes or 0, source="from_arrays", share=share)
     return NodeGraph(info, name)
 
 
 def load_npz(path: Union[str, os.PathLike], *, num_classes: Optional[int] = None, name: str = "graph",
-             feature: str = "x", edge: str = "edge", node: str = "node", query: str = "predict") -> NodeGraph:
+             feature: str = "x", edge: str = "edge", node: str = "node", query: str = "predict",
+             share: bool = False) -> NodeGraph:
     """The graph of an .npz file (`numpy.savez(path, x=..., edge_index=..., y=..., train_mask=...)`)
-    read by the engine, as `lrnn train --dataset npz:FILE` reads it (docs/datasets.md)."""
+    read by the engine, as `lrnn train --dataset npz:FILE` reads it (docs/datasets.md).
+    `share=True`: in an MPI job of more than one rank, this rank's share (see `from_arrays`),
+    as `mpirun -np N lrnn train --dataset npz:FILE` reads it."""
     info = _core().load_npz_graph(os.fspath(path), example=name, node=node, feature=feature, edge=edge,
-                                  query=query, classes=num_classes or 0)
+                                  query=query, classes=num_classes or 0, share=share)
     return NodeGraph(info, name)
 
 

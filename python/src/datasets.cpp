@@ -186,7 +186,7 @@ void bind_datasets(nb::module_& m) {
       [](AnyArray x, AnyArray edge_index, std::optional<AnyArray> y, std::optional<AnyArray> train_mask,
          std::optional<AnyArray> val_mask, std::optional<AnyArray> test_mask, const std::string& example,
          const std::string& node, const std::string& feature, const std::string& edge, const std::string& query,
-         int classes, const std::string& source) {
+         int classes, const std::string& source, bool share) {
         GraphArrays a;
         a.x = array_view(x, "x");
         a.edge_index = array_view(edge_index, "edge_index");
@@ -198,28 +198,29 @@ void bind_datasets(nb::module_& m) {
         ArrayGraph g;
         {
           nb::gil_scoped_release release;
-          g = graph_from_arrays(a, names, source);
+          g = share ? graph_from_arrays_share(a, names, source) : graph_from_arrays(a, names, source);
         }
         return graph_dict(std::move(g));
       },
       nb::arg("x"), nb::arg("edge_index"), nb::arg("y").none(), nb::arg("train_mask").none(),
       nb::arg("val_mask").none(), nb::arg("test_mask").none(), nb::arg("example"), nb::arg("node"),
-      nb::arg("feature"), nb::arg("edge"), nb::arg("query"), nb::arg("classes"), nb::arg("source"));
+      nb::arg("feature"), nb::arg("edge"), nb::arg("query"), nb::arg("classes"), nb::arg("source"),
+      nb::arg("share") = false);
 
   m.def(
       "load_npz_graph",
       [](const std::string& path, const std::string& example, const std::string& node, const std::string& feature,
-         const std::string& edge, const std::string& query, int classes) {
+         const std::string& edge, const std::string& query, int classes, bool share) {
         const GraphNames names = graph_names(example, node, feature, edge, query, classes);
         ArrayGraph g;
         {
           nb::gil_scoped_release release;
-          g = load_npz_graph(path, names);
+          g = share ? load_npz_graph_share(path, names) : load_npz_graph(path, names);
         }
         return graph_dict(std::move(g));
       },
       nb::arg("path"), nb::arg("example"), nb::arg("node"), nb::arg("feature"), nb::arg("edge"), nb::arg("query"),
-      nb::arg("classes"));
+      nb::arg("classes"), nb::arg("share") = false);
 
   m.def("read_tu", [](const std::string& dir, const std::string& name) {
     // Each graph's arrays are made as it is read, and its sample stored compactly (load_tu):

@@ -17,6 +17,7 @@ namespace lrnn {
 
 namespace train {
 struct PreparedSet;  // train/engine.hpp
+class PartSource;    // train/partition.hpp
 }
 
 struct Dataset::Impl {
@@ -35,6 +36,15 @@ struct Dataset::Impl {
   // A share owning [owned_first, owned_last) of the samples it holds (global indices).
   static Dataset make_share(train::SampleStore samples, size_t parsed, size_t first, size_t total,
                             size_t owned_first, size_t owned_last);
+  // One graph whose ranks build only their parts of its facts from `source`
+  // (graph_from_arrays_share): `heads` holds its sample's head, without facts.
+  static Dataset make_part_source(train::SampleStore heads, std::shared_ptr<const train::PartSource> source);
+
+  // Set: the facts of the one sample are `part_source`'s, not in `samples`; only a model
+  // preparing the sample over the ranks of an MPI job reads them (Model::prepare).
+  std::shared_ptr<const train::PartSource> part_source;
+  // Throws lrnn::Error when the facts are a part source's: `what` would read them.
+  void refuse_part_source(const std::string& what) const;
 
   // with_learnable_facts(): the facts are parameters of the data, so a model's grounding
   // of it holds trained state and lives as long as the dataset (here, by model id), never

@@ -64,6 +64,22 @@ Dataset Dataset::Impl::make_share(train::SampleStore samples, size_t parsed, siz
   return Dataset(std::move(impl));
 }
 
+Dataset Dataset::Impl::make_part_source(train::SampleStore heads, std::shared_ptr<const train::PartSource> source) {
+  auto impl = std::make_shared<Impl>();
+  impl->samples = std::move(heads);
+  impl->parsed_examples = impl->samples.size();
+  impl->part_source = std::move(source);
+  impl->id = next_dataset_id++;
+  return Dataset(std::move(impl));
+}
+
+void Dataset::Impl::refuse_part_source(const std::string& what) const {
+  if (part_source)
+    throw Error(ErrorKind::Semantic, what + " of a rank's share of one graph (graph_from_arrays_share, "
+                                     "load_npz_graph_share: each rank builds only its part of the facts, when a "
+                                     "model trains or evaluates it over the ranks): load the whole graph instead");
+}
+
 // ---- Template ---------------------------------------------------------------------------
 Template Template::from_file(const std::string& path) { return from_ast(load_template(path)); }
 Template Template::from_string(const std::string& text, const std::string& name) {
@@ -138,6 +154,8 @@ size_t Dataset::held() const { return impl_->samples.size(); }
 size_t Dataset::parsed_examples() const { return impl_->parsed_examples; }
 
 namespace {
+// (A rank's share of one graph's facts, Impl::part_source, is refused apart: a query split
+// of it splits the queries it holds.)
 void refuse_share(const Dataset::Impl& d, const char* what) {
   if (d.is_share())
     throw Error(ErrorKind::Semantic, std::string(what) + " of a rank's share of a dataset (Dataset::load_share holds "
@@ -246,6 +264,7 @@ Dataset Dataset::without_facts() const {
 }
 
 Dataset Dataset::with_learnable_facts() const {
+  impl_->refuse_part_source("learnable facts");
   refuse_share(*impl_, "learnable facts");
   refuse_released(*impl_, "learnable facts");
   auto impl = std::make_shared<Impl>();
@@ -257,6 +276,7 @@ Dataset Dataset::with_learnable_facts() const {
 bool Dataset::learnable_facts() const { return impl_->learnable_facts; }
 
 Dataset Dataset::subset(const std::vector<size_t>& indices) const {
+  impl_->refuse_part_source("a subset");
   refuse_share(*impl_, "a subset");
   refuse_released(*impl_, "a subset");
   for (size_t i : indices)
@@ -266,6 +286,7 @@ Dataset Dataset::subset(const std::vector<size_t>& indices) const {
 }
 
 std::pair<Dataset, Dataset> Dataset::split(double test_fraction, uint64_t seed) const {
+  impl_->refuse_part_source("a split");
   refuse_share(*impl_, "a split");
   refuse_released(*impl_, "a split");
   std::vector<size_t> tr, te;
@@ -299,6 +320,7 @@ Dataset Dataset::with_query_splits(const std::vector<QuerySplit>& split) && {
                       : impl_->samples.with_query_splits(split);
   impl->parsed_examples = impl_->parsed_examples;
   impl->learnable_facts = impl_->learnable_facts;
+  impl->part_source = impl_->part_source;
   impl->id = next_dataset_id++;
   *this = Dataset();  // left empty, as a moved-from dataset
   return Dataset(std::move(impl));
@@ -356,6 +378,7 @@ struct Model::Impl {
     if (train::dist::world().active && train::dist::world().size > 1)
       throw Error(ErrorKind::Semantic, "link prediction is not distributed over MPI ranks yet");
     if (data.impl().is_share()) throw Error(ErrorKind::Semantic, "link prediction needs the whole dataset, not a share");
+    data.impl().refuse_part_source("link prediction");
     refuse_released(data.impl(), "link prediction");
     const train::LinkConfig link = train::link_config(settings);
     schedule_start = engine->epochs_trained();
@@ -401,10 +424,11 @@ struct Model::Impl {
     if (w.active && (w.size > 1 || settings.query_batch_size > 0) && !d.impl().is_share() && d.size() == 1) {
       if (settings.query_batch_size > 0) train::dist::refuse_sampled_fanout(settings.fanout);
       auto part = std::make_shared<const train::PreparedSet>(train::dist::prepare_partitioned(
-          *engine, d.impl().samples, settings.max_ground_rules));
+          *engine, d.impl().samples, settings.max_ground_rules, d.impl().part_source.get()));
       prepared.emplace(d.impl().id, part);
       return part;
     }
+    d.impl().refuse_part_source("grounding outside a partition over MPI ranks");  // (a share is made only with ranks)
     auto set = train::dist::world().active ? prepare_shard(d)
                                            : std::make_shared<const train::PreparedSet>(
                                                  engine->prepare(d.impl().samples, settings.max_ground_rules));
@@ -632,6 +656,7 @@ void refuse_learnable(const Dataset& data) {
 GroundNetwork Model::network(const Dataset& data, size_t index, bool with_gradients) const {
   const auto lock = impl_->lock();
   refuse_learnable(data);
+  data.impl().refuse_part_source("the network of a sample");
   refuse_share(data.impl(), "the network of a sample");
   refuse_released(data.impl(), "the network of a sample");
   if (index >= data.size())
@@ -646,6 +671,7 @@ GroundNetwork Model::network(const Dataset& data, size_t index,
                              const std::vector<std::vector<double>>& output_gradients) const {
   const auto lock = impl_->lock();
   refuse_learnable(data);
+  data.impl().refuse_part_source("the network of a sample");
   refuse_share(data.impl(), "the network of a sample");
   refuse_released(data.impl(), "the network of a sample");
   if (index >= data.size())
@@ -702,6 +728,7 @@ void Model::set_example_parameter(const Dataset& data, const std::string& litera
 
 FactRows Model::fact_rows(const Dataset& data) const {
   const auto lock = impl_->lock();
+  data.impl().refuse_part_source("fact rows");
   refuse_share(data.impl(), "fact rows");
   return build_fact_rows(*this, *impl_->engine, data, impl_->settings.max_ground_rules);
 }
@@ -727,6 +754,7 @@ std::unique_lock<std::recursive_mutex> Model::lock() const { return impl_->lock(
 CrossValidationReport cross_validate(const Template& tmpl, const Settings& settings, const Dataset& data, int k,
                                      uint64_t fold_seed, const std::function<bool(int, const EpochInfo&)>& on_epoch,
                                      bool test_curve) {
+  data.impl().refuse_part_source("cross-validation");
   refuse_share(data.impl(), "cross-validation");
   if (data.has_query_split())
     throw Error(ErrorKind::Semantic, "cross-validation deals whole samples into folds: the dataset's query split "

@@ -65,12 +65,12 @@ inline Dataset load_dataset(const std::string& dataset, const std::string& examp
 
 // The same data as a Dataset; in an MPI job each rank parses only its share of it
 // (Dataset::load_share, load_tu_share: docs/distributed.md). An npz graph is one sample:
-// every rank reads it whole.
+// every rank reads its arrays and builds only its part of the facts (load_npz_graph_share).
 inline Dataset load_data_share(const std::string& dataset, const std::string& examples, const std::string& queries) {
   if (!dataset.empty()) {
     if (!examples.empty()) throw Error(ErrorKind::Semantic, "give either --dataset or --examples, not both");
     if (is_spec(dataset, "tu:")) return load_tu_share(dataset.substr(3));
-    if (is_spec(dataset, "npz:")) return load_npz_spec(dataset).dataset;
+    if (is_spec(dataset, "npz:")) return load_npz_graph_share(dataset.substr(4)).dataset;
     throw unknown_format(dataset);
   }
   if (examples.empty()) throw Error(ErrorKind::Semantic, "no data: give --examples FILE or --dataset tu:DIR");

@@ -345,7 +345,7 @@ nlohmann::json rank_shares(const Model& model, const Dataset& data) {
     const std::pair<const char*, uint64_t> fields[] = {
         {"constants", p->constants},       {"owned_constants", p->owned_constants},
         {"query_constants", p->query_constants}, {"held_constants", p->held_constants},
-        {"facts", p->facts},               {"held_facts", p->held_facts},
+        {"facts", p->facts},               {"held_facts", p->held_facts}, {"built_facts", p->built_facts},
         {"cut_facts", p->cut_facts},       {"queries", p->queries},
         {"owned_queries", p->owned_queries}, {"radius", p->radius}, {"metis", p->metis}, {"atoms", p->atoms},
         {"ghost_exchange", p->ghost_exchange}, {"ghosts", p->ghosts}, {"sent_atoms", p->sent_atoms},

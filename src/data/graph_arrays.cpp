@@ -6,14 +6,18 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "data/array_share.hpp"
 #include "data/vector_value.hpp"
 #include "lrnn/datasets.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "api/dataset_impl.hpp"
 #include "train/dataset.hpp"
+#include "train/distributed.hpp"
+#include "train/partition.hpp"
 #include "train/sample_store.hpp"
 
 namespace lrnn {
@@ -216,57 +220,207 @@ Literal literal(const std::string& predicate, std::vector<Term> args) {
 
 }  // namespace
 
-ArrayGraph graph_from_arrays(const GraphArrays& a, const GraphNames& names, const std::string& source) {
-  const Checker c{source};
-  const size_t nodes = a.x.shape.empty() ? 0 : a.x.shape[0];
-  ArrayGraph g;
-  g.feature_width = check_features(c, a.x);
-  g.nodes = nodes;
-  g.edges = check_edges(c, a.edge_index, nodes);
-  const Targets targets = a.y ? check_targets(c, *a.y, nodes, names.classes) : Targets{};
-  g.classes = targets.classes;
-  g.target_width = targets.width;
-  g.split_of_node = node_splits(c, a, nodes);
+namespace {
 
-  // Facts in a TU graph's order (tu.cpp): node(i) and x(i) per node, then the edges; each
-  // node id is interned once (as literals, a 2M-edge graph spent most of its time looking
-  // the same ids up again).
-  train::SampleStore::Builder store;
-  // Node i is interned term i (they are numbered in order): an edge's ends are its node ids.
-  for (size_t i = 0; i < nodes; ++i) store.intern_term(Term::number(std::to_string(i)));
-  std::array<uint32_t, 1> node_id;
-  ValueSpec features = data::vector_value(std::vector<double>(g.feature_width));
-  for (size_t i = 0; i < nodes; ++i) {
-    node_id[0] = static_cast<uint32_t>(i);
-    store.add_fact(names.node, node_id, nullptr);
-    for (size_t k = 0; k < g.feature_width; ++k) features.data[k] = a.x.number(i * g.feature_width + k);
-    store.add_fact(names.feature, node_id, &features);
+// A checked graph of arrays as one sample: its facts in a TU graph's order (tu.cpp), node(i)
+// and x(i) per node, then the edges, and a query per node. The whole graph's store, or
+// (partition_sample) one rank's part of its facts; a share holds the arrays it reads
+// (`owned`, which the views point into).
+class ArrayGraphSource final : public train::PartSource {
+ public:
+  ArrayGraphSource(const GraphArrays& a, const GraphNames& names, const std::string& source,
+                   std::vector<NpyArray> owned = {})
+      : owned_(std::move(owned)), a_(a), names_(names) {
+    const Checker c{source};
+    const size_t nodes = a.x.shape.empty() ? 0 : a.x.shape[0];
+    g_.feature_width = check_features(c, a.x);
+    g_.nodes = nodes;
+    g_.edges = check_edges(c, a.edge_index, nodes);
+    targets_ = a.y ? check_targets(c, *a.y, nodes, names.classes) : Targets{};
+    g_.classes = targets_.classes;
+    g_.target_width = targets_.width;
+    g_.split_of_node = node_splits(c, a, nodes);
   }
-  // The edges in slices, their ends added together (the store loads them ahead).
-  constexpr size_t kSlice = 4096;
-  std::vector<uint32_t> ends;
-  ends.reserve(2 * kSlice);
-  for (size_t first = 0; first < g.edges; first += kSlice) {
-    ends.clear();
-    for (size_t e = first; e < std::min(g.edges, first + kSlice); ++e) {
-      ends.push_back(static_cast<uint32_t>(a.edge_index.integer(e)));
-      ends.push_back(static_cast<uint32_t>(a.edge_index.integer(g.edges + e)));
+  // What ArrayGraph says of the graph, its dataset not yet made.
+  ArrayGraph info() const {
+    ArrayGraph g;
+    g.nodes = g_.nodes;
+    g.edges = g_.edges;
+    g.feature_width = g_.feature_width;
+    g.classes = g_.classes;
+    g.target_width = g_.target_width;
+    g.split_of_node = g_.split_of_node;
+    return g;
+  }
+  size_t num_facts() const { return 2 * g_.nodes + g_.edges; }
+
+  // The sample's head: one query per node, its target from y.
+  train::Sample head() const {
+    train::Sample head;
+    head.example.id = names_.example;
+    head.queries.reserve(g_.nodes);
+    for (size_t i = 0; i < g_.nodes; ++i) {
+      head.queries.push_back(literal(names_.query, {Term::number(std::to_string(i))}));
+      if (a_.y) head.queries.back().weight = target_of_node(*a_.y, targets_, i);
     }
-    store.add_facts(names.edge, ends, 2);
+    return head;
   }
-  train::Sample head;
-  head.example.id = names.example;
-  head.queries.reserve(nodes);
-  for (size_t i = 0; i < nodes; ++i) {
-    head.queries.push_back(literal(names.query, {Term::number(std::to_string(i))}));
-    if (a.y) head.queries.back().weight = target_of_node(*a.y, targets, i);
+
+  train::SampleConstants constants() const override {
+    train::SampleConstants out;
+    const size_t nodes = g_.nodes, edges = g_.edges;
+    out.fact_begin.resize(num_facts() + 1);
+    out.fact_constants.resize(2 * nodes + 2 * edges);
+    for (size_t i = 0; i < nodes; ++i) {  // node(i), x(i): constant i (its first occurrence)
+      out.fact_begin[2 * i] = 2 * i;
+      out.fact_begin[2 * i + 1] = 2 * i + 1;
+      out.fact_constants[2 * i] = out.fact_constants[2 * i + 1] = static_cast<uint32_t>(i);
+    }
+    for (size_t e = 0; e < edges; ++e) {
+      out.fact_begin[2 * nodes + e] = 2 * nodes + 2 * e;
+      out.fact_constants[2 * nodes + 2 * e] = static_cast<uint32_t>(a_.edge_index.integer(e));
+      out.fact_constants[2 * nodes + 2 * e + 1] = static_cast<uint32_t>(a_.edge_index.integer(edges + e));
+    }
+    out.fact_begin.back() = out.fact_constants.size();
+    out.query_constant.resize(nodes);
+    out.keys.reserve(nodes);
+    for (size_t i = 0; i < nodes; ++i) {
+      out.query_constant[i] = static_cast<uint32_t>(i);
+      out.keys.push_back(train::constant_key(Term::Kind::Number, std::to_string(i)));
+    }
+    return out;
   }
-  store.close_sample(std::move(head));
-  train::SampleStore samples = std::move(store).finish();
-  // Split in place: a copy of a big graph's facts cost seconds and twice their memory.
+
+  train::SampleStore keep_facts(std::span<const uint32_t> keep, train::Sample head) const override {
+    train::SampleStore::Builder store;
+    // Node i is interned term i (they are numbered in order): an edge's ends are its node ids;
+    // every node, as in the whole graph's store, so that a part's terms are the whole's.
+    for (size_t i = 0; i < g_.nodes; ++i) store.intern_term(Term::number(std::to_string(i)));
+    std::array<uint32_t, 1> node_id;
+    ValueSpec features = data::vector_value(std::vector<double>(g_.feature_width));
+    size_t k = 0;
+    for (; k < keep.size() && keep[k] < 2 * g_.nodes; ++k) {
+      const size_t i = keep[k] / 2;
+      node_id[0] = static_cast<uint32_t>(i);
+      if (keep[k] % 2 == 0) {
+        store.add_fact(names_.node, node_id, nullptr);
+        continue;
+      }
+      for (size_t f = 0; f < g_.feature_width; ++f) features.data[f] = a_.x.number(i * g_.feature_width + f);
+      store.add_fact(names_.feature, node_id, &features);
+    }
+    // The edges in slices, their ends added together (the store loads them ahead).
+    constexpr size_t kSlice = 4096;
+    std::vector<uint32_t> ends;
+    ends.reserve(2 * kSlice);
+    while (k < keep.size()) {
+      ends.clear();
+      for (; k < keep.size() && ends.size() < 2 * kSlice; ++k) {
+        const size_t e = keep[k] - 2 * g_.nodes;
+        ends.push_back(static_cast<uint32_t>(a_.edge_index.integer(e)));
+        ends.push_back(static_cast<uint32_t>(a_.edge_index.integer(g_.edges + e)));
+      }
+      store.add_facts(names_.edge, ends, 2);
+    }
+    store.close_sample(std::move(head));
+    return std::move(store).finish();
+  }
+
+  std::vector<std::string> fact_predicates() const override {
+    std::set<std::string> keys;  // sorted and distinct, as SampleStore::fact_predicates lists them
+    if (g_.nodes > 0) keys.insert({names_.node + "/1", names_.feature + "/1"});
+    if (g_.edges > 0) keys.insert(names_.edge + "/2");
+    return {keys.begin(), keys.end()};
+  }
+
+ private:
+  std::vector<NpyArray> owned_;
+  GraphArrays a_;
+  GraphNames names_;
+  ArrayGraph g_;  // the counts, classes and split (its dataset unused)
+  Targets targets_;
+};
+
+// Every fact index of a graph of `count` facts.
+std::vector<uint32_t> all_facts(size_t count) {
+  std::vector<uint32_t> all(count);
+  for (size_t f = 0; f < count; ++f) all[f] = static_cast<uint32_t>(f);
+  return all;
+}
+
+// The graph with its whole store (split in place by the masks: a copy of a big graph's facts
+// cost seconds and twice their memory).
+ArrayGraph whole_graph(const ArrayGraphSource& src) {
+  ArrayGraph g = src.info();
+  train::SampleStore samples = src.keep_facts(all_facts(src.num_facts()), src.head());
   if (!g.split_of_node.empty()) samples = std::move(samples).with_query_splits(g.split_of_node);
   g.dataset = Dataset::Impl::make(std::move(samples), 1);
   return g;
+}
+
+// A copy of `view` the share holds (its `name` for errors only).
+NpyArray owned_copy(const ArrayView& view, const std::string& name) {
+  NpyArray a;
+  a.name = name;
+  a.type = view.type;
+  a.shape = view.shape;
+  const size_t width = view.type == ArrayView::Type::Bool     ? 1
+                       : view.type == ArrayView::Type::Int32 ||
+                               view.type == ArrayView::Type::Float32 ? 4 : 8;
+  a.storage.resize((view.size() * width + 7) / 8);
+  if (view.size() > 0) std::memcpy(a.storage.data(), view.data, view.size() * width);
+  return a;
+}
+
+}  // namespace
+
+ArrayGraph graph_from_arrays(const GraphArrays& a, const GraphNames& names, const std::string& source) {
+  return whole_graph(ArrayGraphSource(a, names, source));
+}
+
+namespace data {
+
+ArrayGraph share_of_arrays(const GraphArrays& a, const GraphNames& names, const std::string& source,
+                           std::vector<NpyArray> owned) {
+  if (train::dist::world().size <= 1) return graph_from_arrays(a, names, source);
+  return array_graph_share(a, names, source, std::move(owned));
+}
+
+ArrayGraph array_graph_share(const GraphArrays& a, const GraphNames& names, const std::string& source,
+                             std::vector<NpyArray> owned) {
+  if (owned.empty()) {  // the caller's arrays: copied, to be read when a model prepares the share
+    GraphArrays held;
+    const auto keep = [&](const std::optional<ArrayView>& v, const char* name) -> std::optional<ArrayView> {
+      if (!v) return std::nullopt;
+      owned.push_back(owned_copy(*v, name));
+      return owned.back().view();
+    };
+    owned.reserve(6);
+    owned.push_back(owned_copy(a.x, "x"));
+    held.x = owned.back().view();
+    owned.push_back(owned_copy(a.edge_index, "edge_index"));
+    held.edge_index = owned.back().view();
+    held.y = keep(a.y, "y");
+    held.train_mask = keep(a.train_mask, "train_mask");
+    held.val_mask = keep(a.val_mask, "val_mask");
+    held.test_mask = keep(a.test_mask, "test_mask");
+    return array_graph_share(held, names, source, std::move(owned));
+  }
+  auto src = std::make_shared<const ArrayGraphSource>(a, names, source, std::move(owned));
+  ArrayGraph g = src->info();
+  // The store holds the head alone; each rank builds its part of the facts from `src`.
+  train::SampleStore::Builder heads;
+  heads.close_sample(src->head());
+  train::SampleStore samples = std::move(heads).finish();
+  if (!g.split_of_node.empty()) samples = std::move(samples).with_query_splits(g.split_of_node);
+  g.dataset = Dataset::Impl::make_part_source(std::move(samples), std::move(src));
+  return g;
+}
+
+}  // namespace data
+
+ArrayGraph graph_from_arrays_share(const GraphArrays& arrays, const GraphNames& names, const std::string& source) {
+  return data::share_of_arrays(arrays, names, source, {});
 }
 
 }  // namespace lrnn

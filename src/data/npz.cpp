@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "data/array_share.hpp"
 #include "lrnn/datasets.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "lrnn/memory.hpp"
@@ -183,8 +184,10 @@ std::vector<NpyArray> read_npz(const std::string& path) {
   return arrays;
 }
 
-ArrayGraph load_npz_graph(const std::string& path, const GraphNames& names) {
-  const std::vector<NpyArray> arrays = read_npz(path);
+namespace {
+
+// The graph arrays of an .npz file's `arrays` (views into them).
+GraphArrays graph_arrays_of(const std::vector<NpyArray>& arrays, const std::string& path) {
   GraphArrays g;
   bool have_x = false, have_edges = false;
   for (const NpyArray& a : arrays) {
@@ -200,7 +203,20 @@ ArrayGraph load_npz_graph(const std::string& path, const GraphNames& names) {
   }
   if (!have_x) fail(path, "no array 'x' (the node features, nodes x features)");
   if (!have_edges) fail(path, "no array 'edge_index' (2 x edges node ids)");
-  return graph_from_arrays(g, names, path);
+  return g;
+}
+
+}  // namespace
+
+ArrayGraph load_npz_graph(const std::string& path, const GraphNames& names) {
+  const std::vector<NpyArray> arrays = read_npz(path);
+  return graph_from_arrays(graph_arrays_of(arrays, path), names, path);
+}
+
+ArrayGraph load_npz_graph_share(const std::string& path, const GraphNames& names) {
+  std::vector<NpyArray> arrays = read_npz(path);
+  const GraphArrays g = graph_arrays_of(arrays, path);  // views into the arrays' storage, which moves with them
+  return data::share_of_arrays(g, names, path, std::move(arrays));
 }
 
 }  // namespace lrnn

@@ -169,20 +169,19 @@ namespace {
 
 constexpr uint32_t kFar = std::numeric_limits<uint32_t>::max();
 
-// The co-occurrence graph of a sample's constants, as the facts between them: fact f's
-// constants are constants[terms.begin[f] .. terms.begin[f + 1]), and each constant's facts
-// are indexed (CSR).
+// The co-occurrence graph of a sample's constants, as the facts between them (those of
+// SampleConstants), each constant's facts indexed (CSR).
 class ConstantGraph {
  public:
-  ConstantGraph(const SampleStore::FactTerms& terms, const std::vector<uint32_t>& constants, size_t num_constants)
-      : terms_(terms), constants_(constants), first_(num_constants + 1, 0), facts_of_(constants.size()) {
-    for (uint32_t c : constants) ++first_[c + 1];
+  ConstantGraph(const SampleConstants& c, size_t num_constants)
+      : begin_(c.fact_begin), constants_(c.fact_constants), first_(num_constants + 1, 0), facts_of_(c.fact_constants.size()) {
+    for (uint32_t k : constants_) ++first_[k + 1];
     for (size_t c = 0; c < num_constants; ++c) first_[c + 1] += first_[c];
     std::vector<uint64_t> fill(first_.begin(), first_.end() - 1);
     for (size_t f = 0; f < num_facts(); ++f)
-      for (uint64_t t = terms.begin[f]; t < terms.begin[f + 1]; ++t) facts_of_[fill[constants[t]]++] = static_cast<uint32_t>(f);
+      for (uint64_t t = begin_[f]; t < begin_[f + 1]; ++t) facts_of_[fill[constants_[t]]++] = static_cast<uint32_t>(f);
   }
-  size_t num_facts() const { return terms_.begin.size() - 1; }
+  size_t num_facts() const { return begin_.size() - 1; }
   size_t num_constants() const { return first_.size() - 1; }
 
   // Breadth first from `from`, `radius` hops: each constant's distance (kFar: farther).
@@ -199,7 +198,7 @@ class ConstantGraph {
       for (uint32_t c : frontier)
         for (uint64_t k = first_[c]; k < first_[c + 1]; ++k) {
           const uint32_t f = facts_of_[k];
-          for (uint64_t t = terms_.begin[f]; t < terms_.begin[f + 1]; ++t) {
+          for (uint64_t t = begin_[f]; t < begin_[f + 1]; ++t) {
             const uint32_t o = constants_[t];
             if (dist[o] == kFar) {
               dist[o] = static_cast<uint32_t>(d + 1);
@@ -215,8 +214,8 @@ class ConstantGraph {
   std::vector<uint32_t> facts_within(const std::vector<uint32_t>& dist) const {
     std::vector<uint32_t> keep;
     for (size_t f = 0; f < num_facts(); ++f) {
-      bool held = terms_.begin[f] == terms_.begin[f + 1];
-      for (uint64_t t = terms_.begin[f]; t < terms_.begin[f + 1] && !held; ++t) held = dist[constants_[t]] != kFar;
+      bool held = begin_[f] == begin_[f + 1];
+      for (uint64_t t = begin_[f]; t < begin_[f + 1] && !held; ++t) held = dist[constants_[t]] != kFar;
       if (held) keep.push_back(static_cast<uint32_t>(f));
     }
     return keep;
@@ -226,15 +225,15 @@ class ConstantGraph {
     uint64_t cut = 0;
     for (size_t f = 0; f < num_facts(); ++f) {
       bool crosses = false;
-      for (uint64_t t = terms_.begin[f]; t < terms_.begin[f + 1]; ++t)
-        crosses = crosses || owner[constants_[t]] != owner[constants_[terms_.begin[f]]];
+      for (uint64_t t = begin_[f]; t < begin_[f + 1]; ++t)
+        crosses = crosses || owner[constants_[t]] != owner[constants_[begin_[f]]];
       cut += crosses;
     }
     return cut;
   }
 
  private:
-  const SampleStore::FactTerms& terms_;
+  const std::vector<uint64_t>& begin_;
   const std::vector<uint32_t>& constants_;
   std::vector<uint64_t> first_;
   std::vector<uint32_t> facts_of_;
@@ -253,62 +252,78 @@ Sample with_queries(const Sample& head, const std::vector<uint32_t>& queries) {
   return out;
 }
 
+// The constants of sample 0 of `samples`, numbered as SampleConstants says.
+SampleConstants store_constants(const SampleStore& samples) {
+  const Sample& head = samples.without_facts()[0];
+  SampleConstants out;
+  {
+    SampleStore::FactTerms terms = samples.fact_terms(0);
+    std::unordered_map<std::string, uint32_t> index;
+    std::unordered_map<uint64_t, uint32_t> by_string;  // (kind, string id) -> constant
+    const auto constant_of = [&](Term::Kind kind, uint32_t text) {
+      const uint64_t k = (static_cast<uint64_t>(kind == Term::Kind::Number) << 32) | text;
+      auto it = by_string.find(k);
+      if (it != by_string.end()) return it->second;
+      std::string key = constant_key(kind, samples.string_of(text));
+      auto [at, fresh] = index.emplace(key, static_cast<uint32_t>(out.keys.size()));
+      if (fresh) out.keys.push_back(std::move(key));
+      by_string.emplace(k, at->second);
+      return at->second;
+    };
+    out.fact_constants.resize(terms.text.size());
+    for (size_t t = 0; t < terms.text.size(); ++t) {
+      if (terms.kind[t] == Term::Kind::Variable)
+        throw Error(ErrorKind::Semantic, "an example fact with a variable cannot be partitioned");
+      out.fact_constants[t] = constant_of(terms.kind[t], terms.text[t]);
+    }
+    out.query_constant.resize(head.queries.size());
+    for (size_t q = 0; q < head.queries.size(); ++q) {
+      const Literal& query = head.queries[q];
+      check_query_argument(query);
+      std::string key = constant_key(query.args[0].kind, query.args[0].text);
+      auto [at, fresh] = index.emplace(key, static_cast<uint32_t>(out.keys.size()));
+      if (fresh) out.keys.push_back(std::move(key));
+      out.query_constant[q] = at->second;
+    }
+    out.fact_begin = std::move(terms.begin);
+  }
+  return out;
+}
+
 }  // namespace
 
+void check_query_argument(const Literal& query) {
+  if (query.args.empty() || query.args[0].is_variable())
+    throw Error(ErrorKind::Semantic, query.span,
+                "the query " + query.predicate + (query.args.empty() ? "" : "(" + query.args[0].text + ", ...)") +
+                    " has no constant first argument: it belongs to no rank of a partitioned sample");
+}
+
 SamplePartition partition_sample(const SampleStore& samples, size_t radius, int rank, int size, bool use_metis,
-                                 bool ghosts) {
+                                 bool ghosts, const PartSource* source) {
   if (samples.size() != 1) throw Error(ErrorKind::Runtime, "internal: partition_sample needs exactly one sample");
   const Sample& head = samples.without_facts()[0];
   SamplePartition out;
   PartitionStats& st = out.stats;
   st.radius = radius;
 
-  // The constants, numbered densely by key (a string id per distinct text of the store).
-  const SampleStore::FactTerms terms = samples.fact_terms(0);
-  std::unordered_map<std::string, uint32_t> index;
-  std::unordered_map<uint64_t, uint32_t> by_string;  // (kind, string id) -> constant
-  std::vector<int> owner;
-  const auto constant_of = [&](Term::Kind kind, uint32_t text) {
-    const uint64_t k = (static_cast<uint64_t>(kind == Term::Kind::Number) << 32) | text;
-    auto it = by_string.find(k);
-    if (it != by_string.end()) return it->second;
-    const std::string key = constant_key(kind, samples.string_of(text));
-    auto [at, fresh] = index.emplace(key, static_cast<uint32_t>(owner.size()));
-    if (fresh) owner.push_back(-1);
-    by_string.emplace(k, at->second);
-    return at->second;
-  };
-  const size_t num_facts = terms.begin.size() - 1;
-  std::vector<uint32_t> fact_constants(terms.text.size());
-  for (size_t t = 0; t < terms.text.size(); ++t) {
-    if (terms.kind[t] == Term::Kind::Variable)
-      throw Error(ErrorKind::Semantic, "an example fact with a variable cannot be partitioned");
-    fact_constants[t] = constant_of(terms.kind[t], terms.text[t]);
-  }
-  // The queries: each is owned by the owner of its first argument.
-  std::vector<uint32_t> query_constant(head.queries.size());
-  for (size_t q = 0; q < head.queries.size(); ++q) {
-    const Literal& query = head.queries[q];
-    if (query.args.empty() || query.args[0].is_variable())
-      throw Error(ErrorKind::Semantic, query.span,
-                  "the query " + query.predicate + (query.args.empty() ? "" : "(" + query.args[0].text + ", ...)") +
-                      " has no constant first argument: it belongs to no rank of a partitioned sample");
-    auto [at, fresh] = index.emplace(constant_key(query.args[0].kind, query.args[0].text),
-                                     static_cast<uint32_t>(owner.size()));
-    if (fresh) owner.push_back(-1);
-    query_constant[q] = at->second;
-  }
-  const size_t num_constants = owner.size();
+  SampleConstants constants = source ? source->constants() : store_constants(samples);
+  if (constants.query_constant.size() != head.queries.size())
+    throw Error(ErrorKind::Runtime, "internal: a partition source's queries are not its dataset's");
+  const std::vector<uint32_t>& query_constant = constants.query_constant;
+  const std::vector<uint32_t>& fact_constants = constants.fact_constants;
+  const size_t num_constants = constants.keys.size(), num_facts = constants.num_facts();
   // The owners: METIS's partition of the co-occurrence graph, or a hash of each constant.
-  std::vector<int> parts = use_metis ? metis_owners(num_constants, terms.begin, fact_constants, size) : std::vector<int>{};
-  st.metis = !parts.empty();
-  if (parts.empty())
-    for (const auto& [key, c] : index) owner[c] = owner_of_constant(key, size);
-  else
-    owner = std::move(parts);
+  std::vector<int> owner =
+      use_metis ? metis_owners(num_constants, constants.fact_begin, fact_constants, size) : std::vector<int>{};
+  st.metis = !owner.empty();
+  if (owner.empty()) {
+    owner.resize(num_constants);
+    for (size_t c = 0; c < num_constants; ++c) owner[c] = owner_of_constant(constants.keys[c], size);
+  }
   if (ghosts)
-    for (const auto& [key, c] : index) out.owners.emplace(key, owner[c]);
-  std::unordered_map<std::string, uint32_t>().swap(index);
+    for (size_t c = 0; c < num_constants; ++c) out.owners.emplace(std::move(constants.keys[c]), owner[c]);
+  std::vector<std::string>().swap(constants.keys);
   std::vector<uint32_t> seeds;
   for (size_t q = 0; q < head.queries.size(); ++q) {
     if (owner[query_constant[q]] != rank) continue;
@@ -323,7 +338,7 @@ SamplePartition partition_sample(const SampleStore& samples, size_t radius, int 
   if (ghosts)
     for (size_t c = 0; c < num_constants; ++c)
       if (owner[c] == rank) seeds.push_back(static_cast<uint32_t>(c));
-  const ConstantGraph graph(terms, fact_constants, num_constants);
+  const ConstantGraph graph(constants, num_constants);
   const std::vector<uint32_t> dist = graph.ball(seeds, radius);
   const std::vector<uint32_t> keep = graph.facts_within(dist);
   st.cut_facts = graph.cut_facts(owner);
@@ -341,13 +356,16 @@ SamplePartition partition_sample(const SampleStore& samples, size_t radius, int 
   if (ghosts && !head.queries.empty()) {
     // One query's ball (the sample's first, on every rank): what the ghosts' shapes are read
     // from (train/ghost_cut.hpp), a few facts where the rank's part is most of the sample.
-    out.probe = samples.keep_facts(0, graph.facts_within(graph.ball({query_constant[0]}, radius)), with_queries(head, {0}));
+    const std::vector<uint32_t> probe = graph.facts_within(graph.ball({query_constant[0]}, radius));
+    out.probe = source ? source->keep_facts(probe, with_queries(head, {0}))
+                       : samples.keep_facts(0, probe, with_queries(head, {0}));
   }
   // A part of most of the sample is grounded from the sample's own facts (those beyond the
-  // radius change no owned atom), not from a copy.
-  out.whole = ghosts && keep.size() >= num_facts - num_facts / 10;
+  // radius change no owned atom), not from a copy; a source's part is always built.
+  out.whole = !source && ghosts && keep.size() >= num_facts - num_facts / 10;
   if (out.whole) out.head = std::move(mine);
-  else out.store = samples.keep_facts(0, keep, std::move(mine));
+  else out.store = source ? source->keep_facts(keep, std::move(mine)) : samples.keep_facts(0, keep, std::move(mine));
+  st.built_facts = (source ? 0 : num_facts) + (out.whole ? 0 : keep.size()) + (out.probe.size() ? out.probe.fact_count(0) : 0);
   return out;
 }
 

@@ -35,6 +35,34 @@ namespace lrnn::train {
 // readout), or recursion through which the radius grows.
 size_t check_partition_template(const TemplateAst& tmpl, const std::vector<std::string>& query_predicates);
 
+// The constants of one sample as the partition reads them: dense ids 0..count-1 in the order
+// of their first occurrence (the facts' terms, in the facts' order, then the queries' first
+// arguments), each fact's constants (fact f's: fact_constants[fact_begin[f] .. fact_begin[f + 1])),
+// each query's first constant, and each constant's key (constant_key).
+struct SampleConstants {
+  std::vector<uint64_t> fact_begin;
+  std::vector<uint32_t> fact_constants;
+  std::vector<uint32_t> query_constant;
+  std::vector<std::string> keys;
+  size_t num_facts() const { return fact_begin.empty() ? 0 : fact_begin.size() - 1; }
+};
+
+// One big sample whose facts a rank builds only in part: a graph from arrays in an MPI job
+// (data/array_graph_source.hpp, Dataset::load_npz_share). Its dataset's store holds the
+// sample's head (every query) without facts; the source gives what the partition reads of
+// them and a store of the facts a rank keeps.
+class PartSource {
+ public:
+  virtual ~PartSource() = default;
+  virtual SampleConstants constants() const = 0;
+  // The facts `keep` (ascending indices among the sample's facts, in the order constants()
+  // lists them) as a store of one sample with `head`, the same store as keep_facts of the
+  // whole sample's would be.
+  virtual SampleStore keep_facts(std::span<const uint32_t> keep, Sample head) const = 0;
+  // SampleStore::fact_predicates of the whole sample.
+  virtual std::vector<std::string> fact_predicates() const = 0;
+};
+
 // Rank `rank` of `size`'s part of sample 0 of `samples` (one sample): its queries (those whose
 // first argument it owns) with the facts within `radius` of their first constants. The
 // constants' owners come from METIS when `use_metis` and lrnn has it (metis_owners), else
@@ -51,11 +79,16 @@ struct SamplePartition {
   bool whole = false;
   Sample head;
 };
-// Throws lrnn::Error naming a query that cannot be assigned (no argument, or a variable first).
+// Throws lrnn::Error naming a query that cannot be assigned (no argument, or a variable first:
+// check_query_argument).
 // `ghosts` (train/ghost_cut.hpp): the radius is taken around every owned constant, not only
 // the queries' (any owned atom may be read elsewhere), and `owners` is filled.
+// With `source`, the facts are its (the store of `samples` holds the sample's head only) and
+// the part is always a store of the kept facts.
 SamplePartition partition_sample(const SampleStore& samples, size_t radius, int rank, int size, bool use_metis = true,
-                                 bool ghosts = false);
+                                 bool ghosts = false, const PartSource* source = nullptr);
+
+void check_query_argument(const Literal& query);
 
 // A constant's key: constants and strings intern by their text (the same symbol), numbers
 // by their value (1 and 1.0 are one symbol).
@@ -82,7 +115,9 @@ namespace dist {
 // and the ranks' counts of targeted outputs gathered (a collective: every rank calls it).
 // Throws lrnn::Error, the same on every rank, for what it refuses (a template or query it
 // cannot partition); a failure while grounding this rank's part ends the job naming the rank.
-PreparedSet prepare_partitioned(const Engine& engine, const SampleStore& samples, size_t max_ground_rules);
+// With `source` (not null), the sample's facts are built from it, only those of this rank's part.
+PreparedSet prepare_partitioned(const Engine& engine, const SampleStore& samples, size_t max_ground_rules,
+                                const PartSource* source = nullptr);
 // Neighbour sampling (`fanout` with an entry above 0) draws each step's ground rules in one
 // process's walk over its queries' supports; the ranks of a partitioned sample run their
 // whole parts and draw nothing: refused (lrnn::Error), before anything is grounded.

@@ -23,7 +23,8 @@ void refuse_sampled_fanout(const std::vector<size_t>& fanout) {
                 "query mini-batches without it, or in one process (docs/distributed.md \"One sample over many ranks\")");
 }
 
-PreparedSet prepare_partitioned(const Engine& engine, const SampleStore& samples, size_t max_ground_rules) {
+PreparedSet prepare_partitioned(const Engine& engine, const SampleStore& samples, size_t max_ground_rules,
+                                const PartSource* source) {
   const World& w = world();
   const Sample& head = samples.without_facts()[0];
   std::vector<std::string> predicates;
@@ -34,8 +35,9 @@ PreparedSet prepare_partitioned(const Engine& engine, const SampleStore& samples
   const std::map<std::string, uint32_t> levels = predicate_levels(engine.ast());
   bool ghosts = !levels.empty() && engine.model().batch_norms.empty();
   // A derived predicate with example facts too: its atoms' values mix both, the halo's case.
-  for (const std::string& key : samples.fact_predicates()) ghosts = ghosts && !levels.count(key);
-  SamplePartition part = partition_sample(samples, radius, w.rank, w.size, true, ghosts);
+  for (const std::string& key : source ? source->fact_predicates() : samples.fact_predicates())
+    ghosts = ghosts && !levels.count(key);
+  SamplePartition part = partition_sample(samples, radius, w.rank, w.size, true, ghosts, source);
 
   PreparedSet set;
   std::unique_ptr<GhostCut> cut;

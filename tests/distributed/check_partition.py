@@ -8,7 +8,8 @@ ranks"), run by the ctest `distributed_partition`:
   relative; the actual differences are printed), the sample is cut at ghost atoms (their
   values and gradients exchanged layer by layer) and the busiest rank computes well under
   one rank's share of the plan values;
-- the same graph from arrays (`--dataset npz:`) partitions alike;
+- the same graph from arrays (`--dataset npz:`) partitions alike, and each rank builds only
+  its part of an array graph's facts (on a grid, a little over half of them with 2 ranks);
 - a checkpoint of 2 ranks continues on 3 as one process continues its own;
 - a rank killed mid-training ends the job, naming the rank;
 - query mini-batches (`--query-batch-size`, with and without a query split): 1, 2 and 3
@@ -168,26 +169,66 @@ def derived_facts_keep_the_halo(lrnn, tmp, graph, args):
         check(d <= TOLERANCE, f"{what}: 2 ranks' losses (each epoch's, the final) are one process's to {d:.3g}")
 
 
+def train_one_and_two(lrnn, tmp, name, npz, epochs):
+    """gcn_arrays.lrnn on `npz` in one process and on 2 ranks: their --json reports (None
+    where a run failed; each failure is a check)."""
+    args = ["train", ROOT / "examples/big_graphs/gcn_arrays.lrnn", "--dataset", f"npz:{npz}",
+            "--epochs", epochs, "--lr", 0.01, "--seed", 3, "--json"]
+    r = subprocess.run([str(lrnn)] + [str(a) for a in args], capture_output=True, text=True,
+                       env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=180)
+    check(r.returncode == 0, f"{name}: one process trains {r.stderr[-800:]}")
+    m = mpirun(lrnn, 2, args)
+    check(m.returncode == 0, f"{name}: 2 ranks train {m.stderr[-800:]}")
+    if r.returncode != 0 or m.returncode != 0:
+        return None
+    (one, _), (two, report) = losses(r.stdout), losses(m.stdout)
+    d = max(abs(a - b) / abs(a) for a, b in zip(one, two, strict=True))
+    check(d <= TOLERANCE and "partition" in report["ranks"],
+          f"{name}: 2 ranks vs one process: max relative loss difference {d:.3g} <= {TOLERANCE}")
+    return report["ranks"]["partition"]
+
+
+def grid_graph(path, width, height):
+    """A width x height grid (each node's 4 neighbours, both directions), 16 seeded features
+    and a binary label per node: a graph whose radius-2 balls stay near their own part."""
+    import numpy as np
+    rng = np.random.default_rng(5)
+    ids = np.arange(width * height).reshape(height, width)
+    pairs = [(ids[:, :-1], ids[:, 1:]), (ids[:-1, :], ids[1:, :])]
+    src = np.concatenate([a.ravel() for a, _ in pairs] + [b.ravel() for _, b in pairs])
+    dst = np.concatenate([b.ravel() for _, b in pairs] + [a.ravel() for a, _ in pairs])
+    x = rng.normal(size=(width * height, 16))
+    np.savez(path, x=x, edge_index=np.stack([src, dst]).astype(np.int64), y=(x[:, 0] > 0).astype(np.int64))
+
+
 def arrays(lrnn, tmp, graph):
-    """The same graph from arrays (--dataset npz:, gcn_arrays.lrnn) partitions alike."""
+    """The same graph from arrays (--dataset npz:, gcn_arrays.lrnn) partitions alike, each rank
+    building only its part of the facts (load_npz_graph_share)."""
     import numpy as np
     g = dict(np.load(f"{graph}.npz"))
     g["y"] //= 2  # the binary target of the text's queries
     for mask in ("train_mask", "val_mask", "test_mask"):
         g.pop(mask)  # no query split: the partition refuses one
     np.savez(tmp / "arrays.npz", **g)
-    args = ["train", ROOT / "examples/big_graphs/gcn_arrays.lrnn", "--dataset", f"npz:{tmp / 'arrays.npz'}",
-            "--epochs", 3, "--lr", 0.01, "--seed", 3, "--json"]
-    r = subprocess.run([str(lrnn)] + [str(a) for a in args], capture_output=True, text=True,
-                       env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=180)
-    check(r.returncode == 0, f"arrays: one process trains {r.stderr[-800:]}")
-    m = mpirun(lrnn, 2, args)
-    check(m.returncode == 0, f"arrays: 2 ranks train {m.stderr[-800:]}")
-    if r.returncode == 0 and m.returncode == 0:
-        (one, _), (two, report) = losses(r.stdout), losses(m.stdout)
-        d = max(abs(a - b) / abs(a) for a, b in zip(one, two, strict=True))
-        check(d <= TOLERANCE and "partition" in report["ranks"],
-              f"arrays: 2 ranks vs one process: max relative loss difference {d:.3g} <= {TOLERANCE}")
+    planted = train_one_and_two(lrnn, tmp, "arrays", tmp / "arrays.npz", 3)
+    text = mpirun(lrnn, 2, ["train", ROOT / "examples/big_graphs/gcn.lrnn", "-e", f"{graph}.examples.txt",
+                            "-q", f"{graph}.queries.txt", "--epochs", 1, "--json"])
+    if planted and text.returncode == 0:
+        from_text = losses(text.stdout)[1]["ranks"]["partition"]
+        same = all(planted[k] == from_text[k] for k in ("held_facts", "cut_facts", "owned_queries", "ghosts"))
+        check(same, f"arrays: the arrays' partition is the text's (held facts {planted['held_facts']} and "
+                    f"{from_text['held_facts']}, edge cut {planted['cut_facts'][0]} and {from_text['cut_facts'][0]})")
+        check(all(b >= f for b, f in zip(from_text["built_facts"], from_text["facts"])),
+              f"arrays: from text each rank builds the whole sample's facts and more ({from_text['built_facts']} "
+              f"of {from_text['facts'][0]})")
+    # A grid's balls stay near their parts: each rank builds only its part, a little over half.
+    grid_graph(tmp / "grid.npz", 40, 15)
+    grid = train_one_and_two(lrnn, tmp, "grid arrays", tmp / "grid.npz", 3)
+    if grid:
+        facts = grid["facts"][0]
+        check(all(b <= 0.7 * facts for b in grid["built_facts"]) and grid["ghost_exchange"] == [1, 1],
+              f"grid arrays: each of 2 ranks builds only its part of the facts ({grid['built_facts']} of {facts}; "
+              f"held {grid['held_facts']})")
 
 
 def resume_on_other_ranks(lrnn, tmp, args):

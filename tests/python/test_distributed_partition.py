@@ -114,3 +114,59 @@ def test_query_batches_partitioned_over_two_ranks_train_as_one(tmp_path, mpirun_
         assert difference <= 1e-12 * scale, (name, difference)
     whole = _rank0_results(tmp_path, mpirun_python, SCRIPT)
     assert abs(whole[1]["loss"] - batched[1]["loss"]) > 1e-6 * abs(whole[1]["loss"])
+
+
+NPZ_SCRIPT = """
+import json, sys
+import lrnn
+from lrnn.datasets import load_npz
+import lrnn.distributed as dist
+from lrnn import Adam, Settings
+from lrnn.model import Model
+
+model = Model(template_file=sys.argv[1]).build(Settings(optimizer=Adam(lr=0.01), epochs=4, seed=3))
+data = load_npz(sys.argv[2], share=True)
+try:
+    data._lrnn_samples().subset([0])  # a subset reads the facts: refused for a share
+    refused = ""
+except lrnn.LrnnError as e:
+    refused = str(e)
+model.train(data, progress=False)
+evaluation = model.test(data)
+out = {"weights": {k: v.tolist() for k, v in model.state_dict()["weights"].items()},
+       "loss": evaluation.loss, "queries": [str(q) for q in evaluation.queries], "refused": refused}
+with open(f"{sys.argv[3]}.{dist.rank()}", "w") as fp:
+    json.dump(out, fp)
+"""
+
+
+def test_an_npz_share_over_two_ranks_trains_as_one(tmp_path, mpirun_python):
+    """`lrnn.datasets.load_npz(path, share=True)`: with 2 ranks each builds only its part of the graph's
+    facts (a subset, which would read them all, is refused) and the 2 ranks train one rank's
+    weights; with 1 rank it is the whole graph."""
+    import numpy as np
+    rng = np.random.default_rng(5)
+    width, height = 20, 10
+    ids = np.arange(width * height).reshape(height, width)
+    pairs = [(ids[:, :-1], ids[:, 1:]), (ids[:-1, :], ids[1:, :])]
+    src = np.concatenate([a.ravel() for a, _ in pairs] + [b.ravel() for _, b in pairs])
+    dst = np.concatenate([b.ravel() for _, b in pairs] + [a.ravel() for a, _ in pairs])
+    x = rng.normal(size=(width * height, 16))
+    npz = tmp_path / "grid.npz"
+    np.savez(npz, x=x, edge_index=np.stack([src, dst]), y=(x[:, 0] > 0).astype(np.int64))
+    script = tmp_path / "npz_script.py"
+    script.write_text(NPZ_SCRIPT)
+    results = {}
+    for ranks in (1, 2):
+        out = tmp_path / f"npz{ranks}"
+        run = mpirun_python(ranks, script, ROOT / "examples/big_graphs/gcn_arrays.lrnn", npz, out)
+        assert run.returncode == 0, run.stderr[-3000:]
+        results[ranks] = json.loads(Path(f"{out}.0").read_text())
+    assert results[1]["refused"] == ""
+    assert "a rank's share of one graph" in results[2]["refused"]
+    assert len(results[2]["queries"]) == width * height and results[2]["queries"] == results[1]["queries"]
+    assert abs(results[2]["loss"] - results[1]["loss"]) <= 1e-12 * abs(results[1]["loss"])
+    scale = max(abs(x) for values in results[1]["weights"].values() for x in _flat(values))
+    for name, values in results[1]["weights"].items():
+        difference = max(abs(a - b) for a, b in zip(_flat(values), _flat(results[2]["weights"][name])))
+        assert difference <= 1e-12 * scale, (name, difference)
