@@ -29,6 +29,14 @@ data alone, and the share all ranks computed together), each rank's peak RSS ove
 speed-up. --repeat R runs the rank counts R times in turn (1, 2, 1, 2, ...) and prints each
 round's ratios and the median speed-up. Writes bench/results/distributed_big_graph.json.
 
+--big-graph --grid WxH: the graph is a W x H grid instead (each node's 4 neighbours; 16
+seeded features and a binary label per node), written as an .npz and trained with
+examples/big_graphs/gcn_arrays.lrnn from `--dataset npz:`: each rank reads the arrays and
+builds only its part of the facts (load_npz_graph_share), which on a grid, unlike the
+planted graph (an expander: a rank's part within 2 hops is all of it), is a little over
+1/N of them. Each row prints the facts each rank built (partition.built_facts). Writes
+bench/results/distributed_big_graph_grid.json.
+
 --big-graph --query-batch-size B: mini-batches of B queries instead of the whole graph per
 step. The baseline is then one process without MPI, whose steps run their batches'
 supports (docs/big_graphs.md "Mini-batches of queries"; its peak RSS measured from outside
@@ -50,6 +58,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TEMPLATE = os.path.join(HERE, "templates", "gcn_nci1_bench.lrnn")
 BIG_TEMPLATE = os.path.join(HERE, "..", "examples", "big_graphs", "gcn.lrnn")
 BIG_GRAPH = "/tmp/lrnn_big_graphs/planted_n200000_d10_s1"
+ARRAYS_TEMPLATE = os.path.join(HERE, "..", "examples", "big_graphs", "gcn_arrays.lrnn")
 
 
 def big_graph_files(prefix: str) -> None:
@@ -58,6 +67,22 @@ def big_graph_files(prefix: str) -> None:
     os.makedirs(os.path.dirname(prefix), exist_ok=True)
     subprocess.run([sys.executable, os.path.join(HERE, "..", "examples", "big_graphs", "planted_partition.py"),
                     "--nodes", "200000", "--degree", "10", "--seed", "1", "--out", prefix], check=True)
+
+
+def grid_npz(shape: str) -> str:
+    """The W x H grid of --grid as an .npz (written once, seeded): its path."""
+    import numpy as np
+    width, height = (int(v) for v in shape.lower().split("x"))
+    path = f"/tmp/lrnn_big_graphs/grid_{width}x{height}.npz"
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        ids = np.arange(width * height).reshape(height, width)
+        pairs = [(ids[:, :-1], ids[:, 1:]), (ids[:-1, :], ids[1:, :])]
+        src = np.concatenate([a.ravel() for a, _ in pairs] + [b.ravel() for _, b in pairs])
+        dst = np.concatenate([b.ravel() for _, b in pairs] + [a.ravel() for a, _ in pairs])
+        x = np.random.default_rng(5).normal(size=(width * height, 16)).astype(np.float32)
+        np.savez(path, x=x, edge_index=np.stack([src, dst]).astype(np.int64), y=(x[:, 0] > 0).astype(np.int64))
+    return path
 
 
 def mpirun_train(args, ranks: int, train_args: list) -> tuple:
@@ -88,7 +113,8 @@ def plain_train(args, train_args: list) -> tuple:
 
 
 def run_big_graph(args, ranks: int) -> dict:
-    train_args = [BIG_TEMPLATE, "-e", args.graph + ".examples.txt", "-q", args.graph + ".queries.txt"]
+    train_args = ([ARRAYS_TEMPLATE, "--dataset", "npz:" + grid_npz(args.grid)] if args.grid else
+                  [BIG_TEMPLATE, "-e", args.graph + ".examples.txt", "-q", args.graph + ".queries.txt"])
     if args.query_batch_size:
         train_args += ["--query-batch-size", str(args.query_batch_size)]
     # In query batches one rank would be a partition of one part: the baseline is one process's own steps.
@@ -134,6 +160,7 @@ def big_graph_round(args) -> list:
                      f"{computed}"
                      f"  RSS {[round(x * 100, 1) for x in row['rss_share']]}% of one rank's"
                      f"  speed-up {row['speedup']:.2f}x  | held facts {part.get('held_facts')} of {part.get('facts', [0])[0]}"
+                     f" (built {part.get('built_facts')})"
                      f", edge cut {part.get('cut_facts', [0])[0]} facts, METIS {part.get('metis', [0])[0]}"
                      f", ghosts {part.get('ghosts')} (cut at ghosts: {part.get('ghost_exchange')}), rank 0 sent "
                      f"{(row.get('exchange_bytes') or 0) / 1e6:.1f} MB of ghost values and gradients")
@@ -142,7 +169,8 @@ def big_graph_round(args) -> list:
 
 
 def big_graph(args) -> int:
-    big_graph_files(args.graph)
+    if not args.grid:
+        big_graph_files(args.graph)
     # --repeat rounds alternate the rank counts, so that the machine's drift (this VM's epochs
     # move by +-30% from minute to minute) falls on both sides of each ratio alike.
     rounds = []
@@ -163,11 +191,13 @@ def big_graph(args) -> int:
                       f"{', '.join(f'{x:.2f}x' for x in speedups)} (median {speedups[len(speedups) // 2]:.2f}x); "
                       f"busiest rank's RSS {', '.join(f'{x * 100:.1f}%' for x in rss)} of one rank's", flush=True)
     ok = all(r["available"] and r.get("loss_rel_diff", 0) <= 1e-9 for rd in rounds for r in rd)
-    result = {**benchlib.header(), "benchmark": "distributed_big_graph", "graph": os.path.basename(args.graph),
+    graph = f"grid_{args.grid}" if args.grid else os.path.basename(args.graph)
+    result = {**benchlib.header(), "benchmark": "distributed_big_graph", "graph": graph,
               "threads_per_rank": args.threads, "bind_to": args.bind_to, "epochs": args.epochs,
               "query_batch_size": args.query_batch_size, "rows": rows,
               "rounds": rounds, "summary": summary, "load_average": os.getloadavg()[0]}
-    out = args.output or os.path.join(benchlib.RESULTS, "distributed_big_graph.json")
+    out = args.output or os.path.join(benchlib.RESULTS,
+                                      "distributed_big_graph_grid.json" if args.grid else "distributed_big_graph.json")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w") as fp:
         json.dump(result, fp, indent=1)
@@ -212,6 +242,9 @@ def main() -> int:
                              "with --big-graph)")
     parser.add_argument("--big-graph", action="store_true", help="one big sample partitioned over the ranks")
     parser.add_argument("--graph", default=BIG_GRAPH, help="--big-graph: path prefix of the planted graph's files")
+    parser.add_argument("--grid", default="", metavar="WxH",
+                        help="--big-graph: a W x H grid from an .npz instead of the planted graph (each rank builds "
+                             "only its part of the facts)")
     parser.add_argument("--query-batch-size", type=int, default=0,
                         help="--big-graph: mini-batches of this many queries (the baseline: one process without MPI)")
     parser.add_argument("--repeat", type=int, default=1,
