@@ -118,14 +118,18 @@ GhostCut::GhostCut(const logic::Program& program, std::map<std::string, uint32_t
 }
 
 int GhostCut::owner_of_symbol(uint32_t symbol) {
-  // Asked for every ground rule's head and inputs (millions on a big graph): the interned
-  // symbols' owners in a table by id (a graph's node names), tagged integers in a map.
-  if (!(symbol & logic::Symbols::kIntTag)) {
-    if (symbol >= owner_table_.size()) owner_table_.resize(std::max<size_t>(symbol + 1, 2 * owner_table_.size()), kUnasked);
-    int& owner = owner_table_[symbol];
+  // Asked for every ground rule's head and inputs (millions on a big graph): the owners in
+  // tables by id, of the interned symbols (a graph's node names) and of the small
+  // non-negative integers (a graph of arrays' node ids), other tagged integers in a map.
+  const auto from_table = [&](std::vector<int>& table, size_t at) {
+    if (at >= table.size()) table.resize(std::max<size_t>(at + 1, 2 * table.size()), kUnasked);
+    int& owner = table[at];
     if (owner == kUnasked) owner = owner_by_name(symbol);
     return owner;
-  }
+  };
+  if (!(symbol & logic::Symbols::kIntTag)) return from_table(owner_table_, symbol);
+  const int64_t value = logic::Symbols::small_int(symbol);
+  if (value >= 0 && value < kIntTableSize) return from_table(int_owner_table_, size_t(value));
   auto it = owner_cache_.find(symbol);
   if (it != owner_cache_.end()) return it->second;
   const int owner = owner_by_name(symbol);

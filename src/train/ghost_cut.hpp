@@ -90,7 +90,9 @@ class GhostCut final : public GroundRewrite {
   int owner_by_name(uint32_t symbol) const;  // the owners' entry of the symbol's text
   static constexpr int kUnasked = -2;       // owner_table_: not looked up yet
   std::vector<int> owner_table_;            // by interned symbol id
-  std::unordered_map<uint32_t, int> owner_cache_;  // tagged integers
+  static constexpr int64_t kIntTableSize = int64_t{1} << 26;
+  std::vector<int> int_owner_table_;        // by integer, those in [0, kIntTableSize)
+  std::unordered_map<uint32_t, int> owner_cache_;  // other tagged integers
   std::vector<uint32_t> ghost_ground_;  // ground ids of the ghosts, before neuralizing
   std::vector<uint32_t> root_ground_;   // owned derived atoms kept as roots
 };
