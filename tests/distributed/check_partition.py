@@ -213,11 +213,9 @@ def arrays(lrnn, tmp, graph):
     planted = train_one_and_two(lrnn, tmp, "arrays", tmp / "arrays.npz", 3)
     text = mpirun(lrnn, 2, ["train", ROOT / "examples/big_graphs/gcn.lrnn", "-e", f"{graph}.examples.txt",
                             "-q", f"{graph}.queries.txt", "--epochs", 1, "--json"])
-    if planted and text.returncode == 0:
+    check(text.returncode == 0, f"arrays: the text's 2 ranks train {text.stderr[-800:]}")
+    if planted and text.returncode == 0:  # (the planted graph's parts are all of it: the grid below shows a part)
         from_text = losses(text.stdout)[1]["ranks"]["partition"]
-        same = all(planted[k] == from_text[k] for k in ("held_facts", "cut_facts", "owned_queries", "ghosts"))
-        check(same, f"arrays: the arrays' partition is the text's (held facts {planted['held_facts']} and "
-                    f"{from_text['held_facts']}, edge cut {planted['cut_facts'][0]} and {from_text['cut_facts'][0]})")
         check(all(b >= f for b, f in zip(from_text["built_facts"], from_text["facts"])),
               f"arrays: from text each rank builds the whole sample's facts and more ({from_text['built_facts']} "
               f"of {from_text['facts'][0]})")
