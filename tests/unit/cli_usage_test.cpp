@@ -79,14 +79,16 @@ TEST(CliUsage, EveryUsageErrorExitsTwo) {
 
 // The command's allocator (docs/big_graphs.md "The command's allocator"): mimalloc where the
 // build links it, on 2 MB pages only when the files the arguments name add up to 256 MB
-// (a sparse file of that size, named bare or as a dataset spec, costs no disk), and the
-// environment's MIMALLOC_LARGE_OS_PAGES=0 obeyed.
+// (a sparse file of that size, named bare or as a dataset spec, costs no disk), giving
+// freed memory back only from 16 MB of input, and the environment's MIMALLOC_LARGE_OS_PAGES=0
+// and MIMALLOC_ALLOW_DECOMMIT=0 obeyed.
 TEST(CliUsage, VersionNamesTheAllocator) {
   const CliRun r = lrnn_cli("--version");
   ASSERT_EQ(r.code, 0) << r.out;
 #ifdef LRNN_CLI_MIMALLOC
   EXPECT_NE(r.out.find("allocator: mimalloc 2."), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("large OS pages"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("gives freed memory back"), std::string::npos) << r.out;
   const auto big = std::filesystem::temp_directory_path() / "lrnn_cli_usage_big_input.npz";
   const auto small = std::filesystem::temp_directory_path() / "lrnn_cli_usage_small_input.npz";
   std::filesystem::remove(big);
@@ -95,6 +97,23 @@ TEST(CliUsage, VersionNamesTheAllocator) {
   { std::ofstream(small.string()).put('x'); }
   std::filesystem::resize_file(big, uint64_t(256) << 20);
   std::filesystem::resize_file(small, (uint64_t(256) << 20) - 1);
+  const auto graph = std::filesystem::temp_directory_path() / "lrnn_cli_usage_graph_input.txt";
+  const auto tiny = std::filesystem::temp_directory_path() / "lrnn_cli_usage_tiny_input.txt";
+  { std::ofstream(graph.string()).put('x'); }
+  { std::ofstream(tiny.string()).put('x'); }
+  std::filesystem::resize_file(graph, uint64_t(16) << 20);
+  std::filesystem::resize_file(tiny, (uint64_t(16) << 20) - 1);
+  const CliRun graph_run = lrnn_cli("--version -e " + graph.string());
+  const CliRun tiny_run = lrnn_cli("--version -e " + tiny.string());
+  ASSERT_EQ(setenv("MIMALLOC_ALLOW_DECOMMIT", "0", 1), 0);
+  const CliRun kept = lrnn_cli("--version -e " + graph.string());
+  unsetenv("MIMALLOC_ALLOW_DECOMMIT");
+  std::filesystem::remove(graph);
+  std::filesystem::remove(tiny);
+  EXPECT_NE(graph_run.out.find("(gives freed memory back)"), std::string::npos) << graph_run.out;
+  EXPECT_EQ(graph_run.out.find("large OS pages"), std::string::npos) << graph_run.out;
+  EXPECT_EQ(tiny_run.out.find("gives freed memory back"), std::string::npos) << tiny_run.out;
+  EXPECT_EQ(kept.out.find("gives freed memory back"), std::string::npos) << kept.out;
   const CliRun bare = lrnn_cli("--version " + big.string());
   const CliRun spec = lrnn_cli("--version --dataset=npz:" + big.string());
   const CliRun below = lrnn_cli("--version npz:" + small.string());
