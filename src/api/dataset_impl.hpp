@@ -36,13 +36,17 @@ struct Dataset::Impl {
   // A share owning [owned_first, owned_last) of the samples it holds (global indices).
   static Dataset make_share(train::SampleStore samples, size_t parsed, size_t first, size_t total,
                             size_t owned_first, size_t owned_last);
-  // One graph whose ranks build only their parts of its facts from `source`
-  // (graph_from_arrays_share): `heads` holds its sample's head, without facts.
-  static Dataset make_part_source(train::SampleStore heads, std::shared_ptr<const train::PartSource> source);
+  // One graph whose ranks build only their parts of its facts and queries from `source`
+  // (graph_from_arrays_share): `head` is its sample's head without facts or query literals
+  // (its split, when it has one, covers all of the source's queries).
+  static Dataset make_part_source(train::Sample head, std::shared_ptr<const train::PartSource> source);
 
-  // Set: the facts of the one sample are `part_source`'s, not in `samples`; only a model
-  // preparing the sample over the ranks of an MPI job reads them (Model::prepare).
+  // Set: the facts and query literals of the one sample are `part_source`'s, not in
+  // `samples` (whose head counts them in released_queries, as a released dataset's); only a
+  // model preparing the sample over the ranks of an MPI job reads them (Model::prepare).
   std::shared_ptr<const train::PartSource> part_source;
+  // The queries are counted, not held (released_queries): facts released, or a part source.
+  bool queries_counted() const { return facts_released || part_source != nullptr; }
   // Throws lrnn::Error when the facts are a part source's: `what` would read them.
   void refuse_part_source(const std::string& what) const;
 
@@ -54,7 +58,8 @@ struct Dataset::Impl {
   // that prepared the dataset before may use it.
   bool facts_released = false;
   // Then the queries' literals are dropped too (a big graph's query per node: ~0.3 KB each;
-  // the model's grounding holds what its outputs need): per sample, how many it had.
+  // the model's grounding holds what its outputs need): per sample, how many it had. (So
+  // with a part source, whose queries are built by the ranks that own them.)
   std::vector<uint32_t> released_queries;
   mutable std::mutex learnable_mutex;
   mutable std::map<uint64_t, std::shared_ptr<const train::PreparedSet>> learnable_sets;

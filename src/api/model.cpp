@@ -64,10 +64,11 @@ Dataset Dataset::Impl::make_share(train::SampleStore samples, size_t parsed, siz
   return Dataset(std::move(impl));
 }
 
-Dataset Dataset::Impl::make_part_source(train::SampleStore heads, std::shared_ptr<const train::PartSource> source) {
+Dataset Dataset::Impl::make_part_source(train::Sample head, std::shared_ptr<const train::PartSource> source) {
   auto impl = std::make_shared<Impl>();
-  impl->samples = std::move(heads);
-  impl->parsed_examples = impl->samples.size();
+  impl->released_queries = {static_cast<uint32_t>(source->num_queries())};
+  impl->samples = train::SampleStore(std::vector<train::Sample>{std::move(head)});
+  impl->parsed_examples = 1;
   impl->part_source = std::move(source);
   impl->id = next_dataset_id++;
   return Dataset(std::move(impl));
@@ -248,7 +249,8 @@ Dataset Dataset::without_facts() const {
     heads[i].example = held[i].example;
     heads[i].importance = held[i].importance;
     heads[i].split = held[i].split;
-    impl->released_queries.push_back(static_cast<uint32_t>(held[i].queries.size()));
+    impl->released_queries.push_back(impl_->queries_counted() ? impl_->released_queries[i]
+                                                              : static_cast<uint32_t>(held[i].queries.size()));
   }
   // Nothing left reads the facts' text: the heads keep what their own spans show.
   keep_only_what_spans_show(heads);
@@ -298,7 +300,7 @@ std::pair<Dataset, Dataset> Dataset::split(double test_fraction, uint64_t seed) 
 
 size_t Dataset::num_queries() const {
   size_t n = 0;
-  if (impl_->facts_released)
+  if (impl_->queries_counted())
     for (uint32_t count : impl_->released_queries) n += count;
   else
     for (const train::Sample& s : impl_->samples.without_facts()) n += s.queries.size();
@@ -312,6 +314,19 @@ Dataset Dataset::with_query_splits(const std::vector<QuerySplit>& split) const& 
 Dataset Dataset::with_query_splits(const std::vector<QuerySplit>& split) && {
   refuse_share(*impl_, "a query split");
   refuse_released(*impl_, "a query split");
+  if (impl_->part_source) {  // a rank's share of one graph: the split of the queries it counts
+    if (split.size() != num_queries())
+      throw Error(ErrorKind::Semantic, "a query split gives " + std::to_string(split.size()) + " parts for " +
+                                           std::to_string(num_queries()) +
+                                           " queries: give one per query, in dataset order");
+    train::Sample head = impl_->samples.without_facts().at(0);
+    // All training is the same as no split (train::assign_query_splits).
+    const bool all_train = std::all_of(split.begin(), split.end(), [](QuerySplit p) { return p == QuerySplit::Train; });
+    head.split = all_train ? std::vector<QuerySplit>{} : split;
+    Dataset out = Impl::make_part_source(std::move(head), impl_->part_source);
+    *this = Dataset();  // left empty, as a moved-from dataset
+    return out;
+  }
   auto impl = std::make_shared<Impl>();
   // Taken only from a dataset no other handle shares; else copied (the others keep theirs).
   // The Impl is const to share it; one no one else holds was made by make_shared, not const.
@@ -320,7 +335,6 @@ Dataset Dataset::with_query_splits(const std::vector<QuerySplit>& split) && {
                       : impl_->samples.with_query_splits(split);
   impl->parsed_examples = impl_->parsed_examples;
   impl->learnable_facts = impl_->learnable_facts;
-  impl->part_source = impl_->part_source;
   impl->id = next_dataset_id++;
   *this = Dataset();  // left empty, as a moved-from dataset
   return Dataset(std::move(impl));
@@ -336,7 +350,7 @@ Dataset Dataset::with_query_split(double train, double val, double test, uint64_
 }
 
 std::vector<QuerySplit> Dataset::query_splits() const {
-  if (!impl_->facts_released) return impl_->samples.query_splits();
+  if (!impl_->queries_counted()) return impl_->samples.query_splits();
   std::vector<QuerySplit> out;
   const std::vector<train::Sample>& heads = impl_->samples.without_facts();
   for (size_t i = 0; i < heads.size(); ++i)

@@ -259,11 +259,25 @@ class ArrayGraphSource final : public train::PartSource {
     train::Sample head;
     head.example.id = names_.example;
     head.queries.reserve(g_.nodes);
-    for (size_t i = 0; i < g_.nodes; ++i) {
-      head.queries.push_back(literal(names_.query, {Term::number(std::to_string(i))}));
-      if (a_.y) head.queries.back().weight = target_of_node(*a_.y, targets_, i);
-    }
+    for (size_t i = 0; i < g_.nodes; ++i) head.queries.push_back(query(i));
     return head;
+  }
+  // Node i's query.
+  Literal query(size_t i) const {
+    Literal q = literal(names_.query, {Term::number(std::to_string(i))});
+    if (a_.y) q.weight = target_of_node(*a_.y, targets_, i);
+    return q;
+  }
+
+  size_t num_queries() const override { return g_.nodes; }
+  std::vector<Literal> queries(std::span<const uint32_t> which) const override {
+    std::vector<Literal> out;
+    out.reserve(which.size());
+    for (uint32_t i : which) out.push_back(query(i));
+    return out;
+  }
+  std::vector<std::string> query_predicates() const override {
+    return g_.nodes ? std::vector<std::string>{names_.query + "/1"} : std::vector<std::string>{};
   }
 
   train::SampleConstants constants() const override {
@@ -408,12 +422,12 @@ ArrayGraph array_graph_share(const GraphArrays& a, const GraphNames& names, cons
   }
   auto src = std::make_shared<const ArrayGraphSource>(a, names, source, std::move(owned));
   ArrayGraph g = src->info();
-  // The store holds the head alone; each rank builds its part of the facts from `src`.
-  train::SampleStore::Builder heads;
-  heads.close_sample(src->head());
-  train::SampleStore samples = std::move(heads).finish();
-  if (!g.split_of_node.empty()) samples = std::move(samples).with_query_splits(g.split_of_node);
-  g.dataset = Dataset::Impl::make_part_source(std::move(samples), std::move(src));
+  // The dataset holds the head alone, its queries counted (and split) but not written out:
+  // each rank builds the queries it owns and its part of the facts from `src`.
+  train::Sample head;
+  head.example.id = names.example;
+  head.split = g.split_of_node;
+  g.dataset = Dataset::Impl::make_part_source(std::move(head), std::move(src));
   return g;
 }
 

@@ -239,13 +239,15 @@ class ConstantGraph {
   std::vector<uint32_t> facts_of_;
 };
 
-// `head`'s example with only its queries `queries` (their importance and split kept).
-Sample with_queries(const Sample& head, const std::vector<uint32_t>& queries) {
+// `head`'s example with only its queries `queries` (their importance and split kept), their
+// literals `source`'s where it holds them.
+Sample with_queries(const Sample& head, const std::vector<uint32_t>& queries, const PartSource* source) {
   Sample out;
   out.example.id = head.example.id;
   out.example.span = head.example.span;
+  if (source) out.queries = source->queries(queries);
   for (uint32_t q : queries) {
-    out.queries.push_back(head.queries[q]);
+    if (!source) out.queries.push_back(head.queries[q]);
     if (!head.importance.empty()) out.importance.push_back(head.importance[q]);
     if (!head.split.empty()) out.split.push_back(head.split[q]);
   }
@@ -308,7 +310,8 @@ SamplePartition partition_sample(const SampleStore& samples, size_t radius, int 
   st.radius = radius;
 
   SampleConstants constants = source ? source->constants() : store_constants(samples);
-  if (constants.query_constant.size() != head.queries.size())
+  const size_t num_queries = source ? source->num_queries() : head.queries.size();
+  if (constants.query_constant.size() != num_queries || (!head.split.empty() && head.split.size() != num_queries))
     throw Error(ErrorKind::Runtime, "internal: a partition source's queries are not its dataset's");
   const std::vector<uint32_t>& query_constant = constants.query_constant;
   const std::vector<uint32_t>& fact_constants = constants.fact_constants;
@@ -325,7 +328,7 @@ SamplePartition partition_sample(const SampleStore& samples, size_t radius, int 
     for (size_t c = 0; c < num_constants; ++c) out.owners.emplace(std::move(constants.keys[c]), owner[c]);
   std::vector<std::string>().swap(constants.keys);
   std::vector<uint32_t> seeds;
-  for (size_t q = 0; q < head.queries.size(); ++q) {
+  for (size_t q = 0; q < num_queries; ++q) {
     if (owner[query_constant[q]] != rank) continue;
     out.query_of.push_back(static_cast<uint32_t>(q));
     seeds.push_back(query_constant[q]);
@@ -349,16 +352,16 @@ SamplePartition partition_sample(const SampleStore& samples, size_t radius, int 
   }
   st.facts = num_facts;
   st.held_facts = keep.size();
-  st.queries = head.queries.size();
+  st.queries = num_queries;
   st.owned_queries = out.query_of.size();
 
-  Sample mine = with_queries(head, out.query_of);
-  if (ghosts && !head.queries.empty()) {
+  Sample mine = with_queries(head, out.query_of, source);
+  if (ghosts && num_queries > 0) {
     // One query's ball (the sample's first, on every rank): what the ghosts' shapes are read
     // from (train/ghost_cut.hpp), a few facts where the rank's part is most of the sample.
     const std::vector<uint32_t> probe = graph.facts_within(graph.ball({query_constant[0]}, radius));
-    out.probe = source ? source->keep_facts(probe, with_queries(head, {0}))
-                       : samples.keep_facts(0, probe, with_queries(head, {0}));
+    out.probe = source ? source->keep_facts(probe, with_queries(head, {0}, source))
+                       : samples.keep_facts(0, probe, with_queries(head, {0}, nullptr));
   }
   // A part of most of the sample is grounded from the sample's own facts (those beyond the
   // radius change no owned atom), not from a copy; a source's part is always built.

@@ -47,14 +47,20 @@ struct SampleConstants {
   size_t num_facts() const { return fact_begin.empty() ? 0 : fact_begin.size() - 1; }
 };
 
-// One big sample whose facts a rank builds only in part: a graph from arrays in an MPI job
-// (data/array_graph_source.hpp, Dataset::load_npz_share). Its dataset's store holds the
-// sample's head (every query) without facts; the source gives what the partition reads of
-// them and a store of the facts a rank keeps.
+// One big sample whose facts and queries a rank builds only in part: a graph from arrays in
+// an MPI job (graph_from_arrays_share, src/data/graph_arrays.cpp). Its dataset's store holds
+// the sample's head without facts and without its queries' literals (their split, if any,
+// and their count: Dataset::Impl::released_queries); the source gives what the partition
+// reads of them, the queries a rank owns and a store of the facts it keeps.
 class PartSource {
  public:
   virtual ~PartSource() = default;
   virtual SampleConstants constants() const = 0;
+  virtual size_t num_queries() const = 0;
+  // The queries `which` (indices among the sample's), their targets as the whole sample's.
+  virtual std::vector<Literal> queries(std::span<const uint32_t> which) const = 0;
+  // The queries' predicates ("name/arity"), once each.
+  virtual std::vector<std::string> query_predicates() const = 0;
   // The facts `keep` (ascending indices among the sample's facts, in the order constants()
   // lists them) as a store of one sample with `head`, the same store as keep_facts of the
   // whole sample's would be.

@@ -28,6 +28,7 @@ PreparedSet prepare_partitioned(const Engine& engine, const SampleStore& samples
   const World& w = world();
   const Sample& head = samples.without_facts()[0];
   std::vector<std::string> predicates;
+  if (source) predicates = source->query_predicates();
   for (const Literal& q : head.queries) predicates.push_back(predicate_key(q));
   const size_t radius = check_partition_template(engine.ast(), predicates);
   // Cut at ghosts where the template has a layer order (every rank decides alike: the

@@ -1,7 +1,8 @@
 // A rank's share of one graph of arrays (src/data/graph_arrays.cpp, graph_from_arrays_share):
-// the partition of its dataset, which holds the graph's queries but no facts, is the whole
-// graph's, fact for fact, while the rank builds only its part; anything else that would read
-// the facts is refused.
+// the partition of its dataset, which holds neither the graph's facts nor its queries'
+// literals, is the whole graph's, fact for fact and query for query, while the rank builds
+// only its part; its query splits are the whole graph's; anything else that would read the
+// facts is refused.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -60,9 +61,11 @@ TEST(DataGraphShare, ARanksPartIsTheWholeGraphsPartFactForFact) {
   const Dataset whole = graph_from_arrays(grid.arrays()).dataset;
   const Dataset share = data::array_graph_share(grid.arrays(), {}, "grid", {}).dataset;
   ASSERT_NE(share.impl().part_source, nullptr);
-  EXPECT_EQ(share.impl().samples.fact_count(0), 0u);  // the dataset holds the queries alone
+  // The dataset holds neither facts nor query literals: it counts the queries.
+  EXPECT_EQ(share.impl().samples.fact_count(0), 0u);
+  EXPECT_TRUE(share.impl().samples.without_facts()[0].queries.empty());
   EXPECT_EQ(share.num_queries(), whole.num_queries());
-  EXPECT_TRUE(share.impl().samples.without_facts()[0].queries == whole.impl().samples.without_facts()[0].queries);
+  EXPECT_EQ(share.without_facts().num_queries(), whole.num_queries());
   const train::PartSource& source = *share.impl().part_source;
   EXPECT_EQ(source.fact_predicates(), whole.impl().samples.fact_predicates());
   for (const bool metis : {true, false})
@@ -108,10 +111,15 @@ TEST(DataGraphShare, WhatWouldReadTheFactsIsRefused) {
   EXPECT_TRUE(refused([&] { share.with_learnable_facts(); }));
   Model model(Template::from_string("predict(X) :- {1,2} x(X).\n"));
   EXPECT_TRUE(refused([&] { model.train(share); }));  // outside an MPI job: no partition to build
-  // A query split splits the queries the share holds, and stays a share.
+  // A query split splits the queries the share counts, as the whole graph's, and stays a share.
   const Dataset split = share.with_query_split(0.6, 0.2, 0.2, 1);
   EXPECT_NE(split.impl().part_source, nullptr);
   EXPECT_TRUE(split.has_query_split());
+  const Dataset whole = graph_from_arrays(grid.arrays()).dataset;
+  EXPECT_EQ(split.query_splits(), whole.with_query_split(0.6, 0.2, 0.2, 1).query_splits());
+  EXPECT_EQ(split.without_facts().query_splits(), split.query_splits());
+  EXPECT_FALSE(share.with_query_splits(std::vector<QuerySplit>(share.num_queries())).has_query_split());  // all Train
+  EXPECT_THROW(share.with_query_splits({QuerySplit::Test}), Error);
 }
 
 }  // namespace
