@@ -89,44 +89,39 @@ TEST(CliUsage, VersionNamesTheAllocator) {
   EXPECT_NE(r.out.find("allocator: mimalloc 2."), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("large OS pages"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("gives freed memory back"), std::string::npos) << r.out;
-  const auto big = std::filesystem::temp_directory_path() / "lrnn_cli_usage_big_input.npz";
-  const auto small = std::filesystem::temp_directory_path() / "lrnn_cli_usage_small_input.npz";
-  std::filesystem::remove(big);
-  std::filesystem::remove(small);
-  { std::ofstream(big.string()).put('x'); }
-  { std::ofstream(small.string()).put('x'); }
-  std::filesystem::resize_file(big, uint64_t(256) << 20);
-  std::filesystem::resize_file(small, (uint64_t(256) << 20) - 1);
-  const auto graph = std::filesystem::temp_directory_path() / "lrnn_cli_usage_graph_input.txt";
-  const auto tiny = std::filesystem::temp_directory_path() / "lrnn_cli_usage_tiny_input.txt";
-  { std::ofstream(graph.string()).put('x'); }
-  { std::ofstream(tiny.string()).put('x'); }
-  std::filesystem::resize_file(graph, uint64_t(16) << 20);
-  std::filesystem::resize_file(tiny, (uint64_t(16) << 20) - 1);
-  const CliRun graph_run = lrnn_cli("--version -e " + graph.string());
-  const CliRun tiny_run = lrnn_cli("--version -e " + tiny.string());
-  ASSERT_EQ(setenv("MIMALLOC_ALLOW_DECOMMIT", "0", 1), 0);
-  const CliRun kept = lrnn_cli("--version -e " + graph.string());
-  unsetenv("MIMALLOC_ALLOW_DECOMMIT");
-  std::filesystem::remove(graph);
-  std::filesystem::remove(tiny);
-  EXPECT_NE(graph_run.out.find("(gives freed memory back)"), std::string::npos) << graph_run.out;
-  EXPECT_EQ(graph_run.out.find("large OS pages"), std::string::npos) << graph_run.out;
-  EXPECT_EQ(tiny_run.out.find("gives freed memory back"), std::string::npos) << tiny_run.out;
-  EXPECT_EQ(kept.out.find("gives freed memory back"), std::string::npos) << kept.out;
-  const CliRun bare = lrnn_cli("--version " + big.string());
-  const CliRun spec = lrnn_cli("--version --dataset=npz:" + big.string());
-  const CliRun below = lrnn_cli("--version npz:" + small.string());
-  ASSERT_EQ(setenv("MIMALLOC_LARGE_OS_PAGES", "0", 1), 0);
-  const CliRun refused = lrnn_cli("--version " + big.string());
-  unsetenv("MIMALLOC_LARGE_OS_PAGES");
-  std::filesystem::remove(big);
-  std::filesystem::remove(small);
-  EXPECT_NE(bare.out.find("(large OS pages)"), std::string::npos) << bare.out;
-  EXPECT_NE(spec.out.find("(large OS pages)"), std::string::npos) << spec.out;
-  EXPECT_EQ(below.out.find("large OS pages"), std::string::npos) << below.out;
-  EXPECT_NE(refused.out.find("allocator: mimalloc 2."), std::string::npos) << refused.out;
-  EXPECT_EQ(refused.out.find("large OS pages"), std::string::npos) << refused.out;
+  // A sparse file of `bytes` in the temporary directory (no disk used).
+  const auto sparse_file = [](const char* name, uint64_t bytes) {
+    const auto path = std::filesystem::temp_directory_path() / name;
+    std::filesystem::remove(path);
+    { std::ofstream(path.string()).put('x'); }
+    std::filesystem::resize_file(path, bytes);
+    return path;
+  };
+  const auto big = sparse_file("lrnn_cli_usage_big_input.npz", uint64_t(256) << 20);
+  const auto small = sparse_file("lrnn_cli_usage_small_input.npz", (uint64_t(256) << 20) - 1);
+  const auto graph = sparse_file("lrnn_cli_usage_graph_input.txt", uint64_t(16) << 20);
+  const auto tiny = sparse_file("lrnn_cli_usage_tiny_input.txt", (uint64_t(16) << 20) - 1);
+  // `lrnn --version ARGS`' output, with the environment's `name` set to `value` if given.
+  const auto version = [](const std::string& args, const char* name = nullptr, const char* value = nullptr) {
+    if (name) EXPECT_EQ(setenv(name, value, 1), 0);
+    const CliRun run = lrnn_cli("--version " + args);
+    if (name) unsetenv(name);
+    return run.out;
+  };
+  const auto has = [](const std::string& out, const char* what) { return out.find(what) != std::string::npos; };
+  const std::string graph_run = version("-e " + graph.string()), tiny_run = version("-e " + tiny.string());
+  const std::string kept = version("-e " + graph.string(), "MIMALLOC_ALLOW_DECOMMIT", "0");
+  const std::string bare = version(big.string()), spec = version("--dataset=npz:" + big.string());
+  const std::string below = version("npz:" + small.string());
+  const std::string refused = version(big.string(), "MIMALLOC_LARGE_OS_PAGES", "0");
+  for (const auto& path : {big, small, graph, tiny}) std::filesystem::remove(path);
+  EXPECT_TRUE(has(graph_run, "(gives freed memory back)") && !has(graph_run, "large OS pages")) << graph_run;
+  EXPECT_FALSE(has(tiny_run, "gives freed memory back")) << tiny_run;
+  EXPECT_FALSE(has(kept, "gives freed memory back")) << kept;
+  EXPECT_TRUE(has(bare, "(large OS pages)")) << bare;
+  EXPECT_TRUE(has(spec, "(large OS pages)")) << spec;
+  EXPECT_FALSE(has(below, "large OS pages")) << below;
+  EXPECT_TRUE(has(refused, "allocator: mimalloc 2.") && !has(refused, "large OS pages")) << refused;
 #else
   EXPECT_NE(r.out.find("allocator: the C library's malloc"), std::string::npos) << r.out;
 #endif
