@@ -268,12 +268,14 @@ def _is_node_level(data: Any) -> bool:
     return y is None or (nodes is not None and nodes > 1 and int(y.shape[0]) == int(nodes))
 
 
-def from_pyg(data: Any, name: str = "pyg", *, num_classes: Optional[int] = None) -> Union[NodeGraph, GraphDataset]:
+def from_pyg(data: Any, name: str = "pyg", *, num_classes: Optional[int] = None,
+             share: bool = False) -> Union[NodeGraph, GraphDataset]:
     """PyG data as an lrnn dataset.
 
     One `Data` with a label per node (PyG's node classification: Planetoid's Cora, ...) is
     ONE graph with a query per node, built by `from_arrays(data.x, data.edge_index, data.y,
-    data.train_mask, data.val_mask, data.test_mask)`.
+    data.train_mask, data.val_mask, data.test_mask, share=share)` (`share=True`: in an MPI
+    job, this rank's share of the graph, see `from_arrays`).
 
     Graph-classification data (a list of `Data` or a PyG dataset, one label y per graph)
     is one sample per graph: `x` rows become `x(i)` vectors, `edge_attr` rows
@@ -283,7 +285,10 @@ def from_pyg(data: Any, name: str = "pyg", *, num_classes: Optional[int] = None)
             raise ValueError("from_pyg: the Data has no x (node features); from_arrays needs them")
         return from_arrays(data.x, data.edge_index, getattr(data, "y", None), getattr(data, "train_mask", None),
                            getattr(data, "val_mask", None), getattr(data, "test_mask", None),
-                           num_classes=num_classes, name=name)
+                           num_classes=num_classes, name=name, share=share)
+    if share:
+        raise ValueError("from_pyg(share=True) shares one graph with a label per node among MPI ranks; graph "
+                         "classification data is split by graph (lrnn.distributed, docs/distributed.md)")
     _require_pyg()
     items = [data] if isinstance(data, _require_pyg().Data) else list(data)
     labels = []

@@ -237,3 +237,26 @@ def test_cli_trains_from_npz_as_from_the_text(tmp_path):
     bad = subprocess.run(common + ["--dataset", f"npz:{write_npz(tmp_path / 'bad.npz', x=x)}"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "bad.npz: no array 'edge_index'" in bad.stderr
+
+
+def test_a_share_outside_an_mpi_job_is_the_whole_graph(tmp_path):
+    """share=True makes a rank's share only in an MPI job of more than one rank
+    (tests/python/test_distributed_partition.py runs one); alone it is the whole graph,
+    which a model grounds as the graph without share."""
+    x, edge_index, y = small_graph(4)
+    m = model(tmp_path, 0)
+    whole = np.asarray(m(from_arrays(x, edge_index, y)))
+    np.testing.assert_array_equal(np.asarray(m(from_arrays(x, edge_index, y, share=True))), whole)
+    path = write_npz(tmp_path / "g.npz", x=x, edge_index=edge_index, y=y)
+    np.testing.assert_array_equal(np.asarray(m(load_npz(path, share=True))), whole)
+
+
+def test_from_pyg_shares_only_a_node_level_graph():
+    pytest.importorskip("torch_geometric", reason="torch_geometric is not installed")
+    import torch
+    from torch_geometric.data import Data
+
+    graphs = [Data(x=torch.ones(3, 2), edge_index=torch.tensor([[0, 1], [1, 2]]), y=torch.tensor([k % 2]))
+              for k in range(2)]
+    with pytest.raises(ValueError, match="split by graph"):
+        from_pyg(graphs, share=True)
