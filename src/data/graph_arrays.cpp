@@ -218,10 +218,6 @@ Literal literal(const std::string& predicate, std::vector<Term> args) {
   return l;
 }
 
-}  // namespace
-
-namespace {
-
 // A checked graph of arrays as one sample: its facts in a TU graph's order (tu.cpp), node(i)
 // and x(i) per node, then the edges, and a query per node. The whole graph's store, or
 // (partition_sample) one rank's part of its facts; a share holds the arrays it reads
@@ -306,38 +302,11 @@ class ArrayGraphSource final : public train::PartSource {
   }
 
   train::SampleStore keep_facts(std::span<const uint32_t> keep, train::Sample head) const override {
-    train::SampleStore::Builder store;
-    // Node i is interned term i (they are numbered in order): an edge's ends are its node ids;
-    // every node, as in the whole graph's store, so that a part's terms are the whole's.
-    for (size_t i = 0; i < g_.nodes; ++i) store.intern_term(Term::number(std::to_string(i)));
-    std::array<uint32_t, 1> node_id;
-    ValueSpec features = data::vector_value(std::vector<double>(g_.feature_width));
-    size_t k = 0;
-    for (; k < keep.size() && keep[k] < 2 * g_.nodes; ++k) {
-      const size_t i = keep[k] / 2;
-      node_id[0] = static_cast<uint32_t>(i);
-      if (keep[k] % 2 == 0) {
-        store.add_fact(names_.node, node_id, nullptr);
-        continue;
-      }
-      for (size_t f = 0; f < g_.feature_width; ++f) features.data[f] = a_.x.number(i * g_.feature_width + f);
-      store.add_fact(names_.feature, node_id, &features);
-    }
-    // The edges in slices, their ends added together (the store loads them ahead).
-    constexpr size_t kSlice = 4096;
-    std::vector<uint32_t> ends;
-    ends.reserve(2 * kSlice);
-    while (k < keep.size()) {
-      ends.clear();
-      for (; k < keep.size() && ends.size() < 2 * kSlice; ++k) {
-        const size_t e = keep[k] - 2 * g_.nodes;
-        ends.push_back(static_cast<uint32_t>(a_.edge_index.integer(e)));
-        ends.push_back(static_cast<uint32_t>(a_.edge_index.integer(g_.edges + e)));
-      }
-      store.add_facts(names_.edge, ends, 2);
-    }
-    store.close_sample(std::move(head));
-    return std::move(store).finish();
+    return store_of(keep.size(), [&](size_t k) { return keep[k]; }, std::move(head));
+  }
+  // The whole graph's store.
+  train::SampleStore whole_store() const {
+    return store_of(num_facts(), [](size_t k) { return static_cast<uint32_t>(k); }, head());
   }
 
   std::vector<std::string> fact_predicates() const override {
@@ -348,6 +317,43 @@ class ArrayGraphSource final : public train::PartSource {
   }
 
  private:
+  // The store of `count` facts, the k-th of them fact `fact_at(k)` (ascending), with `head`.
+  template <class FactAt>
+  train::SampleStore store_of(size_t count, const FactAt& fact_at, train::Sample head) const {
+    train::SampleStore::Builder store;
+    // Node i is interned term i (they are numbered in order): an edge's ends are its node ids;
+    // every node, as in the whole graph's store, so that a part's terms are the whole's.
+    for (size_t i = 0; i < g_.nodes; ++i) store.intern_term(Term::number(std::to_string(i)));
+    std::array<uint32_t, 1> node_id;
+    ValueSpec features = data::vector_value(std::vector<double>(g_.feature_width));
+    size_t k = 0;
+    for (; k < count && fact_at(k) < 2 * g_.nodes; ++k) {
+      const size_t i = fact_at(k) / 2;
+      node_id[0] = static_cast<uint32_t>(i);
+      if (fact_at(k) % 2 == 0) {
+        store.add_fact(names_.node, node_id, nullptr);
+        continue;
+      }
+      for (size_t f = 0; f < g_.feature_width; ++f) features.data[f] = a_.x.number(i * g_.feature_width + f);
+      store.add_fact(names_.feature, node_id, &features);
+    }
+    // The edges in slices, their ends added together (the store loads them ahead).
+    constexpr size_t kSlice = 4096;
+    std::vector<uint32_t> ends;
+    ends.reserve(2 * kSlice);
+    while (k < count) {
+      ends.clear();
+      for (; k < count && ends.size() < 2 * kSlice; ++k) {
+        const size_t e = fact_at(k) - 2 * g_.nodes;
+        ends.push_back(static_cast<uint32_t>(a_.edge_index.integer(e)));
+        ends.push_back(static_cast<uint32_t>(a_.edge_index.integer(g_.edges + e)));
+      }
+      store.add_facts(names_.edge, ends, 2);
+    }
+    store.close_sample(std::move(head));
+    return std::move(store).finish();
+  }
+
   std::vector<NpyArray> owned_;
   GraphArrays a_;
   GraphNames names_;
@@ -355,18 +361,11 @@ class ArrayGraphSource final : public train::PartSource {
   Targets targets_;
 };
 
-// Every fact index of a graph of `count` facts.
-std::vector<uint32_t> all_facts(size_t count) {
-  std::vector<uint32_t> all(count);
-  for (size_t f = 0; f < count; ++f) all[f] = static_cast<uint32_t>(f);
-  return all;
-}
-
 // The graph with its whole store (split in place by the masks: a copy of a big graph's facts
 // cost seconds and twice their memory).
 ArrayGraph whole_graph(const ArrayGraphSource& src) {
   ArrayGraph g = src.info();
-  train::SampleStore samples = src.keep_facts(all_facts(src.num_facts()), src.head());
+  train::SampleStore samples = src.whole_store();
   if (!g.split_of_node.empty()) samples = std::move(samples).with_query_splits(g.split_of_node);
   g.dataset = Dataset::Impl::make(std::move(samples), 1);
   return g;
