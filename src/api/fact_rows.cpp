@@ -63,7 +63,6 @@ FactRows build_fact_rows(const Model& model, const train::Engine& engine, const 
   if (data.held() != 1)
     throw Error(ErrorKind::Semantic, "fact rows are made from one sample, got a dataset of " +
                                          std::to_string(data.held()));
-  data.impl().refuse_part_source("fact rows");
   auto impl = std::make_unique<FactRows::Impl>();
   impl->model = &model;
   impl->engine = &engine;

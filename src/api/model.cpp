@@ -155,8 +155,8 @@ size_t Dataset::held() const { return impl_->samples.size(); }
 size_t Dataset::parsed_examples() const { return impl_->parsed_examples; }
 
 namespace {
-// (A rank's share of one graph's facts, Impl::part_source, is refused apart: a query split
-// of it splits the queries it holds.)
+// (A rank's share of one graph, Impl::part_source, is refused apart: a query split of it
+// splits the queries it counts.)
 void refuse_share(const Dataset::Impl& d, const char* what) {
   if (d.is_share())
     throw Error(ErrorKind::Semantic, std::string(what) + " of a rank's share of a dataset (Dataset::load_share holds "
