@@ -135,11 +135,12 @@ ArrayGraph graph_from_arrays(const GraphArrays& arrays, const GraphNames& names 
                              const std::string& source = "graph_from_arrays");
 // In an MPI job of N > 1 ranks: this rank's share of the graph (docs/distributed.md "One
 // sample over many ranks"). The arrays are checked as above and held (copied); the dataset
-// holds the graph's queries, and a model that prepares it over the ranks builds only this
-// rank's part of the facts (its partition and the facts within the template's radius), never
-// the whole graph's. Anything else that would read the facts (a subset or split of samples,
-// the network of a sample, fact rows, cross-validation, link prediction) is refused. Outside
-// a job, or with one rank, the same as graph_from_arrays.
+// counts the graph's queries (and their split), and a model that prepares it over the ranks
+// builds only this rank's part of the facts (its partition and the facts within the
+// template's radius) and the queries it owns, never the whole graph's. Anything else that
+// would read the facts (a subset or split of samples, the network of a sample, fact rows,
+// cross-validation, link prediction) is refused; a query split splits the counted queries.
+// Outside a job, or with one rank, the same as graph_from_arrays.
 ArrayGraph graph_from_arrays_share(const GraphArrays& arrays, const GraphNames& names = {},
                                    const std::string& source = "graph_from_arrays");
 
