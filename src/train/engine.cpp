@@ -789,7 +789,6 @@ void Engine::step_learnable(std::vector<double>& grads, double lr, const TrainCo
 
 namespace {
 
-// A batch's outputs with a training target: the mean of its loss divides by their count.
 // A query split reports its own test queries: a separate test set as well would give two
 // test metrics under one name. Over MPI ranks a split is trained on one partitioned sample
 // (dist::split_metrics); samples sharded by sample are not (yet).
@@ -813,8 +812,6 @@ void report_split(EpochInfo& report, const Metrics& validation, const Metrics& t
   }
 }
 
-// The outputs that query batches do not train (validation, test, no target) take their
-// values from `ev`, a whole forward pass over the set.
 // A query split's validation and test metrics from every output's value (this rank's part's
 // for a partitioned sample: gathered by dist::split_metrics).
 std::pair<Metrics, Metrics> split_metrics(const PreparedSet& set, const std::vector<std::vector<double>>& values,
@@ -824,6 +821,8 @@ std::pair<Metrics, Metrics> split_metrics(const PreparedSet& set, const std::vec
           metrics_of_split(loss, set.outputs, values, QuerySplit::Test)};
 }
 
+// The outputs that query batches do not train (validation, test, no target) take their
+// values `from` a whole forward pass over the set.
 void fill_untrained_outputs(const PreparedSet& set, std::vector<std::vector<double>>&& from,
                             std::vector<std::vector<double>>& values) {
   for (size_t o = 0; o < from.size(); ++o)

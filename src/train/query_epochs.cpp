@@ -26,6 +26,7 @@ std::vector<uint32_t> query_order(size_t n, const TrainConfig& config, Rng& rng)
   return order;
 }
 
+// A batch's outputs with a training target: the mean of its loss divides by their count.
 size_t training_targets(const PreparedSet& batch) {
   size_t n = 0;
   for (const OutputInfo& o : batch.outputs) n += !o.training_target().empty();
