@@ -155,9 +155,10 @@ size_t Dataset::held() const { return impl_->samples.size(); }
 size_t Dataset::parsed_examples() const { return impl_->parsed_examples; }
 
 namespace {
-// (A rank's share of one graph, Impl::part_source, is refused apart: a query split of it
-// splits the queries it counts.)
+// A rank's share of the samples (Dataset::load_share) or of one graph (Impl::part_source):
+// `what` would read what the rank does not hold.
 void refuse_share(const Dataset::Impl& d, const char* what) {
+  d.refuse_part_source(what);
   if (d.is_share())
     throw Error(ErrorKind::Semantic, std::string(what) + " of a rank's share of a dataset (Dataset::load_share holds "
                                      "samples " + std::to_string(d.shard_first) + ".." +
@@ -266,7 +267,6 @@ Dataset Dataset::without_facts() const {
 }
 
 Dataset Dataset::with_learnable_facts() const {
-  impl_->refuse_part_source("learnable facts");
   refuse_share(*impl_, "learnable facts");
   refuse_released(*impl_, "learnable facts");
   auto impl = std::make_shared<Impl>();
@@ -278,7 +278,6 @@ Dataset Dataset::with_learnable_facts() const {
 bool Dataset::learnable_facts() const { return impl_->learnable_facts; }
 
 Dataset Dataset::subset(const std::vector<size_t>& indices) const {
-  impl_->refuse_part_source("a subset");
   refuse_share(*impl_, "a subset");
   refuse_released(*impl_, "a subset");
   for (size_t i : indices)
@@ -288,7 +287,6 @@ Dataset Dataset::subset(const std::vector<size_t>& indices) const {
 }
 
 std::pair<Dataset, Dataset> Dataset::split(double test_fraction, uint64_t seed) const {
-  impl_->refuse_part_source("a split");
   refuse_share(*impl_, "a split");
   refuse_released(*impl_, "a split");
   std::vector<size_t> tr, te;
@@ -312,8 +310,6 @@ Dataset Dataset::with_query_splits(const std::vector<QuerySplit>& split) const& 
 }
 
 Dataset Dataset::with_query_splits(const std::vector<QuerySplit>& split) && {
-  refuse_share(*impl_, "a query split");
-  refuse_released(*impl_, "a query split");
   if (impl_->part_source) {  // a rank's share of one graph: the split of the queries it counts
     if (split.size() != num_queries())
       throw Error(ErrorKind::Semantic, "a query split gives " + std::to_string(split.size()) + " parts for " +
@@ -327,6 +323,8 @@ Dataset Dataset::with_query_splits(const std::vector<QuerySplit>& split) && {
     *this = Dataset();  // left empty, as a moved-from dataset
     return out;
   }
+  refuse_share(*impl_, "a query split");
+  refuse_released(*impl_, "a query split");
   auto impl = std::make_shared<Impl>();
   // Taken only from a dataset no other handle shares; else copied (the others keep theirs).
   // The Impl is const to share it; one no one else holds was made by make_shared, not const.
@@ -670,7 +668,6 @@ void refuse_learnable(const Dataset& data) {
 GroundNetwork Model::network(const Dataset& data, size_t index, bool with_gradients) const {
   const auto lock = impl_->lock();
   refuse_learnable(data);
-  data.impl().refuse_part_source("the network of a sample");
   refuse_share(data.impl(), "the network of a sample");
   refuse_released(data.impl(), "the network of a sample");
   if (index >= data.size())
@@ -685,7 +682,6 @@ GroundNetwork Model::network(const Dataset& data, size_t index,
                              const std::vector<std::vector<double>>& output_gradients) const {
   const auto lock = impl_->lock();
   refuse_learnable(data);
-  data.impl().refuse_part_source("the network of a sample");
   refuse_share(data.impl(), "the network of a sample");
   refuse_released(data.impl(), "the network of a sample");
   if (index >= data.size())
@@ -742,7 +738,6 @@ void Model::set_example_parameter(const Dataset& data, const std::string& litera
 
 FactRows Model::fact_rows(const Dataset& data) const {
   const auto lock = impl_->lock();
-  data.impl().refuse_part_source("fact rows");
   refuse_share(data.impl(), "fact rows");
   return build_fact_rows(*this, *impl_->engine, data, impl_->settings.max_ground_rules);
 }
@@ -768,7 +763,6 @@ std::unique_lock<std::recursive_mutex> Model::lock() const { return impl_->lock(
 CrossValidationReport cross_validate(const Template& tmpl, const Settings& settings, const Dataset& data, int k,
                                      uint64_t fold_seed, const std::function<bool(int, const EpochInfo&)>& on_epoch,
                                      bool test_curve) {
-  data.impl().refuse_part_source("cross-validation");
   refuse_share(data.impl(), "cross-validation");
   if (data.has_query_split())
     throw Error(ErrorKind::Semantic, "cross-validation deals whole samples into folds: the dataset's query split "
