@@ -238,16 +238,7 @@ class ArrayGraphSource final : public train::PartSource {
     g_.split_of_node = node_splits(c, a, nodes);
   }
   // What ArrayGraph says of the graph, its dataset not yet made.
-  ArrayGraph info() const {
-    ArrayGraph g;
-    g.nodes = g_.nodes;
-    g.edges = g_.edges;
-    g.feature_width = g_.feature_width;
-    g.classes = g_.classes;
-    g.target_width = g_.target_width;
-    g.split_of_node = g_.split_of_node;
-    return g;
-  }
+  ArrayGraph info() const { return g_; }
   size_t num_facts() const { return 2 * g_.nodes + g_.edges; }
 
   // The sample's head: one query per node, its target from y.
@@ -357,7 +348,7 @@ class ArrayGraphSource final : public train::PartSource {
   std::vector<NpyArray> owned_;
   GraphArrays a_;
   GraphNames names_;
-  ArrayGraph g_;  // the counts, classes and split (its dataset unused)
+  ArrayGraph g_;  // the counts, classes and split (its dataset left empty)
   Targets targets_;
 };
 
