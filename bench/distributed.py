@@ -30,7 +30,8 @@ speed-up. --repeat R runs the rank counts R times in turn (1, 2, 1, 2, ...) and 
 round's ratios and the median speed-up. Writes bench/results/distributed_big_graph.json.
 
 --big-graph --grid WxH: the graph is a W x H grid instead (each node's 4 neighbours; 16
-seeded features and a binary label per node), written as an .npz and trained with
+seeded features and a binary label per node), written as an .npz by
+examples/big_graphs/grid_graph.py and trained with
 examples/big_graphs/gcn_arrays.lrnn from `--dataset npz:`: each rank reads the arrays and
 builds only its part of the facts (load_npz_graph_share), which on a grid, unlike the
 planted graph (an expander: a rank's part within 2 hops is all of it), is a little over
@@ -70,18 +71,14 @@ def big_graph_files(prefix: str) -> None:
 
 
 def grid_npz(shape: str) -> str:
-    """The W x H grid of --grid as an .npz (written once, seeded): its path."""
-    import numpy as np
+    """The W x H grid of --grid as an .npz (written once by examples/big_graphs/grid_graph.py,
+    float32 features): its path."""
     width, height = (int(v) for v in shape.lower().split("x"))
     path = f"/tmp/lrnn_big_graphs/grid_{width}x{height}.npz"
     if not os.path.exists(path):
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        ids = np.arange(width * height).reshape(height, width)
-        pairs = [(ids[:, :-1], ids[:, 1:]), (ids[:-1, :], ids[1:, :])]
-        src = np.concatenate([a.ravel() for a, _ in pairs] + [b.ravel() for _, b in pairs])
-        dst = np.concatenate([b.ravel() for _, b in pairs] + [a.ravel() for a, _ in pairs])
-        x = np.random.default_rng(5).normal(size=(width * height, 16)).astype(np.float32)
-        np.savez(path, x=x, edge_index=np.stack([src, dst]).astype(np.int64), y=(x[:, 0] > 0).astype(np.int64))
+        subprocess.run([sys.executable, os.path.join(HERE, "..", "examples", "big_graphs", "grid_graph.py"),
+                        "--width", str(width), "--height", str(height), "--float32", "--out", path], check=True)
     return path
 
 

@@ -188,19 +188,6 @@ def train_one_and_two(lrnn, tmp, name, npz, epochs):
     return report["ranks"]["partition"]
 
 
-def grid_graph(path, width, height):
-    """A width x height grid (each node's 4 neighbours, both directions), 16 seeded features
-    and a binary label per node: a graph whose radius-2 balls stay near their own part."""
-    import numpy as np
-    rng = np.random.default_rng(5)
-    ids = np.arange(width * height).reshape(height, width)
-    pairs = [(ids[:, :-1], ids[:, 1:]), (ids[:-1, :], ids[1:, :])]
-    src = np.concatenate([a.ravel() for a, _ in pairs] + [b.ravel() for _, b in pairs])
-    dst = np.concatenate([b.ravel() for _, b in pairs] + [a.ravel() for a, _ in pairs])
-    x = rng.normal(size=(width * height, 16))
-    np.savez(path, x=x, edge_index=np.stack([src, dst]).astype(np.int64), y=(x[:, 0] > 0).astype(np.int64))
-
-
 def arrays(lrnn, tmp, graph):
     """The same graph from arrays (--dataset npz:, gcn_arrays.lrnn) partitions alike, each rank
     building only its part of the facts (load_npz_graph_share)."""
@@ -220,7 +207,8 @@ def arrays(lrnn, tmp, graph):
               f"arrays: from text each rank builds the whole sample's facts and more ({from_text['built_facts']} "
               f"of {from_text['facts'][0]})")
     # A grid's balls stay near their parts: each rank builds only its part, a little over half.
-    grid_graph(tmp / "grid.npz", 40, 15)
+    subprocess.run([sys.executable, str(ROOT / "examples/big_graphs/grid_graph.py"), "--width", "40", "--height", "15",
+                    "--out", str(tmp / "grid.npz")], check=True, capture_output=True)
     grid = train_one_and_two(lrnn, tmp, "grid arrays", tmp / "grid.npz", 3)
     if grid:
         facts = grid["facts"][0]

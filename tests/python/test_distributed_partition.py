@@ -144,16 +144,10 @@ def test_an_npz_share_over_two_ranks_trains_as_one(tmp_path, mpirun_python):
     """`lrnn.datasets.load_npz(path, share=True)`: with 2 ranks each builds only its part of the graph's
     facts (a subset, which would read them all, is refused) and the 2 ranks train one rank's
     weights; with 1 rank it is the whole graph."""
-    import numpy as np
-    rng = np.random.default_rng(5)
     width, height = 20, 10
-    ids = np.arange(width * height).reshape(height, width)
-    pairs = [(ids[:, :-1], ids[:, 1:]), (ids[:-1, :], ids[1:, :])]
-    src = np.concatenate([a.ravel() for a, _ in pairs] + [b.ravel() for _, b in pairs])
-    dst = np.concatenate([b.ravel() for _, b in pairs] + [a.ravel() for a, _ in pairs])
-    x = rng.normal(size=(width * height, 16))
     npz = tmp_path / "grid.npz"
-    np.savez(npz, x=x, edge_index=np.stack([src, dst]), y=(x[:, 0] > 0).astype(np.int64))
+    subprocess.run([sys.executable, str(ROOT / "examples/big_graphs/grid_graph.py"), "--width", str(width),
+                    "--height", str(height), "--out", str(npz)], check=True, capture_output=True)
     script = tmp_path / "npz_script.py"
     script.write_text(NPZ_SCRIPT)
     results = {}
