@@ -30,7 +30,7 @@ void prefetch_rule_group(const RuleGroup& g) {
 
 }  // namespace
 
-void prefetch(const Plan& plan, std::span<const std::byte> data, int level) {
+void prefetch(const Plan& plan, int level) {
   switch (level) {
     case 0:
       prefetch_vector(plan.steps);
@@ -38,7 +38,6 @@ void prefetch(const Plan& plan, std::span<const std::byte> data, int level) {
       prefetch_vector(plan.atom_groups);
       prefetch_vector(plan.param_fact_off);
       prefetch_vector(plan.outputs);
-      prefetch_vector(data);
       return;
     case 1:
       for (const RuleGroup& g : plan.rule_groups) prefetch_rule_group(g);

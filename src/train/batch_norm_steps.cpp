@@ -126,7 +126,7 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
   for (size_t s = 0; s < n; ++s) {
     // Every plan of the batch is read from here on: fetched a few samples ahead, as the
     // unnormalised loop does (exec/prefetch.hpp), so the first phase finds them in cache.
-    prefetch_ahead(set, locals, s, std::is_same_v<T, float>);
+    prefetch_ahead(locals, s);
     fit_workspace(ws(s), plan_of(s).num_values);
     prepare_pass(plan_of(s), set, locals[s], params, ws(s), example_params);
   }
@@ -150,7 +150,7 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
     exec::BatchStats& stats = batch_stats_[t];
     exec::batch_norm_begin(stats);
     for (size_t s = 0; s < n; ++s) {
-      prefetch_ahead(set, locals, s, std::is_same_v<T, float>);
+      prefetch_ahead(locals, s);
       if (s + 1 < n && next[s + 1] < plan_of(s + 1).norm_steps.size())
         exec::prefetch_steps(plan_of(s + 1), cursor[s + 1] ? cursor[s + 1] - 1 : 0,
                              plan_of(s + 1).norm_steps[next[s + 1]], ws(s + 1).values.data(), nullptr, sizeof(T));
@@ -213,7 +213,7 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
     exec::BatchStats& stats = batch_stats_[*it];
     exec::begin_gradient_means(stats);
     for (size_t s = 0; s < n; ++s) {
-      prefetch_ahead(set, locals, s, std::is_same_v<T, float>);
+      prefetch_ahead(locals, s);
       if (s + 1 < n && next[s + 1] > 0)
         exec::prefetch_steps(plan_of(s + 1), plan_of(s + 1).norm_steps[next[s + 1] - 1], cursor[s + 1],
                              ws(s + 1).values.data(), ws(s + 1).grads.data(), sizeof(T));

@@ -584,7 +584,7 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
       // One thread: each sample is handed over as soon as it is done (the same additions
       // in the same order as the parallel wave, with one gradient buffer kept in cache).
       for (size_t pos = w0; pos < w1; ++pos) {
-        prefetch_ahead(set, locals, pos, f32);
+        prefetch_ahead(locals, pos);
         run_one(locals[pos], 0, slots_[0]);
         take(pos, slots_[0]);
       }
@@ -594,7 +594,7 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
 #pragma omp parallel for schedule(dynamic, 1)
     for (size_t pos = w0; pos < w1; ++pos) {
       try {
-        prefetch_ahead(set, locals, pos, f32);  // the samples after pos run next on some thread
+        prefetch_ahead(locals, pos);  // the samples after pos run next on some thread
         run_one(locals[pos], thread_id(), slots_[pos - w0]);
       } catch (...) {
         errors[pos - w0] = std::current_exception();
@@ -606,18 +606,14 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
   }
 }
 
-void SampleSteps::prefetch_ahead(const PreparedSet& set, std::span<const uint32_t> locals, size_t pos,
-                                 bool float_pass) const {
+void SampleSteps::prefetch_ahead(std::span<const uint32_t> locals, size_t pos) const {
   for (int level = 0; level < exec::kPrefetchLevels; ++level) {
     const size_t ahead = pos + exec::kPrefetchLevels - level;
     const size_t after = ahead - std::min(ahead, locals.size());  // into next_up_ past the batch
     if (ahead >= locals.size() && after >= next_up_.size()) continue;
     const uint32_t local = ahead < locals.size() ? locals[ahead] : next_up_[after];
     if (local >= plan_of_.size() || plan_of_[local] >= plans_.size()) continue;  // not planned (yet)
-    const std::span<const std::byte> facts = !float_pass || facts32_begin_.empty()
-                                                 ? std::as_bytes(std::span<const double>(set.networks[local].fact_data))
-                                                 : std::as_bytes(float_facts(local));
-    exec::prefetch(*plans_[plan_of_[local]], facts, level);
+    exec::prefetch(*plans_[plan_of_[local]], level);
   }
 }
 
@@ -696,17 +692,17 @@ std::vector<std::vector<double>> Engine::output_values(const PreparedSet& set, D
   steps.plan_ahead(model_, set, all);
   std::vector<std::vector<double>> values(set.outputs.size());
   std::vector<neural::Shape> shapes(set.outputs.size());
-  auto forward_all = [&](const auto& params, auto& ws, bool float_pass) {
+  auto forward_all = [&](const auto& params, auto& ws) {
     for (uint32_t i = 0; i < set.size(); ++i) {
-      steps.prefetch_ahead(set, all, i, float_pass);
+      steps.prefetch_ahead(all, i);
       steps.forward_sample(params, set, i, ws, values, shapes);
     }
   };
   if (dtype == Dtype::Float32) {
     steps.build_float_facts(set);
-    forward_all(mirror_.refresh(model_.params), steps.evaluation_workspace<float>(), true);
+    forward_all(mirror_.refresh(model_.params), steps.evaluation_workspace<float>());
   } else {
-    forward_all(exec::view_of(model_.params), steps.evaluation_workspace<double>(), false);
+    forward_all(exec::view_of(model_.params), steps.evaluation_workspace<double>());
   }
   if (shapes_out) *shapes_out = std::move(shapes);
   return values;

@@ -268,9 +268,8 @@ class SampleSteps {
   // The values a pass of sample `local` computes (exec::Plan::computed_values).
   uint64_t plan_computed_values(uint32_t local) const { return plans_[plan_of_[local]]->computed_values; }
   // Prefetch hints for the samples after position `pos` of `locals` (their plans built), one
-  // level of their plans each, issued before `locals[pos]` runs (exec/prefetch.hpp); the
-  // fact values a `float_pass` reads.
-  void prefetch_ahead(const PreparedSet& set, std::span<const uint32_t> locals, size_t pos, bool float_pass) const;
+  // level of their plans each, issued before `locals[pos]` runs (exec/prefetch.hpp).
+  void prefetch_ahead(std::span<const uint32_t> locals, size_t pos) const;
   // The samples that run right after the next run()'s, in their order (the next batches'
   // first ones; a hint, used up by that run): prefetch_ahead reaches past the batch's end
   // into them, so that a batch of one sample (PyNeuraLogic's table trains so) does not
