@@ -35,6 +35,10 @@ void forward_prepare(const Plan& plan, std::span<const double> data, const Param
 // kept across epochs by the caller: half the bytes to read, nothing to convert).
 void forward_prepare(const Plan& plan, std::span<const float> data, const ParamView<float>& params, Workspace32& ws,
                      const neural::Parameters* example_params, const DataSource* source = nullptr);
+// A float64 pass from fact values that are each a float exactly, widened in the copy (the
+// same values; half the bytes to read).
+void forward_prepare(const Plan& plan, std::span<const float> data, const ParamView<double>& params, Workspace& ws,
+                     const neural::Parameters* example_params, const DataSource* source = nullptr);
 template <class T>
 void forward_steps(const Plan& plan, const ParamView<T>& params, BasicWorkspace<T>& ws, size_t first, size_t last);
 // The two halves of the normalised atom group at steps[step]: its combined inputs x (at

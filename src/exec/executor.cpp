@@ -643,6 +643,11 @@ void forward_prepare(const Plan& plan, std::span<const float> data, const ParamV
   prepare_values(plan, data, params, ws, example_params, source);
 }
 
+void forward_prepare(const Plan& plan, std::span<const float> data, const ParamView<double>& params, Workspace& ws,
+                     const neural::Parameters* example_params, const DataSource* source) {
+  prepare_values(plan, data, params, ws, example_params, source);
+}
+
 template <class T>
 void norm_reduce_forward(const Plan& plan, size_t step, BasicWorkspace<T>& ws) {
   atom_reduce_forward(plan.atom_groups[plan.steps[step].index], ws.values.data());

@@ -327,6 +327,7 @@ void SampleSteps::bind(const PreparedSet& set) {
   plan_of_.assign(set.size(), neural::kNone);
   facts32_ = {};
   facts32_begin_ = {};
+  exact_floats_ = ExactFloats::kUnknown;
   first_output_.assign(set.size() + 1, 0);
   for (const OutputInfo& o : set.outputs) ++first_output_[o.sample + 1];
   for (size_t i = 0; i < set.size(); ++i) first_output_[i + 1] += first_output_[i];
@@ -425,9 +426,8 @@ void SampleSteps::prepare_pass(const exec::Plan& plan, const PreparedSet& set, u
   // A prepared set's data never change: a workspace that last ran this plan on this sample
   // keeps what the plan computes from the data alone (exec::DataSource).
   const exec::DataSource source{set.id, local};
-  if constexpr (std::is_same_v<T, float>)
-    if (!facts32_begin_.empty())
-      return exec::forward_prepare(plan, float_facts(local), params, ws, example_params, &source);
+  if (!facts32_begin_.empty() && (std::is_same_v<T, float> || exact_floats_ == ExactFloats::kExact))
+    return exec::forward_prepare(plan, float_facts(local), params, ws, example_params, &source);
   exec::forward_prepare(plan, set.networks[local].fact_data, params, ws, example_params, &source);
 }
 template void SampleSteps::prepare_pass<double>(const exec::Plan&, const PreparedSet&, uint32_t,
@@ -555,6 +555,7 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
   plan_ahead(model, set, locals);
   const bool f32 = dtype == Dtype::Float32;
   if (f32) build_float_facts(set);
+  else build_exact_float_facts(set);
   const exec::ParamView<double> params = exec::view_of(model.params);
   const exec::ParamView<float> params32 = f32 ? mirror_.refresh(model.params) : exec::ParamView<float>{};
   if (!model.batch_norms.empty()) {
@@ -650,6 +651,20 @@ void SampleSteps::build_float_facts(const PreparedSet& set) {
   facts32_begin_ = std::move(begin);
 }
 
+void SampleSteps::build_exact_float_facts(const PreparedSet& set) {
+  bind(set);
+  if (exact_floats_ != ExactFloats::kUnknown) return;
+  exact_floats_ = ExactFloats::kInexact;
+  // One sample (a big graph) copies its data once (exec::DataSource), and arrays' value
+  // tables are floats already.
+  if (set.size() < 2 || !set.value_tables.empty()) return;
+  for (const neural::SampleNetwork& net : set.networks)
+    for (double x : net.fact_data)
+      if (double(float(x)) != x) return;  // NaN and the inexact stay double
+  exact_floats_ = ExactFloats::kExact;
+  build_float_facts(set);
+}
+
 void SampleSteps::release_gradients(size_t min_values) {
   const auto release = [&](auto& workspaces) {
     for (auto& ws : workspaces)
@@ -702,6 +717,7 @@ std::vector<std::vector<double>> Engine::output_values(const PreparedSet& set, D
     steps.build_float_facts(set);
     forward_all(mirror_.refresh(model_.params), steps.evaluation_workspace<float>());
   } else {
+    steps.build_exact_float_facts(set);
     forward_all(exec::view_of(model_.params), steps.evaluation_workspace<double>());
   }
   if (shapes_out) *shapes_out = std::move(shapes);

@@ -270,6 +270,8 @@ class SampleSteps {
   // Prefetch hints for the samples after position `pos` of `locals` (their plans built), one
   // level of their plans each, issued before `locals[pos]` runs (exec/prefetch.hpp).
   void prefetch_ahead(std::span<const uint32_t> locals, size_t pos) const;
+  // Whether float64 passes read the float copy of the fact values (build_exact_float_facts).
+  bool float64_reads_floats() const { return exact_floats_ == ExactFloats::kExact; }
   // The samples that run right after the next run()'s, in their order (the next batches'
   // first ones; a hint, used up by that run): prefetch_ahead reaches past the batch's end
   // into them, so that a batch of one sample (PyNeuraLogic's table trains so) does not
@@ -285,6 +287,10 @@ class SampleSteps {
   // once, by the first float pass over the set): a float pass then reads half the bytes and
   // converts nothing. NCI1: 18 MB.
   void build_float_facts(const PreparedSet& set);
+  // For a float64 pass over several samples: the float copy of the fact values when each is
+  // a float exactly (node labels, 0/1 features), read widened, so that a pass moves half the
+  // bytes; nothing otherwise.
+  void build_exact_float_facts(const PreparedSet& set);
   // After a step of a model with batch-normalised predicates: moves their running
   // statistics (fixed parameters of `params`) toward the last run's batch statistics.
   void update_running_stats(const neural::TemplateModel& model, neural::Parameters& params) const;
@@ -319,6 +325,9 @@ class SampleSteps {
   }
   std::vector<float> facts32_;
   std::vector<size_t> facts32_begin_;  // per sample + 1 into facts32_; empty until built
+  // Whether a float64 pass reads facts32_ (every fact value of the set a float exactly;
+  // build_exact_float_facts): kUnknown until a float64 run of several samples asks.
+  enum class ExactFloats : uint8_t { kUnknown, kExact, kInexact } exact_floats_ = ExactFloats::kUnknown;
   std::vector<uint32_t> plan_of_;                   // per sample: index into plans_, or kNone
   std::vector<uint32_t> next_up_;                   // set_next_up's samples
   std::vector<uint8_t> seeded_;                     // seed_only's outputs

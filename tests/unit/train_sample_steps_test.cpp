@@ -155,6 +155,45 @@ TEST(TrainSampleSteps, TheNextBatchesHintChangesNoBit) {
   }
 }
 
+// A float64 pass over samples whose fact values are each a float exactly reads them from
+// the float copy, widened: every gradient and output is bitwise the one of the sample's
+// own plan run on its double values. One inexact value (0.1) keeps the whole set on its
+// doubles, with the same results.
+TEST(TrainSampleSteps, Float64FromExactFloatFactsChangesNoBit) {
+  const char* exact =
+      "<1> out :- <[0.5, -1]> f(a), <[1, 2]> f(b), g(a, b).\n<0> out :- <[-1, 0.25]> f(a).\n"
+      "<1> out :- <[2, 1]> f(a), <[0, 1]> f(c), <[1, 1]> f(d), g(c, d), g(d, a).\n<0> out :- <[-2, -0.5]> f(b).\n";
+  const std::string inexact = std::string(exact) + "<1> out :- <[0.1, 3]> f(a).\n";
+  for (const std::string& examples : {std::string(exact), inexact}) {
+    SCOPED_TRACE(examples);
+    train::Engine engine(parse_template(kTemplate, "t"));
+    const train::PreparedSet set = engine.prepare(train::pair_samples(parse_examples(examples, "e"), {}));
+    std::vector<uint32_t> all(set.size());
+    for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+    train::SampleSteps steps;
+    size_t checked = 0;
+    steps.run(engine.model(), set, all, train::LossKind::Mse, all.size(), true, true,
+              [&](size_t pos, const train::SampleGradient& sample) {
+                // The reference: this sample's plan on its network's double fact values.
+                const exec::Plan plan = exec::build_plan(engine.model(), {&set.networks[pos]});
+                exec::Workspace ws;
+                exec::forward(plan, engine.parameters(), ws);
+                EXPECT_EQ(sample.values[0], exec::output_value(plan, ws, 0));
+                ws.grads.assign(plan.num_values, 0.0);
+                const std::vector<double> target = {pos % 2 == 0 ? 1.0 : 0.0};
+                train::seed_loss_gradients(plan, ws, train::LossKind::Mse,
+                                           [&](size_t) -> const std::vector<double>& { return target; }, nullptr,
+                                           nullptr, all.size());
+                std::vector<double> grads(engine.parameters().size(), 0.0);
+                exec::backward(plan, engine.parameters(), ws, grads);
+                EXPECT_EQ(sample.grads, grads);
+                ++checked;
+              });
+    EXPECT_EQ(checked, set.size());
+    EXPECT_EQ(steps.float64_reads_floats(), examples == exact);
+  }
+}
+
 // With a zero learning rate the weights never move: the last epoch's outputs are the
 // evaluation's (up to rounding: evaluation runs the merged plan), on both paths.
 TEST(TrainSampleSteps, LastEpochOutputsCoverEverySampleOnBothPaths) {
