@@ -304,17 +304,17 @@ int thread_id() {
 }
 
 // The first `count` samples to run after the batch ending at position `end` of the epoch's
-// `order`, in the order they run (each batch sorted, as the training loop runs it).
-std::vector<uint32_t> samples_after(const std::vector<uint32_t>& order, size_t end, size_t batch_size,
-                                    size_t count) {
-  std::vector<uint32_t> next;
+// `order`, in the order they run (each batch sorted, as the training loop runs it), into
+// `next` (its room reused: at batch 1 this runs once per sample).
+void samples_after(const std::vector<uint32_t>& order, size_t end, size_t batch_size, size_t count,
+                   std::vector<uint32_t>& next) {
+  next.clear();
   for (size_t b0 = end; b0 < order.size() && next.size() < count; b0 += batch_size) {
     const size_t first = next.size();
     next.insert(next.end(), order.begin() + b0, order.begin() + std::min(order.size(), b0 + batch_size));
     std::sort(next.begin() + first, next.end());
   }
   next.resize(std::min(next.size(), count));
-  return next;
 }
 
 }  // namespace
@@ -889,7 +889,7 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
   std::vector<double> grads(model_.params.size());
   std::vector<double> fixed_values;
   EarlyStopping stopping(config.patience);
-  std::vector<uint32_t> batch;
+  std::vector<uint32_t> batch, next_up;
   EpochPredictions epoch_preds;
 
   for (int e = 0; e < config.epochs; ++e) {
@@ -908,7 +908,8 @@ TrainResult Engine::train(const PreparedSet& train_set, const PreparedSet* test,
     for (size_t b0 = 0; !query_steps && b0 < order.size(); b0 += batch_size) {
       batch.assign(order.begin() + b0, order.begin() + std::min(order.size(), b0 + batch_size));
       if (batch_size < order.size()) std::sort(batch.begin(), batch.end());  // canonical plan key
-      batches->next_up(samples_after(order, b0 + batch_size, batch_size, exec::kPrefetchLevels));
+      samples_after(order, b0 + batch_size, batch_size, exec::kPrefetchLevels, next_up);
+      batches->next_up(next_up);
       batches->add_batch(batch, epochs_trained_ + 1, epoch);
       step_learnable(grads, lr, config, fixed_values, facts);
       batches->after_step();
