@@ -19,7 +19,6 @@
 #pragma once
 
 #include <cstddef>
-#include <span>
 
 #include "exec/plan.hpp"
 

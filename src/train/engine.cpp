@@ -658,9 +658,13 @@ void SampleSteps::build_exact_float_facts(const PreparedSet& set) {
   // One sample (a big graph) copies its data once (exec::DataSource), and arrays' value
   // tables are floats already.
   if (set.size() < 2 || !set.value_tables.empty()) return;
-  for (const neural::SampleNetwork& net : set.networks)
+  size_t values = 0;
+  for (const neural::SampleNetwork& net : set.networks) {
     for (double x : net.fact_data)
       if (double(float(x)) != x) return;  // NaN and the inexact stay double
+    values += net.fact_data.size();
+  }
+  if (!memory_fits(uint64_t(values) * sizeof(float))) return;  // a speed-up only: not past the limit
   exact_floats_ = ExactFloats::kExact;
   build_float_facts(set);
 }
