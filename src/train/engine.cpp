@@ -417,8 +417,8 @@ void SampleSteps::plan_ahead(const neural::TemplateModel& model, const PreparedS
 }
 
 // The fact values (and parameter facts) of sample `local` copied into `ws`, as every
-// forward starts: from the float copy of its fact values in a float pass once there is one
-// (build_float_facts), else from its network's.
+// forward starts: from the float copy of its fact values once there is one, in a float pass
+// or (build_exact_float_facts) a float64 one, else from its network's.
 template <class T>
 void SampleSteps::prepare_pass(const exec::Plan& plan, const PreparedSet& set, uint32_t local,
                                const exec::ParamView<T>& params, exec::BasicWorkspace<T>& ws,
@@ -554,8 +554,7 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
                                         std::to_string(set.outputs.size()) + " outputs");
   plan_ahead(model, set, locals);
   const bool f32 = dtype == Dtype::Float32;
-  if (f32) build_float_facts(set);
-  else build_exact_float_facts(set);
+  build_fact_copies(set, dtype);
   const exec::ParamView<double> params = exec::view_of(model.params);
   const exec::ParamView<float> params32 = f32 ? mirror_.refresh(model.params) : exec::ParamView<float>{};
   if (!model.batch_norms.empty()) {
@@ -717,13 +716,9 @@ std::vector<std::vector<double>> Engine::output_values(const PreparedSet& set, D
       steps.forward_sample(params, set, i, ws, values, shapes);
     }
   };
-  if (dtype == Dtype::Float32) {
-    steps.build_float_facts(set);
-    forward_all(mirror_.refresh(model_.params), steps.evaluation_workspace<float>());
-  } else {
-    steps.build_exact_float_facts(set);
-    forward_all(exec::view_of(model_.params), steps.evaluation_workspace<double>());
-  }
+  steps.build_fact_copies(set, dtype);
+  if (dtype == Dtype::Float32) forward_all(mirror_.refresh(model_.params), steps.evaluation_workspace<float>());
+  else forward_all(exec::view_of(model_.params), steps.evaluation_workspace<double>());
   if (shapes_out) *shapes_out = std::move(shapes);
   return values;
 }

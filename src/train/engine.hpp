@@ -291,6 +291,12 @@ class SampleSteps {
   // a float exactly (node labels, 0/1 features), read widened, so that a pass moves half the
   // bytes; nothing otherwise.
   void build_exact_float_facts(const PreparedSet& set);
+  // The copy of the fact values a pass in `dtype` reads (build_float_facts, or
+  // build_exact_float_facts for float64): training and evaluation read the same.
+  void build_fact_copies(const PreparedSet& set, Dtype dtype) {
+    if (dtype == Dtype::Float32) build_float_facts(set);
+    else build_exact_float_facts(set);
+  }
   // After a step of a model with batch-normalised predicates: moves their running
   // statistics (fixed parameters of `params`) toward the last run's batch statistics.
   void update_running_stats(const neural::TemplateModel& model, neural::Parameters& params) const;
