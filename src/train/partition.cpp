@@ -258,37 +258,35 @@ Sample with_queries(const Sample& head, const std::vector<uint32_t>& queries, co
 SampleConstants store_constants(const SampleStore& samples) {
   const Sample& head = samples.without_facts()[0];
   SampleConstants out;
-  {
-    SampleStore::FactTerms terms = samples.fact_terms(0);
-    std::unordered_map<std::string, uint32_t> index;
-    std::unordered_map<uint64_t, uint32_t> by_string;  // (kind, string id) -> constant
-    const auto constant_of = [&](Term::Kind kind, uint32_t text) {
-      const uint64_t k = (static_cast<uint64_t>(kind == Term::Kind::Number) << 32) | text;
-      auto it = by_string.find(k);
-      if (it != by_string.end()) return it->second;
-      std::string key = constant_key(kind, samples.string_of(text));
-      auto [at, fresh] = index.emplace(key, static_cast<uint32_t>(out.keys.size()));
-      if (fresh) out.keys.push_back(std::move(key));
-      by_string.emplace(k, at->second);
-      return at->second;
-    };
-    out.fact_constants.resize(terms.text.size());
-    for (size_t t = 0; t < terms.text.size(); ++t) {
-      if (terms.kind[t] == Term::Kind::Variable)
-        throw Error(ErrorKind::Semantic, "an example fact with a variable cannot be partitioned");
-      out.fact_constants[t] = constant_of(terms.kind[t], terms.text[t]);
-    }
-    out.query_constant.resize(head.queries.size());
-    for (size_t q = 0; q < head.queries.size(); ++q) {
-      const Literal& query = head.queries[q];
-      check_query_argument(query);
-      std::string key = constant_key(query.args[0].kind, query.args[0].text);
-      auto [at, fresh] = index.emplace(key, static_cast<uint32_t>(out.keys.size()));
-      if (fresh) out.keys.push_back(std::move(key));
-      out.query_constant[q] = at->second;
-    }
-    out.fact_begin = std::move(terms.begin);
+  SampleStore::FactTerms terms = samples.fact_terms(0);
+  std::unordered_map<std::string, uint32_t> index;
+  const auto intern = [&](std::string key) {  // the constant of `key`, numbered when first seen
+    auto [at, fresh] = index.emplace(key, static_cast<uint32_t>(out.keys.size()));
+    if (fresh) out.keys.push_back(std::move(key));
+    return at->second;
+  };
+  std::unordered_map<uint64_t, uint32_t> by_string;  // (kind, string id) -> constant
+  const auto constant_of = [&](Term::Kind kind, uint32_t text) {
+    const uint64_t k = (static_cast<uint64_t>(kind == Term::Kind::Number) << 32) | text;
+    auto it = by_string.find(k);
+    if (it != by_string.end()) return it->second;
+    const uint32_t c = intern(constant_key(kind, samples.string_of(text)));
+    by_string.emplace(k, c);
+    return c;
+  };
+  out.fact_constants.resize(terms.text.size());
+  for (size_t t = 0; t < terms.text.size(); ++t) {
+    if (terms.kind[t] == Term::Kind::Variable)
+      throw Error(ErrorKind::Semantic, "an example fact with a variable cannot be partitioned");
+    out.fact_constants[t] = constant_of(terms.kind[t], terms.text[t]);
   }
+  out.query_constant.resize(head.queries.size());
+  for (size_t q = 0; q < head.queries.size(); ++q) {
+    const Literal& query = head.queries[q];
+    check_query_argument(query);
+    out.query_constant[q] = intern(constant_key(query.args[0].kind, query.args[0].text));
+  }
+  out.fact_begin = std::move(terms.begin);
   return out;
 }
 
