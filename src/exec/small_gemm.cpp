@@ -27,40 +27,111 @@ constexpr Index kMaxTransposed = kSmallGemmMaxTransposed;
 // Where a row block's results go: C's rows (=, +=), or C's columns (+=, for C^T = ...).
 enum class Store { Assign, Add, AddTransposed };
 
+// How a row of N output columns lies in vectors: NP whole packets P, then the rest of
+// fewer than PS columns in HP half packets H, QP quarter packets Q and SC scalars (a width of
+// 10 in doubles with AVX-512: one Packet8d and one Packet2d; in floats: one Packet8f and two
+// scalars). Every lane of every part, and a scalar through Eigen's pmadd, is the same fused
+// multiply-add (a multiply and an add without FMA), so each column's chain is the same
+// whichever part holds it.
+// (GCC warns that a vector type's alignment attribute is dropped as a template argument, as
+// Eigen's own headers do where they disable the warning: the types are only named here.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-attributes"
+template <class T, int N>
+struct RowLanes {
+  using P = Packet<T>;
+  using H = typename Eigen::internal::unpacket_traits<P>::half;
+  using Q = typename Eigen::internal::unpacket_traits<H>::half;
+  static constexpr int PS = kSmallGemmPacketSize<T>;
+  static constexpr int HS = Eigen::internal::unpacket_traits<H>::size;
+  static constexpr int QS = Eigen::internal::unpacket_traits<Q>::size;
+  static constexpr int NP = N / PS;
+  static constexpr int HP = HS < PS ? (N - NP * PS) / HS : 0;
+  static constexpr int QP = QS < HS && HS < PS ? (N - NP * PS - HP * HS) / QS : 0;
+  static constexpr int H0 = NP * PS, Q0 = H0 + HP * HS, S0 = Q0 + QP * QS, SC = N - S0;
+  static constexpr int registers = NP + HP + QP + SC;  // the accumulators of one row
+};
+
+// The accumulators of R rows for one part of the row (Count vectors of type V, at column
+// First): none when Count is 0.
+template <class V, int R, int Count, int Size, int First>
+struct RowPart {
+  V acc[R][Count > 0 ? Count : 1];
+  void zero() {
+    for (int r = 0; r < R; ++r)
+      for (int p = 0; p < Count; ++p) acc[r][p] = Eigen::internal::pset1<V>(0);
+  }
+  template <class T>
+  void madd(const T* a, const T* b_row) {
+    if constexpr (Count > 0) {
+      V b[Count];
+      for (int p = 0; p < Count; ++p) b[p] = Eigen::internal::ploadu<V>(b_row + First + p * Size);
+      for (int r = 0; r < R; ++r) {
+        const V ar = Eigen::internal::pset1<V>(a[r]);
+        for (int p = 0; p < Count; ++p) acc[r][p] = Eigen::internal::pmadd(ar, b[p], acc[r][p]);
+      }
+    }
+  }
+  template <class T>
+  void store(int r, T* row) const {
+    for (int p = 0; p < Count; ++p) Eigen::internal::pstoreu(row + First + p * Size, acc[r][p]);
+  }
+  template <class T>
+  void add_to(int r, T* row) const {
+    for (int p = 0; p < Count; ++p) {
+      T* c = row + First + p * Size;
+      Eigen::internal::pstoreu(c, Eigen::internal::padd(Eigen::internal::ploadu<V>(c), acc[r][p]));
+    }
+  }
+};
+
 // R rows of A B, A(i, d) = A[i * ai + d * ad], B row-major (k x N, rows ldb apart), each
 // output the FMA chain over d in order from zero. Row r, column j goes to C[r * ldc + j]
-// (Assign, Add) or C[j * ldc + r] (AddTransposed).
+// (Assign, Add) or C[j * ldc + r] (AddTransposed). N is whole vectors (a block), or a width
+// under 16 in vectors and their halves and quarters, then scalars (RowLanes).
 template <class T, int N, int R, Store S>
 void kernel_rows(Index k, const T* A, Index ai, Index ad, const T* B, Index ldb, T* C, Index ldc) {
-  using P = Packet<T>;
-  constexpr int PS = kSmallGemmPacketSize<T>, NP = N / PS;
-  static_assert(N % PS == 0, "the kernel's widths are whole vectors");
-  P acc[R][NP];
-  for (int r = 0; r < R; ++r)
-    for (int p = 0; p < NP; ++p) acc[r][p] = Eigen::internal::pset1<P>(T(0));
+  using L = RowLanes<T, N>;
+  RowPart<typename L::P, R, L::NP, L::PS, 0> whole;
+  RowPart<typename L::H, R, L::HP, L::HS, L::H0> halves;
+  RowPart<typename L::Q, R, L::QP, L::QS, L::Q0> quarters;
+  RowPart<T, R, L::SC, 1, L::S0> scalars;
+  whole.zero();
+  halves.zero();
+  quarters.zero();
+  scalars.zero();
   for (Index d = 0; d < k; ++d) {
-    P b[NP];
-    for (int p = 0; p < NP; ++p) b[p] = Eigen::internal::ploadu<P>(B + d * ldb + p * PS);
-    for (int r = 0; r < R; ++r) {
-      const P a = Eigen::internal::pset1<P>(A[r * ai + d * ad]);
-      for (int p = 0; p < NP; ++p) acc[r][p] = Eigen::internal::pmadd(a, b[p], acc[r][p]);
-    }
+    T a[R];
+    for (int r = 0; r < R; ++r) a[r] = A[r * ai + d * ad];
+    const T* b = B + d * ldb;
+    whole.madd(a, b);
+    halves.madd(a, b);
+    quarters.madd(a, b);
+    scalars.madd(a, b);
   }
   for (int r = 0; r < R; ++r) {
     if constexpr (S == Store::AddTransposed) {
       alignas(64) T row[N];
-      for (int p = 0; p < NP; ++p) Eigen::internal::pstoreu(row + p * PS, acc[r][p]);
+      whole.store(r, row);
+      halves.store(r, row);
+      quarters.store(r, row);
+      scalars.store(r, row);
       for (int j = 0; j < N; ++j) C[j * ldc + r] += row[j];
+    } else if constexpr (S == Store::Add) {
+      whole.add_to(r, C + r * ldc);
+      halves.add_to(r, C + r * ldc);
+      quarters.add_to(r, C + r * ldc);
+      scalars.add_to(r, C + r * ldc);
     } else {
-      for (int p = 0; p < NP; ++p) {
-        T* c = C + r * ldc + p * PS;
-        P value = acc[r][p];
-        if constexpr (S == Store::Add) value = Eigen::internal::padd(Eigen::internal::ploadu<P>(c), value);
-        Eigen::internal::pstoreu(c, value);
-      }
+      whole.store(r, C + r * ldc);
+      halves.store(r, C + r * ldc);
+      quarters.store(r, C + r * ldc);
+      scalars.store(r, C + r * ldc);
     }
   }
 }
+
+#pragma GCC diagnostic pop
 
 // The last rows < R of a product, as one block of their count.
 template <class T, int N, int R, Store S>
@@ -75,7 +146,7 @@ void tail_rows(Index rows, Index k, const T* A, Index ai, Index ad, const T* B, 
 // All m rows of A B (see kernel_rows) in blocks of R.
 template <class T, int N, Store S>
 void kernel(Index m, Index k, const T* A, Index ai, Index ad, const T* B, Index ldb, T* C, Index ldc) {
-  constexpr int R = std::clamp(kAccumulators / (N / kSmallGemmPacketSize<T>), 1, 8);
+  constexpr int R = std::clamp(kAccumulators / RowLanes<T, N>::registers, 1, 8);
   auto out = [&](Index i) { return S == Store::AddTransposed ? C + i : C + i * ldc; };
   Index i = 0;
   for (; i + R <= m; i += R) kernel_rows<T, N, R, S>(k, A + i * ai, ai, ad, B, ldb, out(i), ldc);
@@ -97,6 +168,29 @@ bool run_kernel(Index N, Index m, Index k, const T* A, Index ai, Index ad, const
   if constexpr (small_gemm_block<T>(64))
     if (N == 64) return kernel<T, 64, S>(m, k, A, ai, ad, B, ldb, C, ldc), true;
   return false;
+}
+
+// The kernel for a narrow width n (small_gemm_narrow: under 16, the columns a block and a
+// padded tail would take) as one block of its own: a width of 10 in doubles is one vector
+// and a half's quarter per row, where the padded tail ran a second pass of 8 columns for 2
+// and copied B's and C's columns on every call (a tenth of a batch-of-one GraphSAGE step).
+template <class T, Store S, int N>
+bool run_width(Index n, Index m, Index k, const T* A, Index ai, Index ad, const T* B, Index ldb, T* C, Index ldc) {
+  if constexpr (small_gemm_narrow<T>(N)) {
+    if (n == N) return kernel<T, N, S>(m, k, A, ai, ad, B, ldb, C, ldc), true;
+  }
+  return false;
+}
+template <class T, Store S, Index... W>
+bool run_narrow(Index n, Index m, Index k, const T* A, Index ai, Index ad, const T* B, Index ldb, T* C,
+                Index ldc, std::integer_sequence<Index, W...>) {
+  if (k > kMaxDepth || !small_gemm_narrow<T>(n)) return false;
+  return (run_width<T, S, int(W + 1)>(n, m, k, A, ai, ad, B, ldb, C, ldc) || ...);
+}
+template <class T, Store S>
+bool run_narrow(Index n, Index m, Index k, const T* A, Index ai, Index ad, const T* B, Index ldb, T* C,
+                Index ldc) {
+  return run_narrow<T, S>(n, m, k, A, ai, ad, B, ldb, C, ldc, std::make_integer_sequence<Index, 15>{});
 }
 
 // B^T (k x n) of B (n x k), kept per thread for the last few B: a weight is the same for
@@ -153,9 +247,10 @@ void copy_tail_columns(Index r, Index k, const T* B, Index n, T* dst, Index w, s
 // C's columns [j, n), fewer than 16 and at least a quarter of the block they are padded
 // to (pads_tail), (+)= A B as run_column_blocks: their B columns copied
 // into a buffer of a kernel width (8 or 16), the kernel's rows stored in a
-// second buffer and copied (added) to C. A width of 10 (PyNeuraLogic's templates' default)
-// would otherwise take Eigen's product whole, which packs both operands on every call: over
-// half of a batch-of-one step's time. Each stored entry is the kernel's, the FMA chain in
+// second buffer and copied (added) to C: the 5 columns of a width of 37 (a width under 16
+// runs on run_narrow instead). Eigen's product would pack both operands on every call: for
+// a width of 10 (PyNeuraLogic's templates' default) that was over half of a batch-of-one
+// step's time. Each stored entry is the kernel's, the FMA chain in
 // order, so the contract holds on every column. Returns whether it ran (depth and width
 // within the kernel's limits). A narrower tail stays on Eigen's product: one column (a
 // readout's W x over every node) padded to 16 would multiply 16 times over, 5% of a GCN's
@@ -190,6 +285,7 @@ bool run_tail_columns(Index m, Index k, Index n, Index j, const T* A, Index ai, 
 // all but past the depth limit, or the tail's when the build has no kernel width for it.
 template <class T, Store S>
 Index run_all_columns(Index m, Index k, Index n, const T* A, Index ai, Index ad, const T* B, T* C) {
+  if (run_narrow<T, S>(n, m, k, A, ai, ad, B, n, C, n)) return n;
   const Index j = run_column_blocks<T, S>(m, k, n, A, ai, ad, B, C);
   return j == n || run_tail_columns<T, S>(m, k, n, j, A, ai, ad, B, C) ? n : j;
 }
@@ -246,6 +342,7 @@ void add_product_atb(Index m, Index k, Index n, const T* A, const T* B, T* C) {
   // The columns left (fewer than 16) as rows of C^T = B^T A when m is a kernel width:
   // their transposed stores cost as much as their products (a weight of 32 x 37 takes
   // 32 + 5); otherwise on the padded tail (a weight of 10 x 37: 32 + 5 padded to 8).
+  if (run_narrow<T, Store::Add>(n, m, k, A, 1, m, B, n, C, n)) return;
   const Index j = run_column_blocks<T, Store::Add>(m, k, n, A, 1, m, B, C);
   if (j == n || run_kernel<T, Store::AddTransposed>(m, n - j, k, B + j, 1, n, A, m, C + j, n) ||
       run_tail_columns<T, Store::Add>(m, k, n, j, A, 1, m, B, C))

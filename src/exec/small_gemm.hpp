@@ -4,9 +4,10 @@
 // the operands in place, where Eigen packs both operands on every call (a third of its
 // time at these sizes). The output's columns run in blocks of 64, 32, 16 and 8 (whole
 // vectors up to kSmallGemmMaxWidth), the columns left padded with zeros to a block when
-// they fill a quarter of it (pads_tail: a width of 37 is 32, then 5 padded to 8 or 16; a
-// width of 10, 8 + 2 padded to 8, or 10 padded to 16); narrower tails (a width of 1) and
-// depths over 512 take Eigen's product.
+// they fill a quarter of it (pads_tail: a width of 37 is 32, then 5 padded to 8 or 16). A
+// width under 16 that would take a block and a padded tail runs as one block of its own
+// instead (small_gemm_narrow: a width of 10 in doubles is a vector of 8 and one of 2 per
+// row). Narrower tails (a width of 1) and depths over 512 take Eigen's product.
 //
 // Every output entry of the kernel is the FMA chain over the depth in order (a multiply
 // and an add on a CPU without FMA), starting from zero, then added to (or stored in) the
@@ -55,6 +56,16 @@ template <class T>
 constexpr bool pads_tail(long r) {
   const long w = small_gemm_tail_block<T>(r);
   return kSmallGemmTailWidth<T> > 0 && r > 0 && r < 16 && small_gemm_block<T>(w) && 4 * r >= w;
+}
+
+// Whether a width n under 16 runs as one block of its own (small_gemm.cpp's RowLanes: whole
+// vectors, halves, quarters, then scalars) instead of a block and a padded tail: where every
+// column of it would be the kernel's anyway (the blocks' and the padded tail's), so each
+// entry is the same FMA chain.
+template <class T>
+constexpr bool small_gemm_narrow(long n) {
+  const long blocks = small_gemm_block<T>(8) && n > 8 ? 8 : 0;
+  return n > 0 && n < 16 && !small_gemm_block<T>(n) && pads_tail<T>(n - blocks);
 }
 
 // The largest weight (entries) product_abt runs on the kernel, reading its transpose: kept

@@ -1,6 +1,7 @@
 // Small GEMMs (exec/small_gemm.hpp) on random shapes, float and double: every block width
-// (8, 16, 32, 64), widths of several blocks and a remainder (37, 48, 100, 128), narrow
-// widths padded to a block or left to Eigen's product (1, 3, 10, 15), row counts 1, 3, 17
+// (8, 16, 32, 64), widths of several blocks and a remainder (37, 48, 100, 128), every narrow
+// width 1-15 (one block of vectors, halves, quarters and scalars, or Eigen's product for a
+// width of 1), row counts 1, 3, 17
 // and 64 (whole and partial row blocks), depths 0, 1 and 37, and a depth past the kernel's
 // limit. Each entry is checked against a long double sum, and where the kernel runs, to the
 // bit against its contract: the FMA chain over the depth in order from zero, then added to
@@ -147,7 +148,8 @@ template <class T>
 void check_all_shapes() {
   for (long m : {1, 3, 17, 64})
     for (long k : {0, 1, 37})
-      for (long n : {1, 3, 8, 10, 15, 16, 32, 37, 48, 64, 100, 128}) expect_products<T>(m, k, n);
+      for (long n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 32, 37, 48, 64, 100, 128})
+        expect_products<T>(m, k, n);
 }
 
 TEST(SmallGemm, MatchesTheSumAndTheFmaChainOnEveryShape) {
