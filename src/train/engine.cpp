@@ -327,6 +327,7 @@ void SampleSteps::bind(const PreparedSet& set) {
   plan_of_.assign(set.size(), neural::kNone);
   facts32_ = {};
   facts32_begin_ = {};
+  facts32_memory_.reset();
   exact_floats_ = ExactFloats::kUnknown;
   first_output_.assign(set.size() + 1, 0);
   for (const OutputInfo& o : set.outputs) ++first_output_[o.sample + 1];
@@ -639,6 +640,9 @@ void SampleSteps::build_float_facts(const PreparedSet& set) {
   if (!facts32_begin_.empty()) return;
   std::vector<size_t> begin(set.size() + 1, 0);
   for (size_t i = 0; i < set.size(); ++i) begin[i + 1] = begin[i] + neural::fact_values_size(set.networks[i]);
+  // Held for as long as the copy lives, so that later stages' checks count it (NCI1: 18 MB).
+  facts32_memory_.resize(uint64_t(begin.back()) * sizeof(float),
+                         "the float copy of the fact values of " + std::to_string(set.size()) + " samples");
   facts32_.resize(begin.back());
   for (size_t i = 0; i < set.size(); ++i) {
     if (i < set.value_tables.size() && set.value_tables[i]) {
@@ -663,7 +667,8 @@ void SampleSteps::build_exact_float_facts(const PreparedSet& set) {
       if (double(float(x)) != x) return;  // NaN and the inexact stay double
     values += net.fact_data.size();
   }
-  if (!memory_fits(uint64_t(values) * sizeof(float))) return;  // a speed-up only: not past the limit
+  // A speed-up only: not past the limit (build_float_facts then holds its bytes).
+  if (!memory_fits(uint64_t(values) * sizeof(float))) return;
   exact_floats_ = ExactFloats::kExact;
   build_float_facts(set);
 }

@@ -331,6 +331,7 @@ class SampleSteps {
   }
   std::vector<float> facts32_;
   std::vector<size_t> facts32_begin_;  // per sample + 1 into facts32_; empty until built
+  MemoryReservation facts32_memory_;   // facts32_'s bytes, held against the budget while it lives
   // Whether a float64 pass reads facts32_ (every fact value of the set a float exactly;
   // build_exact_float_facts): kUnknown until a float64 run of several samples asks.
   enum class ExactFloats : uint8_t { kUnknown, kExact, kInexact } exact_floats_ = ExactFloats::kUnknown;

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "lrnn/diagnostics.hpp"
+#include "lrnn/memory.hpp"
 #include "lrnn/syntax.hpp"
 #include "train/dataset.hpp"
 #include "train/engine.hpp"
@@ -192,6 +193,37 @@ TEST(TrainSampleSteps, Float64FromExactFloatFactsChangesNoBit) {
     EXPECT_EQ(checked, set.size());
     EXPECT_EQ(steps.float64_reads_floats(), examples == exact);
   }
+}
+
+// The float copy of a set's fact values is held against the memory budget for as long as it
+// lives (lrnn/memory.hpp), so a later stage's check counts its bytes: held once the exact
+// copy is made, and given back when the steps are bound to another set and when they end.
+TEST(TrainSampleSteps, FloatFactCopyIsHeldAgainstTheBudgetWhileItLives) {
+  const char* exact =
+      "<1> out :- <[0.5, -1]> f(a), <[1, 2]> f(b), g(a, b).\n<0> out :- <[-1, 0.25]> f(a).\n"
+      "<1> out :- <[2, 1]> f(a), <[0, 1]> f(c), <[1, 1]> f(d), g(c, d), g(d, a).\n";
+  train::Engine engine(parse_template(kTemplate, "t"));
+  const train::PreparedSet set = engine.prepare(train::pair_samples(parse_examples(exact, "e"), {}));
+  const train::PreparedSet other = engine.prepare(train::pair_samples(parse_examples(exact, "e"), {}));
+  uint64_t copy_bytes = 0;
+  for (const neural::SampleNetwork& net : set.networks) copy_bytes += neural::fact_values_size(net) * sizeof(float);
+  ASSERT_GT(copy_bytes, 0u);
+  std::vector<uint32_t> all(set.size());
+  for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+  const uint64_t before = memory_held();
+  {
+    train::SampleSteps steps;
+    steps.run(engine.model(), set, all, train::LossKind::Mse, all.size(), true, false,
+              [](size_t, const train::SampleGradient&) {});
+    ASSERT_TRUE(steps.float64_reads_floats());
+    EXPECT_EQ(memory_held() - before, copy_bytes);
+    steps.plan_ahead(engine.model(), other, all);  // bound to another set: the copy is dropped
+    EXPECT_EQ(memory_held(), before);
+    steps.run(engine.model(), set, all, train::LossKind::Mse, all.size(), true, false,
+              [](size_t, const train::SampleGradient&) {});
+    EXPECT_EQ(memory_held() - before, copy_bytes);
+  }
+  EXPECT_EQ(memory_held(), before);
 }
 
 // With a zero learning rate the weights never move: the last epoch's outputs are the
