@@ -2,7 +2,8 @@
 // product of the same operands (the peer: what the kernels replace), 1 thread, for the
 // shapes of per-sample weight products (a GCN layer on one NCI1 graph: 30 rows, depth
 // 37 or 32, width 32), a hidden width of 128, a large group, a single row and the width 10
-// of PyNeuraLogic's templates (narrow widths run on a block padded with zeros). Prints one
+// of PyNeuraLogic's templates (widths under 16 run as one block of their own vectors:
+// small_gemm_narrow). Prints one
 // line per shape and scalar type (best of 5 timings, ns per call, Eigen / kernel) and
 // writes bench/results/small_gemm.json.
 #include <algorithm>
