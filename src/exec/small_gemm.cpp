@@ -171,9 +171,9 @@ bool run_kernel(Index N, Index m, Index k, const T* A, Index ai, Index ad, const
 }
 
 // The kernel for a narrow width n (small_gemm_narrow: under 16, the columns a block and a
-// padded tail would take) as one block of its own: a width of 10 in doubles is one vector
-// and a half's quarter per row, where the padded tail ran a second pass of 8 columns for 2
-// and copied B's and C's columns on every call (a tenth of a batch-of-one GraphSAGE step).
+// padded tail would take) as one block of its own: a width of 10 in doubles is a vector of
+// 8 and one of 2 per row, where the padded tail ran a second pass of 8 columns for 2 and
+// copied B's and C's columns on every call (a tenth of a batch-of-one GraphSAGE step).
 template <class T, Store S, int N>
 bool run_width(Index n, Index m, Index k, const T* A, Index ai, Index ad, const T* B, Index ldb, T* C, Index ldc) {
   if constexpr (small_gemm_narrow<T>(N)) {
@@ -341,8 +341,9 @@ void add_product_atb(Index m, Index k, Index n, const T* A, const T* B, T* C) {
   }
   // The columns left (fewer than 16) as rows of C^T = B^T A when m is a kernel width:
   // their transposed stores cost as much as their products (a weight of 32 x 37 takes
-  // 32 + 5); otherwise on the padded tail (a weight of 10 x 37: 32 + 5 padded to 8).
-  if (run_narrow<T, Store::Add>(n, m, k, A, 1, m, B, n, C, n)) return;
+  // 32 + 5; of 32 x 10, 8 + 2 rows of 32, fewer vectors than 32 rows of 8 + 2); otherwise
+  // a narrow n as one block (10 x 10), or the padded tail (10 x 37: 32 + 5 padded to 8).
+  if (!small_gemm_block<T>(m) && run_narrow<T, Store::Add>(n, m, k, A, 1, m, B, n, C, n)) return;
   const Index j = run_column_blocks<T, Store::Add>(m, k, n, A, 1, m, B, C);
   if (j == n || run_kernel<T, Store::AddTransposed>(m, n - j, k, B + j, 1, n, A, m, C + j, n) ||
       run_tail_columns<T, Store::Add>(m, k, n, j, A, 1, m, B, C))
