@@ -181,9 +181,12 @@ TEST(SmallGemm, LongDepthTakesEigensProduct) {
 }
 
 // A deep C += A^T B of narrow operands (a big graph's weight gradient) runs in depth
-// slices of 512, each slice's FMA chain from zero added to C in turn.
+// slices of 512, each slice's FMA chain from zero added to C in turn: where n is one block
+// width and m at most the widest (add_product_atb); other shapes take Eigen's product,
+// checked against the sum only.
 template <class T>
 void expect_sliced_depth(long m, long k, long n) {
+  const bool sliced_on_kernel = small_gemm_block<T>(n) && m <= lrnn::exec::kSmallGemmMaxWidth<T>;
   const std::vector<T> A = random_values<T>(size_t(m * k), 1), B = random_values<T>(size_t(k * n), 2);
   const std::vector<T> C0 = random_values<T>(size_t(m * n), 3);
   std::vector<T> C = C0;
@@ -204,15 +207,29 @@ void expect_sliced_depth(long m, long k, long n) {
       }
       EXPECT_NEAR(double(C[i * n + j]), double(C0[i * n + j] + sum), tolerance * double(scale + 1)) << i << "," << j;
 #ifdef EIGEN_VECTORIZE_FMA
-      EXPECT_EQ(C[i * n + j], sliced) << "m " << m << " k " << k << " n " << n << " at " << i << "," << j;
+      if (sliced_on_kernel) EXPECT_EQ(C[i * n + j], sliced) << "m " << m << " k " << k << " n " << n << " at " << i << "," << j;
 #else
       (void)sliced;
+      (void)sliced_on_kernel;
 #endif
     }
 }
 
+// The shapes are the build's own (the widest block: 32 doubles and 64 floats with AVX-512,
+// 16 and 32 with AVX2), so that the slices run on the kernel on every vector width; the
+// fixed shapes of AVX-512 are kept too, on Eigen's product where the build has no such block.
+template <class T>
+void expect_sliced_shapes(long k) {
+  constexpr long widest = lrnn::exec::kSmallGemmMaxWidth<T>;
+  expect_sliced_depth<T>(3, k, widest);
+  expect_sliced_depth<T>(widest, k, widest);
+  expect_sliced_depth<T>(1, k, 16);
+}
+
 TEST(SmallGemm, LongDepthOfNarrowOperandsRunsInSlices) {
   for (long k : {513, 1300, 2048}) {
+    expect_sliced_shapes<double>(k);
+    expect_sliced_shapes<float>(k);
     expect_sliced_depth<double>(3, k, 32);
     expect_sliced_depth<double>(32, k, 32);
     expect_sliced_depth<float>(32, k, 16);
