@@ -667,8 +667,9 @@ void SampleSteps::build_exact_float_facts(const PreparedSet& set) {
       if (double(float(x)) != x) return;  // NaN and the inexact stay double
     values += net.fact_data.size();
   }
-  // A speed-up only: not past the limit (build_float_facts then holds its bytes).
-  if (!memory_fits(uint64_t(values) * sizeof(float))) return;
+  // A speed-up only: not past the limit (build_float_facts then holds its bytes). A copy a
+  // float32 pass made is held already: asking for its bytes again would count them twice.
+  if (facts32_begin_.empty() && !memory_fits(uint64_t(values) * sizeof(float))) return;
   exact_floats_ = ExactFloats::kExact;
   build_float_facts(set);
 }

@@ -224,6 +224,17 @@ TEST(TrainSampleSteps, FloatFactCopyIsHeldAgainstTheBudgetWhileItLives) {
     EXPECT_EQ(memory_held() - before, copy_bytes);
   }
   EXPECT_EQ(memory_held(), before);
+  // A copy a float32 pass made serves float64 passes too, even where a second copy would not
+  // fit: its bytes are held already, not asked for again.
+  {
+    train::SampleSteps steps;
+    steps.build_fact_copies(set, Dtype::Float32);
+    set_memory_limit(memory_held() + copy_bytes - 1);
+    steps.build_fact_copies(set, Dtype::Float64);
+    set_memory_limit(0);
+    EXPECT_TRUE(steps.float64_reads_floats());
+    EXPECT_EQ(memory_held() - before, copy_bytes);
+  }
 }
 
 // With a zero learning rate the weights never move: the last epoch's outputs are the
