@@ -66,7 +66,8 @@ chunk of 8 MiB at a time; each sample's network (as much again as its ground rul
 its real size); a network's workspace and gradients (16 bytes a value,
 checked while the plan is built and when a workspace grows); the float copy of a set's fact
 values that float32 passes read (and float64 passes, where every value is a float
-exactly: then only when it fits), held while the set is trained; the facts an examples file or
+exactly: then only when it fits; kept sparse, 8 bytes a nonzero value, when at most one
+value in eight is nonzero), held while the set is trained; the facts an examples file or
 data set stores as they are read; template and TU files as they are read, and each array
 of an `.npz` file; RASP files (16 MiB at most); array values given to Python's builder
 (`R.p[numpy_array]`: 48 bytes an entry, for the copy, its text and the parsed value). Not

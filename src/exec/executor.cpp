@@ -571,8 +571,19 @@ void check_folded_weights(const Plan& plan, const ParamView<T>& params) {
     if (!multiplies_as_identity(params.params->data(p), params.info(p).shape, mode)) refuse(p, "the identity");
 }
 
+// The fact values into the workspace's first slots, converted to T.
 template <class T, class D>
-void prepare_values(const Plan& plan, std::span<const D> data, const ParamView<T>& params, BasicWorkspace<T>& ws,
+void write_facts(std::span<const D> data, T* v) {
+  std::copy(data.begin(), data.end(), v);
+}
+template <class T>
+void write_facts(const SparseFacts& data, T* v) {
+  std::fill_n(v, data.size, T(0));
+  for (size_t i = 0; i < data.positions.size(); ++i) v[data.positions[i]] = T(data.values[i]);
+}
+
+template <class T, class Data>
+void prepare_values(const Plan& plan, const Data& data, const ParamView<T>& params, BasicWorkspace<T>& ws,
                     const neural::Parameters* example_params, const DataSource* source) {
   // Eigen's own GEMM threading splits even small products (n x 8 by 8 x 8) across
   // threads; the group kernels are memory-bound, so they run single-threaded.
@@ -598,7 +609,7 @@ void prepare_values(const Plan& plan, std::span<const D> data, const ParamView<T
   T* v = ws.values.data();
   // The fact data are converted to T here, in the copy every forward makes but one that
   // finds them in place (a big graph's 2M feature rows: 128 MB per pass).
-  if (!ws.data_held) std::copy(data.begin(), data.end(), v);
+  if (!ws.data_held) write_facts(data, v);
   for (size_t i = 0; i < plan.param_fact_off.size(); ++i) {
     const uint32_t p = plan.param_fact_param[i];
     std::copy_n(params.data(p), params.info(p).shape.size(), v + plan.param_fact_off[i]);
@@ -644,6 +655,16 @@ void forward_prepare(const Plan& plan, std::span<const float> data, const ParamV
 }
 
 void forward_prepare(const Plan& plan, std::span<const float> data, const ParamView<double>& params, Workspace& ws,
+                     const neural::Parameters* example_params, const DataSource* source) {
+  prepare_values(plan, data, params, ws, example_params, source);
+}
+
+void forward_prepare(const Plan& plan, const SparseFacts& data, const ParamView<float>& params, Workspace32& ws,
+                     const neural::Parameters* example_params, const DataSource* source) {
+  prepare_values(plan, data, params, ws, example_params, source);
+}
+
+void forward_prepare(const Plan& plan, const SparseFacts& data, const ParamView<double>& params, Workspace& ws,
                      const neural::Parameters* example_params, const DataSource* source) {
   prepare_values(plan, data, params, ws, example_params, source);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -327,6 +328,9 @@ void SampleSteps::bind(const PreparedSet& set) {
   plan_of_.assign(set.size(), neural::kNone);
   facts32_ = {};
   facts32_begin_ = {};
+  sparse_positions_ = {};
+  sparse_values_ = {};
+  sparse_begin_ = {};
   facts32_memory_.reset();
   exact_floats_ = ExactFloats::kUnknown;
   first_output_.assign(set.size() + 1, 0);
@@ -427,8 +431,10 @@ void SampleSteps::prepare_pass(const exec::Plan& plan, const PreparedSet& set, u
   // A prepared set's data never change: a workspace that last ran this plan on this sample
   // keeps what the plan computes from the data alone (exec::DataSource).
   const exec::DataSource source{set.id, local};
-  if (!facts32_begin_.empty() && (std::is_same_v<T, float> || exact_floats_ == ExactFloats::kExact))
+  if (!facts32_begin_.empty() && (std::is_same_v<T, float> || exact_floats_ == ExactFloats::kExact)) {
+    if (!sparse_begin_.empty()) return exec::forward_prepare(plan, sparse_facts(local), params, ws, example_params, &source);
     return exec::forward_prepare(plan, float_facts(local), params, ws, example_params, &source);
+  }
   exec::forward_prepare(plan, set.networks[local].fact_data, params, ws, example_params, &source);
 }
 template void SampleSteps::prepare_pass<double>(const exec::Plan&, const PreparedSet&, uint32_t,
@@ -633,13 +639,49 @@ void gather_rows(const float* table, const std::vector<uint32_t>& rows, float* o
   }
 }
 
+// Whether x is kept in a sparse copy: every float but +0 (-0 and NaN are kept).
+bool nonzero_float(double x) { return std::bit_cast<uint32_t>(float(x)) != 0; }
+
 }  // namespace
+
+// The float copy kept sparse (build_float_facts), from the networks' own fact values.
+void SampleSteps::build_sparse_facts(const PreparedSet& set, size_t nonzero) {
+  const std::string what = "the sparse float copy of the fact values of " + std::to_string(set.size()) + " samples";
+  facts32_memory_.resize(uint64_t(nonzero) * (sizeof(uint32_t) + sizeof(float)) + uint64_t(set.size() + 1) * sizeof(size_t),
+                         what);
+  sparse_positions_.reserve(nonzero);
+  sparse_values_.reserve(nonzero);
+  sparse_begin_.assign(1, 0);
+  for (const neural::SampleNetwork& net : set.networks) {
+    for (size_t k = 0; k < net.fact_data.size(); ++k)
+      if (nonzero_float(net.fact_data[k])) {
+        sparse_positions_.push_back(static_cast<uint32_t>(k));
+        sparse_values_.push_back(float(net.fact_data[k]));
+      }
+    sparse_begin_.push_back(sparse_positions_.size());
+  }
+}
 
 void SampleSteps::build_float_facts(const PreparedSet& set) {
   bind(set);
   if (!facts32_begin_.empty()) return;
   std::vector<size_t> begin(set.size() + 1, 0);
   for (size_t i = 0; i < set.size(); ++i) begin[i + 1] = begin[i] + neural::fact_values_size(set.networks[i]);
+  // Sparse when its entries (a position and a value: twice a dense value's bytes) are at
+  // most an eighth of the values. Not for query batches' supports, whose values are rows
+  // of a shared table (value_tables), nor past 2^32 values a sample (32-bit positions).
+  if (set.value_tables.empty()) {
+    size_t nonzero = 0, largest = 0;
+    for (const neural::SampleNetwork& net : set.networks) {
+      largest = std::max(largest, net.fact_data.size());
+      for (double x : net.fact_data) nonzero += nonzero_float(x);
+    }
+    if (nonzero <= begin.back() / 8 && largest < (size_t{1} << 32)) {
+      build_sparse_facts(set, nonzero);
+      facts32_begin_ = std::move(begin);
+      return;
+    }
+  }
   // Held for as long as the copy lives, so that later stages' checks count it (NCI1: 18 MB).
   facts32_memory_.resize(uint64_t(begin.back()) * sizeof(float),
                          "the float copy of the fact values of " + std::to_string(set.size()) + " samples");

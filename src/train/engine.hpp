@@ -272,6 +272,8 @@ class SampleSteps {
   void prefetch_ahead(std::span<const uint32_t> locals, size_t pos) const;
   // Whether float64 passes read the float copy of the fact values (build_exact_float_facts).
   bool float64_reads_floats() const { return exact_floats_ == ExactFloats::kExact; }
+  // Whether the float copy of the fact values is kept sparse (build_float_facts).
+  bool facts_sparse() const { return !sparse_begin_.empty(); }
   // The samples that run right after the next run()'s, in their order (the next batches'
   // first ones; a hint, used up by that run): prefetch_ahead reaches past the batch's end
   // into them, so that a batch of one sample (PyNeuraLogic's table trains so) does not
@@ -285,7 +287,10 @@ class SampleSteps {
   void seed_only(std::span<const uint8_t> outputs) { seeded_.assign(outputs.begin(), outputs.end()); }
   // Every sample's fact values in float, back to back, kept until the set changes (built
   // once, by the first float pass over the set): a float pass then reads half the bytes and
-  // converts nothing. NCI1: 18 MB.
+  // converts nothing. NCI1: 18 MB. Kept sparse instead (exec::SparseFacts: the nonzero
+  // values and their positions) when that takes at most a quarter of the bytes: NCI1's
+  // one-hot labels, 1 value in 37, take 1 MB, and a pass zeroes the slots in its workspace
+  // (in cache) where it read 4 KB a graph from memory.
   void build_float_facts(const PreparedSet& set);
   // For a float64 pass over several samples: the float copy of the fact values when each is
   // a float exactly (node labels, 0/1 features), read widened, so that a pass moves half the
@@ -326,12 +331,26 @@ class SampleSteps {
                   SampleGradient& out) const;
 
   uint64_t set_id_ = 0;
+  void build_sparse_facts(const PreparedSet& set, size_t nonzero);
   std::span<const float> float_facts(uint32_t local) const {
     return {facts32_.data() + facts32_begin_[local], facts32_begin_[local + 1] - facts32_begin_[local]};
   }
-  std::vector<float> facts32_;
-  std::vector<size_t> facts32_begin_;  // per sample + 1 into facts32_; empty until built
-  MemoryReservation facts32_memory_;   // facts32_'s bytes, held against the budget while it lives
+  exec::SparseFacts sparse_facts(uint32_t local) const {
+    const size_t begin = sparse_begin_[local], end = sparse_begin_[local + 1];
+    return {facts32_begin_[local + 1] - facts32_begin_[local],
+            {sparse_positions_.data() + begin, end - begin},
+            {sparse_values_.data() + begin, end - begin}};
+  }
+  // The float copy's layout: per sample + 1, where its values begin in facts32_ (or would,
+  // when the copy is sparse: its sizes); empty until built.
+  std::vector<size_t> facts32_begin_;
+  std::vector<float> facts32_;  // dense: the values, back to back; sparse: empty
+  // Sparse: the nonzero values (+0 left out, -0 kept) of every sample in order, their
+  // positions in the sample's values, and per sample + 1 where its entries begin.
+  std::vector<uint32_t> sparse_positions_;
+  std::vector<float> sparse_values_;
+  std::vector<size_t> sparse_begin_;
+  MemoryReservation facts32_memory_;  // the copy's bytes, held against the budget while it lives
   // Whether a float64 pass reads facts32_ (every fact value of the set a float exactly;
   // build_exact_float_facts): kUnknown until a float64 run of several samples asks.
   enum class ExactFloats : uint8_t { kUnknown, kExact, kInexact } exact_floats_ = ExactFloats::kUnknown;

@@ -237,6 +237,55 @@ TEST(TrainSampleSteps, FloatFactCopyIsHeldAgainstTheBudgetWhileItLives) {
   }
 }
 
+// Fact values at most one in eight nonzero (one-hot labels) are kept sparse: the nonzero
+// values and their positions, a -0 among them. A float64 pass from that copy gives bitwise
+// the outputs and gradients of the sample's own plan on its double values; the copy's bytes
+// (a position and a float per entry, an offset per sample) are held against the budget.
+TEST(TrainSampleSteps, SparseFactCopyChangesNoBit) {
+  const char* one_hot_template =
+      "hidden(X) :- {3,24} f(X), {3}. [activation=tanh]\n"
+      "hidden(X) :- {3,24} f(Y), g(X, Y). [aggregation=sum]\n"
+      "{1,3} out :- hidden(X). [aggregation=avg]\n"
+      "out/0 [activation=sigmoid]\n";
+  // f(x) 24 wide, `value` at `at` (and -0 at `negative_zero` when given), 0 elsewhere.
+  const auto f = [](const char* x, int at, const char* value, int negative_zero = -1) {
+    std::string s = "<[";
+    for (int i = 0; i < 24; ++i) s += std::string(i ? ", " : "") + (i == at ? value : i == negative_zero ? "-0.0" : "0");
+    return s + "]> f(" + x + ")";
+  };
+  const std::string examples = "<1> out :- " + f("a", 2, "1") + ", " + f("b", 23, "1") + ", g(a, b).\n" +
+                               "<0> out :- " + f("a", 0, "1", 6) + ".\n" + "<1> out :- " + f("a", 4, "2") + ", " +
+                               f("c", 1, "1") + ", " + f("d", -1, "1") + ", g(c, d), g(d, a).\n";
+  train::Engine engine(parse_template(one_hot_template, "t"));
+  const train::PreparedSet set = engine.prepare(train::pair_samples(parse_examples(examples, "e"), {}));
+  std::vector<uint32_t> all(set.size());
+  for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+  const uint64_t before = memory_held();
+  train::SampleSteps steps;
+  size_t checked = 0;
+  steps.run(engine.model(), set, all, train::LossKind::Mse, all.size(), true, true,
+            [&](size_t pos, const train::SampleGradient& sample) {
+              const exec::Plan plan = exec::build_plan(engine.model(), {&set.networks[pos]});
+              exec::Workspace ws;
+              exec::forward(plan, engine.parameters(), ws);
+              EXPECT_EQ(sample.values[0], exec::output_value(plan, ws, 0));
+              ws.grads.assign(plan.num_values, 0.0);
+              const std::vector<double> target = {pos % 2 == 0 ? 1.0 : 0.0};
+              train::seed_loss_gradients(plan, ws, train::LossKind::Mse,
+                                         [&](size_t) -> const std::vector<double>& { return target; }, nullptr,
+                                         nullptr, all.size());
+              std::vector<double> grads(engine.parameters().size(), 0.0);
+              exec::backward(plan, engine.parameters(), ws, grads);
+              EXPECT_EQ(sample.grads, grads);
+              ++checked;
+            });
+  EXPECT_EQ(checked, set.size());
+  ASSERT_TRUE(steps.float64_reads_floats());
+  ASSERT_TRUE(steps.facts_sparse());
+  // 9 values kept of 147 (f's 1s and 2, the -0, g's 1s), in 3 samples.
+  EXPECT_EQ(memory_held() - before, 9 * (sizeof(uint32_t) + sizeof(float)) + 4 * sizeof(size_t));
+}
+
 // With a zero learning rate the weights never move: the last epoch's outputs are the
 // evaluation's (up to rounding: evaluation runs the merged plan), on both paths.
 TEST(TrainSampleSteps, LastEpochOutputsCoverEverySampleOnBothPaths) {
