@@ -191,6 +191,20 @@ Eigen::Index copy_hot_columns(const TransformSum& t, const Dims& d, const T* W, 
   return d.u;
 }
 
+// copy_hot_columns for columns written before the pass (write_hot_rows): W's columns for
+// the rows up to the first that is not one-hot; returns how many rows that is.
+template <class T>
+Eigen::Index copy_written_columns(const TransformSum& t, const Dims& d, const T* W, T* v) {
+  const T* hot = v + t.hot_off;
+  for (Eigen::Index r = 0; r < d.u; ++r) {
+    if (hot[r] < T(0)) return r;
+    const Eigen::Index k = static_cast<Eigen::Index>(hot[r]);
+    T* row = v + t.t_off + r * d.out;
+    for (Eigen::Index i = 0; i < d.out; ++i) row[i] = W[i * d.in + k];
+  }
+  return d.u;
+}
+
 // Their weight gradient, dW[:, k_r] += gT[r] in row order, for the rows forward found
 // one-hot; returns how many rows that is.
 template <class T>
@@ -219,7 +233,33 @@ void transform_rows(const TransformSum& t, const Dims& d, Eigen::Index first, co
 }  // namespace
 
 template <class T>
-void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v, bool data_held) {
+void write_hot_rows(const Plan& plan, std::span<const uint32_t> positions, std::span<const float> values, T* v) {
+  for (const RuleGroup& G : plan.rule_groups) {
+    const TransformSum& t = G.transform;
+    if (!t.enabled || !t.one_hot_inputs) continue;
+    const uint32_t in = static_cast<uint32_t>(G.inputs[0].raw_shape.size());
+    T* hot = v + t.hot_off;
+    // The rows' sources ascend (TransformSum::sources), as do the positions: one walk.
+    size_t i = std::lower_bound(positions.begin(), positions.end(), t.sources.empty() ? 0 : t.sources[0]) -
+               positions.begin();
+    for (size_t r = 0; r < t.sources.size(); ++r) {
+      const uint32_t begin = t.sources[r], end = begin + in;
+      while (i < positions.size() && positions[i] < begin) ++i;
+      uint32_t ones = 0, others = 0, at = 0;
+      for (; i < positions.size() && positions[i] < end; ++i) {
+        const float x = values[i];
+        ones += x == 1.0f;
+        others += x != 1.0f && x != 0.0f;  // a kept -0 is a 0; NaN is another value
+        at = x == 1.0f ? positions[i] - begin : at;
+      }
+      hot[r] = ones == 1 && others == 0 ? T(at) : T(-1);
+    }
+  }
+}
+
+template <class T>
+void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v, bool data_held,
+                           bool hot_rows_written) {
   const TransformSum& t = G.transform;
   const InputBlock& B = G.inputs[0];
   const Dims d = dims_of(G);
@@ -236,7 +276,9 @@ void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v,
   if (t.owns_transform) {
     // T (u x out) = X (u x in) W^T: W's columns for one-hot rows, one GEMM over the others.
     const T* W = params.data(B.weight);
-    const Eigen::Index hot_rows = t.one_hot_inputs ? copy_hot_columns(t, d, W, v) : 0;
+    const Eigen::Index hot_rows = !t.one_hot_inputs ? 0
+                                 : hot_rows_written ? copy_written_columns(t, d, W, v)
+                                                    : copy_hot_columns(t, d, W, v);
     transform_rows(t, d, hot_rows, W, params.transposed(B.weight), v);
   }
   if (!t.rows_are_heads) sum_rows_per_head(G, d.out, v + t.t_off, v + G.agg_off, adds_to_agg(G));
@@ -277,9 +319,11 @@ void transform_sum_backward(const RuleGroup& G, const ParamView<T>& params, cons
 }
 
 // The two scalar types of execution (exec/scalar.hpp).
-template void transform_sum_forward<double>(const RuleGroup&, const ParamView<double>&, double*, bool);
+template void transform_sum_forward<double>(const RuleGroup&, const ParamView<double>&, double*, bool, bool);
+template void write_hot_rows<double>(const Plan&, std::span<const uint32_t>, std::span<const float>, double*);
+template void write_hot_rows<float>(const Plan&, std::span<const uint32_t>, std::span<const float>, float*);
 template void transform_sum_backward<double>(const RuleGroup&, const ParamView<double>&, const double*, double*, double*);
-template void transform_sum_forward<float>(const RuleGroup&, const ParamView<float>&, float*, bool);
+template void transform_sum_forward<float>(const RuleGroup&, const ParamView<float>&, float*, bool, bool);
 template void transform_sum_backward<float>(const RuleGroup&, const ParamView<float>&, const float*, float*, float*);
 
 }  // namespace lrnn::exec
