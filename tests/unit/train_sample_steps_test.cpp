@@ -156,6 +156,33 @@ TEST(TrainSampleSteps, TheNextBatchesHintChangesNoBit) {
   }
 }
 
+// Runs every sample of `set` through `steps` (MSE against 1, 0, 1, ... as the samples
+// alternate) and checks each one's output and parameter gradients, bit for bit, against
+// the sample's own plan run on its network's double fact values; returns how many it checked.
+size_t expect_each_sample_as_its_own_plan(train::Engine& engine, const train::PreparedSet& set,
+                                          train::SampleSteps& steps) {
+  std::vector<uint32_t> all(set.size());
+  for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+  size_t checked = 0;
+  steps.run(engine.model(), set, all, train::LossKind::Mse, all.size(), true, true,
+            [&](size_t pos, const train::SampleGradient& sample) {
+              const exec::Plan plan = exec::build_plan(engine.model(), {&set.networks[pos]});
+              exec::Workspace ws;
+              exec::forward(plan, engine.parameters(), ws);
+              EXPECT_EQ(sample.values[0], exec::output_value(plan, ws, 0));
+              ws.grads.assign(plan.num_values, 0.0);
+              const std::vector<double> target = {pos % 2 == 0 ? 1.0 : 0.0};
+              train::seed_loss_gradients(plan, ws, train::LossKind::Mse,
+                                         [&](size_t) -> const std::vector<double>& { return target; }, nullptr,
+                                         nullptr, all.size());
+              std::vector<double> grads(engine.parameters().size(), 0.0);
+              exec::backward(plan, engine.parameters(), ws, grads);
+              EXPECT_EQ(sample.grads, grads);
+              ++checked;
+            });
+  return checked;
+}
+
 // A float64 pass over samples whose fact values are each a float exactly reads them from
 // the float copy, widened: every gradient and output is bitwise the one of the sample's
 // own plan run on its double values. One inexact value (0.1) keeps the whole set on its
@@ -169,28 +196,8 @@ TEST(TrainSampleSteps, Float64FromExactFloatFactsChangesNoBit) {
     SCOPED_TRACE(examples);
     train::Engine engine(parse_template(kTemplate, "t"));
     const train::PreparedSet set = engine.prepare(train::pair_samples(parse_examples(examples, "e"), {}));
-    std::vector<uint32_t> all(set.size());
-    for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
     train::SampleSteps steps;
-    size_t checked = 0;
-    steps.run(engine.model(), set, all, train::LossKind::Mse, all.size(), true, true,
-              [&](size_t pos, const train::SampleGradient& sample) {
-                // The reference: this sample's plan on its network's double fact values.
-                const exec::Plan plan = exec::build_plan(engine.model(), {&set.networks[pos]});
-                exec::Workspace ws;
-                exec::forward(plan, engine.parameters(), ws);
-                EXPECT_EQ(sample.values[0], exec::output_value(plan, ws, 0));
-                ws.grads.assign(plan.num_values, 0.0);
-                const std::vector<double> target = {pos % 2 == 0 ? 1.0 : 0.0};
-                train::seed_loss_gradients(plan, ws, train::LossKind::Mse,
-                                           [&](size_t) -> const std::vector<double>& { return target; }, nullptr,
-                                           nullptr, all.size());
-                std::vector<double> grads(engine.parameters().size(), 0.0);
-                exec::backward(plan, engine.parameters(), ws, grads);
-                EXPECT_EQ(sample.grads, grads);
-                ++checked;
-              });
-    EXPECT_EQ(checked, set.size());
+    EXPECT_EQ(expect_each_sample_as_its_own_plan(engine, set, steps), set.size());
     EXPECT_EQ(steps.float64_reads_floats(), examples == exact);
   }
 }
@@ -258,28 +265,9 @@ TEST(TrainSampleSteps, SparseFactCopyChangesNoBit) {
                                f("c", 1, "1") + ", " + f("d", -1, "1") + ", g(c, d), g(d, a).\n";
   train::Engine engine(parse_template(one_hot_template, "t"));
   const train::PreparedSet set = engine.prepare(train::pair_samples(parse_examples(examples, "e"), {}));
-  std::vector<uint32_t> all(set.size());
-  for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
   const uint64_t before = memory_held();
   train::SampleSteps steps;
-  size_t checked = 0;
-  steps.run(engine.model(), set, all, train::LossKind::Mse, all.size(), true, true,
-            [&](size_t pos, const train::SampleGradient& sample) {
-              const exec::Plan plan = exec::build_plan(engine.model(), {&set.networks[pos]});
-              exec::Workspace ws;
-              exec::forward(plan, engine.parameters(), ws);
-              EXPECT_EQ(sample.values[0], exec::output_value(plan, ws, 0));
-              ws.grads.assign(plan.num_values, 0.0);
-              const std::vector<double> target = {pos % 2 == 0 ? 1.0 : 0.0};
-              train::seed_loss_gradients(plan, ws, train::LossKind::Mse,
-                                         [&](size_t) -> const std::vector<double>& { return target; }, nullptr,
-                                         nullptr, all.size());
-              std::vector<double> grads(engine.parameters().size(), 0.0);
-              exec::backward(plan, engine.parameters(), ws, grads);
-              EXPECT_EQ(sample.grads, grads);
-              ++checked;
-            });
-  EXPECT_EQ(checked, set.size());
+  EXPECT_EQ(expect_each_sample_as_its_own_plan(engine, set, steps), set.size());
   ASSERT_TRUE(steps.float64_reads_floats());
   ASSERT_TRUE(steps.facts_sparse());
   // 9 values kept of 147 (f's 1s and 2, the -0, g's 1s), in 3 samples.
