@@ -174,31 +174,20 @@ void scatter_heads_to_inputs(const RuleGroup& G, Eigen::Index runtime_in, const 
 // One-hot inputs (TransformSum::one_hot_inputs): T[r] = W's column k_r (W is out x in, row
 // major) for the rows whose input is one-hot at k_r, up to the first that is not; returns
 // how many rows that is. The inputs are read where they lie, not gathered; each row's k_r
-// is left at hot_off for backward, and -1 after them (exact in either scalar type).
+// is left at hot_off for backward, and -1 after them (exact in either scalar type). With
+// `written`, the columns are at hot_off already (write_hot_rows) and the rows are not read.
 template <class T>
-Eigen::Index copy_hot_columns(const TransformSum& t, const Dims& d, const T* W, T* v) {
+Eigen::Index copy_hot_columns(const TransformSum& t, const Dims& d, const T* W, T* v, bool written) {
   T* hot = v + t.hot_off;
   for (Eigen::Index r = 0; r < d.u; ++r) {
-    const uint32_t k = hot_entry(v + t.sources[r], uint32_t(d.in));
+    const uint32_t k = !written ? hot_entry(v + t.sources[r], uint32_t(d.in))
+                       : hot[r] < T(0) ? kOneHotNone
+                                       : static_cast<uint32_t>(hot[r]);
     if (k == kOneHotNone) {
       hot[r] = T(-1);
       return r;
     }
     hot[r] = T(k);
-    T* row = v + t.t_off + r * d.out;
-    for (Eigen::Index i = 0; i < d.out; ++i) row[i] = W[i * d.in + k];
-  }
-  return d.u;
-}
-
-// copy_hot_columns for columns written before the pass (write_hot_rows): W's columns for
-// the rows up to the first that is not one-hot; returns how many rows that is.
-template <class T>
-Eigen::Index copy_written_columns(const TransformSum& t, const Dims& d, const T* W, T* v) {
-  const T* hot = v + t.hot_off;
-  for (Eigen::Index r = 0; r < d.u; ++r) {
-    if (hot[r] < T(0)) return r;
-    const Eigen::Index k = static_cast<Eigen::Index>(hot[r]);
     T* row = v + t.t_off + r * d.out;
     for (Eigen::Index i = 0; i < d.out; ++i) row[i] = W[i * d.in + k];
   }
@@ -276,9 +265,7 @@ void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v,
   if (t.owns_transform) {
     // T (u x out) = X (u x in) W^T: W's columns for one-hot rows, one GEMM over the others.
     const T* W = params.data(B.weight);
-    const Eigen::Index hot_rows = !t.one_hot_inputs ? 0
-                                 : hot_rows_written ? copy_written_columns(t, d, W, v)
-                                                    : copy_hot_columns(t, d, W, v);
+    const Eigen::Index hot_rows = t.one_hot_inputs ? copy_hot_columns(t, d, W, v, hot_rows_written) : 0;
     transform_rows(t, d, hot_rows, W, params.transposed(B.weight), v);
   }
   if (!t.rows_are_heads) sum_rows_per_head(G, d.out, v + t.t_off, v + G.agg_off, adds_to_agg(G));
