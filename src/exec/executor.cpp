@@ -623,8 +623,10 @@ void prepare_values(const Plan& plan, const Data& data, const ParamView<T>& para
   T* v = ws.values.data();
   // The fact data are converted to T here, in the copy every forward makes but one that
   // finds them in place (a big graph's 2M feature rows: 128 MB per pass).
+  // Held data keep the one-hot columns a pass over them wrote, as they keep the data.
+  const bool hot_rows_held = ws.data_held && ws.hot_rows_written;
   if (!ws.data_held) write_facts(data, v);
-  ws.hot_rows_written = write_hot_columns(plan, data, v);
+  if (!hot_rows_held) ws.hot_rows_written = write_hot_columns(plan, data, v);
   for (size_t i = 0; i < plan.param_fact_off.size(); ++i) {
     const uint32_t p = plan.param_fact_param[i];
     std::copy_n(params.data(p), params.info(p).shape.size(), v + plan.param_fact_off[i]);

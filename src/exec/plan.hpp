@@ -490,7 +490,7 @@ struct BasicWorkspace {
   bool data_held = false;
   // The last forward_prepare wrote each one-hot group's row columns (TransformSum::hot_off)
   // itself, from sparse fact values (SparseFacts): the group's kernel reads them there
-  // instead of checking its rows.
+  // instead of checking its rows. Like the data, they are not written again while held.
   bool hot_rows_written = false;
   // Every entry of `grads` is 0: a clearing backward left it so (exec/clear_gradients.hpp),
   // and the next pass need not zero it. Any other backward sets it false.
