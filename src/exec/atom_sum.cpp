@@ -65,7 +65,21 @@ void backward_rows(const AtomGroup& A, Eigen::Index runtime_size, const T* v, T*
     const T* pre = v + A.red_off + j * size;
     const T* gout = g + A.out_off + j * size;
     T* gpre = g + A.red_off + j * size;
-    if (in_place) {
+    if constexpr (W > 0) {
+      // Each gradient is loaded before the sign decides on it, into a row of registers:
+      // written as `pre > 0 ? gout : 0` straight into the slot (which may be gout itself),
+      // the loads were conditional and GCC made a branch of each entry, mispredicted on
+      // every other ReLU sign (a tenth of the NCI1 GraphSAGE epoch). The same operations.
+      T gated[W];
+      for (int i = 0; i < W; ++i) {
+        const T gi = gout[i];
+        gated[i] = Relu ? (pre[i] > 0 ? gi : T(0.0)) : gi;
+      }
+      if (in_place)
+        for (int i = 0; i < W; ++i) gpre[i] = T(0.0) + gated[i];
+      else
+        for (int i = 0; i < W; ++i) gpre[i] += gated[i];
+    } else if (in_place) {
       for (Eigen::Index i = 0; i < size; ++i) gpre[i] = T(0.0) + (Relu ? (pre[i] > 0 ? gout[i] : T(0.0)) : gout[i]);
     } else {
       for (Eigen::Index i = 0; i < size; ++i) gpre[i] += Relu ? (pre[i] > 0 ? gout[i] : T(0.0)) : gout[i];
