@@ -10,7 +10,7 @@ namespace {
 
 template <class Vector>
 void prefetch_vector(const Vector& v) {
-  prefetch_bytes(v.data(), v.size() * sizeof(*v.data()));
+  prefetch_bytes_to_l2(v.data(), v.size() * sizeof(*v.data()));
 }
 
 // Level 1 of a rule group: its input blocks and its own index arrays.
