@@ -33,13 +33,16 @@ void prefetch_rule_group(const RuleGroup& g) {
 void prefetch(const Plan& plan, int level) {
   switch (level) {
     case 0:
+      prefetch_bytes_to_l2(&plan, sizeof(Plan));
+      return;
+    case 1:
       prefetch_vector(plan.steps);
       prefetch_vector(plan.rule_groups);
       prefetch_vector(plan.atom_groups);
       prefetch_vector(plan.param_fact_off);
       prefetch_vector(plan.outputs);
       return;
-    case 1:
+    case 2:
       for (const RuleGroup& g : plan.rule_groups) prefetch_rule_group(g);
       for (const AtomGroup& g : plan.atom_groups) {
         prefetch_vector(g.src);
