@@ -193,11 +193,24 @@ bool run_narrow(Index n, Index m, Index k, const T* A, Index ai, Index ad, const
   return run_narrow<T, S>(n, m, k, A, ai, ad, B, ldb, C, ldc, std::make_integer_sequence<Index, 15>{});
 }
 
+// Up to how many entries a B is transposed on every call instead of looked up: checking a
+// kept transpose against B (a compare and, when B changed, a copy of B) cost twice the
+// transpose itself at 10 x 10 (30 ns against 15), and at batch 1 every weight changes
+// between passes, so the check never paid: 3% of the NCI1 GraphSAGE epoch.
+constexpr Index kTransposedEveryCall = 256;
+
 // B^T (k x n) of B (n x k), kept per thread for the last few B: a weight is the same for
 // every sample of a batch, and transposing it per call would cost as much as the product.
-// An entry is reused only when B's values are bit for bit those it was made from.
+// An entry is reused only when B's values are bit for bit those it was made from. Small B
+// (kTransposedEveryCall) are transposed into a per-thread buffer on every call; the
+// pointer is good until the thread's next call.
 template <class T>
 const T* transposed(const T* B, Index n, Index k) {
+  if (n * k <= kTransposedEveryCall) {
+    thread_local std::array<T, kTransposedEveryCall> scratch;
+    MapM<T>(scratch.data(), k, n) = CMapM<T>(B, n, k).transpose();
+    return scratch.data();
+  }
   struct Entry {
     const T* source = nullptr;
     Index n = 0, k = 0;
