@@ -96,6 +96,10 @@ struct OptimizerConfig {
   static OptimizerConfig defaults(OptimizerKind kind);
 };
 std::string to_string(OptimizerKind kind);
+// x / c as Adam's step computes sqrt(v) / sqrt(1 - beta2^t) (c in (0, 1], the same for
+// every parameter of a step): without a division where the processor has FMA instructions,
+// the same bits as x / c (numerics_optimizers.cpp). For tests.
+double quotient_by_bias_correction(double x, double c);
 // Keeps its own state (moments) for a parameter vector of fixed size.
 class Optimizer {
  public:

@@ -11,11 +11,26 @@ namespace lrnn::train {
 
 namespace {
 
+// a b + c in one rounding where the processor has FMA instructions, else two. This file is
+// compiled without contraction (CMakeLists.txt: -ffp-contract=off), and every multiply-add
+// that the compiler used to fuse is written with madd: left to the compiler, the choice of
+// which products to fuse differed between the vectorised loop and its scalar remainder
+// whenever the loop changed shape (AdamW's `p (1 - lr wd) - step m / d` fused either
+// product), so the same parameter came out of the two with different bits. The madds are
+// the fusions GCC made in the vector loops before (the same bits as then).
+inline double madd(double a, double b, double c) {
+#ifdef __FMA__
+  return std::fma(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
 // torch.lerp: start + w (end - start), computed from the nearer end as PyTorch does.
 // `from_start` is w < 0.5, decided once per step (w is the same for every parameter).
 template <bool from_start>
 inline double lerp(double start, double end, double w) {
-  return from_start ? start + w * (end - start) : end - (end - start) * (1.0 - w);
+  return from_start ? madd(w, end - start, start) : madd(-(end - start), 1.0 - w, end);
 }
 
 // A moment that has decayed below the smallest normal double is 0. Without a gradient a
@@ -39,19 +54,48 @@ inline double flush_subnormal(double x) { return std::abs(x) < std::numeric_limi
 struct AdamConstants {
   double lr, wd, b1, b2, eps, step_size, bias_correction2_sqrt;
 };
+
+// x / c for a c that is the same for every parameter of a step, without the divider: the
+// loop below is bound by its dividers (two divisions and a square root per parameter), and
+// this takes one of the divisions to the multiply-add units. With y = RN(1 / c) and
+// q = RN(x y), the remainder r = x - c q is exact in one fused multiply-add, and
+// RN(q + r y) is RN(x / c) (Markstein's theorem: y within half an ulp of 1 / c, q within
+// one ulp of x / c; no overflow or underflow, which holds for the square root of a second
+// moment, a normal number or 0, over c = sqrt(1 - beta2^t) in (0, 1]). Where x is 0,
+// infinite or NaN, x / c is x itself for such a c, and x is returned: the remainder would
+// be NaN for an infinite x, and +0 for -0. (Not x / c: the loop is vectorised, and both
+// sides of the choice are computed.) The same bits as the division
+// (NumericsOptimizer.DivisionByTheBiasCorrectionIsTheDivisions tests it on random and edge
+// values). Without FMA instructions (a portable build) it is the division.
+inline double divide_by_constant(double x, double c, double inv_c) {
+#ifdef __FMA__
+  const double q = x * inv_c;
+  const double r = std::fma(-q, c, x);
+  const double corrected = std::fma(r, inv_c, q);
+  return std::isfinite(x) && x != 0.0 ? corrected : x;
+#else
+  (void)inv_c;
+  return x / c;
+#endif
+}
 template <bool decoupled, bool l2, bool from_start>
 void adam_loop(size_t n, double* __restrict params, const double* __restrict grads, double* __restrict m,
                double* __restrict v, const AdamConstants& c) {
   const double lr = c.lr, wd = c.wd, b1 = c.b1, b2 = c.b2, eps = c.eps;
   const double step_size = c.step_size, bias_correction2_sqrt = c.bias_correction2_sqrt;
+  const double inv_bias_correction2_sqrt = 1.0 / bias_correction2_sqrt;
+  const double decay = madd(-lr, wd, 1.0);
   for (size_t i = 0; i < n; ++i) {
     double g = grads[i];
-    if constexpr (decoupled) params[i] *= 1.0 - lr * wd;  // AdamW: decay the weight itself
-    if constexpr (l2) g += wd * params[i];                 // Adam: L2 term in the gradient
+    if constexpr (l2) g = madd(wd, params[i], g);  // Adam: L2 term in the gradient
     m[i] = lerp<from_start>(m[i], g, 1.0 - b1);
-    v[i] = v[i] * b2 + (1.0 - b2) * g * g;
-    const double denom = std::sqrt(v[i]) / bias_correction2_sqrt + eps;
-    params[i] -= step_size * (m[i] / denom);
+    v[i] = madd(v[i], b2, (1.0 - b2) * g * g);
+    const double denom =
+        divide_by_constant(std::sqrt(v[i]), bias_correction2_sqrt, inv_bias_correction2_sqrt) + eps;
+    if constexpr (decoupled)  // AdamW: the weight itself decayed, then stepped
+      params[i] = madd(params[i], decay, -(step_size * (m[i] / denom)));
+    else
+      params[i] = madd(-step_size, m[i] / denom, params[i]);
   }
   // (A loop of its own: folded into the one above, it changed how GCC vectorised that
   // loop, and the vector body and the scalar remainder no longer gave the same bits.)
@@ -68,6 +112,8 @@ void adam_loop(size_t n, double* params, const double* grads, double* m, double*
 }
 
 }  // namespace
+
+double quotient_by_bias_correction(double x, double c) { return divide_by_constant(x, c, 1.0 / c); }
 
 Optimizer::Optimizer(const OptimizerConfig& config, size_t num_params)
     : config_(config),
@@ -88,12 +134,12 @@ void Optimizer::step(std::span<double> params, std::span<const double> grads, do
       const double mu = config_.momentum;
       for (size_t i = 0; i < n; ++i) {
         double g = grads[i];
-        if (wd != 0) g += wd * params[i];
+        if (wd != 0) g = madd(wd, params[i], g);
         if (mu != 0) {
-          m_[i] = flush_subnormal(t_ == 1 ? g : mu * m_[i] + g);
+          m_[i] = flush_subnormal(t_ == 1 ? g : madd(mu, m_[i], g));
           g = m_[i];
         }
-        params[i] -= lr * g;
+        params[i] = madd(-lr, g, params[i]);
       }
       return;
     }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -288,6 +289,46 @@ TEST(NumericsOptimizer, AdamMatchesPyTorch) {
                 {0.7041738954091029, -1.7003864005556302},
                 {0.6109441530243911, -1.600925365829966},
                 {0.5233394865757526, -1.5018028186465893}});
+}
+
+TEST(NumericsOptimizer, DivisionByTheBiasCorrectionIsTheDivisions) {
+  // Adam divides sqrt(v) by sqrt(1 - beta2^t) through a reciprocal and one correction
+  // (numerics_optimizers.cpp): it must give x / c's bits for every x and c it meets.
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  std::uniform_int_distribution<int> exponent(-500, 500);
+  std::vector<double> cs;
+  for (double beta2 : {0.999, 0.99, 0.9, 0.5, 0.9999})
+    for (int t : {1, 2, 3, 7, 10, 100, 1000, 4110, 12330, 36000, 40000, 100000})
+      cs.push_back(std::sqrt(1.0 - std::pow(beta2, t)));
+  std::uniform_real_distribution<double> unit(std::numeric_limits<double>::min(), 1.0);
+  for (int k = 0; k < 200; ++k) cs.push_back(unit(rng));
+  cs.push_back(1.0);
+  cs.push_back(std::nextafter(1.0, 0.0));
+  const std::vector<double> edges = {0.0, -0.0, std::numeric_limits<double>::infinity(),
+                                     std::numeric_limits<double>::quiet_NaN(),
+                                     std::numeric_limits<double>::min(),
+                                     std::sqrt(std::numeric_limits<double>::min()),
+                                     std::sqrt(std::numeric_limits<double>::max()),
+                                     1.0, std::nextafter(1.0, 2.0), std::nextafter(2.0, 1.0)};
+  auto same_bits = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  size_t checked = 0;
+  for (double c : cs) {
+    for (double x : edges) {
+      ASSERT_TRUE(same_bits(quotient_by_bias_correction(x, c), x / c)) << x << " / " << c;
+      ++checked;
+    }
+    for (int k = 0; k < 5000; ++k) {
+      // The square roots of second moments: sqrt of a normal number.
+      const double x = std::sqrt(std::ldexp(mantissa(rng), exponent(rng)));
+      ASSERT_TRUE(same_bits(quotient_by_bias_correction(x, c), x / c)) << std::hexfloat << x << " / " << c;
+      // And a product of c: a quotient next to a double, where a wrong rounding would show.
+      const double near = c * std::ldexp(mantissa(rng), exponent(rng) / 2);
+      ASSERT_TRUE(same_bits(quotient_by_bias_correction(near, c), near / c)) << std::hexfloat << near << " / " << c;
+      checked += 2;
+    }
+  }
+  EXPECT_GT(checked, size_t(1000000));
 }
 
 TEST(NumericsOptimizer, AdamWMatchesPyTorchWithItsDefaultDecay) {
