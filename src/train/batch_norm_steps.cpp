@@ -100,7 +100,7 @@ void SampleSteps::run_normalized(const neural::TemplateModel& model, const exec:
                                  const PreparedSet& set, std::span<const uint32_t> locals, LossKind loss_kind,
                                  size_t mean_over, bool with_metrics, bool with_values,
                                  std::vector<exec::BasicWorkspace<T>>& workspaces,
-                                 const std::function<void(size_t, const SampleGradient&)>& take) {
+                                 const std::function<void(size_t, SampleGradient&)>& take) {
   const size_t n = locals.size();
   if (workspaces.size() < n) workspaces.resize(n);
   if (slots_.size() < n) slots_.resize(n);
@@ -262,10 +262,10 @@ void SampleSteps::update_running_stats(const neural::TemplateModel& model, neura
 template void SampleSteps::run_normalized<double>(const neural::TemplateModel&, const exec::ParamView<double>&,
                                                   const PreparedSet&, std::span<const uint32_t>, LossKind, size_t,
                                                   bool, bool, std::vector<exec::Workspace>&,
-                                                  const std::function<void(size_t, const SampleGradient&)>&);
+                                                  const std::function<void(size_t, SampleGradient&)>&);
 template void SampleSteps::run_normalized<float>(const neural::TemplateModel&, const exec::ParamView<float>&,
                                                  const PreparedSet&, std::span<const uint32_t>, LossKind, size_t,
                                                  bool, bool, std::vector<exec::Workspace32>&,
-                                                 const std::function<void(size_t, const SampleGradient&)>&);
+                                                 const std::function<void(size_t, SampleGradient&)>&);
 
 }  // namespace lrnn::train

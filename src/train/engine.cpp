@@ -523,7 +523,7 @@ void SampleGradient::add_to(std::vector<double>& dst, bool assign) const {
 
 void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals,
                       LossKind loss_kind, size_t mean_over, bool with_metrics, bool with_values,
-                      const std::function<void(size_t, const SampleGradient&)>& take, Dtype dtype) {
+                      const std::function<void(size_t, SampleGradient&)>& take, Dtype dtype) {
   struct UseUp {  // set_next_up's hint and seed_only's outputs are for this run only
     std::vector<uint32_t>& next_up;
     std::vector<uint8_t>& seeded;

@@ -225,7 +225,7 @@ class SampleSteps {
   // so after every optimizer step; the gradients handed over are double either way).
   void run(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals,
            LossKind loss, size_t mean_over, bool with_metrics, bool with_values,
-           const std::function<void(size_t, const SampleGradient&)>& take, Dtype dtype = Dtype::Float64);
+           const std::function<void(size_t, SampleGradient&)>& take, Dtype dtype = Dtype::Float64);
   // Forward only of sample `local` (its plan built by plan_ahead), in the scalar type T of
   // `params` and `ws`: its outputs' values and shapes, written at the sample's positions of
   // `values` and `shapes` (set.outputs order).
@@ -314,7 +314,7 @@ class SampleSteps {
   void run_normalized(const neural::TemplateModel& model, const exec::ParamView<T>& params, const PreparedSet& set,
                       std::span<const uint32_t> locals, LossKind loss, size_t mean_over, bool with_metrics,
                       bool with_values, std::vector<exec::BasicWorkspace<T>>& workspaces,
-                      const std::function<void(size_t, const SampleGradient&)>& take);
+                      const std::function<void(size_t, SampleGradient&)>& take);
   std::vector<uint32_t> norm_order(const neural::TemplateModel& model, std::span<const uint32_t> locals) const;
   template <class T>
   void take_outputs(const exec::Plan& plan, const PreparedSet& set, uint32_t local, LossKind loss, size_t mean_over,

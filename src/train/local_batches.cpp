@@ -35,7 +35,7 @@ class LocalBatches final : public BatchGradient {
     for (uint32_t i : batch) mean_over += target_count_[i];
     steps_.run(
         model_, set_, batch, config_.loss, mean_over, true, true,
-        [&](size_t pos, const SampleGradient& sample) {
+        [&](size_t pos, SampleGradient& sample) {
           const size_t first = steps_.first_output(batch[pos]);
           epoch.take(pos, sample, [&](size_t o) { return first + o; });
         },
