@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -230,7 +231,9 @@ template <int W, class T>
 void plain_sum_forward(const RuleGroup& G, const T* v, T* agg) {
   const long size = W > 0 ? W : G.direct.len;
   const uint32_t* src = G.inputs[G.direct.a].src.data();
-  for (uint32_t h = 0; h < G.m; ++h) {
+  const uint32_t* order = G.head_order.size() == G.m ? G.head_order.data() : nullptr;
+  for (uint32_t i = 0; i < G.m; ++i) {
+    const uint32_t h = order ? order[i] : i;
     T* out = agg + size_t(h) * size;
     const uint32_t begin = G.head_segments[h], end = G.head_segments[h + 1];
     if (begin == end) {
@@ -297,6 +300,21 @@ void direct_sum_backward(const RuleGroup& G, const T* v, const T* gagg, T* g) {
     for (uint32_t k = G.head_segments[h]; k < G.head_segments[h + 1]; ++k)
       member_backward(G, v, k, gagg + size_t(h) * size, scale, g);
   }
+}
+
+void order_heads_by_count(RuleGroup& G) {
+  G.head_order.clear();
+  const DirectProduct& d = G.direct;
+  if (!(plain_row_sums(G) && d.fused_sum && !d.dense && !d.banded && !implicit_members(G)) || G.m < 2 ||
+      G.head_segments.size() != size_t(G.m) + 1)
+    return;
+  const auto count = [&](uint32_t h) { return G.head_segments[h + 1] - G.head_segments[h]; };
+  bool differ = false;
+  for (uint32_t h = 1; h < G.m && !differ; ++h) differ = count(h) != count(0);
+  if (!differ) return;
+  G.head_order.resize(G.m);
+  std::iota(G.head_order.begin(), G.head_order.end(), 0u);
+  std::stable_sort(G.head_order.begin(), G.head_order.end(), [&](uint32_t a, uint32_t b) { return count(a) < count(b); });
 }
 
 // The two scalar types of execution (exec/scalar.hpp).

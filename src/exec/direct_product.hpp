@@ -23,6 +23,11 @@ void direct_product_backward(const RuleGroup& G, const T* v, const T* gcomb, T* 
 template <class T>
 void direct_sum_backward(const RuleGroup& G, const T* v, const T* gagg, T* g);
 
+// Sets G.head_order where G's forward is a plain row sum (each member its input row alone,
+// plain_sum_forward) and its heads' counts of members differ; leaves it empty otherwise.
+// build_plan calls it on every rule group of a finished plan.
+void order_heads_by_count(RuleGroup& G);
+
 // The product of a dense block's constant scalar factors, leaving out factor `skip`
 // (shared by the per-member kernels and the dense tiles).
 template <class T>

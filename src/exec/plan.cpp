@@ -3,6 +3,7 @@
 #include "exec/plan.hpp"
 
 #include "exec/atom_sum.hpp"
+#include "exec/direct_product.hpp"
 #include "exec/plan_builder.hpp"
 #include "neural/grid_order.hpp"
 
@@ -973,6 +974,7 @@ Plan build_plan(const neural::TemplateModel& model,
                 const std::vector<const neural::SampleNetwork*>& samples, const PlanOptions& options) {
   static std::atomic<uint64_t> next_serial{1};
   Plan plan = planning::PlanBuilder(model, samples, options).build();
+  for (RuleGroup& G : plan.rule_groups) order_heads_by_count(G);
   plan.serial = next_serial++;
   plan.computed_values = values_computed_per_pass(plan);
   return plan;

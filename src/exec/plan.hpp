@@ -224,6 +224,13 @@ struct RuleGroup {
   bool identity_aggregation = false;
   uint32_t m = 0;                       // distinct heads (aggregation neurons)
   std::vector<uint32_t> head_segments;  // m + 1 offsets into the n rule neurons
+  // The order in which a plain row sum's forward visits the heads (order_heads_by_count in
+  // direct_product.hpp; empty: 0, 1, ..., m - 1): by their count of members, stable. Each
+  // head's sum is its own, so the order changes no value, while the loop's trip counts then
+  // change a few times per pass instead of at random, mispredicted (a GNN's neighbour sum
+  // over nodes of degrees 1 to 4). Backward keeps head order: heads that share an input add
+  // into its gradient row in that order.
+  std::vector<uint32_t> head_order;
   Shape agg_shape;
   uint32_t agg_off = 0;
   uint32_t head_weight = neural::kNoParam;

@@ -19,6 +19,7 @@ void prefetch_rule_group(const RuleGroup& g) {
   prefetch_vector(g.transform.sources);
   prefetch_vector(g.transform.row_of);
   prefetch_vector(g.head_segments);
+  prefetch_vector(g.head_order);
   prefetch_vector(g.softmax_perm);
   prefetch_vector(g.softmax_segments);
   prefetch_vector(g.direct.scalars);

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <string>
 
+#include "exec/direct_product.hpp"
 #include "lrnn/lrnn.hpp"
 #include "model_gradient_check.hpp"
 
@@ -303,5 +304,30 @@ TEST_P(PlainRowSums, EqualGatheredPathAndFiniteDifferences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Widths, PlainRowSums, ::testing::Values(3, 8, 10, 16, 32));
+
+// The order a plain row sum's forward visits its heads (RuleGroup::head_order): by their
+// count of members, heads of one count in head order; none when the counts are all equal
+// or the group's members are not their input rows alone. (kEdges' in-degrees are 2, 1 and
+// 2: the PlainRowSums plans above run their forward in that order.)
+TEST(DirectProduct, HeadOrderSortsHeadsByTheirCountOfMembers) {
+  lrnn::exec::RuleGroup G;
+  G.direct.kind = lrnn::exec::DirectProduct::Kind::Scale;
+  G.direct.fused_sum = true;
+  G.direct.a = 0;
+  G.inputs.resize(1);
+  G.inputs[0].src = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+  G.n = 9;
+  G.m = 5;
+  G.head_segments = {0, 2, 3, 6, 7, 9};  // counts 2, 1, 3, 1, 2
+  lrnn::exec::order_heads_by_count(G);
+  EXPECT_EQ(G.head_order, (std::vector<uint32_t>{1, 3, 0, 4, 2}));
+  G.head_segments = {0, 2, 4, 6, 8, 10};  // all 2
+  lrnn::exec::order_heads_by_count(G);
+  EXPECT_TRUE(G.head_order.empty());
+  G.head_segments = {0, 2, 3, 6, 7, 9};
+  G.direct.scalars = {1};  // a scalar factor: not a plain row sum
+  lrnn::exec::order_heads_by_count(G);
+  EXPECT_TRUE(G.head_order.empty());
+}
 
 }  // namespace
