@@ -22,10 +22,13 @@
 // GraphSAGE epoch at batch 1 took ~8% less; the kernels' first reads of the lines are then
 // level-2 hits.
 //
-// The samples' fact values are not hinted: their copy into the workspace reads them in
-// order, which the hardware prefetcher follows, and a hint per line of them (NCI1: 140 per
-// graph in float64) filled the queue of outstanding misses, stalling the hints after them:
-// without them the NCI1 GCN epoch at batch 1 took 4-5% less (float64 and float32).
+// The samples' dense fact values are not hinted: their copy into the workspace reads them
+// in order, which the hardware prefetcher follows, and a hint per line of them (NCI1: 140
+// per graph in float64) filled the queue of outstanding misses, stalling the hints after
+// them: without them the NCI1 GCN epoch at batch 1 took 4-5% less (float64 and float32).
+// A sparse copy's few lines per sample are hinted (SampleSteps::prefetch_ahead, two
+// samples ahead): each sample's first read of them was a miss (NCI1 GCN at batch 1: 5%
+// less time per epoch).
 #pragma once
 
 #include <cstddef>

@@ -597,6 +597,13 @@ void SampleSteps::prefetch_ahead(std::span<const uint32_t> locals, size_t pos) c
     const uint32_t local = ahead < locals.size() ? locals[ahead] : next_up_[after];
     if (local >= plan_of_.size() || plan_of_[local] >= plans_.size()) continue;  // not planned (yet)
     exec::prefetch(*plans_[plan_of_[local]], level);
+    // A sparse fact copy's entries (a few lines per sample, where each sample of the order
+    // lies: its first read was a miss), two samples ahead.
+    if (level == exec::kPrefetchLevels - 2 && local + 1 < sparse_begin_.size()) {
+      const size_t begin = sparse_begin_[local], count = sparse_begin_[local + 1] - begin;
+      exec::prefetch_bytes_to_l2(sparse_positions_.data() + begin, count * sizeof(uint32_t));
+      exec::prefetch_bytes_to_l2(sparse_values_.data() + begin, count * sizeof(float));
+    }
   }
 }
 
