@@ -567,7 +567,7 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
       // One thread: each sample is handed over as soon as it is done (the same additions
       // in the same order as the parallel wave, with one gradient buffer kept in cache).
       for (size_t pos = w0; pos < w1; ++pos) {
-        prefetch_ahead(locals, pos);
+        prefetch_ahead(locals, pos, &set);
         run_one(locals[pos], 0, slots_[0]);
         take(pos, slots_[0]);
       }
@@ -589,7 +589,7 @@ void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set
   }
 }
 
-void SampleSteps::prefetch_ahead(std::span<const uint32_t> locals, size_t pos) const {
+void SampleSteps::prefetch_ahead(std::span<const uint32_t> locals, size_t pos, const PreparedSet* set) const {
   for (int level = 0; level < exec::kPrefetchLevels; ++level) {
     const size_t ahead = pos + exec::kPrefetchLevels - level;
     const size_t after = ahead - std::min(ahead, locals.size());  // into next_up_ past the batch
@@ -597,8 +597,11 @@ void SampleSteps::prefetch_ahead(std::span<const uint32_t> locals, size_t pos) c
     const uint32_t local = ahead < locals.size() ? locals[ahead] : next_up_[after];
     if (local >= plan_of_.size() || plan_of_[local] >= plans_.size()) continue;  // not planned (yet)
     exec::prefetch(*plans_[plan_of_[local]], level);
-    // A sparse fact copy's entries (a few lines per sample, where each sample of the order
-    // lies: its first read was a miss), two samples ahead.
+    // A sparse fact copy's entries and the outputs' records (a few lines per sample, where
+    // each sample of the order lies: their first reads were misses), two samples ahead.
+    if (set && level == exec::kPrefetchLevels - 2 && local + 1 < first_output_.size())
+      for (size_t o = first_output_[local]; o < first_output_[local + 1] && o < set->outputs.size(); ++o)
+        exec::prefetch_bytes_to_l2(&set->outputs[o], sizeof(OutputInfo));
     if (level == exec::kPrefetchLevels - 2 && local + 1 < sparse_begin_.size()) {
       const size_t begin = sparse_begin_[local], count = sparse_begin_[local + 1] - begin;
       exec::prefetch_bytes_to_l2(sparse_positions_.data() + begin, count * sizeof(uint32_t));

@@ -268,8 +268,10 @@ class SampleSteps {
   // The values a pass of sample `local` computes (exec::Plan::computed_values).
   uint64_t plan_computed_values(uint32_t local) const { return plans_[plan_of_[local]]->computed_values; }
   // Prefetch hints for the samples after position `pos` of `locals` (their plans built), one
-  // level of their plans each, issued before `locals[pos]` runs (exec/prefetch.hpp).
-  void prefetch_ahead(std::span<const uint32_t> locals, size_t pos) const;
+  // level of their plans each, issued before `locals[pos]` runs (exec/prefetch.hpp), and
+  // two samples ahead their sparse fact entries and, given the `set` being run, their
+  // outputs' records (read for the targets: a miss per sample).
+  void prefetch_ahead(std::span<const uint32_t> locals, size_t pos, const PreparedSet* set = nullptr) const;
   // Whether float64 passes read the float copy of the fact values (build_exact_float_facts).
   bool float64_reads_floats() const { return exact_floats_ == ExactFloats::kExact; }
   // Whether the float copy of the fact values is kept sparse (build_float_facts).
