@@ -104,8 +104,10 @@ struct RowPart {
 // output the FMA chain over d in order from zero. Row r, column j goes to C[r * ldc + j]
 // (Assign, Add) or C[j * ldc + r] (AddTransposed). N is whole vectors (a block), or a width
 // under 16 in vectors and their halves and quarters, then scalars (RowLanes).
+// (flatten: every fold and lambda below inlined into the block. Left to GCC, the float
+// kernel of a width of 10 called its scalar part's lambda once per depth step.)
 template <class T, int N, int R, Store S>
-void kernel_rows(Index k, const T* A, Index ai, Index ad, const T* B, Index ldb, T* C, Index ldc) {
+[[gnu::flatten]] void kernel_rows(Index k, const T* A, Index ai, Index ad, const T* B, Index ldb, T* C, Index ldc) {
   using L = RowLanes<T, N>;
   RowPart<typename L::P, R, L::NP, L::PS, 0> whole;
   RowPart<typename L::H, R, L::HP, L::HS, L::H0> halves;
