@@ -5,10 +5,11 @@
 // on the critical path). The same additions in the same order either way: the same bits.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+
+#include "exec/multiply_add.hpp"
 
 namespace lrnn::exec {
 
@@ -160,14 +161,6 @@ inline void add_disjoint_row(T* __restrict gx, const T* __restrict gy, long size
 // loop's `gx += scale * gy` compiles to there; separately rounded where it has none): the
 // compiler then adds in vectors, and no reordering can split the multiply from the add.
 // A GraphSAGE layer's neighbour average added entry by entry otherwise.
-template <class T>
-inline T multiply_add(T a, T b, T c) {
-#ifdef __FMA__
-  return std::fma(a, b, c);
-#else
-  return c + a * b;
-#endif
-}
 
 template <int W, class T>
 inline void add_scaled_row(T* gx, const T* gy, T scale, long runtime_size = W) {

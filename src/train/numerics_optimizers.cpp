@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "exec/multiply_add.hpp"
 #include "lrnn/diagnostics.hpp"
 #include "train/numerics.hpp"
 
@@ -11,26 +12,20 @@ namespace lrnn::train {
 
 namespace {
 
-// a b + c in one rounding where the processor has FMA instructions, else two. This file is
-// compiled without contraction (CMakeLists.txt: -ffp-contract=off), and every multiply-add
-// that the compiler used to fuse is written with madd: left to the compiler, the choice of
-// which products to fuse differed between the vectorised loop and its scalar remainder
-// whenever the loop changed shape (AdamW's `p (1 - lr wd) - step m / d` fused either
-// product), so the same parameter came out of the two with different bits. The madds are
-// the fusions GCC made in the vector loops before (the same bits as then).
-inline double madd(double a, double b, double c) {
-#ifdef __FMA__
-  return std::fma(a, b, c);
-#else
-  return a * b + c;
-#endif
-}
+// This file is compiled without contraction (CMakeLists.txt: -ffp-contract=off), and every
+// multiply-add that the compiler used to fuse is written out with exec::multiply_add:
+// left to the compiler, the choice of which products to fuse differed between the
+// vectorised loop and its scalar remainder whenever the loop changed shape (AdamW's
+// `p (1 - lr wd) - step m / d` fused either product), so the same parameter came out of the
+// two with different bits. They are the fusions GCC made in the vector loops before (the
+// same bits as then).
+using exec::multiply_add;
 
 // torch.lerp: start + w (end - start), computed from the nearer end as PyTorch does.
 // `from_start` is w < 0.5, decided once per step (w is the same for every parameter).
 template <bool from_start>
 inline double lerp(double start, double end, double w) {
-  return from_start ? madd(w, end - start, start) : madd(-(end - start), 1.0 - w, end);
+  return from_start ? multiply_add(w, end - start, start) : multiply_add(-(end - start), 1.0 - w, end);
 }
 
 // A moment that has decayed below the smallest normal double is 0. Without a gradient a
@@ -84,18 +79,18 @@ void adam_loop(size_t n, double* __restrict params, const double* __restrict gra
   const double lr = c.lr, wd = c.wd, b1 = c.b1, b2 = c.b2, eps = c.eps;
   const double step_size = c.step_size, bias_correction2_sqrt = c.bias_correction2_sqrt;
   const double inv_bias_correction2_sqrt = 1.0 / bias_correction2_sqrt;
-  const double decay = madd(-lr, wd, 1.0);
+  const double decay = multiply_add(-lr, wd, 1.0);
   for (size_t i = 0; i < n; ++i) {
     double g = grads[i];
-    if constexpr (l2) g = madd(wd, params[i], g);  // Adam: L2 term in the gradient
+    if constexpr (l2) g = multiply_add(wd, params[i], g);  // Adam: L2 term in the gradient
     m[i] = lerp<from_start>(m[i], g, 1.0 - b1);
-    v[i] = madd(v[i], b2, (1.0 - b2) * g * g);
+    v[i] = multiply_add(v[i], b2, (1.0 - b2) * g * g);
     const double denom =
         divide_by_constant(std::sqrt(v[i]), bias_correction2_sqrt, inv_bias_correction2_sqrt) + eps;
     if constexpr (decoupled)  // AdamW: the weight itself decayed, then stepped
-      params[i] = madd(params[i], decay, -(step_size * (m[i] / denom)));
+      params[i] = multiply_add(params[i], decay, -(step_size * (m[i] / denom)));
     else
-      params[i] = madd(-step_size, m[i] / denom, params[i]);
+      params[i] = multiply_add(-step_size, m[i] / denom, params[i]);
   }
   // (A loop of its own: folded into the one above, it changed how GCC vectorised that
   // loop, and the vector body and the scalar remainder no longer gave the same bits.)
@@ -134,12 +129,12 @@ void Optimizer::step(std::span<double> params, std::span<const double> grads, do
       const double mu = config_.momentum;
       for (size_t i = 0; i < n; ++i) {
         double g = grads[i];
-        if (wd != 0) g = madd(wd, params[i], g);
+        if (wd != 0) g = multiply_add(wd, params[i], g);
         if (mu != 0) {
-          m_[i] = flush_subnormal(t_ == 1 ? g : madd(mu, m_[i], g));
+          m_[i] = flush_subnormal(t_ == 1 ? g : multiply_add(mu, m_[i], g));
           g = m_[i];
         }
-        params[i] = madd(-lr, g, params[i]);
+        params[i] = multiply_add(-lr, g, params[i]);
       }
       return;
     }
