@@ -304,10 +304,7 @@ void direct_sum_backward(const RuleGroup& G, const T* v, const T* gagg, T* g) {
 
 void order_heads_by_count(RuleGroup& G) {
   G.head_order.clear();
-  const DirectProduct& d = G.direct;
-  if (!(plain_row_sums(G) && d.fused_sum && !d.dense && !d.banded && !implicit_members(G)) || G.m < 2 ||
-      G.head_segments.size() != size_t(G.m) + 1)
-    return;
+  if (!sums_input_rows(G.direct) || G.m < 2 || G.head_segments.size() != size_t(G.m) + 1) return;
   const auto count = [&](uint32_t h) { return G.head_segments[h + 1] - G.head_segments[h]; };
   bool differ = false;
   for (uint32_t h = 1; h < G.m && !differ; ++h) differ = count(h) != count(0);

@@ -599,10 +599,11 @@ void SampleSteps::prefetch_ahead(std::span<const uint32_t> locals, size_t pos, c
     exec::prefetch(*plans_[plan_of_[local]], level);
     // A sparse fact copy's entries and the outputs' records (a few lines per sample, where
     // each sample of the order lies: their first reads were misses), two samples ahead.
-    if (set && level == exec::kPrefetchLevels - 2 && local + 1 < first_output_.size())
+    if (level != exec::kPrefetchLevels - 2) continue;
+    if (set && local + 1 < first_output_.size())
       for (size_t o = first_output_[local]; o < first_output_[local + 1] && o < set->outputs.size(); ++o)
         exec::prefetch_bytes_to_l2(&set->outputs[o], sizeof(OutputInfo));
-    if (level == exec::kPrefetchLevels - 2 && local + 1 < sparse_begin_.size()) {
+    if (local + 1 < sparse_begin_.size()) {
       const size_t begin = sparse_begin_[local], count = sparse_begin_[local + 1] - begin;
       exec::prefetch_bytes_to_l2(sparse_positions_.data() + begin, count * sizeof(uint32_t));
       exec::prefetch_bytes_to_l2(sparse_values_.data() + begin, count * sizeof(float));
