@@ -80,23 +80,21 @@ void adam_loop(size_t n, double* __restrict params, const double* __restrict gra
   const double step_size = c.step_size, bias_correction2_sqrt = c.bias_correction2_sqrt;
   const double inv_bias_correction2_sqrt = 1.0 / bias_correction2_sqrt;
   const double decay = multiply_add(-lr, wd, 1.0);
+  // The moments are flushed as they are stored, after the step has read them. (Once a loop
+  // of its own, which read and wrote both moments again: when GCC still chose which
+  // products to fuse, folding it in had changed them; the multiply-adds are explicit now.)
   for (size_t i = 0; i < n; ++i) {
     double g = grads[i];
     if constexpr (l2) g = multiply_add(wd, params[i], g);  // Adam: L2 term in the gradient
-    m[i] = lerp<from_start>(m[i], g, 1.0 - b1);
-    v[i] = multiply_add(v[i], b2, (1.0 - b2) * g * g);
-    const double denom =
-        divide_by_constant(std::sqrt(v[i]), bias_correction2_sqrt, inv_bias_correction2_sqrt) + eps;
+    const double mi = lerp<from_start>(m[i], g, 1.0 - b1);
+    const double vi = multiply_add(v[i], b2, (1.0 - b2) * g * g);
+    const double denom = divide_by_constant(std::sqrt(vi), bias_correction2_sqrt, inv_bias_correction2_sqrt) + eps;
     if constexpr (decoupled)  // AdamW: the weight itself decayed, then stepped
-      params[i] = multiply_add(params[i], decay, -(step_size * (m[i] / denom)));
+      params[i] = multiply_add(params[i], decay, -(step_size * (mi / denom)));
     else
-      params[i] = multiply_add(-step_size, m[i] / denom, params[i]);
-  }
-  // (A loop of its own: folded into the one above, it changed how GCC vectorised that
-  // loop, and the vector body and the scalar remainder no longer gave the same bits.)
-  for (size_t i = 0; i < n; ++i) {
-    m[i] = flush_subnormal(m[i]);
-    v[i] = flush_subnormal(v[i]);
+      params[i] = multiply_add(-step_size, mi / denom, params[i]);
+    m[i] = flush_subnormal(mi);
+    v[i] = flush_subnormal(vi);
   }
 }
 
