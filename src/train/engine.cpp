@@ -458,15 +458,22 @@ void SampleSteps::take_outputs(const exec::Plan& plan, const PreparedSet& set, u
     out.targets.clear();
   }
   exec::zero_gradients(plan, ws);
-  const size_t first = first_output_[local];
+  // The callbacks capture one reference each: std::function keeps a callable of up to two
+  // pointers in place, and a bigger one cost a heap allocation per sample.
   static const std::vector<double> kNoTarget;
+  const struct {
+    const std::vector<uint8_t>& seeded;
+    const PreparedSet& set;
+    size_t first;
+  } sample{seeded_, set, first_output_[local]};
   out.loss = seed_loss_gradients(
       plan, ws, loss_kind,
-      [&](size_t o) -> const std::vector<double>& {
-        return seeded_.empty() || seeded_[first + o] ? set.outputs[first + o].training_target() : kNoTarget;
+      [&sample](size_t o) -> const std::vector<double>& {
+        const size_t at = sample.first + o;
+        return sample.seeded.empty() || sample.seeded[at] ? sample.set.outputs[at].training_target() : kNoTarget;
       },
       with_metrics ? &out.predictions : nullptr, with_metrics ? &out.targets : nullptr, mean_over,
-      [&](size_t o) { return set.outputs[first + o].importance; });
+      [&sample](size_t o) { return sample.set.outputs[sample.first + o].importance; });
 }
 template void SampleSteps::take_outputs<double>(const exec::Plan&, const PreparedSet&, uint32_t, LossKind, size_t,
                                                 bool, bool, exec::Workspace&, SampleGradient&) const;
@@ -485,11 +492,11 @@ void SampleSteps::run_sample(const exec::ParamView<T>& params, const PreparedSet
   take_outputs(plan, set, local, loss_kind, mean_over, with_metrics, with_values, ws, out);
   out.example_grads.assign(example_params ? example_params->size() : 0, 0.0);
   std::vector<double>* example_grads = example_params ? &out.example_grads : nullptr;
-  // A partitioned sample's ghosts send their gradients home between the layers.
+  // A partitioned sample's ghosts send their gradients home between the layers. (Made only
+  // for them: the callable is bigger than std::function keeps in place, so it allocates.)
   size_t pause = 0;
-  const std::function<void(uint32_t)> ghosts_home = [&](uint32_t) {
-    set.ghosts->gradients_home(plan, pause++, ws.grads.data());
-  };
+  std::function<void(uint32_t)> ghosts_home;
+  if (set.ghosts) ghosts_home = [&](uint32_t) { set.ghosts->gradients_home(plan, pause++, ws.grads.data()); };
   const exec::BackwardPauses pauses =
       set.ghosts ? exec::BackwardPauses{set.ghosts->pauses(plan), &ghosts_home} : exec::BackwardPauses{};
   if constexpr (std::is_same_v<T, double>) {

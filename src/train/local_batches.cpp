@@ -33,11 +33,18 @@ class LocalBatches final : public BatchGradient {
   void add_batch(const std::vector<uint32_t>& batch, int, EpochAccumulator& epoch) override {
     size_t mean_over = 0;
     for (uint32_t i : batch) mean_over += target_count_[i];
+    // The callback captures one reference: std::function keeps it in place (three were a
+    // heap allocation per batch, i.e. per sample at batch 1).
+    const struct {
+      const SampleSteps& steps;
+      const std::vector<uint32_t>& batch;
+      EpochAccumulator& epoch;
+    } batch_run{steps_, batch, epoch};
     steps_.run(
         model_, set_, batch, config_.loss, mean_over, true, true,
-        [&](size_t pos, SampleGradient& sample) {
-          const size_t first = steps_.first_output(batch[pos]);
-          epoch.take(pos, sample, [&](size_t o) { return first + o; });
+        [&batch_run](size_t pos, SampleGradient& sample) {
+          const size_t first = batch_run.steps.first_output(batch_run.batch[pos]);
+          batch_run.epoch.take(pos, sample, [&](size_t o) { return first + o; });
         },
         config_.dtype);
   }
