@@ -25,8 +25,10 @@ void clear_step_gradients(const Plan& plan, size_t k, T* g) {
 template <class T>
 void finish_clearing(const Plan& plan, BasicWorkspace<T>& ws) {
   const bool listed = plan.step_values.size() == plan.steps.size() && !plan.steps.empty();
-  const size_t end = listed ? plan.step_values[0].first : plan.num_values;
-  std::fill(ws.grads.begin(), ws.grads.begin() + std::min(end, ws.grads.size()), T(0));
+  const size_t end = std::min<size_t>(listed ? plan.step_values[0].first : plan.num_values, ws.grads.size());
+  // The data facts' gradients no step writes (Plan::hot_only_facts) are still 0.
+  const size_t begin = std::min<size_t>(plan.hot_only_facts, end);
+  std::fill(ws.grads.begin() + begin, ws.grads.begin() + end, T(0));
   ws.grads_zero = true;
 }
 

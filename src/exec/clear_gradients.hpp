@@ -29,8 +29,9 @@ template <class T>
 void clear_step_gradients(const Plan& plan, size_t k, T* g);
 
 // At the end of a clearing pass (after backward_end has read the facts' gradients): zeroes
-// the gradients below the first step's values (the facts'), or all of them for a plan that
-// lists no step values, and marks ws.grads all zero.
+// the gradients below the first step's values (the facts'; those of Plan::hot_only_facts,
+// which no step writes, are still 0), or all of them for a plan that lists no step values,
+// and marks ws.grads all zero.
 template <class T>
 void finish_clearing(const Plan& plan, BasicWorkspace<T>& ws);
 

@@ -584,15 +584,19 @@ void write_facts(const SparseFacts& data, T* v) {
 
 // Whether the pass's one-hot groups find their rows' columns written (write_hot_rows): from
 // sparse facts, whose positions say where each row's nonzero values are. Checking the rows
-// instead read each one right after this copy wrote it, a load the stores before it could
-// not forward (NCI1 GCN at batch 1: an eighth of a pass whose data were all in cache).
+// instead read each one right after the facts' copy wrote them, a load the stores before it
+// could not forward (NCI1 GCN at batch 1: an eighth of a pass whose data were all in cache).
+// `facts_unread`: every row was one-hot and the plan reads the facts' values no other way
+// (Plan::hot_only_facts), so they need not be written.
 template <class T, class D>
-bool write_hot_columns(const Plan&, std::span<const D>, T*) {
+bool write_hot_columns(const Plan&, std::span<const D>, T*, bool& facts_unread) {
+  facts_unread = false;
   return false;
 }
 template <class T>
-bool write_hot_columns(const Plan& plan, const SparseFacts& data, T* v) {
-  write_hot_rows(plan, data.positions, data.values, v);
+bool write_hot_columns(const Plan& plan, const SparseFacts& data, T* v, bool& facts_unread) {
+  const bool all_hot = write_hot_rows(plan, data.positions, data.values, v);
+  facts_unread = all_hot && plan.hot_only_facts != 0 && plan.hot_only_facts == data.size;
   return true;
 }
 
@@ -625,8 +629,15 @@ void prepare_values(const Plan& plan, const Data& data, const ParamView<T>& para
   // finds them in place (a big graph's 2M feature rows: 128 MB per pass).
   // Held data keep the one-hot columns a pass over them wrote, as they keep the data.
   const bool hot_rows_held = ws.data_held && ws.hot_rows_written;
-  if (!ws.data_held) write_facts(data, v);
-  if (!hot_rows_held) ws.hot_rows_written = write_hot_columns(plan, data, v);
+  bool facts_unread = false;
+  if (!hot_rows_held) ws.hot_rows_written = write_hot_columns(plan, data, v, facts_unread);
+  if (!ws.data_held) {
+    // Facts no step reads are left unwritten (an online epoch over small one-hot graphs: a
+    // fill of every graph's feature slots, 3-4% of NCI1's); the workspace then does not
+    // hold them for a later pass to find.
+    if (facts_unread) ws.data_key = {};
+    else write_facts(data, v);
+  }
   for (size_t i = 0; i < plan.param_fact_off.size(); ++i) {
     const uint32_t p = plan.param_fact_param[i];
     std::copy_n(params.data(p), params.info(p).shape.size(), v + plan.param_fact_off[i]);

@@ -349,6 +349,12 @@ struct Plan {
   // backward then zeroes every gradient at its end.
   std::vector<std::pair<uint32_t, uint32_t>> step_values;
   std::vector<OutputRef> outputs;
+  // The data facts' values [0, hot_only_facts) are read by no step but one-hot transforms
+  // (TransformSum::one_hot_inputs), which read them only for a row that is not one-hot, and
+  // no step writes their gradients (exec/plan_hot_facts.cpp; 0: some step may). A pass from
+  // sparse facts whose one-hot rows are all one-hot then writes neither the values nor
+  // their gradients' zeros.
+  uint32_t hot_only_facts = 0;
   // Per sample: value offset of each local atom (for inspection).
   std::vector<std::vector<uint32_t>> atom_offsets;
   std::vector<std::vector<Shape>> atom_shapes;

@@ -114,6 +114,10 @@ void plan_banded_block(const RuleGroup& G, DirectProduct& d);
 // where they lie; after G's head segments and head weight. False, nothing changed, if not.
 bool plan_input_rows(RuleGroup& G);
 
+// Plan::hot_only_facts of a built plan whose data facts are its first `data_values` values
+// (plan_hot_facts.cpp).
+uint32_t hot_only_facts(const Plan& plan, size_t data_values, const PlanOptions& options);
+
 using Ref = std::pair<uint32_t, uint32_t>;  // (sample, local atom / ground rule)
 
 // A rule group's value at the atom neuron it feeds: (sample, atom) <- (value offset, shape).

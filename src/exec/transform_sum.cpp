@@ -227,25 +227,30 @@ namespace {
 // order (one-hot rows without a kept zero: NCI1's node labels): each row's column is then
 // its entry's if that entry is 1, else -1, the same as the walk below finds. Each row read
 // independently of the one before, without a branch; false (hot left partly written, for
-// the walk to overwrite) when the entries are not so.
+// the walk to overwrite) when the entries are not so. `all_hot` is cleared when a row's
+// entry is not 1.
 template <class T>
 bool write_one_entry_rows(const std::vector<uint32_t>& sources, uint32_t in, std::span<const uint32_t> positions,
-                          std::span<const float> values, size_t first, T* hot) {
+                          std::span<const float> values, size_t first, T* hot, bool& all_hot) {
   const size_t u = sources.size();
   if (positions.size() - first < u) return false;
   bool one_each = u == 0 || positions.size() - first == u || positions[first + u] >= sources[u - 1] + in;
+  bool ones = true;
   for (size_t r = 0; r < u; ++r) {
     const uint32_t p = positions[first + r];
     one_each &= p >= sources[r] && p - sources[r] < in;
+    ones &= values[first + r] == 1.0f;
     hot[r] = values[first + r] == 1.0f ? T(p - sources[r]) : T(-1);
   }
+  if (one_each) all_hot = all_hot && ones;
   return one_each;
 }
 
 }  // namespace
 
 template <class T>
-void write_hot_rows(const Plan& plan, std::span<const uint32_t> positions, std::span<const float> values, T* v) {
+bool write_hot_rows(const Plan& plan, std::span<const uint32_t> positions, std::span<const float> values, T* v) {
+  bool all_hot = true;
   for (const RuleGroup& G : plan.rule_groups) {
     const TransformSum& t = G.transform;
     if (!t.enabled || !t.one_hot_inputs) continue;
@@ -254,7 +259,7 @@ void write_hot_rows(const Plan& plan, std::span<const uint32_t> positions, std::
     // The rows' sources ascend (TransformSum::sources), as do the positions: one walk.
     size_t i = std::lower_bound(positions.begin(), positions.end(), t.sources.empty() ? 0 : t.sources[0]) -
                positions.begin();
-    if (write_one_entry_rows(t.sources, in, positions, values, i, hot)) continue;
+    if (write_one_entry_rows(t.sources, in, positions, values, i, hot, all_hot)) continue;
     for (size_t r = 0; r < t.sources.size(); ++r) {
       const uint32_t begin = t.sources[r], end = begin + in;
       while (i < positions.size() && positions[i] < begin) ++i;
@@ -266,8 +271,10 @@ void write_hot_rows(const Plan& plan, std::span<const uint32_t> positions, std::
         at = x == 1.0f ? positions[i] - begin : at;
       }
       hot[r] = ones == 1 && others == 0 ? T(at) : T(-1);
+      all_hot = all_hot && ones == 1 && others == 0;
     }
   }
+  return all_hot;
 }
 
 template <class T>
@@ -331,8 +338,8 @@ void transform_sum_backward(const RuleGroup& G, const ParamView<T>& params, cons
 
 // The two scalar types of execution (exec/scalar.hpp).
 template void transform_sum_forward<double>(const RuleGroup&, const ParamView<double>&, double*, bool, bool);
-template void write_hot_rows<double>(const Plan&, std::span<const uint32_t>, std::span<const float>, double*);
-template void write_hot_rows<float>(const Plan&, std::span<const uint32_t>, std::span<const float>, float*);
+template bool write_hot_rows<double>(const Plan&, std::span<const uint32_t>, std::span<const float>, double*);
+template bool write_hot_rows<float>(const Plan&, std::span<const uint32_t>, std::span<const float>, float*);
 template void transform_sum_backward<double>(const RuleGroup&, const ParamView<double>&, const double*, double*, double*);
 template void transform_sum_forward<float>(const RuleGroup&, const ParamView<float>&, float*, bool, bool);
 template void transform_sum_backward<float>(const RuleGroup&, const ParamView<float>&, const float*, float*, float*);

@@ -24,9 +24,10 @@ void transform_sum_forward(const RuleGroup& G, const ParamView<T>& params, T* v,
 // For each one-hot group of `plan` (TransformSum::one_hot_inputs): the column of each of its
 // rows' one 1, or -1 for a row that is not one-hot (as the kernel's own check of the rows:
 // the 1 exactly, every other entry 0 or -0), written at hot_off from the pass's fact values
-// given sparse (`positions` ascending, each with its value, every other value +0).
+// given sparse (`positions` ascending, each with its value, every other value +0). Returns
+// whether every row is one-hot (then no kernel reads the rows themselves).
 template <class T>
-void write_hot_rows(const Plan& plan, std::span<const uint32_t> positions, std::span<const float> values, T* v);
+bool write_hot_rows(const Plan& plan, std::span<const uint32_t> positions, std::span<const float> values, T* v);
 // Given g[G.agg_off ...] = dL/d(aggregates): g[input offsets] += dL/dx and the weight's
 // gradient is ACCUMULATED into pg. Needs g zero at G.transform.t_off and x_off. Without
 // G.transform.input_gradients the inputs' gradients are not written.

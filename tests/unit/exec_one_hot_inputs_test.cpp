@@ -327,12 +327,30 @@ void expect_written_hot_rows() {
         values.push_back(dense[i]);
       }
     std::vector<T> v(dense.size() + t.sources.size(), T(5));
-    exec::write_hot_rows(plan, std::span<const uint32_t>(positions), std::span<const float>(values), v.data());
+    const bool all_hot =
+        exec::write_hot_rows(plan, std::span<const uint32_t>(positions), std::span<const float>(values), v.data());
     std::vector<T> widened(dense.begin(), dense.end());
+    bool every_row = true;
     for (size_t r = 0; r < t.sources.size(); ++r) {
       const uint32_t k = exec::hot_entry(widened.data() + t.sources[r], in);
       EXPECT_EQ(v[t.hot_off + r], k == exec::kOneHotNone ? T(-1) : T(k)) << in << " row " << r;
+      every_row = every_row && k != exec::kOneHotNone;
     }
+    EXPECT_EQ(all_hot, every_row) << in;
+    // The one-hot rows alone (the first of each width's six variants): all found one-hot.
+    std::vector<uint32_t> hot_sources, hot_positions;
+    std::vector<float> ones;
+    for (size_t r = 0; r < t.sources.size(); r += 6) hot_sources.push_back(t.sources[r]);
+    for (uint32_t source : hot_sources)
+      for (uint32_t e = 0; e < in; ++e)
+        if (dense[source + e] == 1.0f) {
+          hot_positions.push_back(source + e);
+          ones.push_back(1.0f);
+        }
+    t.sources = hot_sources;
+    EXPECT_TRUE(exec::write_hot_rows(plan, std::span<const uint32_t>(hot_positions), std::span<const float>(ones),
+                                     v.data()))
+        << in;
   }
 }
 
