@@ -531,14 +531,16 @@ void SampleGradient::add_to(std::vector<double>& dst, bool assign) const {
 void SampleSteps::run(const neural::TemplateModel& model, const PreparedSet& set, std::span<const uint32_t> locals,
                       LossKind loss_kind, size_t mean_over, bool with_metrics, bool with_values,
                       const std::function<void(size_t, SampleGradient&)>& take, Dtype dtype) {
-  struct UseUp {  // set_next_up's hint and seed_only's outputs are for this run only
+  struct UseUp {  // set_next_up's and set_output_sink's hints and seed_only's outputs are for this run only
     std::vector<uint32_t>& next_up;
     std::vector<uint8_t>& seeded;
+    const std::vector<std::vector<double>>*& output_sink;
     ~UseUp() {
       next_up.clear();
       seeded.clear();
+      output_sink = nullptr;
     }
-  } use_up{next_up_, seeded_};
+  } use_up{next_up_, seeded_, output_sink_};
   if (!seeded_.empty() && seeded_.size() != set.outputs.size())
     throw Error(ErrorKind::Runtime, "seed_only: " + std::to_string(seeded_.size()) + " flags for " +
                                         std::to_string(set.outputs.size()) + " outputs");
@@ -604,12 +606,26 @@ void SampleSteps::prefetch_ahead(std::span<const uint32_t> locals, size_t pos, c
     const uint32_t local = ahead < locals.size() ? locals[ahead] : next_up_[after];
     if (local >= plan_of_.size() || plan_of_[local] >= plans_.size()) continue;  // not planned (yet)
     exec::prefetch(*plans_[plan_of_[local]], level);
-    // A sparse fact copy's entries and the outputs' records (a few lines per sample, where
-    // each sample of the order lies: their first reads were misses), two samples ahead.
+    // The outputs' targets and sink entries, one sample ahead: their records (below) were
+    // hinted the sample before, so their addresses are read from cache.
+    const bool outputs = set && local + 1 < first_output_.size();
+    const size_t first = outputs ? first_output_[local] : 0;
+    const size_t last = outputs ? std::min<size_t>(first_output_[local + 1], set->outputs.size()) : 0;
+    const bool sink = output_sink_ && output_sink_->size() >= last;
+    if (level == exec::kPrefetchLevels - 1)
+      for (size_t o = first; o < last; ++o) {
+        const std::vector<double>& target = set->outputs[o].target;
+        exec::prefetch_bytes_to_l2(target.data(), target.size() * sizeof(double));
+        if (sink) exec::prefetch_bytes_to_l2((*output_sink_)[o].data(), (*output_sink_)[o].size() * sizeof(double));
+      }
+    // A sparse fact copy's entries and the outputs' and sink's records (a few lines per
+    // sample, where each sample of the order lies: their first reads were misses), two
+    // samples ahead.
     if (level != exec::kPrefetchLevels - 2) continue;
-    if (set && local + 1 < first_output_.size())
-      for (size_t o = first_output_[local]; o < first_output_[local + 1] && o < set->outputs.size(); ++o)
-        exec::prefetch_bytes_to_l2(&set->outputs[o], sizeof(OutputInfo));
+    for (size_t o = first; o < last; ++o) {
+      exec::prefetch_bytes_to_l2(&set->outputs[o], sizeof(OutputInfo));
+      if (sink) exec::prefetch_bytes_to_l2(&(*output_sink_)[o], sizeof(std::vector<double>));
+    }
     if (local + 1 < sparse_begin_.size()) {
       const size_t begin = sparse_begin_[local], count = sparse_begin_[local + 1] - begin;
       exec::prefetch_bytes_to_l2(sparse_positions_.data() + begin, count * sizeof(uint32_t));

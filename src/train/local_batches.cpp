@@ -40,6 +40,7 @@ class LocalBatches final : public BatchGradient {
       const std::vector<uint32_t>& batch;
       EpochAccumulator& epoch;
     } batch_run{steps_, batch, epoch};
+    steps_.set_output_sink(&epoch.last_outputs);
     steps_.run(
         model_, set_, batch, config_.loss, mean_over, true, true,
         [&batch_run](size_t pos, SampleGradient& sample) {
