@@ -60,6 +60,16 @@ inline void prefetch_line(const char* p, bool for_write) {
 #endif
 }
 
+// The same hint for the level-2 cache only (prefetcht1 on x86-64): for a line wanted a
+// sample or more ahead (a plan's levels, below), not by the next few instructions.
+inline void prefetch_line_to_l2(const char* p) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  asm volatile("prefetcht1 %0" : : "m"(*p));
+#else
+  __builtin_prefetch(p, 0, 2);
+#endif
+}
+
 // Hints that `bytes` bytes from `data` are read (written: for_write) soon: every cache line
 // of them. Inline, for the kernels that fetch rows ahead in their hot loops
 // (exec/transform_sum.cpp). Hints only: no value changes.
@@ -68,17 +78,10 @@ inline void prefetch_bytes(const void* data, size_t bytes, bool for_write = fals
   for (size_t offset = 0; offset < bytes; offset += 64) prefetch_line(p + offset, for_write);
 }
 
-// The same hint for the level-2 cache only (prefetcht1 on x86-64): for lines wanted a
-// sample or more ahead (a plan's levels, below), not by the next few instructions.
+// prefetch_bytes for the level-2 cache only (prefetch_line_to_l2).
 inline void prefetch_bytes_to_l2(const void* data, size_t bytes) {
   const char* p = static_cast<const char*>(data);
-  for (size_t offset = 0; offset < bytes; offset += 64) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    asm volatile("prefetcht1 %0" : : "m"(p[offset]));
-#else
-    __builtin_prefetch(p + offset, 0, 2);
-#endif
-  }
+  for (size_t offset = 0; offset < bytes; offset += 64) prefetch_line_to_l2(p + offset);
 }
 
 // Prefetch hints for level `level` (0 to 3) of what forward reads of `plan`. No value
