@@ -10,11 +10,18 @@
 //    gradients of a pass from the dense facts in a fresh workspace bit for bit, in float64
 //    and float32, and leave every gradient 0;
 //  - given a graph with a row that is not one-hot, the pass writes the facts (its GEMM reads
-//    them) and still gives the dense pass's numbers.
+//    them) and still gives the dense pass's numbers;
+//  - the training plans of MUTAG's graphs (one-hot node labels) under the zoo's and the
+//    benchmarks' templates, run from sparse facts in workspaces filled with NaN, give the
+//    dense passes' numbers bit for bit, whether the plans are marked (GCN, GraphSAGE) or not
+//    (GIN, whose `in(I) :- x(I)` reads the labels where they lie).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <span>
 #include <string>
@@ -25,7 +32,9 @@
 #include "exec/clear_gradients.hpp"
 #include "exec/plan.hpp"
 #include "exec/rewrites/registry.hpp"
+#include "lrnn/datasets.hpp"
 #include "lrnn/syntax.hpp"
+#include "shared_datasets.hpp"
 #include "train/dataset.hpp"
 #include "train/engine.hpp"
 
@@ -200,6 +209,61 @@ TEST(HotOnlyFacts, ARowThatIsNotOneHotHasTheFactsWritten) {
   for (const std::string label : {"0, 0.5, 0, 0", "1, 0, 0, 1", "0, 0, 0, 0"}) {
     expect_written_facts<double>(label);
     expect_written_facts<float>(label);
+  }
+}
+
+// GraphSAGE as PyNeuraLogic's benchmark table writes it (bench/pyneuralogic_table.py), over
+// MUTAG's 7 node labels.
+const char* kGraphSage =
+    "atom_embed(X) :- {10,7} x(X).\n"
+    "{10,10} l1(X) :- atom_embed(X).\n"
+    "{10,10} l1(X) :- atom_embed(Y), *edge(Y, X). [aggregation=avg]\n"
+    "{10,10} l2(X) :- l1(X).\n"
+    "{10,10} l2(X) :- l1(Y), *edge(Y, X). [aggregation=avg]\n"
+    "l1/1 [activation=relu]\n"
+    "{1,10} predict :- l2(X). [aggregation=avg]\n"
+    "predict/0 {1}\n";
+
+std::string file_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(HotOnlyFacts, MutagTrainingPlansFromSparseFactsInNanFilledWorkspacesMatchDensePasses) {
+  LRNN_SKIP_WITHOUT_SHARED_DATASETS();
+  TuData mutag = read_tu(std::string(LRNN_DATASETS_DIR) + "/tu/MUTAG");
+  mutag.examples.resize(24);
+  mutag.queries.resize(24);
+  const std::filesystem::path source(LRNN_SOURCE_DIR);
+  const std::pair<std::string, bool> templates[] = {
+      {file_text(source / "examples/graphs/gcn_mutag.lrnn"), true},
+      {file_text(source / "bench/templates/gcn_mutag_bench.lrnn"), true},
+      {file_text(source / "bench/templates/gcn_mutag_pyneuralogic_bench.lrnn"), true},
+      {kGraphSage, true},
+      {file_text(source / "examples/graphs/gin_mutag.lrnn"), false},
+      {file_text(source / "examples/graphs/gin_mutag_bn.lrnn"), false}};
+  for (const auto& [text, expect_marked] : templates) {
+    ASSERT_FALSE(text.empty());
+    train::Engine engine(parse_template(text, "t"));
+    const train::PreparedSet set = engine.prepare(train::pair_samples(mutag.examples, mutag.queries));
+    size_t marked = 0;
+    for (const neural::SampleNetwork& net : set.networks) {
+      exec::PlanOptions options = train::kTrainingPlan;
+      const std::vector<double> data = exec::build_plan(engine.model(), {&net}, options).data;
+      options.fact_values = false;
+      const exec::Plan plan = exec::build_plan(engine.model(), {&net}, options);
+      marked += plan.hot_only_facts != 0;
+      if (plan.hot_only_facts != 0) EXPECT_EQ(plan.hot_only_facts, data.size());
+      exec::Workspace fresh, ws;
+      const Pass dense = run(plan, data, engine, fresh, false);
+      ws.values.assign(plan.num_values, std::numeric_limits<double>::quiet_NaN());
+      const Pass sparse = run(plan, data, engine, ws, true);
+      EXPECT_EQ(sparse.outputs, dense.outputs);
+      EXPECT_EQ(sparse.grads, dense.grads);
+      EXPECT_TRUE(std::all_of(ws.grads.begin(), ws.grads.end(), [](double g) { return g == 0.0; }));
+      EXPECT_EQ(all_nan(ws, data.size()), plan.hot_only_facts != 0);
+    }
+    EXPECT_EQ(marked, expect_marked ? set.networks.size() : 0u) << text.substr(0, 200);
   }
 }
 
