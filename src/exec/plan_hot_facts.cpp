@@ -1,5 +1,5 @@
 // Plan::hot_only_facts: whether the data facts' slots can go unwritten in a pass
-// (docs/semantics.md "Execution (src/exec)").
+// (docs/semantics.md "Plan rewrites", under one_hot_inputs).
 //
 // A training pass over one small graph (NCI1 at batch 1) filled its data facts' slots twice:
 // zeros and the few nonzero values before forward (sparse facts), zeros into their
