@@ -26,7 +26,7 @@ namespace {
 bool reads_facts_as_hot_rows(const RuleGroup& G) {
   const TransformSum& t = G.transform;
   return t.enabled && !t.sum_first && !t.input_gradients && G.inputs.size() == 1 &&
-         (t.owns_transform ? t.one_hot_inputs : true);
+         (t.one_hot_inputs || !t.owns_transform);
 }
 
 // Whether some step of G may read a value below `end` other than as a one-hot row.

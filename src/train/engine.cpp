@@ -606,22 +606,24 @@ void SampleSteps::prefetch_ahead(std::span<const uint32_t> locals, size_t pos, c
     const uint32_t local = ahead < locals.size() ? locals[ahead] : next_up_[after];
     if (local >= plan_of_.size() || plan_of_[local] >= plans_.size()) continue;  // not planned (yet)
     exec::prefetch(*plans_[plan_of_[local]], level);
-    // The outputs' targets and sink entries, one sample ahead: their records (below) were
-    // hinted the sample before, so their addresses are read from cache.
+    if (level < exec::kPrefetchLevels - 2) continue;  // the rest: two samples ahead and one
     const bool outputs = set && local + 1 < first_output_.size();
     const size_t first = outputs ? first_output_[local] : 0;
     const size_t last = outputs ? std::min<size_t>(first_output_[local + 1], set->outputs.size()) : 0;
     const bool sink = output_sink_ && output_sink_->size() >= last;
-    if (level == exec::kPrefetchLevels - 1)
+    // One sample ahead, the outputs' targets and sink entries: their records (below) were
+    // hinted the sample before, so their addresses are read from cache.
+    if (level == exec::kPrefetchLevels - 1) {
       for (size_t o = first; o < last; ++o) {
         const std::vector<double>& target = set->outputs[o].target;
         exec::prefetch_bytes_to_l2(target.data(), target.size() * sizeof(double));
         if (sink) exec::prefetch_bytes_to_l2((*output_sink_)[o].data(), (*output_sink_)[o].size() * sizeof(double));
       }
-    // A sparse fact copy's entries and the outputs' and sink's records (a few lines per
-    // sample, where each sample of the order lies: their first reads were misses), two
-    // samples ahead.
-    if (level != exec::kPrefetchLevels - 2) continue;
+      continue;
+    }
+    // Two samples ahead, a sparse fact copy's entries and the outputs' and sink's records (a
+    // few lines per sample, where each sample of the order lies: their first reads were
+    // misses).
     for (size_t o = first; o < last; ++o) {
       exec::prefetch_bytes_to_l2(&set->outputs[o], sizeof(OutputInfo));
       if (sink) exec::prefetch_bytes_to_l2(&(*output_sink_)[o], sizeof(std::vector<double>));
