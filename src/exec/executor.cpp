@@ -207,8 +207,22 @@ void offset_backward(Shape shape, Shape b, size_t n, const T* g, T* gB) {
   }
 }
 
+// Where the head weight reads its input: the aggregates, or the readout weight's products of
+// them (RuleGroup::readout_weight, which keeps their shape).
+inline uint32_t head_input_off(const RuleGroup& G) {
+  return G.readout_weight != neural::kNoParam ? G.readout_off : G.agg_off;
+}
+
 template <class T>
 void head_weight_forward(const RuleGroup& G, const ParamView<T>& params, T* v) {
+  if (G.readout_weight != neural::kNoParam) {  // square matrices on column vectors (rewrites/weight_after_readout.cpp)
+    const Shape w = params.info(G.readout_weight).shape;
+    product_abt(G.m, w.cols, w.rows, v + G.agg_off, params.data(G.readout_weight), v + G.readout_off,
+                params.transposed(G.readout_weight));
+    if (G.readout_weight2 != neural::kNoParam)
+      add_product_abt<T>(G.m, w.cols, w.rows, v + G.readout_agg2_off, params.data(G.readout_weight2),
+                         v + G.readout_off, params.transposed(G.readout_weight2));
+  }
   if (G.adds_to_out && G.head_weight != neural::kNoParam) {  // (a matrix on column vectors: rewrites/shared_head_rows.cpp)
     const Shape w = params.info(G.head_weight).shape;
     add_product_abt<T>(G.m, w.cols, w.rows, v + G.agg_off, params.data(G.head_weight), v + G.out_off,
@@ -217,7 +231,25 @@ void head_weight_forward(const RuleGroup& G, const ParamView<T>& params, T* v) {
   }
   if (G.head_mode != WeightMode::None)
     weight_forward(G.head_mode, params.info(G.head_weight).shape, G.agg_shape, G.out_shape, G.m,
-                   params.data(G.head_weight), v + G.agg_off, v + G.out_off, params.transposed(G.head_weight));
+                   params.data(G.head_weight), v + head_input_off(G), v + G.out_off, params.transposed(G.head_weight));
+}
+
+// dL/d(aggregates) from dL/d(out): the head weight's and the readout weight's backward.
+template <class T>
+void head_weight_backward(const RuleGroup& G, const ParamView<T>& params, const T* v, T* g, T* pg) {
+  const uint32_t in = head_input_off(G);
+  if (G.head_mode != WeightMode::None)
+    weight_backward(G.head_mode, params.info(G.head_weight).shape, G.agg_shape, G.out_shape, G.m,
+                    params.data(G.head_weight), v + in, g + G.out_off, g + in,
+                    pg + params.info(G.head_weight).offset, true);
+  if (G.readout_weight != neural::kNoParam)
+    weight_backward(WeightMode::MatMul, params.info(G.readout_weight).shape, G.agg_shape, G.agg_shape, G.m,
+                    params.data(G.readout_weight), v + G.agg_off, g + G.readout_off, g + G.agg_off,
+                    pg + params.info(G.readout_weight).offset, true);
+  if (G.readout_weight2 != neural::kNoParam)
+    weight_backward(WeightMode::MatMul, params.info(G.readout_weight2).shape, G.agg_shape, G.agg_shape, G.m,
+                    params.data(G.readout_weight2), v + G.readout_agg2_off, g + G.readout_off,
+                    g + G.readout_agg2_off, pg + params.info(G.readout_weight2).offset, true);
 }
 
 // comb = the combination of the gathered, weighted (and transposed) inputs.
@@ -254,6 +286,8 @@ void rule_forward(const RuleGroup& G, const ParamView<T>& params, BasicWorkspace
   }
   if (G.direct.fused_sum) {
     if (!G.direct.input_rows) direct_sum_forward(G, v, v + G.agg_off);
+    if (G.readout_weight2 != neural::kNoParam)  // the same sums over the second rows
+      direct_sum_forward(G, v + G.readout_shift, v + G.readout_agg2_off);
     head_weight_forward(G, params, v);
     return;
   }
@@ -283,16 +317,15 @@ template <class T>
 void rule_backward(const RuleGroup& G, const ParamView<T>& params, BasicWorkspace<T>& ws, T* pg) {
   const T* v = ws.values.data();
   T* g = ws.grads.data();
-  if (G.head_mode != WeightMode::None)
-    weight_backward(G.head_mode, params.info(G.head_weight).shape, G.agg_shape, G.out_shape, G.m,
-                    params.data(G.head_weight), v + G.agg_off, g + G.out_off, g + G.agg_off,
-                    pg + params.info(G.head_weight).offset, true);
+  head_weight_backward(G, params, v, g, pg);
   if (G.transform.enabled) {
     transform_sum_backward(G, params, v, g, pg);
     return;
   }
   if (G.direct.fused_sum) {
     if (!G.direct.input_rows) direct_sum_backward(G, v, g + G.agg_off, g);  // else the head weight added there
+    if (G.readout_weight2 != neural::kNoParam)
+      direct_sum_backward(G, v + G.readout_shift, g + G.readout_agg2_off, g + G.readout_shift);
     return;
   }
   if (G.softmax) {

@@ -114,6 +114,7 @@ Plan PlanBuilder::build() {
   plan.depth_steps.push_back(static_cast<uint32_t>(plan.steps.size()));
   if (!options.fact_gradients) drop_fact_input_gradients();
   place_outputs();
+  move_weights_after_readouts();
   plan.hot_only_facts = hot_only_facts(plan, data_values, options);
   plan.num_values = alloc.size();
   return std::move(plan);

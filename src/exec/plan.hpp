@@ -233,6 +233,19 @@ struct RuleGroup {
   std::vector<uint32_t> head_order;
   Shape agg_shape;
   uint32_t agg_off = 0;
+  // A square matrix weight moved here from the group whose rows this group's sum or average
+  // alone reads (rewrites/weight_after_readout.cpp: avg(W x) computed as W avg(x)): the
+  // aggregates go through it into rows of agg_shape at readout_off, which the head weight
+  // then reads (or which are the out rows, out_off == readout_off, without one). kNoParam:
+  // none. When a second group had added its products to those rows (W1 x + W2 y, a
+  // GraphSAGE layer: RuleGroup::adds_to_out), each member's row of y lies readout_shift
+  // values after its row of x: their sums or averages at readout_agg2_off go through
+  // readout_weight2, added to the first weight's products.
+  uint32_t readout_weight = neural::kNoParam;
+  uint32_t readout_off = 0;
+  uint32_t readout_weight2 = neural::kNoParam;
+  uint32_t readout_shift = 0;
+  uint32_t readout_agg2_off = 0;
   uint32_t head_weight = neural::kNoParam;
   WeightMode head_mode = WeightMode::None;
   Shape out_shape;

@@ -138,6 +138,8 @@ class PlanBuilder {
 
  private:
   void drop_fact_input_gradients();
+  // The weight-after-readout rewrite over the built steps (rewrites/weight_after_readout.cpp).
+  void move_weights_after_readouts();
   bool enabled(Rewrite r) const { return !options.disabled_rewrites.test(bit(r)); }
 
   const neural::TemplateModel& model;

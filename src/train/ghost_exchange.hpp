@@ -54,13 +54,15 @@ class GhostExchange {
   // gradients; a neighbour rule reading ghosts sums its inputs first (it shares no transform
   // with the self rule, which reads none), exec::PlanOptions. The owned atoms other ranks
   // ask for are read outside the plan, where self_into_sum's check that nothing else reads
-  // a sum's atoms (rewrites/self_into_sum.cpp) cannot see them: that rewrite is off.
+  // a sum's atoms (rewrites/self_into_sum.cpp) and weight_after_readout's that nothing else
+  // reads a layer's rows cannot see them: those rewrites are off.
   void plan_options(exec::PlanOptions& options) const {
     options.data_gradients_from = data_gradients_from_;
     options.transform_sum_first = true;
     options.transform_sum_first_ratio = 1;
     options.merge_shared_weight_rules = true;
     options.disabled_rewrites.set(exec::bit(exec::Rewrite::SelfIntoSum));
+    options.disabled_rewrites.set(exec::bit(exec::Rewrite::WeightAfterReadout));
   }
   size_t ghosts() const { return ghosts_; }  // ghost atoms this rank reads
   size_t asked() const { return asked_; }    // owned atoms sent (per level, per asking rank)

@@ -328,7 +328,9 @@ TEST(PlanRewrites, RegistryNamesAndDescribesEachRewrite) {
             "rewrite shared_head_rows: 0 rule groups (rules into the same summed atoms add their values to one set "
             "of rows; training plans only)\n"
             "rewrite self_into_sum: 0 rule groups (a node's own value summed into its neighbours' per-head sum, "
-            "whose rows become the atoms; training plans only)\n");
+            "whose rows become the atoms; training plans only)\n"
+            "rewrite weight_after_readout: 0 rule groups (a layer's matrix weight applied after the sum or average "
+            "that alone reads its rows, W avg(x) for avg(W x); training plans only)\n");
 }
 
 }  // namespace

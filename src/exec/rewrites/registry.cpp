@@ -9,7 +9,7 @@ namespace lrnn::exec {
 const RewriteInfo& rewrite_info(Rewrite r) {
   static const std::array<const RewriteInfo*, kRewriteCount> table{
       &rewrites::kFoldZeroLiterals, &rewrites::kDropUnitWeights, &rewrites::kDirectProduct, &rewrites::kTransformSum,
-      &rewrites::kOneHotInputs, &rewrites::kSharedHeadRows, &rewrites::kSelfIntoSum};
+      &rewrites::kOneHotInputs, &rewrites::kSharedHeadRows, &rewrites::kSelfIntoSum, &rewrites::kWeightAfterReadout};
   return *table[bit(r)];
 }
 

@@ -26,8 +26,9 @@ enum class Rewrite : uint8_t {
   OneHotInputs,      // rewrites/one_hot_inputs.cpp
   SharedHeadRows,    // rewrites/shared_head_rows.cpp
   SelfIntoSum,       // rewrites/self_into_sum.cpp
+  WeightAfterReadout,  // rewrites/weight_after_readout.cpp
 };
-inline constexpr size_t kRewriteCount = 7;
+inline constexpr size_t kRewriteCount = 8;
 
 struct RewriteInfo {
   std::string_view name;         // as `lrnn ground --stats` prints it and tests disable it
@@ -38,7 +39,7 @@ struct RewriteInfo {
 // Each defined in its rewrite's file.
 namespace rewrites {
 extern const RewriteInfo kFoldZeroLiterals, kDropUnitWeights, kDirectProduct, kTransformSum, kOneHotInputs,
-    kSharedHeadRows, kSelfIntoSum;
+    kSharedHeadRows, kSelfIntoSum, kWeightAfterReadout;
 }  // namespace rewrites
 
 const RewriteInfo& rewrite_info(Rewrite r);
