@@ -10,12 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "api/dataset_impl.hpp"
 #include "exec/plan.hpp"
 #include "graph_text.hpp"
-#include "lrnn/lrnn.hpp"
-#include "lrnn/syntax.hpp"
 #include "plan_pass.hpp"
+#include "planned_networks.hpp"
 #include "train/engine.hpp"
 
 namespace {
@@ -51,27 +49,9 @@ exec::PlanOptions training(bool fold) {
   return o;
 }
 
-exec::PlanOptions plain() {
-  exec::PlanOptions none;
-  none.disabled_rewrites.set();
-  return none;
-}
-
 uint32_t folds(const exec::Plan& plan) { return plan.rewrites[exec::bit(exec::Rewrite::SelfIntoSum)]; }
 
-struct Case {
-  train::Engine engine;
-  Dataset data;
-  train::PreparedSet set;
-  Case(const std::string& tmpl, const std::string& graph, const std::string& queries)
-      : engine(parse_template(tmpl)), data(Dataset::from_text(graph, queries)), set(engine.prepare(data.impl().samples)) {}
-  std::vector<const neural::SampleNetwork*> nets() const {
-    std::vector<const neural::SampleNetwork*> out;
-    for (const auto& n : set.networks) out.push_back(&n);
-    return out;
-  }
-  exec::Plan plan(const exec::PlanOptions& o) const { return exec::build_plan(engine.model(), nets(), o); }
-};
+using Case = test::PlannedNetworks;
 
 Case graph_case(const std::string& tmpl) {
   return Case(tmpl, test::graph_text(kNodes, kDegree), test::node_queries(kNodes));
@@ -104,7 +84,7 @@ TEST(SelfIntoSum, EachGinLayersOwnRowIsSummedIntoItsNeighbourSum) {
   EXPECT_TRUE(has_atom_group(without, c.engine, "in1"));
   EXPECT_LT(plan.num_values, without.num_values);
   test::expect_same_pass(plan, without, c.engine, 1e-3);
-  test::expect_same_pass(plan, c.plan(plain()), c.engine, 1e-3);
+  test::expect_same_pass(plan, c.plan(test::plain_plan_options()), c.engine, 1e-3);
   // Inspection plans keep every atom's own value.
   EXPECT_EQ(folds(c.plan({})), 0u);
 }
@@ -135,7 +115,7 @@ TEST(SelfIntoSum, PyNeuraLogicsSpellingFoldsWhateverReadsTheAtoms) {
   EXPECT_EQ(folds(plan), 2u);
   EXPECT_FALSE(has_atom_group(plan, c.engine, "l2"));
   test::expect_same_pass(plan, c.plan(training(false)), c.engine, 1e-3);
-  test::expect_same_pass(plan, c.plan(plain()), c.engine, 1e-3);
+  test::expect_same_pass(plan, c.plan(test::plain_plan_options()), c.engine, 1e-3);
 }
 
 TEST(SelfIntoSum, OnlyAPlainSumReadByTheAtomsAloneFolds) {
@@ -156,7 +136,7 @@ TEST(SelfIntoSum, OnlyAPlainSumReadByTheAtomsAloneFolds) {
     const Case c = graph_case(v.tmpl);
     const exec::Plan plan = c.plan(training(true));
     EXPECT_EQ(folds(plan), v.folds);
-    test::expect_same_pass(plan, c.plan(plain()), c.engine, 1e-3);
+    test::expect_same_pass(plan, c.plan(test::plain_plan_options()), c.engine, 1e-3);
   }
   // A node without neighbours (n4): its in atoms have one input, so they sit a depth lower
   // (they are x(n4) and h1(n4) themselves), and the other nodes' still fold.
@@ -167,7 +147,7 @@ TEST(SelfIntoSum, OnlyAPlainSumReadByTheAtomsAloneFolds) {
                     test::node_queries(5));
   const exec::Plan plan = lonely.plan(training(true));
   EXPECT_EQ(folds(plan), 2u);
-  test::expect_same_pass(plan, lonely.plan(plain()), lonely.engine, 1e-3);
+  test::expect_same_pass(plan, lonely.plan(test::plain_plan_options()), lonely.engine, 1e-3);
 }
 
 }  // namespace

@@ -12,13 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "api/dataset_impl.hpp"
 #include "exec/plan.hpp"
 #include "graph_text.hpp"
 #include "lrnn/datasets.hpp"
-#include "lrnn/lrnn.hpp"
 #include "lrnn/syntax.hpp"
 #include "plan_pass.hpp"
+#include "planned_networks.hpp"
 #include "shared_datasets.hpp"
 #include "train/dataset.hpp"
 #include "train/engine.hpp"
@@ -44,27 +43,9 @@ exec::PlanOptions training(bool move) {
   return o;
 }
 
-exec::PlanOptions plain() {
-  exec::PlanOptions none;
-  none.disabled_rewrites.set();
-  return none;
-}
-
 uint32_t moved(const exec::Plan& plan) { return plan.rewrites[exec::bit(exec::Rewrite::WeightAfterReadout)]; }
 
-struct Case {
-  train::Engine engine;
-  Dataset data;
-  train::PreparedSet set;
-  Case(const std::string& tmpl, const std::string& graphs, const std::string& queries)
-      : engine(parse_template(tmpl)), data(Dataset::from_text(graphs, queries)), set(engine.prepare(data.impl().samples)) {}
-  std::vector<const neural::SampleNetwork*> nets() const {
-    std::vector<const neural::SampleNetwork*> out;
-    for (const auto& n : set.networks) out.push_back(&n);
-    return out;
-  }
-  exec::Plan plan(const exec::PlanOptions& o) const { return exec::build_plan(engine.model(), nets(), o); }
-};
+using Case = test::PlannedNetworks;
 
 Case graph_case(const std::string& tmpl, int nodes = 60, const std::string& query = "1.0 predict") {
   return Case(tmpl, test::graph_text(nodes, 3), "g :- " + query + ".\n");
@@ -72,7 +53,7 @@ Case graph_case(const std::string& tmpl, int nodes = 60, const std::string& quer
 
 void expect_same_as_unmoved(const Case& c, const exec::Plan& plan) {
   test::expect_same_pass(plan, c.plan(training(false)), c.engine, 1e-3);
-  test::expect_same_pass(plan, c.plan(plain()), c.engine, 1e-3);
+  test::expect_same_pass(plan, c.plan(test::plain_plan_options()), c.engine, 1e-3);
 }
 
 TEST(WeightAfterReadout, AnAveragedLayersWeightIsAppliedOnceAfterTheReadout) {
@@ -108,7 +89,8 @@ TEST(WeightAfterReadout, ASumReadoutAndAReadoutWithoutWeightMoveToo) {
   ASSERT_EQ(unweighted.outputs.size(), 1u);
   EXPECT_EQ(unweighted.outputs[0].shape.size(), 4u);
   const exec::Plan reference = bare.plan(training(false));
-  const test::PlanPass a = test::run_plan_pass(unweighted, bare.engine), b = test::run_plan_pass(reference, bare.engine);
+  const test::PlanPass a = test::run_plan_pass(unweighted, bare.engine);
+  const test::PlanPass b = test::run_plan_pass(reference, bare.engine);
   for (uint32_t k = 0; k < 4; ++k)
     EXPECT_NEAR(a.ws.values[unweighted.outputs[0].offset + k], b.ws.values[reference.outputs[0].offset + k], 1e-12);
   expect_same_as_unmoved(bare, unweighted);
@@ -148,7 +130,8 @@ TEST(WeightAfterReadout, BothWeightsOfAGraphSageLayerMove) {
     }
   EXPECT_EQ(carriers, 1u);
   expect_same_as_unmoved(c, plan);
-  const Case batch(graphsage(), test::graph_text(40, 3) + test::graph_text(9, 1), "g :- 1.0 predict.\ng :- 0.0 predict.\n");
+  const Case batch(graphsage(), test::graph_text(40, 3) + test::graph_text(9, 1),
+                   "g :- 1.0 predict.\ng :- 0.0 predict.\n");
   const exec::Plan batched = batch.plan(training(true));
   EXPECT_EQ(moved(batched), 1u);
   expect_same_as_unmoved(batch, batched);
@@ -175,7 +158,8 @@ TEST(WeightAfterReadout, DoesNotMoveWhereTheLayersRowsAreNotOnlyAverages) {
   // Each still computes what the plain plan does.
   const Case read_twice = graph_case(gcn("avg", "{1,4} other :- l2(X). [aggregation=max]\n"), 60,
                                      "1.0 predict, 0.0 other");
-  test::expect_same_pass(read_twice.plan(training(true)), read_twice.plan(plain()), read_twice.engine, 1e-3);
+  test::expect_same_pass(read_twice.plan(training(true)), read_twice.plan(test::plain_plan_options()),
+                         read_twice.engine, 1e-3);
 }
 
 // PyNeuraLogic's benchmark GCN and GraphSAGE (bench/pyneuralogic_table.py) on MUTAG's first
@@ -213,7 +197,9 @@ TEST(WeightAfterReadout, MutagGraphsUnderPyNeuraLogicsBenchmarkGcn) {
       test::expect_same_pass(plan, exec::build_plan(engine.model(), {&net}, training(false)), engine, 1e-4);
       // (The plain plan also differentiates the fixed <0.0> weights, which fold_zero_literals
       // leaves out: only lrnn's spelling compares with it.)
-      if (lrnn_spelling) test::expect_same_pass(plan, exec::build_plan(engine.model(), {&net}, plain()), engine, 1e-4);
+      if (lrnn_spelling)
+        test::expect_same_pass(plan, exec::build_plan(engine.model(), {&net}, test::plain_plan_options()), engine,
+                               1e-4);
     }
   }
 }
