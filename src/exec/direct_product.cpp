@@ -302,6 +302,54 @@ void direct_sum_backward(const RuleGroup& G, const T* v, const T* gagg, T* g) {
   }
 }
 
+template <int W, class T>
+void weighted_sums_forward(const RuleGroup& G, const T* v, T* agg, T* agg2) {
+  const long size = W > 0 ? W : G.direct.len;
+  const uint32_t* src = G.inputs[G.direct.a].src.data();
+  for (uint32_t h = 0; h < G.m; ++h) {
+    T* a = agg + size_t(h) * size;
+    T* b = agg2 ? agg2 + size_t(h) * size : nullptr;
+    std::fill_n(a, size, T(0.0));
+    if (b) std::fill_n(b, size, T(0.0));
+    for (uint32_t k = G.head_segments[h]; k < G.head_segments[h + 1]; ++k) {
+      const T* x = v + src[k];
+      const T ca = T(G.readout_scale[k]);
+      for (long e = 0; e < size; ++e) a[e] = multiply_add(ca, x[e], a[e]);
+      if (!b) continue;
+      const T cb = T(G.readout_scale2[k]);
+      for (long e = 0; e < size; ++e) b[e] = multiply_add(cb, x[e], b[e]);
+    }
+  }
+}
+
+template <int W, class T>
+void weighted_sums_backward(const RuleGroup& G, const T* gagg, const T* gagg2, T* g) {
+  const long size = W > 0 ? W : G.direct.len;
+  const uint32_t* src = G.inputs[G.direct.a].src.data();
+  for (uint32_t h = 0; h < G.m; ++h) {
+    const T* ga = gagg + size_t(h) * size;
+    const T* gb = gagg2 ? gagg2 + size_t(h) * size : nullptr;
+    for (uint32_t k = G.head_segments[h]; k < G.head_segments[h + 1]; ++k) {
+      T* gx = g + src[k];
+      const T ca = T(G.readout_scale[k]);
+      for (long e = 0; e < size; ++e) gx[e] = multiply_add(ca, ga[e], gx[e]);
+      if (!gb) continue;
+      const T cb = T(G.readout_scale2[k]);
+      for (long e = 0; e < size; ++e) gx[e] = multiply_add(cb, gb[e], gx[e]);
+    }
+  }
+}
+
+template <class T>
+void weighted_sums_forward(const RuleGroup& G, const T* v, T* agg, T* agg2) {
+  with_row_width(G.direct.len, [&](auto w) { weighted_sums_forward<decltype(w)::value>(G, v, agg, agg2); });
+}
+
+template <class T>
+void weighted_sums_backward(const RuleGroup& G, const T* gagg, const T* gagg2, T* g) {
+  with_row_width(G.direct.len, [&](auto w) { weighted_sums_backward<decltype(w)::value>(G, gagg, gagg2, g); });
+}
+
 void order_heads_by_count(RuleGroup& G) {
   G.head_order.clear();
   if (!sums_input_rows(G.direct) || G.m < 2 || G.head_segments.size() != size_t(G.m) + 1) return;
@@ -323,5 +371,9 @@ template void direct_product_forward<float>(const RuleGroup&, const float*, floa
 template void direct_sum_forward<float>(const RuleGroup&, const float*, float*);
 template void direct_product_backward<float>(const RuleGroup&, const float*, const float*, float*);
 template void direct_sum_backward<float>(const RuleGroup&, const float*, const float*, float*);
+template void weighted_sums_forward<double>(const RuleGroup&, const double*, double*, double*);
+template void weighted_sums_backward<double>(const RuleGroup&, const double*, const double*, double*);
+template void weighted_sums_forward<float>(const RuleGroup&, const float*, float*, float*);
+template void weighted_sums_backward<float>(const RuleGroup&, const float*, const float*, float*);
 
 }  // namespace lrnn::exec

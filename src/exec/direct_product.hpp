@@ -23,6 +23,14 @@ void direct_product_backward(const RuleGroup& G, const T* v, const T* gcomb, T* 
 template <class T>
 void direct_sum_backward(const RuleGroup& G, const T* v, const T* gagg, T* g);
 
+// Readouts read through their rows' sums (RuleGroup::readout_scale): agg[h] (and agg2[h],
+// when not null) = the coefficient-weighted sum of head h's member rows, and backward adds
+// each member's coefficients times gagg[h] (and gagg2[h]) to its row's gradient.
+template <class T>
+void weighted_sums_forward(const RuleGroup& G, const T* v, T* agg, T* agg2);
+template <class T>
+void weighted_sums_backward(const RuleGroup& G, const T* gagg, const T* gagg2, T* g);
+
 // Sets G.head_order where G's forward is a plain row sum (each member its input row alone,
 // plain_sum_forward) and its heads' counts of members differ; leaves it empty otherwise.
 // build_plan calls it on every rule group of a finished plan.

@@ -285,9 +285,14 @@ void rule_forward(const RuleGroup& G, const ParamView<T>& params, BasicWorkspace
     return;
   }
   if (G.direct.fused_sum) {
-    if (!G.direct.input_rows) direct_sum_forward(G, v, v + G.agg_off);
-    if (G.readout_weight2 != neural::kNoParam)  // the same sums over the second rows
-      direct_sum_forward(G, v + G.readout_shift, v + G.readout_agg2_off);
+    if (!G.readout_scale.empty()) {
+      weighted_sums_forward(G, v, v + G.agg_off,
+                            G.readout_weight2 != neural::kNoParam ? v + G.readout_agg2_off : nullptr);
+    } else {
+      if (!G.direct.input_rows) direct_sum_forward(G, v, v + G.agg_off);
+      if (G.readout_weight2 != neural::kNoParam)  // the same sums over the second rows
+        direct_sum_forward(G, v + G.readout_shift, v + G.readout_agg2_off);
+    }
     head_weight_forward(G, params, v);
     return;
   }
@@ -323,6 +328,11 @@ void rule_backward(const RuleGroup& G, const ParamView<T>& params, BasicWorkspac
     return;
   }
   if (G.direct.fused_sum) {
+    if (!G.readout_scale.empty()) {
+      weighted_sums_backward(G, g + G.agg_off,
+                             G.readout_weight2 != neural::kNoParam ? g + G.readout_agg2_off : nullptr, g);
+      return;
+    }
     if (!G.direct.input_rows) direct_sum_backward(G, v, g + G.agg_off, g);  // else the head weight added there
     if (G.readout_weight2 != neural::kNoParam)
       direct_sum_backward(G, v + G.readout_shift, g + G.readout_agg2_off, g + G.readout_shift);

@@ -246,6 +246,13 @@ struct RuleGroup {
   uint32_t readout_weight2 = neural::kNoParam;
   uint32_t readout_shift = 0;
   uint32_t readout_agg2_off = 0;
+  // Read through the rows (weight_after_readout, where they were a plain per-head sum's or
+  // average's that nothing else reads): the members are the rows those were sums of, each
+  // row once per head, with its coefficient in the aggregates (readout_scale) and, under a
+  // second weight, in the second aggregates (readout_scale2; readout_shift then unused):
+  // agg[h] = sum_k readout_scale[k] x_k over head h's members, whatever the aggregation.
+  // Empty: the members' rows are summed or averaged.
+  std::vector<double> readout_scale, readout_scale2;
   uint32_t head_weight = neural::kNoParam;
   WeightMode head_mode = WeightMode::None;
   Shape out_shape;

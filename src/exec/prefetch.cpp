@@ -27,6 +27,8 @@ void prefetch_rule_group(const RuleGroup& g) {
   prefetch_vector(g.direct.band_begin);
   prefetch_vector(g.direct.band_first);
   prefetch_vector(g.direct.tile_begin);
+  prefetch_vector(g.readout_scale);
+  prefetch_vector(g.readout_scale2);
 }
 
 }  // namespace

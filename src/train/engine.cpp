@@ -352,7 +352,8 @@ void shrink_to_fit(exec::Plan& plan) {
     for (exec::InputBlock& in : g.inputs) in.src.shrink_to_fit();
     shrink_each(g.inputs, g.direct.scalars, g.direct.scalar_off, g.direct.band_begin, g.direct.band_first,
                 g.direct.tile_begin, g.transform.sources, g.transform.row_of, g.transform.row_begin,
-                g.transform.row_heads, g.softmax_perm, g.softmax_segments, g.head_segments);
+                g.transform.row_heads, g.softmax_perm, g.softmax_segments, g.head_segments, g.readout_scale,
+                g.readout_scale2);
   }
   for (exec::AtomGroup& g : plan.atom_groups) shrink_each(g.src, g.segments);
   shrink_each(plan.data, plan.param_fact_off, plan.param_fact_param, plan.example_fact_off, plan.example_fact_param,

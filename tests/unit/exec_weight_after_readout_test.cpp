@@ -9,6 +9,7 @@
 // square, a max readout, inspection plans) it does not.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -29,10 +30,11 @@ using namespace lrnn;
 // Two GCN layers over in-neighbours, read out by `readout` (an aggregation) into one
 // graph-level atom under `readout_weight`; `extra` adds lines.
 std::string gcn(const std::string& readout = "avg", const std::string& extra = "",
-                const std::string& l2_weight = "{4,4}", const std::string& readout_weight = "{1,4}") {
+                const std::string& l2_weight = "{4,4}", const std::string& readout_weight = "{1,4}",
+                const std::string& l2_input_weight = "") {
   return "{4,3} l1(X) :- x(Y), *edge(Y, X). [aggregation=sum]\n"
          "l1/1 [activation=relu]\n" +
-         l2_weight + " l2(X) :- l1(Y), *edge(Y, X). [aggregation=sum]\n" + readout_weight +
+         l2_weight + " l2(X) :- " + l2_input_weight + "l1(Y), *edge(Y, X). [aggregation=sum]\n" + readout_weight +
          " predict :- l2(X). [aggregation=" + readout + "]\n" + extra;
 }
 
@@ -60,19 +62,31 @@ TEST(WeightAfterReadout, AnAveragedLayersWeightIsAppliedOnceAfterTheReadout) {
   const Case c = graph_case(gcn());
   const exec::Plan plan = c.plan(training(true));
   ASSERT_EQ(moved(plan), 1u);
-  // l2's group keeps its per-node sums as its rows; the readout carries the weight.
-  size_t carriers = 0, unweighted_layers = 0;
+  // The readout carries the weight and reads through l2's neighbour sums: its members are
+  // l1's rows, each once with its coefficient (in-edges / nodes); l2's group has no member.
+  size_t carriers = 0, emptied = 0;
   for (const exec::RuleGroup& G : plan.rule_groups) {
     if (G.readout_weight != neural::kNoParam) {
       ++carriers;
       EXPECT_EQ(G.m, 1u);
       EXPECT_NE(G.head_weight, neural::kNoParam);
+      EXPECT_EQ(G.readout_scale.size(), G.n);
+      EXPECT_TRUE(G.readout_scale2.empty());
+      EXPECT_TRUE(std::is_sorted(G.inputs[0].src.begin(), G.inputs[0].src.end()));
+      EXPECT_EQ(std::adjacent_find(G.inputs[0].src.begin(), G.inputs[0].src.end()), G.inputs[0].src.end());
     }
-    if (G.m == 60 && G.head_weight == neural::kNoParam && G.direct.fused_sum) ++unweighted_layers;
+    if (G.m == 0 && G.n == 0) ++emptied;
   }
   EXPECT_EQ(carriers, 1u);
-  EXPECT_EQ(unweighted_layers, 1u);
+  EXPECT_EQ(emptied, 1u);
   expect_same_as_unmoved(c, plan);
+  // With a weight on l2's input too, its rows are a transform's per-head sums: the weight
+  // moves, and the readout sums those rows.
+  const Case weighted = graph_case(gcn("avg", "", "{4,4}", "{1,4}", "{4,4} "));
+  const exec::Plan through_rows = weighted.plan(training(true));
+  EXPECT_EQ(moved(through_rows), 1u);
+  for (const exec::RuleGroup& G : through_rows.rule_groups) EXPECT_TRUE(G.readout_scale.empty());
+  expect_same_as_unmoved(weighted, through_rows);
   // Inspection plans keep every atom's value.
   EXPECT_EQ(moved(c.plan({})), 0u);
 }
@@ -109,12 +123,12 @@ TEST(WeightAfterReadout, ABatchOfGraphsMovesOnceForAllItsReadouts) {
 
 // A GraphSAGE layer as PyNeuraLogic writes it, W1 x + W2 avg(x_nbr) into one set of rows
 // (shared_head_rows): both weights move, each over its own rows' averages.
-std::string graphsage(const std::string& third_rule = "") {
+std::string graphsage(const std::string& third_rule = "", const std::string& neighbour_input_weight = "") {
   return "{4,3} l1(X) :- x(X).\n"
          "{4,3} l1(X) :- x(Y), *edge(Y, X). [aggregation=avg]\n"
          "l1/1 [activation=relu]\n"
          "{4,4} l2(X) :- l1(X).\n"
-         "{4,4} l2(X) :- l1(Y), *edge(Y, X). [aggregation=avg]\n" +
+         "{4,4} l2(X) :- " + neighbour_input_weight + "l1(Y), *edge(Y, X). [aggregation=avg]\n" +
          third_rule + "{1,4} predict :- l2(X). [aggregation=avg]\n";
 }
 
@@ -127,9 +141,21 @@ TEST(WeightAfterReadout, BothWeightsOfAGraphSageLayerMove) {
     if (G.readout_weight != neural::kNoParam) {
       ++carriers;
       EXPECT_NE(G.readout_weight2, neural::kNoParam);
+      // Both aggregates over l1's rows: the self rule's (1 / nodes each) and the neighbour
+      // averages' read through.
+      EXPECT_EQ(G.readout_scale.size(), G.n);
+      EXPECT_EQ(G.readout_scale2.size(), G.n);
     }
   EXPECT_EQ(carriers, 1u);
   expect_same_as_unmoved(c, plan);
+  // A weight on the neighbours' input too: their rows are a transform's, read where they lie
+  // (the second aggregates over the same members' rows, RuleGroup::readout_shift).
+  const Case weighted = graph_case(graphsage("", "{4,4} "));
+  const exec::Plan shifted = weighted.plan(training(true));
+  EXPECT_EQ(moved(shifted), 1u);
+  for (const exec::RuleGroup& G : shifted.rule_groups)
+    if (G.readout_weight2 != neural::kNoParam) EXPECT_TRUE(G.readout_scale.empty());
+  expect_same_as_unmoved(weighted, shifted);
   const Case batch(graphsage(), test::graph_text(40, 3) + test::graph_text(9, 1),
                    "g :- 1.0 predict.\ng :- 0.0 predict.\n");
   const exec::Plan batched = batch.plan(training(true));
@@ -140,6 +166,18 @@ TEST(WeightAfterReadout, BothWeightsOfAGraphSageLayerMove) {
   const exec::Plan thrice = three.plan(training(true));
   EXPECT_EQ(moved(thrice), 0u);
   expect_same_as_unmoved(three, thrice);
+}
+
+// Two linear layers in a row: l2's weight moves after l3's neighbour sums (W3 W2 sum s for
+// W3 sum W2 s), which read through l2's sums only where that is fewer rows (neighbours of
+// neighbours); l3's weight, now carrying W2, stays. The same function either way.
+TEST(WeightAfterReadout, ADeeperLinearStackComputesTheSameFunction) {
+  const Case c = graph_case(gcn("avg", "{4,4} l3(X) :- l2(Y), *edge(Y, X). [aggregation=sum]\n"
+                                       "{1,4} deep :- l3(X). [aggregation=avg]\n"),
+                            60, "1.0 deep");
+  const exec::Plan plan = c.plan(training(true));
+  EXPECT_EQ(moved(plan), 1u);
+  expect_same_as_unmoved(c, plan);
 }
 
 TEST(WeightAfterReadout, DoesNotMoveWhereTheLayersRowsAreNotOnlyAverages) {

@@ -24,11 +24,17 @@
 // most as many heads as L, else it does not apply), which lies in L's step values: still
 // cleared after L's backward, the last to read it (Plan::step_values).
 //
+// Where L's aggregates are themselves a plain per-head sum or average that nothing else
+// reads (a GCN layer's neighbour sums), R reads through them (read_through_sums below): its
+// members become the rows they summed, with coefficients, and L computes nothing.
+//
 // The same values up to the order of additions. L's atoms then hold s, not W s: training
 // and evaluation plans only (PlanOptions::share_head_rows), the second count of `lrnn ground
 // --stats`; a partitioned sample's plans, whose owned atoms other ranks read outside the
 // plan, turn it off (train/ghost_exchange.hpp).
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "exec/plan_builder.hpp"
 #include "exec/rewrites/registry.hpp"
@@ -149,6 +155,90 @@ void move_weights(Plan& plan, const std::vector<size_t>& writers, RuleGroup& R, 
       if (rows.holds(off)) off = kNoValue;
 }
 
+// Whether G is a plain per-head sum or average of one input's rows of `size` values, into
+// aggregates of its own (the rows R can read through).
+bool plain_row_sum_of(const RuleGroup& G, uint32_t size) {
+  return sums_input_rows(G.direct) && !G.direct.input_rows && G.inputs.size() == 1 && !G.softmax &&
+         !G.identity_aggregation && G.offset == neural::kNoParam && G.head_weight == neural::kNoParam &&
+         (G.aggregation == AggregationKind::Sum || G.aggregation == AggregationKind::Avg) &&
+         G.head_segments.size() == size_t(G.m) + 1 && G.inputs[0].src.size() == G.n &&
+         static_cast<uint32_t>(G.inputs[0].raw_shape.size()) == size;
+}
+
+// After move_weights: where a writer's rows were a plain per-head sum's or average's (a GCN
+// layer's neighbour sums, a GraphSAGE layer's neighbour averages), R reads through them.
+// Each head's members become the rows those sums read, each once, in ascending order, with
+// its coefficient in each of R's aggregates (RuleGroup::readout_scale, readout_scale2): R's
+// own 1 / count (average) times the sum's. The sums themselves are then read by nothing:
+// their group keeps no member. A writer whose rows are its input's where they lie (the self
+// rule's, DirectProduct::input_rows) gives each row itself. The same values up to the order
+// of additions; per graph, a sum over the nodes instead of one over the edges and one over
+// the nodes, forward and backward. Not where the rows read through would outnumber the
+// members of the sums and of R together (R the sums of a deeper linear layer, reaching
+// neighbours of neighbours).
+void read_through_sums(Plan& plan, const std::vector<size_t>& writers, RuleGroup& R) {
+  const uint32_t size = R.agg_shape.size();
+  std::vector<RuleGroup*> sets{&plan.rule_groups[writers[0]]};
+  if (writers.size() == 2) sets.push_back(&plan.rule_groups[writers[1]]);
+  if (sets.size() == 2 && sets[1]->agg_off < sets[0]->agg_off) std::swap(sets[0], sets[1]);  // move_weights' order
+  bool some_sum = false;
+  for (RuleGroup* G : sets) {
+    if (G->direct.input_rows) continue;
+    if (!plain_row_sum_of(*G, size)) return;
+    const Rows sums{G->agg_off, G->agg_off + G->m * size};
+    std::vector<size_t> skip = writers;
+    skip.push_back(size_t(&R - plan.rule_groups.data()));
+    if (other_step_touches(plan, sums, skip)) return;
+    some_sum = true;
+  }
+  if (!some_sum) return;
+  const RuleGroup& low = *sets[0];
+  std::vector<uint32_t> src, segments{0};
+  std::vector<double> scale, scale2;
+  std::map<uint32_t, std::pair<double, double>> head;  // row -> its coefficients, ascending
+  for (uint32_t h = 0; h < R.m; ++h) {
+    head.clear();
+    const double outer = head_scale(R, h);
+    for (uint32_t k = R.head_segments[h]; k < R.head_segments[h + 1]; ++k) {
+      const uint32_t j = (R.inputs[0].src[k] - low.agg_off) / size;  // the writers' head (row) j
+      for (size_t s = 0; s < sets.size(); ++s) {
+        const RuleGroup& G = *sets[s];
+        const auto add = [&](uint32_t row, double c) { (s == 0 ? head[row].first : head[row].second) += c; };
+        if (G.direct.input_rows) {
+          add(G.agg_off + j * size, outer);
+          continue;
+        }
+        const double inner = head_scale(G, j);
+        for (uint32_t e = G.head_segments[j]; e < G.head_segments[j + 1]; ++e) add(G.inputs[0].src[e], outer * inner);
+      }
+    }
+    for (const auto& [row, c] : head) {
+      src.push_back(row);
+      scale.push_back(c.first);
+      if (sets.size() == 2) scale2.push_back(c.second);
+    }
+    segments.push_back(static_cast<uint32_t>(src.size()));
+  }
+  // Only where it is less work: a deeper stack of linear layers reads through to neighbours
+  // of neighbours, which may be many more rows than the sums read.
+  size_t replaced = R.n;
+  for (const RuleGroup* G : sets) replaced += G->direct.input_rows ? 0 : G->n;
+  if (src.size() > replaced) return;
+  R.n = static_cast<uint32_t>(src.size());
+  R.inputs[0].src = std::move(src);
+  R.head_segments = std::move(segments);
+  R.readout_scale = std::move(scale);
+  R.readout_scale2 = std::move(scale2);
+  R.head_order.clear();
+  for (RuleGroup* G : sets) {
+    if (G->direct.input_rows) continue;
+    G->m = G->n = 0;
+    G->head_segments.assign(1, 0);
+    G->inputs[0].src.clear();
+    G->head_order.clear();
+  }
+}
+
 }  // namespace
 
 void PlanBuilder::move_weights_after_readouts() {
@@ -166,6 +256,7 @@ void PlanBuilder::move_weights_after_readouts() {
       skip.push_back(r);
       if (R.m * writers.size() <= L.m && !other_step_touches(plan, rows, skip)) {
         move_weights(plan, writers, R, rows);
+        read_through_sums(plan, writers, R);
         ++plan.rewrites[bit(Rewrite::WeightAfterReadout)];
       }
       break;  // the first group reading the rows
