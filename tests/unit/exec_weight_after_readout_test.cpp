@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -232,6 +233,17 @@ TEST(WeightAfterReadout, MutagGraphsUnderPyNeuraLogicsBenchmarkGcn) {
     for (const neural::SampleNetwork& net : set.networks) {
       const exec::Plan plan = exec::build_plan(engine.model(), {&net}, training(true));
       EXPECT_EQ(moved(plan), 1u) << text;
+      // As training runs it, in float32 too: a clearing backward leaves every gradient 0.
+      const exec::Plan unmoved = exec::build_plan(engine.model(), {&net}, training(false));
+      const test::ClearingPass f32 = test::run_clearing_pass<float>(plan, engine);
+      const test::ClearingPass f32_unmoved = test::run_clearing_pass<float>(unmoved, engine);
+      const test::ClearingPass f64 = test::run_clearing_pass<double>(plan, engine);
+      EXPECT_TRUE(f32.grads_left_zero && f64.grads_left_zero);
+      ASSERT_EQ(f32.outputs.size(), 1u);
+      EXPECT_NEAR(f32.outputs[0], f32_unmoved.outputs[0], 1e-5);
+      EXPECT_NEAR(f32.outputs[0], f64.outputs[0], 1e-5);
+      for (size_t i = 0; i < f32.param_grads.size(); ++i)
+        EXPECT_NEAR(f32.param_grads[i], f32_unmoved.param_grads[i], 1e-5 * std::max(1.0, std::abs(f64.param_grads[i])));
       test::expect_same_pass(plan, exec::build_plan(engine.model(), {&net}, training(false)), engine, 1e-4);
       // (The plain plan also differentiates the fixed <0.0> weights, which fold_zero_literals
       // leaves out: only lrnn's spelling compares with it.)

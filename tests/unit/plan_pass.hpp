@@ -5,10 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
+#include <type_traits>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "exec/batch_norm.hpp"
+#include "exec/clear_gradients.hpp"
 #include "exec/plan.hpp"
 #include "train/engine.hpp"
 
@@ -47,6 +51,40 @@ inline void expect_same_pass(const exec::Plan& a_plan, const exec::Plan& b_plan,
     largest = std::max(largest, std::abs(b.param_grads[i]));
   }
   EXPECT_GT(largest, largest_at_least);
+}
+
+// One pass of `plan` (built with its data) in T as training runs it: a clearing backward
+// (exec::GradientSlots::Clear), the outputs' gradients seeded as run_plan_pass seeds them.
+// The outputs, the parameter gradients, and whether every value gradient was left 0.
+struct ClearingPass {
+  std::vector<double> outputs, param_grads;
+  bool grads_left_zero = false;
+};
+
+template <class T>
+ClearingPass run_clearing_pass(const exec::Plan& plan, const train::Engine& engine) {
+  exec::ParamMirror mirror;
+  exec::ParamView<T> params;
+  if constexpr (std::is_same_v<T, double>) params = exec::view_of(engine.parameters());
+  else params = mirror.refresh(engine.parameters());
+  exec::BasicWorkspace<T> ws;
+  exec::forward_prepare(plan, std::span<const double>(plan.data), params, ws, nullptr);
+  exec::forward_steps(plan, params, ws, 0, plan.steps.size());
+  exec::zero_gradients(plan, ws);
+  double seed = 1.0;
+  for (const exec::OutputRef& o : plan.outputs)
+    if (o.offset != exec::kNoValue)
+      for (uint32_t k = 0; k < o.shape.size(); ++k) ws.grads[o.offset + k] = static_cast<T>(seed += 0.001);
+  ClearingPass p;
+  p.param_grads.assign(engine.parameters().size(), 0.0);
+  exec::backward(plan, params, ws, p.param_grads, nullptr, nullptr, exec::FloatGradients::Add,
+                 exec::GradientSlots::Clear);
+  for (size_t o = 0; o < plan.outputs.size(); ++o) {
+    const std::vector<double> y = exec::output_value(plan, ws, o);
+    p.outputs.insert(p.outputs.end(), y.begin(), y.end());
+  }
+  p.grads_left_zero = std::all_of(ws.grads.begin(), ws.grads.end(), [](T g) { return g == T(0); });
+  return p;
 }
 
 }  // namespace lrnn::test
