@@ -213,16 +213,43 @@ inline uint32_t head_input_off(const RuleGroup& G) {
   return G.readout_weight != neural::kNoParam ? G.readout_off : G.agg_off;
 }
 
+// Z (m x n) = X (m x k) W^T (add: Z +=) for the few rows of a readout (a graph's one):
+// each entry one dot product of two contiguous rows. The small GEMM reads W^T, and in
+// float64, which keeps no transposed copy of the weights, it first transposed W per call:
+// for one row that copy of a 10 x 10 weight cost more than the product (5% of the NCI1
+// GraphSAGE epoch at batch 1, whose readout carries two weights).
+template <class T>
+void readout_rows_abt(size_t m, size_t k, size_t n, const T* X, const T* W, T* Z, bool add) {
+  for (size_t i = 0; i < m; ++i)
+    for (size_t j = 0; j < n; ++j) {
+      T dot = T(0);
+      for (size_t d = 0; d < k; ++d) dot = multiply_add(X[i * k + d], W[j * k + d], dot);
+      Z[i * n + j] = add ? Z[i * n + j] + dot : dot;
+    }
+}
+inline constexpr uint32_t kReadoutRowsMax = 4;  // up to which m readout_rows_abt runs
+
+template <class T>
+void readout_weights_forward(const RuleGroup& G, const ParamView<T>& params, T* v) {
+  const Shape w = params.info(G.readout_weight).shape;
+  const T* W = params.data(G.readout_weight);
+  if (G.m <= kReadoutRowsMax) {
+    readout_rows_abt(G.m, w.cols, w.rows, v + G.agg_off, W, v + G.readout_off, false);
+    if (G.readout_weight2 != neural::kNoParam)
+      readout_rows_abt(G.m, w.cols, w.rows, v + G.readout_agg2_off, params.data(G.readout_weight2),
+                       v + G.readout_off, true);
+    return;
+  }
+  product_abt(G.m, w.cols, w.rows, v + G.agg_off, W, v + G.readout_off, params.transposed(G.readout_weight));
+  if (G.readout_weight2 != neural::kNoParam)
+    add_product_abt<T>(G.m, w.cols, w.rows, v + G.readout_agg2_off, params.data(G.readout_weight2), v + G.readout_off,
+                       params.transposed(G.readout_weight2));
+}
+
 template <class T>
 void head_weight_forward(const RuleGroup& G, const ParamView<T>& params, T* v) {
-  if (G.readout_weight != neural::kNoParam) {  // square matrices on column vectors (rewrites/weight_after_readout.cpp)
-    const Shape w = params.info(G.readout_weight).shape;
-    product_abt(G.m, w.cols, w.rows, v + G.agg_off, params.data(G.readout_weight), v + G.readout_off,
-                params.transposed(G.readout_weight));
-    if (G.readout_weight2 != neural::kNoParam)
-      add_product_abt<T>(G.m, w.cols, w.rows, v + G.readout_agg2_off, params.data(G.readout_weight2),
-                         v + G.readout_off, params.transposed(G.readout_weight2));
-  }
+  // Square matrices on column vectors (rewrites/weight_after_readout.cpp).
+  if (G.readout_weight != neural::kNoParam) readout_weights_forward(G, params, v);
   if (G.adds_to_out && G.head_weight != neural::kNoParam) {  // (a matrix on column vectors: rewrites/shared_head_rows.cpp)
     const Shape w = params.info(G.head_weight).shape;
     add_product_abt<T>(G.m, w.cols, w.rows, v + G.agg_off, params.data(G.head_weight), v + G.out_off,
