@@ -14,15 +14,18 @@
 // its aggregates before its own head weight (RuleGroup::readout_weight).
 //
 // It applies to a rule group L whose last stage is a square matrix head weight on column
-// vectors (no rows added to it: not shared_head_rows', no input_rows), whose out rows no
-// atom group touches (L's atoms have no activation, offset or normalisation: they are the
-// rows where they lie) and whose rows are read by one later rule group R alone (no other
-// group's or atom group's input, no output), as R's one unweighted input summed or averaged
-// per head where it lies (a fused direct sum: no softmax, no offset, identity activation;
-// no readout weight of its own yet). Since R's every member is a row of L, R's head h is
-// avg_k(W s_k) = W avg_k(s_k). R's readout rows take the slot L's out rows had (R has at
-// most as many heads as L, else it does not apply), which lies in L's step values: still
-// cleared after L's backward, the last to read it (Plan::step_values).
+// vectors of its aggregates (a per-head sum's rows, or its input's where they lie:
+// DirectProduct::input_rows), whose out rows no atom group touches (L's atoms have no
+// activation, offset or normalisation: they are the rows where they lie) and whose rows are
+// read by one later rule group R alone (no other group's or atom group's input, no output),
+// as R's one unweighted input summed or averaged per head where it lies (a fused direct
+// sum: no softmax, no offset, identity activation; no readout weight of its own yet). Since
+// R's every member is a row of L, R's head h is avg_k(W s_k) = W avg_k(s_k). One more group
+// may have added its head weight's products to L's rows (shared_head_rows: a GraphSAGE
+// layer, W1 x + W2 y), the same way: both weights move, R averaging each group's
+// aggregates. R's aggregates and readout rows take the slot L's out rows had (R has at most
+// as many heads per moved weight as L, else it does not apply), which lies in L's step
+// values: still cleared after L's backward, the last to read it (Plan::step_values).
 //
 // Where L's aggregates are themselves a plain per-head sum or average that nothing else
 // reads (a GCN layer's neighbour sums), R reads through them (read_through_sums below): its
