@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "exec/atom_sum.hpp"
 #include "exec/batch_norm.hpp"
@@ -213,34 +214,13 @@ inline uint32_t head_input_off(const RuleGroup& G) {
   return G.readout_weight != neural::kNoParam ? G.readout_off : G.agg_off;
 }
 
-// Z (m x n) = X (m x k) W^T (add: Z +=) for the few rows of a readout (a graph's one):
-// each entry one dot product of two contiguous rows. The small GEMM reads W^T, and in
-// float64, which keeps no transposed copy of the weights, it first transposed W per call:
-// for one row that copy of a 10 x 10 weight cost more than the product (5% of the NCI1
-// GraphSAGE epoch at batch 1, whose readout carries two weights).
-template <class T>
-void readout_rows_abt(size_t m, size_t k, size_t n, const T* X, const T* W, T* Z, bool add) {
-  for (size_t i = 0; i < m; ++i)
-    for (size_t j = 0; j < n; ++j) {
-      T dot = T(0);
-      for (size_t d = 0; d < k; ++d) dot = multiply_add(X[i * k + d], W[j * k + d], dot);
-      Z[i * n + j] = add ? Z[i * n + j] + dot : dot;
-    }
-}
-inline constexpr uint32_t kReadoutRowsMax = 4;  // up to which m readout_rows_abt runs
-
+// The readout weights' products of the aggregates (rewrites/weight_after_readout.cpp:
+// square matrices on column vectors), the second's added to the first's.
 template <class T>
 void readout_weights_forward(const RuleGroup& G, const ParamView<T>& params, T* v) {
   const Shape w = params.info(G.readout_weight).shape;
-  const T* W = params.data(G.readout_weight);
-  if (G.m <= kReadoutRowsMax) {
-    readout_rows_abt(G.m, w.cols, w.rows, v + G.agg_off, W, v + G.readout_off, false);
-    if (G.readout_weight2 != neural::kNoParam)
-      readout_rows_abt(G.m, w.cols, w.rows, v + G.readout_agg2_off, params.data(G.readout_weight2),
-                       v + G.readout_off, true);
-    return;
-  }
-  product_abt(G.m, w.cols, w.rows, v + G.agg_off, W, v + G.readout_off, params.transposed(G.readout_weight));
+  product_abt(G.m, w.cols, w.rows, v + G.agg_off, params.data(G.readout_weight), v + G.readout_off,
+              params.transposed(G.readout_weight));
   if (G.readout_weight2 != neural::kNoParam)
     add_product_abt<T>(G.m, w.cols, w.rows, v + G.readout_agg2_off, params.data(G.readout_weight2), v + G.readout_off,
                        params.transposed(G.readout_weight2));
@@ -248,7 +228,6 @@ void readout_weights_forward(const RuleGroup& G, const ParamView<T>& params, T* 
 
 template <class T>
 void head_weight_forward(const RuleGroup& G, const ParamView<T>& params, T* v) {
-  // Square matrices on column vectors (rewrites/weight_after_readout.cpp).
   if (G.readout_weight != neural::kNoParam) readout_weights_forward(G, params, v);
   if (G.adds_to_out && G.head_weight != neural::kNoParam) {  // (a matrix on column vectors: rewrites/shared_head_rows.cpp)
     const Shape w = params.info(G.head_weight).shape;
@@ -269,14 +248,12 @@ void head_weight_backward(const RuleGroup& G, const ParamView<T>& params, const 
     weight_backward(G.head_mode, params.info(G.head_weight).shape, G.agg_shape, G.out_shape, G.m,
                     params.data(G.head_weight), v + in, g + G.out_off, g + in,
                     pg + params.info(G.head_weight).offset, true);
-  if (G.readout_weight != neural::kNoParam)
-    weight_backward(WeightMode::MatMul, params.info(G.readout_weight).shape, G.agg_shape, G.agg_shape, G.m,
-                    params.data(G.readout_weight), v + G.agg_off, g + G.readout_off, g + G.agg_off,
-                    pg + params.info(G.readout_weight).offset, true);
-  if (G.readout_weight2 != neural::kNoParam)
-    weight_backward(WeightMode::MatMul, params.info(G.readout_weight2).shape, G.agg_shape, G.agg_shape, G.m,
-                    params.data(G.readout_weight2), v + G.readout_agg2_off, g + G.readout_off,
-                    g + G.readout_agg2_off, pg + params.info(G.readout_weight2).offset, true);
+  const std::pair<uint32_t, uint32_t> readouts[] = {{G.readout_weight, G.agg_off},
+                                                     {G.readout_weight2, G.readout_agg2_off}};
+  for (const auto& [weight, agg] : readouts)
+    if (weight != neural::kNoParam)
+      weight_backward(WeightMode::MatMul, params.info(weight).shape, G.agg_shape, G.agg_shape, G.m,
+                      params.data(weight), v + agg, g + G.readout_off, g + agg, pg + params.info(weight).offset, true);
 }
 
 // comb = the combination of the gathered, weighted (and transposed) inputs.
