@@ -312,12 +312,8 @@ void weighted_sums_forward(const RuleGroup& G, const T* v, T* agg, T* agg2) {
     std::fill_n(a, size, T(0.0));
     if (b) std::fill_n(b, size, T(0.0));
     for (uint32_t k = G.head_segments[h]; k < G.head_segments[h + 1]; ++k) {
-      const T* x = v + src[k];
-      const T ca = T(G.readout_scale[k]);
-      for (long e = 0; e < size; ++e) a[e] = multiply_add(ca, x[e], a[e]);
-      if (!b) continue;
-      const T cb = T(G.readout_scale2[k]);
-      for (long e = 0; e < size; ++e) b[e] = multiply_add(cb, x[e], b[e]);
+      add_scaled_row<W>(a, v + src[k], T(G.readout_scale[k]), size);
+      if (b) add_scaled_row<W>(b, v + src[k], T(G.readout_scale2[k]), size);
     }
   }
 }
@@ -330,12 +326,8 @@ void weighted_sums_backward(const RuleGroup& G, const T* gagg, const T* gagg2, T
     const T* ga = gagg + size_t(h) * size;
     const T* gb = gagg2 ? gagg2 + size_t(h) * size : nullptr;
     for (uint32_t k = G.head_segments[h]; k < G.head_segments[h + 1]; ++k) {
-      T* gx = g + src[k];
-      const T ca = T(G.readout_scale[k]);
-      for (long e = 0; e < size; ++e) gx[e] = multiply_add(ca, ga[e], gx[e]);
-      if (!gb) continue;
-      const T cb = T(G.readout_scale2[k]);
-      for (long e = 0; e < size; ++e) gx[e] = multiply_add(cb, gb[e], gx[e]);
+      add_scaled_row<W>(g + src[k], ga, T(G.readout_scale[k]), size);
+      if (gb) add_scaled_row<W>(g + src[k], gb, T(G.readout_scale2[k]), size);
     }
   }
 }
