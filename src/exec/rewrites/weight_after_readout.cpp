@@ -117,15 +117,25 @@ bool other_step_touches(const Plan& plan, Rows rows, const std::vector<size_t>& 
   return false;
 }
 
+// The writers in the order of R's aggregates: the one whose aggregates lie first (readout
+// weight, then readout_weight2), so that the second's rows lie readout_shift values after.
+std::vector<RuleGroup*> by_aggregates(Plan& plan, const std::vector<size_t>& writers) {
+  std::vector<RuleGroup*> groups;
+  for (size_t w : writers) groups.push_back(&plan.rule_groups[w]);
+  std::sort(groups.begin(), groups.end(),
+            [](const RuleGroup* a, const RuleGroup* b) { return a->agg_off < b->agg_off; });
+  return groups;
+}
+
 // Moves the writers' head weights after R's aggregation (the conditions above hold): R reads
 // the first writer's aggregates (or, with two writers, the lower-lying ones, the other's
 // `readout_shift` values after them), and its readout rows take the writers' out rows, which
 // nothing reads any more. The writers' atoms, whose offsets pointed at those rows, have no
 // values of their own from then on.
 void move_weights(Plan& plan, const std::vector<size_t>& writers, RuleGroup& R, Rows rows) {
-  RuleGroup* low = &plan.rule_groups[writers[0]];
-  RuleGroup* high = writers.size() == 2 ? &plan.rule_groups[writers[1]] : nullptr;
-  if (high && high->agg_off < low->agg_off) std::swap(low, high);
+  const std::vector<RuleGroup*> sets = by_aggregates(plan, writers);
+  RuleGroup* low = sets[0];
+  RuleGroup* high = sets.size() == 2 ? sets[1] : nullptr;
   for (uint32_t& off : R.inputs[0].src) off = low->agg_off + (off - rows.begin);  // the same head's row
   const uint32_t size = R.agg_shape.size();
   uint32_t free_rows = rows.begin;
@@ -181,9 +191,7 @@ bool plain_row_sum_of(const RuleGroup& G, uint32_t size) {
 // neighbours of neighbours).
 void read_through_sums(Plan& plan, const std::vector<size_t>& writers, RuleGroup& R) {
   const uint32_t size = R.agg_shape.size();
-  std::vector<RuleGroup*> sets{&plan.rule_groups[writers[0]]};
-  if (writers.size() == 2) sets.push_back(&plan.rule_groups[writers[1]]);
-  if (sets.size() == 2 && sets[1]->agg_off < sets[0]->agg_off) std::swap(sets[0], sets[1]);  // move_weights' order
+  const std::vector<RuleGroup*> sets = by_aggregates(plan, writers);
   bool some_sum = false;
   for (RuleGroup* G : sets) {
     if (G->direct.input_rows) continue;
