@@ -115,6 +115,9 @@ Plan PlanBuilder::build() {
   if (!options.fact_gradients) drop_fact_input_gradients();
   place_outputs();
   move_weights_after_readouts();
+  // (Only weight_after_readout leaves such groups; inspection plans, which never have them,
+  // keep one group per (depth, rule): train/inspect.cpp finds each by position.)
+  if (options.share_head_rows) drop_idle_rule_groups();
   plan.hot_only_facts = hot_only_facts(plan, data_values, options);
   plan.num_values = alloc.size();
   return std::move(plan);

@@ -140,6 +140,8 @@ class PlanBuilder {
   void drop_fact_input_gradients();
   // The weight-after-readout rewrite over the built steps (rewrites/weight_after_readout.cpp).
   void move_weights_after_readouts();
+  // Rule groups left with nothing to do taken out of the steps (plan_drop_idle.cpp).
+  void drop_idle_rule_groups();
   bool enabled(Rewrite r) const { return !options.disabled_rewrites.test(bit(r)); }
 
   const neural::TemplateModel& model;

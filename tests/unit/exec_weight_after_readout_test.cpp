@@ -79,7 +79,10 @@ TEST(WeightAfterReadout, AnAveragedLayersWeightIsAppliedOnceAfterTheReadout) {
     if (G.m == 0 && G.n == 0) ++emptied;
   }
   EXPECT_EQ(carriers, 1u);
-  EXPECT_EQ(emptied, 1u);
+  // l2's group, left with no member, computes nothing: it is not among the steps
+  // (exec/plan_drop_idle.cpp).
+  EXPECT_EQ(emptied, 0u);
+  EXPECT_EQ(plan.steps.size() + 1, c.plan(training(false)).steps.size());
   expect_same_as_unmoved(c, plan);
   // With a weight on l2's input too, its rows are a transform's per-head sums: the weight
   // moves, and the readout sums those rows.
@@ -167,6 +170,60 @@ TEST(WeightAfterReadout, BothWeightsOfAGraphSageLayerMove) {
   const exec::Plan thrice = three.plan(training(true));
   EXPECT_EQ(moved(thrice), 0u);
   expect_same_as_unmoved(three, thrice);
+}
+
+// The steps a plan keeps once the groups left idle are dropped (exec/plan_drop_idle.cpp):
+// every rule step does something, each depth's steps and the batch-normalised atom groups
+// are still found where the plan says, and the values whose gradients a clearing backward
+// zeroes are those of the plan before (the same first value, the same count).
+void expect_idle_groups_dropped(const exec::Plan& plan, const exec::Plan& unmoved, size_t dropped) {
+  EXPECT_EQ(plan.steps.size() + dropped, unmoved.steps.size());
+  EXPECT_EQ(plan.rule_groups.size() + dropped, unmoved.rule_groups.size());
+  for (const exec::Step& step : plan.steps) {
+    if (step.atom) continue;
+    ASSERT_LT(step.index, plan.rule_groups.size());
+    const exec::RuleGroup& G = plan.rule_groups[step.index];
+    EXPECT_TRUE(G.m > 0 || G.readout_weight != neural::kNoParam);
+    EXPECT_FALSE(G.direct.input_rows && G.head_weight == neural::kNoParam && !G.adds_to_out);
+  }
+  ASSERT_EQ(plan.depth_steps.size(), unmoved.depth_steps.size());
+  EXPECT_TRUE(std::is_sorted(plan.depth_steps.begin(), plan.depth_steps.end()));
+  EXPECT_EQ(plan.depth_steps.back(), plan.steps.size());
+  ASSERT_EQ(plan.norm_steps.size(), unmoved.norm_steps.size());
+  for (uint32_t k : plan.norm_steps) {
+    ASSERT_LT(k, plan.steps.size());
+    ASSERT_TRUE(plan.steps[k].atom);
+    EXPECT_NE(plan.atom_groups[plan.steps[k].index].norm, neural::kNoParam);
+  }
+  ASSERT_EQ(plan.step_values.size(), plan.steps.size());
+  const auto cleared = [](const exec::Plan& p) {
+    size_t total = 0;
+    for (const auto& [begin, end] : p.step_values) total += end - begin;
+    return total;
+  };
+  EXPECT_EQ(plan.step_values[0].first, unmoved.step_values[0].first);
+  EXPECT_EQ(cleared(plan), cleared(unmoved));
+}
+
+TEST(WeightAfterReadout, GroupsLeftIdleAreNotAmongTheSteps) {
+  // GraphSAGE's l2: the self rule reads l1's rows in place with no weight left, and the
+  // neighbour averages are read through.
+  const Case sage = graph_case(graphsage());
+  const exec::Plan plan = sage.plan(training(true));
+  expect_idle_groups_dropped(plan, sage.plan(training(false)), 2);
+  const test::ClearingPass f64 = test::run_clearing_pass<double>(plan, sage.engine);
+  const test::ClearingPass f32 = test::run_clearing_pass<float>(plan, sage.engine);
+  EXPECT_TRUE(f64.grads_left_zero && f32.grads_left_zero);
+  expect_same_as_unmoved(sage, plan);
+  // With batch normalisation on l1, whose atom group's step lies before the dropped ones,
+  // and on the readout's, after them: both steps are still found.
+  const Case normed = graph_case(graphsage("l1/1 {4}\nl1/1 [normalization=batch]\npredict/0 {1}\n"
+                                           "predict/0 [normalization=batch]\n"));
+  const exec::Plan normed_plan = normed.plan(training(true));
+  ASSERT_EQ(moved(normed_plan), 1u);
+  ASSERT_EQ(normed_plan.norm_steps.size(), 2u);
+  expect_idle_groups_dropped(normed_plan, normed.plan(training(false)), 2);
+  expect_same_as_unmoved(normed, normed_plan);
 }
 
 // Two linear layers in a row: l2's weight moves after l3's neighbour sums (W3 W2 sum s for
