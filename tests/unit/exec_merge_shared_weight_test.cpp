@@ -124,11 +124,14 @@ TEST(MergeSharedWeight, BackwardPausesAtDepthBoundariesChangeNothing) {
 // A merged group's per-head sums are read by its atoms only; with a ReLU (or identity) and
 // an offset, the atoms are those rows (AtomGroup::in_input_rows): no slot of their own, and
 // the pass is the plain plan's, twice over on one workspace (the offset and the ReLU
-// applied in place must not pile up). With tanh the atoms keep their own slot.
+// applied in place must not pile up), with a vector offset and a scalar one. With tanh
+// the atoms keep their own slot.
 TEST(MergeSharedWeight, AtomsInTheirRuleGroupsSumRowsAreThePlainPlansAtoms) {
+  for (const std::string offset : {"{4,1} ", "{1} "})
   for (const std::string activation : {"relu", "identity", "tanh"}) {
     std::string text = kTemplate;
     text.replace(text.find("activation=tanh"), 15, "activation=" + activation);
+    text.replace(text.find("{4,1} [activation"), 6, offset);
     train::Engine engine{parse_template(text)};
     const Dataset data = Dataset::from_text(test::graph_text(kNodes, kDegree), test::node_queries(kNodes));
     const train::PreparedSet set = engine.prepare(data.impl().samples);
@@ -138,7 +141,7 @@ TEST(MergeSharedWeight, AtomsInTheirRuleGroupsSumRowsAreThePlainPlansAtoms) {
     const exec::Plan plain = exec::build_plan(engine.model(), {&set.networks[0]});
     size_t groups_in_rows = 0;
     for (const exec::AtomGroup& A : in_rows.atom_groups) groups_in_rows += A.in_input_rows;
-    const std::string where = "activation " + activation;
+    const std::string where = "activation " + activation + ", offset " + offset;
     if (activation == "tanh") {
       EXPECT_EQ(groups_in_rows, 0u) << where;
       continue;
