@@ -147,7 +147,7 @@ void expect_products(long m, long k, long n) {
 template <class T>
 void check_all_shapes() {
   for (long m : {1, 3, 17, 64})
-    for (long k : {0, 1, 37})
+    for (long k : {0, 1, 8, 10, 37})  // (8 x 8 and 10 x 10 weights: transposed by fixed-size copies)
       for (long n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 32, 37, 48, 64, 100, 128})
         expect_products<T>(m, k, n);
 }
