@@ -5,7 +5,7 @@
 // readout reads its input's rows where they lie (DirectProduct::input_rows) with no weight
 // after them, and a neighbour sum the readout now reads through keeps no member. On NCI1's
 // graphs at batch 1 such a group still cost its step's dispatch and clearing and, above all,
-// the cache lines of its rule group (600 bytes) and index arrays, which every pass brings in
+// the cache lines of its rule group (~660 bytes) and index arrays, which every pass brings in
 // (exec/prefetch.hpp): a plan is read from main memory each pass, the set of one small plan
 // per graph being larger than the caches. Two of a GraphSAGE plan's six rule groups, one of
 // a GCN's four.
@@ -36,7 +36,8 @@ bool idle(const RuleGroup& G) {
          G.readout_scale.empty() && G.out_off == G.agg_off && (G.direct.input_rows || G.m == 0);
 }
 
-// The union of two value ranges of which one is empty or which meet.
+// The union of two value ranges of which one is empty or which meet (a dropped step's and
+// the neighbouring kept step's: the buffer is allocated in step order).
 std::pair<uint32_t, uint32_t> joined(std::pair<uint32_t, uint32_t> a, std::pair<uint32_t, uint32_t> b) {
   if (a.first == a.second) return b;
   if (b.first == b.second) return a;

@@ -218,11 +218,6 @@ bool run_narrow(Index n, Index m, Index k, const T* A, Index ai, Index ad, const
 // between passes, so the check never paid: 3% of the NCI1 GraphSAGE epoch.
 constexpr Index kTransposedEveryCall = 256;
 
-// B^T (k x n) of B (n x k), kept per thread for the last few B: a weight is the same for
-// every sample of a batch, and transposing it per call would cost as much as the product.
-// An entry is reused only when B's values are bit for bit those it was made from. Small B
-// (kTransposedEveryCall) are transposed into a per-thread buffer on every call; the
-// pointer is good until the thread's next call.
 // out (k x n) = B^T for B (n x k), both sizes known at compile time: straight-line copies.
 // Eigen's transpose of a map of runtime size took an element per loop trip: 3% of the NCI1
 // GraphSAGE epoch at batch 1, whose layer-1 GEMMs transpose two 10 x 10 weights per graph.
@@ -232,6 +227,11 @@ void transpose_fixed(const T* B, T* out) {
     for (int i = 0; i < K; ++i) out[i * N + j] = B[j * K + i];
 }
 
+// B^T (k x n) of B (n x k), kept per thread for the last few B: a weight is the same for
+// every sample of a batch, and transposing it per call would cost as much as the product.
+// An entry is reused only when B's values are bit for bit those it was made from. Small B
+// (kTransposedEveryCall) are transposed into a per-thread buffer on every call; the
+// pointer is good until the thread's next call.
 template <class T>
 const T* transposed(const T* B, Index n, Index k) {
   if (n * k <= kTransposedEveryCall) {
